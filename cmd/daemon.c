@@ -1,0 +1,457 @@
+/*
+ * daemon — the long-running process: identity checks, the loop, signals,
+ * the scheduler, owner input, graceful shutdown.
+ *
+ * Start: memory directory → SOUL.md check (78 on failure) → SELF.md
+ * (written from the template on first start) → lock on the memory
+ * directory (75 if another daemon has it) → report which features are on
+ * and why the others are off → jobs → loop.
+ *
+ * Signals: SIGINT/SIGTERM stop the scheduler, let running jobs finish for
+ * at most SHUTDOWN_GRACE_MS, write the status file and exit 0. SIGHUP
+ * re-reads .env and SELF.md; a bad .env or configuration is reported and the
+ * running configuration kept.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "cmd/cli.h"
+#include "common/fsx.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/timeutil.h"
+#include "common/xalloc.h"
+#include "modules/identity/self.h"
+#include "modules/identity/soul.h"
+#include "modules/scheduler/sched.h"
+#include "modules/state/state.h"
+
+#define SHUTDOWN_GRACE_MS 5000
+#define HEARTBEAT_INTERVAL_MS (5 * 60 * 1000)
+#define HEARTBEAT_JITTER 0.12
+#define STATUS_STATE_NAME "status"
+#define OWNER_LINE_MAX 4096
+
+struct daemon {
+	struct ga_home *home;
+	uv_loop_t loop;
+	uv_signal_t sig_int, sig_term, sig_hup;
+	uv_timer_t grace;
+	uv_tty_t tty;
+	uv_pipe_t pipe;
+	uv_stream_t *in; /* &tty or &pipe, or NULL */
+	struct strbuf line;
+	struct state_store st;
+	struct soul soul;
+	struct self_doc self;
+	struct sched *sched;
+	int lock_fd;
+	int64_t started_ms;
+	bool shutting_down;
+	bool exit_when_idle;
+	int exit_code;
+};
+
+/* --- status ------------------------------------------------------------------- */
+
+static void write_status(struct daemon *d, const char *state)
+{
+	cJSON *s = cJSON_CreateObject();
+	char iso[TIME_ISO_LEN + 1];
+	cJSON_AddNumberToObject(s, "pid", (double)getpid());
+	cJSON_AddStringToObject(s, "state", state);
+	cJSON_AddStringToObject(s, "agent", d->home->cfg.agent_name);
+	cJSON_AddStringToObject(s, "startedAt", time_format_iso(d->started_ms, iso));
+	cJSON_AddBoolToObject(s, "socialOnly", d->home->opts.social_only);
+	struct config_feature f[CONFIG_FEATURE_COUNT];
+	config_features(&d->home->cfg, f);
+	cJSON *feats = cJSON_AddObjectToObject(s, "features");
+	for (int i = 0; i < CONFIG_FEATURE_COUNT; i++) {
+		cJSON *o = cJSON_AddObjectToObject(feats, f[i].name);
+		cJSON_AddBoolToObject(o, "enabled", f[i].enabled);
+		cJSON_AddStringToObject(o, "detail", f[i].detail);
+	}
+	cJSON *jobs = cJSON_AddArrayToObject(s, "jobs");
+	struct sched_job_stats st[SCHED_MAX_JOBS];
+	size_t n = d->sched ? sched_stats(d->sched, st, SCHED_MAX_JOBS) : 0;
+	for (size_t i = 0; i < n; i++) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "name", st[i].name);
+		cJSON_AddNumberToObject(j, "intervalMs", (double)st[i].interval_ms);
+		cJSON_AddNumberToObject(j, "runs", (double)st[i].runs);
+		cJSON_AddNumberToObject(j, "skipped", (double)st[i].skipped);
+		cJSON_AddBoolToObject(j, "running", st[i].running);
+		cJSON_AddItemToArray(jobs, j);
+	}
+	struct ga_err err = {{0}};
+	if (state_save(&d->st, STATUS_STATE_NAME, s, time_now_ms(), &err) != 0)
+		log_kv(LOG_LEVEL_WARN, "daemon", "could not write the status file", "error",
+		       err.msg);
+	cJSON_Delete(s);
+}
+
+/* --- shutdown ----------------------------------------------------------------- */
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+	(void)arg;
+	if (!uv_is_closing(h))
+		uv_close(h, NULL);
+}
+
+static void finish(struct daemon *d, const char *why)
+{
+	uv_timer_stop(&d->grace);
+	write_status(d, "stopped");
+	log_kv(LOG_LEVEL_INFO, "daemon", "agent resting", "reason", why);
+	sched_close(d->sched);
+	uv_walk(&d->loop, close_walk, NULL);
+}
+
+static void on_stopped(void *ud)
+{
+	finish(ud, "all jobs finished");
+}
+
+static void on_grace(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	log_kv(LOG_LEVEL_WARN, "daemon", "jobs still running after the grace period; stopping",
+	       "grace_ms", LOG_INT(SHUTDOWN_GRACE_MS));
+	finish(d, "grace period over");
+}
+
+static void shutdown_begin(struct daemon *d, const char *why)
+{
+	if (d->shutting_down)
+		return;
+	d->shutting_down = true;
+	log_kv(LOG_LEVEL_INFO, "daemon", "shutting down", "reason", why);
+	if (d->in)
+		uv_read_stop(d->in);
+	uv_timer_start(&d->grace, on_grace, SHUTDOWN_GRACE_MS, 0);
+	sched_stop(d->sched, on_stopped, d);
+}
+
+/* --- reload ------------------------------------------------------------------- */
+
+static void log_self(struct daemon *d, const char *what)
+{
+	const struct self_mechanics *m = &d->self.mechanics;
+	log_kv(LOG_LEVEL_INFO, "identity", what, "name", d->self.name ? d->self.name : "",
+	       "max_replies", LOG_INT(m->max_replies_before_exit), "max_depth",
+	       LOG_INT(m->max_thread_depth), "silence_ms", LOG_INT(m->silence_threshold_ms),
+	       "no_response_ms", LOG_INT(m->no_response_timeout_ms), "skip_low_value",
+	       m->skip_low_value_acks ? "true" : "false", "rituals",
+	       LOG_INT(d->self.ritual_count));
+	for (int i = 0; i < d->self.warning_count; i++)
+		log_kv(LOG_LEVEL_WARN, "identity", "SELF.md", "problem", d->self.warnings[i]);
+}
+
+static int load_self(struct daemon *d, struct self_doc *out)
+{
+	struct ga_err err = {{0}};
+	if (self_load(d->home->self_path, out, &err) != 0) {
+		log_kv(LOG_LEVEL_ERROR, "identity", "SELF.md unusable; using defaults", "error",
+		       err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void reload(struct daemon *d)
+{
+	log_kv(LOG_LEVEL_INFO, "daemon", "reload requested (SIGHUP)", "env", d->home->env_path);
+	struct ga_home fresh;
+	char env_error[512];
+	int rc = ga_home_load(&fresh, &d->home->opts, env_error, sizeof env_error);
+	if (rc < 0) {
+		log_kv(LOG_LEVEL_ERROR, "daemon", "reload: .env unreadable; keeping the running "
+						  "configuration",
+		       "error", env_error);
+	} else if (rc != 0) {
+		for (int i = 0; i < fresh.problems.count; i++)
+			log_kv(LOG_LEVEL_ERROR, "config", "reload: invalid setting", "var",
+			       fresh.problems.items[i].var, "problem", fresh.problems.items[i].msg);
+		log_kv(LOG_LEVEL_ERROR, "daemon",
+		       "reload: configuration invalid; keeping the running configuration",
+		       "problems", LOG_INT(fresh.problems.count));
+		ga_home_free(&fresh);
+	} else {
+		/* The memory directory and the agent's name are fixed for the
+		 * life of the process: the lock and the scheduler's jitter hang
+		 * on them. Everything else takes effect now. */
+		if (strcmp(fresh.cfg.memory_dir, d->home->cfg.memory_dir) != 0 ||
+		    strcmp(fresh.cfg.agent_name, d->home->cfg.agent_name) != 0)
+			log_kv(LOG_LEVEL_WARN, "daemon",
+			       "reload: MEMORY_DIR and AGENT_NAME changes need a restart", "running",
+			       d->home->cfg.agent_name);
+		struct ga_config keep = d->home->cfg;
+		char *name = xstrdup(keep.agent_name), *mem = xstrdup(keep.memory_dir);
+		d->home->cfg = fresh.cfg;
+		free(d->home->cfg.agent_name);
+		free(d->home->cfg.memory_dir);
+		d->home->cfg.agent_name = name;
+		d->home->cfg.memory_dir = mem;
+		memset(&fresh.cfg, 0, sizeof fresh.cfg);
+		config_free(&keep);
+		env_file_free(&d->home->env);
+		d->home->env = fresh.env;
+		memset(&fresh.env, 0, sizeof fresh.env);
+		log_set_level(d->home->cfg.log_level);
+		ga_home_free(&fresh);
+		log_kv(LOG_LEVEL_INFO, "daemon", "configuration reloaded", "env",
+		       d->home->env_path);
+	}
+	struct self_doc next;
+	if (load_self(d, &next) == 0) {
+		self_doc_free(&d->self);
+		d->self = next;
+		log_self(d, "SELF.md reloaded");
+	} else {
+		self_doc_free(&next);
+	}
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+	struct daemon *d = s->data;
+	if (signum == SIGHUP)
+		reload(d);
+	else
+		shutdown_begin(d, signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+/* --- owner input ---------------------------------------------------------------- */
+
+static void owner_line(struct daemon *d, const char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!*line)
+		return;
+	if (strcmp(line, "exit") == 0 || strcmp(line, "quit") == 0) {
+		shutdown_begin(d, "owner asked");
+		return;
+	}
+	if (strcmp(line, "/status") == 0) {
+		write_status(d, "running");
+		struct sched_job_stats st[SCHED_MAX_JOBS];
+		size_t n = sched_stats(d->sched, st, SCHED_MAX_JOBS);
+		printf("%s: %zu job(s)\n", d->home->cfg.agent_name, n);
+		for (size_t i = 0; i < n; i++)
+			printf("  %-18s every %llus  runs %llu  skipped %llu%s\n", st[i].name,
+			       (unsigned long long)(st[i].interval_ms / 1000),
+			       (unsigned long long)st[i].runs, (unsigned long long)st[i].skipped,
+			       st[i].running ? "  (running)" : "");
+		fflush(stdout);
+		return;
+	}
+	/* Owner conversation needs the model gateway (issue 5). Say so rather
+	 * than pretend. */
+	printf("%s: I can't answer yet: owner conversation needs the model gateway, which this "
+	       "build does not include. Commands: /status, exit.\n",
+	       d->home->cfg.agent_name);
+	fflush(stdout);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+	(void)h;
+	(void)suggested;
+	static char slab[4096];
+	buf->base = slab;
+	buf->len = sizeof slab;
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
+{
+	struct daemon *d = s->data;
+	if (n < 0) {
+		/* EOF on a pipe: the owner is gone, the agent is not. */
+		if (n != UV_EOF)
+			log_kv(LOG_LEVEL_WARN, "owner", "stdin read failed", "error",
+			       uv_strerror((int)n));
+		uv_read_stop(s);
+		return;
+	}
+	for (ssize_t i = 0; i < n; i++) {
+		char c = buf->base[i];
+		if (c == '\n') {
+			char *l = sb_detach(&d->line);
+			size_t len = strlen(l);
+			if (len && l[len - 1] == '\r')
+				l[len - 1] = '\0';
+			owner_line(d, l);
+			free(l);
+			sb_init(&d->line, OWNER_LINE_MAX);
+		} else if (sb_putc(&d->line, c) != 0) {
+			log_kv(LOG_LEVEL_WARN, "owner", "owner line too long; discarded", "max",
+			       LOG_INT(OWNER_LINE_MAX));
+			sb_reset(&d->line);
+		}
+	}
+}
+
+static void start_terminal(struct daemon *d)
+{
+	if (d->home->opts.no_terminal)
+		return;
+	uv_handle_type t = uv_guess_handle(0);
+	if (t == UV_TTY) {
+		if (uv_tty_init(&d->loop, &d->tty, 0, 1) != 0)
+			return;
+		d->in = (uv_stream_t *)&d->tty;
+	} else if (t == UV_NAMED_PIPE) {
+		if (uv_pipe_init(&d->loop, &d->pipe, 0) != 0)
+			return;
+		if (uv_pipe_open(&d->pipe, 0) != 0) {
+			uv_close((uv_handle_t *)&d->pipe, NULL);
+			return;
+		}
+		d->in = (uv_stream_t *)&d->pipe;
+	} else {
+		return; /* /dev/null, a file, or closed: nobody is typing */
+	}
+	d->in->data = d;
+	sb_init(&d->line, OWNER_LINE_MAX);
+	uv_read_start(d->in, on_alloc, on_read);
+}
+
+/* --- jobs --------------------------------------------------------------------- */
+
+static void heartbeat(struct sched_job *job, void *ud)
+{
+	struct daemon *d = ud;
+	log_kv(LOG_LEVEL_INFO, "daemon", "ready and listening", "agent",
+	       d->home->cfg.agent_name);
+	write_status(d, "running");
+	sched_job_done(job);
+}
+
+static void exit_when_idle(struct sched_job *job, void *ud)
+{
+	sched_job_done(job);
+	shutdown_begin(ud, "GA_EXIT_WHEN_IDLE");
+}
+
+/* --- start -------------------------------------------------------------------- */
+
+static void report_features(struct daemon *d)
+{
+	struct config_feature f[CONFIG_FEATURE_COUNT];
+	config_features(&d->home->cfg, f);
+	for (int i = 0; i < CONFIG_FEATURE_COUNT; i++)
+		log_kv(f[i].enabled ? LOG_LEVEL_INFO : LOG_LEVEL_WARN, "daemon",
+		       f[i].enabled ? "feature on" : "feature off", "feature", f[i].name, "detail",
+		       f[i].detail);
+	if (d->home->opts.social_only)
+		log_kv(LOG_LEVEL_INFO, "daemon", "social-only mode", "github", "off by flag");
+	if (d->home->env_missing)
+		log_kv(LOG_LEVEL_INFO, "daemon", "no .env file; using the environment only",
+		       "looked_for", d->home->env_path);
+	/* Until the adapters land the daemon idles; say what it is doing. */
+	log_kv(LOG_LEVEL_INFO, "daemon",
+	       "no Bluesky, GitHub or agent-space client in this build yet; idling", "agent",
+	       d->home->cfg.agent_name);
+}
+
+int ga_cmd_daemon(struct ga_home *h)
+{
+	struct daemon d = {0};
+	d.home = h;
+	d.lock_fd = -1;
+	d.started_ms = time_now_ms();
+	const char *ewi = getenv("GA_EXIT_WHEN_IDLE");
+	d.exit_when_idle = ewi && strcmp(ewi, "1") == 0;
+
+	if (h->problems.count) {
+		for (int i = 0; i < h->problems.count; i++)
+			fprintf(stderr, "general-agent: %s\n", h->problems.items[i].msg);
+		return EXIT_CONFIG;
+	}
+	struct ga_err err = {{0}};
+	if (state_store_init(&d.st, h->cfg.memory_dir, GA_VERSION, &err) != 0) {
+		fprintf(stderr, "general-agent: memory directory unusable: %s\n", err.msg);
+		return EXIT_CONFIG;
+	}
+	int holder = 0;
+	d.lock_fd = ga_lock_acquire(h->cfg.memory_dir, &holder);
+	if (d.lock_fd < 0) {
+		if (holder)
+			fprintf(stderr,
+				"general-agent: another general-agent (pid %d) is running with the "
+				"memory directory %s; two daemons on one memory would post twice\n",
+				holder, h->cfg.memory_dir);
+		else
+			fprintf(stderr, "general-agent: cannot lock %s/daemon.lock: %s\n",
+				h->cfg.memory_dir, strerror(errno));
+		state_store_free(&d.st);
+		return EXIT_TEMPFAIL;
+	}
+
+	struct soul_check sc;
+	if (soul_check(h->soul_path, &d.st, d.started_ms, SOUL_CHECK_PIN_FIRST, &d.soul, &sc) !=
+	    0) {
+		fprintf(stderr, "general-agent: %s\n", sc.message);
+		close(d.lock_fd);
+		state_store_free(&d.st);
+		return EXIT_CONFIG;
+	}
+	bool created = false;
+	if (self_ensure(h->self_path, h->self_template, h->cfg.agent_name, d.started_ms, &created,
+			&err) != 0)
+		log_kv(LOG_LEVEL_WARN, "identity", "could not write SELF.md", "error", err.msg);
+	load_self(&d, &d.self);
+
+	uv_loop_init(&d.loop);
+	d.sched = sched_new(&d.loop, h->cfg.agent_name);
+	uv_timer_init(&d.loop, &d.grace);
+	d.grace.data = &d;
+	uv_signal_t *sigs[] = {&d.sig_int, &d.sig_term, &d.sig_hup};
+	int nums[] = {SIGINT, SIGTERM, SIGHUP};
+	for (int i = 0; i < 3; i++) {
+		uv_signal_init(&d.loop, sigs[i]);
+		sigs[i]->data = &d;
+		uv_signal_start(sigs[i], on_signal, nums[i]);
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	log_kv(LOG_LEVEL_INFO, "daemon", "starting", "agent", h->cfg.agent_name, "version",
+	       GA_VERSION, "home", h->cfg.home, "memory", h->cfg.memory_dir, "soul",
+	       soul_status_name(sc.status));
+	log_self(&d, created ? "SELF.md created" : "SELF.md loaded");
+	report_features(&d);
+
+	sched_add(d.sched, &(struct sched_job_opts){.name = "heartbeat",
+						     .interval_ms = HEARTBEAT_INTERVAL_MS,
+						     .jitter_pct = HEARTBEAT_JITTER,
+						     .first_delay_ms = 0,
+						     .run = heartbeat,
+						     .ud = &d});
+	if (d.exit_when_idle)
+		sched_add(d.sched, &(struct sched_job_opts){.name = "exit-when-idle",
+							     .first_delay_ms = 0,
+							     .run = exit_when_idle,
+							     .ud = &d});
+	start_terminal(&d);
+
+	uv_run(&d.loop, UV_RUN_DEFAULT);
+	int rc = uv_loop_close(&d.loop);
+	if (rc != 0)
+		log_kv(LOG_LEVEL_WARN, "daemon", "loop closed with handles open", "error",
+		       uv_strerror(rc));
+	sched_free(d.sched);
+	sb_free(&d.line);
+	soul_free(&d.soul);
+	self_doc_free(&d.self);
+	state_store_free(&d.st);
+	close(d.lock_fd);
+	return d.exit_code;
+}

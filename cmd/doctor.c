@@ -1,0 +1,190 @@
+/*
+ * doctor, status, soul — the commands a person runs to see what the agent
+ * would do, is doing, and who it is.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd/cli.h"
+#include "common/fsx.h"
+#include "common/json.h"
+#include "common/timeutil.h"
+#include "modules/identity/self.h"
+#include "modules/identity/soul.h"
+
+static void row(const char *what, const char *verdict, const char *detail)
+{
+	printf("  %-12s %-4s %s\n", what, verdict, detail);
+}
+
+int ga_cmd_doctor(struct ga_home *h)
+{
+	int can_start = 1;
+	char buf[1200];
+	printf("general-agent %s doctor\n", GA_VERSION);
+	printf("  home         %s\n", h->cfg.home);
+
+	if (h->problems.count == 0) {
+		snprintf(buf, sizeof buf, "%s%s", h->env_path,
+			 h->env_missing ? " (not found; environment only)" : "");
+		row("config", "ok", buf);
+	} else {
+		can_start = 0;
+		for (int i = 0; i < h->problems.count; i++)
+			row("config", "FAIL", h->problems.items[i].msg);
+	}
+
+	struct state_store st = {0};
+	struct ga_err err = {{0}};
+	int have_store = state_store_init(&st, h->cfg.memory_dir, GA_VERSION, &err) == 0;
+	if (have_store && access(h->cfg.memory_dir, W_OK) == 0) {
+		row("memory", "ok", h->cfg.memory_dir);
+	} else {
+		can_start = 0;
+		snprintf(buf, sizeof buf, "%s: %s", h->cfg.memory_dir,
+			 have_store ? strerror(errno) : err.msg);
+		row("memory", "FAIL", buf);
+	}
+
+	if (have_store) {
+		struct soul_check sc;
+		if (soul_check(h->soul_path, &st, time_now_ms(), SOUL_CHECK_READONLY, NULL, &sc) ==
+		    0) {
+			if (sc.pinned_sha256[0])
+				snprintf(buf, sizeof buf, "%s, pinned %s (sha256 %.12s…)",
+					 h->soul_path, sc.pinned_at, sc.pinned_sha256);
+			else
+				snprintf(buf, sizeof buf, "%s, not pinned yet (pinned at first start)",
+					 h->soul_path);
+			row("SOUL.md", "ok", buf);
+		} else {
+			can_start = 0;
+			row("SOUL.md", "FAIL", sc.message);
+		}
+	}
+
+	struct self_doc self;
+	if (!fsx_exists(h->self_path)) {
+		snprintf(buf, sizeof buf, "%s missing; %s", h->self_path,
+			 h->self_template ? "it will be written from the template at first start"
+					  : "no SELF.md.template either: the agent runs with an "
+					    "empty self-description");
+		row("SELF.md", "note", buf);
+	} else if (self_load(h->self_path, &self, &err) != 0) {
+		snprintf(buf, sizeof buf, "%s: %s (defaults will be used)", h->self_path, err.msg);
+		row("SELF.md", "warn", buf);
+		self_doc_free(&self);
+	} else {
+		snprintf(buf, sizeof buf,
+			 "%s: %zu values, %zu rituals, replies/thread %d, depth %d, %d warning(s)",
+			 h->self_path, self.values.count, self.ritual_count,
+			 self.mechanics.max_replies_before_exit, self.mechanics.max_thread_depth,
+			 self.warning_count);
+		row("SELF.md", self.warning_count ? "warn" : "ok", buf);
+		for (int i = 0; i < self.warning_count; i++)
+			row("", "", self.warnings[i]);
+		self_doc_free(&self);
+	}
+
+	struct config_feature f[CONFIG_FEATURE_COUNT];
+	config_features(&h->cfg, f);
+	for (int i = 0; i < CONFIG_FEATURE_COUNT; i++)
+		row(f[i].name, f[i].enabled ? "on" : "off", f[i].detail);
+	if (h->opts.social_only)
+		row("mode", "", "--social-only: GitHub work is off");
+
+	int pid = 0;
+	if (have_store && ga_lock_probe(h->cfg.memory_dir, &pid)) {
+		can_start = 0;
+		snprintf(buf, sizeof buf, "a daemon (pid %d) already runs with this memory directory",
+			 pid);
+		row("daemon", "busy", buf);
+	} else {
+		row("daemon", "ok", "not running");
+	}
+	state_store_free(&st);
+
+	printf("%s\n", can_start ? "verdict: the daemon can start"
+				 : "verdict: the daemon cannot start (see FAIL/busy above)");
+	return can_start ? 0 : 1;
+}
+
+int ga_cmd_status(struct ga_home *h)
+{
+	struct state_store st;
+	struct ga_err err = {{0}};
+	if (state_store_init(&st, h->cfg.memory_dir, GA_VERSION, &err) != 0) {
+		fprintf(stderr, "general-agent status: %s\n", err.msg);
+		return EXIT_CONFIG;
+	}
+	int pid = 0;
+	int running = ga_lock_probe(h->cfg.memory_dir, &pid);
+	struct state_load_info info;
+	cJSON *s = state_load(&st, "status", NULL, NULL, &info);
+	state_store_free(&st);
+	if (!running)
+		printf("general-agent: not running (memory %s)\n", h->cfg.memory_dir);
+	else
+		printf("general-agent: running, pid %d (memory %s)\n", pid, h->cfg.memory_dir);
+	if (!s) {
+		printf("  no status recorded yet\n");
+		return running ? 0 : 3;
+	}
+	printf("  agent %s, started %s, last state %s%s\n", json_string_or(s, "agent", "?"),
+	       json_string_or(s, "startedAt", "?"), json_string_or(s, "state", "?"),
+	       json_bool_or(s, "socialOnly", false) ? ", social-only" : "");
+	const cJSON *feats = cJSON_GetObjectItemCaseSensitive(s, "features");
+	const cJSON *it;
+	cJSON_ArrayForEach(it, feats)
+	{
+		printf("  %-12s %-4s %s\n", it->string, json_bool_or(it, "enabled", false) ? "on" : "off",
+		       json_string_or(it, "detail", ""));
+	}
+	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(s, "jobs");
+	cJSON_ArrayForEach(it, jobs)
+	{
+		printf("  job %-16s every %llds runs %lld skipped %lld%s\n",
+		       json_string_or(it, "name", "?"),
+		       (long long)(json_int_or(it, "intervalMs", 0) / 1000),
+		       (long long)json_int_or(it, "runs", 0), (long long)json_int_or(it, "skipped", 0),
+		       json_bool_or(it, "running", false) ? " (running)" : "");
+	}
+	cJSON_Delete(s);
+	/* LSB: 3 = program is not running. */
+	return running ? 0 : 3;
+}
+
+int ga_cmd_soul(struct ga_home *h, bool accept)
+{
+	struct state_store st;
+	struct ga_err err = {{0}};
+	if (state_store_init(&st, h->cfg.memory_dir, GA_VERSION, &err) != 0) {
+		fprintf(stderr, "general-agent soul: %s\n", err.msg);
+		return EXIT_CONFIG;
+	}
+	struct soul_check sc;
+	struct soul s = {0};
+	int rc = soul_check(h->soul_path, &st, time_now_ms(),
+			    accept ? SOUL_CHECK_ACCEPT : SOUL_CHECK_READONLY, &s, &sc);
+	state_store_free(&st);
+	if (rc != 0) {
+		fprintf(stderr, "general-agent soul: %s\n", sc.message);
+		return EXIT_CONFIG;
+	}
+	char essence[600];
+	soul_essence(s.text, 3, essence, sizeof essence);
+	if (accept)
+		printf("SOUL.md pinned: sha256 %s\n", s.sha256);
+	else if (sc.pinned_sha256[0])
+		printf("SOUL.md matches its pin from %s: sha256 %s\n", sc.pinned_at, s.sha256);
+	else
+		printf("SOUL.md is not pinned yet (the daemon pins it at first start): sha256 %s\n",
+		       s.sha256);
+	printf("essence: %s\n", essence);
+	soul_free(&s);
+	return 0;
+}

@@ -1,0 +1,137 @@
+/*
+ * general-agent — the daemon's entry point: flags, subcommands, exit codes.
+ *
+ * Everything that talks to the world lives in modules/ and adapters/; this
+ * file only parses the command line and hands over to daemon.c or doctor.c.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cli.h"
+#include "common/log.h"
+
+static const char USAGE[] =
+	"usage: general-agent [options] [command]\n"
+	"\n"
+	"An autonomous social agent: Bluesky, GitHub, the agent-space and its owner's\n"
+	"terminal, without loops, echoes or duplicate posts.\n"
+	"\n"
+	"commands:\n"
+	"  (none)            run the daemon in the foreground\n"
+	"  doctor            check the configuration, identity and memory; exit 0 only\n"
+	"                    when the daemon can start\n"
+	"  status            what a running daemon is doing (from memory/status.json)\n"
+	"  soul [--accept]   show the SOUL.md pin; --accept re-pins an intended edit\n"
+	"\n"
+	"options:\n"
+	"  --home DIR        agent home: SOUL.md, SELF.md, .env, memory/ (default: $AGENT_HOME,\n"
+	"                    else the current directory)\n"
+	"  --env FILE        read settings from FILE instead of <home>/.env\n"
+	"  --memory DIR      state directory (default: $MEMORY_DIR, else <home>/memory)\n"
+	"  --social-only     no GitHub work; advertise [\"social\"] in the agent-space\n"
+	"  --no-terminal     do not read owner input from stdin\n"
+	"  -h, --help        this help\n"
+	"  -V, --version     print the version\n"
+	"\n"
+	"Settings come from the environment, else from .env (the environment wins).\n"
+	"See README.md for every variable. Exit codes: 0 ok, 64 usage, 69 service\n"
+	"unavailable, 75 another daemon uses this memory directory, 78 configuration\n"
+	"(including a missing or altered SOUL.md).\n";
+
+int main(int argc, char **argv)
+{
+	struct ga_opts opts = {0};
+	bool accept = false;
+	enum { OPT_HOME = 256, OPT_ENV, OPT_MEMORY, OPT_SOCIAL, OPT_NOTERM, OPT_ACCEPT };
+	static const struct option longopts[] = {
+		{"home", required_argument, NULL, OPT_HOME},
+		{"env", required_argument, NULL, OPT_ENV},
+		{"memory", required_argument, NULL, OPT_MEMORY},
+		{"social-only", no_argument, NULL, OPT_SOCIAL},
+		{"no-terminal", no_argument, NULL, OPT_NOTERM},
+		{"accept", no_argument, NULL, OPT_ACCEPT},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	/* Stop at the first non-option so a subcommand's own flags (e.g.
+	 * `validate --json`) are not taken for ours. */
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_HOME: opts.home = optarg; break;
+		case OPT_ENV: opts.env = optarg; break;
+		case OPT_MEMORY: opts.memory = optarg; break;
+		case OPT_SOCIAL: opts.social_only = true; break;
+		case OPT_NOTERM: opts.no_terminal = true; break;
+		case OPT_ACCEPT: accept = true; break;
+		case 'h': fputs(USAGE, stdout); return 0;
+		case 'V': printf("general-agent %s\n", GA_VERSION); return 0;
+		default:
+			fprintf(stderr, "general-agent: unknown option or missing value: '%s'\n",
+				argv[optind - 1]);
+			fputs("run 'general-agent --help' for usage\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	const char *cmd = optind < argc ? argv[optind] : NULL;
+	/* Options may also follow the subcommand: `general-agent soul --accept`. */
+	if (cmd) {
+		optind++;
+		while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+			switch (c) {
+			case OPT_HOME: opts.home = optarg; break;
+			case OPT_ENV: opts.env = optarg; break;
+			case OPT_MEMORY: opts.memory = optarg; break;
+			case OPT_SOCIAL: opts.social_only = true; break;
+			case OPT_NOTERM: opts.no_terminal = true; break;
+			case OPT_ACCEPT: accept = true; break;
+			case 'h': fputs(USAGE, stdout); return 0;
+			default:
+				fprintf(stderr, "general-agent %s: unknown option '%s'\n", cmd,
+					argv[optind - 1]);
+				return EXIT_USAGE;
+			}
+		}
+		if (optind < argc) {
+			fprintf(stderr, "general-agent %s: unexpected argument '%s'\n", cmd,
+				argv[optind]);
+			return EXIT_USAGE;
+		}
+	}
+	if (accept && (!cmd || strcmp(cmd, "soul") != 0)) {
+		fputs("general-agent: --accept goes with the soul command\n", stderr);
+		return EXIT_USAGE;
+	}
+	if (cmd && strcmp(cmd, "doctor") != 0 && strcmp(cmd, "status") != 0 &&
+	    strcmp(cmd, "soul") != 0) {
+		fprintf(stderr, "general-agent: unknown command '%s'\n", cmd);
+		fputs("run 'general-agent --help' for usage\n", stderr);
+		return EXIT_USAGE;
+	}
+
+	log_init(LOG_LEVEL_INFO, -1, stderr);
+	struct ga_home home;
+	char env_error[512];
+	int rc = ga_home_load(&home, &opts, env_error, sizeof env_error);
+	if (rc < 0) {
+		fprintf(stderr, "general-agent: %s\n", env_error);
+		return EXIT_CONFIG;
+	}
+	log_init(home.cfg.log_level, home.cfg.log_json ? 1 : -1, stderr);
+
+	if (!cmd)
+		rc = ga_cmd_daemon(&home);
+	else if (strcmp(cmd, "doctor") == 0)
+		rc = ga_cmd_doctor(&home);
+	else if (strcmp(cmd, "status") == 0)
+		rc = ga_cmd_status(&home);
+	else
+		rc = ga_cmd_soul(&home, accept);
+	ga_home_free(&home);
+	log_clear_secrets();
+	return rc;
+}

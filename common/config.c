@@ -1,0 +1,400 @@
+/*
+ * config — loading and validating the runtime settings. See config.h.
+ */
+#include "common/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/fsx.h"
+#include "common/xalloc.h"
+
+extern char **environ;
+
+static void problem(struct config_problems *p, const char *var, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void problem(struct config_problems *p, const char *var, const char *fmt, ...)
+{
+	if (!p || p->count >= CONFIG_MAX_PROBLEMS)
+		return;
+	struct config_problem *it = &p->items[p->count++];
+	snprintf(it->var, sizeof it->var, "%s", var);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(it->msg, sizeof it->msg, fmt, ap);
+	va_end(ap);
+}
+
+/* The value of var, trimmed copy, or NULL when unset or blank. */
+static char *get(const struct env_file *env, const char *var)
+{
+	const char *v = env_lookup(env, var);
+	if (!v)
+		return NULL;
+	while (*v == ' ' || *v == '\t')
+		v++;
+	size_t n = strlen(v);
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t' || v[n - 1] == '\r' || v[n - 1] == '\n'))
+		n--;
+	if (n == 0)
+		return NULL;
+	return xstrndup(v, n);
+}
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+/* A base URL must be http(s) with a host; trailing slashes are dropped so
+ * callers can append "/xrpc/..." without doubling them. */
+static char *get_url(const struct env_file *env, const char *var, const char *def,
+		     const char *const *schemes, struct config_problems *p)
+{
+	char *v = get(env, var);
+	if (!v)
+		return def ? xstrdup(def) : NULL;
+	bool ok = false;
+	for (const char *const *s = schemes; *s; s++) {
+		size_t n = strlen(*s);
+		if (strncmp(v, *s, n) == 0 && v[n] != '\0' && v[n] != '/') {
+			ok = true;
+			break;
+		}
+	}
+	if (!ok || has_control(v) || strchr(v, ' ')) {
+		char list[64] = "";
+		for (const char *const *s = schemes; *s; s++) {
+			strncat(list, *s, sizeof list - strlen(list) - 1);
+			if (s[1])
+				strncat(list, " or ", sizeof list - strlen(list) - 1);
+		}
+		problem(p, var, "%s must be a URL starting with %s, got '%.80s'", var, list, v);
+		free(v);
+		return def ? xstrdup(def) : NULL;
+	}
+	size_t n = strlen(v);
+	while (n > 1 && v[n - 1] == '/')
+		v[--n] = '\0';
+	return v;
+}
+
+static int64_t get_int(const struct env_file *env, const char *var, int64_t def, int64_t lo,
+		       int64_t hi, struct config_problems *p)
+{
+	char *v = get(env, var);
+	if (!v)
+		return def;
+	char *end = NULL;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno || end == v || *end != '\0' || n < lo || n > hi) {
+		problem(p, var, "%s must be an integer from %lld to %lld, got '%.40s'", var,
+			(long long)lo, (long long)hi, v);
+		free(v);
+		return def;
+	}
+	free(v);
+	return n;
+}
+
+static const char *const HTTP_SCHEMES[] = {"http://", "https://", NULL};
+static const char *const WS_SCHEMES[] = {"ws://", "wss://", NULL};
+static const char *const REDIS_SCHEMES[] = {"redis://", "rediss://", "unix://", NULL};
+
+static char *absolute(const char *path)
+{
+	if (path[0] == '/')
+		return xstrdup(path);
+	char cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof cwd))
+		return xstrdup(path);
+	if (strcmp(path, ".") == 0)
+		return xstrdup(cwd);
+	return fsx_join(cwd, path);
+}
+
+bool config_is_secret_name(const char *name)
+{
+	static const char *const marks[] = {"TOKEN", "PASSWORD", "SECRET", "API_KEY", "PASSWD",
+					    NULL};
+	for (const char *const *m = marks; *m; m++)
+		if (strstr(name, *m))
+			return true;
+	size_t n = strlen(name);
+	return n > 4 && strcmp(name + n - 4, "_KEY") == 0;
+}
+
+static void register_redis_password(const char *url)
+{
+	/* redis://user:password@host:port/db — the password is a secret. */
+	const char *s = strstr(url, "://");
+	if (!s)
+		return;
+	s += 3;
+	const char *at = strchr(s, '@');
+	if (!at)
+		return;
+	const char *colon = memchr(s, ':', (size_t)(at - s));
+	if (!colon || colon + 1 >= at)
+		return;
+	char *pw = xstrndup(colon + 1, (size_t)(at - colon - 1));
+	log_add_secret(pw);
+	free(pw);
+}
+
+void config_register_secrets(const struct env_file *env)
+{
+	if (env)
+		for (size_t i = 0; i < env->count; i++)
+			if (config_is_secret_name(env->entries[i].key))
+				log_add_secret(env->entries[i].value);
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		if (!eq)
+			continue;
+		char name[128];
+		size_t n = (size_t)(eq - *e);
+		if (n >= sizeof name)
+			continue;
+		memcpy(name, *e, n);
+		name[n] = '\0';
+		if (config_is_secret_name(name))
+			log_add_secret(eq + 1);
+	}
+	const char *redis = env_lookup(env, "REDIS_URL");
+	if (redis)
+		register_redis_password(redis);
+}
+
+int config_load(struct ga_config *cfg, const struct env_file *env, const char *home,
+		const char *memory_dir, struct config_problems *p)
+{
+	memset(cfg, 0, sizeof *cfg);
+	if (p)
+		p->count = 0;
+	config_register_secrets(env);
+
+	cfg->home = absolute(home ? home : ".");
+	char *mem = memory_dir ? xstrdup(memory_dir) : get(env, "MEMORY_DIR");
+	if (mem) {
+		if (mem[0] == '/') {
+			cfg->memory_dir = mem;
+		} else {
+			/* A relative MEMORY_DIR is relative to the home, so the
+			 * daemon does not depend on where it was started from
+			 * (the reference's CWD-relative paths, spec §11.23). */
+			cfg->memory_dir = fsx_join(cfg->home, mem);
+			free(mem);
+		}
+	} else {
+		cfg->memory_dir = fsx_join(cfg->home, "memory");
+	}
+
+	cfg->agent_name = get(env, "AGENT_NAME");
+	if (cfg->agent_name && (strlen(cfg->agent_name) > CONFIG_AGENT_NAME_MAX ||
+				has_control(cfg->agent_name))) {
+		problem(p, "AGENT_NAME",
+			"AGENT_NAME must be 1 to %d characters without control characters",
+			CONFIG_AGENT_NAME_MAX);
+		free(cfg->agent_name);
+		cfg->agent_name = NULL;
+	}
+	if (!cfg->agent_name) {
+		cfg->agent_name = xstrdup(CONFIG_DEFAULT_AGENT_NAME);
+		cfg->agent_name_defaulted = true;
+	}
+
+	cfg->ai_gateway_api_key = get(env, "AI_GATEWAY_API_KEY");
+	cfg->ai_gateway_model = get(env, "AI_GATEWAY_MODEL");
+	if (!cfg->ai_gateway_model)
+		cfg->ai_gateway_model = xstrdup(CONFIG_DEFAULT_GATEWAY_MODEL);
+	cfg->ai_gateway_base_url = get_url(env, "AI_GATEWAY_BASE_URL", CONFIG_DEFAULT_GATEWAY_URL,
+					   HTTP_SCHEMES, p);
+	cfg->llm_base_url = get_url(env, "LLM_BASE_URL", NULL, HTTP_SCHEMES, p);
+	cfg->llm_api_key = get(env, "LLM_API_KEY");
+	cfg->llm_model = get(env, "LLM_MODEL");
+	if (cfg->llm_base_url && !cfg->llm_model)
+		problem(p, "LLM_MODEL", "LLM_BASE_URL is set but LLM_MODEL is not: name the model "
+					"the endpoint should use");
+	cfg->llm_daily_token_budget =
+		get_int(env, "LLM_DAILY_TOKEN_BUDGET", 0, 0, INT64_C(1000000000000), p);
+
+	cfg->owner_handle = get(env, "OWNER_BLUESKY_SOCIAL_HANDLE");
+	cfg->owner_did = get(env, "OWNER_BLUESKY_SOCIAL_HANDLE_DID");
+	if (cfg->owner_did && strncmp(cfg->owner_did, "did:", 4) != 0) {
+		problem(p, "OWNER_BLUESKY_SOCIAL_HANDLE_DID",
+			"OWNER_BLUESKY_SOCIAL_HANDLE_DID must be a DID such as did:plc:abc123, got "
+			"'%.60s'",
+			cfg->owner_did);
+		free(cfg->owner_did);
+		cfg->owner_did = NULL;
+	}
+	cfg->bsky_username = get(env, "AGENT_BLUESKY_USERNAME");
+	cfg->bsky_password = get(env, "AGENT_BLUESKY_PASSWORD");
+	cfg->bluesky_service =
+		get_url(env, "BLUESKY_SERVICE", CONFIG_DEFAULT_BLUESKY_SERVICE, HTTP_SCHEMES, p);
+
+	cfg->github_username = get(env, "AGENT_GITHUB_USERNAME");
+	cfg->github_token = get(env, "AGENT_GITHUB_TOKEN");
+	cfg->github_api_url =
+		get_url(env, "GITHUB_API_URL", CONFIG_DEFAULT_GITHUB_API_URL, HTTP_SCHEMES, p);
+
+	cfg->space_url = get_url(env, "SPACE_URL", NULL, WS_SCHEMES, p);
+	cfg->max_acl = (int)get_int(env, "MAX_ACL", CONFIG_DEFAULT_MAX_ACL, 0,
+				    CONFIG_MAX_ACL_LIMIT, p);
+
+	cfg->dashboard_addr = get(env, "DASHBOARD_ADDR");
+	if (!cfg->dashboard_addr)
+		cfg->dashboard_addr = xstrdup(CONFIG_DEFAULT_DASHBOARD_ADDR);
+	if (strcmp(cfg->dashboard_addr, "off") != 0) {
+		const char *colon = strrchr(cfg->dashboard_addr, ':');
+		char *end = NULL;
+		long port = colon ? strtol(colon + 1, &end, 10) : -1;
+		if (!colon || colon == cfg->dashboard_addr || !end || *end || port < 0 ||
+		    port > 65535) {
+			problem(p, "DASHBOARD_ADDR",
+				"DASHBOARD_ADDR must be host:port (e.g. 127.0.0.1:7780) or 'off', "
+				"got '%.60s'",
+				cfg->dashboard_addr);
+			free(cfg->dashboard_addr);
+			cfg->dashboard_addr = xstrdup(CONFIG_DEFAULT_DASHBOARD_ADDR);
+		}
+	}
+	cfg->redis_url = get_url(env, "REDIS_URL", NULL, REDIS_SCHEMES, p);
+
+	cfg->log_level = LOG_LEVEL_INFO;
+	char *lvl = get(env, "LOG_LEVEL");
+	if (lvl && log_level_parse(lvl, &cfg->log_level) != 0)
+		problem(p, "LOG_LEVEL", "LOG_LEVEL must be debug, info, warn, error or off, got "
+					"'%.20s'",
+			lvl);
+	free(lvl);
+	char *fmt = get(env, "LOG_FORMAT");
+	if (fmt) {
+		if (strcmp(fmt, "json") == 0)
+			cfg->log_json = true;
+		else if (strcmp(fmt, "text") != 0)
+			problem(p, "LOG_FORMAT", "LOG_FORMAT must be text or json, got '%.20s'",
+				fmt);
+	}
+	free(fmt);
+	return p ? p->count : 0;
+}
+
+void config_free(struct ga_config *cfg)
+{
+	if (!cfg)
+		return;
+	char **strs[] = {&cfg->home,          &cfg->memory_dir,     &cfg->agent_name,
+			 &cfg->ai_gateway_api_key, &cfg->ai_gateway_model,
+			 &cfg->ai_gateway_base_url, &cfg->llm_base_url, &cfg->llm_api_key,
+			 &cfg->llm_model,     &cfg->owner_handle,   &cfg->owner_did,
+			 &cfg->bsky_username, &cfg->bsky_password,  &cfg->bluesky_service,
+			 &cfg->github_username, &cfg->github_token, &cfg->github_api_url,
+			 &cfg->space_url,     &cfg->dashboard_addr, &cfg->redis_url};
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		free(*strs[i]);
+		*strs[i] = NULL;
+	}
+}
+
+static void missing_list(char *out, size_t cap, const char *const *names, const char *const *vals)
+{
+	out[0] = '\0';
+	for (size_t i = 0; names[i]; i++) {
+		if (vals[i])
+			continue;
+		if (out[0])
+			strncat(out, ", ", cap - strlen(out) - 1);
+		strncat(out, names[i], cap - strlen(out) - 1);
+	}
+}
+
+void config_features(const struct ga_config *cfg, struct config_feature out[CONFIG_FEATURE_COUNT])
+{
+	struct config_feature *f;
+	char miss[200];
+
+	f = &out[CONFIG_FEATURE_MODEL];
+	f->name = "model";
+	if (cfg->ai_gateway_api_key) {
+		f->enabled = true;
+		snprintf(f->detail, sizeof f->detail, "AI gateway %s, model %s",
+			 cfg->ai_gateway_base_url, cfg->ai_gateway_model);
+	} else if (cfg->llm_base_url && cfg->llm_model) {
+		f->enabled = true;
+		snprintf(f->detail, sizeof f->detail, "%s, model %s%s", cfg->llm_base_url,
+			 cfg->llm_model, cfg->llm_api_key ? "" : " (no API key)");
+	} else {
+		f->enabled = false;
+		snprintf(f->detail, sizeof f->detail,
+			 "set AI_GATEWAY_API_KEY, or LLM_BASE_URL and LLM_MODEL; without a "
+			 "model the agent cannot compose replies");
+	}
+
+	f = &out[CONFIG_FEATURE_BLUESKY];
+	f->name = "bluesky";
+	{
+		const char *names[] = {"AGENT_BLUESKY_USERNAME", "AGENT_BLUESKY_PASSWORD", NULL};
+		const char *vals[] = {cfg->bsky_username, cfg->bsky_password};
+		missing_list(miss, sizeof miss, names, vals);
+	}
+	f->enabled = miss[0] == '\0';
+	if (f->enabled)
+		snprintf(f->detail, sizeof f->detail, "%s on %s", cfg->bsky_username,
+			 cfg->bluesky_service);
+	else
+		snprintf(f->detail, sizeof f->detail, "%s not set", miss);
+
+	f = &out[CONFIG_FEATURE_GITHUB];
+	f->name = "github";
+	{
+		const char *names[] = {"AGENT_GITHUB_USERNAME", "AGENT_GITHUB_TOKEN", NULL};
+		const char *vals[] = {cfg->github_username, cfg->github_token};
+		missing_list(miss, sizeof miss, names, vals);
+	}
+	f->enabled = miss[0] == '\0';
+	if (f->enabled)
+		snprintf(f->detail, sizeof f->detail, "%s on %s", cfg->github_username,
+			 cfg->github_api_url);
+	else
+		snprintf(f->detail, sizeof f->detail, "%s not set", miss);
+
+	f = &out[CONFIG_FEATURE_SPACE];
+	f->name = "agent-space";
+	f->enabled = true;
+	if (cfg->space_url)
+		snprintf(f->detail, sizeof f->detail, "SPACE_URL %s", cfg->space_url);
+	else
+		snprintf(f->detail, sizeof f->detail,
+			 "SPACE_URL not set: discovery by mDNS, then ws://localhost:7777");
+
+	f = &out[CONFIG_FEATURE_OWNER];
+	f->name = "owner";
+	{
+		const char *names[] = {"OWNER_BLUESKY_SOCIAL_HANDLE",
+				       "OWNER_BLUESKY_SOCIAL_HANDLE_DID", NULL};
+		const char *vals[] = {cfg->owner_handle, cfg->owner_did};
+		missing_list(miss, sizeof miss, names, vals);
+	}
+	f->enabled = miss[0] == '\0';
+	if (f->enabled)
+		snprintf(f->detail, sizeof f->detail, "%s (%s); terminal owner mode available",
+			 cfg->owner_handle, cfg->owner_did);
+	else
+		snprintf(f->detail, sizeof f->detail,
+			 "Bluesky owner unknown (%s not set): owner messages on Bluesky are treated "
+			 "as anyone's; the terminal still speaks for the owner",
+			 miss);
+}

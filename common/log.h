@@ -1,0 +1,76 @@
+/*
+ * log — structured logging.
+ *
+ * One line per event: ISO-8601 UTC timestamp, level, component tag, message,
+ * then key=value fields. With LOG_FORMAT=json (or log_init(..., json=1)) each
+ * line is instead one JSON object:
+ *   {"ts":"2026-11-22T10:00:00.000Z","level":"info","component":"space",
+ *    "msg":"member joined","name":"Ada"}
+ *
+ * Text format:
+ *   2026-11-22T10:00:00.000Z INFO  space: member joined name=Ada id="a b"
+ * (values containing spaces, quotes, '=' or control characters are quoted
+ * and escaped).
+ *
+ * Secrets: log_add_secret() registers a value (a token, a password, an API
+ * key). Every registered value (of 4 bytes or more) is replaced by "[redacted]"
+ * wherever it appears in a finished line — message, field values, anything —
+ * before the line is written. At most LOG_MAX_SECRETS values are kept.
+ *
+ * Lines are bounded at LOG_LINE_MAX bytes (longer ones are cut and end with
+ * "…[truncated]"). Logging never allocates more than one line at a time and
+ * never fails loudly. Single-threaded by design (one loop, one thread).
+ */
+#ifndef GA_COMMON_LOG_H
+#define GA_COMMON_LOG_H
+
+#include <stdio.h>
+
+#define LOG_MAX_SECRETS 32
+#define LOG_LINE_MAX 8192
+
+enum log_level {
+	LOG_LEVEL_DEBUG = 0,
+	LOG_LEVEL_INFO = 1,
+	LOG_LEVEL_WARN = 2,
+	LOG_LEVEL_ERROR = 3,
+	LOG_LEVEL_OFF = 4,
+};
+
+/* out NULL = stderr. json < 0 = read LOG_FORMAT from the environment
+ * ("json" → JSON lines, anything else → text). May be called again. */
+void log_init(enum log_level min, int json, FILE *out);
+void log_set_level(enum log_level min);
+enum log_level log_get_level(void);
+/* "debug" | "info" | "warn" | "error" | "off" (case-insensitive); -1 if unknown. */
+int log_level_parse(const char *s, enum log_level *out);
+const char *log_level_name(enum log_level lvl);
+
+void log_add_secret(const char *value);
+void log_clear_secrets(void);
+
+/* kv: NULL, or a NULL-terminated array of key, value, key, value, ...
+ * A NULL value prints as null / (null). */
+void log_write(enum log_level lvl, const char *component, const char *msg,
+	       const char *const *kv);
+
+/* printf-formatted message, no fields. */
+void log_writef(enum log_level lvl, const char *component, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Formats v into buf (at least 24 bytes) and returns buf; for LOG_INT(). */
+const char *log_itoa(char *buf, long long v);
+
+/* Field helpers:
+ *   log_kv(LOG_LEVEL_INFO, "sched", "job skipped", "job", name,
+ *          "skipped", LOG_INT(n));
+ */
+#define LOG_INT(v) log_itoa((char[24]){0}, (long long)(v))
+#define log_kv(lvl, comp, msg, ...) \
+	log_write((lvl), (comp), (msg), (const char *const[]){__VA_ARGS__, NULL})
+#define log_debug(comp, ...) log_writef(LOG_LEVEL_DEBUG, (comp), __VA_ARGS__)
+#define log_info(comp, ...) log_writef(LOG_LEVEL_INFO, (comp), __VA_ARGS__)
+#define log_warn(comp, ...) log_writef(LOG_LEVEL_WARN, (comp), __VA_ARGS__)
+#define log_error(comp, ...) log_writef(LOG_LEVEL_ERROR, (comp), __VA_ARGS__)
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * utf8 — UTF-8 validation, grapheme counting and truncation, normalisation.
+ *
+ * Graphemes are extended grapheme clusters as utf8proc defines them (so a
+ * family emoji or a flag is one). Truncation never cuts a cluster.
+ * Normalisation for comparison: NFKC + Unicode case folding (utf8proc's
+ * UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD), which maps
+ * full-width letters, ligatures and the like to their plain forms.
+ */
+#ifndef GA_COMMON_UTF8_H
+#define GA_COMMON_UTF8_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Strict: rejects overlongs, surrogates (U+D800..DFFF), > U+10FFFF, truncated
+ * sequences. Embedded NUL bytes are valid UTF-8 (callers decide). */
+bool utf8_valid(const char *s, size_t len);
+
+/* Number of extended grapheme clusters; invalid input counts each invalid
+ * byte as one grapheme. */
+size_t utf8_graphemes(const char *s, size_t len);
+
+/* Byte length of the longest prefix of s that holds at most max_graphemes
+ * whole clusters. */
+size_t utf8_truncate_graphemes(const char *s, size_t len, size_t max_graphemes);
+
+/* NFKC + case fold. Caller frees. NULL if s is not valid UTF-8. */
+char *utf8_nfkc_casefold(const char *s, size_t len);
+
+/* Decodes one code point at s[0..len); returns bytes consumed (1..4) and sets
+ * *cp, or returns -1 on an invalid sequence (consume 1 byte to resync). */
+int utf8_decode(const char *s, size_t len, unsigned int *cp);
+
+#endif
