@@ -165,7 +165,7 @@ static int find_section(const char *text, size_t len, const char *const *titles,
 static int is_placeholder(struct span x)
 {
 	if (x.n < 2)
-		return 1;
+		return 0;
 	char a = x.s[0], b = x.s[x.n - 1];
 	if ((a == '*' || a == '_') && a == b) {
 		struct span in = trim((struct span){x.s + 1, x.n - 2});

@@ -69,7 +69,8 @@ uint64_t sched_jitter_interval(const char *agent_name, const char *job_name, uin
 	}
 	int64_t a = h < 0 ? -(int64_t)h : (int64_t)h;
 	double n = (double)(a % 2001 - 1000) / 1000.0;
-	double v = (double)base_ms + round((double)base_ms * pct * n);
+	/* Math.round semantics (halves toward +inf), not C round(). */
+	double v = (double)base_ms + floor((double)base_ms * pct * n + 0.5);
 	return v < 1 ? 1 : (uint64_t)v;
 }
 

@@ -16,7 +16,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MUTATIONS_PER_INPUT 200
-#define MAX_INPUT (1u << 20)
+#define FUZZ_MAX_INPUT (1u << 20)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -36,12 +36,12 @@ static int run_file(const char *path, size_t *count)
 		fprintf(stderr, "fuzz: cannot open %s\n", path);
 		return -1;
 	}
-	uint8_t *buf = malloc(MAX_INPUT + 64);
+	uint8_t *buf = malloc(FUZZ_MAX_INPUT + 64);
 	if (!buf) {
 		fclose(f);
 		return -1;
 	}
-	size_t n = fread(buf, 1, MAX_INPUT, f);
+	size_t n = fread(buf, 1, FUZZ_MAX_INPUT, f);
 	fclose(f);
 
 	uint8_t *copy = malloc(n + 1);
