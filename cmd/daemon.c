@@ -175,6 +175,7 @@ static void reload(struct daemon *d)
 		log_kv(LOG_LEVEL_ERROR, "daemon", "reload: .env unreadable; keeping the running "
 						  "configuration",
 		       "error", env_error);
+		ga_home_free(&fresh);
 	} else if (rc != 0) {
 		for (int i = 0; i < fresh.problems.count; i++)
 			log_kv(LOG_LEVEL_ERROR, "config", "reload: invalid setting", "var",

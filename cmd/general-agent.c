@@ -119,6 +119,7 @@ int main(int argc, char **argv)
 	int rc = ga_home_load(&home, &opts, env_error, sizeof env_error);
 	if (rc < 0) {
 		fprintf(stderr, "general-agent: %s\n", env_error);
+		ga_home_free(&home);
 		return EXIT_CONFIG;
 	}
 	log_init(home.cfg.log_level, home.cfg.log_json ? 1 : -1, stderr);
