@@ -11,6 +11,9 @@
 
 #include "cmd/cli.h"
 #include "common/log.h"
+#ifdef GA_HAVE_VALIDATOR
+#include "modules/validator/validator_cli.h"
+#endif
 
 static const char USAGE[] =
 	"usage: general-agent [options] [command]\n"
@@ -24,6 +27,8 @@ static const char USAGE[] =
 	"                    when the daemon can start\n"
 	"  status            what a running daemon is doing (from memory/status.json)\n"
 	"  soul [--accept]   show the SOUL.md pin; --accept re-pins an intended edit\n"
+	"  validate [...] TEXT  run the post-generation validator on TEXT and print the\n"
+	"                    verdict, rule and scores (general-agent validate --help)\n"
 	"\n"
 	"options:\n"
 	"  --home DIR        agent home: SOUL.md, SELF.md, .env, memory/ (default: $AGENT_HOME,\n"
@@ -78,6 +83,16 @@ int main(int argc, char **argv)
 		}
 	}
 	const char *cmd = optind < argc ? argv[optind] : NULL;
+	/* validate is a pure tool with flags of its own: it needs no home. */
+	if (cmd && strcmp(cmd, "validate") == 0) {
+#ifdef GA_HAVE_VALIDATOR
+		log_init(LOG_LEVEL_WARN, -1, stderr);
+		return validator_cli_main(argc - optind, argv + optind);
+#else
+		fputs("general-agent: this build has no validator\n", stderr);
+		return EXIT_USAGE;
+#endif
+	}
 	/* Options may also follow the subcommand: `general-agent soul --accept`. */
 	if (cmd) {
 		optind++;
