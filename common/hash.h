@@ -1,5 +1,5 @@
 /*
- * hash — SHA-256 (OpenSSL libcrypto) and cryptographic random bytes.
+ * hash — SHA-256 (OpenSSL libcrypto) and cryptographic random bytes (kernel).
  */
 #ifndef GA_COMMON_HASH_H
 #define GA_COMMON_HASH_H
@@ -13,7 +13,7 @@
 void sha256_hex(const void *data, size_t len, char out[SHA256_HEX_LEN + 1]);
 void sha256_raw(const void *data, size_t len, unsigned char out[32]);
 
-/* Fills buf with cryptographically random bytes (RAND_bytes); aborts if the
+/* Fills buf with cryptographically random bytes (getrandom(2), the kernel CSPRNG); aborts if the
  * system RNG is unavailable. */
 void random_bytes(void *buf, size_t len);
 

@@ -67,7 +67,7 @@ const char *log_itoa(char *buf, long long v);
  */
 #define LOG_INT(v) log_itoa((char[24]){0}, (long long)(v))
 #define log_kv(lvl, comp, msg, ...) \
-	log_write((lvl), (comp), (msg), (const char *const[]){__VA_ARGS__, NULL})
+	log_write((lvl), (comp), (msg), (const char *const[]){__VA_ARGS__, NULL, NULL})
 #define log_debug(comp, ...) log_writef(LOG_LEVEL_DEBUG, (comp), __VA_ARGS__)
 #define log_info(comp, ...) log_writef(LOG_LEVEL_INFO, (comp), __VA_ARGS__)
 #define log_warn(comp, ...) log_writef(LOG_LEVEL_WARN, (comp), __VA_ARGS__)
