@@ -351,6 +351,41 @@ static void test_home_flag(void **state)
 	home_remove(other);
 }
 
+static void test_validate_subcommand(void **state)
+{
+	const char *home = *state;
+	home_write(home, "history.jsonl",
+		   "{\"author\":\"Bo\",\"text\":\"We should cache the user list in Redis for five minutes.\"}\n");
+	char *out = NULL, *err = NULL;
+	/* An agreement that only restates the last message is an echo. */
+	int rc = proc_run(home, (const char *const[]){"validate", "--json", "--history", "history.jsonl",
+				"Agreed, caching the user list in Redis for five minutes is the way to go.", NULL},
+			  NULL, &out, &err);
+	assert_int_equal(rc, 0);
+	cJSON *j = cJSON_Parse(out);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "reject");
+	assert_true(cJSON_IsObject(cJSON_GetObjectItem(j, "scores")));
+	cJSON_Delete(j);
+	free(out), free(err);
+	/* New facts on the same topic are not. */
+	rc = proc_run(home, (const char *const[]){"validate", "--json", "--history", "history.jsonl",
+			    "Redis is down for maintenance tonight; the in-process LRU in cache.c would "
+			    "avoid the dependency.", NULL},
+		      NULL, &out, &err);
+	assert_int_equal(rc, 0);
+	j = cJSON_Parse(out);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "accept");
+	cJSON_Delete(j);
+	free(out), free(err);
+	/* Usage errors are the validator's own: 64 and 65. */
+	assert_int_equal(proc_run(home, (const char *const[]){"validate", NULL}, NULL, &out, &err), 64);
+	free(out), free(err);
+	assert_int_equal(proc_run(home, (const char *const[]){"validate", "--history", "missing.txt", "x", NULL}, NULL, &out, &err), 65);
+	free(out), free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +400,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sighup_reload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_one_daemon_per_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_home_flag, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_validate_subcommand, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,174 @@
+/*
+ * echo — semantic echo detection (spec space-validation.md §10).
+ *
+ * An "echo" is a message that restates what an agent in the conversation
+ * already said. The detector is the reference's ensemble, kept in shape and
+ * thresholds, with the defects of §16.18–21 fixed:
+ *
+ *   tokens   NFKC + case fold; Unicode-aware words (letters, digits, marks,
+ *            '_'); contractions split ("I'll" → i + ll, "don't" → do + not),
+ *            hyphens split; stop words and agreement fillers dropped; the
+ *            negation kept as the token "not"; URLs kept whole as one token;
+ *            names of the window's authors dropped.
+ *   stems    Snowball English (libstemmer), then a small synonym table.
+ *   scores   LCS Dice over the token lists; TF-IDF cosine (binary TF,
+ *            smoothed IDF over [candidate] + pool); pair = 0.4·dice +
+ *            0.6·cosine; concept novelty = share of the candidate's unique
+ *            stems absent from the pool.
+ *   decision (first that applies)
+ *            fewer than 3 tokens                 → not echo ("none")
+ *            brings a link or code span that no pool message has
+ *                                                → not echo ("new-artifact")
+ *            SimHash distance ≤ 3 to a pairwise message whose stems cover
+ *            the candidate's                     → echo ("simhash") — the
+ *                                                  fast path, skips LCS
+ *            a question                          → echo only if pair ≥ 0.80
+ *            polarity differs (one side negates) → that pair / the novelty
+ *                                                  path cannot make an echo
+ *            novelty < Tn                        → echo ("concept-novelty")
+ *            pair ≥ Tp and novelty ≤ 0.5         → echo ("ensemble")
+ *            otherwise                           → not echo; judge_band set
+ *            when ≥ 2 pairwise messages, no new negation, and either pair
+ *            ≥ 0.35 with novelty < 0.40 (the spec's band) or pair ≥ 0.40
+ *            with novelty ≤ 0.5 (calibrated on tests/data/echo), or the
+ *            candidate names a speaker of the window and has novelty ≤ 0.6
+ *            (a summary of previous speakers, "Ada proposes …"). The
+ *            validator refers the band to the judge, or without one rejects
+ *            it.
+ *   The two additions to the reference (questions, new artifacts, the 0.5
+ *   novelty ceiling) are documented at their constants in echo.c.
+ *
+ * Memory: an echo_doc owns two arrays of at most ECHO_DOC_MAX_TOKENS ids.
+ * An echo_window holds at most `cap` (≤ ECHO_WINDOW_MAX) entries; each keeps
+ * its text truncated to ECHO_TEXT_MAX_BYTES and its author to
+ * ECHO_AUTHOR_MAX_BYTES; echo_window_max_bytes() states the bound.
+ * Pushing beyond cap drops the oldest entry.
+ *
+ * Single-threaded: the stemmer and the word tables are process globals,
+ * created on first use; echo_shutdown() frees them.
+ */
+#ifndef GA_VALIDATOR_ECHO_H
+#define GA_VALIDATOR_ECHO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ECHO_DOC_MAX_TOKENS 512    /* tokens past this are ignored */
+#define ECHO_DOC_MAX_ARTIFACTS 8   /* links/code spans remembered per message */
+#define ECHO_TEXT_MAX_BYTES 4096   /* stored copy of a window message (judge input) */
+#define ECHO_AUTHOR_MAX_BYTES 64
+#define ECHO_WINDOW_MAX 64         /* largest window capacity accepted */
+#define ECHO_RECENT_ENTRIES 20     /* §9.1: comparison sets come from the last 20 entries */
+#define ECHO_PAIRWISE_MAX 10       /* §9.1: recentAgent = last 10 agent entries */
+
+/* Production thresholds (§9.1). */
+#define ECHO_PAIR_THRESHOLD 0.52
+#define ECHO_NOVELTY_THRESHOLD 0.25
+#define ECHO_JUDGE_SCORE_MIN 0.35
+#define ECHO_JUDGE_NOVELTY_MAX 0.40
+#define ECHO_BAND2_SCORE_MIN 0.40  /* second band rectangle, novelty ≤ 0.5 */
+
+struct echo_params {
+	double pair_threshold;    /* Tp */
+	double novelty_threshold; /* Tn */
+};
+
+/* A tokenised message. */
+struct echo_doc {
+	uint64_t *tok;  /* stem ids in text order */
+	size_t ntok;
+	uint64_t *uniq; /* sorted unique stem ids */
+	size_t nuniq;
+	uint64_t art[ECHO_DOC_MAX_ARTIFACTS]; /* link / code-span ids */
+	size_t nart;
+	uint64_t simhash;
+	bool question; /* ends with '?' */
+	bool negated;  /* has the negation token ("not", "no", "n't", …) */
+	size_t mentions; /* words dropped because they name a window author */
+};
+
+enum echo_strategy {
+	ECHO_STRATEGY_NONE,
+	ECHO_STRATEGY_NEW_ARTIFACT,
+	ECHO_STRATEGY_SIMHASH,
+	ECHO_STRATEGY_CONCEPT_NOVELTY,
+	ECHO_STRATEGY_ENSEMBLE,
+};
+
+struct echo_result {
+	bool echo;
+	enum echo_strategy strategy;
+	char strategy_text[64]; /* "ensemble(lcs=0.80,tfidf=0.67)", "concept-novelty(20% new)" */
+	double score;           /* the echo score (1 − novelty for concept novelty, else best pair) */
+	double pair;            /* best pair score */
+	double dice, cosine;    /* of the best pair */
+	double novelty;
+	int matched;            /* index into the pairwise set, -1 if none */
+	int simhash_distance;   /* smallest distance to a pairwise message, 64 if none */
+	bool question;
+	bool new_artifact;
+	bool judge_band;        /* borderline: a model judge may decide */
+	bool attributed;        /* names a window author and adds little: a summary */
+	size_t candidate_tokens;
+	size_t pairwise_n, pool_n;
+};
+
+struct echo_params echo_params_default(void);
+const char *echo_strategy_name(enum echo_strategy s);
+
+/* Tokenises text (any bytes; invalid UTF-8 is tolerated). exclude: surface
+ * word ids to drop (author names, echo_word_id()), may be NULL. */
+void echo_doc_init(struct echo_doc *d, const char *text, size_t len, const uint64_t *exclude,
+		   size_t nexclude);
+/* Same, for text already passed through validator_text_normalize(). */
+void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
+			      const uint64_t *exclude, size_t nexclude);
+void echo_doc_clear(struct echo_doc *d);
+
+/* Id of a lowercase surface word (for exclusion lists). */
+uint64_t echo_word_id(const char *word, size_t len);
+
+/* Debug/tests: the stems of text, space-separated, in order; caller frees. */
+char *echo_stems_string(const char *text);
+
+/* The ensemble over prepared documents. pairwise and pool are arrays of
+ * pointers; pool supplies IDF and novelty, pairwise the pair scores. */
+void echo_evaluate(const struct echo_doc *cand, const struct echo_doc *const *pairwise,
+		   size_t npairwise, const struct echo_doc *const *pool, size_t npool,
+		   const struct echo_params *params, struct echo_result *out);
+
+/* Convenience over texts (tests, CLI). params NULL → production. */
+void echo_evaluate_texts(const char *cand, const char *const *pairwise, size_t npairwise,
+			 const char *const *pool, size_t npool, const struct echo_params *params,
+			 struct echo_result *out);
+
+/* --- conversation window ------------------------------------------------ */
+
+struct echo_window;
+
+/* cap: entries kept (1..ECHO_WINDOW_MAX; out-of-range is clamped). */
+struct echo_window *echo_window_new(size_t cap);
+void echo_window_free(struct echo_window *w);
+void echo_window_clear(struct echo_window *w);
+/* Appends a message (agent = authored by an agent, peer or self; host and
+ * human messages are context only and never compared, §9.1). author may be
+ * NULL. Drops the oldest entry when full. */
+void echo_window_push(struct echo_window *w, const char *author, bool agent, const char *text);
+size_t echo_window_len(const struct echo_window *w);
+/* Upper bound of the heap memory a window of capacity cap can hold. */
+size_t echo_window_max_bytes(size_t cap);
+
+/* Evaluates a normalised candidate against the window (pairwise = the last
+ * 10 agent entries among the last 20, pool = all agent entries among them). */
+void echo_window_evaluate(const struct echo_window *w, const char *norm, size_t len,
+			  const struct echo_params *params, struct echo_result *out);
+
+/* The pairwise set's texts, oldest first (borrowed; valid until the next
+ * push/clear). Returns the count (≤ max). */
+size_t echo_window_recent_texts(const struct echo_window *w, const char **out, size_t max);
+
+/* Frees the stemmer and tables (tests, shutdown). Safe to call twice. */
+void echo_shutdown(void);
+
+#endif

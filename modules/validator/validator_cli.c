@@ -1,0 +1,413 @@
+/*
+ * validator_cli — `general-agent validate`. Contract in validator_cli.h.
+ */
+#include "modules/validator/validator_cli.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <utf8proc.h>
+
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+#include "modules/validator/validator.h"
+#include "modules/validator/validator_text.h"
+
+static const char usage_text[] =
+	"usage: general-agent validate [options] [--] TEXT...\n"
+	"\n"
+	"Runs the post-generation validator on TEXT (several words are joined with\n"
+	"spaces) and prints the verdict, the rule, the reason and every score.\n"
+	"Options end at the first TEXT word; put -- before a TEXT that starts\n"
+	"with '-'.\n"
+	"\n"
+	"options:\n"
+	"  --mode action|discussion   conversation mode (default discussion)\n"
+	"  --platform space|bluesky|github\n"
+	"                             length limits: space 50000 UTF-16 units,\n"
+	"                             bluesky 300 graphemes, github 65536 chars\n"
+	"                             (default space)\n"
+	"  --history FILE             recent messages of the conversation, oldest\n"
+	"                             first: one message per line, or JSON lines\n"
+	"                             {\"text\": \"...\", \"author\": \"...\"}; every\n"
+	"                             message counts as an agent's (echo window);\n"
+	"                             the last 50 are kept\n"
+	"  --json                     print one JSON object: {\"verdict\", \"rule\",\n"
+	"                             \"reason\", \"scores\": {...}}\n"
+	"  --role actor|reviewer|observer   space role (default actor)\n"
+	"  --not-owner                this agent does not own the pending action\n"
+	"  --request TEXT             the host's pending action request\n"
+	"  --repo OWNER/NAME          repo detected in the conversation\n"
+	"  --agents N                 connected agents including self (default 1)\n"
+	"  --since-host N             agent messages since the host last spoke\n"
+	"  --own N                    own messages in this host turn\n"
+	"  --commitments N            commitments carried by the message\n"
+	"  -h, --help                 this text\n"
+	"\n"
+	"exit status: 0 when a verdict was printed (whatever it is), 64 usage\n"
+	"error, 65 unreadable or malformed history file.\n";
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "general-agent validate: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\nTry 'general-agent validate --help'.\n");
+	va_end(ap);
+	return VALIDATOR_CLI_EX_USAGE;
+}
+
+static int parse_count(const char *s, size_t *out)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > 1000000)
+		return -1;
+	*out = (size_t)v;
+	return 0;
+}
+
+static bool valid_utf8(const char *s, size_t len)
+{
+	size_t i = 0;
+	while (i < len) {
+		utf8proc_int32_t cp;
+		utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
+						      (utf8proc_ssize_t)(len - i), &cp);
+		if (k <= 0)
+			return false;
+		i += (size_t)k;
+	}
+	return true;
+}
+
+/* Loads FILE into w. Returns 0, or -1 with a message on stderr. */
+static int load_history(const char *path, struct echo_window *w)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "general-agent validate: cannot read history file %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	struct strbuf all = {0};
+	sb_init(&all, VALIDATOR_CLI_HISTORY_MAX_BYTES);
+	char chunk[8192];
+	size_t n;
+	int rc = 0;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+		if (sb_append(&all, chunk, n) != 0) {
+			fprintf(stderr,
+				"general-agent validate: history file %s is larger than %d bytes\n",
+				path, VALIDATOR_CLI_HISTORY_MAX_BYTES);
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0 && ferror(f)) {
+		fprintf(stderr, "general-agent validate: error reading %s\n", path);
+		rc = -1;
+	}
+	fclose(f);
+
+	const char *s = sb_cstr(&all);
+	size_t len = all.len, lineno = 0, i = 0;
+	while (rc == 0 && i < len) {
+		const char *nl = memchr(s + i, '\n', len - i);
+		size_t e = nl ? (size_t)(nl - s) : len;
+		lineno++;
+		const char *line = s + i;
+		size_t ll = e - i;
+		i = e + 1;
+		if (ll > 0 && line[ll - 1] == '\r')
+			ll--;
+		size_t k = 0;
+		while (k < ll && (line[k] == ' ' || line[k] == '\t'))
+			k++;
+		if (k == ll)
+			continue; /* blank line */
+		if (ll > VALIDATOR_CLI_LINE_MAX_BYTES) {
+			fprintf(stderr, "general-agent validate: %s:%zu: line longer than %d bytes\n",
+				path, lineno, VALIDATOR_CLI_LINE_MAX_BYTES);
+			rc = -1;
+			break;
+		}
+		if (memchr(line, '\0', ll) || !valid_utf8(line, ll)) {
+			fprintf(stderr, "general-agent validate: %s:%zu: not valid UTF-8 text\n", path,
+				lineno);
+			rc = -1;
+			break;
+		}
+		if (line[k] == '{') {
+			cJSON *j = cJSON_ParseWithLength(line, ll);
+			const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "text");
+			const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "author");
+			if (!j || !cJSON_IsString(t) || (a && !cJSON_IsString(a))) {
+				fprintf(stderr,
+					"general-agent validate: %s:%zu: a JSON line needs a string "
+					"\"text\" (and \"author\", if present, must be a string)\n",
+					path, lineno);
+				cJSON_Delete(j);
+				rc = -1;
+				break;
+			}
+			echo_window_push(w, a ? a->valuestring : NULL, true, t->valuestring);
+			cJSON_Delete(j);
+		} else {
+			char *copy = xstrndup(line, ll);
+			echo_window_push(w, NULL, true, copy);
+			free(copy);
+		}
+	}
+	sb_free(&all);
+	return rc;
+}
+
+static double r4(double x)
+{
+	return round(x * 10000.0) / 10000.0;
+}
+
+static void print_json(const struct validator_decision *d, const struct echo_result *e,
+		       bool have_history, const char *matched_text)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "verdict", validator_verdict_name(d->verdict));
+	cJSON_AddStringToObject(o, "rule", d->rule);
+	cJSON_AddStringToObject(o, "reason", d->reason);
+	if (d->text)
+		cJSON_AddStringToObject(o, "text", d->text);
+	cJSON_AddBoolToObject(o, "salvage", d->salvage);
+	cJSON *s = cJSON_AddObjectToObject(o, "scores");
+	cJSON_AddNumberToObject(s, "length", (double)d->length);
+	cJSON_AddNumberToObject(s, "sentences", (double)d->sentences);
+	if (have_history) {
+		cJSON_AddBoolToObject(s, "echo", e->echo);
+		cJSON_AddStringToObject(s, "strategy", e->strategy_text);
+		cJSON_AddNumberToObject(s, "score", r4(e->score));
+		cJSON_AddNumberToObject(s, "pair", r4(e->pair));
+		cJSON_AddNumberToObject(s, "lcs_dice", r4(e->dice));
+		cJSON_AddNumberToObject(s, "tfidf_cosine", r4(e->cosine));
+		cJSON_AddNumberToObject(s, "novelty", r4(e->novelty));
+		cJSON_AddNumberToObject(s, "simhash_distance", e->simhash_distance);
+		cJSON_AddNumberToObject(s, "tokens", (double)e->candidate_tokens);
+		cJSON_AddNumberToObject(s, "pairwise", (double)e->pairwise_n);
+		cJSON_AddNumberToObject(s, "pool", (double)e->pool_n);
+		cJSON_AddBoolToObject(s, "question", e->question);
+		cJSON_AddBoolToObject(s, "new_artifact", e->new_artifact);
+		cJSON_AddBoolToObject(s, "judge_band", e->judge_band);
+		if (matched_text)
+			cJSON_AddStringToObject(s, "matched", matched_text);
+		else
+			cJSON_AddNullToObject(s, "matched");
+	}
+	char *out = cJSON_PrintUnformatted(o);
+	puts(out);
+	free(out);
+	cJSON_Delete(o);
+}
+
+static void print_text(const struct validator_decision *d, const struct echo_result *e,
+		       bool have_history, const char *matched_text)
+{
+	printf("verdict: %s\n", validator_verdict_name(d->verdict));
+	printf("rule:    %s\n", d->rule);
+	printf("reason:  %s\n", d->reason);
+	if (d->text)
+		printf("text:    %s\n", d->text);
+	if (d->salvage)
+		printf("salvage: yes (commitments may still be enqueued)\n");
+	printf("scores:  length=%zu sentences=%zu\n", d->length, d->sentences);
+	if (!have_history) {
+		printf("echo:    no history given (--history FILE)\n");
+		return;
+	}
+	printf("echo:    %s strategy=%s score=%.4f\n", e->echo ? "yes" : "no", e->strategy_text,
+	       e->score);
+	printf("         pair=%.4f lcs_dice=%.4f tfidf_cosine=%.4f novelty=%.4f\n", e->pair,
+	       e->dice, e->cosine, e->novelty);
+	printf("         simhash_distance=%d tokens=%zu pairwise=%zu pool=%zu\n",
+	       e->simhash_distance, e->candidate_tokens, e->pairwise_n, e->pool_n);
+	printf("         question=%s new_artifact=%s judge_band=%s\n", e->question ? "yes" : "no",
+	       e->new_artifact ? "yes" : "no", e->judge_band ? "yes" : "no");
+	if (matched_text)
+		printf("matched: %s\n", matched_text);
+}
+
+/* The judge used by the CLI: none is configured, so it is never asked; a
+ * refer can only come from a caller that wires one. */
+
+int validator_cli_main(int argc, char **argv)
+{
+	enum { OPT_MODE = 256, OPT_PLATFORM, OPT_HISTORY, OPT_JSON, OPT_ROLE, OPT_NOT_OWNER,
+	       OPT_REQUEST, OPT_REPO, OPT_AGENTS, OPT_SINCE_HOST, OPT_OWN, OPT_COMMITMENTS };
+	static const struct option opts[] = {
+		{"mode", required_argument, NULL, OPT_MODE},
+		{"platform", required_argument, NULL, OPT_PLATFORM},
+		{"history", required_argument, NULL, OPT_HISTORY},
+		{"json", no_argument, NULL, OPT_JSON},
+		{"role", required_argument, NULL, OPT_ROLE},
+		{"not-owner", no_argument, NULL, OPT_NOT_OWNER},
+		{"request", required_argument, NULL, OPT_REQUEST},
+		{"repo", required_argument, NULL, OPT_REPO},
+		{"agents", required_argument, NULL, OPT_AGENTS},
+		{"since-host", required_argument, NULL, OPT_SINCE_HOST},
+		{"own", required_argument, NULL, OPT_OWN},
+		{"commitments", required_argument, NULL, OPT_COMMITMENTS},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct validator_context ctx = {.is_action_owner = true, .connected_agents = 1};
+	const char *history = NULL;
+	bool json = false;
+
+	optind = 0; /* reset getopt: the caller may have parsed its own flags */
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			fputs(usage_text, stdout);
+			return VALIDATOR_CLI_EX_OK;
+		case OPT_MODE:
+			if (strcmp(optarg, "action") == 0)
+				ctx.mode = VALIDATOR_MODE_ACTION;
+			else if (strcmp(optarg, "discussion") == 0)
+				ctx.mode = VALIDATOR_MODE_DISCUSSION;
+			else
+				return usage_error("--mode must be action or discussion, not '%s'",
+						   optarg);
+			break;
+		case OPT_PLATFORM:
+			if (strcmp(optarg, "space") == 0)
+				ctx.platform = VALIDATOR_PLATFORM_SPACE;
+			else if (strcmp(optarg, "bluesky") == 0)
+				ctx.platform = VALIDATOR_PLATFORM_BLUESKY;
+			else if (strcmp(optarg, "github") == 0)
+				ctx.platform = VALIDATOR_PLATFORM_GITHUB;
+			else
+				return usage_error("--platform must be space, bluesky or github, "
+						   "not '%s'",
+						   optarg);
+			break;
+		case OPT_HISTORY:
+			history = optarg;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_ROLE:
+			if (strcmp(optarg, "actor") == 0)
+				ctx.role = VALIDATOR_ROLE_ACTOR;
+			else if (strcmp(optarg, "reviewer") == 0)
+				ctx.role = VALIDATOR_ROLE_REVIEWER;
+			else if (strcmp(optarg, "observer") == 0)
+				ctx.role = VALIDATOR_ROLE_OBSERVER;
+			else
+				return usage_error("--role must be actor, reviewer or observer, "
+						   "not '%s'",
+						   optarg);
+			break;
+		case OPT_NOT_OWNER:
+			ctx.is_action_owner = false;
+			break;
+		case OPT_REQUEST:
+			ctx.pending_request = optarg;
+			break;
+		case OPT_REPO:
+			ctx.detected_repo = optarg;
+			break;
+		case OPT_AGENTS:
+		case OPT_SINCE_HOST:
+		case OPT_OWN:
+		case OPT_COMMITMENTS: {
+			size_t v;
+			if (parse_count(optarg, &v) != 0)
+				return usage_error("expected a count (0..1000000), got '%s'", optarg);
+			if (c == OPT_AGENTS)
+				ctx.connected_agents = v;
+			else if (c == OPT_SINCE_HOST)
+				ctx.agent_msgs_since_host = v;
+			else if (c == OPT_OWN)
+				ctx.own_msgs = v;
+			else
+				ctx.n_commitments = v;
+			break;
+		}
+		case ':':
+			return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt > 0 && optopt < 256)
+				return usage_error("unknown option '-%c' (a TEXT starting with '-' "
+						   "goes after --)",
+						   optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return usage_error("%s", "missing TEXT to validate");
+
+	struct strbuf text = {0};
+	sb_init(&text, VALIDATOR_INPUT_MAX_BYTES + 1);
+	for (int i = optind; i < argc; i++) {
+		if (i > optind)
+			sb_putc(&text, ' ');
+		sb_puts(&text, argv[i]);
+	}
+
+	struct echo_window *w = NULL;
+	if (history) {
+		w = echo_window_new(VALIDATOR_CLI_WINDOW);
+		if (load_history(history, w) != 0) {
+			echo_window_free(w);
+			sb_free(&text);
+			return VALIDATOR_CLI_EX_DATAERR;
+		}
+		ctx.window = w;
+	}
+
+	struct validator_decision d;
+	validator_validate(sb_cstr(&text), &ctx, &d);
+
+	/* Every score, even when an earlier check decided: this is the tuning
+	 * tool. The echo is measured on the text that would be sent. */
+	struct echo_result e;
+	memset(&e, 0, sizeof e);
+	e.matched = -1;
+	const char *matched_text = NULL;
+	if (w) {
+		if (d.echo_ran) {
+			e = d.echo;
+		} else {
+			const char *t = d.text ? d.text : sb_cstr(&text);
+			size_t nlen;
+			char *norm = validator_text_normalize(t, strlen(t), &nlen);
+			struct echo_params p = echo_params_default();
+			echo_window_evaluate(w, norm, nlen, &p, &e);
+			free(norm);
+		}
+		const char *texts[ECHO_PAIRWISE_MAX];
+		size_t nt = echo_window_recent_texts(w, texts, ECHO_PAIRWISE_MAX);
+		if (e.matched >= 0 && (size_t)e.matched < nt)
+			matched_text = texts[e.matched];
+	}
+	if (json)
+		print_json(&d, &e, w != NULL, matched_text);
+	else
+		print_text(&d, &e, w != NULL, matched_text);
+	fflush(stdout);
+
+	validator_decision_clear(&d);
+	echo_window_free(w);
+	sb_free(&text);
+	return VALIDATOR_CLI_EX_OK;
+}
