@@ -1,0 +1,39 @@
+/* space/buf — see buf.h. */
+#include "space/buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/xalloc.h"
+
+struct space_buf *space_buf_new(const char *data, size_t len, unsigned flags)
+{
+	struct space_buf *b = xmalloc(sizeof *b + SPACE_BUF_PRE + len + 1);
+	b->refs = 1;
+	b->flags = flags;
+	b->len = len;
+	memset(b->mem, 0, SPACE_BUF_PRE);
+	if (len)
+		memcpy(b->mem + SPACE_BUF_PRE, data, len);
+	b->mem[SPACE_BUF_PRE + len] = '\0';
+	return b;
+}
+
+struct space_buf *space_buf_from_sb(struct strbuf *sb, unsigned flags)
+{
+	struct space_buf *b = space_buf_new(sb_cstr(sb), sb->len, flags);
+	sb_reset(sb);
+	return b;
+}
+
+struct space_buf *space_buf_ref(struct space_buf *b)
+{
+	b->refs++;
+	return b;
+}
+
+void space_buf_unref(struct space_buf *b)
+{
+	if (b && --b->refs == 0)
+		free(b);
+}

@@ -1,0 +1,126 @@
+/*
+ * space/room — the agent-space room: members, join flow, broadcasts,
+ * claims, rate limits, workspace cache, heartbeat and shutdown rules
+ * (space-protocol.md §3).
+ *
+ * Pure policy: no sockets and no clock. Time enters as `now` (epoch ms) on
+ * every call; effects leave through struct space_room_ops (queue a message
+ * on a connection, close it with a code, drop it, ping it), and events are
+ * appended to the space_store. server.c implements the ops with
+ * libwebsockets; the unit tests and the fuzzer implement them with arrays.
+ *
+ * Lifetime: the I/O layer calls space_room_conn_new() for every accepted
+ * WebSocket and space_room_conn_closed() exactly once when it is gone
+ * (which frees the conn). Ops callbacks must not call back into the room
+ * (queue work instead); the room may call ops while iterating members.
+ *
+ * Bounds: claims SPACE_CLAIMS_MAX (new claims beyond it get an error),
+ * workspace cache SPACE_WORKSPACES_MAX (oldest evicted), members are
+ * bounded by the server's connection limit.
+ */
+#ifndef GA_SPACE_ROOM_H
+#define GA_SPACE_ROOM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "space/buf.h"
+#include "space/store.h"
+
+#define SPACE_CLAIMS_MAX 16384
+#define SPACE_WORKSPACES_MAX 1024
+#define SPACE_WORKSPACE_TTL_MS_DEFAULT 86400000
+#define SPACE_CLAIM_TTL_MS_DEFAULT 60000
+#define SPACE_CHAT_INTERVAL_MS_DEFAULT 3000
+
+/* WebSocket close codes used by the room (§3.21). */
+#define SPACE_CLOSE_GOING_AWAY 1001
+#define SPACE_CLOSE_JOIN_TIMEOUT 4001
+#define SPACE_CLOSE_REPLACED 4002
+#define SPACE_CLOSE_BAD_JOIN 4003
+
+struct space_conn {
+	void *io;               /* the I/O layer's state for this connection */
+	bool member;            /* registered by a valid join */
+	bool join_seen;         /* any "join" arrived: the join timer is moot */
+	bool closing;           /* the room asked for a close: ignore input */
+	/* member fields (valid while member) */
+	char *name, *id, *version;
+	char *caps_json;        /* normalised capabilities array, or NULL */
+	char *identity_json;    /* JSON.stringify(summary), or NULL */
+	int64_t joined_at, last_seen;
+	int64_t last_chat;      /* last accepted chat, or INT64_MIN */
+	bool alive;
+	struct space_conn *prev, *next; /* member order */
+};
+
+struct space_room_ops {
+	/* Queue msg (the callee takes its own reference). */
+	void (*send)(void *ud, struct space_conn *c, struct space_buf *msg);
+	/* Close with code/reason after what is already queued. */
+	void (*close)(void *ud, struct space_conn *c, int code, const char *reason);
+	/* Drop now, without a close frame (heartbeat, §3.14). */
+	void (*drop)(void *ud, struct space_conn *c);
+	/* Send an empty ping. */
+	void (*ping)(void *ud, struct space_conn *c);
+	/* Optional: a line for the host's terminal ("Ada joined"). */
+	void (*show)(void *ud, const char *line);
+};
+
+struct space_room_config {
+	int64_t claim_ttl_ms;      /* §3.7 */
+	int64_t chat_interval_ms;  /* §3.4 step 4; 0 disables the limit */
+	int64_t workspace_ttl_ms;  /* §3.15 */
+	int64_t join_timeout_ms;   /* the timer lives in the I/O layer; this
+				    * only words the timeout error */
+};
+
+struct space_room;
+
+/* The reference's values (space-protocol.md §6.2). */
+void space_room_config_init(struct space_room_config *cfg);
+
+/* cfg NULL → defaults. store is borrowed and must outlive the room. started_ms fixes the host id
+ * ("host-<base36 started_ms>", §3.16). */
+struct space_room *space_room_new(const struct space_room_config *cfg,
+				  struct space_store *store,
+				  const struct space_room_ops *ops, void *ud,
+				  int64_t started_ms);
+/* Frees every connection still known (without any callbacks). */
+void space_room_free(struct space_room *r);
+
+struct space_conn *space_room_conn_new(struct space_room *r, void *io);
+/* The connection is gone: runs the leave procedure for a member (§3.13),
+ * then frees c. */
+void space_room_conn_closed(struct space_room *r, struct space_conn *c, int64_t now);
+
+/* One complete inbound message (valid UTF-8). */
+void space_room_input(struct space_room *r, struct space_conn *c, const char *buf,
+		      size_t len, int64_t now);
+/* A pong arrived (any pong counts, §3.10). */
+void space_room_pong(struct space_room *r, struct space_conn *c, int64_t now);
+/* The per-connection join timer fired (§3.2). */
+void space_room_join_timeout(struct space_room *r, struct space_conn *c, int64_t now);
+
+/* Heartbeat tick: ping live members, drop those that missed a round. */
+void space_room_heartbeat(struct space_room *r, int64_t now);
+/* Periodic sweep of expired claims and stale workspace states (§3.15). */
+void space_room_sweep(struct space_room *r, int64_t now);
+
+/* A line typed by the host (already trimmed by the caller or not: it is
+ * broadcast as given, cut to 100,000 units). */
+void space_room_host_chat(struct space_room *r, const char *text, size_t len, int64_t now);
+
+/* Shutdown step 1: broadcast the shutdown message (§3.17). */
+void space_room_shutdown_notice(struct space_room *r, int64_t now);
+/* Shutdown step 2: close every member with 1001 and forget them without
+ * leave entries or broadcasts. */
+void space_room_shutdown_close(struct space_room *r);
+
+size_t space_room_member_count(const struct space_room *r);
+/* Members in order (for /who); NULL-terminated iteration via ->next. */
+const struct space_conn *space_room_first_member(const struct space_room *r);
+size_t space_room_claim_count(const struct space_room *r);
+
+#endif

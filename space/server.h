@@ -1,0 +1,76 @@
+/*
+ * space/server — the agent-space server process: libwebsockets on one
+ * libuv loop, the room, the log, host input, mDNS, timers and shutdown.
+ *
+ * This is the I/O glue around space/room (policy) and space/store (log):
+ * WebSocket transport rules (space-protocol.md §1), per-connection bounded
+ * send queues, the join timer, heartbeat and sweep timers, the shutdown
+ * drain (§3.17), GET /healthz, the connection limit, and the port file.
+ *
+ * space_server_run() blocks running the loop until the room has shut down
+ * (host "/quit", SIGINT or SIGTERM) and then releases everything.
+ */
+#ifndef GA_SPACE_SERVER_H
+#define GA_SPACE_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+#define SPACE_DEFAULT_NAME "agent-space"
+#define SPACE_DEFAULT_PORT 7777
+#define SPACE_DEFAULT_DATA_DIR "data/"
+#define SPACE_DEFAULT_BIND "0.0.0.0"
+#define SPACE_DEFAULT_MAX_CLIENTS 1024
+
+#define SPACE_JOIN_TIMEOUT_MS_DEFAULT 5000
+#define SPACE_HEARTBEAT_MS_DEFAULT 30000
+#define SPACE_SWEEP_MS_DEFAULT 300000
+#define SPACE_SHUTDOWN_GRACE_MS_DEFAULT 3000
+/* A member whose unsent messages pass this is disconnected (it stopped
+ * reading); nobody else ever waits for it. */
+#define SPACE_SENDQ_MAX_BYTES_DEFAULT ((size_t)8 * 1024 * 1024)
+/* Once a member's queue holds this much, a new presence snapshot replaces
+ * an older unsent one instead of queueing behind it. */
+#define SPACE_PRESENCE_COALESCE_BYTES ((size_t)64 * 1024)
+/* After the 1001 closes, how long to wait for close handshakes. */
+#define SPACE_CLOSE_WAIT_MS 2000
+
+struct space_server_config {
+	const char *name;      /* SPACE_NAME: mDNS instance, /healthz name */
+	int port;              /* 0: the OS picks one */
+	const char *bind;      /* address to listen on; "0.0.0.0" = all */
+	const char *data_dir;
+	unsigned max_clients;  /* WebSocket connections, joined or not */
+	bool mdns;
+	bool host_input;       /* read host lines from stdin */
+	const char *port_file; /* NULL or a path */
+
+	int64_t join_timeout_ms;
+	int64_t heartbeat_ms;
+	int64_t claim_ttl_ms;
+	int64_t chat_interval_ms;
+	int64_t shutdown_grace_ms;
+	int64_t sweep_ms;
+	int64_t workspace_ttl_ms;
+	size_t log_max_bytes;
+	size_t history_max_bytes;
+	size_t sendq_max_bytes;
+};
+
+/* Fills the defaults of the reference (§6). */
+void space_server_config_init(struct space_server_config *cfg);
+
+enum space_run_result {
+	SPACE_RUN_OK = 0,           /* clean shutdown */
+	SPACE_RUN_CANNOT_LISTEN = 1, /* bind/listen failed, or the port file */
+	SPACE_RUN_BAD_DATA_DIR = 2, /* SPACE_DATA_DIR cannot be created */
+};
+
+/* Runs the server until shutdown; err says why it could not start. */
+enum space_run_result space_server_run(const struct space_server_config *cfg,
+				       struct ga_err *err);
+
+#endif

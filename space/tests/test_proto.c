@@ -1,0 +1,155 @@
+/* Unit tests for space/proto: the JavaScript semantics of the wire format. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "space/proto.h"
+
+static char *stringify(const char *json)
+{
+	cJSON *v = json_parse(json, strlen(json), NULL);
+	assert_non_null(v);
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	assert_int_equal(space_js_stringify(&sb, v), 0);
+	cJSON_Delete(v);
+	return sb_detach(&sb);
+}
+
+static void test_units_and_cut(void **state)
+{
+	const char *s = "a\xC3\xA9\xE6\x97\xA5\xF0\x9F\x8E\xA8"; /* a é 日 🎨 */
+	assert_int_equal(space_js_units(s, strlen(s)), 5);
+	/* 4 units would split the surrogate pair of 🎨: cut before it. */
+	assert_int_equal(space_js_cut(s, strlen(s), 4), 6);
+	assert_int_equal(space_js_cut(s, strlen(s), 5), strlen(s));
+	assert_int_equal(space_js_cut(s, strlen(s), 0), 0);
+}
+
+static void test_blank_and_trim(void **state)
+{
+	assert_true(space_js_blank("", 0));
+	assert_true(space_js_blank(" \t\n\r\v\f", 6));
+	/* U+00A0, U+2003, U+3000, U+FEFF are all trimmed by JS. */
+	const char *ws = "\xC2\xA0\xE2\x80\x83\xE3\x80\x80\xEF\xBB\xBF";
+	assert_true(space_js_blank(ws, strlen(ws)));
+	/* U+200B (zero width space) is not JS whitespace. */
+	assert_false(space_js_blank("\xE2\x80\x8B", 3));
+	size_t off, n;
+	space_js_trim("  hi there \xC2\xA0", 13, &off, &n);
+	assert_int_equal(off, 2);
+	assert_int_equal(n, 8);
+}
+
+static void test_truthy(void **state)
+{
+	const char *falsy[] = {"0", "-0", "false", "null", "\"\""};
+	const char *truthy[] = {"1", "\"0\"", "true", "[]", "{}", "\" \""};
+	for (size_t i = 0; i < 5; i++) {
+		cJSON *v = json_parse(falsy[i], strlen(falsy[i]), NULL);
+		assert_false(space_js_truthy(v));
+		cJSON_Delete(v);
+	}
+	for (size_t i = 0; i < 6; i++) {
+		cJSON *v = json_parse(truthy[i], strlen(truthy[i]), NULL);
+		assert_true(space_js_truthy(v));
+		cJSON_Delete(v);
+	}
+	assert_false(space_js_truthy(NULL));
+}
+
+static void test_stringify_js_order_and_numbers(void **state)
+{
+	char *s = stringify("{ \"b\": 1.0, \"2\": 2, \"a\": [1e3, -0, 0.1, 1e21], \"1\": \"x\" }");
+	assert_string_equal(s, "{\"1\":\"x\",\"2\":2,\"b\":1,\"a\":[1000,0,0.1,1e+21]}");
+	free(s);
+	/* Duplicate keys: first position, last value (JSON.parse semantics). */
+	s = stringify("{\"a\":1,\"b\":2,\"a\":3}");
+	assert_string_equal(s, "{\"a\":3,\"b\":2}");
+	free(s);
+	/* Escapes as JSON.stringify: \u001f lowercase, / and U+2028 raw. */
+	s = stringify("\"a/\\u001f\\u2028\\t\"");
+	assert_string_equal(s, "\"a/\\u001f\xE2\x80\xA8\\t\"");
+	free(s);
+	/* "01" and "4294967295" are not array indices: insertion order. */
+	s = stringify("{\"z\":0,\"01\":1,\"4294967295\":2,\"4294967294\":3}");
+	assert_string_equal(s, "{\"4294967294\":3,\"z\":0,\"01\":1,\"4294967295\":2}");
+	free(s);
+}
+
+static void test_string_of(void **state)
+{
+	const char *in[] = {"\"s\"", "42", "1.5", "true", "null", "[1,[2,null],\"x\"]", "{\"a\":1}"};
+	const char *out[] = {"s", "42", "1.5", "true", "null", "1,2,,x", "[object Object]"};
+	for (size_t i = 0; i < 7; i++) {
+		cJSON *v = json_parse(in[i], strlen(in[i]), NULL);
+		struct strbuf sb;
+		sb_init(&sb, 0);
+		space_js_string_of(&sb, v);
+		assert_string_equal(sb_cstr(&sb), out[i]);
+		sb_free(&sb);
+		cJSON_Delete(v);
+	}
+}
+
+static void test_parse_classification(void **state)
+{
+	cJSON *root;
+	assert_int_equal(space_msg_parse("not-valid-json{{{", 17, &root), SPACE_MSG_INVALID_JSON);
+	assert_int_equal(space_msg_parse("null", 4, &root), SPACE_MSG_INVALID_JSON);
+	assert_null(root);
+	const char *ignored[] = {"5", "[]", "\"x\"", "{}", "{\"type\":\"leave\"}",
+				 "{\"type\":\"presence\"}", "{\"type\":5}", "true"};
+	for (size_t i = 0; i < 8; i++) {
+		assert_int_equal(space_msg_parse(ignored[i], strlen(ignored[i]), &root),
+				 SPACE_MSG_IGNORED);
+		assert_null(root);
+	}
+	/* Leading BOM makes the text invalid JSON (§1.1). */
+	assert_int_equal(space_msg_parse("\xEF\xBB\xBF{}", 5, &root), SPACE_MSG_INVALID_JSON);
+	/* Duplicate "type": the last one wins. */
+	const char *dup = "{\"type\":\"chat\",\"type\":\"typing\"}";
+	assert_int_equal(space_msg_parse(dup, strlen(dup), &root), SPACE_MSG_TYPING);
+	cJSON_Delete(root);
+}
+
+static void test_utf8_repair(void **state)
+{
+	size_t n;
+	assert_null(space_utf8_repair("ok \xC3\xA9", 5, &n));
+	/* Maximal subparts: E2 82 (truncated) is one U+FFFD, FF is one. */
+	char *r = space_utf8_repair("a\xE2\x82" "b\xFF", 5, &n);
+	assert_non_null(r);
+	assert_int_equal(n, 8);
+	assert_memory_equal(r, "a\xEF\xBF\xBD" "b\xEF\xBF\xBD", 8);
+	free(r);
+}
+
+static void test_history_limit(void **state)
+{
+	/* config.test.ts dynamicHistoryLimit cases (§8.3). */
+	size_t in[] = {0, 1, 2, 3, 6, 10, 18, 100, 1000};
+	size_t out[] = {200, 200, 200, 250, 400, 600, 1000, 1000, 1000};
+	for (size_t i = 0; i < 9; i++)
+		assert_int_equal(space_history_limit(in[i]), out[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_units_and_cut),
+		cmocka_unit_test(test_blank_and_trim),
+		cmocka_unit_test(test_truthy),
+		cmocka_unit_test(test_stringify_js_order_and_numbers),
+		cmocka_unit_test(test_string_of),
+		cmocka_unit_test(test_parse_classification),
+		cmocka_unit_test(test_utf8_repair),
+		cmocka_unit_test(test_history_limit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,336 @@
+/* Unit tests for space/room: the rules of space-protocol.md §3, driven
+ * through fake I/O ops that record what each connection receives. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "space/room.h"
+
+#define MAXC 4
+#define MAXM 64
+
+struct fake {
+	struct space_conn *c;
+	char *msgs[MAXM];
+	int n;
+	int close_code;
+	bool dropped;
+	int pings;
+};
+
+static struct fake f[MAXC];
+static struct space_room *room;
+static struct space_store *store;
+static char dir[64];
+static const int64_t T0 = 1736000000000;
+
+static void op_send(void *ud, struct space_conn *c, struct space_buf *b)
+{
+	struct fake *x = c->io;
+	assert_true(x->n < MAXM);
+	x->msgs[x->n++] = strdup(space_buf_data(b));
+}
+static void op_close(void *ud, struct space_conn *c, int code, const char *reason)
+{
+	((struct fake *)c->io)->close_code = code;
+}
+static void op_drop(void *ud, struct space_conn *c)
+{
+	((struct fake *)c->io)->dropped = true;
+}
+static void op_ping(void *ud, struct space_conn *c)
+{
+	((struct fake *)c->io)->pings++;
+}
+static const struct space_room_ops ops = {op_send, op_close, op_drop, op_ping, NULL};
+
+static void clear(void)
+{
+	for (int i = 0; i < MAXC; i++) {
+		for (int j = 0; j < f[i].n; j++)
+			free(f[i].msgs[j]);
+		f[i].n = 0;
+	}
+}
+
+static int setup(void **state)
+{
+	log_init(LOG_LEVEL_ERROR, 0, NULL);
+	snprintf(dir, sizeof dir, "/tmp/space-room-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	store = space_store_open(dir, 0, 0, NULL);
+	room = space_room_new(NULL, store, &ops, NULL, T0);
+	memset(f, 0, sizeof f);
+	for (int i = 0; i < MAXC; i++)
+		f[i].c = space_room_conn_new(room, &f[i]);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	clear();
+	space_room_free(room);
+	space_store_free(store);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+static void in(int i, const char *msg, int64_t t)
+{
+	space_room_input(room, f[i].c, msg, strlen(msg), t);
+}
+
+static void join(int i, const char *name, const char *id, int64_t t)
+{
+	char buf[256];
+	snprintf(buf, sizeof buf, "{\"type\":\"join\",\"name\":\"%s\",\"id\":\"%s\",\"version\":\"1.0.0\"}",
+		 name, id);
+	in(i, buf, t);
+}
+
+/* Asserts message k of connection i starts with prefix. */
+static void expect(int i, int k, const char *prefix)
+{
+	assert_true(k < f[i].n);
+	if (strncmp(f[i].msgs[k], prefix, strlen(prefix)) != 0)
+		fail_msg("conn %d msg %d: %s\nexpected prefix: %s", i, k, f[i].msgs[k], prefix);
+}
+
+static void test_join_sequence(void **state)
+{
+	in(0, "{\"type\":\"join\",\"name\":\"A\",\"id\":\"a1\",\"version\":\"1\",\"capabilities\":"
+	      "[\"social\",5,\"github\"],\"extra\":1}", T0);
+	assert_int_equal(f[0].n, 4);
+	assert_string_equal(f[0].msgs[0], "{\"type\":\"join\",\"name\":\"A\",\"id\":\"a1\","
+					  "\"version\":\"1\",\"capabilities\":[\"social\",\"github\"]}");
+	assert_string_equal(f[0].msgs[1],
+			    "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\",\"id\":\"a1\","
+			    "\"version\":\"1\",\"joinedAt\":\"2025-01-04T14:13:20.000Z\","
+			    "\"lastSeen\":\"2025-01-04T14:13:20.000Z\",\"capabilities\":"
+			    "[\"social\",\"github\"]}]}");
+	assert_string_equal(f[0].msgs[2],
+			    "{\"type\":\"history_response\",\"entries\":[{\"timestamp\":"
+			    "\"2025-01-04T14:13:20.000Z\",\"agentName\":\"A\",\"agentId\":\"a1\","
+			    "\"type\":\"join\",\"content\":\"\"}]}");
+	assert_string_equal(f[0].msgs[3], f[0].msgs[1]);
+	clear();
+	/* A cached workspace_state is replayed to the next joiner. */
+	in(0, "{\"type\":\"workspace_state\",\"workspace\":\"o/r\",\"totalTasks\":5,"
+	      "\"completedTasks\":2}", T0 + 10);
+	join(1, "B", "b1", T0 + 20);
+	expect(0, 1, "{\"type\":\"join\",\"name\":\"B\"");
+	expect(0, 2, "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\"");
+	assert_int_equal(f[1].n, 5);
+	expect(1, 0, "{\"type\":\"join\",\"name\":\"B\"");
+	expect(1, 1, "{\"type\":\"presence\"");
+	expect(1, 2, "{\"type\":\"history_response\"");
+	assert_string_equal(f[1].msgs[3], f[0].msgs[0]);
+	expect(1, 4, "{\"type\":\"presence\"");
+	/* A second valid join is ignored completely. */
+	clear();
+	join(1, "B2", "b2", T0 + 30);
+	assert_int_equal(f[0].n + f[1].n, 0);
+}
+
+static void test_bad_join_and_pending(void **state)
+{
+	in(0, "{\"type\":\"typing\"}", T0);
+	in(0, "{\"type\":\"chat\",\"content\":\"x\"}", T0);
+	assert_int_equal(f[0].n, 1);
+	assert_string_equal(f[0].msgs[0],
+			    "{\"type\":\"error\",\"message\":\"Must join before sending chat\"}");
+	in(0, "{\"type\":\"join\",\"name\":\" \",\"id\":\"x\",\"version\":\"1\"}", T0);
+	expect(0, 1, "{\"type\":\"error\",\"message\":\"Invalid join:");
+	assert_int_equal(f[0].close_code, 4003);
+	/* Whitespace-only version is accepted; 51 units is not. */
+	in(1, "{\"type\":\"join\",\"name\":\"V\",\"id\":\"v\",\"version\":\"  \"}", T0);
+	assert_int_equal(f[1].close_code, 0);
+	in(2, "{\"type\":\"join\",\"name\":\"W\",\"id\":\"w\",\"version\":"
+	      "\"123456789012345678901234567890123456789012345678901\"}", T0);
+	assert_int_equal(f[2].close_code, 4003);
+	/* Join timeout only for connections that never sent a join. */
+	space_room_join_timeout(room, f[3].c, T0 + 5000);
+	assert_int_equal(f[3].close_code, 4001);
+	expect(3, 0, "{\"type\":\"error\",\"message\":\"Join timeout: must send join message "
+		     "within 5 seconds\"}");
+}
+
+static void test_replacement_order(void **state)
+{
+	join(0, "A", "a1", T0);
+	join(1, "B", "b1", T0);
+	clear();
+	join(2, "A", "a2", T0 + 5);
+	assert_int_equal(f[0].close_code, 4002);
+	assert_int_equal(f[0].n, 0);
+	assert_int_equal(f[1].n, 4);
+	expect(1, 0, "{\"type\":\"leave\",\"name\":\"A\",\"id\":\"a1\"");
+	expect(1, 1, "{\"type\":\"presence\",\"agents\":[{\"name\":\"B\"");
+	expect(1, 2, "{\"type\":\"join\",\"name\":\"A\",\"id\":\"a2\"");
+	expect(1, 3, "{\"type\":\"presence\",\"agents\":[{\"name\":\"B\"");
+	assert_non_null(strstr(f[1].msgs[3], "\"id\":\"a2\""));
+	expect(2, 0, "{\"type\":\"join\",\"name\":\"A\",\"id\":\"a2\"");
+	/* The replaced connection's close later is a no-op. */
+	clear();
+	space_room_conn_closed(room, f[0].c, T0 + 6);
+	f[0].c = space_room_conn_new(room, &f[0]);
+	assert_int_equal(f[1].n, 0);
+	assert_int_equal(space_room_member_count(room), 2);
+}
+
+static void test_chat_rules(void **state)
+{
+	join(0, "A", "a1", T0);
+	join(1, "B", "b1", T0);
+	clear();
+	in(1, "{\"type\":\"chat\",\"name\":\"X\",\"id\":\"x\",\"content\":\"hi\",\"threadId\":7,"
+	      "\"addressed\":[\"A\"],\"chain\":2}", T0 + 1);
+	assert_string_equal(f[0].msgs[0], "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b1\","
+					  "\"content\":\"hi\",\"timestamp\":\"2025-01-04T14:13:20.001Z\","
+					  "\"threadId\":7,\"chain\":2}");
+	assert_string_equal(f[1].msgs[0], f[0].msgs[0]);
+	in(1, "{\"type\":\"chat\",\"content\":\"again\"}", T0 + 2999);
+	assert_string_equal(f[1].msgs[1], "{\"type\":\"error\",\"message\":\"Rate limited \xE2\x80\x94"
+					  " wait before sending another message\"}");
+	in(1, "{\"type\":\"chat\",\"content\":\"   \"}", T0 + 3001);
+	expect(1, 2, "{\"type\":\"error\",\"message\":\"Invalid chat: content must be");
+	in(1, "{\"type\":\"chat\",\"content\":\"ok\",\"threadId\":\"\",\"chain\":1.5}", T0 + 3001);
+	assert_string_equal(f[1].msgs[3], "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b1\","
+					  "\"content\":\"ok\",\"timestamp\":\"2025-01-04T14:13:23.001Z\"}");
+	/* 100,000 units pass, 100,001 do not. */
+	char *big = malloc(100100);
+	strcpy(big, "{\"type\":\"chat\",\"content\":\"");
+	size_t o = strlen(big);
+	memset(big + o, 'z', 100001);
+	strcpy(big + o + 100001, "\"}");
+	in(0, big, T0 + 10);
+	expect(0, f[0].n - 1, "{\"type\":\"error\",\"message\":\"Invalid chat: content exceeds");
+	memmove(big + o + 100000, big + o + 100001, 3);
+	in(0, big, T0 + 10);
+	expect(0, f[0].n - 1, "{\"type\":\"chat\",\"name\":\"A\"");
+	free(big);
+}
+
+static void test_claims(void **state)
+{
+	join(0, "Alice", "a", T0);
+	join(1, "Bob", "b", T0);
+	clear();
+	const char *claim = "{\"type\":\"claim\",\"action\":\"create_issue\",\"target\":\"o/r#1\"}";
+	in(0, claim, T0 + 1);
+	expect(0, 0, "{\"type\":\"claim\",\"name\":\"Alice\"");
+	expect(1, 0, "{\"type\":\"claim\",\"name\":\"Alice\"");
+	in(0, claim, T0 + 2); /* silent renewal */
+	assert_int_equal(f[0].n, 1);
+	in(1, claim, T0 + 3);
+	assert_string_equal(f[1].msgs[1], "{\"type\":\"error\",\"message\":\"Claim conflict \xE2\x80\x94"
+					  " Alice and Bob both claimed o/r#1. Alice claimed first.\"}");
+	in(1, "{\"type\":\"claim\",\"action\":5}", T0 + 3);
+	assert_string_equal(f[1].msgs[2],
+			    "{\"type\":\"error\",\"message\":\"Invalid claim: action and target must "
+			    "be non-empty strings (got action=5, target=undefined)\"}");
+	/* Expired (age >= TTL) entries are absent: Bob claims it fresh. */
+	in(1, claim, T0 + 2 + 60000);
+	expect(0, 1, "{\"type\":\"claim\",\"name\":\"Bob\"");
+	/* Released by an action_result from anyone. */
+	in(0, "{\"type\":\"action_result\",\"action\":\"create_issue\",\"target\":\"o/r#1\","
+	      "\"success\":true,\"link\":5}", T0 + 70000);
+	assert_string_equal(f[1].msgs[f[1].n - 1],
+			    "{\"type\":\"action_result\",\"name\":\"Alice\",\"id\":\"a\",\"action\":"
+			    "\"create_issue\",\"target\":\"o/r#1\",\"success\":true,\"timestamp\":"
+			    "\"2025-01-04T14:14:30.000Z\"}");
+	assert_int_equal(space_room_claim_count(room), 0);
+}
+
+static void test_state_identity_reflection(void **state)
+{
+	join(0, "A", "a", T0);
+	clear();
+	in(0, "{\"type\":\"state\",\"state\":\"flying\"}", T0);
+	assert_string_equal(f[0].msgs[0],
+			    "{\"type\":\"error\",\"message\":\"Invalid state: must be one of idle, "
+			    "thinking, acting, blocked (got \\\"flying\\\")\"}");
+	in(0, "{\"type\":\"state\",\"state\":\"acting\",\"detail\":null}", T0);
+	expect(0, 1, "{\"type\":\"state\",\"name\":\"A\",\"id\":\"a\",\"state\":\"acting\","
+		     "\"detail\":null,");
+	in(0, "{\"type\":\"identity\",\"summary\":null}", T0);
+	expect(0, 2, "{\"type\":\"error\",\"message\":\"Invalid identity");
+	in(0, "{\"type\":\"identity\",\"summary\":[1]}", T0 + 5);
+	expect(0, 3, "{\"type\":\"identity\",\"name\":\"A\",\"id\":\"a\",\"summary\":[1],");
+	expect(0, 4, "{\"type\":\"presence\"");
+	assert_non_null(strstr(f[0].msgs[4], "\"identity\":[1]"));
+	in(0, "{\"type\":\"reflection\",\"summary\":\"\"}", T0);
+	expect(0, 5, "{\"type\":\"error\",\"message\":\"Invalid reflection");
+}
+
+static void test_disconnect_and_heartbeat(void **state)
+{
+	join(0, "A", "a", T0);
+	join(1, "B", "b", T0);
+	in(1, "{\"type\":\"claim\",\"action\":\"x\",\"target\":\"y\"}", T0);
+	clear();
+	space_room_conn_closed(room, f[1].c, T0 + 1);
+	f[1].c = space_room_conn_new(room, &f[1]);
+	expect(0, 0, "{\"type\":\"leave\",\"name\":\"B\",\"id\":\"b\"");
+	expect(0, 1, "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\"");
+	assert_int_equal(space_room_claim_count(room), 0);
+	/* A answers nothing: pinged on the first tick, dropped on the next. */
+	space_room_heartbeat(room, T0 + 30000);
+	assert_int_equal(f[0].pings, 1);
+	assert_false(f[0].dropped);
+	space_room_heartbeat(room, T0 + 60000);
+	assert_true(f[0].dropped);
+	assert_int_equal(space_room_member_count(room), 0);
+}
+
+static void test_host_addressing(void **state)
+{
+	join(0, "Marvin", "m", T0);
+	join(1, "Bob", "b", T0);
+	clear();
+	const char *t = "@marvin what do you think, @MARVIN?";
+	space_room_host_chat(room, t, strlen(t), T0);
+	assert_non_null(strstr(f[0].msgs[0], "\"addressed\":[\"Marvin\",\"Marvin\"]"));
+	assert_true(strncmp(f[0].msgs[0], "{\"type\":\"chat\",\"name\":\"host\",\"id\":\"host-m5i", 42) == 0);
+	t = "I went bobsledding yesterday";
+	space_room_host_chat(room, t, strlen(t), T0);
+	assert_null(strstr(f[0].msgs[1], "addressed"));
+	t = "Hey Marvin, and bob?";
+	space_room_host_chat(room, t, strlen(t), T0);
+	assert_non_null(strstr(f[0].msgs[2], "\"addressed\":[\"Marvin\",\"Bob\"]"));
+}
+
+static void test_shutdown(void **state)
+{
+	join(0, "A", "a", T0);
+	clear();
+	space_room_shutdown_notice(room, T0);
+	assert_string_equal(f[0].msgs[0], "{\"type\":\"shutdown\",\"reason\":\"Server shutting "
+					  "down\",\"timestamp\":\"2025-01-04T14:13:20.000Z\"}");
+	space_room_shutdown_close(room);
+	assert_int_equal(f[0].close_code, 1001);
+	assert_int_equal(space_room_member_count(room), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_join_sequence, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_join_and_pending, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_replacement_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_chat_rules, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_identity_reflection, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_disconnect_and_heartbeat, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_addressing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
