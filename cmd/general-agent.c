@@ -45,43 +45,55 @@ static const char USAGE[] =
 	"unavailable, 75 another daemon uses this memory directory, 78 configuration\n"
 	"(including a missing or altered SOUL.md).\n";
 
-int main(int argc, char **argv)
+enum { OPT_HOME = 256, OPT_ENV, OPT_MEMORY, OPT_SOCIAL, OPT_NOTERM, OPT_ACCEPT };
+
+static const struct option LONGOPTS[] = {
+	{"home", required_argument, NULL, OPT_HOME},
+	{"env", required_argument, NULL, OPT_ENV},
+	{"memory", required_argument, NULL, OPT_MEMORY},
+	{"social-only", no_argument, NULL, OPT_SOCIAL},
+	{"no-terminal", no_argument, NULL, OPT_NOTERM},
+	{"accept", no_argument, NULL, OPT_ACCEPT},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+/* Parses options from argv[optind] up to the first non-option ("+" in the
+ * optstring), so a subcommand's own flags (`validate --json`) are never
+ * taken for ours. Returns -1 to go on, else the exit code. `cmd` names the
+ * subcommand in error messages (NULL before it). */
+static int parse_opts(int argc, char **argv, const char *cmd, struct ga_opts *opts, bool *accept)
 {
-	struct ga_opts opts = {0};
-	bool accept = false;
-	enum { OPT_HOME = 256, OPT_ENV, OPT_MEMORY, OPT_SOCIAL, OPT_NOTERM, OPT_ACCEPT };
-	static const struct option longopts[] = {
-		{"home", required_argument, NULL, OPT_HOME},
-		{"env", required_argument, NULL, OPT_ENV},
-		{"memory", required_argument, NULL, OPT_MEMORY},
-		{"social-only", no_argument, NULL, OPT_SOCIAL},
-		{"no-terminal", no_argument, NULL, OPT_NOTERM},
-		{"accept", no_argument, NULL, OPT_ACCEPT},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
-	};
-	/* Stop at the first non-option so a subcommand's own flags (e.g.
-	 * `validate --json`) are not taken for ours. */
 	int c;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+hV", LONGOPTS, NULL)) != -1) {
 		switch (c) {
-		case OPT_HOME: opts.home = optarg; break;
-		case OPT_ENV: opts.env = optarg; break;
-		case OPT_MEMORY: opts.memory = optarg; break;
-		case OPT_SOCIAL: opts.social_only = true; break;
-		case OPT_NOTERM: opts.no_terminal = true; break;
-		case OPT_ACCEPT: accept = true; break;
+		case OPT_HOME: opts->home = optarg; break;
+		case OPT_ENV: opts->env = optarg; break;
+		case OPT_MEMORY: opts->memory = optarg; break;
+		case OPT_SOCIAL: opts->social_only = true; break;
+		case OPT_NOTERM: opts->no_terminal = true; break;
+		case OPT_ACCEPT: *accept = true; break;
 		case 'h': fputs(USAGE, stdout); return 0;
 		case 'V': printf("general-agent %s\n", GA_VERSION); return 0;
 		default:
-			fprintf(stderr, "general-agent: unknown option or missing value: '%s'\n",
-				argv[optind - 1]);
+			fprintf(stderr, "general-agent%s%s: unknown option or missing value: '%s'\n",
+				cmd ? " " : "", cmd ? cmd : "", argv[optind - 1]);
 			fputs("run 'general-agent --help' for usage\n", stderr);
 			return EXIT_USAGE;
 		}
 	}
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	struct ga_opts opts = {0};
+	bool accept = false;
+	int rc = parse_opts(argc, argv, NULL, &opts, &accept);
+	if (rc >= 0)
+		return rc;
 	const char *cmd = optind < argc ? argv[optind] : NULL;
 	/* validate is a pure tool with flags of its own: it needs no home. */
 	if (cmd && strcmp(cmd, "validate") == 0) {
@@ -96,21 +108,9 @@ int main(int argc, char **argv)
 	/* Options may also follow the subcommand: `general-agent soul --accept`. */
 	if (cmd) {
 		optind++;
-		while ((c = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
-			switch (c) {
-			case OPT_HOME: opts.home = optarg; break;
-			case OPT_ENV: opts.env = optarg; break;
-			case OPT_MEMORY: opts.memory = optarg; break;
-			case OPT_SOCIAL: opts.social_only = true; break;
-			case OPT_NOTERM: opts.no_terminal = true; break;
-			case OPT_ACCEPT: accept = true; break;
-			case 'h': fputs(USAGE, stdout); return 0;
-			default:
-				fprintf(stderr, "general-agent %s: unknown option '%s'\n", cmd,
-					argv[optind - 1]);
-				return EXIT_USAGE;
-			}
-		}
+		rc = parse_opts(argc, argv, cmd, &opts, &accept);
+		if (rc >= 0)
+			return rc;
 		if (optind < argc) {
 			fprintf(stderr, "general-agent %s: unexpected argument '%s'\n", cmd,
 				argv[optind]);
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	log_init(LOG_LEVEL_INFO, -1, stderr);
 	struct ga_home home;
 	char env_error[512];
-	int rc = ga_home_load(&home, &opts, env_error, sizeof env_error);
+	rc = ga_home_load(&home, &opts, env_error, sizeof env_error);
 	if (rc < 0) {
 		fprintf(stderr, "general-agent: %s\n", env_error);
 		ga_home_free(&home);

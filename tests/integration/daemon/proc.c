@@ -1,8 +1,9 @@
 #include "proc.h"
 
+#include "testutil.h"
+
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,19 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The whole file at path (caller frees), or NULL. */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	size_t got = fread(b, 1, (size_t)n, f);
-	b[got] = '\0';
-	fclose(f);
-	return b;
+	return tu_read(path, NULL);
 }
 
 static void copy_file(const char *from, const char *to)
@@ -57,18 +49,9 @@ char *home_new(void)
 	return strdup(tmpl);
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
 void home_remove(char *home)
 {
-	if (home)
-		nftw(home, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	tu_rmrf(home);
 	free(home);
 }
 

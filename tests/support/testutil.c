@@ -44,7 +44,10 @@ void tu_write(const char *dir, const char *name, const char *content)
 char *tu_read(const char *dir, const char *name)
 {
 	char p[1024];
-	snprintf(p, sizeof p, "%s/%s", dir, name);
+	if (name)
+		snprintf(p, sizeof p, "%s/%s", dir, name);
+	else
+		snprintf(p, sizeof p, "%s", dir);
 	FILE *f = fopen(p, "rb");
 	if (!f)
 		return NULL;
