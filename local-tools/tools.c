@@ -1,0 +1,107 @@
+/*
+ * tools — the catalogue and its filter (see tools.h). The tools
+ * themselves live one family per file: tools_space.c, tools_social.c,
+ * tools_github.c.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "local-tools/tools_internal.h"
+
+#define ALL_SOCIAL_MODES (TOOLS_MODE_OWNER | TOOLS_MODE_BLUESKY)
+#define GITHUB_MODES     (TOOLS_MODE_OWNER | TOOLS_MODE_BLUESKY | TOOLS_MODE_GITHUB)
+
+static const struct tools_def catalogue[] = {
+        {"space_decision",
+         "Decide whether to speak in the agent-space and what to say. Always answer through this "
+         "tool. Commitments listed here are carried out by the agent afterwards.",
+         tools_space_decision_schema, TOOLS_CAP_SOCIAL, TOOLS_MODE_SPACE, tools_space_decision},
+        {"bluesky_post", "Publish a new top-level Bluesky post (at most 300 characters).",
+         tools_bluesky_post_schema, TOOLS_CAP_SOCIAL, ALL_SOCIAL_MODES, tools_bluesky_post},
+        {"bluesky_reply", "Reply to one Bluesky post (at most 300 characters). One reply per post.",
+         tools_bluesky_reply_schema, TOOLS_CAP_SOCIAL, ALL_SOCIAL_MODES, tools_bluesky_reply},
+        {"graceful_exit",
+         "End a conversation on Bluesky or GitHub, preferably with a like; a closing message "
+         "pulls everyone back into the thread.",
+         tools_graceful_exit_schema, TOOLS_CAP_SOCIAL, TOOLS_MODE_BLUESKY | TOOLS_MODE_GITHUB,
+         tools_graceful_exit},
+        {"github_create_issue",
+         "Open a GitHub issue in owner/repo with a title and a body someone else could act on.",
+         tools_github_create_issue_schema, TOOLS_CAP_GITHUB, GITHUB_MODES,
+         tools_github_create_issue},
+        {"github_create_issue_comment", "Comment on an existing GitHub issue or pull request.",
+         tools_github_comment_schema, TOOLS_CAP_GITHUB, GITHUB_MODES, tools_github_comment},
+        {"plan_create",
+         "Create a plan issue: a goal, its context and numbered tasks that others can claim.",
+         tools_plan_create_schema, TOOLS_CAP_GITHUB, GITHUB_MODES, tools_plan_create},
+};
+
+const struct tools_def *tools_catalogue(size_t *n)
+{
+	*n = sizeof catalogue / sizeof catalogue[0];
+	return catalogue;
+}
+
+unsigned tools_agent_caps(bool social_only)
+{
+	return social_only ? TOOLS_CAP_SOCIAL
+	                   : TOOLS_CAP_SOCIAL | TOOLS_CAP_GITHUB | TOOLS_CAP_CODE;
+}
+
+const char *tools_mode_name(enum tools_mode mode)
+{
+	switch (mode) {
+	case TOOLS_MODE_OWNER:
+		return "owner";
+	case TOOLS_MODE_SPACE:
+		return "space";
+	case TOOLS_MODE_BLUESKY:
+		return "bluesky";
+	case TOOLS_MODE_GITHUB:
+		return "github";
+	}
+	return "unknown";
+}
+
+size_t tools_select(enum tools_mode mode, unsigned caps, struct tools_sink *sink,
+                    struct compose_tool *out, size_t cap)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof catalogue / sizeof catalogue[0] && n < cap; i++) {
+		const struct tools_def *d = &catalogue[i];
+		if (!(d->modes & mode) || (d->caps & caps) != d->caps)
+			continue;
+		out[n++] = (struct compose_tool){.name = d->name,
+		                                 .description = d->description,
+		                                 .schema_json = d->schema,
+		                                 .run = d->run,
+		                                 .ud = sink};
+	}
+	return n;
+}
+
+void tools_refuse(struct compose_call *call, const char *msg)
+{
+	char buf[TOOLS_RESULT_MAX];
+	snprintf(buf, sizeof buf, "Error: %s", msg);
+	compose_call_done(call, buf, true, false);
+}
+
+void tools_hand_off(struct compose_call *call, struct tools_sink *sink, const char *action,
+                    const cJSON *args, bool stop)
+{
+	if (!sink || !sink->enqueue) {
+		tools_refuse(call, "this tool is not available in this process; do not retry it");
+		return;
+	}
+	char result[TOOLS_RESULT_MAX] = "";
+	struct ga_err err = {{0}};
+	if (sink->enqueue(action, args, sink->ud, result, sizeof result, &err) != 0) {
+		log_kv(LOG_LEVEL_INFO, "tools", "action refused", "action", action, "error",
+		       err.msg);
+		tools_refuse(call, err.msg[0] ? err.msg : "the action was refused");
+		return;
+	}
+	compose_call_done(call, result[0] ? result : "Done.", false, stop);
+}

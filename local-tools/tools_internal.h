@@ -1,0 +1,34 @@
+/*
+ * tools_internal — what the tool families share (not for use outside
+ * local-tools/).
+ */
+#ifndef GA_LOCAL_TOOLS_INTERNAL_H
+#define GA_LOCAL_TOOLS_INTERNAL_H
+
+#include "local-tools/tools.h"
+
+/* Hands args to the sink as `action` and completes the call with the
+ * sink's answer (or its error). stop: end the conversation on success. */
+void tools_hand_off(struct compose_call *call, struct tools_sink *sink, const char *action,
+                    const cJSON *args, bool stop);
+/* Completes the call with "Error: <msg>". */
+void tools_refuse(struct compose_call *call, const char *msg);
+
+/* Families. */
+void tools_space_decision(struct compose_call *call, const cJSON *args, void *ud);
+void tools_bluesky_post(struct compose_call *call, const cJSON *args, void *ud);
+void tools_bluesky_reply(struct compose_call *call, const cJSON *args, void *ud);
+void tools_graceful_exit(struct compose_call *call, const cJSON *args, void *ud);
+void tools_github_create_issue(struct compose_call *call, const cJSON *args, void *ud);
+void tools_github_comment(struct compose_call *call, const cJSON *args, void *ud);
+void tools_plan_create(struct compose_call *call, const cJSON *args, void *ud);
+
+extern const char tools_space_decision_schema[];
+extern const char tools_bluesky_post_schema[];
+extern const char tools_bluesky_reply_schema[];
+extern const char tools_graceful_exit_schema[];
+extern const char tools_github_create_issue_schema[];
+extern const char tools_github_comment_schema[];
+extern const char tools_plan_create_schema[];
+
+#endif

@@ -1,0 +1,44 @@
+/*
+ * tools_space — the agent-space decision tool (space-validation.md §8.2).
+ *
+ * Participation forces this tool (tool_choice names it). Its arguments are
+ * the decision; the sink (the participation module) takes them, and the
+ * loop stops: there is nothing more for the model to do this tick. The
+ * schema is the one the reference gives the model; alias keys inside
+ * commitments ("action", "repository", ...) are normalised later by the
+ * participation module, so only the canonical "type" is required here.
+ */
+#include "local-tools/tools_internal.h"
+
+const char tools_space_decision_schema[] =
+        "{\"type\":\"object\",\"properties\":{"
+        "\"shouldSpeak\":{\"type\":\"boolean\",\"description\":\"Whether to say something now.\"},"
+        "\"reason\":{\"type\":\"string\",\"description\":\"Brief private reasoning; never sent.\"},"
+        "\"message\":{\"type\":\"string\",\"description\":\"The words to send to the room.\"},"
+        "\"commitments\":{\"type\":\"array\",\"description\":\"Concrete actions you promise in the "
+        "message; they are carried out after it is sent.\",\"items\":{\"type\":\"object\","
+        "\"properties\":{"
+        "\"type\":{\"type\":\"string\",\"enum\":[\"create_issue\",\"create_plan\",\"comment_"
+        "issue\","
+        "\"post_bluesky\"]},"
+        "\"repo\":{\"type\":\"string\",\"description\":\"GitHub owner/repo\"},"
+        "\"title\":{\"type\":\"string\"},"
+        "\"description\":{\"type\":\"string\",\"description\":\"For create_issue this is the issue "
+        "body.\"},"
+        "\"content\":{\"type\":\"string\",\"description\":\"Text of a Bluesky post.\"},"
+        "\"issue_number\":{\"type\":\"number\",\"description\":\"Needed for comment_issue.\"}},"
+        "\"required\":[\"type\"]}},"
+        "\"adjustBehavior\":{\"type\":\"object\",\"description\":\"Optional pacing changes.\"}},"
+        "\"required\":[\"shouldSpeak\",\"reason\"]}";
+
+void tools_space_decision(struct compose_call *call, const cJSON *args, void *ud)
+{
+	const cJSON *speak = cJSON_GetObjectItemCaseSensitive(args, "shouldSpeak");
+	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(args, "message");
+	if (cJSON_IsTrue(speak) && (!cJSON_IsString(msg) || !msg->valuestring[0])) {
+		tools_refuse(call, "shouldSpeak is true but 'message' is empty: give the words to "
+		                   "send, or set shouldSpeak to false");
+		return;
+	}
+	tools_hand_off(call, ud, "space_decision", args, true);
+}
