@@ -9,12 +9,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "adapters/llm/llm.h"
 #include "cmd/cli.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/timeutil.h"
 #include "modules/identity/self.h"
+#include "modules/budget/budget.h"
 #include "modules/identity/soul.h"
+
+#define DOCTOR_PROBE_TIMEOUT_MS 15000
 
 static void row(const char *what, const char *verdict, const char *detail)
 {
@@ -97,6 +101,36 @@ int ga_cmd_doctor(struct ga_home *h)
 	if (h->opts.social_only)
 		row("mode", "", "--social-only: GitHub work is off");
 
+	/* One cheap request to the model endpoint: a wrong key, URL or model
+	 * name shows up here instead of at the first conversation. */
+	if (f[CONFIG_FEATURE_MODEL].enabled && h->problems.count == 0) {
+		struct llm_config lc;
+		struct llm_probe_result pr;
+		if (llm_config_from_ga(&h->cfg, &lc, &err) != 0) {
+			row("model call", "FAIL", err.msg);
+			can_start = 0;
+		} else {
+			if (llm_probe(&lc, DOCTOR_PROBE_TIMEOUT_MS, &pr) == 0) {
+				snprintf(buf, sizeof buf, "%s answered in %llu ms (model %s)",
+					 lc.base_url, (unsigned long long)pr.elapsed_ms,
+					 pr.model[0] ? pr.model : lc.model);
+				row("model call", "ok", buf);
+			} else if (pr.error.kind == LLM_ERR_FATAL) {
+				/* The daemon would exit 69 at its first model call. */
+				row("model call", "FAIL", pr.error.msg);
+				can_start = 0;
+			} else {
+				row("model call", "warn", pr.error.msg);
+			}
+			llm_config_free(&lc);
+		}
+	}
+	if (have_store) {
+		budget_status_from_store(&st, h->cfg.llm_daily_token_budget, time_now_ms(), buf,
+					 sizeof buf);
+		row("tokens", "", buf);
+	}
+
 	int pid = 0;
 	if (have_store && ga_lock_probe(h->cfg.memory_dir, &pid)) {
 		can_start = 0;
@@ -125,6 +159,9 @@ int ga_cmd_status(struct ga_home *h)
 	int running = ga_lock_probe(h->cfg.memory_dir, &pid);
 	struct state_load_info info;
 	cJSON *s = state_load(&st, "status", NULL, NULL, &info);
+	char tokens[300];
+	budget_status_from_store(&st, h->cfg.llm_daily_token_budget, time_now_ms(), tokens,
+				 sizeof tokens);
 	state_store_free(&st);
 	if (!running)
 		printf("general-agent: not running (memory %s)\n", h->cfg.memory_dir);
@@ -137,6 +174,7 @@ int ga_cmd_status(struct ga_home *h)
 	printf("  agent %s, started %s, last state %s%s\n", json_string_or(s, "agent", "?"),
 	       json_string_or(s, "startedAt", "?"), json_string_or(s, "state", "?"),
 	       json_bool_or(s, "socialOnly", false) ? ", social-only" : "");
+	printf("  tokens       %s\n", tokens);
 	const cJSON *feats = cJSON_GetObjectItemCaseSensitive(s, "features");
 	const cJSON *it;
 	cJSON_ArrayForEach(it, feats)

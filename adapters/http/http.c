@@ -10,7 +10,7 @@
  */
 #include "adapters/http/http.h"
 
-#include <curl/curl.h>
+#include "adapters/http/curl_shim.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,6 +160,8 @@ int http_url_host(const char *url, char *out, size_t cap, struct ga_err *err)
 {
 	if (!url || !*url)
 		return err_set(err, "the URL is empty");
+	if (curl_shim_load(err) != 0)
+		return -1;
 	CURLU *u = curl_url();
 	if (!u)
 		return err_set(err, "out of memory parsing URL");
@@ -775,6 +777,8 @@ int http_cancel(struct http_client *c, uint64_t id)
 struct http_client *http_client_new(uv_loop_t *loop, const struct http_client_opts *opts,
                                     struct ga_err *err)
 {
+	if (curl_shim_load(err) != 0)
+		return NULL;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		err_set(err, "libcurl could not be initialised");
 		return NULL;

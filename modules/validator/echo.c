@@ -6,6 +6,7 @@
 
 #include <libstemmer.h>
 #include <math.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,42 @@ struct syn {
 };
 
 static struct sb_stemmer *stemmer;
+
+/*
+ * libstemmer, loaded on first use. Linking it makes the loader map and
+ * relocate all of its 30-odd languages (650 KB resident) at every start of
+ * the daemon, even one that never validates a message; the validator is
+ * only needed once the agent writes something (bench/footprint.sh).
+ */
+#define STEMMER_LIBRARY "libstemmer.so.0d"
+static struct {
+	struct sb_stemmer *(*create)(const char *, const char *);
+	void (*destroy)(struct sb_stemmer *);
+	const sb_symbol *(*stem)(struct sb_stemmer *, const sb_symbol *, int);
+	int (*length)(struct sb_stemmer *);
+} sb;
+
+static void stemmer_load(void)
+{
+	void *h = dlopen(STEMMER_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		h = dlopen("libstemmer.so", RTLD_NOW | RTLD_LOCAL);
+	void *f[4] = {0};
+	static const char *const names[4] = {"sb_stemmer_new", "sb_stemmer_delete",
+					     "sb_stemmer_stem", "sb_stemmer_length"};
+	for (int i = 0; h && i < 4; i++)
+		f[i] = dlsym(h, names[i]);
+	if (!h || !f[0] || !f[1] || !f[2] || !f[3]) {
+		fprintf(stderr, "echo: cannot load %s (%s): install the libstemmer0d package\n",
+			STEMMER_LIBRARY, h ? "symbol missing" : dlerror());
+		abort();
+	}
+	memcpy(&sb.create, &f[0], sizeof f[0]);
+	memcpy(&sb.destroy, &f[1], sizeof f[1]);
+	memcpy(&sb.stem, &f[2], sizeof f[2]);
+	memcpy(&sb.length, &f[3], sizeof f[3]);
+	/* kept open for the life of the process */
+}
 static uint64_t *stop_ids, *filler_ids;
 static size_t nstop, nfiller;
 static struct syn *syns;
@@ -104,10 +141,10 @@ static bool has_u64(const uint64_t *v, size_t n, uint64_t x)
 /* Stems word into out (NUL-terminated); returns its length. */
 static size_t stem_word(const char *w, size_t n, char out[ECHO_STEM_MAX_BYTES])
 {
-	const sb_symbol *s = sb_stemmer_stem(stemmer, (const sb_symbol *)w, (int)n);
+	const sb_symbol *s = sb.stem(stemmer, (const sb_symbol *)w, (int)n);
 	size_t len = 0;
 	if (s) {
-		len = (size_t)sb_stemmer_length(stemmer);
+		len = (size_t)sb.length(stemmer);
 		if (len >= ECHO_STEM_MAX_BYTES)
 			len = ECHO_STEM_MAX_BYTES - 1;
 		memcpy(out, s, len);
@@ -132,7 +169,9 @@ static void tables_init(void)
 {
 	if (stemmer)
 		return;
-	stemmer = sb_stemmer_new("english", NULL);
+	if (!sb.create)
+		stemmer_load();
+	stemmer = sb.create("english", NULL);
 	if (!stemmer) {
 		fprintf(stderr, "echo: libstemmer has no English stemmer\n");
 		abort();
@@ -157,7 +196,7 @@ static void tables_init(void)
 void echo_shutdown(void)
 {
 	if (stemmer)
-		sb_stemmer_delete(stemmer);
+		sb.destroy(stemmer);
 	stemmer = NULL;
 	free(stop_ids);
 	free(filler_ids);
