@@ -1,0 +1,252 @@
+/*
+ * owner — owner conversation turns. See owner.h.
+ */
+#include "modules/owner/owner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "common/utf8.h"
+#include "common/xalloc.h"
+#include "local-tools/tools.h"
+#include "modules/compose/compose.h"
+
+struct exchange {
+	char *user;
+	char *agent;
+};
+
+struct owner {
+	struct owner_opts o;
+	char *bluesky_username, *owner_handle;
+	char *soul, *self;
+	char *queue[OWNER_QUEUE_MAX];
+	int qhead, qlen;
+	struct exchange transcript[OWNER_TRANSCRIPT_TURNS];
+	int tlen;
+	char *current; /* the line being answered */
+	struct compose_run *run;
+	struct compose_tool tools[TOOLS_MAX];
+	size_t n_tools;
+	struct tools_sink sink;
+	bool closing;
+	void (*closed)(void *ud);
+	void *closed_ud;
+};
+
+static char *clip(const char *s)
+{
+	size_t n = strlen(s);
+	if (n <= OWNER_TURN_MAX_BYTES)
+		return xstrdup(s);
+	/* Back off to a character boundary, then to a whole grapheme. */
+	n = OWNER_TURN_MAX_BYTES;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	n = utf8_truncate_graphemes(s, n, n);
+	return xstrndup(s, n);
+}
+
+/* Tools hand their actions here: an owner's instruction becomes a
+ * commitment in the ledger before anything is attempted. */
+static int sink_enqueue(const char *action, const cJSON *params, void *ud, char *result,
+			size_t cap, struct ga_err *err)
+{
+	struct owner *o = ud;
+	char id[LEDGER_ID_MAX];
+	int rc = ledger_add(o->o.ledger, action, "owner", params, time_now_ms(), id, err);
+	if (rc < 0)
+		return -1;
+	if (rc == LEDGER_DUPLICATE)
+		snprintf(result, cap, "already queued earlier (%s); not queued twice", id);
+	else
+		snprintf(result, cap, "queued as %s; it will be carried out by the commitment "
+				      "pipeline",
+			 id);
+	return 0;
+}
+
+struct owner *owner_new(const struct owner_opts *opts)
+{
+	struct owner *o = xcalloc(1, sizeof *o);
+	o->o = *opts;
+	o->bluesky_username = xstrdup(opts->bluesky_username ? opts->bluesky_username : "");
+	o->owner_handle = xstrdup(opts->owner_handle ? opts->owner_handle : "");
+	o->soul = xstrdup("");
+	o->self = xstrdup("");
+	o->sink.enqueue = sink_enqueue;
+	o->sink.ud = o;
+	unsigned caps = tools_agent_caps(opts->social_only) | TOOLS_CAP_OWNER;
+	o->n_tools = tools_select(TOOLS_MODE_OWNER, caps, &o->sink, o->tools, TOOLS_MAX);
+	return o;
+}
+
+void owner_set_identity(struct owner *o, const char *soul, const char *self)
+{
+	free(o->soul);
+	free(o->self);
+	o->soul = xstrdup(soul ? soul : "");
+	o->self = xstrdup(self ? self : "");
+}
+
+bool owner_busy(const struct owner *o)
+{
+	return o->run || o->qlen > 0;
+}
+
+static void owner_free(struct owner *o)
+{
+	for (int i = 0; i < o->qlen; i++)
+		free(o->queue[(o->qhead + i) % OWNER_QUEUE_MAX]);
+	for (int i = 0; i < o->tlen; i++) {
+		free(o->transcript[i].user);
+		free(o->transcript[i].agent);
+	}
+	free(o->current);
+	free(o->bluesky_username);
+	free(o->owner_handle);
+	free(o->soul);
+	free(o->self);
+	void (*closed)(void *) = o->closed;
+	void *ud = o->closed_ud;
+	free(o);
+	if (closed)
+		closed(ud);
+}
+
+static void remember(struct owner *o, const char *user, const char *agent)
+{
+	if (o->tlen == OWNER_TRANSCRIPT_TURNS) {
+		free(o->transcript[0].user);
+		free(o->transcript[0].agent);
+		memmove(o->transcript, o->transcript + 1,
+			(OWNER_TRANSCRIPT_TURNS - 1) * sizeof o->transcript[0]);
+		o->tlen--;
+	}
+	o->transcript[o->tlen].user = clip(user);
+	o->transcript[o->tlen].agent = clip(agent);
+	o->tlen++;
+}
+
+static void next_turn(struct owner *o);
+
+static void on_done(const struct compose_result *r, void *ud)
+{
+	struct owner *o = ud;
+	o->run = NULL;
+	log_kv(LOG_LEVEL_INFO, "owner", "owner turn finished", "stop", r->stop_name, "rounds",
+	       LOG_INT(r->rounds), "tool_calls", LOG_INT(r->tool_calls), "tokens",
+	       LOG_INT(r->usage.total_tokens), "reason", r->reason);
+	if (o->closing) {
+		owner_free(o);
+		return;
+	}
+	if (r->stop == COMPOSE_STOP_ERROR && r->llm_error == LLM_ERR_FATAL) {
+		o->o.fatal(r->reason, o->o.ud);
+	} else if (r->content && *r->content) {
+		o->o.say(r->content, o->o.ud);
+		remember(o, o->current, r->content);
+	} else if (r->stop == COMPOSE_STOP_FINAL || r->stop == COMPOSE_STOP_TOOL) {
+		o->o.say("(done — nothing more to say)", o->o.ud);
+		remember(o, o->current, "(done)");
+	} else {
+		char msg[GA_ERR_MSG_MAX + 64];
+		snprintf(msg, sizeof msg, "I could not finish that: %s", r->reason);
+		o->o.say(msg, o->o.ud);
+	}
+	free(o->current);
+	o->current = NULL;
+	next_turn(o);
+}
+
+static void next_turn(struct owner *o)
+{
+	if (o->run || o->qlen == 0 || o->closing)
+		return;
+	o->current = o->queue[o->qhead];
+	o->qhead = (o->qhead + 1) % OWNER_QUEUE_MAX;
+	o->qlen--;
+
+	struct ga_err err = {{0}};
+	const struct skill_var vars[] = {
+		{"blueskyUsername", o->bluesky_username[0] ? o->bluesky_username : "(not set)"},
+		{"ownerHandle", o->owner_handle[0] ? o->owner_handle : "(not set)"},
+	};
+	char *skill = skills_render(o->o.skills, OWNER_SKILL, NULL, vars, 2, &err);
+	if (!skill) {
+		char msg[GA_ERR_MSG_MAX + 64];
+		snprintf(msg, sizeof msg, "I cannot answer: %s", err.msg);
+		o->o.say(msg, o->o.ud);
+		free(o->current);
+		o->current = NULL;
+		next_turn(o);
+		return;
+	}
+	char *system = skills_system_prompt(o->soul, o->self, skill);
+	free(skill);
+
+	struct llm_message msgs[2 * OWNER_TRANSCRIPT_TURNS + 1];
+	size_t n = 0;
+	for (int i = 0; i < o->tlen; i++) {
+		msgs[n++] = (struct llm_message){.role = LLM_ROLE_USER,
+						 .content = o->transcript[i].user};
+		msgs[n++] = (struct llm_message){.role = LLM_ROLE_ASSISTANT,
+						 .content = o->transcript[i].agent};
+	}
+	msgs[n++] = (struct llm_message){.role = LLM_ROLE_USER, .content = o->current};
+	struct compose_opts co = {
+		.loop = o->o.loop,
+		.llm = o->o.llm,
+		.budget = o->o.budget,
+		.owner = true,
+		.system_prompt = system,
+		.messages = msgs,
+		.n_messages = n,
+		.tools = o->tools,
+		.n_tools = o->n_tools,
+		.tool_choice = LLM_TOOL_CHOICE_AUTO,
+		.max_rounds = OWNER_MAX_ROUNDS,
+		.done = on_done,
+		.ud = o,
+	};
+	o->run = compose_start(&co, &err);
+	free(system);
+	if (!o->run) {
+		char msg[GA_ERR_MSG_MAX + 64];
+		snprintf(msg, sizeof msg, "I cannot answer: %s", err.msg);
+		o->o.say(msg, o->o.ud);
+		free(o->current);
+		o->current = NULL;
+		next_turn(o);
+	}
+}
+
+int owner_submit(struct owner *o, const char *line, struct ga_err *err)
+{
+	if (o->closing)
+		return err_set(err, "the agent is shutting down");
+	if (o->qlen >= OWNER_QUEUE_MAX)
+		return err_set(err, "%d messages are already waiting; wait for an answer first",
+			       OWNER_QUEUE_MAX);
+	o->queue[(o->qhead + o->qlen) % OWNER_QUEUE_MAX] = clip(line);
+	o->qlen++;
+	next_turn(o);
+	return 0;
+}
+
+void owner_close(struct owner *o, void (*closed)(void *ud), void *ud)
+{
+	o->closing = true;
+	o->closed = closed;
+	o->closed_ud = ud;
+	for (int i = 0; i < o->qlen; i++)
+		free(o->queue[(o->qhead + i) % OWNER_QUEUE_MAX]);
+	o->qlen = 0;
+	if (o->run)
+		compose_cancel(o->run); /* on_done frees */
+	else
+		owner_free(o);
+}

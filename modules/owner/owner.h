@@ -1,0 +1,76 @@
+/*
+ * owner — conversation with the agent's owner at the terminal.
+ *
+ * The owner's word is an instruction (runtime-bluesky.md §8). Each line the
+ * owner submits becomes one turn: system prompt = SOUL + SELF + the
+ * owner-communication skill; messages = a short rolling transcript of this
+ * terminal session plus the new line; tools = the owner-mode tools the
+ * agent's capabilities allow (--social-only removes every GitHub tool).
+ * Tool calls become commitments in the ledger (modules/commitments), so a
+ * promise is written down before anything is attempted. Owner turns are
+ * allowed past the daily token budget.
+ *
+ * Turns run one at a time, in order (the reference ran a second submission
+ * concurrently with the first); at most OWNER_QUEUE_MAX wait. A fatal model
+ * error (the key is refused) is handed to opts.fatal — the daemon then
+ * tells the owner and exits 69.
+ *
+ * Bounds: OWNER_QUEUE_MAX waiting lines, OWNER_TRANSCRIPT_TURNS remembered
+ * exchanges of at most OWNER_TURN_MAX_BYTES each, OWNER_MAX_ROUNDS tool
+ * rounds per turn.
+ */
+#ifndef GA_MODULES_OWNER_H
+#define GA_MODULES_OWNER_H
+
+#include <stdbool.h>
+#include <uv.h>
+
+#include "adapters/llm/llm.h"
+#include "common/err.h"
+#include "modules/budget/budget.h"
+#include "modules/commitments/ledger.h"
+#include "modules/skills/skills.h"
+
+#define OWNER_QUEUE_MAX 8
+#define OWNER_TRANSCRIPT_TURNS 8
+#define OWNER_TURN_MAX_BYTES 4000
+#define OWNER_MAX_ROUNDS 8
+#define OWNER_SKILL "owner-communication"
+
+struct owner;
+
+struct owner_opts {
+	uv_loop_t *loop;
+	struct llm_client *llm;      /* borrowed, must outlive the owner */
+	struct budget *budget;       /* borrowed; may be NULL */
+	const struct skills *skills; /* borrowed */
+	struct ledger *ledger;       /* borrowed */
+	bool social_only;
+	const char *bluesky_username; /* copied; "" when unset */
+	const char *owner_handle;     /* copied; "" when unset */
+	/* The agent's answer (or a note) for the terminal. */
+	void (*say)(const char *text, void *ud);
+	/* The model refused the credentials: msg names the variable to fix. */
+	void (*fatal)(const char *msg, void *ud);
+	void *ud;
+};
+
+struct owner *owner_new(const struct owner_opts *opts);
+
+/* The identity texts for the next turns (copied). Call at start and after
+ * SIGHUP. */
+void owner_set_identity(struct owner *o, const char *soul, const char *self);
+
+/* Queues a line. -1 with err when the queue is full or the owner is
+ * closing. */
+int owner_submit(struct owner *o, const char *line, struct ga_err *err);
+
+/* True while a turn runs or lines wait. */
+bool owner_busy(const struct owner *o);
+
+/* Cancels the running turn, drops waiting lines, and frees the owner once
+ * the running turn has finished (compose calls back on the loop); `closed`
+ * (may be NULL) is called then. */
+void owner_close(struct owner *o, void (*closed)(void *ud), void *ud);
+
+#endif
