@@ -31,6 +31,9 @@
 #include "modules/identity/soul.h"
 #include "modules/scheduler/sched.h"
 #include "modules/state/state.h"
+#ifdef GA_HAVE_SPACE
+#include "modules/space/runtime.h"
+#endif
 
 #define SHUTDOWN_GRACE_MS 5000
 #define HEARTBEAT_INTERVAL_MS (5 * 60 * 1000)
@@ -51,6 +54,9 @@ struct daemon {
 	struct soul soul;
 	struct self_doc self;
 	struct sched *sched;
+#ifdef GA_HAVE_SPACE
+	struct space_runtime *space; /* the agent-space (issue 4) */
+#endif
 	int lock_fd;
 	int64_t started_ms;
 	bool shutting_down;
@@ -110,6 +116,13 @@ static void finish(struct daemon *d, const char *why)
 	uv_timer_stop(&d->grace);
 	write_status(d, "stopped");
 	log_kv(LOG_LEVEL_INFO, "daemon", "agent resting", "reason", why);
+#ifdef GA_HAVE_SPACE
+	/* Normally stopped already (its job waited for the polite leave);
+	 * after the grace period this tears it down so that the walk below
+	 * never closes one of its handles. */
+	space_runtime_free(d->space);
+	d->space = NULL;
+#endif
 	sched_close(d->sched);
 	uv_walk(&d->loop, close_walk, NULL);
 }
@@ -342,6 +355,42 @@ static void exit_when_idle(struct sched_job *job, void *ud)
 	shutdown_begin(ud, "GA_EXIT_WHEN_IDLE");
 }
 
+/* --- agent-space (issue 4) -----------------------------------------------------
+ * The room is one long-running job: "running" from the moment it starts
+ * joining until the daemon stops, so the scheduler's stop waits for the
+ * polite leave (close 1000) before the loop is torn down. It runs in every
+ * mode, --social-only included (runtime-bluesky.md §4.3). */
+#ifdef GA_HAVE_SPACE
+static void space_stopped(void *job)
+{
+	sched_job_done(job);
+}
+
+static void space_run(struct sched_job *job, void *ud)
+{
+	struct daemon *d = ud;
+	struct space_runtime_config rc = {.cfg = &d->home->cfg,
+					  .st = &d->st,
+					  .soul_text = d->soul.text,
+					  .self = &d->self,
+					  .version = GA_VERSION,
+					  .social_only = d->home->opts.social_only};
+	struct ga_err err = {{0}};
+	d->space = space_runtime_start(&d->loop, &rc, &err);
+	if (!d->space) {
+		log_kv(LOG_LEVEL_WARN, "space", "not joining the agent-space", "error", err.msg);
+		sched_job_done(job);
+	}
+}
+
+static void space_on_stop(struct sched_job *job, void *ud)
+{
+	struct daemon *d = ud;
+	space_runtime_stop(d->space, space_stopped, job);
+}
+#endif
+/* --- end agent-space ------------------------------------------------------------ */
+
 /* --- start -------------------------------------------------------------------- */
 
 static void report_features(struct daemon *d)
@@ -441,6 +490,13 @@ int ga_cmd_daemon(struct ga_home *h)
 							     .first_delay_ms = 0,
 							     .run = exit_when_idle,
 							     .ud = &d});
+#ifdef GA_HAVE_SPACE
+	sched_add(d.sched, &(struct sched_job_opts){.name = "space",
+						     .first_delay_ms = 0,
+						     .run = space_run,
+						     .on_stop = space_on_stop,
+						     .ud = &d});
+#endif
 	start_terminal(&d);
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);

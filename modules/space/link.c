@@ -1,0 +1,843 @@
+/*
+ * modules/space/link — events, paced chat, state and claims on top of the
+ * agent-space client. See link.h.
+ */
+#include "modules/space/link.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/timeutil.h"
+#include "common/utf8.h"
+#include "common/xalloc.h"
+#include "modules/space/identity.h"
+
+#define LOG_COMP "space"
+
+struct say {
+	char *text;
+	char *thread_id;
+	int64_t chain;
+	space_say_fn done;
+	void *ud;
+};
+
+struct held {
+	char *action;
+	char *target;
+};
+
+struct space_link {
+	uv_loop_t *loop;
+	struct space_link_config cfg; /* strings below are our copies */
+	char *name, *version, *space_url, *identity_json;
+	char id[SPACE_ID_BUF];
+	struct spc_client *client;
+	struct space_link_handlers h;
+	void *ud;
+	bool joined;
+
+	struct say q[SPACE_LINK_MAX_PENDING];
+	size_t qhead, qn;
+	bool saying;        /* the head's pause is running */
+	uint64_t say_due;   /* uv_now when the head's chat may go */
+	uint64_t last_chat; /* uv_now of the last chat sent; 0 = none */
+	bool any_chat;
+
+	bool state_set;
+	enum space_agent_state state;
+	char *detail;
+
+	struct held claims[SPACE_LINK_MAX_CLAIMS];
+	size_t nclaims;
+
+	uint64_t last_seq; /* the last chat entry delivered as an event */
+
+	uv_timer_t say_timer, renew_timer;
+	int open_handles;
+	bool stopping, closing;
+	bool free_when_closed;
+	void (*done)(void *);
+	void *done_ud;
+};
+
+const char *space_author_kind_name(enum space_author_kind k)
+{
+	switch (k) {
+	case SPACE_AUTHOR_SELF:
+		return "self";
+	case SPACE_AUTHOR_HOST:
+		return "host";
+	case SPACE_AUTHOR_PEER:
+		return "peer";
+	}
+	return "?";
+}
+
+const char *space_agent_state_name(enum space_agent_state s)
+{
+	static const char *const names[] = {"idle", "thinking", "acting", "blocked"};
+	return (unsigned)s < 4 ? names[s] : "idle";
+}
+
+const char *space_say_result_name(enum space_say_result r)
+{
+	switch (r) {
+	case SPACE_SAY_SENT:
+		return "sent";
+	case SPACE_SAY_DISCONNECTED:
+		return "disconnected";
+	case SPACE_SAY_STOPPED:
+		return "stopped";
+	}
+	return "?";
+}
+
+/* --- configuration ------------------------------------------------------------------- */
+
+static void env_u64(const char *var, uint64_t *field)
+{
+	const char *v = getenv(var);
+	if (!v)
+		return;
+	char *end;
+	errno = 0;
+	unsigned long long x = strtoull(v, &end, 10);
+	if (*v < '0' || *v > '9' || *end || errno || x > (unsigned long long)SPC_TUNABLE_MAX_MS) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "ignoring an invalid tunable; keeping the default",
+		       "var", var, "value", v, "expected", "an integer number of milliseconds");
+		return;
+	}
+	*field = x;
+}
+
+void space_link_config_init(struct space_link_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	spc_tunables_default(&cfg->t);
+	spc_tunables_from_env(&cfg->t);
+	cfg->typing_base_ms = 800;
+	cfg->typing_per_char_ms = 30;
+	cfg->typing_max_ms = 6000;
+	/* The room rejects a chat within 3,000 ms of the previous one (§3.4);
+	 * a little margin covers the trip there. */
+	cfg->chat_interval_ms = 3200;
+	cfg->claim_renew_ms = 30000;
+	env_u64("GA_SPACE_TYPING_BASE_MS", &cfg->typing_base_ms);
+	env_u64("GA_SPACE_TYPING_PER_CHAR_MS", &cfg->typing_per_char_ms);
+	env_u64("GA_SPACE_TYPING_MAX_MS", &cfg->typing_max_ms);
+	env_u64("GA_SPACE_CHAT_INTERVAL_MS", &cfg->chat_interval_ms);
+	env_u64("GA_SPACE_CLAIM_RENEW_MS", &cfg->claim_renew_ms);
+	if (cfg->claim_renew_ms == 0)
+		cfg->claim_renew_ms = 30000;
+}
+
+uint64_t space_link_typing_delay(const struct space_link_config *cfg, const char *text)
+{
+	size_t chars = text ? utf8_graphemes(text, strlen(text)) : 0;
+	uint64_t d = cfg->typing_base_ms;
+	if (cfg->typing_per_char_ms && chars > (cfg->typing_max_ms / cfg->typing_per_char_ms) + 1)
+		d = cfg->typing_max_ms;
+	else
+		d += cfg->typing_per_char_ms * chars;
+	if (d > cfg->typing_max_ms)
+		d = cfg->typing_max_ms;
+	return d;
+}
+
+/* --- addressed names ----------------------------------------------------------------- */
+
+static bool word_char(unsigned char c)
+{
+	return isalnum(c) || c == '_';
+}
+
+static void add_name(const char **out, size_t *n, const char *name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(out[i], name) == 0)
+			return;
+	if (*n < SPACE_LINK_MAX_ADDRESSED)
+		out[(*n)++] = name;
+}
+
+/* The room's rule for host messages (§3.16), applied to agent chats:
+ * @word (ASCII word characters) equal to a name ignoring case, then bare
+ * names between ASCII word boundaries. Duplicates are dropped. */
+static size_t addressed_names(const char *text, const char *const *names, size_t nnames,
+                              const char **out)
+{
+	size_t n = 0;
+	for (const char *p = text; *p; p++) {
+		if (*p != '@')
+			continue;
+		const char *w = p + 1, *e = w;
+		while (word_char((unsigned char)*e))
+			e++;
+		size_t wl = (size_t)(e - w);
+		for (size_t i = 0; wl && i < nnames; i++)
+			if (strlen(names[i]) == wl && strncasecmp(names[i], w, wl) == 0)
+				add_name(out, &n, names[i]);
+	}
+	size_t tl = strlen(text);
+	for (size_t i = 0; i < nnames; i++) {
+		size_t nl = strlen(names[i]);
+		if (!nl || nl > tl)
+			continue;
+		for (size_t at = 0; at + nl <= tl; at++) {
+			if (strncasecmp(text + at, names[i], nl) != 0)
+				continue;
+			/* JavaScript's \b: a word character on exactly one side. */
+			bool lb = at == 0 ? word_char((unsigned char)names[i][0])
+			                  : word_char((unsigned char)text[at - 1]) !=
+			                            word_char((unsigned char)names[i][0]);
+			bool rb = at + nl == tl
+			                  ? word_char((unsigned char)names[i][nl - 1])
+			                  : word_char((unsigned char)text[at + nl]) !=
+			                            word_char((unsigned char)names[i][nl - 1]);
+			if (lb && rb) {
+				add_name(out, &n, names[i]);
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/* --- events -------------------------------------------------------------------------- */
+
+/* Agent messages in a row since the last host message, this one included
+ * (DESIGN.md: the chain derived from history). */
+static int64_t derived_chain(const struct spc_roster *r, size_t idx)
+{
+	int64_t n = 0;
+	for (size_t j = idx + 1; j-- > 0;) {
+		const struct spc_chat *e = spc_roster_chat_at(r, j);
+		if (e->host)
+			break;
+		n++;
+	}
+	return n;
+}
+
+static void deliver_chat(struct space_link *l, const struct spc_roster *r, size_t idx)
+{
+	const struct spc_chat *c = spc_roster_chat_at(r, idx);
+	struct space_event ev;
+	memset(&ev, 0, sizeof ev);
+	ev.platform = "space";
+	char conv[300];
+	snprintf(conv, sizeof conv, "space:%s", c->thread_id ? c->thread_id : "room");
+	ev.conversation = conv;
+	char digest_in[64];
+	snprintf(digest_in, sizeof digest_in, "\n%lld\n", (long long)c->time_ms);
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_puts(&sb, c->id);
+	sb_puts(&sb, digest_in);
+	sb_puts(&sb, c->content);
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_hex(sb_cstr(&sb), sb.len, hex);
+	sb_free(&sb);
+	char mid[48];
+	snprintf(mid, sizeof mid, "space:%.32s", hex);
+	ev.message_id = mid;
+	ev.thread_id = c->thread_id;
+	ev.author_id = c->id;
+	ev.author_name = c->name;
+	if (strcmp(c->id, l->id) == 0)
+		ev.author_kind = SPACE_AUTHOR_SELF;
+	else if (c->host)
+		ev.author_kind = SPACE_AUTHOR_HOST;
+	else
+		ev.author_kind = SPACE_AUTHOR_PEER;
+	ev.chain_explicit = c->has_chain;
+	if (ev.author_kind == SPACE_AUTHOR_HOST) {
+		ev.chain = 0;
+	} else {
+		int64_t d = derived_chain(r, idx);
+		ev.chain = c->has_chain && c->chain > d ? c->chain : d;
+	}
+	ev.text = c->content;
+	const char *addr[SPACE_LINK_MAX_ADDRESSED];
+	size_t naddr = 0;
+	if (c->naddressed) {
+		for (size_t i = 0; i < c->naddressed; i++)
+			add_name(addr, &naddr, c->addressed[i]);
+	} else if (ev.author_kind != SPACE_AUTHOR_HOST) {
+		const char *names[SPC_MAX_MEMBERS + 1];
+		size_t nn = 0;
+		for (size_t i = 0; i < r->nmembers; i++)
+			names[nn++] = r->members[i].name;
+		if (!spc_roster_find_name(r, l->name))
+			names[nn++] = l->name;
+		naddr = addressed_names(c->content, names, nn, addr);
+	}
+	ev.addressed = addr;
+	ev.naddressed = naddr;
+	for (size_t i = 0; i < naddr; i++)
+		if (strcasecmp(addr[i], l->name) == 0)
+			ev.addressed_me = true;
+	ev.time_ms = c->time_ms;
+	ev.from_history = c->from_history;
+	if (l->h.on_chat)
+		l->h.on_chat(l->ud, &ev);
+}
+
+static void deliver_new_chats(struct space_link *l)
+{
+	const struct spc_roster *r = spc_client_roster(l->client);
+	size_t n = spc_roster_chat_count(r);
+	for (size_t i = 0; i < n; i++) {
+		const struct spc_chat *c = spc_roster_chat_at(r, i);
+		if (c->seq <= l->last_seq)
+			continue;
+		l->last_seq = c->seq;
+		deliver_chat(l, r, i);
+		if (l->stopping)
+			return;
+	}
+}
+
+/* --- paced chat -------------------------------------------------------------------------- */
+
+static struct spc_who who(const struct space_link *l)
+{
+	return (struct spc_who){.name = l->name, .id = l->id};
+}
+
+static void say_free(struct say *s)
+{
+	free(s->text);
+	free(s->thread_id);
+	memset(s, 0, sizeof *s);
+}
+
+/* Removes the head and reports r. The callback may queue another chat. */
+static void say_finish_head(struct space_link *l, enum space_say_result r)
+{
+	struct say s = l->q[l->qhead];
+	memset(&l->q[l->qhead], 0, sizeof l->q[0]);
+	l->qhead = (l->qhead + 1) % SPACE_LINK_MAX_PENDING;
+	l->qn--;
+	l->saying = false;
+	space_say_fn done = s.done;
+	void *ud = s.ud;
+	say_free(&s);
+	if (done)
+		done(ud, r);
+}
+
+static void fail_all_says(struct space_link *l, enum space_say_result r)
+{
+	uv_timer_stop(&l->say_timer);
+	/* Callbacks may queue again; only drain what was there. */
+	size_t n = l->qn;
+	while (n-- && l->qn)
+		say_finish_head(l, r);
+}
+
+static void say_kick(struct space_link *l);
+
+static void on_say_timer(uv_timer_t *t)
+{
+	struct space_link *l = t->data;
+	if (!l->saying || !l->qn || !l->joined)
+		return;
+	uint64_t now = uv_now(l->loop);
+	struct spc_who w = who(l);
+	if (now < l->say_due) {
+		spc_client_send(l->client, spc_build_typing(&w, time_now_ms()));
+		uint64_t left = l->say_due - now;
+		uv_timer_start(&l->say_timer, on_say_timer,
+		               left < SPACE_LINK_TYPING_REFRESH_MS ? left
+		                                                   : SPACE_LINK_TYPING_REFRESH_MS,
+		               0);
+		return;
+	}
+	struct say *s = &l->q[l->qhead];
+	char *json = spc_build_chat(&w, s->text, s->thread_id, s->chain, time_now_ms());
+	enum space_say_result r =
+	        spc_client_send(l->client, json) == 0 ? SPACE_SAY_SENT : SPACE_SAY_DISCONNECTED;
+	l->last_chat = now;
+	l->any_chat = true;
+	say_finish_head(l, r);
+	say_kick(l);
+}
+
+static void say_kick(struct space_link *l)
+{
+	if (l->saying || !l->qn || !l->joined || l->stopping)
+		return;
+	struct say *s = &l->q[l->qhead];
+	uint64_t now = uv_now(l->loop);
+	uint64_t due = now + space_link_typing_delay(&l->cfg, s->text);
+	if (l->any_chat && l->last_chat + l->cfg.chat_interval_ms > due)
+		due = l->last_chat + l->cfg.chat_interval_ms;
+	l->saying = true;
+	l->say_due = due;
+	struct spc_who w = who(l);
+	spc_client_send(l->client, spc_build_typing(&w, time_now_ms()));
+	uint64_t left = due - now;
+	uv_timer_start(&l->say_timer, on_say_timer,
+	               left < SPACE_LINK_TYPING_REFRESH_MS ? left : SPACE_LINK_TYPING_REFRESH_MS,
+	               0);
+}
+
+/* Blank as JavaScript's trim() sees it (space-protocol.md §0): the room
+ * rejects such a chat, claim or reflection. */
+static bool js_space(unsigned int cp)
+{
+	return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0xA0 || cp == 0x1680 ||
+	       (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+	       cp == 0x205F || cp == 0x3000 || cp == 0xFEFF;
+}
+
+static bool blank(const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+	for (size_t i = 0; i < len;) {
+		unsigned int cp;
+		int n = utf8_decode(s + i, len - i, &cp);
+		if (n < 0 || !js_space(cp))
+			return false;
+		i += (size_t)n;
+	}
+	return true;
+}
+
+int space_link_say(struct space_link *l, const char *text, const char *thread_id, int64_t chain,
+                   space_say_fn done, void *ud, struct ga_err *err)
+{
+	if (!l->joined || l->stopping || !l->client)
+		return err_set(err, "not in the agent-space room (state %s)",
+		               l->client && !l->stopping
+		                       ? spc_state_name(spc_client_state(l->client))
+		                       : "stopped");
+	if (!text || blank(text))
+		return err_set(err, "a chat message must not be blank");
+	size_t units = spc_js_length(text, strlen(text));
+	if (units > SPC_CHAT_MAX_UNITS)
+		return err_set(err,
+		               "a chat message of %zu UTF-16 units is over the room's limit "
+		               "of %d",
+		               units, SPC_CHAT_MAX_UNITS);
+	if (l->qn == SPACE_LINK_MAX_PENDING)
+		return err_set(err, "%d chat messages are already waiting to be sent",
+		               SPACE_LINK_MAX_PENDING);
+	struct say *s = &l->q[(l->qhead + l->qn) % SPACE_LINK_MAX_PENDING];
+	s->text = xstrdup(text);
+	s->thread_id = thread_id && *thread_id ? xstrdup(thread_id) : NULL;
+	s->chain = chain;
+	s->done = done;
+	s->ud = ud;
+	l->qn++;
+	say_kick(l);
+	return 0;
+}
+
+/* --- state and claims ---------------------------------------------------------------------- */
+
+static void send_state(struct space_link *l)
+{
+	struct spc_who w = who(l);
+	spc_client_send(l->client, spc_build_state(&w, space_agent_state_name(l->state), l->detail,
+	                                           time_now_ms()));
+}
+
+void space_link_set_state(struct space_link *l, enum space_agent_state s, const char *detail)
+{
+	l->state_set = true;
+	l->state = s;
+	free(l->detail);
+	l->detail = NULL;
+	if (detail) {
+		size_t cut = spc_js_prefix(detail, strlen(detail), SPC_DETAIL_MAX_UNITS);
+		l->detail = xstrndup(detail, cut);
+	}
+	if (l->joined)
+		send_state(l);
+}
+
+static long held_index(const struct space_link *l, const char *action, const char *target)
+{
+	for (size_t i = 0; i < l->nclaims; i++)
+		if (strcmp(l->claims[i].action, action) == 0 &&
+		    strcmp(l->claims[i].target, target) == 0)
+			return (long)i;
+	return -1;
+}
+
+static void held_remove(struct space_link *l, size_t i)
+{
+	free(l->claims[i].action);
+	free(l->claims[i].target);
+	memmove(&l->claims[i], &l->claims[i + 1], (l->nclaims - i - 1) * sizeof l->claims[0]);
+	l->nclaims--;
+	if (!l->nclaims)
+		uv_timer_stop(&l->renew_timer);
+}
+
+static void send_claims(struct space_link *l)
+{
+	struct spc_who w = who(l);
+	for (size_t i = 0; i < l->nclaims; i++)
+		spc_client_send(l->client, spc_build_claim(&w, l->claims[i].action,
+		                                           l->claims[i].target, time_now_ms()));
+}
+
+static void on_renew(uv_timer_t *t)
+{
+	struct space_link *l = t->data;
+	if (l->joined)
+		send_claims(l);
+}
+
+static void arm_renew(struct space_link *l)
+{
+	if (l->nclaims && !uv_is_active((uv_handle_t *)&l->renew_timer))
+		uv_timer_start(&l->renew_timer, on_renew, l->cfg.claim_renew_ms,
+		               l->cfg.claim_renew_ms);
+}
+
+int space_link_claim(struct space_link *l, const char *action, const char *target,
+                     struct ga_err *err)
+{
+	if (!l->joined || l->stopping)
+		return err_set(err, "not in the agent-space room: cannot claim %s:%s",
+		               action ? action : "", target ? target : "");
+	if (!action || blank(action) || !target || blank(target))
+		return err_set(err, "a claim needs a non-blank action and target");
+	long i = held_index(l, action, target);
+	if (i < 0) {
+		if (l->nclaims == SPACE_LINK_MAX_CLAIMS)
+			return err_set(err, "already holding %d claims; release one first",
+			               SPACE_LINK_MAX_CLAIMS);
+		l->claims[l->nclaims].action = xstrdup(action);
+		l->claims[l->nclaims].target = xstrdup(target);
+		l->nclaims++;
+	}
+	struct spc_who w = who(l);
+	spc_client_send(l->client, spc_build_claim(&w, action, target, time_now_ms()));
+	arm_renew(l);
+	return 0;
+}
+
+int space_link_release(struct space_link *l, const char *action, const char *target, bool success,
+                       const char *link, const char *error)
+{
+	long i = held_index(l, action, target);
+	if (i >= 0)
+		held_remove(l, (size_t)i);
+	if (!l->joined)
+		return -1;
+	struct spc_who w = who(l);
+	return spc_client_send(l->client, spc_build_action_result(&w, action, target, success, link,
+	                                                          error, time_now_ms()));
+}
+
+bool space_link_holds(const struct space_link *l, const char *action, const char *target)
+{
+	return held_index(l, action, target) >= 0;
+}
+
+const char *space_link_claim_holder(const struct space_link *l, const char *action,
+                                    const char *target)
+{
+	if (!l->client)
+		return NULL;
+	const struct spc_claim *c =
+	        spc_roster_claim(spc_client_roster(l->client), action, target, time_now_ms());
+	if (!c || strcmp(c->owner, l->name) == 0)
+		return NULL;
+	return c->owner;
+}
+
+/* "Claim conflict — <owner> and <claimant> both claimed <target>. <owner>
+ * claimed first." (§3.20): the claim is the owner's; drop ours. */
+static void claim_conflict(struct space_link *l, const char *msg)
+{
+	static const char prefix[] = "Claim conflict \xe2\x80\x94 ";
+	if (strncmp(msg, prefix, sizeof prefix - 1) != 0)
+		return;
+	const char *rest = msg + sizeof prefix - 1;
+	char mid[300];
+	snprintf(mid, sizeof mid, " and %s both claimed ", l->name);
+	const char *m = strstr(rest, mid);
+	if (!m)
+		return;
+	char owner[256];
+	size_t ol = (size_t)(m - rest);
+	if (ol >= sizeof owner)
+		return;
+	memcpy(owner, rest, ol);
+	owner[ol] = '\0';
+	const char *tstart = m + strlen(mid);
+	char suffix[300];
+	snprintf(suffix, sizeof suffix, ". %s claimed first.", owner);
+	size_t tl = strlen(tstart), sl = strlen(suffix);
+	if (tl < sl || strcmp(tstart + tl - sl, suffix) != 0)
+		return;
+	char *target = xstrndup(tstart, tl - sl);
+	for (size_t i = l->nclaims; i-- > 0;) {
+		if (strcmp(l->claims[i].target, target) != 0)
+			continue;
+		char *action = xstrdup(l->claims[i].action);
+		held_remove(l, i);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "claim lost to another agent", "action", action,
+		       "target", target, "holder", owner);
+		if (l->h.on_claim_lost)
+			l->h.on_claim_lost(l->ud, action, target, owner);
+		free(action);
+	}
+	free(target);
+}
+
+void space_link_set_identity(struct space_link *l, const char *identity_json)
+{
+	free(l->identity_json);
+	l->identity_json = identity_json ? xstrdup(identity_json) : NULL;
+	if (l->client)
+		spc_client_set_identity(l->client, identity_json);
+}
+
+/* --- client events -------------------------------------------------------------------------- */
+
+static void on_message(void *ud, const struct spc_msg *m, unsigned changed)
+{
+	struct space_link *l = ud;
+	if (m->type == SPC_T_ERROR && m->message)
+		claim_conflict(l, m->message);
+	if (changed & SPC_CHANGED_CHAT)
+		deliver_new_chats(l);
+	if ((changed & SPC_CHANGED_MEMBERS) && l->h.on_presence && !l->stopping)
+		l->h.on_presence(l->ud);
+}
+
+static void on_joined(void *ud)
+{
+	struct space_link *l = ud;
+	l->joined = true;
+	/* The room forgot our state and claims with the old connection. */
+	if (l->state_set)
+		send_state(l);
+	send_claims(l);
+	arm_renew(l);
+	if (l->h.on_connection)
+		l->h.on_connection(l->ud, true, NULL);
+	say_kick(l);
+}
+
+static void on_left(void *ud, const char *why)
+{
+	struct space_link *l = ud;
+	l->joined = false;
+	uv_timer_stop(&l->renew_timer);
+	fail_all_says(l, SPACE_SAY_DISCONNECTED);
+	if (l->h.on_connection)
+		l->h.on_connection(l->ud, false, why);
+	/* The member list went with the connection. */
+	if (l->h.on_presence && !l->stopping)
+		l->h.on_presence(l->ud);
+}
+
+/* --- life cycle ------------------------------------------------------------------------------ */
+
+struct space_link *space_link_new(uv_loop_t *loop, const struct space_link_config *cfg,
+                                  const struct space_link_handlers *h, void *ud, struct ga_err *err)
+{
+	struct space_link *l = xcalloc(1, sizeof *l);
+	l->loop = loop;
+	l->cfg = *cfg;
+	l->name = xstrdup(cfg->agent_name ? cfg->agent_name : "");
+	l->version = xstrdup(cfg->version ? cfg->version : "");
+	l->space_url = cfg->space_url ? xstrdup(cfg->space_url) : NULL;
+	l->identity_json = cfg->identity_json ? xstrdup(cfg->identity_json) : NULL;
+	l->cfg.agent_name = l->name;
+	l->cfg.version = l->version;
+	l->cfg.space_url = l->space_url;
+	l->cfg.identity_json = l->identity_json;
+	l->cfg.st = NULL; /* only needed here */
+	space_identity_agent_id(cfg->st, l->name, time_now_ms(), l->id);
+	if (h)
+		l->h = *h;
+	l->ud = ud;
+
+	static const char *const social[] = {"social"};
+	struct spc_client_config cc = {
+	        .name = l->name,
+	        .id = l->id,
+	        .version = l->version,
+	        .caps = cfg->social_only ? social : NULL,
+	        .ncaps = cfg->social_only ? 1 : 0,
+	        .space_url = l->space_url,
+	        .identity_json = l->identity_json,
+	        .t = cfg->t,
+	};
+	struct spc_client_events ev = {
+	        .on_message = on_message, .on_joined = on_joined, .on_left = on_left};
+	l->client = spc_client_new(loop, &cc, &ev, l, err);
+	if (!l->client) {
+		free(l->name);
+		free(l->version);
+		free(l->space_url);
+		free(l->identity_json);
+		free(l);
+		return NULL;
+	}
+	uv_timer_init(loop, &l->say_timer);
+	uv_timer_init(loop, &l->renew_timer);
+	l->say_timer.data = l->renew_timer.data = l;
+	l->open_handles = 2;
+	return l;
+}
+
+void space_link_start(struct space_link *l)
+{
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "joining the agent-space", "name", l->name, "id", l->id,
+	       "capabilities", l->cfg.social_only ? "[\"social\"]" : "(none)");
+	spc_client_start(l->client);
+}
+
+static void free_now(struct space_link *l)
+{
+	for (size_t i = 0; i < l->nclaims; i++) {
+		free(l->claims[i].action);
+		free(l->claims[i].target);
+	}
+	free(l->detail);
+	free(l->name);
+	free(l->version);
+	free(l->space_url);
+	free(l->identity_json);
+	free(l);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	struct space_link *l = h->data;
+	if (--l->open_handles > 0)
+		return;
+	void (*done)(void *) = l->done;
+	void *done_ud = l->done_ud;
+	bool free_it = l->free_when_closed;
+	l->done = NULL;
+	if (done)
+		done(done_ud);
+	if (free_it)
+		free_now(l);
+}
+
+static void close_handles(struct space_link *l)
+{
+	if (l->closing)
+		return;
+	l->closing = true;
+	uv_timer_stop(&l->say_timer);
+	uv_timer_stop(&l->renew_timer);
+	uv_close((uv_handle_t *)&l->say_timer, on_handle_closed);
+	uv_close((uv_handle_t *)&l->renew_timer, on_handle_closed);
+}
+
+static void on_client_stopped(void *ud)
+{
+	struct space_link *l = ud;
+	spc_client_free(l->client);
+	l->client = NULL;
+	close_handles(l);
+}
+
+void space_link_stop(struct space_link *l, void (*done)(void *ud), void *ud)
+{
+	if (!l || l->stopping)
+		return;
+	l->stopping = true;
+	l->joined = false;
+	l->done = done;
+	l->done_ud = ud;
+	fail_all_says(l, SPACE_SAY_STOPPED);
+	uv_timer_stop(&l->renew_timer);
+	spc_client_stop(l->client, on_client_stopped, l);
+}
+
+void space_link_free(struct space_link *l)
+{
+	if (!l)
+		return;
+	if (l->closing && l->open_handles == 0) {
+		free_now(l);
+		return;
+	}
+	/* Not finished stopping: tear down now (see spc_client_free). */
+	l->free_when_closed = true;
+	l->done = NULL;
+	if (!l->stopping) {
+		l->stopping = true;
+		l->joined = false;
+		fail_all_says(l, SPACE_SAY_STOPPED);
+	}
+	if (l->client) {
+		spc_client_free(l->client);
+		l->client = NULL;
+	}
+	close_handles(l);
+}
+
+/* --- queries ---------------------------------------------------------------------------------- */
+
+bool space_link_joined(const struct space_link *l)
+{
+	return l->joined;
+}
+
+const char *space_link_agent_id(const struct space_link *l)
+{
+	return l->id;
+}
+
+const struct spc_client *space_link_client(const struct space_link *l)
+{
+	return l->client;
+}
+
+size_t space_link_member_count(const struct space_link *l)
+{
+	return l->client ? spc_client_roster(l->client)->nmembers : 0;
+}
+
+bool space_link_member_at(const struct space_link *l, size_t i, struct space_member_view *out)
+{
+	if (!l->client)
+		return false;
+	const struct spc_roster *r = spc_client_roster(l->client);
+	if (i >= r->nmembers)
+		return false;
+	const struct spc_member *m = &r->members[i];
+	out->name = m->name;
+	out->id = m->id;
+	out->version = m->version;
+	out->caps = (const char *const *)m->caps;
+	out->ncaps = m->ncaps;
+	out->has_caps = m->has_caps;
+	out->identity_json = m->identity_json;
+	out->typing = spc_member_typing(m, time_now_ms());
+	out->state = m->state;
+	out->state_detail = m->state_detail;
+	out->self = strcmp(m->id, l->id) == 0;
+	return true;
+}
+
+bool space_link_member_has_cap(const struct space_link *l, const char *name, const char *cap)
+{
+	if (!l->client)
+		return false;
+	const struct spc_member *m = spc_roster_find_name(spc_client_roster(l->client), name);
+	return m && spc_member_has_cap(m, cap);
+}

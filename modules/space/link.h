@@ -1,0 +1,211 @@
+/*
+ * modules/space/link — the agent-space as the engine sees it.
+ *
+ * A participation engine uses this and nothing below it:
+ *
+ *   - chat arrives as normalized events (struct space_event, the DESIGN.md
+ *     event model): platform "space", a conversation key, a message id, the
+ *     thread id, the author (id, name, kind self|host|peer), the chain
+ *     length, the text, the names it addresses (and whether that includes
+ *     us), the time, and whether it came from the room's history replay
+ *     rather than live. Our own chats come back as kind SELF (the room
+ *     echoes them): the gate's "never answer yourself" rule needs them;
+ *
+ *   - space_link_say() sends chat the way a person types: a `typing`
+ *     message, a pause that grows with the length of the text (bounded),
+ *     `typing` again every few seconds while it lasts, then the `chat`.
+ *     Chats are spaced at least chat_interval_ms apart (the room drops a
+ *     chat that follows another within 3 s and only tells the sender,
+ *     §3.4, §9 item 16). At most SPACE_LINK_MAX_PENDING chats wait;
+ *     each finishes with a result callback (sent, or why not). Pending chats
+ *     are dropped when the connection ends: what was composed for a
+ *     conversation may be stale after a reconnect;
+ *
+ *   - space_link_set_state() announces idle/thinking/acting/blocked (with a
+ *     detail, cut to 1,000 UTF-16 units); the last state is announced again
+ *     after every reconnect;
+ *
+ *   - space_link_claim() claims action+target for this agent and renews
+ *     the claim every claim-renew period (30 s) while it is held;
+ *     space_link_release() ends it with an action_result. Held claims are
+ *     claimed again after a reconnect (the room forgets them, §3.13). When
+ *     the room answers "Claim conflict", the claim is dropped and
+ *     on_claim_lost names the holder. space_link_claim_holder() tells
+ *     whether another member holds a live claim;
+ *
+ *   - presence: space_link_member_count()/space_link_member_at() (name, id,
+ *     version, capabilities, identity, typing, state), on_presence when it
+ *     changes.
+ *
+ * Chain (DESIGN.md "The gate", seed 000): a host message has chain 0. For
+ * another message the chain is the larger of the `chain` field it carries
+ * (our server relays it; the reference does not) and the number of agent
+ * messages in a row, up to and including it, since the last host message
+ * in the history we hold. space_link_say() takes the chain to send.
+ *
+ * Addressed names: a host chat carries the room's list (§3.16). For agent
+ * chats the same rule is applied here against the current member names
+ * (@name, then the bare name between word boundaries).
+ *
+ * Ownership: strings in events and member views are borrowed and valid
+ * during the callback / until the next call into the link. Everything the
+ * link is given is copied. space_link_free() accepts NULL and may be called
+ * before the stop finished (it finishes it; the loop must keep running).
+ * One thread, one loop.
+ */
+#ifndef GA_MODULES_SPACE_LINK_H
+#define GA_MODULES_SPACE_LINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "adapters/space/client.h"
+#include "common/err.h"
+#include "modules/state/state.h"
+
+#define SPACE_LINK_MAX_PENDING   8
+#define SPACE_LINK_MAX_CLAIMS    16
+#define SPACE_LINK_MAX_ADDRESSED SPC_MAX_ADDRESSED
+/* Re-send `typing` this often while a long pause lasts (peers forget a
+ * typing mark after 10 s). */
+#define SPACE_LINK_TYPING_REFRESH_MS 5000
+
+enum space_author_kind {
+	SPACE_AUTHOR_SELF,
+	SPACE_AUTHOR_HOST,
+	SPACE_AUTHOR_PEER,
+};
+const char *space_author_kind_name(enum space_author_kind k);
+
+struct space_event {
+	const char *platform;     /* "space" */
+	const char *conversation; /* "space:<threadId>" or "space:room" */
+	const char *message_id;   /* "space:<32 hex>", stable for the same chat */
+	const char *parent_id;    /* NULL: room chat has no reply structure */
+	const char *thread_id;    /* NULL when none */
+	const char *author_id;
+	const char *author_name;
+	enum space_author_kind author_kind;
+	int64_t chain;
+	bool chain_explicit; /* the message carried a chain field */
+	const char *text;
+	const char *const *addressed;
+	size_t naddressed;
+	bool addressed_me;
+	int64_t time_ms; /* the room's clock; 0 when unknown */
+	bool from_history;
+};
+
+enum space_agent_state {
+	SPACE_STATE_IDLE,
+	SPACE_STATE_THINKING,
+	SPACE_STATE_ACTING,
+	SPACE_STATE_BLOCKED,
+};
+const char *space_agent_state_name(enum space_agent_state s);
+
+struct space_member_view {
+	const char *name;
+	const char *id;
+	const char *version;
+	const char *const *caps;
+	size_t ncaps;
+	bool has_caps;
+	const char *identity_json; /* NULL when none */
+	bool typing;
+	const char *state; /* "" when unknown */
+	const char *state_detail;
+	bool self;
+};
+
+enum space_say_result {
+	SPACE_SAY_SENT,         /* handed to the connection */
+	SPACE_SAY_DISCONNECTED, /* the connection ended first */
+	SPACE_SAY_STOPPED,      /* the link was stopped */
+};
+const char *space_say_result_name(enum space_say_result r);
+typedef void (*space_say_fn)(void *ud, enum space_say_result r);
+
+struct space_link_handlers {
+	void (*on_chat)(void *ud, const struct space_event *ev);
+	void (*on_presence)(void *ud);
+	/* joined = true when our join came back; false with why when it ended. */
+	void (*on_connection)(void *ud, bool joined, const char *why);
+	void (*on_claim_lost)(void *ud, const char *action, const char *target, const char *holder);
+};
+
+struct space_link_config {
+	const char *agent_name;
+	const char *version;
+	bool social_only;             /* capabilities ["social"]; otherwise none */
+	const char *space_url;        /* SPACE_URL or NULL */
+	const char *identity_json;    /* the summary, or NULL */
+	const struct state_store *st; /* keeps the agent id; NULL = per process */
+	struct spc_tunables t;
+	/* the typing pause: base + per_char × characters, at most max */
+	uint64_t typing_base_ms;
+	uint64_t typing_per_char_ms;
+	uint64_t typing_max_ms;
+	uint64_t chat_interval_ms; /* minimum gap between two chats */
+	uint64_t claim_renew_ms;
+};
+
+/* Defaults, then GA_SPACE_* from the environment (tunables.h, plus
+ * GA_SPACE_TYPING_BASE_MS 800, GA_SPACE_TYPING_PER_CHAR_MS 30,
+ * GA_SPACE_TYPING_MAX_MS 6000, GA_SPACE_CHAT_INTERVAL_MS 3200,
+ * GA_SPACE_CLAIM_RENEW_MS 30000). */
+void space_link_config_init(struct space_link_config *cfg);
+
+struct space_link;
+
+struct space_link *space_link_new(uv_loop_t *loop, const struct space_link_config *cfg,
+                                  const struct space_link_handlers *h, void *ud,
+                                  struct ga_err *err);
+void space_link_start(struct space_link *l);
+void space_link_stop(struct space_link *l, void (*done)(void *ud), void *ud);
+void space_link_free(struct space_link *l);
+
+bool space_link_joined(const struct space_link *l);
+const char *space_link_agent_id(const struct space_link *l);
+const struct spc_client *space_link_client(const struct space_link *l);
+
+/* Queues a chat. -1 with err when not joined, the text is blank or longer
+ * than 100,000 UTF-16 units, or SPACE_LINK_MAX_PENDING are waiting. done
+ * (may be NULL) is called exactly once unless -1 is returned. chain < 0 =
+ * no chain field. */
+int space_link_say(struct space_link *l, const char *text, const char *thread_id, int64_t chain,
+                   space_say_fn done, void *ud, struct ga_err *err);
+/* The pause before a chat of text (exposed for tests and the dashboard). */
+uint64_t space_link_typing_delay(const struct space_link_config *cfg, const char *text);
+
+/* detail may be NULL. Sent now when joined; remembered either way. */
+void space_link_set_state(struct space_link *l, enum space_agent_state s, const char *detail);
+
+/* -1 with err when not joined, action/target blank, or
+ * SPACE_LINK_MAX_CLAIMS are held. Claiming what we already hold renews. */
+int space_link_claim(struct space_link *l, const char *action, const char *target,
+                     struct ga_err *err);
+/* Ends our claim (if held) and sends the action_result (when joined).
+ * link / error may be NULL. -1 when not joined (the claim is dropped
+ * locally anyway; the room forgets it within 60 s). */
+int space_link_release(struct space_link *l, const char *action, const char *target, bool success,
+                       const char *link, const char *error);
+bool space_link_holds(const struct space_link *l, const char *action, const char *target);
+/* The name of another member holding a live claim on action+target, else
+ * NULL. */
+const char *space_link_claim_holder(const struct space_link *l, const char *action,
+                                    const char *target);
+
+/* Replaces the identity summary; sent now when joined. */
+void space_link_set_identity(struct space_link *l, const char *identity_json);
+
+size_t space_link_member_count(const struct space_link *l);
+/* false when i is out of range. */
+bool space_link_member_at(const struct space_link *l, size_t i, struct space_member_view *out);
+/* Whether member `name` advertises capability cap (false when absent or
+ * when it sent no list). */
+bool space_link_member_has_cap(const struct space_link *l, const char *name, const char *cap);
+
+#endif

@@ -1,0 +1,511 @@
+/*
+ * harness — see harness.h.
+ */
+#include "tests/integration/space-client/harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define MAX_LIVE 32
+
+static pid_t live_pids[MAX_LIVE];
+static char live_dirs[MAX_LIVE][256];
+
+int64_t th_now_ms(void)
+{
+	return ws_now_ms();
+}
+
+void th_msleep(int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+void th_track_pid(pid_t pid)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (!live_pids[i]) {
+			live_pids[i] = pid;
+			return;
+		}
+}
+
+void th_untrack_pid(pid_t pid)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (live_pids[i] == pid)
+			live_pids[i] = 0;
+}
+
+void th_track_dir(const char *d)
+{
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (!live_dirs[i][0]) {
+			snprintf(live_dirs[i], sizeof live_dirs[i], "%s", d);
+			return;
+		}
+}
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+void th_cleanup_all(void)
+{
+	for (int i = 0; i < MAX_LIVE; i++) {
+		if (live_pids[i] > 0) {
+			kill(live_pids[i], SIGKILL);
+			waitpid(live_pids[i], NULL, 0);
+			live_pids[i] = 0;
+		}
+	}
+	for (int i = 0; i < MAX_LIVE; i++) {
+		if (live_dirs[i][0])
+			nftw(live_dirs[i], rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		live_dirs[i][0] = '\0';
+	}
+}
+
+int th_teardown(void **state)
+{
+	(void)state;
+	th_cleanup_all();
+	return 0;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *b = malloc((size_t)(n > 0 ? n : 0) + 1);
+	size_t got = fread(b, 1, (size_t)(n > 0 ? n : 0), f);
+	b[got] = '\0';
+	fclose(f);
+	return b;
+}
+
+static void mktemp_dir(char *out, size_t cap, const char *prefix)
+{
+	const char *base = getenv("TMPDIR");
+	snprintf(out, cap, "%s/%s-XXXXXX", base && *base ? base : "/tmp", prefix);
+	if (!mkdtemp(out))
+		fail_msg("mkdtemp %s: %s", out, strerror(errno));
+	th_track_dir(out);
+}
+
+/* Reaps pid without blocking; true once it has exited. */
+static bool reap(pid_t pid, int *status, bool *exited)
+{
+	if (*exited)
+		return true;
+	int st;
+	pid_t r = waitpid(pid, &st, WNOHANG);
+	if (r != pid)
+		return false;
+	*exited = true;
+	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	th_untrack_pid(pid);
+	return true;
+}
+
+/* --- the room ------------------------------------------------------------------- */
+
+static void room_spawn(struct th_room *r, bool mdns)
+{
+	char bin[600];
+	snprintf(bin, sizeof bin, "%s/agent-space", getenv("GA_BUILD_DIR"));
+	if (access(bin, X_OK) != 0)
+		fail_msg("%s is missing: build the agent-space target", bin);
+	unlink(r->port_file);
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) != 0)
+		fail_msg("pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (chdir(r->dir) != 0)
+			_exit(126);
+		dup2(pfd[0], 0);
+		int lf = open(r->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		dup2(lf, 1);
+		dup2(lf, 2);
+		char port[16];
+		snprintf(port, sizeof port, "%d", r->port);
+		setenv("SPACE_PORT", port, 1);
+		setenv("SPACE_BIND", mdns ? "0.0.0.0" : "127.0.0.1", 1);
+		setenv("SPACE_DATA_DIR", r->data, 1);
+		setenv("SPACE_SHUTDOWN_GRACE_MS", "200", 1);
+		if (!getenv("SPACE_NAME"))
+			setenv("SPACE_NAME", "spc-test", 1);
+		for (int i = 0; i < r->nextra; i++)
+			putenv(r->extra_env[i]);
+		if (mdns)
+			execl(bin, bin, "--port-file", r->port_file, (char *)NULL);
+		else
+			execl(bin, bin, "--no-mdns", "--port-file", r->port_file, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[0]);
+	r->stdin_fd = pfd[1];
+	r->pid = pid;
+	r->exited = false;
+	th_track_pid(pid);
+	int64_t deadline = th_now_ms() + 20000;
+	for (;;) {
+		char *t = slurp(r->port_file);
+		if (t && strchr(t, '\n')) {
+			r->port = atoi(t);
+			free(t);
+			return;
+		}
+		free(t);
+		if (reap(r->pid, &r->status, &r->exited) || th_now_ms() > deadline) {
+			char *log = slurp(r->log);
+			fail_msg("agent-space did not start (status %d):\n%s", r->status,
+			         log ? log : "");
+		}
+		th_msleep(5);
+	}
+}
+
+static bool room_mdns;
+
+void th_room_start(struct th_room *r, int port, const char *const *env, bool mdns)
+{
+	memset(r, 0, sizeof *r);
+	r->stdin_fd = -1;
+	mktemp_dir(r->dir, sizeof r->dir, "spc-room");
+	snprintf(r->log, sizeof r->log, "%s/server.log", r->dir);
+	snprintf(r->port_file, sizeof r->port_file, "%s/port", r->dir);
+	snprintf(r->data, sizeof r->data, "%s/data", r->dir);
+	for (const char *const *e = env; e && *e && r->nextra < 8; e++)
+		snprintf(r->extra_env[r->nextra++], sizeof r->extra_env[0], "%s", *e);
+	r->port = port;
+	room_mdns = mdns;
+	room_spawn(r, mdns);
+}
+
+void th_room_restart(struct th_room *r)
+{
+	if (th_room_alive(r))
+		fail_msg("restart of a room that is still running");
+	room_spawn(r, room_mdns);
+}
+
+void th_room_host(struct th_room *r, const char *line)
+{
+	char buf[4096];
+	int n = snprintf(buf, sizeof buf, "%s\n", line);
+	if (write(r->stdin_fd, buf, (size_t)n) != n)
+		fail_msg("host input: %s", strerror(errno));
+}
+
+bool th_room_alive(struct th_room *r)
+{
+	return r->pid > 0 && !reap(r->pid, &r->status, &r->exited);
+}
+
+int th_room_stop(struct th_room *r, int sig)
+{
+	if (!th_room_alive(r))
+		return r->status;
+	kill(r->pid, sig);
+	int64_t deadline = th_now_ms() + 15000;
+	while (!reap(r->pid, &r->status, &r->exited)) {
+		if (th_now_ms() > deadline) {
+			kill(r->pid, SIGKILL);
+			waitpid(r->pid, NULL, 0);
+			th_untrack_pid(r->pid);
+			r->exited = true;
+			r->status = -1;
+			break;
+		}
+		th_msleep(5);
+	}
+	if (r->stdin_fd >= 0)
+		close(r->stdin_fd);
+	r->stdin_fd = -1;
+	return r->status;
+}
+
+char *th_room_log(const struct th_room *r)
+{
+	return slurp(r->log);
+}
+
+/* --- agents --------------------------------------------------------------------- */
+
+static void copy_file(const char *from, const char *to)
+{
+	char *c = slurp(from);
+	if (!c)
+		fail_msg("cannot read %s", from);
+	FILE *f = fopen(to, "wb");
+	fputs(c, f);
+	fclose(f);
+	free(c);
+}
+
+void th_home_new(char *out, size_t cap)
+{
+	mktemp_dir(out, cap, "spc-home");
+	const char *src = getenv("GA_SOURCE_DIR");
+	char a[700], b[700];
+	snprintf(a, sizeof a, "%s/SOUL.md", src);
+	snprintf(b, sizeof b, "%s/SOUL.md", out);
+	copy_file(a, b);
+	snprintf(a, sizeof a, "%s/SELF.md.template", src);
+	snprintf(b, sizeof b, "%s/SELF.md.template", out);
+	copy_file(a, b);
+}
+
+static const char *const KEEP[] = {"PATH",          "HOME",         "TMPDIR", "ASAN_OPTIONS",
+                                   "UBSAN_OPTIONS", "LSAN_OPTIONS", "LANG",   NULL};
+
+void th_agent_start(struct th_agent *a, const char *home, const char *const *argv,
+                    const char *const *env)
+{
+	memset(a, 0, sizeof *a);
+	snprintf(a->home, sizeof a->home, "%s", home);
+	snprintf(a->out_path, sizeof a->out_path, "%s/.out-XXXXXX", home);
+	snprintf(a->err_path, sizeof a->err_path, "%s/.err-XXXXXX", home);
+	int ofd = mkstemp(a->out_path), efd = mkstemp(a->err_path);
+	int devnull = open("/dev/null", O_RDONLY);
+	if (ofd < 0 || efd < 0 || devnull < 0)
+		fail_msg("cannot create capture files in %s", home);
+	char bin[600];
+	snprintf(bin, sizeof bin, "%s/general-agent", getenv("GA_BUILD_DIR"));
+	char *envv[64];
+	int ne = 0;
+	for (const char *const *k = KEEP; *k; k++) {
+		const char *v = getenv(*k);
+		if (v && ne < 60) {
+			size_t n = strlen(*k) + strlen(v) + 2;
+			envv[ne] = malloc(n);
+			snprintf(envv[ne], n, "%s=%s", *k, v);
+			ne++;
+		}
+	}
+	for (const char *const *e = env; e && *e && ne < 62; e++)
+		envv[ne++] = strdup(*e);
+	envv[ne] = NULL;
+	const char *args[32];
+	int na = 0;
+	args[na++] = bin;
+	args[na++] = "--no-terminal";
+	for (const char *const *p = argv; p && *p && na < 31; p++)
+		args[na++] = *p;
+	args[na] = NULL;
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(devnull, 0);
+		dup2(ofd, 1);
+		dup2(efd, 2);
+		if (chdir(home) != 0)
+			_exit(126);
+		execve(bin, (char *const *)args, envv);
+		_exit(127);
+	}
+	for (int i = 0; i < ne; i++)
+		free(envv[i]);
+	close(ofd);
+	close(efd);
+	close(devnull);
+	a->pid = pid;
+	th_track_pid(pid);
+}
+
+char *th_agent_log(struct th_agent *a)
+{
+	char *e = slurp(a->err_path), *o = slurp(a->out_path);
+	size_t n = (e ? strlen(e) : 0) + (o ? strlen(o) : 0) + 1;
+	char *all = malloc(n);
+	snprintf(all, n, "%s%s", e ? e : "", o ? o : "");
+	free(e);
+	free(o);
+	return all;
+}
+
+int th_agent_count(struct th_agent *a, const char *needle)
+{
+	char *log = th_agent_log(a);
+	int n = 0;
+	for (const char *p = log; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	free(log);
+	return n;
+}
+
+bool th_agent_wait_log(struct th_agent *a, const char *needle, int timeout_ms)
+{
+	return th_agent_wait_count(a, needle, 1, timeout_ms);
+}
+
+bool th_agent_wait_count(struct th_agent *a, const char *needle, int n, int timeout_ms)
+{
+	int64_t end = th_now_ms() + timeout_ms;
+	for (;;) {
+		if (th_agent_count(a, needle) >= n)
+			return true;
+		if (th_now_ms() > end)
+			return false;
+		th_msleep(10);
+	}
+}
+
+void th_agent_signal(struct th_agent *a, int sig)
+{
+	if (th_agent_alive(a))
+		kill(a->pid, sig);
+}
+
+bool th_agent_alive(struct th_agent *a)
+{
+	return a->pid > 0 && !reap(a->pid, &a->status, &a->exited);
+}
+
+int th_agent_wait_exit(struct th_agent *a, int timeout_ms)
+{
+	int64_t end = th_now_ms() + timeout_ms;
+	while (!reap(a->pid, &a->status, &a->exited)) {
+		if (th_now_ms() > end)
+			return -1;
+		th_msleep(10);
+	}
+	return a->status;
+}
+
+void th_fail_dump(struct th_agent *a, struct th_room *r)
+{
+	if (a) {
+		char *l = th_agent_log(a);
+		fprintf(stderr, "---- general-agent output (%s) ----\n%s\n", a->home, l);
+		free(l);
+	}
+	if (r) {
+		char *l = th_room_log(r);
+		fprintf(stderr, "---- agent-space output ----\n%s\n", l ? l : "");
+		free(l);
+	}
+}
+
+/* --- the observer ---------------------------------------------------------------- */
+
+void th_send(struct ws_client *c, const char *json)
+{
+	if (ws_send_text(c, json) != 0)
+		fail_msg("observer send failed: %s", json);
+}
+
+cJSON *th_expect(struct ws_client *c, const char *type, th_pred pred, const void *arg,
+                 int timeout_ms)
+{
+	int64_t end = th_now_ms() + timeout_ms;
+	for (;;) {
+		int64_t left = end - th_now_ms();
+		if (left <= 0)
+			return NULL;
+		struct ws_msg m;
+		int rc = ws_recv(c, &m, (int)left);
+		if (rc != WS_RECV_MSG)
+			return NULL;
+		cJSON *v = cJSON_ParseWithLength(m.data, m.len);
+		free(m.data);
+		if (!v)
+			continue;
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "type"));
+		if ((!type || (t && strcmp(t, type) == 0)) && (!pred || pred(v, arg)))
+			return v;
+		cJSON_Delete(v);
+	}
+}
+
+bool th_pred_name(const cJSON *msg, const void *name)
+{
+	const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "name"));
+	return n && strcmp(n, name) == 0;
+}
+
+const cJSON *th_presence_agent(const cJSON *presence, const char *name)
+{
+	const cJSON *a;
+	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(presence, "agents"))
+	{
+		const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "name"));
+		if (n && strcmp(n, name) == 0)
+			return a;
+	}
+	return NULL;
+}
+
+int th_presence_count(const cJSON *presence, const char *name)
+{
+	int k = 0;
+	const cJSON *a;
+	cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(presence, "agents"))
+	{
+		const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "name"));
+		if (n && strcmp(n, name) == 0)
+			k++;
+	}
+	return k;
+}
+
+bool th_pred_has_agent(const cJSON *msg, const void *name)
+{
+	return th_presence_agent(msg, name) != NULL;
+}
+
+struct ws_client *th_observe(struct th_room *r, const char *name)
+{
+	struct ws_client *c = ws_connect("127.0.0.1", r->port, TH_WAIT_MS);
+	if (!c)
+		fail_msg("observer cannot connect to port %d", r->port);
+	char join[256];
+	snprintf(join, sizeof join,
+	         "{\"type\":\"join\",\"name\":\"%s\",\"id\":\"%s-obs\",\"version\":\"1.0.0\"}",
+	         name, name);
+	th_send(c, join);
+	cJSON *j = th_expect(c, "join", th_pred_name, name, TH_WAIT_MS);
+	if (!j)
+		fail_msg("observer %s was not let in", name);
+	cJSON_Delete(j);
+	/* the joiner's second presence ends its join sequence (§3.3) */
+	cJSON *p = th_expect(c, "history_response", NULL, NULL, TH_WAIT_MS);
+	cJSON_Delete(p);
+	p = th_expect(c, "presence", NULL, NULL, TH_WAIT_MS);
+	cJSON_Delete(p);
+	return c;
+}
+
+void th_observer_free(struct ws_client *c)
+{
+	ws_free(c);
+}

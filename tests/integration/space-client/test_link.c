@@ -1,0 +1,796 @@
+/*
+ * The engine's view of the agent-space (modules/space/link), in process,
+ * against a real `agent-space`: the link under test and an observer member
+ * (a bare adapters/space client) share one libuv loop.
+ *
+ *   - join, identity and presence as the other member sees them;
+ *   - chat events: author kinds (self, host, peer), chain (explicit and
+ *     derived), addressed names, thread and conversation keys;
+ *   - paced chat: typing first, chats spaced past the room's rate limit,
+ *     result callbacks, refused input;
+ *   - state; claims renewed past the room's TTL, released, lost on a
+ *     conflict;
+ *   - after the room is killed and restarted: pending chats dropped, state
+ *     and claims announced again;
+ *   - stopping and freeing in every phase, also mid-connect.
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "modules/space/link.h"
+#include "tests/integration/space-client/harness.h"
+
+#define MAX_EVENTS 64
+#define MAX_OBS    512
+
+struct rec_event {
+	char *author, *text, *thread, *conversation, *message_id;
+	enum space_author_kind kind;
+	int64_t chain;
+	bool chain_explicit, addressed_me, from_history;
+	size_t naddressed;
+};
+
+struct fx {
+	uv_loop_t loop;
+	struct th_room room;
+	bool room_up;
+	char state_dir[256];
+	struct state_store st;
+	struct space_link *link;
+	struct spc_client *obs;
+	bool link_stopped, obs_stopped;
+	struct rec_event ev[MAX_EVENTS];
+	size_t nev;
+	int joins, lefts, presences;
+	char lost[3][128];
+	int nlost;
+	cJSON *seen[MAX_OBS]; /* what the observer received, in order */
+	size_t nseen;
+	enum space_say_result says[16];
+	int nsays;
+};
+
+/* --- plumbing -------------------------------------------------------------------- */
+
+static void on_chat(void *ud, const struct space_event *e)
+{
+	struct fx *f = ud;
+	if (f->nev == MAX_EVENTS)
+		return;
+	struct rec_event *r = &f->ev[f->nev++];
+	r->author = xstrdup(e->author_name);
+	r->text = xstrdup(e->text);
+	r->thread = e->thread_id ? xstrdup(e->thread_id) : NULL;
+	r->conversation = xstrdup(e->conversation);
+	r->message_id = xstrdup(e->message_id);
+	r->kind = e->author_kind;
+	r->chain = e->chain;
+	r->chain_explicit = e->chain_explicit;
+	r->addressed_me = e->addressed_me;
+	r->from_history = e->from_history;
+	r->naddressed = e->naddressed;
+	assert_string_equal(e->platform, "space");
+	assert_null(e->parent_id);
+}
+
+static void on_presence(void *ud)
+{
+	((struct fx *)ud)->presences++;
+}
+
+static void on_connection(void *ud, bool joined, const char *why)
+{
+	struct fx *f = ud;
+	if (joined)
+		f->joins++;
+	else
+		f->lefts++;
+}
+
+static void on_claim_lost(void *ud, const char *action, const char *target, const char *holder)
+{
+	struct fx *f = ud;
+	snprintf(f->lost[0], sizeof f->lost[0], "%s", action);
+	snprintf(f->lost[1], sizeof f->lost[1], "%s", target);
+	snprintf(f->lost[2], sizeof f->lost[2], "%s", holder);
+	f->nlost++;
+}
+
+static void on_obs_message(void *ud, const struct spc_msg *m, unsigned changed)
+{
+	struct fx *f = ud;
+	if (f->nseen < MAX_OBS)
+		f->seen[f->nseen++] = cJSON_Duplicate(m->root, 1);
+}
+
+static void say_done(void *ud, enum space_say_result r)
+{
+	struct fx *f = ud;
+	if (f->nsays < 16)
+		f->says[f->nsays++] = r;
+}
+
+static void on_wake(uv_timer_t *t)
+{
+	(void)t;
+}
+
+/* Runs the loop until cond(f) holds or timeout_ms passes. */
+static bool run_until(struct fx *f, bool (*cond)(struct fx *, const void *), const void *arg,
+                      int timeout_ms)
+{
+	uv_timer_t wake;
+	uv_timer_init(&f->loop, &wake);
+	uv_timer_start(&wake, on_wake, 10, 10);
+	int64_t end = th_now_ms() + timeout_ms;
+	bool ok = false;
+	for (;;) {
+		if (cond && cond(f, arg)) {
+			ok = true;
+			break;
+		}
+		if (th_now_ms() > end)
+			break;
+		uv_run(&f->loop, UV_RUN_ONCE);
+	}
+	uv_close((uv_handle_t *)&wake, NULL);
+	uv_run(&f->loop, UV_RUN_NOWAIT);
+	return ok;
+}
+
+/* Lets the loop run for ms (for things that can only be seen over time,
+ * such as a claim outliving the room's TTL). */
+static void run_for(struct fx *f, int ms)
+{
+	run_until(f, NULL, NULL, ms);
+}
+
+static bool c_joined(struct fx *f, const void *n)
+{
+	return f->joins >= *(const int *)n && f->obs && spc_client_state(f->obs) == SPC_JOINED;
+}
+
+/* The observer saw a message of type (from name, when not NULL) whose
+ * field `key` equals `val` (when not NULL); index after `from`. */
+struct want {
+	const char *type, *name, *key, *val;
+	size_t from;
+};
+
+static long find_seen(struct fx *f, const struct want *w)
+{
+	for (size_t i = w->from; i < f->nseen; i++) {
+		const cJSON *m = f->seen[i];
+		const char *t = json_string_or(m, "type", "");
+		if (strcmp(t, w->type) != 0)
+			continue;
+		if (w->name && strcmp(json_string_or(m, "name", ""), w->name) != 0)
+			continue;
+		if (w->key) {
+			const cJSON *v = cJSON_GetObjectItemCaseSensitive(m, w->key);
+			if (!cJSON_IsString(v) || strcmp(v->valuestring, w->val) != 0)
+				continue;
+		}
+		return (long)i;
+	}
+	return -1;
+}
+
+static bool c_seen(struct fx *f, const void *w)
+{
+	return find_seen(f, w) >= 0;
+}
+
+static bool c_events(struct fx *f, const void *n)
+{
+	return f->nev >= *(const size_t *)n;
+}
+
+static bool c_says(struct fx *f, const void *n)
+{
+	return f->nsays >= *(const int *)n;
+}
+
+static long must_see(struct fx *f, struct want w)
+{
+	if (!run_until(f, c_seen, &w, TH_WAIT_MS)) {
+		th_fail_dump(NULL, &f->room);
+		fail_msg("the observer never saw %s%s%s %s=%s", w.type, w.name ? " from " : "",
+		         w.name ? w.name : "", w.key ? w.key : "", w.val ? w.val : "");
+	}
+	return find_seen(f, &w);
+}
+
+static struct space_link_config link_cfg(struct fx *f, const char *name)
+{
+	struct space_link_config c;
+	space_link_config_init(&c);
+	c.agent_name = name;
+	c.version = "0.1.0";
+	c.space_url = NULL; /* start_link points it at the room */
+	c.st = &f->st;
+	c.identity_json = "{\"coreValues\":[\"care\"],\"currentInterests\":[],\"voice\":\"plain\","
+	                  "\"expertise\":[],\"recentWork\":\"No recent completed work\"}";
+	spc_tunables_default(&c.t);
+	uint64_t fast[] = {100, 200};
+	memcpy(c.t.backoff_ms, fast, sizeof fast);
+	c.t.nbackoff = 2;
+	c.t.connect_timeout_ms = 3000;
+	c.typing_base_ms = 50;
+	c.typing_per_char_ms = 1;
+	c.typing_max_ms = 300;
+	return c;
+}
+
+static void start_link(struct fx *f, struct space_link_config *c)
+{
+	static char url[64];
+	snprintf(url, sizeof url, "ws://127.0.0.1:%d", f->room.port);
+	if (!c->space_url)
+		c->space_url = url;
+	struct space_link_handlers h = {.on_chat = on_chat,
+	                                .on_presence = on_presence,
+	                                .on_connection = on_connection,
+	                                .on_claim_lost = on_claim_lost};
+	struct ga_err err = {{0}};
+	f->link = space_link_new(&f->loop, c, &h, f, &err);
+	if (!f->link)
+		fail_msg("space_link_new: %s", err.msg);
+	space_link_start(f->link);
+}
+
+static void start_observer(struct fx *f)
+{
+	char url[64];
+	snprintf(url, sizeof url, "ws://127.0.0.1:%d", f->room.port);
+	struct spc_client_config oc = {
+	        .name = "Obs", .id = "obs-1", .version = "1.0.0", .space_url = url};
+	spc_tunables_default(&oc.t);
+	uint64_t fast[] = {100};
+	memcpy(oc.t.backoff_ms, fast, sizeof fast);
+	oc.t.nbackoff = 1;
+	struct spc_client_events oe = {.on_message = on_obs_message};
+	struct ga_err err = {{0}};
+	f->obs = spc_client_new(&f->loop, &oc, &oe, f, &err);
+	assert_non_null(f->obs);
+	spc_client_start(f->obs);
+}
+
+static void obs_send(struct fx *f, char *json)
+{
+	assert_int_equal(spc_client_send(f->obs, json), 0);
+}
+
+static void start_all(struct fx *f, const char *const *room_env, struct space_link_config *c)
+{
+	th_room_start(&f->room, 0, room_env, false);
+	f->room_up = true;
+	start_observer(f);
+	start_link(f, c);
+	int one = 1;
+	if (!run_until(f, c_joined, &one, TH_WAIT_MS)) {
+		th_fail_dump(NULL, &f->room);
+		fail_msg("link or observer did not join");
+	}
+}
+
+static int setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof *f);
+	log_init(getenv("SPC_DEBUG") ? LOG_LEVEL_DEBUG : LOG_LEVEL_ERROR, 0, NULL);
+	uv_loop_init(&f->loop);
+	const char *base = getenv("TMPDIR");
+	snprintf(f->state_dir, sizeof f->state_dir, "%s/spc-link-XXXXXX",
+	         base && *base ? base : "/tmp");
+	assert_non_null(mkdtemp(f->state_dir));
+	th_track_dir(f->state_dir);
+	struct ga_err err = {{0}};
+	assert_int_equal(state_store_init(&f->st, f->state_dir, "0.1.0", &err), 0);
+	*state = f;
+	return 0;
+}
+
+static void link_stopped(void *ud)
+{
+	((struct fx *)ud)->link_stopped = true;
+}
+
+static void obs_stopped(void *ud)
+{
+	((struct fx *)ud)->obs_stopped = true;
+}
+
+static bool c_link_stopped(struct fx *f, const void *arg)
+{
+	(void)arg;
+	return f->link_stopped;
+}
+
+static bool c_all_stopped(struct fx *f, const void *arg)
+{
+	(void)arg;
+	return (!f->link || f->link_stopped) && (!f->obs || f->obs_stopped);
+}
+
+static int teardown(void **state)
+{
+	struct fx *f = *state;
+	if (f->link)
+		space_link_stop(f->link, link_stopped, f);
+	if (f->obs)
+		spc_client_stop(f->obs, obs_stopped, f);
+	run_until(f, c_all_stopped, NULL, TH_WAIT_MS);
+	space_link_free(f->link);
+	spc_client_free(f->obs);
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+	int rc = uv_loop_close(&f->loop);
+	if (f->room_up)
+		th_room_stop(&f->room, SIGTERM);
+	state_store_free(&f->st);
+	for (size_t i = 0; i < f->nev; i++) {
+		free(f->ev[i].author);
+		free(f->ev[i].text);
+		free(f->ev[i].thread);
+		free(f->ev[i].conversation);
+		free(f->ev[i].message_id);
+	}
+	for (size_t i = 0; i < f->nseen; i++)
+		cJSON_Delete(f->seen[i]);
+	th_cleanup_all();
+	free(f);
+	assert_int_equal(rc, 0); /* every handle closed */
+	return 0;
+}
+
+static struct rec_event *event_with_text(struct fx *f, const char *text)
+{
+	for (size_t i = 0; i < f->nev; i++)
+		if (strcmp(f->ev[i].text, text) == 0)
+			return &f->ev[i];
+	return NULL;
+}
+
+static bool c_event_text(struct fx *f, const void *text)
+{
+	return event_with_text(f, text) != NULL;
+}
+
+static struct rec_event *must_event(struct fx *f, const char *text)
+{
+	if (!run_until(f, c_event_text, text, TH_WAIT_MS)) {
+		th_fail_dump(NULL, &f->room);
+		fail_msg("no chat event '%s'", text);
+	}
+	return event_with_text(f, text);
+}
+
+/* --- tests ------------------------------------------------------------------------- */
+
+static bool c_two_members(struct fx *f, const void *arg)
+{
+	(void)arg;
+	return space_link_member_count(f->link) == 2;
+}
+
+static void test_join_identity_presence(void **state)
+{
+	struct fx *f = *state;
+	struct space_link_config c = link_cfg(f, "Ada");
+	start_all(f, NULL, &c);
+	assert_true(space_link_joined(f->link));
+	const char *id = space_link_agent_id(f->link);
+	assert_int_equal(strncmp(id, "Ada-", 4), 0);
+
+	long j = must_see(f, (struct want){.type = "join", .name = "Ada"});
+	assert_null(cJSON_GetObjectItemCaseSensitive(f->seen[j], "capabilities"));
+	assert_string_equal(json_string_or(f->seen[j], "id", ""), id);
+	long i = must_see(f, (struct want){.type = "identity", .name = "Ada"});
+	assert_true(i > j); /* join first, then identity */
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(f->seen[i], "summary");
+	assert_string_equal(json_string_or(s, "voice", ""), "plain");
+
+	/* the engine's presence view: both members, ours marked (the other's
+	 * join may reach the link a moment after its own) */
+	assert_true(run_until(f, c_two_members, NULL, TH_WAIT_MS));
+	size_t n = space_link_member_count(f->link);
+	assert_int_equal(n, 2);
+	int selves = 0;
+	for (size_t k = 0; k < n; k++) {
+		struct space_member_view v;
+		assert_true(space_link_member_at(f->link, k, &v));
+		if (v.self) {
+			selves++;
+			assert_string_equal(v.name, "Ada");
+		} else {
+			assert_string_equal(v.name, "Obs");
+			assert_false(v.has_caps);
+		}
+	}
+	assert_int_equal(selves, 1);
+	struct space_member_view v;
+	assert_false(space_link_member_at(f->link, 5, &v));
+	assert_true(f->presences > 0);
+	/* the observer's roster has our identity */
+	const struct spc_member *m = spc_roster_find_name(spc_client_roster(f->obs), "Ada");
+	assert_non_null(m);
+	if (!m->identity_json) {
+		struct want w = {.type = "presence"};
+		run_until(f, c_seen, &w, 1000);
+		m = spc_roster_find_name(spc_client_roster(f->obs), "Ada");
+	}
+	assert_non_null(strstr(m->identity_json, "\"coreValues\":[\"care\"]"));
+}
+
+static void test_social_only(void **state)
+{
+	struct fx *f = *state;
+	struct space_link_config c = link_cfg(f, "Sol");
+	c.social_only = true;
+	start_all(f, NULL, &c);
+	long j = must_see(f, (struct want){.type = "join", .name = "Sol"});
+	const cJSON *caps = cJSON_GetObjectItemCaseSensitive(f->seen[j], "capabilities");
+	assert_int_equal(cJSON_GetArraySize(caps), 1);
+	assert_true(space_link_member_has_cap(f->link, "Sol", "social"));
+	assert_false(space_link_member_has_cap(f->link, "Sol", "github"));
+	assert_false(space_link_member_has_cap(f->link, "Nobody", "social"));
+}
+
+static void test_chat_events(void **state)
+{
+	struct fx *f = *state;
+	struct space_link_config c = link_cfg(f, "Ada");
+	const char *env[] = {"SPACE_CHAT_INTERVAL_MS=0", NULL};
+	start_all(f, env, &c);
+	struct spc_who obs = {.name = "Obs", .id = "obs-1"};
+
+	th_room_host(&f->room, "@Ada hello there");
+	struct rec_event *e = must_event(f, "@Ada hello there");
+	assert_int_equal(e->kind, SPACE_AUTHOR_HOST);
+	assert_true(e->addressed_me);
+	assert_int_equal(e->chain, 0);
+	assert_string_equal(e->author, "host");
+	assert_string_equal(e->conversation, "space:room");
+	assert_int_equal(strlen(e->message_id), 6 + 32);
+	assert_false(e->from_history);
+
+	obs_send(f, spc_build_chat(&obs, "Ada, what do you think?", NULL, -1, 0));
+	e = must_event(f, "Ada, what do you think?");
+	assert_int_equal(e->kind, SPACE_AUTHOR_PEER);
+	assert_true(e->addressed_me);  /* the bare name, between word boundaries */
+	assert_int_equal(e->chain, 1); /* one agent message since the host's */
+	assert_false(e->chain_explicit);
+
+	obs_send(f, spc_build_chat(&obs, "a reply deep in a chain", "t-1", 5, 0));
+	e = must_event(f, "a reply deep in a chain");
+	assert_int_equal(e->chain, 5); /* the carried chain is larger than the derived 2 */
+	assert_true(e->chain_explicit);
+	assert_string_equal(e->thread, "t-1");
+	assert_string_equal(e->conversation, "space:t-1");
+	assert_false(e->addressed_me);
+
+	obs_send(f, spc_build_chat(&obs, "hey @obs and @ADA: Adamant", NULL, 0, 0));
+	e = must_event(f, "hey @obs and @ADA: Adamant");
+	assert_int_equal(e->chain, 3); /* derived 3 beats the carried 0 */
+	assert_true(e->addressed_me);
+	assert_int_equal(e->naddressed, 2);
+	obs_send(f, spc_build_chat(&obs, "Adamant is not a name here", NULL, -1, 0));
+	e = must_event(f, "Adamant is not a name here");
+	assert_false(e->addressed_me);
+
+	/* our own chat comes back as SELF */
+	struct ga_err err = {{0}};
+	assert_int_equal(space_link_say(f->link, "I can take it.", NULL, 1, say_done, f, &err), 0);
+	e = must_event(f, "I can take it.");
+	assert_int_equal(e->kind, SPACE_AUTHOR_SELF);
+
+	/* a newcomer gets the history: events marked from_history, once */
+	size_t before = f->nev;
+	space_link_stop(f->link, link_stopped, f);
+	assert_true(run_until(f, c_link_stopped, NULL, TH_WAIT_MS));
+	space_link_free(f->link);
+	f->link = NULL;
+	struct space_link_config c2 = link_cfg(f, "Bea");
+	start_link(f, &c2);
+	size_t want = before + 6;
+	if (!run_until(f, c_events, &want, TH_WAIT_MS))
+		fail_msg("history was not replayed: %zu events", f->nev - before);
+	for (size_t i = before; i < f->nev; i++)
+		assert_true(f->ev[i].from_history);
+	assert_int_equal(f->ev[before].kind, SPACE_AUTHOR_HOST);
+	/* Ada's chat is a peer's for Bea */
+	bool found = false;
+	for (size_t i = before; i < f->nev; i++)
+		if (strcmp(f->ev[i].text, "I can take it.") == 0) {
+			assert_int_equal(f->ev[i].kind, SPACE_AUTHOR_PEER);
+			found = true;
+		}
+	assert_true(found);
+	run_for(f, 200);
+	assert_int_equal(f->nev, want); /* nothing twice */
+}
+
+static void test_say_paced_with_typing(void **state)
+{
+	struct fx *f = *state;
+	struct space_link_config c = link_cfg(f, "Ada");
+	c.chat_interval_ms = 700;
+	/* the room's rate limit is on (500 ms here): chats closer than that
+	 * would be dropped with an error only we would see */
+	const char *env[] = {"SPACE_CHAT_INTERVAL_MS=500", NULL};
+	start_all(f, env, &c);
+	struct ga_err err = {{0}};
+	size_t from = f->nseen;
+	assert_int_equal(space_link_say(f->link, "first", "t-9", 2, say_done, f, &err), 0);
+	assert_int_equal(space_link_say(f->link, "second", NULL, -1, say_done, f, &err), 0);
+	assert_int_equal(space_link_say(f->link, "third", NULL, -1, NULL, NULL, &err), 0);
+	long t = must_see(f, (struct want){.type = "typing", .name = "Ada", .from = from});
+	long c1 = must_see(f, (struct want){.type = "chat",
+	                                    .name = "Ada",
+	                                    .key = "content",
+	                                    .val = "first",
+	                                    .from = from});
+	assert_true(t < c1); /* typing before the chat */
+	assert_string_equal(json_string_or(f->seen[c1], "threadId", ""), "t-9");
+	assert_int_equal(json_int_or(f->seen[c1], "chain", -1), 2); /* relayed by our room */
+	long c2 = must_see(f, (struct want){.type = "chat",
+	                                    .name = "Ada",
+	                                    .key = "content",
+	                                    .val = "second",
+	                                    .from = (size_t)c1 + 1});
+	must_see(f, (struct want){.type = "chat",
+	                          .name = "Ada",
+	                          .key = "content",
+	                          .val = "third",
+	                          .from = (size_t)c2 + 1});
+	int two = 2;
+	assert_true(run_until(f, c_says, &two, TH_WAIT_MS));
+	assert_int_equal(f->says[0], SPACE_SAY_SENT);
+	assert_int_equal(f->says[1], SPACE_SAY_SENT);
+	/* a typing message before the second chat too */
+	assert_true(find_seen(f, &(struct want){.type = "typing",
+	                                        .name = "Ada",
+	                                        .from = (size_t)c1 + 1}) < c2);
+
+	/* refused input */
+	assert_int_equal(space_link_say(f->link, " \n\t", NULL, -1, NULL, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "blank"));
+	/* blank the way the room's JavaScript trim() sees it: NBSP, ideographic space */
+	assert_int_equal(
+	        space_link_say(f->link, "\xc2\xa0\xe3\x80\x80", NULL, -1, NULL, NULL, &err), -1);
+	char *big = xmalloc(SPC_CHAT_MAX_UNITS + 2);
+	memset(big, 'x', SPC_CHAT_MAX_UNITS + 1);
+	big[SPC_CHAT_MAX_UNITS + 1] = '\0';
+	assert_int_equal(space_link_say(f->link, big, NULL, -1, NULL, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "100000"));
+	free(big);
+	for (int i = 0; i < SPACE_LINK_MAX_PENDING; i++)
+		assert_int_equal(space_link_say(f->link, "queued", NULL, -1, NULL, NULL, &err), 0);
+	assert_int_equal(space_link_say(f->link, "one too many", NULL, -1, NULL, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "already waiting"));
+
+	/* the pause grows with the text and is bounded */
+	assert_int_equal(space_link_typing_delay(&c, "hello"), 55);
+	assert_int_equal(space_link_typing_delay(&c, ""), 50);
+	char longer[2000];
+	memset(longer, 'y', sizeof longer - 1);
+	longer[sizeof longer - 1] = '\0';
+	assert_int_equal(space_link_typing_delay(&c, longer), 300);
+}
+
+static bool c_obs_holds(struct fx *f, const void *arg)
+{
+	(void)arg;
+	const char *h = space_link_claim_holder(f->link, "create_issue", "o/r#1");
+	return h && strcmp(h, "Obs") == 0;
+}
+
+static void test_state_and_claims(void **state)
+{
+	struct fx *f = *state;
+	struct space_link_config c = link_cfg(f, "Ada");
+	c.claim_renew_ms = 200;
+	const char *env[] = {"SPACE_CLAIM_TTL_MS=1000", NULL};
+	start_all(f, env, &c);
+	struct spc_who obs = {.name = "Obs", .id = "obs-1"};
+	struct ga_err err = {{0}};
+
+	space_link_set_state(f->link, SPACE_STATE_ACTING, "fulfilling create_issue: o/r#1");
+	must_see(f, (struct want){.type = "state", .name = "Ada", .key = "state", .val = "acting"});
+	const struct spc_member *m = spc_roster_find_name(spc_client_roster(f->obs), "Ada");
+	assert_string_equal(m->state_detail, "fulfilling create_issue: o/r#1");
+
+	assert_int_equal(space_link_claim(f->link, "create_issue", "o/r#1", &err), 0);
+	must_see(f, (struct want){.type = "claim", .name = "Ada", .key = "target", .val = "o/r#1"});
+	assert_true(space_link_holds(f->link, "create_issue", "o/r#1"));
+	/* Renewed every 200 ms, the claim outlives the room's 1 s TTL: the
+	 * observer's claim, 1.5 s later, is a conflict. */
+	run_for(f, 1500);
+	size_t from = f->nseen;
+	obs_send(f, spc_build_claim(&obs, "create_issue", "o/r#1", 0));
+	long e = must_see(f, (struct want){.type = "error", .from = from});
+	assert_non_null(strstr(json_string_or(f->seen[e], "message", ""), "Claim conflict"));
+	assert_non_null(strstr(json_string_or(f->seen[e], "message", ""), "Ada claimed first"));
+
+	/* released with an action_result; then the observer may claim */
+	assert_int_equal(space_link_release(f->link, "create_issue", "o/r#1", true,
+	                                    "https://example.invalid/1", NULL),
+	                 0);
+	assert_false(space_link_holds(f->link, "create_issue", "o/r#1"));
+	long r = must_see(f, (struct want){.type = "action_result", .name = "Ada"});
+	assert_string_equal(json_string_or(f->seen[r], "link", ""), "https://example.invalid/1");
+	from = f->nseen;
+	obs_send(f, spc_build_claim(&obs, "create_issue", "o/r#1", 0));
+	must_see(f, (struct want){.type = "claim", .name = "Obs", .from = from});
+
+	/* now ours is the late claim: the room says conflict, the link drops
+	 * it and tells the engine who holds it. (The link reads the claim's
+	 * broadcast on its own socket: wait for it.) */
+	assert_true(run_until(f, c_obs_holds, NULL, TH_WAIT_MS));
+	assert_string_equal(space_link_claim_holder(f->link, "create_issue", "o/r#1"), "Obs");
+	assert_int_equal(space_link_claim(f->link, "create_issue", "o/r#1", &err), 0);
+	int64_t end = th_now_ms() + TH_WAIT_MS;
+	while (f->nlost == 0 && th_now_ms() < end)
+		run_for(f, 20);
+	assert_int_equal(f->nlost, 1);
+	assert_string_equal(f->lost[0], "create_issue");
+	assert_string_equal(f->lost[1], "o/r#1");
+	assert_string_equal(f->lost[2], "Obs");
+	assert_false(space_link_holds(f->link, "create_issue", "o/r#1"));
+
+	/* refused claims */
+	assert_int_equal(space_link_claim(f->link, " ", "x", &err), -1);
+	for (int i = 0; i < SPACE_LINK_MAX_CLAIMS; i++) {
+		char t[32];
+		snprintf(t, sizeof t, "t%d", i);
+		assert_int_equal(space_link_claim(f->link, "a", t, &err), 0);
+	}
+	assert_int_equal(space_link_claim(f->link, "a", "one more", &err), -1);
+	assert_int_equal(space_link_claim(f->link, "a", "t3", &err), 0); /* a renewal */
+}
+
+static void test_reconnect_announces_again(void **state)
+{
+	struct fx *f = *state;
+	struct space_link_config c = link_cfg(f, "Ada");
+	c.typing_base_ms = 60000; /* a chat that is still "being typed" */
+	c.typing_max_ms = 60000;
+	start_all(f, NULL, &c);
+	struct ga_err err = {{0}};
+	space_link_set_state(f->link, SPACE_STATE_BLOCKED, "waiting for review");
+	assert_int_equal(space_link_claim(f->link, "review", "o/r#7", &err), 0);
+	assert_int_equal(space_link_say(f->link, "almost done typing", NULL, -1, say_done, f, &err),
+	                 0);
+	must_see(f, (struct want){.type = "claim", .name = "Ada"});
+
+	th_room_stop(&f->room, SIGKILL);
+	int one = 1;
+	assert_true(run_until(f, c_says, &one, TH_WAIT_MS));
+	assert_int_equal(f->says[0], SPACE_SAY_DISCONNECTED);
+	assert_false(space_link_joined(f->link));
+	assert_true(f->lefts >= 1);
+	assert_int_equal(space_link_member_count(f->link), 0);
+	assert_int_equal(space_link_say(f->link, "while away", NULL, -1, NULL, NULL, &err), -1);
+
+	th_room_restart(&f->room);
+	int two = 2;
+	if (!run_until(f, c_joined, &two, TH_WAIT_MS)) {
+		th_fail_dump(NULL, &f->room);
+		fail_msg("the link did not rejoin");
+	}
+	/* The room's log: after Ada's second join, her state and her claim
+	 * again (the observer may rejoin after they were broadcast, so the
+	 * log is the witness). */
+	char path[400];
+	snprintf(path, sizeof path, "%s/chat.jsonl", f->room.data);
+	bool ok = false;
+	int64_t end = th_now_ms() + TH_WAIT_MS;
+	while (!ok && th_now_ms() < end) {
+		run_for(f, 20);
+		FILE *lf = fopen(path, "r");
+		if (!lf)
+			continue;
+		char line[2048];
+		int joins = 0;
+		bool st = false, cl = false;
+		while (fgets(line, sizeof line, lf)) {
+			if (!strstr(line, "\"agentName\":\"Ada\""))
+				continue;
+			if (strstr(line, "\"type\":\"join\""))
+				joins++;
+			else if (joins == 2 &&
+			         strstr(line, "\"content\":\"blocked: waiting for review\""))
+				st = true;
+			else if (joins == 2 && strstr(line, "\"content\":\"review:o/r#7\""))
+				cl = true;
+		}
+		fclose(lf);
+		ok = st && cl;
+	}
+	if (!ok) {
+		th_fail_dump(NULL, &f->room);
+		fail_msg("state and claim were not announced again after the reconnect");
+	}
+	assert_true(space_link_holds(f->link, "review", "o/r#7"));
+}
+
+static void test_stop_and_free_in_every_phase(void **state)
+{
+	struct fx *f = *state;
+	/* nothing listens there: stop while connecting / backing off */
+	struct space_link_config c;
+	space_link_config_init(&c);
+	c.agent_name = "Nope";
+	c.version = "0.1.0";
+	c.space_url = "ws://127.0.0.1:1";
+	struct space_link_handlers h = {0};
+	struct ga_err err = {{0}};
+	struct space_link *l = space_link_new(&f->loop, &c, &h, NULL, &err);
+	assert_non_null(l);
+	space_link_start(l);
+	run_for(f, 50);
+	space_link_stop(l, link_stopped, f);
+	assert_true(run_until(f, c_link_stopped, NULL, TH_WAIT_MS));
+	space_link_free(l);
+
+	/* freed without a stop, mid-connect: torn down, no leak, no crash */
+	l = space_link_new(&f->loop, &c, &h, NULL, &err);
+	space_link_start(l);
+	space_link_free(l);
+	run_for(f, 50);
+
+	/* freed while stopping */
+	f->link_stopped = false;
+	l = space_link_new(&f->loop, &c, &h, NULL, &err);
+	space_link_start(l);
+	run_for(f, 20);
+	space_link_stop(l, link_stopped, f);
+	space_link_free(l);
+	run_for(f, 100);
+	assert_false(f->link_stopped); /* free cancels the callback */
+
+	/* never started */
+	l = space_link_new(&f->loop, &c, &h, NULL, &err);
+	space_link_free(l);
+	run_for(f, 20);
+
+	/* an unusable name is refused up front, naming it */
+	char longname[200];
+	memset(longname, 'n', 150);
+	longname[150] = '\0';
+	c.agent_name = longname;
+	assert_null(space_link_new(&f->loop, &c, &h, NULL, &err));
+	assert_non_null(strstr(err.msg, "UTF-16 units"));
+	f->link_stopped = false;
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test_setup_teardown(test_join_identity_presence, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_social_only, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_chat_events, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_say_paced_with_typing, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_state_and_claims, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_reconnect_announces_again, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_stop_and_free_in_every_phase, setup, teardown),
+	};
+	const char *filter = getenv("SPC_TEST_FILTER");
+	if (filter)
+		cmocka_set_test_filter(filter);
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	th_cleanup_all();
+	return rc;
+}
