@@ -28,8 +28,14 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/identity/self.h"
+#include "adapters/http/http.h"
+#include "adapters/llm/llm.h"
+#include "modules/budget/budget.h"
+#include "modules/commitments/ledger.h"
 #include "modules/identity/soul.h"
+#include "modules/owner/owner.h"
 #include "modules/scheduler/sched.h"
+#include "modules/skills/skills.h"
 #include "modules/state/state.h"
 #ifdef GA_HAVE_SPACE
 #include "modules/space/runtime.h"
@@ -57,9 +63,17 @@ struct daemon {
 #ifdef GA_HAVE_SPACE
 	struct space_runtime *space; /* the agent-space (issue 4) */
 #endif
+	/* the model and what speaks through it (issue 5) */
+	struct http_client *http;
+	struct llm_client *llm;
+	struct budget budget;
+	struct skills skills;
+	struct ledger ledger;
+	struct owner *owner;
 	int lock_fd;
 	int64_t started_ms;
 	bool shutting_down;
+	bool finishing;
 	bool exit_when_idle;
 	int exit_code;
 };
@@ -111,8 +125,28 @@ static void close_walk(uv_handle_t *h, void *arg)
 		uv_close(h, NULL);
 }
 
+/* The last step of a shutdown: the owner's turn (if any) is cancelled and
+ * waited for, then the model client and HTTP are released, then every
+ * handle left is closed so uv_run returns. Order matters: closing an HTTP
+ * handle under a running tool loop would pull it from under libcurl. */
+static void after_owner(void *ud)
+{
+	struct daemon *d = ud;
+	d->owner = NULL;
+	if (d->llm)
+		llm_client_free(d->llm);
+	d->llm = NULL;
+	if (d->http)
+		http_client_close(d->http);
+	d->http = NULL;
+	uv_walk(&d->loop, close_walk, NULL);
+}
+
 static void finish(struct daemon *d, const char *why)
 {
+	if (d->finishing)
+		return;
+	d->finishing = true;
 	uv_timer_stop(&d->grace);
 	write_status(d, "stopped");
 	log_kv(LOG_LEVEL_INFO, "daemon", "agent resting", "reason", why);
@@ -124,7 +158,10 @@ static void finish(struct daemon *d, const char *why)
 	d->space = NULL;
 #endif
 	sched_close(d->sched);
-	uv_walk(&d->loop, close_walk, NULL);
+	if (d->owner)
+		owner_close(d->owner, after_owner, d);
+	else
+		after_owner(d);
 }
 
 static void on_stopped(void *ud)
@@ -176,6 +213,80 @@ static int load_self(struct daemon *d, struct self_doc *out)
 		return -1;
 	}
 	return 0;
+}
+
+static void owner_say(const char *text, void *ud);
+static void owner_fatal(const char *msg, void *ud);
+
+/* Skills: the agent's own (<home>/skills) override the installed ones;
+ * the source tree's come last so a build can run where it was built. */
+static int load_skills(struct daemon *d, bool again)
+{
+	char *home_dir = fsx_join(d->home->cfg.home, "skills");
+	const char *dirs[] = {home_dir, GA_DATADIR "/skills", GA_SOURCE_DIR "/skills"};
+	struct ga_err err = {{0}};
+	int rc = again ? skills_reload(&d->skills, dirs, 3, &err)
+		       : skills_load(&d->skills, dirs, 3, &err);
+	free(home_dir);
+	if (rc != 0)
+		log_kv(LOG_LEVEL_ERROR, "skills",
+		       again ? "skills unusable; keeping the loaded ones" : "skills unusable",
+		       "error", err.msg);
+	else
+		log_kv(LOG_LEVEL_INFO, "skills", again ? "skills reloaded" : "skills loaded",
+		       "count", LOG_INT(d->skills.n));
+	return rc;
+}
+
+/* The owner's prompts carry SOUL.md and SELF.md as written. */
+static void owner_identity(struct daemon *d)
+{
+	if (!d->owner)
+		return;
+	struct ga_err err = {{0}};
+	char *self = fsx_read_file(d->home->self_path, SELF_MAX_BYTES, NULL, &err);
+	owner_set_identity(d->owner, d->soul.text, self ? self : "");
+	free(self);
+}
+
+/* The model, when one is configured: an HTTP client on the loop, the
+ * OpenAI-compatible client, and the owner conversation on top. */
+static void start_model(struct daemon *d)
+{
+	struct ga_config *cfg = &d->home->cfg;
+	struct config_feature f[CONFIG_FEATURE_COUNT];
+	config_features(cfg, f);
+	if (!f[CONFIG_FEATURE_MODEL].enabled)
+		return;
+	struct ga_err err = {{0}};
+	struct llm_config lc;
+	if (llm_config_from_ga(cfg, &lc, &err) != 0) {
+		log_kv(LOG_LEVEL_ERROR, "llm", "model not usable", "error", err.msg);
+		return;
+	}
+	d->http = http_client_new(&d->loop, NULL, &err);
+	if (!d->http) {
+		log_kv(LOG_LEVEL_ERROR, "llm", "no HTTP client", "error", err.msg);
+		llm_config_free(&lc);
+		return;
+	}
+	d->llm = llm_client_new(d->http, &lc);
+	llm_config_free(&lc);
+	struct owner_opts o = {
+		.loop = &d->loop,
+		.llm = d->llm,
+		.budget = &d->budget,
+		.skills = &d->skills,
+		.ledger = &d->ledger,
+		.social_only = d->home->opts.social_only,
+		.bluesky_username = cfg->bsky_username,
+		.owner_handle = cfg->owner_handle,
+		.say = owner_say,
+		.fatal = owner_fatal,
+		.ud = d,
+	};
+	d->owner = owner_new(&o);
+	owner_identity(d);
 }
 
 static void reload(struct daemon *d)
@@ -231,6 +342,10 @@ static void reload(struct daemon *d)
 	} else {
 		self_doc_free(&next);
 	}
+	load_skills(d, true);
+	owner_identity(d);
+	/* The model client keeps the endpoint it started with: a changed key
+	 * or URL takes effect at the next start. */
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -267,12 +382,40 @@ static void owner_line(struct daemon *d, const char *line)
 		fflush(stdout);
 		return;
 	}
-	/* Owner conversation needs the model gateway (issue 5). Say so rather
-	 * than pretend. */
-	printf("%s: I can't answer yet: owner conversation needs the model gateway, which this "
-	       "build does not include. Commands: /status, exit.\n",
-	       d->home->cfg.agent_name);
+	if (!d->owner) {
+		printf("%s: I can't answer: owner conversation needs a model. Set AI_GATEWAY_API_KEY, "
+		       "or LLM_BASE_URL and LLM_MODEL (general-agent doctor checks them). "
+		       "Commands: /status, exit.\n",
+		       d->home->cfg.agent_name);
+		fflush(stdout);
+		return;
+	}
+	struct ga_err err = {{0}};
+	if (owner_submit(d->owner, line, &err) != 0) {
+		printf("%s: %s\n", d->home->cfg.agent_name, err.msg);
+		fflush(stdout);
+	}
+}
+
+static void owner_say(const char *text, void *ud)
+{
+	struct daemon *d = ud;
+	printf("%s: %s\n", d->home->cfg.agent_name, text);
 	fflush(stdout);
+}
+
+/* The model refused the credentials (401/402/403): nothing the agent does
+ * will work until the owner fixes the key, so say which variable and stop
+ * with 69 (EX_UNAVAILABLE) instead of retrying forever. */
+static void owner_fatal(const char *msg, void *ud)
+{
+	struct daemon *d = ud;
+	printf("%s: I have to stop: %s\n", d->home->cfg.agent_name, msg);
+	fflush(stdout);
+	fprintf(stderr, "general-agent: %s\n", msg);
+	log_kv(LOG_LEVEL_ERROR, "daemon", "the model refused the credentials", "error", msg);
+	d->exit_code = EXIT_UNAVAILABLE;
+	shutdown_begin(d, "the model refused the credentials");
 }
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
@@ -408,7 +551,7 @@ static void report_features(struct daemon *d)
 		       "looked_for", d->home->env_path);
 	/* Until the adapters land the daemon idles; say what it is doing. */
 	log_kv(LOG_LEVEL_INFO, "daemon",
-	       "no Bluesky, GitHub or agent-space client in this build yet; idling", "agent",
+	       "no Bluesky or GitHub client in this build yet", "agent",
 	       d->home->cfg.agent_name);
 }
 
@@ -459,6 +602,11 @@ int ga_cmd_daemon(struct ga_home *h)
 			&err) != 0)
 		log_kv(LOG_LEVEL_WARN, "identity", "could not write SELF.md", "error", err.msg);
 	load_self(&d, &d.self);
+	load_skills(&d, false);
+	if (ledger_open(&d.ledger, h->cfg.memory_dir, &err) != 0)
+		log_kv(LOG_LEVEL_ERROR, "commitments", "commitment ledger unreadable", "error",
+		       err.msg);
+	budget_init(&d.budget, &d.st, h->cfg.llm_daily_token_budget);
 
 	uv_loop_init(&d.loop);
 	d.sched = sched_new(&d.loop, h->cfg.agent_name);
@@ -497,6 +645,7 @@ int ga_cmd_daemon(struct ga_home *h)
 						     .on_stop = space_on_stop,
 						     .ud = &d});
 #endif
+	start_model(&d);
 	start_terminal(&d);
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);
@@ -508,6 +657,8 @@ int ga_cmd_daemon(struct ga_home *h)
 	sb_free(&d.line);
 	soul_free(&d.soul);
 	self_doc_free(&d.self);
+	skills_free(&d.skills);
+	ledger_close(&d.ledger);
 	state_store_free(&d.st);
 	close(d.lock_fd);
 	return d.exit_code;

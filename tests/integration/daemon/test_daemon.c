@@ -128,7 +128,7 @@ static void test_sigint_and_piped_exit(void **state)
 	proc_write_stdin(&p, "/status\n");
 	assert_true(proc_wait_output(&p, "job(s)", WAIT_MS));
 	proc_write_stdin(&p, "hello there\n");
-	assert_true(proc_wait_output(&p, "owner conversation needs the model gateway", WAIT_MS));
+	assert_true(proc_wait_output(&p, "owner conversation needs a model", WAIT_MS));
 	proc_write_stdin(&p, "exit\n");
 	assert_int_equal(proc_wait(&p, WAIT_MS), 0);
 	proc_cleanup(&p);
