@@ -54,12 +54,27 @@ fi
 say "general-agent doctor (home $home)"
 (cd "$home" && "$BUILD/general-agent" doctor)
 
-say "general-agent: first start pins SOUL.md, writes SELF.md from the template, idles"
-(cd "$home" && exec "$BUILD/general-agent" --no-terminal) >"$work/agent.out" 2>"$work/agent.log" &
+say "general-agent: first start pins SOUL.md, writes SELF.md from the template, joins the room"
+mkfifo "$work/owner.in"
+(cd "$home" && exec "$BUILD/general-agent") <"$work/owner.in" >"$work/agent.out" 2>"$work/agent.log" &
 agent=$!
 pids+=($agent)
+exec 8>"$work/owner.in"
 wait_for "$work/agent.log" "ready and listening" 10
+wait_for "$work/agent.log" "joined the room" 5
 cat "$work/agent.log"
+
+if [ -n "${port:-}" ]; then
+  say "the host speaks to Ada in the room (no model here: Ada notes it and stays quiet)"
+  echo "@Ada welcome to the room" >&9
+  wait_for "$work/agent.log" "host addressed me" 5
+  grep "host addressed me" "$work/agent.log" | tail -n 1
+fi
+
+say "the owner types at Ada's terminal (no model configured)"
+echo "hello Ada" >&8
+wait_for "$work/agent.out" "needs a model" 5
+cat "$work/agent.out"
 
 say "SELF.md as written for Ada (first lines)"
 sed -n '1,4p' "$home/SELF.md"
@@ -70,13 +85,53 @@ say "general-agent status"
 say "a second daemon on the same memory is refused (exit 75)"
 (cd "$home" && "$BUILD/general-agent" --no-terminal); echo "exit code: $?"
 
-say "SIGTERM: graceful shutdown"
+say "SIGTERM: graceful shutdown (Ada leaves the room politely)"
 kill -TERM "$agent"; wait "$agent"; echo "exit code: $?"
-tail -n 2 "$work/agent.log"
+exec 8>&-
+tail -n 3 "$work/agent.log"
+
+fake="$BUILD/tests/fakes/llm/llmfake-server"
+if [ -x "$fake" ]; then
+  say "with a model: a scripted OpenAI-compatible stand-in (tests/fakes/llm) on 127.0.0.1"
+  cat > "$work/model.json" <<'JSON'
+[
+  {"match": {"call": 0}, "content": "Hello! I'm Ada. I keep my promises and stay quiet unless I have something to add."},
+  {"match": {"call": 1}, "tool_calls": [{"name": "github_create_issue",
+     "arguments": {"owner": "acme", "repo": "widgets", "title": "Document the release checklist"}}]},
+  {"match": {"call": 2}, "content": "Done: the issue is in my commitment ledger and will be opened on acme/widgets."}
+]
+JSON
+  "$fake" --script "$work/model.json" --port-file "$work/model.port" </dev/null >/dev/null 2>&1 &
+  pids+=($!)
+  wait_for "$work/model.port" . 5
+  mport=$(cat "$work/model.port")
+  printf 'LLM_BASE_URL=http://127.0.0.1:%s/v1\nLLM_MODEL=demo-model\n' "$mport" >> "$home/.env"
+  rm -f "$work/owner.in"; mkfifo "$work/owner.in"
+  (cd "$home" && exec "$BUILD/general-agent") <"$work/owner.in" >"$work/agent2.out" 2>"$work/agent2.log" &
+  agent=$!
+  pids+=($agent)
+  exec 8>"$work/owner.in"
+  wait_for "$work/agent2.log" "ready and listening" 10
+  echo "owner> who are you?"
+  echo "who are you?" >&8
+  wait_for "$work/agent2.out" "Hello!" 10
+  tail -n 1 "$work/agent2.out"
+  echo "owner> please open an issue on acme/widgets to document the release checklist"
+  echo "please open an issue on acme/widgets to document the release checklist" >&8
+  wait_for "$work/agent2.out" "Done:" 10
+  tail -n 1 "$work/agent2.out"
+  echo "commitment ledger (memory/commitments.jsonl):"
+  cat "$home/memory/commitments.jsonl"
+  echo "exit" >&8
+  wait "$agent"; echo "exit code: $?"
+  exec 8>&-
+fi
 
 say "an edited SOUL.md is refused (exit 78) until the owner accepts it"
+cp "$home/SOUL.md" "$work/SOUL.orig"
 echo "A different soul." >> "$home/SOUL.md"
 (cd "$home" && "$BUILD/general-agent" --no-terminal); echo "exit code: $?"
+cp "$work/SOUL.orig" "$home/SOUL.md"
 
 if [ -x "$BUILD/general-agent" ] && "$BUILD/general-agent" validate --help >/dev/null 2>&1; then
   say "general-agent validate: the post-generation validator"
