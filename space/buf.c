@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "common/xalloc.h"
+#include "space/ws.h"
+
+_Static_assert(SPACE_BUF_PRE >= SPACE_WS_HDR_MAX, "headroom must hold a frame header");
 
 struct space_buf *space_buf_new(const char *data, size_t len, unsigned flags)
 {
@@ -12,7 +15,13 @@ struct space_buf *space_buf_new(const char *data, size_t len, unsigned flags)
 	b->refs = 1;
 	b->flags = flags;
 	b->len = len;
-	memset(b->mem, 0, SPACE_BUF_PRE);
+	b->hdr_len = 0;
+	if (!(flags & SPACE_BUF_RAW)) {
+		uint8_t hdr[SPACE_WS_HDR_MAX];
+		size_t n = space_ws_frame_header(hdr, SPACE_WS_OP_TEXT, len);
+		memcpy(b->mem + SPACE_BUF_PRE - n, hdr, n);
+		b->hdr_len = (unsigned char)n;
+	}
 	if (len)
 		memcpy(b->mem + SPACE_BUF_PRE, data, len);
 	b->mem[SPACE_BUF_PRE + len] = '\0';

@@ -1,12 +1,15 @@
 /*
- * space/buf — immutable, reference-counted serialised server messages.
+ * space/buf — immutable, reference-counted serialised server messages,
+ * already framed for the wire.
  *
  * A broadcast is serialised once and the same buffer is queued for every
  * member (1000 members share one copy, which is what keeps the server's RSS
- * flat under load). The bytes are preceded by SPACE_BUF_PRE bytes of
- * headroom that the WebSocket layer may overwrite with a frame header
- * (libwebsockets' LWS_PRE contract; server.c checks the size at compile
- * time). Every holder of a pointer owns one reference.
+ * flat under load). The WebSocket frame header (an unmasked, unfragmented
+ * text frame, RFC 6455 §5.2) is written once into the SPACE_BUF_PRE bytes
+ * of headroom in front of the JSON, so every recipient's frame is one
+ * contiguous slice (space_buf_wire) that the server hands to writev as is.
+ * A SPACE_BUF_RAW buffer has no header (the HTTP responses before the
+ * upgrade). Every holder of a pointer owns one reference.
  */
 #ifndef GA_SPACE_BUF_H
 #define GA_SPACE_BUF_H
@@ -15,17 +18,21 @@
 
 #include "common/strbuf.h"
 
-#define SPACE_BUF_PRE 16
+/* Room for the longest server frame header (space/ws.h SPACE_WS_HDR_MAX). */
+#define SPACE_BUF_PRE 10
 
 /* A presence snapshot supersedes an older one still waiting in a slow
  * member's queue (server.c coalesces under backpressure only). */
 #define SPACE_BUF_PRESENCE 1u
+/* Bytes sent as they are, without a frame header. */
+#define SPACE_BUF_RAW 2u
 
 struct space_buf {
 	unsigned refs;
 	unsigned flags;
-	size_t len;
-	unsigned char mem[]; /* SPACE_BUF_PRE headroom, len bytes, NUL */
+	size_t len;            /* JSON (or raw) bytes, without the header */
+	unsigned char hdr_len; /* frame header bytes just before the data */
+	unsigned char mem[];   /* SPACE_BUF_PRE headroom, len bytes, NUL */
 };
 
 /* Copies len bytes; refs = 1. Never NULL (aborts on OOM). */
@@ -36,9 +43,17 @@ struct space_buf *space_buf_ref(struct space_buf *b);
 /* Drops one reference; frees on the last. NULL accepted. */
 void space_buf_unref(struct space_buf *b);
 
+/* The message itself (NUL-terminated). */
 static inline char *space_buf_data(struct space_buf *b)
 {
 	return (char *)b->mem + SPACE_BUF_PRE;
+}
+
+/* The bytes to send: frame header and message. */
+static inline const char *space_buf_wire(const struct space_buf *b, size_t *len)
+{
+	*len = b->hdr_len + b->len;
+	return (const char *)b->mem + SPACE_BUF_PRE - b->hdr_len;
 }
 
 #endif

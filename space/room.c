@@ -78,6 +78,9 @@ struct space_room {
 
 	struct ws_entry *ws_first, *ws_last;
 	size_t nws;
+
+	bool presence_sent;     /* a presence was broadcast in this turn */
+	bool presence_deferred; /* another one is due at space_room_flush */
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -145,8 +148,16 @@ static void put_ts_close(struct strbuf *sb, const char *ts)
 	sb_puts(sb, "\"}");
 }
 
+static void presence_stale(struct space_conn *c)
+{
+	free(c->presence_json);
+	c->presence_json = NULL;
+}
+
 static void touch(struct space_conn *c, int64_t now)
 {
+	if (c->last_seen != now)
+		presence_stale(c);
 	c->last_seen = now;
 	c->alive = true;
 }
@@ -159,15 +170,13 @@ static void log_event(struct space_room *r, const char *ts, const struct space_c
 
 /* --- presence --------------------------------------------------------------- */
 
-static struct space_buf *build_presence(struct space_room *r)
+/* AgentPresence (§2.3) of one member, from its cache when still valid. */
+static void put_presence_entry(struct strbuf *out, struct space_conn *m)
 {
-	struct strbuf sb;
-	sb_init(&sb, 0);
-	sb_puts(&sb, "{\"type\":\"presence\",\"agents\":[");
-	for (struct space_conn *m = r->first; m; m = m->next) {
+	if (!m->presence_json) {
 		char ts[TIME_ISO_LEN + 1];
-		if (m != r->first)
-			sb_putc(&sb, ',');
+		struct strbuf sb;
+		sb_init(&sb, 0);
 		sb_puts(&sb, "{\"name\":");
 		space_put_str(&sb, m->name);
 		sb_puts(&sb, ",\"id\":");
@@ -188,6 +197,21 @@ static struct space_buf *build_presence(struct space_room *r)
 			sb_puts(&sb, m->caps_json);
 		}
 		sb_putc(&sb, '}');
+		m->presence_len = sb.len;
+		m->presence_json = sb_detach(&sb);
+	}
+	sb_append(out, m->presence_json, m->presence_len);
+}
+
+static struct space_buf *build_presence(struct space_room *r)
+{
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_puts(&sb, "{\"type\":\"presence\",\"agents\":[");
+	for (struct space_conn *m = r->first; m; m = m->next) {
+		if (m != r->first)
+			sb_putc(&sb, ',');
+		put_presence_entry(&sb, m);
 	}
 	sb_puts(&sb, "]}");
 	struct space_buf *b = space_buf_from_sb(&sb, SPACE_BUF_PRESENCE);
@@ -195,9 +219,35 @@ static struct space_buf *build_presence(struct space_room *r)
 	return b;
 }
 
+/* Broadcasts b (a presence snapshot, consumed) now when it is the turn's
+ * first, else defers a fresh one to space_room_flush (see room.h). */
+static void broadcast_presence_buf(struct space_room *r, struct space_buf *b)
+{
+	if (r->presence_sent) {
+		r->presence_deferred = true;
+		space_buf_unref(b);
+		return;
+	}
+	r->presence_sent = true;
+	broadcast(r, b);
+}
+
 static void broadcast_presence(struct space_room *r)
 {
-	broadcast(r, build_presence(r));
+	if (r->presence_sent) {
+		r->presence_deferred = true;
+		return;
+	}
+	broadcast_presence_buf(r, build_presence(r));
+}
+
+void space_room_flush(struct space_room *r)
+{
+	if (r->presence_deferred) {
+		r->presence_deferred = false;
+		broadcast(r, build_presence(r));
+	}
+	r->presence_sent = false;
 }
 
 /* --- claims ----------------------------------------------------------------- */
@@ -348,7 +398,9 @@ static void conn_clear_member(struct space_conn *c)
 	free(c->version);
 	free(c->caps_json);
 	free(c->identity_json);
+	free(c->presence_json);
 	c->name = c->id = c->version = c->caps_json = c->identity_json = NULL;
+	c->presence_json = NULL;
 }
 
 /* --- handlers ------------------------------------------------------------------- */
@@ -466,7 +518,7 @@ static void handle_join(struct space_room *r, struct space_conn *c, const cJSON 
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member joined", "name", c->name, "id", c->id,
 	       "version", c->version, "members", LOG_INT(r->nmembers));
 	show(r, ">> %s joined (%s)", c->name, c->version);
-	broadcast(r, presence);
+	broadcast_presence_buf(r, presence);
 }
 
 static void handle_chat(struct space_room *r, struct space_conn *c, const cJSON *root,
@@ -555,6 +607,7 @@ static void handle_identity(struct space_room *r, struct space_conn *c, const cJ
 		return;
 	}
 	touch(c, now);
+	presence_stale(c);
 	free(c->identity_json);
 	c->identity_json = sb_detach(&sb);
 

@@ -7,7 +7,8 @@
  * every call; effects leave through struct space_room_ops (queue a message
  * on a connection, close it with a code, drop it, ping it), and events are
  * appended to the space_store. server.c implements the ops with
- * libwebsockets; the unit tests and the fuzzer implement them with arrays.
+ * its own WebSocket transport (space/ws.c); the unit tests and the fuzzer
+ * implement them with arrays.
  *
  * Lifetime: the I/O layer calls space_room_conn_new() for every accepted
  * WebSocket and space_room_conn_closed() exactly once when it is gone
@@ -52,6 +53,10 @@ struct space_conn {
 	int64_t joined_at, last_seen;
 	int64_t last_chat;      /* last accepted chat, or INT64_MIN */
 	bool alive;
+	/* This member's entry in presence, cached: a presence of 1000 members
+	 * is then a concatenation, not 2000 timestamp renderings. */
+	char *presence_json;
+	size_t presence_len;
 	struct space_conn *prev, *next; /* member order */
 };
 
@@ -102,6 +107,16 @@ void space_room_input(struct space_room *r, struct space_conn *c, const char *bu
 void space_room_pong(struct space_room *r, struct space_conn *c, int64_t now);
 /* The per-connection join timer fired (§3.2). */
 void space_room_join_timeout(struct space_room *r, struct space_conn *c, int64_t now);
+
+/* End of an I/O turn (the server calls it once per event-loop iteration,
+ * before writing). The first presence broadcast of a turn goes out at
+ * once; later ones in the same turn are merged into one snapshot sent
+ * here, so a burst of joins or identities (a reconnect storm: 1000 joins
+ * would otherwise queue 1000 presences of up to 1000 members each on every
+ * member) costs one presence per turn. A client rebuilds its member list
+ * from each presence (§7.4), and one event per turn — every test, any
+ * quiet room — still sees the reference's exact sequence. */
+void space_room_flush(struct space_room *r);
 
 /* Heartbeat tick: ping live members, drop those that missed a round. */
 void space_room_heartbeat(struct space_room *r, int64_t now);

@@ -1,15 +1,25 @@
 /*
- * space/server — libwebsockets + libuv glue for the agent-space room.
- * See server.h for the contract.
+ * space/server — the agent-space process: a WebSocket server on one libuv
+ * loop (space/ws.c does the RFC 6455 parsing), the room, the log, host
+ * input, mDNS, timers and shutdown. See server.h for the contract.
  *
- * One protocol handles both plain HTTP (426 / healthz) and the WebSocket,
- * so any path upgrades (§1 item 2). Per connection:
- *   - inbound fragments are reassembled into at most 1 MiB (→ 1009);
- *     text must be valid UTF-8 (→ 1007); binary is decoded like Node;
- *   - outbound messages wait in a bounded queue of shared buffers, written
- *     one per WRITEABLE callback; a close requested by the room is sent
- *     after what is already queued;
- *   - the join timer is an lws wsi timer, so its lifetime is the wsi's.
+ * Per connection: a libuv TCP handle and one timer (HTTP head deadline,
+ * then the join deadline, then the close-handshake deadline). Until the
+ * upgrade the request head is collected; after it, bytes go through the
+ * frame parser to the room.
+ *
+ * Outbound, the room queues shared, pre-framed buffers (space/buf.h) on a
+ * connection and marks it dirty; nothing is written there. At the end of
+ * each loop turn (uv_check, and uv_prepare for what timers produced) every
+ * dirty connection is flushed with one writev of all its queued frames.
+ * Under load this is what keeps a 1000-member room cheap: one syscall per
+ * member per turn however many messages the turn produced, no per-message
+ * copy, and the poll set is touched only when a socket's kernel buffer is
+ * full (then a uv_write holds the rest and the connection waits for it).
+ *
+ * Teardown is asynchronous: a connection is closed with uv_close and the
+ * room learns that it is gone in the close callback, never from inside a
+ * room call, so the room may drop or close members while it iterates them.
  */
 #include "space/server.h"
 
@@ -17,7 +27,6 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <inttypes.h>
-#include <libwebsockets.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -41,61 +50,118 @@
 #include "space/proto.h"
 #include "space/room.h"
 #include "space/store.h"
+#include "space/ws.h"
 
 #define LOG_COMP "space"
-/* Small messages queued for one member are sent together up to this. */
-#define SPACE_WRITE_BATCH_BYTES (16 * 1024)
-
-_Static_assert(LWS_PRE <= SPACE_BUF_PRE, "space_buf headroom must cover LWS_PRE");
+/* One read buffer serves every connection: reads are handled to the end
+ * before the next one starts. */
+#define SPACE_READ_BUF_BYTES (64 * 1024)
+/* A client must finish its HTTP request head within this. */
+#define SPACE_HEAD_TIMEOUT_MS 10000
+/* After the server's close frame, how long the peer has to answer with its
+ * own close (§9 item 30: bound the closing state) before the socket is cut. */
+#define SPACE_CLOSE_HANDSHAKE_MS 5000
+/* Frames gathered into one writev. */
+#define SPACE_FLUSH_IOV_MAX   128
+#define SPACE_FLUSH_BYTES_MAX ((size_t)256 * 1024)
+/* TCP connections accepted beyond SPACE_MAX_CLIENTS (they can still ask
+ * /healthz or get the 503); more are closed at once. */
+#define SPACE_TCP_SLACK      64
+#define SPACE_LISTEN_BACKLOG 511
+/* After a plain HTTP response, how long the client has to hang up. */
+#define SPACE_REPLY_LINGER_MS 2000
 
 enum phase {
 	PHASE_RUNNING,  /* normal service */
 	PHASE_DRAINING, /* shutdown sent; still serving for the grace period */
 	PHASE_CLOSING,  /* 1001 sent to members; waiting for close handshakes */
-	PHASE_DONE,     /* lws context being destroyed */
+	PHASE_DONE,     /* handles being closed */
+};
+
+enum conn_state {
+	CONN_HTTP,  /* reading the request head */
+	CONN_REPLY, /* a plain HTTP response is queued; hang up once it is sent */
+	CONN_OPEN,  /* WebSocket */
+	CONN_GONE,  /* handles closing; the room is told in the close callback */
+};
+
+struct qent {
+	struct space_buf *b; /* NULL: coalesced away */
+	uint64_t turn;       /* flush turn in which it was queued */
+};
+
+struct conn {
+	uv_tcp_t tcp;
+	uv_timer_t timer;
+	struct server *s;
+	struct conn *prev, *next;             /* every connection */
+	struct conn *dirty_prev, *dirty_next; /* waiting for the next flush */
+	bool dirty;
+	enum conn_state state;
+	int handles; /* open libuv handles; freed at 0 */
+
+	struct strbuf head; /* request head until the upgrade */
+	struct space_ws_parser parser;
+	struct space_conn *room;
+	bool input_done; /* the peer's close arrived: ignore the rest */
+
+	/* send queue: ring of shared buffers */
+	struct qent *q;
+	size_t qhead, qcount, qcap, qbytes;
+	size_t inflight; /* bytes held by the uv_write in flight */
+	bool writing;    /* a uv_write is in flight: wait for it */
+
+	bool ping_pending;
+	bool pong_pending;
+	uint8_t pong_len;
+	uint8_t pong[SPACE_WS_CONTROL_MAX];
+
+	uv_shutdown_t shut;
+	bool shut_started;
+	bool close_queued;   /* send a close frame after the queue */
+	bool close_sent;     /* it has left (or sits in the uv_write) */
+	bool close_received; /* the peer's close frame arrived */
+	bool close_empty;    /* echo of a close without status: no payload */
+	uint16_t close_code;
+	uint8_t close_reason_len;
+	char close_reason[SPACE_WS_CONTROL_MAX - 2];
 };
 
 struct server {
 	const struct space_server_config *cfg;
 	uv_loop_t loop;
-	struct lws_context *ctx;
-	struct lws_vhost *vh;
+	uv_tcp_t listener;
+	bool listener_open;
 	struct space_store *store;
 	struct space_room *room;
 	struct space_host *host;
 	struct mdns_publisher *mdns;
 	uv_timer_t heartbeat, sweep, phase_timer;
 	uv_signal_t sigint, sigterm;
+	uv_prepare_t prepare;
+	uv_check_t check;
 	enum phase phase;
 	int64_t started_ms;
 	uint64_t started_mono;
 	uint64_t close_deadline;
-	unsigned nconns;    /* established WebSocket connections */
-	unsigned nclosing;  /* of which a close was requested */
-	bool tty_out;       /* stdout is a terminal: show room events there */
-	unsigned char batch[LWS_PRE + SPACE_WRITE_BATCH_BYTES]; /* write_batch */
+	uint64_t turn;
+	unsigned ntcp;     /* TCP connections */
+	unsigned nconns;   /* upgraded WebSocket connections */
+	unsigned nclosing; /* of which a close frame was queued */
+	struct conn *conns;
+	struct conn *dirty_first, *dirty_last;
+	bool tty_out; /* stdout is a terminal: show room events there */
+	char *rbuf;
 };
 
-/* Per-session data (lws allocates and zeroes it). */
-struct pss {
-	struct lws *wsi;
-	struct space_conn *conn;
-	/* send queue: ring of buffer pointers (NULL = coalesced away) */
-	struct space_buf **q;
-	size_t qhead, qcount, qcap, qbytes;
-	/* inbound reassembly */
-	struct strbuf rx;
-	bool rx_active, rx_binary;
-	/* state */
-	bool ping_pending;
-	bool close_pending;
-	bool close_ready; /* queue flushed: send the close frame next */
-	bool dead; /* dropped: queue freed, socket shut down */
-	int close_code;
-	char close_reason[64];
-	/* plain HTTP response body (LWS_PRE headroom) */
-	unsigned char *http_body;
-	size_t http_len;
+/* A uv_write holding the tail of a flush that the kernel did not take. */
+struct wreq {
+	uv_write_t req;
+	struct conn *p;
+	size_t bytes;
+	size_t nrefs;
+	uint8_t ctl[2 * (SPACE_WS_HDR_MAX + SPACE_WS_CONTROL_MAX) + 4];
+	struct space_buf *refs[];
 };
 
 static int64_t now_ms(void)
@@ -103,143 +169,434 @@ static int64_t now_ms(void)
 	return time_now_ms();
 }
 
-/* --- send queue ------------------------------------------------------------ */
+static void conn_abort(struct conn *p);
+static void flush_conn(struct conn *p);
+static void on_conn_timer(uv_timer_t *t);
 
-static void q_clear(struct pss *p)
+/* --- dirty list ---------------------------------------------------------------- */
+
+static void mark_dirty(struct conn *p)
+{
+	struct server *s = p->s;
+	if (p->dirty || p->state == CONN_GONE)
+		return;
+	p->dirty = true;
+	p->dirty_next = NULL;
+	p->dirty_prev = s->dirty_last;
+	if (s->dirty_last)
+		s->dirty_last->dirty_next = p;
+	else
+		s->dirty_first = p;
+	s->dirty_last = p;
+}
+
+static void dirty_unlink(struct conn *p)
+{
+	struct server *s = p->s;
+	if (!p->dirty)
+		return;
+	if (p->dirty_prev)
+		p->dirty_prev->dirty_next = p->dirty_next;
+	else
+		s->dirty_first = p->dirty_next;
+	if (p->dirty_next)
+		p->dirty_next->dirty_prev = p->dirty_prev;
+	else
+		s->dirty_last = p->dirty_prev;
+	p->dirty = false;
+	p->dirty_prev = p->dirty_next = NULL;
+}
+
+/* Writes what every dirty connection has queued. Runs once per loop turn
+ * (twice, counting uv_prepare); this is also where the room emits the
+ * presence it deferred during the turn. */
+static void flush_all(struct server *s)
+{
+	if (s->phase != PHASE_DONE)
+		space_room_flush(s->room);
+	struct conn *p;
+	while ((p = s->dirty_first)) {
+		dirty_unlink(p);
+		flush_conn(p);
+	}
+	s->turn++;
+}
+
+static void on_prepare(uv_prepare_t *h)
+{
+	flush_all(h->data);
+}
+
+static void on_check(uv_check_t *h)
+{
+	flush_all(h->data);
+}
+
+/* --- send queue ------------------------------------------------------------------ */
+
+static struct qent *q_at(struct conn *p, size_t i)
+{
+	return &p->q[(p->qhead + i) % p->qcap];
+}
+
+static void q_clear(struct conn *p)
 {
 	for (size_t i = 0; i < p->qcount; i++)
-		space_buf_unref(p->q[(p->qhead + i) % p->qcap]);
+		space_buf_unref(q_at(p, i)->b);
 	free(p->q);
 	p->q = NULL;
 	p->qhead = p->qcount = p->qcap = p->qbytes = 0;
 }
 
-static void q_push(struct pss *p, struct space_buf *b)
+static void q_push(struct conn *p, struct space_buf *b)
 {
 	if (p->qcount == p->qcap) {
 		size_t ncap = p->qcap ? p->qcap * 2 : 8;
-		struct space_buf **nq = xcalloc(ncap, sizeof *nq);
+		struct qent *nq = xcalloc(ncap, sizeof *nq);
 		for (size_t i = 0; i < p->qcount; i++)
-			nq[i] = p->q[(p->qhead + i) % p->qcap];
+			nq[i] = *q_at(p, i);
 		free(p->q);
 		p->q = nq;
 		p->qhead = 0;
 		p->qcap = ncap;
 	}
-	p->q[(p->qhead + p->qcount) % p->qcap] = b;
+	struct qent *e = q_at(p, p->qcount);
+	e->b = b;
+	e->turn = p->s->turn;
 	p->qcount++;
-	if (b)
-		p->qbytes += b->len;
+	p->qbytes += b->hdr_len + b->len;
 }
 
-/* The next message without removing it (skips coalesced slots). */
-static struct space_buf *q_peek(struct pss *p)
+/* Removes the first n entries; unref says whether their references are
+ * dropped (written) or were handed to a uv_write. */
+static void q_drop_front(struct conn *p, size_t n, bool unref)
 {
-	while (p->qcount && !p->q[p->qhead]) {
-		p->qhead = (p->qhead + 1) % p->qcap;
-		p->qcount--;
-	}
-	return p->qcount ? p->q[p->qhead] : NULL;
-}
-
-static struct space_buf *q_pop(struct pss *p)
-{
-	while (p->qcount) {
-		struct space_buf *b = p->q[p->qhead];
-		p->qhead = (p->qhead + 1) % p->qcap;
-		p->qcount--;
-		if (b) {
-			p->qbytes -= b->len;
-			return b;
+	for (size_t i = 0; i < n; i++) {
+		struct qent *e = q_at(p, 0);
+		if (e->b) {
+			p->qbytes -= e->b->hdr_len + e->b->len;
+			if (unref)
+				space_buf_unref(e->b);
 		}
+		e->b = NULL;
+		p->qhead = (p->qhead + 1) % p->qcap;
+		p->qcount--;
 	}
-	return NULL;
+	if (!p->qcount && p->qcap > 64) {
+		/* A queue that grew during a burst shrinks back when idle. */
+		free(p->q);
+		p->q = NULL;
+		p->qhead = p->qcap = 0;
+	}
 }
 
-/* Under backpressure a newer presence makes an unsent older one useless:
- * clients rebuild their member list from each presence (§7.4). Only then,
- * so that normal traffic keeps the exact reference sequence. */
-static void q_coalesce_presence(struct pss *p, const struct space_buf *newer)
+/* A presence still unsent from an earlier turn means this member is not
+ * keeping up; the newer snapshot makes it useless (clients rebuild their
+ * member list from each presence, §7.4). Within one turn nothing is ever
+ * merged, so normal traffic keeps the exact reference sequence. */
+static void q_coalesce_presence(struct conn *p)
 {
 	for (size_t i = p->qcount; i-- > 0;) {
-		size_t at = (p->qhead + i) % p->qcap;
-		struct space_buf *b = p->q[at];
-		/* The same buffer queued twice is the joiner's deliberate pair
-		 * (presence → history → presence, §3.3): never merged. */
-		if (b == newer)
-			return;
-		if (b && (b->flags & SPACE_BUF_PRESENCE)) {
-			p->qbytes -= b->len;
-			space_buf_unref(b);
-			p->q[at] = NULL;
+		struct qent *e = q_at(p, i);
+		if (e->b && (e->b->flags & SPACE_BUF_PRESENCE) && e->turn < p->s->turn) {
+			p->qbytes -= e->b->hdr_len + e->b->len;
+			space_buf_unref(e->b);
+			e->b = NULL;
 			return;
 		}
 	}
 }
 
-/* Drops a connection at once: no close frame (heartbeat, §3.14) or none
- * possible (a reader that stopped reading). */
-static void kill_conn(struct pss *p)
+/* --- writing ------------------------------------------------------------------------ */
+
+static size_t put_control(uint8_t *out, unsigned opcode, const void *payload, size_t len)
 {
-	if (p->dead)
-		return;
-	p->dead = true;
-	q_clear(p);
-	int fd = lws_get_socket_fd(p->wsi);
-	if (fd >= 0)
-		shutdown(fd, SHUT_RDWR);
-	lws_set_timeout(p->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	size_t n = space_ws_frame_header(out, opcode, len);
+	if (len)
+		memcpy(out + n, payload, len);
+	return n + len;
 }
 
-/* --- room ops ------------------------------------------------------------------ */
+static void on_written(uv_write_t *req, int status)
+{
+	struct wreq *w = req->data;
+	struct conn *p = w->p;
+	for (size_t i = 0; i < w->nrefs; i++)
+		space_buf_unref(w->refs[i]);
+	p->inflight -= w->bytes;
+	p->writing = false;
+	free(w);
+	if (status < 0) {
+		if (status != UV_ECANCELED)
+			log_debug(LOG_COMP, "write failed: %s", uv_strerror(status));
+		conn_abort(p);
+		return;
+	}
+	flush_conn(p);
+}
+
+/* The kernel took `done` of `total` bytes: the rest goes into a uv_write,
+ * which keeps the buffers referenced and copies the control frames. */
+static void write_rest(struct conn *p, uv_buf_t *iov, struct space_buf **owner, size_t n,
+                       size_t done, size_t total)
+{
+	struct wreq *w = xcalloc(1, sizeof *w + n * sizeof w->refs[0]);
+	uv_buf_t rest[SPACE_FLUSH_IOV_MAX + 2];
+	size_t nrest = 0, ctl_used = 0, skip = done;
+	w->p = p;
+	w->bytes = total - done;
+	for (size_t i = 0; i < n; i++) {
+		if (skip >= iov[i].len) {
+			skip -= iov[i].len;
+			if (owner[i])
+				space_buf_unref(owner[i]);
+			continue;
+		}
+		uv_buf_t b = uv_buf_init(iov[i].base + skip, (unsigned)(iov[i].len - skip));
+		skip = 0;
+		if (owner[i]) {
+			w->refs[w->nrefs++] = owner[i];
+		} else {
+			memcpy(w->ctl + ctl_used, b.base, b.len);
+			b.base = (char *)w->ctl + ctl_used;
+			ctl_used += b.len;
+		}
+		rest[nrest++] = b;
+	}
+	w->req.data = w;
+	p->inflight += w->bytes;
+	p->writing = true;
+	int rc = uv_write(&w->req, (uv_stream_t *)&p->tcp, rest, (unsigned)nrest, on_written);
+	if (rc < 0) {
+		p->writing = false;
+		p->inflight -= w->bytes;
+		for (size_t i = 0; i < w->nrefs; i++)
+			space_buf_unref(w->refs[i]);
+		free(w);
+		conn_abort(p);
+	}
+}
+
+/* What to do once everything queued has left. */
+static void after_flush(struct conn *p)
+{
+	if (p->state == CONN_GONE || p->writing || p->qcount)
+		return;
+	if (p->state == CONN_REPLY) {
+		/* The response is in the kernel. A FIN rather than a close, so
+		 * that unread request bytes cannot turn into a reset that
+		 * destroys the response; the client's EOF (or a short timer)
+		 * ends it. */
+		if (!p->shut_started) {
+			p->shut_started = true;
+			uv_timer_start(&p->timer, on_conn_timer, SPACE_REPLY_LINGER_MS, 0);
+			if (uv_shutdown(&p->shut, (uv_stream_t *)&p->tcp, NULL) < 0)
+				conn_abort(p);
+		}
+		return;
+	}
+	if (p->close_sent && p->close_received) {
+		conn_abort(p); /* close handshake complete: the server hangs up first */
+	} else if (p->close_sent && !p->shut_started) {
+		/* Our close frame has left and nothing follows it; the FIN also
+		 * tells a peer that never answers close frames that we are done.
+		 * Its close, its EOF or the handshake timer ends the connection. */
+		p->shut_started = true;
+		if (uv_shutdown(&p->shut, (uv_stream_t *)&p->tcp, NULL) < 0)
+			conn_abort(p);
+	}
+}
+
+/* Writes control frames, queued messages and a pending close frame, in
+ * that order, with as few writev calls as the kernel allows. */
+static void flush_conn(struct conn *p)
+{
+	while (p->state != CONN_GONE && !p->writing) {
+		uv_buf_t iov[SPACE_FLUSH_IOV_MAX + 2];
+		struct space_buf *owner[SPACE_FLUSH_IOV_MAX + 2];
+		uint8_t ctl[2 * (SPACE_WS_HDR_MAX + SPACE_WS_CONTROL_MAX)];
+		uint8_t closef[SPACE_WS_HDR_MAX + SPACE_WS_CONTROL_MAX];
+		size_t n = 0, total = 0, ctl_len = 0, taken = 0;
+
+		/* Pongs and pings may go between messages (RFC 6455 §5.4). */
+		if (p->pong_pending)
+			ctl_len += put_control(ctl, SPACE_WS_OP_PONG, p->pong, p->pong_len);
+		if (p->ping_pending && !p->close_sent)
+			ctl_len += put_control(ctl + ctl_len, SPACE_WS_OP_PING, NULL, 0);
+		if (ctl_len) {
+			owner[n] = NULL;
+			iov[n++] = uv_buf_init((char *)ctl, (unsigned)ctl_len);
+			total += ctl_len;
+		}
+		while (taken < p->qcount && n < SPACE_FLUSH_IOV_MAX &&
+		       total < SPACE_FLUSH_BYTES_MAX) {
+			struct space_buf *b = q_at(p, taken++)->b;
+			if (!b)
+				continue;
+			size_t len;
+			const char *wire = space_buf_wire(b, &len);
+			owner[n] = b;
+			iov[n++] = uv_buf_init((char *)wire, (unsigned)len);
+			total += len;
+		}
+		bool with_close = false;
+		if (taken == p->qcount && p->close_queued && !p->close_sent) {
+			uint8_t payload[SPACE_WS_CONTROL_MAX];
+			size_t plen = 0;
+			if (!p->close_empty) {
+				payload[0] = (uint8_t)(p->close_code >> 8);
+				payload[1] = (uint8_t)p->close_code;
+				memcpy(payload + 2, p->close_reason, p->close_reason_len);
+				plen = 2u + p->close_reason_len;
+			}
+			size_t cl = put_control(closef, SPACE_WS_OP_CLOSE, payload, plen);
+			owner[n] = NULL;
+			iov[n++] = uv_buf_init((char *)closef, (unsigned)cl);
+			total += cl;
+			with_close = true;
+		}
+		if (n == 0) {
+			if (taken)
+				q_drop_front(p, taken, true); /* only coalesced slots */
+			break;
+		}
+		int r = uv_try_write((uv_stream_t *)&p->tcp, iov, (unsigned)n);
+		if (r == UV_EAGAIN)
+			r = 0;
+		if (r < 0) {
+			log_debug(LOG_COMP, "write failed: %s", uv_strerror(r));
+			conn_abort(p);
+			return;
+		}
+		p->pong_pending = false;
+		p->ping_pending = false;
+		if (with_close)
+			p->close_sent = true;
+		if ((size_t)r == total) {
+			q_drop_front(p, taken, true);
+			continue;
+		}
+		/* The references move into the uv_write (or are dropped there for
+		 * the frames that did leave). */
+		q_drop_front(p, taken, false);
+		write_rest(p, iov, owner, n, (size_t)r, total);
+		break;
+	}
+	after_flush(p);
+}
+
+/* --- connection lifetime ------------------------------------------------------------ */
+
+static void conn_free(struct conn *p)
+{
+	struct server *s = p->s;
+	if (p->room) {
+		space_room_conn_closed(s->room, p->room, now_ms());
+		p->room = NULL;
+		s->nconns--;
+	}
+	if (p->close_queued && s->nclosing)
+		s->nclosing--;
+	q_clear(p);
+	space_ws_parser_free(&p->parser);
+	sb_free(&p->head);
+	dirty_unlink(p);
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		s->conns = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	s->ntcp--;
+	free(p);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+	struct conn *p = h->data;
+	if (--p->handles == 0)
+		conn_free(p);
+}
+
+/* Closes the socket now, without a close frame (a transport error, a
+ * heartbeat drop, the end of a close handshake). */
+static void conn_abort(struct conn *p)
+{
+	if (p->state == CONN_GONE)
+		return;
+	p->state = CONN_GONE;
+	dirty_unlink(p);
+	uv_timer_stop(&p->timer);
+	uv_close((uv_handle_t *)&p->tcp, on_handle_closed);
+	uv_close((uv_handle_t *)&p->timer, on_handle_closed);
+}
+
+/* Queues a close frame after what is already queued; nothing more is
+ * queued after it, and the peer has SPACE_CLOSE_HANDSHAKE_MS to answer. */
+static void queue_close(struct conn *p, int code, const char *reason, size_t reason_len)
+{
+	if (p->state != CONN_OPEN || p->close_queued)
+		return;
+	p->close_queued = true;
+	p->s->nclosing++;
+	p->close_empty = code == SPACE_WS_CLOSE_NO_STATUS;
+	p->close_code = (uint16_t)code;
+	if (reason_len > sizeof p->close_reason)
+		reason_len = sizeof p->close_reason;
+	memcpy(p->close_reason, reason, reason_len);
+	p->close_reason_len = (uint8_t)reason_len;
+	uv_timer_start(&p->timer, on_conn_timer, SPACE_CLOSE_HANDSHAKE_MS, 0);
+	mark_dirty(p);
+}
+
+/* --- room ops -------------------------------------------------------------------------- */
 
 static void op_send(void *ud, struct space_conn *c, struct space_buf *msg)
 {
 	struct server *s = ud;
-	struct pss *p = c->io;
-	if (!p || p->dead || p->close_pending || s->phase == PHASE_DONE)
+	struct conn *p = c->io;
+	if (!p || p->state != CONN_OPEN || p->close_queued)
 		return;
-	if ((msg->flags & SPACE_BUF_PRESENCE) && p->qbytes >= SPACE_PRESENCE_COALESCE_BYTES)
-		q_coalesce_presence(p, msg);
-	if (p->qbytes + msg->len > s->cfg->sendq_max_bytes) {
+	if (msg->flags & SPACE_BUF_PRESENCE)
+		q_coalesce_presence(p);
+	size_t len = msg->hdr_len + msg->len;
+	if (p->qbytes + p->inflight + len > s->cfg->sendq_max_bytes) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP,
 		       "send queue over its limit: dropping a connection that stopped reading",
-		       "name", c->name ? c->name : "(pending)", "queued", LOG_INT(p->qbytes),
-		       "limit", LOG_INT(s->cfg->sendq_max_bytes));
-		kill_conn(p);
+		       "name", c->name ? c->name : "(pending)", "queued",
+		       LOG_INT(p->qbytes + p->inflight), "limit", LOG_INT(s->cfg->sendq_max_bytes));
+		conn_abort(p);
 		return;
 	}
 	q_push(p, space_buf_ref(msg));
-	lws_callback_on_writable(p->wsi);
+	mark_dirty(p);
 }
 
 static void op_close(void *ud, struct space_conn *c, int code, const char *reason)
 {
-	struct server *s = ud;
-	struct pss *p = c->io;
-	if (!p || p->dead || p->close_pending || s->phase == PHASE_DONE)
+	struct conn *p = c->io;
+	if (!p)
 		return;
-	p->close_pending = true;
-	p->close_code = code;
-	snprintf(p->close_reason, sizeof p->close_reason, "%s", reason ? reason : "");
-	s->nclosing++;
-	lws_callback_on_writable(p->wsi);
+	if (!reason)
+		reason = "";
+	queue_close(p, code, reason, strlen(reason));
 }
 
 static void op_drop(void *ud, struct space_conn *c)
 {
-	struct pss *p = c->io;
+	struct conn *p = c->io;
 	if (p)
-		kill_conn(p);
+		conn_abort(p);
 }
 
 static void op_ping(void *ud, struct space_conn *c)
 {
-	struct pss *p = c->io;
-	if (!p || p->dead || p->close_pending)
+	struct conn *p = c->io;
+	if (!p || p->state != CONN_OPEN || p->close_queued)
 		return;
+	/* §3.14: an empty payload, like the reference. */
 	p->ping_pending = true;
-	lws_callback_on_writable(p->wsi);
+	mark_dirty(p);
 }
 
 static void op_show(void *ud, const char *line)
@@ -253,311 +610,309 @@ static void op_show(void *ud, const char *line)
 }
 
 static const struct space_room_ops room_ops = {
-	.send = op_send,
-	.close = op_close,
-	.drop = op_drop,
-	.ping = op_ping,
-	.show = op_show,
+        .send = op_send,
+        .close = op_close,
+        .drop = op_drop,
+        .ping = op_ping,
+        .show = op_show,
 };
 
-/* --- plain HTTP -------------------------------------------------------------------- */
+/* --- WebSocket input --------------------------------------------------------------------- */
 
-static int http_respond(struct lws *wsi, struct pss *p, unsigned status, const char *ctype,
-			const char *body, size_t len)
+/* A complete message: §1 items 7 and 8, then the room. Text frames were
+ * checked for UTF-8 by the parser; binary ones are decoded like Node. */
+static void deliver(struct server *s, struct conn *p, const char *data, size_t len, bool binary)
 {
-	unsigned char hdr[LWS_PRE + 512];
-	unsigned char *start = hdr + LWS_PRE, *pos = start, *end = hdr + sizeof hdr - 1;
-	if (lws_add_http_common_headers(wsi, status, ctype, (lws_filepos_t)len, &pos, end) ||
-	    lws_finalize_write_http_header(wsi, start, &pos, end))
-		return 1;
-	free(p->http_body);
-	p->http_body = xmalloc(LWS_PRE + len + 1);
-	memcpy(p->http_body + LWS_PRE, body, len);
-	p->http_len = len;
-	lws_callback_on_writable(wsi);
-	return 0;
-}
-
-static int http_request(struct server *s, struct lws *wsi, struct pss *p, const char *path)
-{
-	bool get = lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0;
-	if (get && path && strcmp(path, "/healthz") == 0) {
-		/* Beyond the reference: a liveness probe for supervisors. */
-		struct strbuf sb;
-		sb_init(&sb, 0);
-		sb_puts(&sb, "{\"name\":");
-		space_put_str(&sb, s->cfg->name);
-		sb_printf(&sb, ",\"agents\":%zu,\"uptime\":%" PRIu64 "}",
-			  space_room_member_count(s->room),
-			  (time_mono_ms() - s->started_mono) / 1000);
-		int rc = http_respond(wsi, p, HTTP_STATUS_OK, "application/json", sb_cstr(&sb),
-				      sb.len);
-		sb_free(&sb);
-		return rc;
-	}
-	/* §1 item 3: anything else without an upgrade. */
-	return http_respond(wsi, p, 426, "text/plain", "Upgrade Required", 16);
-}
-
-static int http_writeable(struct lws *wsi, struct pss *p)
-{
-	if (!p->http_body)
-		return 0;
-	int n = lws_write(wsi, p->http_body + LWS_PRE, p->http_len, LWS_WRITE_HTTP_FINAL);
-	free(p->http_body);
-	p->http_body = NULL;
-	if (n < (int)p->http_len)
-		return -1;
-	return lws_http_transaction_completed(wsi) ? -1 : 0;
-}
-
-/* --- WebSocket ------------------------------------------------------------------------ */
-
-static int close_now(struct lws *wsi, enum lws_close_status code)
-{
-	lws_close_reason(wsi, code, NULL, 0);
-	return -1;
-}
-
-/* A complete message: §1 items 7–9, then the room. */
-static int deliver(struct server *s, struct pss *p, const char *data, size_t len, bool binary)
-{
-	if (!binary) {
-		/* lws validates text frames too (LWS_SERVER_OPTION_VALIDATE_UTF8);
-		 * this check keeps the rule independent of that option. */
-		if (!utf8_valid(data, len))
-			return close_now(p->wsi, LWS_CLOSE_STATUS_INVALID_PAYLOAD);
-		space_room_input(s->room, p->conn, data, len, now_ms());
-		return 0;
-	}
-	size_t fixed_len = 0;
-	char *fixed = space_utf8_repair(data, len, &fixed_len);
-	if (fixed) {
-		space_room_input(s->room, p->conn, fixed, fixed_len, now_ms());
-		free(fixed);
-	} else {
-		space_room_input(s->room, p->conn, data, len, now_ms());
-	}
-	return 0;
-}
-
-static int ws_receive(struct server *s, struct pss *p, const char *in, size_t len)
-{
-	if (p->dead || !p->conn)
-		return 0;
-	bool done = lws_is_final_fragment(p->wsi) && !lws_remaining_packet_payload(p->wsi);
-	if (!p->rx_active) {
-		p->rx_binary = lws_frame_is_binary(p->wsi);
-		if (done) {
-			if (len > SPACE_MAX_PAYLOAD_BYTES)
-				return close_now(p->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
+	if (s->phase >= PHASE_CLOSING)
+		return;
+	if (binary) {
+		size_t fixed_len = 0;
+		char *fixed = space_utf8_repair(data, len, &fixed_len);
+		if (fixed) {
+			space_room_input(s->room, p->room, fixed, fixed_len, now_ms());
+			free(fixed);
+			return;
 		}
-		if (!done && len + lws_remaining_packet_payload(p->wsi) > SPACE_MAX_PAYLOAD_BYTES)
-			return close_now(p->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
-		if (done) {
-			if (len > SPACE_MAX_PAYLOAD_BYTES)
-				return close_now(p->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
-			return deliver(s, p, in, len, p->rx_binary);
+	}
+	space_room_input(s->room, p->room, data, len, now_ms());
+}
+
+static void ws_input(struct server *s, struct conn *p, char *buf, size_t len)
+{
+	while (len && p->state == CONN_OPEN && !p->input_done) {
+		struct space_ws_event ev;
+		size_t n = space_ws_parse(&p->parser, buf, len, &ev);
+		buf += n;
+		len -= n;
+		switch (ev.type) {
+		case SPACE_WS_EV_NONE:
+			return;
+		case SPACE_WS_EV_MESSAGE:
+			if (!p->close_queued)
+				deliver(s, p, ev.data, ev.len, ev.binary);
+			break;
+		case SPACE_WS_EV_PING:
+			/* §1 item 10: echo the payload. An unanswered earlier ping
+			 * is superseded (RFC 6455 §5.5.3 allows answering the most
+			 * recent only), which bounds what a ping flood can queue. */
+			if (!p->close_sent) {
+				memcpy(p->pong, ev.data, ev.len);
+				p->pong_len = (uint8_t)ev.len;
+				p->pong_pending = true;
+				mark_dirty(p);
+			}
+			break;
+		case SPACE_WS_EV_PONG:
+			/* Any pong counts as liveness, solicited or not (§1 item 10). */
+			if (p->room)
+				space_room_pong(s->room, p->room, now_ms());
+			break;
+		case SPACE_WS_EV_CLOSE:
+			/* Echo the peer's code and reason (what ws does); the socket
+			 * closes once the echo has left. */
+			p->close_received = true;
+			p->input_done = true;
+			queue_close(p, ev.code, ev.data, ev.len);
+			mark_dirty(p);
+			return;
+		case SPACE_WS_EV_ERROR:
+			/* §1 items 8, 9, 11: 1007, 1009, 1002 with an empty reason,
+			 * no JSON error; the leave follows when the socket closes.
+			 * The parser goes on looking for the peer's close only. */
+			log_debug(LOG_COMP, "closing a connection: protocol error %d", ev.code);
+			if (ev.peer_closed) {
+				p->close_received = true;
+				p->input_done = true;
+			}
+			queue_close(p, ev.code, "", 0);
+			mark_dirty(p);
+			break;
 		}
-		p->rx_active = true;
-		sb_init(&p->rx, SPACE_MAX_PAYLOAD_BYTES);
 	}
-	/* Exactly 1,048,576 bytes pass; one more closes 1009 (§1 item 9). The
-	 * rest of the frame announced in its header counts at once, like ws's
-	 * maxPayload check, so a huge frame is refused before it arrives. */
-	if (p->rx.len + len + lws_remaining_packet_payload(p->wsi) > SPACE_MAX_PAYLOAD_BYTES ||
-	    sb_append(&p->rx, in, len) < 0) {
-		sb_free(&p->rx);
-		p->rx_active = false;
-		return close_now(p->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE);
-	}
-	if (!done)
-		return 0;
-	p->rx_active = false;
-	int rc = deliver(s, p, p->rx.buf ? p->rx.buf : "", p->rx.len, p->rx_binary);
-	sb_free(&p->rx);
-	return rc;
 }
 
-/* Appends one unmasked, unfragmented text frame (RFC 6455 §5.2) holding b. */
-static size_t put_frame(unsigned char *out, const struct space_buf *b)
+/* --- plain HTTP and the upgrade ------------------------------------------------------------ */
+
+/* Queues a complete HTTP response and hangs up once it is sent. */
+static void http_reply(struct conn *p, unsigned status, const char *reason, const char *ctype,
+                       const char *body, size_t len, const char *extra)
 {
-	size_t n = 0, len = b->len;
-	out[n++] = 0x81; /* FIN | text */
-	if (len < 126) {
-		out[n++] = (unsigned char)len;
-	} else if (len <= 0xFFFF) {
-		out[n++] = 126;
-		out[n++] = (unsigned char)(len >> 8);
-		out[n++] = (unsigned char)len;
-	} else {
-		out[n++] = 127;
-		for (int i = 7; i >= 0; i--)
-			out[n++] = (unsigned char)(len >> (8 * i));
-	}
-	memcpy(out + n, space_buf_data((struct space_buf *)b), len);
-	return n + len;
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_printf(&sb,
+	          "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+	          "Connection: close\r\n\r\n",
+	          status, reason, ctype, len, extra ? extra : "");
+	sb_append(&sb, body, len);
+	struct space_buf *b = space_buf_from_sb(&sb, SPACE_BUF_RAW);
+	sb_free(&sb);
+	p->state = CONN_REPLY;
+	q_push(p, b);
+	mark_dirty(p);
 }
 
-/* Several small queued messages leave in one send(): under load this is
- * what keeps 1000 members fed (one syscall and one writeable callback per
- * batch instead of per message). The frames are built here and written
- * raw, since lws_write() frames exactly one message per call. first has
- * already been popped; the batch takes ownership of it. */
-static int write_batch(struct server *s, struct pss *p, struct space_buf *first)
+static void http_error(struct conn *p, unsigned status, const char *reason, const char *why)
 {
-	unsigned char *out = s->batch + LWS_PRE;
-	size_t used = put_frame(out, first);
-	space_buf_unref(first);
-	struct space_buf *b;
-	while ((b = q_peek(p)) && used + b->len + 10 <= SPACE_WRITE_BATCH_BYTES) {
-		b = q_pop(p);
-		used += put_frame(out + used, b);
-		space_buf_unref(b);
-	}
-	return lws_write(p->wsi, out, used, LWS_WRITE_RAW);
+	log_debug(LOG_COMP, "HTTP %u: %s", status, why);
+	http_reply(p, status, reason, "text/plain", why, strlen(why), NULL);
 }
 
-static int ws_writeable(struct server *s, struct pss *p)
+static void healthz(struct server *s, struct conn *p)
 {
-	if (p->dead)
-		return -1;
-	if (p->ping_pending) {
-		/* The reference pings with an empty payload, but lws swallows
-		 * empty pongs before the RECEIVE_PONG callback; a 2-byte
-		 * payload comes back in the pong and is seen. */
-		unsigned char ping[LWS_PRE + 2];
-		memcpy(ping + LWS_PRE, "hb", 2);
-		p->ping_pending = false;
-		if (lws_write(p->wsi, ping + LWS_PRE, 2, LWS_WRITE_PING) < 0)
-			return -1;
-		if (p->qcount || p->close_pending)
-			lws_callback_on_writable(p->wsi);
-		return 0;
+	/* Beyond the reference: a liveness probe for supervisors. */
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_puts(&sb, "{\"name\":");
+	space_put_str(&sb, s->cfg->name);
+	sb_printf(&sb, ",\"agents\":%zu,\"uptime\":%" PRIu64 "}", space_room_member_count(s->room),
+	          (time_mono_ms() - s->started_mono) / 1000);
+	http_reply(p, 200, "OK", "application/json", sb_cstr(&sb), sb.len, NULL);
+	sb_free(&sb);
+}
+
+/* Switches the connection to WebSocket: 101, join timer, the room. */
+static void upgrade(struct server *s, struct conn *p, const struct space_ws_request *req)
+{
+	char accept[29];
+	space_ws_accept(req->key, req->key_len, accept);
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_printf(&sb,
+	          "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
+	          "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n",
+	          accept);
+	/* §1 item 4: the reference (ws without handleProtocols) selects the
+	 * first offered sub-protocol, whatever it is. */
+	if (req->protocol) {
+		sb_puts(&sb, "Sec-WebSocket-Protocol: ");
+		sb_append(&sb, req->protocol, req->protocol_len);
+		sb_puts(&sb, "\r\n");
 	}
-	struct space_buf *b = q_pop(p);
-	if (b) {
-		int n;
-		if (b->len > SPACE_WRITE_BATCH_BYTES / 2 || !q_peek(p)) {
-			n = lws_write(p->wsi, (unsigned char *)space_buf_data(b), b->len,
-				      LWS_WRITE_TEXT);
-			space_buf_unref(b);
-		} else {
-			n = write_batch(s, p, b);
+	sb_puts(&sb, "\r\n");
+	p->state = CONN_OPEN;
+	q_push(p, space_buf_from_sb(&sb, SPACE_BUF_RAW));
+	sb_free(&sb);
+	mark_dirty(p);
+	space_ws_parser_init(&p->parser, SPACE_MAX_PAYLOAD_BYTES);
+	p->room = space_room_conn_new(s->room, p);
+	s->nconns++;
+	uv_timer_start(&p->timer, on_conn_timer, (uint64_t)s->cfg->join_timeout_ms, 0);
+}
+
+static void http_input(struct server *s, struct conn *p, const char *buf, size_t len)
+{
+	if (sb_append(&p->head, buf, len) < 0) {
+		http_error(p, 431, "Request Header Fields Too Large", "Request head too large");
+		return;
+	}
+	struct space_ws_request req;
+	enum space_ws_head_result r = space_ws_parse_request(p->head.buf, p->head.len, &req);
+	if (r == SPACE_WS_HEAD_INCOMPLETE) {
+		if (p->head.len > SPACE_WS_HEAD_MAX)
+			http_error(p, 431, "Request Header Fields Too Large",
+			           "Request head too large");
+		return;
+	}
+	if (r == SPACE_WS_HEAD_BAD || req.head_len > SPACE_WS_HEAD_MAX) {
+		http_error(p, 400, "Bad Request", "Bad Request");
+		return;
+	}
+	bool get = req.method_len == 3 && memcmp(req.method, "GET", 3) == 0;
+	if (!req.upgrade) {
+		size_t pl = req.path_len;
+		const char *q = memchr(req.path, '?', pl);
+		if (q)
+			pl = (size_t)(q - req.path);
+		if (get && pl == 8 && memcmp(req.path, "/healthz", 8) == 0) {
+			healthz(s, p);
+			return;
 		}
-		if (n < 0)
-			return -1;
-		if (p->qcount || p->close_pending)
-			lws_callback_on_writable(p->wsi);
-		return 0;
+		/* §1 item 3: anything else without an upgrade. */
+		http_reply(p, 426, "Upgrade Required", "text/plain", "Upgrade Required", 16, NULL);
+		return;
 	}
-	if (p->close_pending && !p->close_ready) {
-		/* Returning -1 from WRITEABLE makes lws drop the socket without
-		 * a close frame. The close handshake starts from a close call
-		 * outside the write path instead: the wsi timer fires next. */
-		lws_close_reason(p->wsi, (enum lws_close_status)p->close_code,
-				 (unsigned char *)p->close_reason, strlen(p->close_reason));
-		p->close_ready = true;
-		lws_set_timer_usecs(p->wsi, 1);
+	/* The checks ws makes before upgrading (§1 item 2: any path). */
+	if (!get) {
+		http_error(p, 405, "Method Not Allowed", "Invalid HTTP method");
+		return;
 	}
-	return 0;
-}
-
-static void ws_closed(struct server *s, struct pss *p)
-{
-	if (p->rx_active)
-		sb_free(&p->rx);
-	q_clear(p);
-	if (p->close_pending && s->nclosing)
-		s->nclosing--;
-	if (p->conn) {
-		space_room_conn_closed(s->room, p->conn, now_ms());
-		p->conn = NULL;
-		s->nconns--;
+	if (!req.upgrade_websocket) {
+		http_error(p, 400, "Bad Request", "Invalid Upgrade header");
+		return;
 	}
-}
-
-static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-		    size_t len)
-{
-	struct server *s = lws_context_user(lws_get_context(wsi));
-	struct pss *p = user;
-
-	switch (reason) {
-	case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-		/* Beyond the reference: a connection limit, applied before the
-		 * upgrade so an over-capacity client gets no WebSocket at all. */
-		if (s->nconns >= s->cfg->max_clients) {
+	if (!req.key || !space_ws_key_valid(req.key, req.key_len)) {
+		http_error(p, 400, "Bad Request", "Missing or invalid Sec-WebSocket-Key header");
+		return;
+	}
+	if (req.version != 13 && req.version != 8) {
+		http_reply(p, 400, "Bad Request", "text/plain",
+		           "Missing or invalid Sec-WebSocket-Version header", 46,
+		           "Sec-WebSocket-Version: 13\r\n");
+		return;
+	}
+	/* Beyond the reference: a connection limit, applied before the
+	 * upgrade so an over-capacity client gets no WebSocket at all. */
+	if (s->nconns >= s->cfg->max_clients || s->phase >= PHASE_CLOSING) {
+		if (s->phase < PHASE_CLOSING)
 			log_kv(LOG_LEVEL_WARN, LOG_COMP, "connection refused: room is full",
 			       "limit", LOG_INT(s->cfg->max_clients));
-			lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
-					       "agent-space is full (SPACE_MAX_CLIENTS)");
-			return 1;
-		}
-		if (s->phase >= PHASE_CLOSING)
-			return 1;
-		return 0;
-
-	case LWS_CALLBACK_ESTABLISHED:
-		memset(p, 0, sizeof *p);
-		p->wsi = wsi;
-		p->conn = space_room_conn_new(s->room, p);
-		s->nconns++;
-		lws_set_timer_usecs(wsi, (lws_usec_t)s->cfg->join_timeout_ms * 1000);
-		return 0;
-
-	case LWS_CALLBACK_TIMER:
-		/* One wsi timer serves two purposes: the join deadline, and the
-		 * hop that starts a close handshake (see ws_writeable). */
-		if (p && p->close_ready && !p->dead) {
-			/* Sends the close frame with the reason set earlier, then
-			 * waits (bounded by lws) for the peer's close. */
-			lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
-			return 0;
-		}
-		if (p && p->conn)
-			space_room_join_timeout(s->room, p->conn, now_ms());
-		return 0;
-
-	case LWS_CALLBACK_RECEIVE:
-		return ws_receive(s, p, in, len);
-
-	case LWS_CALLBACK_RECEIVE_PONG:
-		log_debug(LOG_COMP, "pong (%zu bytes)", len);
-		if (p->conn)
-			space_room_pong(s->room, p->conn, now_ms());
-		return 0;
-
-	case LWS_CALLBACK_SERVER_WRITEABLE:
-		return ws_writeable(s, p);
-
-	case LWS_CALLBACK_CLOSED:
-		ws_closed(s, p);
-		return 0;
-
-	case LWS_CALLBACK_HTTP:
-		return http_request(s, wsi, p, in);
-
-	case LWS_CALLBACK_HTTP_WRITEABLE:
-		return http_writeable(wsi, p);
-
-	case LWS_CALLBACK_CLOSED_HTTP:
-	case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
-		if (p) {
-			free(p->http_body);
-			p->http_body = NULL;
-		}
-		return 0;
-
-	default:
-		return 0;
+		http_error(p, 503, "Service Unavailable",
+		           "agent-space is full (SPACE_MAX_CLIENTS)");
+		return;
+	}
+	upgrade(s, p, &req);
+	/* Frames may have come in the same packets as the head. */
+	size_t extra = p->head.len - req.head_len;
+	if (extra) {
+		char *rest = xmalloc(extra);
+		memcpy(rest, p->head.buf + req.head_len, extra);
+		sb_free(&p->head);
+		ws_input(s, p, rest, extra);
+		free(rest);
+	} else {
+		sb_free(&p->head);
 	}
 }
 
-static const struct lws_protocols protocols[] = {
-	{"agent-space", callback, sizeof(struct pss), 0, 0, NULL, 0},
-	{NULL, NULL, 0, 0, 0, NULL, 0},
-};
+/* --- libuv callbacks ------------------------------------------------------------------------ */
+
+static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
+{
+	struct conn *p = h->data;
+	*buf = uv_buf_init(p->s->rbuf, SPACE_READ_BUF_BYTES);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn *p = st->data;
+	if (nread == 0)
+		return;
+	if (nread < 0) {
+		/* EOF or a reset: the peer is gone (§3.13 follows for a member). */
+		conn_abort(p);
+		return;
+	}
+	if (p->state == CONN_HTTP)
+		http_input(p->s, p, buf->base, (size_t)nread);
+	else if (p->state == CONN_OPEN)
+		ws_input(p->s, p, buf->base, (size_t)nread);
+}
+
+static void on_conn_timer(uv_timer_t *t)
+{
+	struct conn *p = t->data;
+	struct server *s = p->s;
+	switch (p->state) {
+	case CONN_HTTP:
+	case CONN_REPLY:
+		conn_abort(p); /* no complete request head, or a response never read */
+		break;
+	case CONN_OPEN:
+		if (p->close_queued) {
+			log_debug(LOG_COMP, "close handshake timed out");
+			conn_abort(p);
+		} else if (p->room) {
+			space_room_join_timeout(s->room, p->room, now_ms());
+		}
+		break;
+	case CONN_GONE:
+		break;
+	}
+}
+
+static void on_connection(uv_stream_t *ls, int status)
+{
+	struct server *s = ls->data;
+	if (status < 0) {
+		log_warn(LOG_COMP, "accept failed: %s", uv_strerror(status));
+		return;
+	}
+	struct conn *p = xcalloc(1, sizeof *p);
+	p->s = s;
+	uv_tcp_init(&s->loop, &p->tcp);
+	uv_timer_init(&s->loop, &p->timer);
+	p->tcp.data = p->timer.data = p;
+	p->handles = 2;
+	p->state = CONN_HTTP;
+	sb_init(&p->head, SPACE_WS_HEAD_MAX + SPACE_READ_BUF_BYTES);
+	p->next = s->conns;
+	if (s->conns)
+		s->conns->prev = p;
+	s->conns = p;
+	s->ntcp++;
+	if (uv_accept(ls, (uv_stream_t *)&p->tcp) < 0) {
+		conn_abort(p);
+		return;
+	}
+	if (s->ntcp > s->cfg->max_clients + SPACE_TCP_SLACK || s->phase >= PHASE_CLOSING) {
+		conn_abort(p);
+		return;
+	}
+	/* Frames are batched per turn already; Nagle would only add delay. */
+	uv_tcp_nodelay(&p->tcp, 1);
+	uv_timer_start(&p->timer, on_conn_timer, SPACE_HEAD_TIMEOUT_MS, 0);
+	uv_read_start((uv_stream_t *)&p->tcp, on_alloc, on_read);
+}
 
 /* --- host input ------------------------------------------------------------------------- */
 
@@ -583,8 +938,10 @@ static void host_line(void *ud, const char *line, size_t len)
 	if (!n)
 		return;
 	const char *t = line + off;
-	if ((n == 4 && strncasecmp(t, "exit", 4) == 0) || (n == 4 && strncasecmp(t, "quit", 4) == 0) ||
-	    (n == 5 && strncasecmp(t, "/quit", 5) == 0) || (n == 5 && strncasecmp(t, "/exit", 5) == 0)) {
+	if ((n == 4 && strncasecmp(t, "exit", 4) == 0) ||
+	    (n == 4 && strncasecmp(t, "quit", 4) == 0) ||
+	    (n == 5 && strncasecmp(t, "/quit", 5) == 0) ||
+	    (n == 5 && strncasecmp(t, "/exit", 5) == 0)) {
 		begin_shutdown(s, "host asked to quit");
 		return;
 	}
@@ -596,6 +953,8 @@ static void host_line(void *ud, const char *line, size_t len)
 		log_warn(LOG_COMP, "host line is not valid UTF-8: ignored");
 		return;
 	}
+	if (s->phase >= PHASE_CLOSING)
+		return;
 	space_room_host_chat(s->room, t, n, now_ms());
 }
 
@@ -619,22 +978,30 @@ static void close_handle(uv_handle_t *h)
 		uv_close(h, NULL);
 }
 
+/* Closes everything; the loop then runs dry and space_server_run returns. */
 static void finish(struct server *s)
 {
+	if (s->phase == PHASE_DONE)
+		return;
 	s->phase = PHASE_DONE;
 	log_info(LOG_COMP, "room closed");
-	uv_timer_stop(&s->phase_timer);
+	for (struct conn *p = s->conns; p; p = p->next)
+		conn_abort(p);
+	if (s->listener_open) {
+		close_handle((uv_handle_t *)&s->listener);
+		s->listener_open = false;
+	}
 	close_handle((uv_handle_t *)&s->phase_timer);
 	close_handle((uv_handle_t *)&s->heartbeat);
 	close_handle((uv_handle_t *)&s->sweep);
 	close_handle((uv_handle_t *)&s->sigint);
 	close_handle((uv_handle_t *)&s->sigterm);
+	close_handle((uv_handle_t *)&s->prepare);
+	close_handle((uv_handle_t *)&s->check);
 	space_host_stop(s->host);
 	s->host = NULL;
-	/* With a foreign loop, lws closes its handles asynchronously; the
-	 * loop then runs dry and space_server_run returns. */
-	if (s->ctx)
-		lws_context_destroy(s->ctx);
+	mdns_publish_stop(s->mdns);
+	s->mdns = NULL;
 }
 
 static void on_close_wait(uv_timer_t *t)
@@ -678,29 +1045,20 @@ static void on_signal(uv_signal_t *h, int signum)
 
 /* --- startup ---------------------------------------------------------------------------- */
 
-static void lws_log_emit(int level, const char *line)
-{
-	char buf[512];
-	snprintf(buf, sizeof buf, "%s", line);
-	size_t n = strlen(buf);
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		buf[--n] = '\0';
-	log_write(level & LLL_ERR ? LOG_LEVEL_ERROR : LOG_LEVEL_WARN, "lws", buf, NULL);
-}
-
 /* Room for every client plus the listener, the log, stdin and avahi. */
 static void raise_fd_limit(unsigned max_clients)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
 		return;
-	rlim_t want = (rlim_t)max_clients + 64;
+	rlim_t want = (rlim_t)max_clients + SPACE_TCP_SLACK + 64;
 	if (rl.rlim_cur >= want)
 		return;
 	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
 	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
-		log_warn(LOG_COMP, "open-file limit %llu is below SPACE_MAX_CLIENTS + 64 (%llu)",
-			 (unsigned long long)rl.rlim_cur, (unsigned long long)want);
+		log_warn(LOG_COMP, "open-file limit %llu is below SPACE_MAX_CLIENTS + %d (%llu)",
+		         (unsigned long long)rl.rlim_cur, SPACE_TCP_SLACK + 64,
+		         (unsigned long long)want);
 }
 
 static void print_space_url(int port)
@@ -709,7 +1067,8 @@ static void print_space_url(int port)
 	if (getifaddrs(&ifs) < 0)
 		return;
 	for (i = ifs; i; i = i->ifa_next) {
-		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_LOOPBACK))
+		if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET ||
+		    (i->ifa_flags & IFF_LOOPBACK))
 			continue;
 		char ip[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &((struct sockaddr_in *)i->ifa_addr)->sin_addr, ip, sizeof ip);
@@ -719,49 +1078,63 @@ static void print_space_url(int port)
 	freeifaddrs(ifs);
 }
 
-static bool is_ipv4_literal(const char *a)
+/* Binds and listens on addr; 0 or a libuv error. */
+static int listen_at(struct server *s, const struct sockaddr *addr)
 {
-	struct in_addr x;
-	return inet_pton(AF_INET, a, &x) == 1;
+	uv_tcp_init(&s->loop, &s->listener);
+	s->listener.data = s;
+	s->listener_open = true;
+	int rc = uv_tcp_bind(&s->listener, addr, 0);
+	if (rc == 0)
+		rc = uv_listen((uv_stream_t *)&s->listener, SPACE_LISTEN_BACKLOG, on_connection);
+	if (rc < 0) {
+		uv_close((uv_handle_t *)&s->listener, NULL);
+		s->listener_open = false;
+		uv_run(&s->loop, UV_RUN_NOWAIT); /* let the handle close */
+	}
+	return rc;
 }
 
-static struct lws_context *create_context(struct server *s, bool ipv6)
+/* §1 item 1, §9 item 27: all interfaces means dual-stack when the host has
+ * IPv6 ("::" accepts IPv4 too), else IPv4 only. A literal address is used
+ * as given. */
+static int start_listening(struct server *s, const char **why)
 {
-	struct lws_context_creation_info info;
-	void *loops[1] = {&s->loop};
 	const struct space_server_config *cfg = s->cfg;
-	bool any = !cfg->bind || !*cfg->bind || strcmp(cfg->bind, "0.0.0.0") == 0;
-
-	memset(&info, 0, sizeof info);
-	info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_VALIDATE_UTF8 |
-		       LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-	if (!ipv6 || (!any && is_ipv4_literal(cfg->bind)))
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	info.foreign_loops = loops;
-	info.user = s;
-	info.pcontext = &s->ctx;
-	info.fd_limit_per_thread = cfg->max_clients + 64;
-	info.count_threads = 1;
-	info.max_http_header_pool = 64;
-	info.server_string = "agent-space";
-	struct lws_context *ctx = lws_create_context(&info);
-	if (!ctx)
-		return NULL;
-
-	memset(&info, 0, sizeof info);
-	info.options = LWS_SERVER_OPTION_VALIDATE_UTF8;
-	if (!ipv6 || (!any && is_ipv4_literal(cfg->bind)))
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	info.port = cfg->port;
-	info.iface = any ? NULL : cfg->bind;
-	info.protocols = protocols;
-	info.vhost_name = "agent-space";
-	s->vh = lws_create_vhost(ctx, &info);
-	if (!s->vh) {
-		lws_context_destroy(ctx);
-		return NULL;
+	const char *bind = cfg->bind && *cfg->bind ? cfg->bind : SPACE_DEFAULT_BIND;
+	struct sockaddr_in a4;
+	struct sockaddr_in6 a6;
+	int rc;
+	*why = NULL;
+	if (strcmp(bind, "0.0.0.0") == 0 || strcmp(bind, "::") == 0) {
+		uv_ip6_addr("::", cfg->port, &a6);
+		rc = listen_at(s, (const struct sockaddr *)&a6);
+		if (rc == UV_EAFNOSUPPORT || rc == UV_EADDRNOTAVAIL) {
+			uv_ip4_addr("0.0.0.0", cfg->port, &a4);
+			rc = listen_at(s, (const struct sockaddr *)&a4);
+		}
+	} else if (uv_ip4_addr(bind, cfg->port, &a4) == 0) {
+		rc = listen_at(s, (const struct sockaddr *)&a4);
+	} else if (uv_ip6_addr(bind, cfg->port, &a6) == 0) {
+		rc = listen_at(s, (const struct sockaddr *)&a6);
+	} else {
+		*why = "not an IPv4 or IPv6 address";
+		return -1;
 	}
-	return ctx;
+	if (rc < 0)
+		*why = uv_strerror(rc);
+	return rc;
+}
+
+static int listen_port(struct server *s)
+{
+	struct sockaddr_storage ss;
+	int len = sizeof ss;
+	if (uv_tcp_getsockname(&s->listener, (struct sockaddr *)&ss, &len) < 0)
+		return -1;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
 static int write_port_file(const char *path, int port, struct ga_err *err)
@@ -793,13 +1166,7 @@ void space_server_config_init(struct space_server_config *cfg)
 	cfg->sendq_max_bytes = SPACE_SENDQ_MAX_BYTES_DEFAULT;
 }
 
-static void drain_loop(uv_loop_t *loop)
-{
-	uv_run(loop, UV_RUN_DEFAULT);
-}
-
-enum space_run_result space_server_run(const struct space_server_config *cfg,
-				       struct ga_err *err)
+enum space_run_result space_server_run(const struct space_server_config *cfg, struct ga_err *err)
 {
 	struct server *s = xcalloc(1, sizeof *s);
 	enum space_run_result rc = SPACE_RUN_CANNOT_LISTEN;
@@ -811,8 +1178,8 @@ enum space_run_result space_server_run(const struct space_server_config *cfg,
 	raise_fd_limit(cfg->max_clients);
 
 	struct ga_err serr = {{0}};
-	s->store = space_store_open(cfg->data_dir, cfg->log_max_bytes, cfg->history_max_bytes,
-				    &serr);
+	s->store =
+	        space_store_open(cfg->data_dir, cfg->log_max_bytes, cfg->history_max_bytes, &serr);
 	if (!s->store) {
 		err_set(err, "SPACE_DATA_DIR=%s is unusable: %s", cfg->data_dir, serr.msg);
 		free(s);
@@ -825,36 +1192,34 @@ enum space_run_result space_server_run(const struct space_server_config *cfg,
 	rcfg.workspace_ttl_ms = cfg->workspace_ttl_ms;
 	rcfg.join_timeout_ms = cfg->join_timeout_ms;
 	s->room = space_room_new(&rcfg, s->store, &room_ops, s, s->started_ms);
-
 	uv_loop_init(&s->loop);
-	lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_emit);
-	s->ctx = create_context(s, true);
-	if (!s->ctx && !(cfg->bind && is_ipv4_literal(cfg->bind) &&
-			 strcmp(cfg->bind, "0.0.0.0") != 0)) {
-		/* No IPv6 on this host: fall back to IPv4 only. */
-		drain_loop(&s->loop);
-		s->ctx = create_context(s, false);
-	}
-	if (!s->ctx) {
-		err_set(err, "cannot listen on %s port %d (SPACE_BIND / SPACE_PORT): "
-			"the address may be in use or not assigned to this host",
-			cfg->bind, cfg->port);
+
+	const char *why;
+	if (start_listening(s, &why) < 0) {
+		err_set(err, "cannot listen on %s port %d (SPACE_BIND / SPACE_PORT): %s", cfg->bind,
+		        cfg->port, why);
 		goto out;
 	}
-	int port = lws_get_vhost_listen_port(s->vh);
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, "listening", "name", cfg->name, "bind", cfg->bind,
-	       "port", LOG_INT(port), "data", space_store_path(s->store), "max_clients",
+	int port = listen_port(s);
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "listening", "name", cfg->name, "bind", cfg->bind, "port",
+	       LOG_INT(port), "data", space_store_path(s->store), "max_clients",
 	       LOG_INT(cfg->max_clients));
 	print_space_url(port);
 	if (cfg->port_file && write_port_file(cfg->port_file, port, err) < 0)
 		goto out;
 
+	s->rbuf = xmalloc(SPACE_READ_BUF_BYTES);
+	uv_prepare_init(&s->loop, &s->prepare);
+	uv_check_init(&s->loop, &s->check);
+	s->prepare.data = s->check.data = s;
+	uv_prepare_start(&s->prepare, on_prepare);
+	uv_check_start(&s->check, on_check);
 	uv_timer_init(&s->loop, &s->heartbeat);
 	uv_timer_init(&s->loop, &s->sweep);
 	uv_timer_init(&s->loop, &s->phase_timer);
 	s->heartbeat.data = s->sweep.data = s->phase_timer.data = s;
 	uv_timer_start(&s->heartbeat, on_heartbeat, (uint64_t)cfg->heartbeat_ms,
-		       (uint64_t)cfg->heartbeat_ms);
+	               (uint64_t)cfg->heartbeat_ms);
 	uv_timer_start(&s->sweep, on_sweep, (uint64_t)cfg->sweep_ms, (uint64_t)cfg->sweep_ms);
 	uv_signal_init(&s->loop, &s->sigint);
 	uv_signal_init(&s->loop, &s->sigterm);
@@ -866,23 +1231,22 @@ enum space_run_result space_server_run(const struct space_server_config *cfg,
 		s->host = space_host_start(&s->loop, STDIN_FILENO, host_line, s);
 	if (cfg->mdns)
 		s->mdns = mdns_publish_start(&s->loop, cfg->name, MDNS_SPACE_SERVICE_TYPE, port,
-					     NULL);
-	drain_loop(&s->loop);
+		                             NULL);
+	uv_run(&s->loop, UV_RUN_DEFAULT);
 	log_debug(LOG_COMP, "event loop finished");
 	rc = SPACE_RUN_OK;
 out:
-	s->phase = PHASE_DONE;
-	if (s->ctx) {
-		lws_context_destroy(s->ctx);
-		drain_loop(&s->loop);
+	if (s->phase != PHASE_DONE && s->listener_open) {
+		uv_close((uv_handle_t *)&s->listener, NULL);
+		s->listener_open = false;
 	}
-	mdns_publish_stop(s->mdns);
-	s->mdns = NULL;
-	drain_loop(&s->loop);
+	s->phase = PHASE_DONE;
+	uv_run(&s->loop, UV_RUN_DEFAULT);
 	if (uv_loop_close(&s->loop) != 0)
 		log_warn(LOG_COMP, "event loop closed with handles still open");
 	space_room_free(s->room);
 	space_store_free(s->store);
+	free(s->rbuf);
 	free(s);
 	return rc;
 }

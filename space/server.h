@@ -1,11 +1,13 @@
 /*
- * space/server — the agent-space server process: libwebsockets on one
- * libuv loop, the room, the log, host input, mDNS, timers and shutdown.
+ * space/server — the agent-space server process: a WebSocket server
+ * (space/ws.c) on one libuv loop, with the room, the log, host input, mDNS,
+ * timers and shutdown.
  *
  * This is the I/O glue around space/room (policy) and space/store (log):
  * WebSocket transport rules (space-protocol.md §1), per-connection bounded
- * send queues, the join timer, heartbeat and sweep timers, the shutdown
- * drain (§3.17), GET /healthz, the connection limit, and the port file.
+ * send queues flushed once per loop turn, the join timer, heartbeat and
+ * sweep timers, the shutdown drain (§3.17), GET /healthz, the connection
+ * limit, and the port file.
  *
  * space_server_run() blocks running the loop until the room has shut down
  * (host "/quit", SIGINT or SIGTERM) and then releases everything.
@@ -32,9 +34,6 @@
 /* A member whose unsent messages pass this is disconnected (it stopped
  * reading); nobody else ever waits for it. */
 #define SPACE_SENDQ_MAX_BYTES_DEFAULT ((size_t)8 * 1024 * 1024)
-/* Once a member's queue holds this much, a new presence snapshot replaces
- * an older unsent one instead of queueing behind it. */
-#define SPACE_PRESENCE_COALESCE_BYTES ((size_t)64 * 1024)
 /* After the 1001 closes, how long to wait for close handshakes. */
 #define SPACE_CLOSE_WAIT_MS 2000
 

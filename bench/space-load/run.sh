@@ -99,10 +99,11 @@ for n in $SIZES; do
 			tail -n 20 "$dir/load.err" >&2
 			continue
 		fi
-		printf 'N=%-5s run %s: chats/s %s deliveries/s %s p50 %s ms p99 %s ms max %s ms lost %s idle %s KiB peak %s KiB\n' \
+		printf 'N=%-5s run %s: chats/s %s deliveries/s %s p50 %s ms p99 %s ms max %s ms lost %s idle %s KiB peak %s KiB (join %s s, %s MB received while joining)\n' \
 			"$n" "$r" "$(value chats_per_s "$out")" "$(value deliveries_per_s "$out")" \
 			"$(value p50_ms "$out")" "$(value p99_ms "$out")" "$(value max_ms "$out")" \
-			"$(value lost "$out")" "$idle" "$(value hwm_kb "$out")"
+			"$(value lost "$out")" "$idle" "$(value hwm_kb "$out")" "$(value join_s "$out")" \
+			"$(value join_rx_mb "$out")"
 		results[$n]+="$idle $out"$'\n'
 	done
 done

@@ -1,20 +1,28 @@
 /*
  * space-load — load generator for an agent-space server (any ws:// URL).
  *
- * Joins N members over libwebsockets (one thread, lws's own poll loop), has
- * each chat at the allowed rate (default one chat per 3 s per member, with a
- * random phase so the load is smooth), and reports:
+ * Joins N members, has each chat at the allowed rate (default one chat per
+ * 3 s per member, with a random phase so the load is smooth), and reports:
  *   - accepted chats/s and deliveries/s over the load window,
  *   - delivery latency p50/p99/max, from the sender's send to the receipt at
  *     every member (sender and receivers share this process's monotonic
  *     clock, so no clock sync is needed),
  *   - lost deliveries (an accepted chat must reach every member once),
  *   - the server's RSS (VmRSS, VmHWM from /proc/PID/status) when --server-pid
- *     is given: idle before connecting, after the joins, peak while loaded.
+ *     is given: idle before connecting, after the joins, peak while loaded,
+ *   - bytes received while joining (the presence/history traffic of a join
+ *     storm).
+ *
+ * The generator shares the machine with the server and must itself receive
+ * every delivery (333,000 messages/s at N = 1000), so it is a minimal
+ * RFC 6455 client on epoll, not a WebSocket library: one read per readable
+ * socket into a shared buffer, frames walked in place, a chat recognised by
+ * its prefix and its marker found with memmem, and every long message
+ * (presence, history) skipped by its length without being copied or parsed.
+ * Its frames are masked like any client's.
  *
  * Chat content carries "L|<sender>|<seq>|<send µs>|" so a receipt is matched
- * without a JSON parse; other server messages are skipped by their prefix
- * (the server's key order is fixed: {"type":"...).
+ * without a JSON parse; the server's key order is fixed ({"type":"...).
  *
  * A member sends its next chat no earlier than the interval after its
  * previous chat was *echoed* (i.e. accepted by the server), which keeps a
@@ -25,10 +33,13 @@
  * 1 when it could not (connect/join failure), 64 on usage errors.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <libwebsockets.h>
 #include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -36,9 +47,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
-#include <uv.h>
 
 #define DEFAULT_MEMBERS         200
 #define DEFAULT_DURATION_S      30
@@ -52,7 +64,14 @@
 #define SETTLE_QUIET_US     1000000LL
 #define SETTLE_TIMEOUT_S    300
 #define INFLIGHT_TIMEOUT_US (15 * 1000000LL)
-#define RX_KEEP_BYTES       4096 /* longest message we keep to parse (chats, errors) */
+#define TICK_US             100000
+#define CONNECT_TICK_US     5000
+/* Messages up to this payload size are looked at whole (chats, errors);
+ * longer ones only by their first CLASSIFY_BYTES, then skipped. */
+#define KEEP_BYTES     4096
+#define CLASSIFY_BYTES 40
+#define HOLD_BYTES     (KEEP_BYTES + 14)
+#define READ_BYTES     (256 * 1024)
 /* Latency histogram: 10 µs buckets up to 100 ms, then 1 ms up to 60 s. */
 #define FINE_US         10
 #define FINE_LIMIT_US   100000
@@ -62,30 +81,34 @@
 #define NCOARSE         ((COARSE_LIMIT_US - FINE_LIMIT_US) / COARSE_US)
 
 enum phase { PH_CONNECT, PH_SETTLE, PH_LOAD, PH_DRAIN, PH_DONE };
+enum mstate { M_IDLE, M_CONNECTING, M_HANDSHAKE, M_OPEN, M_CLOSED, M_FAILED };
 
 struct member {
-	int idx;
-	struct lws *wsi;
-	bool connecting, connected, joined, failed, closed;
-	bool want_join, chat_due;
-	lws_sorted_usec_list_t sul;
+	int idx, fd;
+	enum mstate st;
+	bool joined;
+	/* Bytes of an unfinished frame (or of the handshake response). */
+	uint8_t hold[HOLD_BYTES];
+	size_t hold_len;
+	uint64_t skip; /* payload bytes of a long message still to skip */
+	/* Unsent output (only when the socket buffer was full). */
+	char *out;
+	size_t out_len;
 	/* Chat bookkeeping (this member as sender). */
 	uint32_t seq;     /* chats sent */
 	int64_t inflight; /* seq awaiting echo/error, -1 when none */
 	int64_t inflight_at;
 	int64_t next_ok_us; /* earliest time for the next send */
+	int64_t due_us;     /* when the chat timer fires; 0 when not scheduled */
+	size_t heap_pos;    /* position in the timer heap + 1; 0 when absent */
 	uint32_t *recv;     /* per seq: receipts seen at all members */
 	uint8_t *rejected;  /* per seq: 1 when the server rate-limited it */
 	size_t cap;
-	/* Reassembly of the current inbound message (only kept when short). */
-	char rx[RX_KEEP_BYTES + 1];
-	size_t rx_len;
-	bool rx_skip;
 };
 
 static struct {
 	const char *url;
-	char host[256], path[512];
+	char host[300], path[512];
 	int port;
 	int n;
 	double duration_s;
@@ -93,23 +116,26 @@ static struct {
 	int content_bytes;
 	int server_pid;
 	bool verbose;
-	bool poll_loop; /* lws's own poll() loop instead of libuv (epoll) */
 } opt;
 
-static struct lws_context *ctx;
+static struct sockaddr_storage addr;
+static socklen_t addr_len;
+static int ep;
 static struct member *members;
+static struct member **heap; /* chat timers, earliest first */
+static size_t heap_n;
 static enum phase phase = PH_CONNECT;
 static int n_started, n_connecting, n_joined, n_failed, n_closed_early;
 static int64_t t_begin, t_joined, t_settled, t_load_start, t_load_end, t_drain_start;
-static int64_t last_rx_us;
+static int64_t last_rx_us, next_tick_us;
 static uint64_t deliveries, deliveries_in_window, accepted, rejected_n, sent_n, other_errors;
+static uint64_t rx_bytes_join; /* bytes read before the load started */
 static uint64_t hist_fine[NFINE], hist_coarse[NCOARSE], hist_over, hist_count;
 static int64_t lat_max_us;
 static long rss_idle_kb = -1, rss_joined_kb = -1, rss_peak_kb = -1, hwm_end_kb = -1;
-static lws_sorted_usec_list_t tick_sul;
-static uv_loop_t uv_loop;
 static volatile sig_atomic_t interrupted;
-
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint8_t *rbuf;
 static char *pad;
 
 static int64_t now_us(void)
@@ -117,6 +143,14 @@ static int64_t now_us(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static uint32_t rand32(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 16);
 }
 
 static long read_status_kb(int pid, const char *key)
@@ -191,55 +225,202 @@ static void member_grow(struct member *m, uint32_t seq)
 	m->cap = ncap;
 }
 
-static void chat_timer_cb(lws_sorted_usec_list_t *sul)
+/* --- chat timers: a binary heap on due_us ---------------------------------- */
+
+static void heap_swap(size_t a, size_t b)
 {
-	struct member *m = lws_container_of(sul, struct member, sul);
-	if (phase != PH_LOAD || !m->joined || m->closed)
+	struct member *t = heap[a];
+	heap[a] = heap[b];
+	heap[b] = t;
+	heap[a]->heap_pos = a + 1;
+	heap[b]->heap_pos = b + 1;
+}
+
+static void heap_up(size_t i)
+{
+	while (i && heap[(i - 1) / 2]->due_us > heap[i]->due_us) {
+		heap_swap(i, (i - 1) / 2);
+		i = (i - 1) / 2;
+	}
+}
+
+static void heap_down(size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < heap_n && heap[l]->due_us < heap[m]->due_us)
+			m = l;
+		if (r < heap_n && heap[r]->due_us < heap[m]->due_us)
+			m = r;
+		if (m == i)
+			return;
+		heap_swap(i, m);
+		i = m;
+	}
+}
+
+static void heap_remove(struct member *m)
+{
+	if (!m->heap_pos)
 		return;
-	m->chat_due = true;
-	lws_callback_on_writable(m->wsi);
+	size_t i = m->heap_pos - 1;
+	m->heap_pos = 0;
+	heap_n--;
+	if (i == heap_n)
+		return;
+	heap[i] = heap[heap_n];
+	heap[i]->heap_pos = i + 1;
+	heap_up(i);
+	heap_down(i);
 }
 
 /* Schedules this member's next chat at max(next_ok, now). */
 static void schedule_chat(struct member *m)
 {
-	int64_t delay = m->next_ok_us - now_us();
-	if (delay < 0)
-		delay = 0;
-	lws_sul_schedule(ctx, 0, &m->sul, chat_timer_cb, delay);
+	heap_remove(m);
+	int64_t t = now_us();
+	m->due_us = m->next_ok_us > t ? m->next_ok_us : t;
+	heap[heap_n] = m;
+	m->heap_pos = ++heap_n;
+	heap_up(heap_n - 1);
 }
 
-static int send_text(struct lws *wsi, const char *text, size_t len)
+/* --- output --------------------------------------------------------------------- */
+
+/* Ends a member's connection; one that never joined counts as failed, one
+ * that did as closed by the server. */
+static void member_close(struct member *m, enum mstate st)
 {
-	unsigned char *buf = malloc(LWS_PRE + len);
-	if (!buf)
-		return -1;
-	memcpy(buf + LWS_PRE, text, len);
-	int n = lws_write(wsi, buf + LWS_PRE, len, LWS_WRITE_TEXT);
-	free(buf);
-	return n < (int)len ? -1 : 0;
+	bool active = m->st == M_CONNECTING || m->st == M_HANDSHAKE || m->st == M_OPEN;
+	if (m->fd >= 0) {
+		epoll_ctl(ep, EPOLL_CTL_DEL, m->fd, NULL);
+		close(m->fd);
+		m->fd = -1;
+	}
+	if (active && !m->joined) {
+		n_connecting--;
+		n_failed++;
+	} else if (active && phase != PH_DONE) {
+		n_closed_early++;
+		fprintf(stderr, "space-load: member %d: connection closed by the server\n", m->idx);
+	}
+	heap_remove(m);
+	free(m->out);
+	m->out = NULL;
+	m->out_len = 0;
+	m->st = st;
 }
 
-static void on_chat(struct member *rcv, const char *msg, int64_t t)
+static void send_bytes(struct member *m, const void *data, size_t len)
 {
-	const char *p = strstr(msg, "\"content\":\"L|");
+	if (m->fd < 0)
+		return;
+	if (!m->out_len) {
+		ssize_t w = write(m->fd, data, len);
+		if (w == (ssize_t)len)
+			return;
+		if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+			member_close(m, M_CLOSED);
+			return;
+		}
+		if (w < 0)
+			w = 0;
+		data = (const char *)data + w;
+		len -= (size_t)w;
+	}
+	m->out = realloc(m->out, m->out_len + len);
+	memcpy(m->out + m->out_len, data, len);
+	m->out_len += len;
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = m};
+	epoll_ctl(ep, EPOLL_CTL_MOD, m->fd, &ev);
+}
+
+/* Sends one masked frame (clients must mask, RFC 6455 §5.3). */
+static void send_frame(struct member *m, unsigned opcode, const char *payload, size_t len)
+{
+	uint8_t buf[14 + 1024];
+	if (len > 1024)
+		return;
+	size_t n = 0;
+	buf[n++] = (uint8_t)(0x80 | opcode);
+	if (len < 126) {
+		buf[n++] = (uint8_t)(0x80 | len);
+	} else {
+		buf[n++] = 0x80 | 126;
+		buf[n++] = (uint8_t)(len >> 8);
+		buf[n++] = (uint8_t)len;
+	}
+	uint32_t key = rand32();
+	uint8_t *mask = buf + n;
+	memcpy(mask, &key, 4);
+	n += 4;
+	for (size_t i = 0; i < len; i++)
+		buf[n + i] = (uint8_t)payload[i] ^ mask[i & 3];
+	send_bytes(m, buf, n + len);
+}
+
+static void send_join(struct member *m)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof buf,
+	                 "{\"type\":\"join\",\"name\":\"load-%04d\",\"id\":\"load-%04d-%d\","
+	                 "\"version\":\"space-load\",\"capabilities\":[\"social\"]}",
+	                 m->idx, m->idx, (int)getpid());
+	send_frame(m, 0x1, buf, (size_t)n);
+}
+
+static void send_chat(struct member *m)
+{
+	char buf[1024];
+	uint32_t seq = m->seq++;
+	member_grow(m, seq);
+	int64_t t = now_us();
+	int n = snprintf(buf, sizeof buf,
+	                 "{\"type\":\"chat\",\"content\":\"L|%d|%" PRIu32 "|%lld|%s\"}", m->idx,
+	                 seq, (long long)t, pad);
+	m->inflight = seq;
+	m->inflight_at = t;
+	m->next_ok_us = t + (int64_t)(opt.interval_ms * 1000.0);
+	sent_n++;
+	send_frame(m, 0x1, buf, (size_t)n);
+}
+
+/* --- input ---------------------------------------------------------------------- */
+
+/* Parses an unsigned decimal; returns the end or NULL. */
+static const char *parse_num(const char *p, const char *end, int64_t *out)
+{
+	int64_t v = 0;
+	const char *s = p;
+	while (p < end && *p >= '0' && *p <= '9')
+		v = v * 10 + (*p++ - '0');
+	if (p == s || p >= end || *p != '|')
+		return NULL;
+	*out = v;
+	return p + 1;
+}
+
+static void on_chat(struct member *rcv, const char *msg, size_t len, int64_t t)
+{
+	static const char marker[] = "\"content\":\"L|";
+	const char *p = memmem(msg, len, marker, sizeof marker - 1);
 	if (!p)
 		return; /* someone else's chat (host, another client) */
-	int sender;
-	uint32_t seq;
-	long long sent_us;
-	if (sscanf(p + 13, "%d|%" SCNu32 "|%lld|", &sender, &seq, &sent_us) != 3 || sender < 0 ||
-	    sender >= opt.n)
+	const char *end = msg + len;
+	int64_t sender, seq, sent_us;
+	p += sizeof marker - 1;
+	if (!(p = parse_num(p, end, &sender)) || !(p = parse_num(p, end, &seq)) ||
+	    !parse_num(p, end, &sent_us) || sender >= opt.n)
 		return;
 	struct member *s = &members[sender];
-	if (seq >= s->cap)
+	if ((uint64_t)seq >= s->cap)
 		return;
 	s->recv[seq]++;
 	deliveries++;
 	if (phase == PH_LOAD)
 		deliveries_in_window++;
 	hist_add(t - sent_us);
-	if (s == rcv && s->inflight == (int64_t)seq) {
+	if (s == rcv && s->inflight == seq) {
 		/* Our own echo: the server accepted the chat. */
 		accepted++;
 		s->inflight = -1;
@@ -251,20 +432,19 @@ static void on_chat(struct member *rcv, const char *msg, int64_t t)
 	}
 }
 
-static void on_message(struct member *m, const char *msg, size_t len)
+/* A text message, whole (len == full) or only its first bytes. */
+static void on_message(struct member *m, const char *msg, size_t len, int64_t t)
 {
-	int64_t t = now_us();
-	if (strncmp(msg, "{\"type\":\"chat\"", 14) == 0) {
-		on_chat(m, msg, t);
-	} else if (strncmp(msg, "{\"type\":\"history_response\"", 26) == 0) {
+	if (len >= 14 && memcmp(msg, "{\"type\":\"chat\"", 14) == 0) {
+		on_chat(m, msg, len, t);
+	} else if (len >= 26 && memcmp(msg, "{\"type\":\"history_response\"", 26) == 0) {
 		if (!m->joined) {
 			m->joined = true;
-			m->connecting = false;
 			n_joined++;
 			n_connecting--;
 		}
-	} else if (strncmp(msg, "{\"type\":\"error\"", 15) == 0) {
-		if (strstr(msg, "Rate limited") && m->inflight >= 0) {
+	} else if (len >= 15 && memcmp(msg, "{\"type\":\"error\"", 15) == 0) {
+		if (memmem(msg, len, "Rate limited", 12) && m->inflight >= 0) {
 			m->rejected[m->inflight] = 1;
 			rejected_n++;
 			m->inflight = -1;
@@ -279,143 +459,220 @@ static void on_message(struct member *m, const char *msg, size_t len)
 	}
 }
 
-static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                    size_t len)
+/* Bytes needed before the frame starting at p (have bytes there) can be
+ * acted on: its header, then all of a short payload or the first
+ * CLASSIFY_BYTES of a long one. */
+static size_t frame_need(const uint8_t *p, size_t have, size_t *hdr, uint64_t *plen)
 {
-	struct member *m = lws_get_opaque_user_data(wsi);
-	switch (reason) {
-	case LWS_CALLBACK_CLIENT_ESTABLISHED:
-		if (!m)
-			break;
-		m->connected = true;
-		m->want_join = true;
-		lws_callback_on_writable(wsi);
+	if (have < 2)
+		return 2;
+	unsigned l7 = p[1] & 0x7F;
+	size_t h = 2 + (l7 == 126 ? 2 : l7 == 127 ? 8 : 0);
+	if (have < h)
+		return h;
+	uint64_t len = l7;
+	if (l7 == 126)
+		len = (uint64_t)p[2] << 8 | p[3];
+	else if (l7 == 127)
+		for (int i = 0; i < 8; i++)
+			len = (i ? len << 8 : 0) | p[2 + i];
+	*hdr = h;
+	*plen = len;
+	return h + (len <= KEEP_BYTES ? (size_t)len : CLASSIFY_BYTES);
+}
+
+/* Acts on one frame whose first `avail` payload bytes are at pl. */
+static void on_frame(struct member *m, unsigned opcode, const uint8_t *pl, size_t avail,
+                     uint64_t plen, int64_t t)
+{
+	switch (opcode) {
+	case 0x1:
+		on_message(m, (const char *)pl, avail, t);
 		break;
-	case LWS_CALLBACK_CLIENT_WRITEABLE: {
-		if (!m)
-			break;
-		char buf[1024];
-		if (m->want_join) {
-			m->want_join = false;
-			int n = snprintf(
-			        buf, sizeof buf,
-			        "{\"type\":\"join\",\"name\":\"load-%04d\",\"id\":\"load-%04d-%d\","
-			        "\"version\":\"space-load\",\"capabilities\":[\"social\"]}",
-			        m->idx, m->idx, (int)getpid());
-			if (send_text(wsi, buf, (size_t)n) < 0)
-				return -1;
-			if (m->chat_due)
-				lws_callback_on_writable(wsi);
-			break;
-		}
-		if (m->chat_due && phase == PH_LOAD && m->inflight < 0) {
-			m->chat_due = false;
-			uint32_t seq = m->seq++;
-			member_grow(m, seq);
-			int64_t t = now_us();
-			int n = snprintf(buf, sizeof buf,
-			                 "{\"type\":\"chat\",\"content\":\"L|%d|%" PRIu32
-			                 "|%lld|%s\"}",
-			                 m->idx, seq, (long long)t, pad);
-			m->inflight = seq;
-			m->inflight_at = t;
-			m->next_ok_us = t + (int64_t)(opt.interval_ms * 1000.0);
-			sent_n++;
-			if (send_text(wsi, buf, (size_t)n) < 0)
-				return -1;
-		}
+	case 0x9:
+		send_frame(m, 0xA, (const char *)pl, avail); /* pong */
 		break;
-	}
-	case LWS_CALLBACK_CLIENT_RECEIVE: {
-		if (!m)
-			break;
-		last_rx_us = now_us();
-		if (lws_is_first_fragment(wsi)) {
-			m->rx_len = 0;
-			m->rx_skip = false;
-		}
-		if (!m->rx_skip) {
-			if (m->rx_len + len > RX_KEEP_BYTES) {
-				/* Long: a presence or history; keep the prefix to classify. */
-				size_t room = RX_KEEP_BYTES - m->rx_len;
-				memcpy(m->rx + m->rx_len, in, room);
-				m->rx_len += room;
-				m->rx_skip = true;
-			} else {
-				memcpy(m->rx + m->rx_len, in, len);
-				m->rx_len += len;
-			}
-		}
-		if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
-			m->rx[m->rx_len] = '\0';
-			on_message(m, m->rx, m->rx_len);
-			m->rx_len = 0;
-			m->rx_skip = false;
-		}
-		break;
-	}
-	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR:
-		if (!m)
-			break;
-		fprintf(stderr, "space-load: member %d: connection error: %s\n", m->idx,
-		        in ? (const char *)in : "(unknown)");
-		m->failed = true;
-		m->wsi = NULL;
-		if (m->connecting && !m->joined)
-			n_connecting--;
-		m->connecting = false;
-		n_failed++;
-		break;
-	case LWS_CALLBACK_CLIENT_CLOSED:
-		if (!m)
-			break;
-		m->closed = true;
-		m->wsi = NULL;
-		lws_sul_cancel(&m->sul);
-		if (!m->joined && m->connecting)
-			n_connecting--;
-		if (phase != PH_DONE) {
-			n_closed_early++;
-			fprintf(stderr, "space-load: member %d: connection closed by the server\n",
-			        m->idx);
-		}
+	case 0x8:
+		member_close(m, M_CLOSED);
 		break;
 	default:
 		break;
 	}
-	return 0;
 }
 
-static const struct lws_protocols protocols[] = {
-        {"space-load", callback, 0, 65536, 0, NULL, 0},
-        {NULL, NULL, 0, 0, 0, NULL, 0},
-};
+/* Walks the frames in buf[0..len), holding an unfinished one in m->hold. */
+static void ws_input(struct member *m, const uint8_t *buf, size_t len, int64_t t)
+{
+	while (len && m->st == M_OPEN) {
+		if (m->skip) {
+			size_t n = m->skip < len ? (size_t)m->skip : len;
+			m->skip -= n;
+			buf += n;
+			len -= n;
+			continue;
+		}
+		const uint8_t *f = buf;
+		size_t have = len, hdr = 0;
+		uint64_t plen = 0;
+		if (m->hold_len) {
+			/* Complete the held frame up to what it needs. */
+			for (;;) {
+				size_t need = frame_need(m->hold, m->hold_len, &hdr, &plen);
+				if (m->hold_len >= need)
+					break;
+				size_t n = need - m->hold_len;
+				if (n > len)
+					n = len;
+				memcpy(m->hold + m->hold_len, buf, n);
+				m->hold_len += n;
+				buf += n;
+				len -= n;
+				if (!len &&
+				    m->hold_len < frame_need(m->hold, m->hold_len, &hdr, &plen))
+					return;
+			}
+			f = m->hold;
+			have = m->hold_len;
+		}
+		size_t need = frame_need(f, have, &hdr, &plen);
+		if (have < need) {
+			memcpy(m->hold, f, have); /* f == buf here */
+			m->hold_len = have;
+			return;
+		}
+		size_t avail = have - hdr;
+		if ((uint64_t)avail > plen)
+			avail = (size_t)plen;
+		on_frame(m, f[0] & 0x0F, f + hdr, avail, plen, t);
+		if (f == m->hold) {
+			m->hold_len = 0;
+		} else {
+			buf += hdr + avail;
+			len -= hdr + avail;
+		}
+		m->skip = plen - avail;
+	}
+}
+
+static void handshake_input(struct member *m, const uint8_t *buf, size_t len, int64_t t)
+{
+	size_t n = len;
+	if (n > sizeof m->hold - m->hold_len)
+		n = sizeof m->hold - m->hold_len;
+	memcpy(m->hold + m->hold_len, buf, n);
+	m->hold_len += n;
+	uint8_t *end = memmem(m->hold, m->hold_len, "\r\n\r\n", 4);
+	if (!end) {
+		if (m->hold_len == sizeof m->hold) {
+			fprintf(stderr, "space-load: member %d: oversized handshake response\n",
+			        m->idx);
+			member_close(m, M_FAILED);
+		}
+		return;
+	}
+	if (m->hold_len < 12 || memcmp(m->hold, "HTTP/1.1 101", 12) != 0) {
+		const uint8_t *eol = memchr(m->hold, '\r', m->hold_len);
+		fprintf(stderr, "space-load: member %d: upgrade refused: %.*s\n", m->idx,
+		        (int)(eol - m->hold), (const char *)m->hold);
+		member_close(m, M_FAILED);
+		return;
+	}
+	size_t head = (size_t)(end + 4 - m->hold);
+	size_t rest = m->hold_len - head;
+	uint8_t tail[HOLD_BYTES];
+	memcpy(tail, m->hold + head, rest);
+	m->hold_len = 0;
+	m->st = M_OPEN;
+	send_join(m);
+	ws_input(m, tail, rest, t);
+	if (n < len)
+		ws_input(m, buf + n, len - n, t);
+}
+
+static void on_readable(struct member *m)
+{
+	ssize_t r = read(m->fd, rbuf, READ_BYTES);
+	if (r <= 0) {
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		member_close(m, m->joined ? M_CLOSED : M_FAILED);
+		return;
+	}
+	int64_t t = now_us();
+	last_rx_us = t;
+	if (phase < PH_LOAD)
+		rx_bytes_join += (uint64_t)r;
+	if (m->st == M_HANDSHAKE)
+		handshake_input(m, rbuf, (size_t)r, t);
+	else
+		ws_input(m, rbuf, (size_t)r, t);
+}
+
+static void on_writable(struct member *m)
+{
+	if (m->st == M_CONNECTING) {
+		int err = 0;
+		socklen_t el = sizeof err;
+		getsockopt(m->fd, SOL_SOCKET, SO_ERROR, &err, &el);
+		if (err) {
+			fprintf(stderr, "space-load: member %d: connect: %s\n", m->idx,
+			        strerror(err));
+			member_close(m, M_FAILED);
+			return;
+		}
+		m->st = M_HANDSHAKE;
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = m};
+		epoll_ctl(ep, EPOLL_CTL_MOD, m->fd, &ev);
+		char req[1024];
+		/* The key is not checked by this client; any valid one will do. */
+		int n = snprintf(
+		        req, sizeof req,
+		        "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\n"
+		        "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+		        "Sec-WebSocket-Version: 13\r\n\r\n",
+		        opt.path, opt.host, opt.port);
+		send_bytes(m, req, (size_t)n);
+		return;
+	}
+	if (!m->out_len)
+		return;
+	ssize_t w = write(m->fd, m->out, m->out_len);
+	if (w < 0) {
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			member_close(m, M_CLOSED);
+		return;
+	}
+	memmove(m->out, m->out + w, m->out_len - (size_t)w);
+	m->out_len -= (size_t)w;
+	if (!m->out_len) {
+		struct epoll_event ev = {.events = EPOLLIN, .data.ptr = m};
+		epoll_ctl(ep, EPOLL_CTL_MOD, m->fd, &ev);
+	}
+}
 
 static void start_connect(struct member *m)
 {
-	struct lws_client_connect_info ci;
-	memset(&ci, 0, sizeof ci);
-	ci.context = ctx;
-	ci.address = opt.host;
-	ci.port = opt.port;
-	ci.path = opt.path;
-	ci.host = opt.host;
-	ci.origin = opt.host;
-	ci.protocol = NULL; /* the real client offers no sub-protocol */
-	ci.local_protocol_name = protocols[0].name;
-	ci.ietf_version_or_minus_one = -1;
-	ci.opaque_user_data = m;
-	ci.pwsi = &m->wsi;
-	m->connecting = true;
-	n_connecting++;
 	n_started++;
-	if (!lws_client_connect_via_info(&ci) && !m->failed) {
-		m->failed = true;
-		m->connecting = false;
-		n_connecting--;
-		n_failed++;
+	n_connecting++;
+	m->st = M_CONNECTING;
+	m->fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (m->fd < 0) {
+		fprintf(stderr, "space-load: socket: %s (ulimit -n?)\n", strerror(errno));
+		member_close(m, M_FAILED);
+		return;
 	}
+	int one = 1;
+	setsockopt(m->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (connect(m->fd, (struct sockaddr *)&addr, addr_len) < 0 && errno != EINPROGRESS) {
+		fprintf(stderr, "space-load: member %d: connect: %s\n", m->idx, strerror(errno));
+		member_close(m, M_FAILED);
+		return;
+	}
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = m};
+	epoll_ctl(ep, EPOLL_CTL_ADD, m->fd, &ev);
 }
+
+/* --- phases --------------------------------------------------------------------- */
 
 static void start_load(void)
 {
@@ -424,11 +681,11 @@ static void start_load(void)
 	int64_t interval_us = (int64_t)(opt.interval_ms * 1000.0);
 	for (int i = 0; i < opt.n; i++) {
 		struct member *m = &members[i];
-		if (!m->joined || m->closed)
+		if (!m->joined || m->st != M_OPEN)
 			continue;
 		/* Random phase in [0, interval) so the chats are spread evenly. */
-		m->next_ok_us =
-		        t_load_start + (int64_t)((double)random() / RAND_MAX * (double)interval_us);
+		m->next_ok_us = t_load_start +
+		                (int64_t)((double)rand32() / 4294967296.0 * (double)interval_us);
 		schedule_chat(m);
 	}
 }
@@ -455,9 +712,8 @@ static uint64_t expected_deliveries(uint64_t *lost, uint64_t *dups, uint64_t *un
 	return exp;
 }
 
-static void tick(lws_sorted_usec_list_t *sul)
+static void tick(int64_t t)
 {
-	int64_t t = now_us();
 	long rss = read_status_kb(opt.server_pid, "VmRSS");
 	if (rss > rss_peak_kb)
 		rss_peak_kb = rss;
@@ -465,16 +721,12 @@ static void tick(lws_sorted_usec_list_t *sul)
 	case PH_CONNECT:
 		while (n_started < opt.n && n_connecting < MAX_CONCURRENT_CONNECTS)
 			start_connect(&members[n_started]);
-		if (n_joined + n_failed >= opt.n && n_connecting == 0) {
+		if (n_joined + n_failed >= opt.n && n_connecting <= 0) {
 			t_joined = t;
 			rss_joined_kb = read_status_kb(opt.server_pid, "VmRSS");
 			fprintf(stderr, "space-load: %d/%d joined in %.2f s (%d failed)\n",
 			        n_joined, opt.n, (double)(t_joined - t_begin) / 1e6, n_failed);
-			if (n_joined == 0) {
-				phase = PH_DONE;
-				break;
-			}
-			phase = PH_SETTLE;
+			phase = n_joined ? PH_SETTLE : PH_DONE;
 		} else if (t - t_begin > JOIN_PHASE_TIMEOUT_S * 1000000LL) {
 			fprintf(stderr, "space-load: join phase timed out (%d/%d joined)\n",
 			        n_joined, opt.n);
@@ -491,7 +743,7 @@ static void tick(lws_sorted_usec_list_t *sul)
 			start_load();
 		}
 		break;
-	case PH_LOAD: {
+	case PH_LOAD:
 		/* A chat that was neither echoed nor rejected for long: give up on
 		 * it (it counts as lost) so the member keeps chatting. */
 		for (int i = 0; i < opt.n; i++) {
@@ -507,7 +759,6 @@ static void tick(lws_sorted_usec_list_t *sul)
 			phase = PH_DRAIN;
 		}
 		break;
-	}
 	case PH_DRAIN: {
 		uint64_t lost, dups, unc;
 		expected_deliveries(&lost, &dups, &unc);
@@ -528,10 +779,48 @@ static void tick(lws_sorted_usec_list_t *sul)
 		}
 		interrupted = 0;
 	}
-	if (phase != PH_DONE)
-		lws_sul_schedule(ctx, 0, &tick_sul, tick, phase == PH_CONNECT ? 5000 : 100000);
-	else if (!opt.poll_loop)
-		uv_stop(&uv_loop);
+	next_tick_us = t + (phase == PH_CONNECT ? CONNECT_TICK_US : TICK_US);
+}
+
+/* Sends every chat that is due. */
+static void fire_chats(int64_t t)
+{
+	while (heap_n && heap[0]->due_us <= t) {
+		struct member *m = heap[0];
+		heap_remove(m);
+		if (phase == PH_LOAD && m->joined && m->st == M_OPEN && m->inflight < 0)
+			send_chat(m);
+	}
+}
+
+static void run(void)
+{
+	struct epoll_event evs[256];
+	t_begin = now_us();
+	next_tick_us = t_begin;
+	while (phase != PH_DONE) {
+		int64_t t = now_us();
+		if (t >= next_tick_us)
+			tick(t);
+		if (phase == PH_DONE)
+			break;
+		fire_chats(t);
+		int64_t wake = next_tick_us;
+		if (heap_n && heap[0]->due_us < wake)
+			wake = heap[0]->due_us;
+		int64_t wait_us = wake - now_us();
+		int timeout = wait_us <= 0 ? 0 : (int)((wait_us + 999) / 1000);
+		int n = epoll_wait(ep, evs, (int)(sizeof evs / sizeof evs[0]), timeout);
+		for (int i = 0; i < n; i++) {
+			struct member *m = evs[i].data.ptr;
+			if (m->fd < 0)
+				continue;
+			if (evs[i].events & (EPOLLOUT | EPOLLERR))
+				on_writable(m);
+			if (m->fd >= 0 && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+				on_readable(m);
+		}
+	}
 }
 
 static void on_signal(int sig)
@@ -551,26 +840,49 @@ static void usage(FILE *f)
 	        "  -s, --size BYTES       chat content size (default %d)\n"
 	        "  -p, --server-pid PID   report that process's RSS (VmRSS/VmHWM)\n"
 	        "  -v, --verbose          print unexpected server errors\n"
-	        "      --poll             use lws's poll() loop instead of libuv (epoll)\n"
 	        "  -h, --help\n"
 	        "The last output line is RESULT key=value ... for scripts.\n",
 	        DEFAULT_MEMBERS, DEFAULT_DURATION_S, 1000.0 / DEFAULT_INTERVAL_MS,
 	        DEFAULT_INTERVAL_MS, DEFAULT_CONTENT_BYTES);
 }
 
+/* ws://host[:port][/path] */
 static int parse_url(const char *url)
 {
-	char tmp[1024];
-	snprintf(tmp, sizeof tmp, "%s", url);
-	const char *prot = NULL, *ads = NULL, *path = NULL;
-	int port = 0;
-	if (lws_parse_uri(tmp, &prot, &ads, &port, &path))
+	if (strncmp(url, "ws://", 5) != 0)
 		return -1;
-	if (strcmp(prot, "ws") != 0)
+	const char *h = url + 5, *slash = strchr(h, '/');
+	size_t hl = slash ? (size_t)(slash - h) : strlen(h);
+	char hostport[300];
+	if (!hl || hl >= sizeof hostport)
 		return -1;
-	snprintf(opt.host, sizeof opt.host, "%s", ads);
-	snprintf(opt.path, sizeof opt.path, "/%s", path ? path : "");
-	opt.port = port ? port : 80;
+	memcpy(hostport, h, hl);
+	hostport[hl] = '\0';
+	opt.port = 80;
+	char *colon = strrchr(hostport, ':');
+	if (colon && !strchr(colon, ']')) {
+		*colon = '\0';
+		opt.port = atoi(colon + 1);
+		if (opt.port <= 0 || opt.port > 65535)
+			return -1;
+	}
+	char *host = hostport;
+	if (*host == '[') {
+		host++;
+		char *e = strchr(host, ']');
+		if (e)
+			*e = '\0';
+	}
+	snprintf(opt.host, sizeof opt.host, "%s", host);
+	snprintf(opt.path, sizeof opt.path, "%s", slash ? slash : "/");
+	char ps[8];
+	snprintf(ps, sizeof ps, "%d", opt.port);
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai;
+	if (getaddrinfo(opt.host, ps, &hints, &ai) != 0)
+		return -1;
+	memcpy(&addr, ai->ai_addr, ai->ai_addrlen);
+	addr_len = ai->ai_addrlen;
+	freeaddrinfo(ai);
 	return 0;
 }
 
@@ -589,7 +901,6 @@ int main(int argc, char **argv)
 	        {"server-pid", required_argument, NULL, 'p'},
 	        {"verbose", no_argument, NULL, 'v'},
 	        {"help", no_argument, NULL, 'h'},
-	        {"poll", no_argument, NULL, 'P'},
 	        {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -622,9 +933,6 @@ int main(int argc, char **argv)
 		case 'v':
 			opt.verbose = true;
 			break;
-		case 'P':
-			opt.poll_loop = true;
-			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -647,48 +955,30 @@ int main(int argc, char **argv)
 	memset(pad, 'x', (size_t)opt.content_bytes);
 	pad[opt.content_bytes] = '\0';
 	members = calloc((size_t)opt.n, sizeof *members);
+	heap = calloc((size_t)opt.n, sizeof *heap);
+	rbuf = malloc(READ_BYTES);
+	if (!members || !heap || !rbuf || !pad) {
+		fprintf(stderr, "space-load: out of memory\n");
+		return 1;
+	}
 	for (int i = 0; i < opt.n; i++) {
 		members[i].idx = i;
+		members[i].fd = -1;
 		members[i].inflight = -1;
 	}
-	srandom((unsigned)getpid());
+	rng ^= (uint64_t)getpid() * 0x100000001B3ull ^ (uint64_t)now_us();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0) {
+		perror("space-load: epoll_create1");
+		return 1;
+	}
 
 	rss_idle_kb = read_status_kb(opt.server_pid, "VmRSS");
 	rss_peak_kb = rss_idle_kb;
-
-	lws_set_log_level(LLL_ERR, NULL);
-	struct lws_context_creation_info info;
-	memset(&info, 0, sizeof info);
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = protocols;
-	info.fd_limit_per_thread = (unsigned int)opt.n + 64;
-	info.connect_timeout_secs = 30;
-	info.timeout_secs = 60;
-	/* With 1000 sockets, poll() rescans every fd per wakeup; libuv's epoll
-	 * keeps the generator's own cost per delivery small. */
-	void *foreign[1] = {&uv_loop};
-	if (!opt.poll_loop) {
-		uv_loop_init(&uv_loop);
-		info.options |= LWS_SERVER_OPTION_LIBUV;
-		info.foreign_loops = foreign;
-	}
-	ctx = lws_create_context(&info);
-	if (!ctx) {
-		fprintf(stderr, "space-load: lws_create_context failed (fd limit? ulimit -n)\n");
-		return 1;
-	}
-	t_begin = now_us();
-	lws_sul_schedule(ctx, 0, &tick_sul, tick, 1);
-	if (opt.poll_loop) {
-		while (phase != PH_DONE)
-			if (lws_service(ctx, 0) < 0)
-				break;
-	} else {
-		uv_run(&uv_loop, UV_RUN_DEFAULT);
-	}
+	run();
 
 	hwm_end_kb = read_status_kb(opt.server_pid, "VmHWM");
 	uint64_t lost, dups, unconfirmed;
@@ -698,12 +988,14 @@ int main(int argc, char **argv)
 	double deliv_s = win > 0 ? (double)deliveries_in_window / win : 0;
 	double p50 = hist_quantile(0.50) / 1000.0, p99 = hist_quantile(0.99) / 1000.0;
 	double maxl = (double)lat_max_us / 1000.0;
+	double join_mb = (double)rx_bytes_join / 1e6;
 
 	printf("space-load: %s, %d members (%d joined, %d failed, %d closed by server)\n", opt.url,
 	       opt.n, n_joined, n_failed, n_closed_early);
-	printf("  join phase          %.2f s, then %.2f s until the room was quiet\n",
+	printf("  join phase          %.2f s, then %.2f s until the room was quiet; %.1f MB "
+	       "received meanwhile\n",
 	       t_joined ? (double)(t_joined - t_begin) / 1e6 : 0,
-	       t_settled ? (double)(t_settled - t_joined) / 1e6 : 0);
+	       t_settled ? (double)(t_settled - t_joined) / 1e6 : 0, join_mb);
 	printf("  load window         %.2f s, one chat per %.0f ms per member\n", win,
 	       opt.interval_ms);
 	printf("  chats sent          %" PRIu64 " (accepted %" PRIu64 ", rate-limited %" PRIu64
@@ -726,25 +1018,25 @@ int main(int argc, char **argv)
 	       "sent=%" PRIu64 " accepted=%" PRIu64 " rate_limited=%" PRIu64 " chats_per_s=%.1f "
 	       "deliveries_per_s=%.0f deliveries=%" PRIu64 " expected=%" PRIu64 " lost=%" PRIu64
 	       " dups=%" PRIu64 " p50_ms=%.2f p99_ms=%.2f max_ms=%.2f rss_idle_kb=%ld "
-	       "rss_joined_kb=%ld rss_peak_kb=%ld hwm_kb=%ld\n",
+	       "rss_joined_kb=%ld rss_peak_kb=%ld hwm_kb=%ld join_rx_mb=%.1f\n",
 	       opt.n, n_joined, n_failed, n_closed_early,
 	       t_joined ? (double)(t_joined - t_begin) / 1e6 : 0,
 	       t_settled ? (double)(t_settled - t_joined) / 1e6 : 0, win, sent_n, accepted,
 	       rejected_n, chats_s, deliv_s, deliveries, expected, lost, dups, p50, p99, maxl,
-	       rss_idle_kb, rss_joined_kb, rss_peak_kb, hwm_end_kb);
+	       rss_idle_kb, rss_joined_kb, rss_peak_kb, hwm_end_kb, join_mb);
 	fflush(stdout);
 
-	lws_context_destroy(ctx);
-	if (!opt.poll_loop) {
-		/* Let lws close its libuv handles, then the loop. */
-		uv_run(&uv_loop, UV_RUN_DEFAULT);
-		uv_loop_close(&uv_loop);
-	}
 	for (int i = 0; i < opt.n; i++) {
+		if (members[i].fd >= 0)
+			close(members[i].fd);
 		free(members[i].recv);
 		free(members[i].rejected);
+		free(members[i].out);
 	}
+	close(ep);
 	free(members);
+	free(heap);
+	free(rbuf);
 	free(pad);
 	return n_joined == opt.n ? 0 : 1;
 }

@@ -82,9 +82,11 @@ static int teardown(void **state)
 	return system(cmd);
 }
 
+/* One message per I/O turn, as the server calls the room. */
 static void in(int i, const char *msg, int64_t t)
 {
 	space_room_input(room, f[i].c, msg, strlen(msg), t);
+	space_room_flush(room);
 }
 
 static void join(int i, const char *name, const char *id, int64_t t)
@@ -180,6 +182,7 @@ static void test_replacement_order(void **state)
 	/* The replaced connection's close later is a no-op. */
 	clear();
 	space_room_conn_closed(room, f[0].c, T0 + 6);
+	space_room_flush(room);
 	f[0].c = space_room_conn_new(room, &f[0]);
 	assert_int_equal(f[1].n, 0);
 	assert_int_equal(space_room_member_count(room), 2);
@@ -277,6 +280,7 @@ static void test_disconnect_and_heartbeat(void **state)
 	in(1, "{\"type\":\"claim\",\"action\":\"x\",\"target\":\"y\"}", T0);
 	clear();
 	space_room_conn_closed(room, f[1].c, T0 + 1);
+	space_room_flush(room);
 	f[1].c = space_room_conn_new(room, &f[1]);
 	expect(0, 0, "{\"type\":\"leave\",\"name\":\"B\",\"id\":\"b\"");
 	expect(0, 1, "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\"");
@@ -307,6 +311,47 @@ static void test_host_addressing(void **state)
 	assert_non_null(strstr(f[0].msgs[2], "\"addressed\":[\"Marvin\",\"Bob\"]"));
 }
 
+/* Several presence broadcasts in one I/O turn: the first goes out at once,
+ * the rest become one snapshot at the end of the turn (room.h). */
+static void test_presence_per_turn(void **state)
+{
+	join(0, "A", "a", T0);
+	clear();
+	const char *jb = "{\"type\":\"join\",\"name\":\"B\",\"id\":\"b\",\"version\":\"1\"}";
+	const char *jc = "{\"type\":\"join\",\"name\":\"C\",\"id\":\"c\",\"version\":\"1\"}";
+	const char *id = "{\"type\":\"identity\",\"summary\":{\"voice\":\"v\"}}";
+	space_room_input(room, f[1].c, jb, strlen(jb), T0 + 1);
+	space_room_input(room, f[2].c, jc, strlen(jc), T0 + 1);
+	space_room_input(room, f[1].c, id, strlen(id), T0 + 2);
+	/* A: join B, presence [A,B], join C, identity B; nothing else yet. */
+	assert_int_equal(f[0].n, 4);
+	expect(0, 0, "{\"type\":\"join\",\"name\":\"B\"");
+	expect(0, 1, "{\"type\":\"presence\"");
+	expect(0, 2, "{\"type\":\"join\",\"name\":\"C\"");
+	expect(0, 3, "{\"type\":\"identity\",\"name\":\"B\"");
+	/* C, a newcomer in the same turn: join, its direct presence, history. */
+	assert_int_equal(f[2].n, 4);
+	expect(2, 1, "{\"type\":\"presence\"");
+	expect(2, 2, "{\"type\":\"history_response\"");
+	space_room_flush(room);
+	/* One snapshot with everything, to everyone, at the end of the turn. */
+	assert_int_equal(f[0].n, 5);
+	expect(0, 4, "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\"");
+	assert_non_null(strstr(f[0].msgs[4], "\"name\":\"C\""));
+	assert_non_null(strstr(f[0].msgs[4], "\"identity\":{\"voice\":\"v\"}"));
+	assert_string_equal(f[2].msgs[f[2].n - 1], f[0].msgs[4]);
+	assert_string_equal(f[1].msgs[f[1].n - 1], f[0].msgs[4]);
+	/* The next turn starts afresh: its first presence is immediate. */
+	clear();
+	space_room_conn_closed(room, f[2].c, T0 + 3);
+	f[2].c = space_room_conn_new(room, &f[2]);
+	expect(0, 0, "{\"type\":\"leave\",\"name\":\"C\"");
+	expect(0, 1, "{\"type\":\"presence\"");
+	assert_null(strstr(f[0].msgs[1], "\"name\":\"C\""));
+	space_room_flush(room);
+	assert_int_equal(f[0].n, 2);
+}
+
 static void test_shutdown(void **state)
 {
 	join(0, "A", "a", T0);
@@ -330,6 +375,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_state_identity_reflection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disconnect_and_heartbeat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_addressing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_presence_per_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
