@@ -38,6 +38,7 @@
 #include "modules/skills/skills.h"
 #include "modules/state/state.h"
 #ifdef GA_HAVE_SPACE
+#include "modules/space/link.h"
 #include "modules/space/runtime.h"
 #endif
 
@@ -359,6 +360,21 @@ static void on_signal(uv_signal_t *s, int signum)
 
 /* --- owner input ---------------------------------------------------------------- */
 
+/* Tells the room what the agent is doing (thinking while it works for its
+ * owner, idle after), so peers and the host can see it is busy. */
+static void space_state(struct daemon *d, int busy, const char *detail)
+{
+#ifdef GA_HAVE_SPACE
+	struct space_link *l = d->space ? space_runtime_link(d->space) : NULL;
+	if (l)
+		space_link_set_state(l, busy ? SPACE_STATE_THINKING : SPACE_STATE_IDLE, detail);
+#else
+	(void)d;
+	(void)busy;
+	(void)detail;
+#endif
+}
+
 static void owner_line(struct daemon *d, const char *line)
 {
 	while (*line == ' ' || *line == '\t')
@@ -391,6 +407,7 @@ static void owner_line(struct daemon *d, const char *line)
 		return;
 	}
 	struct ga_err err = {{0}};
+	space_state(d, 1, "talking with my owner");
 	if (owner_submit(d->owner, line, &err) != 0) {
 		printf("%s: %s\n", d->home->cfg.agent_name, err.msg);
 		fflush(stdout);
@@ -402,6 +419,8 @@ static void owner_say(const char *text, void *ud)
 	struct daemon *d = ud;
 	printf("%s: %s\n", d->home->cfg.agent_name, text);
 	fflush(stdout);
+	if (!owner_busy(d->owner))
+		space_state(d, 0, NULL);
 }
 
 /* The model refused the credentials (401/402/403): nothing the agent does

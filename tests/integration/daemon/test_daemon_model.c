@@ -24,6 +24,7 @@
 struct fx {
 	char *home;
 	pid_t fake;
+	pid_t room;
 	char url[128];
 	char env_url[160];
 };
@@ -68,10 +69,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fx *fx = *state;
-	if (fx->fake > 0) {
-		kill(fx->fake, SIGTERM);
-		int st;
-		waitpid(fx->fake, &st, 0);
+	pid_t kids[] = {fx->fake, fx->room};
+	for (int i = 0; i < 2; i++) {
+		if (kids[i] > 0) {
+			kill(kids[i], SIGTERM);
+			int st;
+			waitpid(kids[i], &st, 0);
+		}
 	}
 	home_remove(fx->home);
 	free(fx);
@@ -171,12 +175,70 @@ static void test_doctor_probe(void **state)
 	free(out), free(err);
 }
 
+/* Starts a real agent-space on an ephemeral port; returns its port. */
+static int start_room(struct fx *fx)
+{
+	char bin[1024], portp[1024], data[1024];
+	snprintf(bin, sizeof bin, "%s/agent-space", getenv("GA_BUILD_DIR"));
+	snprintf(portp, sizeof portp, "%s/room.port", fx->home);
+	snprintf(data, sizeof data, "%s/room-data", fx->home);
+	fx->room = fork();
+	if (fx->room == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 2);
+		setenv("SPACE_PORT", "0", 1);
+		setenv("SPACE_BIND", "127.0.0.1", 1);
+		setenv("SPACE_DATA_DIR", data, 1);
+		execl(bin, bin, "--no-mdns", "--port-file", portp, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 1000; i++) {
+		char *port = tu_read(portp, NULL);
+		int n = port ? atoi(port) : 0;
+		free(port);
+		if (n > 0)
+			return n;
+		usleep(10000);
+	}
+	fail_msg("agent-space did not start");
+	return 0;
+}
+
+/* While it works for its owner the agent tells the room it is thinking,
+ * and idle afterwards (issue 4: state as the agent works). */
+static void test_state_in_the_room(void **state)
+{
+	struct fx *fx = *state;
+	start_fake(fx, "[{\"content\":\"On it.\",\"delay_ms\":200}]");
+	int port = start_room(fx);
+	char space_url[64];
+	snprintf(space_url, sizeof space_url, "SPACE_URL=ws://127.0.0.1:%d", port);
+	const char *env[] = {"AGENT_NAME=Ada", fx->env_url, "LLM_MODEL=fake-model", space_url, NULL};
+	struct proc p;
+	assert_int_equal(proc_start(&p, fx->home, (const char *const[]){NULL}, env), 0);
+	assert_true(proc_wait_output(&p, "joined the room", WAIT_MS));
+	proc_write_stdin(&p, "summarise the week\n");
+	assert_true(proc_wait_output(&p, "Ada: On it.", WAIT_MS));
+	proc_write_stdin(&p, "exit\n");
+	assert_int_equal(proc_wait(&p, WAIT_MS), 0);
+	proc_cleanup(&p);
+	char *log = home_read(fx->home, "room-data/chat.jsonl");
+	assert_contains(log, "\"type\":\"state\"");
+	assert_contains(log, "talking with my owner");
+	char *thinking = strstr(log, "thinking");
+	assert_non_null(thinking);
+	assert_non_null(strstr(thinking, "idle")); /* idle again after the answer */
+	free(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_owner_conversation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refused_key_exits_69, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doctor_probe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_state_in_the_room, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
