@@ -7,7 +7,9 @@
 #include <avahi-common/domain.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "adapters/mdns/avahi_dl.h"
 #include "adapters/mdns/uvpoll.h"
@@ -186,6 +188,28 @@ static void client_cb(AvahiClient *c, AvahiClientState state, void *ud)
 	}
 }
 
+/* avahi-client reaches avahi-daemon over the D-Bus system bus. When the
+ * bus's socket is not there, nothing can answer: say so without loading
+ * libavahi-client and libdbus (~1.2 MB resident that could never be
+ * unloaded again) just to learn it. The address follows libdbus's own
+ * rule: DBUS_SYSTEM_BUS_ADDRESS, else unix:path=/var/run/dbus/system_bus_socket.
+ * Addresses other than one plain unix path are left to libdbus. */
+static bool system_bus_present(char *path, size_t cap)
+{
+	const char *addr = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+	if (!addr || !*addr)
+		addr = "unix:path=/var/run/dbus/system_bus_socket";
+	const char *prefix = "unix:path=";
+	if (strncmp(addr, prefix, strlen(prefix)) != 0 || strchr(addr, ';') ||
+	    strchr(addr, ',')) {
+		snprintf(path, cap, "%s", addr);
+		return true;
+	}
+	snprintf(path, cap, "%s", addr + strlen(prefix));
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+}
+
 struct mdns_browser *mdns_browse_start(uv_loop_t *loop, const char *type, uint64_t timeout_ms,
                                        mdns_browse_fn cb, void *ud, struct ga_err *err)
 {
@@ -206,6 +230,14 @@ struct mdns_browser *mdns_browse_start(uv_loop_t *loop, const char *type, uint64
 	uv_timer_start(&b->timeout, on_timeout, timeout_ms, 0);
 
 	struct ga_err lerr = {{0}};
+	char bus[256];
+	if (!system_bus_present(bus, sizeof bus)) {
+		char why[sizeof bus + 96];
+		snprintf(why, sizeof why,
+			 "avahi-daemon is not reachable (no D-Bus system bus at %s)", bus);
+		decide(b, why);
+		return b;
+	}
 	if (avahi_dl_load(&lerr) != 0) {
 		char why[sizeof lerr.msg + 32];
 		snprintf(why, sizeof why, "mDNS is unavailable: %s", lerr.msg);
