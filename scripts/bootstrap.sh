@@ -17,7 +17,7 @@ PACKAGES=(
   libstemmer-dev                    # Snowball English stemmer
   libcmocka-dev                     # unit tests
   libhiredis-dev                    # optional Redis coordination
-  procps                            # ps/pkill for benches and tests
+  procps bc curl                    # benches (RSS, arithmetic) and the demo (healthz)
 )
 
 missing=()
