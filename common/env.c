@@ -85,7 +85,8 @@ int env_parse(const char *text, size_t len, struct env_file *out, struct ga_err 
 				p++;
 		}
 		const char *key = p;
-		if (!(isalpha((unsigned char)*p) || *p == '_'))
+		/* "export" followed only by blanks at the end of the input. */
+		if (p >= end || !(isalpha((unsigned char)*p) || *p == '_'))
 			goto bad_line;
 		while (p < end && (isalnum((unsigned char)*p) || *p == '_'))
 			p++;

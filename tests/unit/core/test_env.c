@@ -22,7 +22,14 @@ static void parse_bad(const char *text, const char *expect_in_error)
 {
 	struct env_file f;
 	struct ga_err err = {{0}};
-	assert_int_equal(env_parse(text, strlen(text), &f, &err), -1);
+	/* An exact-size heap copy without a NUL, so ASan sees any read past
+	 * the end (a string literal's NUL would hide it). */
+	size_t n = strlen(text);
+	char *exact = malloc(n ? n : 1);
+	memcpy(exact, text, n);
+	int rc = env_parse(exact, n, &f, &err);
+	free(exact);
+	assert_int_equal(rc, -1);
 	assert_int_equal(f.count, 0);
 	if (!strstr(err.msg, expect_in_error))
 		fail_msg("error '%s' lacks '%s'", err.msg, expect_in_error);
@@ -93,6 +100,9 @@ static void test_malformed(void **state)
 	parse_bad("=novalue\n", "line 1");
 	parse_bad("export\n", "line 1");
 	parse_bad("A-B=1\n", "line 1");
+	/* found by fuzz_identity: "export" and blanks at the very end */
+	parse_bad("A=1\nexport\t\t\t", "line 2");
+	parse_bad("export ", "line 1");
 }
 
 static void test_env_wins(void **state)
