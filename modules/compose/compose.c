@@ -82,13 +82,21 @@ char *compose_truncate(const char *text, size_t max_chars)
 {
 	if (!text)
 		return xstrdup("");
-	size_t chars = 0, cut = 0, i = 0;
+	/* A character is a lead byte and at most the continuation bytes it
+	 * announces; a stray continuation byte counts as a character of its
+	 * own, so invalid UTF-8 cannot make one "character" unbounded (found
+	 * by fuzz_llm: a run of 0x8b bytes passed as one character). */
+	size_t chars = 0, cut = 0, i = 0, pending = 0;
 	for (; text[i]; i++) {
-		if (((unsigned char)text[i] & 0xC0) != 0x80) {
-			if (chars == max_chars)
-				cut = i;
-			chars++;
+		unsigned char c = (unsigned char)text[i];
+		if ((c & 0xC0) == 0x80 && pending > 0) {
+			pending--;
+			continue;
 		}
+		if (chars == max_chars)
+			cut = i;
+		chars++;
+		pending = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
 	}
 	if (chars <= max_chars)
 		return xstrdup(text);

@@ -562,6 +562,15 @@ static void test_truncate(void **state)
 	t = compose_truncate("abc", 3);
 	assert_string_equal(t, "abc");
 	free(t);
+	/* Invalid UTF-8 (found by fuzz_llm): stray continuation bytes are
+	 * characters of their own, so the cut stays bounded. */
+	char junk[2001];
+	memset(junk, 0x8b, 2000);
+	junk[2000] = '\0';
+	t = compose_truncate(junk, 10);
+	assert_true(strncmp(t, junk, 10) == 0 && t[10] == '\n');
+	assert_non_null(strstr(t, "the result was 2000 characters"));
+	free(t);
 }
 
 int main(void)
