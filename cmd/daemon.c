@@ -53,6 +53,7 @@ struct daemon {
 	uv_loop_t loop;
 	uv_signal_t sig_int, sig_term, sig_hup;
 	uv_timer_t grace;
+	uv_timer_t stop_soon; /* runs the stop outside whatever callback asked for it */
 	uv_tty_t tty;
 	uv_pipe_t pipe;
 	uv_stream_t *in; /* &tty or &pipe, or NULL */
@@ -149,6 +150,7 @@ static void finish(struct daemon *d, const char *why)
 		return;
 	d->finishing = true;
 	uv_timer_stop(&d->grace);
+	uv_timer_stop(&d->stop_soon);
 	write_status(d, "stopped");
 	log_kv(LOG_LEVEL_INFO, "daemon", "agent resting", "reason", why);
 #ifdef GA_HAVE_SPACE
@@ -178,6 +180,12 @@ static void on_grace(uv_timer_t *t)
 	finish(d, "grace period over");
 }
 
+static void stop_now(uv_timer_t *t)
+{
+	struct daemon *d = t->data;
+	sched_stop(d->sched, on_stopped, d);
+}
+
 static void shutdown_begin(struct daemon *d, const char *why)
 {
 	if (d->shutting_down)
@@ -187,7 +195,10 @@ static void shutdown_begin(struct daemon *d, const char *why)
 	if (d->in)
 		uv_read_stop(d->in);
 	uv_timer_start(&d->grace, on_grace, SHUTDOWN_GRACE_MS, 0);
-	sched_stop(d->sched, on_stopped, d);
+	/* A shutdown may be asked for from deep inside a callback (the owner
+	 * turn that met a refused key is still unwinding); stopping on the
+	 * next loop turn keeps every module out of its own teardown. */
+	uv_timer_start(&d->stop_soon, stop_now, 0, 0);
 }
 
 /* --- reload ------------------------------------------------------------------- */
@@ -631,6 +642,8 @@ int ga_cmd_daemon(struct ga_home *h)
 	d.sched = sched_new(&d.loop, h->cfg.agent_name);
 	uv_timer_init(&d.loop, &d.grace);
 	d.grace.data = &d;
+	uv_timer_init(&d.loop, &d.stop_soon);
+	d.stop_soon.data = &d;
 	uv_signal_t *sigs[] = {&d.sig_int, &d.sig_term, &d.sig_hup};
 	int nums[] = {SIGINT, SIGTERM, SIGHUP};
 	for (int i = 0; i < 3; i++) {

@@ -33,6 +33,7 @@ struct owner {
 	size_t n_tools;
 	struct tools_sink sink;
 	bool closing;
+	bool in_done; /* inside on_done's callbacks: owner_close must not free */
 	void (*closed)(void *ud);
 	void *closed_ud;
 };
@@ -140,25 +141,31 @@ static void on_done(const struct compose_result *r, void *ud)
 	log_kv(LOG_LEVEL_INFO, "owner", "owner turn finished", "stop", r->stop_name, "rounds",
 	       LOG_INT(r->rounds), "tool_calls", LOG_INT(r->tool_calls), "tokens",
 	       LOG_INT(r->usage.total_tokens), "reason", r->reason);
+	/* say/fatal may close the owner (a refused key shuts the daemon
+	 * down): owner_close then only marks it, and it is freed below. */
+	o->in_done = true;
 	if (o->closing) {
-		owner_free(o);
-		return;
-	}
-	if (r->stop == COMPOSE_STOP_ERROR && r->llm_error == LLM_ERR_FATAL) {
+		/* cancelled by owner_close: nothing to tell */
+	} else if (r->stop == COMPOSE_STOP_ERROR && r->llm_error == LLM_ERR_FATAL) {
 		o->o.fatal(r->reason, o->o.ud);
 	} else if (r->content && *r->content) {
-		o->o.say(r->content, o->o.ud);
 		remember(o, o->current, r->content);
+		o->o.say(r->content, o->o.ud);
 	} else if (r->stop == COMPOSE_STOP_FINAL || r->stop == COMPOSE_STOP_TOOL) {
-		o->o.say("(done — nothing more to say)", o->o.ud);
 		remember(o, o->current, "(done)");
+		o->o.say("(done — nothing more to say)", o->o.ud);
 	} else {
 		char msg[GA_ERR_MSG_MAX + 64];
 		snprintf(msg, sizeof msg, "I could not finish that: %s", r->reason);
 		o->o.say(msg, o->o.ud);
 	}
+	o->in_done = false;
 	free(o->current);
 	o->current = NULL;
+	if (o->closing) {
+		owner_free(o);
+		return;
+	}
 	next_turn(o);
 }
 
@@ -247,6 +254,6 @@ void owner_close(struct owner *o, void (*closed)(void *ud), void *ud)
 	o->qlen = 0;
 	if (o->run)
 		compose_cancel(o->run); /* on_done frees */
-	else
+	else if (!o->in_done)
 		owner_free(o);
 }

@@ -43,6 +43,17 @@ static void say(const char *text, void *ud)
 	fx->nsaid++;
 }
 
+static void on_closed(void *ud);
+
+/* A host that shuts down from inside the callback (the daemon does when
+ * the key is refused): the owner must survive until the callback returns. */
+static void say_then_close(const char *text, void *ud)
+{
+	struct fx *fx = ud;
+	say(text, ud);
+	owner_close(fx->owner, on_closed, fx);
+}
+
 static void fatal(const char *msg, void *ud)
 {
 	struct fx *fx = ud;
@@ -274,6 +285,25 @@ static void test_queue_bound_and_close(void **state)
 	assert_int_equal(fx->nsaid, 0);
 }
 
+static void test_close_from_inside_a_callback(void **state)
+{
+	struct fx *fx = *state;
+	llmfake_script(fx->fake, "[{\"content\":\"bye\"}]");
+	start(fx, false, "k");
+	/* rebuild the owner with the closing callback */
+	owner_close(fx->owner, NULL, NULL);
+	struct owner_opts o = {.loop = &fx->loop, .llm = fx->llm, .skills = &fx->skills,
+			       .ledger = &fx->ledger, .say = say_then_close, .fatal = fatal, .ud = fx};
+	fx->owner = owner_new(&o);
+	struct ga_err err = {{0}};
+	assert_int_equal(owner_submit(fx->owner, "one", &err), 0);
+	assert_int_equal(owner_submit(fx->owner, "two", &err), 0); /* dropped by the close */
+	assert_int_equal(testloop_run_until(&fx->loop, &fx->closed), 0);
+	assert_int_equal(fx->nsaid, 1);
+	assert_string_equal(fx->said[0], "bye");
+	fx->owner = NULL;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -282,6 +312,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_social_only_has_no_github_tools, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fatal_key, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_queue_bound_and_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_from_inside_a_callback, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
