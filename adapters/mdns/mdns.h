@@ -17,9 +17,10 @@
  *     serves anyway. If the daemon appears later, avahi-client reconnects
  *     and the service is registered then.
  *
- *   browse (the agent side): to be added next to publish, sharing the poll
- *     adapter and the client (mdns_browse_* taking the same struct
- *     mdns_poll).
+ *   browse (the agent side): adapters/mdns/browse.h. It loads
+ *     avahi-client with dlopen() on first use (avahi_dl.h) so an agent told
+ *     its room by SPACE_URL never maps libdbus, and has its own copy of the
+ *     AvahiPoll adapter (uvpoll.c); the two adapters could be one.
  *
  * Ownership: every _new/_start function has a matching _free/_stop that accepts
  * NULL. Handles close asynchronously: after mdns_poll_free the loop must run
