@@ -76,6 +76,7 @@ struct daemon {
 	int64_t started_ms;
 	bool shutting_down;
 	bool finishing;
+	bool discarding; /* inside an owner line longer than OWNER_LINE_MAX */
 	bool exit_when_idle;
 	int exit_code;
 };
@@ -127,6 +128,11 @@ static void close_walk(uv_handle_t *h, void *arg)
 		uv_close(h, NULL);
 }
 
+static void walk_now(uv_timer_t *t)
+{
+	uv_walk(t->loop, close_walk, NULL);
+}
+
 /* The last step of a shutdown: the owner's turn (if any) is cancelled and
  * waited for, then the model client and HTTP are released, then every
  * handle left is closed so uv_run returns. Order matters: closing an HTTP
@@ -141,7 +147,10 @@ static void after_owner(void *ud)
 	if (d->http)
 		http_client_close(d->http);
 	d->http = NULL;
-	uv_walk(&d->loop, close_walk, NULL);
+	/* Not now: this may run inside the tool loop's own timer callback
+	 * (the owner's turn ending), and closing that timer under it aborts
+	 * libuv. On the next loop turn every module has unwound. */
+	uv_timer_start(&d->stop_soon, walk_now, 0, 0);
 }
 
 static void finish(struct daemon *d, const char *why)
@@ -323,7 +332,8 @@ static void reload(struct daemon *d)
 	} else {
 		/* The memory directory and the agent's name are fixed for the
 		 * life of the process: the lock and the scheduler's jitter hang
-		 * on them. Everything else takes effect now. */
+		 * on them. LOG_LEVEL and the token budget take effect now; see
+		 * the end of this function for what waits for a restart. */
 		if (strcmp(fresh.cfg.memory_dir, d->home->cfg.memory_dir) != 0 ||
 		    strcmp(fresh.cfg.agent_name, d->home->cfg.agent_name) != 0)
 			log_kv(LOG_LEVEL_WARN, "daemon",
@@ -356,8 +366,11 @@ static void reload(struct daemon *d)
 	}
 	load_skills(d, true);
 	owner_identity(d);
-	/* The model client keeps the endpoint it started with: a changed key
-	 * or URL takes effect at the next start. */
+	d->budget.daily_limit = d->home->cfg.llm_daily_token_budget;
+	/* The model client, the owner's handles and the room keep the
+	 * endpoint, key and names they started with: LLM_*, AI_GATEWAY_*,
+	 * AGENT_BLUESKY_USERNAME, OWNER_BLUESKY_SOCIAL_HANDLE, SPACE_URL and
+	 * LOG_FORMAT take effect at the next start. */
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -388,6 +401,10 @@ static void space_state(struct daemon *d, int busy, const char *detail)
 
 static void owner_line(struct daemon *d, const char *line)
 {
+	/* Lines that arrived in the same read as "exit" (or after a signal)
+	 * are not acted on: nothing new starts during a shutdown. */
+	if (d->shutting_down)
+		return;
 	while (*line == ' ' || *line == '\t')
 		line++;
 	if (!*line)
@@ -428,7 +445,9 @@ static void owner_line(struct daemon *d, const char *line)
 static void owner_say(const char *text, void *ud)
 {
 	struct daemon *d = ud;
-	printf("%s: %s\n", d->home->cfg.agent_name, text);
+	char *safe = log_redact(text);
+	printf("%s: %s\n", d->home->cfg.agent_name, safe);
+	free(safe);
 	fflush(stdout);
 	if (!owner_busy(d->owner))
 		space_state(d, 0, NULL);
@@ -440,9 +459,13 @@ static void owner_say(const char *text, void *ud)
 static void owner_fatal(const char *msg, void *ud)
 {
 	struct daemon *d = ud;
-	printf("%s: I have to stop: %s\n", d->home->cfg.agent_name, msg);
+	/* Providers echo the refused key in their error text: never print
+	 * it unredacted. */
+	char *safe = log_redact(msg);
+	printf("%s: I have to stop: %s\n", d->home->cfg.agent_name, safe);
 	fflush(stdout);
-	fprintf(stderr, "general-agent: %s\n", msg);
+	fprintf(stderr, "general-agent: %s\n", safe);
+	free(safe);
 	log_kv(LOG_LEVEL_ERROR, "daemon", "the model refused the credentials", "error", msg);
 	d->exit_code = EXIT_UNAVAILABLE;
 	shutdown_begin(d, "the model refused the credentials");
@@ -468,9 +491,14 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 		uv_read_stop(s);
 		return;
 	}
-	for (ssize_t i = 0; i < n; i++) {
+	for (ssize_t i = 0; i < n && !d->shutting_down; i++) {
 		char c = buf->base[i];
 		if (c == '\n') {
+			if (d->discarding) {
+				/* the end of an over-long line: none of it is used */
+				d->discarding = false;
+				continue;
+			}
 			char *l = sb_detach(&d->line);
 			size_t len = strlen(l);
 			if (len && l[len - 1] == '\r')
@@ -478,10 +506,13 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
 			owner_line(d, l);
 			free(l);
 			sb_init(&d->line, OWNER_LINE_MAX);
+		} else if (d->discarding) {
+			continue;
 		} else if (sb_putc(&d->line, c) != 0) {
 			log_kv(LOG_LEVEL_WARN, "owner", "owner line too long; discarded", "max",
 			       LOG_INT(OWNER_LINE_MAX));
 			sb_reset(&d->line);
+			d->discarding = true;
 		}
 	}
 }
@@ -595,8 +626,11 @@ int ga_cmd_daemon(struct ga_home *h)
 	d.exit_when_idle = ewi && strcmp(ewi, "1") == 0;
 
 	if (h->problems.count) {
-		for (int i = 0; i < h->problems.count; i++)
-			fprintf(stderr, "general-agent: %s\n", h->problems.items[i].msg);
+		for (int i = 0; i < h->problems.count; i++) {
+			char *safe = log_redact(h->problems.items[i].msg);
+			fprintf(stderr, "general-agent: %s\n", safe);
+			free(safe);
+		}
 		return EXIT_CONFIG;
 	}
 	struct ga_err err = {{0}};

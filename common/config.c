@@ -135,9 +135,10 @@ bool config_is_secret_name(const char *name)
 	return n > 4 && strcmp(name + n - 4, "_KEY") == 0;
 }
 
-static void register_redis_password(const char *url)
+static void register_url_password(const char *url)
 {
-	/* redis://user:password@host:port/db — the password is a secret. */
+	/* scheme://user:password@host… — the password is a secret (REDIS_URL,
+	 * but also an LLM_BASE_URL or SPACE_URL behind basic auth). */
 	const char *s = strstr(url, "://");
 	if (!s)
 		return;
@@ -172,9 +173,13 @@ void config_register_secrets(const struct env_file *env)
 		if (config_is_secret_name(name))
 			log_add_secret(eq + 1);
 	}
-	const char *redis = env_lookup(env, "REDIS_URL");
-	if (redis)
-		register_redis_password(redis);
+	static const char *const urls[] = {"REDIS_URL",       "LLM_BASE_URL",   "AI_GATEWAY_BASE_URL",
+					   "BLUESKY_SERVICE", "GITHUB_API_URL", "SPACE_URL", NULL};
+	for (const char *const *u = urls; *u; u++) {
+		const char *v = env_lookup(env, *u);
+		if (v)
+			register_url_password(v);
+	}
 }
 
 int config_load(struct ga_config *cfg, const struct env_file *env, const char *home,

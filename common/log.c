@@ -16,6 +16,8 @@
  */
 #include "common/log.h"
 
+#include "common/strbuf.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -473,6 +475,26 @@ void log_clear_secrets(void)
 		L.secrets[k] = NULL;
 	}
 	L.nsecrets = 0;
+}
+
+char *log_redact(const char *s)
+{
+	if (!s)
+		return xstrdup("");
+	size_t n = strlen(s);
+	struct strbuf sb = {0};
+	sb_init(&sb, STRBUF_DEFAULT_MAX);
+	for (size_t i = 0; i < n;) {
+		size_t sl = secret_at(s, n, i, false);
+		if (sl) {
+			sb_puts(&sb, REDACTED);
+			i += sl;
+		} else {
+			sb_putc(&sb, s[i]);
+			i++;
+		}
+	}
+	return sb_detach(&sb);
 }
 
 void log_write(enum log_level lvl, const char *component, const char *msg, const char *const *kv)

@@ -49,6 +49,11 @@ const char *log_level_name(enum log_level lvl);
 void log_add_secret(const char *value);
 void log_clear_secrets(void);
 
+/* A copy of s with every registered secret replaced by "[redacted]", for
+ * text that goes to the terminal rather than through the log (an error a
+ * provider echoed with the key in it). Caller frees; never NULL. */
+char *log_redact(const char *s);
+
 /* kv: NULL, or a NULL-terminated array of key, value, key, value, ...
  * A NULL value prints as null / (null). */
 void log_write(enum log_level lvl, const char *component, const char *msg,

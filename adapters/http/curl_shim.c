@@ -61,7 +61,7 @@ int curl_shim_load(struct ga_err *err)
 	for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++) {
 		void *f = dlsym(h, syms[i].name);
 		if (!f) {
-			snprintf(failure, sizeof failure, "%s has no %s: libcurl is too old (need 7.62+)",
+			snprintf(failure, sizeof failure, "%s has no %s: libcurl is too old (need 7.85+)",
 				 CURL_SHIM_LIBRARY, syms[i].name);
 			loaded = -1;
 			dlclose(h);

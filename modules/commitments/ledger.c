@@ -71,6 +71,9 @@ void ledger_close(struct ledger *l)
 int ledger_add(struct ledger *l, const char *action, const char *source, const cJSON *params,
 	       int64_t now_ms, char id_out[LEDGER_ID_MAX], struct ga_err *err)
 {
+	if (!l->path)
+		return err_set(err, "the commitment ledger could not be opened; nothing can be "
+				    "queued (see the log at start)");
 	char *p = params ? json_print(params) : xstrdup("{}");
 	char *material = xasprintf("%s:%s:%s", source, action, p);
 	free(p);

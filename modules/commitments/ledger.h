@@ -45,7 +45,8 @@ void ledger_close(struct ledger *l);
 enum ledger_result { LEDGER_ADDED, LEDGER_DUPLICATE };
 
 /* Appends a pending commitment. id_out (LEDGER_ID_MAX bytes) receives its
- * id (for a duplicate, the id it would have had). Returns LEDGER_ADDED or
+ * id (for a duplicate, "commitment-<now>-<key>": the key is the earlier
+ * one's, the time is not). Returns LEDGER_ADDED or
  * LEDGER_DUPLICATE, or -1 with err when the file cannot be written. */
 int ledger_add(struct ledger *l, const char *action, const char *source, const cJSON *params,
 	       int64_t now_ms, char id_out[LEDGER_ID_MAX], struct ga_err *err);

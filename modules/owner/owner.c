@@ -34,6 +34,7 @@ struct owner {
 	struct tools_sink sink;
 	bool closing;
 	bool in_done; /* inside on_done's callbacks: owner_close must not free */
+	bool refused; /* the model refused the key: no more turns */
 	void (*closed)(void *ud);
 	void *closed_ud;
 };
@@ -62,7 +63,8 @@ static int sink_enqueue(const char *action, const cJSON *params, void *ud, char 
 	if (rc < 0)
 		return -1;
 	if (rc == LEDGER_DUPLICATE)
-		snprintf(result, cap, "already queued earlier (%s); not queued twice", id);
+		snprintf(result, cap, "already queued earlier (key %s); not queued twice",
+			 id + strlen(id) - 16);
 	else
 		snprintf(result, cap, "queued as %s; it will be carried out by the commitment "
 				      "pipeline",
@@ -147,6 +149,12 @@ static void on_done(const struct compose_result *r, void *ud)
 	if (o->closing) {
 		/* cancelled by owner_close: nothing to tell */
 	} else if (r->stop == COMPOSE_STOP_ERROR && r->llm_error == LLM_ERR_FATAL) {
+		/* The key is refused: no later line can succeed, and the host
+		 * is shutting down. Drop what waits and take nothing new. */
+		o->refused = true;
+		for (int i = 0; i < o->qlen; i++)
+			free(o->queue[(o->qhead + i) % OWNER_QUEUE_MAX]);
+		o->qlen = 0;
 		o->o.fatal(r->reason, o->o.ud);
 	} else if (r->content && *r->content) {
 		remember(o, o->current, r->content);
@@ -171,7 +179,7 @@ static void on_done(const struct compose_result *r, void *ud)
 
 static void next_turn(struct owner *o)
 {
-	if (o->run || o->qlen == 0 || o->closing)
+	if (o->run || o->qlen == 0 || o->closing || o->refused)
 		return;
 	o->current = o->queue[o->qhead];
 	o->qhead = (o->qhead + 1) % OWNER_QUEUE_MAX;
@@ -233,7 +241,7 @@ static void next_turn(struct owner *o)
 
 int owner_submit(struct owner *o, const char *line, struct ga_err *err)
 {
-	if (o->closing)
+	if (o->closing || o->refused)
 		return err_set(err, "the agent is shutting down");
 	if (o->qlen >= OWNER_QUEUE_MAX)
 		return err_set(err, "%d messages are already waiting; wait for an answer first",

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +34,17 @@ struct fx {
 static void start_fake(struct fx *fx, const char *script)
 {
 	home_write(fx->home, "fake-script.json", script);
-	char bin[1024], scriptp[1024], portp[1024];
+	char bin[1024], scriptp[1024], portp[1024], recp[1024];
 	snprintf(bin, sizeof bin, "%s/tests/fakes/llm/llmfake-server", getenv("GA_BUILD_DIR"));
 	snprintf(scriptp, sizeof scriptp, "%s/fake-script.json", fx->home);
 	snprintf(portp, sizeof portp, "%s/fake.port", fx->home);
+	snprintf(recp, sizeof recp, "%s/fake.record", fx->home);
 	fx->fake = fork();
 	if (fx->fake == 0) {
 		int null = open("/dev/null", 0);
 		dup2(null, 0);
-		execl(bin, bin, "--script", scriptp, "--port-file", portp, (char *)NULL);
+		execl(bin, bin, "--script", scriptp, "--port-file", portp, "--record", recp,
+		      (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 1000; i++) {
@@ -232,6 +235,84 @@ static void test_state_in_the_room(void **state)
 	free(log);
 }
 
+/* Found in review: each of these aborted the daemon (exit 134) or leaked
+ * the key before the fixes. */
+static void test_stop_during_a_turn(void **state)
+{
+	struct fx *fx = *state;
+	start_fake(fx, "[{\"action\":\"hang\"}]");
+	struct proc p;
+	start_agent(&p, fx, NULL);
+	proc_write_stdin(&p, "hello\n");
+	/* wait until the model request is out (and hanging), then stop the
+	 * agent under it */
+	bool sent = false;
+	for (int i = 0; i < 1000 && !sent; i++) {
+		char *rec = home_read(fx->home, "fake.record");
+		sent = rec && strstr(rec, "chat/completions");
+		free(rec);
+		if (!sent)
+			usleep(10000);
+	}
+	assert_true(sent);
+	proc_signal(&p, SIGTERM);
+	assert_int_equal(proc_wait(&p, WAIT_MS), 0);
+	proc_cleanup(&p);
+}
+
+static void test_lines_after_exit_are_ignored(void **state)
+{
+	struct fx *fx = *state;
+	start_fake(fx, "[{\"content\":\"should never be asked\"}]");
+	struct proc p;
+	start_agent(&p, fx, NULL);
+	proc_write_stdin(&p, "exit\nhello\n");
+	assert_int_equal(proc_wait(&p, WAIT_MS), 0);
+	char *o = proc_stdout(&p);
+	assert_null(strstr(o, "should never be asked"));
+	free(o);
+	proc_cleanup(&p);
+}
+
+static void test_refused_key_with_lines_waiting(void **state)
+{
+	struct fx *fx = *state;
+	/* the provider echoes the key in its error, as some do */
+	start_fake(fx, "[{\"error\":{\"status\":401,\"message\":\"Incorrect API key provided: "
+		       "test-key-0123456789\"}}]");
+	struct proc p;
+	start_agent(&p, fx, NULL);
+	proc_write_stdin(&p, "hi\nhello\nand more\n");
+	assert_int_equal(proc_wait(&p, WAIT_MS), 69);
+	char *o = proc_stdout(&p);
+	char *e = proc_stderr(&p);
+	assert_contains(o, "I have to stop");
+	assert_null(strstr(o, "test-key-0123456789"));
+	assert_null(strstr(e, "test-key-0123456789"));
+	assert_contains(e, "[redacted]");
+	free(o);
+	free(e);
+	proc_cleanup(&p);
+}
+
+static void test_overlong_line_is_dropped_whole(void **state)
+{
+	struct fx *fx = *state;
+	start_fake(fx, "[{\"content\":\"ok\"}]");
+	struct proc p;
+	start_agent(&p, fx, NULL);
+	char line[4200];
+	memset(line, 'a', 4097);
+	strcpy(line + 4097, "exit\n");
+	proc_write_stdin(&p, line);
+	assert_true(proc_wait_output(&p, "owner line too long", WAIT_MS));
+	/* the tail "…exit" was not taken for a command */
+	assert_int_equal(proc_wait(&p, 300), -1);
+	proc_write_stdin(&p, "exit\n");
+	assert_int_equal(proc_wait(&p, WAIT_MS), 0);
+	proc_cleanup(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +320,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_refused_key_exits_69, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_doctor_probe, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_state_in_the_room, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stop_during_a_turn, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lines_after_exit_are_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refused_key_with_lines_waiting, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overlong_line_is_dropped_whole, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

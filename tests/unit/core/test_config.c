@@ -179,6 +179,8 @@ static void test_secrets_registered(void **state)
 	struct env_file f = envf("AGENT_GITHUB_TOKEN=ghp_supersecretvalue\n"
 				 "MY_SERVICE_API_KEY=sk-abcdef123456\n"
 				 "REDIS_URL=redis://user:redispass99@127.0.0.1:6379/0\n"
+				 "LLM_BASE_URL=https://bob:llmbasicpw77@llm.example/v1\n"
+				 "LLM_MODEL=m\n"
 				 "AGENT_NAME=visible-name\n");
 	setenv("AGENT_BLUESKY_PASSWORD", "env-only-password", 1);
 	struct ga_config c;
@@ -190,15 +192,21 @@ static void test_secrets_registered(void **state)
 	log_init(LOG_LEVEL_DEBUG, 0, mem);
 	log_kv(LOG_LEVEL_INFO, "test", "token ghp_supersecretvalue in message", "key",
 	       "sk-abcdef123456", "url", "redis://user:redispass99@127.0.0.1:6379/0", "pw",
-	       "env-only-password", "name", "visible-name");
+	       "env-only-password", "name", "visible-name", "base",
+	       "https://bob:llmbasicpw77@llm.example/v1");
 	fclose(mem);
 	log_init(LOG_LEVEL_INFO, 0, stderr);
 	assert_null(strstr(buf, "ghp_supersecretvalue"));
 	assert_null(strstr(buf, "sk-abcdef123456"));
 	assert_null(strstr(buf, "redispass99"));
 	assert_null(strstr(buf, "env-only-password"));
+	assert_null(strstr(buf, "llmbasicpw77"));
 	assert_non_null(strstr(buf, "visible-name"));
 	free(buf);
+	/* text for the terminal goes through the same redaction */
+	char *r = log_redact("key ghp_supersecretvalue and llmbasicpw77 but visible-name");
+	assert_string_equal(r, "key [redacted] and [redacted] but visible-name");
+	free(r);
 	unsetenv("AGENT_BLUESKY_PASSWORD");
 	config_free(&c);
 	env_file_free(&f);
