@@ -12,6 +12,9 @@
 
 #include "common/hash.h"
 
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
+
 static void test_sha256_vectors(void **state)
 {
 	char hex[SHA256_HEX_LEN + 1];
@@ -28,6 +31,31 @@ static void test_sha256_vectors(void **state)
 	sha256_raw("abc", 3, raw);
 	assert_int_equal(raw[0], 0xba);
 	assert_int_equal(raw[31], 0xad);
+}
+
+/* The million-'a' FIPS vector, and every length around the block and
+ * padding boundaries (55/56/63/64/119/120 …) against OpenSSL. */
+static void test_sha256_against_openssl(void **state)
+{
+	char *m = malloc(1000000);
+	memset(m, 'a', 1000000);
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_hex(m, 1000000, hex);
+	assert_string_equal(hex,
+	                    "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+	unsigned char buf[700], ours[32], theirs[32];
+	uint32_t x = 12345;
+	for (size_t len = 0; len < sizeof buf; len++) {
+		for (size_t i = 0; i < len; i++) {
+			x = x * 1103515245u + 12345u;
+			buf[i] = (unsigned char)(x >> 16);
+		}
+		sha256_raw(buf, len, ours);
+		SHA256(buf, len, theirs);
+		if (memcmp(ours, theirs, 32) != 0)
+			fail_msg("SHA-256 differs from OpenSSL at length %zu", len);
+	}
+	free(m);
 }
 
 static int cmp_uuid(const void *a, const void *b)
@@ -92,6 +120,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_sha256_vectors),
+	        cmocka_unit_test(test_sha256_against_openssl),
 	        cmocka_unit_test(test_uuid_v4),
 	        cmocka_unit_test(test_random_below),
 	        cmocka_unit_test(test_random_bytes_fill),
