@@ -8,7 +8,6 @@ PACKAGES=(
   clang libclang-rt-14-dev          # libFuzzer and sanitizer runtimes (make fuzz)
   libuv1-dev                        # the event loop
   libcurl4-openssl-dev              # HTTP client (curl multi on libuv)
-  libwebsockets-dev libwebsockets-evlib-uv  # WebSocket client and server on libuv
   libcjson-dev                      # JSON
   libmicrohttpd-dev                 # dashboard and test fakes
   libavahi-client-dev avahi-daemon avahi-utils  # mDNS publish/browse

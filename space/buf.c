@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/ws.h"
 #include "common/xalloc.h"
-#include "space/ws.h"
 
-_Static_assert(SPACE_BUF_PRE >= SPACE_WS_HDR_MAX, "headroom must hold a frame header");
+_Static_assert(SPACE_BUF_PRE >= WS_HDR_MAX, "headroom must hold a frame header");
 
 struct space_buf *space_buf_new(const char *data, size_t len, unsigned flags)
 {
@@ -17,8 +17,8 @@ struct space_buf *space_buf_new(const char *data, size_t len, unsigned flags)
 	b->len = len;
 	b->hdr_len = 0;
 	if (!(flags & SPACE_BUF_RAW)) {
-		uint8_t hdr[SPACE_WS_HDR_MAX];
-		size_t n = space_ws_frame_header(hdr, SPACE_WS_OP_TEXT, len);
+		uint8_t hdr[WS_HDR_MAX];
+		size_t n = ws_frame_header(hdr, WS_OP_TEXT, len);
 		memcpy(b->mem + SPACE_BUF_PRE - n, hdr, n);
 		b->hdr_len = (unsigned char)n;
 	}

@@ -18,7 +18,7 @@
 
 #include "common/strbuf.h"
 
-/* Room for the longest server frame header (space/ws.h SPACE_WS_HDR_MAX). */
+/* Room for the longest server frame header (common/ws.h WS_HDR_MAX). */
 #define SPACE_BUF_PRE 10
 
 /* A presence snapshot supersedes an older one still waiting in a slow

@@ -44,13 +44,13 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
+#include "common/ws.h"
 #include "common/xalloc.h"
 #include "space/buf.h"
 #include "space/host.h"
 #include "space/proto.h"
 #include "space/room.h"
 #include "space/store.h"
-#include "space/ws.h"
 
 #define LOG_COMP "space"
 /* One read buffer serves every connection: reads are handled to the end
@@ -101,7 +101,7 @@ struct conn {
 	int handles; /* open libuv handles; freed at 0 */
 
 	struct strbuf head; /* request head until the upgrade */
-	struct space_ws_parser parser;
+	struct ws_parser parser;
 	struct space_conn *room;
 	bool input_done; /* the peer's close arrived: ignore the rest */
 
@@ -114,7 +114,7 @@ struct conn {
 	bool ping_pending;
 	bool pong_pending;
 	uint8_t pong_len;
-	uint8_t pong[SPACE_WS_CONTROL_MAX];
+	uint8_t pong[WS_CONTROL_MAX];
 
 	uv_shutdown_t shut;
 	bool shut_started;
@@ -124,7 +124,7 @@ struct conn {
 	bool close_empty;    /* echo of a close without status: no payload */
 	uint16_t close_code;
 	uint8_t close_reason_len;
-	char close_reason[SPACE_WS_CONTROL_MAX - 2];
+	char close_reason[WS_CONTROL_MAX - 2];
 };
 
 struct server {
@@ -160,7 +160,7 @@ struct wreq {
 	struct conn *p;
 	size_t bytes;
 	size_t nrefs;
-	uint8_t ctl[2 * (SPACE_WS_HDR_MAX + SPACE_WS_CONTROL_MAX) + 4];
+	uint8_t ctl[2 * (WS_HDR_MAX + WS_CONTROL_MAX) + 4];
 	struct space_buf *refs[];
 };
 
@@ -311,7 +311,7 @@ static void q_coalesce_presence(struct conn *p)
 
 static size_t put_control(uint8_t *out, unsigned opcode, const void *payload, size_t len)
 {
-	size_t n = space_ws_frame_header(out, opcode, len);
+	size_t n = ws_frame_header(out, opcode, len);
 	if (len)
 		memcpy(out + n, payload, len);
 	return n + len;
@@ -414,15 +414,15 @@ static void flush_conn(struct conn *p)
 	while (p->state != CONN_GONE && !p->writing) {
 		uv_buf_t iov[SPACE_FLUSH_IOV_MAX + 2];
 		struct space_buf *owner[SPACE_FLUSH_IOV_MAX + 2];
-		uint8_t ctl[2 * (SPACE_WS_HDR_MAX + SPACE_WS_CONTROL_MAX)];
-		uint8_t closef[SPACE_WS_HDR_MAX + SPACE_WS_CONTROL_MAX];
+		uint8_t ctl[2 * (WS_HDR_MAX + WS_CONTROL_MAX)];
+		uint8_t closef[WS_HDR_MAX + WS_CONTROL_MAX];
 		size_t n = 0, total = 0, ctl_len = 0, taken = 0;
 
 		/* Pongs and pings may go between messages (RFC 6455 §5.4). */
 		if (p->pong_pending)
-			ctl_len += put_control(ctl, SPACE_WS_OP_PONG, p->pong, p->pong_len);
+			ctl_len += put_control(ctl, WS_OP_PONG, p->pong, p->pong_len);
 		if (p->ping_pending && !p->close_sent)
-			ctl_len += put_control(ctl + ctl_len, SPACE_WS_OP_PING, NULL, 0);
+			ctl_len += put_control(ctl + ctl_len, WS_OP_PING, NULL, 0);
 		if (ctl_len) {
 			owner[n] = NULL;
 			iov[n++] = uv_buf_init((char *)ctl, (unsigned)ctl_len);
@@ -441,7 +441,7 @@ static void flush_conn(struct conn *p)
 		}
 		bool with_close = false;
 		if (taken == p->qcount && p->close_queued && !p->close_sent) {
-			uint8_t payload[SPACE_WS_CONTROL_MAX];
+			uint8_t payload[WS_CONTROL_MAX];
 			size_t plen = 0;
 			if (!p->close_empty) {
 				payload[0] = (uint8_t)(p->close_code >> 8);
@@ -449,7 +449,7 @@ static void flush_conn(struct conn *p)
 				memcpy(payload + 2, p->close_reason, p->close_reason_len);
 				plen = 2u + p->close_reason_len;
 			}
-			size_t cl = put_control(closef, SPACE_WS_OP_CLOSE, payload, plen);
+			size_t cl = put_control(closef, WS_OP_CLOSE, payload, plen);
 			owner[n] = NULL;
 			iov[n++] = uv_buf_init((char *)closef, (unsigned)cl);
 			total += cl;
@@ -498,7 +498,7 @@ static void conn_free(struct conn *p)
 	if (p->close_queued && s->nclosing)
 		s->nclosing--;
 	q_clear(p);
-	space_ws_parser_free(&p->parser);
+	ws_parser_free(&p->parser);
 	sb_free(&p->head);
 	dirty_unlink(p);
 	if (p->prev)
@@ -539,7 +539,7 @@ static void queue_close(struct conn *p, int code, const char *reason, size_t rea
 		return;
 	p->close_queued = true;
 	p->s->nclosing++;
-	p->close_empty = code == SPACE_WS_CLOSE_NO_STATUS;
+	p->close_empty = code == WS_CLOSE_NO_STATUS;
 	p->close_code = (uint16_t)code;
 	if (reason_len > sizeof p->close_reason)
 		reason_len = sizeof p->close_reason;
@@ -640,18 +640,18 @@ static void deliver(struct server *s, struct conn *p, const char *data, size_t l
 static void ws_input(struct server *s, struct conn *p, char *buf, size_t len)
 {
 	while (len && p->state == CONN_OPEN && !p->input_done) {
-		struct space_ws_event ev;
-		size_t n = space_ws_parse(&p->parser, buf, len, &ev);
+		struct ws_event ev;
+		size_t n = ws_parse(&p->parser, buf, len, &ev);
 		buf += n;
 		len -= n;
 		switch (ev.type) {
-		case SPACE_WS_EV_NONE:
+		case WS_EV_NONE:
 			return;
-		case SPACE_WS_EV_MESSAGE:
+		case WS_EV_MESSAGE:
 			if (!p->close_queued)
 				deliver(s, p, ev.data, ev.len, ev.binary);
 			break;
-		case SPACE_WS_EV_PING:
+		case WS_EV_PING:
 			/* §1 item 10: echo the payload. An unanswered earlier ping
 			 * is superseded (RFC 6455 §5.5.3 allows answering the most
 			 * recent only), which bounds what a ping flood can queue. */
@@ -662,12 +662,12 @@ static void ws_input(struct server *s, struct conn *p, char *buf, size_t len)
 				mark_dirty(p);
 			}
 			break;
-		case SPACE_WS_EV_PONG:
+		case WS_EV_PONG:
 			/* Any pong counts as liveness, solicited or not (§1 item 10). */
 			if (p->room)
 				space_room_pong(s->room, p->room, now_ms());
 			break;
-		case SPACE_WS_EV_CLOSE:
+		case WS_EV_CLOSE:
 			/* Echo the peer's code and reason (what ws does); the socket
 			 * closes once the echo has left. */
 			p->close_received = true;
@@ -675,7 +675,7 @@ static void ws_input(struct server *s, struct conn *p, char *buf, size_t len)
 			queue_close(p, ev.code, ev.data, ev.len);
 			mark_dirty(p);
 			return;
-		case SPACE_WS_EV_ERROR:
+		case WS_EV_ERROR:
 			/* §1 items 8, 9, 11: 1007, 1009, 1002 with an empty reason,
 			 * no JSON error; the leave follows when the socket closes.
 			 * The parser goes on looking for the peer's close only. */
@@ -731,10 +731,10 @@ static void healthz(struct server *s, struct conn *p)
 }
 
 /* Switches the connection to WebSocket: 101, join timer, the room. */
-static void upgrade(struct server *s, struct conn *p, const struct space_ws_request *req)
+static void upgrade(struct server *s, struct conn *p, const struct ws_request *req)
 {
 	char accept[29];
-	space_ws_accept(req->key, req->key_len, accept);
+	ws_accept(req->key, req->key_len, accept);
 	struct strbuf sb;
 	sb_init(&sb, 0);
 	sb_printf(&sb,
@@ -753,7 +753,7 @@ static void upgrade(struct server *s, struct conn *p, const struct space_ws_requ
 	q_push(p, space_buf_from_sb(&sb, SPACE_BUF_RAW));
 	sb_free(&sb);
 	mark_dirty(p);
-	space_ws_parser_init(&p->parser, SPACE_MAX_PAYLOAD_BYTES);
+	ws_parser_init(&p->parser, SPACE_MAX_PAYLOAD_BYTES, WS_ROLE_SERVER);
 	p->room = space_room_conn_new(s->room, p);
 	s->nconns++;
 	uv_timer_start(&p->timer, on_conn_timer, (uint64_t)s->cfg->join_timeout_ms, 0);
@@ -765,15 +765,15 @@ static void http_input(struct server *s, struct conn *p, const char *buf, size_t
 		http_error(p, 431, "Request Header Fields Too Large", "Request head too large");
 		return;
 	}
-	struct space_ws_request req;
-	enum space_ws_head_result r = space_ws_parse_request(p->head.buf, p->head.len, &req);
-	if (r == SPACE_WS_HEAD_INCOMPLETE) {
-		if (p->head.len > SPACE_WS_HEAD_MAX)
+	struct ws_request req;
+	enum ws_head_result r = ws_parse_request(p->head.buf, p->head.len, &req);
+	if (r == WS_HEAD_INCOMPLETE) {
+		if (p->head.len > WS_HEAD_MAX)
 			http_error(p, 431, "Request Header Fields Too Large",
 			           "Request head too large");
 		return;
 	}
-	if (r == SPACE_WS_HEAD_BAD || req.head_len > SPACE_WS_HEAD_MAX) {
+	if (r == WS_HEAD_BAD || req.head_len > WS_HEAD_MAX) {
 		http_error(p, 400, "Bad Request", "Bad Request");
 		return;
 	}
@@ -800,7 +800,7 @@ static void http_input(struct server *s, struct conn *p, const char *buf, size_t
 		http_error(p, 400, "Bad Request", "Invalid Upgrade header");
 		return;
 	}
-	if (!req.key || !space_ws_key_valid(req.key, req.key_len)) {
+	if (!req.key || !ws_key_valid(req.key, req.key_len)) {
 		http_error(p, 400, "Bad Request", "Missing or invalid Sec-WebSocket-Key header");
 		return;
 	}
@@ -894,7 +894,7 @@ static void on_connection(uv_stream_t *ls, int status)
 	p->tcp.data = p->timer.data = p;
 	p->handles = 2;
 	p->state = CONN_HTTP;
-	sb_init(&p->head, SPACE_WS_HEAD_MAX + SPACE_READ_BUF_BYTES);
+	sb_init(&p->head, WS_HEAD_MAX + SPACE_READ_BUF_BYTES);
 	p->next = s->conns;
 	if (s->conns)
 		s->conns->prev = p;

@@ -2,21 +2,26 @@
  * adapters/space/client — the agent-space connection. See client.h.
  *
  * Handles and their lifetimes: five uv timers live as long as the client
- * and are closed by the stop sequence; the libwebsockets context is made
- * on the first connection attempt and handed to a reaper (its own timer)
- * by the stop sequence, which destroys it in lws 4.1's two steps; a
- * pending uv_getaddrinfo request is heap-allocated and orphaned (its
- * callback frees it) when the client no longer wants the answer.
+ * and are closed by the stop sequence. A connection (struct conn: the TCP
+ * handle, the upgrade, the frame parser) is heap-allocated and detached by
+ * conn_close(): from then on it belongs to its handle's close callback,
+ * which frees it after libuv has cancelled its pending writes. A pending
+ * uv_getaddrinfo request is heap-allocated and orphaned (its callback frees
+ * it) when the client no longer wants the answer.
  *
- * A connection attempt ends in exactly one call of wsi_gone() (connection
- * error, close, or destruction — whichever libwebsockets reports first),
- * or attempt_failed() when it failed before a wsi existed. Both lead to
+ * A connection attempt ends in exactly one call of conn_end() (connect
+ * error, a refused upgrade, close, read error, our own kill), or
+ * attempt_failed() when it failed before a connection existed. Both lead to
  * next_attempt(), which applies the backoff and the duplicate-name rule.
+ *
+ * The transport is plain ws:// over libuv TCP with common/ws's framing
+ * (client role: our frames masked, the room's unmasked): libwebsockets
+ * mapped libssl and libcrypto and cost ~2 MB of resident memory at idle,
+ * half of the daemon's budget, for a connection that never uses TLS.
  */
 #include "adapters/space/client.h"
 
 #include <arpa/inet.h>
-#include <libwebsockets.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,47 +30,46 @@
 #include "common/hash.h"
 #include "common/json.h"
 #include "common/log.h"
-#include "common/strbuf.h"
 #include "common/timeutil.h"
+#include "common/ws.h"
 #include "common/xalloc.h"
 
-#define LOG_COMP "space"
-/* After lws_context_destroy, how long to wait for libwebsockets to close
- * its handles before moving on. */
-#define SPC_CTX_DESTROY_WAIT_MS 2000
-#define SPC_CTX_POLL_MS         5
-#define SPC_TIMERS              5
-/* The receive buffer is given back after a message larger than this. */
-#define SPC_RX_KEEP_BYTES (64 * 1024)
+#define LOG_COMP   "space"
+#define SPC_TIMERS 5
+/* One read from the socket; a message larger than this is reassembled by
+ * the parser (up to SPC_MAX_INBOUND_BYTES). */
+#define SPC_READ_BYTES   (64 * 1024)
+#define SPC_CLOSE_REASON "Client disconnecting"
 
 struct gai_req {
 	uv_getaddrinfo_t req;
 	struct spc_client *c; /* NULL once nobody waits for the answer */
 };
 
-/* The context lives in a small box of its own: libwebsockets writes NULL
- * into info.pcontext when it finally frees the context, which can happen
- * after the client itself is gone (spc_client_free), so that slot must not
- * be inside the client. */
-struct ctx_box {
-	struct lws_context *ctx;
-	struct spc_client *owner; /* the context's user; NULL once torn down */
+/* One TCP connection and its WebSocket state. */
+struct conn {
+	uv_tcp_t tcp;
+	uv_connect_t creq;
+	struct spc_client *c; /* NULL once detached (conn_close) */
+	bool upgraded;        /* the 101 arrived and checked out */
+	char key[25];         /* our Sec-WebSocket-Key */
+	char *head;           /* the server's answer so far, until upgraded */
+	size_t head_len;
+	struct ws_parser parser;
+	char rbuf[SPC_READ_BYTES];
 };
 
-/* Tears a context down on its own timer (see reap_poll), then frees the
- * box and itself and calls done (if still wanted). */
-struct reaper {
-	uv_loop_t *loop;
-	struct ctx_box *box;
-	uv_timer_t timer;
-	uint64_t deadline;
-	void (*done)(void *);
-	void *ud;
+/* One write: the frame follows the request. */
+struct wreq {
+	uv_write_t req;
+	struct conn *conn;
+	uv_buf_t buf;
+	char data[];
 };
 
 struct qmsg {
 	size_t len;
-	unsigned char buf[]; /* LWS_PRE bytes of headroom, then the text */
+	char buf[];
 };
 
 struct spc_client {
@@ -85,17 +89,12 @@ struct spc_client {
 	struct spc_disc *disc;
 	struct gai_req *gai;
 
-	struct ctx_box *box; /* the libwebsockets context, made on first use */
-	struct lws *wsi;
-	bool established; /* the WebSocket upgrade completed */
-	bool in_connect;  /* inside lws_client_connect_via_info */
-	bool failed_in_connect;
-	char fail_why[256];
-	char kill_why[128]; /* why we dropped the connection ourselves */
+	struct conn *conn;
+	bool established;   /* the WebSocket upgrade completed */
+	char kill_why[256]; /* why we dropped the connection ourselves */
 	bool closing_by_us;
 	bool close_sent;
-	bool ping_due;
-	uint64_t last_rx_ms; /* uv_now of the last frame received */
+	uint64_t last_rx_ms; /* uv_now of the last bytes received */
 	int close_code;      /* from the server's close frame, 0 if none */
 	char close_reason[124];
 	bool server_shutdown; /* a `shutdown` message arrived */
@@ -107,11 +106,10 @@ struct spc_client {
 			uv_timer_t retry;   /* backoff before the next attempt */
 			uv_timer_t rediscover;
 			uv_timer_t ping;
-			uv_timer_t stop; /* close wait, context destroy polling */
+			uv_timer_t stop; /* the close wait */
 		} t;
 	} timers;
 	int open_timers;
-	struct reaper *reaper; /* the context's owner while it is torn down */
 
 	unsigned attempt; /* failed attempts since the last join */
 	uint64_t replaced_at[SPC_REPLACED_MEMORY];
@@ -120,9 +118,6 @@ struct spc_client {
 
 	struct qmsg *q[SPC_SENDQ_MAX_MSGS];
 	size_t qhead, qn, qbytes;
-	struct strbuf rx;
-	bool rx_active; /* inside a message */
-	bool rx_discard;
 
 	struct spc_roster roster;
 	struct spc_client_stats stats;
@@ -131,16 +126,9 @@ struct spc_client {
 	void *done_ud;
 	bool free_when_stopped;
 	bool timers_closing;
-	int in_cb; /* > 0 inside a libwebsockets callback */
 };
 
-static int lws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                  size_t len);
-
-static const struct lws_protocols PROTOCOLS[] = {
-        {"ga-space-client", lws_cb, 0, 0, 0, NULL, 0},
-        {NULL, NULL, 0, 0, 0, NULL, 0},
-};
+static void pump(struct spc_client *c);
 
 const char *spc_state_name(enum spc_state s)
 {
@@ -171,18 +159,16 @@ static int q_push(struct spc_client *c, char *json)
 		free(json);
 		return -1;
 	}
-	struct qmsg *m = xmalloc(sizeof *m + LWS_PRE + len);
+	struct qmsg *m = xmalloc(sizeof *m + len);
 	m->len = len;
-	memcpy(m->buf + LWS_PRE, json, len);
+	memcpy(m->buf, json, len);
 	free(json);
 	c->q[(c->qhead + c->qn) % SPC_SENDQ_MAX_MSGS] = m;
 	c->qn++;
 	c->qbytes += len;
-	if (c->wsi)
-		lws_callback_on_writable(c->wsi);
+	pump(c);
 	return 0;
 }
-
 static struct qmsg *q_pop(struct spc_client *c)
 {
 	if (!c->qn)
@@ -316,18 +302,41 @@ static void attempt_failed(struct spc_client *c, const char *why)
 	next_attempt(c, false, why);
 }
 
-/* The one exit of a connection that had a wsi. */
-static void wsi_gone(struct spc_client *c, struct lws *wsi, const char *what)
+/* --- the socket ------------------------------------------------------------------------ */
+
+static void conn_closed(uv_handle_t *h)
 {
-	if (!wsi || wsi != c->wsi)
+	struct conn *k = h->data;
+	ws_parser_free(&k->parser);
+	free(k->head);
+	free(k);
+}
+
+/* Detaches the client's connection and closes its socket; libuv cancels
+ * the writes still pending (their callbacks see UV_ECANCELED and a conn
+ * without client). Nothing is reported to the client. */
+static void conn_close(struct spc_client *c)
+{
+	struct conn *k = c->conn;
+	if (!k)
 		return;
-	c->wsi = NULL;
+	c->conn = NULL;
+	k->c = NULL;
+	uv_close((uv_handle_t *)&k->tcp, conn_closed);
+}
+
+/* The one exit of a connection: closes the socket, resets the
+ * connection's state, tells the client's user (when it was joined) and
+ * moves on to the next attempt. what says why, unless we dropped it
+ * ourselves (kill_why) or the room closed it (close_code). */
+static void conn_end(struct spc_client *c, const char *what)
+{
+	if (!c->conn)
+		return;
+	conn_close(c);
 	bool was_joined = c->state == SPC_JOINED;
 	uv_timer_stop(&c->timers.t.connect);
 	q_clear(c);
-	sb_reset(&c->rx);
-	c->rx_discard = false;
-	c->rx_active = false;
 	c->established = false;
 	spc_roster_reset(&c->roster);
 
@@ -346,18 +355,100 @@ static void wsi_gone(struct spc_client *c, struct lws *wsi, const char *what)
 	next_attempt(c, was_joined, why);
 }
 
-/* Drops the connection now. Only from a uv callback, never from inside a
- * libwebsockets callback: then no wsi is being serviced and the
- * synchronous kill is allowed (LWS_TO_KILL_ASYNC would wait for lws's next
- * timeout sweep, seconds away on a foreign loop). wsi_gone() runs inside
- * it, or right after when lws did not report the close itself. */
-static void kill_wsi(struct spc_client *c, const char *why)
+/* Drops the connection now, without a close frame (the room is silent or
+ * too slow: nothing would answer one). */
+static void kill_conn(struct spc_client *c, const char *why)
 {
 	snprintf(c->kill_why, sizeof c->kill_why, "%s", why);
-	struct lws *w = c->wsi;
-	lws_set_timeout(w, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_SYNC);
-	if (c->wsi == w)
-		wsi_gone(c, w, why);
+	conn_end(c, why);
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+	struct wreq *w = (struct wreq *)req;
+	struct conn *k = w->conn;
+	free(w);
+	struct spc_client *c = k->c;
+	if (!c)
+		return; /* detached: the write was cancelled or is moot */
+	if (status < 0) {
+		char why[160];
+		snprintf(why, sizeof why, "connection lost: %s", uv_strerror(status));
+		conn_end(c, why);
+		return;
+	}
+	pump(c);
+}
+
+/* Writes len bytes of frame built by the caller into a fresh request.
+ * Returns 0, or -1 (logged) when libuv refused the write; a broken socket
+ * is reported by on_written or the read side, which end the connection. */
+static int conn_write(struct conn *k, struct wreq *w, size_t len)
+{
+	w->conn = k;
+	w->buf = uv_buf_init(w->data, (unsigned)len);
+	int rc = uv_write(&w->req, (uv_stream_t *)&k->tcp, &w->buf, 1, on_written);
+	if (rc != 0) {
+		free(w);
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "could not write to the room", "error",
+		       uv_strerror(rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* Sends one frame, masked with fresh random bytes (RFC 6455 §5.3: every
+ * client frame, so a proxy cannot be made to cache attacker-chosen bytes). */
+static int conn_send(struct conn *k, unsigned opcode, const char *data, size_t len)
+{
+	struct wreq *w = xmalloc(sizeof *w + WS_HDR_MASKED_MAX + len);
+	uint8_t mask[4];
+	random_bytes(mask, sizeof mask);
+	size_t h = ws_frame_header_masked((uint8_t *)w->data, opcode, len, mask);
+	if (len)
+		memcpy(w->data + h, data, len);
+	ws_mask(w->data + h, len, mask, 0);
+	return conn_write(k, w, h + len);
+}
+
+/* Our close frame: code and a reason (at most 123 bytes). */
+static void send_close(struct spc_client *c, int code, const char *reason)
+{
+	if (!c->conn || c->close_sent)
+		return;
+	char p[WS_CONTROL_MAX];
+	size_t rl = strlen(reason);
+	if (rl > WS_CONTROL_MAX - 2)
+		rl = WS_CONTROL_MAX - 2;
+	p[0] = (char)(code >> 8);
+	p[1] = (char)(code & 0xFF);
+	memcpy(p + 2, reason, rl);
+	c->close_sent = true;
+	conn_send(c->conn, WS_OP_CLOSE, p, 2 + rl);
+}
+
+/* Hands queued messages to the socket while everything handed earlier has
+ * reached the kernel: the bounded queue (SPC_SENDQ_*) stays the only place
+ * where messages wait, and a slow room fills it instead of libuv's
+ * unbounded write queue. Once we are closing and it is empty, the close
+ * frame follows what was queued (a last state or action_result). */
+static void pump(struct spc_client *c)
+{
+	struct conn *k = c->conn;
+	if (!k || !k->upgraded || c->close_sent)
+		return;
+	while (c->qn && uv_stream_get_write_queue_size((uv_stream_t *)&k->tcp) == 0) {
+		struct qmsg *m = q_pop(c);
+		int rc = conn_send(k, WS_OP_TEXT, m->buf, m->len);
+		free(m);
+		if (rc != 0)
+			return;
+	}
+	if (c->closing_by_us && !c->qn &&
+	    uv_stream_get_write_queue_size((uv_stream_t *)&k->tcp) == 0)
+		/* The reference closes with 1000 "Client disconnecting" (§7.3);
+		 * then we wait for the room's close (spc_client_stop). */
+		send_close(c, WS_CLOSE_NORMAL, SPC_CLOSE_REASON);
 }
 
 static void on_connect_timeout(uv_timer_t *h)
@@ -376,93 +467,105 @@ static void on_connect_timeout(uv_timer_t *h)
 		attempt_failed(c, why);
 		return;
 	}
-	if (c->wsi) {
+	if (c->conn) {
 		char why[128];
 		snprintf(why, sizeof why, "no answer within %llu ms",
 		         (unsigned long long)c->t.connect_timeout_ms);
-		kill_wsi(c, why);
+		kill_conn(c, why);
 		return;
 	}
 	attempt_failed(c, "no answer");
 }
 
-static void lws_log_emit(int level, const char *line)
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
-	char buf[512];
-	snprintf(buf, sizeof buf, "%s", line);
-	size_t n = strlen(buf);
-	while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		buf[--n] = '\0';
-	/* Our own lines say what happened; libwebsockets' are detail. */
-	log_write(LOG_LEVEL_DEBUG, "lws", buf, NULL);
+	struct conn *k = h->data;
+	(void)suggested;
+	*buf = uv_buf_init(k->rbuf, sizeof k->rbuf);
 }
 
-static int make_context(struct spc_client *c)
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
+
+/* TCP is up: send the upgrade request (no sub-protocol: the reference
+ * client offers none, §1; no extensions). */
+static void on_connected(uv_connect_t *req, int status)
 {
-	struct lws_context_creation_info info;
-	void *loops[1] = {c->loop};
-	memset(&info, 0, sizeof info);
-	info.options = LWS_SERVER_OPTION_LIBUV;
-	/* TLS costs memory (OpenSSL's init); only a wss:// SPACE_URL needs it. */
-	if (c->space_url && strncasecmp(c->space_url, "wss://", 6) == 0)
-		info.options |= LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT;
-	info.port = CONTEXT_PORT_NO_LISTEN;
-	info.protocols = PROTOCOLS;
-	info.foreign_loops = loops;
-	c->box = xcalloc(1, sizeof *c->box);
-	c->box->owner = c;
-	info.user = c->box;
-	info.pcontext = &c->box->ctx;
-	info.count_threads = 1;
-	/* One connection at a time; lws sizes tables by this. */
-	info.fd_limit_per_thread = 16;
-	info.gid = -1;
-	info.uid = -1;
-	lws_set_log_level(LLL_ERR | LLL_WARN, lws_log_emit);
-	c->box->ctx = lws_create_context(&info);
-	if (!c->box->ctx) {
-		free(c->box);
-		c->box = NULL;
-		return -1;
+	struct conn *k = req->data;
+	struct spc_client *c = k->c;
+	if (!c)
+		return; /* detached: the handle is closing */
+	if (status < 0) {
+		char why[256];
+		snprintf(why, sizeof why, "connection failed: %s", uv_strerror(status));
+		conn_end(c, why);
+		return;
 	}
-	return 0;
+	uv_tcp_nodelay(&k->tcp, 1);
+	ws_client_key(k->key);
+	char host_hdr[300];
+	bool v6 = strchr(c->u.host, ':') != NULL;
+	if (c->u.port == 80)
+		snprintf(host_hdr, sizeof host_hdr, v6 ? "[%s]" : "%s", c->u.host);
+	else
+		snprintf(host_hdr, sizeof host_hdr, v6 ? "[%s]:%d" : "%s:%d", c->u.host, c->u.port);
+	size_t cap = 1024;
+	struct wreq *w = xmalloc(sizeof *w + cap);
+	int n = snprintf(w->data, cap,
+	                 "GET %s HTTP/1.1\r\n"
+	                 "Host: %s\r\n"
+	                 "Upgrade: websocket\r\n"
+	                 "Connection: Upgrade\r\n"
+	                 "Sec-WebSocket-Key: %s\r\n"
+	                 "Sec-WebSocket-Version: 13\r\n"
+	                 "\r\n",
+	                 c->u.path[0] ? c->u.path : "/", host_hdr, k->key);
+	if (n < 0 || (size_t)n >= cap) {
+		free(w);
+		conn_end(c, "the upgrade request does not fit 1024 bytes (path and host too long)");
+		return;
+	}
+	if (conn_write(k, w, (size_t)n) != 0) {
+		conn_end(c, "could not send the upgrade request");
+		return;
+	}
+	int rc = uv_read_start((uv_stream_t *)&k->tcp, on_alloc, on_read);
+	if (rc != 0) {
+		char why[160];
+		snprintf(why, sizeof why, "cannot read from the room: %s", uv_strerror(rc));
+		conn_end(c, why);
+	}
 }
 
 static void connect_to(struct spc_client *c, const char *ip)
 {
-	if (!c->box && make_context(c) != 0) {
-		attempt_failed(c, "libwebsockets could not create a client context");
+	struct sockaddr_storage sa;
+	memset(&sa, 0, sizeof sa);
+	if (uv_ip4_addr(ip, c->u.port, (struct sockaddr_in *)&sa) != 0 &&
+	    uv_ip6_addr(ip, c->u.port, (struct sockaddr_in6 *)&sa) != 0) {
+		attempt_failed(c, "the room's address is not a usable IP address");
 		return;
 	}
-	char host_hdr[300];
-	bool v6 = strchr(c->u.host, ':') != NULL;
-	bool default_port = c->u.port == (c->u.tls ? 443 : 80);
-	if (default_port)
-		snprintf(host_hdr, sizeof host_hdr, v6 ? "[%s]" : "%s", c->u.host);
-	else
-		snprintf(host_hdr, sizeof host_hdr, v6 ? "[%s]:%d" : "%s:%d", c->u.host, c->u.port);
-	struct lws_client_connect_info ci;
-	memset(&ci, 0, sizeof ci);
-	ci.context = c->box->ctx;
-	ci.address = ip;
-	ci.port = c->u.port;
-	ci.path = c->u.path;
-	ci.host = host_hdr;
-	ci.ssl_connection = c->u.tls ? LCCSCF_USE_SSL : 0;
-	/* No Sec-WebSocket-Protocol: the reference client offers none (§1). */
-	ci.protocol = NULL;
-	ci.local_protocol_name = PROTOCOLS[0].name;
-	ci.userdata = c;
-	c->in_connect = true;
-	c->failed_in_connect = false;
-	struct lws *w = lws_client_connect_via_info(&ci);
-	c->in_connect = false;
-	if (!w || c->failed_in_connect) {
-		attempt_failed(c, c->failed_in_connect ? c->fail_why
-		                                       : "the connection could not be started");
+	struct conn *k = xcalloc(1, sizeof *k);
+	int rc = uv_tcp_init(c->loop, &k->tcp);
+	if (rc != 0) {
+		free(k);
+		char why[160];
+		snprintf(why, sizeof why, "connection failed: %s", uv_strerror(rc));
+		attempt_failed(c, why);
 		return;
 	}
-	c->wsi = w;
+	k->tcp.data = k;
+	k->creq.data = k;
+	k->c = c;
+	ws_parser_init(&k->parser, SPC_MAX_INBOUND_BYTES, WS_ROLE_CLIENT);
+	c->conn = k;
+	rc = uv_tcp_connect(&k->creq, &k->tcp, (const struct sockaddr *)&sa, on_connected);
+	if (rc != 0) {
+		conn_close(c);
+		char why[160];
+		snprintf(why, sizeof why, "connection failed: %s", uv_strerror(rc));
+		attempt_failed(c, why);
+	}
 }
 
 static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
@@ -526,6 +629,14 @@ static void begin_connect(struct spc_client *c)
 		log_kv(LOG_LEVEL_ERROR, LOG_COMP, "the room's URL is unusable", "url", c->url,
 		       "problem", err.msg);
 		attempt_failed(c, err.msg);
+		return;
+	}
+	if (c->u.tls) {
+		/* The room serves plain ws:// (space-protocol.md §1); TLS would
+		 * also bring back libssl's resident memory. */
+		static const char msg[] = "wss:// is not supported: the agent-space speaks ws://";
+		log_kv(LOG_LEVEL_ERROR, LOG_COMP, msg, "url", c->url);
+		attempt_failed(c, msg);
 		return;
 	}
 	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "connecting", "url", c->url, "attempt",
@@ -650,7 +761,7 @@ static void handle_text(struct spc_client *c, const char *buf, size_t len)
 static void on_ping_timer(uv_timer_t *h)
 {
 	struct spc_client *c = h->data;
-	if (c->state != SPC_JOINED || !c->wsi)
+	if (c->state != SPC_JOINED || !c->conn)
 		return;
 	uint64_t idle = uv_now(c->loop) - c->last_rx_ms;
 	if (idle >= 2 * c->t.ping_ms) {
@@ -659,169 +770,154 @@ static void on_ping_timer(uv_timer_t *h)
 		char why[128];
 		snprintf(why, sizeof why, "no frame from the room for %llu ms",
 		         (unsigned long long)idle);
-		kill_wsi(c, why);
+		kill_conn(c, why);
 		return;
 	}
-	c->ping_due = true;
-	lws_callback_on_writable(c->wsi);
+	/* An empty ping; its pong, like any bytes, proves the room alive. */
+	if (!c->closing_by_us && !c->close_sent)
+		conn_send(c->conn, WS_OP_PING, "", 0);
 }
 
-static void rx_fragment(struct spc_client *c, struct lws *wsi, const void *in, size_t len)
+/* The upgrade succeeded: join, then identity at once without waiting
+ * (§7.3). */
+static void upgraded(struct spc_client *c, struct conn *k)
 {
-	/* lws may hand one frame over in several pieces, each flagged as
-	 * part of the first fragment: track the message ourselves. */
-	if (!c->rx_active) {
-		sb_reset(&c->rx);
-		c->rx_discard = false;
-		c->rx_active = true;
-	}
-	if (!c->rx_discard && sb_append(&c->rx, in, len) != 0) {
-		c->rx_discard = true;
-		c->stats.dropped_inbound++;
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "a message from the room is too large; ignored",
-		       "limit_bytes", LOG_INT(SPC_MAX_INBOUND_BYTES));
-		sb_free(&c->rx);
-		sb_init(&c->rx, SPC_MAX_INBOUND_BYTES);
-	}
-	if (lws_is_final_fragment(wsi) && !lws_remaining_packet_payload(wsi)) {
-		if (!c->rx_discard)
-			handle_text(c, c->rx.buf ? c->rx.buf : "", c->rx.len);
-		/* A big history must not stay resident after it was read. */
-		if (c->rx.cap > SPC_RX_KEEP_BYTES) {
-			sb_free(&c->rx);
-			sb_init(&c->rx, SPC_MAX_INBOUND_BYTES);
-		}
-		sb_reset(&c->rx);
-		c->rx_discard = false;
-		c->rx_active = false;
-	}
+	k->upgraded = true;
+	c->established = true;
+	c->last_rx_ms = uv_now(c->loop);
+	struct spc_who w = who(c);
+	q_push(c, spc_build_join(&w, c->version, c->has_caps ? (const char *const *)c->caps : NULL,
+	                         c->ncaps));
+	if (c->identity_json)
+		q_push(c, spc_build_identity(&w, c->identity_json, time_now_ms()));
 }
 
-static int on_writeable(struct spc_client *c, struct lws *wsi)
+static void on_frame(struct spc_client *c, struct conn *k, const struct ws_event *ev)
 {
-	if (c->ping_due && !c->closing_by_us) {
-		unsigned char ping[LWS_PRE + 1];
-		c->ping_due = false;
-		if (lws_write(wsi, ping + LWS_PRE, 0, LWS_WRITE_PING) < 0)
-			return -1;
-		if (c->qn)
-			lws_callback_on_writable(wsi);
-		return 0;
-	}
-	struct qmsg *m = q_pop(c);
-	if (m) {
-		int n = lws_write(wsi, m->buf + LWS_PRE, m->len, LWS_WRITE_TEXT);
-		free(m);
-		if (n < 0)
-			return -1;
-		if (c->qn || c->closing_by_us)
-			lws_callback_on_writable(wsi);
-		return 0;
-	}
-	if (c->closing_by_us && !c->close_sent) {
-		/* What was queued has gone (a last state or action_result);
-		 * now the close frame with our reason, then wait for the
-		 * room's answer (the reference closes with 1000 "Client
-		 * disconnecting", §7.3). Not by returning -1 here: the Debian
-		 * build of lws 4.1 (_DEBUG) closes a wsi twice on that path
-		 * with libuv ("uv repeat test"), and the second call kills the
-		 * socket before the queued close frame is written — the room
-		 * saw 1006. Closing from the wsi's timer callback takes the
-		 * single-close path. */
-		static const char reason[] = "Client disconnecting";
-		c->close_sent = true;
-		lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, (unsigned char *)reason,
-		                 sizeof reason - 1);
-		lws_set_timer_usecs(wsi, 1);
-	}
-	return 0;
-}
-
-static int lws_cb_client(struct spc_client *c, struct lws *wsi, enum lws_callback_reasons reason,
-                         void *in, size_t len)
-{
-	switch (reason) {
-	case LWS_CALLBACK_CLIENT_CONNECTION_ERROR: {
-		/* lws passes a NUL-terminated string (or NULL); len may be 0. */
-		char why[256];
-		snprintf(why, sizeof why, "connection failed: %s",
-		         in ? (const char *)in : "(no detail)");
-		if (c->in_connect) {
-			c->failed_in_connect = true;
-			snprintf(c->fail_why, sizeof c->fail_why, "%s", why);
-			return 0;
-		}
-		wsi_gone(c, wsi, why);
-		return 0;
-	}
-	case LWS_CALLBACK_CLIENT_ESTABLISHED: {
-		if (wsi != c->wsi)
-			return -1;
-		c->established = true;
-		c->last_rx_ms = uv_now(c->loop);
-		struct spc_who w = who(c);
-		/* join, then identity at once without waiting (§7.3). */
-		q_push(c,
-		       spc_build_join(&w, c->version,
-		                      c->has_caps ? (const char *const *)c->caps : NULL, c->ncaps));
-		if (c->identity_json)
-			q_push(c, spc_build_identity(&w, c->identity_json, time_now_ms()));
-		return 0;
-	}
-	case LWS_CALLBACK_CLIENT_RECEIVE:
-		if (wsi != c->wsi)
-			return 0;
-		c->last_rx_ms = uv_now(c->loop);
-		rx_fragment(c, wsi, in, len);
-		return 0;
-	case LWS_CALLBACK_CLIENT_RECEIVE_PONG:
-		if (wsi == c->wsi)
-			c->last_rx_ms = uv_now(c->loop);
-		return 0;
-	case LWS_CALLBACK_CLIENT_WRITEABLE:
-		if (wsi != c->wsi)
-			return -1;
-		return on_writeable(c, wsi);
-	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
-		if (wsi == c->wsi && in && len >= 2) {
-			const unsigned char *p = in;
-			c->close_code = (p[0] << 8) | p[1];
-			size_t rl = len - 2 < sizeof c->close_reason - 1
-			                    ? len - 2
+	switch (ev->type) {
+	case WS_EV_MESSAGE:
+		handle_text(c, ev->data, ev->len);
+		break;
+	case WS_EV_PING:
+		if (!c->close_sent)
+			conn_send(k, WS_OP_PONG, ev->data, ev->len);
+		break;
+	case WS_EV_PONG:
+		break; /* liveness: last_rx_ms was set on the read */
+	case WS_EV_CLOSE: {
+		/* 4001/4002/4003/1001 and the rest reach next_attempt through
+		 * close_code, as with libwebsockets before. */
+		if (ev->code != WS_CLOSE_NO_STATUS) {
+			c->close_code = ev->code;
+			size_t rl = ev->len < sizeof c->close_reason - 1
+			                    ? ev->len
 			                    : sizeof c->close_reason - 1;
-			memcpy(c->close_reason, p + 2, rl);
+			memcpy(c->close_reason, ev->data, rl);
 			c->close_reason[rl] = '\0';
 		}
-		return 0;
-	case LWS_CALLBACK_TIMER:
-		/* see on_writeable: the polite close */
-		return wsi == c->wsi && c->close_sent ? -1 : 0;
-	case LWS_CALLBACK_CLIENT_CLOSED:
-		wsi_gone(c, wsi, "the connection closed");
-		return 0;
-	case LWS_CALLBACK_WSI_DESTROY:
-		wsi_gone(c, wsi, "the connection ended");
-		return 0;
-	default:
-		return 0;
+		if (!c->close_sent) {
+			/* Echo the code (RFC 6455 §5.5.1); none when it gave none. */
+			if (ev->code == WS_CLOSE_NO_STATUS) {
+				c->close_sent = true;
+				conn_send(k, WS_OP_CLOSE, "", 0);
+			} else {
+				send_close(c, ev->code, "");
+			}
+		}
+		conn_end(c, "the connection closed");
+		break;
+	}
+	case WS_EV_ERROR: {
+		char why[128];
+		if (ev->code == WS_CLOSE_TOO_BIG) {
+			c->stats.dropped_inbound++;
+			snprintf(why, sizeof why,
+			         "a message from the room is larger than %zu bytes (closed 1009)",
+			         SPC_MAX_INBOUND_BYTES);
+		} else {
+			snprintf(why, sizeof why,
+			         "the room broke the WebSocket protocol (closed %d)", ev->code);
+		}
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "dropping the connection", "why", why, "url",
+		       c->url);
+		if (!ev->peer_closed)
+			send_close(c, ev->code, "");
+		kill_conn(c, why);
+		break;
+	}
+	case WS_EV_NONE:
+		break;
 	}
 }
 
-/* Counts the nesting so that spc_client_free() knows it must not destroy
- * the context from inside one of its callbacks. The client's memory is
- * never released synchronously, so c stays valid across the call. */
-static int lws_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
-                  size_t len)
+/* Feeds frames to the parser until the input ends, the connection ends, or
+ * a callback stopped or freed the client (it is then detached from k). */
+static void feed(struct spc_client *c, struct conn *k, char *data, size_t len)
 {
-	struct lws_context *ctx = lws_get_context(wsi);
-	struct ctx_box *box = ctx ? lws_context_user(ctx) : NULL;
-	struct spc_client *c = box ? box->owner : NULL;
-	if (!c)
-		return 0;
-	c->in_cb++;
-	int r = lws_cb_client(c, wsi, reason, in, len);
-	c->in_cb--;
-	return r;
+	size_t used = 0;
+	while (k->c == c) {
+		struct ws_event ev;
+		used += ws_parse(&k->parser, data + used, len - used, &ev);
+		if (ev.type == WS_EV_NONE)
+			break;
+		on_frame(c, k, &ev);
+	}
+}
+
+static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
+{
+	struct conn *k = s->data;
+	struct spc_client *c = k->c;
+	(void)buf;
+	if (!c || nread == 0)
+		return;
+	if (nread < 0) {
+		char why[160];
+		if (nread == UV_EOF)
+			snprintf(why, sizeof why, "the connection closed");
+		else
+			snprintf(why, sizeof why, "connection lost: %s", uv_strerror((int)nread));
+		conn_end(c, why);
+		return;
+	}
+	c->last_rx_ms = uv_now(c->loop);
+	char *data = k->rbuf;
+	size_t len = (size_t)nread;
+	if (!k->upgraded) {
+		if (k->head_len + len > WS_HEAD_MAX) {
+			snprintf(c->kill_why, sizeof c->kill_why,
+			         "the server's answer to the WebSocket upgrade exceeds %d bytes",
+			         WS_HEAD_MAX);
+			conn_end(c, c->kill_why);
+			return;
+		}
+		k->head = xrealloc(k->head, k->head_len + len);
+		memcpy(k->head + k->head_len, data, len);
+		k->head_len += len;
+		size_t hl = 0;
+		char why[200];
+		enum ws_head_result r =
+		        ws_parse_response(k->head, k->head_len, k->key, &hl, why, sizeof why);
+		if (r == WS_HEAD_INCOMPLETE)
+			return;
+		if (r == WS_HEAD_BAD) {
+			log_kv(LOG_LEVEL_WARN, LOG_COMP, "the room's WebSocket upgrade failed",
+			       "url", c->url, "why", why);
+			conn_end(c, why);
+			return;
+		}
+		/* Bytes after the head are frames already (at most
+		 * WS_HEAD_MAX, so they fit the read buffer). */
+		len = k->head_len - hl;
+		memcpy(k->rbuf, k->head + hl, len);
+		free(k->head);
+		k->head = NULL;
+		k->head_len = 0;
+		upgraded(c, k);
+		if (k->c != c)
+			return;
+	}
+	feed(c, k, data, len);
 }
 
 /* --- stopping --------------------------------------------------------------------------- */
@@ -853,99 +949,18 @@ static void close_timers(struct spc_client *c)
 	}
 }
 
-static void count_closing(uv_handle_t *h, void *arg)
-{
-	if (uv_is_closing(h))
-		(*(int *)arg)++;
-}
-
-static void reaper_closed(uv_handle_t *h)
-{
-	struct reaper *r = h->data;
-	void (*done)(void *) = r->done;
-	void *ud = r->ud;
-	free(r->box);
-	free(r);
-	if (done)
-		done(ud);
-}
-
-/* libwebsockets 4.1 on a foreign loop tears a context down in two calls:
- * the first closes its handles, the second — once their close callbacks
- * have run — frees the context, unloads the event-lib plugin and clears
- * box->ctx (info.pcontext). Calling the second one early unloads the
- * plugin under a pending close callback, so wait until no handle on the
- * loop is still closing. */
-static void reap_poll(uv_timer_t *h)
-{
-	struct reaper *r = h->data;
-	if (r->box->ctx) {
-		int closing = 0;
-		uv_walk(r->loop, count_closing, &closing);
-		if (closing == 0) {
-			lws_context_destroy(r->box->ctx);
-		} else if (uv_now(r->loop) < r->deadline) {
-			return;
-		} else {
-			log_kv(LOG_LEVEL_WARN, LOG_COMP,
-			       "libwebsockets did not finish closing in time; moving on", "wait_ms",
-			       LOG_INT(SPC_CTX_DESTROY_WAIT_MS));
-			r->box = NULL; /* lws may still write into it: leave it be */
-		}
-	}
-	uv_timer_stop(&r->timer);
-	uv_close((uv_handle_t *)&r->timer, reaper_closed);
-}
-
-/* Starts tearing the client's context down; done(ud) once it is gone.
- * The client may be freed meanwhile (the reaper owns the context). */
-static void reap_context(struct spc_client *c, void (*done)(void *), void *ud)
-{
-	struct reaper *r = xcalloc(1, sizeof *r);
-	r->loop = c->loop;
-	r->box = c->box;
-	r->done = done;
-	r->ud = ud;
-	c->box = NULL;
-	c->wsi = NULL;
-	c->reaper = r;
-	uv_timer_init(r->loop, &r->timer);
-	r->timer.data = r;
-	r->deadline = uv_now(r->loop) + SPC_CTX_DESTROY_WAIT_MS;
-	/* The first call: closes the connection (callbacks run inside it)
-	 * and starts closing libwebsockets' handles. */
-	lws_context_destroy(r->box->ctx);
-	/* Whatever libwebsockets reports from now on is not the client's. */
-	r->box->owner = NULL;
-	/* Not 0: a 0 ms timer may run in this same timer phase, before the
-	 * closing phase. */
-	uv_timer_start(&r->timer, reap_poll, SPC_CTX_POLL_MS, SPC_CTX_POLL_MS);
-}
-
-static void on_reaped(void *ud)
-{
-	struct spc_client *c = ud;
-	c->reaper = NULL;
-	close_timers(c);
-}
-
-/* Called once the connection is gone (or the close wait ran out). */
-static void on_destroy_ctx(uv_timer_t *h)
+/* The close wait ran out, or there was nothing to wait for. */
+static void on_stop_timer(uv_timer_t *h)
 {
 	struct spc_client *c = h->data;
-	if (c->reaper)
-		return; /* already under way */
-	if (!c->box) {
-		close_timers(c);
-		return;
-	}
-	reap_context(c, on_reaped, c);
+	conn_close(c);
+	close_timers(c);
 }
 
 static void stop_step(struct spc_client *c)
 {
-	if (!c->reaper)
-		uv_timer_start(&c->timers.t.stop, on_destroy_ctx, 0, 0);
+	if (!c->timers_closing)
+		uv_timer_start(&c->timers.t.stop, on_stop_timer, 0, 0);
 }
 
 void spc_client_stop(struct spc_client *c, void (*done)(void *ud), void *ud)
@@ -966,12 +981,12 @@ void spc_client_stop(struct spc_client *c, void (*done)(void *ud), void *ud)
 	uv_timer_stop(&c->timers.t.retry);
 	uv_timer_stop(&c->timers.t.rediscover);
 	uv_timer_stop(&c->timers.t.ping);
-	if (c->wsi && c->established) {
+	if (c->conn && c->established) {
 		c->closing_by_us = true;
-		lws_callback_on_writable(c->wsi);
-		/* wsi_gone → stop_step when the close completes; this timer
-		 * bounds the wait. */
-		uv_timer_start(&c->timers.t.stop, on_destroy_ctx, c->t.close_wait_ms, 0);
+		/* conn_end → stop_step when the room answers our close; this
+		 * timer bounds the wait. */
+		uv_timer_start(&c->timers.t.stop, on_stop_timer, c->t.close_wait_ms, 0);
+		pump(c);
 		return;
 	}
 	stop_step(c);
@@ -1022,7 +1037,6 @@ struct spc_client *spc_client_new(uv_loop_t *loop, const struct spc_client_confi
 		c->timers.all[i].data = c;
 	}
 	c->open_timers = SPC_TIMERS;
-	sb_init(&c->rx, SPC_MAX_INBOUND_BYTES);
 	spc_roster_init(&c->roster);
 	c->state = SPC_IDLE;
 	return c;
@@ -1038,7 +1052,7 @@ void spc_client_start(struct spc_client *c)
 
 int spc_client_send(struct spc_client *c, char *json)
 {
-	if (c->state != SPC_JOINED || !c->wsi) {
+	if (c->state != SPC_JOINED || !c->conn) {
 		free(json);
 		c->stats.dropped_sends++;
 		return -1;
@@ -1059,7 +1073,6 @@ void spc_client_set_identity(struct spc_client *c, const char *identity_json)
 static void free_now(struct spc_client *c)
 {
 	q_clear(c);
-	sb_free(&c->rx);
 	spc_roster_free(&c->roster);
 	free(c->name);
 	free(c->id);
@@ -1082,17 +1095,8 @@ void spc_client_free(struct spc_client *c)
 	/* Not stopped: tear down now, without the polite close. Every handle
 	 * of the client is closing when this returns (so a caller that then
 	 * closes whatever is left on the loop cannot close ours twice); the
-	 * memory goes when the last close callback has run. The context is
-	 * left to its reaper, which needs no client. */
-	if (c->in_cb) {
-		/* Called from a callback of ours inside libwebsockets: the
-		 * context cannot be destroyed here. The ordinary stop (timers)
-		 * does it from the loop, then frees. */
-		spc_client_stop(c, NULL, NULL);
-		c->done = NULL;
-		c->free_when_stopped = true;
-		return;
-	}
+	 * memory goes when the last close callback has run, so this is safe
+	 * from inside one of the client's callbacks too. */
 	c->free_when_stopped = true;
 	c->done = NULL;
 	c->state = SPC_STOPPING;
@@ -1103,14 +1107,7 @@ void spc_client_free(struct spc_client *c)
 		uv_cancel((uv_req_t *)&c->gai->req);
 		c->gai = NULL;
 	}
-	if (c->reaper) {
-		c->reaper->done = NULL; /* the client will not wait for it */
-		c->reaper = NULL;
-	} else if (c->box) {
-		reap_context(c, NULL, NULL);
-		c->reaper = NULL;
-	}
-	c->wsi = NULL;
+	conn_close(c);
 	close_timers(c);
 }
 

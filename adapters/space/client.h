@@ -1,7 +1,8 @@
 /*
  * adapters/space/client — one agent's connection to the agent-space:
- * discovery, a libwebsockets client on the program's libuv loop, the join
- * handshake, reconnects, and the room state (roster.h) kept current.
+ * discovery, a WebSocket client (common/ws framing over libuv TCP, plain
+ * ws:// only) on the program's loop, the join handshake, reconnects, and
+ * the room state (roster.h) kept current.
  *
  * Life of a client (space-protocol.md §7, with the reference's client
  * defects fixed, §9 items 13 and 28):
@@ -39,18 +40,26 @@
  * Sending: spc_client_send() queues one message while joined (bounded:
  * SPC_SENDQ_MAX_MSGS messages and SPC_SENDQ_MAX_BYTES; beyond that, or when
  * not joined, the message is refused with -1 — the reference dropped sends
- * silently, §7.3). Messages leave in order, one per writable callback.
+ * silently, §7.3). Messages leave in order; the next one is handed to the
+ * socket once the previous reached the kernel, so a slow room fills this
+ * queue rather than an unbounded one below it.
  *
- * Inbound messages above SPC_MAX_INBOUND_BYTES are discarded (logged); the
- * connection stays up, since the server would send the same history again.
+ * Inbound messages above SPC_MAX_INBOUND_BYTES close the connection with
+ * 1009 (RFC 6455 §7.4.1; counted in dropped_inbound) and the client
+ * reconnects after the backoff. The room's history answer is bounded far
+ * below that (space/store.h, 4 MiB by default).
+ *
+ * A wss:// URL is refused ("wss:// is not supported: the agent-space speaks
+ * ws://") and retried like any failed attempt: the room serves plain ws://.
  *
  * Callbacks run on the loop, never re-entrantly from a client call; they
  * may call any client function, including spc_client_stop/spc_client_free.
  *
  * Ownership: spc_client_new copies every string of its configuration.
  * spc_client_stop() closes the connection politely (close 1000 "Client
- * disconnecting", as the reference does), destroys the libwebsockets
- * context and closes every handle, then calls `done`. spc_client_free()
+ * disconnecting", as the reference does, and waits up to
+ * GA_SPACE_CLOSE_WAIT_MS for the room's close), closes the socket and every
+ * handle, then calls `done`. spc_client_free()
  * accepts NULL; on a client that has not finished stopping it starts the
  * stop and frees the memory once the handles have closed (the loop must
  * keep running until then).

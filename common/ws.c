@@ -1,12 +1,14 @@
 /*
- * space/ws — RFC 6455 handshake and frame parser. See ws.h.
+ * common/ws — RFC 6455 handshake and frame parser, both roles. See ws.h.
  */
-#include "space/ws.h"
+#include "common/ws.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/hash.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 
@@ -91,7 +93,7 @@ static void sha1(const uint8_t *data, size_t len, uint8_t out[20])
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-void space_ws_accept(const char *key, size_t len, char out[29])
+void ws_accept(const char *key, size_t len, char out[29])
 {
 	uint8_t buf[128 + sizeof WS_GUID];
 	if (len > 128)
@@ -113,7 +115,25 @@ void space_ws_accept(const char *key, size_t len, char out[29])
 	out[28] = '\0';
 }
 
-bool space_ws_key_valid(const char *key, size_t len)
+void ws_client_key(char out[25])
+{
+	uint8_t raw[18] = {0}; /* 16 random bytes; two zero bytes pad to 6 groups */
+	random_bytes(raw, 16);
+	size_t o = 0;
+	for (size_t i = 0; i < 18; i += 3) {
+		uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
+		out[o++] = b64[(v >> 18) & 63];
+		out[o++] = b64[(v >> 12) & 63];
+		out[o++] = b64[(v >> 6) & 63];
+		out[o++] = b64[v & 63];
+	}
+	/* 16 bytes encode to 22 characters and "==". */
+	out[22] = '=';
+	out[23] = '=';
+	out[24] = '\0';
+}
+
+bool ws_key_valid(const char *key, size_t len)
 {
 	/* ws's /^[+/0-9A-Za-z]{22}==$/ */
 	if (len != 24 || key[22] != '=' || key[23] != '=')
@@ -179,14 +199,13 @@ static size_t head_end(const char *buf, size_t len)
 	return 0;
 }
 
-enum space_ws_head_result space_ws_parse_request(const char *buf, size_t len,
-                                                 struct space_ws_request *req)
+enum ws_head_result ws_parse_request(const char *buf, size_t len, struct ws_request *req)
 {
 	memset(req, 0, sizeof *req);
 	req->version = -1;
 	size_t end = head_end(buf, len);
 	if (!end)
-		return SPACE_WS_HEAD_INCOMPLETE;
+		return WS_HEAD_INCOMPLETE;
 	req->head_len = end;
 
 	bool conn_upgrade = false, have_upgrade = false;
@@ -202,15 +221,15 @@ enum space_ws_head_result space_ws_parse_request(const char *buf, size_t len,
 			/* METHOD SP request-target SP HTTP/1.x */
 			const char *sp1 = memchr(line, ' ', n);
 			if (!sp1 || sp1 == line)
-				return SPACE_WS_HEAD_BAD;
+				return WS_HEAD_BAD;
 			const char *rest = sp1 + 1;
 			size_t rn = n - (size_t)(rest - line);
 			const char *sp2 = memchr(rest, ' ', rn);
 			if (!sp2 || sp2 == rest)
-				return SPACE_WS_HEAD_BAD;
+				return WS_HEAD_BAD;
 			size_t vn = rn - (size_t)(sp2 + 1 - rest);
 			if (vn != 8 || strncmp(sp2 + 1, "HTTP/1.", 7) != 0)
-				return SPACE_WS_HEAD_BAD;
+				return WS_HEAD_BAD;
 			req->method = line;
 			req->method_len = (size_t)(sp1 - line);
 			req->path = rest;
@@ -223,7 +242,7 @@ enum space_ws_head_result space_ws_parse_request(const char *buf, size_t len,
 			break; /* the blank line */
 		const char *colon = memchr(line, ':', n);
 		if (!colon || colon == line)
-			return SPACE_WS_HEAD_BAD;
+			return WS_HEAD_BAD;
 		const char *name = line;
 		size_t name_len = (size_t)(colon - line);
 		const char *val = colon + 1;
@@ -265,12 +284,108 @@ enum space_ws_head_result space_ws_parse_request(const char *buf, size_t len,
 	req->upgrade = have_upgrade && conn_upgrade;
 	if (!req->upgrade)
 		req->upgrade_websocket = false;
-	return SPACE_WS_HEAD_DONE;
+	return WS_HEAD_DONE;
+}
+
+/* --- response head (the client's side) ------------------------------------------------ */
+
+/* A header value shown in an error sentence: at most 60 bytes. */
+static int shown(size_t n)
+{
+	return n > 60 ? 60 : (int)n;
+}
+
+enum ws_head_result ws_parse_response(const char *buf, size_t len, const char *key,
+                                      size_t *head_len, char *why, size_t why_len)
+{
+	*head_len = 0;
+	if (why_len)
+		why[0] = '\0';
+	size_t end = head_end(buf, len);
+	if (!end)
+		return WS_HEAD_INCOMPLETE;
+	*head_len = end;
+	char want[29];
+	ws_accept(key, strlen(key), want);
+
+	bool upgrade = false, conn_upgrade = false, accept_ok = false, have_accept = false;
+	const char *line = buf;
+	bool first = true;
+	while (line < buf + end) {
+		const char *nl = memchr(line, '\n', (size_t)(buf + end - line));
+		size_t n = (size_t)(nl - line);
+		const char *next = nl + 1;
+		if (n && line[n - 1] == '\r')
+			n--;
+		if (first) {
+			/* HTTP/1.x SP 101 SP reason */
+			if (n < 12 || strncmp(line, "HTTP/1.", 7) != 0 || line[8] != ' ') {
+				snprintf(why, why_len, "the server did not answer HTTP: '%.*s'",
+				         shown(n), line);
+				return WS_HEAD_BAD;
+			}
+			if (strncmp(line + 9, "101", 3) != 0 || (n > 12 && line[12] != ' ')) {
+				snprintf(why, why_len,
+				         "the server refused the WebSocket upgrade: '%.*s' (wanted "
+				         "101)",
+				         shown(n), line);
+				return WS_HEAD_BAD;
+			}
+			first = false;
+			line = next;
+			continue;
+		}
+		if (!n)
+			break;
+		const char *colon = memchr(line, ':', n);
+		if (!colon || colon == line) {
+			snprintf(why, why_len,
+			         "the server's upgrade answer has a malformed header '%.*s'",
+			         shown(n), line);
+			return WS_HEAD_BAD;
+		}
+		const char *name = line;
+		size_t name_len = (size_t)(colon - line);
+		const char *val = colon + 1;
+		size_t val_len = n - name_len - 1;
+		trim(&val, &val_len);
+		if (name_is(name, name_len, "Connection")) {
+			if (list_has(val, val_len, "upgrade"))
+				conn_upgrade = true;
+		} else if (name_is(name, name_len, "Upgrade")) {
+			if (name_is(val, val_len, "websocket"))
+				upgrade = true;
+		} else if (name_is(name, name_len, "Sec-WebSocket-Accept")) {
+			have_accept = true;
+			accept_ok = val_len == 28 && memcmp(val, want, 28) == 0;
+		} else if (name_is(name, name_len, "Sec-WebSocket-Extensions") ||
+		           name_is(name, name_len, "Sec-WebSocket-Protocol")) {
+			/* §4.1 items 5-6: we offered none, so any is a failure. */
+			snprintf(why, why_len,
+			         "the server chose '%.*s: %.*s', which was not offered",
+			         shown(name_len), name, shown(val_len), val);
+			return WS_HEAD_BAD;
+		}
+		line = next;
+	}
+	if (!upgrade || !conn_upgrade) {
+		snprintf(why, why_len,
+		         "the server's 101 answer lacks 'Upgrade: websocket' or 'Connection: "
+		         "Upgrade'");
+		return WS_HEAD_BAD;
+	}
+	if (!accept_ok) {
+		snprintf(why, why_len,
+		         have_accept ? "the server's Sec-WebSocket-Accept does not match our key"
+		                     : "the server's 101 answer has no Sec-WebSocket-Accept");
+		return WS_HEAD_BAD;
+	}
+	return WS_HEAD_DONE;
 }
 
 /* --- frames ------------------------------------------------------------------------ */
 
-size_t space_ws_frame_header(uint8_t out[SPACE_WS_HDR_MAX], unsigned opcode, uint64_t len)
+size_t ws_frame_header(uint8_t out[WS_HDR_MAX], unsigned opcode, uint64_t len)
 {
 	out[0] = (uint8_t)(0x80 | (opcode & 0x0F));
 	if (len < 126) {
@@ -289,19 +404,29 @@ size_t space_ws_frame_header(uint8_t out[SPACE_WS_HDR_MAX], unsigned opcode, uin
 	return 10;
 }
 
-bool space_ws_close_code_valid(int code)
+size_t ws_frame_header_masked(uint8_t out[WS_HDR_MASKED_MAX], unsigned opcode, uint64_t len,
+                              const uint8_t mask[4])
+{
+	size_t n = ws_frame_header(out, opcode, len);
+	out[1] |= 0x80;
+	memcpy(out + n, mask, 4);
+	return n + 4;
+}
+
+bool ws_close_code_valid(int code)
 {
 	return (code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1014) ||
 	       (code >= 3000 && code <= 4999);
 }
 
-void space_ws_parser_init(struct space_ws_parser *p, size_t max_message)
+void ws_parser_init(struct ws_parser *p, size_t max_message, enum ws_role role)
 {
 	memset(p, 0, sizeof *p);
 	p->max_message = max_message;
+	p->role = role;
 }
 
-void space_ws_parser_free(struct space_ws_parser *p)
+void ws_parser_free(struct ws_parser *p)
 {
 	free(p->msg);
 	p->msg = NULL;
@@ -309,14 +434,14 @@ void space_ws_parser_free(struct space_ws_parser *p)
 }
 
 /* Reports an error and switches to draining. */
-static void fail(struct space_ws_parser *p, struct space_ws_event *ev, int code)
+static void fail(struct ws_parser *p, struct ws_event *ev, int code)
 {
 	p->draining = true;
-	ev->type = SPACE_WS_EV_ERROR;
+	ev->type = WS_EV_ERROR;
 	ev->code = code;
 }
 
-static void msg_append(struct space_ws_parser *p, const char *data, size_t n)
+static void msg_append(struct ws_parser *p, const char *data, size_t n)
 {
 	if (p->msg_len + n > p->msg_cap) {
 		size_t cap = p->msg_cap ? p->msg_cap : 1024;
@@ -331,14 +456,14 @@ static void msg_append(struct space_ws_parser *p, const char *data, size_t n)
 	p->msg_len += n;
 }
 
-static void unmask(char *d, size_t n, const uint8_t mask[4], uint64_t pos)
+void ws_mask(char *d, size_t n, const uint8_t mask[4], uint64_t pos)
 {
 	for (size_t i = 0; i < n; i++)
 		d[i] ^= (char)mask[(pos + i) & 3];
 }
 
 /* Header bytes needed once the first two are known. */
-static size_t header_need(const struct space_ws_parser *p)
+static size_t header_need(const struct ws_parser *p)
 {
 	if (p->hdr_have < 2)
 		return 2;
@@ -347,39 +472,40 @@ static size_t header_need(const struct space_ws_parser *p)
 }
 
 /* Checks of the first two header bytes (RFC 6455 §5.2, §5.5). */
-static int check_start(struct space_ws_parser *p)
+static int check_start(struct ws_parser *p)
 {
 	uint8_t b0 = p->hdr[0], b1 = p->hdr[1];
 	unsigned op = b0 & 0x0F;
 	bool fin = b0 & 0x80;
 	if (b0 & 0x70)
-		return SPACE_WS_CLOSE_PROTOCOL; /* RSV bits: no extension negotiated */
-	if (!(b1 & 0x80))
-		return SPACE_WS_CLOSE_PROTOCOL; /* client frames must be masked */
+		return WS_CLOSE_PROTOCOL; /* RSV bits: no extension negotiated */
+	bool masked = b1 & 0x80;
+	if (masked != (p->role == WS_ROLE_SERVER))
+		return WS_CLOSE_PROTOCOL; /* client frames masked, server frames not */
 	switch (op) {
-	case SPACE_WS_OP_CONT:
+	case WS_OP_CONT:
 		if (!p->in_message)
-			return SPACE_WS_CLOSE_PROTOCOL;
+			return WS_CLOSE_PROTOCOL;
 		break;
-	case SPACE_WS_OP_TEXT:
-	case SPACE_WS_OP_BINARY:
+	case WS_OP_TEXT:
+	case WS_OP_BINARY:
 		if (p->in_message)
-			return SPACE_WS_CLOSE_PROTOCOL;
+			return WS_CLOSE_PROTOCOL;
 		break;
-	case SPACE_WS_OP_CLOSE:
-	case SPACE_WS_OP_PING:
-	case SPACE_WS_OP_PONG:
-		if (!fin || (b1 & 0x7F) > SPACE_WS_CONTROL_MAX)
-			return SPACE_WS_CLOSE_PROTOCOL;
+	case WS_OP_CLOSE:
+	case WS_OP_PING:
+	case WS_OP_PONG:
+		if (!fin || (b1 & 0x7F) > WS_CONTROL_MAX)
+			return WS_CLOSE_PROTOCOL;
 		break;
 	default:
-		return SPACE_WS_CLOSE_PROTOCOL; /* reserved opcode */
+		return WS_CLOSE_PROTOCOL; /* reserved opcode */
 	}
 	return 0;
 }
 
 /* The header is complete: decode length and mask, apply the size limit. */
-static int start_frame(struct space_ws_parser *p)
+static int start_frame(struct ws_parser *p)
 {
 	unsigned l7 = p->hdr[1] & 0x7F;
 	uint64_t len = l7;
@@ -407,61 +533,60 @@ static int start_frame(struct space_ws_parser *p)
 	if (p->draining)
 		return 0;
 	if (len >> 63)
-		return SPACE_WS_CLOSE_PROTOCOL;
+		return WS_CLOSE_PROTOCOL;
 	if (!(p->opcode & 0x8)) {
 		/* §1 item 9: the limit applies to the reassembled message and is
 		 * checked as soon as a header announces too much, like ws. */
 		uint64_t before = p->in_message ? p->msg_len : 0;
 		if (len > p->max_message || before + len > p->max_message)
-			return SPACE_WS_CLOSE_TOO_BIG;
-		if (p->opcode != SPACE_WS_OP_CONT)
-			p->msg_binary = p->opcode == SPACE_WS_OP_BINARY;
+			return WS_CLOSE_TOO_BIG;
+		if (p->opcode != WS_OP_CONT)
+			p->msg_binary = p->opcode == WS_OP_BINARY;
 	}
 	return 0;
 }
 
 /* The peer's close frame (its payload is in ctl). */
-static void close_event(struct space_ws_parser *p, struct space_ws_event *ev)
+static void close_event(struct ws_parser *p, struct ws_event *ev)
 {
 	if (p->ctl_len == 0) {
-		ev->type = SPACE_WS_EV_CLOSE;
-		ev->code = SPACE_WS_CLOSE_NO_STATUS;
+		ev->type = WS_EV_CLOSE;
+		ev->code = WS_CLOSE_NO_STATUS;
 		ev->data = "";
 		return;
 	}
 	int code = p->ctl_len >= 2 ? p->ctl[0] << 8 | p->ctl[1] : 0;
 	if (!p->draining) {
 		int bad = 0;
-		if (p->ctl_len == 1 || !space_ws_close_code_valid(code))
-			bad = SPACE_WS_CLOSE_PROTOCOL;
+		if (p->ctl_len == 1 || !ws_close_code_valid(code))
+			bad = WS_CLOSE_PROTOCOL;
 		else if (!utf8_valid((const char *)p->ctl + 2, p->ctl_len - 2u))
-			bad = SPACE_WS_CLOSE_INVALID_DATA;
+			bad = WS_CLOSE_INVALID_DATA;
 		if (bad) {
 			fail(p, ev, bad);
 			ev->peer_closed = true;
 			return;
 		}
 	}
-	ev->type = SPACE_WS_EV_CLOSE;
-	ev->code = code ? code : SPACE_WS_CLOSE_NO_STATUS;
+	ev->type = WS_EV_CLOSE;
+	ev->code = code ? code : WS_CLOSE_NO_STATUS;
 	ev->data = p->ctl_len >= 2 ? (const char *)p->ctl + 2 : "";
 	ev->len = p->ctl_len >= 2 ? p->ctl_len - 2u : 0;
 }
 
 /* The frame's payload is complete. Returns true when it produced an event
  * (ev filled), which may be an error. zc: the whole payload, in place. */
-static bool end_frame(struct space_ws_parser *p, struct space_ws_event *ev, const char *zc,
-                      size_t zc_len)
+static bool end_frame(struct ws_parser *p, struct ws_event *ev, const char *zc, size_t zc_len)
 {
 	p->in_frame = false;
-	if (p->opcode == SPACE_WS_OP_CLOSE) {
+	if (p->opcode == WS_OP_CLOSE) {
 		close_event(p, ev);
 		return true;
 	}
 	if (p->draining)
 		return false; /* everything else is dropped */
-	if (p->opcode == SPACE_WS_OP_PING || p->opcode == SPACE_WS_OP_PONG) {
-		ev->type = p->opcode == SPACE_WS_OP_PING ? SPACE_WS_EV_PING : SPACE_WS_EV_PONG;
+	if (p->opcode == WS_OP_PING || p->opcode == WS_OP_PONG) {
+		ev->type = p->opcode == WS_OP_PING ? WS_EV_PING : WS_EV_PONG;
 		ev->data = (const char *)p->ctl;
 		ev->len = p->ctl_len;
 		return true;
@@ -477,21 +602,21 @@ static bool end_frame(struct space_ws_parser *p, struct space_ws_event *ev, cons
 	/* §1 item 8: invalid UTF-8 in a text message closes 1007. Checked on
 	 * the whole message, so a code point split across fragments is fine. */
 	if (!p->msg_binary && !utf8_valid(data, len)) {
-		fail(p, ev, SPACE_WS_CLOSE_INVALID_DATA);
+		fail(p, ev, WS_CLOSE_INVALID_DATA);
 		return true;
 	}
-	ev->type = SPACE_WS_EV_MESSAGE;
+	ev->type = WS_EV_MESSAGE;
 	ev->data = data;
 	ev->len = len;
 	ev->binary = p->msg_binary;
 	return true;
 }
 
-size_t space_ws_parse(struct space_ws_parser *p, char *buf, size_t len, struct space_ws_event *ev)
+size_t ws_parse(struct ws_parser *p, char *buf, size_t len, struct ws_event *ev)
 {
 	memset(ev, 0, sizeof *ev);
 	if (!p->in_message && !p->in_frame && p->msg_cap > WS_KEEP_MSG_BYTES)
-		space_ws_parser_free(p);
+		ws_parser_free(p);
 
 	size_t used = 0;
 	while (used < len) {
@@ -523,13 +648,13 @@ size_t space_ws_parse(struct space_ws_parser *p, char *buf, size_t len, struct s
 		char *pl = buf + used;
 		bool whole = p->frame_pos == 0 && take == p->remaining;
 		bool control = p->opcode & 0x8;
-		if (!p->draining || (control && p->frame_pos + take <= SPACE_WS_CONTROL_MAX))
-			unmask(pl, take, p->mask, p->frame_pos);
+		if (!p->draining || (control && p->frame_pos + take <= WS_CONTROL_MAX))
+			ws_mask(pl, take, p->mask, p->frame_pos);
 		used += take;
 		p->remaining -= take;
 		p->frame_pos += take;
 		if (control) {
-			if (p->frame_pos <= SPACE_WS_CONTROL_MAX) {
+			if (p->frame_pos <= WS_CONTROL_MAX) {
 				memcpy(p->ctl + p->ctl_len, pl, take);
 				p->ctl_len = (uint8_t)(p->ctl_len + take);
 			}
