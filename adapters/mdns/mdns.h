@@ -19,8 +19,8 @@
  *
  *   browse (the agent side): adapters/mdns/browse.h. It loads
  *     avahi-client with dlopen() on first use (avahi_dl.h) so an agent told
- *     its room by SPACE_URL never maps libdbus, and has its own copy of the
- *     AvahiPoll adapter (uvpoll.c); the two adapters could be one.
+ *     its room by SPACE_URL never maps libdbus. Both sides use the one
+ *     AvahiPoll adapter in uvpoll.c.
  *
  * Ownership: every _new/_start function has a matching _free/_stop that accepts
  * NULL. Handles close asynchronously: after mdns_poll_free the loop must run
