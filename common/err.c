@@ -19,6 +19,17 @@ int err_set(struct ga_err *err, const char *fmt, ...)
 	return -1;
 }
 
+void err_fmt(char *buf, size_t cap, const char *fmt, ...)
+{
+	if (!buf || cap == 0)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	if (vsnprintf(buf, cap, fmt, ap) < 0)
+		buf[0] = '\0';
+	va_end(ap);
+}
+
 void err_clear(struct ga_err *err)
 {
 	if (err)

@@ -9,6 +9,8 @@
 #ifndef GA_COMMON_ERR_H
 #define GA_COMMON_ERR_H
 
+#include <stddef.h>
+
 #define GA_ERR_MSG_MAX 512
 
 struct ga_err {
@@ -19,6 +21,10 @@ struct ga_err {
  * caller can write `return err_set(err, "...")`. */
 int err_set(struct ga_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* snprintf into any buffer for a message that may be cut (the bound is the
+ * point; -Wformat-truncation would otherwise object to every such call). */
+void err_fmt(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Clears the message (msg[0] = '\0'). NULL accepted. */
 void err_clear(struct ga_err *err);

@@ -93,6 +93,22 @@ static void sha1(const uint8_t *data, size_t len, uint8_t out[20])
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/* Base64 of n bytes (n a multiple of 3 after zero padding by the caller's
+ * buffer), without the '=' padding, which each caller writes: both inputs
+ * here have fixed sizes (20 and 16 bytes). Returns the characters written. */
+static size_t b64_groups(const uint8_t *in, size_t n, char *out)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i += 3) {
+		uint32_t v = (uint32_t)in[i] << 16 | (uint32_t)in[i + 1] << 8 | in[i + 2];
+		out[o++] = b64[(v >> 18) & 63];
+		out[o++] = b64[(v >> 12) & 63];
+		out[o++] = b64[(v >> 6) & 63];
+		out[o++] = b64[v & 63];
+	}
+	return o;
+}
+
 void ws_accept(const char *key, size_t len, char out[29])
 {
 	uint8_t buf[128 + sizeof WS_GUID];
@@ -102,14 +118,7 @@ void ws_accept(const char *key, size_t len, char out[29])
 	memcpy(buf + len, WS_GUID, sizeof WS_GUID - 1);
 	uint8_t md[21] = {0};
 	sha1(buf, len + sizeof WS_GUID - 1, md);
-	size_t o = 0;
-	for (size_t i = 0; i < 21; i += 3) {
-		uint32_t v = (uint32_t)md[i] << 16 | (uint32_t)md[i + 1] << 8 | md[i + 2];
-		out[o++] = b64[(v >> 18) & 63];
-		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = b64[(v >> 6) & 63];
-		out[o++] = b64[v & 63];
-	}
+	b64_groups(md, 21, out);
 	/* 20 bytes encode to 27 characters and one '='. */
 	out[27] = '=';
 	out[28] = '\0';
@@ -119,14 +128,7 @@ void ws_client_key(char out[25])
 {
 	uint8_t raw[18] = {0}; /* 16 random bytes; two zero bytes pad to 6 groups */
 	random_bytes(raw, 16);
-	size_t o = 0;
-	for (size_t i = 0; i < 18; i += 3) {
-		uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | raw[i + 2];
-		out[o++] = b64[(v >> 18) & 63];
-		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = b64[(v >> 6) & 63];
-		out[o++] = b64[v & 63];
-	}
+	b64_groups(raw, 18, out);
 	/* 16 bytes encode to 22 characters and "==". */
 	out[22] = '=';
 	out[23] = '=';

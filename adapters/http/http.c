@@ -17,21 +17,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/err.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
 #define LOG_COMP "http"
-
-/* snprintf for messages that may be cut: the limit is the point. */
-static void msgf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void msgf(char *buf, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, cap, fmt, ap);
-	va_end(ap);
-}
 
 enum req_state { REQ_QUEUED, REQ_ACTIVE };
 
@@ -474,13 +465,13 @@ static enum http_error classify_curl(CURLcode rc, struct req *r, char *msg, size
 	const char *detail = r->errbuf[0] ? r->errbuf : curl_easy_strerror(rc);
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
-		msgf(msg, cap, "%s did not answer within %u ms (%s)", r->host, r->timeout_ms,
+		err_fmt(msg, cap, "%s did not answer within %u ms (%s)", r->host, r->timeout_ms,
 		     detail);
 		return HTTP_ERR_TIMEOUT;
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_RESOLVE_PROXY:
 	case CURLE_COULDNT_CONNECT:
-		msgf(msg, cap, "cannot connect to %s: %s", r->host, detail);
+		err_fmt(msg, cap, "cannot connect to %s: %s", r->host, detail);
 		return HTTP_ERR_CONNECT;
 	case CURLE_SSL_CONNECT_ERROR:
 	case CURLE_PEER_FAILED_VERIFICATION:
@@ -490,21 +481,21 @@ static enum http_error classify_curl(CURLcode rc, struct req *r, char *msg, size
 	case CURLE_SSL_ISSUER_ERROR:
 	case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
 	case CURLE_SSL_INVALIDCERTSTATUS:
-		msgf(msg, cap, "TLS with %s failed: %s", r->host, detail);
+		err_fmt(msg, cap, "TLS with %s failed: %s", r->host, detail);
 		return HTTP_ERR_TLS;
 	case CURLE_FILESIZE_EXCEEDED: /* Content-Length announced too much */
 	case CURLE_WRITE_ERROR:
 		if (r->too_large || rc == CURLE_FILESIZE_EXCEEDED) {
 			char sz[32];
 			format_size(r->max_body, sz, sizeof sz);
-			msgf(msg, cap, "response body larger than %s from %s", sz, r->host);
+			err_fmt(msg, cap, "response body larger than %s from %s", sz, r->host);
 			return HTTP_ERR_TOO_LARGE;
 		}
 		break;
 	default:
 		break;
 	}
-	msgf(msg, cap, "request to %s failed: %s", r->host, detail);
+	err_fmt(msg, cap, "request to %s failed: %s", r->host, detail);
 	return HTTP_ERR_TRANSPORT;
 }
 
@@ -563,6 +554,23 @@ static void check_multi_info(struct http_client *c)
 }
 
 /* --- starting requests -------------------------------------------------------------------- */
+
+/* Ends a request that never produced a response: its callback gets the
+ * error ("request to <host> <what>") and the request is freed. */
+static void fail_request(struct req *r, enum http_error kind, const char *what)
+{
+	struct http_response resp;
+	memset(&resp, 0, sizeof resp);
+	resp.error = kind;
+	err_fmt(resp.error_msg, sizeof resp.error_msg, "request to %s %s", r->host, what);
+	resp.body = "";
+	resp.url = r->url;
+	resp.host = r->host;
+	resp.id = r->id;
+	if (r->cb)
+		r->cb(&resp, r->ud);
+	req_free(r);
+}
 
 static int start(struct http_client *c, struct req *r)
 {
@@ -646,18 +654,7 @@ static void dispatch(struct http_client *c)
 		if (start(c, r) != 0) {
 			/* Cannot even hand it to curl: report through the callback on
 			 * the next turn, like any other failure. */
-			struct http_response resp;
-			memset(&resp, 0, sizeof resp);
-			resp.error = HTTP_ERR_TRANSPORT;
-			msgf(resp.error_msg, sizeof resp.error_msg,
-			     "request to %s could not be started (curl refused it)", r->host);
-			resp.body = "";
-			resp.url = r->url;
-			resp.host = r->host;
-			resp.id = r->id;
-			if (r->cb)
-				r->cb(&resp, r->ud);
-			req_free(r);
+			fail_request(r, HTTP_ERR_TRANSPORT, "could not be started (curl refused it)");
 		}
 		r = next;
 		if (c->closing)
@@ -828,18 +825,7 @@ static void cancel_all(struct http_client *c, struct list *l)
 		list_remove(l, r);
 		if (r->easy)
 			curl_multi_remove_handle(c->multi, r->easy);
-		struct http_response resp;
-		memset(&resp, 0, sizeof resp);
-		resp.error = HTTP_ERR_CANCELLED;
-		msgf(resp.error_msg, sizeof resp.error_msg,
-		     "request to %s cancelled: the HTTP client is shutting down", r->host);
-		resp.body = "";
-		resp.url = r->url;
-		resp.host = r->host;
-		resp.id = r->id;
-		if (r->cb)
-			r->cb(&resp, r->ud);
-		req_free(r);
+		fail_request(r, HTTP_ERR_CANCELLED, "cancelled: the HTTP client is shutting down");
 	}
 }
 

@@ -13,21 +13,12 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/err.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 
 #define LOG_COMP "llm"
-
-/* snprintf for messages that may be cut: the limit is the point. */
-static void msgf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void msgf(char *buf, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, cap, fmt, ap);
-	va_end(ap);
-}
 
 struct call {
 	struct call *prev, *next;
@@ -199,7 +190,7 @@ static void finish(struct call *k, const struct llm_response *resp, const struct
 	unlink_call(c, k);
 	if (err && err->kind != LLM_OK) {
 		c->stats.failures++;
-		msgf(c->stats.last_error, sizeof c->stats.last_error, "%s", err->msg);
+		err_fmt(c->stats.last_error, sizeof c->stats.last_error, "%s", err->msg);
 	}
 	k->cb(resp, err, k->ud); /* may free the client: touch nothing after */
 	call_free(k);
@@ -237,7 +228,7 @@ static void on_retry_timer(uv_timer_t *t)
 	if (send_call(k, &err) != 0) {
 		struct llm_error e = {
 		        .kind = LLM_ERR_TRANSIENT, .attempts = k->attempts, .retry_after_ms = -1};
-		msgf(e.msg, sizeof e.msg, "retry could not be sent: %s", err.msg);
+		err_fmt(e.msg, sizeof e.msg, "retry could not be sent: %s", err.msg);
 		finish(k, NULL, &e);
 	}
 }
@@ -333,7 +324,7 @@ void llm_client_free(struct llm_client *c)
 			http_cancel(c->http, k->http_id);
 		struct llm_error e = {
 		        .kind = LLM_ERR_CANCELLED, .attempts = k->attempts, .retry_after_ms = -1};
-		msgf(e.msg, sizeof e.msg, "the model call was cancelled: shutting down");
+		err_fmt(e.msg, sizeof e.msg, "the model call was cancelled: shutting down");
 		k->cb(NULL, &e, k->ud);
 		call_free(k);
 	}

@@ -16,16 +16,6 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
-/* snprintf for messages that may be cut: the limit is the point. */
-static void msgf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void msgf(char *buf, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, cap, fmt, ap);
-	va_end(ap);
-}
-
 const char *llm_error_kind_name(enum llm_error_kind k)
 {
 	switch (k) {
@@ -245,7 +235,7 @@ static int parse_content(const cJSON *v, char **out, char *msg, size_t cap)
 		*out = sb_detach(&sb);
 		return 0;
 	}
-	msgf(msg, cap, "choices[0].message.content must be a string or null");
+	err_fmt(msg, cap, "choices[0].message.content must be a string or null");
 	return -1;
 }
 
@@ -254,7 +244,7 @@ static int parse_tool_calls(const cJSON *arr, struct llm_response *resp, char *m
 	if (!arr || cJSON_IsNull(arr))
 		return 0;
 	if (!cJSON_IsArray(arr)) {
-		msgf(msg, cap, "choices[0].message.tool_calls must be an array");
+		err_fmt(msg, cap, "choices[0].message.tool_calls must be an array");
 		return -1;
 	}
 	size_t n = (size_t)cJSON_GetArraySize(arr);
@@ -270,12 +260,12 @@ static int parse_tool_calls(const cJSON *arr, struct llm_response *resp, char *m
 		if (i >= keep)
 			break;
 		if (!cJSON_IsObject(tc)) {
-			msgf(msg, cap, "choices[0].message.tool_calls[%zu] must be an object", i);
+			err_fmt(msg, cap, "choices[0].message.tool_calls[%zu] must be an object", i);
 			return -1;
 		}
 		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
 		if (!cJSON_IsObject(fn)) {
-			msgf(msg, cap,
+			err_fmt(msg, cap,
 			     "choices[0].message.tool_calls[%zu].function is missing or not an "
 			     "object",
 			     i);
@@ -283,7 +273,7 @@ static int parse_tool_calls(const cJSON *arr, struct llm_response *resp, char *m
 		}
 		const char *name = json_string_or(fn, "name", NULL);
 		if (!name || !*name) {
-			msgf(msg, cap,
+			err_fmt(msg, cap,
 			     "choices[0].message.tool_calls[%zu].function.name is missing", i);
 			return -1;
 		}
@@ -302,7 +292,7 @@ static int parse_tool_calls(const cJSON *arr, struct llm_response *resp, char *m
 		else if (cJSON_IsObject(args))
 			out->arguments = json_print(args); /* Ollama-style object */
 		else {
-			msgf(msg, cap,
+			err_fmt(msg, cap,
 			     "choices[0].message.tool_calls[%zu].function.arguments must be a "
 			     "JSON string",
 			     i);
@@ -332,40 +322,40 @@ int llm_parse_completion(const char *body, size_t len, struct llm_response *resp
 	struct ga_err perr = {{0}};
 	cJSON *root = json_parse(body, len, &perr);
 	if (!root) {
-		msgf(msg, cap, "the answer is not valid JSON (%s)", perr.msg);
+		err_fmt(msg, cap, "the answer is not valid JSON (%s)", perr.msg);
 		return -1;
 	}
 	int rc = -1;
 	const cJSON *choices, *choice, *m;
 	if (!cJSON_IsObject(root)) {
-		msgf(msg, cap, "the answer is JSON but not an object");
+		err_fmt(msg, cap, "the answer is JSON but not an object");
 		goto out;
 	}
 	choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
 	if (!choices) {
-		msgf(msg, cap, "the answer has no 'choices' field");
+		err_fmt(msg, cap, "the answer has no 'choices' field");
 		goto out;
 	}
 	if (!cJSON_IsArray(choices)) {
-		msgf(msg, cap, "'choices' must be an array");
+		err_fmt(msg, cap, "'choices' must be an array");
 		goto out;
 	}
 	choice = cJSON_GetArrayItem(choices, 0);
 	if (!choice) {
-		msgf(msg, cap, "'choices' is empty");
+		err_fmt(msg, cap, "'choices' is empty");
 		goto out;
 	}
 	if (!cJSON_IsObject(choice)) {
-		msgf(msg, cap, "choices[0] must be an object");
+		err_fmt(msg, cap, "choices[0] must be an object");
 		goto out;
 	}
 	m = cJSON_GetObjectItemCaseSensitive(choice, "message");
 	if (!m) {
-		msgf(msg, cap, "choices[0].message is missing");
+		err_fmt(msg, cap, "choices[0].message is missing");
 		goto out;
 	}
 	if (!cJSON_IsObject(m)) {
-		msgf(msg, cap, "choices[0].message must be an object");
+		err_fmt(msg, cap, "choices[0].message must be an object");
 		goto out;
 	}
 	if (parse_content(cJSON_GetObjectItemCaseSensitive(m, "content"), &resp->content, msg,
@@ -383,7 +373,7 @@ int llm_parse_completion(const char *body, size_t len, struct llm_response *resp
 		if (usage_field(u, "prompt_tokens", &resp->usage.prompt_tokens, &have_p) ||
 		    usage_field(u, "completion_tokens", &resp->usage.completion_tokens, &have_c) ||
 		    usage_field(u, "total_tokens", &resp->usage.total_tokens, &have_t)) {
-			msgf(msg, cap, "usage token counts must be non-negative numbers");
+			err_fmt(msg, cap, "usage token counts must be non-negative numbers");
 			goto out;
 		}
 		if (!have_t)
@@ -474,20 +464,20 @@ static enum llm_error_kind by_status(const struct llm_config *cfg, int status, c
 	if (status == 401 || status == 402 || status == 403) {
 		err->kind = LLM_ERR_FATAL;
 		if (!cfg->api_key)
-			msgf(err->msg, sizeof err->msg,
+			err_fmt(err->msg, sizeof err->msg,
 			     "%s answered %d and no API key is configured: set %s%s%s", host,
 			     status, cfg->key_var, sep, pmsg);
 		else if (status == 401)
-			msgf(err->msg, sizeof err->msg,
+			err_fmt(err->msg, sizeof err->msg,
 			     "%s is set but %s answered 401: the key is invalid or expired%s%s",
 			     cfg->key_var, host, sep, pmsg);
 		else if (status == 402)
-			msgf(err->msg, sizeof err->msg,
+			err_fmt(err->msg, sizeof err->msg,
 			     "%s is set but %s answered 402: the account has no credit left; "
 			     "add credit or use another key%s%s",
 			     cfg->key_var, host, sep, pmsg);
 		else
-			msgf(err->msg, sizeof err->msg,
+			err_fmt(err->msg, sizeof err->msg,
 			     "%s is set but %s answered 403: the key may not use model '%s' "
 			     "(%s)%s%s",
 			     cfg->key_var, host, cfg->model, cfg->model_var, sep, pmsg);
@@ -496,7 +486,7 @@ static enum llm_error_kind by_status(const struct llm_config *cfg, int status, c
 	if (status == 408 || status == 409 || status == 425 || status == 429 ||
 	    (status >= 500 && status <= 599)) {
 		err->kind = LLM_ERR_TRANSIENT;
-		msgf(err->msg, sizeof err->msg, "%s answered %d%s%s", host, status,
+		err_fmt(err->msg, sizeof err->msg, "%s answered %d%s%s", host, status,
 		     status == 429 ? " (rate limited)" : "", pmsg[0] ? ": " : "");
 		size_t l = strlen(err->msg);
 		snprintf(err->msg + l, sizeof err->msg - l, "%s", pmsg);
@@ -504,16 +494,16 @@ static enum llm_error_kind by_status(const struct llm_config *cfg, int status, c
 	}
 	err->kind = LLM_ERR_REQUEST;
 	if (status == 404)
-		msgf(err->msg, sizeof err->msg,
+		err_fmt(err->msg, sizeof err->msg,
 		     "%s answered 404 for %s/chat/completions: check %s (it usually ends in "
 		     "/v1) and the model '%s' (%s)%s%s",
 		     host, cfg->base_url, cfg->url_var, cfg->model, cfg->model_var, sep, pmsg);
 	else if (status >= 300 && status < 400)
-		msgf(err->msg, sizeof err->msg,
+		err_fmt(err->msg, sizeof err->msg,
 		     "%s answered a %d redirect: set %s to the final address", host, status,
 		     cfg->url_var);
 	else
-		msgf(err->msg, sizeof err->msg, "%s refused the request with %d%s%s", host, status,
+		err_fmt(err->msg, sizeof err->msg, "%s refused the request with %d%s%s", host, status,
 		     pmsg[0] ? ": " : "", pmsg);
 	return err->kind;
 }
@@ -543,20 +533,20 @@ enum llm_error_kind llm_parse_http(const struct llm_config *cfg, enum http_error
 	case HTTP_ERR_CONNECT:
 	case HTTP_ERR_TRANSPORT:
 		err->kind = LLM_ERR_TRANSIENT;
-		msgf(err->msg, sizeof err->msg, "%s", http_error_msg ? http_error_msg : "");
+		err_fmt(err->msg, sizeof err->msg, "%s", http_error_msg ? http_error_msg : "");
 		return err->kind;
 	case HTTP_ERR_TLS:
 		err->kind = LLM_ERR_REQUEST;
-		msgf(err->msg, sizeof err->msg, "%s (check %s)",
+		err_fmt(err->msg, sizeof err->msg, "%s (check %s)",
 		     http_error_msg ? http_error_msg : "TLS failed", cfg->url_var);
 		return err->kind;
 	case HTTP_ERR_TOO_LARGE:
 		err->kind = LLM_ERR_MALFORMED;
-		msgf(err->msg, sizeof err->msg, "%s", http_error_msg ? http_error_msg : "");
+		err_fmt(err->msg, sizeof err->msg, "%s", http_error_msg ? http_error_msg : "");
 		return err->kind;
 	case HTTP_ERR_CANCELLED:
 		err->kind = LLM_ERR_CANCELLED;
-		msgf(err->msg, sizeof err->msg, "%s", http_error_msg ? http_error_msg : "");
+		err_fmt(err->msg, sizeof err->msg, "%s", http_error_msg ? http_error_msg : "");
 		return err->kind;
 	}
 
@@ -577,12 +567,12 @@ enum llm_error_kind llm_parse_http(const struct llm_config *cfg, enum http_error
 			/* A proxy or captive portal answered instead of the API:
 			 * worth another try. */
 			err->kind = LLM_ERR_TRANSIENT;
-			msgf(err->msg, sizeof err->msg,
+			err_fmt(err->msg, sizeof err->msg,
 			     "%s answered %ld with an HTML page where JSON was expected", host,
 			     status);
 		} else {
 			err->kind = LLM_ERR_MALFORMED;
-			msgf(err->msg, sizeof err->msg, "%s answered %ld with malformed JSON: %s",
+			err_fmt(err->msg, sizeof err->msg, "%s answered %ld with malformed JSON: %s",
 			     host, status, perr.msg);
 		}
 		return err->kind;
@@ -595,7 +585,7 @@ enum llm_error_kind llm_parse_http(const struct llm_config *cfg, enum http_error
 			by_status(cfg, st, pmsg, err);
 		else {
 			err->kind = LLM_ERR_REQUEST;
-			msgf(err->msg, sizeof err->msg, "%s answered %ld with an error: %s", host,
+			err_fmt(err->msg, sizeof err->msg, "%s answered %ld with an error: %s", host,
 			     status, pmsg[0] ? pmsg : "(no message)");
 		}
 		err->status = (int)status;
@@ -606,7 +596,7 @@ enum llm_error_kind llm_parse_http(const struct llm_config *cfg, enum http_error
 	char msg[GA_ERR_MSG_MAX - 64];
 	if (llm_parse_completion(body, body_len, resp, msg, sizeof msg) != 0) {
 		err->kind = LLM_ERR_MALFORMED;
-		msgf(err->msg, sizeof err->msg, "%s answered %ld but %s", host, status, msg);
+		err_fmt(err->msg, sizeof err->msg, "%s answered %ld but %s", host, status, msg);
 		return err->kind;
 	}
 	return LLM_OK;

@@ -184,6 +184,19 @@ static struct qmsg *q_pop(struct spc_client *c)
 
 static void begin_discovery(struct spc_client *c);
 static void begin_connect(struct spc_client *c);
+/* Drops a discovery or a name lookup in flight: their callbacks will find
+ * no client to report to. */
+static void cancel_lookups(struct spc_client *c)
+{
+	spc_disc_cancel(c->disc);
+	c->disc = NULL;
+	if (c->gai) {
+		c->gai->c = NULL;
+		uv_cancel((uv_req_t *)&c->gai->req);
+		c->gai = NULL;
+	}
+}
+
 static void stop_step(struct spc_client *c);
 static void free_now(struct spc_client *c);
 
@@ -970,13 +983,7 @@ void spc_client_stop(struct spc_client *c, void (*done)(void *ud), void *ud)
 	c->state = SPC_STOPPING;
 	c->done = done;
 	c->done_ud = ud;
-	spc_disc_cancel(c->disc);
-	c->disc = NULL;
-	if (c->gai) {
-		c->gai->c = NULL;
-		uv_cancel((uv_req_t *)&c->gai->req);
-		c->gai = NULL;
-	}
+	cancel_lookups(c);
 	uv_timer_stop(&c->timers.t.connect);
 	uv_timer_stop(&c->timers.t.retry);
 	uv_timer_stop(&c->timers.t.rediscover);
@@ -1100,13 +1107,7 @@ void spc_client_free(struct spc_client *c)
 	c->free_when_stopped = true;
 	c->done = NULL;
 	c->state = SPC_STOPPING;
-	spc_disc_cancel(c->disc);
-	c->disc = NULL;
-	if (c->gai) {
-		c->gai->c = NULL;
-		uv_cancel((uv_req_t *)&c->gai->req);
-		c->gai = NULL;
-	}
+	cancel_lookups(c);
 	conn_close(c);
 	close_timers(c);
 }

@@ -177,6 +177,18 @@ static void on_done(const struct compose_result *r, void *ud)
 	next_turn(o);
 }
 
+/* The turn could not even start (a skill or an option is unusable): say
+ * why, and go on with the next line. */
+static void give_up_turn(struct owner *o, const char *why)
+{
+	char msg[GA_ERR_MSG_MAX + 64];
+	snprintf(msg, sizeof msg, "I cannot answer: %s", why);
+	o->o.say(msg, o->o.ud);
+	free(o->current);
+	o->current = NULL;
+	next_turn(o);
+}
+
 static void next_turn(struct owner *o)
 {
 	if (o->run || o->qlen == 0 || o->closing || o->refused)
@@ -192,12 +204,7 @@ static void next_turn(struct owner *o)
 	};
 	char *skill = skills_render(o->o.skills, OWNER_SKILL, NULL, vars, 2, &err);
 	if (!skill) {
-		char msg[GA_ERR_MSG_MAX + 64];
-		snprintf(msg, sizeof msg, "I cannot answer: %s", err.msg);
-		o->o.say(msg, o->o.ud);
-		free(o->current);
-		o->current = NULL;
-		next_turn(o);
+		give_up_turn(o, err.msg);
 		return;
 	}
 	char *system = skills_system_prompt(o->soul, o->self, skill);
@@ -229,14 +236,8 @@ static void next_turn(struct owner *o)
 	};
 	o->run = compose_start(&co, &err);
 	free(system);
-	if (!o->run) {
-		char msg[GA_ERR_MSG_MAX + 64];
-		snprintf(msg, sizeof msg, "I cannot answer: %s", err.msg);
-		o->o.say(msg, o->o.ud);
-		free(o->current);
-		o->current = NULL;
-		next_turn(o);
-	}
+	if (!o->run)
+		give_up_turn(o, err.msg);
 }
 
 int owner_submit(struct owner *o, const char *line, struct ga_err *err)

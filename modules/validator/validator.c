@@ -10,6 +10,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "common/utf8.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "modules/validator/validator_text.h"
@@ -174,20 +175,6 @@ size_t validator_measure(const char *s, size_t len, enum validator_unit unit)
 		i += (size_t)k;
 	}
 	return n;
-}
-
-static bool valid_utf8(const char *s, size_t len)
-{
-	size_t i = 0;
-	while (i < len) {
-		utf8proc_int32_t cp;
-		utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-						      (utf8proc_ssize_t)(len - i), &cp);
-		if (k <= 0)
-			return false;
-		i += (size_t)k;
-	}
-	return true;
 }
 
 /* --- check 1b: auto-trim ------------------------------------------------ */
@@ -493,7 +480,7 @@ enum validator_verdict validator_validate(const char *candidate,
 			      VALIDATOR_INPUT_MAX_BYTES);
 	if (!candidate || blank(candidate, len))
 		return reject(d, "empty", false, "Empty message: nothing to send");
-	if (!valid_utf8(candidate, len))
+	if (!utf8_valid(candidate, len))
 		return reject(d, "invalid_utf8", false,
 			      "Invalid UTF-8: the message cannot be sent as text");
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "common/utf8.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 #include "modules/validator/validator.h"
@@ -76,20 +77,6 @@ static int parse_count(const char *s, size_t *out)
 	return 0;
 }
 
-static bool valid_utf8(const char *s, size_t len)
-{
-	size_t i = 0;
-	while (i < len) {
-		utf8proc_int32_t cp;
-		utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-						      (utf8proc_ssize_t)(len - i), &cp);
-		if (k <= 0)
-			return false;
-		i += (size_t)k;
-	}
-	return true;
-}
-
 /* Loads FILE into w. Returns 0, or -1 with a message on stderr. */
 static int load_history(const char *path, struct echo_window *w)
 {
@@ -141,7 +128,7 @@ static int load_history(const char *path, struct echo_window *w)
 			rc = -1;
 			break;
 		}
-		if (memchr(line, '\0', ll) || !valid_utf8(line, ll)) {
+		if (memchr(line, '\0', ll) || !utf8_valid(line, ll)) {
 			fprintf(stderr, "general-agent validate: %s:%zu: not valid UTF-8 text\n", path,
 				lineno);
 			rc = -1;
