@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stddef.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,8 +18,175 @@
 
 extern char **environ;
 
+/*
+ * Every variable general-agent reads, once. config_load() reads the ones
+ * with a parser here (INT, OPT_INT) through the table and the others by
+ * hand below; get() refuses a name missing from this table (a test-time
+ * abort), so the list cannot drift from the code. The unknown-variable
+ * warning suggests from this table.
+ */
+enum var_kind {
+	VAR_CUSTOM,  /* read by hand in config_load */
+	VAR_INT,     /* int64_t field, default def */
+	VAR_OPT_INT, /* int64_t field, -1 when unset (the module default applies) */
+	VAR_PROCESS, /* read elsewhere from the process environment */
+};
+
+struct config_var {
+	const char *name;
+	enum var_kind kind;
+	size_t off; /* offsetof(struct ga_config, field) for INT / OPT_INT */
+	int64_t def, lo, hi;
+};
+
+#define F(field) offsetof(struct ga_config, field)
+#define SP(field) (offsetof(struct ga_config, space) + offsetof(struct config_space_tunables, field))
+static const struct config_var VARS[] = {
+	{"AGENT_HOME", VAR_PROCESS, 0, 0, 0, 0},
+	{"MEMORY_DIR", VAR_CUSTOM, 0, 0, 0, 0},
+	{"AGENT_NAME", VAR_CUSTOM, 0, 0, 0, 0},
+	{"AI_GATEWAY_API_KEY", VAR_CUSTOM, 0, 0, 0, 0},
+	{"AI_GATEWAY_MODEL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"AI_GATEWAY_BASE_URL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"LLM_BASE_URL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"LLM_API_KEY", VAR_CUSTOM, 0, 0, 0, 0},
+	{"LLM_MODEL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"LLM_DAILY_TOKEN_BUDGET", VAR_INT, F(llm_daily_token_budget), 0, 0,
+	 INT64_C(1000000000000)},
+	{"OWNER_BLUESKY_SOCIAL_HANDLE", VAR_CUSTOM, 0, 0, 0, 0},
+	{"OWNER_BLUESKY_SOCIAL_HANDLE_DID", VAR_CUSTOM, 0, 0, 0, 0},
+	{"AGENT_BLUESKY_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
+	{"AGENT_BLUESKY_PASSWORD", VAR_CUSTOM, 0, 0, 0, 0},
+	{"BLUESKY_SERVICE", VAR_CUSTOM, 0, 0, 0, 0},
+	{"AGENT_GITHUB_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
+	{"AGENT_GITHUB_TOKEN", VAR_CUSTOM, 0, 0, 0, 0},
+	{"GITHUB_API_URL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"SPACE_URL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"MAX_ACL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"DASHBOARD_ADDR", VAR_CUSTOM, 0, 0, 0, 0},
+	{"REDIS_URL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"LOG_LEVEL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"LOG_FORMAT", VAR_CUSTOM, 0, 0, 0, 0},
+	/* the gate (loop prevention) */
+	{"MAX_BOT_CHAIN_LENGTH", VAR_INT, F(max_bot_chain_length), CONFIG_DEFAULT_MAX_BOT_CHAIN_LENGTH,
+	 1, 100},
+	{"GATE_MAX_EVENTS", VAR_INT, F(gate_max_events), CONFIG_DEFAULT_GATE_MAX_EVENTS, 1, 10000},
+	{"GATE_WINDOW_MS", VAR_INT, F(gate_window_ms), CONFIG_DEFAULT_GATE_WINDOW_MS, 1,
+	 CONFIG_MAX_MS},
+	{"GATE_COOLDOWN_MS", VAR_INT, F(gate_cooldown_ms), CONFIG_DEFAULT_GATE_COOLDOWN_MS, 0,
+	 CONFIG_MAX_MS},
+	/* agent-space client timing (adapters/space/tunables.h, modules/space/link.h) */
+	{"GA_SPACE_MDNS_TIMEOUT_MS", VAR_OPT_INT, SP(mdns_timeout_ms), -1, 1, CONFIG_MAX_MS},
+	{"GA_SPACE_MDNS", VAR_OPT_INT, SP(mdns), -1, 0, 1},
+	{"GA_SPACE_LOCALHOST_URL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"GA_SPACE_DISCOVERY_RETRY_MS", VAR_OPT_INT, SP(discovery_retry_ms), -1, 1, CONFIG_MAX_MS},
+	{"GA_SPACE_BACKOFF_MS", VAR_CUSTOM, 0, 0, 0, 0},
+	{"GA_SPACE_JITTER_PCT", VAR_OPT_INT, SP(jitter_pct), -1, 0, 100},
+	{"GA_SPACE_CONNECT_TIMEOUT_MS", VAR_OPT_INT, SP(connect_timeout_ms), -1, 1, CONFIG_MAX_MS},
+	{"GA_SPACE_PING_MS", VAR_OPT_INT, SP(ping_ms), -1, 1, CONFIG_MAX_MS},
+	{"GA_SPACE_CLOSE_WAIT_MS", VAR_OPT_INT, SP(close_wait_ms), -1, 0, CONFIG_MAX_MS},
+	{"GA_SPACE_REPLACED_LIMIT", VAR_OPT_INT, SP(replaced_limit), -1, 1, 1000},
+	{"GA_SPACE_REPLACED_WINDOW_MS", VAR_OPT_INT, SP(replaced_window_ms), -1, 1, CONFIG_MAX_MS},
+	{"GA_SPACE_TYPING_BASE_MS", VAR_OPT_INT, SP(typing_base_ms), -1, 0, CONFIG_MAX_MS},
+	{"GA_SPACE_TYPING_PER_CHAR_MS", VAR_OPT_INT, SP(typing_per_char_ms), -1, 0, CONFIG_MAX_MS},
+	{"GA_SPACE_TYPING_MAX_MS", VAR_OPT_INT, SP(typing_max_ms), -1, 0, CONFIG_MAX_MS},
+	{"GA_SPACE_CHAT_INTERVAL_MS", VAR_OPT_INT, SP(chat_interval_ms), -1, 0, CONFIG_MAX_MS},
+	{"GA_SPACE_CLAIM_RENEW_MS", VAR_OPT_INT, SP(claim_renew_ms), -1, 1, CONFIG_MAX_MS},
+	/* test aids, read by cmd/daemon.c */
+	{"GA_EXIT_WHEN_IDLE", VAR_PROCESS, 0, 0, 0, 0},
+};
+#undef F
+#undef SP
+#define NVARS (sizeof VARS / sizeof VARS[0])
+
+bool config_is_known_var(const char *name)
+{
+	for (size_t i = 0; i < NVARS; i++)
+		if (strcmp(VARS[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+#define NAME_CAP 64
+int config_edit_distance(const char *a, const char *b, int cap)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la >= NAME_CAP || lb >= NAME_CAP)
+		return cap;
+	int prev[NAME_CAP + 1], cur[NAME_CAP + 1];
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = (int)j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = (int)i;
+		for (size_t j = 1; j <= lb; j++) {
+			int sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			int del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, sizeof prev);
+	}
+	return prev[lb] < cap ? prev[lb] : cap;
+}
+
+/* "AGENT" of AGENT_NAME, "GA_SPACE" of GA_SPACE_PING_MS: the family is the
+ * name up to its last '_' when it has two or more parts, so LLM_BASE_ULR
+ * and LLM_MODEL share "LLM", GA_SPACE_X shares "GA_SPACE". */
+static bool same_family(const char *unknown, const char *known)
+{
+	const char *u = strchr(unknown, '_'), *k = strchr(known, '_');
+	if (!u || !k || u - unknown != k - known || strncmp(unknown, known, (size_t)(u - unknown)))
+		return false;
+	/* GA_ alone is too broad (GA_BUILD_DIR is the test suite's): ask for
+	 * the second part too. */
+	if (u - unknown == 2 && strncmp(unknown, "GA", 2) == 0) {
+		const char *u2 = strchr(u + 1, '_'), *k2 = strchr(k + 1, '_');
+		return u2 && k2 && u2 - unknown == k2 - known &&
+		       strncmp(unknown, known, (size_t)(u2 - unknown)) == 0;
+	}
+	return true;
+}
+
+const char *config_suggest_var(const char *name, int *distance)
+{
+	if (config_is_known_var(name))
+		return NULL;
+	const char *best = NULL;
+	int bestd = NAME_CAP;
+	bool family = false;
+	for (size_t i = 0; i < NVARS; i++) {
+		int d = config_edit_distance(name, VARS[i].name, NAME_CAP);
+		/* On a tie, a name the unknown one begins (GA_SPACE_PING for
+		 * GA_SPACE_PING_MS) is the likelier intent. */
+		bool prefix = strncmp(VARS[i].name, name, strlen(name)) == 0;
+		if (d < bestd || (d == bestd && prefix)) {
+			bestd = d;
+			best = VARS[i].name;
+		}
+		if (same_family(name, VARS[i].name))
+			family = true;
+	}
+	if (distance)
+		*distance = bestd;
+	return best && (bestd <= 2 || family) ? best : NULL;
+}
+
 static void problem(struct config_problems *p, const char *var, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+static void warning(struct config_problems *p, const char *var, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void warning(struct config_problems *p, const char *var, const char *fmt, ...)
+{
+	if (!p || p->nwarnings >= CONFIG_MAX_WARNINGS)
+		return;
+	struct config_problem *it = &p->warnings[p->nwarnings++];
+	snprintf(it->var, sizeof it->var, "%s", var);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(it->msg, sizeof it->msg, fmt, ap);
+	va_end(ap);
+}
 
 static void problem(struct config_problems *p, const char *var, const char *fmt, ...)
 {
@@ -35,6 +203,11 @@ static void problem(struct config_problems *p, const char *var, const char *fmt,
 /* The value of var, trimmed copy, or NULL when unset or blank. */
 static char *get(const struct env_file *env, const char *var)
 {
+	if (!config_is_known_var(var)) {
+		/* A programming error: every variable is listed in VARS. */
+		fprintf(stderr, "config: %s is read but missing from the VARS table\n", var);
+		abort();
+	}
 	const char *v = env_lookup(env, var);
 	if (!v)
 		return NULL;
@@ -56,6 +229,12 @@ static bool has_control(const char *s)
 	return false;
 }
 
+static const char *const HTTP_SCHEMES[] = {"http://", "https://", NULL};
+/* wss:// is not offered: the agent-space speaks plain WebSocket and the
+ * client has no TLS (adapters/space/client.c), so say so at start. */
+static const char *const WS_SCHEMES[] = {"ws://", NULL};
+static const char *const REDIS_SCHEMES[] = {"redis://", "rediss://", "unix://", NULL};
+
 /* A base URL must be http(s) with a host; trailing slashes are dropped so
  * callers can append "/xrpc/..." without doubling them. */
 static char *get_url(const struct env_file *env, const char *var, const char *def,
@@ -71,6 +250,15 @@ static char *get_url(const struct env_file *env, const char *var, const char *de
 			ok = true;
 			break;
 		}
+	}
+	if (!ok && strncmp(v, "wss://", 6) == 0 && schemes == WS_SCHEMES) {
+		problem(p, var,
+			"%s is '%.80s', but the agent-space room speaks plain WebSocket (ws://) and "
+			"general-agent has no TLS client: use ws://host:port, or reach a room behind "
+			"TLS through a local TLS-terminating proxy (stunnel, socat) at ws://127.0.0.1",
+			var, v);
+		free(v);
+		return def ? xstrdup(def) : NULL;
 	}
 	if (!ok || has_control(v) || strchr(v, ' ')) {
 		char list[64] = "";
@@ -108,11 +296,6 @@ static int64_t get_int(const struct env_file *env, const char *var, int64_t def,
 	return n;
 }
 
-static const char *const HTTP_SCHEMES[] = {"http://", "https://", NULL};
-/* wss:// is not offered: the agent-space speaks plain WebSocket and the
- * client has no TLS (adapters/space/client.c), so say so at start. */
-static const char *const WS_SCHEMES[] = {"ws://", NULL};
-static const char *const REDIS_SCHEMES[] = {"redis://", "rediss://", "unix://", NULL};
 
 static char *absolute(const char *path)
 {
@@ -188,8 +371,10 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 		const char *memory_dir, struct config_problems *p)
 {
 	memset(cfg, 0, sizeof *cfg);
-	if (p)
+	if (p) {
 		p->count = 0;
+		p->nwarnings = 0;
+	}
 	config_register_secrets(env);
 
 	cfg->home = absolute(home ? home : ".");
@@ -234,8 +419,6 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 	if (cfg->llm_base_url && !cfg->llm_model)
 		problem(p, "LLM_MODEL", "LLM_BASE_URL is set but LLM_MODEL is not: name the model "
 					"the endpoint should use");
-	cfg->llm_daily_token_budget =
-		get_int(env, "LLM_DAILY_TOKEN_BUDGET", 0, 0, INT64_C(1000000000000), p);
 
 	cfg->owner_handle = get(env, "OWNER_BLUESKY_SOCIAL_HANDLE");
 	cfg->owner_did = get(env, "OWNER_BLUESKY_SOCIAL_HANDLE_DID");
@@ -296,7 +479,76 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 				fmt);
 	}
 	free(fmt);
+
+	for (size_t i = 0; i < NVARS; i++) {
+		const struct config_var *v = &VARS[i];
+		if (v->kind == VAR_INT || v->kind == VAR_OPT_INT)
+			*(int64_t *)(void *)((char *)cfg + v->off) =
+				get_int(env, v->name, v->kind == VAR_INT ? v->def : -1, v->lo, v->hi, p);
+	}
+	cfg->space.localhost_url = get_url(env, "GA_SPACE_LOCALHOST_URL", NULL, WS_SCHEMES, p);
+	if (cfg->space.localhost_url && strlen(cfg->space.localhost_url) >= CONFIG_SPACE_URL_MAX) {
+		problem(p, "GA_SPACE_LOCALHOST_URL", "GA_SPACE_LOCALHOST_URL is longer than %d bytes",
+			CONFIG_SPACE_URL_MAX - 1);
+		free(cfg->space.localhost_url);
+		cfg->space.localhost_url = NULL;
+	}
+	char *bo = get(env, "GA_SPACE_BACKOFF_MS");
+	if (bo && config_parse_ms_list(bo, cfg->space.backoff_ms, CONFIG_SPACE_BACKOFF_MAX,
+				       &cfg->space.nbackoff) != 0)
+		problem(p, "GA_SPACE_BACKOFF_MS",
+			"GA_SPACE_BACKOFF_MS must be 1 to %d comma-separated delays in milliseconds "
+			"(each 1 to %lld), got '%.60s'",
+			CONFIG_SPACE_BACKOFF_MAX, (long long)CONFIG_MAX_MS, bo);
+	free(bo);
+
+	/* A name in .env that looks like ours but is not is a typo until
+	 * proven otherwise; the process environment is full of other
+	 * programs' variables and is not checked. */
+	if (env)
+		for (size_t i = 0; i < env->count; i++) {
+			const char *k = env->entries[i].key;
+			const char *near = config_suggest_var(k, NULL);
+			if (near)
+				warning(p, k,
+					"%s%s%d: %s is not a general-agent variable and is ignored; "
+					"did you mean %s?",
+					env->path ? env->path : ".env", env->path ? ":" : " line ",
+					env->entries[i].line, k, near);
+		}
 	return p ? p->count : 0;
+}
+
+int config_parse_ms_list(const char *list, uint64_t *out, size_t cap, size_t *n)
+{
+	uint64_t steps[CONFIG_SPACE_BACKOFF_MAX];
+	size_t k = 0;
+	const char *s = list;
+	if (!list || cap > CONFIG_SPACE_BACKOFF_MAX)
+		return -1;
+	for (;;) {
+		while (*s == ' ')
+			s++;
+		if (*s < '0' || *s > '9' || k == cap)
+			return -1;
+		errno = 0;
+		char *end = NULL;
+		unsigned long long v = strtoull(s, &end, 10);
+		if (errno || v < 1 || v > (unsigned long long)CONFIG_MAX_MS)
+			return -1;
+		steps[k++] = v;
+		s = end;
+		while (*s == ' ')
+			s++;
+		if (*s == '\0')
+			break;
+		if (*s != ',')
+			return -1;
+		s++;
+	}
+	memcpy(out, steps, k * sizeof steps[0]);
+	*n = k;
+	return 0;
 }
 
 void config_free(struct ga_config *cfg)
@@ -309,7 +561,8 @@ void config_free(struct ga_config *cfg)
 			 &cfg->llm_model,     &cfg->owner_handle,   &cfg->owner_did,
 			 &cfg->bsky_username, &cfg->bsky_password,  &cfg->bluesky_service,
 			 &cfg->github_username, &cfg->github_token, &cfg->github_api_url,
-			 &cfg->space_url,     &cfg->dashboard_addr, &cfg->redis_url};
+			 &cfg->space_url,     &cfg->dashboard_addr, &cfg->redis_url,
+			 &cfg->space.localhost_url};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
 		free(*strs[i]);
 		*strs[i] = NULL;

@@ -15,7 +15,7 @@ PACKAGES=(
   libutf8proc-dev                   # graphemes, NFKC
   libstemmer-dev                    # Snowball English stemmer
   libcmocka-dev                     # unit tests
-  libhiredis-dev                    # optional Redis coordination
+  libhiredis-dev redis-server       # Redis coordination (REDIS_URL) and its tests
   procps bc curl                    # benches (RSS, arithmetic) and the demo (healthz)
 )
 

@@ -1,8 +1,11 @@
 /*
  * adapters/space/tunables — the timing knobs of discovery and the
  * connection, in one place, with the reference's values as defaults
- * (space-protocol.md §6.3) and GA_SPACE_* environment overrides so tests
- * can run the same code in milliseconds instead of minutes.
+ * (space-protocol.md §6.3) and GA_SPACE_* overrides so tests can run the
+ * same code in milliseconds instead of minutes. The overrides are read like
+ * every other setting, from the environment or the home's .env, by
+ * config_load() (common/config.h: struct config_space_tunables), which
+ * validates them: a bad value is a configuration error naming the variable.
  *
  *   GA_SPACE_MDNS_TIMEOUT_MS      10000   how long an mDNS browse waits
  *   GA_SPACE_MDNS                 1       0 skips the mDNS step entirely
@@ -19,9 +22,6 @@
  *   GA_SPACE_REPLACED_LIMIT       3       replacements (close 4002) ...
  *   GA_SPACE_REPLACED_WINDOW_MS   600000  ... within this window = give up
  *
- * A value that does not parse, or is out of range, is reported once (a
- * warning naming the variable and the value) and the default is kept:
- * these are development aids, not reasons to refuse to start.
  */
 #ifndef GA_ADAPTERS_SPACE_TUNABLES_H
 #define GA_ADAPTERS_SPACE_TUNABLES_H
@@ -31,11 +31,12 @@
 #include <stdint.h>
 
 #include "adapters/space/wire.h"
+#include "common/config.h"
 
 #define SPC_DEFAULT_LOCALHOST_URL "ws://localhost:7777"
-#define SPC_MAX_BACKOFF_STEPS     8
+#define SPC_MAX_BACKOFF_STEPS     CONFIG_SPACE_BACKOFF_MAX
 /* No tunable may exceed a day: a typo must not park the agent for years. */
-#define SPC_TUNABLE_MAX_MS (24LL * 60 * 60 * 1000)
+#define SPC_TUNABLE_MAX_MS CONFIG_MAX_MS
 
 struct spc_tunables {
 	uint64_t mdns_timeout_ms;
@@ -53,9 +54,9 @@ struct spc_tunables {
 };
 
 void spc_tunables_default(struct spc_tunables *t);
-/* Overrides from the process environment. Returns the number of values
- * rejected (each already logged). */
-int spc_tunables_from_env(struct spc_tunables *t);
+/* Applies the values set in c (config_load validated them); fields not set
+ * keep what t holds. c may be NULL (nothing set). */
+void spc_tunables_from_config(struct spc_tunables *t, const struct config_space_tunables *c);
 /* Parses "5000,10000,20000" into t (1..SPC_MAX_BACKOFF_STEPS positive
  * values). -1 on anything else, t unchanged. */
 int spc_tunables_parse_backoff(struct spc_tunables *t, const char *list);

@@ -16,7 +16,9 @@ static const char *const VARS[] = {
 	"OWNER_BLUESKY_SOCIAL_HANDLE", "OWNER_BLUESKY_SOCIAL_HANDLE_DID", "AGENT_BLUESKY_USERNAME",
 	"AGENT_BLUESKY_PASSWORD", "BLUESKY_SERVICE", "AGENT_GITHUB_USERNAME", "AGENT_GITHUB_TOKEN",
 	"GITHUB_API_URL", "SPACE_URL", "MAX_ACL", "MEMORY_DIR", "DASHBOARD_ADDR", "REDIS_URL",
-	"LOG_LEVEL", "LOG_FORMAT", NULL};
+	"LOG_LEVEL", "LOG_FORMAT", "MAX_BOT_CHAIN_LENGTH", "GATE_MAX_EVENTS", "GATE_WINDOW_MS",
+	"GATE_COOLDOWN_MS", "GA_SPACE_TYPING_BASE_MS", "GA_SPACE_CLAIM_RENEW_MS",
+	"GA_SPACE_TYPING_MAX_MS", "GA_SPACE_BACKOFF_MS", "GA_SPACE_PING_MS", NULL};
 
 static int clear_env(void **state)
 {
@@ -216,6 +218,122 @@ static void test_secrets_registered(void **state)
 	assert_false(config_is_secret_name("KEY"));
 }
 
+/* A .env name that looks like ours but is not gets a warning with the
+ * closest known name; it is not an error, and other programs' names stay
+ * quiet. */
+static void test_unknown_variables_named(void **state)
+{
+	(void)state;
+	struct env_file f = envf("AGENT_NAM=Ada\n"
+				 "LLM_BASE_ULR=http://x/v1\n"
+				 "GA_SPACE_PING=5\n"
+				 "MAX_ACLS=3\n"
+				 "PATH_EXTRA=/opt\n"
+				 "EDITOR=vi\n"
+				 "AGENT_NAME=Ada\n");
+	struct ga_config c;
+	struct config_problems p;
+	assert_int_equal(config_load(&c, &f, "/h", NULL, &p), 0);
+	assert_int_equal(p.nwarnings, 4);
+	static const struct {
+		const char *var, *near;
+	} want[] = {{"AGENT_NAM", "AGENT_NAME"},
+		    {"LLM_BASE_ULR", "LLM_BASE_URL"},
+		    {"GA_SPACE_PING", "GA_SPACE_PING_MS"},
+		    {"MAX_ACLS", "MAX_ACL"}};
+	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+		assert_string_equal(p.warnings[i].var, want[i].var);
+		char needle[80];
+		snprintf(needle, sizeof needle, "did you mean %s?", want[i].near);
+		assert_non_null(strstr(p.warnings[i].msg, needle));
+		assert_non_null(strstr(p.warnings[i].msg, want[i].var));
+	}
+	config_free(&c);
+	env_file_free(&f);
+
+	assert_true(config_is_known_var("GATE_COOLDOWN_MS"));
+	assert_false(config_is_known_var("AGENT_NAM"));
+	assert_null(config_suggest_var("AGENT_NAME", NULL)); /* known */
+	assert_null(config_suggest_var("EDITOR", NULL));     /* not ours */
+	assert_null(config_suggest_var("GA_BUILD_DIR", NULL)); /* the test suite's */
+	int d = -1;
+	assert_string_equal(config_suggest_var("REDIS_ULR", &d), "REDIS_URL");
+	assert_int_equal(d, 2);
+	/* far from any name but in a family of ours: still the closest */
+	assert_non_null(config_suggest_var("LOG_COLOUR", NULL));
+	assert_int_equal(config_edit_distance("kitten", "sitting", 10), 3);
+	assert_int_equal(config_edit_distance("", "abc", 10), 3);
+	assert_int_equal(config_edit_distance("abcdef", "uvwxyz", 2), 2); /* capped */
+}
+
+static void test_wss_says_why(void **state)
+{
+	(void)state;
+	struct env_file f = envf("SPACE_URL=wss://room.example:443\n");
+	struct ga_config c;
+	struct config_problems p;
+	assert_int_equal(config_load(&c, &f, "/h", NULL, &p), 1);
+	assert_true(has_problem(&p, "SPACE_URL", "plain WebSocket"));
+	assert_true(has_problem(&p, "SPACE_URL", "TLS-terminating proxy"));
+	assert_null(c.space_url);
+	config_free(&c);
+	env_file_free(&f);
+}
+
+/* The gate's variables: defaults, bounds, errors naming the variable. */
+static void test_gate_variables(void **state)
+{
+	(void)state;
+	struct ga_config c;
+	struct config_problems p;
+	assert_int_equal(config_load(&c, NULL, "/h", NULL, &p), 0);
+	assert_int_equal(c.max_bot_chain_length, 5);
+	assert_int_equal(c.gate_max_events, 20);
+	assert_int_equal(c.gate_window_ms, 60000);
+	assert_int_equal(c.gate_cooldown_ms, 60000);
+	assert_int_equal(c.space.ping_ms, -1); /* not set: the module default */
+	assert_int_equal(c.space.nbackoff, 0);
+	config_free(&c);
+
+	static const struct {
+		const char *text;
+		int problems;
+		const char *var;
+	} cases[] = {
+		{"MAX_BOT_CHAIN_LENGTH=1\nGATE_MAX_EVENTS=10000\nGATE_COOLDOWN_MS=0\n", 0, NULL},
+		{"MAX_BOT_CHAIN_LENGTH=100\nGATE_MAX_EVENTS=1\nGATE_WINDOW_MS=1\n", 0, NULL},
+		{"MAX_BOT_CHAIN_LENGTH=0\n", 1, "MAX_BOT_CHAIN_LENGTH"},
+		{"MAX_BOT_CHAIN_LENGTH=101\n", 1, "MAX_BOT_CHAIN_LENGTH"},
+		{"GATE_MAX_EVENTS=0\n", 1, "GATE_MAX_EVENTS"},
+		{"GATE_MAX_EVENTS=10001\n", 1, "GATE_MAX_EVENTS"},
+		{"GATE_WINDOW_MS=0\n", 1, "GATE_WINDOW_MS"},
+		{"GATE_WINDOW_MS=1m\n", 1, "GATE_WINDOW_MS"},
+		{"GATE_COOLDOWN_MS=-1\n", 1, "GATE_COOLDOWN_MS"},
+		{"GA_SPACE_TYPING_BASE_MS=x\n", 1, "GA_SPACE_TYPING_BASE_MS"},
+		{"GA_SPACE_CLAIM_RENEW_MS=0\n", 1, "GA_SPACE_CLAIM_RENEW_MS"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct env_file f = envf(cases[i].text);
+		int n = config_load(&c, &f, "/h", NULL, &p);
+		if (n != cases[i].problems)
+			fail_msg("case %zu (%s): %d problems", i, cases[i].text, n);
+		if (cases[i].var && !has_problem(&p, cases[i].var, cases[i].var))
+			fail_msg("case %zu: no problem naming %s", i, cases[i].var);
+		config_free(&c);
+		env_file_free(&f);
+	}
+	struct env_file f = envf("MAX_BOT_CHAIN_LENGTH=7\nGATE_WINDOW_MS=1000\n"
+				 "GA_SPACE_TYPING_MAX_MS=0\nGA_SPACE_BACKOFF_MS=1,2\n");
+	assert_int_equal(config_load(&c, &f, "/h", NULL, &p), 0);
+	assert_int_equal(c.max_bot_chain_length, 7);
+	assert_int_equal(c.gate_window_ms, 1000);
+	assert_int_equal(c.space.typing_max_ms, 0);
+	assert_int_equal(c.space.nbackoff, 2);
+	assert_int_equal(c.space.backoff_ms[1], 2);
+	config_free(&c);
+	env_file_free(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +343,9 @@ int main(void)
 		cmocka_unit_test_setup(test_max_acl_bounds, clear_env),
 		cmocka_unit_test_setup(test_agent_name, clear_env),
 		cmocka_unit_test_setup(test_secrets_registered, clear_env),
+		cmocka_unit_test_setup(test_unknown_variables_named, clear_env),
+		cmocka_unit_test_setup(test_wss_says_why, clear_env),
+		cmocka_unit_test_setup(test_gate_variables, clear_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,4 @@
-/* .env parsing: the grammar of env.h, and malformed input. */
+/* .env parsing: the grammar of common/env.h, and malformed input. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,7 +1,8 @@
 /*
  * Discovery and connection tunables (adapters/space/tunables): the
- * reference's defaults, GA_SPACE_* overrides, rejected values keep the
- * default, the backoff list and its jitter.
+ * reference's defaults, GA_SPACE_* overrides from .env through the
+ * configuration, rejected values named as configuration problems, the
+ * backoff list and its jitter.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,8 @@
 #include <cmocka.h> /* after stdarg, stddef, setjmp */
 
 #include "adapters/space/tunables.h"
+#include "common/config.h"
+#include "common/env.h"
 #include "common/log.h"
 
 static const char *const VARS[] = {"GA_SPACE_MDNS_TIMEOUT_MS",    "GA_SPACE_DISCOVERY_RETRY_MS",
@@ -30,12 +33,38 @@ static int clean_env(void **state)
 	return 0;
 }
 
+/* Loads the configuration from a .env text (the process environment is
+ * cleaned first, so the file is what counts) and applies it. Returns the
+ * number of configuration problems. */
+static int load(const char *dotenv, struct spc_tunables *t, struct config_problems *p)
+{
+	struct env_file f;
+	struct ga_err err = {{0}};
+	if (env_parse(dotenv, strlen(dotenv), &f, &err) != 0)
+		fail_msg("%s", err.msg);
+	struct ga_config c;
+	int n = config_load(&c, &f, "/h", NULL, p);
+	spc_tunables_default(t);
+	spc_tunables_from_config(t, &c.space);
+	config_free(&c);
+	env_file_free(&f);
+	return n;
+}
+
+static int has_problem(const struct config_problems *p, const char *var)
+{
+	for (int i = 0; i < p->count; i++)
+		if (strcmp(p->items[i].var, var) == 0 && strstr(p->items[i].msg, var))
+			return 1;
+	return 0;
+}
+
 static void test_defaults(void **state)
 {
 	(void)state;
 	struct spc_tunables t;
-	spc_tunables_default(&t);
-	assert_int_equal(spc_tunables_from_env(&t), 0);
+	struct config_problems p;
+	assert_int_equal(load("", &t, &p), 0);
 	/* space-protocol.md §6.3 */
 	assert_int_equal(t.mdns_timeout_ms, 10000);
 	assert_true(t.mdns);
@@ -48,22 +77,29 @@ static void test_defaults(void **state)
 	assert_int_equal(t.backoff_ms[3], 60000);
 	assert_int_equal(t.connect_timeout_ms, 10000);
 	assert_int_equal(t.replaced_limit, 3);
+	/* NULL configuration: nothing set */
+	spc_tunables_from_config(&t, NULL);
+	assert_int_equal(t.ping_ms, 30000);
 }
 
+/* The values come from .env (issue 9: they used to be read with getenv, so
+ * a .env could not set them); the process environment still wins. */
 static void test_overrides(void **state)
 {
 	(void)state;
-	setenv("GA_SPACE_MDNS_TIMEOUT_MS", "250", 1);
-	setenv("GA_SPACE_BACKOFF_MS", "100, 200 ,400", 1);
-	setenv("GA_SPACE_CONNECT_TIMEOUT_MS", "300", 1);
-	setenv("GA_SPACE_DISCOVERY_RETRY_MS", "1500", 1);
-	setenv("GA_SPACE_LOCALHOST_URL", "ws://127.0.0.1:4567", 1);
-	setenv("GA_SPACE_MDNS", "0", 1);
-	setenv("GA_SPACE_JITTER_PCT", "0", 1);
 	setenv("GA_SPACE_REPLACED_LIMIT", "5", 1);
 	struct spc_tunables t;
-	spc_tunables_default(&t);
-	assert_int_equal(spc_tunables_from_env(&t), 0);
+	struct config_problems p;
+	assert_int_equal(load("GA_SPACE_MDNS_TIMEOUT_MS=250\n"
+			      "GA_SPACE_BACKOFF_MS=100, 200 ,400\n"
+			      "GA_SPACE_CONNECT_TIMEOUT_MS=300\n"
+			      "GA_SPACE_DISCOVERY_RETRY_MS=1500\n"
+			      "GA_SPACE_LOCALHOST_URL=ws://127.0.0.1:4567\n"
+			      "GA_SPACE_MDNS=0\n"
+			      "GA_SPACE_JITTER_PCT=0\n"
+			      "GA_SPACE_REPLACED_LIMIT=9\n",
+			      &t, &p),
+			 0);
 	assert_int_equal(t.mdns_timeout_ms, 250);
 	assert_int_equal(t.nbackoff, 3);
 	assert_int_equal(t.backoff_ms[2], 400);
@@ -72,28 +108,46 @@ static void test_overrides(void **state)
 	assert_string_equal(t.localhost_url, "ws://127.0.0.1:4567");
 	assert_false(t.mdns);
 	assert_int_equal(t.jitter_pct, 0);
-	assert_int_equal(t.replaced_limit, 5);
+	assert_int_equal(t.replaced_limit, 5); /* the environment's, not the file's 9 */
 	/* no jitter: the steps exactly, the last one repeating */
 	assert_int_equal(spc_backoff_delay(&t, 0, 12345), 100);
 	assert_int_equal(spc_backoff_delay(&t, 1, 12345), 200);
 	assert_int_equal(spc_backoff_delay(&t, 2, 12345), 400);
 	assert_int_equal(spc_backoff_delay(&t, 50, 12345), 400);
+	/* boundaries accepted */
+	assert_int_equal(load("GA_SPACE_CLOSE_WAIT_MS=0\nGA_SPACE_JITTER_PCT=100\n"
+			      "GA_SPACE_PING_MS=86400000\n",
+			      &t, &p),
+			 0);
+	assert_int_equal(t.close_wait_ms, 0);
+	assert_int_equal(t.jitter_pct, 100);
+	assert_int_equal(t.ping_ms, 86400000);
 }
 
-static void test_bad_values_keep_defaults(void **state)
+/* A bad value is a configuration error naming the variable; the default
+ * stays in place. */
+static void test_bad_values_are_named(void **state)
 {
 	(void)state;
-	setenv("GA_SPACE_MDNS_TIMEOUT_MS", "ten seconds", 1);
-	setenv("GA_SPACE_BACKOFF_MS", "100,,x", 1);
-	setenv("GA_SPACE_CONNECT_TIMEOUT_MS", "0", 1);
-	setenv("GA_SPACE_DISCOVERY_RETRY_MS", "-5", 1);
-	setenv("GA_SPACE_LOCALHOST_URL", "http://localhost:7777", 1);
-	setenv("GA_SPACE_MDNS", "yes", 1);
-	setenv("GA_SPACE_JITTER_PCT", "101", 1);
-	setenv("GA_SPACE_PING_MS", "99999999999999999999", 1);
 	struct spc_tunables t;
-	spc_tunables_default(&t);
-	assert_int_equal(spc_tunables_from_env(&t), 8);
+	struct config_problems p;
+	assert_int_equal(load("GA_SPACE_MDNS_TIMEOUT_MS=ten seconds\n"
+			      "GA_SPACE_BACKOFF_MS=100,,x\n"
+			      "GA_SPACE_CONNECT_TIMEOUT_MS=0\n"
+			      "GA_SPACE_DISCOVERY_RETRY_MS=-5\n"
+			      "GA_SPACE_LOCALHOST_URL=http://localhost:7777\n"
+			      "GA_SPACE_MDNS=yes\n"
+			      "GA_SPACE_JITTER_PCT=101\n"
+			      "GA_SPACE_PING_MS=86400001\n",
+			      &t, &p),
+			 8);
+	static const char *const bad[] = {"GA_SPACE_MDNS_TIMEOUT_MS", "GA_SPACE_BACKOFF_MS",
+					  "GA_SPACE_CONNECT_TIMEOUT_MS", "GA_SPACE_DISCOVERY_RETRY_MS",
+					  "GA_SPACE_LOCALHOST_URL", "GA_SPACE_MDNS",
+					  "GA_SPACE_JITTER_PCT", "GA_SPACE_PING_MS"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+		if (!has_problem(&p, bad[i]))
+			fail_msg("no problem named %s", bad[i]);
 	assert_int_equal(t.mdns_timeout_ms, 10000);
 	assert_int_equal(t.nbackoff, 4);
 	assert_int_equal(t.connect_timeout_ms, 10000);
@@ -130,7 +184,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup(test_defaults, clean_env),
 	        cmocka_unit_test_setup(test_overrides, clean_env),
-	        cmocka_unit_test_setup(test_bad_values_keep_defaults, clean_env),
+	        cmocka_unit_test_setup(test_bad_values_are_named, clean_env),
 	        cmocka_unit_test_setup(test_backoff_parse_and_jitter, clean_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
