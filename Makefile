@@ -4,12 +4,13 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+RELEASE_BUILD ?= build-release
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX     ?= /usr/local
 FUZZ_SECONDS ?= 300
 CMAKE_FLAGS ?=
 
-.PHONY: all bootstrap configure build test test-fast test-asan demo fuzz bench install clean format
+.PHONY: all bootstrap configure build build-release test test-fast test-asan demo fuzz bench install clean format
 
 all: build
 
@@ -24,10 +25,18 @@ configure: $(BUILD)/CMakeCache.txt
 build: bootstrap configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The whole suite, then again under ASan + UBSan.
+# The whole suite, then again under ASan + UBSan, then a Release build
+# (optimiser warnings such as -Wformat-truncation only show there; the
+# default build is RelWithDebInfo, Debug is the ASan one).
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory build-release
+
+# Builds the whole tree with -DCMAKE_BUILD_TYPE=Release (no tests run).
+build-release: bootstrap
+	cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	cmake --build $(RELEASE_BUILD) -j $(JOBS)
 
 test-fast: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -58,4 +67,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(RELEASE_BUILD)

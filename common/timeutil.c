@@ -89,13 +89,44 @@ static void split_ms(int64_t ms, int64_t *y, unsigned *mo, unsigned *d, unsigned
 	*milli = (unsigned)(rem % 1000);
 }
 
+/* Writes v as exactly width decimal digits (the lowest ones; split_ms
+ * keeps every field within its width) and returns the end. Written by
+ * hand, not snprintf, so the bound is plain to the compiler too. */
+static char *put_digits(char *p, unsigned v, int width)
+{
+	for (int i = width - 1; i >= 0; i--) {
+		p[i] = (char)('0' + v % 10);
+		v /= 10;
+	}
+	return p + width;
+}
+
+/* "YYYY-MM-DD" at p (10 bytes, no terminator); returns the end. */
+static char *put_date(char *p, int64_t y, unsigned mo, unsigned d)
+{
+	p = put_digits(p, (unsigned)y, 4);
+	*p++ = '-';
+	p = put_digits(p, mo, 2);
+	*p++ = '-';
+	return put_digits(p, d, 2);
+}
+
 char *time_format_iso(int64_t ms, char out[TIME_ISO_LEN + 1])
 {
 	int64_t y;
 	unsigned mo, d, h, mi, s, milli;
 	split_ms(ms, &y, &mo, &d, &h, &mi, &s, &milli);
-	snprintf(out, TIME_ISO_LEN + 1, "%04d-%02u-%02uT%02u:%02u:%02u.%03uZ", (int)y, mo, d, h, mi,
-	         s, milli);
+	char *p = put_date(out, y, mo, d);
+	*p++ = 'T';
+	p = put_digits(p, h, 2);
+	*p++ = ':';
+	p = put_digits(p, mi, 2);
+	*p++ = ':';
+	p = put_digits(p, s, 2);
+	*p++ = '.';
+	p = put_digits(p, milli, 3);
+	*p++ = 'Z';
+	*p = '\0';
 	return out;
 }
 
@@ -104,7 +135,7 @@ char *time_format_date(int64_t ms, char out[11])
 	int64_t y;
 	unsigned mo, d, h, mi, s, milli;
 	split_ms(ms, &y, &mo, &d, &h, &mi, &s, &milli);
-	snprintf(out, 11, "%04d-%02u-%02u", (int)y, mo, d);
+	*put_date(out, y, mo, d) = '\0';
 	return out;
 }
 

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -117,18 +116,15 @@ static void mktemp_dir(char *out, size_t cap, const char *prefix)
 	th_track_dir(out);
 }
 
-/* Reaps pid without blocking; true once it has exited. */
-static bool reap(pid_t pid, int *status, bool *exited)
+/* True once the process has exited (reaped without blocking); its status
+ * then holds the exit code or 128+signal. */
+static bool reap(struct proc *p, int *status)
 {
-	if (*exited)
-		return true;
-	int st;
-	pid_t r = waitpid(pid, &st, WNOHANG);
-	if (r != pid)
+	if (proc_alive(p))
 		return false;
-	*exited = true;
+	int st = p->status;
 	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	th_untrack_pid(pid);
+	th_untrack_pid(p->pid);
 	return true;
 }
 
@@ -136,45 +132,26 @@ static bool reap(pid_t pid, int *status, bool *exited)
 
 static void room_spawn(struct th_room *r, bool mdns)
 {
-	char bin[600];
-	snprintf(bin, sizeof bin, "%s/agent-space", getenv("GA_BUILD_DIR"));
-	if (access(bin, X_OK) != 0)
-		fail_msg("%s is missing: build the agent-space target", bin);
 	unlink(r->port_file);
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) != 0)
-		fail_msg("pipe: %s", strerror(errno));
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (chdir(r->dir) != 0)
-			_exit(126);
-		dup2(pfd[0], 0);
-		int lf = open(r->log, O_WRONLY | O_CREAT | O_APPEND, 0600);
-		dup2(lf, 1);
-		dup2(lf, 2);
-		char port[16];
-		snprintf(port, sizeof port, "%d", r->port);
-		setenv("SPACE_PORT", port, 1);
-		setenv("SPACE_BIND", mdns ? "0.0.0.0" : "127.0.0.1", 1);
-		setenv("SPACE_DATA_DIR", r->data, 1);
-		setenv("SPACE_SHUTDOWN_GRACE_MS", "200", 1);
-		if (!getenv("SPACE_NAME"))
-			setenv("SPACE_NAME", "spc-test", 1);
-		for (int i = 0; i < r->nextra; i++)
-			putenv(r->extra_env[i]);
-		if (mdns)
-			execl(bin, bin, "--port-file", r->port_file, (char *)NULL);
-		else
-			execl(bin, bin, "--no-mdns", "--port-file", r->port_file, (char *)NULL);
-		_exit(127);
-	}
-	close(pfd[0]);
-	r->stdin_fd = pfd[1];
-	r->pid = pid;
-	r->exited = false;
-	th_track_pid(pid);
+	char port[32], data[340];
+	snprintf(port, sizeof port, "SPACE_PORT=%d", r->port);
+	snprintf(data, sizeof data, "SPACE_DATA_DIR=%s", r->data);
+	const char *env[8 + 6] = {port, mdns ? "SPACE_BIND=0.0.0.0" : "SPACE_BIND=127.0.0.1", data,
+	                          "SPACE_SHUTDOWN_GRACE_MS=200", "SPACE_NAME=spc-test"};
+	int ne = 5;
+	for (int i = 0; i < r->nextra; i++)
+		env[ne++] = r->extra_env[i];
+	env[ne] = NULL;
+	const char *with_mdns[] = {"--port-file", r->port_file, NULL};
+	const char *no_mdns[] = {"--no-mdns", "--port-file", r->port_file, NULL};
+	struct proc_opts o = {.binary = "agent-space",
+	                      .cwd = r->dir,
+	                      .argv = mdns ? with_mdns : no_mdns,
+	                      .env = env,
+	                      .log_path = r->log};
+	if (proc_start_opts(&r->proc, &o) != 0)
+		fail_msg("cannot start agent-space (is the target built?)");
+	th_track_pid(r->proc.pid);
 	int64_t deadline = th_now_ms() + 20000;
 	for (;;) {
 		char *t = slurp(r->port_file);
@@ -184,7 +161,7 @@ static void room_spawn(struct th_room *r, bool mdns)
 			return;
 		}
 		free(t);
-		if (reap(r->pid, &r->status, &r->exited) || th_now_ms() > deadline) {
+		if (reap(&r->proc, &r->status) || th_now_ms() > deadline) {
 			char *log = slurp(r->log);
 			fail_msg("agent-space did not start (status %d):\n%s", r->status,
 			         log ? log : "");
@@ -198,7 +175,8 @@ static bool room_mdns;
 void th_room_start(struct th_room *r, int port, const char *const *env, bool mdns)
 {
 	memset(r, 0, sizeof *r);
-	r->stdin_fd = -1;
+	r->proc.stdin_fd = -1;
+	r->proc.exited = true;
 	mktemp_dir(r->dir, sizeof r->dir, "spc-room");
 	snprintf(r->log, sizeof r->log, "%s/server.log", r->dir);
 	snprintf(r->port_file, sizeof r->port_file, "%s/port", r->dir);
@@ -214,42 +192,40 @@ void th_room_restart(struct th_room *r)
 {
 	if (th_room_alive(r))
 		fail_msg("restart of a room that is still running");
+	proc_cleanup(&r->proc);
 	room_spawn(r, room_mdns);
 }
 
 void th_room_host(struct th_room *r, const char *line)
 {
 	char buf[4096];
-	int n = snprintf(buf, sizeof buf, "%s\n", line);
-	if (write(r->stdin_fd, buf, (size_t)n) != n)
+	snprintf(buf, sizeof buf, "%s\n", line);
+	if (proc_write_stdin(&r->proc, buf) != 0)
 		fail_msg("host input: %s", strerror(errno));
 }
 
 bool th_room_alive(struct th_room *r)
 {
-	return r->pid > 0 && !reap(r->pid, &r->status, &r->exited);
+	return r->proc.pid > 0 && !reap(&r->proc, &r->status);
 }
 
 int th_room_stop(struct th_room *r, int sig)
 {
 	if (!th_room_alive(r))
 		return r->status;
-	kill(r->pid, sig);
+	proc_signal(&r->proc, sig);
 	int64_t deadline = th_now_ms() + 15000;
-	while (!reap(r->pid, &r->status, &r->exited)) {
+	while (!reap(&r->proc, &r->status)) {
 		if (th_now_ms() > deadline) {
-			kill(r->pid, SIGKILL);
-			waitpid(r->pid, NULL, 0);
-			th_untrack_pid(r->pid);
-			r->exited = true;
+			proc_signal(&r->proc, SIGKILL);
+			proc_wait(&r->proc, 5000);
+			th_untrack_pid(r->proc.pid);
 			r->status = -1;
 			break;
 		}
 		th_msleep(5);
 	}
-	if (r->stdin_fd >= 0)
-		close(r->stdin_fd);
-	r->stdin_fd = -1;
+	proc_close_stdin(&r->proc);
 	return r->status;
 }
 
@@ -284,67 +260,30 @@ void th_home_new(char *out, size_t cap)
 	copy_file(a, b);
 }
 
-static const char *const KEEP[] = {"PATH",          "HOME",         "TMPDIR", "ASAN_OPTIONS",
-                                   "UBSAN_OPTIONS", "LSAN_OPTIONS", "LANG",   NULL};
-
 void th_agent_start(struct th_agent *a, const char *home, const char *const *argv,
                     const char *const *env)
 {
 	memset(a, 0, sizeof *a);
 	snprintf(a->home, sizeof a->home, "%s", home);
-	snprintf(a->out_path, sizeof a->out_path, "%s/.out-XXXXXX", home);
-	snprintf(a->err_path, sizeof a->err_path, "%s/.err-XXXXXX", home);
-	int ofd = mkstemp(a->out_path), efd = mkstemp(a->err_path);
-	int devnull = open("/dev/null", O_RDONLY);
-	if (ofd < 0 || efd < 0 || devnull < 0)
-		fail_msg("cannot create capture files in %s", home);
-	char bin[600];
-	snprintf(bin, sizeof bin, "%s/general-agent", getenv("GA_BUILD_DIR"));
-	char *envv[64];
-	int ne = 0;
-	for (const char *const *k = KEEP; *k; k++) {
-		const char *v = getenv(*k);
-		if (v && ne < 60) {
-			size_t n = strlen(*k) + strlen(v) + 2;
-			envv[ne] = malloc(n);
-			snprintf(envv[ne], n, "%s=%s", *k, v);
-			ne++;
-		}
-	}
-	for (const char *const *e = env; e && *e && ne < 62; e++)
-		envv[ne++] = strdup(*e);
-	envv[ne] = NULL;
-	const char *args[32];
+	const char *args[PROC_MAX_ARGS];
 	int na = 0;
-	args[na++] = bin;
 	args[na++] = "--no-terminal";
-	for (const char *const *p = argv; p && *p && na < 31; p++)
+	for (const char *const *p = argv; p && *p; p++) {
+		if (na >= PROC_MAX_ARGS - 1)
+			fail_msg("too many arguments for general-agent");
 		args[na++] = *p;
-	args[na] = NULL;
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(devnull, 0);
-		dup2(ofd, 1);
-		dup2(efd, 2);
-		if (chdir(home) != 0)
-			_exit(126);
-		execve(bin, (char *const *)args, envv);
-		_exit(127);
 	}
-	for (int i = 0; i < ne; i++)
-		free(envv[i]);
-	close(ofd);
-	close(efd);
-	close(devnull);
-	a->pid = pid;
-	th_track_pid(pid);
+	args[na] = NULL;
+	if (proc_start(&a->proc, home, args, env) != 0)
+		fail_msg("cannot start general-agent in %s", home);
+	/* The agent reads no terminal: its stdin is at end of file. */
+	proc_close_stdin(&a->proc);
+	th_track_pid(a->proc.pid);
 }
 
 char *th_agent_log(struct th_agent *a)
 {
-	char *e = slurp(a->err_path), *o = slurp(a->out_path);
+	char *e = proc_stderr(&a->proc), *o = proc_stdout(&a->proc);
 	size_t n = (e ? strlen(e) : 0) + (o ? strlen(o) : 0) + 1;
 	char *all = malloc(n);
 	snprintf(all, n, "%s%s", e ? e : "", o ? o : "");
@@ -383,18 +322,18 @@ bool th_agent_wait_count(struct th_agent *a, const char *needle, int n, int time
 void th_agent_signal(struct th_agent *a, int sig)
 {
 	if (th_agent_alive(a))
-		kill(a->pid, sig);
+		proc_signal(&a->proc, sig);
 }
 
 bool th_agent_alive(struct th_agent *a)
 {
-	return a->pid > 0 && !reap(a->pid, &a->status, &a->exited);
+	return a->proc.pid > 0 && !reap(&a->proc, &a->status);
 }
 
 int th_agent_wait_exit(struct th_agent *a, int timeout_ms)
 {
 	int64_t end = th_now_ms() + timeout_ms;
-	while (!reap(a->pid, &a->status, &a->exited)) {
+	while (!reap(&a->proc, &a->status)) {
 		if (th_now_ms() > end)
 			return -1;
 		th_msleep(10);

@@ -2,8 +2,8 @@
  * harness — real processes for the agent-space client tests: an
  * `agent-space` room (start on an ephemeral or a given port, host input on
  * its stdin, stop gently or kill, restart on the same port), general-agent
- * processes with their own homes (adapted from tests/integration/daemon's
- * proc.c, which the lead owns), and an observer member speaking raw
+ * processes with their own homes (both started through tests/support/proc,
+ * in a clean environment), and an observer member speaking raw
  * WebSocket (tests/integration/space/wsclient.c) so that what the agent
  * sends is checked by something that is not the code under test.
  *
@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "proc.h"
 #include "tests/integration/space/wsclient.h"
 
 #define TH_WAIT_MS 10000
@@ -29,11 +30,9 @@
 /* --- the room ------------------------------------------------------------------- */
 
 struct th_room {
-	pid_t pid;
+	struct proc proc; /* the server process */
 	int port;
-	int stdin_fd;
 	int status; /* after exit: exit code or 128+signal */
-	bool exited;
 	char dir[256];
 	char log[320];
 	char port_file[320];
@@ -58,12 +57,9 @@ char *th_room_log(const struct th_room *r); /* caller frees */
 /* --- agents --------------------------------------------------------------------- */
 
 struct th_agent {
-	pid_t pid;
-	int status;
-	bool exited;
+	struct proc proc; /* output captured in two files in home */
+	int status;       /* after exit: exit code or 128+signal */
 	char home[256];
-	char err_path[320];
-	char out_path[320];
 };
 
 /* A fresh home with SOUL.md and SELF.md.template from the source tree. */

@@ -216,7 +216,7 @@ static long must_see(struct fx *f, struct want w)
 static struct space_link_config link_cfg(struct fx *f, const char *name)
 {
 	struct space_link_config c;
-	space_link_config_init(&c);
+	space_link_config_init(&c, NULL);
 	c.agent_name = name;
 	c.version = "0.1.0";
 	c.space_url = NULL; /* start_link points it at the room */
@@ -730,7 +730,7 @@ static void test_stop_and_free_in_every_phase(void **state)
 	struct fx *f = *state;
 	/* nothing listens there: stop while connecting / backing off */
 	struct space_link_config c;
-	space_link_config_init(&c);
+	space_link_config_init(&c, NULL);
 	c.agent_name = "Nope";
 	c.version = "0.1.0";
 	c.space_url = "ws://127.0.0.1:1";

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -223,14 +222,12 @@ bool space_alive(struct space *s)
 {
 	if (s->exited)
 		return false;
-	int st;
-	pid_t r = waitpid(s->pid, &st, WNOHANG);
-	if (r == s->pid) {
-		s->exited = true;
-		s->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		return false;
-	}
-	return true;
+	if (proc_alive(&s->proc))
+		return true;
+	s->exited = true;
+	int st = s->proc.status;
+	s->exit_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	return false;
 }
 
 int space_wait_exit(struct space *s, int timeout_ms)
@@ -244,6 +241,9 @@ int space_wait_exit(struct space *s, int timeout_ms)
 	return 0;
 }
 
+/* Server defaults; the test's env comes after them and wins. */
+#define SERVER_ENV_MAX 48
+
 struct space *space_start_in_(const char *dir, const char *const *env)
 {
 	const char *bin = server_binary();
@@ -252,7 +252,6 @@ struct space *space_start_in_(const char *dir, const char *const *env)
 	struct space *s = calloc(1, sizeof *s);
 	if (!s)
 		abort();
-	s->stdin_fd = -1;
 	snprintf(s->dir, sizeof s->dir, "%s", dir);
 	snprintf(s->data_dir, sizeof s->data_dir, "%s/data", dir);
 	snprintf(s->log_path, sizeof s->log_path, "%s/server.log", dir);
@@ -260,38 +259,25 @@ struct space *space_start_in_(const char *dir, const char *const *env)
 	unlink(s->port_file);
 	register_live(s);
 
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		h_fail("pipe: %s", strerror(errno));
-	fflush(NULL);
-	pid_t pid = fork();
-	if (pid < 0)
-		h_fail("fork: %s", strerror(errno));
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		/* Run in the test's directory so no stray ./.env is read. */
-		if (chdir(s->dir) != 0)
-			_exit(126);
-		dup2(pfd[0], 0);
-		int lf = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
-		if (lf >= 0) {
-			dup2(lf, 1);
-			dup2(lf, 2);
-		}
-		setenv("SPACE_PORT", "0", 1);
-		setenv("SPACE_BIND", "127.0.0.1", 1);
-		setenv("SPACE_NAME", "space-test", 1);
-		setenv("SPACE_DATA_DIR", s->data_dir, 1);
-		setenv("SPACE_SHUTDOWN_GRACE_MS", "200", 1);
-		for (const char *const *e = env; e && *e; e++)
-			putenv((char *)*e);
-		execl(bin, bin, "--no-mdns", "--port-file", s->port_file, (char *)NULL);
-		fprintf(stderr, "exec %s: %s\n", bin, strerror(errno));
-		_exit(127);
+	char data_env[340];
+	snprintf(data_env, sizeof data_env, "SPACE_DATA_DIR=%s", s->data_dir);
+	const char *envv[SERVER_ENV_MAX + 1] = {
+	    "SPACE_PORT=0",          "SPACE_BIND=127.0.0.1", "SPACE_NAME=space-test",
+	    "SPACE_SHUTDOWN_GRACE_MS=200", data_env};
+	size_t ne = 5;
+	for (const char *const *e = env; e && *e; e++) {
+		if (ne >= SERVER_ENV_MAX)
+			h_fail("more than %d environment strings for the server", SERVER_ENV_MAX);
+		envv[ne++] = *e;
 	}
-	close(pfd[0]);
-	s->stdin_fd = pfd[1];
-	s->pid = pid;
+	envv[ne] = NULL;
+	const char *argv[] = {"--no-mdns", "--port-file", s->port_file, NULL};
+	/* Run in the test's directory so no stray ./.env is read. */
+	struct proc_opts o = {
+	    .binary = bin, .cwd = s->dir, .argv = argv, .env = envv, .log_path = s->log_path};
+	if (proc_start_opts(&s->proc, &o) != 0)
+		h_fail("cannot start %s", bin);
+	s->pid = s->proc.pid;
 
 	/* Wait for "<port>\n" in the port file. */
 	int64_t deadline = ws_now_ms() + 20000;
@@ -348,14 +334,12 @@ int space_stop(struct space *s)
 	free(s->json);
 	s->json = NULL;
 	s->njson = 0;
-	if (s->stdin_fd >= 0)
-		close(s->stdin_fd);
-	s->stdin_fd = -1;
+	proc_close_stdin(&s->proc);
 	const char *why = NULL;
 	if (space_alive(s)) {
-		kill(s->pid, SIGTERM);
+		proc_signal(&s->proc, SIGTERM);
 		if (space_wait_exit(s, 15000) < 0) {
-			kill(s->pid, SIGKILL);
+			proc_signal(&s->proc, SIGKILL);
 			space_wait_exit(s, 5000);
 			why = "did not exit within 15 s of SIGTERM";
 			rc = -1;
@@ -370,6 +354,7 @@ int space_stop(struct space *s)
 		        s->exit_status);
 	if (rc != 0 || !s->passed)
 		print_server_log(s, rc ? why : "test failed");
+	proc_cleanup(&s->proc);
 	unregister_live(s);
 	if (!s->keep_dir)
 		rm_rf(s->dir);
@@ -395,32 +380,22 @@ int space_teardown(void **state)
 
 void space_host(struct space *s, const char *line)
 {
-	if (s->stdin_fd < 0)
+	if (s->proc.stdin_fd < 0)
 		h_fail("host input already closed");
 	size_t n = strlen(line);
-	char *buf = h_xmalloc(n + 1);
+	char *buf = h_xmalloc(n + 2);
 	memcpy(buf, line, n);
 	buf[n] = '\n';
-	size_t off = 0;
-	signal(SIGPIPE, SIG_IGN);
-	while (off < n + 1) {
-		ssize_t w = write(s->stdin_fd, buf + off, n + 1 - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			free(buf);
-			h_fail("writing host input: %s", strerror(errno));
-		}
-		off += (size_t)w;
-	}
+	buf[n + 1] = '\0';
+	int rc = proc_write_stdin(&s->proc, buf);
 	free(buf);
+	if (rc != 0)
+		h_fail("writing host input: %s", strerror(errno));
 }
 
 void space_host_eof(struct space *s)
 {
-	if (s->stdin_fd >= 0)
-		close(s->stdin_fd);
-	s->stdin_fd = -1;
+	proc_close_stdin(&s->proc);
 }
 
 char *space_read_log(struct space *s)

@@ -5,8 +5,9 @@
  *
  * One `struct space` per test: a fresh temporary directory (data dir, stderr
  * log), the server process (fork/exec of $GA_BUILD_DIR/agent-space with
- * `--no-mdns --port-file`, SPACE_PORT=0, SPACE_BIND=127.0.0.1 and the test's
- * extra environment), a pipe on its stdin for host input, and every client and
+ * `--no-mdns --port-file` through tests/support/proc, in a clean environment
+ * with SPACE_PORT=0, SPACE_BIND=127.0.0.1 and the test's extra
+ * environment), a pipe on its stdin for host input, and every client and
  * parsed JSON value the test created. space_stop() releases all of it, kills
  * the server if it does not exit on SIGTERM, prints the server log when the
  * test did not reach space_pass(), and removes the directory.
@@ -28,6 +29,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "proc.h"
 #include "tests/integration/space/wsclient.h"
 
 /* How long to wait for something that must happen. */
@@ -36,9 +38,9 @@
 #define H_QUIET_MS 300
 
 struct space {
-	pid_t pid;
+	struct proc proc; /* the server process (tests/support/proc.h) */
+	pid_t pid;        /* proc.pid, for tests that signal the server */
 	int port;
-	int stdin_fd; /* write end of the server's stdin, -1 once closed */
 	char dir[256];
 	char data_dir[300];
 	char log_path[300];
