@@ -17,6 +17,11 @@ static const struct tools_def catalogue[] = {
          "Decide whether to speak in the agent-space and what to say. Always answer through this "
          "tool. Commitments listed here are carried out by the agent afterwards.",
          tools_space_decision_schema, TOOLS_CAP_SOCIAL, TOOLS_MODE_SPACE, tools_space_decision},
+        {"space_say",
+         "Say something in the agent-space room now, in your own words, because your owner asked "
+         "you to. The message is checked like every other (echoes, send permissions) and may be "
+         "refused; you are told either way.",
+         tools_space_say_schema, TOOLS_CAP_SOCIAL, TOOLS_MODE_OWNER, tools_space_say},
         {"bluesky_post", "Publish a new top-level Bluesky post (at most 300 characters).",
          tools_bluesky_post_schema, TOOLS_CAP_SOCIAL, ALL_SOCIAL_MODES, tools_bluesky_post},
         {"bluesky_reply", "Reply to one Bluesky post (at most 300 characters). One reply per post.",

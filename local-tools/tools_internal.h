@@ -16,6 +16,7 @@ void tools_refuse(struct compose_call *call, const char *msg);
 
 /* Families. */
 void tools_space_decision(struct compose_call *call, const cJSON *args, void *ud);
+void tools_space_say(struct compose_call *call, const cJSON *args, void *ud);
 void tools_bluesky_post(struct compose_call *call, const cJSON *args, void *ud);
 void tools_bluesky_reply(struct compose_call *call, const cJSON *args, void *ud);
 void tools_graceful_exit(struct compose_call *call, const cJSON *args, void *ud);
@@ -24,6 +25,7 @@ void tools_github_comment(struct compose_call *call, const cJSON *args, void *ud
 void tools_plan_create(struct compose_call *call, const cJSON *args, void *ud);
 
 extern const char tools_space_decision_schema[];
+extern const char tools_space_say_schema[];
 extern const char tools_bluesky_post_schema[];
 extern const char tools_bluesky_reply_schema[];
 extern const char tools_graceful_exit_schema[];

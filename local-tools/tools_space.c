@@ -1,5 +1,6 @@
 /*
- * tools_space — the agent-space decision tool (space-validation.md §8.2).
+ * tools_space — the agent-space tools: the participation decision
+ * (space-validation.md §8.2) and space_say, the owner's "tell the room …".
  *
  * Participation forces this tool (tool_choice names it). Its arguments are
  * the decision; the sink (the participation module) takes them, and the
@@ -41,4 +42,23 @@ void tools_space_decision(struct compose_call *call, const cJSON *args, void *ud
 		return;
 	}
 	tools_hand_off(call, ud, "space_decision", args, true);
+}
+
+/* The owner asked the agent to say something in the room. The text goes
+ * through the message pipeline (validator, send permissions, dedup) like
+ * any other message; the sink answers once it is queued, and the outcome
+ * reaches the owner when it is known. */
+const char tools_space_say_schema[] =
+        "{\"type\":\"object\",\"properties\":{"
+        "\"text\":{\"type\":\"string\",\"description\":\"The words to say in the room.\"}},"
+        "\"required\":[\"text\"]}";
+
+void tools_space_say(struct compose_call *call, const cJSON *args, void *ud)
+{
+	const cJSON *text = cJSON_GetObjectItemCaseSensitive(args, "text");
+	if (!cJSON_IsString(text) || !text->valuestring[0]) {
+		tools_refuse(call, "'text' is empty: give the words to say in the room");
+		return;
+	}
+	tools_hand_off(call, ud, "space_say", args, false);
 }

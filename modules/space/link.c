@@ -102,27 +102,10 @@ const char *space_say_result_name(enum space_say_result r)
 
 /* --- configuration ------------------------------------------------------------------- */
 
-static void env_u64(const char *var, uint64_t *field)
-{
-	const char *v = getenv(var);
-	if (!v)
-		return;
-	char *end;
-	errno = 0;
-	unsigned long long x = strtoull(v, &end, 10);
-	if (*v < '0' || *v > '9' || *end || errno || x > (unsigned long long)SPC_TUNABLE_MAX_MS) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "ignoring an invalid tunable; keeping the default",
-		       "var", var, "value", v, "expected", "an integer number of milliseconds");
-		return;
-	}
-	*field = x;
-}
-
-void space_link_config_init(struct space_link_config *cfg)
+void space_link_config_init(struct space_link_config *cfg, const struct ga_config *gc)
 {
 	memset(cfg, 0, sizeof *cfg);
 	spc_tunables_default(&cfg->t);
-	spc_tunables_from_env(&cfg->t);
 	cfg->typing_base_ms = 800;
 	cfg->typing_per_char_ms = 30;
 	cfg->typing_max_ms = 6000;
@@ -130,13 +113,18 @@ void space_link_config_init(struct space_link_config *cfg)
 	 * a little margin covers the trip there. */
 	cfg->chat_interval_ms = 3200;
 	cfg->claim_renew_ms = 30000;
-	env_u64("GA_SPACE_TYPING_BASE_MS", &cfg->typing_base_ms);
-	env_u64("GA_SPACE_TYPING_PER_CHAR_MS", &cfg->typing_per_char_ms);
-	env_u64("GA_SPACE_TYPING_MAX_MS", &cfg->typing_max_ms);
-	env_u64("GA_SPACE_CHAT_INTERVAL_MS", &cfg->chat_interval_ms);
-	env_u64("GA_SPACE_CLAIM_RENEW_MS", &cfg->claim_renew_ms);
-	if (cfg->claim_renew_ms == 0)
-		cfg->claim_renew_ms = 30000;
+	if (!gc)
+		return;
+	/* config_load() validated the GA_SPACE_* values; below zero = not set. */
+	const struct config_space_tunables *c = &gc->space;
+	spc_tunables_from_config(&cfg->t, c);
+	const int64_t *src[] = {&c->typing_base_ms, &c->typing_per_char_ms, &c->typing_max_ms,
+				&c->chat_interval_ms, &c->claim_renew_ms};
+	uint64_t *dst[] = {&cfg->typing_base_ms, &cfg->typing_per_char_ms, &cfg->typing_max_ms,
+			   &cfg->chat_interval_ms, &cfg->claim_renew_ms};
+	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
+		if (*src[i] >= 0)
+			*dst[i] = (uint64_t)*src[i];
 }
 
 uint64_t space_link_typing_delay(const struct space_link_config *cfg, const char *text)
@@ -266,6 +254,7 @@ static void deliver_chat(struct space_link *l, const struct spc_roster *r, size_
 		ev.chain = c->has_chain && c->chain > d ? c->chain : d;
 	}
 	ev.text = c->content;
+	ev.text_len = strlen(c->content);
 	const char *addr[SPACE_LINK_MAX_ADDRESSED];
 	size_t naddr = 0;
 	if (c->naddressed) {

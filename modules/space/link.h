@@ -91,6 +91,7 @@ struct space_event {
 	int64_t chain;
 	bool chain_explicit; /* the message carried a chain field */
 	const char *text;
+	size_t text_len; /* bytes; the text may hold NULs (a chat may carry \u0000) */
 	const char *const *addressed;
 	size_t naddressed;
 	bool addressed_me;
@@ -152,11 +153,11 @@ struct space_link_config {
 	uint64_t claim_renew_ms;
 };
 
-/* Defaults, then GA_SPACE_* from the environment (tunables.h, plus
- * GA_SPACE_TYPING_BASE_MS 800, GA_SPACE_TYPING_PER_CHAR_MS 30,
- * GA_SPACE_TYPING_MAX_MS 6000, GA_SPACE_CHAT_INTERVAL_MS 3200,
- * GA_SPACE_CLAIM_RENEW_MS 30000). */
-void space_link_config_init(struct space_link_config *cfg);
+/* Defaults, then the GA_SPACE_* values set in gc's configuration
+ * (tunables.h, plus GA_SPACE_TYPING_BASE_MS 800, GA_SPACE_TYPING_PER_CHAR_MS
+ * 30, GA_SPACE_TYPING_MAX_MS 6000, GA_SPACE_CHAT_INTERVAL_MS 3200,
+ * GA_SPACE_CLAIM_RENEW_MS 30000). gc NULL = the defaults only. */
+void space_link_config_init(struct space_link_config *cfg, const struct ga_config *gc);
 
 struct space_link;
 

@@ -70,7 +70,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
                                           struct ga_err *err)
 {
 	struct space_link_config lc;
-	space_link_config_init(&lc);
+	space_link_config_init(&lc, rc->cfg);
 	lc.agent_name = rc->cfg->agent_name;
 	lc.version = rc->version;
 	lc.social_only = rc->social_only;
