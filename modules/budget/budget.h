@@ -53,7 +53,7 @@ struct budget_decision {
 };
 
 /* Loads the persisted usage (a missing, reset or corrupt file starts from
- * zero; state.h says how each is reported). store may be NULL. */
+ * zero; modules/state/state.h says how each is reported). store may be NULL. */
 void budget_init(struct budget *b, const struct state_store *store, int64_t daily_limit);
 
 /* Returns true when the call may go ahead; d (may be NULL) says why. */

@@ -356,7 +356,7 @@ static void test_url(void **state)
 	assert_int_equal(spc_url_parse(NULL, &u, &err), -1);
 }
 
-/* The URL made from an mDNS answer (discover.c): the resolved address
+/* The URL made from an mDNS answer (adapters/space/discover.c): the resolved address
  * first (§9 item 24), brackets for IPv6, the host name for link-local. */
 static void test_discovery_url(void **state)
 {
