@@ -70,7 +70,7 @@ static const struct config_var VARS[] = {
 	/* the gate (loop prevention) */
 	{"MAX_BOT_CHAIN_LENGTH", VAR_INT, F(max_bot_chain_length), CONFIG_DEFAULT_MAX_BOT_CHAIN_LENGTH,
 	 1, 100},
-	{"GATE_MAX_EVENTS", VAR_INT, F(gate_max_events), CONFIG_DEFAULT_GATE_MAX_EVENTS, 1, 10000},
+	{"GATE_MAX_EVENTS", VAR_INT, F(gate_max_events), CONFIG_DEFAULT_GATE_MAX_EVENTS, 1, 128},
 	{"GATE_WINDOW_MS", VAR_INT, F(gate_window_ms), CONFIG_DEFAULT_GATE_WINDOW_MS, 1,
 	 CONFIG_MAX_MS},
 	{"GATE_COOLDOWN_MS", VAR_INT, F(gate_cooldown_ms), CONFIG_DEFAULT_GATE_COOLDOWN_MS, 0,

@@ -119,7 +119,7 @@ struct ga_config {
 
 	/* the gate (loop prevention) */
 	int64_t max_bot_chain_length; /* MAX_BOT_CHAIN_LENGTH, 1..100, default 5 */
-	int64_t gate_max_events;      /* GATE_MAX_EVENTS, 1..10000, default 20 */
+	int64_t gate_max_events;      /* GATE_MAX_EVENTS, 1..128, default 20 */
 	int64_t gate_window_ms;       /* GATE_WINDOW_MS, 1..day, default 60000 */
 	int64_t gate_cooldown_ms;     /* GATE_COOLDOWN_MS, 0..day, default 60000 */
 

@@ -109,16 +109,16 @@ void budget_today(const struct budget *b, int64_t now_ms, struct budget_day *out
 	}
 }
 
-bool budget_check(const struct budget *b, int64_t now_ms, bool owner, struct budget_decision *d)
+bool budget_check(const struct budget *b, int64_t now_ms, bool owner, struct decision *d)
 {
-	struct budget_decision tmp;
+	struct decision tmp;
 	if (!d)
 		d = &tmp;
 	d->rule = BUDGET_RULE;
 	struct budget_day t;
 	budget_today(b, now_ms, &t);
 	if (b->daily_limit == 0) {
-		d->verdict = "allow";
+		d->verdict = VERDICT_PASS;
 		snprintf(d->reason, sizeof d->reason,
 		         "no daily token budget (LLM_DAILY_TOKEN_BUDGET unset); %lld tokens used "
 		         "today",
@@ -126,20 +126,20 @@ bool budget_check(const struct budget *b, int64_t now_ms, bool owner, struct bud
 		return true;
 	}
 	if (t.total_tokens < b->daily_limit) {
-		d->verdict = "allow";
+		d->verdict = VERDICT_PASS;
 		snprintf(d->reason, sizeof d->reason, "%lld of %lld tokens used today (UTC %s)",
 		         (long long)t.total_tokens, (long long)b->daily_limit, t.date);
 		return true;
 	}
 	if (owner) {
-		d->verdict = "allow";
+		d->verdict = VERDICT_PASS;
 		snprintf(d->reason, sizeof d->reason,
 		         "daily token budget spent (%lld of %lld), but the owner may always talk "
 		         "to the agent",
 		         (long long)t.total_tokens, (long long)b->daily_limit);
 		return true;
 	}
-	d->verdict = "deny";
+	d->verdict = VERDICT_BLOCK;
 	snprintf(d->reason, sizeof d->reason,
 	         "daily token budget spent: %lld of %lld tokens used today (UTC %s); only owner "
 	         "conversations may call the model until the day ends (raise "

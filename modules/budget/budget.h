@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "modules/decisions/decision.h"
 #include "modules/state/state.h"
 
 #define BUDGET_STATE_NAME   "llm_usage"
@@ -45,19 +46,15 @@ struct budget {
 	size_t n_days;
 };
 
-/* A decision in the house shape: verdict "allow" | "deny", rule, reason. */
-struct budget_decision {
-	const char *verdict;
-	const char *rule;
-	char reason[256];
-};
 
 /* Loads the persisted usage (a missing, reset or corrupt file starts from
  * zero; modules/state/state.h says how each is reported). store may be NULL. */
 void budget_init(struct budget *b, const struct state_store *store, int64_t daily_limit);
 
-/* Returns true when the call may go ahead; d (may be NULL) says why. */
-bool budget_check(const struct budget *b, int64_t now_ms, bool owner, struct budget_decision *d);
+/* Returns true when the call may go ahead; d (may be NULL) says why, in
+ * the one decision shape of every stage (modules/decisions): verdict PASS or
+ * BLOCK, rule "daily_token_budget", the reason with the numbers. */
+bool budget_check(const struct budget *b, int64_t now_ms, bool owner, struct decision *d);
 
 /* Adds one call's usage to today and persists. Returns 0, or -1 with err
  * when the state file could not be written (the in-memory count is kept). */

@@ -99,7 +99,7 @@ struct compose_result {
 	bool used_json_fallback;            /* a required tool's arguments came from text */
 	enum llm_error_kind llm_error;      /* for COMPOSE_STOP_ERROR from the model */
 	struct llm_usage usage;             /* summed over the rounds */
-	struct budget_decision budget;      /* the last budget decision (verdict NULL: none) */
+	struct decision budget;             /* the last budget decision (rule NULL: none) */
 	const struct llm_message *messages; /* the whole conversation, system first,
 	                                     * ending with the final answer when there is one */
 	size_t n_messages;

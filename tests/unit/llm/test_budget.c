@@ -53,9 +53,9 @@ static void test_no_budget_always_allows(void **state)
 	struct budget b;
 	budget_init(&b, NULL, 0);
 	budget_record(&b, LATE, 1000000, 1000000, 0, NULL);
-	struct budget_decision d;
+	struct decision d;
 	assert_true(budget_check(&b, LATE, false, &d));
-	assert_string_equal(d.verdict, "allow");
+	assert_int_equal(d.verdict, VERDICT_PASS);
 	assert_string_equal(d.rule, "daily_token_budget");
 	assert_non_null(strstr(d.reason, "LLM_DAILY_TOKEN_BUDGET unset"));
 }
@@ -64,18 +64,18 @@ static void test_deny_past_budget_but_owner_may_talk(void **state)
 {
 	struct budget b;
 	budget_init(&b, NULL, 1000);
-	struct budget_decision d;
+	struct decision d;
 	assert_true(budget_check(&b, LATE, false, &d));
 	budget_record(&b, LATE, 600, 300, 900, NULL);
 	assert_true(budget_check(&b, LATE, false, &d));
 	assert_non_null(strstr(d.reason, "900 of 1000"));
 	budget_record(&b, LATE, 80, 20, 100, NULL);
 	assert_false(budget_check(&b, LATE, false, &d));
-	assert_string_equal(d.verdict, "deny");
+	assert_int_equal(d.verdict, VERDICT_BLOCK);
 	assert_non_null(strstr(d.reason, "1000 of 1000 tokens used today (UTC 2026-11-22)"));
 	assert_non_null(strstr(d.reason, "only owner conversations"));
 	assert_true(budget_check(&b, LATE, true, &d));
-	assert_string_equal(d.verdict, "allow");
+	assert_int_equal(d.verdict, VERDICT_PASS);
 	assert_non_null(strstr(d.reason, "owner"));
 	/* a new UTC day starts from zero */
 	assert_true(budget_check(&b, NEXT_DAY, false, &d));

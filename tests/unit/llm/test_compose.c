@@ -308,7 +308,7 @@ static void test_budget_denies_and_counts(void **state)
 	/* round 1 allowed (0 < 40), spends 45; round 2 refused */
 	assert_int_equal(fx->res.stop, COMPOSE_STOP_BUDGET);
 	assert_int_equal(llmfake_calls(fx->fake), 1);
-	assert_string_equal(fx->res.budget.verdict, "deny");
+	assert_int_equal(fx->res.budget.verdict, VERDICT_BLOCK);
 	assert_string_equal(fx->res.budget.rule, "daily_token_budget");
 	assert_non_null(strstr(fx->reason, "45 of 40 tokens"));
 	struct budget_day d;
@@ -328,7 +328,7 @@ static void test_budget_denies_and_counts(void **state)
 	o.owner = true;
 	run(fx, &o);
 	assert_int_equal(fx->res.stop, COMPOSE_STOP_FINAL);
-	assert_string_equal(fx->res.budget.verdict, "allow");
+	assert_int_equal(fx->res.budget.verdict, VERDICT_PASS);
 }
 
 static void test_fatal_model_error_stops_the_run(void **state)
