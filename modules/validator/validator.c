@@ -4,6 +4,8 @@
  */
 #include "modules/validator/validator.h"
 
+#include "modules/decisions/decision.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -541,4 +543,21 @@ void validator_decision_clear(struct validator_decision *d)
 		return;
 	free(d->text);
 	d->text = NULL;
+}
+
+void validator_to_decision(const struct validator_decision *vd, struct decision *out)
+{
+	const char *rule = vd->rule ? vd->rule : validator_verdict_name(vd->verdict);
+	switch (vd->verdict) {
+	case VALIDATOR_ACCEPT:
+		decision_set(out, VERDICT_APPROVE, rule, "%s",
+		             vd->reason[0] ? vd->reason : "approved as written");
+		break;
+	case VALIDATOR_TRIM: decision_set(out, VERDICT_EDIT, rule, "%s", vd->reason); break;
+	case VALIDATOR_REFER:
+		decision_set(out, VERDICT_REJECT, rule, "borderline and no judge to ask: %s",
+		             vd->reason);
+		break;
+	default: decision_set(out, VERDICT_REJECT, rule, "%s", vd->reason); break;
+	}
 }

@@ -166,6 +166,13 @@ enum validator_verdict validator_resume(const char *candidate,
 
 void validator_decision_clear(struct validator_decision *d);
 
+/* The validator's outcome as the one decision of every stage
+ * (modules/decisions): accept → APPROVE, trim → EDIT, reject → REJECT,
+ * refer → REJECT (a borderline candidate with no judge to ask), with the
+ * validator's rule and reason. */
+struct decision;
+void validator_to_decision(const struct validator_decision *vd, struct decision *out);
+
 /* §9.1 check 1 measurements, exposed for tests and the CLI. */
 size_t validator_count_sentences(const char *s, size_t len);
 size_t validator_measure(const char *s, size_t len, enum validator_unit unit);

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "modules/decisions/decision.h"
 #include "modules/validator/validator.h"
 
 static const char *check(const char *text, const struct validator_context *ctx,
@@ -453,9 +454,41 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* The validator's outcome in the one decision shape of every stage. */
+static void test_to_decision(void **state)
+{
+	(void)state;
+	struct validator_decision vd;
+	struct decision d;
+	memset(&vd, 0, sizeof vd);
+	vd.verdict = VALIDATOR_ACCEPT;
+	vd.rule = "ok";
+	validator_to_decision(&vd, &d);
+	assert_int_equal(d.verdict, VERDICT_APPROVE);
+	assert_string_equal(d.rule, "ok");
+	assert_string_equal(d.reason, "approved as written");
+	vd.verdict = VALIDATOR_TRIM;
+	vd.rule = "trim";
+	snprintf(vd.reason, sizeof vd.reason, "trimmed to 2 sentences");
+	validator_to_decision(&vd, &d);
+	assert_int_equal(d.verdict, VERDICT_EDIT);
+	assert_string_equal(d.reason, "trimmed to 2 sentences");
+	vd.verdict = VALIDATOR_REJECT;
+	vd.rule = "too_long";
+	validator_to_decision(&vd, &d);
+	assert_int_equal(d.verdict, VERDICT_REJECT);
+	assert_string_equal(d.rule, "too_long");
+	vd.verdict = VALIDATOR_REFER;
+	vd.rule = "echo_borderline";
+	validator_to_decision(&vd, &d);
+	assert_int_equal(d.verdict, VERDICT_REJECT);
+	assert_non_null(strstr(d.reason, "no judge"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_to_decision),
 		cmocka_unit_test(test_phrase_vectors),
 		cmocka_unit_test(test_fixed_false_positives),
 		cmocka_unit_test(test_sentence_counter),
