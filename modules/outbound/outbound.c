@@ -11,13 +11,11 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
+#include "modules/journal/journal.h"
 #include "modules/outbound/audit.h"
 #include "modules/outbound/dedup.h"
 #include "modules/outbound/perms.h"
 #include "modules/validator/validator.h"
-#ifdef GA_OUTBOUND_HAVE_JOURNAL
-#include "modules/outbound/journal.h"
-#endif
 
 #define LOG_COMP     "outbound"
 #define COURTESY_SEP "\n\n"
@@ -120,7 +118,6 @@ void outbound_idem_key(enum conv_platform p, const char *target, const char *tex
 /* 0 none or failed earlier, 1 intent pending, 2 done. */
 static int journal_state(struct outbound *ob, const char *key)
 {
-#ifdef GA_OUTBOUND_HAVE_JOURNAL
 	if (!ob->journal)
 		return 0;
 	switch (journal_state_of(ob->journal, key)) {
@@ -131,16 +128,10 @@ static int journal_state(struct outbound *ob, const char *key)
 	default:
 		return 0;
 	}
-#else
-	(void)ob;
-	(void)key;
-	return 0;
-#endif
 }
 
 static int journal_write_intent(struct ob_item *it, struct ga_err *err)
 {
-#ifdef GA_OUTBOUND_HAVE_JOURNAL
 	struct outbound *ob = it->ob;
 	if (!ob->journal)
 		return 0;
@@ -156,16 +147,10 @@ static int journal_write_intent(struct ob_item *it, struct ga_err *err)
 	                        payload, time_now_ms(), err);
 	cJSON_Delete(payload);
 	return rc;
-#else
-	(void)it;
-	(void)err;
-	return 0;
-#endif
 }
 
 static void journal_write_end(struct ob_item *it, int ok, const char *artifact, const char *error)
 {
-#ifdef GA_OUTBOUND_HAVE_JOURNAL
 	struct outbound *ob = it->ob;
 	if (!ob->journal)
 		return;
@@ -177,12 +162,6 @@ static void journal_write_end(struct ob_item *it, int ok, const char *artifact, 
 	if (rc < 0)
 		log_error(LOG_COMP, "journal %s for %s: %s", ok ? "done" : "failed", it->key,
 		          e.msg);
-#else
-	(void)it;
-	(void)ok;
-	(void)artifact;
-	(void)error;
-#endif
 }
 
 /* ---- steps 5..8: limit, courtesy, intent, port ---------------------------------- */
@@ -526,7 +505,6 @@ void outbound_submit(struct outbound *ob, const struct outbound_msg *msg, outbou
 
 /* ---- reconcile ------------------------------------------------------------------------ */
 
-#if defined(GA_OUTBOUND_HAVE_JOURNAL) && defined(JOURNAL_HAS_FOREACH_PENDING)
 struct rec_ctx {
 	struct outbound *ob;
 	char *key;
@@ -570,34 +548,39 @@ static void reconcile_done(void *done_ud, int exists, const char *artifact)
 	maybe_closed(ob);
 }
 
-static int reconcile_one(void *ud, const char *key, const char *platform, const char *target)
+struct rec_walk {
+	struct outbound *ob;
+	int asked;
+};
+
+static void reconcile_one(void *ud, const char *key, const char *platform, const char *target,
+                          const cJSON *payload, int64_t intent_ms)
 {
-	struct outbound *ob = ud;
+	(void)payload;
+	(void)intent_ms;
+	struct rec_walk *w = ud;
+	struct outbound *ob = w->ob;
 	int p = conv_platform_parse(platform);
 	if (p < 0 || !ob->plat[p].has_port || !ob->plat[p].port.reconcile) {
 		log_warn(LOG_COMP, "reconcile %s: no port can check %s; left pending", key,
 		         platform ? platform : "?");
-		return 0;
+		return;
 	}
 	struct rec_ctx *rc = xcalloc(1, sizeof *rc);
 	rc->ob = ob;
 	rc->key = xstrdup(key);
 	ob->inflight++;
+	w->asked++;
 	ob->plat[p].port.reconcile(ob->plat[p].port.ud, key, target, reconcile_done, rc);
-	return 1;
 }
-#endif
 
 int outbound_reconcile_pending(struct outbound *ob)
 {
-#if defined(GA_OUTBOUND_HAVE_JOURNAL) && defined(JOURNAL_HAS_FOREACH_PENDING)
 	if (!ob->journal)
 		return 0;
-	return journal_foreach_pending(ob->journal, reconcile_one, ob);
-#else
-	(void)ob;
-	return 0;
-#endif
+	struct rec_walk w = {.ob = ob};
+	journal_pending(ob->journal, reconcile_one, &w);
+	return w.asked;
 }
 
 /* ---- lifetime -------------------------------------------------------------------------- */
@@ -609,12 +592,6 @@ struct outbound *outbound_new(uv_loop_t *loop, const struct outbound_config *cfg
 		err_set(err, "outbound needs a loop and a memory directory");
 		return NULL;
 	}
-#ifndef GA_OUTBOUND_HAVE_JOURNAL
-	if (cfg->journal) {
-		err_set(err, "this build has no journal (ga_journal) but one was configured");
-		return NULL;
-	}
-#endif
 	struct outbound *ob = xcalloc(1, sizeof *ob);
 	ob->loop = loop;
 	ob->memory_dir = xstrdup(cfg->memory_dir);

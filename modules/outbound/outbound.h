@@ -58,7 +58,7 @@
 #define OUTBOUND_COURTESY_NOTICE                                                                   \
 	"For your information only. Replies to this message will not be processed."
 
-struct journal; /* modules/outbound/journal.h */
+struct journal; /* modules/journal/journal.h */
 struct outbound;
 
 /* What a port receives (all borrowed for the duration of send()). */
