@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/jsonnul.h"
 #include "common/xalloc.h"
 
 /* The nine message types a client may send (§2.1); everything else,
@@ -32,7 +33,9 @@ static const struct {
 enum space_msg_type space_msg_parse(const char *buf, size_t len, cJSON **root)
 {
 	*root = NULL;
-	cJSON *v = json_parse(buf, len, NULL);
+	/* "\u0000" is valid JSON and the reference relays it: strings carry
+	 * it as JSON_NUL_MARK (common/jsonnul.h). */
+	cJSON *v = json_parse_nul(buf, len, NULL);
 	/* The reference's handler throws on null and its catch-all answers
 	 * "Invalid JSON" (§3.1 step 3), so null is grouped with parse errors. */
 	if (!v || cJSON_IsNull(v)) {
@@ -70,12 +73,13 @@ const cJSON *space_js_get(const cJSON *obj, const char *key)
 size_t space_js_units(const char *s, size_t len)
 {
 	/* One unit per code point, two for 4-byte sequences (a surrogate
-	 * pair in UTF-16). Counting lead bytes is enough for valid UTF-8. */
+	 * pair in UTF-16). Counting lead bytes is enough for valid UTF-8; the
+	 * NUL marker is one unit. */
 	size_t units = 0;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
 		if ((c & 0xC0) != 0x80)
-			units += c >= 0xF0 ? 2 : 1;
+			units += c >= 0xF0 && c != (unsigned char)JSON_NUL_MARK ? 2 : 1;
 	}
 	return units;
 }
@@ -85,7 +89,10 @@ size_t space_js_cut(const char *s, size_t len, size_t max_units)
 	size_t units = 0, i = 0;
 	while (i < len) {
 		unsigned char c = (unsigned char)s[i];
-		size_t n = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+		size_t n = c < 0x80 || c == (unsigned char)JSON_NUL_MARK ? 1
+			   : c < 0xE0				      ? 2
+			   : c < 0xF0				      ? 3
+								      : 4;
 		size_t u = n == 4 ? 2 : 1;
 		if (units + u > max_units)
 			break;
@@ -97,9 +104,14 @@ size_t space_js_cut(const char *s, size_t len, size_t max_units)
 	return i;
 }
 
-/* Decodes one code point of valid UTF-8 at s (n bytes available). */
+/* Decodes one code point of valid UTF-8 at s (n bytes available); the NUL
+ * marker is U+0000. */
 static unsigned decode_cp(const unsigned char *s, size_t n, size_t *used)
 {
+	if (s[0] == (unsigned char)JSON_NUL_MARK) {
+		*used = 1;
+		return 0;
+	}
 	if (s[0] < 0x80 || n < 2) {
 		*used = 1;
 		return s[0];
@@ -185,7 +197,12 @@ bool space_js_nonblank_string(const cJSON *v)
 
 int space_put_str(struct strbuf *sb, const char *s)
 {
-	return sb_put_json_string(sb, s, strlen(s));
+	return json_put_string_nul(sb, s, strlen(s));
+}
+
+int space_put_strn(struct strbuf *sb, const char *s, size_t len)
+{
+	return json_put_string_nul(sb, s, len);
 }
 
 static int put_number(struct strbuf *sb, double d)

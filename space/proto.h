@@ -9,6 +9,16 @@
  * semantics exactly (space-protocol.md §1.1, §2.2). Everything here is pure:
  * no I/O, no clock, no global state, so it is unit-tested and fuzzed directly.
  *
+ * NUL: "\u0000" in a string is valid JSON and the reference relays it, but
+ * cJSON strings end at NUL. space_msg_parse therefore parses with
+ * json_parse_nul (common/jsonnul.h): a U+0000 is the byte JSON_NUL_MARK
+ * (0xFF, never in UTF-8) inside the tree's strings. Every helper here treats
+ * the marker as the one character U+0000 (one UTF-16 unit, not blank,
+ * truthy), and every string written out goes through space_put_str/strn,
+ * which write it back as "\u0000". So a NUL is relayed, logged and replayed
+ * exactly; internally it is the marker throughout (log lines are read back
+ * with json_parse_nul too).
+ *
  * Memory: cJSON trees returned by space_msg_parse are owned by the caller
  * (cJSON_Delete). Strings passed in are borrowed. strbuf outputs are
  * appended to; the caller owns the strbuf.
@@ -100,8 +110,11 @@ int space_js_stringify(struct strbuf *sb, const cJSON *v);
  * "[object Object]". Used for the state log content (§3.8). */
 int space_js_string_of(struct strbuf *sb, const cJSON *v);
 
-/* Appends s as a JSON string literal (JSON.stringify escaping). */
+/* Appends s as a JSON string literal (JSON.stringify escaping; the NUL
+ * marker as "\u0000"). */
 int space_put_str(struct strbuf *sb, const char *s);
+/* The same for s[0..len). */
+int space_put_strn(struct strbuf *sb, const char *s, size_t len);
 
 /* Node decodes binary frames with Buffer#toString('utf8'), which replaces
  * every invalid sequence by U+FFFD. Returns a heap copy so repaired (caller

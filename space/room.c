@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/jsonnul.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
@@ -555,7 +556,7 @@ static void handle_chat(struct space_room *r, struct space_conn *c, const cJSON 
 	sb_init(&sb, 0);
 	open_msg(&sb, "chat", c);
 	sb_puts(&sb, ",\"content\":");
-	sb_put_json_string(&sb, content->valuestring, clen);
+	space_put_strn(&sb, content->valuestring, clen);
 	sb_puts(&sb, ",\"timestamp\":\"");
 	sb_puts(&sb, ts);
 	sb_putc(&sb, '"');
@@ -738,8 +739,8 @@ static void handle_state(struct space_room *r, struct space_conn *c, const cJSON
 		sb_puts(&sb, ",\"detail\":");
 		if (cJSON_IsString(detail)) {
 			size_t dl = strlen(detail->valuestring);
-			sb_put_json_string(&sb, detail->valuestring,
-					   space_js_cut(detail->valuestring, dl,
+			space_put_strn(&sb, detail->valuestring,
+				       space_js_cut(detail->valuestring, dl,
 							SPACE_DETAIL_CUT_UNITS));
 		} else {
 			space_js_stringify(&sb, detail); /* relayed as is (§2.2) */
@@ -830,8 +831,8 @@ static void handle_reflection(struct space_room *r, struct space_conn *c, const 
 	sb_init(&sb, 0);
 	open_msg(&sb, "reflection", c);
 	sb_puts(&sb, ",\"summary\":");
-	sb_put_json_string(&sb, summary->valuestring,
-			   space_js_cut(summary->valuestring, len, SPACE_REFLECTION_CUT_UNITS));
+	space_put_strn(&sb, summary->valuestring,
+		       space_js_cut(summary->valuestring, len, SPACE_REFLECTION_CUT_UNITS));
 	put_ts_close(&sb, ts);
 	broadcast(r, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
@@ -1095,13 +1096,14 @@ static char *host_addressed(struct space_room *r, const char *text, size_t len)
 
 void space_room_host_chat(struct space_room *r, const char *text, size_t len, int64_t now)
 {
-	/* NUL bytes are dropped: JSON.stringify would send "\u0000", which
-	 * C peers (common/json rejects it) would take for invalid JSON. */
+	/* A NUL byte of the host's line is U+0000, which the reference sends
+	 * as "\u0000" like every member's: it becomes the marker that stands
+	 * for U+0000 everywhere in the room (space/proto.h). The text is valid
+	 * UTF-8 (server.c checks), so no 0xFF was there before. */
 	char *content = xmalloc(len + 1);
 	size_t clen = 0;
 	for (size_t i = 0; i < len; i++)
-		if (text[i])
-			content[clen++] = text[i];
+		content[clen++] = text[i] ? text[i] : JSON_NUL_MARK;
 	content[clen] = '\0';
 	size_t cut = space_js_cut(content, clen, SPACE_CHAT_MAX_UNITS);
 	if (cut < clen)
@@ -1117,7 +1119,7 @@ void space_room_host_chat(struct space_room *r, const char *text, size_t len, in
 	sb_puts(&sb, "{\"type\":\"chat\",\"name\":\"host\",\"id\":");
 	space_put_str(&sb, r->host_id);
 	sb_puts(&sb, ",\"content\":");
-	sb_put_json_string(&sb, content, cut);
+	space_put_strn(&sb, content, cut);
 	sb_puts(&sb, ",\"timestamp\":\"");
 	sb_puts(&sb, ts);
 	sb_putc(&sb, '"');

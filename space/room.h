@@ -7,7 +7,7 @@
  * every call; effects leave through struct space_room_ops (queue a message
  * on a connection, close it with a code, drop it, ping it), and events are
  * appended to the space_store. server.c implements the ops with
- * its own WebSocket transport (space/ws.c); the unit tests and the fuzzer
+ * its own WebSocket transport (common/ws.c); the unit tests and the fuzzer
  * implement them with arrays.
  *
  * Lifetime: the I/O layer calls space_room_conn_new() for every accepted
@@ -124,7 +124,8 @@ void space_room_heartbeat(struct space_room *r, int64_t now);
 void space_room_sweep(struct space_room *r, int64_t now);
 
 /* A line typed by the host (already trimmed by the caller or not: it is
- * broadcast as given, cut to 100,000 units). */
+ * broadcast as given, cut to 100,000 units). text is valid UTF-8; a NUL
+ * byte in it is U+0000 and goes out as "\u0000". */
 void space_room_host_chat(struct space_room *r, const char *text, size_t len, int64_t now);
 
 /* Shutdown step 1: broadcast the shutdown message (§3.17). */

@@ -1,6 +1,6 @@
 /*
  * space/server — the agent-space process: a WebSocket server on one libuv
- * loop (space/ws.c does the RFC 6455 parsing), the room, the log, host
+ * loop (common/ws.c does the RFC 6455 parsing), the room, the log, host
  * input, mDNS, timers and shutdown. See server.h for the contract.
  *
  * Per connection: a libuv TCP handle and one timer (HTTP head deadline,
@@ -40,6 +40,7 @@
 
 #include "adapters/mdns/mdns.h"
 #include "common/fsx.h"
+#include "common/jsonnul.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
@@ -599,11 +600,24 @@ static void op_ping(void *ud, struct space_conn *c)
 	mark_dirty(p);
 }
 
+/* Writes text received from members to the terminal: a U+0000 (the marker,
+ * space/proto.h) is shown as the symbol for NUL, U+2400, never as a byte
+ * that is invalid in UTF-8. */
+static void put_shown(const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		if (*p == JSON_NUL_MARK)
+			fputs("\u2400", stdout);
+		else
+			fputc(*p, stdout);
+	}
+}
+
 static void op_show(void *ud, const char *line)
 {
 	struct server *s = ud;
 	if (s->tty_out) {
-		fputs(line, stdout);
+		put_shown(line);
 		fputc('\n', stdout);
 		fflush(stdout);
 	}
@@ -924,8 +938,13 @@ static void print_who(struct server *s)
 	printf("%zu agent%s in the room\n", n, n == 1 ? "" : "s");
 	for (const struct space_conn *m = space_room_first_member(s->room); m; m = m->next) {
 		char ts[TIME_ISO_LEN + 1];
-		printf("  %s (%s) v%s, joined %s\n", m->name, m->id, m->version,
-		       time_format_iso(m->joined_at, ts));
+		fputs("  ", stdout);
+		put_shown(m->name);
+		fputs(" (", stdout);
+		put_shown(m->id);
+		fputs(") v", stdout);
+		put_shown(m->version);
+		printf(", joined %s\n", time_format_iso(m->joined_at, ts));
 	}
 	fflush(stdout);
 }

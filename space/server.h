@@ -1,6 +1,6 @@
 /*
  * space/server — the agent-space server process: a WebSocket server
- * (space/ws.c) on one libuv loop, with the room, the log, host input, mDNS,
+ * (common/ws.c) on one libuv loop, with the room, the log, host input, mDNS,
  * timers and shutdown.
  *
  * This is the I/O glue around space/room (policy) and space/store (log):

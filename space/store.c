@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/fsx.h"
+#include "common/jsonnul.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
@@ -84,7 +85,7 @@ static void ring_push(struct space_store *st, char *json, size_t len)
  * it is not a JSON object (§9 item 4: such lines are never replayed). */
 static char *normalise_line(const char *s, size_t n, size_t *out_len)
 {
-	cJSON *v = json_parse(s, n, NULL);
+	cJSON *v = json_parse_nul(s, n, NULL); /* NULs as in the live relay */
 	if (!cJSON_IsObject(v)) {
 		cJSON_Delete(v);
 		return NULL;
@@ -345,7 +346,7 @@ void space_store_append(struct space_store *st, const char *ts, const char *name
 	sb_puts(&sb, ",\"type\":");
 	space_put_str(&sb, type);
 	sb_puts(&sb, ",\"content\":");
-	sb_put_json_string(&sb, content, content_len);
+	space_put_strn(&sb, content, content_len);
 	sb_putc(&sb, '}');
 	size_t len = sb.len;
 	sb_putc(&sb, '\n');

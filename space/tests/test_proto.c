@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/jsonnul.h"
 #include "space/proto.h"
 
 static char *stringify(const char *json)
@@ -130,6 +131,55 @@ static void test_utf8_repair(void **state)
 	free(r);
 }
 
+/* U+0000 in a string is valid JSON and relayed (proto.h): the parser keeps
+ * it as JSON_NUL_MARK, every JS helper counts it as one non-blank, truthy
+ * character, and the writers put it back as "\u0000". */
+static void test_nul_marker(void **state)
+{
+	cJSON *root;
+	const char *chat = "{\"type\":\"chat\",\"content\":\"a\\u0000b\",\"k\\u0000\":\"\\u0000\"}";
+	assert_int_equal(space_msg_parse(chat, strlen(chat), &root), SPACE_MSG_CHAT);
+	const cJSON *c = space_js_get(root, "content");
+	assert_string_equal(c->valuestring, "a\xFF" "b");
+	assert_true(space_js_nonblank_string(c));
+	assert_int_equal(space_js_units(c->valuestring, 3), 3);
+	assert_int_equal(space_js_cut(c->valuestring, 3, 2), 2);
+	assert_null(space_js_get(root, "k"));
+	const cJSON *k = space_js_get(root, "k\xFF");
+	assert_non_null(k);
+	assert_true(space_js_truthy(k)); /* "\u0000" is a non-empty string */
+	assert_false(space_js_blank(k->valuestring, 1));
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	assert_int_equal(space_js_stringify(&sb, root), 0);
+	assert_string_equal(sb_cstr(&sb), chat);
+	sb.len = 0;
+	assert_int_equal(space_js_string_of(&sb, k), 0);
+	assert_int_equal(sb.len, 1);
+	sb.len = 0;
+	assert_int_equal(space_put_strn(&sb, "\xFF\x01\x1F\x7F", 4), 0);
+	assert_string_equal(sb_cstr(&sb), "\"\\u0000\\u0001\\u001f\x7F\"");
+	sb_free(&sb);
+	cJSON_Delete(root);
+
+	/* A NUL outside a chat: still a message of its type. */
+	const char *join = "{\"type\":\"join\",\"name\":\"\\u0000\",\"id\":\"x\",\"version\":\"1\"}";
+	assert_int_equal(space_msg_parse(join, strlen(join), &root), SPACE_MSG_JOIN);
+	cJSON_Delete(root);
+	/* "type" with a NUL is another type: ignored, as in JS. */
+	const char *t = "{\"type\":\"chat\\u0000\",\"content\":\"x\"}";
+	assert_int_equal(space_msg_parse(t, strlen(t), &root), SPACE_MSG_IGNORED);
+	/* Invalid JSON stays invalid with a NUL escape in it. */
+	const char *bad[] = {"{\"type\":\"chat\",\"content\":\"\\u0000\",}",
+			     "{\"content\":\"\\u0000\xFF\"}", "{\"content\":\"\\u000\"}",
+			     "\"\\u0000"};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		assert_int_equal(space_msg_parse(bad[i], strlen(bad[i]), &root),
+				 SPACE_MSG_INVALID_JSON);
+		assert_null(root);
+	}
+}
+
 static void test_history_limit(void **state)
 {
 	/* config.test.ts dynamicHistoryLimit cases (§8.3). */
@@ -149,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_string_of),
 		cmocka_unit_test(test_parse_classification),
 		cmocka_unit_test(test_utf8_repair),
+		cmocka_unit_test(test_nul_marker),
 		cmocka_unit_test(test_history_limit),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

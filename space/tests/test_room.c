@@ -311,8 +311,52 @@ static void test_host_addressing(void **state)
 	assert_non_null(strstr(f[0].msgs[2], "\"addressed\":[\"Marvin\",\"Bob\"]"));
 }
 
+/* Every C0 control character and U+007F in chat content, "\u0000"
+ * included (valid JSON, relayed by the reference), reaches the other
+ * member in JSON.stringify's form; a NUL byte of a host line goes out as
+ * "\u0000" too, and a name holding U+0000 is a name like any other. */
+static void test_control_characters_relayed(void **state)
+{
+	join(0, "A", "a", T0);
+	join(1, "B", "b", T0);
+	clear();
+	int64_t t = T0;
+	for (unsigned cp = 0; cp <= 0x20; cp++) {
+		unsigned c = cp == 0x20 ? 0x7F : cp;
+		char msg[96], exp[64];
+		snprintf(msg, sizeof msg, "{\"type\":\"chat\",\"content\":\"x\\u%04xy\"}", c);
+		t += 10000; /* beyond the chat interval */
+		in(0, msg, t);
+		assert_int_equal(f[1].n, (int)cp + 1);
+		const char *mid;
+		char hex[8];
+		switch (c) {
+		case 0x08: mid = "\\b"; break;
+		case 0x09: mid = "\\t"; break;
+		case 0x0A: mid = "\\n"; break;
+		case 0x0C: mid = "\\f"; break;
+		case 0x0D: mid = "\\r"; break;
+		case 0x7F: mid = "\x7F"; break;
+		default:
+			snprintf(hex, sizeof hex, "\\u%04x", c);
+			mid = hex;
+		}
+		snprintf(exp, sizeof exp, "\"content\":\"x%sy\"", mid);
+		if (!strstr(f[1].msgs[cp], exp))
+			fail_msg("U+%04X: %s lacks %s", c, f[1].msgs[cp], exp);
+	}
+	clear();
+	space_room_host_chat(room, "a\0b\x01", 4, t);
+	assert_non_null(strstr(f[0].msgs[0], "\"content\":\"a\\u0000b\\u0001\""));
+	clear();
+	in(2, "{\"type\":\"join\",\"name\":\"N\\u0000\",\"id\":\"n\\u0000\",\"version\":\"1\"}", t);
+	expect(0, 0, "{\"type\":\"join\",\"name\":\"N\\u0000\",\"id\":\"n\\u0000\"");
+	in(2, "{\"type\":\"chat\",\"content\":\"\\u0000\"}", t);
+	expect(0, 2, "{\"type\":\"chat\",\"name\":\"N\\u0000\",\"id\":\"n\\u0000\",\"content\":\"\\u0000\"");
+}
+
 /* Several presence broadcasts in one I/O turn: the first goes out at once,
- * the rest become one snapshot at the end of the turn (room.h). */
+ * the rest become one snapshot at the end of the turn (space/room.h). */
 static void test_presence_per_turn(void **state)
 {
 	join(0, "A", "a", T0);
@@ -375,6 +419,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_state_identity_reflection, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_disconnect_and_heartbeat, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_addressing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_control_characters_relayed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_presence_per_turn, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
 	};

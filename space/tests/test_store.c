@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/json.h"
+#include "common/jsonnul.h"
 #include "common/log.h"
 #include "space/store.h"
 
@@ -161,6 +162,40 @@ static void test_utf8_chunk_boundaries(void **state)
 	space_store_free(st);
 }
 
+/* U+0000 in a log line (as the room writes it, and as a hand-made line):
+ * kept through the live ring, a reload and the history_response. */
+static void test_nul_round_trip(void **state)
+{
+	write_file("chat.jsonl", "{\"type\":\"chat\",\"content\":\"old\\u0000line\"}\n");
+	struct space_store *st = space_store_open(dir, 0, 0, NULL);
+	space_store_append(st, "2025-01-01T00:00:00.000Z", "n\xFF", "agent-001", "chat",
+			   "a\xFF" "b\x01", 4);
+	for (int round = 0; round < 2; round++) {
+		struct space_buf *b = space_store_history(st, 10);
+		const char *h = space_buf_data(b);
+		assert_non_null(strstr(h, "\"content\":\"old\\u0000line\""));
+		assert_non_null(strstr(h, "\"agentName\":\"n\\u0000\""));
+		assert_non_null(strstr(h, "\"content\":\"a\\u0000b\\u0001\""));
+		assert_null(memchr(h, 0xFF, b->len));
+		space_buf_unref(b);
+		space_store_free(st);
+		st = space_store_open(dir, 0, 0, NULL);
+	}
+	space_store_free(st);
+	/* The file holds the escape, never a raw NUL or marker. */
+	char path[128];
+	snprintf(path, sizeof path, "%s/chat.jsonl", dir);
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	char buf[512];
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	assert_int_equal(strlen(buf), n);
+	assert_null(strchr(buf, JSON_NUL_MARK));
+	assert_non_null(strstr(buf, "\"content\":\"a\\u0000b\\u0001\""));
+}
+
 static void test_bad_lines_skipped_not_counted(void **state)
 {
 	write_file("chat.jsonl",
@@ -249,6 +284,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_creates_dir_and_appends_jsonl, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_empty_and_missing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_nul_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_last_n_and_reload, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_utf8_chunk_boundaries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_lines_skipped_not_counted, setup, teardown),

@@ -20,6 +20,9 @@
 
 #define NCASES 33 /* U+0000..U+001F and U+007F */
 
+/* Many chats in a row from one member: no rate limit. */
+static const char *const no_rate[] = {"SPACE_CHAT_INTERVAL_MS=0", NULL};
+
 static unsigned case_cp(int i)
 {
 	return i < 32 ? (unsigned)i : 0x7F;
@@ -116,7 +119,7 @@ static void test_controls_relayed_logged_replayed(void **state)
 {
 	(void)state;
 	char *dir = space_mkdtemp();
-	struct space *s = space_start_in(dir, NULL);
+	struct space *s = space_start_in(dir, no_rate);
 	struct ws_client *a = h_join(s, "Sender", "sender-1");
 	struct ws_client *b = h_join(s, "Reader", "reader-1");
 
@@ -152,7 +155,7 @@ static void test_controls_relayed_logged_replayed(void **state)
 	s->keep_dir = true;
 	space_pass(s);
 	assert_int_equal(space_stop(s), 0);
-	s = space_start_in(dir, NULL);
+	s = space_start_in(dir, no_rate);
 	free(dir);
 	hist = join_raw_history(s, "After", "after-1");
 	assert_all_in_order("history_response after restart", hist);
@@ -165,7 +168,7 @@ static void test_controls_relayed_logged_replayed(void **state)
 static void test_nul_elsewhere_and_invalid_json(void **state)
 {
 	(void)state;
-	struct space *s = space_start(NULL);
+	struct space *s = space_start(no_rate);
 	struct ws_client *a = h_join(s, "Sender", "sender-1");
 	struct ws_client *b = h_join(s, "Reader", "reader-1");
 	assert_int_equal(ws_send_text(a, "{\"type\":\"chat\",\"content\":\"\\u0000\"}"), 0);
