@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/jsonnul.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
@@ -212,7 +213,9 @@ int spc_msg_parse(const char *buf, size_t len, struct spc_msg *out, struct ga_er
 {
 	memset(out, 0, sizeof *out);
 	struct ga_err jerr = {{0}};
-	cJSON *root = json_parse(buf, len, &jerr);
+	/* "\u0000" is valid JSON that the server relays: parsed, not refused,
+	 * and kept as JSON_NUL_MARK (wire.h, "U+0000"). */
+	cJSON *root = json_parse_nul(buf, len, &jerr);
 	if (!root)
 		return err_set(err, "not JSON: %s", jerr.msg);
 	if (!cJSON_IsObject(root)) {
@@ -231,6 +234,13 @@ int spc_msg_parse(const char *buf, size_t len, struct spc_msg *out, struct ga_er
 		return -1;
 	}
 	return 0;
+}
+
+char *spc_text_dup(const char *s, size_t *len)
+{
+	char *t = xstrdup(s);
+	*len = json_unmark_nul(t);
+	return t;
 }
 
 void spc_msg_free(struct spc_msg *m)
@@ -259,7 +269,8 @@ static void o_raw(struct out *o, const char *s)
 
 static void o_json(struct out *o, const char *v)
 {
-	if (!o->bad && sb_put_json_string(&o->sb, v ? v : "", v ? strlen(v) : 0) != 0)
+	/* A U+0000 of a parsed string (the marker) goes back out as "\u0000". */
+	if (!o->bad && json_put_string_nul(&o->sb, v ? v : "", v ? strlen(v) : 0) != 0)
 		o->bad = true;
 }
 

@@ -18,6 +18,20 @@
  * protocol's limits (spc_js_length, SPC_* below). A message that would pass
  * SPC_BUILD_MAX_BYTES is not built (NULL), never sent with a field cut.
  *
+ * U+0000: "\u0000" in a string is valid JSON, and the server relays it (a
+ * chat may hold any character). cJSON strings end at NUL, so the parser
+ * (json_parse_nul, common/jsonnul.h) keeps each U+0000 as the one byte
+ * JSON_NUL_MARK (0xFF, never part of UTF-8; the input is checked to be
+ * valid UTF-8, so a 0xFF in a parsed string is exactly a U+0000 and nothing
+ * else). Every string of a struct spc_msg, of its root, and of what is
+ * copied from them stays NUL-terminated and distinct ("a\u0000b" is never
+ * read as "a"), and its length in bytes is the length of the text. A
+ * string's text with real NUL bytes, for a user that takes (pointer,
+ * length), is spc_text_dup. The builders take strings in the same form
+ * (UTF-8, JSON_NUL_MARK for U+0000) and write every 0xFF as "\u0000", so a
+ * parsed string sent back (a thread id, a claim target) arrives unchanged;
+ * other invalid UTF-8 is sent as it is (the room closes with 1007).
+ *
  * URLs: spc_url_parse() splits ws://host:port/path (and wss://).
  */
 #ifndef GA_ADAPTERS_SPACE_WIRE_H
@@ -72,7 +86,7 @@ struct spc_msg {
 	const char *timestamp; /* server time, ISO-8601, or NULL */
 	int64_t time_ms;       /* timestamp parsed, 0 when absent or bad */
 	/* chat */
-	const char *content;
+	const char *content; /* U+0000 as JSON_NUL_MARK (see above) */
 	const cJSON *thread_id; /* any truthy JSON value, relayed verbatim */
 	bool has_chain;         /* our server's extension: integer chain length */
 	int64_t chain;
@@ -103,8 +117,14 @@ int spc_msg_parse(const char *buf, size_t len, struct spc_msg *out, struct ga_er
 void spc_msg_free(struct spc_msg *m);
 const char *spc_type_name(enum spc_type t);
 
+/* The text of a parsed string s (content, a name, ...): a heap copy in
+ * which every U+0000 is a NUL byte; *len is its length in bytes (the
+ * terminator follows it). Caller frees. */
+char *spc_text_dup(const char *s, size_t *len);
+
 /* The JS length of UTF-8 text: UTF-16 code units (a code point above
- * U+FFFF counts 2). Invalid bytes count 1 each. */
+ * U+FFFF counts 2). Invalid bytes count 1 each, so a parsed string's
+ * U+0000 (the marker) counts 1, as in JS. */
 size_t spc_js_length(const char *s, size_t len);
 /* Byte length of the longest prefix of s holding at most max_units UTF-16
  * units, cut at a code point boundary (never inside a surrogate pair). */

@@ -253,8 +253,10 @@ static void deliver_chat(struct space_link *l, const struct spc_roster *r, size_
 		int64_t d = derived_chain(r, idx);
 		ev.chain = c->has_chain && c->chain > d ? c->chain : d;
 	}
-	ev.text = c->content;
-	ev.text_len = strlen(c->content);
+	/* U+0000 is kept as a marker byte up to here (wire.h); the user gets
+	 * the text itself, NULs included, with its length. */
+	char *text = spc_text_dup(c->content, &ev.text_len);
+	ev.text = text;
 	const char *addr[SPACE_LINK_MAX_ADDRESSED];
 	size_t naddr = 0;
 	if (c->naddressed) {
@@ -278,6 +280,7 @@ static void deliver_chat(struct space_link *l, const struct spc_roster *r, size_
 	ev.from_history = c->from_history;
 	if (l->h.on_chat)
 		l->h.on_chat(l->ud, &ev);
+	free(text);
 }
 
 static void deliver_new_chats(struct space_link *l)

@@ -14,8 +14,10 @@
 #include <cmocka.h> /* after stdarg, stddef, setjmp */
 
 #include "adapters/space/discover.h"
+#include "adapters/space/roster.h"
 #include "adapters/space/wire.h"
 #include "common/json.h"
+#include "common/jsonnul.h"
 #include "common/xalloc.h"
 
 static struct spc_msg parse_ok(const char *text)
@@ -190,6 +192,123 @@ static void test_parse_bad_input(void **state)
 		deep[n++] = '[';
 	deep[n] = '\0';
 	parse_bad(deep, "not JSON");
+}
+
+/* "\u00xx" as JSON.stringify (and so the server) writes U+00xx. */
+static const char *stringify_form(unsigned c, char *buf, size_t n)
+{
+	switch (c) {
+	case 0x08:
+		return "\\b";
+	case 0x09:
+		return "\\t";
+	case 0x0A:
+		return "\\n";
+	case 0x0C:
+		return "\\f";
+	case 0x0D:
+		return "\\r";
+	default:
+		snprintf(buf, n, "\\u%04x", c);
+		return buf;
+	}
+}
+
+/* Every control character U+0000..U+001F in chat content, as the server
+ * relays it: parsed (U+0000 included: valid JSON, no longer "not JSON"),
+ * given to the user as the exact bytes with their length (spc_text_dup),
+ * measured as JS does, and written back by the builder in the same form. */
+static void test_control_characters(void **state)
+{
+	(void)state;
+	struct spc_who w = {.name = "Ada", .id = "ada-1"};
+	for (unsigned c = 0; c < 0x20; c++) {
+		char esc[8], msg[160], lit[32];
+		const char *form = stringify_form(c, esc, sizeof esc);
+		snprintf(lit, sizeof lit, "\"content\":\"x%sy%s\"", form, form);
+		snprintf(msg, sizeof msg,
+		         "{\"type\":\"chat\",\"name\":\"Bo\",\"id\":\"bo-1\",%s,"
+		         "\"timestamp\":\"2025-05-14T09:03:27.131Z\"}",
+		         lit);
+		struct spc_msg m = parse_ok(msg);
+		assert_int_equal(m.type, SPC_T_CHAT);
+		assert_int_equal(strlen(m.content), 4);
+		assert_int_equal(json_has_nul_mark(m.content), c == 0);
+		assert_int_equal(spc_js_length(m.content, strlen(m.content)), 4);
+
+		size_t len = 99;
+		char *text = spc_text_dup(m.content, &len);
+		assert_int_equal(len, 4);
+		const char want[5] = {'x', (char)c, 'y', (char)c, '\0'};
+		assert_memory_equal(text, want, 5);
+		free(text);
+
+		char *out = spc_build_chat(&w, m.content, NULL, -1, 0);
+		assert_non_null(out);
+		if (!strstr(out, lit))
+			fail_msg("U+%04X: built %s, expected %s in it", c, out, lit);
+		free(out);
+		spc_msg_free(&m);
+	}
+}
+
+/* U+0000 anywhere else: names, ids, thread ids, presence, history. The
+ * strings stay distinct from their cut-short forms, and what is sent back
+ * (a thread id) arrives as it came. */
+static void test_nul_outside_content(void **state)
+{
+	(void)state;
+	struct spc_msg m =
+	        parse_ok("{\"type\":\"chat\",\"name\":\"Ada\\u0000x\",\"id\":\"a\\u0000\","
+	                 "\"content\":\"\\u0000\",\"threadId\":\"t\\u0000\"}");
+	assert_string_equal(m.name, "Ada\xFFx");
+	assert_string_equal(m.id, "a\xFF");
+	assert_string_equal(m.content, "\xFF");
+	assert_string_equal(m.thread_id->valuestring, "t\xFF");
+	size_t len;
+	char *name = spc_text_dup(m.name, &len);
+	assert_int_equal(len, 5);
+	assert_memory_equal(name, "Ada\0x", 6);
+	free(name);
+	struct spc_who w = {.name = "Me", .id = "me"};
+	char *out = spc_build_chat(&w, "re", m.thread_id->valuestring, -1, 0);
+	assert_non_null(strstr(out, "\"threadId\":\"t\\u0000\""));
+	free(out);
+	out = spc_build_claim(&w, "a\xFF", "t", 0);
+	assert_non_null(strstr(out, "\"action\":\"a\\u0000\""));
+	free(out);
+
+	/* The roster keeps both chats: "\u0000" is not an empty string and
+	 * "a\u0000" is not "a". */
+	struct spc_roster r;
+	spc_roster_init(&r);
+	spc_roster_apply(&r, &m, 0);
+	spc_msg_free(&m);
+	m = parse_ok("{\"type\":\"history_response\",\"entries\":["
+	             "{\"type\":\"chat\",\"agentName\":\"Ada\",\"agentId\":\"a\",\"content\":\"a\","
+	             "\"timestamp\":\"2025-05-14T09:03:27.131Z\"},"
+	             "{\"type\":\"chat\",\"agentName\":\"Ada\",\"agentId\":\"a\",\"content\":"
+	             "\"a\\u0000\",\"timestamp\":\"2025-05-14T09:03:27.131Z\"}]}");
+	spc_roster_apply(&r, &m, 0);
+	spc_msg_free(&m);
+	assert_int_equal(spc_roster_chat_count(&r), 3);
+	assert_string_equal(spc_roster_chat_at(&r, 0)->content, "\xFF");
+	assert_string_equal(spc_roster_chat_at(&r, 1)->content, "a");
+	assert_string_equal(spc_roster_chat_at(&r, 2)->content, "a\xFF");
+	spc_roster_free(&r);
+
+	m = parse_ok("{\"type\":\"presence\",\"agents\":[{\"name\":\"\\u0000\",\"id\":\"z\"}]}");
+	assert_string_equal(cJSON_GetArrayItem(m.agents, 0)->child->valuestring, "\xFF");
+	spc_msg_free(&m);
+
+	/* Still strict: a NUL escape does not make broken JSON acceptable,
+	 * and a raw 0xFF (which would look like the marker) is invalid UTF-8;
+	 * an escaped backslash before u0000 is text. */
+	parse_bad("{\"type\":\"chat\",\"content\":\"\\u0000\",}", "not JSON");
+	parse_bad("{\"type\":\"chat\",\"content\":\"\xFF\"}", "not JSON");
+	m = parse_ok("{\"type\":\"chat\",\"name\":\"A\",\"id\":\"a\",\"content\":\"\\\\u0000\"}");
+	assert_string_equal(m.content, "\\u0000");
+	spc_msg_free(&m);
 }
 
 static void test_build_messages(void **state)
@@ -382,6 +501,8 @@ int main(void)
 	        cmocka_unit_test(test_parse_chat),
 	        cmocka_unit_test(test_parse_room_messages),
 	        cmocka_unit_test(test_parse_bad_input),
+	        cmocka_unit_test(test_control_characters),
+	        cmocka_unit_test(test_nul_outside_content),
 	        cmocka_unit_test(test_build_messages),
 	        cmocka_unit_test(test_identity_json),
 	        cmocka_unit_test(test_js_length),
