@@ -1,13 +1,26 @@
 #!/usr/bin/env bash
-# Footprint of general-agent with no credentials: stripped binary size,
-# start-to-idle time (median of N runs) and idle RSS (median of N runs).
+# Footprint of general-agent: stripped binary size, start-to-idle time with
+# no credentials, and idle memory (RSS and PSS) with nothing configured and
+# with a model, Bluesky and GitHub configured. Every figure is the median of
+# RUNS runs (default 10, at least 5).
 #
 #   bench/footprint.sh [BUILD_DIR] [RUNS]
 #
 # Start-to-idle: the time from exec until the daemon has loaded its identity,
 # scheduled its jobs and entered the loop; GA_EXIT_WHEN_IDLE=1 makes it shut
 # down right there, so the figure includes the (fast) graceful shutdown too.
-# Idle RSS: VmRSS from /proc after the daemon logged "ready and listening".
+# Idle memory: sampled once the daemon logged "ready and listening". RSS is
+# VmRSS from /proc/PID/status: every resident page the process maps, shared
+# library pages counted in full. PSS is Pss from /proc/PID/smaps_rollup:
+# each resident page divided by the number of processes mapping it, so it
+# depends on what else runs (shared libc, libcrypto... pages are split).
+# Configured: LLM_BASE_URL/LLM_API_KEY/LLM_MODEL, AGENT_BLUESKY_USERNAME/
+# PASSWORD + BLUESKY_SERVICE, AGENT_GITHUB_USERNAME/TOKEN + GITHUB_API_URL,
+# every URL on 127.0.0.1 at a port where nothing listens (nothing is
+# contacted while idle; the model's HTTP client loads libcurl and OpenSSL at
+# start). The report lists the heavy libraries each case had mapped, and
+# when the daemon logs that this build has no Bluesky or GitHub client yet,
+# it says so: those two are then configured, not running.
 # (The agent-space client runs in every mode: without a room to join it is
 # discovering — an mDNS browse loads avahi-client and libdbus on first use —
 # and then retrying ws://localhost:7777 with backoff.)
@@ -17,6 +30,7 @@
 set -euo pipefail
 BUILD=${1:-build}
 RUNS=${2:-10}
+[ "$RUNS" -ge 5 ] 2>/dev/null || { echo "footprint: RUNS must be a number >= 5" >&2; exit 2; }
 BIN="$BUILD/general-agent"
 [ -x "$BIN" ] || { echo "footprint: build first ($BIN missing)" >&2; exit 1; }
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -47,15 +61,57 @@ for _ in $(seq "$RUNS"); do
 done
 start_us=$(printf '%s\n' "${times[@]}" | median)
 
-rss=()
-for _ in $(seq "$RUNS"); do
-  (cd "$work" && exec env -i PATH="$PATH" AGENT_NAME=bench "$SRC/$BIN" --no-terminal 2>"$work/err.log") &
-  pid=$!
-  for _ in $(seq 500); do grep -q "ready and listening" "$work/err.log" 2>/dev/null && break; sleep 0.01; done
-  rss+=($(awk '/VmRSS/ {print $2}' /proc/$pid/status))
+# One idle sample: starts the daemon with VAR=VALUE... added to a clean
+# environment, waits for "ready and listening" in LOG, sets sample_rss and
+# sample_pss (kB) and writes the heavy libraries it had mapped to LOG.libs.
+idle_sample() {
+  local log=$1; shift
+  : >"$log"
+  (cd "$work" && exec env -i PATH="$PATH" AGENT_NAME=bench "$@" "$SRC/$BIN" --no-terminal 2>"$log") &
+  local pid=$!
+  for _ in $(seq 500); do grep -q "ready and listening" "$log" 2>/dev/null && break; sleep 0.01; done
+  if ! grep -q "ready and listening" "$log"; then
+    kill -TERM $pid 2>/dev/null || true; wait $pid || true
+    echo "footprint: the daemon did not become ready; its log:" >&2; cat "$log" >&2; exit 1
+  fi
+  sample_rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
+  sample_pss=$(awk '/^Pss:/ {print $2}' /proc/$pid/smaps_rollup)
+  grep -oE 'lib(curl|ssl|crypto|avahi-client|dbus-1)\.so' /proc/$pid/maps | sort -u >"$log.libs" || true
   kill -TERM $pid; wait $pid || true
-done
-rss_kb=$(printf '%s\n' "${rss[@]}" | median)
+}
+
+# Medians of RUNS idle samples (arguments as for idle_sample): sets med_rss
+# and med_pss (kB).
+idle_medians() {
+  local rs=() ps=()
+  for _ in $(seq "$RUNS"); do
+    idle_sample "$@"
+    rs+=("$sample_rss"); ps+=("$sample_pss")
+  done
+  med_rss=$(printf '%s\n' "${rs[@]}" | median)
+  med_pss=$(printf '%s\n' "${ps[@]}" | median)
+}
+
+idle_medians "$work/err.log"
+rss_kb=$med_rss pss_kb=$med_pss
+
+# A model, Bluesky and GitHub configured; every URL on a local port where
+# nothing listens.
+dead=127.0.0.1:9
+if (exec 3<>"/dev/tcp/${dead%:*}/${dead#*:}") 2>/dev/null; then
+  echo "footprint: something listens on $dead; the configured run would talk to it" >&2; exit 1
+fi
+idle_medians "$work/err-cfg.log" \
+  LLM_BASE_URL="http://$dead/v1" LLM_API_KEY=bench-key LLM_MODEL=bench-model \
+  AGENT_BLUESKY_USERNAME=bench.test AGENT_BLUESKY_PASSWORD=bench-app-password \
+  BLUESKY_SERVICE="http://$dead" \
+  AGENT_GITHUB_USERNAME=bench AGENT_GITHUB_TOKEN=bench-token GITHUB_API_URL="http://$dead"
+cfg_rss_kb=$med_rss cfg_pss_kb=$med_pss
+libs() { sed 's/\.so$//' "$1" | paste -sd, - | sed 's/^$/none/; s/,/, /g'; }
+cfg_note="libraries mapped: $(libs "$work/err-cfg.log.libs")"
+if grep -q "no Bluesky or GitHub client in this build" "$work/err-cfg.log"; then
+  cfg_note="$cfg_note; Bluesky, GitHub: configured, no client in this build yet"
+fi
 
 # Connected to a room and idle.
 SPACE_BIN="$BUILD/agent-space"
@@ -68,7 +124,7 @@ if [ -x "$SPACE_BIN" ]; then
   space_pid=$!
   for _ in $(seq 500); do [ -s "$work/room/port" ] && break; sleep 0.01; done
   port=$(cat "$work/room/port")
-  rss2=()
+  rss2=(); pss2=()
   for _ in $(seq "$RUNS"); do
     : >"$work/err2.log"
     (cd "$work" && exec env -i PATH="$PATH" AGENT_NAME=bench SPACE_URL="ws://127.0.0.1:$port" \
@@ -78,17 +134,27 @@ if [ -x "$SPACE_BIN" ]; then
     # presence, history, identity) has been processed.
     for _ in $(seq 500); do grep -q "presence members=" "$work/err2.log" 2>/dev/null && break; sleep 0.01; done
     rss2+=($(awk '/VmRSS/ {print $2}' /proc/$pid/status))
+    pss2+=($(awk '/^Pss:/ {print $2}' /proc/$pid/smaps_rollup))
     kill -TERM $pid; wait $pid || true
   done
   room_kb=$(printf '%s\n' "${rss2[@]}" | median)
+  room_pss_kb=$(printf '%s\n' "${pss2[@]}" | median)
 fi
 
-printf 'general-agent footprint (no credentials, %s runs, medians)\n' "$RUNS"
+mb() { echo "$1/1024" | bc -l; }
+printf 'general-agent footprint (%s runs, medians)\n' "$RUNS"
 printf '  stripped binary   %8d bytes  (%.2f MB; target <= 1 MB)\n' "$size_bytes" "$(echo "$size_bytes/1048576" | bc -l)"
-printf '  start-to-idle     %8.2f ms     (target <= 20 ms; includes exit)\n' "$(echo "$start_us/1000" | bc -l)"
-printf '  idle RSS          %8d kB     (%.2f MB; target <= 4 MB; no room reachable)\n' "$rss_kb" "$(echo "$rss_kb/1024" | bc -l)"
+printf '  start-to-idle     %8.2f ms     (target <= 20 ms; includes exit; nothing configured)\n' "$(echo "$start_us/1000" | bc -l)"
+printf '  nothing configured, no room reachable (libraries mapped: %s):\n' "$(libs "$work/err.log.libs")"
+printf '    idle RSS        %8d kB     (%.2f MB; target <= 4 MB)\n' "$rss_kb" "$(mb "$rss_kb")"
+printf '    idle PSS        %8d kB     (%.2f MB)\n' "$pss_kb" "$(mb "$pss_kb")"
+printf '  model + Bluesky + GitHub configured, no room reachable (%s):\n' "$cfg_note"
+printf '    idle RSS        %8d kB     (%.2f MB)\n' "$cfg_rss_kb" "$(mb "$cfg_rss_kb")"
+printf '    idle PSS        %8d kB     (%.2f MB)\n' "$cfg_pss_kb" "$(mb "$cfg_pss_kb")"
 if [ -n "$room_kb" ]; then
-  printf '  in a room, idle   %8d kB     (%.2f MB; target <= 6 MB; SPACE_URL, joined)\n' "$room_kb" "$(echo "$room_kb/1024" | bc -l)"
+  printf '  in a room (SPACE_URL, joined), nothing else configured:\n'
+  printf '    idle RSS        %8d kB     (%.2f MB; target <= 6 MB)\n' "$room_kb" "$(mb "$room_kb")"
+  printf '    idle PSS        %8d kB     (%.2f MB)\n' "$room_pss_kb" "$(mb "$room_pss_kb")"
 else
   printf '  in a room, idle   (skipped: %s missing)\n' "$SPACE_BIN"
 fi
