@@ -44,7 +44,7 @@ cleanup() {
 trap cleanup EXIT
 cp "$SRC/SOUL.md" "$SRC/SELF.md.template" "$work/"
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+median() { sort -n | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else printf "%d\n", (a[NR/2]+a[NR/2+1])/2 + 0.5}'; }
 
 strip -o "$work/ga-stripped" "$BIN"
 size_bytes=$(stat -c %s "$work/ga-stripped")
@@ -142,7 +142,8 @@ if [ -x "$SPACE_BIN" ]; then
 fi
 
 mb() { echo "$1/1024" | bc -l; }
-printf 'general-agent footprint (%s runs, medians)\n' "$RUNS"
+printf 'general-agent footprint (%s runs, medians; PSS splits shared pages with the other\n' "$RUNS"
+printf 'processes that map them at the time, so it moves with what else runs)\n'
 printf '  stripped binary   %8d bytes  (%.2f MB; target <= 1 MB)\n' "$size_bytes" "$(echo "$size_bytes/1048576" | bc -l)"
 printf '  start-to-idle     %8.2f ms     (target <= 20 ms; includes exit; nothing configured)\n' "$(echo "$start_us/1000" | bc -l)"
 printf '  nothing configured, no room reachable (libraries mapped: %s):\n' "$(libs "$work/err.log.libs")"
