@@ -60,8 +60,12 @@ fuzz: bootstrap
 bench: build
 	@scripts/bench.sh $(BUILD)
 
+# Installs under PREFIX (default /usr/local) whatever prefix $(BUILD) was
+# configured with: the prefix is given at install time, and the systemd
+# units are written then (contrib/systemd/install-units.cmake). DESTDIR
+# stages the tree for a package: make install PREFIX=/usr DESTDIR=/tmp/pkg.
 install: build
-	cmake --install $(BUILD)
+	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

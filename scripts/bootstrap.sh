@@ -17,6 +17,8 @@ PACKAGES=(
   libcmocka-dev                     # unit tests
   libhiredis-dev redis-server       # Redis coordination (REDIS_URL) and its tests
   procps bc curl                    # benches (RSS, arithmetic) and the demo (healthz)
+  systemd                           # systemd-analyze, systemd-sysusers: tests/integration/install
+                                    # verifies the units (installs without a running systemd)
 )
 
 missing=()
