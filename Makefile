@@ -48,8 +48,10 @@ test-asan: bootstrap
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
-demo: build
-	@scripts/demo.sh $(BUILD)
+# The demo builds what it runs itself, quietly (its log in
+# $(BUILD)/demo-build.log, shown if the build fails).
+demo:
+	@JOBS=$(JOBS) PREFIX="$(PREFIX)" CMAKE_FLAGS="$(CMAKE_FLAGS)" scripts/demo.sh $(BUILD)
 
 # libFuzzer targets (clang); each runs FUZZ_SECONDS (default 300).
 fuzz: bootstrap
