@@ -1,6 +1,9 @@
 /*
  * daemon — the long-running process: identity checks, the loop, signals,
- * the scheduler, owner input, graceful shutdown.
+ * the scheduler, graceful shutdown, and the wiring of the message pipeline
+ * (modules/pipeline: decision log, journal, outbound, coordination, the
+ * owner's console on the terminal adapter, the room). Behaviour lives in
+ * modules/ and adapters/; this file only connects them.
  *
  * Start: memory directory → SOUL.md check (78 on failure) → SELF.md
  * (written from the template on first start) → lock on the memory
@@ -27,13 +30,24 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "modules/identity/self.h"
 #include "adapters/http/http.h"
 #include "adapters/llm/llm.h"
+#include "adapters/terminal/terminal.h"
+#include "local-tools/tools.h"
 #include "modules/budget/budget.h"
 #include "modules/commitments/ledger.h"
+#include "modules/coord/coord.h"
+#include "modules/decisions/log.h"
+#include "modules/gate/gate.h"
+#include "modules/identity/self.h"
 #include "modules/identity/soul.h"
+#include "modules/journal/journal.h"
+#include "modules/outbound/outbound.h"
+#include "modules/owner/console.h"
 #include "modules/owner/owner.h"
+#include "modules/pipeline/actions.h"
+#include "modules/pipeline/control.h"
+#include "modules/pipeline/pipeline.h"
 #include "modules/scheduler/sched.h"
 #include "modules/skills/skills.h"
 #include "modules/state/state.h"
@@ -46,7 +60,7 @@
 #define HEARTBEAT_INTERVAL_MS (5 * 60 * 1000)
 #define HEARTBEAT_JITTER 0.12
 #define STATUS_STATE_NAME "status"
-#define OWNER_LINE_MAX 4096
+#define STATUS_INTERVAL_MS 15000
 
 struct daemon {
 	struct ga_home *home;
@@ -54,10 +68,7 @@ struct daemon {
 	uv_signal_t sig_int, sig_term, sig_hup;
 	uv_timer_t grace;
 	uv_timer_t stop_soon; /* runs the stop outside whatever callback asked for it */
-	uv_tty_t tty;
-	uv_pipe_t pipe;
-	uv_stream_t *in; /* &tty or &pipe, or NULL */
-	struct strbuf line;
+	struct terminal *term;
 	struct state_store st;
 	struct soul soul;
 	struct self_doc self;
@@ -72,16 +83,39 @@ struct daemon {
 	struct skills skills;
 	struct ledger ledger;
 	struct owner *owner;
+	struct compose_tool tools[TOOLS_MAX];
+	size_t n_tools;
+	struct tools_sink sink;
+	/* the message pipeline (issue 9) */
+	struct decision_log *dlog;
+	struct journal *journal;
+	struct outbound *outbound;
+	struct coord *coord;       /* redis or local */
+	struct coord *space_coord; /* the room's claims, when no REDIS_URL */
+	struct pipeline *pipeline;
+	struct pipeline_actions actions;
+	struct console *console;
+	struct control_watch *control;
 	int lock_fd;
 	int64_t started_ms;
 	bool shutting_down;
 	bool finishing;
-	bool discarding; /* inside an owner line longer than OWNER_LINE_MAX */
 	bool exit_when_idle;
 	int exit_code;
 };
 
 /* --- status ------------------------------------------------------------------- */
+
+/* The backend peers' claims go through: the room's, else Redis or local. */
+static void describe_coord(const struct daemon *d, char *buf, size_t cap)
+{
+	if (d->space_coord)
+		coord_describe(d->space_coord, buf, cap);
+	else if (d->coord)
+		coord_describe(d->coord, buf, cap);
+	else
+		snprintf(buf, cap, "none");
+}
 
 static void write_status(struct daemon *d, const char *state)
 {
@@ -100,6 +134,20 @@ static void write_status(struct daemon *d, const char *state)
 		cJSON_AddBoolToObject(o, "enabled", f[i].enabled);
 		cJSON_AddStringToObject(o, "detail", f[i].detail);
 	}
+	if (d->pipeline) {
+		cJSON_AddBoolToObject(s, "paused", pipeline_paused(d->pipeline));
+		cJSON_AddNumberToObject(s, "jobsInFlight", (double)pipeline_jobs(d->pipeline));
+		int64_t last = pipeline_last_event_ms(d->pipeline);
+		if (last)
+			cJSON_AddStringToObject(s, "lastActivity", time_format_iso(last, iso));
+	}
+	char buf[300];
+	describe_coord(d, buf, sizeof buf);
+	cJSON_AddStringToObject(s, "coordination", buf);
+#ifdef GA_HAVE_SPACE
+	space_runtime_describe(d->space, buf, sizeof buf);
+	cJSON_AddStringToObject(s, "space", buf);
+#endif
 	cJSON *jobs = cJSON_AddArrayToObject(s, "jobs");
 	struct sched_job_stats st[SCHED_MAX_JOBS];
 	size_t n = d->sched ? sched_stats(d->sched, st, SCHED_MAX_JOBS) : 0;
@@ -133,24 +181,71 @@ static void walk_now(uv_timer_t *t)
 	uv_walk(t->loop, close_walk, NULL);
 }
 
-/* The last step of a shutdown: the owner's turn (if any) is cancelled and
- * waited for, then the model client and HTTP are released, then every
- * handle left is closed so uv_run returns. Order matters: closing an HTTP
- * handle under a running tool loop would pull it from under libcurl. */
-static void after_owner(void *ud)
+/* The last steps of a shutdown, in order: the owner's turn (if any) is
+ * cancelled and waited for (its answer ends its pipeline job); outbound
+ * drops what waits and waits for sends in flight; the coordination
+ * backends answer what is pending and close; then the pipeline (saving the
+ * conversations), the journal, the decision log, the model client and HTTP
+ * are released, and every handle left is closed so uv_run returns. Closing
+ * an HTTP handle under a running tool loop would pull it from under
+ * libcurl; freeing the pipeline before outbound would leave its callbacks
+ * nowhere to go. */
+static void after_coord(void *ud)
 {
 	struct daemon *d = ud;
-	d->owner = NULL;
+	if (d->coord) {
+		struct coord *c = d->coord;
+		d->coord = NULL;
+		coord_close(c, after_coord, d);
+		return;
+	}
+	pipeline_free(d->pipeline);
+	d->pipeline = NULL;
+	console_free(d->console);
+	d->console = NULL;
+	journal_close(d->journal);
+	d->journal = NULL;
+	decision_log_close(d->dlog);
+	d->dlog = NULL;
 	if (d->llm)
 		llm_client_free(d->llm);
 	d->llm = NULL;
 	if (d->http)
 		http_client_close(d->http);
 	d->http = NULL;
+	terminal_close(d->term);
+	d->term = NULL;
+	control_watch_close(d->control);
+	d->control = NULL;
 	/* Not now: this may run inside the tool loop's own timer callback
 	 * (the owner's turn ending), and closing that timer under it aborts
 	 * libuv. On the next loop turn every module has unwound. */
 	uv_timer_start(&d->stop_soon, walk_now, 0, 0);
+}
+
+static void after_outbound(void *ud)
+{
+	struct daemon *d = ud;
+	d->outbound = NULL;
+	if (d->space_coord) {
+		struct coord *c = d->space_coord;
+		d->space_coord = NULL;
+		coord_close(c, after_coord, d);
+		return;
+	}
+	after_coord(d);
+}
+
+static void after_owner(void *ud)
+{
+	struct daemon *d = ud;
+	d->owner = NULL;
+	if (d->console)
+		console_set_owner(d->console, NULL);
+	if (d->outbound)
+		outbound_close(d->outbound, after_outbound, d);
+	else
+		after_outbound(d);
 }
 
 static void finish(struct daemon *d, const char *why)
@@ -166,6 +261,9 @@ static void finish(struct daemon *d, const char *why)
 	/* Normally stopped already (its job waited for the polite leave);
 	 * after the grace period this tears it down so that the walk below
 	 * never closes one of its handles. */
+	if (d->pipeline)
+		pipeline_set_coord(d->pipeline, NULL);
+	space_runtime_set_coord(d->space, NULL);
 	space_runtime_free(d->space);
 	d->space = NULL;
 #endif
@@ -201,8 +299,7 @@ static void shutdown_begin(struct daemon *d, const char *why)
 		return;
 	d->shutting_down = true;
 	log_kv(LOG_LEVEL_INFO, "daemon", "shutting down", "reason", why);
-	if (d->in)
-		uv_read_stop(d->in);
+	terminal_stop(d->term);
 	uv_timer_start(&d->grace, on_grace, SHUTDOWN_GRACE_MS, 0);
 	/* A shutdown may be asked for from deep inside a callback (the owner
 	 * turn that met a refused key is still unwinding); stopping on the
@@ -298,8 +395,8 @@ static void start_model(struct daemon *d)
 		.llm = d->llm,
 		.budget = &d->budget,
 		.skills = &d->skills,
-		.ledger = &d->ledger,
-		.social_only = d->home->opts.social_only,
+		.tools = d->tools,
+		.n_tools = d->n_tools,
 		.bluesky_username = cfg->bsky_username,
 		.owner_handle = cfg->owner_handle,
 		.say = owner_say,
@@ -307,6 +404,8 @@ static void start_model(struct daemon *d)
 		.ud = d,
 	};
 	d->owner = owner_new(&o);
+	if (d->console)
+		console_set_owner(d->console, d->owner);
 	owner_identity(d);
 }
 
@@ -399,47 +498,65 @@ static void space_state(struct daemon *d, int busy, const char *detail)
 #endif
 }
 
-static void owner_line(struct daemon *d, const char *line)
+/* The console's hooks (modules/owner/console.h). */
+static void console_print(void *ud, const char *text)
 {
+	(void)ud;
+	printf("%s\n", text);
+	fflush(stdout);
+}
+
+static void console_status(void *ud, struct strbuf *out)
+{
+	struct daemon *d = ud;
+	write_status(d, "running");
+	struct sched_job_stats st[SCHED_MAX_JOBS];
+	size_t n = sched_stats(d->sched, st, SCHED_MAX_JOBS);
+	char buf[300];
+	sb_printf(out, "%s, %zu job(s)", pipeline_paused(d->pipeline) ? "PAUSED" : "running", n);
+	for (size_t i = 0; i < n; i++)
+		sb_printf(out, "\n  %-18s every %llus  runs %llu  skipped %llu%s", st[i].name,
+			  (unsigned long long)(st[i].interval_ms / 1000),
+			  (unsigned long long)st[i].runs, (unsigned long long)st[i].skipped,
+			  st[i].running ? "  (running)" : "");
+#ifdef GA_HAVE_SPACE
+	space_runtime_describe(d->space, buf, sizeof buf);
+	sb_printf(out, "\n  space          %s", buf);
+#endif
+	describe_coord(d, buf, sizeof buf);
+	sb_printf(out, "\n  coordination   %s", buf);
+	sb_printf(out, "\n  in flight      %zu message(s)", pipeline_jobs(d->pipeline));
+}
+
+static int console_set_paused(void *ud, bool paused, struct ga_err *err)
+{
+	struct daemon *d = ud;
+	if (control_save(&d->st, paused, "owner", time_now_ms(), err) != 0)
+		return -1;
+	control_watch_seen(d->control, paused);
+	pipeline_set_paused(d->pipeline, paused);
+	return 0;
+}
+
+static void console_shutdown(void *ud, const char *why)
+{
+	shutdown_begin(ud, why);
+}
+
+static void console_busy(void *ud, bool busy)
+{
+	space_state(ud, busy, busy ? "talking with my owner" : NULL);
+}
+
+static void on_terminal_line(void *ud, const char *line)
+{
+	struct daemon *d = ud;
 	/* Lines that arrived in the same read as "exit" (or after a signal)
 	 * are not acted on: nothing new starts during a shutdown. */
-	if (d->shutting_down)
+	if (d->shutting_down || !d->console)
 		return;
-	while (*line == ' ' || *line == '\t')
-		line++;
-	if (!*line)
-		return;
-	if (strcmp(line, "exit") == 0 || strcmp(line, "quit") == 0) {
-		shutdown_begin(d, "owner asked");
-		return;
-	}
-	if (strcmp(line, "/status") == 0) {
-		write_status(d, "running");
-		struct sched_job_stats st[SCHED_MAX_JOBS];
-		size_t n = sched_stats(d->sched, st, SCHED_MAX_JOBS);
-		printf("%s: %zu job(s)\n", d->home->cfg.agent_name, n);
-		for (size_t i = 0; i < n; i++)
-			printf("  %-18s every %llus  runs %llu  skipped %llu%s\n", st[i].name,
-			       (unsigned long long)(st[i].interval_ms / 1000),
-			       (unsigned long long)st[i].runs, (unsigned long long)st[i].skipped,
-			       st[i].running ? "  (running)" : "");
-		fflush(stdout);
-		return;
-	}
-	if (!d->owner) {
-		printf("%s: I can't answer: owner conversation needs a model. Set AI_GATEWAY_API_KEY, "
-		       "or LLM_BASE_URL and LLM_MODEL (general-agent doctor checks them). "
-		       "Commands: /status, exit.\n",
-		       d->home->cfg.agent_name);
-		fflush(stdout);
-		return;
-	}
-	struct ga_err err = {{0}};
-	space_state(d, 1, "talking with my owner");
-	if (owner_submit(d->owner, line, &err) != 0) {
-		printf("%s: %s\n", d->home->cfg.agent_name, err.msg);
-		fflush(stdout);
-	}
+	console_line(d->console, line);
+	terminal_prompt(d->term);
 }
 
 static void owner_say(const char *text, void *ud)
@@ -449,8 +566,6 @@ static void owner_say(const char *text, void *ud)
 	printf("%s: %s\n", d->home->cfg.agent_name, safe);
 	free(safe);
 	fflush(stdout);
-	if (!owner_busy(d->owner))
-		space_state(d, 0, NULL);
 }
 
 /* The model refused the credentials (401/402/403): nothing the agent does
@@ -471,75 +586,152 @@ static void owner_fatal(const char *msg, void *ud)
 	shutdown_begin(d, "the model refused the credentials");
 }
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-	(void)h;
-	(void)suggested;
-	static char slab[4096];
-	buf->base = slab;
-	buf->len = sizeof slab;
-}
-
-static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf)
-{
-	struct daemon *d = s->data;
-	if (n < 0) {
-		/* EOF on a pipe: the owner is gone, the agent is not. */
-		if (n != UV_EOF)
-			log_kv(LOG_LEVEL_WARN, "owner", "stdin read failed", "error",
-			       uv_strerror((int)n));
-		uv_read_stop(s);
-		return;
-	}
-	for (ssize_t i = 0; i < n && !d->shutting_down; i++) {
-		char c = buf->base[i];
-		if (c == '\n') {
-			if (d->discarding) {
-				/* the end of an over-long line: none of it is used */
-				d->discarding = false;
-				continue;
-			}
-			char *l = sb_detach(&d->line);
-			size_t len = strlen(l);
-			if (len && l[len - 1] == '\r')
-				l[len - 1] = '\0';
-			owner_line(d, l);
-			free(l);
-			sb_init(&d->line, OWNER_LINE_MAX);
-		} else if (d->discarding) {
-			continue;
-		} else if (sb_putc(&d->line, c) != 0) {
-			log_kv(LOG_LEVEL_WARN, "owner", "owner line too long; discarded", "max",
-			       LOG_INT(OWNER_LINE_MAX));
-			sb_reset(&d->line);
-			d->discarding = true;
-		}
-	}
-}
-
 static void start_terminal(struct daemon *d)
 {
 	if (d->home->opts.no_terminal)
 		return;
-	uv_handle_type t = uv_guess_handle(0);
-	if (t == UV_TTY) {
-		if (uv_tty_init(&d->loop, &d->tty, 0, 1) != 0)
-			return;
-		d->in = (uv_stream_t *)&d->tty;
-	} else if (t == UV_NAMED_PIPE) {
-		if (uv_pipe_init(&d->loop, &d->pipe, 0) != 0)
-			return;
-		if (uv_pipe_open(&d->pipe, 0) != 0) {
-			uv_close((uv_handle_t *)&d->pipe, NULL);
-			return;
-		}
-		d->in = (uv_stream_t *)&d->pipe;
-	} else {
-		return; /* /dev/null, a file, or closed: nobody is typing */
+	struct terminal_handlers h = {.on_line = on_terminal_line, .ud = d};
+	d->term = terminal_start(&d->loop, &h);
+	if (d->term)
+		terminal_prompt(d->term);
+}
+
+/* --- the message pipeline ---------------------------------------------------------- */
+
+static void action_notify(void *ud, const char *text)
+{
+	owner_say(text, ud);
+}
+
+static int room_target(void *ud, char *buf, size_t cap)
+{
+#ifdef GA_HAVE_SPACE
+	struct daemon *d = ud;
+	return space_runtime_target(d->space, buf, cap);
+#else
+	(void)ud;
+	(void)buf;
+	(void)cap;
+	return -1;
+#endif
+}
+
+static void on_control(void *ud, bool paused)
+{
+	struct daemon *d = ud;
+	pipeline_set_paused(d->pipeline, paused);
+	printf("%s: %s from outside (general-agent %s)\n", d->home->cfg.agent_name,
+	       paused ? "paused" : "resumed", paused ? "pause" : "resume");
+	fflush(stdout);
+	write_status(d, "running");
+}
+
+/* The gate's configuration: the environment's numbers and SELF.md's Social
+ * Mechanics. */
+static void gate_config_from(struct gate_config *g, const struct ga_config *cfg,
+			     const struct self_doc *self)
+{
+	gate_config_defaults(g);
+	g->max_acl = cfg->max_acl;
+	g->max_events = (int)cfg->gate_max_events;
+	g->window_ms = cfg->gate_window_ms;
+	g->cooldown_ms = cfg->gate_cooldown_ms;
+	g->max_bot_chain = (int)cfg->max_bot_chain_length;
+	g->self_name = cfg->agent_name;
+	/* SELF.md's Social Mechanics (replies per thread, thread depth) are
+	 * thresholds of threaded platforms (Bluesky, GitHub); the room is one
+	 * conversation, where they would silence the agent for good. They
+	 * stay off until a threaded platform is on the pipeline. */
+	(void)self;
+	g->max_replies_per_conversation = 0;
+	g->max_thread_depth = 0;
+}
+
+/* Decision log, journal, outbound, coordination, pipeline, console. A
+ * part that cannot open is logged and left out; the agent still runs (a
+ * decision log that cannot be written is not a reason to go silent, a
+ * journal that cannot be written means nothing is sent: outbound without
+ * a journal is refused below). */
+static void start_pipeline(struct daemon *d)
+{
+	struct ga_config *cfg = &d->home->cfg;
+	struct ga_err err = {{0}};
+	d->dlog = decision_log_open(cfg->memory_dir, &err);
+	if (!d->dlog)
+		log_kv(LOG_LEVEL_ERROR, "decisions", "decision log unusable", "error", err.msg);
+	err_clear(&err);
+	d->journal = journal_open(cfg->memory_dir, &err);
+	if (!d->journal)
+		log_kv(LOG_LEVEL_ERROR, "journal", "journal unusable: nothing will be sent", "error",
+		       err.msg);
+	if (d->journal) {
+		struct outbound_config oc = {.memory_dir = cfg->memory_dir,
+					     .agent_name = cfg->agent_name,
+					     .journal = d->journal,
+					     .on_decision = pipeline_outbound_decision,
+					     .ud = d->dlog};
+		err_clear(&err);
+		d->outbound = outbound_new(&d->loop, &oc, &err);
+		if (!d->outbound)
+			log_kv(LOG_LEVEL_ERROR, "outbound", "outbound unusable: nothing will be sent",
+			       "error", err.msg);
 	}
-	d->in->data = d;
-	sb_init(&d->line, OWNER_LINE_MAX);
-	uv_read_start(d->in, on_alloc, on_read);
+	if (cfg->redis_url) {
+		err_clear(&err);
+		d->coord = coord_new_redis(&d->loop, cfg->redis_url, cfg->agent_name, &err);
+		if (!d->coord)
+			log_kv(LOG_LEVEL_ERROR, "coord",
+			       "REDIS_URL unusable: peer messages will not be answered (fail closed)",
+			       "error", err.msg);
+	} else {
+		d->coord = coord_new_local(&d->loop, cfg->agent_name);
+	}
+	struct control_state cs;
+	control_load(&d->st, &cs);
+	if (cs.paused)
+		log_kv(LOG_LEVEL_WARN, "control", "starting paused: answering only /resume and /status",
+		       "by", cs.by);
+	struct pipeline_config pc = {.loop = &d->loop,
+				     .st = &d->st,
+				     .dlog = d->dlog,
+				     .outbound = d->outbound,
+				     .coord = cfg->redis_url ? d->coord : NULL,
+				     .paused = cs.paused};
+	gate_config_from(&pc.gate, cfg, &d->self);
+	err_clear(&err);
+	d->pipeline = pipeline_new(&pc, &err);
+	if (!d->pipeline) {
+		log_kv(LOG_LEVEL_ERROR, "pipeline", "no message pipeline", "error", err.msg);
+		return;
+	}
+	/* Without REDIS_URL, agents sharing a room coordinate through its
+	 * claims (set when the room starts); alone, in-process. */
+	if (!cfg->redis_url)
+		pipeline_set_coord(d->pipeline, d->coord);
+	d->control = control_watch_start(&d->loop, &d->st, cs.paused, on_control, d);
+	d->actions = (struct pipeline_actions){.pipeline = d->pipeline,
+					       .ledger = &d->ledger,
+					       .outbound = d->outbound,
+					       .room_target = room_target,
+					       .notify = action_notify,
+					       .ud = d};
+	d->sink = (struct tools_sink){.enqueue = pipeline_actions_enqueue, .ud = &d->actions};
+	unsigned caps = tools_agent_caps(d->home->opts.social_only) | TOOLS_CAP_OWNER;
+	d->n_tools = tools_select(TOOLS_MODE_OWNER, caps, &d->sink, d->tools, TOOLS_MAX);
+	struct console_opts co = {.pipeline = d->pipeline,
+				  .agent_name = cfg->agent_name,
+				  .print = console_print,
+				  .status = console_status,
+				  .set_paused = console_set_paused,
+				  .shutdown = console_shutdown,
+				  .busy = console_busy,
+				  .ud = d};
+	err_clear(&err);
+	d->console = console_new(&co, &err);
+	if (!d->console)
+		log_kv(LOG_LEVEL_ERROR, "owner", "no owner console", "error", err.msg);
+	if (d->outbound)
+		outbound_reconcile_pending(d->outbound);
 }
 
 /* --- jobs --------------------------------------------------------------------- */
@@ -550,6 +742,12 @@ static void heartbeat(struct sched_job *job, void *ud)
 	log_kv(LOG_LEVEL_INFO, "daemon", "ready and listening", "agent",
 	       d->home->cfg.agent_name);
 	write_status(d, "running");
+	sched_job_done(job);
+}
+
+static void status_job(struct sched_job *job, void *ud)
+{
+	write_status(ud, "running");
 	sched_job_done(job);
 }
 
@@ -578,12 +776,23 @@ static void space_run(struct sched_job *job, void *ud)
 					  .soul_text = d->soul.text,
 					  .self = &d->self,
 					  .version = GA_VERSION,
-					  .social_only = d->home->opts.social_only};
+					  .social_only = d->home->opts.social_only,
+					  .pipeline = d->pipeline,
+					  .outbound = d->outbound};
 	struct ga_err err = {{0}};
 	d->space = space_runtime_start(&d->loop, &rc, &err);
 	if (!d->space) {
 		log_kv(LOG_LEVEL_WARN, "space", "not joining the agent-space", "error", err.msg);
 		sched_job_done(job);
+		return;
+	}
+	/* Without REDIS_URL, agents in one room coordinate through its
+	 * claims (modules/coord: the space backend). */
+	if (!d->home->cfg.redis_url && d->pipeline) {
+		d->space_coord = coord_new_space(&d->loop, space_runtime_link(d->space),
+						 d->home->cfg.agent_name);
+		space_runtime_set_coord(d->space, d->space_coord);
+		pipeline_set_coord(d->pipeline, d->space_coord);
 	}
 }
 
@@ -610,9 +819,10 @@ static void report_features(struct daemon *d)
 	if (d->home->env_missing)
 		log_kv(LOG_LEVEL_INFO, "daemon", "no .env file; using the environment only",
 		       "looked_for", d->home->env_path);
-	/* Until the adapters land the daemon idles; say what it is doing. */
-	log_kv(LOG_LEVEL_INFO, "daemon",
-	       "no Bluesky or GitHub client in this build yet", "agent",
+	if (d->home->cfg.redis_url)
+		log_kv(LOG_LEVEL_INFO, "daemon", "coordination through Redis", "url",
+		       d->home->cfg.redis_url);
+	log_kv(LOG_LEVEL_INFO, "daemon", "no Bluesky or GitHub client in this build yet", "agent",
 	       d->home->cfg.agent_name);
 }
 
@@ -699,6 +909,11 @@ int ga_cmd_daemon(struct ga_home *h)
 						     .first_delay_ms = 0,
 						     .run = heartbeat,
 						     .ud = &d});
+	sched_add(d.sched, &(struct sched_job_opts){.name = "status",
+						     .interval_ms = STATUS_INTERVAL_MS,
+						     .first_delay_ms = STATUS_INTERVAL_MS,
+						     .run = status_job,
+						     .ud = &d});
 	if (d.exit_when_idle)
 		sched_add(d.sched, &(struct sched_job_opts){.name = "exit-when-idle",
 							     .first_delay_ms = 0,
@@ -711,6 +926,7 @@ int ga_cmd_daemon(struct ga_home *h)
 						     .on_stop = space_on_stop,
 						     .ud = &d});
 #endif
+	start_pipeline(&d);
 	start_model(&d);
 	start_terminal(&d);
 
@@ -720,7 +936,6 @@ int ga_cmd_daemon(struct ga_home *h)
 		log_kv(LOG_LEVEL_WARN, "daemon", "loop closed with handles open", "error",
 		       uv_strerror(rc));
 	sched_free(d.sched);
-	sb_free(&d.line);
 	soul_free(&d.soul);
 	self_doc_free(&d.self);
 	skills_free(&d.skills);

@@ -11,6 +11,7 @@
 
 #include "adapters/llm/llm.h"
 #include "cmd/cli.h"
+#include "modules/pipeline/control.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/timeutil.h"
@@ -162,6 +163,8 @@ int ga_cmd_status(struct ga_home *h)
 	char tokens[300];
 	budget_status_from_store(&st, h->cfg.llm_daily_token_budget, time_now_ms(), tokens,
 				 sizeof tokens);
+	struct control_state cs;
+	control_load(&st, &cs);
 	state_store_free(&st);
 	if (!running)
 		printf("general-agent: not running (memory %s)\n", h->cfg.memory_dir);
@@ -175,6 +178,27 @@ int ga_cmd_status(struct ga_home *h)
 	       json_string_or(s, "startedAt", "?"), json_string_or(s, "state", "?"),
 	       json_bool_or(s, "socialOnly", false) ? ", social-only" : "");
 	printf("  tokens       %s\n", tokens);
+	/* The kill switch is read from its own file: it holds even when the
+	 * status file is older than the last pause. */
+	if (cs.paused) {
+		char since[TIME_ISO_LEN + 1] = "?";
+		if (cs.since_ms)
+			time_format_iso(cs.since_ms, since);
+		printf("  paused       yes, since %s (by %s): answers only /resume and /status; "
+		       "'general-agent resume' resumes\n",
+		       since, cs.by[0] ? cs.by : "?");
+	} else {
+		printf("  paused       no\n");
+	}
+	const char *space = json_string_or(s, "space", NULL);
+	if (space)
+		printf("  space        %s\n", space);
+	const char *coord = json_string_or(s, "coordination", NULL);
+	if (coord)
+		printf("  coordination %s\n", coord);
+	const char *last = json_string_or(s, "lastActivity", NULL);
+	printf("  last message %s, %lld in flight\n", last ? last : "none yet",
+	       (long long)json_int_or(s, "jobsInFlight", 0));
 	const cJSON *feats = cJSON_GetObjectItemCaseSensitive(s, "features");
 	const cJSON *it;
 	cJSON_ArrayForEach(it, feats)

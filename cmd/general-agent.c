@@ -11,6 +11,9 @@
 
 #include "cmd/cli.h"
 #include "common/log.h"
+#include "modules/decisions/cli.h"
+#include "modules/outbound/perms_cli.h"
+#include "modules/pipeline/control.h"
 #ifdef GA_HAVE_VALIDATOR
 #include "modules/validator/validator_cli.h"
 #endif
@@ -87,6 +90,102 @@ static int parse_opts(int argc, char **argv, const char *cmd, struct ga_opts *op
 	return -1;
 }
 
+/* The commands that take arguments of their own (decisions, why, cross,
+ * pause, resume): --home/--env/--memory may still appear among them and are
+ * taken out; the rest is the command's. Returns -1 to go on, else an exit
+ * code. */
+static int take_home_opts(int argc, char **argv, const char *cmd, struct ga_opts *opts,
+			  int *nrest, char **rest)
+{
+	*nrest = 0;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		const char **slot = strcmp(a, "--home") == 0     ? &opts->home
+				    : strcmp(a, "--env") == 0    ? &opts->env
+				    : strcmp(a, "--memory") == 0 ? &opts->memory
+								 : NULL;
+		if (slot) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "general-agent %s: %s needs a value\n", cmd, a);
+				return EXIT_USAGE;
+			}
+			*slot = argv[++i];
+			continue;
+		}
+		if (strncmp(a, "--home=", 7) == 0) {
+			opts->home = a + 7;
+			continue;
+		}
+		if (strncmp(a, "--memory=", 9) == 0) {
+			opts->memory = a + 9;
+			continue;
+		}
+		if (strncmp(a, "--env=", 6) == 0) {
+			opts->env = a + 6;
+			continue;
+		}
+		rest[(*nrest)++] = argv[i];
+	}
+	return -1;
+}
+
+static bool is_arg_command(const char *cmd)
+{
+	return strcmp(cmd, "decisions") == 0 || strcmp(cmd, "why") == 0 ||
+	       strcmp(cmd, "cross") == 0 || strcmp(cmd, "pause") == 0 ||
+	       strcmp(cmd, "resume") == 0;
+}
+
+static int run_arg_command(const char *cmd, struct ga_opts *opts, int argc, char **argv)
+{
+	char **rest = calloc((size_t)argc + 2, sizeof *rest);
+	if (!rest)
+		return 1;
+	int n = 0;
+	int rc = take_home_opts(argc, argv, cmd, opts, &n, rest);
+	if (rc >= 0) {
+		free(rest);
+		return rc;
+	}
+	log_init(LOG_LEVEL_WARN, -1, stderr);
+	struct ga_home home;
+	char env_error[512];
+	if (ga_home_load(&home, opts, env_error, sizeof env_error) < 0) {
+		fprintf(stderr, "general-agent %s: %s\n", cmd, env_error);
+		ga_home_free(&home);
+		free(rest);
+		return EXIT_CONFIG;
+	}
+	const char *mem = home.cfg.memory_dir;
+	if (strcmp(cmd, "decisions") == 0) {
+		rc = decisions_cli_list(mem, n, rest, stdout, stderr);
+	} else if (strcmp(cmd, "why") == 0) {
+		if (n < 1 || rest[0][0] == '-') {
+			fputs("usage: general-agent why MESSAGE_ID [--json]\n", stderr);
+			rc = EXIT_USAGE;
+		} else {
+			rc = decisions_cli_why(mem, rest[0], n - 1, rest + 1, stdout, stderr);
+		}
+	} else if (strcmp(cmd, "cross") == 0) {
+		/* perms_cli takes the command word as argv[0] */
+		memmove(rest + 1, rest, (size_t)n * sizeof *rest);
+		rest[0] = (char *)"cross";
+		rc = perms_cli(mem, home.cfg.agent_name, n + 1, rest, stdout, stderr);
+	} else {
+		bool pause = strcmp(cmd, "pause") == 0;
+		if (n) {
+			fprintf(stderr, "general-agent %s: unexpected argument '%s'\n", cmd, rest[0]);
+			rc = EXIT_USAGE;
+		} else {
+			rc = control_cli(mem, GA_VERSION, pause, stdout, stderr);
+		}
+	}
+	ga_home_free(&home);
+	log_clear_secrets();
+	free(rest);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct ga_opts opts = {0};
@@ -105,6 +204,8 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 #endif
 	}
+	if (cmd && is_arg_command(cmd))
+		return run_arg_command(cmd, &opts, argc - optind - 1, argv + optind + 1);
 	/* Options may also follow the subcommand: `general-agent soul --accept`. */
 	if (cmd) {
 		optind++;

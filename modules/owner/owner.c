@@ -11,7 +11,6 @@
 #include "common/timeutil.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
-#include "local-tools/tools.h"
 #include "modules/compose/compose.h"
 
 struct exchange {
@@ -23,15 +22,18 @@ struct owner {
 	struct owner_opts o;
 	char *bluesky_username, *owner_handle;
 	char *soul, *self;
-	char *queue[OWNER_QUEUE_MAX];
+	struct pending {
+		char *line;
+		owner_answer_fn answer; /* NULL: opts.say */
+		void *ud;
+	} queue[OWNER_QUEUE_MAX];
 	int qhead, qlen;
 	struct exchange transcript[OWNER_TRANSCRIPT_TURNS];
 	int tlen;
 	char *current; /* the line being answered */
+	owner_answer_fn answer; /* its submitter, NULL: opts.say */
+	void *answer_ud;
 	struct compose_run *run;
-	struct compose_tool tools[TOOLS_MAX];
-	size_t n_tools;
-	struct tools_sink sink;
 	bool closing;
 	bool in_done; /* inside on_done's callbacks: owner_close must not free */
 	bool refused; /* the model refused the key: no more turns */
@@ -52,26 +54,6 @@ static char *clip(const char *s)
 	return xstrndup(s, n);
 }
 
-/* Tools hand their actions here: an owner's instruction becomes a
- * commitment in the ledger before anything is attempted. */
-static int sink_enqueue(const char *action, const cJSON *params, void *ud, char *result,
-			size_t cap, struct ga_err *err)
-{
-	struct owner *o = ud;
-	char id[LEDGER_ID_MAX];
-	int rc = ledger_add(o->o.ledger, action, "owner", params, time_now_ms(), id, err);
-	if (rc < 0)
-		return -1;
-	if (rc == LEDGER_DUPLICATE)
-		snprintf(result, cap, "already queued earlier (key %s); not queued twice",
-			 id + strlen(id) - 16);
-	else
-		snprintf(result, cap, "queued as %s; it will be carried out by the commitment "
-				      "pipeline",
-			 id);
-	return 0;
-}
-
 struct owner *owner_new(const struct owner_opts *opts)
 {
 	struct owner *o = xcalloc(1, sizeof *o);
@@ -80,10 +62,6 @@ struct owner *owner_new(const struct owner_opts *opts)
 	o->owner_handle = xstrdup(opts->owner_handle ? opts->owner_handle : "");
 	o->soul = xstrdup("");
 	o->self = xstrdup("");
-	o->sink.enqueue = sink_enqueue;
-	o->sink.ud = o;
-	unsigned caps = tools_agent_caps(opts->social_only) | TOOLS_CAP_OWNER;
-	o->n_tools = tools_select(TOOLS_MODE_OWNER, caps, &o->sink, o->tools, TOOLS_MAX);
 	return o;
 }
 
@@ -100,10 +78,36 @@ bool owner_busy(const struct owner *o)
 	return o->run || o->qlen > 0;
 }
 
+/* Drops every waiting line; their submitters hear why. */
+static void drop_queue(struct owner *o, const char *why)
+{
+	while (o->qlen > 0) {
+		struct pending q = o->queue[o->qhead];
+		o->qhead = (o->qhead + 1) % OWNER_QUEUE_MAX;
+		o->qlen--;
+		free(q.line);
+		if (q.answer)
+			q.answer(q.ud, NULL, why);
+	}
+}
+
+/* The answer to the current line goes to its submitter, or to opts.say. */
+static void answer(struct owner *o, const char *text, const char *why)
+{
+	owner_answer_fn fn = o->answer;
+	void *ud = o->answer_ud;
+	o->answer = NULL;
+	if (fn)
+		fn(ud, text, why);
+	else if (text)
+		o->o.say(text, o->o.ud);
+	else if (why)
+		o->o.say(why, o->o.ud);
+}
+
 static void owner_free(struct owner *o)
 {
-	for (int i = 0; i < o->qlen; i++)
-		free(o->queue[(o->qhead + i) % OWNER_QUEUE_MAX]);
+	drop_queue(o, "the agent is shutting down");
 	for (int i = 0; i < o->tlen; i++) {
 		free(o->transcript[i].user);
 		free(o->transcript[i].agent);
@@ -147,25 +151,28 @@ static void on_done(const struct compose_result *r, void *ud)
 	 * down): owner_close then only marks it, and it is freed below. */
 	o->in_done = true;
 	if (o->closing) {
-		/* cancelled by owner_close: nothing to tell */
+		/* cancelled by owner_close: the submitter hears it, the
+		 * terminal does not */
+		if (o->answer)
+			answer(o, NULL, "cancelled: the agent is shutting down");
 	} else if (r->stop == COMPOSE_STOP_ERROR && r->llm_error == LLM_ERR_FATAL) {
 		/* The key is refused: no later line can succeed, and the host
 		 * is shutting down. Drop what waits and take nothing new. */
 		o->refused = true;
-		for (int i = 0; i < o->qlen; i++)
-			free(o->queue[(o->qhead + i) % OWNER_QUEUE_MAX]);
-		o->qlen = 0;
+		if (o->answer)
+			answer(o, NULL, r->reason);
+		drop_queue(o, "the model refused the credentials");
 		o->o.fatal(r->reason, o->o.ud);
 	} else if (r->content && *r->content) {
 		remember(o, o->current, r->content);
-		o->o.say(r->content, o->o.ud);
+		answer(o, r->content, NULL);
 	} else if (r->stop == COMPOSE_STOP_FINAL || r->stop == COMPOSE_STOP_TOOL) {
 		remember(o, o->current, "(done)");
-		o->o.say("(done — nothing more to say)", o->o.ud);
+		answer(o, "(done — nothing more to say)", NULL);
 	} else {
 		char msg[GA_ERR_MSG_MAX + 64];
 		snprintf(msg, sizeof msg, "I could not finish that: %s", r->reason);
-		o->o.say(msg, o->o.ud);
+		answer(o, msg, NULL);
 	}
 	o->in_done = false;
 	free(o->current);
@@ -183,7 +190,7 @@ static void give_up_turn(struct owner *o, const char *why)
 {
 	char msg[GA_ERR_MSG_MAX + 64];
 	snprintf(msg, sizeof msg, "I cannot answer: %s", why);
-	o->o.say(msg, o->o.ud);
+	answer(o, msg, NULL);
 	free(o->current);
 	o->current = NULL;
 	next_turn(o);
@@ -193,7 +200,9 @@ static void next_turn(struct owner *o)
 {
 	if (o->run || o->qlen == 0 || o->closing || o->refused)
 		return;
-	o->current = o->queue[o->qhead];
+	o->current = o->queue[o->qhead].line;
+	o->answer = o->queue[o->qhead].answer;
+	o->answer_ud = o->queue[o->qhead].ud;
 	o->qhead = (o->qhead + 1) % OWNER_QUEUE_MAX;
 	o->qlen--;
 
@@ -227,8 +236,8 @@ static void next_turn(struct owner *o)
 		.system_prompt = system,
 		.messages = msgs,
 		.n_messages = n,
-		.tools = o->tools,
-		.n_tools = o->n_tools,
+		.tools = o->o.tools,
+		.n_tools = o->o.n_tools,
 		.tool_choice = LLM_TOOL_CHOICE_AUTO,
 		.max_rounds = OWNER_MAX_ROUNDS,
 		.done = on_done,
@@ -240,17 +249,26 @@ static void next_turn(struct owner *o)
 		give_up_turn(o, err.msg);
 }
 
-int owner_submit(struct owner *o, const char *line, struct ga_err *err)
+int owner_submit_to(struct owner *o, const char *line, owner_answer_fn fn, void *ud,
+                    struct ga_err *err)
 {
 	if (o->closing || o->refused)
 		return err_set(err, "the agent is shutting down");
 	if (o->qlen >= OWNER_QUEUE_MAX)
 		return err_set(err, "%d messages are already waiting; wait for an answer first",
 			       OWNER_QUEUE_MAX);
-	o->queue[(o->qhead + o->qlen) % OWNER_QUEUE_MAX] = clip(line);
+	struct pending *q = &o->queue[(o->qhead + o->qlen) % OWNER_QUEUE_MAX];
+	q->line = clip(line);
+	q->answer = fn;
+	q->ud = ud;
 	o->qlen++;
-	next_turn(o);
+	next_turn(o); /* a turn that cannot start answers at once */
 	return 0;
+}
+
+int owner_submit(struct owner *o, const char *line, struct ga_err *err)
+{
+	return owner_submit_to(o, line, NULL, NULL, err);
 }
 
 void owner_close(struct owner *o, void (*closed)(void *ud), void *ud)
@@ -258,9 +276,7 @@ void owner_close(struct owner *o, void (*closed)(void *ud), void *ud)
 	o->closing = true;
 	o->closed = closed;
 	o->closed_ud = ud;
-	for (int i = 0; i < o->qlen; i++)
-		free(o->queue[(o->qhead + i) % OWNER_QUEUE_MAX]);
-	o->qlen = 0;
+	drop_queue(o, "cancelled: the agent is shutting down");
 	if (o->run)
 		compose_cancel(o->run); /* on_done frees */
 	else if (!o->in_done)

@@ -6,8 +6,10 @@
  * owner-communication skill; messages = a short rolling transcript of this
  * terminal session plus the new line; tools = the owner-mode tools the
  * agent's capabilities allow (--social-only removes every GitHub tool).
- * Tool calls become commitments in the ledger (modules/commitments), so a
- * promise is written down before anything is attempted. Owner turns are
+ * The tools are the caller's (the daemon selects the owner-mode tools of
+ * local-tools and gives them a sink — modules/pipeline/actions.h — where a
+ * tool call becomes a commitment in the ledger or a message through the
+ * pipeline); this module does not know local-tools. Owner turns are
  * allowed past the daily token budget.
  *
  * Turns run one at a time, in order (the reference ran a second submission
@@ -28,7 +30,7 @@
 #include "adapters/llm/llm.h"
 #include "common/err.h"
 #include "modules/budget/budget.h"
-#include "modules/commitments/ledger.h"
+#include "modules/compose/compose.h"
 #include "modules/skills/skills.h"
 
 #define OWNER_QUEUE_MAX 8
@@ -44,8 +46,8 @@ struct owner_opts {
 	struct llm_client *llm;      /* borrowed, must outlive the owner */
 	struct budget *budget;       /* borrowed; may be NULL */
 	const struct skills *skills; /* borrowed */
-	struct ledger *ledger;       /* borrowed */
-	bool social_only;
+	const struct compose_tool *tools; /* borrowed; the owner-mode tools */
+	size_t n_tools;
 	const char *bluesky_username; /* copied; "" when unset */
 	const char *owner_handle;     /* copied; "" when unset */
 	/* The agent's answer (or a note) for the terminal. */
@@ -61,9 +63,19 @@ struct owner *owner_new(const struct owner_opts *opts);
  * SIGHUP. */
 void owner_set_identity(struct owner *o, const char *soul, const char *self);
 
-/* Queues a line. -1 with err when the queue is full or the owner is
- * closing. */
+/* Queues a line; the answer goes to opts.say. -1 with err when the queue
+ * is full or the owner is closing. */
 int owner_submit(struct owner *o, const char *line, struct ga_err *err);
+
+/* The answer to one line, for its submitter: text (NULL when there is none:
+ * why says what happened — cancelled by owner_close, the key refused, the
+ * turn could not start). Called exactly once per accepted line, on the
+ * loop (at once, from inside owner_submit_to, when the turn cannot start). */
+typedef void (*owner_answer_fn)(void *ud, const char *text, const char *why);
+/* Queues a line whose answer goes to answer(ud) instead of opts.say.
+ * -1 with err as owner_submit (answer is then not called). */
+int owner_submit_to(struct owner *o, const char *line, owner_answer_fn answer, void *ud,
+                    struct ga_err *err);
 
 /* True while a turn runs or lines wait. */
 bool owner_busy(const struct owner *o);

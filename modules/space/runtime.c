@@ -1,15 +1,20 @@
 /*
  * modules/space/runtime — the daemon's agent-space: join, keep presence,
- * log. See runtime.h.
+ * hand chats to the pipeline, be its outbound port. See runtime.h.
  */
 #include "modules/space/runtime.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapters/space/wire.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
+#include "modules/coord/coord.h"
+#include "modules/outbound/outbound.h"
+#include "modules/pipeline/pipeline.h"
 #include "modules/space/identity.h"
 
 #define LOG_COMP "space"
@@ -18,14 +23,57 @@
 
 struct space_runtime {
 	struct space_link *link;
+	struct pipeline *pipeline;
+	struct coord *coord;
 	void (*done)(void *);
 	void *done_ud;
 	size_t last_members;
 };
 
+static enum conv_author_kind kind_of(enum space_author_kind k)
+{
+	switch (k) {
+	case SPACE_AUTHOR_SELF: return CONV_AUTHOR_SELF;
+	case SPACE_AUTHOR_HOST: return CONV_AUTHOR_HOST;
+	default: return CONV_AUTHOR_PEER;
+	}
+}
+
+/* The space client hands each parsed chat up once; here it becomes the
+ * pipeline's event. */
+static void to_pipeline(struct space_runtime *rt, const struct space_event *ev)
+{
+	struct conv_event_src src = {
+	        .platform = CONV_PLATFORM_SPACE,
+	        .conversation = ev->conversation,
+	        .message_id = ev->message_id,
+	        .parent_id = ev->parent_id,
+	        .thread_id = ev->thread_id,
+	        .author_id = ev->author_id,
+	        .author_name = ev->author_name,
+	        .author_kind = kind_of(ev->author_kind),
+	        .is_bot = ev->author_kind != SPACE_AUTHOR_HOST,
+	        .chain = ev->chain,
+	        .chain_explicit = ev->chain_explicit,
+	        .text = ev->text,
+	        .text_len = ev->text_len,
+	        .addressed = ev->addressed,
+	        .naddressed = ev->naddressed,
+	        .addressed_me = ev->addressed_me,
+	        .time_ms = ev->time_ms,
+	        .from_history = ev->from_history,
+	};
+	struct conv_event ce;
+	conv_event_init(&ce, &src);
+	pipeline_event(rt->pipeline, &ce);
+	conv_event_free(&ce);
+}
+
 static void on_chat(void *ud, const struct space_event *ev)
 {
-	(void)ud;
+	struct space_runtime *rt = ud;
+	if (rt->pipeline)
+		to_pipeline(rt, ev);
 	if (ev->from_history) {
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "history chat", "from", ev->author_name, "kind",
 		       space_author_kind_name(ev->author_kind), "text", ev->text);
@@ -66,6 +114,76 @@ static void on_connection(void *ud, bool joined, const char *why)
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "connection ended", "why", why ? why : "");
 }
 
+static void on_claim_lost(void *ud, const char *action, const char *target, const char *holder)
+{
+	struct space_runtime *rt = ud;
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "claim conflict", "action", action, "target", target,
+	       "holder", holder ? holder : "");
+	if (rt->coord)
+		coord_space_claim_lost(rt->coord, action, target, holder);
+}
+
+/* ---- the pipeline's source and outbound port --------------------------------- */
+
+int space_runtime_target(struct space_runtime *rt, char *buf, size_t cap)
+{
+	if (!rt || !space_link_joined(rt->link))
+		return -1;
+	const char *url = spc_client_url(space_link_client(rt->link));
+	struct spc_url u;
+	struct ga_err err;
+	err_clear(&err);
+	if (!url || spc_url_parse(url, &u, &err) != 0)
+		return -1;
+	/* perms keys are ':'-separated: the port joins the host with '-'. An
+	 * IPv6 literal's ':' become '.' so the key stays one segment. */
+	char host[sizeof u.host];
+	snprintf(host, sizeof host, "%s", u.host);
+	for (char *c = host; *c; c++)
+		if (*c == ':')
+			*c = '.';
+	int n = snprintf(buf, cap, "space:%s-%u", host, (unsigned)u.port);
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+static int reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap)
+{
+	(void)ev;
+	return space_runtime_target(ud, buf, cap);
+}
+
+struct port_send {
+	outbound_port_done_fn done;
+	void *done_ud;
+};
+
+static void port_said(void *ud, enum space_say_result r)
+{
+	struct port_send *ps = ud;
+	if (r == SPACE_SAY_SENT)
+		ps->done(ps->done_ud, 1, NULL, NULL);
+	else
+		ps->done(ps->done_ud, 0, NULL, space_say_result_name(r));
+	free(ps);
+}
+
+static int port_send(void *ud, const struct outbound_send *s, outbound_port_done_fn done,
+                     void *done_ud)
+{
+	struct space_runtime *rt = ud;
+	struct port_send *ps = xcalloc(1, sizeof *ps);
+	ps->done = done;
+	ps->done_ud = done_ud;
+	struct ga_err err;
+	err_clear(&err);
+	if (space_link_say(rt->link, s->text, NULL, s->chain, port_said, ps, &err) != 0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "chat not sent", "error", err.msg);
+		free(ps);
+		return -1;
+	}
+	return 0;
+}
+
 struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_runtime_config *rc,
                                           struct ga_err *err)
 {
@@ -83,13 +201,31 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 	lc.identity_json = summary;
 
 	struct space_runtime *rt = xcalloc(1, sizeof *rt);
-	struct space_link_handlers h = {
-	        .on_chat = on_chat, .on_presence = on_presence, .on_connection = on_connection};
+	rt->pipeline = rc->pipeline;
+	struct space_link_handlers h = {.on_chat = on_chat,
+	                                .on_presence = on_presence,
+	                                .on_connection = on_connection,
+	                                .on_claim_lost = on_claim_lost};
 	rt->link = space_link_new(loop, &lc, &h, rt, err);
 	free(summary);
 	if (!rt->link) {
 		free(rt);
 		return NULL;
+	}
+	if (rt->pipeline) {
+		struct pipeline_source src = {
+		        .platform = CONV_PLATFORM_SPACE, .reply_target = reply_target, .ud = rt};
+		pipeline_add_source(rt->pipeline, &src);
+	}
+	if (rc->outbound) {
+		/* The link spaces chats itself (chat_interval_ms). */
+		struct outbound_port port = {
+		        .platform = CONV_PLATFORM_SPACE, .send = port_send, .ud = rt};
+		struct ga_err e;
+		err_clear(&e);
+		if (outbound_add_port(rc->outbound, &port, &e) != 0)
+			log_kv(LOG_LEVEL_WARN, LOG_COMP, "the room is not an outbound port", "error",
+			       e.msg);
 	}
 	space_link_start(rt->link);
 	return rt;
@@ -125,4 +261,25 @@ void space_runtime_free(struct space_runtime *rt)
 struct space_link *space_runtime_link(struct space_runtime *rt)
 {
 	return rt ? rt->link : NULL;
+}
+
+void space_runtime_set_coord(struct space_runtime *rt, struct coord *c)
+{
+	if (rt)
+		rt->coord = c;
+}
+
+void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
+{
+	if (!rt) {
+		snprintf(buf, cap, "off");
+		return;
+	}
+	if (!space_link_joined(rt->link)) {
+		snprintf(buf, cap, "not joined (connecting or discovering)");
+		return;
+	}
+	const char *url = spc_client_url(space_link_client(rt->link));
+	snprintf(buf, cap, "joined %s (%zu members)", url ? url : "?",
+	         space_link_member_count(rt->link));
 }

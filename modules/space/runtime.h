@@ -1,13 +1,20 @@
 /*
- * modules/space/runtime — the agent-space as the daemon runs it today:
- * join the room (link.h) with this agent's name, stable id and identity
- * summary, keep the presence, and — until a participation engine exists —
- * only log what is said:
- *   - every live chat at debug level (author, kind, chain, text);
- *   - a host message addressed to this agent at info level
- *     ("host addressed me: …");
- *   - chats replayed from the room's history at debug level.
- * It never replies (there is no model to reply with yet).
+ * modules/space/runtime — the agent-space as the daemon runs it: join the
+ * room (link.h) with this agent's name, stable id and identity summary,
+ * keep the presence, and plug the room into the message pipeline
+ * (modules/pipeline):
+ *   - every chat (live or replayed from history) becomes a conv_event on
+ *     platform "space" and walks the pipeline: the store records it, the
+ *     gate decides (chain length, response-only, budgets, claim), and —
+ *     until the participation engine composes in the room (a later issue)
+ *     — the record stage notes it; a host message addressed to this agent
+ *     is also logged at info level ("host addressed me: …");
+ *   - the room is the outbound port of platform "space": what the pipeline
+ *     sends (an owner's space_say) is typed and said through
+ *     space_link_say with its chain; the target key is
+ *     "space:<host>-<port>" of the room's URL (send permissions name it);
+ *   - the room's "Claim conflict" is handed to the coordination backend
+ *     set with space_runtime_set_coord (the space backend, modules/coord).
  *
  * The space runs in every mode; --social-only advertises ["social"].
  *
@@ -36,9 +43,14 @@ struct space_runtime_config {
 	const struct self_doc *self; /* may be NULL */
 	const char *version;
 	bool social_only;
+	struct pipeline *pipeline; /* may be NULL: chats are only logged */
+	struct outbound *outbound; /* may be NULL: the room is not a port */
 };
 
 struct space_runtime;
+struct pipeline;
+struct outbound;
+struct coord;
 
 /* NULL with err when the link cannot be made (an unusable agent name). */
 struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_runtime_config *rc,
@@ -46,5 +58,11 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 void space_runtime_stop(struct space_runtime *rt, void (*done)(void *ud), void *ud);
 void space_runtime_free(struct space_runtime *rt);
 struct space_link *space_runtime_link(struct space_runtime *rt);
+/* The backend told of claim conflicts (NULL: none). */
+void space_runtime_set_coord(struct space_runtime *rt, struct coord *c);
+/* The room's target key ("space:<host>-<port>"): 0, or -1 when not joined. */
+int space_runtime_target(struct space_runtime *rt, char *buf, size_t cap);
+/* "joined <url> (N members)", "connecting", … for status. */
+void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap);
 
 #endif

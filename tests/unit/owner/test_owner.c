@@ -14,7 +14,9 @@
 
 #include "adapters/http/http.h"
 #include "common/log.h"
+#include "local-tools/tools.h"
 #include "modules/owner/owner.h"
+#include "modules/pipeline/actions.h"
 #include "tests/fakes/llm/llmfake.h"
 #include "tests/unit/llm/testloop.h"
 #include "testutil.h"
@@ -26,6 +28,10 @@ struct fx {
 	struct llm_client *llm;
 	struct skills skills;
 	struct ledger ledger;
+	struct pipeline_actions actions; /* the daemon's sink: here, the ledger only */
+	struct tools_sink sink;
+	struct compose_tool tools[TOOLS_MAX];
+	size_t n_tools;
 	char *dir;
 	struct owner *owner;
 	char said[8][512];
@@ -61,6 +67,16 @@ static void fatal(const char *msg, void *ud)
 	fx->got_fatal = true;
 }
 
+/* The owner-mode tools as the daemon selects them, their calls going to
+ * the actions sink (modules/pipeline/actions.h). */
+static void select_tools(struct fx *fx, bool social_only)
+{
+	fx->actions = (struct pipeline_actions){.ledger = &fx->ledger};
+	fx->sink = (struct tools_sink){.enqueue = pipeline_actions_enqueue, .ud = &fx->actions};
+	unsigned caps = tools_agent_caps(social_only) | TOOLS_CAP_OWNER;
+	fx->n_tools = tools_select(TOOLS_MODE_OWNER, caps, &fx->sink, fx->tools, TOOLS_MAX);
+}
+
 static void start(struct fx *fx, bool social_only, const char *key)
 {
 	struct llm_config cfg;
@@ -69,9 +85,10 @@ static void start(struct fx *fx, bool social_only, const char *key)
 	cfg.backoff_cap_ms = 5;
 	fx->llm = llm_client_new(fx->http, &cfg);
 	llm_config_free(&cfg);
+	select_tools(fx, social_only);
 	struct owner_opts o = {
-		.loop = &fx->loop, .llm = fx->llm, .skills = &fx->skills, .ledger = &fx->ledger,
-		.social_only = social_only, .bluesky_username = "ada.bsky.social",
+		.loop = &fx->loop, .llm = fx->llm, .skills = &fx->skills, .tools = fx->tools,
+		.n_tools = fx->n_tools, .bluesky_username = "ada.bsky.social",
 		.owner_handle = "owner.bsky.social", .say = say, .fatal = fatal, .ud = fx,
 	};
 	fx->owner = owner_new(&o);
@@ -293,7 +310,8 @@ static void test_close_from_inside_a_callback(void **state)
 	/* rebuild the owner with the closing callback */
 	owner_close(fx->owner, NULL, NULL);
 	struct owner_opts o = {.loop = &fx->loop, .llm = fx->llm, .skills = &fx->skills,
-			       .ledger = &fx->ledger, .say = say_then_close, .fatal = fatal, .ud = fx};
+			       .tools = fx->tools, .n_tools = fx->n_tools, .say = say_then_close,
+			       .fatal = fatal, .ud = fx};
 	fx->owner = owner_new(&o);
 	struct ga_err err = {{0}};
 	assert_int_equal(owner_submit(fx->owner, "one", &err), 0);
