@@ -13,6 +13,8 @@
 
 #include "common/config.h"
 #include "common/env.h"
+#include "common/err.h"
+#include "modules/skills/skills.h"
 #include "modules/state/state.h"
 
 #define EXIT_USAGE 64
@@ -46,6 +48,11 @@ struct ga_home {
  * itself could not be parsed (then -1 + message in env_error). */
 int ga_home_load(struct ga_home *h, const struct ga_opts *opts, char *env_error, size_t cap);
 void ga_home_free(struct ga_home *h);
+
+/* Loads (again = reloads) the skills from <home>/skills, the shipped data
+ * directory and the source tree, in that order of precedence
+ * (cmd/skilldirs.c). 0, or -1 with err. */
+int ga_skills_load(const struct ga_home *h, struct skills *s, bool again, struct ga_err *err);
 
 int ga_cmd_daemon(struct ga_home *h);
 int ga_cmd_doctor(struct ga_home *h);

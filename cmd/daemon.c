@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -61,6 +62,11 @@
 #define HEARTBEAT_JITTER 0.12
 #define STATUS_STATE_NAME "status"
 #define STATUS_INTERVAL_MS 15000
+/* With the owner at a terminal, log lines go to this file (rotated once
+ * past DAEMON_LOG_MAX_BYTES, one backup) instead of between the owner's
+ * question and the answer; LOG_LEVEL=debug keeps them on stderr. */
+#define DAEMON_LOG_FILE "daemon.log"
+#define DAEMON_LOG_MAX_BYTES (8 * 1024 * 1024)
 
 struct daemon {
 	struct ga_home *home;
@@ -69,6 +75,7 @@ struct daemon {
 	uv_timer_t grace;
 	uv_timer_t stop_soon; /* runs the stop outside whatever callback asked for it */
 	struct terminal *term;
+	FILE *log_file; /* the log when the owner is at a terminal */
 	struct state_store st;
 	struct soul soul;
 	struct self_doc self;
@@ -140,6 +147,13 @@ static void write_status(struct daemon *d, const char *state)
 		int64_t last = pipeline_last_event_ms(d->pipeline);
 		if (last)
 			cJSON_AddStringToObject(s, "lastActivity", time_format_iso(last, iso));
+		cJSON *per = cJSON_AddObjectToObject(s, "lastActivityBy");
+		for (int i = 0; i < CONV_PLATFORM_COUNT; i++) {
+			int64_t t = pipeline_last_event_ms_of(d->pipeline, (enum conv_platform)i);
+			if (t)
+				cJSON_AddStringToObject(per, conv_platform_name((enum conv_platform)i),
+							time_format_iso(t, iso));
+		}
 	}
 	char buf[300];
 	describe_coord(d, buf, sizeof buf);
@@ -340,12 +354,8 @@ static void owner_fatal(const char *msg, void *ud);
  * the source tree's come last so a build can run where it was built. */
 static int load_skills(struct daemon *d, bool again)
 {
-	char *home_dir = fsx_join(d->home->cfg.home, "skills");
-	const char *dirs[] = {home_dir, GA_DATADIR "/skills", GA_SOURCE_DIR "/skills"};
 	struct ga_err err = {{0}};
-	int rc = again ? skills_reload(&d->skills, dirs, 3, &err)
-		       : skills_load(&d->skills, dirs, 3, &err);
-	free(home_dir);
+	int rc = ga_skills_load(d->home, &d->skills, again, &err);
 	if (rc != 0)
 		log_kv(LOG_LEVEL_ERROR, "skills",
 		       again ? "skills unusable; keeping the loaded ones" : "skills unusable",
@@ -584,6 +594,40 @@ static void owner_fatal(const char *msg, void *ud)
 	log_kv(LOG_LEVEL_ERROR, "daemon", "the model refused the credentials", "error", msg);
 	d->exit_code = EXIT_UNAVAILABLE;
 	shutdown_begin(d, "the model refused the credentials");
+}
+
+/* The owner at a terminal: log lines to memory/daemon.log so they do not
+ * land between a question and its answer (LOG_LEVEL=debug: stderr). */
+static void logs_to_file(struct daemon *d)
+{
+	const struct ga_config *cfg = &d->home->cfg;
+	if (cfg->log_level == LOG_LEVEL_DEBUG)
+		return;
+	char *path = fsx_join(cfg->memory_dir, DAEMON_LOG_FILE);
+	struct stat sb;
+	if (stat(path, &sb) == 0 && sb.st_size > DAEMON_LOG_MAX_BYTES) {
+		char *old = fsx_join(cfg->memory_dir, DAEMON_LOG_FILE ".1");
+		rename(path, old);
+		free(old);
+	}
+	d->log_file = fopen(path, "a");
+	if (d->log_file) {
+		setvbuf(d->log_file, NULL, _IOLBF, 0);
+		log_init(cfg->log_level, cfg->log_json ? 1 : -1, d->log_file);
+		printf("%s: my log is %s (LOG_LEVEL=debug keeps it on the terminal). Type /help.\n",
+		       cfg->agent_name, path);
+		fflush(stdout);
+	}
+	free(path);
+}
+
+static void logs_restore(struct daemon *d)
+{
+	if (!d->log_file)
+		return;
+	log_init(d->home->cfg.log_level, d->home->cfg.log_json ? 1 : -1, stderr);
+	fclose(d->log_file);
+	d->log_file = NULL;
 }
 
 static void start_terminal(struct daemon *d)
@@ -863,10 +907,16 @@ int ga_cmd_daemon(struct ga_home *h)
 		return EXIT_TEMPFAIL;
 	}
 
+	/* Before the first log line: the owner at a terminal reads answers,
+	 * not logs. */
+	if (!h->opts.no_terminal && uv_guess_handle(0) == UV_TTY)
+		logs_to_file(&d);
+
 	struct soul_check sc;
 	if (soul_check(h->soul_path, &d.st, d.started_ms, SOUL_CHECK_PIN_FIRST, &d.soul, &sc) !=
 	    0) {
 		fprintf(stderr, "general-agent: %s\n", sc.message);
+		logs_restore(&d);
 		close(d.lock_fd);
 		state_store_free(&d.st);
 		return EXIT_CONFIG;
@@ -942,5 +992,6 @@ int ga_cmd_daemon(struct ga_home *h)
 	ledger_close(&d.ledger);
 	state_store_free(&d.st);
 	close(d.lock_fd);
+	logs_restore(&d);
 	return d.exit_code;
 }

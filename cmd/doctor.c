@@ -95,6 +95,18 @@ int ga_cmd_doctor(struct ga_home *h)
 		self_doc_free(&self);
 	}
 
+	/* The skills the daemon will load: a broken SKILL.md shows here, not
+	 * at the first conversation. */
+	struct skills sk;
+	if (ga_skills_load(h, &sk, false, &err) == 0) {
+		snprintf(buf, sizeof buf, "%zu loaded (<home>/skills, then the shipped ones)", sk.n);
+		row("skills", sk.n ? "ok" : "warn", buf);
+		skills_free(&sk);
+	} else {
+		row("skills", "FAIL", err.msg);
+		can_start = 0;
+	}
+
 	struct config_feature f[CONFIG_FEATURE_COUNT];
 	config_features(&h->cfg, f);
 	for (int i = 0; i < CONFIG_FEATURE_COUNT; i++)
@@ -132,19 +144,31 @@ int ga_cmd_doctor(struct ga_home *h)
 		row("tokens", "", buf);
 	}
 
+	/* A running daemon is not a reason the daemon "cannot start": it has
+	 * started. Say so, with what it reports, and judge the rest. */
 	int pid = 0;
-	if (have_store && ga_lock_probe(h->cfg.memory_dir, &pid)) {
-		can_start = 0;
-		snprintf(buf, sizeof buf, "a daemon (pid %d) already runs with this memory directory",
-			 pid);
-		row("daemon", "busy", buf);
+	bool running = have_store && ga_lock_probe(h->cfg.memory_dir, &pid);
+	if (running) {
+		cJSON *s = state_load(&st, "status", NULL, NULL, NULL);
+		const char *space = s ? json_string_or(s, "space", NULL) : NULL;
+		snprintf(buf, sizeof buf, "running, pid %d, since %s%s%s%s", pid,
+			 s ? json_string_or(s, "startedAt", "?") : "?",
+			 s && json_bool_or(s, "paused", false) ? ", PAUSED" : "",
+			 space ? "; space: " : "", space ? space : "");
+		row("daemon", "ok", buf);
+		cJSON_Delete(s);
 	} else {
 		row("daemon", "ok", "not running");
 	}
 	state_store_free(&st);
 
-	printf("%s\n", can_start ? "verdict: the daemon can start"
-				 : "verdict: the daemon cannot start (see FAIL/busy above)");
+	if (running)
+		printf("%s\n", can_start ? "verdict: the daemon is running and its configuration is sound"
+					 : "verdict: the daemon is running, but a restart would fail "
+					   "(see FAIL above)");
+	else
+		printf("%s\n", can_start ? "verdict: the daemon can start"
+					 : "verdict: the daemon cannot start (see FAIL above)");
 	return can_start ? 0 : 1;
 }
 
@@ -199,6 +223,13 @@ int ga_cmd_status(struct ga_home *h)
 	const char *last = json_string_or(s, "lastActivity", NULL);
 	printf("  last message %s, %lld in flight\n", last ? last : "none yet",
 	       (long long)json_int_or(s, "jobsInFlight", 0));
+	const cJSON *by = cJSON_GetObjectItemCaseSensitive(s, "lastActivityBy");
+	const cJSON *pl;
+	cJSON_ArrayForEach(pl, by)
+	{
+		if (cJSON_IsString(pl))
+			printf("    %-10s %s\n", pl->string, pl->valuestring);
+	}
 	const cJSON *feats = cJSON_GetObjectItemCaseSensitive(s, "features");
 	const cJSON *it;
 	cJSON_ArrayForEach(it, feats)
@@ -209,10 +240,16 @@ int ga_cmd_status(struct ga_home *h)
 	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(s, "jobs");
 	cJSON_ArrayForEach(it, jobs)
 	{
-		printf("  job %-16s every %llds runs %lld skipped %lld%s\n",
-		       json_string_or(it, "name", "?"),
-		       (long long)(json_int_or(it, "intervalMs", 0) / 1000),
-		       (long long)json_int_or(it, "runs", 0), (long long)json_int_or(it, "skipped", 0),
+		int64_t every = json_int_or(it, "intervalMs", 0);
+		char when[48];
+		if (every > 0)
+			snprintf(when, sizeof when, "every %llds", (long long)(every / 1000));
+		else
+			snprintf(when, sizeof when, "%s",
+				 json_bool_or(it, "running", false) ? "long-running" : "once");
+		printf("  job %-16s %-12s runs %lld skipped %lld%s\n",
+		       json_string_or(it, "name", "?"), when, (long long)json_int_or(it, "runs", 0),
+		       (long long)json_int_or(it, "skipped", 0),
 		       json_bool_or(it, "running", false) ? " (running)" : "");
 	}
 	cJSON_Delete(s);

@@ -45,6 +45,7 @@ struct pipeline {
 	bool has_source[CONV_PLATFORM_COUNT];
 	bool paused;
 	int64_t last_event_ms;
+	int64_t last_event_of[CONV_PLATFORM_COUNT];
 	size_t njobs;
 	struct pipeline_job *jobs;
 	uint64_t say_seq;
@@ -344,6 +345,8 @@ int pipeline_event(struct pipeline *p, const struct conv_event *ev)
 {
 	struct decision d;
 	p->last_event_ms = time_now_ms();
+	if ((unsigned)ev->platform < CONV_PLATFORM_COUNT)
+		p->last_event_of[ev->platform] = p->last_event_ms;
 	if (p->njobs >= PIPELINE_MAX_JOBS) {
 		decision_set(&d, VERDICT_BLOCK, "overload",
 		             "%d messages already in flight: this one is not handled",
@@ -532,6 +535,11 @@ void pipeline_set_coord(struct pipeline *p, struct coord *c)
 int64_t pipeline_last_event_ms(const struct pipeline *p)
 {
 	return p->last_event_ms;
+}
+
+int64_t pipeline_last_event_ms_of(const struct pipeline *p, enum conv_platform platform)
+{
+	return (unsigned)platform < CONV_PLATFORM_COUNT ? p->last_event_of[platform] : 0;
 }
 
 size_t pipeline_jobs(const struct pipeline *p)

@@ -147,6 +147,8 @@ void pipeline_outbound_decision(void *dlog, const struct outbound_msg *m,
                                 const struct decision *d);
 
 int64_t pipeline_last_event_ms(const struct pipeline *p); /* 0 when none yet */
+/* The same for one platform (status: last activity per platform). */
+int64_t pipeline_last_event_ms_of(const struct pipeline *p, enum conv_platform platform);
 size_t pipeline_jobs(const struct pipeline *p);
 struct conv_store *pipeline_store(struct pipeline *p);
 /* Saves the conversation store now (shutdown). */

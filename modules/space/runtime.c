@@ -11,6 +11,7 @@
 #include "adapters/space/wire.h"
 #include "common/log.h"
 #include "common/strbuf.h"
+#include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
 #include "modules/outbound/outbound.h"
@@ -28,6 +29,9 @@ struct space_runtime {
 	void (*done)(void *);
 	void *done_ud;
 	size_t last_members;
+	/* for status: why the connection last ended, and when */
+	char last_why[200];
+	int64_t last_change_ms;
 };
 
 static enum conv_author_kind kind_of(enum space_author_kind k)
@@ -109,9 +113,12 @@ static void on_presence(void *ud)
 
 static void on_connection(void *ud, bool joined, const char *why)
 {
-	(void)ud;
-	if (!joined)
+	struct space_runtime *rt = ud;
+	rt->last_change_ms = time_now_ms();
+	if (!joined) {
+		snprintf(rt->last_why, sizeof rt->last_why, "%s", why && *why ? why : "closed");
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "connection ended", "why", why ? why : "");
+	}
 }
 
 static void on_claim_lost(void *ud, const char *action, const char *target, const char *holder)
@@ -275,11 +282,17 @@ void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 		snprintf(buf, cap, "off");
 		return;
 	}
+	char since[TIME_ISO_LEN + 1] = "";
+	if (rt->last_change_ms)
+		time_format_iso(rt->last_change_ms, since);
 	if (!space_link_joined(rt->link)) {
-		snprintf(buf, cap, "not joined (connecting or discovering)");
+		if (rt->last_why[0])
+			snprintf(buf, cap, "not joined: %s (since %s); retrying", rt->last_why, since);
+		else
+			snprintf(buf, cap, "not joined yet (discovering or connecting)");
 		return;
 	}
 	const char *url = spc_client_url(space_link_client(rt->link));
-	snprintf(buf, cap, "joined %s (%zu members)", url ? url : "?",
-	         space_link_member_count(rt->link));
+	snprintf(buf, cap, "joined %s (%zu members) since %s", url ? url : "?",
+	         space_link_member_count(rt->link), since);
 }

@@ -1,0 +1,27 @@
+/*
+ * Where the skills come from, for the daemon and for doctor alike: the
+ * agent's own (<home>/skills) override the shipped ones (cmd/datadir.h),
+ * then the source tree's, so a build runs where it was built.
+ */
+#include <stdlib.h>
+
+#include "cmd/cli.h"
+#include "cmd/datadir.h"
+#include "common/fsx.h"
+
+int ga_skills_load(const struct ga_home *h, struct skills *s, bool again, struct ga_err *err)
+{
+	char *home_dir = fsx_join(h->cfg.home, "skills");
+	const char *data = ga_data_dir();
+	char *data_dir = data ? fsx_join(data, "skills") : NULL;
+	const char *dirs[3];
+	size_t n = 0;
+	dirs[n++] = home_dir;
+	if (data_dir)
+		dirs[n++] = data_dir;
+	dirs[n++] = GA_SOURCE_DIR "/skills";
+	int rc = again ? skills_reload(s, dirs, n, err) : skills_load(s, dirs, n, err);
+	free(home_dir);
+	free(data_dir);
+	return rc;
+}
