@@ -391,6 +391,9 @@ static void test_denied_target(void **state)
 	        "{\"match\":{\"call\":1},\"content\":\"I tried.\"},"
 	        "{\"match\":{\"call\":2},\"tool_calls\":[{\"name\":\"space_say\","
 	        "\"arguments\":{\"text\":\"Hello again, the owner sends regards.\"}}]},"
+	        "{\"match\":{\"call\":3},\"content\":\"Said.\"},"
+	        "{\"match\":{\"call\":4},\"tool_calls\":[{\"name\":\"space_say\","
+	        "\"arguments\":{\"text\":\"I'll create an issue for that right away.\"}}]},"
 	        "{\"content\":\"Done.\"}]",
 	        llm, sizeof llm);
 
@@ -443,6 +446,32 @@ static void test_denied_target(void **state)
 	if (!strstr(audit, "\"verdict\":\"allow\""))
 		fail_msg("the allowed attempt is not audited:\n%s", audit);
 	free(audit);
+
+	/* Moderation (seed 001): a promise with no commitment behind it is
+	 * rejected by the validator, never reaches the room, and `why` says
+	 * so. */
+	proc_write_stdin(&a, "tell the room you will do it, third try\n");
+	must_output(&a, "Ada: not said in the room (empty_promise)");
+	m = th_expect(obs, "chat", pred_chat_from, "Ada", 1500);
+	assert_null(m);
+	char *log = home_read(home, "memory/decisions.jsonl");
+	char *rej = log ? strstr(log, "\"rule\":\"empty_promise\"") : NULL;
+	assert_non_null(rej);
+	char *line = rej;
+	while (line > log && line[-1] != '\n')
+		line--;
+	char *idp = strstr(line, "\"messageId\":\"");
+	assert_non_null(idp);
+	idp += strlen("\"messageId\":\"");
+	char id[64];
+	snprintf(id, sizeof id, "%.*s", (int)strcspn(idp, "\""), idp);
+	free(log);
+	out = NULL;
+	assert_int_equal(run(home, (const char *const[]){"why", id, NULL}, &out), 0);
+	if (!out || !strstr(out, "validator") || !strstr(out, "reject") ||
+	    !strstr(out, "empty_promise"))
+		fail_msg("why %s printed:\n%s", id, out ? out : "");
+	free(out);
 
 	th_observer_free(obs);
 	stop_agent(&a);
