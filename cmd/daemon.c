@@ -524,14 +524,20 @@ static void console_status(void *ud, struct strbuf *out)
 	size_t n = sched_stats(d->sched, st, SCHED_MAX_JOBS);
 	char buf[300];
 	sb_printf(out, "%s, %zu job(s)", pipeline_paused(d->pipeline) ? "PAUSED" : "running", n);
-	for (size_t i = 0; i < n; i++)
-		sb_printf(out, "\n  %-18s every %llus  runs %llu  skipped %llu%s", st[i].name,
-			  (unsigned long long)(st[i].interval_ms / 1000),
+	for (size_t i = 0; i < n; i++) {
+		char when[48];
+		if (st[i].interval_ms)
+			snprintf(when, sizeof when, "every %llus",
+				 (unsigned long long)(st[i].interval_ms / 1000));
+		else
+			snprintf(when, sizeof when, "%s", st[i].running ? "long-running" : "once");
+		sb_printf(out, "\n  %-14s %-12s runs %llu  skipped %llu%s", st[i].name, when,
 			  (unsigned long long)st[i].runs, (unsigned long long)st[i].skipped,
 			  st[i].running ? "  (running)" : "");
+	}
 #ifdef GA_HAVE_SPACE
 	space_runtime_describe(d->space, buf, sizeof buf);
-	sb_printf(out, "\n  space          %s", buf);
+	sb_printf(out, "\n  room           %s", buf);
 #endif
 	describe_coord(d, buf, sizeof buf);
 	sb_printf(out, "\n  coordination   %s", buf);
