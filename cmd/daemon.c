@@ -28,6 +28,7 @@
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/sdnotify.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
@@ -312,6 +313,7 @@ static void shutdown_begin(struct daemon *d, const char *why)
 	if (d->shutting_down)
 		return;
 	d->shutting_down = true;
+	sdnotify_stopping();
 	log_kv(LOG_LEVEL_INFO, "daemon", "shutting down", "reason", why);
 	terminal_stop(d->term);
 	uv_timer_start(&d->grace, on_grace, SHUTDOWN_GRACE_MS, 0);
@@ -791,6 +793,9 @@ static void heartbeat(struct sched_job *job, void *ud)
 	struct daemon *d = ud;
 	log_kv(LOG_LEVEL_INFO, "daemon", "ready and listening", "agent",
 	       d->home->cfg.agent_name);
+	/* systemd Type=notify: ready once the loop runs (repeated each
+	 * heartbeat: harmless). */
+	sdnotify_ready();
 	write_status(d, "running");
 	sched_job_done(job);
 }

@@ -42,6 +42,7 @@
 #include "common/fsx.h"
 #include "common/jsonnul.h"
 #include "common/log.h"
+#include "common/sdnotify.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
@@ -1049,6 +1050,7 @@ static void begin_shutdown(struct server *s, const char *why)
 	if (s->phase != PHASE_RUNNING)
 		return;
 	s->phase = PHASE_DRAINING;
+	sdnotify_stopping();
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "shutting down", "why", why, "members",
 	       LOG_INT(space_room_member_count(s->room)), "grace_ms",
 	       LOG_INT(s->cfg->shutdown_grace_ms));
@@ -1226,6 +1228,7 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	print_space_url(port);
 	if (cfg->port_file && write_port_file(cfg->port_file, port, err) < 0)
 		goto out;
+	sdnotify_ready(); /* systemd Type=notify: listening */
 
 	s->rbuf = xmalloc(SPACE_READ_BUF_BYTES);
 	uv_prepare_init(&s->loop, &s->prepare);
