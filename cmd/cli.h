@@ -49,8 +49,8 @@ struct ga_home {
 int ga_home_load(struct ga_home *h, const struct ga_opts *opts, char *env_error, size_t cap);
 void ga_home_free(struct ga_home *h);
 
-/* Loads (again = reloads) the skills from <home>/skills, the shipped data
- * directory and the source tree, in that order of precedence
+/* Loads (again = reloads) the skills from <home>/skills, then the shipped
+ * data directory (cmd/datadir.h), in that order of precedence
  * (cmd/skilldirs.c). 0, or -1 with err. */
 int ga_skills_load(const struct ga_home *h, struct skills *s, bool again, struct ga_err *err);
 

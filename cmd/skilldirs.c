@@ -1,7 +1,8 @@
 /*
  * Where the skills come from, for the daemon and for doctor alike: the
- * agent's own (<home>/skills) override the shipped ones (cmd/datadir.h),
- * then the source tree's, so a build runs where it was built.
+ * agent's own (<home>/skills) override the shipped ones (cmd/datadir.h:
+ * the installed data directory, or the source tree for a binary in its
+ * build tree — never a source tree an installed binary happens to find).
  */
 #include <stdlib.h>
 
@@ -14,12 +15,11 @@ int ga_skills_load(const struct ga_home *h, struct skills *s, bool again, struct
 	char *home_dir = fsx_join(h->cfg.home, "skills");
 	const char *data = ga_data_dir();
 	char *data_dir = data ? fsx_join(data, "skills") : NULL;
-	const char *dirs[3];
+	const char *dirs[2];
 	size_t n = 0;
 	dirs[n++] = home_dir;
 	if (data_dir)
 		dirs[n++] = data_dir;
-	dirs[n++] = GA_SOURCE_DIR "/skills";
 	int rc = again ? skills_reload(s, dirs, n, err) : skills_load(s, dirs, n, err);
 	free(home_dir);
 	free(data_dir);
