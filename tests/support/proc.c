@@ -75,9 +75,27 @@ char *home_read(const char *home, const char *name)
 static const char *const KEEP[] = {"PATH", "HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS",
 				   "LSAN_OPTIONS", "LANG", NULL};
 
-/* Sets "K=V" in envv (replacing an entry with the same name); -1 if full. */
+/* Removes the entry named by key (a "K" or "K=V" string) from envv. */
+static void env_del(char **envv, int *ne, const char *key)
+{
+	const char *eq = strchr(key, '=');
+	size_t klen = eq ? (size_t)(eq - key) : strlen(key);
+	for (int i = 0; i < *ne; i++)
+		if (strncmp(envv[i], key, klen) == 0 && envv[i][klen] == '=') {
+			free(envv[i]);
+			envv[i] = envv[--*ne];
+			return;
+		}
+}
+
+/* Sets "K=V" in envv (replacing an entry with the same name); a bare "K"
+ * removes K. -1 if full. */
 static int env_put(char **envv, int *ne, const char *kv)
 {
+	if (!strchr(kv, '=')) {
+		env_del(envv, ne, kv);
+		return 0;
+	}
 	const char *eq = strchr(kv, '=');
 	size_t klen = eq ? (size_t)(eq - kv) : strlen(kv);
 	for (int i = 0; i < *ne; i++)
@@ -90,6 +108,109 @@ static int env_put(char **envv, int *ne, const char *kv)
 		return -1;
 	envv[(*ne)++] = strdup(kv);
 	return 0;
+}
+
+/* --- isolation from the user's world ------------------------------------------------- */
+
+#define ISOLATION_MAX 8
+#define ISOLATION_KV_MAX 96
+
+/* True if the caller's env names key ("K=V" sets it, a bare "K" unsets it:
+ * either way the caller decided). */
+static bool env_names(const char *const *env, const char *key)
+{
+	size_t klen = strlen(key);
+	for (const char *const *e = env; e && *e; e++)
+		if (strncmp(*e, key, klen) == 0 && ((*e)[klen] == '=' || (*e)[klen] == '\0'))
+			return true;
+	return false;
+}
+
+/* True if the .env file at path assigns key (a line "KEY=" or
+ * "export KEY=", leading blanks allowed). */
+static bool file_sets(const char *path, const char *key)
+{
+	char *c = path ? slurp(path) : NULL;
+	if (!c)
+		return false;
+	size_t klen = strlen(key);
+	bool hit = false;
+	for (char *line = c; line && *line && !hit;) {
+		char *nl = strchr(line, '\n');
+		const char *q = line;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (strncmp(q, "export ", 7) == 0)
+			q += 7;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		hit = strncmp(q, key, klen) == 0 && (q[klen] == '=' || q[klen] == ' ');
+		line = nl ? nl + 1 : NULL;
+	}
+	free(c);
+	return hit;
+}
+
+/* The .env files the child may read: <cwd>/.env, --env FILE, --home
+ * DIR/.env and AGENT_HOME/.env (from the caller's env). At most 4. */
+static int env_files(const struct proc_opts *o, char files[4][1100])
+{
+	int n = 0;
+	snprintf(files[n++], sizeof files[0], "%s/.env", o->cwd);
+	for (const char *const *a = o->argv; a && a[0] && a[1] && n < 4; a++) {
+		if (strcmp(a[0], "--env") == 0)
+			snprintf(files[n++], sizeof files[0], "%s", a[1]);
+		else if (strcmp(a[0], "--home") == 0)
+			snprintf(files[n++], sizeof files[0], "%s/.env", a[1]);
+	}
+	for (const char *const *e = o->env; e && *e && n < 4; e++)
+		if (strncmp(*e, "AGENT_HOME=", 11) == 0)
+			snprintf(files[n++], sizeof files[0], "%s/.env", *e + 11);
+	return n;
+}
+
+/*
+ * What every child gets unless the test says otherwise (in its env, or in
+ * the .env the child reads): nothing that can reach a room, a name or a
+ * port a user of this machine may be using (issue 15 item 3).
+ *   all:           DBUS_SYSTEM_BUS_ADDRESS at a bus that does not exist, so
+ *                  no mDNS is browsed or published on the machine's avahi
+ *                  (a test that needs mDNS passes its private bus);
+ *   general-agent: SPACE_URL at a closed loopback port, mDNS discovery off,
+ *                  and the "localhost" fallback at the same closed port
+ *                  (never ws://localhost:7777, the user's room);
+ *   agent-space:   an ephemeral port on 127.0.0.1 and a room name of its
+ *                  own (never 7777, never the default "agent-space").
+ * The home is the caller's cwd, a fresh temp directory (home_new).
+ */
+static int isolation_env(const struct proc_opts *o, const char *bin,
+			 char out[ISOLATION_MAX][ISOLATION_KV_MAX])
+{
+	const char *base = strrchr(bin, '/');
+	base = base ? base + 1 : bin;
+	char name[64];
+	snprintf(name, sizeof name, "SPACE_NAME=ga-test-%d", (int)getpid());
+	const char *ga[] = {PROC_ISOLATED_SPACE_URL, "GA_SPACE_MDNS=0",
+			    PROC_ISOLATED_LOCALHOST_URL, PROC_ISOLATED_BUS, NULL};
+	const char *space[] = {"SPACE_PORT=0", "SPACE_BIND=127.0.0.1", name, PROC_ISOLATED_BUS,
+			       NULL};
+	const char *other[] = {PROC_ISOLATED_BUS, NULL};
+	const char *const *want = strcmp(base, "general-agent") == 0 ? ga
+				  : strcmp(base, "agent-space") == 0 ? space
+								     : other;
+	char files[4][1100];
+	int nf = env_files(o, files);
+	int n = 0;
+	for (const char *const *w = want; *w && n < ISOLATION_MAX; w++) {
+		char key[64];
+		snprintf(key, sizeof key, "%.*s", (int)(strchr(*w, '=') - *w), *w);
+		bool set = env_names(o->env, key);
+		for (int f = 0; f < nf && !set; f++)
+			set = file_sets(files[f], key);
+		if (!set)
+			snprintf(out[n++], ISOLATION_KV_MAX, "%s", *w);
+	}
+	return n;
 }
 
 int proc_start_opts(struct proc *p, const struct proc_opts *o)
@@ -122,6 +243,10 @@ int proc_start_opts(struct proc *p, const struct proc_opts *o)
 			ok = ok && env_put(envv, &ne, kv) == 0;
 		}
 	}
+	char isolation[ISOLATION_MAX][ISOLATION_KV_MAX];
+	int ni = isolation_env(o, bin, isolation);
+	for (int i = 0; i < ni; i++)
+		ok = ok && env_put(envv, &ne, isolation[i]) == 0;
 	for (const char *const *e = o->env; e && *e; e++)
 		ok = ok && env_put(envv, &ne, *e) == 0;
 	envv[ne] = NULL;

@@ -11,10 +11,24 @@
  * (PR_SET_PDEATHSIG), so a crashed test leaves no server behind.
  *
  * Environment: the child gets PATH, HOME, TMPDIR, LANG and the sanitizer
- * options of the test process, nothing else, plus the caller's "K=V"
- * strings in order (a later string replaces an earlier one with the same
- * name). At most PROC_MAX_ENV variables and PROC_MAX_ARGS arguments: more
- * is a test bug and fails proc_start_* (returns -1).
+ * options of the test process, nothing else, then the isolation defaults
+ * below, then the caller's "K=V" strings in order (a later string replaces
+ * an earlier one with the same name; a bare "K" removes K, e.g. "SPACE_URL"
+ * for a test of discovery). At most PROC_MAX_ENV variables and
+ * PROC_MAX_ARGS arguments: more is a test bug and fails proc_start_*
+ * (returns -1).
+ *
+ * Isolation (issue 15 item 3): no test reaches a room, a port, a name or an
+ * mDNS bus a user of this machine may be using. Unless the caller's env or
+ * the .env the child reads (<cwd>/.env, --env FILE, --home DIR/.env,
+ * AGENT_HOME/.env) names the variable, every child gets
+ *   DBUS_SYSTEM_BUS_ADDRESS=PROC_ISOLATED_BUS (no machine avahi: a test that
+ *     needs mDNS passes its private bus);
+ * general-agent also SPACE_URL and GA_SPACE_LOCALHOST_URL at a closed
+ * loopback port and GA_SPACE_MDNS=0 (never ws://localhost:7777); agent-space
+ * also SPACE_PORT=0, SPACE_BIND=127.0.0.1 and SPACE_NAME=ga-test-<pid>
+ * (never port 7777 or the room name "agent-space"). The home is the cwd the
+ * caller gives: a fresh temp directory from home_new.
  *
  * Output: by default stdout and stderr go to two fresh files in the working
  * directory (removed by proc_cleanup). With proc_opts.log_path both are
@@ -32,6 +46,12 @@
 
 #define PROC_MAX_ENV 64
 #define PROC_MAX_ARGS 32
+
+/* Nothing listens on port 1 of the loopback: a connection is refused. */
+#define PROC_CLOSED_URL "ws://127.0.0.1:1"
+#define PROC_ISOLATED_SPACE_URL "SPACE_URL=" PROC_CLOSED_URL
+#define PROC_ISOLATED_LOCALHOST_URL "GA_SPACE_LOCALHOST_URL=" PROC_CLOSED_URL
+#define PROC_ISOLATED_BUS "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent/ga-test-no-bus"
 
 struct proc {
 	pid_t pid;
