@@ -204,6 +204,51 @@ static int put_piece(struct line *l, const char *src, size_t n, enum piece_mode 
 	return 0;
 }
 
+/* The payload of a typed value (LOG_INT, LOG_BOOL): the text after
+ * LOG_TYPED_MARK when it is true, false or a JSON number (RFC 8259 §6);
+ * else NULL and the value is a string, mark and all. *bare is set when the
+ * payload may be written unquoted: it holds no registered secret. */
+static const char *typed_payload(const char *v, bool *bare)
+{
+	*bare = false;
+	if (!v || v[0] != LOG_TYPED_MARK[0])
+		return NULL;
+	const char *p = v + 1, *s = p;
+	if (strcmp(p, "true") != 0 && strcmp(p, "false") != 0) {
+		if (*s == '-')
+			s++;
+		if (*s == '0')
+			s++;
+		else if (*s >= '1' && *s <= '9')
+			while (*s >= '0' && *s <= '9')
+				s++;
+		else
+			return NULL;
+		if (*s == '.') {
+			if (!(*++s >= '0' && *s <= '9'))
+				return NULL;
+			while (*s >= '0' && *s <= '9')
+				s++;
+		}
+		if (*s == 'e' || *s == 'E') {
+			s++;
+			if (*s == '+' || *s == '-')
+				s++;
+			if (!(*s >= '0' && *s <= '9'))
+				return NULL;
+			while (*s >= '0' && *s <= '9')
+				s++;
+		}
+		if (*s || s - p > 40)
+			return NULL;
+	}
+	size_t n = strlen(p);
+	*bare = true;
+	for (size_t i = 0; i < n && *bare; i++)
+		*bare = secret_at(p, n, i, false) == 0;
+	return p;
+}
+
 /* Text values are quoted when they are empty or hold anything that would
  * make `key=value` ambiguous to read back. */
 static bool needs_quotes(const char *v)
@@ -252,6 +297,10 @@ static void build_text(struct line *l, const char *ts, enum log_level lvl, const
 		return;
 	for (size_t i = 0; kv && kv[i]; i += 2) {
 		const char *val = kv[i + 1];
+		bool bare;
+		const char *typed = typed_payload(val, &bare);
+		if (typed)
+			val = typed;
 		char kb[LOG_KEY_MAX + 16];
 		struct line key = {.buf = kb, .limit = LOG_KEY_MAX, .cap = LOG_KEY_MAX};
 		put_raw(&key, " ", 1);
@@ -297,9 +346,20 @@ static void build_json(struct line *l, const char *ts, enum log_level lvl, const
 		put_piece(&key, kv[i], strlen(kv[i]), MODE_JSON, false);
 		key.limit = key.cap = sizeof(kb);
 		key.full = false;
-		put_str(&key, val ? "\":\"" : "\":null");
+		bool bare;
+		const char *typed = typed_payload(val, &bare);
+		if (typed && !bare) {
+			val = typed;
+			typed = NULL;
+		}
+		put_str(&key, typed ? "\":" : val ? "\":\"" : "\":null");
 		if (put_raw(l, kb, key.len) < 0)
 			return;
+		if (typed) {
+			if (put_str(l, typed) < 0)
+				return;
+			continue;
+		}
 		if (!val)
 			continue;
 		l->in_string = true;
@@ -525,5 +585,11 @@ void log_writef(enum log_level lvl, const char *component, const char *fmt, ...)
 const char *log_itoa(char *buf, long long v)
 {
 	snprintf(buf, 24, "%lld", v);
+	return buf;
+}
+
+const char *log_num(char *buf, long long v)
+{
+	snprintf(buf, LOG_NUM_BUF, LOG_TYPED_MARK "%lld", v);
 	return buf;
 }

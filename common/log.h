@@ -12,6 +12,15 @@
  * (values containing spaces, quotes, '=' or control characters are quoted
  * and escaped).
  *
+ * Typed values: field values are strings, except those made by LOG_INT()
+ * and LOG_BOOL(), which JSON lines carry as a number and a boolean
+ * ({"port":7777,"ok":true}); text lines show them bare (port=7777 ok=true).
+ * They are strings that start with LOG_TYPED_MARK (a control byte no log
+ * value starts with otherwise); a value that starts with the mark but is
+ * not a JSON number or true/false is written as a string, escaped, so
+ * nothing can inject JSON through it. A typed value holding a registered
+ * secret is written as a string too (so "[redacted]" stays quoted).
+ *
  * Secrets: log_add_secret() registers a value (a token, a password, an API
  * key). Every registered value (of 4 bytes or more) is replaced by "[redacted]"
  * wherever it appears in a finished line — message, field values, anything —
@@ -63,14 +72,21 @@ void log_write(enum log_level lvl, const char *component, const char *msg,
 void log_writef(enum log_level lvl, const char *component, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Formats v into buf (at least 24 bytes) and returns buf; for LOG_INT(). */
+/* Formats v into buf (at least 24 bytes) as plain decimal text. */
 const char *log_itoa(char *buf, long long v);
+
+#define LOG_TYPED_MARK "\x1e"
+#define LOG_NUM_BUF 32
+/* Formats v into buf (at least LOG_NUM_BUF bytes) as a typed number value
+ * (LOG_TYPED_MARK then decimal) and returns buf; for LOG_INT(). */
+const char *log_num(char *buf, long long v);
 
 /* Field helpers:
  *   log_kv(LOG_LEVEL_INFO, "sched", "job skipped", "job", name,
- *          "skipped", LOG_INT(n));
+ *          "skipped", LOG_INT(n), "late", LOG_BOOL(late));
  */
-#define LOG_INT(v) log_itoa((char[24]){0}, (long long)(v))
+#define LOG_INT(v) log_num((char[LOG_NUM_BUF]){0}, (long long)(v))
+#define LOG_BOOL(b) ((b) ? LOG_TYPED_MARK "true" : LOG_TYPED_MARK "false")
 #define log_kv(lvl, comp, msg, ...) \
 	log_write((lvl), (comp), (msg), (const char *const[]){__VA_ARGS__, NULL, NULL})
 #define log_debug(comp, ...) log_writef(LOG_LEVEL_DEBUG, (comp), __VA_ARGS__)

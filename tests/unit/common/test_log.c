@@ -461,7 +461,81 @@ static void test_itoa(void **state)
 	char b[24];
 	assert_string_equal(log_itoa(b, 0), "0");
 	assert_string_equal(log_itoa(b, -9223372036854775807LL - 1), "-9223372036854775808");
-	assert_string_equal(LOG_INT(123), "123");
+	assert_string_equal(LOG_INT(123), LOG_TYPED_MARK "123");
+	assert_string_equal(log_num((char[LOG_NUM_BUF]){0}, -9223372036854775807LL - 1),
+			    LOG_TYPED_MARK "-9223372036854775808");
+}
+
+/* Issue 15 item 8: JSON lines carry numbers as numbers and booleans as
+ * booleans; text lines show them bare; a forged mark is only a string. */
+static void test_typed_values(void **state)
+{
+	cap_begin(LOG_LEVEL_INFO, 1);
+	log_kv(LOG_LEVEL_INFO, "space", "listening", "port", LOG_INT(7777), "neg",
+	       LOG_INT(-12), "min", LOG_INT(-9223372036854775807LL - 1), "ok", LOG_BOOL(1),
+	       "paused", LOG_BOOL(0), "name", "Ada", "digits", "0042", "frac",
+	       LOG_TYPED_MARK "1.5e-3");
+	char *out = cap_end();
+	cJSON *v = parse_line(out);
+	cJSON *port = cJSON_GetObjectItem(v, "port");
+	assert_true(cJSON_IsNumber(port));
+	assert_int_equal((int)cJSON_GetNumberValue(port), 7777);
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(v, "neg")));
+	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(v, "neg")), -12);
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(v, "min")));
+	assert_non_null(strstr(out, "\"min\":-9223372036854775808"));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(v, "ok")));
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(v, "paused")));
+	assert_string_equal(jstr(v, "name"), "Ada");
+	/* an untyped value that looks like a number stays a string */
+	assert_string_equal(jstr(v, "digits"), "0042");
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(v, "frac")));
+	assert_null(strchr(out, 0x1e));
+	cJSON_Delete(v);
+	free(out);
+
+	cap_begin(LOG_LEVEL_INFO, 0);
+	log_kv(LOG_LEVEL_INFO, "space", "listening", "port", LOG_INT(7777), "ok", LOG_BOOL(1),
+	       "paused", LOG_BOOL(0));
+	out = cap_end();
+	assert_non_null(strstr(out, "space: listening port=7777 ok=true paused=false\n"));
+	assert_null(strchr(out, 0x1e));
+	free(out);
+
+	/* A value that carries the mark but is no number or boolean (from a
+	 * peer, say) cannot inject JSON: it is an escaped string. */
+	static const char *const forged[] = {
+	    LOG_TYPED_MARK "1,\"admin\":true", LOG_TYPED_MARK "", LOG_TYPED_MARK "01",
+	    LOG_TYPED_MARK "1.", LOG_TYPED_MARK "-", LOG_TYPED_MARK "1e", LOG_TYPED_MARK "NaN",
+	    LOG_TYPED_MARK "truex", LOG_TYPED_MARK "{}", NULL};
+	for (int i = 0; forged[i]; i++) {
+		cap_begin(LOG_LEVEL_INFO, 1);
+		log_kv(LOG_LEVEL_INFO, "c", "m", "v", forged[i]);
+		out = cap_end();
+		v = parse_line(out);
+		assert_string_equal(jstr(v, "v"), forged[i]);
+		assert_null(cJSON_GetObjectItem(v, "admin"));
+		cJSON_Delete(v);
+		free(out);
+		cap_begin(LOG_LEVEL_INFO, 0);
+		log_kv(LOG_LEVEL_INFO, "c", "m", "v", forged[i]);
+		out = cap_end();
+		assert_non_null(strstr(out, "\\x1e"));
+		free(out);
+	}
+
+	/* A number that is a registered secret is redacted, and the line stays
+	 * valid JSON: the value becomes the string "[redacted]". */
+	log_add_secret("31415926");
+	cap_begin(LOG_LEVEL_INFO, 1);
+	log_kv(LOG_LEVEL_INFO, "c", "m", "pin", LOG_INT(31415926), "n", LOG_INT(3));
+	out = cap_end();
+	v = parse_line(out);
+	assert_string_equal(jstr(v, "pin"), "[redacted]");
+	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(v, "n")));
+	assert_null(strstr(out, "31415926"));
+	cJSON_Delete(v);
+	free(out);
 }
 
 int main(void)
@@ -470,6 +544,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_text_format, teardown),
 	        cmocka_unit_test_teardown(test_text_quoting, teardown),
 	        cmocka_unit_test_teardown(test_json_format, teardown),
+	        cmocka_unit_test_teardown(test_typed_values, teardown),
 	        cmocka_unit_test_teardown(test_level_filtering, teardown),
 	        cmocka_unit_test_teardown(test_log_format_env, teardown),
 	        cmocka_unit_test_teardown(test_line_length_bound, teardown),
