@@ -100,6 +100,8 @@ struct daemon {
 	struct outbound *outbound;
 	struct coord *coord;       /* redis or local */
 	struct coord *space_coord; /* the room's claims, when no REDIS_URL */
+	bool space_coord_closing;  /* closed before the room's link is freed */
+	bool after_space_coord;    /* the shutdown waits for that close */
 	struct pipeline *pipeline;
 	struct pipeline_actions actions;
 	struct console *console;
@@ -242,13 +244,19 @@ static void after_outbound(void *ud)
 {
 	struct daemon *d = ud;
 	d->outbound = NULL;
-	if (d->space_coord) {
-		struct coord *c = d->space_coord;
-		d->space_coord = NULL;
-		coord_close(c, after_coord, d);
+	if (d->space_coord_closing) {
+		d->after_space_coord = true; /* space_coord_closed goes on */
 		return;
 	}
 	after_coord(d);
+}
+
+static void space_coord_closed(void *ud)
+{
+	struct daemon *d = ud;
+	d->space_coord_closing = false;
+	if (d->after_space_coord)
+		after_coord(d);
 }
 
 static void after_owner(void *ud)
@@ -279,6 +287,14 @@ static void finish(struct daemon *d, const char *why)
 	if (d->pipeline)
 		pipeline_set_coord(d->pipeline, NULL);
 	space_runtime_set_coord(d->space, NULL);
+	/* The room's coordination uses the link: it withdraws its claims and
+	 * answers what waits now, before the link goes. */
+	if (d->space_coord) {
+		struct coord *c = d->space_coord;
+		d->space_coord = NULL;
+		d->space_coord_closing = true;
+		coord_close(c, space_coord_closed, d);
+	}
 	space_runtime_free(d->space);
 	d->space = NULL;
 #endif
