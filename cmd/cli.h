@@ -4,7 +4,9 @@
  *
  * Exit codes follow sysexits.h: 64 usage, 69 service unavailable (fatal
  * auth), 75 temporary failure (another daemon holds this memory directory),
- * 78 configuration (including a missing or altered SOUL.md).
+ * 77 permission (the memory directory, SOUL.md or the SOUL pin may not be
+ * read or written by the user the daemon runs as), 78 configuration
+ * (including a missing or altered SOUL.md).
  */
 #ifndef GA_CMD_CLI_H
 #define GA_CMD_CLI_H
@@ -20,6 +22,7 @@
 #define EXIT_USAGE 64
 #define EXIT_UNAVAILABLE 69
 #define EXIT_TEMPFAIL 75
+#define EXIT_NOPERM 77
 #define EXIT_CONFIG 78
 
 struct ga_opts {

@@ -916,22 +916,39 @@ int ga_cmd_daemon(struct ga_home *h)
 	}
 	struct ga_err err = {{0}};
 	if (state_store_init(&d.st, h->cfg.memory_dir, GA_VERSION, &err) != 0) {
+		/* Not allowed is not broken: 77, so a service manager does not
+		 * take it for a configuration typo or a rival daemon. */
+		if (state_errno_denied(errno)) {
+			fprintf(stderr, "general-agent: %s\n", err.msg);
+			return EXIT_NOPERM;
+		}
 		fprintf(stderr, "general-agent: memory directory unusable: %s\n", err.msg);
 		return EXIT_CONFIG;
 	}
 	int holder = 0;
+	errno = 0;
 	d.lock_fd = ga_lock_acquire(h->cfg.memory_dir, &holder);
 	if (d.lock_fd < 0) {
-		if (holder)
+		int e = errno;
+		int rc = EXIT_TEMPFAIL;
+		if (holder) {
 			fprintf(stderr,
 				"general-agent: another general-agent (pid %d) is running with the "
 				"memory directory %s; two daemons on one memory would post twice\n",
 				holder, h->cfg.memory_dir);
-		else
+		} else if (state_errno_denied(e)) {
+			fprintf(stderr,
+				"general-agent: cannot open the lock %s/daemon.lock: %s (this "
+				"process runs as uid %ld; the memory directory and its files must "
+				"be readable and writable by it)\n",
+				h->cfg.memory_dir, strerror(e), (long)geteuid());
+			rc = EXIT_NOPERM;
+		} else {
 			fprintf(stderr, "general-agent: cannot lock %s/daemon.lock: %s\n",
-				h->cfg.memory_dir, strerror(errno));
+				h->cfg.memory_dir, strerror(e));
+		}
 		state_store_free(&d.st);
-		return EXIT_TEMPFAIL;
+		return rc;
 	}
 
 	/* Before the first log line: the owner at a terminal reads answers,
@@ -946,7 +963,7 @@ int ga_cmd_daemon(struct ga_home *h)
 		logs_restore(&d);
 		close(d.lock_fd);
 		state_store_free(&d.st);
-		return EXIT_CONFIG;
+		return sc.status == SOUL_DENIED ? EXIT_NOPERM : EXIT_CONFIG;
 	}
 	bool created = false;
 	if (self_ensure(h->self_path, h->self_template, h->cfg.agent_name, d.started_ms, &created,

@@ -26,6 +26,28 @@ static void row(const char *what, const char *verdict, const char *detail)
 	printf("  %-12s %-4s %s\n", what, verdict, detail);
 }
 
+/* The configuration variables a feature row speaks for: a problem with one
+ * of them makes that row FAIL too, instead of describing the feature as if
+ * the variable were unset or fine. */
+static bool feature_owns(int feature, const char *var, const char *detail)
+{
+	static const char *const prefixes[CONFIG_FEATURE_COUNT][4] = {
+	    [CONFIG_FEATURE_MODEL] = {"LLM_", "AI_GATEWAY", NULL},
+	    [CONFIG_FEATURE_BLUESKY] = {"AGENT_BLUESKY", "BLUESKY", NULL},
+	    [CONFIG_FEATURE_GITHUB] = {"AGENT_GITHUB", "GITHUB", NULL},
+	    [CONFIG_FEATURE_SPACE] = {"SPACE_", "GA_SPACE_", NULL},
+	    [CONFIG_FEATURE_OWNER] = {"OWNER_", NULL},
+	};
+	if (!var[0])
+		return false;
+	if (strstr(detail, var))
+		return true;
+	for (int i = 0; prefixes[feature][i]; i++)
+		if (strncmp(var, prefixes[feature][i], strlen(prefixes[feature][i])) == 0)
+			return true;
+	return false;
+}
+
 int ga_cmd_doctor(struct ga_home *h)
 {
 	int can_start = 1;
@@ -42,34 +64,54 @@ int ga_cmd_doctor(struct ga_home *h)
 		for (int i = 0; i < h->problems.count; i++)
 			row("config", "FAIL", h->problems.items[i].msg);
 	}
+	for (int i = 0; i < h->problems.nwarnings; i++)
+		row("config", "warn", h->problems.warnings[i].msg);
 
+	/* The memory directory as the daemon will use it: readable, writable,
+	 * enterable by this user (state_store_init checks; errno says whether
+	 * it is a matter of permission, exit 77 for the daemon). */
 	struct state_store st = {0};
 	struct ga_err err = {{0}};
 	int have_store = state_store_init(&st, h->cfg.memory_dir, GA_VERSION, &err) == 0;
-	if (have_store && access(h->cfg.memory_dir, W_OK) == 0) {
+	char *lock = fsx_join(h->cfg.memory_dir, "daemon.lock");
+	bool lock_denied = have_store && fsx_exists(lock) && access(lock, R_OK | W_OK) != 0;
+	if (have_store && !lock_denied) {
 		row("memory", "ok", h->cfg.memory_dir);
 	} else {
 		can_start = 0;
-		snprintf(buf, sizeof buf, "%s: %s", h->cfg.memory_dir,
-			 have_store ? strerror(errno) : err.msg);
-		row("memory", "FAIL", buf);
+		if (lock_denied)
+			snprintf(err.msg, sizeof err.msg,
+				 "%s: %s (this process runs as uid %ld; the daemon would exit 77)",
+				 lock, strerror(errno), (long)geteuid());
+		row("memory", "FAIL", err.msg);
 	}
+	free(lock);
 
-	if (have_store) {
-		struct soul_check sc;
-		if (soul_check(h->soul_path, &st, time_now_ms(), SOUL_CHECK_READONLY, NULL, &sc) ==
+	struct soul_check sc;
+	if (!have_store) {
+		/* SOUL.md alone, without claims about a pin nobody can read. */
+		if (soul_check(h->soul_path, NULL, time_now_ms(), SOUL_CHECK_READONLY, NULL, &sc) ==
 		    0) {
-			if (sc.pinned_sha256[0])
-				snprintf(buf, sizeof buf, "%s, pinned %s (sha256 %.12s…)",
-					 h->soul_path, sc.pinned_at, sc.pinned_sha256);
-			else
-				snprintf(buf, sizeof buf, "%s, not pinned yet (pinned at first start)",
-					 h->soul_path);
-			row("SOUL.md", "ok", buf);
+			snprintf(buf, sizeof buf,
+				 "%s is readable; its pin cannot be checked until the memory "
+				 "directory is usable",
+				 h->soul_path);
+			row("SOUL.md", "?", buf);
 		} else {
-			can_start = 0;
 			row("SOUL.md", "FAIL", sc.message);
 		}
+	} else if (soul_check(h->soul_path, &st, time_now_ms(), SOUL_CHECK_READONLY, NULL, &sc) ==
+		   0) {
+		if (sc.pinned_sha256[0])
+			snprintf(buf, sizeof buf, "%s, pinned %s (sha256 %.12s…)", h->soul_path,
+				 sc.pinned_at, sc.pinned_sha256);
+		else
+			snprintf(buf, sizeof buf, "%s, not pinned yet (pinned at first start)",
+				 h->soul_path);
+		row("SOUL.md", "ok", buf);
+	} else {
+		can_start = 0;
+		row("SOUL.md", "FAIL", sc.message);
 	}
 
 	struct self_doc self;
@@ -109,8 +151,18 @@ int ga_cmd_doctor(struct ga_home *h)
 
 	struct config_feature f[CONFIG_FEATURE_COUNT];
 	config_features(&h->cfg, f);
-	for (int i = 0; i < CONFIG_FEATURE_COUNT; i++)
-		row(f[i].name, f[i].enabled ? "on" : "off", f[i].detail);
+	for (int i = 0; i < CONFIG_FEATURE_COUNT; i++) {
+		const char *bad = NULL;
+		for (int k = 0; k < h->problems.count && !bad; k++)
+			if (feature_owns(i, h->problems.items[k].var, f[i].detail))
+				bad = h->problems.items[k].var;
+		if (bad) {
+			snprintf(buf, sizeof buf, "%s is invalid (see config FAIL above)", bad);
+			row(f[i].name, "FAIL", buf);
+		} else {
+			row(f[i].name, f[i].enabled ? "on" : "off", f[i].detail);
+		}
+	}
 	if (h->opts.social_only)
 		row("mode", "", "--social-only: GitHub work is off");
 
@@ -147,8 +199,14 @@ int ga_cmd_doctor(struct ga_home *h)
 	/* A running daemon is not a reason the daemon "cannot start": it has
 	 * started. Say so, with what it reports, and judge the rest. */
 	int pid = 0;
-	bool running = have_store && ga_lock_probe(h->cfg.memory_dir, &pid);
-	if (running) {
+	bool running = have_store && !lock_denied && ga_lock_probe(h->cfg.memory_dir, &pid);
+	if (!have_store || lock_denied) {
+		/* Whether a daemon runs is in the lock, which this user cannot
+		 * read: say so, never "not running". */
+		row("daemon", "?",
+		    "cannot tell whether a daemon runs: its lock in the memory directory cannot "
+		    "be read by this user");
+	} else if (running) {
 		cJSON *s = state_load(&st, "status", NULL, NULL, NULL);
 		const char *space = s ? json_string_or(s, "space", NULL) : NULL;
 		snprintf(buf, sizeof buf, "running, pid %d, since %s%s%s%s", pid,

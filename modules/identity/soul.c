@@ -25,6 +25,7 @@ const char *soul_status_name(enum soul_status s)
 	case SOUL_EMPTY: return "empty";
 	case SOUL_INVALID: return "invalid";
 	case SOUL_CHANGED: return "changed";
+	case SOUL_DENIED: return "denied";
 	}
 	return "unknown";
 }
@@ -45,6 +46,14 @@ static int keep_pin(cJSON *data, const char *from_version, void *ud)
 	(void)ud;
 	return cJSON_IsString(cJSON_GetObjectItemCaseSensitive(data, "sha256")) ? 0 : -1;
 }
+
+/* What a first SOUL.md is and where it goes (no pin yet: nothing to
+ * restore). */
+#define SOUL_WRITE_HINT \
+	"It is the agent's core identity: who it is, what it cares about and how it " \
+	"speaks, in a few sentences of plain text, in SOUL.md in the agent home (the " \
+	"shipped SOUL.md is an example). It is pinned at the first start and may not " \
+	"change afterwards without `general-agent soul --accept`."
 
 static int blank(const char *s, size_t n)
 {
@@ -82,13 +91,32 @@ int soul_check(const char *path, const struct state_store *st, int64_t now_ms,
 	memset(res, 0, sizeof *res);
 	struct soul s = {0};
 
-	struct state_load_info info;
-	cJSON *pinned = state_load(st, SOUL_STATE_NAME, keep_pin, NULL, &info);
+	struct state_load_info info = {.status = STATE_MISSING};
+	if (!st && mode != SOUL_CHECK_READONLY) {
+		res->status = SOUL_INVALID;
+		snprintf(res->message, sizeof res->message,
+			 "no memory directory to keep the SOUL pin in");
+		return -1;
+	}
+	cJSON *pinned = st ? state_load(st, SOUL_STATE_NAME, keep_pin, NULL, &info) : NULL;
 	if (info.status == STATE_CORRUPT)
 		log_kv(LOG_LEVEL_WARN, "identity",
 		       "the SOUL pin was corrupt and has been moved aside; SOUL.md will be pinned "
 		       "again",
 		       "detail", info.detail);
+	if (info.status == STATE_UNREADABLE) {
+		res->status = state_errno_denied(info.sys_errno) ? SOUL_DENIED : SOUL_INVALID;
+		snprintf(res->message, sizeof res->message,
+			 "the SOUL pin cannot be read: %s. Without it the agent cannot tell "
+			 "whether SOUL.md changed, so it will not start; nothing was moved or "
+			 "pinned again. %s",
+			 info.detail,
+			 res->status == SOUL_DENIED
+				 ? "Give the user the agent runs as read and write access to the "
+				   "memory directory and everything in it."
+				 : "Check the disk and the memory directory.");
+		return -1;
+	}
 	const char *psha = json_string_or(pinned, "sha256", NULL);
 	if (psha)
 		snprintf(res->pinned_sha256, sizeof res->pinned_sha256, "%s", psha);
@@ -111,26 +139,33 @@ int soul_check(const char *path, const struct state_store *st, int64_t now_ms,
 					 path, res->pinned_at, res->pinned_sha256);
 			else
 				snprintf(res->message, sizeof res->message,
-					 "SOUL.md not found at %s: the agent's identity is "
-					 "undefined. Write a SOUL.md (who the agent is, in a few "
-					 "sentences) in the agent home.",
+					 "SOUL.md not found at %s: write your agent's SOUL.md. "
+					 SOUL_WRITE_HINT,
 					 path);
 		} else {
-			res->status = SOUL_INVALID;
-			snprintf(res->message, sizeof res->message, "SOUL.md cannot be read: %s",
-				 err.msg);
+			res->status = state_errno_denied(errno) ? SOUL_DENIED : SOUL_INVALID;
+			snprintf(res->message, sizeof res->message, "SOUL.md cannot be read: %s%s",
+				 err.msg,
+				 res->status == SOUL_DENIED
+					 ? ". Give the user the agent runs as read access to it."
+					 : "");
 		}
 		return -1;
 	}
 	if (blank(s.text, s.len)) {
 		res->status = SOUL_EMPTY;
-		snprintf(res->message, sizeof res->message,
-			 "SOUL.md at %s is empty. The agent will not run without its core "
-			 "identity: restore it%s.",
-			 path,
-			 res->pinned_sha256[0] ? " (a SOUL was pinned earlier), or write a new one "
-						 "and run `general-agent soul --accept`"
-					       : "");
+		if (res->pinned_sha256[0])
+			snprintf(res->message, sizeof res->message,
+				 "SOUL.md at %s is empty, but a SOUL was pinned on %s (sha256 "
+				 "%.12s…). The agent will not run without its core identity: "
+				 "restore it, or write a new one and run `general-agent soul "
+				 "--accept`.",
+				 path, res->pinned_at[0] ? res->pinned_at : "an earlier start",
+				 res->pinned_sha256);
+		else
+			snprintf(res->message, sizeof res->message,
+				 "SOUL.md at %s is empty: write your agent's SOUL.md. " SOUL_WRITE_HINT,
+				 path);
 		soul_free(&s);
 		return -1;
 	}

@@ -8,6 +8,12 @@
  * (the daemon exits 78) with a message that tells the owner what changed and
  * how to re-pin it on purpose (`general-agent soul --accept`).
  *
+ * A pin that exists but cannot be read (permission, I/O) is never taken
+ * for corrupt or absent: the check fails (SOUL_DENIED for a permission
+ * problem, SOUL_INVALID otherwise), the pin stays where it is, and nothing is
+ * pinned again. An empty or missing SOUL.md before any pin asks the owner to
+ * write one (what it is for, where); after a pin, to restore it.
+ *
  * The reference only checked that the file exists (runtime-bluesky.md §2.1,
  * §11.19); an edited or truncated SOUL.md went unnoticed.
  */
@@ -30,6 +36,8 @@ enum soul_status {
 	SOUL_EMPTY,       /* only white space */
 	SOUL_INVALID,     /* not valid UTF-8, or too large, or unreadable */
 	SOUL_CHANGED,     /* differs from the pin */
+	SOUL_DENIED,      /* SOUL.md or its pin exists but this process may not
+			   * read it (EACCES, EPERM): nothing was moved or re-pinned */
 };
 
 struct soul {
@@ -51,7 +59,8 @@ enum soul_check_mode {
 	SOUL_CHECK_ACCEPT,    /* `soul --accept`: re-pin whatever valid SOUL is there */
 };
 
-/* Checks SOUL.md at path against the pin in st. On success (OK, PINNED, or
+/* Checks SOUL.md at path against the pin in st (st may be NULL in
+ * READONLY mode only: SOUL.md alone is checked, as if nothing were pinned). On success (OK, PINNED, or
  * an unpinned SOUL in READONLY mode, reported as SOUL_OK with an empty
  * pinned_sha256) returns 0 and, if out is non-NULL, fills it (free with
  * soul_free). Otherwise returns -1 and res->message says what is wrong and

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/fsx.h"
 #include "common/json.h"
@@ -14,12 +16,70 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 
+bool state_errno_denied(int e)
+{
+	return e == EACCES || e == EPERM || e == EROFS;
+}
+
+/* 0 if this process may use dir (read, write, enter) or create it (its
+ * deepest existing ancestor is writable and enterable); else the errno of
+ * the check that failed, with err naming the path. */
+static int dir_denied(const char *dir, struct ga_err *err)
+{
+	char *p = xstrdup(dir);
+	int rc = 0;
+	for (;;) {
+		struct stat sb;
+		bool whole = strcmp(p, dir) == 0;
+		if (stat(p, &sb) == 0) {
+			int mode = whole ? R_OK | W_OK | X_OK : W_OK | X_OK;
+			if (S_ISDIR(sb.st_mode) && access(p, mode) != 0 &&
+			    state_errno_denied(errno)) {
+				rc = errno;
+				err_set(err,
+					"%s%s: %s (this process runs as uid %ld; the memory "
+					"directory must be readable and writable by it)",
+					whole ? "memory directory " : "cannot create the memory "
+								      "directory in ",
+					p, strerror(rc), (long)geteuid());
+			}
+			break;
+		}
+		if (errno != ENOENT) {
+			if (state_errno_denied(errno)) {
+				rc = errno;
+				err_set(err,
+					"memory directory %s: %s (this process runs as uid %ld; "
+					"it cannot reach that path)",
+					dir, strerror(rc), (long)geteuid());
+			}
+			break;
+		}
+		char *slash = strrchr(p, '/');
+		if (!slash)
+			break; /* a relative name in the cwd: mkdir says the rest */
+		if (slash == p)
+			slash[1] = '\0'; /* the parent is "/", which exists */
+		else
+			*slash = '\0';
+	}
+	free(p);
+	return rc;
+}
+
 int state_store_init(struct state_store *st, const char *dir, const char *version,
 		     struct ga_err *err)
 {
 	memset(st, 0, sizeof *st);
-	if (fsx_mkdir_p(dir, err) != 0)
+	int denied = dir_denied(dir, err);
+	if (denied) {
+		errno = denied;
 		return -1;
+	}
+	if (fsx_mkdir_p(dir, err) != 0) {
+		errno = EIO; /* not a permission problem (that was checked above) */
+		return -1;
+	}
 	st->dir = xstrdup(dir);
 	st->version = xstrdup(version);
 	return 0;
@@ -42,6 +102,7 @@ const char *state_status_name(enum state_load_status s)
 	case STATE_MIGRATED: return "migrated";
 	case STATE_RESET: return "reset";
 	case STATE_CORRUPT: return "corrupt";
+	case STATE_UNREADABLE: return "unreadable";
 	}
 	return "unknown";
 }
@@ -110,6 +171,18 @@ cJSON *state_load(const struct state_store *st, const char *name, state_migrate_
 	if (!text) {
 		if (errno == ENOENT) {
 			set_info(info, STATE_MISSING);
+			free(path);
+			return NULL;
+		}
+		if (errno != EFBIG) {
+			/* Permission or I/O: the file may be fine; this process
+			 * cannot read it. Never moved aside. */
+			set_info(info, STATE_UNREADABLE);
+			if (info) {
+				info->sys_errno = errno;
+				snprintf(info->detail, sizeof info->detail, "%.*s",
+					 (int)sizeof info->detail - 1, err.msg);
+			}
 			free(path);
 			return NULL;
 		}

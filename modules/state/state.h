@@ -15,15 +15,21 @@
  *               this so an upgrade never forgets them);
  *   - reset:    other version and no hook (or the hook refused) → start
  *               empty, logged;
- *   - corrupt:  unreadable, not JSON, not the envelope above, or larger than
+ *   - corrupt:  not JSON, not the envelope above, or larger than
  *               STATE_MAX_BYTES → the file is moved aside as
  *               NAME.json.corrupt-<timestamp>, a warning is logged, start
  *               empty. Never fatal.
+ *   - unreadable: the file exists but cannot be read (permission, I/O):
+ *               nothing is known about its content, so it is left where it
+ *               is, untouched; info->sys_errno and info->detail say why. The
+ *               caller decides (the SOUL pin refuses to start: it cannot
+ *               tell whether SOUL.md changed).
  */
 #ifndef GA_MODULES_STATE_H
 #define GA_MODULES_STATE_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -37,6 +43,7 @@ enum state_load_status {
 	STATE_MIGRATED,
 	STATE_RESET,
 	STATE_CORRUPT,
+	STATE_UNREADABLE,
 };
 
 struct state_store {
@@ -52,10 +59,19 @@ typedef int (*state_migrate_fn)(cJSON *data, const char *from_version, void *ud)
 struct state_load_info {
 	enum state_load_status status;
 	char from_version[64]; /* for migrated/reset */
-	char detail[256];      /* for corrupt: what was wrong; moved-aside path */
+	char detail[256];      /* for corrupt: what was wrong; moved-aside path;
+				* for unreadable: the read error */
+	int sys_errno;         /* for unreadable: the errno of the read */
 };
 
-/* Creates dir (mkdir -p) if needed. Returns -1 with err if it cannot. */
+/* True for the errno values that mean "not allowed" rather than "broken":
+ * EACCES, EPERM, EROFS. */
+bool state_errno_denied(int e);
+
+/* Creates dir (mkdir -p) if needed. Returns -1 with err if it cannot; errno
+ * is then EACCES, EPERM or EROFS (state_errno_denied) when this process is
+ * not allowed to use or create it (err names the path and the uid), and
+ * EIO otherwise (a file in the way, a bad path). */
 int state_store_init(struct state_store *st, const char *dir, const char *version,
 		     struct ga_err *err);
 void state_store_free(struct state_store *st);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -295,6 +296,10 @@ int proc_start_opts(struct proc *p, const struct proc_opts *o)
 			dup2(in[0], 0);
 			dup2(ofd, 1);
 			dup2(efd, 2);
+			if (o->as_nobody && geteuid() == 0 &&
+			    (setgroups(0, NULL) != 0 || setgid(PROC_NOBODY) != 0 ||
+			     setuid(PROC_NOBODY) != 0))
+				_exit(125);
 			if (chdir(o->cwd) != 0)
 				_exit(126);
 			execve(bin, (char *const *)args, envv);

@@ -71,7 +71,15 @@ struct proc_opts {
 	const char *const *argv; /* NULL-terminated, without argv[0]; may be NULL */
 	const char *const *env;  /* NULL-terminated "K=V"; may be NULL */
 	const char *log_path;    /* NULL, or one file for stdout+stderr (appended, kept) */
+	/* When the test runs as root, run the child as nobody (uid and gid
+	 * PROC_NOBODY, no supplementary groups) so that file permissions apply
+	 * to it as to a user; root passes every permission check. Ignored when
+	 * the test is not root (the child is the test's user anyway). The cwd
+	 * must then be enterable by nobody. */
+	bool as_nobody;
 };
+
+#define PROC_NOBODY 65534
 
 /* A fresh agent home with SOUL.md and SELF.md.template copied from the
  * source tree. Caller frees; remove with home_remove. */
