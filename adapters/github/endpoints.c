@@ -1,0 +1,353 @@
+/*
+ * endpoints — the GitHub REST endpoints of spec github-commitments §1.4 that
+ * the commitment pipeline and engagement use, as thin, checked wrappers
+ * around gh_call. Names in paths are validated (never escaped into
+ * something else), query values are percent-encoded, bodies are built with
+ * cJSON and never truncated.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapters/github/github.h"
+#include "common/strbuf.h"
+#include "common/timeutil.h"
+#include "common/xalloc.h"
+
+#define QUERY_MAX 4096 /* bytes of an encoded query string */
+
+static int check_repo(const char *owner, const char *repo, struct ga_err *err)
+{
+	if (!gh_valid_owner(owner))
+		return err_set(err,
+		               "'%.60s' is not a GitHub owner name (1-39 letters, digits or '-', not "
+		               "starting with '-')",
+		               owner ? owner : "");
+	if (!gh_valid_repo(repo))
+		return err_set(err,
+		               "'%.120s' is not a GitHub repository name (1-100 letters, digits, '.', "
+		               "'_' or '-')",
+		               repo ? repo : "");
+	return 0;
+}
+
+static int check_number(int64_t number, const char *what, struct ga_err *err)
+{
+	if (number < 1 || number > GH_NUMBER_MAX)
+		return err_set(err, "%s %lld is not a valid number (a positive integer)", what,
+		               (long long)number);
+	return 0;
+}
+
+/* Appends "&name=value" (or "?name=value" first), value percent-encoded. */
+static int add_param(struct strbuf *sb, const char *name, const char *value)
+{
+	if (!value)
+		return 0;
+	if (sb_printf(sb, "%c%s=", strchr(sb_cstr(sb), '?') ? '&' : '?', name) != 0)
+		return -1;
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+		int rc = isalnum(*p) || *p == '-' || *p == '.' || *p == '_' || *p == '~'
+		                 ? sb_putc(sb, (char)*p)
+		                 : sb_printf(sb, "%%%02X", *p);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static uint64_t call_with(struct gh_client *c, struct gh_req *req, struct strbuf *path,
+                          gh_done_fn cb, void *ud, struct ga_err *err)
+{
+	req->path = sb_cstr(path);
+	uint64_t id = gh_call(c, req, cb, ud, err);
+	sb_free(path);
+	return id;
+}
+
+static uint64_t too_long(struct strbuf *path, const char *what, struct ga_err *err)
+{
+	sb_free(path);
+	err_set(err, "the query to %s is longer than %d bytes", what, QUERY_MAX);
+	return 0;
+}
+
+uint64_t gh_repo_get(struct gh_client *c, const char *owner, const char *repo, gh_done_fn cb,
+                     void *ud, struct ga_err *err)
+{
+	if (check_repo(owner, repo, err) != 0)
+		return 0;
+	char what[256];
+	snprintf(what, sizeof what, "get repository %s/%s", owner, repo);
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	sb_printf(&path, "/repos/%s/%s", owner, repo);
+	struct gh_req req = {.method = "GET", .what = what};
+	return call_with(c, &req, &path, cb, ud, err);
+}
+
+static char *json_body(cJSON *o, struct ga_err *err, const char *what)
+{
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!s)
+		err_set(err, "the request to %s could not be serialised (out of memory)", what);
+	return s;
+}
+
+static cJSON *string_array(const char *const *v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++)
+		if (v[i])
+			cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+	return a;
+}
+
+uint64_t gh_issue_create(struct gh_client *c, const char *owner, const char *repo,
+                         const struct gh_issue_new *in, gh_done_fn cb, void *ud,
+                         struct ga_err *err)
+{
+	if (check_repo(owner, repo, err) != 0)
+		return 0;
+	char what[256];
+	snprintf(what, sizeof what, "create an issue in %s/%s", owner, repo);
+	if (!in || !in->title || !in->title[strspn(in->title, " \t\r\n")])
+		return (uint64_t)err_set(err, "cannot %s without a title", what), 0;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "title", in->title);
+	if (in->body)
+		cJSON_AddStringToObject(o, "body", in->body);
+	if (in->n_labels)
+		cJSON_AddItemToObject(o, "labels", string_array(in->labels, in->n_labels));
+	if (in->n_assignees)
+		cJSON_AddItemToObject(o, "assignees", string_array(in->assignees, in->n_assignees));
+	char *body = json_body(o, err, what);
+	if (!body)
+		return 0;
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	sb_printf(&path, "/repos/%s/%s/issues", owner, repo);
+	struct gh_req req = {.method = "POST", .what = what, .body = body};
+	uint64_t id = call_with(c, &req, &path, cb, ud, err);
+	free(body);
+	return id;
+}
+
+uint64_t gh_issue_get(struct gh_client *c, const char *owner, const char *repo, int64_t number,
+                      gh_done_fn cb, void *ud, struct ga_err *err)
+{
+	if (check_repo(owner, repo, err) != 0 || check_number(number, "issue", err) != 0)
+		return 0;
+	char what[256];
+	snprintf(what, sizeof what, "get issue %s/%s#%lld", owner, repo, (long long)number);
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	sb_printf(&path, "/repos/%s/%s/issues/%lld", owner, repo, (long long)number);
+	struct gh_req req = {.method = "GET", .what = what};
+	return call_with(c, &req, &path, cb, ud, err);
+}
+
+static bool one_of(const char *v, const char *const *allowed)
+{
+	for (size_t i = 0; allowed[i]; i++)
+		if (strcmp(v, allowed[i]) == 0)
+			return true;
+	return false;
+}
+
+uint64_t gh_issues_list(struct gh_client *c, const char *owner, const char *repo,
+                        const struct gh_issue_query *q, gh_done_fn cb, void *ud,
+                        struct ga_err *err)
+{
+	if (check_repo(owner, repo, err) != 0)
+		return 0;
+	static const struct gh_issue_query none = {0};
+	if (!q)
+		q = &none;
+	static const char *const states[] = {"open", "closed", "all", NULL};
+	static const char *const sorts[] = {"created", "updated", "comments", NULL};
+	static const char *const dirs[] = {"asc", "desc", NULL};
+	if (q->state && !one_of(q->state, states))
+		return (uint64_t)err_set(err, "issue state '%.40s' is not open, closed or all",
+		                         q->state),
+		       0;
+	if (q->sort && !one_of(q->sort, sorts))
+		return (uint64_t)err_set(err, "issue sort '%.40s' is not created, updated or comments",
+		                         q->sort),
+		       0;
+	if (q->direction && !one_of(q->direction, dirs))
+		return (uint64_t)err_set(err, "sort direction '%.40s' is not asc or desc",
+		                         q->direction),
+		       0;
+	char what[256];
+	snprintf(what, sizeof what, "list the issues of %s/%s", owner, repo);
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	char per_page[16];
+	snprintf(per_page, sizeof per_page, "%d", GH_PER_PAGE);
+	if (sb_printf(&path, "/repos/%s/%s/issues", owner, repo) != 0 ||
+	    add_param(&path, "state", q->state) != 0 || add_param(&path, "labels", q->labels) != 0 ||
+	    add_param(&path, "sort", q->sort) != 0 ||
+	    add_param(&path, "direction", q->direction) != 0 ||
+	    add_param(&path, "per_page", per_page) != 0)
+		return too_long(&path, what, err);
+	struct gh_req req = {.method = "GET", .what = what, .list = true, .max_items = q->max_items};
+	return call_with(c, &req, &path, cb, ud, err);
+}
+
+uint64_t gh_issue_comment(struct gh_client *c, const char *owner, const char *repo,
+                          int64_t number, const char *body, gh_done_fn cb, void *ud,
+                          struct ga_err *err)
+{
+	if (check_repo(owner, repo, err) != 0 || check_number(number, "issue", err) != 0)
+		return 0;
+	char what[256];
+	snprintf(what, sizeof what, "comment on %s/%s#%lld", owner, repo, (long long)number);
+	if (!body || !body[strspn(body, " \t\r\n")])
+		return (uint64_t)err_set(err, "cannot %s with an empty comment", what), 0;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "body", body);
+	char *json = json_body(o, err, what);
+	if (!json)
+		return 0;
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	sb_printf(&path, "/repos/%s/%s/issues/%lld/comments", owner, repo, (long long)number);
+	struct gh_req req = {.method = "POST", .what = what, .body = json};
+	uint64_t id = call_with(c, &req, &path, cb, ud, err);
+	free(json);
+	return id;
+}
+
+uint64_t gh_comments_list(struct gh_client *c, const char *owner, const char *repo,
+                          int64_t number, size_t max_items, gh_done_fn cb, void *ud,
+                          struct ga_err *err)
+{
+	if (check_repo(owner, repo, err) != 0 || check_number(number, "issue", err) != 0)
+		return 0;
+	char what[256];
+	snprintf(what, sizeof what, "list the comments on %s/%s#%lld", owner, repo,
+	         (long long)number);
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	sb_printf(&path, "/repos/%s/%s/issues/%lld/comments?per_page=%d", owner, repo,
+	          (long long)number, GH_PER_PAGE);
+	struct gh_req req = {.method = "GET", .what = what, .list = true, .max_items = max_items};
+	return call_with(c, &req, &path, cb, ud, err);
+}
+
+uint64_t gh_reaction_create(struct gh_client *c, const char *owner, const char *repo,
+                            int64_t number, int64_t comment_id, const char *content,
+                            gh_done_fn cb, void *ud, struct ga_err *err)
+{
+	static const char *const kinds[] = {"+1",    "-1",     "laugh", "confused",
+	                                    "heart", "hooray", "rocket", "eyes", NULL};
+	if (check_repo(owner, repo, err) != 0)
+		return 0;
+	if (!content || !one_of(content, kinds))
+		return (uint64_t)err_set(err,
+		                         "'%.40s' is not a GitHub reaction (+1, -1, laugh, confused, "
+		                         "heart, hooray, rocket, eyes)",
+		                         content ? content : ""),
+		       0;
+	char what[256];
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	if (comment_id > 0) {
+		snprintf(what, sizeof what, "react to comment %lld in %s/%s", (long long)comment_id,
+		         owner, repo);
+		sb_printf(&path, "/repos/%s/%s/issues/comments/%lld/reactions", owner, repo,
+		          (long long)comment_id);
+	} else {
+		if (check_number(number, "issue", err) != 0) {
+			sb_free(&path);
+			return 0;
+		}
+		snprintf(what, sizeof what, "react to %s/%s#%lld", owner, repo, (long long)number);
+		sb_printf(&path, "/repos/%s/%s/issues/%lld/reactions", owner, repo,
+		          (long long)number);
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "content", content);
+	char *json = json_body(o, err, what);
+	if (!json) {
+		sb_free(&path);
+		return 0;
+	}
+	struct gh_req req = {.method = "POST", .what = what, .body = json, .idempotent = true};
+	uint64_t id = call_with(c, &req, &path, cb, ud, err);
+	free(json);
+	return id;
+}
+
+uint64_t gh_notifications_list(struct gh_client *c, int64_t since_ms, bool all, size_t max_items,
+                               gh_done_fn cb, void *ud, struct ga_err *err)
+{
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	char iso[TIME_ISO_LEN + 1];
+	sb_puts(&path, "/notifications?per_page=50");
+	if (all)
+		add_param(&path, "all", "true");
+	if (since_ms > 0)
+		add_param(&path, "since", time_format_iso(since_ms, iso));
+	struct gh_req req = {
+	        .method = "GET", .what = "list notifications", .list = true, .max_items = max_items};
+	return call_with(c, &req, &path, cb, ud, err);
+}
+
+uint64_t gh_notification_mark_read(struct gh_client *c, const char *thread_id, gh_done_fn cb,
+                                   void *ud, struct ga_err *err)
+{
+	size_t n = thread_id ? strlen(thread_id) : 0;
+	if (n == 0 || n > 20 || strspn(thread_id, "0123456789") != n)
+		return (uint64_t)err_set(err, "'%.40s' is not a notification thread id (digits)",
+		                         thread_id ? thread_id : ""),
+		       0;
+	char what[96];
+	snprintf(what, sizeof what, "mark notification %s read", thread_id);
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	sb_printf(&path, "/notifications/threads/%s", thread_id);
+	struct gh_req req = {.method = "PATCH", .what = what};
+	return call_with(c, &req, &path, cb, ud, err);
+}
+
+uint64_t gh_search_issues(struct gh_client *c, const char *query, size_t max_items,
+                          gh_done_fn cb, void *ud, struct ga_err *err)
+{
+	if (!query || !query[strspn(query, " \t\r\n")])
+		return (uint64_t)err_set(err, "cannot search GitHub issues for nothing"), 0;
+	/* GitHub refuses queries over 256 characters (without qualifiers it
+	 * counts differently; this bound is the one that is always safe to
+	 * state). */
+	if (strlen(query) > 256)
+		return (uint64_t)err_set(err, "the search query is longer than GitHub's 256 "
+		                              "characters"),
+		       0;
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	char per_page[16];
+	snprintf(per_page, sizeof per_page, "%d", GH_PER_PAGE);
+	if (sb_puts(&path, "/search/issues") != 0 || add_param(&path, "q", query) != 0 ||
+	    add_param(&path, "per_page", per_page) != 0)
+		return too_long(&path, "search issues", err);
+	struct gh_req req = {.method = "GET",
+	                     .what = "search issues",
+	                     .resource = "search",
+	                     .list = true,
+	                     .items_field = "items",
+	                     .max_items = max_items};
+	return call_with(c, &req, &path, cb, ud, err);
+}
+
+uint64_t gh_user_get(struct gh_client *c, gh_done_fn cb, void *ud, struct ga_err *err)
+{
+	struct strbuf path;
+	sb_init(&path, QUERY_MAX);
+	sb_puts(&path, "/user");
+	struct gh_req req = {.method = "GET", .what = "get the authenticated user"};
+	return call_with(c, &req, &path, cb, ud, err);
+}

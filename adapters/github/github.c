@@ -1,0 +1,932 @@
+/*
+ * github — the client: configuration, the queue, dispatch through the rate
+ * limiter, classification, retries and pagination. Endpoint helpers are in
+ * endpoints.c.
+ *
+ * One call is in flight at a time (GitHub's own advice against secondary
+ * limits, and the cure for the reference's parallel requests that both
+ * computed the same spacing sleep). A call that has to wait stays queued;
+ * one uv timer wakes the pump at the earliest moment anything may start,
+ * never later than recheck_ms, so a clock that jumps (a test's, or a
+ * suspended laptop's) is noticed.
+ */
+#include "adapters/github/github.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/hash.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "common/xalloc.h"
+
+#define LOG_COMP "github"
+
+struct call {
+	struct call *prev, *next; /* queue links while queued */
+	struct gh_client *c;
+	uint64_t id;
+	char *method;
+	char *url; /* the page to fetch next */
+	char *body;
+	char *what;
+	char *resource;
+	char *items_field;
+	bool write, idempotent, list;
+	size_t max_items, max_pages;
+	int attempts;        /* HTTP requests made */
+	int transient_fails; /* consecutive, for the backoff */
+	int rate_hits;
+	int64_t enqueued_ms;
+	int64_t not_before_ms; /* backoff */
+	uint64_t http_id;      /* while in flight */
+	cJSON *acc;            /* merged list items */
+	size_t n_acc;
+	size_t pages;
+	bool truncated;
+	int64_t total_count;
+	int status;
+	gh_done_fn cb;
+	void *ud;
+};
+
+struct gh_client {
+	struct http_client *http;
+	struct gh_config cfg;
+	char *auth_header;
+	char *ua_header;
+	struct gh_rate rate;
+	struct call *head, *tail;
+	size_t n_queued;
+	struct call *inflight;
+	uv_timer_t *timer;
+	uint64_t next_id;
+	bool closing;
+	struct gh_stats stats;
+};
+
+/* --- configuration ------------------------------------------------------------ */
+
+static char *strip_slash(const char *url)
+{
+	char *s = xstrdup(url);
+	size_t n = strlen(s);
+	while (n > 0 && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
+}
+
+void gh_config_init(struct gh_config *cfg, const char *api_url, const char *token,
+                    const char *username)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->api_url = strip_slash(api_url && *api_url ? api_url : CONFIG_DEFAULT_GITHUB_API_URL);
+	cfg->token = token && *token ? xstrdup(token) : NULL;
+	cfg->username = username && *username ? xstrdup(username) : NULL;
+	cfg->spacing_ms = GH_DEFAULT_SPACING_MS;
+	cfg->write_spacing_ms = GH_DEFAULT_WRITE_SPACING_MS;
+	cfg->low_budget = GH_DEFAULT_LOW_BUDGET;
+	cfg->max_retries = GH_DEFAULT_MAX_RETRIES;
+	cfg->backoff_base_ms = GH_DEFAULT_BACKOFF_BASE_MS;
+	cfg->backoff_cap_ms = GH_DEFAULT_BACKOFF_CAP_MS;
+	cfg->max_rate_retries = GH_DEFAULT_MAX_RATE_RETRIES;
+	cfg->max_wait_ms = GH_DEFAULT_MAX_WAIT_MS;
+	cfg->recheck_ms = GH_DEFAULT_RECHECK_MS;
+	cfg->timeout_ms = GH_DEFAULT_TIMEOUT_MS;
+}
+
+int gh_config_from_ga(const struct ga_config *ga, struct gh_config *cfg, struct ga_err *err)
+{
+	memset(cfg, 0, sizeof *cfg);
+	if (!ga->github_token || !*ga->github_token)
+		return err_set(err, "GitHub is not configured: set AGENT_GITHUB_TOKEN (a personal "
+		                    "access token) and AGENT_GITHUB_USERNAME");
+	gh_config_init(cfg, ga->github_api_url, ga->github_token, ga->github_username);
+	return 0;
+}
+
+void gh_config_free(struct gh_config *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->api_url);
+	free(cfg->token);
+	free(cfg->username);
+	cfg->api_url = cfg->token = cfg->username = NULL;
+}
+
+static int64_t now_ms(const struct gh_client *c)
+{
+	if (c->cfg.clock.now_ms)
+		return c->cfg.clock.now_ms(c->cfg.clock.ud);
+	return time_now_ms();
+}
+
+/* --- small helpers ------------------------------------------------------------ */
+
+const char *gh_error_kind_name(enum gh_error_kind k)
+{
+	switch (k) {
+	case GH_OK:
+		return "ok";
+	case GH_ERR_AUTH:
+		return "auth";
+	case GH_ERR_FORBIDDEN:
+		return "forbidden";
+	case GH_ERR_NOT_FOUND:
+		return "not_found";
+	case GH_ERR_GONE:
+		return "gone";
+	case GH_ERR_INVALID:
+		return "invalid";
+	case GH_ERR_REFUSED:
+		return "refused";
+	case GH_ERR_RATE_LIMITED:
+		return "rate_limited";
+	case GH_ERR_TRANSIENT:
+		return "transient";
+	case GH_ERR_MALFORMED:
+		return "malformed";
+	case GH_ERR_CANCELLED:
+		return "cancelled";
+	}
+	return "?";
+}
+
+bool gh_error_is_fatal(enum gh_error_kind k)
+{
+	return k == GH_ERR_AUTH;
+}
+
+uint64_t gh_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac,
+                       int64_t retry_after_ms)
+{
+	uint64_t w = base_ms;
+	for (int i = 1; i < retry && w < cap_ms; i++)
+		w *= 2;
+	if (jitter_frac < 0)
+		jitter_frac = 0;
+	if (jitter_frac > 1)
+		jitter_frac = 1;
+	w += (uint64_t)((double)w * 0.3 * jitter_frac);
+	if (retry_after_ms > 0 && (uint64_t)retry_after_ms > w)
+		w = (uint64_t)retry_after_ms;
+	if (w > cap_ms)
+		w = cap_ms;
+	return w;
+}
+
+/* Copies at most GH_MSG_QUOTE_MAX bytes of s into out, control characters
+ * made spaces, never cutting a UTF-8 sequence. */
+static void quote(const char *s, char *out, size_t cap)
+{
+	size_t lim = cap - 1 < GH_MSG_QUOTE_MAX ? cap - 1 : GH_MSG_QUOTE_MAX;
+	size_t n = 0;
+	for (; s && s[n] && n < lim; n++)
+		out[n] = (unsigned char)s[n] < 0x20 ? ' ' : s[n];
+	if (s && s[n]) /* cut: back off to a character boundary */
+		while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80)
+			n--;
+	out[n] = '\0';
+}
+
+static bool is_html(const char *content_type, const char *body, size_t len)
+{
+	if (content_type && strcasestr(content_type, "text/html"))
+		return true;
+	size_t i = 0;
+	while (i < len && isspace((unsigned char)body[i]))
+		i++;
+	return i < len && body[i] == '<';
+}
+
+/* GitHub's message plus, for validation failures, what errors[] names:
+ * "Validation Failed: field 'title' of Issue is missing_field". */
+static void github_says(const cJSON *root, bool html, char *out, size_t cap)
+{
+	char msg[GH_MSG_QUOTE_MAX + 1] = "";
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
+	if (cJSON_IsString(m) && m->valuestring[0])
+		quote(m->valuestring, msg, sizeof msg);
+	else
+		snprintf(msg, sizeof msg, "%s",
+		         html ? "an HTML page instead of JSON" : "no message in the answer");
+	struct strbuf_local {
+		char buf[GA_ERR_MSG_MAX];
+		size_t len;
+	} sb = {.len = 0};
+	sb.len = (size_t)snprintf(sb.buf, sizeof sb.buf, "%s", msg);
+	const cJSON *errs = cJSON_GetObjectItemCaseSensitive(root, "errors");
+	const cJSON *e;
+	int i = 0;
+	cJSON_ArrayForEach(e, errs)
+	{
+		if (sb.len >= sizeof sb.buf - 1 || i++ >= 4)
+			break;
+		char part[GH_MSG_QUOTE_MAX + 1] = "";
+		if (cJSON_IsString(e)) {
+			quote(e->valuestring, part, sizeof part);
+		} else {
+			const cJSON *em = cJSON_GetObjectItemCaseSensitive(e, "message");
+			const cJSON *f = cJSON_GetObjectItemCaseSensitive(e, "field");
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(e, "resource");
+			const cJSON *code = cJSON_GetObjectItemCaseSensitive(e, "code");
+			if (cJSON_IsString(em) && em->valuestring[0]) {
+				quote(em->valuestring, part, sizeof part);
+			} else {
+				char fq[64] = "?", rq[64] = "?", cq[64] = "invalid";
+				if (cJSON_IsString(f))
+					quote(f->valuestring, fq, sizeof fq);
+				if (cJSON_IsString(r))
+					quote(r->valuestring, rq, sizeof rq);
+				if (cJSON_IsString(code))
+					quote(code->valuestring, cq, sizeof cq);
+				snprintf(part, sizeof part, "field '%s' of %s is %s", fq, rq, cq);
+			}
+		}
+		if (!part[0])
+			continue;
+		int w = snprintf(sb.buf + sb.len, sizeof sb.buf - sb.len, "%s%s", i == 1 ? ": " : "; ",
+		                 part);
+		if (w < 0)
+			break;
+		sb.len += (size_t)w;
+		if (sb.len >= sizeof sb.buf)
+			sb.len = sizeof sb.buf - 1;
+	}
+	snprintf(out, cap, "%s", sb.buf);
+}
+
+static bool header_is_zero(const char *v)
+{
+	if (!v)
+		return false;
+	while (*v == ' ')
+		v++;
+	return v[0] == '0' && (v[1] == '\0' || v[1] == ' ');
+}
+
+enum gh_error_kind gh_classify(long status, const char *content_type, const char *body,
+                               size_t body_len, const char *(*hdr)(const char *name, void *ud),
+                               void *hdr_ud, const char *what, bool have_token, int64_t now,
+                               bool *rate_primary, int64_t *retry_after_ms, char *msg,
+                               size_t cap)
+{
+	*rate_primary = false;
+	*retry_after_ms = -1;
+	msg[0] = '\0';
+	if (!body)
+		body = "";
+	bool html = is_html(content_type, body, body_len);
+	if (status >= 200 && status < 300) {
+		if (html) {
+			err_fmt(msg, cap,
+			        "GitHub answered the attempt to %s with an HTML page instead of "
+			        "JSON (a proxy or an outage page)",
+			        what);
+			return GH_ERR_TRANSIENT;
+		}
+		return GH_OK;
+	}
+	cJSON *root = html ? NULL : cJSON_ParseWithLength(body, body_len);
+	char says[GA_ERR_MSG_MAX];
+	github_says(cJSON_IsObject(root) ? root : NULL, html, says, sizeof says);
+	enum gh_error_kind kind;
+	const char *ra = hdr ? hdr("retry-after", hdr_ud) : NULL;
+	if (ra) {
+		int64_t d;
+		if (http_parse_retry_after(ra, now, &d) == 0)
+			*retry_after_ms = d;
+	}
+	if (status == 401) {
+		kind = GH_ERR_AUTH;
+		if (have_token)
+			err_fmt(msg, cap,
+			        "GitHub refused " GH_TOKEN_VAR " when trying to %s (401: %s): the "
+			        "token is invalid, expired or revoked; set " GH_TOKEN_VAR
+			        " to a valid token",
+			        what, says);
+		else
+			err_fmt(msg, cap,
+			        "GitHub needs a token to %s (401: %s): set " GH_TOKEN_VAR, what, says);
+	} else if (status == 403 || status == 429) {
+		/* Rate limit or permission: the headers say it first (remaining 0
+		 * = primary, retry-after = secondary), then the documented body of
+		 * a secondary limit (its documentation_url, or its message). */
+		const char *rem = hdr ? hdr("x-ratelimit-remaining", hdr_ud) : NULL;
+		bool primary = header_is_zero(rem);
+		bool secondary = ra != NULL;
+		const cJSON *doc = cJSON_GetObjectItemCaseSensitive(root, "documentation_url");
+		const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "message");
+		if (cJSON_IsString(doc) && strstr(doc->valuestring, "rate-limit"))
+			secondary = true;
+		if (cJSON_IsString(m) && strcasestr(m->valuestring, "rate limit"))
+			secondary = true;
+		if (status == 429 || primary || secondary) {
+			kind = GH_ERR_RATE_LIMITED;
+			*rate_primary = primary;
+			err_fmt(msg, cap, "GitHub's %s rate limit stopped the attempt to %s (%ld: %s)",
+			        primary ? "primary" : "secondary", what, status, says);
+		} else {
+			kind = GH_ERR_FORBIDDEN;
+			err_fmt(msg, cap,
+			        "GitHub refused to %s (403: %s): " GH_TOKEN_VAR
+			        " lacks the permission (check its scopes and repository access)",
+			        what, says);
+		}
+	} else if (status == 404) {
+		kind = GH_ERR_NOT_FOUND;
+		err_fmt(msg, cap,
+		        "GitHub could not %s (404: %s): it does not exist, or " GH_TOKEN_VAR
+		        " cannot see it",
+		        what, says);
+	} else if (status == 410) {
+		kind = GH_ERR_GONE;
+		err_fmt(msg, cap,
+		        "GitHub refused to %s (410: %s): it is gone or switched off on the "
+		        "repository",
+		        what, says);
+	} else if (status == 422) {
+		kind = GH_ERR_INVALID;
+		err_fmt(msg, cap, "GitHub refused to %s as invalid (422: %s)", what, says);
+	} else if (status >= 500 || status == 408) {
+		kind = GH_ERR_TRANSIENT;
+		err_fmt(msg, cap, "GitHub failed to %s (%ld: %s)", what, status, says);
+	} else if (status >= 300 && status < 400) {
+		kind = GH_ERR_REFUSED;
+		err_fmt(msg, cap,
+		        "GitHub answered the attempt to %s with a redirect (%ld), which is not "
+		        "followed: the repository may have been renamed, or GITHUB_API_URL is wrong",
+		        what, status);
+	} else {
+		kind = GH_ERR_REFUSED;
+		err_fmt(msg, cap, "GitHub refused to %s (%ld: %s)", what, status, says);
+	}
+	cJSON_Delete(root);
+	return kind;
+}
+
+/* --- queue ---------------------------------------------------------------------- */
+
+static void q_unlink(struct gh_client *c, struct call *k)
+{
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		c->head = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	else
+		c->tail = k->prev;
+	k->prev = k->next = NULL;
+	c->n_queued--;
+}
+
+static void q_push_back(struct gh_client *c, struct call *k)
+{
+	k->prev = c->tail;
+	k->next = NULL;
+	if (c->tail)
+		c->tail->next = k;
+	else
+		c->head = k;
+	c->tail = k;
+	c->n_queued++;
+}
+
+static void q_push_front(struct gh_client *c, struct call *k)
+{
+	k->prev = NULL;
+	k->next = c->head;
+	if (c->head)
+		c->head->prev = k;
+	else
+		c->tail = k;
+	c->head = k;
+	c->n_queued++;
+}
+
+static void call_free(struct call *k)
+{
+	free(k->method);
+	free(k->url);
+	free(k->body);
+	free(k->what);
+	free(k->resource);
+	free(k->items_field);
+	cJSON_Delete(k->acc);
+	free(k);
+}
+
+static void on_timer(uv_timer_t *t);
+
+static void schedule(struct gh_client *c, int64_t ms)
+{
+	if (c->closing)
+		return;
+	if (ms < 0)
+		ms = 0;
+	uv_timer_start(c->timer, on_timer, (uint64_t)ms, 0);
+}
+
+/* Ends a call: the callback, then the call is freed. */
+static void finish(struct call *k, enum gh_error_kind kind, const cJSON *json, const char *msg,
+                   bool maybe_applied)
+{
+	struct gh_client *c = k->c;
+	struct gh_result r = {
+	        .kind = kind,
+	        .status = k->status,
+	        .attempts = k->attempts,
+	        .maybe_applied = maybe_applied,
+	        .json = kind == GH_OK ? json : NULL,
+	        .pages = k->pages,
+	        .truncated = k->truncated,
+	        .total_count = k->total_count,
+	};
+	err_fmt(r.msg, sizeof r.msg, "%s", msg ? msg : "");
+	if (kind != GH_OK) {
+		c->stats.failures++;
+		err_fmt(c->stats.last_error, sizeof c->stats.last_error, "%s", r.msg);
+		if (kind != GH_ERR_CANCELLED)
+			log_kv(gh_error_is_fatal(kind) ? LOG_LEVEL_ERROR : LOG_LEVEL_WARN, LOG_COMP,
+			       "GitHub request failed", "kind", gh_error_kind_name(kind), "status",
+			       LOG_INT(k->status), "attempts", LOG_INT(k->attempts), "error", r.msg);
+	}
+	k->cb(&r, k->ud);
+	call_free(k);
+}
+
+/* --- dispatch ------------------------------------------------------------------------- */
+
+static void on_http_done(const struct http_response *hr, void *ud);
+
+static int send_call(struct gh_client *c, struct call *k, int64_t now, struct ga_err *err)
+{
+	const char *headers[8];
+	size_t n = 0;
+	headers[n++] = "Accept: application/vnd.github+json";
+	headers[n++] = "X-GitHub-Api-Version: " GH_API_VERSION;
+	if (c->auth_header)
+		headers[n++] = c->auth_header;
+	headers[n++] = c->ua_header;
+	if (k->body)
+		headers[n++] = "Content-Type: application/json";
+	headers[n] = NULL;
+	struct http_request req = {
+	        .method = k->method,
+	        .url = k->url,
+	        .headers = headers,
+	        .body = k->body,
+	        .body_len = k->body ? strlen(k->body) : 0,
+	        .timeout_ms = c->cfg.timeout_ms,
+	};
+	k->http_id = http_request(c->http, &req, on_http_done, k, err);
+	if (!k->http_id)
+		return -1;
+	c->inflight = k;
+	k->attempts++;
+	c->stats.requests++;
+	gh_rate_started(&c->rate, k->resource, k->write, now);
+	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "request", "method", k->method, "url", k->url);
+	return 0;
+}
+
+/* Has this bucket already been passed over in this scan? Requests of one
+ * bucket keep their order; only another bucket may go ahead. */
+static bool seen(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(names[i], name) == 0)
+			return true;
+	return false;
+}
+
+static void pump(struct gh_client *c)
+{
+again:
+	if (c->inflight || c->closing || !c->head)
+		return;
+	int64_t now = now_ms(c);
+	int64_t min_wait = -1;
+	const char *blocked[GH_RATE_BUCKETS_MAX + 1];
+	size_t n_blocked = 0;
+	for (struct call *k = c->head; k; k = k->next) {
+		if (seen(blocked, n_blocked, k->resource))
+			continue;
+		if (n_blocked == GH_RATE_BUCKETS_MAX + 1)
+			break;
+		enum gh_wait_reason why = GH_WAIT_NONE;
+		int64_t w;
+		if (k->not_before_ms > now)
+			w = k->not_before_ms - now;
+		else
+			w = gh_rate_wait_ms(&c->rate, k->resource, k->write, now, &why);
+		if (w > 0 && (why == GH_WAIT_PRIMARY || why == GH_WAIT_HOLD) &&
+		    (uint64_t)(now - k->enqueued_ms + w) > c->cfg.max_wait_ms) {
+			char msg[GA_ERR_MSG_MAX], at[TIME_ISO_LEN + 1];
+			err_fmt(msg, sizeof msg,
+			        "GitHub's %s holds the attempt to %s until %s, longer than this "
+			        "request may wait (%llu s); it was not sent",
+			        gh_wait_reason_name(why), k->what, time_format_iso(now + w, at),
+			        (unsigned long long)(c->cfg.max_wait_ms / 1000));
+			q_unlink(c, k);
+			finish(k, GH_ERR_RATE_LIMITED, NULL, msg, false);
+			goto again; /* the callback may have changed the queue */
+		}
+		if (w == 0) {
+			q_unlink(c, k);
+			struct ga_err err = {{0}};
+			if (send_call(c, k, now, &err) != 0) {
+				char msg[GA_ERR_MSG_MAX];
+				err_fmt(msg, sizeof msg, "the request to %s could not be sent: %s",
+				        k->what, err.msg);
+				finish(k, GH_ERR_TRANSIENT, NULL, msg, false);
+				goto again;
+			}
+			return;
+		}
+		if (why != GH_WAIT_NONE && why != GH_WAIT_SPACING)
+			log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "request waits", "what", k->what, "why",
+			       gh_wait_reason_name(why), "wait_ms", LOG_INT(w));
+		blocked[n_blocked++] = k->resource;
+		if (min_wait < 0 || w < min_wait)
+			min_wait = w;
+	}
+	if (min_wait >= 0)
+		schedule(c, min_wait < (int64_t)c->cfg.recheck_ms ? min_wait : c->cfg.recheck_ms);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+	pump(t->data);
+}
+
+/* --- completion ------------------------------------------------------------------------- */
+
+struct hdr_ctx {
+	const struct http_response *hr;
+};
+
+static const char *hdr_lookup(const char *name, void *ud)
+{
+	return http_response_header(((struct hdr_ctx *)ud)->hr, name);
+}
+
+/* Retry after a transient failure, or give up. */
+static void transient(struct gh_client *c, struct call *k, const char *msg, bool retryable,
+                      bool maybe_applied, int64_t retry_after_ms)
+{
+	k->transient_fails++;
+	if (retryable && k->transient_fails <= c->cfg.max_retries) {
+		double jitter = (double)random_below(1001) / 1000.0;
+		uint64_t wait = gh_backoff_ms(c->cfg.backoff_base_ms, c->cfg.backoff_cap_ms,
+		                              k->transient_fails, jitter, retry_after_ms);
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "GitHub request failed; retrying", "attempt",
+		       LOG_INT(k->attempts), "wait_ms", LOG_INT(wait), "error", msg);
+		c->stats.retries++;
+		k->not_before_ms = now_ms(c) + (int64_t)wait;
+		q_push_front(c, k);
+		return;
+	}
+	char full[GA_ERR_MSG_MAX];
+	if (retryable)
+		err_fmt(full, sizeof full, "%s; gave up after %d attempts", msg, k->attempts);
+	else if (maybe_applied)
+		err_fmt(full, sizeof full,
+		        "%s; not repeated, because the request may have been carried out", msg);
+	else
+		err_fmt(full, sizeof full, "%s", msg);
+	finish(k, GH_ERR_TRANSIENT, NULL, full, maybe_applied);
+}
+
+/* Adds a page to the merged list. Returns 1 when another page is to be
+ * fetched (k->url set), 0 when the list is complete, -1 with msg when the
+ * page is malformed. */
+static int merge_page(struct gh_client *c, struct call *k, cJSON *root, const char *link,
+                      char *msg, size_t cap)
+{
+	cJSON *items = root;
+	if (k->items_field) {
+		const cJSON *tc = cJSON_GetObjectItemCaseSensitive(root, "total_count");
+		if (cJSON_IsNumber(tc))
+			k->total_count = (int64_t)tc->valuedouble;
+		items = cJSON_GetObjectItemCaseSensitive(root, k->items_field);
+	}
+	if (!cJSON_IsArray(items)) {
+		if (k->items_field)
+			err_fmt(msg, cap, "GitHub's answer to the attempt to %s has no '%s' array",
+			        k->what, k->items_field);
+		else
+			err_fmt(msg, cap, "GitHub's answer to the attempt to %s is not a JSON array",
+			        k->what);
+		return -1;
+	}
+	if (!k->acc)
+		k->acc = cJSON_CreateArray();
+	k->pages++;
+	cJSON *it;
+	while ((it = items->child) && k->n_acc < k->max_items) {
+		cJSON_DetachItemViaPointer(items, it);
+		cJSON_AddItemToArray(k->acc, it);
+		k->n_acc++;
+	}
+	bool more_here = items->child != NULL;
+	char next[GH_URL_MAX];
+	int ln = gh_link_next(link, next, sizeof next);
+	if (ln < 0) {
+		err_fmt(msg, cap, "GitHub's Link header for the attempt to %s could not be read",
+		        k->what);
+		return -1;
+	}
+	if (more_here || (ln == 1 && (k->n_acc >= k->max_items || k->pages >= k->max_pages))) {
+		k->truncated = true;
+		return 0;
+	}
+	if (ln == 0)
+		return 0;
+	size_t bl = strlen(c->cfg.api_url);
+	if (strncmp(next, c->cfg.api_url, bl) != 0 || next[bl] != '/') {
+		char q[GH_MSG_QUOTE_MAX + 1];
+		quote(next, q, sizeof q);
+		err_fmt(msg, cap,
+		        "GitHub's next page for the attempt to %s is at '%s', outside GITHUB_API_URL "
+		        "(%s): it is not followed with the token",
+		        k->what, q, c->cfg.api_url);
+		return -1;
+	}
+	free(k->url);
+	k->url = xstrdup(next);
+	return 1;
+}
+
+static void on_http_done(const struct http_response *hr, void *ud)
+{
+	struct call *k = ud;
+	struct gh_client *c = k->c;
+	if (c->inflight == k)
+		c->inflight = NULL;
+	k->http_id = 0;
+	int64_t now = now_ms(c);
+	k->status = (int)hr->status;
+	if (hr->error == HTTP_ERR_CANCELLED) {
+		char msg[GA_ERR_MSG_MAX];
+		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
+		finish(k, GH_ERR_CANCELLED, NULL, msg, k->write);
+		pump(c);
+		return;
+	}
+	if (hr->status > 0) {
+		const char *res = http_response_header(hr, "x-ratelimit-resource");
+		gh_rate_observe(&c->rate, res ? res : k->resource,
+		                http_response_header(hr, "x-ratelimit-limit"),
+		                http_response_header(hr, "x-ratelimit-remaining"),
+		                http_response_header(hr, "x-ratelimit-reset"), now);
+	}
+	if (hr->error != HTTP_OK) {
+		/* A refused connection never reached GitHub; anything else (a
+		 * timeout, a reset) may have, after GitHub acted on it. */
+		bool reached = hr->error != HTTP_ERR_CONNECT;
+		bool repeatable = !k->write || k->idempotent || !reached;
+		char msg[GA_ERR_MSG_MAX];
+		err_fmt(msg, sizeof msg, "GitHub did not answer the attempt to %s (%s)", k->what,
+		        hr->error_msg);
+		transient(c, k, msg, repeatable, k->write && !k->idempotent && reached, -1);
+		pump(c);
+		return;
+	}
+	bool primary = false;
+	int64_t retry_after = -1;
+	char msg[GA_ERR_MSG_MAX];
+	struct hdr_ctx hc = {hr};
+	enum gh_error_kind kind = gh_classify(
+	        hr->status, http_response_header(hr, "Content-Type"), hr->body, hr->body_len,
+	        hdr_lookup, &hc, k->what, c->auth_header != NULL, now, &primary, &retry_after, msg,
+	        sizeof msg);
+	switch (kind) {
+	case GH_OK: {
+		gh_rate_success(&c->rate);
+		k->transient_fails = 0;
+		size_t i = 0;
+		while (i < hr->body_len && isspace((unsigned char)hr->body[i]))
+			i++;
+		if (i == hr->body_len) { /* 204, 205 */
+			finish(k, GH_OK, k->acc, NULL, false);
+			break;
+		}
+		struct ga_err perr = {{0}};
+		cJSON *root = json_parse(hr->body, hr->body_len, &perr);
+		if (!root) {
+			err_fmt(msg, sizeof msg,
+			        "GitHub's answer to the attempt to %s is not valid JSON (%s)", k->what,
+			        perr.msg);
+			finish(k, GH_ERR_MALFORMED, NULL, msg, false);
+			break;
+		}
+		if (!k->list) {
+			finish(k, GH_OK, root, NULL, false);
+			cJSON_Delete(root);
+			break;
+		}
+		int more = merge_page(c, k, root, http_response_header(hr, "Link"), msg,
+		                      sizeof msg);
+		cJSON_Delete(root);
+		if (more < 0)
+			finish(k, GH_ERR_MALFORMED, NULL, msg, false);
+		else if (more == 1)
+			q_push_front(c, k);
+		else
+			finish(k, GH_OK, k->acc, NULL, false);
+		break;
+	}
+	case GH_ERR_RATE_LIMITED: {
+		c->stats.rate_limited++;
+		int64_t wait = gh_rate_limited(&c->rate, k->resource, primary, retry_after, now);
+		k->rate_hits++;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "GitHub rate limit", "kind",
+		       primary ? "primary" : "secondary", "wait_ms", LOG_INT(wait), "what", k->what);
+		if (k->rate_hits <= c->cfg.max_rate_retries) {
+			q_push_front(c, k);
+		} else {
+			char full[GA_ERR_MSG_MAX];
+			err_fmt(full, sizeof full, "%s; gave up after %d rate-limited answers", msg,
+			        k->rate_hits);
+			finish(k, GH_ERR_RATE_LIMITED, NULL, full, false);
+		}
+		break;
+	}
+	case GH_ERR_TRANSIENT:
+		/* A 5xx after a write leaves its outcome unknown. */
+		transient(c, k, msg, !k->write || k->idempotent, k->write && !k->idempotent,
+		          retry_after);
+		break;
+	default:
+		finish(k, kind, NULL, msg, false);
+		break;
+	}
+	pump(c);
+}
+
+/* --- public ------------------------------------------------------------------------------ */
+
+struct gh_client *gh_client_new(struct http_client *http, const struct gh_config *cfg)
+{
+	struct gh_client *c = xcalloc(1, sizeof *c);
+	c->http = http;
+	c->cfg = *cfg;
+	c->cfg.api_url = strip_slash(cfg->api_url ? cfg->api_url : CONFIG_DEFAULT_GITHUB_API_URL);
+	c->cfg.token = cfg->token && *cfg->token ? xstrdup(cfg->token) : NULL;
+	c->cfg.username = cfg->username && *cfg->username ? xstrdup(cfg->username) : NULL;
+	if (c->cfg.token) {
+		c->auth_header = xasprintf("Authorization: Bearer %s", c->cfg.token);
+		log_add_secret(c->cfg.token);
+	}
+	/* GitHub asks for a User-Agent naming the program or the account. */
+	if (c->cfg.username)
+		c->ua_header = xasprintf("User-Agent: " HTTP_USER_AGENT " (github.com/%s)",
+		                         c->cfg.username);
+	else
+		c->ua_header = xstrdup("User-Agent: " HTTP_USER_AGENT);
+	gh_rate_init(&c->rate, c->cfg.spacing_ms, c->cfg.write_spacing_ms, c->cfg.low_budget);
+	c->timer = xcalloc(1, sizeof *c->timer);
+	uv_timer_init(http_client_loop(http), c->timer);
+	c->timer->data = c;
+	return c;
+}
+
+static void on_timer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+void gh_client_free(struct gh_client *c)
+{
+	if (!c)
+		return;
+	c->closing = true;
+	uv_timer_stop(c->timer);
+	struct call *k = c->inflight;
+	c->inflight = NULL;
+	if (k) {
+		http_cancel(c->http, k->http_id);
+		char msg[GA_ERR_MSG_MAX];
+		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
+		finish(k, GH_ERR_CANCELLED, NULL, msg, k->write && !k->idempotent);
+	}
+	while ((k = c->head)) {
+		q_unlink(c, k);
+		char msg[GA_ERR_MSG_MAX];
+		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
+		finish(k, GH_ERR_CANCELLED, NULL, msg, false);
+	}
+	uv_close((uv_handle_t *)c->timer, on_timer_closed);
+	free(c->auth_header);
+	free(c->ua_header);
+	gh_config_free(&c->cfg);
+	free(c);
+}
+
+static bool is_write(const char *method)
+{
+	return strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0;
+}
+
+uint64_t gh_call(struct gh_client *c, const struct gh_req *req, gh_done_fn cb, void *ud,
+                 struct ga_err *err)
+{
+	if (c->closing)
+		return (uint64_t)err_set(err, "the GitHub client is shutting down"), 0;
+	if (!req->method || !req->path || req->path[0] != '/' || !req->what || !cb) {
+		err_set(err, "a GitHub request needs a method, a path starting with '/', a "
+		             "description and a callback");
+		return 0;
+	}
+	bool write = is_write(req->method);
+	if (write && !c->auth_header) {
+		err_set(err, GH_TOKEN_VAR " is not set: GitHub does not let anyone %s without a "
+		             "token",
+		        req->what);
+		return 0;
+	}
+	size_t body_len = req->body ? strlen(req->body) : 0;
+	if (body_len > GH_MAX_BODY_BYTES) {
+		err_set(err,
+		        "the request to %s is %zu bytes, more than the %zu this client sends; "
+		        "nothing was sent or cut",
+		        req->what, body_len, GH_MAX_BODY_BYTES);
+		return 0;
+	}
+	if (c->n_queued + (c->inflight ? 1 : 0) >= GH_MAX_QUEUED) {
+		err_set(err,
+		        "%d GitHub requests are already waiting; the attempt to %s was refused",
+		        GH_MAX_QUEUED, req->what);
+		return 0;
+	}
+	struct call *k = xcalloc(1, sizeof *k);
+	k->c = c;
+	k->id = ++c->next_id;
+	k->method = xstrdup(req->method);
+	k->url = xasprintf("%s%s", c->cfg.api_url, req->path);
+	k->body = req->body ? xstrdup(req->body) : NULL;
+	k->what = xstrdup(req->what);
+	k->resource = xstrdup(req->resource && *req->resource ? req->resource : "core");
+	k->items_field = req->items_field ? xstrdup(req->items_field) : NULL;
+	k->write = write;
+	k->idempotent = req->idempotent || strcmp(req->method, "PUT") == 0 ||
+	                strcmp(req->method, "PATCH") == 0 || strcmp(req->method, "DELETE") == 0;
+	k->list = req->list;
+	k->max_items = req->max_items ? req->max_items : GH_DEFAULT_MAX_ITEMS;
+	if (k->max_items > GH_MAX_ITEMS_CAP)
+		k->max_items = GH_MAX_ITEMS_CAP;
+	k->max_pages = req->max_pages ? req->max_pages : GH_DEFAULT_MAX_PAGES;
+	if (k->max_pages > GH_MAX_PAGES_CAP)
+		k->max_pages = GH_MAX_PAGES_CAP;
+	k->total_count = -1;
+	k->enqueued_ms = now_ms(c);
+	k->cb = cb;
+	k->ud = ud;
+	q_push_back(c, k);
+	c->stats.calls++;
+	if (!c->inflight)
+		schedule(c, 0);
+	return k->id;
+}
+
+int gh_cancel(struct gh_client *c, uint64_t id)
+{
+	if (c->inflight && c->inflight->id == id) {
+		struct call *k = c->inflight;
+		c->inflight = NULL;
+		http_cancel(c->http, k->http_id);
+		call_free(k);
+		schedule(c, 0);
+		return 0;
+	}
+	for (struct call *k = c->head; k; k = k->next) {
+		if (k->id == id) {
+			q_unlink(c, k);
+			call_free(k);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int gh_rate_snapshot(struct gh_client *c, const char *resource, struct gh_bucket *out)
+{
+	return gh_rate_bucket(&c->rate, resource, now_ms(c), out);
+}
+
+void gh_client_stats(const struct gh_client *c, struct gh_stats *out)
+{
+	*out = c->stats;
+}
+
+size_t gh_pending(const struct gh_client *c)
+{
+	return c->n_queued + (c->inflight ? 1 : 0);
+}
