@@ -950,6 +950,15 @@ static void print_who(struct server *s)
 	fflush(stdout);
 }
 
+/* The host's commands, for /help. A line that is none of them is chat. */
+static const char HOST_HELP[] =
+	"host commands:\n"
+	"  /who          list the agents in the room\n"
+	"  /help         this list (also /?)\n"
+	"  /quit, /exit  shut the room down (also quit, exit)\n"
+	"  //text        say \"/text\" to the room\n"
+	"any other line is said to the room as the host (@Name addresses an agent)\n";
+
 static void host_line(void *ud, const char *line, size_t len)
 {
 	struct server *s = ud;
@@ -967,6 +976,28 @@ static void host_line(void *ud, const char *line, size_t len)
 	}
 	if (n == 4 && strncmp(t, "/who", 4) == 0) {
 		print_who(s);
+		return;
+	}
+	if ((n == 5 && strncasecmp(t, "/help", 5) == 0) || (n == 2 && strncmp(t, "/?", 2) == 0)) {
+		fputs(HOST_HELP, stdout);
+		fflush(stdout);
+		return;
+	}
+	if (n >= 2 && t[0] == '/' && t[1] == '/') {
+		t++; /* "//text" says "/text" */
+		n--;
+	} else if (t[0] == '/' && n > 1 && t[1] != ' ') {
+		/* A mistyped command is not said to every agent in the room. */
+		size_t w = 0;
+		while (w < n && w < 40 && t[w] != ' ' && t[w] != '\t')
+			w++;
+		if (utf8_valid(t, w))
+			printf("unknown command %.*s: /help lists the commands; start the line with "
+			       "// to say it to the room\n",
+			       (int)w, t);
+		else
+			printf("unknown command: /help lists the commands\n");
+		fflush(stdout);
 		return;
 	}
 	if (!utf8_valid(t, n)) {
