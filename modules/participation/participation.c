@@ -1,0 +1,651 @@
+/*
+ * participation — the per-tick policy. See participation.h.
+ */
+#include "modules/participation/participation.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/hash.h"
+#include "common/xalloc.h"
+
+/* --- small helpers ----------------------------------------------------- */
+
+static size_t cut_utf8(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	size_t n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+static struct part_entry *hist_at(struct part_state *st, size_t i)
+{
+	return &st->hist[(st->hist_start + i) % PART_HISTORY_MAX];
+}
+
+const struct part_entry *part_history_at(const struct part_state *st, size_t i)
+{
+	if (i >= st->hist_n)
+		return NULL;
+	return &st->hist[(st->hist_start + i) % PART_HISTORY_MAX];
+}
+
+static void entry_free(struct part_entry *e)
+{
+	free(e->text);
+	memset(e, 0, sizeof *e);
+}
+
+static void history_clear(struct part_state *st)
+{
+	for (size_t i = 0; i < st->hist_n; i++)
+		entry_free(hist_at(st, i));
+	st->hist_start = st->hist_n = 0;
+}
+
+static void request_clear(struct part_state *st)
+{
+	free(st->req_content);
+	st->req_content = NULL;
+	st->req_seq = 0;
+	st->req_at_ms = 0;
+	st->fulfilled = true; /* §6: initially true, so nothing escalates */
+	st->fulfilled_by = NULL;
+	st->cycles = st->owner_rejections = st->forced_attempts = 0;
+}
+
+void part_state_init(struct part_state *st)
+{
+	memset(st, 0, sizeof *st);
+	st->next_seq = 1;
+	request_clear(st);
+}
+
+void part_state_free(struct part_state *st)
+{
+	if (!st)
+		return;
+	history_clear(st);
+	request_clear(st);
+}
+
+/* §6.4 effects (the pinned repo is not kept: §16.9, a new conversation may
+ * be about another repository; the host names it again). */
+static void idle_reset(struct part_state *st)
+{
+	history_clear(st);
+	request_clear(st);
+	st->fulfilled_by = "idle";
+	st->repo[0] = '\0';
+	st->cache_n = st->cache_next = 0;
+	st->pending_new = false;
+	st->boosted_seq = 0;
+}
+
+static bool known_agent(const struct part_state *st, const char *name)
+{
+	for (size_t i = 0; i < st->known_n; i++)
+		if (strcmp(st->known[i], name) == 0)
+			return true;
+	return false;
+}
+
+static void remember_agent(struct part_state *st, const char *name)
+{
+	if (!name || !name[0] || strlen(name) >= PART_NAME_MAX || known_agent(st, name))
+		return;
+	snprintf(st->known[st->known_next], PART_NAME_MAX, "%s", name);
+	st->known_next = (st->known_next + 1) % PART_MEMBERS_MAX;
+	if (st->known_n < PART_MEMBERS_MAX)
+		st->known_n++;
+}
+
+static bool is_member(const struct part_tick_in *in, const char *name)
+{
+	for (size_t i = 0; i < in->nmembers; i++)
+		if (in->members[i].name && strcmp(in->members[i].name, name) == 0)
+			return true;
+	return false;
+}
+
+/* §2.1 with §16.13: decided once, when the message arrives. */
+static bool event_is_host(const struct part_state *st, const struct part_tick_in *in,
+                          const struct part_event *ev)
+{
+	if (ev->author_kind == PART_AUTHOR_HOST)
+		return true;
+	if (ev->author_kind == PART_AUTHOR_AGENT)
+		return false;
+	const char *a = ev->author ? ev->author : "";
+	if (strcmp(a, in->self) == 0)
+		return false;
+	return !is_member(in, a) && !known_agent(st, a);
+}
+
+static int cache_lookup(const struct part_state *st, const char *text, size_t len)
+{
+	unsigned char k[32];
+	sha256_raw(text, len, k);
+	for (size_t i = 0; i < st->cache_n; i++)
+		if (memcmp(st->cache[i].key, k, 32) == 0)
+			return st->cache[i].intent;
+	return -1;
+}
+
+void part_intent_learn(struct part_state *st, const char *text, size_t len, enum part_intent intent)
+{
+	unsigned char k[32];
+	sha256_raw(text, len, k);
+	for (size_t i = 0; i < st->cache_n; i++)
+		if (memcmp(st->cache[i].key, k, 32) == 0) {
+			st->cache[i].intent = (int)intent;
+			return;
+		}
+	struct part_cache_entry *e = &st->cache[st->cache_next];
+	memcpy(e->key, k, 32);
+	e->intent = (int)intent;
+	st->cache_next = (st->cache_next + 1) % PART_INTENT_CACHE_MAX;
+	if (st->cache_n < PART_INTENT_CACHE_MAX)
+		st->cache_n++;
+}
+
+/* §14.1 with §16.9: the latest github.com/owner/name mentioned wins, a
+ * trailing sentence period and ".git" are not part of the name. */
+static void detect_repo(struct part_state *st, const char *t, size_t n)
+{
+	static const char host[] = "github.com/";
+	const size_t hl = sizeof host - 1;
+	for (size_t i = 0; i + hl <= n; i++) {
+		if (strncasecmp(t + i, host, hl) != 0)
+			continue;
+		size_t o = i + hl, j = o;
+		while (j < n && (isalnum((unsigned char)t[j]) || strchr("_.-", t[j])))
+			j++;
+		if (j == o || j >= n || t[j] != '/')
+			continue;
+		size_t r = j + 1, k = r;
+		while (k < n && (isalnum((unsigned char)t[k]) || strchr("_.-", t[k])))
+			k++;
+		while (k > r && t[k - 1] == '.')
+			k--;
+		if (k - r > 4 && strncasecmp(t + k - 4, ".git", 4) == 0)
+			k -= 4;
+		if (k == r || j - o > 100 || k - r > 100)
+			continue;
+		snprintf(st->repo, sizeof st->repo, "%.*s/%.*s", (int)(j - o), t + o, (int)(k - r),
+		         t + r);
+	}
+}
+
+static void append_entry(struct part_state *st, const char *author, const char *text, size_t len,
+                         int64_t time_ms, bool self, bool host, bool live, bool addr_me,
+                         bool addr_others)
+{
+	if (st->hist_n == PART_HISTORY_MAX) {
+		entry_free(hist_at(st, 0));
+		st->hist_start = (st->hist_start + 1) % PART_HISTORY_MAX;
+		st->hist_n--;
+	}
+	struct part_entry *e = hist_at(st, st->hist_n++);
+	memset(e, 0, sizeof *e);
+	snprintf(e->author, sizeof e->author, "%s", author ? author : "");
+	size_t n = cut_utf8(text ? text : "", text ? len : 0, PART_TEXT_MAX_BYTES);
+	e->text = xstrndup(text ? text : "", n);
+	e->len = n;
+	e->time_ms = time_ms;
+	e->seq = st->next_seq++;
+	e->self = self;
+	e->host = host;
+	e->live = live;
+	e->addressed_me = addr_me;
+	e->addressed_others = addr_others;
+	e->intent = -1;
+	detect_repo(st, e->text, e->len);
+}
+
+/* The room may echo our own chat back: the latest own entry with the same
+ * text is that echo. */
+static bool is_own_echo(struct part_state *st, const char *text, size_t len)
+{
+	size_t n = cut_utf8(text, len, PART_TEXT_MAX_BYTES);
+	for (size_t i = st->hist_n; i > 0; i--) {
+		const struct part_entry *e = hist_at(st, i - 1);
+		if (e->self)
+			return e->len == n && memcmp(e->text, text, n) == 0;
+	}
+	return false;
+}
+
+void part_note_sent(struct part_state *st, const char *self, const char *text, size_t len,
+                    int64_t now_ms, int64_t cooldown_until_ms)
+{
+	append_entry(st, self, text, len, now_ms, true, false, true, false, false);
+	st->last_activity_ms = now_ms;
+	if (cooldown_until_ms > st->cooldown_until_ms)
+		st->cooldown_until_ms = cooldown_until_ms;
+	st->own_total++;
+}
+
+void part_note_fulfilled(struct part_state *st, const char *how)
+{
+	if (!st->req_content)
+		return;
+	st->fulfilled = true;
+	st->fulfilled_by = how ? how : "commitment";
+}
+
+void part_note_commitment_failed(struct part_state *st)
+{
+	if (!st->req_content)
+		return;
+	st->fulfilled = false;
+	st->fulfilled_by = NULL;
+}
+
+bool part_note_owner_declined(struct part_state *st)
+{
+	st->owner_rejections++;
+	return st->owner_rejections <= PART_OWNER_RETRY_MAX;
+}
+
+void part_note_forced(struct part_state *st)
+{
+	st->forced_attempts++;
+}
+
+/* Intent of a host entry: settled, cached Layer 2, or provisional
+ * discussion (*pending = true). */
+static int entry_intent(struct part_state *st, struct part_entry *e, bool *pending)
+{
+	*pending = false;
+	if (e->intent >= 0)
+		return e->intent;
+	struct part_intent_result r;
+	part_intent_classify(e->text, e->len, &r);
+	if (!r.ambiguous) {
+		e->intent = (int)r.intent;
+		e->intent_rule = r.rule;
+		return e->intent;
+	}
+	int c = cache_lookup(st, e->text, e->len);
+	if (c >= 0) {
+		e->intent = c;
+		e->intent_rule = "layer2";
+		return c;
+	}
+	*pending = true;
+	return PART_INTENT_DISCUSSION;
+}
+
+size_t part_intent_unknown(const struct part_state *st, const struct part_tick_in *in,
+                           const char **out, size_t max)
+{
+	size_t k = 0;
+	for (size_t i = in->nevents; i > 0 && k < max; i--) {
+		const struct part_event *ev = &in->events[i - 1];
+		if (ev->kind != PART_EV_CHAT || !ev->text || !event_is_host(st, in, ev))
+			continue;
+		struct part_intent_result r;
+		part_intent_classify(ev->text, ev->len, &r);
+		if (r.ambiguous && cache_lookup(st, ev->text, ev->len) < 0)
+			out[k++] = ev->text;
+	}
+	for (size_t i = st->hist_n; i > 0 && k < max; i--) {
+		const struct part_entry *e = part_history_at(st, i - 1);
+		if (!e->host || e->intent >= 0)
+			continue;
+		struct part_intent_result r;
+		part_intent_classify(e->text, e->len, &r);
+		if (r.ambiguous && cache_lookup(st, e->text, e->len) < 0)
+			out[k++] = e->text;
+	}
+	return k;
+}
+
+const char *part_context_name(enum part_context bit)
+{
+	static const char *const names[PART_CTX_COUNT] = {
+	        "identity",     "peer_identities", "workspaces",       "history",
+	        "own_messages", "points_made",     "peer_commitments", "echo_chain",
+	        "commitments",  "config",          "typing",           "mode",
+	        "repo",         "ownership",       "escalation",       "role",
+	        "saturation",   "addressed",       "follow_up"};
+	for (unsigned i = 0; i < PART_CTX_COUNT; i++)
+		if ((unsigned)bit == (1u << i))
+			return names[i];
+	return "?";
+}
+
+const char *part_saturation_name(enum part_saturation s)
+{
+	switch (s) {
+	case PART_SAT_WARN:
+		return "warn";
+	case PART_SAT_CIRCLING:
+		return "circling";
+	case PART_SAT_SATURATED:
+		return "saturated";
+	case PART_SAT_NONE:
+		break;
+	}
+	return "none";
+}
+
+/* --- the tick ---------------------------------------------------------- */
+
+static void not_evaluated(struct part_tick_out *out, const char *why)
+{
+	decision_set(&out->why_mode, VERDICT_INFO, "not_evaluated", "%s", why);
+	out->why_owner = out->why_role = out->why_escalation = out->why_saturation =
+	        out->why_budget = out->why_mode;
+}
+
+static void ingest(struct part_state *st, const struct part_tick_in *in, bool *has_new,
+                   uint64_t *claim_seq)
+{
+	for (size_t i = 0; i < in->nevents; i++) {
+		const struct part_event *ev = &in->events[i];
+		const char *author = ev->author ? ev->author : "";
+		bool self = strcmp(author, in->self) == 0;
+		if (ev->kind == PART_EV_CLAIM) {
+			/* A peer acted: whatever it claimed, the request it follows is
+			 * not waiting on nobody any more (§16.5). */
+			if (!self && !ev->from_history)
+				*claim_seq = st->next_seq;
+			continue;
+		}
+		if (!ev->text)
+			continue;
+		if (self && is_own_echo(st, ev->text, ev->len))
+			continue;
+		bool host = !self && event_is_host(st, in, ev);
+		append_entry(st, author, ev->text, ev->len, ev->time_ms, self, host,
+		             !ev->from_history, ev->addressed_me, ev->addressed_others);
+		st->last_activity_ms = in->now_ms;
+		if (!self)
+			*has_new = true;
+	}
+}
+
+void part_tick(struct part_state *st, const struct part_tick_in *in, struct part_tick_out *out)
+{
+	memset(out, 0, sizeof *out);
+	out->mode = PART_MODE_DISCUSSION;
+	out->own.role = PART_ROLE_ACTOR;
+	const int64_t now = in->now_ms;
+
+	/* 1. Idle reset before the batch (§16.1). */
+	if (st->last_activity_ms > 0 && now - st->last_activity_ms > PART_IDLE_RESET_MS) {
+		int64_t idle_s = (now - st->last_activity_ms) / 1000;
+		idle_reset(st);
+		out->idle_reset = true;
+		decision_set(&out->why_idle, VERDICT_INFO, "idle_reset",
+		             "%lld s without a message (> %d s): history, request, repo and intent "
+		             "cache cleared before reading the new messages",
+		             (long long)idle_s, PART_IDLE_RESET_MS / 1000);
+	} else {
+		decision_set(&out->why_idle, VERDICT_INFO, "active",
+		             "last activity %lld ms ago (reset after %d s)",
+		             st->last_activity_ms ? (long long)(now - st->last_activity_ms) : -1LL,
+		             PART_IDLE_RESET_MS / 1000);
+	}
+
+	/* 2. Presence and the batch. */
+	for (size_t i = 0; i < in->nmembers; i++)
+		if (in->members[i].name && strcmp(in->members[i].name, in->self) != 0)
+			remember_agent(st, in->members[i].name);
+	bool has_new = false;
+	uint64_t claim_seq = 0;
+	ingest(st, in, &has_new, &claim_seq);
+	if (st->pending_new)
+		has_new = true;
+	out->has_new = has_new;
+
+	/* 3. Cooldown after speaking (§1 step 3, §12.1 step 7). */
+	if (now < st->cooldown_until_ms) {
+		st->pending_new = has_new;
+		out->verdict.verdict = VERDICT_BLOCK;
+		decision_set(&out->verdict, VERDICT_BLOCK, "cooldown",
+		             "cooling down after speaking for %lld ms more%s",
+		             (long long)(st->cooldown_until_ms - now),
+		             has_new ? "; the new messages wait for the next tick" : "");
+		not_evaluated(out, "cooling down");
+		return;
+	}
+	st->pending_new = false;
+
+	/* 4. Nothing new and nothing open (§1 step 5). */
+	if (!has_new && st->fulfilled) {
+		decision_set(&out->verdict, VERDICT_BLOCK, "no_new_messages",
+		             "no new messages and no host request waiting");
+		not_evaluated(out, "nothing new");
+		return;
+	}
+
+	/* 5. Classify host messages; the request, the follow-up, the mode. */
+	struct part_entry *act = NULL, *fu = NULL, *latest_host = NULL;
+	int latest_intent = -1;
+	for (size_t i = st->hist_n; i > 0; i--) {
+		struct part_entry *e = hist_at(st, i - 1);
+		if (!e->host)
+			continue;
+		bool pending;
+		int it = entry_intent(st, e, &pending);
+		if (pending && out->nlayer2 < PART_LAYER2_MAX)
+			out->layer2[out->nlayer2++] = e->text;
+		if (!latest_host) {
+			latest_host = e;
+			latest_intent = it;
+		}
+		if (!act && e->live && it == PART_INTENT_ACTION)
+			act = e;
+		if (!fu && e->live && it == PART_INTENT_FOLLOW_UP)
+			fu = e;
+	}
+	out->mode = (latest_intent == PART_INTENT_ACTION || latest_intent == PART_INTENT_FOLLOW_UP)
+	                    ? PART_MODE_ACTION
+	                    : PART_MODE_DISCUSSION;
+	if (latest_host)
+		decision_set(
+		        &out->why_mode, VERDICT_INFO,
+		        out->mode == PART_MODE_ACTION ? "mode_action" : "mode_discussion",
+		        "the host's latest message is %s (%s)%s",
+		        part_intent_name((enum part_intent)latest_intent),
+		        latest_host->intent_rule ? latest_host->intent_rule : "layer1 ambiguous",
+		        latest_host->intent < 0 ? "; Layer 2 not answered yet: discussion" : "");
+	else
+		decision_set(&out->why_mode, VERDICT_INFO, "mode_discussion",
+		             "no host message in the history");
+	if (latest_host) {
+		out->addressed_me = latest_host->addressed_me;
+		out->addressed_others = latest_host->addressed_others;
+	}
+
+	/* 7a. Request bookkeeping (§6.1) — before ownership so the key is set. */
+	bool boost = false;
+	if (act && act->seq > st->req_seq) {
+		bool same = st->req_content && strcmp(st->req_content, act->text) == 0;
+		if (!same || st->fulfilled) {
+			/* A new request, or the same words again after it was done
+			 * (§6.1 🐞: the reference ignored that). */
+			request_clear(st);
+			st->req_content = xstrdup(act->text);
+			st->req_seq = act->seq;
+			st->req_at_ms = now;
+			st->fulfilled = false;
+		} else {
+			st->req_seq = act->seq; /* repeated while open: a nudge */
+			boost = true;
+		}
+	}
+	if (claim_seq && st->req_content && !st->fulfilled && claim_seq > st->req_seq) {
+		st->fulfilled = true;
+		st->fulfilled_by = "peer_claim";
+	}
+	if (fu && st->req_content && fu->seq > st->req_seq && fu->seq > st->boosted_seq) {
+		st->boosted_seq = fu->seq;
+		out->follow_up = true;
+		boost = !st->fulfilled;
+	}
+	if (boost && st->cycles < 1)
+		st->cycles = 1; /* the increment below makes it critical (§4.2 fixed) */
+	if (st->req_content && !st->fulfilled)
+		st->cycles++;
+	out->request = st->req_content;
+	out->request_open = st->req_content && !st->fulfilled;
+	out->cycles = st->cycles;
+	out->waiting_ms = out->request_open ? now - st->req_at_ms : 0;
+	out->repo = st->repo[0] ? st->repo : NULL;
+
+	/* 6. Ownership and role. */
+	const char *key = act ? act->text : (out->request_open ? st->req_content : NULL);
+	part_ownership_compute(in->self, in->social_only, in->members, in->nmembers, key, out->mode,
+	                       &out->own, &out->why_owner);
+	if (out->own.computed && out->mode == PART_MODE_ACTION)
+		decision_set(&out->why_role, VERDICT_INFO,
+		             out->own.role == PART_ROLE_ACTOR      ? "role_actor"
+		             : out->own.role == PART_ROLE_REVIEWER ? "role_reviewer"
+		                                                   : "role_observer",
+		             "rank %zu of %zu in the request's digest order: %s (owner acts, next "
+		             "reviews, the rest observe)",
+		             out->own.rank + 1, out->own.n_agents, part_role_name(out->own.role));
+	else
+		decision_set(&out->why_role, VERDICT_INFO, "role_actor",
+		             "no roles outside action mode with a request and peers: actor");
+
+	/* 7b. Escalation level (§6.2). */
+	out->escalation = out->request_open ? part_escalation_level(st->cycles) : PART_ESC_NONE;
+	if (out->request_open)
+		decision_set(&out->why_escalation, VERDICT_INFO,
+		             out->escalation == PART_ESC_CRITICAL ? "escalation_critical"
+		                                                  : "escalation_info",
+		             "host request open for %lld s, cycle %u%s: %s",
+		             (long long)(out->waiting_ms / 1000), st->cycles,
+		             out->follow_up ? " (the host followed up)" : "",
+		             part_escalation_name(out->escalation));
+	else if (st->req_content)
+		decision_set(&out->why_escalation, VERDICT_INFO, "request_fulfilled",
+		             "the request is fulfilled (%s)%s",
+		             st->fulfilled_by ? st->fulfilled_by : "commitment",
+		             out->follow_up ? "; the host asks about it: the owner answers" : "");
+	else
+		decision_set(&out->why_escalation, VERDICT_INFO, "no_request", "no host request");
+	out->force_action_due =
+	        out->request_open && out->own.is_owner && !in->social_only &&
+	        (st->cycles >= 2 || st->owner_rejections >= PART_FORCE_REJECTIONS) &&
+	        st->forced_attempts < PART_FORCED_MAX;
+
+	/* 8. Saturation (§7) and budgets (§5.3, §5.4). */
+	for (size_t i = st->hist_n; i > 0; i--) {
+		const struct part_entry *e = hist_at(st, i - 1);
+		if (e->host)
+			break;
+		out->agent_msgs_since_host++;
+		if (e->self)
+			out->own_msgs_since_host++;
+	}
+	out->t_sat = part_saturation_threshold(out->own.n_agents, out->mode, &out->t_warn);
+	out->t_obs = part_observer_threshold(out->mode);
+	out->budget = part_role_budget(out->own.role, out->mode);
+	size_t am = out->agent_msgs_since_host, om = out->own_msgs_since_host;
+	out->saturation = am >= out->t_sat    ? PART_SAT_SATURATED
+	                  : om >= 2           ? PART_SAT_CIRCLING
+	                  : am >= out->t_warn ? PART_SAT_WARN
+	                                      : PART_SAT_NONE;
+	decision_set(
+	        &out->why_saturation, VERDICT_INFO,
+	        out->saturation == PART_SAT_NONE ? "not_saturated" : "saturation",
+	        "%zu agent messages since the host (warn at %u, saturated at %u for %zu agents "
+	        "in %s mode), %zu of them mine: %s",
+	        am, out->t_warn, out->t_sat, out->own.n_agents, part_mode_name(out->mode), om,
+	        part_saturation_name(out->saturation));
+	bool budget_applies = out->own.n_agents > 1;
+	bool budget_spent = budget_applies && om >= out->budget;
+	decision_set(&out->why_budget, VERDICT_INFO, budget_spent ? "budget_spent" : "budget_left",
+	             "%zu own messages this host turn, budget %u (%s, %s mode)%s", om, out->budget,
+	             part_role_name(out->own.role), part_mode_name(out->mode),
+	             budget_applies ? "" : "; alone: no budget");
+
+	/* 9. The verdict. */
+	bool owner_pending = out->request_open && out->own.is_owner && !in->social_only;
+	if (!has_new) {
+		if (out->force_action_due)
+			decision_set(&out->verdict, VERDICT_PASS, "forced_action",
+			             "no new messages, I own a request open for %u cycles (%u "
+			             "declines): "
+			             "force the commitment (§11.3, attempt %u of %d)",
+			             st->cycles, st->owner_rejections, st->forced_attempts + 1,
+			             PART_FORCED_MAX);
+		else
+			decision_set(&out->verdict, VERDICT_BLOCK, "escalation_only",
+			             "no new messages: escalation bookkeeping only (request cycle "
+			             "%u), no "
+			             "model call",
+			             st->cycles);
+	} else if (out->request_open && !out->own.is_owner &&
+	           out->escalation == PART_ESC_CRITICAL && !out->addressed_me) {
+		decision_set(&out->verdict, VERDICT_BLOCK, "escalation_non_owner",
+		             "the host has waited %lld s for %s, who owns the request: a non-owner "
+		             "stays silent",
+		             (long long)(out->waiting_ms / 1000),
+		             out->own.owner[0] ? out->own.owner : "nobody");
+	} else if (out->saturation == PART_SAT_SATURATED && !owner_pending) {
+		decision_set(
+		        &out->verdict, VERDICT_BLOCK, "saturated",
+		        "%zu agent messages since the host ≥ %u: the conversation is saturated, "
+		        "anything without a commitment would be rejected",
+		        am, out->t_sat);
+	} else if (out->own.role == PART_ROLE_OBSERVER && am >= out->t_obs && !owner_pending) {
+		decision_set(&out->verdict, VERDICT_BLOCK, "observer_silence",
+		             "observer and %zu agent messages since the host ≥ %u: silence", am,
+		             out->t_obs);
+	} else if (budget_spent && !owner_pending) {
+		decision_set(&out->verdict, VERDICT_BLOCK, "role_budget",
+		             "%zu own messages since the host reached the %s budget of %u", om,
+		             part_role_name(out->own.role), out->budget);
+	} else {
+		out->call_model = true;
+		decision_set(&out->verdict, VERDICT_PASS, "compose",
+		             "new messages: ask the model (%s mode, %s, %s%s%s)",
+		             part_mode_name(out->mode), part_role_name(out->own.role),
+		             owner_pending ? "I own the open request"
+		             : out->own.owner[0] && out->request_open
+		                     ? "another agent owns the request"
+		                     : "no open request",
+		             out->escalation ? ", escalation " : "",
+		             out->escalation ? part_escalation_name(out->escalation) : "");
+	}
+
+	/* §14 pieces the prompt needs. */
+	unsigned c = PART_CTX_IDENTITY | PART_CTX_PEER_IDENTITIES | PART_CTX_WORKSPACES |
+	             PART_CTX_HISTORY | PART_CTX_OWN_MESSAGES | PART_CTX_POINTS_MADE |
+	             PART_CTX_COMMITMENTS | PART_CTX_CONFIG | PART_CTX_TYPING | PART_CTX_MODE;
+	if (out->repo)
+		c |= PART_CTX_REPO;
+	if (out->request && out->own.computed)
+		c |= PART_CTX_OWNERSHIP; /* never without a request (§16.3) */
+	if (out->escalation != PART_ESC_NONE)
+		c |= PART_CTX_ESCALATION;
+	if (out->own.role != PART_ROLE_ACTOR)
+		c |= PART_CTX_ROLE;
+	if (out->saturation != PART_SAT_NONE)
+		c |= PART_CTX_SATURATION;
+	if (out->addressed_me || out->addressed_others)
+		c |= PART_CTX_ADDRESSED;
+	if (out->follow_up)
+		c |= PART_CTX_FOLLOW_UP;
+	if (am > 0 || st->hist_n > 0) {
+		for (size_t i = 0; i < st->hist_n; i++)
+			if (!hist_at(st, i)->host && !hist_at(st, i)->self) {
+				c |= PART_CTX_PEER_COMMITS | PART_CTX_ECHO_CHAIN;
+				break;
+			}
+	}
+	out->context = c;
+}

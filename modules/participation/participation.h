@@ -1,0 +1,255 @@
+/*
+ * participation — what one agent does in the agent-space on one tick
+ * (space-validation.md §1, §2–§7, §14; seed 004 "Agent Space", "Stale
+ * Host Request Escalation", "Conversation Saturation"). The policy only:
+ * pure functions of (state, members, new events, now). No I/O, no clock,
+ * no model call. The wiring (the tick job, the composer, the send path)
+ * feeds it and carries out what it decides.
+ *
+ * One tick (part_tick), in the spec's order with the §16 fixes:
+ *   1. idle reset FIRST (§16.1): more than PART_IDLE_RESET_MS since the last
+ *      activity wipes the conversation state before the batch is ingested
+ *      (the reference refreshed the clock first, so it almost never fired);
+ *   2. ingest the batch into the rolling history (PART_HISTORY_MAX, oldest
+ *      dropped). Who is the host is fixed when a message arrives (§16.13):
+ *      the room's own host flag, else "not a present or previously seen
+ *      agent", so an agent that leaves does not become a host afterwards.
+ *      Replayed history is context, never a new request (§16.12). Peer
+ *      claims after the request mark it fulfilled by a peer (§16.5);
+ *   3. cooldown after speaking: nothing else happens, but the new messages
+ *      are remembered so the next tick still answers them;
+ *   4. no new messages and no open request → silent (spec step 5);
+ *   5. classify host messages (§2.2; Layer 2 answers come from the intent
+ *      cache, part_intent_learn), derive the tracked request, the
+ *      follow-up and the mode (§3);
+ *   6. ownership and role (§4, §5; policy.h);
+ *   7. request bookkeeping and escalation (§6): a new request resets the
+ *      counters; every tick while open counts a cycle (1 info, ≥ 2
+ *      critical); a host follow-up boosts straight to critical and never
+ *      changes the owner (the reference's boost was dead code, §4.2/§16.4);
+ *      a follow-up about a fulfilled request asks the owner to answer it;
+ *      the same request repeated after fulfilment is a new request (§6.1 🐞);
+ *   8. saturation and budgets (§5.3, §5.4, §7), budgets per host turn
+ *      (§16.1: own messages since the host last spoke);
+ *   9. verdict: call the model (PASS "compose") or stay silent (BLOCK with
+ *      the rule that decided), and which §14 context pieces the prompt
+ *      needs. A tick without new messages makes no model call
+ *      ("escalation_only") but may find forced action due (§11.3 with the
+ *      §16.8 cap).
+ * The model is not asked when the validator could only reject what it
+ * would say (§16.26: cost): saturated, observer past its threshold, budget
+ * spent — unless this agent owns an open request (a commitment is still
+ * wanted) — and a non-owner at critical escalation that was not addressed.
+ *
+ * Every choice comes with a struct decision {verdict, rule, reason}.
+ *
+ * Bounds: history PART_HISTORY_MAX entries of at most PART_TEXT_MAX_BYTES
+ * each (longer texts are cut on a UTF-8 boundary); the Layer-2 intent cache
+ * PART_INTENT_CACHE_MAX entries (FIFO, keyed by SHA-256 of the text);
+ * PART_MEMBERS_MAX remembered agent names (FIFO); at most PART_LAYER2_MAX
+ * messages reported for Layer 2 per tick; request text ≤ PART_TEXT_MAX_BYTES.
+ * A state is about 40 KiB plus its strings (≤ 31 × 16 KiB).
+ *
+ * Ownership: part_state_init / part_state_free; strings in a tick's output
+ * are borrowed from the state or the input and valid until the next call
+ * that changes the state.
+ */
+#ifndef GA_MODULES_PARTICIPATION_PARTICIPATION_H
+#define GA_MODULES_PARTICIPATION_PARTICIPATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "modules/decisions/decision.h"
+#include "modules/participation/intent.h"
+#include "modules/participation/policy.h"
+
+#define PART_HISTORY_MAX      30
+#define PART_TEXT_MAX_BYTES   (16 * 1024)
+#define PART_IDLE_RESET_MS    (5 * 60 * 1000)
+#define PART_INTENT_CACHE_MAX 200
+#define PART_LAYER2_MAX       4
+#define PART_OWNER_RETRY_MAX  2 /* §11.2: retries while rejections ≤ 2 */
+#define PART_FORCE_REJECTIONS 3 /* §11.3: or cycles ≥ 2 */
+#define PART_FORCED_MAX       2 /* §16.8: forced issues per request, at most */
+#define PART_REPO_MAX         202
+
+/* How the adapter saw the author. UNKNOWN: decide by presence. */
+enum part_author_kind { PART_AUTHOR_UNKNOWN, PART_AUTHOR_HOST, PART_AUTHOR_AGENT };
+
+enum part_event_kind {
+	PART_EV_CHAT,  /* a chat message */
+	PART_EV_CLAIM, /* a peer claimed an action (space-protocol claim frame) */
+};
+
+struct part_event {
+	enum part_event_kind kind;
+	const char *author;
+	const char *text; /* chat: the words; claim: the claimed target (may be NULL) */
+	size_t len;
+	int64_t time_ms;
+	enum part_author_kind author_kind;
+	bool addressed_me;     /* the host named this agent (the room's addressed list) */
+	bool addressed_others; /* ... and named others but not this agent */
+	bool from_history;     /* replayed history: context only */
+};
+
+struct part_tick_in {
+	const char *self;
+	bool social_only;
+	const struct part_member *members; /* present agents; self may be listed */
+	size_t nmembers;
+	const struct part_event *events;
+	size_t nevents;
+	int64_t now_ms;
+};
+
+struct part_entry {
+	char author[PART_NAME_MAX];
+	char *text;
+	size_t len;
+	int64_t time_ms;
+	uint64_t seq; /* monotonic over the state's life */
+	bool self, host, live, addressed_me, addressed_others;
+	int intent; /* enum part_intent, -1 = not settled (Layer 2 pending) */
+	const char *intent_rule;
+};
+
+struct part_cache_entry {
+	unsigned char key[32];
+	int intent;
+};
+
+struct part_state {
+	struct part_entry hist[PART_HISTORY_MAX]; /* ring */
+	size_t hist_start, hist_n;
+	uint64_t next_seq;
+	int64_t last_activity_ms;
+	int64_t cooldown_until_ms;
+	bool pending_new; /* new messages arrived during cooldown */
+
+	/* §6 request state */
+	char *req_content;
+	uint64_t req_seq;
+	int64_t req_at_ms;
+	bool fulfilled;
+	const char *fulfilled_by; /* static: "self", "peer_claim", "commitment", "idle" */
+	unsigned cycles, owner_rejections, forced_attempts;
+	uint64_t boosted_seq; /* the follow-up already boosted */
+
+	char repo[PART_REPO_MAX]; /* latest github.com/owner/name mentioned, "" none */
+
+	struct part_cache_entry cache[PART_INTENT_CACHE_MAX];
+	size_t cache_n, cache_next;
+
+	char known[PART_MEMBERS_MAX][PART_NAME_MAX]; /* agents seen present */
+	size_t known_n, known_next;
+
+	uint64_t own_total; /* messages sent since init (story only) */
+};
+
+/* §14 context pieces for the decision prompt. */
+enum part_context {
+	PART_CTX_IDENTITY = 1u << 0,        /* SOUL/SELF of this agent */
+	PART_CTX_PEER_IDENTITIES = 1u << 1, /* peers' identities and latest reflections */
+	PART_CTX_WORKSPACES = 1u << 2,      /* peers' workspace states */
+	PART_CTX_HISTORY = 1u << 3,         /* the rolling history */
+	PART_CTX_OWN_MESSAGES = 1u << 4,
+	PART_CTX_POINTS_MADE = 1u << 5,
+	PART_CTX_PEER_COMMITS = 1u << 6, /* peers' promises in the history */
+	PART_CTX_ECHO_CHAIN = 1u << 7,
+	PART_CTX_COMMITMENTS = 1u << 8, /* own pending and recently completed */
+	PART_CTX_CONFIG = 1u << 9,      /* runtime pacing */
+	PART_CTX_TYPING = 1u << 10,
+	PART_CTX_MODE = 1u << 11,
+	PART_CTX_REPO = 1u << 12,      /* "USE THIS REPO" */
+	PART_CTX_OWNERSHIP = 1u << 13, /* only with a request (§16.3) */
+	PART_CTX_ESCALATION = 1u << 14,
+	PART_CTX_ROLE = 1u << 15, /* reviewer / observer note */
+	PART_CTX_SATURATION = 1u << 16,
+	PART_CTX_ADDRESSED = 1u << 17, /* @mention routing note */
+	PART_CTX_FOLLOW_UP = 1u << 18, /* the host asks about a request */
+};
+#define PART_CTX_COUNT 19
+
+enum part_saturation {
+	PART_SAT_NONE,
+	PART_SAT_WARN,      /* agent messages ≥ T_warn */
+	PART_SAT_CIRCLING,  /* I spoke ≥ 2 times since the host */
+	PART_SAT_SATURATED, /* agent messages ≥ T_sat */
+};
+
+struct part_tick_out {
+	struct decision verdict; /* PASS compose | BLOCK silent | INFO escalation only */
+	bool call_model;         /* make the §8 decision call */
+	bool has_new;
+	bool idle_reset;
+	bool force_action_due; /* §11.3 conditions but the repo (caller checks it) */
+
+	enum part_mode mode;
+	struct part_ownership own; /* owner, is_owner, role, n_agents */
+	const char *request;       /* the open or last request (state), NULL none */
+	bool request_open;         /* !fulfilled */
+	bool follow_up;            /* a new host follow-up this tick */
+	const char *repo;          /* NULL none */
+	enum part_escalation escalation;
+	unsigned cycles;
+	int64_t waiting_ms; /* now − request time while open */
+
+	size_t agent_msgs_since_host, own_msgs_since_host;
+	unsigned t_sat, t_warn, t_obs, budget;
+	enum part_saturation saturation;
+	bool addressed_me, addressed_others;
+
+	unsigned context;                    /* enum part_context bits */
+	const char *layer2[PART_LAYER2_MAX]; /* host texts Layer 1 found ambiguous */
+	size_t nlayer2;
+
+	struct decision why_idle, why_mode, why_owner, why_role, why_escalation, why_saturation,
+	        why_budget;
+};
+
+void part_state_init(struct part_state *st);
+void part_state_free(struct part_state *st);
+
+/* One tick; see the header comment. st changes; out is overwritten. */
+void part_tick(struct part_state *st, const struct part_tick_in *in, struct part_tick_out *out);
+
+/* The message this agent just sent (the send path, §12.1 step 5): joins the
+ * history; speaking starts the cooldown until cooldown_until_ms (the caller
+ * draws it from the runtime config). A later chat event with the same author
+ * and text (the room echoing it back) is not added twice. */
+void part_note_sent(struct part_state *st, const char *self, const char *text, size_t len,
+                    int64_t now_ms, int64_t cooldown_until_ms);
+
+/* A commitment for the open request was enqueued (§6.3 → fulfilled). */
+void part_note_fulfilled(struct part_state *st, const char *how);
+/* The commitment for the request failed for good (§6.3 → open again). The
+ * forced-action cap still holds (§16.8), so no create/fail loop. */
+void part_note_commitment_failed(struct part_state *st);
+/* The owner did not speak on a tick with new messages (§11.2): counts a
+ * rejection; returns true when one retry call is still allowed. */
+bool part_note_owner_declined(struct part_state *st);
+/* A forced action was carried out (§11.3): counts against PART_FORCED_MAX. */
+void part_note_forced(struct part_state *st);
+
+/* Layer 2 answered for this text (§2.2): remembered until the idle reset
+ * (FIFO beyond PART_INTENT_CACHE_MAX). Do not call for a failed or
+ * unreadable answer (§16.15): the next tick asks again. */
+void part_intent_learn(struct part_state *st, const char *text, size_t len,
+                       enum part_intent intent);
+
+/* Before a tick: the host messages among st's history and `events` that
+ * Layer 1 finds ambiguous and the cache does not know (at most max,
+ * newest first; borrowed pointers into st or events). No state change. */
+size_t part_intent_unknown(const struct part_state *st, const struct part_tick_in *in,
+                           const char **out, size_t max);
+
+/* The history, oldest first: i < st->hist_n. */
+const struct part_entry *part_history_at(const struct part_state *st, size_t i);
+
+const char *part_context_name(enum part_context bit);
+const char *part_saturation_name(enum part_saturation s);
+
+#endif

@@ -1,0 +1,562 @@
+/*
+ * tick: the per-tick policy over a room of three agents (marvin, rebecca,
+ * peterben; peterben owns "Create an issue for the prod checklist", §15.4)
+ * and a host: request → one owner, escalation info → critical, forced
+ * action due on the owner's message-less tick, the follow-up boost that
+ * keeps the owner, the idle reset before ingest, saturation, observer
+ * silence, budgets per host turn, cooldown, host identity fixed on
+ * arrival, replayed history, peer claims, Layer 2 through the cache, the
+ * bounds, and the §14 context pieces.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "modules/participation/participation.h"
+
+static const char *const full_caps[] = {"social", "github", "code"};
+static const char *const social_caps[] = {"social"};
+static const char *REQ = "Create an issue for the prod checklist";
+
+static struct part_member M(const char *name) {
+	return (struct part_member){name, full_caps, 3, true};
+}
+
+static struct part_event
+chat(const char *author, const char *text)
+{
+	return (struct part_event){
+	        .kind = PART_EV_CHAT, .author = author, .text = text, .len = strlen(text)};
+}
+
+static const struct part_member room3[3] = {
+        {"marvin", full_caps, 3, true},
+        {"rebecca", full_caps, 3, true},
+        {"peterben", full_caps, 3, true},
+};
+
+static void tick(struct part_state *st, const char *self, const struct part_member *m, size_t nm,
+                 const struct part_event *ev, size_t nev, int64_t now, struct part_tick_out *out)
+{
+	struct part_tick_in in = {.self = self,
+	                          .members = m,
+	                          .nmembers = nm,
+	                          .events = ev,
+	                          .nevents = nev,
+	                          .now_ms = now};
+	part_tick(st, &in, out);
+}
+
+static void test_request_owner_escalation(void **state)
+{
+	(void)state;
+	const char *names[3] = {"marvin", "rebecca", "peterben"};
+	struct part_state st[3];
+	struct part_event ev[1] = {chat("host", REQ)};
+	struct part_tick_out out;
+	int64_t t = 1000000;
+	for (int i = 0; i < 3; i++) {
+		part_state_init(&st[i]);
+		tick(&st[i], names[i], room3, 3, ev, 1, t, &out);
+		/* every agent hears the host: the model is asked, owner agreed */
+		assert_true(out.call_model);
+		assert_string_equal(out.verdict.rule, "compose");
+		assert_int_equal(out.mode, PART_MODE_ACTION);
+		assert_string_equal(out.own.owner, "peterben");
+		assert_int_equal(out.own.is_owner, i == 2);
+		assert_true(out.request_open);
+		assert_string_equal(out.request, REQ);
+		assert_int_equal(out.escalation, PART_ESC_INFO);
+		assert_int_equal(out.cycles, 1);
+		assert_string_equal(out.why_escalation.rule, "escalation_info");
+		assert_false(out.force_action_due);
+		assert_true(out.context & PART_CTX_OWNERSHIP);
+		assert_true(out.context & PART_CTX_ESCALATION);
+	}
+	/* roles from the ranking: peterben actor, marvin reviewer, rebecca observer */
+	tick(&st[0], "marvin", room3, 3, NULL, 0, t + 5000, &out);
+	assert_int_equal(out.own.role, PART_ROLE_REVIEWER);
+	/* a message-less tick: no model call, critical; the owner may force */
+	assert_false(out.call_model);
+	assert_int_equal(out.escalation, PART_ESC_CRITICAL);
+	assert_string_equal(out.verdict.rule, "escalation_only");
+	assert_false(out.force_action_due);
+	tick(&st[1], "rebecca", room3, 3, NULL, 0, t + 5000, &out);
+	assert_int_equal(out.own.role, PART_ROLE_OBSERVER);
+	tick(&st[2], "peterben", room3, 3, NULL, 0, t + 5000, &out);
+	assert_int_equal(out.own.role, PART_ROLE_ACTOR);
+	assert_false(out.call_model);
+	assert_true(out.force_action_due);
+	assert_int_equal(out.verdict.verdict, VERDICT_PASS);
+	assert_string_equal(out.verdict.rule, "forced_action");
+	assert_int_equal(out.waiting_ms, 5000);
+	/* §16.8: at most PART_FORCED_MAX forced attempts per request */
+	part_note_forced(&st[2]);
+	part_note_forced(&st[2]);
+	tick(&st[2], "peterben", room3, 3, NULL, 0, t + 10000, &out);
+	assert_false(out.force_action_due);
+	assert_string_equal(out.verdict.rule, "escalation_only");
+	/* fulfilled: the next message-less tick is silent and not evaluated */
+	part_note_fulfilled(&st[2], "commitment");
+	tick(&st[2], "peterben", room3, 3, NULL, 0, t + 15000, &out);
+	assert_string_equal(out.verdict.rule, "no_new_messages");
+	assert_false(out.request_open);
+	/* a permanent failure reopens it, but the forced cap still holds */
+	part_note_commitment_failed(&st[2]);
+	tick(&st[2], "peterben", room3, 3, NULL, 0, t + 20000, &out);
+	assert_true(out.request_open);
+	assert_false(out.force_action_due);
+	for (int i = 0; i < 3; i++)
+		part_state_free(&st[i]);
+}
+
+static void test_follow_up_boost(void **state)
+{
+	(void)state;
+	struct part_state a, b;
+	part_state_init(&a);
+	part_state_init(&b);
+	struct part_event ev[1] = {chat("host", REQ)};
+	struct part_tick_out out;
+	tick(&a, "peterben", room3, 3, ev, 1, 1000, &out);
+	tick(&b, "marvin", room3, 3, ev, 1, 1000, &out);
+	assert_int_equal(out.cycles, 1);
+	/* the host follows up: critical at once, same owner, no new request */
+	struct part_event fu[1] = {chat("host", "did you do it?")};
+	tick(&b, "marvin", room3, 3, fu, 1, 2000, &out);
+	assert_true(out.follow_up);
+	assert_int_equal(out.escalation, PART_ESC_CRITICAL);
+	assert_string_equal(out.own.owner, "peterben");
+	assert_string_equal(out.request, REQ);
+	assert_int_equal(out.mode, PART_MODE_ACTION);
+	/* a non-owner at critical that was not addressed stays silent */
+	assert_false(out.call_model);
+	assert_string_equal(out.verdict.rule, "escalation_non_owner");
+	assert_true(out.context & PART_CTX_FOLLOW_UP);
+	tick(&a, "peterben", room3, 3, fu, 1, 2000, &out);
+	assert_true(out.follow_up);
+	assert_true(out.own.is_owner);
+	assert_true(out.call_model);
+	assert_int_equal(out.escalation, PART_ESC_CRITICAL);
+	/* the same follow-up is not boosted twice */
+	struct part_event peer[1] = {chat("rebecca", "peterben has it")};
+	tick(&a, "peterben", room3, 3, peer, 1, 3000, &out);
+	assert_false(out.follow_up);
+	/* addressed by the host, a non-owner is asked even at critical */
+	struct part_event named[1] = {chat("host", "marvin, any update?")};
+	named[0].addressed_me = true;
+	tick(&b, "marvin", room3, 3, named, 1, 4000, &out);
+	assert_true(out.call_model);
+	assert_true(out.context & PART_CTX_ADDRESSED);
+	/* after fulfilment a follow-up asks the owner to answer, nothing reopens */
+	part_note_fulfilled(&a, "commitment");
+	struct part_event fu2[1] = {chat("host", "where's the issue?")};
+	tick(&a, "peterben", room3, 3, fu2, 1, 5000, &out);
+	assert_true(out.follow_up);
+	assert_false(out.request_open);
+	assert_int_equal(out.escalation, PART_ESC_NONE);
+	assert_true(out.call_model);
+	assert_true(out.context & PART_CTX_FOLLOW_UP);
+	assert_non_null(strstr(out.why_escalation.reason, "owner answers"));
+	part_state_free(&a);
+	part_state_free(&b);
+}
+
+static void test_repeated_request(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[1] = {chat("host", REQ)};
+	struct part_tick_out out;
+	tick(&s, "peterben", room3, 3, ev, 1, 1000, &out);
+	/* the same words again while open: a nudge (critical), same request */
+	tick(&s, "peterben", room3, 3, ev, 1, 2000, &out);
+	assert_int_equal(out.escalation, PART_ESC_CRITICAL);
+	part_note_fulfilled(&s, NULL);
+	/* the same words after it was done: a new request (§6.1 🐞 fixed) */
+	tick(&s, "peterben", room3, 3, ev, 1, 3000, &out);
+	assert_true(out.request_open);
+	assert_int_equal(out.cycles, 1);
+	part_state_free(&s);
+}
+
+static void test_idle_reset(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[2] = {chat("host", "I think caching is nice"),
+	                           chat("host", "see github.com/o/r")};
+	struct part_tick_out out;
+	tick(&s, "marvin", room3, 3, ev, 2, 1000, &out);
+	assert_false(out.idle_reset);
+	assert_string_equal(out.repo, "o/r");
+	assert_int_equal(s.hist_n, 2);
+	/* just under five minutes: kept */
+	struct part_event one[1] = {chat("rebecca", "sure")};
+	tick(&s, "marvin", room3, 3, one, 1, 1000 + PART_IDLE_RESET_MS, &out);
+	assert_false(out.idle_reset);
+	assert_int_equal(s.hist_n, 3);
+	/* past five minutes since the last activity: reset BEFORE ingest (§16.1) */
+	tick(&s, "marvin", room3, 3, one, 1, 1000 + 2 * PART_IDLE_RESET_MS + 1, &out);
+	assert_true(out.idle_reset);
+	assert_string_equal(out.why_idle.rule, "idle_reset");
+	assert_int_equal(s.hist_n, 1);
+	assert_null(out.repo);
+	assert_true(out.call_model); /* the new message is still answered */
+	part_state_free(&s);
+}
+
+static void test_saturation(void **state)
+{
+	(void)state;
+	/* two agents, discussion: T_sat 10, T_warn 5 */
+	const struct part_member two[2] = {M("marvin"), M("rebecca")};
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[12];
+	ev[0] = chat("host", "I think the grid is nice");
+	for (int i = 1; i < 12; i++)
+		ev[i] = chat("rebecca", "more words about the grid");
+	struct part_tick_out out;
+	tick(&s, "marvin", two, 2, ev, 5, 1000, &out); /* host + 4 */
+	assert_int_equal(out.agent_msgs_since_host, 4);
+	assert_int_equal(out.saturation, PART_SAT_NONE);
+	assert_int_equal(out.t_sat, 10);
+	assert_int_equal(out.t_warn, 5);
+	tick(&s, "marvin", two, 2, ev + 5, 1, 2000, &out);
+	assert_int_equal(out.saturation, PART_SAT_WARN);
+	assert_true(out.context & PART_CTX_SATURATION);
+	assert_true(out.call_model);
+	tick(&s, "marvin", two, 2, ev + 6, 4, 3000, &out);
+	assert_int_equal(out.agent_msgs_since_host, 9);
+	assert_true(out.call_model);
+	tick(&s, "marvin", two, 2, ev + 10, 1, 4000, &out);
+	assert_int_equal(out.saturation, PART_SAT_SATURATED);
+	assert_false(out.call_model);
+	assert_string_equal(out.verdict.rule, "saturated");
+	/* the host speaks: the run restarts */
+	struct part_event h[1] = {chat("host", "ok, thoughts on colour?")};
+	tick(&s, "marvin", two, 2, h, 1, 5000, &out);
+	assert_int_equal(out.agent_msgs_since_host, 0);
+	assert_true(out.call_model);
+	part_state_free(&s);
+}
+
+static void test_observer_and_budget(void **state)
+{
+	(void)state;
+	/* action mode, three agents: rebecca observes (rank 3), threshold 3 */
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[4] = {chat("host", REQ), chat("peterben", "on it"),
+	                           chat("marvin", "one note on scope"), chat("peterben", "noted")};
+	struct part_tick_out out;
+	tick(&s, "rebecca", room3, 3, ev, 3, 1000, &out);
+	assert_int_equal(out.own.role, PART_ROLE_OBSERVER);
+	assert_string_equal(out.why_role.rule, "role_observer");
+	assert_true(out.context & PART_CTX_ROLE);
+	part_note_fulfilled(&s, "peer_claim"); /* not critical: isolate the observer rule */
+	tick(&s, "rebecca", room3, 3, ev + 3, 1, 2000, &out);
+	assert_int_equal(out.agent_msgs_since_host, 3);
+	assert_false(out.call_model);
+	assert_string_equal(out.verdict.rule, "observer_silence");
+	part_state_free(&s);
+
+	/* budget per host turn: marvin reviews (budget 2 in action mode) */
+	part_state_init(&s);
+	tick(&s, "marvin", room3, 3, ev, 1, 1000, &out);
+	part_note_fulfilled(&s, "peer_claim");
+	part_note_sent(&s, "marvin", "first", 5, 1100, 0);
+	part_note_sent(&s, "marvin", "second", 6, 1200, 0);
+	struct part_event p[1] = {chat("peterben", "done")};
+	tick(&s, "marvin", room3, 3, p, 1, 2000, &out);
+	assert_int_equal(out.own_msgs_since_host, 2);
+	assert_int_equal(out.budget, 2);
+	assert_int_equal(out.saturation, PART_SAT_CIRCLING);
+	assert_false(out.call_model);
+	assert_string_equal(out.verdict.rule, "role_budget");
+	/* a new host turn gives the budget back (§16.1) */
+	struct part_event h[1] = {chat("host", "Thanks. I think that is enough for today")};
+	tick(&s, "marvin", room3, 3, h, 1, 3000, &out);
+	assert_int_equal(out.own_msgs_since_host, 0);
+	assert_true(out.call_model);
+	assert_int_equal(out.mode, PART_MODE_DISCUSSION);
+	assert_int_equal(out.budget, 6);
+	part_state_free(&s);
+}
+
+static void test_owner_not_muted(void **state)
+{
+	(void)state;
+	/* the owner of an open request is asked even when saturated: a
+	 * commitment is still wanted */
+	const struct part_member two[2] = {M("peterben"), M("marvin")};
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[8];
+	ev[0] = chat("host", REQ);
+	for (int i = 1; i < 8; i++)
+		ev[i] = chat("marvin", "talking about it");
+	struct part_tick_out out;
+	tick(&s, "peterben", two, 2, ev, 8, 1000, &out);
+	assert_int_equal(out.saturation, PART_SAT_SATURATED);
+	assert_true(out.own.is_owner);
+	assert_true(out.call_model);
+	part_state_free(&s);
+}
+
+static void test_cooldown(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[1] = {chat("host", "I think we are fine")};
+	struct part_tick_out out;
+	tick(&s, "marvin", room3, 3, ev, 1, 1000, &out);
+	part_note_sent(&s, "marvin", "agreed, fine", 12, 1500, 15000);
+	struct part_event p[1] = {chat("rebecca", "the grid though")};
+	tick(&s, "marvin", room3, 3, p, 1, 5000, &out);
+	assert_false(out.call_model);
+	assert_string_equal(out.verdict.rule, "cooldown");
+	assert_true(out.has_new);
+	/* after the cooldown, the messages that came during it are answered */
+	tick(&s, "marvin", room3, 3, NULL, 0, 16000, &out);
+	assert_true(out.has_new);
+	assert_true(out.call_model);
+	/* and then nothing new */
+	tick(&s, "marvin", room3, 3, NULL, 0, 21000, &out);
+	assert_string_equal(out.verdict.rule, "no_new_messages");
+	/* the room echoing our own message back is not a new message */
+	struct part_event echo[1] = {chat("marvin", "agreed, fine")};
+	size_t before = s.hist_n;
+	tick(&s, "marvin", room3, 3, echo, 1, 22000, &out);
+	assert_int_equal(s.hist_n, before);
+	assert_false(out.has_new);
+	part_state_free(&s);
+}
+
+static void test_host_identity(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	struct part_tick_out out;
+	/* rebecca is present once, then leaves: her later message is not a
+	 * host request (§16.13) */
+	struct part_event hi[1] = {chat("host", "I think hello")};
+	tick(&s, "marvin", room3, 3, hi, 1, 1000, &out);
+	const struct part_member gone[2] = {M("marvin"), M("peterben")};
+	struct part_event r[1] = {chat("rebecca", "Create an issue for the grid")};
+	tick(&s, "marvin", gone, 2, r, 1, 2000, &out);
+	assert_null(out.request);
+	assert_false(part_history_at(&s, 1)->host);
+	/* an unknown author is the host; the adapter's flag wins both ways */
+	struct part_event x[2] = {chat("operator", "Create an issue for the grid"),
+	                          chat("peterben", "Write the plan")};
+	x[1].author_kind = PART_AUTHOR_HOST;
+	tick(&s, "marvin", gone, 2, x, 2, 3000, &out);
+	assert_true(part_history_at(&s, 2)->host);
+	assert_true(part_history_at(&s, 3)->host);
+	assert_string_equal(out.request, "Write the plan");
+	part_state_free(&s);
+}
+
+static void test_replay_and_claims(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	struct part_tick_out out;
+	/* replayed history is context: never a new request (§16.12) */
+	struct part_event old[1] = {chat("host", REQ)};
+	old[0].from_history = true;
+	tick(&s, "marvin", room3, 3, old, 1, 1000, &out);
+	assert_null(out.request);
+	assert_false(out.context & PART_CTX_OWNERSHIP);
+	/* a live request, then a peer's claim: fulfilled by the peer (§16.5) */
+	struct part_event live[1] = {chat("host", "Write a plan for the migration")};
+	tick(&s, "marvin", room3, 3, live, 1, 2000, &out);
+	assert_true(out.request_open);
+	struct part_event claim[1] = {
+	        {.kind = PART_EV_CLAIM, .author = "rebecca", .text = "o/r#Migration plan"}};
+	tick(&s, "marvin", room3, 3, claim, 1, 3000, &out);
+	assert_false(out.request_open);
+	assert_string_equal(s.fulfilled_by, "peer_claim");
+	/* a claim in the same batch before the request does not count */
+	struct part_state s2;
+	part_state_init(&s2);
+	struct part_event both[2] = {{.kind = PART_EV_CLAIM, .author = "rebecca"},
+	                             chat("host", "Write a plan for the migration")};
+	tick(&s2, "marvin", room3, 3, both, 2, 1000, &out);
+	assert_true(out.request_open);
+	part_state_free(&s);
+	part_state_free(&s2);
+}
+
+static void test_layer2(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	const char *amb = "The login page is broken";
+	struct part_event ev[1] = {chat("host", amb)};
+	struct part_tick_in in = {.self = "marvin",
+	                          .members = room3,
+	                          .nmembers = 3,
+	                          .events = ev,
+	                          .nevents = 1,
+	                          .now_ms = 1000};
+	const char *need[PART_LAYER2_MAX];
+	assert_int_equal(part_intent_unknown(&s, &in, need, PART_LAYER2_MAX), 1);
+	assert_string_equal(need[0], amb);
+	/* without an answer: discussion for now, reported again */
+	struct part_tick_out out;
+	part_tick(&s, &in, &out);
+	assert_int_equal(out.mode, PART_MODE_DISCUSSION);
+	assert_int_equal(out.nlayer2, 1);
+	/* the answer arrives: the next tick treats it as the request */
+	part_intent_learn(&s, amb, strlen(amb), PART_INTENT_ACTION);
+	in.nevents = 0;
+	assert_int_equal(part_intent_unknown(&s, &in, need, PART_LAYER2_MAX), 0);
+	struct part_event p[1] = {chat("rebecca", "ouch")};
+	tick(&s, "marvin", room3, 3, p, 1, 2000, &out);
+	assert_int_equal(out.nlayer2, 0);
+	assert_string_equal(out.request, amb);
+	assert_int_equal(out.mode, PART_MODE_ACTION);
+	/* the cache is bounded: FIFO */
+	for (int i = 0; i < PART_INTENT_CACHE_MAX + 5; i++) {
+		char t[32];
+		snprintf(t, sizeof t, "text %d", i);
+		part_intent_learn(&s, t, strlen(t), PART_INTENT_DISCUSSION);
+	}
+	assert_int_equal(s.cache_n, PART_INTENT_CACHE_MAX);
+	part_state_free(&s);
+}
+
+static void test_social_only_self(void **state)
+{
+	(void)state;
+	const struct part_member m[3] = {
+	        {"marvin", social_caps, 1, true}, M("rebecca"), M("peterben")};
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[1] = {chat("host", REQ)};
+	struct part_tick_in in = {.self = "peterben",
+	                          .social_only = true,
+	                          .members = m,
+	                          .nmembers = 3,
+	                          .events = ev,
+	                          .nevents = 1,
+	                          .now_ms = 1000};
+	struct part_tick_out out;
+	part_tick(&s, &in, &out);
+	assert_false(out.own.is_owner);
+	assert_string_equal(out.own.owner, "rebecca"); /* marvin is social-only too */
+	in.nevents = 0;
+	in.now_ms = 6000;
+	part_tick(&s, &in, &out);
+	assert_false(out.force_action_due);
+	part_state_free(&s);
+}
+
+static void test_bounds(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[PART_HISTORY_MAX + 10];
+	char texts[PART_HISTORY_MAX + 10][16];
+	for (int i = 0; i < PART_HISTORY_MAX + 10; i++) {
+		snprintf(texts[i], sizeof texts[i], "msg %d", i);
+		ev[i] = chat("rebecca", texts[i]);
+	}
+	struct part_tick_out out;
+	tick(&s, "marvin", room3, 3, ev, PART_HISTORY_MAX + 10, 1000, &out);
+	assert_int_equal(s.hist_n, PART_HISTORY_MAX);
+	assert_string_equal(part_history_at(&s, 0)->text, "msg 10");
+	assert_null(part_history_at(&s, PART_HISTORY_MAX));
+	/* a long text is cut on a UTF-8 boundary */
+	size_t n = PART_TEXT_MAX_BYTES + 7;
+	char *big = malloc(n + 1);
+	for (size_t i = 0; i < n; i += 2)
+		memcpy(big + i, "\xC3\xA9", 2);
+	big[n - 1] = 'x';
+	big[n] = '\0';
+	struct part_event b[1] = {chat("rebecca", big)};
+	tick(&s, "marvin", room3, 3, b, 1, 2000, &out);
+	const struct part_entry *e = part_history_at(&s, PART_HISTORY_MAX - 1);
+	assert_true(e->len <= PART_TEXT_MAX_BYTES);
+	assert_int_equal(e->len % 2, 0);
+	free(big);
+	part_state_free(&s);
+}
+
+static void test_repo_and_context(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[2] = {chat("host", "I think github.com/a/old is slow."),
+	                           chat("rebecca", "we moved to https://github.com/b/new.git.")};
+	struct part_tick_out out;
+	tick(&s, "marvin", room3, 3, ev, 2, 1000, &out);
+	assert_string_equal(out.repo, "b/new"); /* latest wins, no ".git." (§16.9) */
+	assert_true(out.context & PART_CTX_REPO);
+	/* discussion without a request: nobody is told it owns anything (§16.3) */
+	assert_false(out.context & PART_CTX_OWNERSHIP);
+	assert_false(out.own.is_owner);
+	assert_true(out.context & PART_CTX_PEER_COMMITS);
+	assert_true(out.context & PART_CTX_HISTORY);
+	assert_string_equal(part_context_name(PART_CTX_OWNERSHIP), "ownership");
+	assert_string_equal(part_context_name(PART_CTX_FOLLOW_UP), "follow_up");
+	assert_string_equal(part_saturation_name(PART_SAT_CIRCLING), "circling");
+	part_state_free(&s);
+}
+
+static void test_order_independent_tick(void **state)
+{
+	(void)state;
+	const struct part_member a[3] = {M("peterben"), M("rebecca"), M("marvin")};
+	const struct part_member b[3] = {M("rebecca"), M("marvin"), M("peterben")};
+	struct part_state s1, s2;
+	part_state_init(&s1);
+	part_state_init(&s2);
+	struct part_event ev[1] = {chat("host", "Write a plan for the migration")};
+	struct part_tick_out o1, o2;
+	tick(&s1, "marvin", a, 3, ev, 1, 1000, &o1);
+	tick(&s2, "rebecca", b, 3, ev, 1, 1000, &o2);
+	assert_string_equal(o1.own.owner, o2.own.owner);
+	assert_true(o1.own.is_owner != o2.own.is_owner || !o1.own.is_owner);
+	part_state_free(&s1);
+	part_state_free(&s2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_request_owner_escalation),
+	        cmocka_unit_test(test_follow_up_boost),
+	        cmocka_unit_test(test_repeated_request),
+	        cmocka_unit_test(test_idle_reset),
+	        cmocka_unit_test(test_saturation),
+	        cmocka_unit_test(test_observer_and_budget),
+	        cmocka_unit_test(test_owner_not_muted),
+	        cmocka_unit_test(test_cooldown),
+	        cmocka_unit_test(test_host_identity),
+	        cmocka_unit_test(test_replay_and_claims),
+	        cmocka_unit_test(test_layer2),
+	        cmocka_unit_test(test_social_only_self),
+	        cmocka_unit_test(test_bounds),
+	        cmocka_unit_test(test_repo_and_context),
+	        cmocka_unit_test(test_order_independent_tick),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
