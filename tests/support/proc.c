@@ -214,6 +214,52 @@ static int isolation_env(const struct proc_opts *o, const char *bin,
 	return n;
 }
 
+/* The child's environment (see proc.h) into envv[0..*ne), NULL-terminated;
+ * -1 if there are more than PROC_MAX_ENV variables (what was built is
+ * still in envv, for the caller to free). */
+static int env_build(const struct proc_opts *o, char **envv, int *ne)
+{
+	bool ok = true;
+	*ne = 0;
+	for (const char *const *k = KEEP; *k; k++) {
+		const char *v = getenv(*k);
+		if (v) {
+			char kv[4096];
+			snprintf(kv, sizeof kv, "%s=%s", *k, v);
+			ok = ok && env_put(envv, ne, kv) == 0;
+		}
+	}
+	char isolation[ISOLATION_MAX][ISOLATION_KV_MAX];
+	int ni = isolation_env(o, o->binary, isolation);
+	for (int i = 0; i < ni; i++)
+		ok = ok && env_put(envv, ne, isolation[i]) == 0;
+	for (const char *const *e = o->env; e && *e; e++)
+		ok = ok && env_put(envv, ne, *e) == 0;
+	envv[*ne] = NULL;
+	return ok ? 0 : -1;
+}
+
+char **proc_env_new(const struct proc_opts *o)
+{
+	char **envv = calloc(PROC_MAX_ENV + 1, sizeof *envv);
+	if (!envv)
+		abort();
+	int ne = 0;
+	if (env_build(o, envv, &ne) != 0) {
+		fprintf(stderr, "proc: more than %d variables for %s\n", PROC_MAX_ENV, o->binary);
+		proc_env_free(envv);
+		return NULL;
+	}
+	return envv;
+}
+
+void proc_env_free(char **envv)
+{
+	for (char **e = envv; e && *e; e++)
+		free(*e);
+	free(envv);
+}
+
 int proc_start_opts(struct proc *p, const struct proc_opts *o)
 {
 	memset(p, 0, sizeof *p);
@@ -235,22 +281,7 @@ int proc_start_opts(struct proc *p, const struct proc_opts *o)
 
 	char *envv[PROC_MAX_ENV + 1];
 	int ne = 0;
-	bool ok = true;
-	for (const char *const *k = KEEP; *k; k++) {
-		const char *v = getenv(*k);
-		if (v) {
-			char kv[4096];
-			snprintf(kv, sizeof kv, "%s=%s", *k, v);
-			ok = ok && env_put(envv, &ne, kv) == 0;
-		}
-	}
-	char isolation[ISOLATION_MAX][ISOLATION_KV_MAX];
-	int ni = isolation_env(o, bin, isolation);
-	for (int i = 0; i < ni; i++)
-		ok = ok && env_put(envv, &ne, isolation[i]) == 0;
-	for (const char *const *e = o->env; e && *e; e++)
-		ok = ok && env_put(envv, &ne, *e) == 0;
-	envv[ne] = NULL;
+	bool ok = env_build(o, envv, &ne) == 0;
 
 	const char *args[PROC_MAX_ARGS + 1];
 	int na = 0;

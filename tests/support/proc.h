@@ -88,6 +88,14 @@ void home_remove(char *home);
 void home_write(const char *home, const char *name, const char *content);
 char *home_read(const char *home, const char *name);
 
+/* The environment proc_start_opts gives the child o describes (the kept
+ * variables, the isolation defaults, o->env), for a test that must start a
+ * child itself (on a pseudo-terminal, say) and still keep it out of the
+ * user's world: pass it to execve. NULL-terminated; NULL (after a message)
+ * when o->env holds too many variables. Free with proc_env_free. */
+char **proc_env_new(const struct proc_opts *o);
+void proc_env_free(char **envv);
+
 /* Starts a binary as described by o. 0, or -1 (nothing left running). */
 int proc_start_opts(struct proc *p, const struct proc_opts *o);
 /* proc_start_opts with output captured to two files in cwd. */

@@ -271,9 +271,80 @@ static void test_room_stays_home(void **state)
 }
 #endif
 
+static const char *env_get(char **envv, const char *key)
+{
+	size_t n = strlen(key);
+	for (char **e = envv; *e; e++)
+		if (strncmp(*e, key, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
+
+/* What proc gives a child, without starting one: the isolation defaults,
+ * the caller's overrides and unsets, the home's .env respected, and nothing
+ * of the user's own environment beyond PATH, HOME, TMPDIR, LANG and the
+ * sanitizer options. Needs no port. */
+static void test_child_environment(void **state)
+{
+	struct fx *fx = *state;
+	setenv("AGENT_HOME", "/home/someone/agent", 1);
+	setenv("REDIS_URL", "redis://127.0.0.1:6379", 1);
+	setenv("SPACE_URL", "ws://localhost:7777", 1);
+	setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/run/dbus/system_bus_socket", 1);
+
+	struct proc_opts o = {.binary = "general-agent", .cwd = fx->home,
+			      .env = (const char *const[]){"AGENT_NAME=Ada", NULL}};
+	char **e = proc_env_new(&o);
+	assert_non_null(e);
+	assert_string_equal(env_get(e, "SPACE_URL"), PROC_CLOSED_URL);
+	assert_string_equal(env_get(e, "GA_SPACE_LOCALHOST_URL"), PROC_CLOSED_URL);
+	assert_string_equal(env_get(e, "GA_SPACE_MDNS"), "0");
+	assert_string_equal(env_get(e, "DBUS_SYSTEM_BUS_ADDRESS"),
+			    strchr(PROC_ISOLATED_BUS, '=') + 1);
+	assert_string_equal(env_get(e, "AGENT_NAME"), "Ada");
+	assert_null(env_get(e, "AGENT_HOME"));
+	assert_null(env_get(e, "REDIS_URL"));
+	proc_env_free(e);
+
+	/* a bare name unsets; a test's own value wins */
+	o.env = (const char *const[]){"SPACE_URL", "GA_SPACE_MDNS=1", NULL};
+	e = proc_env_new(&o);
+	assert_null(env_get(e, "SPACE_URL"));
+	assert_string_equal(env_get(e, "GA_SPACE_MDNS"), "1");
+	assert_string_equal(env_get(e, "GA_SPACE_LOCALHOST_URL"), PROC_CLOSED_URL);
+	proc_env_free(e);
+
+	/* the home's .env is the test's word too: not overridden */
+	home_write(fx->home, ".env", "AGENT_NAME=Ada\n  export SPACE_URL=ws://127.0.0.1:9\n");
+	o.env = NULL;
+	e = proc_env_new(&o);
+	assert_null(env_get(e, "SPACE_URL"));
+	assert_string_equal(env_get(e, "GA_SPACE_MDNS"), "0");
+	proc_env_free(e);
+	char p[1100];
+	snprintf(p, sizeof p, "%s/.env", fx->home);
+	unlink(p);
+
+	/* agent-space: an ephemeral loopback port and a name of its own */
+	o = (struct proc_opts){.binary = "agent-space", .cwd = fx->home};
+	e = proc_env_new(&o);
+	assert_string_equal(env_get(e, "SPACE_PORT"), "0");
+	assert_string_equal(env_get(e, "SPACE_BIND"), "127.0.0.1");
+	assert_non_null(strstr(env_get(e, "SPACE_NAME"), "ga-test-"));
+	assert_string_equal(env_get(e, "DBUS_SYSTEM_BUS_ADDRESS"),
+			    strchr(PROC_ISOLATED_BUS, '=') + 1);
+	proc_env_free(e);
+
+	unsetenv("AGENT_HOME");
+	unsetenv("REDIS_URL");
+	unsetenv("SPACE_URL");
+	unsetenv("DBUS_SYSTEM_BUS_ADDRESS");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_child_environment),
 	    cmocka_unit_test(test_control_fake_room_notices),
 	    cmocka_unit_test(test_agent_stays_home),
 #ifdef GA_HAVE_AGENT_SPACE
