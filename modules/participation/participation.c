@@ -410,7 +410,6 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 	/* 3. Cooldown after speaking (§1 step 3, §12.1 step 7). */
 	if (now < st->cooldown_until_ms) {
 		st->pending_new = has_new;
-		out->verdict.verdict = VERDICT_BLOCK;
 		decision_set(&out->verdict, VERDICT_BLOCK, "cooldown",
 		             "cooling down after speaking for %lld ms more%s",
 		             (long long)(st->cooldown_until_ms - now),

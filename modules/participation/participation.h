@@ -249,6 +249,16 @@ size_t part_intent_unknown(const struct part_state *st, const struct part_tick_i
 /* The history, oldest first: i < st->hist_n. */
 const struct part_entry *part_history_at(const struct part_state *st, size_t i);
 
+/* The tick's facts as the validator's context (modules/validator): platform
+ * space, mode, role, is_action_owner, pending_request (only while open),
+ * detected_repo, connected_agents, agent_msgs_since_host, own_msgs (this
+ * host turn, §16.1) and n_commitments. limits, window, judge and echo are
+ * left as they are (the caller owns the echo window). Pointers borrow
+ * from t, valid as long as the tick's output is. */
+struct validator_context;
+void part_validator_context(const struct part_tick_out *t, size_t n_commitments,
+                            struct validator_context *ctx);
+
 const char *part_context_name(enum part_context bit);
 const char *part_saturation_name(enum part_saturation s);
 

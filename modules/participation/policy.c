@@ -119,8 +119,7 @@ void part_ownership_compute(const char *self, bool self_social_only,
 		return;
 	}
 	if (n == 1) {
-		decision_set(why, self_social_only ? VERDICT_INFO : VERDICT_INFO,
-		             self_social_only ? "no_eligible_owner" : "alone",
+		decision_set(why, VERDICT_INFO, self_social_only ? "no_eligible_owner" : "alone",
 		             self_social_only
 		                     ? "alone in the room and social-only: nobody can take "
 		                       "the GitHub work"
@@ -229,6 +228,39 @@ unsigned part_saturation_threshold(size_t n_agents, enum part_mode mode, unsigne
 enum part_escalation part_escalation_level(unsigned cycles)
 {
 	return cycles == 0 ? PART_ESC_NONE : cycles == 1 ? PART_ESC_INFO : PART_ESC_CRITICAL;
+}
+
+int64_t part_jittered_interval_ms(const char *name, const char *job, int64_t base_ms,
+                                  unsigned spread_pct)
+{
+	uint32_t h = 5381;
+	const char *parts[3] = {name ? name : "", ":", job ? job : ""};
+	for (int p = 0; p < 3; p++) {
+		size_t len = strlen(parts[p]);
+		for (size_t i = 0; i < len;) {
+			unsigned int cp;
+			int n = utf8_decode(parts[p] + i, len - i, &cp);
+			if (n < 0) {
+				cp = 0xFFFD;
+				n = 1;
+			}
+			if (cp >= 0x10000) { /* two UTF-16 units, as JS sees them */
+				h = h * 33u + (0xD800u + ((cp - 0x10000u) >> 10));
+				h = h * 33u + (0xDC00u + ((cp - 0x10000u) & 0x3FFu));
+			} else {
+				h = h * 33u + cp;
+			}
+			i += (size_t)n;
+		}
+	}
+	int32_t sh = (int32_t)h;
+	int64_t a = sh < 0 ? -(int64_t)sh : (int64_t)sh;
+	int64_t k = (a % 2001) - 1000; /* n = k / 1000 */
+	/* round(base * pct/100 * k/1000) with JS Math.round (half up), exactly */
+	int64_t num = base_ms * (int64_t)spread_pct * k, den = 100000;
+	int64_t a2 = 2 * num + den, b2 = 2 * den; /* floor((2num + den) / 2den) */
+	int64_t q = a2 >= 0 ? a2 / b2 : -((-a2 + b2 - 1) / b2);
+	return base_ms + q;
 }
 
 const char *part_mode_name(enum part_mode m)

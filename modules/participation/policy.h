@@ -34,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "modules/decisions/decision.h"
 
@@ -97,6 +98,16 @@ unsigned part_observer_threshold(enum part_mode mode);
 unsigned part_saturation_threshold(size_t n_agents, enum part_mode mode, unsigned *warn);
 /* §6.2: cycles 0 → none, 1 → info, ≥ 2 → critical. */
 enum part_escalation part_escalation_level(unsigned cycles);
+
+/* §13.1: a job's interval with a fixed per-agent offset, as the reference
+ * computes it, so a room's agents do not tick in lockstep: djb2 over the
+ * UTF-16 units of "<name>:<job>" (h0 = 5381, h = h*33 + unit, int32),
+ * n = ((|h| mod 2001) - 1000) / 1000 in [-1, 1], interval = base +
+ * round(base * spread_pct/100 * n). The participation tick is
+ * ("space-participation", 5000, 40): marvin 6834 ms; the commitment loop
+ * ("commitment-fulfillment", 15000, 12): marvin 13209 ms. */
+int64_t part_jittered_interval_ms(const char *name, const char *job, int64_t base_ms,
+                                  unsigned spread_pct);
 
 const char *part_mode_name(enum part_mode m);
 const char *part_role_name(enum part_role r);

@@ -292,6 +292,33 @@ static void test_tables(void **state)
 	assert_string_equal(part_escalation_name(PART_ESC_CRITICAL), "critical");
 }
 
+static void test_intervals(void **state)
+{
+	(void)state;
+	/* §15.4: the reference's per-agent intervals */
+	static const struct {
+		const char *name;
+		int64_t tick, loop;
+	} v[] = {{"marvin", 6834, 13209}, {"rebecca", 6470, 14554}, {"peterben", 6208, 14716}};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(
+		        part_jittered_interval_ms(v[i].name, "space-participation", 5000, 40),
+		        v[i].tick);
+		assert_int_equal(
+		        part_jittered_interval_ms(v[i].name, "commitment-fulfillment", 15000, 12),
+		        v[i].loop);
+	}
+	/* always within base ± spread, for any name (incl. astral and bad bytes) */
+	const char *names[] = {"", "a",
+	                       "\xF0\x9F\x98\x80"
+	                       "bot",
+	                       "x\xffy", "a-very-long-agent-name-0123"};
+	for (size_t i = 0; i < 5; i++) {
+		int64_t t = part_jittered_interval_ms(names[i], "space-participation", 5000, 40);
+		assert_true(t >= 3000 && t <= 7000);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -299,6 +326,7 @@ int main(void)
 	        cmocka_unit_test(test_order_independent), cmocka_unit_test(test_capabilities),
 	        cmocka_unit_test(test_defaults),          cmocka_unit_test(test_member_bound),
 	        cmocka_unit_test(test_utf16_prefix),      cmocka_unit_test(test_tables),
+	        cmocka_unit_test(test_intervals),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

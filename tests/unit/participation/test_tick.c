@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "modules/participation/participation.h"
+#include "modules/validator/validator.h"
 
 static const char *const full_caps[] = {"social", "github", "code"};
 static const char *const social_caps[] = {"social"};
@@ -539,6 +540,44 @@ static void test_order_independent_tick(void **state)
 	part_state_free(&s2);
 }
 
+/* The tick's facts drive the validator: a non-owner's promise is rejected
+ * while the request is open (check 12), the owner's is not, and once the
+ * request is fulfilled nobody is a "non-owner" any more. */
+static void test_validator_bridge(void **state)
+{
+	(void)state;
+	struct part_state a, b;
+	part_state_init(&a);
+	part_state_init(&b);
+	struct part_event ev[2] = {chat("host", REQ), chat("host", "see github.com/o/r")};
+	struct part_tick_out oa, ob;
+	tick(&a, "marvin", room3, 3, ev, 1, 1000, &oa);
+	tick(&b, "peterben", room3, 3, ev, 1, 1000, &ob);
+	struct validator_context ca = {0}, cb = {0};
+	part_validator_context(&oa, 0, &ca);
+	part_validator_context(&ob, 1, &cb);
+	assert_int_equal(ca.mode, VALIDATOR_MODE_ACTION);
+	assert_int_equal(ca.role, VALIDATOR_ROLE_REVIEWER);
+	assert_false(ca.is_action_owner);
+	assert_string_equal(ca.pending_request, REQ);
+	assert_int_equal(ca.connected_agents, 3);
+	assert_int_equal(cb.n_commitments, 1);
+	struct validator_decision vd = {0};
+	const char *promise = "I'm drafting the body now.";
+	assert_int_equal(validator_validate(promise, &ca, &vd), VALIDATOR_REJECT);
+	assert_string_equal(vd.rule, "non_owner_action");
+	validator_decision_clear(&vd);
+	assert_int_equal(validator_validate(promise, &cb, &vd), VALIDATOR_ACCEPT);
+	validator_decision_clear(&vd);
+	part_note_fulfilled(&a, "peer_claim");
+	tick(&a, "marvin", room3, 3, ev + 1, 1, 2000, &oa);
+	part_validator_context(&oa, 0, &ca);
+	assert_null(ca.pending_request);
+	assert_string_equal(ca.detected_repo, "o/r");
+	part_state_free(&a);
+	part_state_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -557,6 +596,7 @@ int main(void)
 	        cmocka_unit_test(test_bounds),
 	        cmocka_unit_test(test_repo_and_context),
 	        cmocka_unit_test(test_order_independent_tick),
+	        cmocka_unit_test(test_validator_bridge),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
