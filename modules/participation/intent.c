@@ -342,6 +342,15 @@ void part_intent_classify(const char *text, size_t len, struct part_intent_resul
 	free(t);
 }
 
+bool part_text_promises(const char *text, size_t len)
+{
+	size_t n;
+	char *t = part_text_normalize(text, len, &n);
+	bool hit = list_find(INTENT_LIST_PROMISE, t, n) != NULL;
+	free(t);
+	return hit;
+}
+
 /* --- Layer 2 ----------------------------------------------------------- */
 
 int part_intent_parse_reply(const char *reply, enum part_intent *out)

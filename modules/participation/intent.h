@@ -55,6 +55,10 @@ void part_intent_classify(const char *text, size_t len, struct part_intent_resul
  * '_' / ' ' / '-' between the words do not matter), -1 when there is none. */
 int part_intent_parse_reply(const char *reply, enum part_intent *out);
 
+/* §14.4: the text promises work ("I'll", "Let me", "opening", "filing",
+ * ...; the list PROMISE of intent_phrases.def). */
+bool part_text_promises(const char *text, size_t len);
+
 /* "action_request", "discussion", "follow_up". */
 const char *part_intent_name(enum part_intent i);
 

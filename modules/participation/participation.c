@@ -346,6 +346,23 @@ static void not_evaluated(struct part_tick_out *out, const char *why)
 	        out->why_budget = out->why_mode;
 }
 
+/* name occurs in t[0..n) as a whole word, ASCII case-insensitively. */
+static bool mentions(const char *t, size_t n, const char *name)
+{
+	size_t k = strlen(name);
+	if (k == 0 || k > n)
+		return false;
+	for (size_t i = 0; i + k <= n; i++) {
+		if (strncasecmp(t + i, name, k) != 0)
+			continue;
+		bool before = i > 0 && (isalnum((unsigned char)t[i - 1]) || t[i - 1] == '_');
+		bool after = i + k < n && (isalnum((unsigned char)t[i + k]) || t[i + k] == '_');
+		if (!before && !after)
+			return true;
+	}
+	return false;
+}
+
 static void ingest(struct part_state *st, const struct part_tick_in *in, bool *has_new,
                    uint64_t *claim_seq)
 {
@@ -365,8 +382,17 @@ static void ingest(struct part_state *st, const struct part_tick_in *in, bool *h
 		if (self && is_own_echo(st, ev->text, ev->len))
 			continue;
 		bool host = !self && event_is_host(st, in, ev);
+		bool me = ev->addressed_me, others = ev->addressed_others;
+		if (host && !ev->addressed_known) {
+			me = mentions(ev->text, ev->len, in->self);
+			others = false;
+			for (size_t m = 0; m < in->nmembers && !me && !others; m++)
+				others = in->members[m].name &&
+				         strcmp(in->members[m].name, in->self) &&
+				         mentions(ev->text, ev->len, in->members[m].name);
+		}
 		append_entry(st, author, ev->text, ev->len, ev->time_ms, self, host,
-		             !ev->from_history, ev->addressed_me, ev->addressed_others);
+		             !ev->from_history, me, others);
 		st->last_activity_ms = in->now_ms;
 		if (!self)
 			*has_new = true;
@@ -587,13 +613,14 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 			             "%u), no "
 			             "model call",
 			             st->cycles);
-	} else if (out->request_open && !out->own.is_owner &&
+	} else if (out->request_open && !out->own.is_owner && out->own.owner[0] &&
 	           out->escalation == PART_ESC_CRITICAL && !out->addressed_me) {
+		/* With no eligible owner nobody is muted by this rule: someone has
+		 * to tell the host that nobody here can do it. */
 		decision_set(&out->verdict, VERDICT_BLOCK, "escalation_non_owner",
 		             "the host has waited %lld s for %s, who owns the request: a non-owner "
 		             "stays silent",
-		             (long long)(out->waiting_ms / 1000),
-		             out->own.owner[0] ? out->own.owner : "nobody");
+		             (long long)(out->waiting_ms / 1000), out->own.owner);
 	} else if (out->saturation == PART_SAT_SATURATED && !owner_pending) {
 		decision_set(
 		        &out->verdict, VERDICT_BLOCK, "saturated",

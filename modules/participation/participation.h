@@ -90,8 +90,13 @@ struct part_event {
 	size_t len;
 	int64_t time_ms;
 	enum part_author_kind author_kind;
-	bool addressed_me;     /* the host named this agent (the room's addressed list) */
-	bool addressed_others; /* ... and named others but not this agent */
+	/* §14.7 @mention routing. addressed_known: the adapter had the room's
+	 * `addressed` list and set the two flags from it; otherwise a host
+	 * message is searched for the agents' names (case-insensitive, whole
+	 * words — the reference's substring search matched "al" in "also"). */
+	bool addressed_known;
+	bool addressed_me;     /* the host named this agent */
+	bool addressed_others; /* ... named other agents but not this one */
 	bool from_history;     /* replayed history: context only */
 };
 
@@ -258,6 +263,18 @@ const struct part_entry *part_history_at(const struct part_state *st, size_t i);
 struct validator_context;
 void part_validator_context(const struct part_tick_out *t, size_t n_commitments,
                             struct validator_context *ctx);
+
+/* §14.6 points made: the last PART_POINTS_MAX history entries, one line
+ * each, "name: first PART_POINT_WORDS words without punctuation". */
+#define PART_POINTS_MAX        15
+#define PART_POINT_WORDS       10
+#define PART_PEER_COMMIT_UNITS 120
+char *part_points_made(const struct part_state *st);
+/* §14.4 peers' promises: "name: \"first 120 UTF-16 units\"" for each peer
+ * message in the history that promises work (never a host message,
+ * §16.25). Both return a new string ("" when there is nothing; caller
+ * frees); the prompt's wording lives in the skill, not here. */
+char *part_peer_commitments(const struct part_state *st);
 
 const char *part_context_name(enum part_context bit);
 const char *part_saturation_name(enum part_saturation s);

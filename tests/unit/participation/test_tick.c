@@ -151,6 +151,7 @@ static void test_follow_up_boost(void **state)
 	assert_false(out.follow_up);
 	/* addressed by the host, a non-owner is asked even at critical */
 	struct part_event named[1] = {chat("host", "marvin, any update?")};
+	named[0].addressed_known = true; /* the room's addressed list */
 	named[0].addressed_me = true;
 	tick(&b, "marvin", room3, 3, named, 1, 4000, &out);
 	assert_true(out.call_model);
@@ -578,6 +579,114 @@ static void test_validator_bridge(void **state)
 	part_state_free(&b);
 }
 
+static void test_mentions(void **state)
+{
+	(void)state;
+	const struct part_member m[3] = {M("al"), M("rebecca"), M("marvin")};
+	struct part_state s;
+	struct part_tick_out out;
+	/* no addressed list from the room: names are searched as whole words */
+	static const struct {
+		const char *self, *text;
+		bool me, others;
+	} t[] = {
+	        {"marvin", "Rebecca, what do you think?", false, true},
+	        {"rebecca", "Rebecca, what do you think?", true, false},
+	        {"al", "Also I think it is fine", false, false}, /* not "al" in "Also" */
+	        {"al", "AL: I think it is fine", true, false},
+	        {"marvin", "I think marvin2 is a fine name", false, false},
+	};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		part_state_init(&s);
+		struct part_event ev[1] = {chat("host", t[i].text)};
+		tick(&s, t[i].self, m, 3, ev, 1, 1000, &out);
+		if (out.addressed_me != t[i].me || out.addressed_others != t[i].others)
+			fail_msg("mention %zu (%s / %s): me %d others %d", i, t[i].self, t[i].text,
+			         out.addressed_me, out.addressed_others);
+		assert_int_equal(!!(out.context & PART_CTX_ADDRESSED), t[i].me || t[i].others);
+		part_state_free(&s);
+	}
+	/* the room's list wins over the words */
+	part_state_init(&s);
+	struct part_event ev[1] = {chat("host", "Rebecca, what do you think?")};
+	ev[0].addressed_known = true;
+	tick(&s, "rebecca", m, 3, ev, 1, 1000, &out);
+	assert_false(out.addressed_me);
+	part_state_free(&s);
+}
+
+/* Nobody can do GitHub work: nobody is muted for not owning it, so someone
+ * can tell the host. */
+static void test_no_owner_not_muted(void **state)
+{
+	(void)state;
+	const struct part_member m[2] = {{"marvin", social_caps, 1, true},
+	                                 {"rebecca", social_caps, 1, true}};
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[1] = {chat("host", REQ)};
+	struct part_tick_in in = {.self = "marvin",
+	                          .social_only = true,
+	                          .members = m,
+	                          .nmembers = 2,
+	                          .events = ev,
+	                          .nevents = 1,
+	                          .now_ms = 1000};
+	struct part_tick_out out;
+	part_tick(&s, &in, &out);
+	struct part_event p[1] = {chat("rebecca", "hm")};
+	in.events = p;
+	in.now_ms = 2000;
+	part_tick(&s, &in, &out);
+	assert_int_equal(out.escalation, PART_ESC_CRITICAL);
+	assert_string_equal(out.own.owner, "");
+	assert_string_equal(out.why_owner.rule, "no_eligible_owner");
+	assert_true(out.call_model);
+	part_state_free(&s);
+}
+
+static void test_context_data(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	char *p = part_points_made(&s);
+	assert_string_equal(p, "");
+	free(p);
+	struct part_event ev[4] = {
+	        chat("host", "Create an issue: I'll want it by Friday!"),
+	        chat("rebecca", "I'll open it now, with the checklist."),
+	        chat("peterben", "The grid, the tokens; and     more: one two three four five six "
+	                         "seven eight nine"),
+	        chat("marvin", "Let me think")};
+	struct part_tick_out out;
+	tick(&s, "marvin", room3, 3, ev, 4, 1000, &out);
+	p = part_points_made(&s);
+	assert_string_equal(p, "host: Create an issue Ill want it by Friday\n"
+	                       "rebecca: Ill open it now with the checklist\n"
+	                       "peterben: The grid the tokens and more one two three four\n"
+	                       "marvin: Let me think\n");
+	free(p);
+	/* peers' promises: not the host's, not mine */
+	p = part_peer_commitments(&s);
+	assert_string_equal(p, "rebecca: \"I'll open it now, with the checklist.\"\n");
+	free(p);
+	/* bounded: the last PART_POINTS_MAX entries */
+	struct part_event many[20];
+	for (int i = 0; i < 20; i++)
+		many[i] = chat("rebecca", "filing it");
+	tick(&s, "marvin", room3, 3, many, 20, 2000, &out);
+	p = part_points_made(&s);
+	size_t lines = 0;
+	for (char *q = p; *q; q++)
+		lines += *q == '\n';
+	assert_int_equal(lines, PART_POINTS_MAX);
+	free(p);
+	assert_true(part_text_promises("I\xE2\x80\x99ll do it", 11));
+	assert_false(part_text_promises("I like it", 9));
+	part_state_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -597,6 +706,9 @@ int main(void)
 	        cmocka_unit_test(test_repo_and_context),
 	        cmocka_unit_test(test_order_independent_tick),
 	        cmocka_unit_test(test_validator_bridge),
+	        cmocka_unit_test(test_mentions),
+	        cmocka_unit_test(test_no_owner_not_muted),
+	        cmocka_unit_test(test_context_data),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
