@@ -53,6 +53,7 @@ static void request_clear(struct part_state *st)
 {
 	free(st->req_content);
 	st->req_content = NULL;
+	st->req_len = 0;
 	st->req_seq = 0;
 	st->req_at_ms = 0;
 	st->fulfilled = true; /* §6: initially true, so nothing escalates */
@@ -86,6 +87,7 @@ static void idle_reset(struct part_state *st)
 	st->cache_n = st->cache_next = 0;
 	st->pending_new = false;
 	st->boosted_seq = 0;
+	st->claim_seq = 0;
 }
 
 static bool known_agent(const struct part_state *st, const char *name)
@@ -196,7 +198,12 @@ static void append_entry(struct part_state *st, const char *author, const char *
 	memset(e, 0, sizeof *e);
 	snprintf(e->author, sizeof e->author, "%s", author ? author : "");
 	size_t n = cut_utf8(text ? text : "", text ? len : 0, PART_TEXT_MAX_BYTES);
-	e->text = xstrndup(text ? text : "", n);
+	/* Not xstrndup: a chat may hold NUL bytes ("\u0000"), and len counts
+	 * past them (found by fuzz_participation). */
+	e->text = xmalloc(n + 1);
+	if (n)
+		memcpy(e->text, text, n);
+	e->text[n] = '\0';
 	e->len = n;
 	e->time_ms = time_ms;
 	e->seq = st->next_seq++;
@@ -363,8 +370,7 @@ static bool mentions(const char *t, size_t n, const char *name)
 	return false;
 }
 
-static void ingest(struct part_state *st, const struct part_tick_in *in, bool *has_new,
-                   uint64_t *claim_seq)
+static void ingest(struct part_state *st, const struct part_tick_in *in, bool *has_new)
 {
 	for (size_t i = 0; i < in->nevents; i++) {
 		const struct part_event *ev = &in->events[i];
@@ -374,7 +380,7 @@ static void ingest(struct part_state *st, const struct part_tick_in *in, bool *h
 			/* A peer acted: whatever it claimed, the request it follows is
 			 * not waiting on nobody any more (§16.5). */
 			if (!self && !ev->from_history)
-				*claim_seq = st->next_seq;
+				st->claim_seq = st->next_seq; /* kept across a cooldown */
 			continue;
 		}
 		if (!ev->text)
@@ -396,6 +402,16 @@ static void ingest(struct part_state *st, const struct part_tick_in *in, bool *h
 		st->last_activity_ms = in->now_ms;
 		if (!self)
 			*has_new = true;
+	}
+}
+
+/* A peer claimed an action after the open request was made: someone is
+ * on it, stop escalating (§16.5). */
+static void apply_peer_claim(struct part_state *st)
+{
+	if (st->claim_seq && st->req_content && !st->fulfilled && st->claim_seq > st->req_seq) {
+		st->fulfilled = true;
+		st->fulfilled_by = "peer_claim";
 	}
 }
 
@@ -427,8 +443,7 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 		if (in->members[i].name && strcmp(in->members[i].name, in->self) != 0)
 			remember_agent(st, in->members[i].name);
 	bool has_new = false;
-	uint64_t claim_seq = 0;
-	ingest(st, in, &has_new, &claim_seq);
+	ingest(st, in, &has_new);
 	if (st->pending_new)
 		has_new = true;
 	out->has_new = has_new;
@@ -444,6 +459,7 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 		return;
 	}
 	st->pending_new = false;
+	apply_peer_claim(st);
 
 	/* 4. Nothing new and nothing open (§1 step 5). */
 	if (!has_new && st->fulfilled) {
@@ -495,12 +511,15 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 	/* 7a. Request bookkeeping (§6.1) — before ownership so the key is set. */
 	bool boost = false;
 	if (act && act->seq > st->req_seq) {
-		bool same = st->req_content && strcmp(st->req_content, act->text) == 0;
+		bool same = st->req_content && st->req_len == act->len &&
+		            memcmp(st->req_content, act->text, act->len) == 0;
 		if (!same || st->fulfilled) {
 			/* A new request, or the same words again after it was done
 			 * (§6.1 🐞: the reference ignored that). */
 			request_clear(st);
-			st->req_content = xstrdup(act->text);
+			st->req_content = xmalloc(act->len + 1);
+			memcpy(st->req_content, act->text, act->len + 1);
+			st->req_len = act->len;
 			st->req_seq = act->seq;
 			st->req_at_ms = now;
 			st->fulfilled = false;
@@ -509,10 +528,7 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 			boost = true;
 		}
 	}
-	if (claim_seq && st->req_content && !st->fulfilled && claim_seq > st->req_seq) {
-		st->fulfilled = true;
-		st->fulfilled_by = "peer_claim";
-	}
+	apply_peer_claim(st); /* a request and its claim in the same batch */
 	if (fu && st->req_content && fu->seq > st->req_seq && fu->seq > st->boosted_seq) {
 		st->boosted_seq = fu->seq;
 		out->follow_up = true;

@@ -135,13 +135,15 @@ struct part_state {
 	bool pending_new; /* new messages arrived during cooldown */
 
 	/* §6 request state */
-	char *req_content;
+	char *req_content; /* NUL-terminated; may hold NULs (req_len counts them) */
+	size_t req_len;
 	uint64_t req_seq;
 	int64_t req_at_ms;
 	bool fulfilled;
 	const char *fulfilled_by; /* static: "self", "peer_claim", "commitment", "idle" */
 	unsigned cycles, owner_rejections, forced_attempts;
 	uint64_t boosted_seq; /* the follow-up already boosted */
+	uint64_t claim_seq;   /* a peer's latest claim, as the seq the next entry gets */
 
 	char repo[PART_REPO_MAX]; /* latest github.com/owner/name mentioned, "" none */
 

@@ -76,7 +76,8 @@ char *part_utf16_prefix(const char *s, size_t len, size_t units);
 
 /* Ownership and role for `self` among `peers` (self may appear among them;
  * duplicates count once). request = the tracked host action request (NULL:
- * none). mode = the conversation mode (§3). why gets {INFO, rule, reason}:
+ * none; a C string: a NUL inside it ends the key). mode = the conversation
+ * mode (§3). why gets {INFO, rule, reason}:
  * rule "action_owner", "not_action_owner", "no_eligible_owner",
  * "no_request" or "alone". */
 void part_ownership_compute(const char *self, bool self_social_only,

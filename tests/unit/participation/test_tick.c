@@ -399,8 +399,20 @@ static void test_replay_and_claims(void **state)
 	                             chat("host", "Write a plan for the migration")};
 	tick(&s2, "marvin", room3, 3, both, 2, 1000, &out);
 	assert_true(out.request_open);
+	/* a claim that arrives while cooling down is not forgotten */
+	struct part_state s3;
+	part_state_init(&s3);
+	tick(&s3, "marvin", room3, 3, live, 1, 1000, &out);
+	assert_true(out.request_open);
+	part_note_sent(&s3, "marvin", "noted", 5, 1100, 20000);
+	tick(&s3, "marvin", room3, 3, claim, 1, 3000, &out);
+	assert_string_equal(out.verdict.rule, "cooldown");
+	tick(&s3, "marvin", room3, 3, NULL, 0, 21000, &out);
+	assert_string_equal(out.verdict.rule, "no_new_messages");
+	assert_string_equal(s3.fulfilled_by, "peer_claim");
 	part_state_free(&s);
 	part_state_free(&s2);
+	part_state_free(&s3);
 }
 
 static void test_layer2(void **state)
@@ -498,6 +510,16 @@ static void test_bounds(void **state)
 	assert_true(e->len <= PART_TEXT_MAX_BYTES);
 	assert_int_equal(e->len % 2, 0);
 	free(big);
+	/* a chat with a NUL byte keeps all its bytes (found by the fuzzer) */
+	static const char nul[] = "Create it\0 see github.com/x/y";
+	struct part_event z[1] = {
+	        {.kind = PART_EV_CHAT, .author = "host", .text = nul, .len = sizeof nul - 1}};
+	tick(&s, "marvin", room3, 3, z, 1, 3000, &out);
+	e = part_history_at(&s, PART_HISTORY_MAX - 1);
+	assert_int_equal(e->len, sizeof nul - 1);
+	assert_memory_equal(e->text, nul, sizeof nul);
+	assert_string_equal(out.repo, "x/y");
+	assert_int_equal(s.req_len, sizeof nul - 1);
 	part_state_free(&s);
 }
 
