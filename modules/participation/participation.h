@@ -62,6 +62,7 @@
 #include <stdint.h>
 
 #include "modules/decisions/decision.h"
+#include "modules/participation/commitment.h"
 #include "modules/participation/intent.h"
 #include "modules/participation/policy.h"
 
@@ -265,6 +266,38 @@ const struct part_entry *part_history_at(const struct part_state *st, size_t i);
 struct validator_context;
 void part_validator_context(const struct part_tick_out *t, size_t n_commitments,
                             struct validator_context *ctx);
+
+/* --- §11: when the decision did not speak ------------------------------ */
+
+#define PART_FORCED_MESSAGE     "Creating that now."
+#define PART_FORCED_TITLE_UNITS 120
+
+/* §11.1 salvage. After validation (validator_ran: it ran on the words and
+ * rejected them; validator_salvage: its salvage flag) or after a silent
+ * decision (validator_ran false): when valid commitments remain, the words
+ * become "On it — <type> incoming." and the decision speaks. Unlike the
+ * reference, a silent decision's commitments are salvaged too (§16.7) —
+ * except when another agent owns the open request (§16.16). Returns true
+ * when d was changed; why says what happened either way. */
+bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool validator_ran,
+                  bool validator_salvage, struct decision *why);
+
+/* §11.2 the owner retry's answer, read with part_decision_from_json/_text
+ * (so normalised and schema-checked, §16.6): accepted only with at least
+ * one valid commitment; empty words become PART_FORCED_MESSAGE. 0 accepted,
+ * -1 not. Ask for a retry only while part_note_owner_declined() says so. */
+int part_owner_retry_accept(struct part_decision *d, struct decision *why);
+
+/* §11.3 forced action: when t->force_action_due and a repository is known,
+ * out becomes "Creating that now." with one create_issue {repo, title = the
+ * request's first 120 UTF-16 units, description = body, or
+ * part_forced_body() when body is NULL/blank}. -1 (why says which
+ * condition failed) otherwise. Call part_note_forced() once it is sent. */
+int part_forced_decision(const struct part_state *st, const struct part_tick_out *t,
+                         const char *body, struct part_decision *out, struct decision *why);
+/* The default forced issue body: the request as a heading, a line saying
+ * where it came from, and the history as "name: text" lines. Caller frees. */
+char *part_forced_body(const struct part_state *st);
 
 /* §14.6 points made: the last PART_POINTS_MAX history entries, one line
  * each, "name: first PART_POINT_WORDS words without punctuation". */

@@ -709,6 +709,107 @@ static void test_context_data(void **state)
 	part_state_free(&s);
 }
 
+static void decide(const char *json, struct part_decision *d)
+{
+	struct ga_err err = {{0}};
+	if (part_decision_from_text(json, strlen(json), false, d, &err) < 0)
+		fail_msg("%s: %s", json, err.msg);
+}
+
+static void test_recover(void **state)
+{
+	(void)state;
+	struct part_state own, other;
+	part_state_init(&own);
+	part_state_init(&other);
+	struct part_event ev[1] = {chat("host", REQ)};
+	struct part_tick_out to, tn;
+	tick(&own, "peterben", room3, 3, ev, 1, 1000, &to);
+	tick(&other, "marvin", room3, 3, ev, 1, 1000, &tn);
+	struct part_decision d = {0};
+	struct decision why;
+	const char *silent = "{\"shouldSpeak\":false,\"reason\":\"r\",\"commitments\":[{\"type\":"
+	                     "\"create_issue\",\"title\":\"Checklist\"}]}";
+	/* §16.7: a silent owner's commitment is salvaged */
+	decide(silent, &d);
+	assert_true(part_salvage(&d, &to, false, false, &why));
+	assert_string_equal(why.rule, "salvage");
+	assert_true(d.should_speak);
+	assert_string_equal(d.message, "On it \xE2\x80\x94 create issue incoming.");
+	part_decision_clear(&d);
+	/* §16.16: not a non-owner's, while another agent owns the open request */
+	decide(silent, &d);
+	assert_false(part_salvage(&d, &tn, false, false, &why));
+	assert_non_null(strstr(why.reason, "peterben owns"));
+	part_decision_clear(&d);
+	/* a rejection that forbids salvage (non-owner action) */
+	decide("{\"shouldSpeak\":true,\"message\":\"I'll do it\",\"commitments\":[{\"type\":"
+	       "\"create_plan\",\"title\":\"p\"}]}",
+	       &d);
+	assert_false(part_salvage(&d, &to, true, false, &why));
+	/* one that allows it (check 1, 2, 4, 8, 9) */
+	assert_true(part_salvage(&d, &to, true, true, &why));
+	assert_string_equal(d.message, "On it \xE2\x80\x94 create plan incoming.");
+	part_decision_clear(&d);
+	/* nothing to salvage */
+	decide("{\"shouldSpeak\":false}", &d);
+	assert_false(part_salvage(&d, &to, false, false, &why));
+	part_decision_clear(&d);
+	decide("{\"shouldSpeak\":true,\"message\":\"fine\"}", &d);
+	assert_false(part_salvage(&d, &to, false, false, &why));
+	part_decision_clear(&d);
+
+	/* §11.2 owner retry acceptance */
+	decide("{\"shouldSpeak\":true,\"message\":\"\",\"commitments\":[{\"type\":\"x\"}]}", &d);
+	assert_int_equal(part_owner_retry_accept(&d, &why), -1);
+	assert_string_equal(why.rule, "retry_no_commitment");
+	part_decision_clear(&d);
+	decide("{\"shouldSpeak\":false,\"commitments\":[{\"action\":\"create_issue\","
+	       "\"name\":\"t\"}]}",
+	       &d);
+	assert_int_equal(part_owner_retry_accept(&d, &why), 0);
+	assert_true(d.should_speak);
+	assert_string_equal(d.message, PART_FORCED_MESSAGE);
+	part_decision_clear(&d);
+	/* declines: retries while ≤ 2, forced at the third */
+	assert_true(part_note_owner_declined(&own));
+	assert_true(part_note_owner_declined(&own));
+	assert_false(part_note_owner_declined(&own));
+
+	/* §11.3 forced action: due on the owner's second cycle, needs a repo */
+	assert_int_equal(part_forced_decision(&own, &to, NULL, &d, &why), -1);
+	assert_string_equal(why.rule, "forced_not_due"); /* cycle 1, to is stale */
+	tick(&own, "peterben", room3, 3, NULL, 0, 6000, &to);
+	assert_true(to.force_action_due);
+	assert_int_equal(part_forced_decision(&own, &to, NULL, &d, &why), -1);
+	assert_string_equal(why.rule, "forced_no_repo");
+	struct part_event r[1] = {chat("rebecca", "it lives at github.com/acme/site.")};
+	tick(&own, "peterben", room3, 3, r, 1, 7000, &to);
+	assert_true(to.force_action_due);
+	assert_int_equal(part_forced_decision(&own, &to, NULL, &d, &why), 0);
+	assert_string_equal(why.rule, "forced_action");
+	assert_true(d.should_speak);
+	assert_string_equal(d.message, "Creating that now.");
+	assert_int_equal(d.commitments.n, 1);
+	assert_int_equal(d.commitments.item[0].type, PART_COMMIT_CREATE_ISSUE);
+	assert_string_equal(d.commitments.item[0].repo, "acme/site");
+	assert_string_equal(d.commitments.item[0].title, REQ);
+	assert_non_null(strstr(d.commitments.item[0].description, "## "
+	                                                          "Create an issue"));
+	assert_non_null(strstr(d.commitments.item[0].description,
+	                       "rebecca: it lives at github.com/acme/site."));
+	part_decision_clear(&d);
+	assert_int_equal(part_forced_decision(&own, &to, "A body from the model", &d, &why), 0);
+	assert_string_equal(d.commitments.item[0].description, "A body from the model");
+	part_decision_clear(&d);
+	/* a non-owner is never forced */
+	tick(&other, "marvin", room3, 3, NULL, 0, 6000, &tn);
+	assert_false(tn.force_action_due);
+	assert_int_equal(part_forced_decision(&other, &tn, NULL, &d, &why), -1);
+	part_state_free(&own);
+	part_state_free(&other);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -731,6 +832,7 @@ int main(void)
 	        cmocka_unit_test(test_mentions),
 	        cmocka_unit_test(test_no_owner_not_muted),
 	        cmocka_unit_test(test_context_data),
+	        cmocka_unit_test(test_recover),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,139 @@
+/*
+ * recover — what the owner does when the decision did not speak (§11):
+ * commitment salvage, the owner retry's acceptance, forced action.
+ * See participation.h.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "common/xalloc.h"
+#include "modules/participation/participation.h"
+
+static bool blank(const char *s)
+{
+	for (; s && *s; s++)
+		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+			return false;
+	return true;
+}
+
+bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool validator_ran,
+                  bool validator_salvage, struct decision *why)
+{
+	bool speaking = d->should_speak && !blank(d->message);
+	if (speaking && !validator_ran) {
+		decision_set(why, VERDICT_INFO, "no_salvage",
+		             "the decision speaks: nothing to salvage");
+		return false;
+	}
+	if (d->commitments.n == 0) {
+		decision_set(why, VERDICT_INFO, "no_salvage", "no valid commitment to salvage");
+		return false;
+	}
+	if (validator_ran && !validator_salvage) {
+		decision_set(
+		        why, VERDICT_INFO, "no_salvage",
+		        "the validator's rejection does not allow salvage (§11.1: only too long, "
+		        "list, echo opener, deference, repo amnesia)");
+		return false;
+	}
+	/* §16.7: commitments carried by a silent decision are not lost — unless
+	 * another agent owns the open request (§16.16: that is a duplicate). */
+	if (t->request_open && !t->own.is_owner && t->own.owner[0]) {
+		decision_set(why, VERDICT_INFO, "no_salvage",
+		             "%s owns the open request: my commitments would duplicate it",
+		             t->own.owner);
+		return false;
+	}
+	char msg[96];
+	const char *ty = part_commit_type_name(d->commitments.item[0].type);
+	char words[32];
+	snprintf(words, sizeof words, "%s", ty);
+	for (char *p = words; *p; p++)
+		if (*p == '_')
+			*p = ' ';
+	snprintf(msg, sizeof msg, "On it \xE2\x80\x94 %s incoming.", words);
+	free(d->message);
+	d->message = xstrdup(msg);
+	d->should_speak = true;
+	decision_set(why, VERDICT_EDIT, "salvage",
+	             "%zu valid commitment(s) kept; the words became \"%s\" (§11.1)",
+	             d->commitments.n, msg);
+	return true;
+}
+
+int part_owner_retry_accept(struct part_decision *d, struct decision *why)
+{
+	if (d->commitments.n == 0) {
+		decision_set(why, VERDICT_REJECT, "retry_no_commitment",
+		             "the owner retry returned no valid commitment (%zu dropped)",
+		             d->commitments.ndropped_total);
+		return -1;
+	}
+	if (blank(d->message)) {
+		free(d->message);
+		d->message = xstrdup(PART_FORCED_MESSAGE);
+	}
+	d->should_speak = true;
+	decision_set(why, VERDICT_PASS, "owner_retry",
+	             "the owner retry returned %zu valid commitment(s) (§11.2)", d->commitments.n);
+	return 0;
+}
+
+char *part_forced_body(const struct part_state *st)
+{
+	struct strbuf sb = {0};
+	const char *req = st->req_content ? st->req_content : "";
+	char *title = part_utf16_prefix(req, strlen(req), PART_FORCED_TITLE_UNITS);
+	sb_printf(&sb,
+	          "## %s\n\n_This issue was created from an agent-space conversation where the "
+	          "host requested action._\n\n### Context\n\n",
+	          title);
+	free(title);
+	for (size_t i = 0; i < st->hist_n; i++) {
+		const struct part_entry *e = part_history_at(st, i);
+		sb_printf(&sb, "%s: ", e->author);
+		sb_append(&sb, e->text, strlen(e->text));
+		sb_putc(&sb, '\n');
+	}
+	return sb_detach(&sb);
+}
+
+int part_forced_decision(const struct part_state *st, const struct part_tick_out *t,
+                         const char *body, struct part_decision *out, struct decision *why)
+{
+	part_decision_clear(out);
+	if (!t->force_action_due || !st->req_content) {
+		decision_set(why, VERDICT_BLOCK, "forced_not_due",
+		             "forced action is not due (owner of an open request for ≥ 2 cycles or "
+		             "≥ %d declines, at most %d times)",
+		             PART_FORCE_REJECTIONS, PART_FORCED_MAX);
+		return -1;
+	}
+	const char *slash = t->repo ? strchr(t->repo, '/') : NULL;
+	if (!slash || slash == t->repo || !slash[1]) {
+		decision_set(why, VERDICT_BLOCK, "forced_no_repo",
+		             "forced action needs a repository (owner/name) named in the "
+		             "conversation; none was: %s",
+		             t->repo ? t->repo : "no github.com/owner/name seen");
+		return -1;
+	}
+	out->should_speak = true;
+	out->reason = xstrdup("forced action (§11.3)");
+	out->message = xstrdup(PART_FORCED_MESSAGE);
+	struct part_commitment *c = &out->commitments.item[0];
+	c->type = PART_COMMIT_CREATE_ISSUE;
+	c->repo = xstrdup(t->repo);
+	c->title = part_utf16_prefix(st->req_content, strlen(st->req_content),
+	                             PART_FORCED_TITLE_UNITS);
+	c->description = body && !blank(body) ? xstrdup(body) : part_forced_body(st);
+	out->commitments.n = 1;
+	decision_set(why, VERDICT_PASS, "forced_action",
+	             "no commitment after %u cycles / %u declines: creating the issue in %s "
+	             "(attempt %u of %d)",
+	             st->cycles, st->owner_rejections, t->repo, st->forced_attempts + 1,
+	             PART_FORCED_MAX);
+	return 0;
+}
