@@ -43,12 +43,23 @@
  *
  * Every choice comes with a struct decision {verdict, rule, reason}.
  *
+ * Around the tick, for the wiring (all pure as well):
+ *   part_intent_unknown / part_intent_learn   Layer 2 of §2.2 via the model;
+ *   part_validator_context                    the tick's facts for §9;
+ *   part_salvage, part_owner_retry_accept,
+ *   part_forced_decision                      §11 when the decision is silent;
+ *   part_note_sent / _fulfilled / _commitment_failed / _owner_declined /
+ *   _forced                                   what the send path reports back;
+ *   part_points_made, part_peer_commitments   data for two §14 pieces;
+ *   part_jittered_interval_ms (policy.h)      the tick's period (§13.1).
+ *
  * Bounds: history PART_HISTORY_MAX entries of at most PART_TEXT_MAX_BYTES
  * each (longer texts are cut on a UTF-8 boundary); the Layer-2 intent cache
  * PART_INTENT_CACHE_MAX entries (FIFO, keyed by SHA-256 of the text);
  * PART_MEMBERS_MAX remembered agent names (FIFO); at most PART_LAYER2_MAX
  * messages reported for Layer 2 per tick; request text ≤ PART_TEXT_MAX_BYTES.
- * A state is about 40 KiB plus its strings (≤ 31 × 16 KiB).
+ * A state is about 21 KiB plus its strings (≤ 31 × 16 KiB); a tick's
+ * output about 3 KiB (seven decisions).
  *
  * Ownership: part_state_init / part_state_free; strings in a tick's output
  * are borrowed from the state or the input and valid until the next call
