@@ -88,6 +88,7 @@ static void idle_reset(struct part_state *st)
 	st->pending_new = false;
 	st->boosted_seq = 0;
 	st->claim_seq = 0;
+	st->decline_until_ms = 0;
 }
 
 static bool known_agent(const struct part_state *st, const char *name)
@@ -237,6 +238,7 @@ void part_note_sent(struct part_state *st, const char *self, const char *text, s
 	if (cooldown_until_ms > st->cooldown_until_ms)
 		st->cooldown_until_ms = cooldown_until_ms;
 	st->own_total++;
+	st->decline_until_ms = 0; /* spoke: the quiet after a decline is over */
 }
 
 void part_note_fulfilled(struct part_state *st, const char *how)
@@ -253,6 +255,12 @@ void part_note_commitment_failed(struct part_state *st)
 		return;
 	st->fulfilled = false;
 	st->fulfilled_by = NULL;
+}
+
+void part_note_declined(struct part_state *st, int64_t now_ms)
+{
+	st->decline_until_ms = now_ms + PART_DECLINE_QUIET_MS;
+	st->decline_seq = st->next_seq;
 }
 
 bool part_note_owner_declined(struct part_state *st)
@@ -651,6 +659,15 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 		decision_set(&out->verdict, VERDICT_BLOCK, "role_budget",
 		             "%zu own messages since the host reached the %s budget of %u", om,
 		             part_role_name(out->own.role), out->budget);
+	} else if (now < st->decline_until_ms && !owner_pending &&
+	           !(latest_host && latest_host->seq >= st->decline_seq)) {
+		st->pending_new = true; /* answered when the quiet ends */
+		decision_set(
+		        &out->verdict, VERDICT_BLOCK, "declined_recently",
+		        "I declined %lld ms ago and only agents spoke since: no new model call "
+		        "for %lld ms more (§16.26)",
+		        (long long)(now - (st->decline_until_ms - PART_DECLINE_QUIET_MS)),
+		        (long long)(st->decline_until_ms - now));
 	} else {
 		out->call_model = true;
 		decision_set(&out->verdict, VERDICT_PASS, "compose",

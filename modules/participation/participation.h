@@ -40,6 +40,9 @@
  * would say (§16.26: cost): saturated, observer past its threshold, budget
  * spent — unless this agent owns an open request (a commitment is still
  * wanted) — and a non-owner at critical escalation that was not addressed.
+ * Nor, for PART_DECLINE_QUIET_MS after the model declined, on peers' words
+ * alone (the reference re-asked on every tick with new messages): a host
+ * message ends the quiet, and what was said meanwhile is answered after.
  *
  * Every choice comes with a struct decision {verdict, rule, reason}.
  *
@@ -86,6 +89,7 @@
 #define PART_FORCE_REJECTIONS 3 /* §11.3: or cycles ≥ 2 */
 #define PART_FORCED_MAX       2 /* §16.8: forced issues per request, at most */
 #define PART_REPO_MAX         202
+#define PART_DECLINE_QUIET_MS 10000 /* §16.26: after a decline, no new call for this long */
 
 /* How the adapter saw the author. UNKNOWN: decide by presence. */
 enum part_author_kind { PART_AUTHOR_UNKNOWN, PART_AUTHOR_HOST, PART_AUTHOR_AGENT };
@@ -154,8 +158,10 @@ struct part_state {
 	bool fulfilled;
 	const char *fulfilled_by; /* static: "self", "peer_claim", "commitment", "idle" */
 	unsigned cycles, owner_rejections, forced_attempts;
-	uint64_t boosted_seq; /* the follow-up already boosted */
-	uint64_t claim_seq;   /* a peer's latest claim, as the seq the next entry gets */
+	uint64_t boosted_seq;     /* the follow-up already boosted */
+	uint64_t claim_seq;       /* a peer's latest claim, as the seq the next entry gets */
+	int64_t decline_until_ms; /* §16.26 */
+	uint64_t decline_seq;     /* host messages from this seq on end the quiet */
 
 	char repo[PART_REPO_MAX]; /* latest github.com/owner/name mentioned, "" none */
 
@@ -247,6 +253,9 @@ void part_note_fulfilled(struct part_state *st, const char *how);
 /* The commitment for the request failed for good (§6.3 → open again). The
  * forced-action cap still holds (§16.8), so no create/fail loop. */
 void part_note_commitment_failed(struct part_state *st);
+/* The model chose not to speak (§16.26): no new call on peers' words for
+ * PART_DECLINE_QUIET_MS; a new host message ends that at once. */
+void part_note_declined(struct part_state *st, int64_t now_ms);
 /* The owner did not speak on a tick with new messages (§11.2): counts a
  * rejection; returns true when one retry call is still allowed. */
 bool part_note_owner_declined(struct part_state *st);

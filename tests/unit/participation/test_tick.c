@@ -810,6 +810,50 @@ static void test_recover(void **state)
 	part_state_free(&other);
 }
 
+static void test_decline_quiet(void **state)
+{
+	(void)state;
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[1] = {chat("host", "I think the grid is nice")};
+	struct part_tick_out out;
+	tick(&s, "marvin", room3, 3, ev, 1, 1000, &out);
+	assert_true(out.call_model);
+	part_note_declined(&s, 1500);
+	/* a peer speaks: no new call during the quiet, the message is kept */
+	struct part_event p[1] = {chat("rebecca", "the grid is nice")};
+	tick(&s, "marvin", room3, 3, p, 1, 5000, &out);
+	assert_false(out.call_model);
+	assert_string_equal(out.verdict.rule, "declined_recently");
+	tick(&s, "marvin", room3, 3, NULL, 0, 8000, &out);
+	assert_string_equal(out.verdict.rule, "declined_recently");
+	/* the quiet ends: what was said meanwhile is answered */
+	tick(&s, "marvin", room3, 3, NULL, 0, 11600, &out);
+	assert_true(out.call_model);
+	tick(&s, "marvin", room3, 3, NULL, 0, 12000, &out);
+	assert_string_equal(out.verdict.rule, "no_new_messages");
+	/* the host speaking ends the quiet at once */
+	part_note_declined(&s, 13000);
+	struct part_event h[1] = {chat("host", "I wonder about colours")};
+	tick(&s, "marvin", room3, 3, h, 1, 14000, &out);
+	assert_true(out.call_model);
+	/* speaking ends it too */
+	part_note_declined(&s, 14500);
+	part_note_sent(&s, "marvin", "colours are fine", 16, 14600, 0);
+	tick(&s, "marvin", room3, 3, p, 1, 15000, &out);
+	assert_true(out.call_model);
+	part_state_free(&s);
+	/* the owner of an open request is never quieted */
+	part_state_init(&s);
+	struct part_event r[1] = {chat("host", REQ)};
+	tick(&s, "peterben", room3, 3, r, 1, 15000, &out);
+	part_note_declined(&s, 15500);
+	tick(&s, "peterben", room3, 3, p, 1, 16000, &out);
+	assert_true(out.own.is_owner);
+	assert_true(out.call_model);
+	part_state_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -833,6 +877,7 @@ int main(void)
 	        cmocka_unit_test(test_no_owner_not_muted),
 	        cmocka_unit_test(test_context_data),
 	        cmocka_unit_test(test_recover),
+	        cmocka_unit_test(test_decline_quiet),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
