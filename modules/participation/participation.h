@@ -61,7 +61,7 @@
  * PART_INTENT_CACHE_MAX entries (FIFO, keyed by SHA-256 of the text);
  * PART_MEMBERS_MAX remembered agent names (FIFO); at most PART_LAYER2_MAX
  * messages reported for Layer 2 per tick; request text ≤ PART_TEXT_MAX_BYTES.
- * A state is about 21 KiB plus its strings (≤ 31 × 16 KiB); a tick's
+ * A state is about 45 KiB plus its strings (≤ 31 × 16 KiB); a tick's
  * output about 3 KiB (seven decisions).
  *
  * Ownership: part_state_init / part_state_free; strings in a tick's output

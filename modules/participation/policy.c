@@ -90,7 +90,8 @@ void part_ownership_compute(const char *self, bool self_social_only,
 	out->is_owner = true;
 	snprintf(out->owner, sizeof out->owner, "%s", self);
 
-	struct ranked r[PART_MEMBERS_MAX + 1];
+	/* Heap: PART_MEMBERS_MAX + 1 entries of ~90 bytes is too much stack. */
+	struct ranked *r = xcalloc(PART_MEMBERS_MAX + 1, sizeof *r);
 	size_t n = 0, ignored = 0;
 	r[n++] = (struct ranked){.name = self, .eligible = !self_social_only, .self = true};
 	for (size_t i = 0; i < npeers; i++) {
@@ -116,7 +117,7 @@ void part_ownership_compute(const char *self, bool self_social_only,
 		             "agent is an actor (§4 defaults, not told it owns anything)");
 		out->is_owner = false;
 		out->owner[0] = '\0';
-		return;
+		goto out;
 	}
 	if (n == 1) {
 		decision_set(why, VERDICT_INFO, self_social_only ? "no_eligible_owner" : "alone",
@@ -128,7 +129,7 @@ void part_ownership_compute(const char *self, bool self_social_only,
 			out->is_owner = false;
 			out->owner[0] = '\0';
 		}
-		return;
+		goto out;
 	}
 
 	char *key = part_utf16_prefix(request, strlen(request), PART_OWNER_KEY_UNITS);
@@ -174,7 +175,7 @@ void part_ownership_compute(const char *self, bool self_social_only,
 		             "none of the %zu agents can do GitHub work (social-only or no \"%s\" "
 		             "capability): nobody owns the request%s",
 		             n, PART_REQUIRED_CAP, extra);
-		return;
+		goto out;
 	}
 	snprintf(out->owner, sizeof out->owner, "%s", r[owner].name);
 	out->is_owner = r[owner].self;
@@ -191,6 +192,8 @@ void part_ownership_compute(const char *self, bool self_social_only,
 		        "%zu agents; mine ranks %zu%s%s",
 		        out->owner, out->n_eligible, n, out->rank + 1,
 		        self_social_only ? " (I am social-only)" : "", extra);
+out:
+	free(r);
 }
 
 enum part_role part_role_reference(const char *self, const char *request)

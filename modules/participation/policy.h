@@ -24,10 +24,11 @@
  * Budgets (§5.3), observer threshold (§5.4), saturation (§7) and
  * escalation levels (§6.2) are the spec's tables, as functions.
  *
- * Bounds: at most PART_MEMBERS_MAX peers are considered (the room allows
- * more, SPC_MAX_MEMBERS = 256; beyond this the extra are ignored and the
- * decision says so); names longer than PART_NAME_MAX - 1 bytes are
- * ignored as peers (the room refuses them anyway).
+ * Bounds: at most PART_MEMBERS_MAX peers are considered — the room's own
+ * bound (SPC_MAX_MEMBERS), so every agent ranks the same set; a list
+ * longer than that has its extra entries ignored and the decision says so
+ * (agents could then disagree). Names longer than PART_NAME_MAX - 1 bytes
+ * are ignored as peers (the room refuses them anyway).
  */
 #ifndef GA_MODULES_PARTICIPATION_POLICY_H
 #define GA_MODULES_PARTICIPATION_POLICY_H
@@ -38,7 +39,7 @@
 
 #include "modules/decisions/decision.h"
 
-#define PART_MEMBERS_MAX     64
+#define PART_MEMBERS_MAX     256
 #define PART_NAME_MAX        128
 #define PART_OWNER_KEY_UNITS 100 /* §4 step 4 */
 #define PART_ROLE_KEY_UNITS  50  /* §5.1, the reference's role key */
