@@ -348,7 +348,7 @@ static void log_self(struct daemon *d, const char *what)
 	       "max_replies", LOG_INT(m->max_replies_before_exit), "max_depth",
 	       LOG_INT(m->max_thread_depth), "silence_ms", LOG_INT(m->silence_threshold_ms),
 	       "no_response_ms", LOG_INT(m->no_response_timeout_ms), "skip_low_value",
-	       m->skip_low_value_acks ? "true" : "false", "rituals",
+	       LOG_BOOL(m->skip_low_value_acks), "rituals",
 	       LOG_INT(d->self.ritual_count));
 	for (int i = 0; i < d->self.warning_count; i++)
 		log_kv(LOG_LEVEL_WARN, "identity", "SELF.md", "problem", d->self.warnings[i]);

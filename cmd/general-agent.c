@@ -45,8 +45,9 @@ static const char USAGE[] =
 	"\n"
 	"Settings come from the environment, else from .env (the environment wins).\n"
 	"See README.md for every variable. Exit codes: 0 ok, 64 usage, 69 service\n"
-	"unavailable, 75 another daemon uses this memory directory, 78 configuration\n"
-	"(including a missing or altered SOUL.md).\n";
+	"unavailable, 75 another daemon uses this memory directory, 77 no permission\n"
+	"(the memory directory or a file in it), 78 configuration (including a missing\n"
+	"or altered SOUL.md).\n";
 
 enum { OPT_HOME = 256, OPT_ENV, OPT_MEMORY, OPT_SOCIAL, OPT_NOTERM, OPT_ACCEPT };
 

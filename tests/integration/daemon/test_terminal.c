@@ -40,9 +40,13 @@ static void tty_start(struct tty_agent *t, const char *home, const char *const *
 	if (t->pid == 0) {
 		if (chdir(home) != 0)
 			_exit(126);
-		for (const char *const *e = env; e && *e; e++)
-			putenv((char *)*e);
-		execl(bin, bin, (char *)NULL);
+		/* the same isolated environment as every test child
+		 * (tests/support/proc.h), not the user's */
+		char **envv = proc_env_new(
+		        &(struct proc_opts){.binary = "general-agent", .cwd = home, .env = env});
+		if (!envv)
+			_exit(125);
+		execle(bin, bin, (char *)NULL, envv);
 		_exit(127);
 	}
 }
