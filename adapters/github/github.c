@@ -41,6 +41,7 @@ struct call {
 	int attempts;        /* HTTP requests made */
 	int transient_fails; /* consecutive, for the backoff */
 	int rate_hits;
+	enum gh_wait_reason logged_wait; /* last wait reason logged */
 	int64_t enqueued_ms;
 	int64_t not_before_ms; /* backoff */
 	uint64_t http_id;      /* while in flight */
@@ -204,6 +205,18 @@ static bool is_html(const char *content_type, const char *body, size_t len)
 	return i < len && body[i] == '<';
 }
 
+/* Appends s to the NUL-terminated buf, cutting at cap. */
+static void append(char *buf, size_t cap, const char *s)
+{
+	size_t n = strlen(buf), m = strlen(s);
+	if (n + 1 >= cap)
+		return;
+	if (m > cap - 1 - n)
+		m = cap - 1 - n;
+	memcpy(buf + n, s, m);
+	buf[n + m] = '\0';
+}
+
 /* GitHub's message plus, for validation failures, what errors[] names:
  * "Validation Failed: field 'title' of Issue is missing_field". */
 static void github_says(const cJSON *root, bool html, char *out, size_t cap)
@@ -213,19 +226,15 @@ static void github_says(const cJSON *root, bool html, char *out, size_t cap)
 	if (cJSON_IsString(m) && m->valuestring[0])
 		quote(m->valuestring, msg, sizeof msg);
 	else
-		snprintf(msg, sizeof msg, "%s",
-		         html ? "an HTML page instead of JSON" : "no message in the answer");
-	struct strbuf_local {
-		char buf[GA_ERR_MSG_MAX];
-		size_t len;
-	} sb = {.len = 0};
-	sb.len = (size_t)snprintf(sb.buf, sizeof sb.buf, "%s", msg);
+		append(msg, sizeof msg, html ? "an HTML page instead of JSON" : "no message in the answer");
+	out[0] = '\0';
+	append(out, cap, msg);
 	const cJSON *errs = cJSON_GetObjectItemCaseSensitive(root, "errors");
 	const cJSON *e;
 	int i = 0;
 	cJSON_ArrayForEach(e, errs)
 	{
-		if (sb.len >= sizeof sb.buf - 1 || i++ >= 4)
+		if (i >= 4)
 			break;
 		char part[GH_MSG_QUOTE_MAX + 1] = "";
 		if (cJSON_IsString(e)) {
@@ -245,20 +254,14 @@ static void github_says(const cJSON *root, bool html, char *out, size_t cap)
 					quote(r->valuestring, rq, sizeof rq);
 				if (cJSON_IsString(code))
 					quote(code->valuestring, cq, sizeof cq);
-				snprintf(part, sizeof part, "field '%s' of %s is %s", fq, rq, cq);
+				err_fmt(part, sizeof part, "field '%s' of %s is %s", fq, rq, cq);
 			}
 		}
 		if (!part[0])
 			continue;
-		int w = snprintf(sb.buf + sb.len, sizeof sb.buf - sb.len, "%s%s", i == 1 ? ": " : "; ",
-		                 part);
-		if (w < 0)
-			break;
-		sb.len += (size_t)w;
-		if (sb.len >= sizeof sb.buf)
-			sb.len = sizeof sb.buf - 1;
+		append(out, cap, i++ == 0 ? ": " : "; ");
+		append(out, cap, part);
 	}
-	snprintf(out, cap, "%s", sb.buf);
 }
 
 static bool header_is_zero(const char *v)
@@ -550,9 +553,10 @@ again:
 			}
 			return;
 		}
-		if (why != GH_WAIT_NONE && why != GH_WAIT_SPACING)
+		if (why != GH_WAIT_NONE && why != GH_WAIT_SPACING && why != k->logged_wait)
 			log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "request waits", "what", k->what, "why",
 			       gh_wait_reason_name(why), "wait_ms", LOG_INT(w));
+		k->logged_wait = why;
 		blocked[n_blocked++] = k->resource;
 		if (min_wait < 0 || w < min_wait)
 			min_wait = w;
