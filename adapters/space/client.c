@@ -731,6 +731,14 @@ static void note_duplicate(struct spc_client *c, const cJSON *entries)
 	}
 }
 
+/* The roster calls this once per chat not handed up before (roster.h). */
+static void hand_up_chat(void *ud, const struct spc_chat *chat)
+{
+	struct spc_client *c = ud;
+	if (c->ev.on_chat && c->state != SPC_STOPPING && c->state != SPC_STOPPED)
+		c->ev.on_chat(c->ud, chat);
+}
+
 static void handle_text(struct spc_client *c, const char *buf, size_t len)
 {
 	struct spc_msg m;
@@ -740,7 +748,7 @@ static void handle_text(struct spc_client *c, const char *buf, size_t len)
 		       err.msg);
 		return;
 	}
-	unsigned changed = spc_roster_apply(&c->roster, &m, time_now_ms());
+	unsigned changed = spc_roster_apply(&c->roster, &m, time_now_ms(), hand_up_chat, c);
 	switch (m.type) {
 	case SPC_T_JOIN:
 		if (c->state == SPC_CONNECTING && strcmp(m.id, c->id) == 0 &&

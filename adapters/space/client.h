@@ -4,6 +4,14 @@
  * ws:// only) on the program's loop, the join handshake, reconnects, and
  * the room state (roster.h) kept current.
  *
+ * Chats: each chat the room sends — live, or an entry of the
+ * history_response that follows every join — is handed to on_chat once,
+ * straight from the parsed message (struct spc_chat, borrowed). The client
+ * keeps no chat history (the conversation store does); the roster's set
+ * of recent chat digests (SPC_SEEN_CHATS) keeps a reconnect's replay of
+ * chats already handed up, and a chat relayed twice, from being handed up
+ * again.
+ *
  * Life of a client (space-protocol.md §7, with the reference's client
  * defects fixed, §9 items 13 and 28):
  *   discover (discover.h) → resolve the host (uv_getaddrinfo, so a slow DNS
@@ -112,6 +120,10 @@ struct spc_client_config {
 };
 
 struct spc_client_events {
+	/* A chat not handed up before (see above), while the roster folds in
+	 * the message that carries it, before on_message for that message.
+	 * The chat and its strings are valid during the call only. */
+	void (*on_chat)(void *ud, const struct spc_chat *chat);
 	/* Every valid server message, after the roster folded it in;
 	 * changed = SPC_CHANGED_* bits. The message is freed after the call. */
 	void (*on_message)(void *ud, const struct spc_msg *m, unsigned changed);

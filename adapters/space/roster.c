@@ -3,11 +3,14 @@
  */
 #include "adapters/space/roster.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "common/json.h"
+#include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 
@@ -228,67 +231,48 @@ static void apply_claim(struct spc_roster *r, const struct spc_msg *m, int64_t n
 	c->seen_ms = now_ms;
 }
 
-/* --- chat history ------------------------------------------------------------------ */
+/* --- chats ------------------------------------------------------------------------ */
 
-static void chat_clear(struct spc_chat *c)
+void spc_chat_digest(const char *id, int64_t time_ms, const char *content,
+                     unsigned char out[SPC_SEEN_DIGEST_BYTES])
 {
-	free(c->name);
-	free(c->id);
-	free(c->content);
-	free(c->thread_id);
-	for (size_t i = 0; i < c->naddressed; i++)
-		free(c->addressed[i]);
-	memset(c, 0, sizeof *c);
+	/* The message id's input (modules/space/link.c): id \n time \n
+	 * content, U+0000 as its marker byte. */
+	char t[32];
+	snprintf(t, sizeof t, "\n%lld\n", (long long)time_ms);
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_puts(&sb, id);
+	sb_puts(&sb, t);
+	sb_puts(&sb, content);
+	unsigned char full[32];
+	sha256_raw(sb_cstr(&sb), sb.len, full);
+	sb_free(&sb);
+	memcpy(out, full, SPC_SEEN_DIGEST_BYTES);
 }
 
-static size_t chat_size(const struct spc_chat *c)
+bool spc_roster_chat_seen(const struct spc_roster *r,
+                          const unsigned char digest[SPC_SEEN_DIGEST_BYTES])
 {
-	return strlen(c->content) + strlen(c->name) + strlen(c->id) +
-	       (c->thread_id ? strlen(c->thread_id) : 0);
-}
-
-size_t spc_roster_chat_count(const struct spc_roster *r)
-{
-	return r->nchats;
-}
-
-const struct spc_chat *spc_roster_chat_at(const struct spc_roster *r, size_t i)
-{
-	if (i >= r->nchats)
-		return NULL;
-	return &r->chats[(r->chat_head + i) % SPC_HISTORY_MAX_ENTRIES];
-}
-
-static void chat_drop_oldest(struct spc_roster *r)
-{
-	struct spc_chat *c = &r->chats[r->chat_head];
-	r->chat_bytes -= chat_size(c);
-	chat_clear(c);
-	r->chat_head = (r->chat_head + 1) % SPC_HISTORY_MAX_ENTRIES;
-	r->nchats--;
-}
-
-static bool chat_seen(const struct spc_roster *r, const char *id, int64_t t, const char *content)
-{
-	for (size_t i = 0; i < r->nchats; i++) {
-		const struct spc_chat *c = spc_roster_chat_at(r, i);
-		if (c->time_ms == t && strcmp(c->id, id) == 0 && strcmp(c->content, content) == 0)
+	/* A linear scan: at most SPC_SEEN_CHATS × 16 bytes, a few
+	 * microseconds; a full history replay costs about a millisecond. */
+	for (size_t i = 0; i < r->nseen; i++)
+		if (memcmp(r->seen[i], digest, SPC_SEEN_DIGEST_BYTES) == 0)
 			return true;
-	}
 	return false;
 }
 
-static char *thread_text(const cJSON *t)
+/* Records the digest; when the set is full the oldest one goes. */
+static void seen_add(struct spc_roster *r, const unsigned char digest[SPC_SEEN_DIGEST_BYTES])
 {
-	if (!t)
-		return NULL;
-	if (cJSON_IsString(t))
-		return xstrdup(t->valuestring);
-	if (cJSON_IsNumber(t)) {
-		char buf[32];
-		return xstrdup(json_number_js(t->valuedouble, buf));
+	size_t at;
+	if (r->nseen < SPC_SEEN_CHATS) {
+		at = r->nseen++;
+	} else {
+		at = r->seen_head;
+		r->seen_head = (r->seen_head + 1) % SPC_SEEN_CHATS;
 	}
-	return json_print(t);
+	memcpy(r->seen[at], digest, SPC_SEEN_DIGEST_BYTES);
 }
 
 static bool looks_like_host(const char *name, const char *id)
@@ -296,53 +280,46 @@ static bool looks_like_host(const char *name, const char *id)
 	return strcmp(name, "host") == 0 && strncmp(id, "host-", 5) == 0;
 }
 
-/* Takes ownership of nothing; copies. Returns false when it was a
- * duplicate or too large to keep at all. */
-static bool chat_push(struct spc_roster *r, struct spc_chat *in)
+/* Hands c up unless it was handed up before. Returns whether it was. */
+static bool chat_once(struct spc_roster *r, const struct spc_chat *c, spc_chat_fn on_chat, void *ud)
 {
-	size_t sz = chat_size(in);
-	if (sz > SPC_HISTORY_MAX_BYTES) {
-		chat_clear(in);
+	unsigned char d[SPC_SEEN_DIGEST_BYTES];
+	spc_chat_digest(c->id, c->time_ms, c->content, d);
+	if (spc_roster_chat_seen(r, d)) {
+		r->repeated_chats++;
 		return false;
 	}
-	while (r->nchats &&
-	       (r->nchats == SPC_HISTORY_MAX_ENTRIES || r->chat_bytes + sz > SPC_HISTORY_MAX_BYTES))
-		chat_drop_oldest(r);
-	in->seq = ++r->next_seq;
-	r->chats[(r->chat_head + r->nchats) % SPC_HISTORY_MAX_ENTRIES] = *in;
-	r->nchats++;
-	r->chat_bytes += sz;
+	seen_add(r, d);
+	r->handed_chats++;
+	if (on_chat)
+		on_chat(ud, c);
 	return true;
 }
 
-static bool apply_chat(struct spc_roster *r, const struct spc_msg *m)
+static bool apply_chat(struct spc_roster *r, const struct spc_msg *m, spc_chat_fn on_chat, void *ud)
 {
-	struct spc_chat c = {0};
-	c.name = xstrdup(m->name);
-	c.id = xstrdup(m->id);
-	c.content = xstrdup(m->content);
-	c.thread_id = thread_text(m->thread_id);
-	c.has_chain = m->has_chain;
-	c.chain = m->chain;
-	c.time_ms = m->time_ms;
-	c.host = !find_id(r, m->id) && looks_like_host(m->name, m->id);
-	const cJSON *a;
-	cJSON_ArrayForEach(a, m->addressed)
-	{
-		if (cJSON_IsString(a) && c.naddressed < SPC_MAX_ADDRESSED)
-			c.addressed[c.naddressed++] = xstrdup(a->valuestring);
-	}
 	struct spc_member *sender = find_id(r, m->id);
+	struct spc_chat c = {
+	        .name = m->name,
+	        .id = m->id,
+	        .content = m->content,
+	        .thread_id = m->thread_id,
+	        .has_chain = m->has_chain,
+	        .chain = m->chain,
+	        .addressed = m->addressed,
+	        .time_ms = m->time_ms,
+	        .host = !sender && looks_like_host(m->name, m->id),
+	};
 	if (sender)
 		sender->typing_until_ms = 0;
-	return chat_push(r, &c);
+	return chat_once(r, &c, on_chat, ud);
 }
 
 /* history_response: the log entries; only chats matter to a client
- * (§7.4). Already-seen ones (a reconnect replays what we had) are skipped. */
-static bool apply_history(struct spc_roster *r, const cJSON *entries)
+ * (§7.4). The room's log keeps no thread and no chain. */
+static bool apply_history(struct spc_roster *r, const cJSON *entries, spc_chat_fn on_chat, void *ud)
 {
-	bool added = false;
+	bool any = false;
 	const cJSON *e;
 	cJSON_ArrayForEach(e, entries)
 	{
@@ -354,24 +331,23 @@ static bool apply_history(struct spc_roster *r, const cJSON *entries)
 		const char *content = json_string_or(e, "content", NULL);
 		if (!type || strcmp(type, "chat") != 0 || !name || !id || !content)
 			continue;
-		int64_t t = iso_ms(e, "timestamp");
-		if (chat_seen(r, id, t, content))
-			continue;
-		struct spc_chat c = {0};
-		c.name = xstrdup(name);
-		c.id = xstrdup(id);
-		c.content = xstrdup(content);
-		c.time_ms = t;
-		c.from_history = true;
-		c.host = looks_like_host(name, id);
-		added |= chat_push(r, &c);
+		struct spc_chat c = {
+		        .name = name,
+		        .id = id,
+		        .content = content,
+		        .time_ms = iso_ms(e, "timestamp"),
+		        .from_history = true,
+		        .host = looks_like_host(name, id),
+		};
+		any |= chat_once(r, &c, on_chat, ud);
 	}
-	return added;
+	return any;
 }
 
 /* --- apply ------------------------------------------------------------------------- */
 
-unsigned spc_roster_apply(struct spc_roster *r, const struct spc_msg *m, int64_t now_ms)
+unsigned spc_roster_apply(struct spc_roster *r, const struct spc_msg *m, int64_t now_ms,
+                          spc_chat_fn on_chat, void *ud)
 {
 	struct spc_member *mem;
 	switch (m->type) {
@@ -395,9 +371,9 @@ unsigned spc_roster_apply(struct spc_roster *r, const struct spc_msg *m, int64_t
 		apply_presence(r, m->agents);
 		return SPC_CHANGED_MEMBERS;
 	case SPC_T_HISTORY:
-		return apply_history(r, m->entries) ? SPC_CHANGED_CHAT : 0;
+		return apply_history(r, m->entries, on_chat, ud) ? SPC_CHANGED_CHAT : 0;
 	case SPC_T_CHAT:
-		return apply_chat(r, m) ? SPC_CHANGED_CHAT | SPC_CHANGED_TYPING : 0;
+		return apply_chat(r, m, on_chat, ud) ? SPC_CHANGED_CHAT | SPC_CHANGED_TYPING : 0;
 	case SPC_T_TYPING:
 		mem = find_id(r, m->id);
 		if (!mem)
@@ -439,8 +415,7 @@ unsigned spc_roster_apply(struct spc_roster *r, const struct spc_msg *m, int64_t
 
 void spc_roster_init(struct spc_roster *r)
 {
-	memset(r, 0, sizeof *r);
-	r->chats = xcalloc(SPC_HISTORY_MAX_ENTRIES, sizeof *r->chats);
+	memset(r, 0, offsetof(struct spc_roster, seen));
 }
 
 void spc_roster_reset(struct spc_roster *r)
@@ -458,8 +433,5 @@ void spc_roster_free(struct spc_roster *r)
 	if (!r)
 		return;
 	spc_roster_reset(r);
-	while (r->nchats)
-		chat_drop_oldest(r);
-	free(r->chats);
-	memset(r, 0, sizeof *r);
+	r->nseen = r->seen_head = 0;
 }

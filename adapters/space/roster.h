@@ -1,13 +1,28 @@
 /*
  * adapters/space/roster — what a client knows about the room: who is
  * present (name, id, version, capabilities, identity), who is typing, each
- * member's last announced state, the claims seen, and the recent chat.
+ * member's last announced state, the claims seen, and which chats were
+ * already handed up.
  *
- * It is a pure state machine: spc_roster_apply(r, msg, now_ms) folds one
- * server message in (space-protocol.md §7.4, with the reference client's
- * defects fixed: a `leave` also forgets that member's claims, §9 item 28;
- * history chats already seen live are not added twice). Time enters as a
- * parameter; nothing here does I/O.
+ * It is a pure state machine: spc_roster_apply(r, msg, now_ms, on_chat, ud)
+ * folds one server message in (space-protocol.md §7.4, with the reference
+ * client's defects fixed: a `leave` also forgets that member's claims, §9
+ * item 28). Time enters as a parameter; nothing here does I/O.
+ *
+ * Chats are not kept here: the conversation store owns the history
+ * (modules/conversation/store.h). A chat — live, or an entry of a
+ * history_response — is handed to on_chat once, as a struct spc_chat whose
+ * strings are borrowed from the parsed message, and forgotten. "Once" is
+ * kept by a set of the digests of the last SPC_SEEN_CHATS chats handed up:
+ * the first SPC_SEEN_DIGEST_BYTES bytes of SHA-256(sender id "\n" time
+ * "\n" content) — the same input as the link's message id, so two chats
+ * that would get one message id are one chat here too. A chat whose digest
+ * is in the set (a history entry already seen live, after a reconnect's
+ * replay; a live chat relayed twice) is counted in r->repeated_chats and
+ * not handed up. The set is a ring: when full, the oldest digest is
+ * dropped. SPC_SEEN_CHATS is at least the room's largest history answer
+ * (1,000 entries, space/proto.c space_history_limit), so a reconnect's
+ * replay of chats this client handed up is recognised in full.
  *
  * Bounds (and what happens at the limit):
  *   SPC_MAX_MEMBERS members — further presence entries are ignored, counted
@@ -15,17 +30,15 @@
  *   SPC_MAX_MEMBER_CAPS capabilities of at most SPC_CAP_MAX_BYTES each —
  *     the rest are ignored;
  *   an identity summary above SPC_IDENTITY_MAX_BYTES is not kept;
- *   SPC_HISTORY_MAX_ENTRIES chats and SPC_HISTORY_MAX_BYTES of their text —
- *     the oldest are dropped;
+ *   SPC_SEEN_CHATS chat digests of SPC_SEEN_DIGEST_BYTES each (16 KiB) —
+ *     the oldest is dropped;
  *   SPC_MAX_CLAIMS claims — the oldest is dropped; claims expire after
  *     SPC_CLAIM_TTL_MS (the server's TTL);
  *   typing marks expire after SPC_TYPING_TTL_MS (the reference's 10 s).
  *
- * Every chat entry gets a sequence number (1, 2, …) so a consumer can ask
- * for "what is new since seq N" after each apply.
- *
  * Memory: everything is owned by the roster; pointers returned are valid
- * until the next spc_roster_apply / spc_roster_reset / spc_roster_free.
+ * until the next spc_roster_apply / spc_roster_reset / spc_roster_free. A
+ * struct spc_chat and its strings are valid during the on_chat call only.
  */
 #ifndef GA_ADAPTERS_SPACE_ROSTER_H
 #define GA_ADAPTERS_SPACE_ROSTER_H
@@ -36,16 +49,15 @@
 
 #include "adapters/space/wire.h"
 
-#define SPC_MAX_MEMBERS         256
-#define SPC_MAX_MEMBER_CAPS     32
-#define SPC_CAP_MAX_BYTES       100
-#define SPC_IDENTITY_MAX_BYTES  (16 * 1024)
-#define SPC_HISTORY_MAX_ENTRIES 200
-#define SPC_HISTORY_MAX_BYTES   (512 * 1024)
-#define SPC_MAX_CLAIMS          256
-#define SPC_CLAIM_TTL_MS        60000
-#define SPC_TYPING_TTL_MS       10000
-#define SPC_MAX_ADDRESSED       16
+#define SPC_MAX_MEMBERS        256
+#define SPC_MAX_MEMBER_CAPS    32
+#define SPC_CAP_MAX_BYTES      100
+#define SPC_IDENTITY_MAX_BYTES (16 * 1024)
+#define SPC_SEEN_CHATS         1024
+#define SPC_SEEN_DIGEST_BYTES  16
+#define SPC_MAX_CLAIMS         256
+#define SPC_CLAIM_TTL_MS       60000
+#define SPC_TYPING_TTL_MS      10000
 
 struct spc_member {
 	char *name;
@@ -61,22 +73,25 @@ struct spc_member {
 	char *state_detail;                 /* NULL when none */
 };
 
+/* One chat as the room sent it, borrowed from the parsed message (valid
+ * during the on_chat call). Strings hold U+0000 as JSON_NUL_MARK (wire.h);
+ * spc_text_dup gives the text with its NULs. */
 struct spc_chat {
-	uint64_t seq;
-	char *name;
-	char *id;
-	char *content;
-	char *thread_id; /* threadId as text (a non-string is its JSON), or NULL */
-	bool has_chain;
+	const char *name;
+	const char *id;
+	const char *content;
+	const cJSON *thread_id; /* any JSON value the room relayed, or NULL */
+	bool has_chain;         /* the chat carried a chain field */
 	int64_t chain;
-	char *addressed[SPC_MAX_ADDRESSED]; /* the server's list (host chats) */
-	size_t naddressed;
-	int64_t time_ms; /* server time; 0 when unknown */
-	bool from_history;
+	const cJSON *addressed; /* host chats: the room's list of names, or NULL */
+	int64_t time_ms;        /* server time; 0 when unknown */
+	bool from_history;      /* an entry of a history_response (no thread, no chain) */
 	/* The sender was not a present member when the chat arrived and
 	 * looks like the operator (name "host", id "host-…"): §3.16, §9 item 12. */
 	bool host;
 };
+
+typedef void (*spc_chat_fn)(void *ud, const struct spc_chat *chat);
 
 struct spc_claim {
 	char *action;
@@ -89,17 +104,21 @@ struct spc_roster {
 	struct spc_member members[SPC_MAX_MEMBERS];
 	size_t nmembers;
 	size_t dropped_members;
-	struct spc_chat *chats; /* ring of SPC_HISTORY_MAX_ENTRIES */
-	size_t chat_head, nchats, chat_bytes;
-	uint64_t next_seq;
 	struct spc_claim claims[SPC_MAX_CLAIMS];
 	size_t nclaims;
+	uint64_t handed_chats;   /* chats handed to on_chat, in all */
+	uint64_t repeated_chats; /* chats not handed up: already in the set */
+	size_t seen_head, nseen;
+	/* Digests of the chats handed up, a ring (oldest at seen_head once
+	 * full). Last, and only its first nseen entries are ever read, so
+	 * init leaves it untouched: its pages become resident as chats come. */
+	unsigned char seen[SPC_SEEN_CHATS][SPC_SEEN_DIGEST_BYTES];
 };
 
 /* What an apply changed (bit set). */
 enum {
 	SPC_CHANGED_MEMBERS = 1, /* join, leave, presence, identity */
-	SPC_CHANGED_CHAT = 2,    /* at least one chat entry added */
+	SPC_CHANGED_CHAT = 2,    /* at least one chat handed up */
 	SPC_CHANGED_TYPING = 4,
 	SPC_CHANGED_STATE = 8,
 	SPC_CHANGED_CLAIMS = 16,
@@ -107,21 +126,30 @@ enum {
 
 void spc_roster_init(struct spc_roster *r);
 /* Forgets members, typing, states and claims (a connection ended); keeps
- * the chat history and its sequence numbers. */
+ * the set of chats handed up, so the next connection's history replay is
+ * not handed up again. */
 void spc_roster_reset(struct spc_roster *r);
 void spc_roster_free(struct spc_roster *r);
 
-/* Folds msg in; returns SPC_CHANGED_* bits. */
-unsigned spc_roster_apply(struct spc_roster *r, const struct spc_msg *m, int64_t now_ms);
+/* Folds msg in; returns SPC_CHANGED_* bits. Each chat of a `chat` or a
+ * `history_response` not handed up before is passed to on_chat (may be
+ * NULL: then it is only recorded), in the message's order, after the
+ * roster took in everything else the message says. on_chat may read r
+ * but must not change it. */
+unsigned spc_roster_apply(struct spc_roster *r, const struct spc_msg *m, int64_t now_ms,
+                          spc_chat_fn on_chat, void *ud);
 
 const struct spc_member *spc_roster_find_id(const struct spc_roster *r, const char *id);
 const struct spc_member *spc_roster_find_name(const struct spc_roster *r, const char *name);
 bool spc_member_typing(const struct spc_member *m, int64_t now_ms);
 bool spc_member_has_cap(const struct spc_member *m, const char *cap);
 
-/* Chats, oldest first: i in [0, spc_roster_chat_count). */
-size_t spc_roster_chat_count(const struct spc_roster *r);
-const struct spc_chat *spc_roster_chat_at(const struct spc_roster *r, size_t i);
+/* The digest a chat is known by (see above); out gets SPC_SEEN_DIGEST_BYTES. */
+void spc_chat_digest(const char *id, int64_t time_ms, const char *content,
+                     unsigned char out[SPC_SEEN_DIGEST_BYTES]);
+/* Whether a chat with this digest was handed up and is still in the set. */
+bool spc_roster_chat_seen(const struct spc_roster *r,
+                          const unsigned char digest[SPC_SEEN_DIGEST_BYTES]);
 
 /* The live (not expired) claim on action+target, or NULL. */
 const struct spc_claim *spc_roster_claim(const struct spc_roster *r, const char *action,

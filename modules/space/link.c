@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
@@ -57,8 +58,6 @@ struct space_link {
 
 	struct held claims[SPACE_LINK_MAX_CLAIMS];
 	size_t nclaims;
-
-	uint64_t last_seq; /* the last chat entry delivered as an event */
 
 	uv_timer_t say_timer, renew_timer;
 	int open_handles;
@@ -119,9 +118,9 @@ void space_link_config_init(struct space_link_config *cfg, const struct ga_confi
 	const struct config_space_tunables *c = &gc->space;
 	spc_tunables_from_config(&cfg->t, c);
 	const int64_t *src[] = {&c->typing_base_ms, &c->typing_per_char_ms, &c->typing_max_ms,
-				&c->chat_interval_ms, &c->claim_renew_ms};
+	                        &c->chat_interval_ms, &c->claim_renew_ms};
 	uint64_t *dst[] = {&cfg->typing_base_ms, &cfg->typing_per_char_ms, &cfg->typing_max_ms,
-			   &cfg->chat_interval_ms, &cfg->claim_renew_ms};
+	                   &cfg->chat_interval_ms, &cfg->claim_renew_ms};
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		if (*src[i] >= 0)
 			*dst[i] = (uint64_t)*src[i];
@@ -201,29 +200,38 @@ static size_t addressed_names(const char *text, const char *const *names, size_t
 
 /* --- events -------------------------------------------------------------------------- */
 
-/* Agent messages in a row since the last host message, this one included
- * (DESIGN.md: the chain derived from history). */
-static int64_t derived_chain(const struct spc_roster *r, size_t idx)
+/* threadId as text: a string as it is, a number as JavaScript prints it,
+ * anything else as its JSON. Caller frees; NULL when there is none. */
+static char *thread_text(const cJSON *t)
 {
-	int64_t n = 0;
-	for (size_t j = idx + 1; j-- > 0;) {
-		const struct spc_chat *e = spc_roster_chat_at(r, j);
-		if (e->host)
-			break;
-		n++;
+	if (!t)
+		return NULL;
+	if (cJSON_IsString(t))
+		return xstrdup(t->valuestring);
+	if (cJSON_IsNumber(t)) {
+		char buf[32];
+		return xstrdup(json_number_js(t->valuedouble, buf));
 	}
-	return n;
+	return json_print(t);
 }
 
-static void deliver_chat(struct space_link *l, const struct spc_roster *r, size_t idx)
+/* The client hands each chat up once (roster.h); here it becomes the
+ * engine's event, straight from the parsed message. */
+static void on_client_chat(void *ud, const struct spc_chat *c)
 {
-	const struct spc_chat *c = spc_roster_chat_at(r, idx);
+	struct space_link *l = ud;
+	if (l->stopping)
+		return;
+	const struct spc_roster *r = spc_client_roster(l->client);
 	struct space_event ev;
 	memset(&ev, 0, sizeof ev);
 	ev.platform = "space";
+	char *thread = thread_text(c->thread_id);
 	char conv[300];
-	snprintf(conv, sizeof conv, "space:%s", c->thread_id ? c->thread_id : "room");
+	snprintf(conv, sizeof conv, "space:%s", thread ? thread : "room");
 	ev.conversation = conv;
+	/* The message id: stable across restarts (the conversation store
+	 * persists which ids were answered), so its input never changes. */
 	char digest_in[64];
 	snprintf(digest_in, sizeof digest_in, "\n%lld\n", (long long)c->time_ms);
 	struct strbuf sb;
@@ -237,7 +245,7 @@ static void deliver_chat(struct space_link *l, const struct spc_roster *r, size_
 	char mid[48];
 	snprintf(mid, sizeof mid, "space:%.32s", hex);
 	ev.message_id = mid;
-	ev.thread_id = c->thread_id;
+	ev.thread_id = thread;
 	ev.author_id = c->id;
 	ev.author_name = c->name;
 	if (strcmp(c->id, l->id) == 0)
@@ -246,23 +254,23 @@ static void deliver_chat(struct space_link *l, const struct spc_roster *r, size_
 		ev.author_kind = SPACE_AUTHOR_HOST;
 	else
 		ev.author_kind = SPACE_AUTHOR_PEER;
+	/* The carried chain only; the chain derived from history is the
+	 * conversation store's (see link.h). */
 	ev.chain_explicit = c->has_chain;
-	if (ev.author_kind == SPACE_AUTHOR_HOST) {
-		ev.chain = 0;
-	} else {
-		int64_t d = derived_chain(r, idx);
-		ev.chain = c->has_chain && c->chain > d ? c->chain : d;
-	}
+	ev.chain = ev.author_kind != SPACE_AUTHOR_HOST && c->has_chain ? c->chain : 0;
 	/* U+0000 is kept as a marker byte up to here (wire.h); the user gets
 	 * the text itself, NULs included, with its length. */
 	char *text = spc_text_dup(c->content, &ev.text_len);
 	ev.text = text;
 	const char *addr[SPACE_LINK_MAX_ADDRESSED];
 	size_t naddr = 0;
-	if (c->naddressed) {
-		for (size_t i = 0; i < c->naddressed; i++)
-			add_name(addr, &naddr, c->addressed[i]);
-	} else if (ev.author_kind != SPACE_AUTHOR_HOST) {
+	const cJSON *a;
+	cJSON_ArrayForEach(a, c->addressed)
+	{
+		if (cJSON_IsString(a))
+			add_name(addr, &naddr, a->valuestring);
+	}
+	if (!naddr && ev.author_kind != SPACE_AUTHOR_HOST) {
 		const char *names[SPC_MAX_MEMBERS + 1];
 		size_t nn = 0;
 		for (size_t i = 0; i < r->nmembers; i++)
@@ -281,21 +289,7 @@ static void deliver_chat(struct space_link *l, const struct spc_roster *r, size_
 	if (l->h.on_chat)
 		l->h.on_chat(l->ud, &ev);
 	free(text);
-}
-
-static void deliver_new_chats(struct space_link *l)
-{
-	const struct spc_roster *r = spc_client_roster(l->client);
-	size_t n = spc_roster_chat_count(r);
-	for (size_t i = 0; i < n; i++) {
-		const struct spc_chat *c = spc_roster_chat_at(r, i);
-		if (c->seq <= l->last_seq)
-			continue;
-		l->last_seq = c->seq;
-		deliver_chat(l, r, i);
-		if (l->stopping)
-			return;
-	}
+	free(thread);
 }
 
 /* --- paced chat -------------------------------------------------------------------------- */
@@ -607,8 +601,6 @@ static void on_message(void *ud, const struct spc_msg *m, unsigned changed)
 	struct space_link *l = ud;
 	if (m->type == SPC_T_ERROR && m->message)
 		claim_conflict(l, m->message);
-	if (changed & SPC_CHANGED_CHAT)
-		deliver_new_chats(l);
 	if ((changed & SPC_CHANGED_MEMBERS) && l->h.on_presence && !l->stopping)
 		l->h.on_presence(l->ud);
 }
@@ -673,8 +665,10 @@ struct space_link *space_link_new(uv_loop_t *loop, const struct space_link_confi
 	        .identity_json = l->identity_json,
 	        .t = cfg->t,
 	};
-	struct spc_client_events ev = {
-	        .on_message = on_message, .on_joined = on_joined, .on_left = on_left};
+	struct spc_client_events ev = {.on_chat = on_client_chat,
+	                               .on_message = on_message,
+	                               .on_joined = on_joined,
+	                               .on_left = on_left};
 	l->client = spc_client_new(loop, &cc, &ev, l, err);
 	if (!l->client) {
 		free(l->name);

@@ -37,11 +37,19 @@
  *     version, capabilities, identity, typing, state), on_presence when it
  *     changes.
  *
- * Chain (DESIGN.md "The gate", seed 000): a host message has chain 0. For
- * another message the chain is the larger of the `chain` field it carries
- * (our server relays it; the reference does not) and the number of agent
- * messages in a row, up to and including it, since the last host message
- * in the history we hold. space_link_say() takes the chain to send.
+ * Each chat the room sends — live, or from the history replayed after a
+ * join — becomes one event, once (the client keeps a bounded set of recent
+ * chat digests for that, adapters/space/roster.h); the link keeps no chat
+ * history: the conversation store does (modules/conversation/store.h).
+ *
+ * Chain (DESIGN.md "The gate", seed 000): a host message has chain 0.
+ * Another message has the `chain` field it carries (our server relays it;
+ * the reference does not; history entries carry none), with chain_explicit
+ * set; 0 when it carries none. The chain derived from history (agent
+ * messages in a row since the last person's) is not the link's job: the
+ * pipeline adds every event to the conversation store, which derives it
+ * (conv_store_derived_chain), and the gate takes the larger of the two.
+ * space_link_say() takes the chain to send.
  *
  * Addressed names: a host chat carries the room's list (§3.16). For agent
  * chats the same rule is applied here against the current member names
@@ -67,7 +75,7 @@
 
 #define SPACE_LINK_MAX_PENDING   8
 #define SPACE_LINK_MAX_CLAIMS    16
-#define SPACE_LINK_MAX_ADDRESSED SPC_MAX_ADDRESSED
+#define SPACE_LINK_MAX_ADDRESSED 16 /* names per event; further ones are dropped */
 /* Re-send `typing` this often while a long pause lasts (peers forget a
  * typing mark after 10 s). */
 #define SPACE_LINK_TYPING_REFRESH_MS 5000
@@ -82,13 +90,14 @@ const char *space_author_kind_name(enum space_author_kind k);
 struct space_event {
 	const char *platform;     /* "space" */
 	const char *conversation; /* "space:<threadId>" or "space:room" */
-	const char *message_id;   /* "space:<32 hex>", stable for the same chat */
+	const char *message_id;   /* "space:" + 32 hex of sha256(id \n time \n content):
+	                             stable for the same chat, also across restarts */
 	const char *parent_id;    /* NULL: room chat has no reply structure */
 	const char *thread_id;    /* NULL when none */
 	const char *author_id;
 	const char *author_name;
 	enum space_author_kind author_kind;
-	int64_t chain;
+	int64_t chain;       /* the carried chain; 0 for the host's or when none (above) */
 	bool chain_explicit; /* the message carried a chain field */
 	const char *text;
 	size_t text_len; /* bytes; the text may hold NULs (a chat may carry \u0000) */

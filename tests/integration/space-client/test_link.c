@@ -4,8 +4,10 @@
  * (a bare adapters/space client) share one libuv loop.
  *
  *   - join, identity and presence as the other member sees them;
- *   - chat events: author kinds (self, host, peer), chain (explicit and
- *     derived), addressed names, thread and conversation keys;
+ *   - chat events: author kinds (self, host, peer), the carried chain (the
+ *     derived one is the conversation store's, tests/unit/conversation),
+ *     addressed names, thread and conversation keys; each chat once, also
+ *     when a reconnect replays the history of chats seen live;
  *   - paced chat: typing first, chats spaced past the room's rate limit,
  *     result callbacks, refused input;
  *   - state; claims renewed past the room's TTL, released, lost on a
@@ -468,13 +470,15 @@ static void test_chat_events(void **state)
 	obs_send(f, spc_build_chat(&obs, "Ada, what do you think?", NULL, -1, 0));
 	e = must_event(f, "Ada, what do you think?");
 	assert_int_equal(e->kind, SPACE_AUTHOR_PEER);
-	assert_true(e->addressed_me);  /* the bare name, between word boundaries */
-	assert_int_equal(e->chain, 1); /* one agent message since the host's */
+	assert_true(e->addressed_me); /* the bare name, between word boundaries */
+	/* none carried: 0 here; the store derives 1 (one agent message since
+	 * the host's) and the gate takes the larger */
+	assert_int_equal(e->chain, 0);
 	assert_false(e->chain_explicit);
 
 	obs_send(f, spc_build_chat(&obs, "a reply deep in a chain", "t-1", 5, 0));
 	e = must_event(f, "a reply deep in a chain");
-	assert_int_equal(e->chain, 5); /* the carried chain is larger than the derived 2 */
+	assert_int_equal(e->chain, 5); /* as carried */
 	assert_true(e->chain_explicit);
 	assert_string_equal(e->thread, "t-1");
 	assert_string_equal(e->conversation, "space:t-1");
@@ -482,7 +486,8 @@ static void test_chat_events(void **state)
 
 	obs_send(f, spc_build_chat(&obs, "hey @obs and @ADA: Adamant", NULL, 0, 0));
 	e = must_event(f, "hey @obs and @ADA: Adamant");
-	assert_int_equal(e->chain, 3); /* derived 3 beats the carried 0 */
+	assert_int_equal(e->chain, 0); /* as carried: a rewrite to 0 is the store's to catch */
+	assert_true(e->chain_explicit);
 	assert_true(e->addressed_me);
 	assert_int_equal(e->naddressed, 2);
 	obs_send(f, spc_build_chat(&obs, "Adamant is not a name here", NULL, -1, 0));
@@ -519,6 +524,72 @@ static void test_chat_events(void **state)
 	assert_true(found);
 	run_for(f, 200);
 	assert_int_equal(f->nev, want); /* nothing twice */
+}
+
+static size_t events_with_text(struct fx *f, const char *text)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->nev; i++)
+		if (strcmp(f->ev[i].text, text) == 0)
+			n++;
+	return n;
+}
+
+/* The observer got, at index *from or later, a history_response holding
+ * the chat "a peer before the restart". */
+static bool c_replayed(struct fx *f, const void *from)
+{
+	for (size_t i = *(const size_t *)from; i < f->nseen; i++) {
+		if (strcmp(json_string_or(f->seen[i], "type", ""), "history_response") != 0)
+			continue;
+		const cJSON *en;
+		cJSON_ArrayForEach(en, cJSON_GetObjectItemCaseSensitive(f->seen[i], "entries"))
+		{
+			if (strcmp(json_string_or(en, "content", ""),
+			           "a peer before the restart") == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* The same link across a room restart: the history the room replays after
+ * the rejoin holds the chats seen live; none is handed up again. */
+static void test_replay_after_reconnect_once(void **state)
+{
+	struct fx *f = *state;
+	struct space_link_config c = link_cfg(f, "Ada");
+	const char *env[] = {"SPACE_CHAT_INTERVAL_MS=0", NULL};
+	start_all(f, env, &c);
+	struct spc_who obs = {.name = "Obs", .id = "obs-1"};
+	th_room_host(&f->room, "before the restart");
+	must_event(f, "before the restart");
+	obs_send(f, spc_build_chat(&obs, "a peer before the restart", NULL, 2, 0));
+	struct rec_event *e = must_event(f, "a peer before the restart");
+	char *mid = xstrdup(e->message_id);
+
+	size_t from = f->nseen;
+	th_room_stop(&f->room, SIGKILL);
+	th_room_restart(&f->room);
+	int two = 2;
+	if (!run_until(f, c_joined, &two, TH_WAIT_MS)) {
+		th_fail_dump(NULL, &f->room);
+		fail_msg("the link did not rejoin");
+	}
+	th_room_host(&f->room, "after the restart");
+	must_event(f, "after the restart");
+	run_for(f, 300);
+	assert_int_equal(events_with_text(f, "before the restart"), 1);
+	assert_int_equal(events_with_text(f, "a peer before the restart"), 1);
+	assert_int_equal(events_with_text(f, "after the restart"), 1);
+	/* the room did replay them after the restart (its log survived): the
+	 * observer's history_response, the same as the link's, holds them */
+	assert_true(run_until(f, c_replayed, &from, TH_WAIT_MS));
+	/* the one event is the live one, with the message id it had */
+	e = event_with_text(f, "a peer before the restart");
+	assert_string_equal(e->message_id, mid);
+	assert_false(e->from_history);
+	free(mid);
 }
 
 static void test_say_paced_with_typing(void **state)
@@ -782,6 +853,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_join_identity_presence, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_social_only, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_chat_events, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_replay_after_reconnect_once, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_say_paced_with_typing, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_state_and_claims, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_reconnect_announces_again, setup, teardown),

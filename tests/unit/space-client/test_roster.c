@@ -1,9 +1,11 @@
 /*
  * Room state as one client sees it (adapters/space/roster): presence
  * rebuilds, join/leave, identities and capabilities with their bounds,
- * typing expiry, member states, claims (TTL, release, leave), and the chat
- * history ring (order, sequence numbers, de-duplication of replayed
- * history, count and byte bounds, host detection).
+ * typing expiry, member states, claims (TTL, release, leave), and chats
+ * handed up once: straight from the parsed message (live and history,
+ * host detection, thread, chain, addressed list), a reconnect's replay and
+ * a chat relayed twice not handed up again, the digest set's bound (oldest
+ * dropped) and that it covers the room's largest history answer.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,8 +17,51 @@
 #include <cmocka.h> /* after stdarg, stddef, setjmp */
 
 #include "adapters/space/roster.h"
+#include "common/json.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
+
+/* A chat as on_chat saw it, copied (the original is gone after the call). */
+struct got {
+	char *name, *id, *content, *thread;
+	bool has_chain, from_history, host;
+	int64_t chain, time_ms;
+	int naddressed; /* items in the room's list; -1 when none */
+};
+
+#define MAX_GOT 2048
+static struct got got[MAX_GOT];
+static size_t ngot;
+
+static void got_clear(void)
+{
+	for (size_t i = 0; i < ngot; i++) {
+		free(got[i].name);
+		free(got[i].id);
+		free(got[i].content);
+		free(got[i].thread);
+	}
+	memset(got, 0, sizeof got);
+	ngot = 0;
+}
+
+static void on_chat(void *ud, const struct spc_chat *c)
+{
+	(void)ud;
+	if (ngot == MAX_GOT)
+		fail_msg("more than %d chats handed up", MAX_GOT);
+	struct got *g = &got[ngot++];
+	g->name = xstrdup(c->name);
+	g->id = xstrdup(c->id);
+	g->content = xstrdup(c->content);
+	g->thread = c->thread_id ? json_print(c->thread_id) : NULL;
+	g->has_chain = c->has_chain;
+	g->chain = c->chain;
+	g->time_ms = c->time_ms;
+	g->from_history = c->from_history;
+	g->host = c->host;
+	g->naddressed = c->addressed ? cJSON_GetArraySize(c->addressed) : -1;
+}
 
 static unsigned apply(struct spc_roster *r, int64_t now, const char *fmt, ...)
         __attribute__((format(printf, 3, 4)));
@@ -33,7 +78,7 @@ static unsigned apply(struct spc_roster *r, int64_t now, const char *fmt, ...)
 	struct ga_err err = {{0}};
 	if (spc_msg_parse(sb_cstr(&sb), sb.len, &m, &err) != 0)
 		fail_msg("bad test message %s: %s", sb_cstr(&sb), err.msg);
-	unsigned ch = spc_roster_apply(r, &m, now);
+	unsigned ch = spc_roster_apply(r, &m, now, on_chat, NULL);
 	spc_msg_free(&m);
 	sb_free(&sb);
 	return ch;
@@ -41,8 +86,11 @@ static unsigned apply(struct spc_roster *r, int64_t now, const char *fmt, ...)
 
 static int setup(void **state)
 {
+	/* xmalloc, not calloc: init must not rely on zeroed memory */
 	struct spc_roster *r = xmalloc(sizeof *r);
+	memset(r, 0xA5, sizeof *r);
 	spc_roster_init(r);
+	got_clear();
 	*state = r;
 	return 0;
 }
@@ -51,6 +99,7 @@ static int teardown(void **state)
 {
 	spc_roster_free(*state);
 	free(*state);
+	got_clear();
 	return 0;
 }
 
@@ -208,89 +257,182 @@ static void test_history_and_live_chat(void **state)
 	        "\"type\":\"join\",\"content\":\"\"},"
 	        "{\"timestamp\":\"2025-05-14T09:00:01.000Z\",\"agentName\":\"host\",\"agentId\":"
 	        "\"host-m4b7q2zk\",\"type\":\"chat\",\"content\":\"hello room\"},"
-	        "123, null,"
+	        "123, null, {\"type\":\"chat\",\"agentName\":\"NoContent\",\"agentId\":\"n\"},"
 	        "{\"timestamp\":\"2025-05-14T09:00:02.000Z\",\"agentName\":\"Bob\",\"agentId\":"
 	        "\"b1\","
 	        "\"type\":\"chat\",\"content\":\"hi host\"}]}");
 	assert_true(ch & SPC_CHANGED_CHAT);
-	assert_int_equal(spc_roster_chat_count(r), 2);
-	const struct spc_chat *c0 = spc_roster_chat_at(r, 0);
-	assert_string_equal(c0->content, "hello room");
-	assert_true(c0->host);
-	assert_true(c0->from_history);
-	assert_int_equal(c0->seq, 1);
-	const struct spc_chat *c1 = spc_roster_chat_at(r, 1);
-	assert_false(c1->host);
-	assert_int_equal(c1->seq, 2);
+	assert_int_equal(ngot, 2); /* in order; the join and the malformed entries skipped */
+	assert_string_equal(got[0].content, "hello room");
+	assert_string_equal(got[0].name, "host");
+	assert_true(got[0].host);
+	assert_true(got[0].from_history);
+	assert_int_equal(got[0].time_ms, 1747213201000LL);
+	assert_null(got[0].thread); /* the room's log keeps no thread and no chain */
+	assert_false(got[0].has_chain);
+	assert_int_equal(got[0].naddressed, -1);
+	assert_false(got[1].host);
+	assert_string_equal(got[1].id, "b1");
 
-	/* live chat: host detection needs the sender to be no member */
-	apply(r, 0,
-	      "{\"type\":\"chat\",\"name\":\"host\",\"id\":\"host-m4b7q2zk\",\"content\":"
-	      "\"@Ada go\",\"timestamp\":\"2025-05-14T09:00:03.000Z\",\"addressed\":"
-	      "[\"Ada\",\"Ada\",5]}");
-	const struct spc_chat *c2 = spc_roster_chat_at(r, 2);
-	assert_true(c2->host);
-	assert_false(c2->from_history);
-	assert_int_equal(c2->naddressed, 2); /* duplicates are the server's; non-strings dropped */
+	/* live chat: host detection needs the sender to be no member; the
+	 * room's addressed list is passed as it came (duplicates, non-strings:
+	 * the link sorts them out) */
+	ch = apply(r, 0,
+	           "{\"type\":\"chat\",\"name\":\"host\",\"id\":\"host-m4b7q2zk\",\"content\":"
+	           "\"@Ada go\",\"timestamp\":\"2025-05-14T09:00:03.000Z\",\"addressed\":"
+	           "[\"Ada\",\"Ada\",5]}");
+	assert_int_equal(ch, SPC_CHANGED_CHAT | SPC_CHANGED_TYPING);
+	assert_int_equal(ngot, 3);
+	assert_true(got[2].host);
+	assert_false(got[2].from_history);
+	assert_int_equal(got[2].naddressed, 3);
 	/* a member that calls itself "host" is not the host (§9 item 12) */
 	apply(r, 0, "{\"type\":\"join\",\"name\":\"host\",\"id\":\"host-fake\",\"version\":\"1\"}");
 	apply(r, 0, "{\"type\":\"chat\",\"name\":\"host\",\"id\":\"host-fake\",\"content\":\"x\"}");
-	assert_false(spc_roster_chat_at(r, 3)->host);
+	assert_int_equal(ngot, 4);
+	assert_false(got[3].host);
+	/* thread and chain come through as they were sent */
+	apply(r, 0,
+	      "{\"type\":\"chat\",\"name\":\"Ada\",\"id\":\"a1\",\"content\":\"deep\","
+	      "\"threadId\":42,\"chain\":3,\"timestamp\":\"2025-05-14T09:00:04.000Z\"}");
+	assert_int_equal(ngot, 5);
+	assert_string_equal(got[4].thread, "42");
+	assert_true(got[4].has_chain);
+	assert_int_equal(got[4].chain, 3);
+	assert_false(got[4].host);
 
-	/* a reconnect replays the same history: nothing is added twice */
+	/* a live chat relayed twice is handed up once */
+	uint64_t rep = r->repeated_chats;
+	assert_int_equal(apply(r, 0,
+	                       "{\"type\":\"chat\",\"name\":\"Ada\",\"id\":\"a1\",\"content\":"
+	                       "\"deep\",\"threadId\":42,\"chain\":3,\"timestamp\":"
+	                       "\"2025-05-14T09:00:04.000Z\"}") &
+	                         SPC_CHANGED_CHAT,
+	                 0);
+	assert_int_equal(ngot, 5);
+	assert_int_equal(r->repeated_chats, rep + 1);
+
+	/* a reconnect replays the same history: only what was missed is
+	 * handed up (history entries match live chats by sender id, time and
+	 * content; the log has no thread or chain) */
 	ch = apply(r, 0,
 	           "{\"type\":\"history_response\",\"entries\":["
 	           "{\"timestamp\":\"2025-05-14T09:00:01.000Z\",\"agentName\":\"host\",\"agentId\":"
 	           "\"host-m4b7q2zk\",\"type\":\"chat\",\"content\":\"hello room\"},"
 	           "{\"timestamp\":\"2025-05-14T09:00:03.000Z\",\"agentName\":\"host\",\"agentId\":"
 	           "\"host-m4b7q2zk\",\"type\":\"chat\",\"content\":\"@Ada go\"},"
+	           "{\"timestamp\":\"2025-05-14T09:00:04.000Z\",\"agentName\":\"Ada\",\"agentId\":"
+	           "\"a1\",\"type\":\"chat\",\"content\":\"deep\"},"
 	           "{\"timestamp\":\"2025-05-14T09:00:09.000Z\",\"agentName\":\"Bob\",\"agentId\":"
 	           "\"b1\","
 	           "\"type\":\"chat\",\"content\":\"missed while away\"}]}");
-	assert_int_equal(spc_roster_chat_count(r), 5);
-	assert_string_equal(spc_roster_chat_at(r, 4)->content, "missed while away");
-	assert_int_equal(spc_roster_chat_at(r, 4)->seq, 5);
-	/* history survives a reset (the connection ended), members do not */
+	assert_true(ch & SPC_CHANGED_CHAT);
+	assert_int_equal(ngot, 6);
+	assert_string_equal(got[5].content, "missed while away");
+	assert_true(got[5].from_history);
+	assert_int_equal(r->repeated_chats, rep + 4);
+	/* the set survives a reset (the connection ended), members do not */
 	spc_roster_reset(r);
-	assert_int_equal(spc_roster_chat_count(r), 5);
+	assert_int_equal(r->nmembers, 0);
+	assert_int_equal(apply(r, 0,
+	                       "{\"type\":\"history_response\",\"entries\":["
+	                       "{\"timestamp\":\"2025-05-14T09:00:09.000Z\",\"agentName\":"
+	                       "\"Bob\",\"agentId\":\"b1\",\"type\":\"chat\",\"content\":"
+	                       "\"missed while away\"}]}"),
+	                 0);
+	assert_int_equal(ngot, 6);
+	assert_int_equal(r->handed_chats, 6);
+
+	/* the same text at another time, or from another sender, is another chat */
+	apply(r, 0,
+	      "{\"type\":\"chat\",\"name\":\"Bob\",\"id\":\"b1\",\"content\":\"missed while "
+	      "away\",\"timestamp\":\"2025-05-14T09:00:10.000Z\"}");
+	apply(r, 0,
+	      "{\"type\":\"chat\",\"name\":\"Bob\",\"id\":\"b2\",\"content\":\"missed while "
+	      "away\",\"timestamp\":\"2025-05-14T09:00:09.000Z\"}");
+	assert_int_equal(ngot, 8);
+
+	/* no sink: recorded all the same */
+	struct spc_msg m;
+	const char *txt = "{\"type\":\"chat\",\"name\":\"Bob\",\"id\":\"b1\",\"content\":\"q\"}";
+	assert_int_equal(spc_msg_parse(txt, strlen(txt), &m, NULL), 0);
+	assert_true(spc_roster_apply(r, &m, 0, NULL, NULL) & SPC_CHANGED_CHAT);
+	assert_int_equal(spc_roster_apply(r, &m, 0, NULL, NULL) & SPC_CHANGED_CHAT, 0);
+	unsigned char d[SPC_SEEN_DIGEST_BYTES];
+	spc_chat_digest("b1", 0, "q", d);
+	assert_true(spc_roster_chat_seen(r, d));
+	spc_msg_free(&m);
+	assert_int_equal(ngot, 8);
 }
 
-static void test_history_bounds(void **state)
+static void chat_at(struct spc_roster *r, int i)
+{
+	apply(r, 0, "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b\",\"content\":\"m%d\"}", i);
+}
+
+static void test_seen_bound(void **state)
 {
 	struct spc_roster *r = *state;
-	for (int i = 0; i < SPC_HISTORY_MAX_ENTRIES + 50; i++)
-		apply(r, 0, "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b\",\"content\":\"m%d\"}",
-		      i);
-	assert_int_equal(spc_roster_chat_count(r), SPC_HISTORY_MAX_ENTRIES);
-	assert_string_equal(spc_roster_chat_at(r, 0)->content, "m50");
-	assert_int_equal(spc_roster_chat_at(r, SPC_HISTORY_MAX_ENTRIES - 1)->seq,
-	                 SPC_HISTORY_MAX_ENTRIES + 50);
-	assert_null(spc_roster_chat_at(r, SPC_HISTORY_MAX_ENTRIES));
+	const int n = SPC_SEEN_CHATS + 10;
+	for (int i = 0; i < n; i++)
+		chat_at(r, i);
+	assert_int_equal(ngot, n);
+	assert_int_equal(r->nseen, SPC_SEEN_CHATS);
+	/* the oldest ten were dropped: m9 is new again (and pushes out m10);
+	 * m11 and the newest are still known */
+	chat_at(r, 9);
+	assert_int_equal(ngot, n + 1);
+	chat_at(r, 11);
+	chat_at(r, n - 1);
+	assert_int_equal(ngot, n + 1);
+	chat_at(r, 10);
+	assert_int_equal(ngot, n + 2);
+	assert_int_equal(r->nseen, SPC_SEEN_CHATS);
+	assert_int_equal(r->handed_chats, (uint64_t)n + 2);
+	assert_int_equal(r->repeated_chats, 2);
+}
 
-	/* the byte bound: large chats push out old ones */
-	size_t big_len = SPC_HISTORY_MAX_BYTES / 4;
-	char *big = xmalloc(big_len + 1);
-	memset(big, 'z', big_len);
-	big[big_len] = '\0';
-	for (int i = 0; i < 6; i++)
-		apply(r, 0, "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b\",\"content\":\"%s\"}",
-		      big);
-	assert_true(r->chat_bytes <= SPC_HISTORY_MAX_BYTES);
-	assert_true(spc_roster_chat_count(r) <= 4);
-	/* one chat larger than the whole budget is not kept at all */
-	free(big);
-	big = xmalloc(SPC_HISTORY_MAX_BYTES + 2);
-	memset(big, 'q', SPC_HISTORY_MAX_BYTES + 1);
-	big[SPC_HISTORY_MAX_BYTES + 1] = '\0';
-	size_t before = spc_roster_chat_count(r);
-	assert_int_equal(apply(r, 0,
-	                       "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b\",\"content\":"
-	                       "\"%s\"}",
-	                       big) &
-	                         SPC_CHANGED_CHAT,
-	                 0);
-	assert_int_equal(spc_roster_chat_count(r), before);
-	free(big);
+/* The room answers a join with at most 1,000 log entries
+ * (space/proto.c space_history_limit). After a client saw that many chats
+ * live, the whole replay is recognised; only what came after is new. */
+#define ROOM_HISTORY_MAX 1000
+static void test_full_replay_recognised(void **state)
+{
+	struct spc_roster *r = *state;
+	assert_true(SPC_SEEN_CHATS >= ROOM_HISTORY_MAX);
+	/* earlier chats first, so the set is full and wraps */
+	for (int i = 0; i < 300; i++)
+		apply(r, 0,
+		      "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b\",\"content\":\"old %d\","
+		      "\"timestamp\":\"2025-05-14T08:00:00.000Z\"}",
+		      i);
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_puts(&sb, "{\"type\":\"history_response\",\"entries\":[");
+	for (int i = 0; i < ROOM_HISTORY_MAX; i++) {
+		apply(r, 0,
+		      "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b\",\"content\":\"live %d\","
+		      "\"timestamp\":\"2025-05-14T09:%02d:%02d.000Z\"}",
+		      i, i / 60, i % 60);
+		if (i >= 3) /* the first three are older than the replay */
+			sb_printf(&sb,
+			          "%s{\"timestamp\":\"2025-05-14T09:%02d:%02d.000Z\",\"agentName\":"
+			          "\"B\",\"agentId\":\"b\",\"type\":\"chat\",\"content\":"
+			          "\"live %d\"}",
+			          i > 3 ? "," : "", i / 60, i % 60, i);
+	}
+	for (int i = 0; i < 3; i++)
+		sb_printf(&sb,
+		          ",{\"timestamp\":\"2025-05-14T10:00:0%d.000Z\",\"agentName\":\"B\","
+		          "\"agentId\":\"b\",\"type\":\"chat\",\"content\":\"new %d\"}",
+		          i, i);
+	sb_puts(&sb, "]}");
+	size_t before = ngot;
+	assert_true(apply(r, 0, "%s", sb_cstr(&sb)) & SPC_CHANGED_CHAT);
+	sb_free(&sb);
+	assert_int_equal(ngot, before + 3);
+	assert_string_equal(got[before].content, "new 0");
+	assert_string_equal(got[before + 2].content, "new 2");
 }
 
 static void test_members_bound(void **state)
@@ -323,7 +465,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_typing_expires, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_history_and_live_chat, setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_history_bounds, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_seen_bound, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_full_replay_recognised, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_members_bound, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -255,6 +255,19 @@ static void test_control_characters(void **state)
 /* U+0000 anywhere else: names, ids, thread ids, presence, history. The
  * strings stay distinct from their cut-short forms, and what is sent back
  * (a thread id) arrives as it came. */
+/* Chats handed up by the roster, their content copied. */
+struct nul_chats {
+	char *content[8];
+	size_t n;
+};
+
+static void keep_content(void *ud, const struct spc_chat *c)
+{
+	struct nul_chats *nc = ud;
+	if (nc->n < 8)
+		nc->content[nc->n++] = xstrdup(c->content);
+}
+
 static void test_nul_outside_content(void **state)
 {
 	(void)state;
@@ -278,23 +291,34 @@ static void test_nul_outside_content(void **state)
 	assert_non_null(strstr(out, "\"action\":\"a\\u0000\""));
 	free(out);
 
-	/* The roster keeps both chats: "\u0000" is not an empty string and
-	 * "a\u0000" is not "a". */
+	/* The roster hands up all three chats, as they were parsed: "\u0000"
+	 * is not an empty string and "a\u0000" is not "a" (the digests that
+	 * keep them apart see the marker byte). */
 	struct spc_roster r;
 	spc_roster_init(&r);
-	spc_roster_apply(&r, &m, 0);
+	struct nul_chats nc = {0};
+	spc_roster_apply(&r, &m, 0, keep_content, &nc);
 	spc_msg_free(&m);
 	m = parse_ok("{\"type\":\"history_response\",\"entries\":["
 	             "{\"type\":\"chat\",\"agentName\":\"Ada\",\"agentId\":\"a\",\"content\":\"a\","
 	             "\"timestamp\":\"2025-05-14T09:03:27.131Z\"},"
 	             "{\"type\":\"chat\",\"agentName\":\"Ada\",\"agentId\":\"a\",\"content\":"
+	             "\"a\\u0000\",\"timestamp\":\"2025-05-14T09:03:27.131Z\"},"
+	             "{\"type\":\"chat\",\"agentName\":\"Ada\",\"agentId\":\"a\",\"content\":"
 	             "\"a\\u0000\",\"timestamp\":\"2025-05-14T09:03:27.131Z\"}]}");
-	spc_roster_apply(&r, &m, 0);
+	spc_roster_apply(&r, &m, 0, keep_content, &nc);
 	spc_msg_free(&m);
-	assert_int_equal(spc_roster_chat_count(&r), 3);
-	assert_string_equal(spc_roster_chat_at(&r, 0)->content, "\xFF");
-	assert_string_equal(spc_roster_chat_at(&r, 1)->content, "a");
-	assert_string_equal(spc_roster_chat_at(&r, 2)->content, "a\xFF");
+	assert_int_equal(nc.n, 3); /* the second "a\u0000" is the same chat */
+	assert_string_equal(nc.content[0], "\xFF");
+	assert_string_equal(nc.content[1], "a");
+	assert_string_equal(nc.content[2], "a\xFF");
+	size_t tl;
+	char *t = spc_text_dup(nc.content[2], &tl);
+	assert_int_equal(tl, 2);
+	assert_memory_equal(t, "a\0", 3);
+	free(t);
+	for (size_t i = 0; i < nc.n; i++)
+		free(nc.content[i]);
 	spc_roster_free(&r);
 
 	m = parse_ok("{\"type\":\"presence\",\"agents\":[{\"name\":\"\\u0000\",\"id\":\"z\"}]}");
