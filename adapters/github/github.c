@@ -680,7 +680,7 @@ static void on_http_done(const struct http_response *hr, void *ud)
 	if (hr->error == HTTP_ERR_CANCELLED) {
 		char msg[GA_ERR_MSG_MAX];
 		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
-		finish(k, GH_ERR_CANCELLED, NULL, msg, k->write);
+		finish(k, GH_ERR_CANCELLED, NULL, msg, k->write && !k->idempotent);
 		pump(c);
 		return;
 	}

@@ -725,6 +725,28 @@ static void test_free_cancels_pending_calls(void **state)
 	uv_run(&fx->loop, UV_RUN_NOWAIT);
 }
 
+static void test_cancel_drops_a_call_without_callback(void **state)
+{
+	struct fx *fx = *state;
+	ghfake_set_delay(fx->fake, 1500); /* the first is surely still in flight */
+	struct got g1 = {0}, g2 = {0}, g3 = {0};
+	struct ga_err err = {{0}};
+	uint64_t id1 = gh_repo_get(fx->gh, "octo", "hello", on_done, &g1, &err);
+	uint64_t id2 = gh_repo_get(fx->gh, "octo", "hello", on_done, &g2, &err);
+	assert_true(id1 > 0 && id2 > 0);
+	assert_true(gh_repo_get(fx->gh, "octo", "hello", on_done, &g3, &err) > 0);
+	run_for(fx, 50); /* the first is in flight, two wait */
+	assert_int_equal(gh_cancel(fx->gh, id2), 0);
+	assert_int_equal(gh_cancel(fx->gh, id1), 0);
+	assert_int_equal(gh_cancel(fx->gh, id1), -1);
+	wait_done(fx, &g3);
+	assert_int_equal(g3.r.kind, GH_OK);
+	assert_false(g1.done);
+	assert_false(g2.done);
+	assert_int_equal(gh_pending(fx->gh), 0);
+	got_free(&g3);
+}
+
 /* --- rate limits, on the moving clock -------------------------------------------------- */
 
 static void test_primary_limit_holds_then_resumes_after_reset(void **state)
@@ -858,10 +880,10 @@ static void test_secondary_429_without_retry_after(void **state)
 	run_until_requests(fx, 1);
 	run_for(fx, 50);
 	assert_false(g.done);
-	advance(59 * 1000);
+	advance(50 * 1000);
 	run_for(fx, 50);
 	assert_false(g.done); /* the default is a minute */
-	advance(2 * 1000);
+	advance(11 * 1000);
 	wait_done(fx, &g);
 	assert_int_equal(g.r.kind, GH_OK);
 	got_free(&g);
@@ -964,8 +986,8 @@ static void test_spent_search_budget_does_not_stop_core(void **state)
 
 static void tweak_spacing(struct gh_config *cfg)
 {
-	cfg->spacing_ms = 1000;
-	cfg->write_spacing_ms = 5000;
+	cfg->spacing_ms = 10000; /* long enough that a slow machine cannot pass it */
+	cfg->write_spacing_ms = 50000;
 }
 
 static void test_spacing_between_requests(void **state)
@@ -979,11 +1001,27 @@ static void test_spacing_between_requests(void **state)
 	wait_done(fx, &g1);
 	run_for(fx, 100);
 	assert_false(g2.done);
-	advance(1000);
+	advance(10000);
 	wait_done(fx, &g2);
 	assert_int_equal(g2.r.kind, GH_OK);
+	/* A write waits for the larger write spacing after a write. */
+	struct gh_issue_new in = {.title = "t"};
+	struct got w1 = {0}, w2 = {0};
+	advance(10000);
+	assert_true(gh_issue_create(fx->gh, "octo", "hello", &in, on_done, &w1, &err) > 0);
+	assert_true(gh_issue_create(fx->gh, "octo", "hello", &in, on_done, &w2, &err) > 0);
+	wait_done(fx, &w1);
+	advance(20000);
+	run_for(fx, 100);
+	assert_false(w2.done);
+	advance(30000);
+	wait_done(fx, &w2);
+	assert_int_equal(w2.r.kind, GH_OK);
+	assert_int_equal(ghfake_issue_count(fx->fake, "octo", "hello"), 2);
 	got_free(&g1);
 	got_free(&g2);
+	got_free(&w1);
+	got_free(&w2);
 }
 
 int main(void)
@@ -1008,6 +1046,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_unreachable_server, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_slow_answers_arrive, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_free_cancels_pending_calls, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_cancel_drops_a_call_without_callback, setup,
+	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_primary_limit_holds_then_resumes_after_reset,
 	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_primary_403_is_waited_out, setup, teardown),

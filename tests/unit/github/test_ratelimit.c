@@ -323,6 +323,33 @@ static void test_backoff(void **state)
 	assert_int_equal(gh_backoff_ms(2000, 60000, 1, 0, 600000), 60000);
 }
 
+static void test_config_from_ga(void **state)
+{
+	(void)state;
+	struct ga_config ga;
+	memset(&ga, 0, sizeof ga);
+	struct gh_config cfg;
+	struct ga_err err = {{0}};
+	assert_int_equal(gh_config_from_ga(&ga, &cfg, &err), -1);
+	assert_non_null(strstr(err.msg, "AGENT_GITHUB_TOKEN"));
+	ga.github_token = (char *)"ghp_x";
+	ga.github_username = (char *)"ada";
+	ga.github_api_url = (char *)"https://ghe.example/api/v3/";
+	assert_int_equal(gh_config_from_ga(&ga, &cfg, &err), 0);
+	assert_string_equal(cfg.api_url, "https://ghe.example/api/v3");
+	assert_string_equal(cfg.token, "ghp_x");
+	assert_string_equal(cfg.username, "ada");
+	assert_int_equal(cfg.spacing_ms, GH_DEFAULT_SPACING_MS);
+	assert_int_equal(cfg.write_spacing_ms, GH_DEFAULT_WRITE_SPACING_MS);
+	assert_int_equal(cfg.low_budget, GH_DEFAULT_LOW_BUDGET);
+	gh_config_free(&cfg);
+	ga.github_api_url = NULL;
+	assert_int_equal(gh_config_from_ga(&ga, &cfg, &err), 0);
+	assert_string_equal(cfg.api_url, CONFIG_DEFAULT_GITHUB_API_URL);
+	gh_config_free(&cfg);
+	gh_config_free(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +362,7 @@ int main(void)
 	        cmocka_unit_test(test_buckets_are_bounded),
 	        cmocka_unit_test(test_classification),
 	        cmocka_unit_test(test_backoff),
+	        cmocka_unit_test(test_config_from_ga),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
