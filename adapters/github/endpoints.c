@@ -6,6 +6,7 @@
  * cJSON and never truncated.
  */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +18,34 @@
 
 #define QUERY_MAX 4096 /* bytes of an encoded query string */
 
+/* Fills err (may be NULL) and returns 0, the id of no call. */
+static uint64_t refuse(struct ga_err *err, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static uint64_t refuse(struct ga_err *err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return 0;
+}
+
 static int check_repo(const char *owner, const char *repo, struct ga_err *err)
 {
 	if (!gh_valid_owner(owner))
-		return err_set(err,
-		               "'%.60s' is not a GitHub owner name (1-39 letters, digits or '-', not "
-		               "starting with '-')",
-		               owner ? owner : "");
+		return err_set(
+		        err,
+		        "'%.60s' is not a GitHub owner name (1-39 letters, digits or '-', not "
+		        "starting with '-')",
+		        owner ? owner : "");
 	if (!gh_valid_repo(repo))
-		return err_set(err,
-		               "'%.120s' is not a GitHub repository name (1-100 letters, digits, '.', "
-		               "'_' or '-')",
-		               repo ? repo : "");
+		return err_set(
+		        err,
+		        "'%.120s' is not a GitHub repository name (1-100 letters, digits, '.', "
+		        "'_' or '-')",
+		        repo ? repo : "");
 	return 0;
 }
 
@@ -106,15 +123,14 @@ static cJSON *string_array(const char *const *v, size_t n)
 }
 
 uint64_t gh_issue_create(struct gh_client *c, const char *owner, const char *repo,
-                         const struct gh_issue_new *in, gh_done_fn cb, void *ud,
-                         struct ga_err *err)
+                         const struct gh_issue_new *in, gh_done_fn cb, void *ud, struct ga_err *err)
 {
 	if (check_repo(owner, repo, err) != 0)
 		return 0;
 	char what[256];
 	snprintf(what, sizeof what, "create an issue in %s/%s", owner, repo);
 	if (!in || !in->title || !in->title[strspn(in->title, " \t\r\n")])
-		return (uint64_t)err_set(err, "cannot %s without a title", what), 0;
+		return refuse(err, "cannot %s without a title", what);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "title", in->title);
 	if (in->body)
@@ -158,8 +174,7 @@ static bool one_of(const char *v, const char *const *allowed)
 }
 
 uint64_t gh_issues_list(struct gh_client *c, const char *owner, const char *repo,
-                        const struct gh_issue_query *q, gh_done_fn cb, void *ud,
-                        struct ga_err *err)
+                        const struct gh_issue_query *q, gh_done_fn cb, void *ud, struct ga_err *err)
 {
 	if (check_repo(owner, repo, err) != 0)
 		return 0;
@@ -170,17 +185,12 @@ uint64_t gh_issues_list(struct gh_client *c, const char *owner, const char *repo
 	static const char *const sorts[] = {"created", "updated", "comments", NULL};
 	static const char *const dirs[] = {"asc", "desc", NULL};
 	if (q->state && !one_of(q->state, states))
-		return (uint64_t)err_set(err, "issue state '%.40s' is not open, closed or all",
-		                         q->state),
-		       0;
+		return refuse(err, "issue state '%.40s' is not open, closed or all", q->state);
 	if (q->sort && !one_of(q->sort, sorts))
-		return (uint64_t)err_set(err, "issue sort '%.40s' is not created, updated or comments",
-		                         q->sort),
-		       0;
+		return refuse(err, "issue sort '%.40s' is not created, updated or comments",
+		              q->sort);
 	if (q->direction && !one_of(q->direction, dirs))
-		return (uint64_t)err_set(err, "sort direction '%.40s' is not asc or desc",
-		                         q->direction),
-		       0;
+		return refuse(err, "sort direction '%.40s' is not asc or desc", q->direction);
 	char what[256];
 	snprintf(what, sizeof what, "list the issues of %s/%s", owner, repo);
 	struct strbuf path;
@@ -188,25 +198,25 @@ uint64_t gh_issues_list(struct gh_client *c, const char *owner, const char *repo
 	char per_page[16];
 	snprintf(per_page, sizeof per_page, "%d", GH_PER_PAGE);
 	if (sb_printf(&path, "/repos/%s/%s/issues", owner, repo) != 0 ||
-	    add_param(&path, "state", q->state) != 0 || add_param(&path, "labels", q->labels) != 0 ||
-	    add_param(&path, "sort", q->sort) != 0 ||
+	    add_param(&path, "state", q->state) != 0 ||
+	    add_param(&path, "labels", q->labels) != 0 || add_param(&path, "sort", q->sort) != 0 ||
 	    add_param(&path, "direction", q->direction) != 0 ||
 	    add_param(&path, "per_page", per_page) != 0)
 		return too_long(&path, what, err);
-	struct gh_req req = {.method = "GET", .what = what, .list = true, .max_items = q->max_items};
+	struct gh_req req = {
+	        .method = "GET", .what = what, .list = true, .max_items = q->max_items};
 	return call_with(c, &req, &path, cb, ud, err);
 }
 
-uint64_t gh_issue_comment(struct gh_client *c, const char *owner, const char *repo,
-                          int64_t number, const char *body, gh_done_fn cb, void *ud,
-                          struct ga_err *err)
+uint64_t gh_issue_comment(struct gh_client *c, const char *owner, const char *repo, int64_t number,
+                          const char *body, gh_done_fn cb, void *ud, struct ga_err *err)
 {
 	if (check_repo(owner, repo, err) != 0 || check_number(number, "issue", err) != 0)
 		return 0;
 	char what[256];
 	snprintf(what, sizeof what, "comment on %s/%s#%lld", owner, repo, (long long)number);
 	if (!body || !body[strspn(body, " \t\r\n")])
-		return (uint64_t)err_set(err, "cannot %s with an empty comment", what), 0;
+		return refuse(err, "cannot %s with an empty comment", what);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "body", body);
 	char *json = json_body(o, err, what);
@@ -221,9 +231,8 @@ uint64_t gh_issue_comment(struct gh_client *c, const char *owner, const char *re
 	return id;
 }
 
-uint64_t gh_comments_list(struct gh_client *c, const char *owner, const char *repo,
-                          int64_t number, size_t max_items, gh_done_fn cb, void *ud,
-                          struct ga_err *err)
+uint64_t gh_comments_list(struct gh_client *c, const char *owner, const char *repo, int64_t number,
+                          size_t max_items, gh_done_fn cb, void *ud, struct ga_err *err)
 {
 	if (check_repo(owner, repo, err) != 0 || check_number(number, "issue", err) != 0)
 		return 0;
@@ -239,19 +248,18 @@ uint64_t gh_comments_list(struct gh_client *c, const char *owner, const char *re
 }
 
 uint64_t gh_reaction_create(struct gh_client *c, const char *owner, const char *repo,
-                            int64_t number, int64_t comment_id, const char *content,
-                            gh_done_fn cb, void *ud, struct ga_err *err)
+                            int64_t number, int64_t comment_id, const char *content, gh_done_fn cb,
+                            void *ud, struct ga_err *err)
 {
-	static const char *const kinds[] = {"+1",    "-1",     "laugh", "confused",
-	                                    "heart", "hooray", "rocket", "eyes", NULL};
+	static const char *const kinds[] = {"+1",     "-1",     "laugh", "confused", "heart",
+	                                    "hooray", "rocket", "eyes",  NULL};
 	if (check_repo(owner, repo, err) != 0)
 		return 0;
 	if (!content || !one_of(content, kinds))
-		return (uint64_t)err_set(err,
-		                         "'%.40s' is not a GitHub reaction (+1, -1, laugh, confused, "
-		                         "heart, hooray, rocket, eyes)",
-		                         content ? content : ""),
-		       0;
+		return refuse(err,
+		              "'%.40s' is not a GitHub reaction (+1, -1, laugh, confused, "
+		              "heart, hooray, rocket, eyes)",
+		              content ? content : "");
 	char what[256];
 	struct strbuf path;
 	sb_init(&path, QUERY_MAX);
@@ -293,8 +301,10 @@ uint64_t gh_notifications_list(struct gh_client *c, int64_t since_ms, bool all, 
 		add_param(&path, "all", "true");
 	if (since_ms > 0)
 		add_param(&path, "since", time_format_iso(since_ms, iso));
-	struct gh_req req = {
-	        .method = "GET", .what = "list notifications", .list = true, .max_items = max_items};
+	struct gh_req req = {.method = "GET",
+	                     .what = "list notifications",
+	                     .list = true,
+	                     .max_items = max_items};
 	return call_with(c, &req, &path, cb, ud, err);
 }
 
@@ -303,9 +313,8 @@ uint64_t gh_notification_mark_read(struct gh_client *c, const char *thread_id, g
 {
 	size_t n = thread_id ? strlen(thread_id) : 0;
 	if (n == 0 || n > 20 || strspn(thread_id, "0123456789") != n)
-		return (uint64_t)err_set(err, "'%.40s' is not a notification thread id (digits)",
-		                         thread_id ? thread_id : ""),
-		       0;
+		return refuse(err, "'%.40s' is not a notification thread id (digits)",
+		              thread_id ? thread_id : "");
 	char what[96];
 	snprintf(what, sizeof what, "mark notification %s read", thread_id);
 	struct strbuf path;
@@ -315,18 +324,17 @@ uint64_t gh_notification_mark_read(struct gh_client *c, const char *thread_id, g
 	return call_with(c, &req, &path, cb, ud, err);
 }
 
-uint64_t gh_search_issues(struct gh_client *c, const char *query, size_t max_items,
-                          gh_done_fn cb, void *ud, struct ga_err *err)
+uint64_t gh_search_issues(struct gh_client *c, const char *query, size_t max_items, gh_done_fn cb,
+                          void *ud, struct ga_err *err)
 {
 	if (!query || !query[strspn(query, " \t\r\n")])
-		return (uint64_t)err_set(err, "cannot search GitHub issues for nothing"), 0;
+		return refuse(err, "cannot search GitHub issues for nothing");
 	/* GitHub refuses queries over 256 characters (without qualifiers it
 	 * counts differently; this bound is the one that is always safe to
 	 * state). */
 	if (strlen(query) > 256)
-		return (uint64_t)err_set(err, "the search query is longer than GitHub's 256 "
-		                              "characters"),
-		       0;
+		return refuse(err, "the search query is longer than GitHub's 256 "
+		                   "characters");
 	struct strbuf path;
 	sb_init(&path, QUERY_MAX);
 	char per_page[16];

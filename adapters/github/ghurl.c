@@ -68,11 +68,13 @@ static int parse_path(const char *p, const char *whole, struct gh_ref *out, cons
 	struct gh_ref r = {0};
 	size_t n = segment(p, owner_char, r.owner, sizeof r.owner);
 	if (!n || p[n] != '/' || !gh_valid_owner(r.owner))
-		return err_set(err, "'%.200s' does not name a valid GitHub owner after the host", whole);
+		return err_set(err, "'%.200s' does not name a valid GitHub owner after the host",
+		               whole);
 	p += n + 1;
 	n = segment(p, repo_char, r.repo, sizeof r.repo);
 	if (!n || !gh_valid_repo(r.repo))
-		return err_set(err, "'%.200s' does not name a valid repository after the owner", whole);
+		return err_set(err, "'%.200s' does not name a valid repository after the owner",
+		               whole);
 	p += n;
 	if (*p != '/')
 		return err_set(err,
@@ -104,12 +106,14 @@ static int parse_path(const char *p, const char *whole, struct gh_ref *out, cons
 	size_t digits = 0;
 	while (isdigit((unsigned char)p[digits])) {
 		if (num > GH_NUMBER_MAX / 10)
-			return err_set(err, "'%.200s' has an issue number too large to be real", whole);
+			return err_set(err, "'%.200s' has an issue number too large to be real",
+			               whole);
 		num = num * 10 + (p[digits] - '0');
 		digits++;
 	}
 	if (digits == 0 || num < 1 || num > GH_NUMBER_MAX)
-		return err_set(err, "'%.200s' has no issue or pull request number (a positive integer)",
+		return err_set(err,
+		               "'%.200s' has no issue or pull request number (a positive integer)",
 		               whole);
 	p += digits;
 	*out = r;
@@ -203,6 +207,49 @@ size_t gh_find_urls(const char *text, struct gh_ref *out, size_t max)
 		s = end - 1;
 	}
 	return n;
+}
+
+/* First path segments of github.com that are GitHub's pages, not owners. */
+static const char *const reserved_owners[] = {
+        "about",       "apps",   "collections",   "enterprise", "explore", "features", "login",
+        "marketplace", "new",    "notifications", "orgs",       "pricing", "search",   "settings",
+        "sponsors",    "topics", "trending",      "users",      NULL};
+
+int gh_find_repo(const char *text, struct gh_repo_ref *out)
+{
+	if (!text)
+		return 0;
+	for (const char *s = text; *s; s++) {
+		if (s > text && (isalnum((unsigned char)s[-1]) || s[-1] == '.' || s[-1] == '-' ||
+		                 s[-1] == '/' || s[-1] == '_'))
+			continue;
+		const char *p = after_host(s);
+		if (!p)
+			continue;
+		struct gh_repo_ref r;
+		memset(&r, 0, sizeof r);
+		size_t n = segment(p, owner_char, r.owner, sizeof r.owner);
+		if (!n || p[n] != '/' || !gh_valid_owner(r.owner))
+			continue;
+		bool reserved = false;
+		for (size_t i = 0; reserved_owners[i] && !reserved; i++)
+			reserved = strcasecmp(r.owner, reserved_owners[i]) == 0;
+		if (reserved)
+			continue;
+		p += n + 1;
+		n = segment(p, repo_char, r.repo, sizeof r.repo);
+		if (!n)
+			continue;
+		while (n > 0 && r.repo[n - 1] == '.') /* "see github.com/o/r." */
+			r.repo[--n] = '\0';
+		if (n > 4 && strcasecmp(r.repo + n - 4, ".git") == 0)
+			r.repo[n -= 4] = '\0';
+		if (!gh_valid_repo(r.repo))
+			continue;
+		*out = r;
+		return 1;
+	}
+	return 0;
 }
 
 int gh_parse_api_url(const char *api_base, const char *url, struct gh_ref *out, struct ga_err *err)

@@ -48,12 +48,24 @@ int gh_parse_url(const char *url, struct gh_ref *out, struct ga_err *err);
  * host name ("notgithub.com/…" is not one). Returns the number found. */
 size_t gh_find_urls(const char *text, struct gh_ref *out, size_t max);
 
+struct gh_repo_ref {
+	char owner[GH_OWNER_MAX + 1];
+	char repo[GH_REPO_MAX + 1];
+};
+
+/* The first repository named in free text as [http[s]://][www.]github.com/
+ * OWNER/REPO (an issue or PR link names its repository too), for "the repo
+ * of this conversation" (spec §2.1). A trailing ".git" and sentence
+ * punctuation are dropped; GitHub's own pages (github.com/orgs/…,
+ * /settings/…, /topics/…, …) are not repositories and are skipped. Returns
+ * 1 and fills out, or 0 when the text names none. */
+int gh_find_repo(const char *text, struct gh_repo_ref *out);
+
 /* An API URL as notifications carry it in subject.url:
  * <api_base>/repos/OWNER/REPO/issues/N or …/pulls/N. api_base is the
  * configured API URL (GITHUB_API_URL) without the trailing '/'. -1 with err
  * for anything else (commits, releases, discussions, another host). */
-int gh_parse_api_url(const char *api_base, const char *url, struct gh_ref *out,
-                     struct ga_err *err);
+int gh_parse_api_url(const char *api_base, const char *url, struct gh_ref *out, struct ga_err *err);
 
 /* The rel="next" target of a Link header into out. Returns 1 when found,
  * 0 when the header has no next link, -1 when it is malformed or the target

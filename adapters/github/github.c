@@ -13,6 +13,7 @@
 #include "adapters/github/github.h"
 
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,20 @@
 #include "common/xalloc.h"
 
 #define LOG_COMP "github"
+
+/* Fills err (may be NULL) and returns 0, the id of no call. */
+static uint64_t refuse(struct ga_err *err, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)));
+static uint64_t refuse(struct ga_err *err, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return 0;
+}
 
 struct call {
 	struct call *prev, *next; /* queue links while queued */
@@ -226,7 +241,8 @@ static void github_says(const cJSON *root, bool html, char *out, size_t cap)
 	if (cJSON_IsString(m) && m->valuestring[0])
 		quote(m->valuestring, msg, sizeof msg);
 	else
-		append(msg, sizeof msg, html ? "an HTML page instead of JSON" : "no message in the answer");
+		append(msg, sizeof msg,
+		       html ? "an HTML page instead of JSON" : "no message in the answer");
 	out[0] = '\0';
 	append(out, cap, msg);
 	const cJSON *errs = cJSON_GetObjectItemCaseSensitive(root, "errors");
@@ -276,8 +292,7 @@ static bool header_is_zero(const char *v)
 enum gh_error_kind gh_classify(long status, const char *content_type, const char *body,
                                size_t body_len, const char *(*hdr)(const char *name, void *ud),
                                void *hdr_ud, const char *what, bool have_token, int64_t now,
-                               bool *rate_primary, int64_t *retry_after_ms, char *msg,
-                               size_t cap)
+                               bool *rate_primary, int64_t *retry_after_ms, char *msg, size_t cap)
 {
 	*rate_primary = false;
 	*retry_after_ms = -1;
@@ -314,8 +329,8 @@ enum gh_error_kind gh_classify(long status, const char *content_type, const char
 			        " to a valid token",
 			        what, says);
 		else
-			err_fmt(msg, cap,
-			        "GitHub needs a token to %s (401: %s): set " GH_TOKEN_VAR, what, says);
+			err_fmt(msg, cap, "GitHub needs a token to %s (401: %s): set " GH_TOKEN_VAR,
+			        what, says);
 	} else if (status == 403 || status == 429) {
 		/* Rate limit or permission: the headers say it first (remaining 0
 		 * = primary, retry-after = secondary), then the documented body of
@@ -332,7 +347,8 @@ enum gh_error_kind gh_classify(long status, const char *content_type, const char
 		if (status == 429 || primary || secondary) {
 			kind = GH_ERR_RATE_LIMITED;
 			*rate_primary = primary;
-			err_fmt(msg, cap, "GitHub's %s rate limit stopped the attempt to %s (%ld: %s)",
+			err_fmt(msg, cap,
+			        "GitHub's %s rate limit stopped the attempt to %s (%ld: %s)",
 			        primary ? "primary" : "secondary", what, status, says);
 		} else {
 			kind = GH_ERR_FORBIDDEN;
@@ -363,7 +379,8 @@ enum gh_error_kind gh_classify(long status, const char *content_type, const char
 		kind = GH_ERR_REFUSED;
 		err_fmt(msg, cap,
 		        "GitHub answered the attempt to %s with a redirect (%ld), which is not "
-		        "followed: the repository may have been renamed, or GITHUB_API_URL is wrong",
+		        "followed: the repository may have been renamed, or GITHUB_API_URL is "
+		        "wrong",
 		        what, status);
 	} else {
 		kind = GH_ERR_REFUSED;
@@ -458,7 +475,8 @@ static void finish(struct call *k, enum gh_error_kind kind, const cJSON *json, c
 		if (kind != GH_ERR_CANCELLED)
 			log_kv(gh_error_is_fatal(kind) ? LOG_LEVEL_ERROR : LOG_LEVEL_WARN, LOG_COMP,
 			       "GitHub request failed", "kind", gh_error_kind_name(kind), "status",
-			       LOG_INT(k->status), "attempts", LOG_INT(k->attempts), "error", r.msg);
+			       LOG_INT(k->status), "attempts", LOG_INT(k->attempts), "error",
+			       r.msg);
 	}
 	k->cb(&r, k->ud);
 	call_free(k);
@@ -611,8 +629,8 @@ static void transient(struct gh_client *c, struct call *k, const char *msg, bool
 /* Adds a page to the merged list. Returns 1 when another page is to be
  * fetched (k->url set), 0 when the list is complete, -1 with msg when the
  * page is malformed. */
-static int merge_page(struct gh_client *c, struct call *k, cJSON *root, const char *link,
-                      char *msg, size_t cap)
+static int merge_page(struct gh_client *c, struct call *k, cJSON *root, const char *link, char *msg,
+                      size_t cap)
 {
 	cJSON *items = root;
 	if (k->items_field) {
@@ -626,7 +644,8 @@ static int merge_page(struct gh_client *c, struct call *k, cJSON *root, const ch
 			err_fmt(msg, cap, "GitHub's answer to the attempt to %s has no '%s' array",
 			        k->what, k->items_field);
 		else
-			err_fmt(msg, cap, "GitHub's answer to the attempt to %s is not a JSON array",
+			err_fmt(msg, cap,
+			        "GitHub's answer to the attempt to %s is not a JSON array",
 			        k->what);
 		return -1;
 	}
@@ -658,7 +677,8 @@ static int merge_page(struct gh_client *c, struct call *k, cJSON *root, const ch
 		char q[GH_MSG_QUOTE_MAX + 1];
 		quote(next, q, sizeof q);
 		err_fmt(msg, cap,
-		        "GitHub's next page for the attempt to %s is at '%s', outside GITHUB_API_URL "
+		        "GitHub's next page for the attempt to %s is at '%s', outside "
+		        "GITHUB_API_URL "
 		        "(%s): it is not followed with the token",
 		        k->what, q, c->cfg.api_url);
 		return -1;
@@ -707,10 +727,10 @@ static void on_http_done(const struct http_response *hr, void *ud)
 	int64_t retry_after = -1;
 	char msg[GA_ERR_MSG_MAX];
 	struct hdr_ctx hc = {hr};
-	enum gh_error_kind kind = gh_classify(
-	        hr->status, http_response_header(hr, "Content-Type"), hr->body, hr->body_len,
-	        hdr_lookup, &hc, k->what, c->auth_header != NULL, now, &primary, &retry_after, msg,
-	        sizeof msg);
+	enum gh_error_kind kind =
+	        gh_classify(hr->status, http_response_header(hr, "Content-Type"), hr->body,
+	                    hr->body_len, hdr_lookup, &hc, k->what, c->auth_header != NULL, now,
+	                    &primary, &retry_after, msg, sizeof msg);
 	switch (kind) {
 	case GH_OK: {
 		gh_rate_success(&c->rate);
@@ -726,8 +746,8 @@ static void on_http_done(const struct http_response *hr, void *ud)
 		cJSON *root = json_parse(hr->body, hr->body_len, &perr);
 		if (!root) {
 			err_fmt(msg, sizeof msg,
-			        "GitHub's answer to the attempt to %s is not valid JSON (%s)", k->what,
-			        perr.msg);
+			        "GitHub's answer to the attempt to %s is not valid JSON (%s)",
+			        k->what, perr.msg);
 			finish(k, GH_ERR_MALFORMED, NULL, msg, false);
 			break;
 		}
@@ -736,8 +756,8 @@ static void on_http_done(const struct http_response *hr, void *ud)
 			cJSON_Delete(root);
 			break;
 		}
-		int more = merge_page(c, k, root, http_response_header(hr, "Link"), msg,
-		                      sizeof msg);
+		int more =
+		        merge_page(c, k, root, http_response_header(hr, "Link"), msg, sizeof msg);
 		cJSON_Delete(root);
 		if (more < 0)
 			finish(k, GH_ERR_MALFORMED, NULL, msg, false);
@@ -752,7 +772,8 @@ static void on_http_done(const struct http_response *hr, void *ud)
 		int64_t wait = gh_rate_limited(&c->rate, k->resource, primary, retry_after, now);
 		k->rate_hits++;
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "GitHub rate limit", "kind",
-		       primary ? "primary" : "secondary", "wait_ms", LOG_INT(wait), "what", k->what);
+		       primary ? "primary" : "secondary", "wait_ms", LOG_INT(wait), "what",
+		       k->what);
 		if (k->rate_hits <= c->cfg.max_rate_retries) {
 			q_push_front(c, k);
 		} else {
@@ -843,7 +864,7 @@ uint64_t gh_call(struct gh_client *c, const struct gh_req *req, gh_done_fn cb, v
                  struct ga_err *err)
 {
 	if (c->closing)
-		return (uint64_t)err_set(err, "the GitHub client is shutting down"), 0;
+		return refuse(err, "the GitHub client is shutting down");
 	if (!req->method || !req->path || req->path[0] != '/' || !req->what || !cb) {
 		err_set(err, "a GitHub request needs a method, a path starting with '/', a "
 		             "description and a callback");
@@ -851,8 +872,9 @@ uint64_t gh_call(struct gh_client *c, const struct gh_req *req, gh_done_fn cb, v
 	}
 	bool write = is_write(req->method);
 	if (write && !c->auth_header) {
-		err_set(err, GH_TOKEN_VAR " is not set: GitHub does not let anyone %s without a "
-		             "token",
+		err_set(err,
+		        GH_TOKEN_VAR " is not set: GitHub does not let anyone %s without a "
+		                     "token",
 		        req->what);
 		return 0;
 	}

@@ -70,23 +70,23 @@
 #include "common/config.h"
 #include "common/err.h"
 
-#define GH_API_VERSION             "2022-11-28"
-#define GH_TOKEN_VAR               "AGENT_GITHUB_TOKEN"
-#define GH_MAX_QUEUED              128
-#define GH_MAX_BODY_BYTES          ((size_t)256 * 1024) /* GitHub takes 65,536 characters */
-#define GH_MAX_ITEMS_CAP           1000
-#define GH_MAX_PAGES_CAP           20
-#define GH_PER_PAGE                100
-#define GH_DEFAULT_MAX_ITEMS       100
-#define GH_DEFAULT_MAX_PAGES       10
-#define GH_DEFAULT_MAX_RETRIES     3
-#define GH_DEFAULT_BACKOFF_BASE_MS 2000u
-#define GH_DEFAULT_BACKOFF_CAP_MS  60000u
+#define GH_API_VERSION              "2022-11-28"
+#define GH_TOKEN_VAR                "AGENT_GITHUB_TOKEN"
+#define GH_MAX_QUEUED               128
+#define GH_MAX_BODY_BYTES           ((size_t)256 * 1024) /* GitHub takes 65,536 characters */
+#define GH_MAX_ITEMS_CAP            1000
+#define GH_MAX_PAGES_CAP            20
+#define GH_PER_PAGE                 100
+#define GH_DEFAULT_MAX_ITEMS        100
+#define GH_DEFAULT_MAX_PAGES        10
+#define GH_DEFAULT_MAX_RETRIES      3
+#define GH_DEFAULT_BACKOFF_BASE_MS  2000u
+#define GH_DEFAULT_BACKOFF_CAP_MS   60000u
 #define GH_DEFAULT_MAX_RATE_RETRIES 3
-#define GH_DEFAULT_MAX_WAIT_MS     ((uint64_t)GH_PRIMARY_WINDOW_MAX_MS)
-#define GH_DEFAULT_RECHECK_MS      5000u
-#define GH_DEFAULT_TIMEOUT_MS      30000u
-#define GH_MSG_QUOTE_MAX           200 /* bytes of GitHub's message quoted */
+#define GH_DEFAULT_MAX_WAIT_MS      ((uint64_t)GH_PRIMARY_WINDOW_MAX_MS)
+#define GH_DEFAULT_RECHECK_MS       5000u
+#define GH_DEFAULT_TIMEOUT_MS       30000u
+#define GH_MSG_QUOTE_MAX            200 /* bytes of GitHub's message quoted */
 
 /* The clock every rate decision uses; epoch ms. NULL now_ms = the real one. */
 struct gh_clock {
@@ -104,10 +104,10 @@ struct gh_config {
 	int max_retries;          /* transient failures retried this many times */
 	unsigned backoff_base_ms; /* tests set a few ms */
 	unsigned backoff_cap_ms;
-	int max_rate_retries;   /* rate-limited answers to one request before giving up */
-	uint64_t max_wait_ms;   /* longest a request waits for a rate limit */
-	unsigned recheck_ms;    /* longest timer slice while waiting */
-	unsigned timeout_ms;    /* per HTTP request */
+	int max_rate_retries; /* rate-limited answers to one request before giving up */
+	uint64_t max_wait_ms; /* longest a request waits for a rate limit */
+	unsigned recheck_ms;  /* longest timer slice while waiting */
+	unsigned timeout_ms;  /* per HTTP request */
 	struct gh_clock clock;
 };
 
@@ -137,15 +137,15 @@ enum gh_error_kind {
 
 struct gh_result {
 	enum gh_error_kind kind;
-	int status;          /* last HTTP status, 0 = none */
-	int attempts;        /* HTTP requests made for this call (pages included) */
-	bool maybe_applied;  /* a write that failed after it may have reached GitHub */
-	const cJSON *json;   /* the answer: an object, or for lists the merged
-	                        array (search: the merged "items"); NULL when
-	                        there is no body (204, 205) or on error */
-	size_t pages;        /* pages fetched (lists) */
-	bool truncated;      /* a list stopped at its bound with more to fetch */
-	int64_t total_count; /* search: GitHub's total_count; -1 otherwise */
+	int status;               /* last HTTP status, 0 = none */
+	int attempts;             /* HTTP requests made for this call (pages included) */
+	bool maybe_applied;       /* a write that failed after it may have reached GitHub */
+	const cJSON *json;        /* the answer: an object, or for lists the merged
+	                             array (search: the merged "items"); NULL when
+	                             there is no body (204, 205) or on error */
+	size_t pages;             /* pages fetched (lists) */
+	bool truncated;           /* a list stopped at its bound with more to fetch */
+	int64_t total_count;      /* search: GitHub's total_count; -1 otherwise */
 	char msg[GA_ERR_MSG_MAX]; /* "" on success */
 };
 
@@ -163,16 +163,16 @@ void gh_client_free(struct gh_client *c);
 
 /* A request, for endpoints without a helper below (PATCH an issue, ...). */
 struct gh_req {
-	const char *method;   /* "GET", "POST", "PATCH", "PUT", "DELETE" */
-	const char *path;     /* "/repos/o/r/issues?state=open": path and query under the base */
-	const char *body;     /* JSON text or NULL */
-	const char *what;     /* "create an issue in o/r": for messages; required */
-	const char *resource; /* rate-limit bucket; NULL = "core" */
-	bool list;            /* follow Link rel="next" and merge the pages */
+	const char *method;      /* "GET", "POST", "PATCH", "PUT", "DELETE" */
+	const char *path;        /* "/repos/o/r/issues?state=open": path and query under the base */
+	const char *body;        /* JSON text or NULL */
+	const char *what;        /* "create an issue in o/r": for messages; required */
+	const char *resource;    /* rate-limit bucket; NULL = "core" */
+	bool list;               /* follow Link rel="next" and merge the pages */
 	const char *items_field; /* for lists whose pages are objects ("items") */
-	size_t max_items;     /* lists: 0 = GH_DEFAULT_MAX_ITEMS */
-	size_t max_pages;     /* lists: 0 = GH_DEFAULT_MAX_PAGES */
-	bool idempotent;      /* a write that may safely be repeated (PUT, PATCH, DELETE are) */
+	size_t max_items;        /* lists: 0 = GH_DEFAULT_MAX_ITEMS */
+	size_t max_pages;        /* lists: 0 = GH_DEFAULT_MAX_PAGES */
+	bool idempotent;         /* a write that may safely be repeated (PUT, PATCH, DELETE are) */
 };
 
 /* Queues a request. Returns its id (> 0), or 0 with err filled (bad
@@ -218,20 +218,18 @@ uint64_t gh_issues_list(struct gh_client *c, const char *owner, const char *repo
                         const struct gh_issue_query *q, gh_done_fn cb, void *ud,
                         struct ga_err *err);
 /* POST /repos/{o}/{r}/issues/{n}/comments {body} → the comment. */
-uint64_t gh_issue_comment(struct gh_client *c, const char *owner, const char *repo,
-                          int64_t number, const char *body, gh_done_fn cb, void *ud,
-                          struct ga_err *err);
+uint64_t gh_issue_comment(struct gh_client *c, const char *owner, const char *repo, int64_t number,
+                          const char *body, gh_done_fn cb, void *ud, struct ga_err *err);
 /* GET /repos/{o}/{r}/issues/{n}/comments (paginated) → array of comments. */
-uint64_t gh_comments_list(struct gh_client *c, const char *owner, const char *repo,
-                          int64_t number, size_t max_items, gh_done_fn cb, void *ud,
-                          struct ga_err *err);
+uint64_t gh_comments_list(struct gh_client *c, const char *owner, const char *repo, int64_t number,
+                          size_t max_items, gh_done_fn cb, void *ud, struct ga_err *err);
 /* POST /repos/{o}/{r}/issues/{n}/reactions {content}, or on a comment when
  * comment_id > 0 (…/issues/comments/{id}/reactions). content is one of
  * +1 -1 laugh confused heart hooray rocket eyes. Repeating it is harmless
  * (GitHub answers 200 with the existing reaction), so it is retried. */
 uint64_t gh_reaction_create(struct gh_client *c, const char *owner, const char *repo,
-                            int64_t number, int64_t comment_id, const char *content,
-                            gh_done_fn cb, void *ud, struct ga_err *err);
+                            int64_t number, int64_t comment_id, const char *content, gh_done_fn cb,
+                            void *ud, struct ga_err *err);
 /* GET /notifications (paginated, 50 a page) → array of threads. since_ms
  * > 0 adds since=<ISO>; all = also the read ones. */
 uint64_t gh_notifications_list(struct gh_client *c, int64_t since_ms, bool all, size_t max_items,
@@ -241,8 +239,8 @@ uint64_t gh_notification_mark_read(struct gh_client *c, const char *thread_id, g
                                    void *ud, struct ga_err *err);
 /* GET /search/issues?q=… (paginated, bucket "search") → array of the
  * matching issues; total_count in the result. */
-uint64_t gh_search_issues(struct gh_client *c, const char *query, size_t max_items,
-                          gh_done_fn cb, void *ud, struct ga_err *err);
+uint64_t gh_search_issues(struct gh_client *c, const char *query, size_t max_items, gh_done_fn cb,
+                          void *ud, struct ga_err *err);
 /* GET /user → the authenticated user (login): the cheap token check. */
 uint64_t gh_user_get(struct gh_client *c, gh_done_fn cb, void *ud, struct ga_err *err);
 
@@ -273,8 +271,7 @@ size_t gh_pending(const struct gh_client *c);
 enum gh_error_kind gh_classify(long status, const char *content_type, const char *body,
                                size_t body_len, const char *(*hdr)(const char *name, void *ud),
                                void *hdr_ud, const char *what, bool have_token, int64_t now_ms,
-                               bool *rate_primary, int64_t *retry_after_ms, char *msg,
-                               size_t cap);
+                               bool *rate_primary, int64_t *retry_after_ms, char *msg, size_t cap);
 
 /* Backoff before retry number `retry` (1-based): base · 2^(retry-1) plus
  * jitter_frac (0..1) · 30 %, at least retry_after_ms, at most cap_ms. */

@@ -33,15 +33,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GH_RATE_BUCKETS_MAX          4
-#define GH_RATE_NAME_MAX             24
-#define GH_DEFAULT_SPACING_MS        1000u
-#define GH_DEFAULT_WRITE_SPACING_MS  5000u
-#define GH_DEFAULT_LOW_BUDGET        100
-#define GH_PRIMARY_WINDOW_MAX_MS     ((int64_t)3660 * 1000) /* an hour and a minute */
-#define GH_SECONDARY_DEFAULT_MS      ((int64_t)60 * 1000)
-#define GH_SECONDARY_MAX_MS          ((int64_t)15 * 60 * 1000)
-#define GH_CLOCK_SKEW_FALLBACK_MS    ((int64_t)60 * 1000)
+#define GH_RATE_BUCKETS_MAX         4
+#define GH_RATE_NAME_MAX            24
+#define GH_DEFAULT_SPACING_MS       1000u
+#define GH_DEFAULT_WRITE_SPACING_MS 5000u
+#define GH_DEFAULT_LOW_BUDGET       100
+#define GH_PRIMARY_WINDOW_MAX_MS    ((int64_t)3660 * 1000) /* an hour and a minute */
+#define GH_SECONDARY_DEFAULT_MS     ((int64_t)60 * 1000)
+#define GH_SECONDARY_MAX_MS         ((int64_t)15 * 60 * 1000)
+#define GH_CLOCK_SKEW_FALLBACK_MS   ((int64_t)60 * 1000)
 
 struct gh_bucket {
 	char name[GH_RATE_NAME_MAX];

@@ -16,11 +16,11 @@
 #include "common/timeutil.h"
 
 #define DOCS "https://docs.github.com/rest"
-#define PRIMARY_DOCS                                                                       \
-	"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-" \
+#define PRIMARY_DOCS                                                                               \
+	"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-"    \
 	"rate-limit"
-#define SECONDARY_DOCS                                                                        \
-	"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-" \
+#define SECONDARY_DOCS                                                                             \
+	"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-"     \
 	"api#about-secondary-rate-limits"
 
 struct comment {
@@ -109,6 +109,7 @@ struct ghfake {
 	uint64_t n_log;
 };
 
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -178,7 +179,8 @@ static struct comment *find_comment(struct repo *r, int64_t id, struct issue **i
 {
 	for (size_t i = 0; r && i < r->n_issues; i++)
 		for (size_t j = 0; j < r->issues[i]->n_comments; j++)
-			if (r->issues[i]->comments[j].id == id && !r->issues[i]->comments[j].deleted) {
+			if (r->issues[i]->comments[j].id == id &&
+			    !r->issues[i]->comments[j].deleted) {
 				if (in)
 					*in = r->issues[i];
 				return &r->issues[i]->comments[j];
@@ -256,8 +258,7 @@ static cJSON *issue_json(struct ghfake *f, const struct repo *r, const struct is
 	snprintf(buf, sizeof buf, "%s/repos/%s/%s/issues/%lld", httpfake_base_url(f->http),
 	         r->owner, r->name, (long long)is->number);
 	cJSON_AddStringToObject(o, "url", buf);
-	snprintf(buf, sizeof buf, "%s/repos/%s/%s", httpfake_base_url(f->http), r->owner,
-	         r->name);
+	snprintf(buf, sizeof buf, "%s/repos/%s/%s", httpfake_base_url(f->http), r->owner, r->name);
 	cJSON_AddStringToObject(o, "repository_url", buf);
 	cJSON_AddStringToObject(o, "created_at", iso(is->created_ms, t));
 	cJSON_AddStringToObject(o, "updated_at", iso(is->updated_ms, t));
@@ -406,15 +407,19 @@ static void paginate(struct ghfake *f, const struct httpfake_request *req,
 	char link[8192] = "", u[2048];
 	if (page < last) {
 		page_url(f, req, page + 1, u, sizeof u);
-		snprintf(link + strlen(link), sizeof link - strlen(link), "<%s>; rel=\"next\", ", u);
+		snprintf(link + strlen(link), sizeof link - strlen(link), "<%s>; rel=\"next\", ",
+		         u);
 		page_url(f, req, last, u, sizeof u);
-		snprintf(link + strlen(link), sizeof link - strlen(link), "<%s>; rel=\"last\", ", u);
+		snprintf(link + strlen(link), sizeof link - strlen(link), "<%s>; rel=\"last\", ",
+		         u);
 	}
 	if (page > 1) {
 		page_url(f, req, 1, u, sizeof u);
-		snprintf(link + strlen(link), sizeof link - strlen(link), "<%s>; rel=\"first\", ", u);
+		snprintf(link + strlen(link), sizeof link - strlen(link), "<%s>; rel=\"first\", ",
+		         u);
 		page_url(f, req, page - 1, u, sizeof u);
-		snprintf(link + strlen(link), sizeof link - strlen(link), "<%s>; rel=\"prev\", ", u);
+		snprintf(link + strlen(link), sizeof link - strlen(link), "<%s>; rel=\"prev\", ",
+		         u);
 	}
 	size_t ll = strlen(link);
 	if (ll >= 2) {
@@ -518,8 +523,8 @@ static void list_issues(struct ghfake *f, struct repo *r, const struct httpfake_
 		if (by_updated) /* good enough: updated order = number order in the fake */
 			is = r->issues[i];
 		bool want = !state || strcmp(state, "open") == 0 ? !is->closed
-		            : strcmp(state, "closed") == 0      ? is->closed
-		                                                : true;
+		            : strcmp(state, "closed") == 0       ? is->closed
+		                                                 : true;
 		if (want && labels_match(is, param(req, "labels")))
 			cJSON_AddItemToArray(all, issue_json(f, r, is));
 	}
@@ -535,8 +540,9 @@ static cJSON *strings_of(const cJSON *v)
 		if (cJSON_IsString(e))
 			cJSON_AddItemToArray(out, cJSON_CreateString(e->valuestring));
 		else if (cJSON_IsString(cJSON_GetObjectItem(e, "name")))
-			cJSON_AddItemToArray(out,
-			                     cJSON_CreateString(cJSON_GetObjectItem(e, "name")->valuestring));
+			cJSON_AddItemToArray(
+			        out,
+			        cJSON_CreateString(cJSON_GetObjectItem(e, "name")->valuestring));
 	}
 	return out;
 }
@@ -646,8 +652,8 @@ static void patch_issue(struct ghfake *f, struct repo *r, struct issue *is,
 static void react(struct ghfake *f, struct issue *is, int64_t comment_id, const char *login,
                   const struct httpfake_request *req, struct httpfake_response *resp)
 {
-	static const char *const kinds[] = {"+1",    "-1",     "laugh", "confused",
-	                                    "heart", "hooray", "rocket", "eyes", NULL};
+	static const char *const kinds[] = {"+1",     "-1",     "laugh", "confused", "heart",
+	                                    "hooray", "rocket", "eyes",  NULL};
 	cJSON *b = parse_body(req, resp);
 	if (!b)
 		return;
@@ -696,7 +702,7 @@ struct query {
 	char terms[8][257];
 	size_t n_terms;
 	char repo[160];
-	int is_pr; /* -1 any */
+	int is_pr;  /* -1 any */
 	int closed; /* -1 any */
 	char author[64];
 	bool in_title, in_body, in_comments;
@@ -829,7 +835,8 @@ static cJSON *state_json(struct ghfake *f)
 			cJSON *cs = cJSON_AddArrayToObject(io, "comment_list");
 			for (size_t k = 0; k < is->n_comments; k++)
 				if (!is->comments[k].deleted)
-					cJSON_AddItemToArray(cs, comment_json(f, r, is, &is->comments[k]));
+					cJSON_AddItemToArray(
+					        cs, comment_json(f, r, is, &is->comments[k]));
 			cJSON *rs = cJSON_AddArrayToObject(io, "reaction_list");
 			for (size_t k = 0; k < is->n_reactions; k++) {
 				cJSON *x = cJSON_CreateObject();
@@ -1081,14 +1088,16 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 	if (ctl) {
 		control(f, req, resp);
 	} else if (!ok) {
-		error(resp, 401, httpfake_request_header(req, "Authorization") ? "Bad credentials"
-		                                                               : "Requires authentication");
+		error(resp, 401,
+		      httpfake_request_header(req, "Authorization") ? "Bad credentials"
+		                                                    : "Requires authentication");
 	} else if (f->fail_n > 0) {
 		f->fail_n--;
 		if (f->fail_html) {
 			char page[512];
 			snprintf(page, sizeof page,
-			         "<!DOCTYPE html>\n<html><head><title>Unicorn! &middot; GitHub</title>"
+			         "<!DOCTYPE html>\n<html><head><title>Unicorn! &middot; "
+			         "GitHub</title>"
 			         "</head><body><h1>%d</h1><p>No server is currently available to "
 			         "service your request.</p></body></html>\n",
 			         f->fail_status);
@@ -1101,9 +1110,10 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 	} else if (f->secondary_n > 0) {
 		f->secondary_n--;
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "message",
-		                        "You have exceeded a secondary rate limit. Please wait a few "
-		                        "minutes before you try again.");
+		cJSON_AddStringToObject(
+		        o, "message",
+		        "You have exceeded a secondary rate limit. Please wait a few "
+		        "minutes before you try again.");
 		cJSON_AddStringToObject(o, "documentation_url", SECONDARY_DOCS);
 		answer(resp, f->secondary_status, o);
 		if (f->secondary_retry >= 0) {
@@ -1113,9 +1123,10 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 		}
 	} else if (b->limit > 0 && b->remaining <= 0) {
 		char msg[160];
-		snprintf(msg, sizeof msg,
-		         "API rate limit exceeded for user ID 1. If you reach out to GitHub Support "
-		         "for help, please include the request ID.");
+		snprintf(
+		        msg, sizeof msg,
+		        "API rate limit exceeded for user ID 1. If you reach out to GitHub Support "
+		        "for help, please include the request ID.");
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "message", msg);
 		cJSON_AddStringToObject(o, "documentation_url", PRIMARY_DOCS);
@@ -1279,12 +1290,12 @@ static struct repo *must_repo(struct ghfake *f, const char *owner, const char *r
 	return r;
 }
 
-int64_t ghfake_add_issue(struct ghfake *f, const char *owner, const char *repo,
-                         const char *author, const char *title, const char *body)
+int64_t ghfake_add_issue(struct ghfake *f, const char *owner, const char *repo, const char *author,
+                         const char *title, const char *body)
 {
 	pthread_mutex_lock(&f->mu);
-	struct issue *is = new_issue(f, must_repo(f, owner, repo), author ? author : "someone",
-	                             title, body);
+	struct issue *is =
+	        new_issue(f, must_repo(f, owner, repo), author ? author : "someone", title, body);
 	if (!is)
 		die("ghfake_add_issue: more than %d issues", GHFAKE_ISSUES_MAX);
 	int64_t n = is->number;
@@ -1339,8 +1350,7 @@ size_t ghfake_issue_count(struct ghfake *f, const char *owner, const char *repo)
 	return n;
 }
 
-size_t ghfake_comment_count(struct ghfake *f, const char *owner, const char *repo,
-                            int64_t number)
+size_t ghfake_comment_count(struct ghfake *f, const char *owner, const char *repo, int64_t number)
 {
 	pthread_mutex_lock(&f->mu);
 	struct issue *is = find_issue(find_repo(f, owner, repo), number);
@@ -1385,8 +1395,8 @@ int ghfake_notification_unread(struct ghfake *f, int64_t id)
 	return rc;
 }
 
-size_t ghfake_reaction_count(struct ghfake *f, const char *owner, const char *repo,
-                             int64_t number, int64_t comment_id, const char *content)
+size_t ghfake_reaction_count(struct ghfake *f, const char *owner, const char *repo, int64_t number,
+                             int64_t comment_id, const char *content)
 {
 	size_t n = 0;
 	pthread_mutex_lock(&f->mu);

@@ -19,13 +19,12 @@
  *                                           {content} → 201 new, 200 existing
  *   GET    /notifications                   all, since, per_page (default 50), page
  *   PATCH  /notifications/threads/{id}      → 205
- *   GET    /search/issues                   q, per_page, page → {total_count, incomplete_results, items}
- * Lists are paginated as GitHub does (per_page default 30, at most 100;
- * Link header with rel="next", "last", "first", "prev"). Owner and repository
- * names compare case-insensitively. Errors carry GitHub's bodies: 401 "Bad
- * credentials", 403 "Resource not accessible by personal access token" (a
- * read-only repository), 404 "Not Found", 410 "Issues are disabled for
- * this repo", 422 "Validation Failed" with errors[].
+ *   GET    /search/issues                   q, per_page, page → {total_count, incomplete_results,
+ * items} Lists are paginated as GitHub does (per_page default 30, at most 100; Link header with
+ * rel="next", "last", "first", "prev"). Owner and repository names compare case-insensitively.
+ * Errors carry GitHub's bodies: 401 "Bad credentials", 403 "Resource not accessible by personal
+ * access token" (a read-only repository), 404 "Not Found", 410 "Issues are disabled for this repo",
+ * 422 "Validation Failed" with errors[].
  *
  * Search: q holds terms (a "quoted phrase" is one term) and qualifiers
  * repo:o/r, is:issue|pr|open|closed, state:, author:, in:title,body,comments;
@@ -67,13 +66,13 @@
 
 #include "tests/fakes/httpfake/httpfake.h"
 
-#define GHFAKE_REPOS_MAX    64
-#define GHFAKE_ISSUES_MAX   10000 /* per repository */
-#define GHFAKE_COMMENTS_MAX 10000 /* per issue */
-#define GHFAKE_REACTIONS_MAX 1000 /* per issue */
-#define GHFAKE_NOTIFS_MAX   4096
-#define GHFAKE_TOKENS_MAX   16
-#define GHFAKE_LOG_MAX      4096
+#define GHFAKE_REPOS_MAX     64
+#define GHFAKE_ISSUES_MAX    10000 /* per repository */
+#define GHFAKE_COMMENTS_MAX  10000 /* per issue */
+#define GHFAKE_REACTIONS_MAX 1000  /* per issue */
+#define GHFAKE_NOTIFS_MAX    4096
+#define GHFAKE_TOKENS_MAX    16
+#define GHFAKE_LOG_MAX       4096
 
 /* ghfake_add_repo flags */
 #define GHFAKE_REPO_READONLY        1u /* writes answer 403 */
@@ -98,8 +97,8 @@ void ghfake_add_token(struct ghfake *f, const char *token, const char *login);
 
 void ghfake_add_repo(struct ghfake *f, const char *owner, const char *name, unsigned flags);
 /* Returns the new issue's number. */
-int64_t ghfake_add_issue(struct ghfake *f, const char *owner, const char *repo,
-                         const char *author, const char *title, const char *body);
+int64_t ghfake_add_issue(struct ghfake *f, const char *owner, const char *repo, const char *author,
+                         const char *title, const char *body);
 /* Returns the new comment's id. */
 int64_t ghfake_add_comment(struct ghfake *f, const char *owner, const char *repo, int64_t number,
                            const char *author, const char *body);
@@ -109,8 +108,7 @@ int64_t ghfake_add_notification(struct ghfake *f, const char *owner, const char 
 
 size_t ghfake_issue_count(struct ghfake *f, const char *owner, const char *repo);
 /* Comments not deleted; 0 when the issue does not exist. */
-size_t ghfake_comment_count(struct ghfake *f, const char *owner, const char *repo,
-                            int64_t number);
+size_t ghfake_comment_count(struct ghfake *f, const char *owner, const char *repo, int64_t number);
 /* Copy of the issue as the API renders it (caller frees), or NULL. */
 cJSON *ghfake_issue(struct ghfake *f, const char *owner, const char *repo, int64_t number);
 /* Issues plus comments (not deleted), anywhere, whose body contains s. */
@@ -118,8 +116,8 @@ size_t ghfake_count_body(struct ghfake *f, const char *s);
 /* -1 unknown thread, 0 read, 1 unread. */
 int ghfake_notification_unread(struct ghfake *f, int64_t id);
 /* Reactions with that content on the issue (comment_id 0) or a comment. */
-size_t ghfake_reaction_count(struct ghfake *f, const char *owner, const char *repo,
-                             int64_t number, int64_t comment_id, const char *content);
+size_t ghfake_reaction_count(struct ghfake *f, const char *owner, const char *repo, int64_t number,
+                             int64_t comment_id, const char *content);
 
 /* --- limits and faults ------------------------------------------------------ */
 

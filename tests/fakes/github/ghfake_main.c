@@ -24,8 +24,8 @@
 
 #include "tests/fakes/github/ghfake.h"
 
-#define USAGE                                                                              \
-	"usage: ghfake-server [--token TOKEN:LOGIN]... [--repo "                             \
+#define USAGE                                                                                      \
+	"usage: ghfake-server [--token TOKEN:LOGIN]... [--repo "                                   \
 	"OWNER/NAME[:readonly][:noissues]]... [--port-file PATH] [--record PATH]\n"
 
 #define MAX_ARGS 64
@@ -58,7 +58,8 @@ static int add_repo(struct ghfake *f, const char *spec)
 	char *opt = strchr(buf, ':');
 	if (opt) {
 		*opt++ = '\0';
-		for (char *save, *t = strtok_r(opt, ":", &save); t; t = strtok_r(NULL, ":", &save)) {
+		for (char *save, *t = strtok_r(opt, ":", &save); t;
+		     t = strtok_r(NULL, ":", &save)) {
 			if (strcmp(t, "readonly") == 0)
 				flags |= GHFAKE_REPO_READONLY;
 			else if (strcmp(t, "noissues") == 0)
@@ -91,7 +92,8 @@ int main(int argc, char **argv)
 		switch (ch) {
 		case 't':
 			if (n_tokens == MAX_ARGS || !strchr(optarg, ':')) {
-				fprintf(stderr, "ghfake-server: --token takes TOKEN:LOGIN (at most %d)\n",
+				fprintf(stderr,
+				        "ghfake-server: --token takes TOKEN:LOGIN (at most %d)\n",
 				        MAX_ARGS);
 				return 64;
 			}
@@ -141,7 +143,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < n_repos; i++) {
 		if (add_repo(f, repos[i]) != 0) {
 			fprintf(stderr,
-			        "ghfake-server: --repo '%s' is not OWNER/NAME[:readonly][:noissues]\n",
+			        "ghfake-server: --repo '%s' is not "
+			        "OWNER/NAME[:readonly][:noissues]\n",
 			        repos[i]);
 			ghfake_free(f);
 			return 64;
@@ -151,7 +154,8 @@ int main(int argc, char **argv)
 	if (record) {
 		rec = fopen(record, "a");
 		if (!rec) {
-			fprintf(stderr, "ghfake-server: cannot open %s: %s\n", record, strerror(errno));
+			fprintf(stderr, "ghfake-server: cannot open %s: %s\n", record,
+			        strerror(errno));
 			ghfake_free(f);
 			return 73;
 		}

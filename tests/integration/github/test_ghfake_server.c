@@ -21,8 +21,8 @@
 #include "common/json.h"
 #include "common/timeutil.h"
 #include "proc.h"
-#include "testutil.h"
 #include "tests/unit/llm/testloop.h"
+#include "testutil.h"
 
 struct got {
 	bool done;
@@ -56,9 +56,9 @@ static void test_server_process(void **state)
 	char port_file[600], record[600];
 	snprintf(port_file, sizeof port_file, "%s/port", dir);
 	snprintf(record, sizeof record, "%s/record.jsonl", dir);
-	const char *argv[] = {"--token",     "tok1:ada",  "--repo",   "octo/hello",
-	                      "--repo",      "octo/ro:readonly",      "--port-file",
-	                      port_file,     "--record",  record,     NULL};
+	const char *argv[] = {
+	        "--token",     "tok1:ada", "--repo",   "octo/hello", "--repo", "octo/ro:readonly",
+	        "--port-file", port_file,  "--record", record,       NULL};
 	struct proc p;
 	assert_int_equal(proc_start_bin(&p, GHFAKE_SERVER_PATH, dir, argv, NULL), 0);
 	char *port = NULL;
@@ -90,7 +90,8 @@ static void test_server_process(void **state)
 	assert_true(gh_issue_create(gh, "octo", "hello", &in, on_done, &g, &err) > 0);
 	assert_int_equal(testloop_run_until(&loop, &g.done), 0);
 	assert_int_equal(g.r.kind, GH_OK);
-	assert_string_equal(json_string_or(cJSON_GetObjectItem(g.json, "user"), "login", ""), "ada");
+	assert_string_equal(json_string_or(cJSON_GetObjectItem(g.json, "user"), "login", ""),
+	                    "ada");
 	cJSON_Delete(g.json);
 
 	memset(&g, 0, sizeof g);

@@ -193,12 +193,12 @@ static void test_create_issue_sends_github_headers(void **state)
 	assert_int_equal(json_int_or(g.json, "number", -1), 1);
 	assert_string_equal(cJSON_GetObjectItem(g.json, "html_url")->valuestring,
 	                    "https://github.com/octo/hello/issues/1");
-	assert_string_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(g.json, "user"), "login")
-	                            ->valuestring,
-	                    "ada-agent");
+	assert_string_equal(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(g.json, "user"), "login")->valuestring,
+	        "ada-agent");
 
-	struct httpfake_request *q =
-	        httpfake_request_find_last(ghfake_http(fx->fake), "POST", "/repos/octo/hello/issues");
+	struct httpfake_request *q = httpfake_request_find_last(ghfake_http(fx->fake), "POST",
+	                                                        "/repos/octo/hello/issues");
 	assert_non_null(q);
 	assert_string_equal(httpfake_request_header(q, "Authorization"), "Bearer " TOKEN);
 	assert_string_equal(httpfake_request_header(q, "Accept"), "application/vnd.github+json");
@@ -249,7 +249,8 @@ static void test_issue_get_comment_list_react(void **state)
 	wait_done(fx, &g3);
 	assert_int_equal(g3.r.kind, GH_OK);
 	assert_int_equal(cJSON_GetArraySize(g3.json), 2);
-	assert_string_equal(json_string_or(cJSON_GetArrayItem(g3.json, 1), "body", ""), "an answer");
+	assert_string_equal(json_string_or(cJSON_GetArrayItem(g3.json, 1), "body", ""),
+	                    "an answer");
 	assert_false(g3.r.truncated);
 
 	/* Reactions: 201 the first time, 200 when repeated, one reaction. */
@@ -258,8 +259,8 @@ static void test_issue_get_comment_list_react(void **state)
 	            0);
 	assert_true(gh_reaction_create(fx->gh, "octo", "hello", n, 0, "heart", on_done, &g5, &err) >
 	            0);
-	assert_true(gh_reaction_create(fx->gh, "octo", "hello", n, cid, "eyes", on_done, &g6, &err) >
-	            0);
+	assert_true(gh_reaction_create(fx->gh, "octo", "hello", n, cid, "eyes", on_done, &g6,
+	                               &err) > 0);
 	wait_done(fx, &g6);
 	assert_true(g4.done && g5.done);
 	assert_true(g4.order < g5.order && g5.order < g6.order); /* FIFO */
@@ -300,9 +301,9 @@ static void test_local_refusals(void **state)
 	assert_non_null(strstr(err.msg, "not a GitHub repository name"));
 	assert_int_equal(gh_issue_get(fx->gh, "octo", "hello", 0, on_done, &g, &err), 0);
 	assert_non_null(strstr(err.msg, "not a valid number"));
-	assert_int_equal(gh_reaction_create(fx->gh, "octo", "hello", 1, 0, "thumbsup", on_done, &g,
-	                                    &err),
-	                 0);
+	assert_int_equal(
+	        gh_reaction_create(fx->gh, "octo", "hello", 1, 0, "thumbsup", on_done, &g, &err),
+	        0);
 	assert_non_null(strstr(err.msg, "not a GitHub reaction"));
 	struct gh_issue_new in = {.title = "  "};
 	assert_int_equal(gh_issue_create(fx->gh, "octo", "hello", &in, on_done, &g, &err), 0);
@@ -384,9 +385,10 @@ static void test_pagination_and_its_bounds(void **state)
 	assert_int_equal(g2.r.attempts, 3);
 	for (int i = 0; i < 250; i++)
 		assert_int_equal(json_int_or(cJSON_GetArrayItem(g2.json, i), "number", -1), i + 1);
-	assert_int_equal(ghfake_count(fx->fake, "GET", "/repos/octo/hello/issues", 200) - before, 3);
-	struct httpfake_request *last =
-	        httpfake_request_find_last(ghfake_http(fx->fake), "GET", "/repos/octo/hello/issues");
+	assert_int_equal(ghfake_count(fx->fake, "GET", "/repos/octo/hello/issues", 200) - before,
+	                 3);
+	struct httpfake_request *last = httpfake_request_find_last(ghfake_http(fx->fake), "GET",
+	                                                           "/repos/octo/hello/issues");
 	assert_string_equal(httpfake_request_param(last, "page"), "3");
 	assert_string_equal(httpfake_request_param(last, "direction"), "asc");
 	httpfake_request_free(last);
@@ -468,8 +470,7 @@ static void test_notifications(void **state)
 	assert_string_equal(json_string_or(first, "reason", ""), "mention");
 	/* The subject URL is an API URL under the configured base. */
 	struct gh_ref ref;
-	const char *subject =
-	        json_string_or(cJSON_GetObjectItem(first, "subject"), "url", "");
+	const char *subject = json_string_or(cJSON_GetObjectItem(first, "subject"), "url", "");
 	assert_int_equal(gh_parse_api_url(ghfake_base_url(fx->fake), subject, &ref, &err), 0);
 	assert_int_equal(ref.number, n);
 	struct httpfake_request *q =
@@ -509,7 +510,8 @@ static void test_search_by_body_text(void **state)
 	                 "text\n<!-- ga:key=abc123 -->");
 	ghfake_add_issue(fx->fake, "octo", "hello", "ada-agent", "Other", "nothing");
 	int64_t n3 = ghfake_add_issue(fx->fake, "octo", "other", "ada-agent", "Third", "b");
-	ghfake_add_comment(fx->fake, "octo", "other", n3, "ada-agent", "done <!-- ga:key=def456 -->");
+	ghfake_add_comment(fx->fake, "octo", "other", n3, "ada-agent",
+	                   "done <!-- ga:key=def456 -->");
 	struct ga_err err = {{0}};
 	struct got g1 = {0}, g2 = {0}, g3 = {0};
 	assert_true(gh_search_issues(fx->gh, "\"ga:key=abc123\" repo:octo/hello in:body", 0,
@@ -663,7 +665,8 @@ static void test_5xx_and_html_are_retried_then_reported(void **state)
 	int64_t n = ghfake_add_issue(fx->fake, "octo", "hello", "host", "t", "b");
 	ghfake_fail_next(fx->fake, 1, 500, false);
 	struct got g4 = {0};
-	assert_true(gh_reaction_create(fx->gh, "octo", "hello", n, 0, "+1", on_done, &g4, &err) > 0);
+	assert_true(gh_reaction_create(fx->gh, "octo", "hello", n, 0, "+1", on_done, &g4, &err) >
+	            0);
 	wait_done(fx, &g4);
 	assert_int_equal(g4.r.kind, GH_OK);
 	assert_int_equal(g4.r.attempts, 2);

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "adapters/github/github.h"
 #include "adapters/github/ghurl.h"
+#include "adapters/github/github.h"
 
 static const char *no_hdr(const char *name, void *ud)
 {
@@ -34,6 +34,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!gh_valid_owner(refs[i].owner) || !gh_valid_repo(refs[i].repo) ||
 		    refs[i].number < 1 || refs[i].number > GH_NUMBER_MAX)
 			abort();
+	struct gh_repo_ref rr;
+	if (gh_find_repo(s, &rr) == 1 && (!gh_valid_owner(rr.owner) || !gh_valid_repo(rr.repo)))
+		abort();
 	struct gh_ref r;
 	struct ga_err err = {{0}};
 	if (gh_parse_url(s, &r, &err) == 0 && (!gh_valid_owner(r.owner) || !gh_valid_repo(r.repo)))

@@ -97,6 +97,28 @@ static void test_links_in_text(void **state)
 	assert_int_equal(gh_find_urls(NULL, r, 8), 0);
 }
 
+static void test_repo_in_text(void **state)
+{
+	(void)state;
+	struct gh_repo_ref r;
+	assert_int_equal(gh_find_repo("let's work in github.com/octo/www-lil-intdev-garden.", &r),
+	                 1);
+	assert_string_equal(r.owner, "octo");
+	assert_string_equal(r.repo, "www-lil-intdev-garden");
+	assert_int_equal(gh_find_repo("clone https://github.com/a/b.git then", &r), 1);
+	assert_string_equal(r.repo, "b");
+	assert_int_equal(gh_find_repo("see https://github.com/orgs/x/people and "
+	                              "https://github.com/a/b/issues/4",
+	                              &r),
+	                 1);
+	assert_string_equal(r.owner, "a");
+	assert_string_equal(r.repo, "b");
+	assert_int_equal(gh_find_repo("https://github.com/a", &r), 0);
+	assert_int_equal(gh_find_repo("notgithub.com/a/b", &r), 0);
+	assert_int_equal(gh_find_repo("github.com/a/..", &r), 0);
+	assert_int_equal(gh_find_repo(NULL, &r), 0);
+}
+
 static void test_api_urls(void **state)
 {
 	(void)state;
@@ -108,8 +130,8 @@ static void test_api_urls(void **state)
 	assert_string_equal(r.repo, "r");
 	assert_int_equal(r.number, 42);
 	assert_int_equal(r.kind, GH_REF_ISSUE);
-	assert_int_equal(gh_parse_api_url("http://127.0.0.1:9", "http://127.0.0.1:9/repos/o/r/pulls/7",
-	                                  &r, &err),
+	assert_int_equal(gh_parse_api_url("http://127.0.0.1:9",
+	                                  "http://127.0.0.1:9/repos/o/r/pulls/7", &r, &err),
 	                 0);
 	assert_int_equal(r.kind, GH_REF_PULL);
 	assert_int_equal(gh_parse_api_url("https://api.github.com",
@@ -159,6 +181,7 @@ int main(void)
 	        cmocka_unit_test(test_issue_and_pull_links),
 	        cmocka_unit_test(test_refusals_say_what_was_expected),
 	        cmocka_unit_test(test_links_in_text),
+	        cmocka_unit_test(test_repo_in_text),
 	        cmocka_unit_test(test_api_urls),
 	        cmocka_unit_test(test_link_header),
 	};

@@ -167,8 +167,9 @@ static void test_buckets_are_bounded(void **state)
 	(void)state;
 	struct gh_rate r;
 	gh_rate_init(&r, 0, 0, 100);
-	const char *names[] = {"core", "search", "graphql", "integration_manifest", "code_search",
-	                       "dependency_snapshots"};
+	const char *names[] = {"core",        "search",
+	                       "graphql",     "integration_manifest",
+	                       "code_search", "dependency_snapshots"};
 	for (size_t i = 0; i < 6; i++)
 		gh_rate_observe(&r, names[i], "10", "5", secs(T0 + 60000), T0);
 	assert_int_equal(r.n_buckets, GH_RATE_BUCKETS_MAX);
@@ -196,9 +197,8 @@ static const char *hdr(const char *name, void *ud)
 	return NULL;
 }
 
-static enum gh_error_kind classify(long status, const char *ct, const char *body,
-                                   struct hdrs h, bool token, bool *primary, int64_t *ra,
-                                   char *msg)
+static enum gh_error_kind classify(long status, const char *ct, const char *body, struct hdrs h,
+                                   bool token, bool *primary, int64_t *ra, char *msg)
 {
 	return gh_classify(status, ct, body, strlen(body), hdr, &h, "create an issue in o/r", token,
 	                   T0, primary, ra, msg, GA_ERR_MSG_MAX);
@@ -239,13 +239,12 @@ static void test_classification(void **state)
 	                 GH_ERR_RATE_LIMITED);
 	assert_false(primary);
 	assert_int_equal(ra, 30000);
-	assert_int_equal(
-	        classify(403, json,
-	                 "{\"message\":\"You have exceeded a secondary rate limit.\","
-	                 "\"documentation_url\":\"https://docs.github.com/rest/overview/"
-	                 "rate-limits-for-the-rest-api#about-secondary-rate-limits\"}",
-	                 (struct hdrs){"4000", NULL}, true, &primary, &ra, msg),
-	        GH_ERR_RATE_LIMITED);
+	assert_int_equal(classify(403, json,
+	                          "{\"message\":\"You have exceeded a secondary rate limit.\","
+	                          "\"documentation_url\":\"https://docs.github.com/rest/overview/"
+	                          "rate-limits-for-the-rest-api#about-secondary-rate-limits\"}",
+	                          (struct hdrs){"4000", NULL}, true, &primary, &ra, msg),
+	                 GH_ERR_RATE_LIMITED);
 	assert_false(primary);
 	assert_int_equal(ra, -1);
 	assert_non_null(strstr(msg, "secondary rate limit"));
@@ -296,9 +295,9 @@ static void test_classification(void **state)
 	assert_int_equal(classify(200, NULL, "  <!DOCTYPE html>", (struct hdrs){0}, true, &primary,
 	                          &ra, msg),
 	                 GH_ERR_TRANSIENT);
-	assert_int_equal(classify(503, json, "not json {", (struct hdrs){0}, true, &primary, &ra,
-	                          msg),
-	                 GH_ERR_TRANSIENT);
+	assert_int_equal(
+	        classify(503, json, "not json {", (struct hdrs){0}, true, &primary, &ra, msg),
+	        GH_ERR_TRANSIENT);
 	assert_non_null(strstr(msg, "no message"));
 
 	/* A quoted message is bounded and keeps no control characters. */
