@@ -714,21 +714,35 @@ static void joined(struct spc_client *c)
 		c->ev.on_joined(c->ud);
 }
 
-/* A history_response names, just before our own join, the connection we
- * replaced (a `leave` with our name, §3.3 step 9): remember its id so the
- * duplicate-name error can name it. */
+/* The answer to our join (§3.3 step 9) ends with our own join entry, and
+ * when that join replaced a connection with our name, its `leave` comes
+ * right before it. Only that entry names the rival: an older `leave` with
+ * our name is some earlier connection (one that left hours ago, another
+ * process since gone), and naming it in the 4002 warning sent people after
+ * the wrong agent (issue 15 item 10). A join that replaced nobody forgets
+ * the last rival; another history_response (not the answer to our join)
+ * changes nothing. */
 static void note_duplicate(struct spc_client *c, const cJSON *entries)
 {
-	const cJSON *e;
-	cJSON_ArrayForEach(e, entries)
-	{
-		const char *type = json_string_or(e, "type", "");
-		const char *name = json_string_or(e, "agentName", "");
-		const char *id = json_string_or(e, "agentId", "");
-		if (strcmp(type, "leave") == 0 && strcmp(name, c->name) == 0 &&
-		    strcmp(id, c->id) != 0 && *id)
-			snprintf(c->dup_id, sizeof c->dup_id, "%s", id);
+	int n = cJSON_GetArraySize(entries), ours = -1;
+	for (int i = n - 1; i >= 0 && ours < 0; i--) {
+		const cJSON *e = cJSON_GetArrayItem(entries, i);
+		if (strcmp(json_string_or(e, "type", ""), "join") == 0 &&
+		    strcmp(json_string_or(e, "agentName", ""), c->name) == 0 &&
+		    strcmp(json_string_or(e, "agentId", ""), c->id) == 0)
+			ours = i;
 	}
+	if (ours < 0)
+		return;
+	c->dup_id[0] = '\0';
+	if (ours == 0)
+		return;
+	const cJSON *prev = cJSON_GetArrayItem(entries, ours - 1);
+	const char *id = json_string_or(prev, "agentId", "");
+	if (strcmp(json_string_or(prev, "type", ""), "leave") == 0 &&
+	    strcmp(json_string_or(prev, "agentName", ""), c->name) == 0 && *id &&
+	    strcmp(id, c->id) != 0)
+		snprintf(c->dup_id, sizeof c->dup_id, "%s", id);
 }
 
 /* The roster calls this once per chat not handed up before (roster.h). */

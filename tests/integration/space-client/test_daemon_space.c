@@ -477,6 +477,64 @@ static void test_reconnect_after_kill_and_restart(void **state)
 /* --- two agents with one name
  * --------------------------------------------------------------------- */
 
+/* The id of an agent as it logged it when it joined. */
+static void joined_id(struct th_agent *a, char *out, size_t cap)
+{
+	char *log = th_agent_log(a);
+	const char *j = strstr(log, "joined the room");
+	assert_non_null(j);
+	j = strstr(j, " id=");
+	assert_non_null(j);
+	j += 4;
+	size_t n = strcspn(j, " \n");
+	snprintf(out, cap, "%.*s", (int)n, j);
+	free(log);
+}
+
+/* Issue 15 item 10: the 4002 warning names the connection that replaced
+ * us, never an older connection with our name from the room's history. */
+static void test_replaced_warning_names_the_rival(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char h0[256], h1[256], h2[256], url[128];
+	th_home_new(h0, sizeof h0);
+	th_home_new(h1, sizeof h1);
+	th_home_new(h2, sizeof h2);
+	url_env(url, sizeof url, &room);
+	const char *env[] = {"AGENT_NAME=Twin", url, "GA_SPACE_BACKOFF_MS=60000", NULL};
+	/* an earlier Twin joins and leaves: its leave stays in the history */
+	struct th_agent old, a, b;
+	th_agent_start(&old, h0, NULL, env);
+	must_log(&old, &room, "joined the room");
+	char old_id[64];
+	joined_id(&old, old_id, sizeof old_id);
+	th_agent_signal(&old, SIGTERM);
+	assert_int_equal(th_agent_wait_exit(&old, W), 0);
+	th_room_host(&room, "an unrelated line between the two");
+	th_msleep(200);
+	/* a Twin that replaced nobody ... */
+	th_agent_start(&a, h1, NULL, env);
+	must_log(&a, &room, "joined the room");
+	/* ... is replaced by another one */
+	th_agent_start(&b, h2, NULL, env);
+	must_log(&b, &room, "joined the room");
+	must_log(&a, &room, "replaced by another connection");
+	char *log = th_agent_log(&a);
+	char needle[96];
+	snprintf(needle, sizeof needle, "other_id=%s", old_id);
+	if (strstr(log, needle))
+		fail_msg("the warning names the earlier connection %s:\n%s", old_id, log);
+	assert_non_null(strstr(log, "other_id=(unknown)"));
+	free(log);
+	th_agent_signal(&a, SIGTERM);
+	th_agent_signal(&b, SIGTERM);
+	assert_int_equal(th_agent_wait_exit(&a, W), 0);
+	assert_int_equal(th_agent_wait_exit(&b, W), 0);
+	th_room_stop(&room, SIGTERM);
+}
+
 static void test_same_name_does_not_churn_forever(void **state)
 {
 	(void)state;
@@ -872,6 +930,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_mdns_discovery, th_teardown),
 	        cmocka_unit_test_teardown(test_reconnect_after_kill_and_restart, th_teardown),
 	        cmocka_unit_test_teardown(test_same_name_does_not_churn_forever, th_teardown),
+	        cmocka_unit_test_teardown(test_replaced_warning_names_the_rival, th_teardown),
 	        cmocka_unit_test_teardown(test_server_never_answers, th_teardown),
 	        cmocka_unit_test_teardown(test_upgrade_without_join_and_polite_close, th_teardown),
 	        cmocka_unit_test_teardown(test_host_addressed_is_logged_not_answered, th_teardown),
