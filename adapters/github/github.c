@@ -82,6 +82,7 @@ struct gh_client {
 	uv_timer_t *timer;
 	uint64_t next_id;
 	bool closing;
+	bool http_closed; /* the HTTP client cancelled a request: it is closing */
 	struct gh_stats stats;
 };
 
@@ -532,6 +533,14 @@ static void pump(struct gh_client *c)
 again:
 	if (c->inflight || c->closing || !c->head)
 		return;
+	if (c->http_closed) {
+		struct call *k = c->head;
+		q_unlink(c, k);
+		char msg[GA_ERR_MSG_MAX];
+		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
+		finish(k, GH_ERR_CANCELLED, NULL, msg, false);
+		goto again;
+	}
 	int64_t now = now_ms(c);
 	int64_t min_wait = -1;
 	const char *blocked[GH_RATE_BUCKETS_MAX + 1];
@@ -547,8 +556,9 @@ again:
 			w = k->not_before_ms - now;
 		else
 			w = gh_rate_wait_ms(&c->rate, k->resource, k->write, now, &why);
+		int64_t waited = now > k->enqueued_ms ? now - k->enqueued_ms : 0;
 		if (w > 0 && (why == GH_WAIT_PRIMARY || why == GH_WAIT_HOLD) &&
-		    (uint64_t)(now - k->enqueued_ms + w) > c->cfg.max_wait_ms) {
+		    (uint64_t)(waited + w) > c->cfg.max_wait_ms) {
 			char msg[GA_ERR_MSG_MAX], at[TIME_ISO_LEN + 1];
 			err_fmt(msg, sizeof msg,
 			        "GitHub's %s holds the attempt to %s until %s, longer than this "
@@ -698,6 +708,8 @@ static void on_http_done(const struct http_response *hr, void *ud)
 	int64_t now = now_ms(c);
 	k->status = (int)hr->status;
 	if (hr->error == HTTP_ERR_CANCELLED) {
+		/* The HTTP client is closing: nothing queued can be sent any more. */
+		c->http_closed = true;
 		char msg[GA_ERR_MSG_MAX];
 		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
 		finish(k, GH_ERR_CANCELLED, NULL, msg, k->write && !k->idempotent);

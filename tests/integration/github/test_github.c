@@ -750,6 +750,25 @@ static void test_cancel_drops_a_call_without_callback(void **state)
 	got_free(&g3);
 }
 
+static void test_http_close_cancels_everything(void **state)
+{
+	struct fx *fx = *state;
+	ghfake_set_delay(fx->fake, 1500);
+	struct got g1 = {0}, g2 = {0};
+	struct ga_err err = {{0}};
+	assert_true(gh_repo_get(fx->gh, "octo", "hello", on_done, &g1, &err) > 0);
+	assert_true(gh_repo_get(fx->gh, "octo", "hello", on_done, &g2, &err) > 0);
+	run_for(fx, 50);
+	http_client_close(fx->http); /* the daemon shutting down in the other order */
+	fx->http = NULL;
+	wait_done(fx, &g2);
+	assert_true(g1.done);
+	assert_int_equal(g1.r.kind, GH_ERR_CANCELLED);
+	assert_int_equal(g2.r.kind, GH_ERR_CANCELLED);
+	assert_int_equal(g2.r.attempts, 0);
+	assert_int_equal(gh_pending(fx->gh), 0);
+}
+
 /* --- rate limits, on the moving clock -------------------------------------------------- */
 
 static void test_primary_limit_holds_then_resumes_after_reset(void **state)
@@ -1050,6 +1069,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_slow_answers_arrive, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_free_cancels_pending_calls, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_cancel_drops_a_call_without_callback, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_http_close_cancels_everything, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_primary_limit_holds_then_resumes_after_reset,
 	                                        setup, teardown),
