@@ -539,6 +539,61 @@ static void test_search_by_body_text(void **state)
 	got_free(&g3);
 }
 
+static void test_search_pages_and_list_filters(void **state)
+{
+	struct fx *fx = *state;
+	for (int i = 0; i < 150; i++)
+		ghfake_add_issue(fx->fake, "octo", "hello", "host", "t", i % 2 ? "apple" : "pear");
+	struct ga_err err = {{0}};
+	struct got g1 = {0};
+	assert_true(gh_search_issues(fx->gh, "apple repo:octo/hello", 1000, on_done, &g1, &err) >
+	            0);
+	wait_done(fx, &g1);
+	assert_int_equal(g1.r.kind, GH_OK);
+	assert_int_equal(cJSON_GetArraySize(g1.json), 75);
+	assert_int_equal(g1.r.total_count, 75);
+	assert_int_equal(g1.r.pages, 1);
+	struct gh_req req = {.method = "GET",
+	                     .path = "/search/issues?q=pear&per_page=20",
+	                     .what = "search issues",
+	                     .resource = "search",
+	                     .list = true,
+	                     .items_field = "items",
+	                     .max_items = 1000};
+	struct got g2 = {0};
+	assert_true(gh_call(fx->gh, &req, on_done, &g2, &err) > 0);
+	wait_done(fx, &g2);
+	assert_int_equal(cJSON_GetArraySize(g2.json), 75);
+	assert_int_equal(g2.r.pages, 4);
+	assert_false(g2.r.truncated);
+
+	/* Close one and label another through PATCH; the list filters. */
+	struct gh_req patch = {.method = "PATCH",
+	                       .path = "/repos/octo/hello/issues/3",
+	                       .body = "{\"state\":\"closed\"}",
+	                       .what = "close octo/hello#3"};
+	struct got g3 = {0};
+	assert_true(gh_call(fx->gh, &patch, on_done, &g3, &err) > 0);
+	patch.path = "/repos/octo/hello/issues/4";
+	patch.body = "{\"labels\":[\"plan\",\"memo\"]}";
+	struct got g4 = {0};
+	assert_true(gh_call(fx->gh, &patch, on_done, &g4, &err) > 0);
+	struct gh_issue_query closed = {.state = "closed"}, labelled = {.labels = "memo,plan"};
+	struct got g5 = {0}, g6 = {0};
+	assert_true(gh_issues_list(fx->gh, "octo", "hello", &closed, on_done, &g5, &err) > 0);
+	assert_true(gh_issues_list(fx->gh, "octo", "hello", &labelled, on_done, &g6, &err) > 0);
+	wait_done(fx, &g6);
+	assert_int_equal(g3.r.kind, GH_OK);
+	assert_int_equal(g4.r.kind, GH_OK);
+	assert_int_equal(cJSON_GetArraySize(g5.json), 1);
+	assert_int_equal(json_int_or(cJSON_GetArrayItem(g5.json, 0), "number", -1), 3);
+	assert_int_equal(cJSON_GetArraySize(g6.json), 1);
+	assert_int_equal(json_int_or(cJSON_GetArrayItem(g6.json, 0), "number", -1), 4);
+	struct got *all[] = {&g1, &g2, &g3, &g4, &g5, &g6};
+	for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+		got_free(all[i]);
+}
+
 /* --- errors ----------------------------------------------------------------------- */
 
 static void test_401_is_fatal_and_names_the_token(void **state)
@@ -1059,6 +1114,8 @@ int main(void)
 	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_notifications, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_search_by_body_text, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_search_pages_and_list_filters, setup,
+	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_401_is_fatal_and_names_the_token, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_per_request_refusals_name_what_was_refused,
