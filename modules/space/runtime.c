@@ -282,17 +282,37 @@ void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 		snprintf(buf, cap, "off");
 		return;
 	}
-	char since[TIME_ISO_LEN + 1] = "";
+	char since[TIME_ISO_LEN + 1] = "?";
 	if (rt->last_change_ms)
 		time_format_iso(rt->last_change_ms, since);
-	if (!space_link_joined(rt->link)) {
-		if (rt->last_why[0])
-			snprintf(buf, cap, "not joined: %s (since %s); retrying", rt->last_why, since);
-		else
-			snprintf(buf, cap, "not joined yet (discovering or connecting)");
-		return;
+	const struct spc_client *c = space_link_client(rt->link);
+	const char *url = c ? spc_client_url(c) : NULL;
+	struct spc_client_stats stats = {0};
+	if (c)
+		spc_client_stats(c, &stats);
+	switch (c ? spc_client_state(c) : SPC_IDLE) {
+	case SPC_JOINED:
+		snprintf(buf, cap, "joined %s (%zu members) since %s", url && *url ? url : "?",
+		         space_link_member_count(rt->link), since);
+		break;
+	case SPC_GAVE_UP:
+		snprintf(buf, cap,
+		         "gave up rejoining %s: replaced %u times by another agent with this name "
+		         "(close 4002); give one of them a different AGENT_NAME and restart it",
+		         url && *url ? url : "the room", stats.replaced);
+		break;
+	case SPC_WAITING:
+		snprintf(buf, cap, "not joined: %s; backing off before attempt %u",
+		         rt->last_why[0] ? rt->last_why : "the last attempt failed",
+		         stats.attempts + 1);
+		break;
+	case SPC_DISCOVERING:
+		snprintf(buf, cap, "looking for the room (SPACE_URL, then mDNS, then localhost)");
+		break;
+	case SPC_CONNECTING:
+		snprintf(buf, cap, "connecting to %s (attempt %u)", url && *url ? url : "?",
+		         stats.attempts);
+		break;
+	default: snprintf(buf, cap, "not started"); break;
 	}
-	const char *url = spc_client_url(space_link_client(rt->link));
-	snprintf(buf, cap, "joined %s (%zu members) since %s", url ? url : "?",
-	         space_link_member_count(rt->link), since);
 }

@@ -303,6 +303,13 @@ static void test_owner_pause_resume(void **state)
 	must_output(&a, "Ada: (paused: I answer only /resume and /status)");
 	proc_write_stdin(&a, "/status\n");
 	must_output(&a, "Ada: PAUSED");
+	/* the room's state, and why it is not joined (nothing listens on
+	 * port 1): connecting, or backing off with the reason */
+	must_output(&a, "  room           ");
+	char *so = proc_stdout(&a);
+	if (!strstr(so, "connecting to ws://127.0.0.1:1") && !strstr(so, "not joined: "))
+		fail_msg("/status does not say why the room is not joined:\n%s", so);
+	free(so);
 
 	char *out = NULL;
 	run(home, (const char *const[]){"status", NULL}, &out);
