@@ -64,6 +64,7 @@ static const struct config_var VARS[] = {
 	{"SPACE_URL", VAR_CUSTOM, 0, 0, 0, 0},
 	{"MAX_ACL", VAR_CUSTOM, 0, 0, 0, 0},
 	{"DASHBOARD_ADDR", VAR_CUSTOM, 0, 0, 0, 0},
+	{"DASHBOARD_TOKEN", VAR_CUSTOM, 0, 0, 0, 0},
 	{"REDIS_URL", VAR_CUSTOM, 0, 0, 0, 0},
 	{"LOG_LEVEL", VAR_CUSTOM, 0, 0, 0, 0},
 	{"LOG_FORMAT", VAR_CUSTOM, 0, 0, 0, 0},
@@ -461,6 +462,16 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 			cfg->dashboard_addr = xstrdup(CONFIG_DEFAULT_DASHBOARD_ADDR);
 		}
 	}
+	/* A secret (the name says TOKEN): registered, never shown. */
+	cfg->dashboard_token = get(env, "DASHBOARD_TOKEN");
+	if (cfg->dashboard_token && strlen(cfg->dashboard_token) < CONFIG_DASHBOARD_TOKEN_MIN) {
+		problem(p, "DASHBOARD_TOKEN",
+			"DASHBOARD_TOKEN must be at least %d characters (it guards the dashboard "
+			"on a non-loopback DASHBOARD_ADDR), got %zu",
+			CONFIG_DASHBOARD_TOKEN_MIN, strlen(cfg->dashboard_token));
+		free(cfg->dashboard_token);
+		cfg->dashboard_token = NULL;
+	}
 	cfg->redis_url = get_url(env, "REDIS_URL", NULL, REDIS_SCHEMES, p);
 
 	cfg->log_level = LOG_LEVEL_INFO;
@@ -562,7 +573,7 @@ void config_free(struct ga_config *cfg)
 			 &cfg->bsky_username, &cfg->bsky_password,  &cfg->bluesky_service,
 			 &cfg->github_username, &cfg->github_token, &cfg->github_api_url,
 			 &cfg->space_url,     &cfg->dashboard_addr, &cfg->redis_url,
-			 &cfg->space.localhost_url};
+			 &cfg->space.localhost_url, &cfg->dashboard_token};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
 		free(*strs[i]);
 		*strs[i] = NULL;

@@ -27,6 +27,7 @@
 #define CONFIG_DEFAULT_BLUESKY_SERVICE "https://bsky.social"
 #define CONFIG_DEFAULT_GITHUB_API_URL "https://api.github.com"
 #define CONFIG_DEFAULT_DASHBOARD_ADDR "127.0.0.1:7780"
+#define CONFIG_DASHBOARD_TOKEN_MIN 16
 #define CONFIG_DEFAULT_MAX_ACL 4
 #define CONFIG_MAX_ACL_LIMIT 100
 #define CONFIG_MAX_PROBLEMS 32
@@ -114,6 +115,7 @@ struct ga_config {
 	char *space_url;      /* SPACE_URL (NULL → discovery) */
 	int max_acl;          /* MAX_ACL */
 	char *dashboard_addr; /* DASHBOARD_ADDR host:port, "off" disables */
+	char *dashboard_token; /* DASHBOARD_TOKEN (secret; >= 16 chars), NULL none */
 	char *redis_url;      /* REDIS_URL */
 	struct config_space_tunables space; /* GA_SPACE_* */
 

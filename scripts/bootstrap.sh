@@ -17,6 +17,7 @@ PACKAGES=(
   libcmocka-dev                     # unit tests
   libhiredis-dev redis-server       # Redis coordination (REDIS_URL) and its tests
   procps bc curl                    # benches (RSS, arithmetic) and the demo (healthz)
+  chromium                          # the dashboard's pages tested in headless Chromium
   systemd                           # systemd-analyze, systemd-sysusers: tests/integration/install
                                     # verifies the units (installs without a running systemd)
 )
