@@ -161,6 +161,10 @@ static void write_status(struct daemon *d, const char *state)
 	char buf[300];
 	describe_coord(d, buf, sizeof buf);
 	cJSON_AddStringToObject(s, "coordination", buf);
+	cJSON *cm = cJSON_AddObjectToObject(s, "commitments");
+	for (int i = LEDGER_PENDING; i <= LEDGER_ABANDONED; i++)
+		cJSON_AddNumberToObject(cm, ledger_status_name((enum ledger_status)i),
+					(double)ledger_count(&d->ledger, (enum ledger_status)i));
 #ifdef GA_HAVE_SPACE
 	space_runtime_describe(d->space, buf, sizeof buf);
 	cJSON_AddStringToObject(s, "space", buf);

@@ -7,8 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
+#include "adapters/github/github.h"
+#include "adapters/http/http.h"
 #include "adapters/llm/llm.h"
 #include "cmd/cli.h"
 #include "modules/pipeline/control.h"
@@ -24,6 +27,103 @@
 static void row(const char *what, const char *verdict, const char *detail)
 {
 	printf("  %-12s %-4s %s\n", what, verdict, detail);
+}
+
+/* --- one cheap GitHub call (GET /user): the token, the login, the budget -------- */
+
+struct gh_probe {
+	uv_loop_t *loop;
+	bool done;
+	enum gh_error_kind kind;
+	char msg[GA_ERR_MSG_MAX];
+	char login[128];
+};
+
+static void gh_probe_done(const struct gh_result *r, void *ud)
+{
+	struct gh_probe *p = ud;
+	p->done = true;
+	p->kind = r->kind;
+	snprintf(p->msg, sizeof p->msg, "%s", r->msg);
+	snprintf(p->login, sizeof p->login, "%s", r->json ? json_string_or(r->json, "login", "") : "");
+	uv_stop(p->loop);
+}
+
+static void gh_probe_timeout(uv_timer_t *t)
+{
+	uv_stop(t->loop);
+}
+
+/* 1 ok (buf: the login and the rate budget), 0 a warning, -1 the token is
+ * refused (the daemon would exit 69). */
+static int github_probe(const struct ga_config *cfg, char *buf, size_t cap)
+{
+	uv_loop_t loop;
+	if (uv_loop_init(&loop) != 0) {
+		snprintf(buf, cap, "cannot create an event loop");
+		return 0;
+	}
+	struct ga_err err = {{0}};
+	struct gh_config gc;
+	struct http_client *http = http_client_new(&loop, NULL, &err);
+	if (!http || gh_config_from_ga(cfg, &gc, &err) != 0) {
+		snprintf(buf, cap, "%s", err.msg);
+		if (http)
+			http_client_close(http);
+		uv_run(&loop, UV_RUN_DEFAULT);
+		uv_loop_close(&loop);
+		return 0;
+	}
+	gc.max_retries = 0;
+	gc.timeout_ms = DOCTOR_PROBE_TIMEOUT_MS;
+	struct gh_client *c = gh_client_new(http, &gc);
+	struct gh_probe p = {.loop = &loop};
+	uv_timer_t guard;
+	uv_timer_init(&loop, &guard);
+	int rc = 0;
+	if (gh_user_get(c, gh_probe_done, &p, &err) == 0) {
+		snprintf(buf, cap, "%s", err.msg);
+	} else {
+		uv_timer_start(&guard, gh_probe_timeout, DOCTOR_PROBE_TIMEOUT_MS + 5000, 0);
+		uv_run(&loop, UV_RUN_DEFAULT);
+		struct gh_bucket b;
+		if (!p.done) {
+			snprintf(buf, cap, "no answer from %s within %d s", gc.api_url,
+				 DOCTOR_PROBE_TIMEOUT_MS / 1000);
+		} else if (p.kind == GH_OK) {
+			rc = 1;
+			char reset[TIME_ISO_LEN + 1] = "?";
+			if (gh_rate_snapshot(c, "core", &b) == 0 && b.reset_ms)
+				time_format_iso(b.reset_ms, reset);
+			if (gh_rate_snapshot(c, "core", &b) == 0 && b.remaining >= 0)
+				snprintf(buf, cap, "%s: logged in as %s; %lld of %lld requests left until %s",
+					 gc.api_url, p.login[0] ? p.login : "?", (long long)b.remaining,
+					 (long long)b.limit, reset);
+			else
+				snprintf(buf, cap, "%s: logged in as %s", gc.api_url,
+					 p.login[0] ? p.login : "?");
+			if (cfg->github_username && p.login[0] &&
+			    strcasecmp(cfg->github_username, p.login) != 0) {
+				size_t n = strlen(buf);
+				snprintf(buf + n, cap - n,
+					 " — but AGENT_GITHUB_USERNAME is %s: the token is another "
+					 "account's",
+					 cfg->github_username);
+				rc = 0;
+			}
+		} else {
+			rc = gh_error_is_fatal(p.kind) ? -1 : 0;
+			snprintf(buf, cap, "%s", p.msg);
+		}
+	}
+	uv_timer_stop(&guard);
+	uv_close((uv_handle_t *)&guard, NULL);
+	gh_client_free(c);
+	http_client_close(http);
+	uv_run(&loop, UV_RUN_DEFAULT);
+	uv_loop_close(&loop);
+	gh_config_free(&gc);
+	return rc;
 }
 
 /* The configuration variables a feature row speaks for: a problem with one
@@ -190,6 +290,13 @@ int ga_cmd_doctor(struct ga_home *h)
 			llm_config_free(&lc);
 		}
 	}
+	/* The GitHub token, the same way: a refused token shows here. */
+	if (f[CONFIG_FEATURE_GITHUB].enabled && h->problems.count == 0 && !h->opts.social_only) {
+		int g = github_probe(&h->cfg, buf, sizeof buf);
+		row("github call", g > 0 ? "ok" : g < 0 ? "FAIL" : "warn", buf);
+		if (g < 0)
+			can_start = 0;
+	}
 	if (have_store) {
 		budget_status_from_store(&st, h->cfg.llm_daily_token_budget, time_now_ms(), buf,
 					 sizeof buf);
@@ -281,6 +388,14 @@ int ga_cmd_status(struct ga_home *h)
 	const char *last = json_string_or(s, "lastActivity", NULL);
 	printf("  last message %s, %lld in flight\n", last ? last : "none yet",
 	       (long long)json_int_or(s, "jobsInFlight", 0));
+	const cJSON *cm = cJSON_GetObjectItemCaseSensitive(s, "commitments");
+	if (cm)
+		printf("  commitments  %lld pending, %lld in progress, %lld failed, %lld completed "
+		       "(general-agent commitments lists them)\n",
+		       (long long)json_int_or(cm, "pending", 0),
+		       (long long)json_int_or(cm, "in_progress", 0),
+		       (long long)json_int_or(cm, "failed", 0),
+		       (long long)json_int_or(cm, "completed", 0));
 	const cJSON *by = cJSON_GetObjectItemCaseSensitive(s, "lastActivityBy");
 	const cJSON *pl;
 	cJSON_ArrayForEach(pl, by)

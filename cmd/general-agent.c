@@ -11,6 +11,7 @@
 
 #include "cmd/cli.h"
 #include "common/log.h"
+#include "modules/commitments/cli.h"
 #include "modules/decisions/cli.h"
 #include "modules/outbound/perms_cli.h"
 #include "modules/pipeline/control.h"
@@ -32,6 +33,20 @@ static const char USAGE[] =
 	"  soul [--accept]   show the SOUL.md pin; --accept re-pins an intended edit\n"
 	"  validate [...] TEXT  run the post-generation validator on TEXT and print the\n"
 	"                    verdict, rule and scores (general-agent validate --help)\n"
+	"  decisions [--tail N] [--follow] [--json]\n"
+	"                    what the agent decided, stage by stage (memory/decisions.jsonl)\n"
+	"  why MESSAGE_ID [--json]\n"
+	"                    every decision about one message, in order (a unique prefix\n"
+	"                    of the id is enough)\n"
+	"  commitments [--json]\n"
+	"                    what the agent promised: state, attempts, the artifact link\n"
+	"  pause, resume     the kill switch: a paused agent answers nobody, and its owner\n"
+	"                    only /resume and /status; a running daemon picks it up within\n"
+	"                    2 s, and the pause survives restarts\n"
+	"  cross [mode MODE | allow P | deny P | remove P | clear | check TARGET]\n"
+	"                    send permissions: where the agent may send (bypass, allowlist or\n"
+	"                    denylist over targets such as space:*, bluesky:post,\n"
+	"                    github:OWNER:REPO:issue:N); a running daemon picks changes up\n"
 	"\n"
 	"options:\n"
 	"  --home DIR        agent home: SOUL.md, SELF.md, .env, memory/ (default: $AGENT_HOME,\n"
@@ -133,6 +148,7 @@ static int take_home_opts(int argc, char **argv, const char *cmd, struct ga_opts
 static bool is_arg_command(const char *cmd)
 {
 	return strcmp(cmd, "decisions") == 0 || strcmp(cmd, "why") == 0 ||
+	       strcmp(cmd, "commitments") == 0 ||
 	       strcmp(cmd, "cross") == 0 || strcmp(cmd, "pause") == 0 ||
 	       strcmp(cmd, "resume") == 0;
 }
@@ -160,6 +176,8 @@ static int run_arg_command(const char *cmd, struct ga_opts *opts, int argc, char
 	const char *mem = home.cfg.memory_dir;
 	if (strcmp(cmd, "decisions") == 0) {
 		rc = decisions_cli_list(mem, n, rest, stdout, stderr);
+	} else if (strcmp(cmd, "commitments") == 0) {
+		rc = commitments_cli(mem, n, rest, stdout, stderr);
 	} else if (strcmp(cmd, "why") == 0) {
 		if (n < 1 || rest[0][0] == '-') {
 			fputs("usage: general-agent why MESSAGE_ID [--json]\n", stderr);
