@@ -5,6 +5,7 @@
 
 #include "common/json.h"
 #include "common/timeutil.h"
+#include "modules/budget/budget.h"
 #include "modules/commitments/ledger.h"
 #include "modules/conversation/event.h"
 #include "modules/conversation/store.h"
@@ -48,6 +49,21 @@ cJSON *dash_api_status(const struct dashboard_config *c, const struct dash_stats
 				                        conv_platform_name((enum conv_platform)i),
 				                        time_format_iso(t, iso));
 		}
+	}
+	if (c->budget) {
+		struct budget_day day;
+		budget_today(c->budget, now, &day);
+		char line[200];
+		budget_status_line(c->budget, now, line, sizeof line);
+		cJSON_DeleteItemFromObjectCaseSensitive(o, "tokenBudget");
+		cJSON *b = cJSON_AddObjectToObject(o, "tokenBudget");
+		cJSON_AddNumberToObject(b, "dailyLimit", (double)c->budget->daily_limit);
+		cJSON_AddNumberToObject(b, "totalTokens", (double)day.total_tokens);
+		cJSON_AddNumberToObject(b, "promptTokens", (double)day.prompt_tokens);
+		cJSON_AddNumberToObject(b, "completionTokens", (double)day.completion_tokens);
+		cJSON_AddNumberToObject(b, "calls", (double)day.calls);
+		cJSON_AddNumberToObject(b, "denied", (double)day.denied);
+		cJSON_AddStringToObject(b, "summary", line);
 	}
 	cJSON_DeleteItemFromObjectCaseSensitive(o, "dashboard");
 	cJSON *d = cJSON_AddObjectToObject(o, "dashboard");

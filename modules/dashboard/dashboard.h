@@ -18,8 +18,10 @@
  * API (all JSON; errors are {"error": "<a sentence>"} with a 4xx/5xx):
  *   GET  /api/status               the caller's status object (status_json)
  *                                  with agent, paused, jobsInFlight,
- *                                  lastActivityBy and "dashboard" (SSE
- *                                  clients, drops) set by the dashboard
+ *                                  lastActivityBy, tokenBudget (today's
+ *                                  tokens, calls, refusals and the limit)
+ *                                  and "dashboard" (SSE clients, drops)
+ *                                  set by the dashboard
  *   GET  /api/decisions?limit=&platform=&verdict=&rule=&stage=
  *                                  the recent decisions (the log's ring,
  *                                  at most DECISION_LOG_RECENT), oldest first
@@ -104,6 +106,7 @@
 #define DASHBOARD_STATIC_MAX_BYTES     ((size_t)512 * 1024)
 #define DASHBOARD_TOKEN_MIN            16
 
+struct budget;
 struct decision_log;
 struct ledger;
 struct pipeline;
@@ -118,6 +121,7 @@ struct dashboard_config {
 	struct pipeline *pipeline; /* may be NULL: no pause, no conversations */
 	const struct state_store *st; /* where control.json is saved (pause) */
 	const struct ledger *ledger;  /* may be NULL */
+	const struct budget *budget;  /* the daily token budget; may be NULL */
 	const char *memory_dir;       /* decisions.jsonl (why), permissions, audit */
 	const char *agent_name;
 	int64_t started_ms; /* the agent's start (uptime); 0 unknown */

@@ -231,7 +231,7 @@ function card(label, value) {
   return el('div', { cls: 'card' }, el('b', { text: value }), el('span', { text: label }));
 }
 
-const STATUS_SHOWN = ['agent', 'paused', 'uptimeMs', 'startedAt', 'features', 'lastActivityBy', 'jobs', 'now', 'dashboard', 'jobsInFlight'];
+const STATUS_SHOWN = ['agent', 'paused', 'uptimeMs', 'startedAt', 'features', 'lastActivityBy', 'jobs', 'now', 'dashboard', 'jobsInFlight', 'tokenBudget'];
 
 async function loadStatus() {
   const s = await api('status');
@@ -245,6 +245,9 @@ async function loadStatus() {
     card('mode', s.socialOnly ? 'social only' : (s.mode || 'full')),
     card('uptime', s.uptimeMs ? fmtDuration(s.uptimeMs) : '?'),
     card('messages in flight', s.jobsInFlight === undefined ? '?' : s.jobsInFlight),
+    s.tokenBudget ? card('model tokens today' + (s.tokenBudget.dailyLimit ? ' of ' + s.tokenBudget.dailyLimit.toLocaleString('en') : ' (no budget)'),
+      s.tokenBudget.totalTokens.toLocaleString('en') + ' · ' + s.tokenBudget.calls + ' call(s)' +
+      (s.tokenBudget.denied ? ' · ' + s.tokenBudget.denied + ' refused' : '')) : null,
     card('live streams', s.dashboard.sseClients + ' / ' + s.dashboard.sseMax),
     card('slow streams dropped', s.dashboard.sseDropped));
   const pb = $('platforms').tBodies[0];

@@ -30,6 +30,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
+#include "modules/budget/budget.h"
 #include "modules/commitments/ledger.h"
 #include "modules/conversation/event.h"
 #include "modules/dashboard/dashboard.h"
@@ -49,6 +50,7 @@ struct host {
 	struct state_store st;
 	struct decision_log *dlog;
 	struct ledger ledger;
+	struct budget budget;
 	struct pipeline *pipeline;
 	struct dashboard *dash;
 	char secret[256];
@@ -253,6 +255,10 @@ int main(int argc, char **argv)
 	}
 	h->dlog = decision_log_open(memory, &err);
 	setup_memory(h, memory);
+	/* a day's model use: 1,200 of 50,000 tokens in 3 calls */
+	budget_init(&h->budget, &h->st, 50000);
+	for (int i = 0; i < 3; i++)
+		budget_record(&h->budget, time_now_ms(), 300, 100, 400, &err);
 	struct control_state cs;
 	control_load(&h->st, &cs);
 	struct pipeline_config pc = {
@@ -272,6 +278,7 @@ int main(int argc, char **argv)
 	                              .pipeline = h->pipeline,
 	                              .st = &h->st,
 	                              .ledger = &h->ledger,
+	                              .budget = &h->budget,
 	                              .memory_dir = memory,
 	                              .agent_name = "dashbot",
 	                              .started_ms = time_now_ms(),

@@ -133,6 +133,12 @@ static void test_status(void **state)
 	assert_true(cJSON_IsNumber(cJSON_GetObjectItem(s, "uptimeMs")));
 	const cJSON *f = cJSON_GetObjectItem(s, "features");
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(f, "space"), "enabled")));
+	const cJSON *tb = cJSON_GetObjectItem(s, "tokenBudget");
+	assert_int_equal(cJSON_GetObjectItem(tb, "dailyLimit")->valueint, 50000);
+	assert_int_equal(cJSON_GetObjectItem(tb, "totalTokens")->valueint, 1200);
+	assert_int_equal(cJSON_GetObjectItem(tb, "calls")->valueint, 3);
+	assert_non_null(
+	        strstr(cJSON_GetObjectItem(tb, "summary")->valuestring, "of 50,000 tokens"));
 	const cJSON *d = cJSON_GetObjectItem(s, "dashboard");
 	assert_int_equal(cJSON_GetObjectItem(d, "sseMax")->valueint, 8);
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(d, "tokenRequired")));

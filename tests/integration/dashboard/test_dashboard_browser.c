@@ -504,7 +504,9 @@ static void test_tabs_render(void **state)
 	click(&B, "nav button[data-tab=\"status\"]");
 	wait_true(&B,
 	          "document.querySelectorAll('#platforms tbody tr').length >= 2 && "
-	          "document.getElementById('status-cards').textContent.includes('uptime')",
+	          "document.getElementById('status-cards').textContent.includes('uptime') && "
+	          "document.getElementById('status-cards').textContent.includes('1,200 · 3 "
+	          "call(s)')",
 	          10000);
 	screenshot(&B, "dashboard-status.png");
 	click(&B, "nav button[data-tab=\"conversations\"]");
