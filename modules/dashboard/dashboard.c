@@ -621,8 +621,11 @@ static enum MHD_Result serve_api(struct dashboard *d, struct MHD_Connection *con
 		                       .url = d->url};
 		return reply_json(conn, 200, dash_api_status(&d->c, &s));
 	}
-	if (strcmp(path, "events") == 0)
+	if (strcmp(path, "events") == 0) {
+		if (strcmp(method, "GET") != 0)
+			return reply_error(conn, 405, "/api/events is a stream: use GET");
 		return serve_events(d, conn);
+	}
 	if (strcmp(path, "decisions") == 0) {
 		struct dash_filter f = {.limit = DASHBOARD_SSE_BACKLOG,
 		                        .platform = arg(conn, "platform"),

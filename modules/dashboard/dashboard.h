@@ -149,7 +149,8 @@ const char *dashboard_url(const struct dashboard *d);
 /* Sends "event: paused" to every stream (a change made elsewhere: the
  * terminal's /pause, `general-agent pause`). */
 void dashboard_paused_changed(struct dashboard *d, bool paused);
-/* NULL ok. See "Lifetime". */
+/* NULL ok. See "Lifetime". Not from inside status_json or on_paused (they
+ * run inside libmicrohttpd, which this stops). */
 void dashboard_close(struct dashboard *d);
 
 /* --- pure parts, exposed for tests ------------------------------------------- */

@@ -414,6 +414,14 @@ static void test_path_traversal(void **state)
 		expect_error(&r, 404, "no such page");
 		http_resp_free(&r);
 	}
+	char head[256];
+	int n = snprintf(
+	        head, sizeof head,
+	        "HEAD /api/events HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n\r\n",
+	        H.port);
+	assert_int_equal(http_raw(H.port, head, (size_t)n, &r), 0);
+	assert_int_equal(r.status, 405);
+	http_resp_free(&r);
 	assert_int_equal(http_get(H.port, "/api/nothing", NULL, &r), 0);
 	expect_error(&r, 404, "no such API: /api/nothing");
 	http_resp_free(&r);
