@@ -853,7 +853,14 @@ static void space_run(struct sched_job *job, void *ud)
 					  .version = GA_VERSION,
 					  .social_only = d->home->opts.social_only,
 					  .pipeline = d->pipeline,
-					  .outbound = d->outbound};
+					  .outbound = d->outbound,
+					  /* the participation engine (issue 10):
+					   * only with a model */
+					  .llm = d->llm,
+					  .budget = &d->budget,
+					  .skills = &d->skills,
+					  .ledger = d->ledger.path ? &d->ledger : NULL,
+					  .sched = d->sched};
 	struct ga_err err = {{0}};
 	d->space = space_runtime_start(&d->loop, &rc, &err);
 	if (!d->space) {

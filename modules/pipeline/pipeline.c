@@ -29,6 +29,8 @@ struct pipeline_job {
 	char *source_name;
 	pipeline_say_fn say_done;
 	void *say_ud;
+	/* pipeline_say_ctx: the caller's facts, borrowed during validate() */
+	const struct validator_context *vctx;
 	struct pipeline_job *prev, *next;
 };
 
@@ -251,6 +253,15 @@ static void validate(struct pipeline_job *j, const char *text, size_t len)
 	        .connected_agents = 1,
 	        .agent_msgs_since_host = agents,
 	};
+	if (j->vctx) {
+		/* The caller's facts (participation); the platform is the
+		 * job's, and the echo window the store's unless it brought
+		 * its own. */
+		ctx = *j->vctx;
+		ctx.platform = (enum validator_platform)vp;
+		if (!ctx.window)
+			ctx.window = w;
+	}
 	struct validator_decision vd;
 	memset(&vd, 0, sizeof vd);
 	enum validator_verdict v = validator_validate(text, &ctx, &vd);
@@ -412,6 +423,14 @@ int pipeline_say(struct pipeline *p, enum conv_platform platform, const char *ta
                  const char *source, const char *text, size_t len, int64_t chain,
                  const char *id, pipeline_say_fn done, void *ud)
 {
+	return pipeline_say_ctx(p, platform, target, source, text, len, chain, id, NULL, done, ud);
+}
+
+int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char *target,
+                     const char *source, const char *text, size_t len, int64_t chain,
+                     const char *id, const struct validator_context *vctx, pipeline_say_fn done,
+                     void *ud)
+{
 	struct decision d;
 	char made[64];
 	if (!id) {
@@ -456,6 +475,9 @@ int pipeline_say(struct pipeline *p, enum conv_platform platform, const char *ta
 	decision_set(&d, VERDICT_PASS, "say", "%s asks to send %zu bytes to %s", j->source_name, len,
 	             target);
 	note(j, STAGE_COMPOSE, &d);
+	j->vctx = vctx;
+	/* validate() reads vctx before anything can end the job: the
+	 * validator runs synchronously (no judge is asked on this path). */
 	validate(j, j->ev.text, j->ev.text_len);
 	return 0;
 }

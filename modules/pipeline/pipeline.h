@@ -131,6 +131,16 @@ typedef void (*pipeline_say_fn)(void *ud, const struct decision *final, const ch
 int pipeline_say(struct pipeline *p, enum conv_platform platform, const char *target,
                  const char *source, const char *text, size_t len, int64_t chain,
                  const char *id, pipeline_say_fn done, void *ud);
+/* The same with the validator's facts given by the caller (the
+ * participation engine: mode, role, ownership, the open request, counts;
+ * part_validator_context). vctx (may be NULL: pipeline_say's defaults) is
+ * borrowed for the call only; its platform is replaced by the job's, and
+ * its echo window, when NULL, by the conversation's recent messages. */
+struct validator_context;
+int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char *target,
+                     const char *source, const char *text, size_t len, int64_t chain,
+                     const char *id, const struct validator_context *vctx, pipeline_say_fn done,
+                     void *ud);
 
 /* The kill switch (persisted by control.h, not here). */
 void pipeline_set_paused(struct pipeline *p, bool paused);

@@ -15,7 +15,9 @@
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
 #include "modules/outbound/outbound.h"
+#include "modules/participation/engine.h"
 #include "modules/pipeline/pipeline.h"
+#include "modules/scheduler/sched.h"
 #include "modules/space/identity.h"
 
 #define LOG_COMP "space"
@@ -24,6 +26,7 @@
 
 struct space_runtime {
 	struct space_link *link;
+	struct part_engine *engine; /* NULL: no model */
 	struct pipeline *pipeline;
 	struct coord *coord;
 	void (*done)(void *);
@@ -191,6 +194,137 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 	return 0;
 }
 
+/* ---- the participation engine ------------------------------------------------------ */
+
+static void compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                    const struct gate_result *g)
+{
+	struct space_runtime *rt = ud;
+	part_engine_offer(rt->engine, ev, g);
+	pipeline_composed(job, NULL, 0, "deferred to the participation tick");
+}
+
+static bool room_joined(void *ud)
+{
+	struct space_runtime *rt = ud;
+	return space_link_joined(rt->link);
+}
+
+static size_t room_members(void *ud, struct part_member *out, size_t cap)
+{
+	struct space_runtime *rt = ud;
+	size_t n = space_link_member_count(rt->link), k = 0;
+	for (size_t i = 0; i < n && k < cap; i++) {
+		struct space_member_view m;
+		if (!space_link_member_at(rt->link, i, &m))
+			break;
+		out[k++] = (struct part_member){
+		        .name = m.name, .caps = m.caps, .ncaps = m.ncaps, .has_caps = m.has_caps};
+	}
+	return k;
+}
+
+static int room_target(void *ud, char *buf, size_t cap)
+{
+	return space_runtime_target(ud, buf, cap);
+}
+
+static void tick_done(void *job)
+{
+	sched_job_done(job);
+}
+
+static void tick_run(struct sched_job *job, void *ud)
+{
+	struct space_runtime *rt = ud;
+	if (!rt->engine || !space_link_joined(rt->link)) {
+		sched_job_done(job);
+		return;
+	}
+	part_engine_tick(rt->engine, tick_done, job);
+}
+
+static void tick_stop(struct sched_job *job, void *ud)
+{
+	(void)job;
+	struct space_runtime *rt = ud;
+	part_engine_cancel(rt->engine);
+}
+
+/* SELF.md's gist for the prompt: name, identity, purpose, voice. */
+static char *self_excerpt(const struct self_doc *s)
+{
+	if (!s)
+		return NULL;
+	struct strbuf sb;
+	sb_init(&sb, PART_ENGINE_SELF_MAX_BYTES);
+	if (s->name)
+		sb_printf(&sb, "Name: %s\n", s->name);
+	if (s->identity)
+		sb_printf(&sb, "%s\n", s->identity);
+	if (s->purpose)
+		sb_printf(&sb, "Purpose: %s\n", s->purpose);
+	if (s->voice)
+		sb_printf(&sb, "Voice: %s\n", s->voice);
+	char *t = sb.len ? sb_detach(&sb) : NULL;
+	sb_free(&sb);
+	return t;
+}
+
+static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
+                         const struct space_runtime_config *rc)
+{
+	if (!rc->pipeline || !rc->llm || !rc->skills || !rc->sched)
+		return;
+	char *self = self_excerpt(rc->self);
+	struct part_engine_config ec = {
+	        .loop = loop,
+	        .self_name = rc->cfg->agent_name,
+	        .social_only = rc->social_only,
+	        .llm = rc->llm,
+	        .budget = rc->budget,
+	        .skills = rc->skills,
+	        .ledger = rc->ledger,
+	        .pipeline = rc->pipeline,
+	        .soul_text = rc->soul_text,
+	        .self_text = self,
+	        .joined = room_joined,
+	        .members = room_members,
+	        .target = room_target,
+	        .ud = rt,
+	};
+	struct ga_err err;
+	err_clear(&err);
+	rt->engine = part_engine_new(&ec, &err);
+	free(self);
+	if (!rt->engine) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "not speaking in the room", "error", err.msg);
+		return;
+	}
+	int64_t every = part_jittered_interval_ms(rc->cfg->agent_name, "space-participation",
+	                                          5000, 40);
+	struct sched_job_opts o = {.name = "space-participation",
+	                           .interval_ms = (uint64_t)every,
+	                           .jitter_pct = 0,
+	                           .first_delay_ms = (uint64_t)every,
+	                           .run = tick_run,
+	                           .on_stop = tick_stop,
+	                           .ud = rt};
+	if (!sched_add(rc->sched, &o)) {
+		part_engine_free(rt->engine);
+		rt->engine = NULL;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "not speaking in the room",
+		       "error", "the participation tick could not be scheduled");
+		return;
+	}
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "participation on", "tick_ms", LOG_INT(every));
+}
+
+struct part_engine *space_runtime_engine(struct space_runtime *rt)
+{
+	return rt ? rt->engine : NULL;
+}
+
 struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_runtime_config *rc,
                                           struct ga_err *err)
 {
@@ -219,9 +353,12 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 		free(rt);
 		return NULL;
 	}
+	start_engine(rt, loop, rc);
 	if (rt->pipeline) {
-		struct pipeline_source src = {
-		        .platform = CONV_PLATFORM_SPACE, .reply_target = reply_target, .ud = rt};
+		struct pipeline_source src = {.platform = CONV_PLATFORM_SPACE,
+		                              .compose = rt->engine ? compose : NULL,
+		                              .reply_target = reply_target,
+		                              .ud = rt};
 		pipeline_add_source(rt->pipeline, &src);
 	}
 	if (rc->outbound) {
@@ -261,6 +398,7 @@ void space_runtime_free(struct space_runtime *rt)
 {
 	if (!rt)
 		return;
+	part_engine_free(rt->engine);
 	space_link_free(rt->link);
 	free(rt);
 }

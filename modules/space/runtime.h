@@ -14,7 +14,14 @@
  *     space_link_say with its chain; the target key is
  *     "space:<host>-<port>" of the room's URL (send permissions name it);
  *   - the room's "Claim conflict" is handed to the coordination backend
- *     set with space_runtime_set_coord (the space backend, modules/coord).
+ *     set with space_runtime_set_coord (the space backend, modules/coord);
+ *   - with a model (llm, skills and sched given), the participation engine
+ *     (modules/participation/engine.h) speaks in the room: the SPACE
+ *     source's compose hands each gate-passed chat to its batch ("deferred
+ *     to the participation tick") and a scheduler job "space-participation"
+ *     runs its tick every part_jittered_interval_ms(name,
+ *     "space-participation", 5000, 40) while joined, one at a time. Without
+ *     a model the room's chats end at the pipeline's "no_composer".
  *
  * The space runs in every mode; --social-only advertises ["social"].
  *
@@ -45,9 +52,21 @@ struct space_runtime_config {
 	bool social_only;
 	struct pipeline *pipeline; /* may be NULL: chats are only logged */
 	struct outbound *outbound; /* may be NULL: the room is not a port */
+	/* the participation engine; any of llm, skills, sched NULL: none */
+	struct llm_client *llm;
+	struct budget *budget; /* may be NULL */
+	const struct skills *skills;
+	struct ledger *ledger; /* may be NULL */
+	struct sched *sched;
 };
 
 struct space_runtime;
+struct llm_client;
+struct budget;
+struct skills;
+struct ledger;
+struct sched;
+struct part_engine;
 struct pipeline;
 struct outbound;
 struct coord;
@@ -62,6 +81,8 @@ struct space_link *space_runtime_link(struct space_runtime *rt);
 void space_runtime_set_coord(struct space_runtime *rt, struct coord *c);
 /* The room's target key ("space:<host>-<port>"): 0, or -1 when not joined. */
 int space_runtime_target(struct space_runtime *rt, char *buf, size_t cap);
+/* The participation engine, NULL when the room has none (no model). */
+struct part_engine *space_runtime_engine(struct space_runtime *rt);
 /* "joined <url> (N members)", "connecting", … for status. */
 void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap);
 

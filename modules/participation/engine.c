@@ -1,0 +1,739 @@
+/*
+ * engine — the participation tick wired to the room, the model and the
+ * pipeline. See engine.h.
+ */
+#include "modules/participation/engine.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapters/llm/llm.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/timeutil.h"
+#include "common/xalloc.h"
+#include "local-tools/tools.h"
+#include "modules/commitments/ledger.h"
+#include "modules/compose/compose.h"
+#include "modules/conversation/store.h"
+#include "modules/pipeline/pipeline.h"
+#include "modules/skills/skills.h"
+#include "modules/validator/echo.h"
+#include "modules/validator/validator.h"
+
+#define LOG_COMP         "participation"
+#define PROMPT_MAX_BYTES (256 * 1024)
+#define PIECE_MAX_BYTES  (64 * 1024)
+#define ID_MAX           160
+#define CONV_MAX         160
+
+/* One chat waiting for the tick (copied). */
+struct pending {
+	char *author;
+	char *text;
+	size_t len;
+	int64_t time_ms;
+	enum part_author_kind kind;
+	bool addressed_known, addressed_me, addressed_others, from_history;
+	char *message_id;
+	char *conversation;
+	int64_t chain_out;
+};
+
+/* What outlives the engine while a model call or a send is in flight: the
+ * engine pointer is cleared when the engine goes, and the last user frees
+ * the anchor. */
+struct anchor {
+	struct part_engine *e;
+	int refs;
+};
+
+struct part_engine {
+	uv_loop_t *loop;
+	char *self;
+	bool social_only;
+	struct llm_client *llm;
+	struct budget *budget;
+	const struct skills *skills;
+	struct ledger *ledger;
+	struct pipeline *pipeline;
+	char *soul;
+	char *self_text;
+	int64_t cd_min, cd_max;
+	bool (*joined)(void *);
+	size_t (*members)(void *, struct part_member *, size_t);
+	int (*target)(void *, char *, size_t);
+	void *ud;
+
+	struct part_state st;
+	struct pending batch[PART_ENGINE_BATCH_MAX];
+	size_t nbatch;
+	uint64_t rng;
+
+	/* the tick in flight */
+	bool ticking;
+	void (*done)(void *);
+	void *done_ud;
+	struct anchor *anchor;
+	struct compose_run *run;
+	struct part_tick_out out;
+	struct part_decision dec;
+	bool have_dec;
+	char trig_id[ID_MAX];
+	char trig_conv[CONV_MAX];
+	int64_t trig_chain;
+	char *said; /* the words handed to the pipeline */
+	/* the tool handed to compose (its sink must outlive the run) */
+	struct tools_sink sink;
+	struct compose_tool tool;
+	bool have_tool;
+};
+
+/* ---- small helpers ----------------------------------------------------------------- */
+
+static void pending_clear(struct pending *p)
+{
+	free(p->author);
+	free(p->text);
+	free(p->message_id);
+	free(p->conversation);
+	memset(p, 0, sizeof *p);
+}
+
+static struct anchor *anchor_take(struct part_engine *e)
+{
+	e->anchor->refs++;
+	return e->anchor;
+}
+
+/* Drops one reference; returns the engine, or NULL when it is gone (the
+ * anchor is freed then if nobody else holds it). */
+static struct part_engine *anchor_drop(struct anchor *a)
+{
+	struct part_engine *e = a->e;
+	a->refs--;
+	if (!e && a->refs == 0)
+		free(a);
+	return e;
+}
+
+static uint64_t next_rand(struct part_engine *e)
+{
+	/* xorshift64*: the cooldown's draw, nothing secret */
+	uint64_t x = e->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	e->rng = x;
+	return x * 2685821657736338717ULL;
+}
+
+static void record(struct part_engine *e, const struct decision *d)
+{
+	if (e->trig_id[0])
+		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id,
+		              STAGE_COMPOSE, d);
+	else
+		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "tick", "verdict",
+		       decision_verdict_name(d->verdict), "rule", d->rule ? d->rule : "", "reason",
+		       d->reason);
+}
+
+static void tick_end(struct part_engine *e)
+{
+	e->ticking = false;
+	e->run = NULL;
+	part_decision_clear(&e->dec);
+	e->have_dec = false;
+	free(e->said);
+	e->said = NULL;
+	void (*done)(void *) = e->done;
+	void *ud = e->done_ud;
+	e->done = NULL;
+	e->done_ud = NULL;
+	if (done)
+		done(ud);
+}
+
+/* ---- feeding ------------------------------------------------------------------------- */
+
+void part_engine_offer(struct part_engine *e, const struct conv_event *ev,
+                       const struct gate_result *g)
+{
+	if (!e || !ev)
+		return;
+	if (e->nbatch == PART_ENGINE_BATCH_MAX) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "batch full: the oldest chat is dropped", "id",
+		       e->batch[0].message_id, "max", LOG_INT(PART_ENGINE_BATCH_MAX));
+		pending_clear(&e->batch[0]);
+		memmove(&e->batch[0], &e->batch[1], (e->nbatch - 1) * sizeof e->batch[0]);
+		e->nbatch--;
+		memset(&e->batch[e->nbatch], 0, sizeof e->batch[0]);
+	}
+	struct pending *p = &e->batch[e->nbatch++];
+	p->author = xstrdup(ev->author_name ? ev->author_name : "?");
+	size_t len = ev->text ? ev->text_len : 0;
+	p->text = xmalloc(len + 1);
+	if (len)
+		memcpy(p->text, ev->text, len);
+	p->text[len] = '\0';
+	p->len = len;
+	p->time_ms = ev->time_ms ? ev->time_ms : time_now_ms();
+	p->kind = ev->author_kind == CONV_AUTHOR_HOST   ? PART_AUTHOR_HOST
+	          : ev->author_kind == CONV_AUTHOR_PEER ? PART_AUTHOR_AGENT
+	                                                : PART_AUTHOR_UNKNOWN;
+	/* The room's addressed list rides on host chats (§3.16); the link
+	 * applies the same rule to agents' chats against the member names. */
+	p->addressed_known = true;
+	p->addressed_me = ev->addressed_me;
+	p->addressed_others = !ev->addressed_me && ev->naddressed > 0;
+	p->from_history = ev->from_history;
+	p->message_id = xstrdup(ev->message_id ? ev->message_id : "");
+	p->conversation = xstrdup(ev->conversation ? ev->conversation : "space:room");
+	p->chain_out = g ? g->chain_out : ev->chain + 1;
+}
+
+size_t part_engine_pending(const struct part_engine *e)
+{
+	return e ? e->nbatch : 0;
+}
+
+const struct part_state *part_engine_state(const struct part_engine *e)
+{
+	return e ? &e->st : NULL;
+}
+
+/* ---- the prompt (§14) ------------------------------------------------------------------ */
+
+static char *history_text(const struct part_state *st, bool own_only)
+{
+	struct strbuf sb;
+	sb_init(&sb, PIECE_MAX_BYTES);
+	for (size_t i = 0; i < st->hist_n; i++) {
+		const struct part_entry *en = part_history_at(st, i);
+		if (own_only && !en->self)
+			continue;
+		sb_printf(&sb, "%s%s: %.*s\n", en->author, en->host ? " (host)" : "", (int)en->len,
+		          en->text);
+	}
+	char *s = sb.len ? sb_detach(&sb) : xstrdup(own_only ? "(none yet)" : "(nothing yet)");
+	sb_free(&sb);
+	return s;
+}
+
+static void ownership_text(const struct part_tick_out *t, struct strbuf *sb)
+{
+	if (!t->own.computed) {
+		sb_puts(sb, t->request ? "you are the only agent here: the request is yours"
+		                       : "no host request is open");
+		return;
+	}
+	if (!t->own.owner[0])
+		sb_puts(sb, "no agent here can take this kind of action");
+	else if (t->own.is_owner)
+		sb_printf(sb, "YOU own the host's request (%zu agents considered): commit to it",
+		          t->own.n_agents);
+	else
+		sb_printf(sb,
+		          "%s owns the host's request: do not take it over; stay quiet unless you "
+		          "add something they lack",
+		          t->own.owner);
+}
+
+static void notes_text(const struct part_tick_out *t, struct strbuf *sb)
+{
+	if (t->context & PART_CTX_MODE)
+		sb_printf(sb, "\nConversation mode: %s.", part_mode_name(t->mode));
+	if (t->context & PART_CTX_ROLE)
+		sb_printf(sb,
+		          "\nYour role this turn: %s (budget %u messages per host turn; you sent "
+		          "%zu).",
+		          part_role_name(t->own.role), t->budget, t->own_msgs_since_host);
+	if ((t->context & PART_CTX_ESCALATION) && t->escalation != PART_ESC_NONE)
+		sb_printf(sb,
+		          "\nEscalation: %s — the host's request has waited %" PRId64
+		          " s over %u cycles without a commitment.",
+		          part_escalation_name(t->escalation), t->waiting_ms / 1000, t->cycles);
+	if ((t->context & PART_CTX_SATURATION) && t->saturation != PART_SAT_NONE)
+		sb_printf(
+		        sb,
+		        "\nSaturation: %s (%zu agent messages since the host spoke): add only what "
+		        "is new.",
+		        part_saturation_name(t->saturation), t->agent_msgs_since_host);
+	if (t->context & PART_CTX_ADDRESSED) {
+		if (t->addressed_me)
+			sb_puts(sb, "\nThe host addressed you by name: answer.");
+		else if (t->addressed_others)
+			sb_puts(sb, "\nThe host addressed other agents, not you: stay quiet unless "
+			            "asked.");
+	}
+	if ((t->context & PART_CTX_FOLLOW_UP) && t->follow_up)
+		sb_puts(sb, "\nThe host is following up on the request: say what was done.");
+}
+
+static char *user_message(struct part_engine *e, struct ga_err *err)
+{
+	const struct part_tick_out *t = &e->out;
+	struct strbuf own;
+	sb_init(&own, PIECE_MAX_BYTES);
+	ownership_text(t, &own);
+	struct strbuf req;
+	sb_init(&req, PIECE_MAX_BYTES);
+	if (t->request)
+		sb_printf(&req, "%s: \"%.2000s\"", t->request_open ? "open" : "fulfilled",
+		          t->request);
+	else
+		sb_puts(&req, "no request");
+	char *hist = history_text(&e->st, false);
+	char *mine = history_text(&e->st, true);
+	char *peers = part_peer_commitments(&e->st);
+	char cfg[160];
+	snprintf(cfg, sizeof cfg, "cooldown after speaking %" PRId64 "–%" PRId64 " s",
+	         e->cd_min / 1000, e->cd_max / 1000);
+	struct skill_var vars[] = {
+	        {"detectedRepo", t->repo ? t->repo : "none named"},
+	        {"actionOwnership", sb_cstr(&own)},
+	        {"hostRequestStatus", sb_cstr(&req)},
+	        {"conversationHistory", hist},
+	        {"typingAgents", "nobody"},
+	        {"ownPreviousMessages", mine},
+	        {"commitmentContext", peers[0] ? peers : "none"},
+	        {"currentConfig", cfg},
+	        {"selfExcerpt", e->self_text ? e->self_text : "(no SELF.md)"},
+	};
+	char *body = skills_render(e->skills, PART_ENGINE_SKILL, "User Message Template", vars,
+	                           sizeof vars / sizeof vars[0], err);
+	char *msg = NULL;
+	if (body) {
+		struct strbuf sb;
+		sb_init(&sb, PROMPT_MAX_BYTES);
+		sb_puts(&sb, body);
+		notes_text(t, &sb);
+		msg = sb_detach(&sb);
+		sb_free(&sb);
+		free(body);
+	}
+	sb_free(&own);
+	sb_free(&req);
+	free(hist);
+	free(mine);
+	free(peers);
+	return msg;
+}
+
+/* ---- the send (§12) --------------------------------------------------------------------- */
+
+/* A commitment as the ledger's action params (the tools' argument shapes). */
+static cJSON *commit_params(const struct part_commitment *c)
+{
+	cJSON *p = cJSON_CreateObject();
+	if (c->repo) {
+		const char *slash = strchr(c->repo, '/');
+		if (slash) {
+			char owner[PART_REPO_MAX];
+			snprintf(owner, sizeof owner, "%.*s", (int)(slash - c->repo), c->repo);
+			cJSON_AddStringToObject(p, "owner", owner);
+			cJSON_AddStringToObject(p, "repo", slash + 1);
+		}
+	}
+	const char *body = c->description ? c->description : c->content;
+	switch (c->type) {
+	case PART_COMMIT_CREATE_ISSUE:
+		cJSON_AddStringToObject(p, "title", c->title ? c->title : (body ? body : ""));
+		if (body)
+			cJSON_AddStringToObject(p, "body", body);
+		break;
+	case PART_COMMIT_CREATE_PLAN:
+		cJSON_AddStringToObject(p, "title", c->title ? c->title : (body ? body : ""));
+		cJSON_AddStringToObject(p, "goal", body ? body : (c->title ? c->title : ""));
+		cJSON_AddStringToObject(p, "context", "promised in the agent-space");
+		cJSON_AddItemToObject(p, "tasks", cJSON_CreateArray());
+		break;
+	case PART_COMMIT_COMMENT_ISSUE:
+		cJSON_AddNumberToObject(p, "issue_number", (double)c->issue_number);
+		cJSON_AddStringToObject(p, "body", body ? body : (c->title ? c->title : ""));
+		break;
+	case PART_COMMIT_POST_BLUESKY:
+		cJSON_AddStringToObject(p, "text",
+		                        c->content ? c->content
+		                                   : (body ? body : (c->title ? c->title : "")));
+		break;
+	default:
+		break;
+	}
+	return p;
+}
+
+static size_t enqueue_commitments(struct part_engine *e)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < e->dec.commitments.n; i++) {
+		const struct part_commitment *c = &e->dec.commitments.item[i];
+		cJSON *params = commit_params(c);
+		char id[LEDGER_ID_MAX] = "";
+		struct ga_err err = {{0}};
+		struct decision d;
+		int r = e->ledger ? ledger_add(e->ledger, part_commit_type_name(c->type), "space",
+		                               params, time_now_ms(), id, &err)
+		                  : -1;
+		if (!e->ledger)
+			err_set(&err, "no commitment ledger in this process");
+		if (r == LEDGER_ADDED || r == LEDGER_DUPLICATE) {
+			kept++;
+			decision_set(&d, VERDICT_INFO, "commitment", "%s %s (source space)%s",
+			             part_commit_type_name(c->type), id,
+			             r == LEDGER_DUPLICATE ? ": already open" : " enqueued");
+		} else {
+			decision_set(&d, VERDICT_FAIL, "commitment", "%s not enqueued: %s",
+			             part_commit_type_name(c->type), err.msg);
+		}
+		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id,
+		              STAGE_RECORD, &d);
+		cJSON_Delete(params);
+	}
+	return kept;
+}
+
+static void on_said(void *ud, const struct decision *final, const char *artifact)
+{
+	(void)artifact;
+	struct part_engine *e = anchor_drop(ud);
+	if (!e)
+		return;
+	if (final && final->verdict == VERDICT_SENT) {
+		int64_t now = time_now_ms();
+		int64_t span = e->cd_max > e->cd_min ? e->cd_max - e->cd_min : 0;
+		int64_t cd = e->cd_min + (span ? (int64_t)(next_rand(e) % (uint64_t)span) : 0);
+		part_note_sent(&e->st, e->self, e->said, strlen(e->said), now, now + cd);
+		if (e->dec.commitments.n && enqueue_commitments(e) > 0 && e->out.request_open)
+			part_note_fulfilled(&e->st, "commitment");
+	}
+	tick_end(e);
+}
+
+static void speak(struct part_engine *e)
+{
+	struct decision d;
+	char target[PIPELINE_TARGET_MAX];
+	if (e->target(e->ud, target, sizeof target) != 0) {
+		decision_set(&d, VERDICT_DROP, "no_target", "not in the room any more: not said");
+		record(e, &d);
+		tick_end(e);
+		return;
+	}
+	e->said = xstrdup(e->dec.message);
+	/* The echo window: the trigger's conversation (the room), agents'
+	 * messages compared, persons' context (§9.1). */
+	struct conv_store *cs = pipeline_store(e->pipeline);
+	struct echo_window *w = echo_window_new(PIPELINE_ECHO_WINDOW);
+	size_t n = conv_store_message_count(cs, e->trig_conv);
+	for (size_t i = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0; i < n; i++) {
+		const struct conv_message *m = conv_store_message_at(cs, e->trig_conv, i);
+		if (m)
+			echo_window_push(w, m->author_name, !conv_author_is_person(m->author_kind),
+			                 m->text ? m->text : "");
+	}
+	struct validator_context ctx;
+	memset(&ctx, 0, sizeof ctx);
+	part_validator_context(&e->out, e->dec.commitments.n, &ctx);
+	ctx.window = w;
+	pipeline_say_ctx(e->pipeline, CONV_PLATFORM_SPACE, target, "participation", e->said,
+	                 strlen(e->said), e->trig_chain, e->trig_id[0] ? e->trig_id : NULL, &ctx,
+	                 on_said, anchor_take(e));
+	echo_window_free(w);
+}
+
+/* ---- the model call (§8) ----------------------------------------------------------------- */
+
+static int sink_enqueue(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
+                        struct ga_err *err)
+{
+	struct anchor *a = ud;
+	struct part_engine *e = a->e;
+	if (!e) {
+		err_set(err, "the agent left the room");
+		return -1;
+	}
+	if (strcmp(action, "space_decision") != 0) {
+		err_set(err, "only space_decision is answered here, not %s", action);
+		return -1;
+	}
+	part_decision_clear(&e->dec);
+	if (part_decision_from_json(params, e->social_only, &e->dec, err) != 0) {
+		e->have_dec = false;
+		return -1;
+	}
+	e->have_dec = true;
+	snprintf(result, cap, "Decision recorded.");
+	return 0;
+}
+
+static void on_composed(const struct compose_result *res, void *ud)
+{
+	struct part_engine *e = anchor_drop(ud);
+	if (!e)
+		return;
+	e->run = NULL;
+	struct decision d;
+	if (!e->have_dec && res->content && res->stop != COMPOSE_STOP_CANCELLED) {
+		struct ga_err err = {{0}};
+		if (part_decision_from_text(res->content, strlen(res->content), e->social_only,
+		                            &e->dec, &err) == 0)
+			e->have_dec = true;
+		else
+			log_kv(LOG_LEVEL_INFO, LOG_COMP, "no decision in the model's text", "error",
+			       err.msg);
+	}
+	if (!e->have_dec) {
+		decision_set(&d, VERDICT_FAIL, "decision",
+		             "the model gave no usable space_decision (%s: %s): silent",
+		             res->stop_name ? res->stop_name : "?", res->reason);
+		record(e, &d);
+		tick_end(e);
+		return;
+	}
+	bool speaks = e->dec.should_speak && e->dec.message && e->dec.message[0];
+	if (!speaks) {
+		struct decision why;
+		if (part_salvage(&e->dec, &e->out, false, false, &why)) {
+			record(e, &why);
+			speaks = e->dec.message && e->dec.message[0];
+		}
+	}
+	if (!speaks) {
+		part_note_declined(&e->st, time_now_ms());
+		decision_set(&d, VERDICT_INFO, "declined", "the model stays silent: %s",
+		             e->dec.reason && e->dec.reason[0] ? e->dec.reason : "(no reason)");
+		record(e, &d);
+		tick_end(e);
+		return;
+	}
+	decision_set(&d, VERDICT_PASS, "decided",
+	             "the model speaks (%zu bytes, %zu commitments%s, %zu dropped)%s%s",
+	             strlen(e->dec.message), e->dec.commitments.n,
+	             e->dec.from_text ? ", read from text" : "", e->dec.commitments.ndropped_total,
+	             e->dec.reason && e->dec.reason[0] ? ": " : "",
+	             e->dec.reason ? e->dec.reason : "");
+	record(e, &d);
+	speak(e);
+}
+
+static void call_model(struct part_engine *e)
+{
+	struct ga_err err = {{0}};
+	struct decision d;
+	char *skill = skills_render(e->skills, PART_ENGINE_SKILL, NULL, NULL, 0, &err);
+	char *user = skill ? user_message(e, &err) : NULL;
+	if (!skill || !user || !e->have_tool) {
+		decision_set(&d, VERDICT_FAIL, "prompt", "no decision call: %s",
+		             !e->have_tool ? "the space_decision tool is not offered" : err.msg);
+		record(e, &d);
+		free(skill);
+		free(user);
+		tick_end(e);
+		return;
+	}
+	char *system = skills_system_prompt(e->soul, e->self_text, skill);
+	free(skill);
+	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
+	struct compose_opts o = {
+	        .loop = e->loop,
+	        .llm = e->llm,
+	        .budget = e->budget,
+	        .system_prompt = system,
+	        .messages = &msg,
+	        .n_messages = 1,
+	        .tools = &e->tool,
+	        .n_tools = 1,
+	        .tool_choice = LLM_TOOL_CHOICE_NAMED,
+	        .tool_choice_name = "space_decision",
+	        .max_rounds = PART_ENGINE_MAX_ROUNDS,
+	        .done = on_composed,
+	        .ud = e->anchor,
+	};
+	e->have_dec = false;
+	e->anchor->refs++;
+	e->run = compose_start(&o, &err);
+	free(system);
+	free(user);
+	if (!e->run) {
+		e->anchor->refs--;
+		decision_set(&d, VERDICT_FAIL, "decision", "the decision call could not start: %s",
+		             err.msg);
+		record(e, &d);
+		tick_end(e);
+	}
+}
+
+/* ---- the tick (§1) ------------------------------------------------------------------------- */
+
+void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
+{
+	if (!e || e->ticking || !e->joined(e->ud)) {
+		if (done)
+			done(ud);
+		return;
+	}
+	e->ticking = true;
+	e->done = done;
+	e->done_ud = ud;
+	e->trig_id[0] = '\0';
+	e->trig_conv[0] = '\0';
+	e->trig_chain = 1;
+
+	struct part_event evs[PART_ENGINE_BATCH_MAX];
+	size_t n = e->nbatch;
+	const struct pending *trig = NULL;
+	int trig_score = -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct pending *p = &e->batch[i];
+		evs[i] = (struct part_event){
+		        .kind = PART_EV_CHAT,
+		        .author = p->author,
+		        .text = p->text,
+		        .len = p->len,
+		        .time_ms = p->time_ms,
+		        .author_kind = p->kind,
+		        .addressed_known = p->addressed_known,
+		        .addressed_me = p->addressed_me,
+		        .addressed_others = p->addressed_others,
+		        .from_history = p->from_history,
+		};
+		/* The message the answer belongs to: a live one, the host's
+		 * before an agent's, addressed to us before not, newest last. */
+		if (p->from_history)
+			continue;
+		int score = (p->kind == PART_AUTHOR_HOST) * 2 + p->addressed_me;
+		if (score >= trig_score) {
+			trig_score = score;
+			trig = p;
+		}
+	}
+	if (trig) {
+		snprintf(e->trig_id, sizeof e->trig_id, "%s", trig->message_id);
+		snprintf(e->trig_conv, sizeof e->trig_conv, "%s", trig->conversation);
+		e->trig_chain = trig->chain_out;
+	}
+	struct part_member *members = xcalloc(PART_MEMBERS_MAX, sizeof *members);
+	size_t nm = e->members(e->ud, members, PART_MEMBERS_MAX);
+	struct part_tick_in in = {
+	        .self = e->self,
+	        .social_only = e->social_only,
+	        .members = members,
+	        .nmembers = nm,
+	        .events = evs,
+	        .nevents = n,
+	        .now_ms = time_now_ms(),
+	};
+	part_tick(&e->st, &in, &e->out);
+	free(members);
+	for (size_t i = 0; i < n; i++)
+		pending_clear(&e->batch[i]);
+	e->nbatch = 0;
+	/* layer2 points into the batch just freed */
+	e->out.nlayer2 = 0;
+
+	if (e->out.has_new || e->out.call_model)
+		record(e, &e->out.verdict);
+	if (!e->out.call_model) {
+		tick_end(e);
+		return;
+	}
+	call_model(e);
+}
+
+void part_engine_cancel(struct part_engine *e)
+{
+	if (e && e->run)
+		compose_cancel(e->run);
+}
+
+/* ---- life ------------------------------------------------------------------------------------ */
+
+static char *cut_copy(const char *s, size_t max)
+{
+	if (!s)
+		return NULL;
+	size_t n = strlen(s);
+	if (n > max) {
+		n = max;
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--; /* on a UTF-8 boundary */
+	}
+	char *c = xmalloc(n + 1);
+	memcpy(c, s, n);
+	c[n] = '\0';
+	return c;
+}
+
+struct part_engine *part_engine_new(const struct part_engine_config *c, struct ga_err *err)
+{
+	if (!c || !c->loop || !c->llm || !c->pipeline || !c->skills || !c->self_name ||
+	    !c->self_name[0] || !c->joined || !c->members || !c->target) {
+		err_set(err, "participation engine: the configuration lacks %s",
+		        !c                                  ? "everything"
+		        : !c->loop                          ? "a loop"
+		        : !c->llm                           ? "a model client"
+		        : !c->pipeline                      ? "the pipeline"
+		        : !c->skills                        ? "the skills"
+		        : !c->self_name || !c->self_name[0] ? "the agent's name"
+		                                            : "the room's callbacks");
+		return NULL;
+	}
+	struct part_engine *e = xcalloc(1, sizeof *e);
+	e->loop = c->loop;
+	e->self = xstrdup(c->self_name);
+	e->social_only = c->social_only;
+	e->llm = c->llm;
+	e->budget = c->budget;
+	e->skills = c->skills;
+	e->ledger = c->ledger;
+	e->pipeline = c->pipeline;
+	e->soul = c->soul_text ? xstrdup(c->soul_text) : NULL;
+	e->self_text = cut_copy(c->self_text, PART_ENGINE_SELF_MAX_BYTES);
+	e->cd_min = c->cooldown_min_ms > 0 ? c->cooldown_min_ms : PART_ENGINE_COOLDOWN_MIN;
+	e->cd_max = c->cooldown_max_ms > 0 ? c->cooldown_max_ms : PART_ENGINE_COOLDOWN_MAX;
+	if (e->cd_max < e->cd_min)
+		e->cd_max = e->cd_min;
+	e->joined = c->joined;
+	e->members = c->members;
+	e->target = c->target;
+	e->ud = c->ud;
+	e->rng = (uint64_t)time_now_ms() * 0x9E3779B97F4A7C15ULL | 1;
+	part_state_init(&e->st);
+	e->anchor = xcalloc(1, sizeof *e->anchor);
+	e->anchor->e = e;
+	e->sink = (struct tools_sink){.enqueue = sink_enqueue, .ud = e->anchor};
+	struct compose_tool tools[TOOLS_MAX];
+	size_t nt = tools_select(TOOLS_MODE_SPACE, tools_agent_caps(e->social_only), &e->sink,
+	                         tools, TOOLS_MAX);
+	for (size_t i = 0; i < nt; i++)
+		if (strcmp(tools[i].name, "space_decision") == 0) {
+			e->tool = tools[i];
+			e->have_tool = true;
+		}
+	return e;
+}
+
+void part_engine_free(struct part_engine *e)
+{
+	if (!e)
+		return;
+	if (e->run)
+		compose_cancel(e->run); /* on_composed finds the engine gone */
+	struct anchor *a = e->anchor;
+	a->e = NULL;
+	if (a->refs == 0)
+		free(a);
+	for (size_t i = 0; i < e->nbatch; i++)
+		pending_clear(&e->batch[i]);
+	part_decision_clear(&e->dec);
+	part_state_free(&e->st);
+	free(e->said);
+	free(e->self);
+	free(e->soul);
+	free(e->self_text);
+	free(e);
+}

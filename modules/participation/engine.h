@@ -1,0 +1,125 @@
+/*
+ * engine — the participation policy (participation.h) wired to the room,
+ * the model and the message pipeline (issue 10, space-validation.md §1,
+ * §8, §12, §14): what the agent actually does in the agent-space.
+ *
+ *   feeding   the space source's compose() hands each gate-passed room
+ *             chat here (part_engine_offer) instead of composing per
+ *             message; the pipeline then ends that message's job with
+ *             "deferred to the participation tick". The chat waits in a
+ *             batch (PART_ENGINE_BATCH_MAX; beyond, the oldest is dropped
+ *             and logged);
+ *   the tick  part_engine_tick() (the runtime's scheduler job, every
+ *             part_jittered_interval_ms(name, "space-participation", 5000,
+ *             40) while joined; the scheduler's guard keeps it one at a
+ *             time) turns the batch into part_events (host → author kind,
+ *             the room's addressed list → the addressed flags, history →
+ *             from_history), takes the members from the room and runs
+ *             part_tick. Its verdict is recorded (stage compose) under the
+ *             message that triggered it;
+ *   the call  when the tick says call_model: one compose run (compose.h)
+ *             with the space_decision tool only and tool_choice forced to
+ *             it; system prompt = SOUL + SELF + the space-participation
+ *             skill's "System Prompt"; the user message = the skill's "User
+ *             Message Template" filled from the tick (repo, ownership,
+ *             request, history, own messages, peers' promises, pacing, SELF
+ *             excerpt) plus the §14 notes the tick names (mode, role,
+ *             escalation, saturation, addressed, follow-up). The tool's
+ *             arguments are read with part_decision_from_json (a bad one
+ *             goes back to the model as an error, one more round), a text
+ *             answer with part_decision_from_text;
+ *   the send  a decision that speaks goes out through pipeline_say_ctx
+ *             (validator with part_validator_context's facts and the
+ *             conversation's echo window → outbound → record) keyed by the
+ *             trigger's message id, with the gate's chain_out (the
+ *             trigger's chain + 1). Sent: part_note_sent (cooldown drawn
+ *             from [cooldown_min_ms, cooldown_max_ms)), each commitment
+ *             enqueued in the ledger with source "space", and
+ *             part_note_fulfilled when one really was. A silent decision:
+ *             part_salvage (§11.1, its commitments become "On it — …"),
+ *             else part_note_declined.
+ * Not done here yet (said in the decisions where it matters): Layer-2
+ * intent calls (ambiguous host messages stay as Layer 1 classed them),
+ * §8.4 extraction, the owner retry and forced action (§11.2–§11.3), the
+ * judge (§10.6), peers' claim frames as PART_EV_CLAIM, the courtesy
+ * notice at MAX − 1 on this path, the runtime config file (§13.2).
+ *
+ * Ownership: the engine copies its configuration's strings; the llm
+ * client, budget, skills, ledger and pipeline are borrowed and must
+ * outlive it — or it must be freed first. part_engine_free() may be called
+ * with a tick in flight: the model call is cancelled, a send already
+ * handed to the pipeline finishes without the engine, and the tick's done
+ * callback is then never called.
+ *
+ * One thread, one loop.
+ */
+#ifndef GA_MODULES_PARTICIPATION_ENGINE_H
+#define GA_MODULES_PARTICIPATION_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "modules/conversation/event.h"
+#include "modules/gate/gate.h"
+#include "modules/participation/participation.h"
+
+#define PART_ENGINE_BATCH_MAX      64
+#define PART_ENGINE_COOLDOWN_MIN   10000 /* §12.1 step 7 defaults */
+#define PART_ENGINE_COOLDOWN_MAX   20000
+#define PART_ENGINE_MAX_ROUNDS     2    /* the forced call, and one correction */
+#define PART_ENGINE_SELF_MAX_BYTES 4096 /* the SELF excerpt in the prompt */
+#define PART_ENGINE_SKILL          "space-participation"
+
+struct llm_client;
+struct budget;
+struct skills;
+struct ledger;
+struct pipeline;
+
+struct part_engine_config {
+	uv_loop_t *loop;
+	const char *self_name; /* copied */
+	bool social_only;
+	struct llm_client *llm; /* required */
+	struct budget *budget;  /* may be NULL */
+	const struct skills *skills;
+	struct ledger *ledger; /* may be NULL: commitments are logged, not kept */
+	struct pipeline *pipeline;
+	const char *soul_text; /* copied; may be NULL */
+	const char *self_text; /* copied (cut at PART_ENGINE_SELF_MAX_BYTES); may be NULL */
+	int64_t cooldown_min_ms, cooldown_max_ms; /* 0: the defaults above */
+	/* The room, as the runtime sees it. members fills at most cap entries
+	 * whose strings stay valid until the next call into the room. */
+	bool (*joined)(void *ud);
+	size_t (*members)(void *ud, struct part_member *out, size_t cap);
+	int (*target)(void *ud, char *buf, size_t cap);
+	void *ud;
+};
+
+struct part_engine;
+
+/* NULL with err when the configuration is unusable (no loop, llm,
+ * pipeline, skills, self_name or callbacks). */
+struct part_engine *part_engine_new(const struct part_engine_config *c, struct ga_err *err);
+/* NULL ok. See "Ownership" above. */
+void part_engine_free(struct part_engine *e);
+
+/* A gate-passed room chat (ev and g borrowed for the call). */
+void part_engine_offer(struct part_engine *e, const struct conv_event *ev,
+                       const struct gate_result *g);
+
+/* One tick. done(ud) is called exactly once when it is over — the model
+ * answered and what it said was sent or refused — possibly before this
+ * returns. */
+void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud);
+/* Ends a tick in flight as soon as possible (shutdown): the model call is
+ * cancelled; done is still called. */
+void part_engine_cancel(struct part_engine *e);
+
+/* Chats waiting for the next tick; the policy's state (read only). */
+size_t part_engine_pending(const struct part_engine *e);
+const struct part_state *part_engine_state(const struct part_engine *e);
+
+#endif

@@ -1,0 +1,400 @@
+/*
+ * The participation engine end to end (issue 10), black-box: the real
+ * general-agent, the real agent-space, raw WebSocket members playing peer
+ * agents, and the LLM fake as a separate process (its --record file shows
+ * every model call).
+ *
+ *   - the host asks Ada a question by name: on her participation tick the
+ *     model is asked with space_decision forced, and the answer reaches the
+ *     room through the pipeline with chain 1; the decisions tell the story
+ *     (deferred to the tick, the tick's verdict, the model's decision, the
+ *     validator, outbound sent, answered);
+ *   - a peer addresses Ada at chain MAX_ACL: the gate only lets her react,
+ *     the model is never asked, nothing reaches the room; the same peer at
+ *     a lower chain is answered (the control);
+ *   - the model restates what a peer just said: the validator rejects it
+ *     as an echo and it never reaches the room.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "tests/integration/space-client/harness.h"
+#include "testutil.h"
+
+#define W TH_WAIT_MS
+/* a tick is 5 s ± 40 %, then typing and the room's chat spacing */
+#define SPEAK_MS 20000
+
+static void dump(struct proc *p)
+{
+	char *e = proc_stderr(p), *o = proc_stdout(p);
+	fprintf(stderr, "---- agent stderr ----\n%s\n---- agent stdout ----\n%s\n", e ? e : "",
+	        o ? o : "");
+	free(e);
+	free(o);
+}
+
+static void dump_decisions(const char *home)
+{
+	char *log = home_read(home, "memory/decisions.jsonl");
+	fprintf(stderr, "---- decisions.jsonl ----\n%s\n", log ? log : "(none)");
+	free(log);
+}
+
+static void start_agent(struct proc *p, const char *home, const char *const *env)
+{
+	if (proc_start(p, home, (const char *const[]){NULL}, env) != 0)
+		fail_msg("cannot start general-agent in %s", home);
+	th_track_pid(p->pid);
+	if (!proc_wait_output(p, "ready and listening", W)) {
+		dump(p);
+		fail_msg("the agent did not start");
+	}
+	if (!proc_wait_output(p, "joined the room", W)) {
+		dump(p);
+		fail_msg("the agent did not join the room");
+	}
+}
+
+static void stop_agent(struct proc *p)
+{
+	proc_signal(p, SIGTERM);
+	int rc = proc_wait(p, W);
+	th_untrack_pid(p->pid);
+	if (rc != 0) {
+		dump(p);
+		fail_msg("the agent exited %d", rc);
+	}
+	proc_cleanup(p);
+}
+
+struct fake {
+	pid_t pid;
+	char env[160];
+	char record[300];
+};
+
+static void start_fake(const char *home, const char *script, struct fake *f)
+{
+	home_write(home, "fake-script.json", script);
+	char bin[1024], scriptp[1024], portp[1024];
+	snprintf(bin, sizeof bin, "%s/tests/fakes/llm/llmfake-server", getenv("GA_BUILD_DIR"));
+	snprintf(scriptp, sizeof scriptp, "%s/fake-script.json", home);
+	snprintf(portp, sizeof portp, "%s/fake.port", home);
+	snprintf(f->record, sizeof f->record, "%s/fake-record.jsonl", home);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		execl(bin, bin, "--script", scriptp, "--port-file", portp, "--record", f->record,
+		      (char *)NULL);
+		_exit(127);
+	}
+	th_track_pid(pid);
+	f->pid = pid;
+	for (int i = 0; i < 1000; i++) {
+		char *port = home_read(home, "fake.port");
+		if (port && atoi(port) > 0) {
+			snprintf(f->env, sizeof f->env, "LLM_BASE_URL=http://127.0.0.1:%d/v1",
+			         atoi(port));
+			free(port);
+			return;
+		}
+		free(port);
+		usleep(10000);
+	}
+	fail_msg("llmfake-server did not start");
+}
+
+static void stop_fake(struct fake *f)
+{
+	kill(f->pid, SIGTERM);
+	waitpid(f->pid, NULL, 0);
+	th_untrack_pid(f->pid);
+}
+
+/* Model calls recorded so far. */
+static int fake_calls(const char *home)
+{
+	char *rec = home_read(home, "fake-record.jsonl");
+	int n = 0;
+	for (char *c = rec; c && *c; c++)
+		n += *c == '\n';
+	free(rec);
+	return n;
+}
+
+static char *fake_request(const char *home, int i)
+{
+	char *rec = home_read(home, "fake-record.jsonl");
+	char *line = rec;
+	for (int k = 0; line && k < i; k++) {
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	/* the request's body, as sent */
+	char *out = NULL;
+	if (line && *line) {
+		char *one = strndup(line, strcspn(line, "\n"));
+		cJSON *j = cJSON_Parse(one);
+		const char *body = cJSON_GetStringValue(cJSON_GetObjectItem(j, "body"));
+		if (body)
+			out = strdup(body);
+		cJSON_Delete(j);
+		free(one);
+	}
+	free(rec);
+	return out;
+}
+
+static bool pred_chat_from(const cJSON *m, const void *arg)
+{
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
+	return name && strcmp(name, arg) == 0;
+}
+
+static void chat(struct ws_client *c, const char *text, int chain)
+{
+	char buf[1024];
+	snprintf(buf, sizeof buf, "{\"type\":\"chat\",\"content\":\"%s\",\"chain\":%d}", text,
+	         chain);
+	th_send(c, buf);
+}
+
+/* Every decision about the message whose event mentions `text`, one per
+ * line as "stage verdict rule: reason"; NULL when the event is not there. */
+static char *story(const char *home, const char *text)
+{
+	char *log = home_read(home, "memory/decisions.jsonl");
+	if (!log)
+		return NULL;
+	char id[160] = "";
+	size_t cap = 1 << 16, len = 0;
+	char *out = calloc(1, cap);
+	for (char *line = strtok(log, "\n"); line; line = strtok(NULL, "\n")) {
+		cJSON *j = cJSON_Parse(line);
+		if (!j)
+			continue;
+		const char *stage = cJSON_GetStringValue(cJSON_GetObjectItem(j, "stage"));
+		const char *mid = cJSON_GetStringValue(cJSON_GetObjectItem(j, "messageId"));
+		const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(j, "reason"));
+		const char *rule = cJSON_GetStringValue(cJSON_GetObjectItem(j, "rule"));
+		const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItem(j, "verdict"));
+		if (!id[0] && stage && strcmp(stage, "event") == 0 && reason &&
+		    strstr(reason, text))
+			snprintf(id, sizeof id, "%s", mid ? mid : "");
+		if (id[0] && mid && strcmp(mid, id) == 0 && len + 600 < cap)
+			len += (size_t)snprintf(out + len, cap - len, "%s %s %s: %.400s\n",
+			                        stage ? stage : "?", verdict ? verdict : "?",
+			                        rule ? rule : "", reason ? reason : "");
+		cJSON_Delete(j);
+	}
+	free(log);
+	if (!id[0]) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* Waits until the story of `text` holds `needle`. */
+static char *wait_story(const char *home, const char *text, const char *needle, int ms)
+{
+	int64_t end = th_now_ms() + ms;
+	char *s = NULL;
+	while (th_now_ms() < end) {
+		free(s);
+		s = story(home, text);
+		if (s && strstr(s, needle))
+			return s;
+		th_msleep(100);
+	}
+	dump_decisions(home);
+	fail_msg("the story of '%s' never held '%s':\n%s", text, needle, s ? s : "(no event)");
+	return NULL;
+}
+
+static void must_hold(const char *s, const char *needle)
+{
+	if (!strstr(s, needle))
+		fail_msg("'%s' missing from:\n%s", needle, s);
+}
+
+#define DECIDE(msg)                                                                                \
+	"{\"match\":{\"tool_choice\":\"space_decision\",\"tools\":[\"space_decision\"]},"          \
+	"\"tool_calls\":[{\"name\":\"space_decision\",\"arguments\":{\"shouldSpeak\":true,"        \
+	"\"reason\":\"asked\",\"message\":\"" msg "\"}}]}"
+
+/* --- the host asks; the agent answers through the pipeline ---------------------------- */
+
+static void test_host_question_answered(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home, "[" DECIDE("Paris is the capital of France.") "]", &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", NULL});
+	struct ws_client *obs = th_observe(&room, "Obs");
+
+	th_room_host(&room, "Ada, what is the capital of France?");
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", SPEAK_MS);
+	if (!m) {
+		dump(&a);
+		dump_decisions(home);
+		fail_msg("Ada never answered the host");
+	}
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(m, "content")),
+	                    "Paris is the capital of France.");
+	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "chain")), 1);
+	cJSON_Delete(m);
+
+	/* the model was asked once, with space_decision forced and the
+	 * skill's prompt carrying the host's words */
+	assert_int_equal(fake_calls(home), 1);
+	char *req = fake_request(home, 0);
+	assert_non_null(req);
+	must_hold(req, "\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"space_"
+	               "decision\"}}");
+	must_hold(req, "Ada, what is the capital of France?");
+	must_hold(req, "Decide now with `space_decision`");
+	free(req);
+
+	char *s = wait_story(home, "what is the capital of France", "record info answered", W);
+	must_hold(s, "compose info nothing_to_send: deferred to the participation tick");
+	must_hold(s, "compose pass decided");
+	must_hold(s, "validator approve");
+	must_hold(s, "outbound sent");
+	free(s);
+
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
+/* --- a peer at chain MAX: silence; lower: answered ------------------------------------ */
+
+static void test_peer_at_max_silent(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home, "[" DECIDE("Bob, each tenant gets its own namespace prefix.") "]", &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", "MAX_ACL=4", NULL});
+	struct ws_client *bob = th_observe(&room, "Bob");
+	struct ws_client *obs = th_observe(&room, "Obs");
+
+	chat(bob, "Ada, how are the cache keys scoped? (chain four)", 4);
+	char *s = wait_story(home, "how are the cache keys scoped", "gate react chain_length", W);
+	free(s);
+	/* two ticks at least: nothing said, the model never asked */
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", 15000);
+	if (m) {
+		char *t = cJSON_PrintUnformatted(m);
+		fail_msg("Ada spoke at chain MAX: %s", t);
+	}
+	assert_int_equal(fake_calls(home), 0);
+
+	/* the control: the same question at chain 1 is answered; the reply
+	 * carries chain 3 (Bob's two messages since the host: the derived
+	 * chain is 2) */
+	chat(bob, "Ada, how are the cache keys scoped now? (chain one)", 1);
+	m = th_expect(obs, "chat", pred_chat_from, "Ada", SPEAK_MS);
+	if (!m) {
+		dump(&a);
+		dump_decisions(home);
+		fail_msg("Ada never answered the peer at chain 1");
+	}
+	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "chain")), 3);
+	cJSON_Delete(m);
+	assert_int_equal(fake_calls(home), 1);
+
+	th_observer_free(bob);
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
+/* --- an echo of a peer is rejected and never reaches the room --------------------------- */
+
+static void test_echo_rejected(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home,
+	           "[" DECIDE("The deployment failed because the database migration timed out "
+	                      "after ten minutes.") "]",
+	           &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", NULL});
+	struct ws_client *bob = th_observe(&room, "Bob");
+	struct ws_client *obs = th_observe(&room, "Obs");
+
+	chat(bob,
+	     "Ada, the deployment failed because the database migration timed out after ten "
+	     "minutes.",
+	     1);
+	char *s = wait_story(home, "the deployment failed because", "validator reject", SPEAK_MS);
+	if (!strstr(s, "echo"))
+		fail_msg("rejected, but not as an echo:\n%s", s);
+	must_hold(s, "compose pass decided");
+	if (strstr(s, "outbound sent"))
+		fail_msg("the echo was sent:\n%s", s);
+	free(s);
+	assert_int_equal(fake_calls(home), 1);
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", 3000);
+	if (m) {
+		char *t = cJSON_PrintUnformatted(m);
+		fail_msg("the echo reached the room: %s", t);
+	}
+
+	th_observer_free(bob);
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test_teardown(test_host_question_answered, th_teardown),
+	        cmocka_unit_test_teardown(test_peer_at_max_silent, th_teardown),
+	        cmocka_unit_test_teardown(test_echo_rejected, th_teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
