@@ -13,7 +13,11 @@
  *     the model is never asked, nothing reaches the room; the same peer at
  *     a lower chain is answered (the control);
  *   - the model restates what a peer just said: the validator rejects it
- *     as an echo and it never reaches the room.
+ *     as an echo and it never reaches the room;
+ *   - three agents, each with a model eager to promise the work: the host
+ *     asks for an issue and exactly one of them — the owner SHA-256 ranking
+ *     names (§4) — says so in the room and enqueues the commitment (source
+ *     space); the others stay out of the room and out of the ledger.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -29,6 +33,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "modules/participation/policy.h"
 #include "tests/integration/space-client/harness.h"
 #include "testutil.h"
 
@@ -163,6 +168,13 @@ static bool pred_chat_from(const cJSON *m, const void *arg)
 {
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
 	return name && strcmp(name, arg) == 0;
+}
+
+static bool pred_chat_from_agent(const cJSON *m, const void *arg)
+{
+	(void)arg;
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
+	return name && (!strcmp(name, "Ada") || !strcmp(name, "Ben") || !strcmp(name, "Cal"));
 }
 
 static void chat(struct ws_client *c, const char *text, int chain)
@@ -389,12 +401,115 @@ static void test_echo_rejected(void **state)
 	th_room_stop(&room, SIGTERM);
 }
 
+/* --- three agents, one owner ---------------------------------------------------------------- */
+
+static int count_in(const char *home, const char *file, const char *needle)
+{
+	char *t = home_read(home, file);
+	int n = 0;
+	for (char *c = t; c && (c = strstr(c, needle)); c += strlen(needle))
+		n++;
+	free(t);
+	return n;
+}
+
+static void test_three_agents_one_owner(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"Ada", "Ben", "Cal"};
+	/* The room's members as every agent sees them (the observer too:
+	 * it sent no capabilities, so it counts). Pick a request an agent
+	 * owns. */
+	struct part_member mem[] = {
+	        {.name = "Ada"}, {.name = "Ben"}, {.name = "Cal"}, {.name = "Obs"}};
+	char request[256] = "";
+	char owner[PART_NAME_MAX] = "";
+	for (int v = 0; v < 50 && !owner[0]; v++) {
+		snprintf(request, sizeof request,
+		         "Create an issue in acme/widgets for the login timeout bug %d",
+		         v);
+		struct part_ownership o;
+		struct decision why;
+		part_ownership_compute("Ada", false, mem, 4, request, PART_MODE_ACTION, &o, &why);
+		if (strcmp(o.owner, "Obs") != 0)
+			snprintf(owner, sizeof owner, "%s", o.owner);
+	}
+	assert_true(owner[0]);
+
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char url[128];
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	char homes[3][256];
+	struct fake f[3];
+	struct proc a[3];
+	const char *script =
+	        "[{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"
+	        "\"space_decision\",\"arguments\":{\"shouldSpeak\":true,\"reason\":\"mine\","
+	        "\"message\":\"I'll open the issue in acme/widgets for the login timeout now.\","
+	        "\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/widgets\","
+	        "\"title\":\"Login times out\",\"description\":\"The host reports that the login "
+	        "page times out.\"}]}}]}]";
+	for (int i = 0; i < 3; i++) {
+		th_home_new(homes[i], sizeof homes[i]);
+		start_fake(homes[i], script, &f[i]);
+		char name[64];
+		snprintf(name, sizeof name, "AGENT_NAME=%s", names[i]);
+		start_agent(&a[i], homes[i],
+		            (const char *const[]){name, url, f[i].env, "LLM_MODEL=fake-model",
+		                                  "LLM_API_KEY=test-key-0123456789", NULL});
+	}
+	struct ws_client *obs = th_observe(&room, "Obs");
+	th_msleep(500); /* every agent sees the four members */
+
+	th_room_host(&room, request);
+	/* The first agent to speak is the owner; for two more ticks each,
+	 * no other agent speaks. */
+	cJSON *m = th_expect(obs, "chat", pred_chat_from_agent, NULL, SPEAK_MS);
+	if (!m) {
+		for (int i = 0; i < 3; i++) {
+			dump(&a[i]);
+			dump_decisions(homes[i]);
+		}
+		fail_msg("the owner %s never spoke about '%s'", owner, request);
+	}
+	const char *who = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
+	if (strcmp(who, owner) != 0)
+		fail_msg("%s spoke first, but %s owns '%s'", who, owner, request);
+	cJSON_Delete(m);
+	while ((m = th_expect(obs, "chat", pred_chat_from_agent, NULL, 12000)) != NULL) {
+		who = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
+		if (strcmp(who, owner) != 0) {
+			char *t = cJSON_PrintUnformatted(m);
+			for (int i = 0; i < 3; i++)
+				dump_decisions(homes[i]);
+			fail_msg("%s is not the owner (%s is) but spoke: %s", who, owner, t);
+		}
+		cJSON_Delete(m);
+	}
+	for (int i = 0; i < 3; i++) {
+		int n = count_in(homes[i], "memory/commitments.jsonl", "\"source\":\"space\"");
+		bool is_owner = strcmp(names[i], owner) == 0;
+		if (n != (is_owner ? 1 : 0))
+			fail_msg("%s (%s) has %d space commitments in its ledger", names[i],
+			         is_owner ? "the owner" : "not the owner", n);
+	}
+
+	th_observer_free(obs);
+	for (int i = 0; i < 3; i++) {
+		stop_agent(&a[i]);
+		stop_fake(&f[i]);
+	}
+	th_room_stop(&room, SIGTERM);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_teardown(test_host_question_answered, th_teardown),
 	        cmocka_unit_test_teardown(test_peer_at_max_silent, th_teardown),
 	        cmocka_unit_test_teardown(test_echo_rejected, th_teardown),
+	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
