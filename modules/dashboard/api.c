@@ -152,10 +152,10 @@ static cJSON *message_json(const struct conv_message *m)
 	return o;
 }
 
-cJSON *dash_api_why(const struct dashboard_config *c, const char *message_id, struct ga_err *err)
+cJSON *dash_api_why_read(const char *memory_dir, const char *message_id, struct ga_err *err)
 {
 	struct why_walk w = {.arr = cJSON_CreateArray()};
-	if (c->memory_dir && decision_log_read(c->memory_dir, message_id, why_cb, &w, err) != 0) {
+	if (memory_dir && decision_log_read(memory_dir, message_id, why_cb, &w, err) != 0) {
 		cJSON_Delete(w.arr);
 		return NULL;
 	}
@@ -163,14 +163,20 @@ cJSON *dash_api_why(const struct dashboard_config *c, const char *message_id, st
 	cJSON_AddStringToObject(o, "messageId", message_id);
 	cJSON_AddItemToObject(o, "decisions", w.arr);
 	cJSON_AddNumberToObject(o, "olderLeftOut", (double)w.dropped);
-	const struct conv_message *m = NULL;
-	if (c->pipeline && w.conversation[0])
-		m = conv_store_find(pipeline_store(c->pipeline), w.conversation, message_id);
-	if (m) {
+	if (w.conversation[0])
 		cJSON_AddStringToObject(o, "conversation", w.conversation);
-		cJSON_AddItemToObject(o, "message", message_json(m));
-	}
 	return o;
+}
+
+void dash_api_why_finish(const struct dashboard_config *c, cJSON *o)
+{
+	const char *conv = json_string_or(o, "conversation", NULL);
+	const char *id = json_string_or(o, "messageId", NULL);
+	const struct conv_message *m = NULL;
+	if (c->pipeline && conv && id)
+		m = conv_store_find(pipeline_store(c->pipeline), conv, id);
+	if (m)
+		cJSON_AddItemToObject(o, "message", message_json(m));
 }
 
 cJSON *dash_api_conversations(const struct dashboard_config *c)

@@ -45,11 +45,32 @@ struct sse_client {
 	struct sse_client *next;
 };
 
-/* Per request: the body, bounded. */
+/* A why read on a worker thread (uv_queue_work) while its connection is
+ * suspended. When the dashboard closes first, the job is orphaned: its
+ * after-callback only frees it. */
+struct why_job {
+	uv_work_t work;
+	struct dashboard *d;
+	struct request *r;
+	struct MHD_Connection *conn;
+	char *id;
+	char *memory_dir;
+	cJSON *result; /* NULL with err on a read error */
+	struct ga_err err;
+	bool orphaned;
+	struct why_job *next;
+};
+
+enum why_state { WHY_NONE, WHY_RUNNING, WHY_DONE };
+
+/* Per request: the body, bounded; a why in progress. */
 struct request {
 	char *body;
 	size_t len;
 	bool too_large;
+	enum why_state why;
+	cJSON *why_result;
+	struct ga_err why_err;
 };
 
 struct dashboard {
@@ -70,6 +91,7 @@ struct dashboard {
 	struct static_file files[DASHBOARD_STATIC_MAX_FILES];
 	size_t nfiles;
 	struct sse_client *clients;
+	struct why_job *jobs;
 	size_t nactive;
 	uint64_t dropped;
 	uint64_t refused;
@@ -532,6 +554,74 @@ static const char *arg(struct MHD_Connection *conn, const char *name)
 	return v && *v ? v : NULL;
 }
 
+static void why_work(uv_work_t *w)
+{
+	struct why_job *j = w->data;
+	j->result = dash_api_why_read(j->memory_dir, j->id, &j->err);
+}
+
+static void why_done(uv_work_t *w, int status)
+{
+	(void)status;
+	struct why_job *j = w->data;
+	if (!j->orphaned) {
+		struct dashboard *d = j->d;
+		for (struct why_job **pp = &d->jobs; *pp; pp = &(*pp)->next)
+			if (*pp == j) {
+				*pp = j->next;
+				break;
+			}
+		j->r->why = WHY_DONE;
+		j->r->why_result = j->result;
+		j->r->why_err = j->err;
+		j->result = NULL;
+		MHD_resume_connection(j->conn); /* the handler is called again */
+		kick(d);
+	}
+	cJSON_Delete(j->result);
+	free(j->id);
+	free(j->memory_dir);
+	free(j);
+}
+
+/* /api/why/<id>: the first call starts the read and parks the connection;
+ * the call after the resume answers. */
+static enum MHD_Result serve_why(struct dashboard *d, struct MHD_Connection *conn,
+                                 struct request *r, const char *id)
+{
+	if (r->why == WHY_DONE) {
+		cJSON *o = r->why_result;
+		r->why_result = NULL;
+		if (!o)
+			return reply_error(conn, 500, "the decision log could not be read: %s",
+			                   r->why_err.msg);
+		dash_api_why_finish(&d->c, o);
+		return reply_json(conn, 200, o);
+	}
+	if (r->why == WHY_RUNNING)
+		return MHD_YES;
+	if (d->closing)
+		return reply_error(conn, 503, "the agent is stopping");
+	struct why_job *j = xcalloc(1, sizeof *j);
+	j->work.data = j;
+	j->d = d;
+	j->r = r;
+	j->conn = conn;
+	j->id = xstrdup(id);
+	j->memory_dir = d->memory_dir ? xstrdup(d->memory_dir) : NULL;
+	if (uv_queue_work(d->c.loop, &j->work, why_work, why_done) != 0) {
+		free(j->id);
+		free(j->memory_dir);
+		free(j);
+		return reply_error(conn, 503, "no worker to read the decision log now");
+	}
+	j->next = d->jobs;
+	d->jobs = j;
+	r->why = WHY_RUNNING;
+	MHD_suspend_connection(conn);
+	return MHD_YES;
+}
+
 static bool token_ok(const struct dashboard *d, struct MHD_Connection *conn)
 {
 	if (!d->token)
@@ -653,12 +743,7 @@ static enum MHD_Result serve_api(struct dashboard *d, struct MHD_Connection *con
 		const char *id = path + 4;
 		if (!*id || strlen(id) > DECISION_LOG_FIELD_MAX_BYTES)
 			return reply_error(conn, 400, "why needs a message id: /api/why/<id>");
-		struct ga_err err = {{0}};
-		cJSON *o = dash_api_why(&d->c, id, &err);
-		if (!o)
-			return reply_error(conn, 500, "the decision log could not be read: %s",
-			                   err.msg);
-		return reply_json(conn, 200, o);
+		return serve_why(d, conn, r, id);
 	}
 	if (strcmp(path, "conversations") == 0)
 		return reply_json(conn, 200, dash_api_conversations(&d->c));
@@ -760,6 +845,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct request *r = *con_cls;
 	if (r) {
 		free(r->body);
+		cJSON_Delete(r->why_result);
 		free(r);
 		*con_cls = NULL;
 	}
@@ -913,6 +999,16 @@ void dashboard_close(struct dashboard *d)
 			cl->suspended = false;
 			MHD_resume_connection(cl->conn);
 		}
+	/* A why still reading: its connection is resumed to end with the
+	 * daemon; the worker's answer will only be freed. */
+	for (struct why_job *j = d->jobs; j; j = j->next) {
+		j->orphaned = true;
+		j->r->why = WHY_DONE;
+		j->r->why_result = NULL;
+		err_set(&j->r->why_err, "the agent is stopping");
+		MHD_resume_connection(j->conn);
+	}
+	d->jobs = NULL;
 	d->closing = true;
 	/* The poll handle goes before MHD closes the descriptor it watches. */
 	uv_poll_stop(&d->poll);

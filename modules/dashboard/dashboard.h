@@ -9,11 +9,12 @@
  * MHD_run) and a uv_timer is re-armed after every MHD_run with
  * MHD_get_timeout (libmicrohttpd's rule: MHD_run must be called no later
  * than that, whatever the sockets say). Everything, the access handler
- * included, runs on the loop thread; nothing here blocks except three
- * bounded file reads, each on a person's request: why (decisions.jsonl and
- * its backups, DECISION_LOG_MAX_BYTES each — what `general-agent why`
- * reads), permissions (PERMS_FILE_MAX_BYTES) and the audit's current file
- * (AUDIT_MAX_BYTES).
+ * included, runs on the loop thread. The one large read, why over
+ * decisions.jsonl and its backups (DECISION_LOG_MAX_BYTES each, what
+ * `general-agent why` reads), runs on libuv's thread pool while its
+ * connection is suspended; what remains on the loop are two small bounded
+ * reads on a person's request: permissions (PERMS_FILE_MAX_BYTES) and the
+ * audit's current file (AUDIT_MAX_BYTES).
  *
  * API (all JSON; errors are {"error": "<a sentence>"} with a 4xx/5xx):
  *   GET  /api/status               the caller's status object (status_json)

@@ -27,8 +27,12 @@ struct dash_stats {
 
 cJSON *dash_api_status(const struct dashboard_config *c, const struct dash_stats *s);
 cJSON *dash_api_decisions(const struct dashboard_config *c, const struct dash_filter *f);
-/* NULL with err when the log could not be read. */
-cJSON *dash_api_why(const struct dashboard_config *c, const char *message_id, struct ga_err *err);
+/* why, in two steps: the read of decisions.jsonl and its backups touches
+ * no module (a worker thread runs it: the files may hold tens of MiB); NULL
+ * with err when the log could not be read. The finish, on the loop, adds
+ * the message from the conversation store. */
+cJSON *dash_api_why_read(const char *memory_dir, const char *message_id, struct ga_err *err);
+void dash_api_why_finish(const struct dashboard_config *c, cJSON *o);
 cJSON *dash_api_conversations(const struct dashboard_config *c);
 /* NULL when the conversation is unknown. */
 cJSON *dash_api_conversation(const struct dashboard_config *c, const char *key);

@@ -685,6 +685,43 @@ static void test_close_with_open_stream(void **state)
 	dash_stop(&t);
 }
 
+/* why over a large log: read on a worker thread, bounded to the last
+ * DASHBOARD_WHY_MAX decisions, and a close while a read is running is
+ * clean (the job is orphaned, its connection ended). */
+static void test_why_large_log_and_close(void **state)
+{
+	(void)state;
+	struct dash_host t;
+	char *e = NULL;
+	if (dash_start(&t, NULL, &e) != 0)
+		fail_msg("%s", e);
+	for (int i = 0; i < 40; i++) {
+		char *a = dash_cmd(&t, "burst 500");
+		assert_non_null(a);
+		assert_string_equal(a, "ok");
+		free(a);
+	}
+	struct http_resp r;
+	assert_int_equal(http_get(t.port, "/api/why/space:burst", NULL, &r), 0);
+	assert_int_equal(r.status, 200);
+	cJSON *w = http_json(&r);
+	assert_non_null(w);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(w, "decisions")), 500);
+	assert_int_equal(cJSON_GetObjectItem(w, "olderLeftOut")->valueint, 20000 - 500);
+	cJSON_Delete(w);
+	http_resp_free(&r);
+	/* a why in flight, then quit at once */
+	struct sse_conn c; /* a raw connection: send the request, never read */
+	assert_int_equal(sse_open(t.port, NULL, 0, &c), 0);
+	char req[256];
+	int n = snprintf(req, sizeof req,
+	                 "GET /api/why/space:burst HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n", t.port);
+	assert_int_equal(write(c.fd, req, (size_t)n), n);
+	assert_int_equal(dash_quit(&t), 0);
+	sse_close(&c);
+	dash_stop(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest shared[] = {
@@ -707,6 +744,7 @@ int main(void)
 	        cmocka_unit_test(test_token_required),
 	        cmocka_unit_test(test_non_loopback_needs_token),
 	        cmocka_unit_test(test_close_with_open_stream),
+	        cmocka_unit_test(test_why_large_log_and_close),
 	};
 	int rc = cmocka_run_group_tests_name("shared host", shared, group_setup, group_teardown);
 	rc |= cmocka_run_group_tests_name("own hosts", own, NULL, NULL);
