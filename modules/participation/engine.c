@@ -486,6 +486,13 @@ static void on_composed(const struct compose_result *res, void *ud)
 			log_kv(LOG_LEVEL_INFO, LOG_COMP, "no decision in the model's text", "error",
 			       err.msg);
 	}
+	if (!e->have_dec && res->stop == COMPOSE_STOP_CANCELLED) {
+		decision_set(&d, VERDICT_INFO, "cancelled", "the decision call was cancelled: %s",
+		             res->reason);
+		record(e, &d);
+		tick_end(e);
+		return;
+	}
 	if (!e->have_dec) {
 		decision_set(&d, VERDICT_FAIL, "decision",
 		             "the model gave no usable space_decision (%s: %s): silent",

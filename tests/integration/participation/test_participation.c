@@ -14,6 +14,8 @@
  *     a lower chain is answered (the control);
  *   - the model restates what a peer just said: the validator rejects it
  *     as an echo and it never reaches the room;
+ *   - the agent is stopped while its model call hangs: the call is
+ *     cancelled and the daemon exits cleanly (0, no sanitizer report);
  *   - three agents, each with a model eager to promise the work: the host
  *     asks for an issue and exactly one of them — the owner SHA-256 ranking
  *     names (§4) — says so in the room and enqueues the commitment (source
@@ -401,6 +403,42 @@ static void test_echo_rejected(void **state)
 	th_room_stop(&room, SIGTERM);
 }
 
+/* --- stopped while the model thinks ------------------------------------------------------------
+ */
+
+static void test_stop_during_model_call(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home, "[{\"match\":{\"tool_choice\":\"space_decision\"},\"action\":\"hang\"}]",
+	           &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", NULL});
+	th_room_host(&room, "Ada, what would you name the new build farm?");
+	int64_t end = th_now_ms() + SPEAK_MS;
+	while (fake_calls(home) < 1 && th_now_ms() < end)
+		th_msleep(100);
+	if (fake_calls(home) < 1) {
+		dump(&a);
+		dump_decisions(home);
+		fail_msg("the model was never asked");
+	}
+	stop_agent(&a); /* exit 0 within the wait, or it fails */
+	char *s = story(home, "name the new build farm");
+	assert_non_null(s);
+	must_hold(s, "compose info cancelled");
+	free(s);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
 /* --- three agents, one owner ---------------------------------------------------------------- */
 
 static int count_in(const char *home, const char *file, const char *needle)
@@ -426,8 +464,7 @@ static void test_three_agents_one_owner(void **state)
 	char owner[PART_NAME_MAX] = "";
 	for (int v = 0; v < 50 && !owner[0]; v++) {
 		snprintf(request, sizeof request,
-		         "Create an issue in acme/widgets for the login timeout bug %d",
-		         v);
+		         "Create an issue in acme/widgets for the login timeout bug %d", v);
 		struct part_ownership o;
 		struct decision why;
 		part_ownership_compute("Ada", false, mem, 4, request, PART_MODE_ACTION, &o, &why);
@@ -509,6 +546,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_host_question_answered, th_teardown),
 	        cmocka_unit_test_teardown(test_peer_at_max_silent, th_teardown),
 	        cmocka_unit_test_teardown(test_echo_rejected, th_teardown),
+	        cmocka_unit_test_teardown(test_stop_during_model_call, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
