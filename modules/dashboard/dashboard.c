@@ -189,10 +189,27 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const
 	return ok;
 }
 
+/* Registered secrets become "[redacted]" in every string of o, before it
+ * is printed: a secret holding a quote or a backslash would not be found
+ * in the escaped JSON text. */
+static void redact_tree(cJSON *o)
+{
+	cJSON *it;
+	if (cJSON_IsString(o) && o->valuestring) {
+		char *r = log_redact(o->valuestring);
+		if (strcmp(r, o->valuestring) != 0)
+			cJSON_SetValuestring(o, r);
+		free(r);
+		return;
+	}
+	cJSON_ArrayForEach(it, o) redact_tree(it);
+}
+
 /* Every JSON body leaves through here: registered secrets become
  * "[redacted]" whatever module put them in. */
 static enum MHD_Result reply_json(struct MHD_Connection *conn, unsigned status, cJSON *o)
 {
+	redact_tree(o);
 	char *s = o ? cJSON_PrintUnformatted(o) : NULL;
 	cJSON_Delete(o);
 	if (!s)
@@ -285,6 +302,7 @@ static void broadcast(struct dashboard *d, const char *data, size_t n)
  * line: cJSON escapes every newline). Caller frees. */
 static char *sse_event(const char *name, cJSON *o, size_t *len)
 {
+	redact_tree(o);
 	char *s = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	char *safe = log_redact(s ? s : "{}");

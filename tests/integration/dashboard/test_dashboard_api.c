@@ -482,6 +482,15 @@ static void test_secrets_never_shown(void **state)
 	assert_true(
 	        array_has(cJSON_GetObjectItem(c, "messages"), "text", "my key is [redacted] ok"));
 	cJSON_Delete(c);
+	/* a secret with a quote and a backslash: escaped in JSON, still found */
+	cmd_ok(&H, "secret qu\"ote\\secret-99");
+	cmd_ok(&H, "event sec2 mallory it is qu\"ote\\secret-99 now");
+	c = get_json(H.port, "/api/conversations/space%3Aroom", 200);
+	assert_true(array_has(cJSON_GetObjectItem(c, "messages"), "text", "it is [redacted] now"));
+	char *all = cJSON_PrintUnformatted(c);
+	assert_null(strstr(all, "secret-99"));
+	free(all);
+	cJSON_Delete(c);
 }
 
 /* --- bounded streams ---------------------------------------------------------------------- */
