@@ -240,7 +240,7 @@ async function loadStatus() {
   if (typeof s.paused === 'boolean') showPaused(s.paused);
   if (state.tab !== 'status') return;
   const cards = $('status-cards');
-  cards.replaceChildren(
+  cards.replaceChildren(...[
     card('state', s.paused ? 'PAUSED' : (s.state || 'running')),
     card('mode', s.socialOnly ? 'social only' : (s.mode || 'full')),
     card('uptime', s.uptimeMs ? fmtDuration(s.uptimeMs) : '?'),
@@ -249,7 +249,7 @@ async function loadStatus() {
       s.tokenBudget.totalTokens.toLocaleString('en') + ' · ' + s.tokenBudget.calls + ' call(s)' +
       (s.tokenBudget.denied ? ' · ' + s.tokenBudget.denied + ' refused' : '')) : null,
     card('live streams', s.dashboard.sseClients + ' / ' + s.dashboard.sseMax),
-    card('slow streams dropped', s.dashboard.sseDropped));
+    card('slow streams dropped', s.dashboard.sseDropped)].filter(Boolean));
   const pb = $('platforms').tBodies[0];
   pb.replaceChildren();
   const feats = s.features || {};
@@ -325,8 +325,8 @@ async function loadCommitments() {
 
 async function loadPermissions() {
   const p = await api('permissions');
-  $('perm-mode').replaceChildren(card('mode', p.mode),
-    p.broken ? card('BROKEN: every send is denied', p.broken) : null);
+  $('perm-mode').replaceChildren(...[card('mode', p.mode),
+    p.broken ? card('BROKEN: every send is denied', p.broken) : null].filter(Boolean));
   for (const [id, arr] of [['perm-allow', p.allowlist], ['perm-deny', p.denylist]]) {
     const ul = $(id);
     ul.replaceChildren();

@@ -505,6 +505,7 @@ static void test_tabs_render(void **state)
 	wait_true(&B,
 	          "document.querySelectorAll('#platforms tbody tr').length >= 2 && "
 	          "document.getElementById('status-cards').textContent.includes('uptime') && "
+	          "!document.getElementById('status-cards').textContent.includes('null') && "
 	          "document.getElementById('status-cards').textContent.includes('1,200 · 3 "
 	          "call(s)')",
 	          10000);
@@ -527,7 +528,7 @@ static void test_tabs_render(void **state)
 	screenshot(&B, "dashboard-commitments.png");
 	click(&B, "nav button[data-tab=\"permissions\"]");
 	wait_true(&B,
-	          "document.getElementById('perm-mode').textContent.includes('allowlist') && "
+	          "document.getElementById('perm-mode').textContent === 'allowlistmode' && "
 	          "document.getElementById('perm-allow').textContent.includes('space:room') && "
 	          "document.querySelector('#audit tbody').textContent.includes('deny')",
 	          10000);
