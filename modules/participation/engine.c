@@ -40,6 +40,7 @@ struct pending {
 	char *message_id;
 	char *conversation;
 	int64_t chain_out;
+	bool courtesy;
 };
 
 /* What outlives the engine while a model call or a send is in flight: the
@@ -84,6 +85,7 @@ struct part_engine {
 	char trig_id[ID_MAX];
 	char trig_conv[CONV_MAX];
 	int64_t trig_chain;
+	bool trig_courtesy;
 	char *said; /* the words handed to the pipeline */
 	/* the tool handed to compose (its sink must outlive the run) */
 	struct tools_sink sink;
@@ -193,6 +195,7 @@ void part_engine_offer(struct part_engine *e, const struct conv_event *ev,
 	p->message_id = xstrdup(ev->message_id ? ev->message_id : "");
 	p->conversation = xstrdup(ev->conversation ? ev->conversation : "space:room");
 	p->chain_out = g ? g->chain_out : ev->chain + 1;
+	p->courtesy = g && g->courtesy;
 }
 
 size_t part_engine_pending(const struct part_engine *e)
@@ -440,8 +443,8 @@ static void speak(struct part_engine *e)
 	part_validator_context(&e->out, e->dec.commitments.n, &ctx);
 	ctx.window = w;
 	pipeline_say_ctx(e->pipeline, CONV_PLATFORM_SPACE, target, "participation", e->said,
-	                 strlen(e->said), e->trig_chain, e->trig_id[0] ? e->trig_id : NULL, &ctx,
-	                 on_said, anchor_take(e));
+	                 strlen(e->said), e->trig_chain, e->trig_courtesy,
+	                 e->trig_id[0] ? e->trig_id : NULL, &ctx, on_said, anchor_take(e));
 	echo_window_free(w);
 }
 
@@ -586,9 +589,9 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 	e->ticking = true;
 	e->done = done;
 	e->done_ud = ud;
-	e->trig_id[0] = '\0';
-	e->trig_conv[0] = '\0';
-	e->trig_chain = 1;
+	/* The trigger of the last tick stays when this batch has no live
+	 * chat: messages taken in during a cooldown are answered on a later
+	 * tick, and their reply belongs to the newest of them. */
 
 	struct part_event evs[PART_ENGINE_BATCH_MAX];
 	size_t n = e->nbatch;
@@ -622,6 +625,7 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 		snprintf(e->trig_id, sizeof e->trig_id, "%s", trig->message_id);
 		snprintf(e->trig_conv, sizeof e->trig_conv, "%s", trig->conversation);
 		e->trig_chain = trig->chain_out;
+		e->trig_courtesy = trig->courtesy;
 	}
 	struct part_member *members = xcalloc(PART_MEMBERS_MAX, sizeof *members);
 	size_t nm = e->members(e->ud, members, PART_MEMBERS_MAX);
@@ -709,6 +713,8 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 	e->target = c->target;
 	e->ud = c->ud;
 	e->rng = (uint64_t)time_now_ms() * 0x9E3779B97F4A7C15ULL | 1;
+	snprintf(e->trig_conv, sizeof e->trig_conv, "space:room");
+	e->trig_chain = 1;
 	part_state_init(&e->st);
 	e->anchor = xcalloc(1, sizeof *e->anchor);
 	e->anchor->e = e;

@@ -32,17 +32,13 @@
  *             (validator with part_validator_context's facts and the
  *             conversation's echo window → outbound → record) keyed by the
  *             trigger's message id, with the gate's chain_out (the
- *             trigger's chain + 1). Sent: part_note_sent (cooldown drawn
- *             from [cooldown_min_ms, cooldown_max_ms)), each commitment
- *             enqueued in the ledger with source "space", and
- *             part_note_fulfilled when one really was. A silent decision:
- *             part_salvage (§11.1, its commitments become "On it — …"),
- *             else part_note_declined.
- * Not done here yet (said in the decisions where it matters): Layer-2
- * intent calls (ambiguous host messages stay as Layer 1 classed them),
- * §8.4 extraction, the owner retry and forced action (§11.2–§11.3), the
- * judge (§10.6), peers' claim frames as PART_EV_CLAIM, the courtesy
- * notice at MAX − 1 on this path, the runtime config file (§13.2).
+ *             trigger's chain + 1) and courtesy flag (MAX − 1). Sent: part_note_sent (cooldown
+ * drawn from [cooldown_min_ms, cooldown_max_ms)), each commitment enqueued in the ledger with
+ * source "space", and part_note_fulfilled when one really was. A silent decision: part_salvage
+ * (§11.1, its commitments become "On it — …"), else part_note_declined. Not done here yet (said in
+ * the decisions where it matters): Layer-2 intent calls (ambiguous host messages stay as Layer 1
+ * classed them), §8.4 extraction, the owner retry and forced action (§11.2–§11.3), the judge
+ * (§10.6), peers' claim frames as PART_EV_CLAIM, the runtime config file (§13.2).
  *
  * Ownership: the engine copies its configuration's strings; the llm
  * client, budget, skills, ledger and pipeline are borrowed and must

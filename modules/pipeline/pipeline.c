@@ -423,13 +423,14 @@ int pipeline_say(struct pipeline *p, enum conv_platform platform, const char *ta
                  const char *source, const char *text, size_t len, int64_t chain,
                  const char *id, pipeline_say_fn done, void *ud)
 {
-	return pipeline_say_ctx(p, platform, target, source, text, len, chain, id, NULL, done, ud);
+	return pipeline_say_ctx(p, platform, target, source, text, len, chain, false, id, NULL,
+	                        done, ud);
 }
 
 int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char *target,
                      const char *source, const char *text, size_t len, int64_t chain,
-                     const char *id, const struct validator_context *vctx, pipeline_say_fn done,
-                     void *ud)
+                     bool courtesy, const char *id, const struct validator_context *vctx,
+                     pipeline_say_fn done, void *ud)
 {
 	struct decision d;
 	char made[64];
@@ -472,6 +473,7 @@ int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char
 	j->say_done = done;
 	j->say_ud = ud;
 	j->g.chain_out = chain;
+	j->g.courtesy = courtesy;
 	decision_set(&d, VERDICT_PASS, "say", "%s asks to send %zu bytes to %s", j->source_name, len,
 	             target);
 	note(j, STAGE_COMPOSE, &d);

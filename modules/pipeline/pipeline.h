@@ -135,12 +135,14 @@ int pipeline_say(struct pipeline *p, enum conv_platform platform, const char *ta
  * participation engine: mode, role, ownership, the open request, counts;
  * part_validator_context). vctx (may be NULL: pipeline_say's defaults) is
  * borrowed for the call only; its platform is replaced by the job's, and
- * its echo window, when NULL, by the conversation's recent messages. */
+ * its echo window, when NULL, by the conversation's recent messages.
+ * courtesy: the message answers one at MAX_ACL − 1 (the gate's courtesy
+ * flag): outbound appends its courtesy notice. */
 struct validator_context;
 int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char *target,
                      const char *source, const char *text, size_t len, int64_t chain,
-                     const char *id, const struct validator_context *vctx, pipeline_say_fn done,
-                     void *ud);
+                     bool courtesy, const char *id, const struct validator_context *vctx,
+                     pipeline_say_fn done, void *ud);
 
 /* The kill switch (persisted by control.h, not here). */
 void pipeline_set_paused(struct pipeline *p, bool paused);

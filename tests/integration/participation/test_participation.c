@@ -12,6 +12,8 @@
  *   - a peer addresses Ada at chain MAX_ACL: the gate only lets her react,
  *     the model is never asked, nothing reaches the room; the same peer at
  *     a lower chain is answered (the control);
+ *   - a peer at MAX_ACL − 1: the answer carries chain MAX and the courtesy
+ *     notice;
  *   - the model restates what a peer just said: the validator rejects it
  *     as an echo and it never reaches the room;
  *   - the agent is stopped while its model call hangs: the call is
@@ -356,6 +358,44 @@ static void test_peer_at_max_silent(void **state)
 	th_room_stop(&room, SIGTERM);
 }
 
+/* --- a peer at MAX − 1: the answer carries the courtesy notice ----------------------------- */
+
+static void test_courtesy_at_max_minus_one(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home, "[" DECIDE("Bob, it kicks off at 02:00 UTC from the cron runner.") "]", &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", "MAX_ACL=2", NULL});
+	struct ws_client *bob = th_observe(&room, "Bob");
+	struct ws_client *obs = th_observe(&room, "Obs");
+	chat(bob, "Ada, when does the nightly job start?", 1);
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", SPEAK_MS);
+	if (!m) {
+		dump(&a);
+		dump_decisions(home);
+		fail_msg("Ada never answered at MAX - 1");
+	}
+	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(m, "content"));
+	if (!text || strncmp(text, "Bob, it kicks off at 02:00 UTC from the cron runner.", 51) != 0 ||
+	    !strstr(text, "Replies to this message will not be processed."))
+		fail_msg("no courtesy notice: '%s'", text ? text : "");
+	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "chain")), 2);
+	cJSON_Delete(m);
+	th_observer_free(bob);
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
 /* --- an echo of a peer is rejected and never reaches the room --------------------------- */
 
 static void test_echo_rejected(void **state)
@@ -545,6 +585,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_teardown(test_host_question_answered, th_teardown),
 	        cmocka_unit_test_teardown(test_peer_at_max_silent, th_teardown),
+	        cmocka_unit_test_teardown(test_courtesy_at_max_minus_one, th_teardown),
 	        cmocka_unit_test_teardown(test_echo_rejected, th_teardown),
 	        cmocka_unit_test_teardown(test_stop_during_model_call, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
