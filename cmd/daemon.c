@@ -25,6 +25,7 @@
 #include <uv.h>
 
 #include "cmd/cli.h"
+#include "cmd/datadir.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -39,6 +40,7 @@
 #include "modules/budget/budget.h"
 #include "modules/commitments/ledger.h"
 #include "modules/coord/coord.h"
+#include "modules/dashboard/dashboard.h"
 #include "modules/decisions/log.h"
 #include "modules/gate/gate.h"
 #include "modules/identity/self.h"
@@ -106,6 +108,7 @@ struct daemon {
 	struct pipeline_actions actions;
 	struct console *console;
 	struct control_watch *control;
+	struct dashboard *dash; /* issue 14; NULL when DASHBOARD_ADDR=off or it could not start */
 	int lock_fd;
 	int64_t started_ms;
 	bool shutting_down;
@@ -127,7 +130,9 @@ static void describe_coord(const struct daemon *d, char *buf, size_t cap)
 		snprintf(buf, cap, "none");
 }
 
-static void write_status(struct daemon *d, const char *state)
+/* The status object: the status file's content and the dashboard's
+ * /api/status. Caller deletes. */
+static cJSON *status_object(struct daemon *d, const char *state)
 {
 	cJSON *s = cJSON_CreateObject();
 	char iso[TIME_ISO_LEN + 1];
@@ -181,6 +186,12 @@ static void write_status(struct daemon *d, const char *state)
 		cJSON_AddBoolToObject(j, "running", st[i].running);
 		cJSON_AddItemToArray(jobs, j);
 	}
+	return s;
+}
+
+static void write_status(struct daemon *d, const char *state)
+{
+	cJSON *s = status_object(d, state);
 	struct ga_err err = {{0}};
 	if (state_save(&d->st, STATUS_STATE_NAME, s, time_now_ms(), &err) != 0)
 		log_kv(LOG_LEVEL_WARN, "daemon", "could not write the status file", "error",
@@ -284,6 +295,10 @@ static void finish(struct daemon *d, const char *why)
 	uv_timer_stop(&d->stop_soon);
 	write_status(d, "stopped");
 	log_kv(LOG_LEVEL_INFO, "daemon", "agent resting", "reason", why);
+	/* First: no pause from the page during the shutdown, and it borrows
+	 * the pipeline, the decision log and the ledger freed below. */
+	dashboard_close(d->dash);
+	d->dash = NULL;
 #ifdef GA_HAVE_SPACE
 	/* Normally stopped already (its job waited for the polite leave);
 	 * after the grace period this tears it down so that the walk below
@@ -573,6 +588,7 @@ static int console_set_paused(void *ud, bool paused, struct ga_err *err)
 		return -1;
 	control_watch_seen(d->control, paused);
 	pipeline_set_paused(d->pipeline, paused);
+	dashboard_paused_changed(d->dash, paused);
 	return 0;
 }
 
@@ -692,10 +708,56 @@ static void on_control(void *ud, bool paused)
 {
 	struct daemon *d = ud;
 	pipeline_set_paused(d->pipeline, paused);
+	dashboard_paused_changed(d->dash, paused);
 	printf("%s: %s from outside (general-agent %s)\n", d->home->cfg.agent_name,
 	       paused ? "paused" : "resumed", paused ? "pause" : "resume");
 	fflush(stdout);
 	write_status(d, "running");
+}
+
+/* The dashboard's status: the status file's object, live. */
+static cJSON *dash_status(void *ud)
+{
+	return status_object(ud, "running");
+}
+
+/* A pause or resume from the page (already saved and applied). */
+static void dash_paused(void *ud, bool paused)
+{
+	struct daemon *d = ud;
+	control_watch_seen(d->control, paused);
+	printf("%s: %s from the dashboard\n", d->home->cfg.agent_name, paused ? "paused" : "resumed");
+	fflush(stdout);
+	write_status(d, "running");
+}
+
+static void start_dashboard(struct daemon *d)
+{
+	struct ga_config *cfg = &d->home->cfg;
+	if (strcmp(cfg->dashboard_addr, "off") == 0 || !d->pipeline)
+		return;
+	const char *data = ga_data_dir();
+	char *web = fsx_join(data ? data : ".", "web/dashboard");
+	struct dashboard_config dc = {.loop = &d->loop,
+				      .addr = cfg->dashboard_addr,
+				      .token = cfg->dashboard_token,
+				      .web_dir = web,
+				      .dlog = d->dlog,
+				      .pipeline = d->pipeline,
+				      .st = &d->st,
+				      .ledger = &d->ledger,
+				      .budget = &d->budget,
+				      .memory_dir = cfg->memory_dir,
+				      .agent_name = cfg->agent_name,
+				      .started_ms = d->started_ms,
+				      .status_json = dash_status,
+				      .on_paused = dash_paused,
+				      .ud = d};
+	struct ga_err err = {{0}};
+	d->dash = dashboard_new(&dc, &err);
+	free(web);
+	if (!d->dash)
+		log_kv(LOG_LEVEL_ERROR, "dashboard", "no dashboard", "error", err.msg);
 }
 
 /* The gate's configuration: the environment's numbers and SELF.md's Social
@@ -781,6 +843,7 @@ static void start_pipeline(struct daemon *d)
 	if (!cfg->redis_url)
 		pipeline_set_coord(d->pipeline, d->coord);
 	d->control = control_watch_start(&d->loop, &d->st, cs.paused, on_control, d);
+	start_dashboard(d);
 	d->actions = (struct pipeline_actions){.pipeline = d->pipeline,
 					       .ledger = &d->ledger,
 					       .outbound = d->outbound,

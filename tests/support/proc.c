@@ -191,8 +191,11 @@ static int isolation_env(const struct proc_opts *o, const char *bin,
 	base = base ? base + 1 : bin;
 	char name[64];
 	snprintf(name, sizeof name, "SPACE_NAME=ga-test-%d", (int)getpid());
+	/* The dashboard on a port of the system's choosing: never the user's
+	 * 7780, never two tests on one port. */
 	const char *ga[] = {PROC_ISOLATED_SPACE_URL, "GA_SPACE_MDNS=0",
-			    PROC_ISOLATED_LOCALHOST_URL, PROC_ISOLATED_BUS, NULL};
+			    PROC_ISOLATED_LOCALHOST_URL, PROC_ISOLATED_BUS,
+			    "DASHBOARD_ADDR=127.0.0.1:0", NULL};
 	const char *space[] = {"SPACE_PORT=0", "SPACE_BIND=127.0.0.1", name, PROC_ISOLATED_BUS,
 			       NULL};
 	const char *other[] = {PROC_ISOLATED_BUS, NULL};
