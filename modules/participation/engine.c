@@ -73,7 +73,13 @@ struct part_engine {
 	size_t nbatch;
 	uint64_t rng;
 
-	/* the tick in flight */
+	/* the tick in flight: its batch (taken from `batch` when it starts,
+	 * so chats offered meanwhile wait for the next tick), the Layer-2
+	 * texts still to ask (copies) */
+	struct pending tb[PART_ENGINE_BATCH_MAX];
+	size_t ntb;
+	char *l2[PART_LAYER2_MAX];
+	size_t nl2, il2;
 	bool ticking;
 	void (*done)(void *);
 	void *done_ud;
@@ -579,26 +585,10 @@ static void call_model(struct part_engine *e)
 
 /* ---- the tick (§1) ------------------------------------------------------------------------- */
 
-void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
+static size_t tick_events(struct part_engine *e, struct part_event *evs)
 {
-	if (!e || e->ticking || !e->joined(e->ud)) {
-		if (done)
-			done(ud);
-		return;
-	}
-	e->ticking = true;
-	e->done = done;
-	e->done_ud = ud;
-	/* The trigger of the last tick stays when this batch has no live
-	 * chat: messages taken in during a cooldown are answered on a later
-	 * tick, and their reply belongs to the newest of them. */
-
-	struct part_event evs[PART_ENGINE_BATCH_MAX];
-	size_t n = e->nbatch;
-	const struct pending *trig = NULL;
-	int trig_score = -1;
-	for (size_t i = 0; i < n; i++) {
-		const struct pending *p = &e->batch[i];
+	for (size_t i = 0; i < e->ntb; i++) {
+		const struct pending *p = &e->tb[i];
 		evs[i] = (struct part_event){
 		        .kind = PART_EV_CHAT,
 		        .author = p->author,
@@ -611,6 +601,153 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 		        .addressed_others = p->addressed_others,
 		        .from_history = p->from_history,
 		};
+	}
+	return e->ntb;
+}
+
+static void clear_l2(struct part_engine *e)
+{
+	for (size_t i = 0; i < e->nl2; i++)
+		free(e->l2[i]);
+	e->nl2 = e->il2 = 0;
+}
+
+static void run_tick(struct part_engine *e);
+static void ask_layer2(struct part_engine *e);
+
+/* §2.2 Layer 2: the spec's prompt, one label back. */
+static const char layer2_system[] =
+        "Classify a chat message from the host of a chatroom into exactly one label:\n"
+        "ACTION_REQUEST: an imperative, polite or direct request whose fulfilment creates or "
+        "modifies something tangible (an issue, a plan, a post, code, a document).\n"
+        "DISCUSSION: opinions, information, questions, links shared; not asking for work.\n"
+        "FOLLOW_UP: a status check on an earlier request.\n"
+        "Examples:\n"
+        "\"We should probably update the docs\" -> DISCUSSION\n"
+        "\"Handle the edge cases in auth\" -> ACTION_REQUEST\n"
+        "\"Can you share your thoughts on this?\" -> DISCUSSION\n"
+        "\"Share the deployment config with the team\" -> ACTION_REQUEST\n"
+        "\"Write up the meeting notes\" -> ACTION_REQUEST\n"
+        "\"Interesting article about caching\" -> DISCUSSION\n"
+        "\"How is that issue coming along\" -> FOLLOW_UP\n"
+        "Reply with the label only.";
+
+static void on_layer2(const struct compose_result *res, void *ud)
+{
+	struct part_engine *e = anchor_drop(ud);
+	if (!e)
+		return;
+	e->run = NULL;
+	if (res->stop == COMPOSE_STOP_CANCELLED) {
+		clear_l2(e);
+		for (size_t i = 0; i < e->ntb; i++)
+			pending_clear(&e->tb[i]);
+		e->ntb = 0;
+		tick_end(e);
+		return;
+	}
+	const char *text = e->l2[e->il2];
+	enum part_intent it;
+	/* §16.15: an error or an unreadable reply is not cached; the next
+	 * tick asks again. */
+	if (res->stop == COMPOSE_STOP_FINAL && res->content &&
+	    part_intent_parse_reply(res->content, &it) == 0) {
+		part_intent_learn(&e->st, text, strlen(text), it);
+		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "layer 2", "intent", part_intent_name(it), "text",
+		       text);
+	} else {
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "layer 2 gave no label; Layer 1 stands", "stop",
+		       res->stop_name ? res->stop_name : "?", "reason", res->reason);
+	}
+	e->il2++;
+	ask_layer2(e);
+}
+
+/* Asks for the next ambiguous text, or runs the tick when none is left. */
+static void ask_layer2(struct part_engine *e)
+{
+	if (e->il2 >= e->nl2) {
+		clear_l2(e);
+		run_tick(e);
+		return;
+	}
+	struct ga_err err = {{0}};
+	char user[PART_TEXT_MAX_BYTES + 32];
+	snprintf(user, sizeof user, "Message: \"%s\"", e->l2[e->il2]);
+	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
+	struct compose_opts o = {
+	        .loop = e->loop,
+	        .llm = e->llm,
+	        .budget = e->budget,
+	        .system_prompt = layer2_system,
+	        .messages = &msg,
+	        .n_messages = 1,
+	        .max_rounds = 1,
+	        .max_tokens = 10,
+	        .temperature = 0,
+	        .has_temperature = true,
+	        .done = on_layer2,
+	        .ud = e->anchor,
+	};
+	e->anchor->refs++;
+	e->run = compose_start(&o, &err);
+	if (!e->run) {
+		e->anchor->refs--;
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "layer 2 not asked", "error", err.msg);
+		clear_l2(e);
+		run_tick(e);
+	}
+}
+
+void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
+{
+	if (!e || e->ticking || !e->joined(e->ud)) {
+		if (done)
+			done(ud);
+		return;
+	}
+	e->ticking = true;
+	e->done = done;
+	e->done_ud = ud;
+	/* this tick's batch */
+	memcpy(e->tb, e->batch, e->nbatch * sizeof e->batch[0]);
+	e->ntb = e->nbatch;
+	memset(e->batch, 0, e->nbatch * sizeof e->batch[0]);
+	e->nbatch = 0;
+	/* Layer 2 first (§2.2): the host messages Layer 1 could not settle
+	 * and the cache does not know. */
+	struct part_event evs[PART_ENGINE_BATCH_MAX];
+	size_t n = tick_events(e, evs);
+	struct part_member *members = xcalloc(PART_MEMBERS_MAX, sizeof *members);
+	struct part_tick_in in = {
+	        .self = e->self,
+	        .social_only = e->social_only,
+	        .members = members,
+	        .nmembers = e->members(e->ud, members, PART_MEMBERS_MAX),
+	        .events = evs,
+	        .nevents = n,
+	        .now_ms = time_now_ms(),
+	};
+	const char *unknown[PART_LAYER2_MAX];
+	size_t nu = part_intent_unknown(&e->st, &in, unknown, PART_LAYER2_MAX);
+	free(members);
+	clear_l2(e);
+	for (size_t i = 0; i < nu; i++)
+		e->l2[e->nl2++] = xstrdup(unknown[i]);
+	ask_layer2(e);
+}
+
+static void run_tick(struct part_engine *e)
+{
+	/* The trigger of the last tick stays when this batch has no live
+	 * chat: messages taken in during a cooldown are answered on a later
+	 * tick, and their reply belongs to the newest of them. */
+	struct part_event evs[PART_ENGINE_BATCH_MAX];
+	size_t n = tick_events(e, evs);
+	const struct pending *trig = NULL;
+	int trig_score = -1;
+	for (size_t i = 0; i < n; i++) {
+		const struct pending *p = &e->tb[i];
 		/* The message the answer belongs to: a live one, the host's
 		 * before an agent's, addressed to us before not, newest last. */
 		if (p->from_history)
@@ -641,8 +778,8 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 	part_tick(&e->st, &in, &e->out);
 	free(members);
 	for (size_t i = 0; i < n; i++)
-		pending_clear(&e->batch[i]);
-	e->nbatch = 0;
+		pending_clear(&e->tb[i]);
+	e->ntb = 0;
 	/* layer2 points into the batch just freed */
 	e->out.nlayer2 = 0;
 
@@ -742,6 +879,9 @@ void part_engine_free(struct part_engine *e)
 		free(a);
 	for (size_t i = 0; i < e->nbatch; i++)
 		pending_clear(&e->batch[i]);
+	for (size_t i = 0; i < e->ntb; i++)
+		pending_clear(&e->tb[i]);
+	clear_l2(e);
 	part_decision_clear(&e->dec);
 	part_state_free(&e->st);
 	free(e->said);

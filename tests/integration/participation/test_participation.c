@@ -18,6 +18,10 @@
  *     as an echo and it never reaches the room;
  *   - the agent is stopped while its model call hangs: the call is
  *     cancelled and the daemon exits cleanly (0, no sanitizer report);
+ *   - Layer 2 (§2.2): a host message Layer 1 cannot settle is put to the
+ *     model first (no tools, `Message: "…"`); its ACTION_REQUEST makes
+ *     it the open request the decision prompt shows, and the owner's
+ *     commitment is enqueued with source space;
  *   - three agents, each with a model eager to promise the work: the host
  *     asks for an issue and exactly one of them — the owner SHA-256 ranking
  *     names (§4) — says so in the room and enqueues the commitment (source
@@ -369,7 +373,8 @@ static void test_courtesy_at_max_minus_one(void **state)
 	th_home_new(home, sizeof home);
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
 	struct fake f;
-	start_fake(home, "[" DECIDE("Bob, it kicks off at 02:00 UTC from the cron runner.") "]", &f);
+	start_fake(home, "[" DECIDE("Bob, it kicks off at 02:00 UTC from the cron runner.") "]",
+	           &f);
 	struct proc a;
 	start_agent(&a, home,
 	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
@@ -384,7 +389,8 @@ static void test_courtesy_at_max_minus_one(void **state)
 		fail_msg("Ada never answered at MAX - 1");
 	}
 	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(m, "content"));
-	if (!text || strncmp(text, "Bob, it kicks off at 02:00 UTC from the cron runner.", 51) != 0 ||
+	if (!text ||
+	    strncmp(text, "Bob, it kicks off at 02:00 UTC from the cron runner.", 51) != 0 ||
 	    !strstr(text, "Replies to this message will not be processed."))
 		fail_msg("no courtesy notice: '%s'", text ? text : "");
 	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "chain")), 2);
@@ -479,8 +485,6 @@ static void test_stop_during_model_call(void **state)
 	th_room_stop(&room, SIGTERM);
 }
 
-/* --- three agents, one owner ---------------------------------------------------------------- */
-
 static int count_in(const char *home, const char *file, const char *needle)
 {
 	char *t = home_read(home, file);
@@ -490,6 +494,79 @@ static int count_in(const char *home, const char *file, const char *needle)
 	free(t);
 	return n;
 }
+
+/* --- Layer 2 settles an ambiguous host message -------------------------------------------------
+ */
+
+static void test_layer2_intent(void **state)
+{
+	(void)state;
+	/* Ada and the observer are the members: a text Ada owns */
+	struct part_member mem[] = {{.name = "Ada"}, {.name = "Obs"}};
+	char request[256] = "";
+	for (int v = 0; v < 50; v++) {
+		snprintf(request, sizeof request, "The login page needs a dark mode toggle %d", v);
+		struct part_ownership o;
+		struct decision why;
+		part_ownership_compute("Ada", false, mem, 2, request, PART_MODE_ACTION, &o, &why);
+		if (o.is_owner)
+			break;
+	}
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home,
+	           "[{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Message: \"},"
+	           "\"content\":\"ACTION_REQUEST\"},"
+	           "{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"
+	           "\"space_decision\",\"arguments\":{\"shouldSpeak\":true,\"reason\":\"mine\","
+	           "\"message\":\"I'll file the dark mode toggle in acme/web right away.\","
+	           "\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/web\","
+	           "\"title\":\"Dark mode toggle on the login page\",\"description\":\"The host "
+	           "asks for a dark mode toggle on the login page.\"}]}}]}]",
+	           &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", NULL});
+	struct ws_client *obs = th_observe(&room, "Obs");
+	th_msleep(300);
+	th_room_host(&room, request);
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", SPEAK_MS);
+	if (!m) {
+		dump(&a);
+		dump_decisions(home);
+		fail_msg("Ada never took the request '%s'", request);
+	}
+	cJSON_Delete(m);
+	assert_int_equal(fake_calls(home), 2);
+	char *l2 = fake_request(home, 0);
+	assert_non_null(l2);
+	must_hold(l2, "Message: \\\"The login page needs a dark mode toggle");
+	if (strstr(l2, "\"tools\""))
+		fail_msg("the Layer-2 call offered tools: %s", l2);
+	free(l2);
+	char *dec = fake_request(home, 1);
+	assert_non_null(dec);
+	must_hold(dec, "Host request status: open:");
+	must_hold(dec, "YOU own the host's request");
+	free(dec);
+	int64_t end = th_now_ms() + W;
+	while (count_in(home, "memory/commitments.jsonl", "\"source\":\"space\"") < 1 &&
+	       th_now_ms() < end)
+		th_msleep(100);
+	assert_int_equal(count_in(home, "memory/commitments.jsonl", "\"source\":\"space\""), 1);
+
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
+/* --- three agents, one owner ---------------------------------------------------------------- */
 
 static void test_three_agents_one_owner(void **state)
 {
@@ -588,6 +665,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_courtesy_at_max_minus_one, th_teardown),
 	        cmocka_unit_test_teardown(test_echo_rejected, th_teardown),
 	        cmocka_unit_test_teardown(test_stop_during_model_call, th_teardown),
+	        cmocka_unit_test_teardown(test_layer2_intent, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
