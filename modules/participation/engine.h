@@ -32,13 +32,24 @@
  *             (validator with part_validator_context's facts and the
  *             conversation's echo window → outbound → record) keyed by the
  *             trigger's message id, with the gate's chain_out (the
- *             trigger's chain + 1) and courtesy flag (MAX − 1). Sent: part_note_sent (cooldown
- * drawn from [cooldown_min_ms, cooldown_max_ms)), each commitment enqueued in the ledger with
- * source "space", and part_note_fulfilled when one really was. A silent decision: part_salvage
- * (§11.1, its commitments become "On it — …"), else part_note_declined. Not done here yet (said in
- * the decisions where it matters): Layer-2 intent calls (ambiguous host messages stay as Layer 1
- * classed them), §8.4 extraction, the owner retry and forced action (§11.2–§11.3), the judge
- * (§10.6), peers' claim frames as PART_EV_CLAIM, the runtime config file (§13.2).
+ *             trigger's chain + 1) and courtesy flag (MAX − 1). Sent:
+ *             part_note_sent (cooldown drawn from [cooldown_min_ms,
+ *             cooldown_max_ms)), each commitment enqueued in the ledger
+ *             with source "space", and part_note_fulfilled when one really
+ *             was. A silent decision: part_salvage (§11.1, its commitments
+ *             become "On it — …"), else part_note_declined;
+ *   Layer 2   before the tick, the host messages Layer 1 finds ambiguous
+ *             and the cache does not know (part_intent_unknown, at most
+ *             PART_LAYER2_MAX) are put to the model one by one, without
+ *             tools: the spec's label prompt, `Message: "<text>"`, 10
+ *             tokens, temperature 0; a readable label is learnt
+ *             (part_intent_learn), an error or an unreadable reply is not
+ *             (§16.15: asked again on the next tick). The tick's batch is
+ *             taken when the tick starts; chats offered meanwhile wait for
+ *             the next one.
+ * Not done here yet: §8.4 extraction, the owner retry and forced action
+ * (§11.2–§11.3), the judge (§10.6), peers' claim frames as PART_EV_CLAIM
+ * (the link reports none), the runtime config file (§13.2).
  *
  * Ownership: the engine copies its configuration's strings; the llm
  * client, budget, skills, ledger and pipeline are borrowed and must
