@@ -80,6 +80,7 @@ struct part_engine {
 	size_t ntb;
 	char *l2[PART_LAYER2_MAX];
 	size_t nl2, il2;
+	int64_t l2_quiet_until_ms; /* after a failed Layer-2 call */
 	bool ticking;
 	void (*done)(void *);
 	void *done_ud;
@@ -656,8 +657,15 @@ static void on_layer2(const struct compose_result *res, void *ud)
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "layer 2", "intent", part_intent_name(it), "text",
 		       text);
 	} else {
+		/* Not cached (§16.15), but not asked again at once either: a
+		 * failing model would otherwise be called on every tick. */
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "layer 2 gave no label; Layer 1 stands", "stop",
-		       res->stop_name ? res->stop_name : "?", "reason", res->reason);
+		       res->stop_name ? res->stop_name : "?", "reason", res->reason, "retry_in_ms",
+		       LOG_INT(PART_ENGINE_LAYER2_RETRY_MS));
+		e->l2_quiet_until_ms = time_now_ms() + PART_ENGINE_LAYER2_RETRY_MS;
+		e->il2 = e->nl2;
+		ask_layer2(e);
+		return;
 	}
 	e->il2++;
 	ask_layer2(e);
@@ -729,7 +737,9 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 	        .now_ms = time_now_ms(),
 	};
 	const char *unknown[PART_LAYER2_MAX];
-	size_t nu = part_intent_unknown(&e->st, &in, unknown, PART_LAYER2_MAX);
+	size_t nu = in.now_ms >= e->l2_quiet_until_ms
+	                    ? part_intent_unknown(&e->st, &in, unknown, PART_LAYER2_MAX)
+	                    : 0;
 	free(members);
 	clear_l2(e);
 	for (size_t i = 0; i < nu; i++)

@@ -44,7 +44,9 @@
  *             tools: the spec's label prompt, `Message: "<text>"`, 10
  *             tokens, temperature 0; a readable label is learnt
  *             (part_intent_learn), an error or an unreadable reply is not
- *             (§16.15: asked again on the next tick). The tick's batch is
+ *             (§16.15: asked again, after PART_ENGINE_LAYER2_RETRY_MS
+ *             with no Layer-2 call, so a failing model is not called on
+ *             every tick). The tick's batch is
  *             taken when the tick starts; chats offered meanwhile wait for
  *             the next one.
  * Not done here yet: §8.4 extraction, the owner retry and forced action
@@ -78,6 +80,8 @@
 #define PART_ENGINE_MAX_ROUNDS     2    /* the forced call, and one correction */
 #define PART_ENGINE_SELF_MAX_BYTES 4096 /* the SELF excerpt in the prompt */
 #define PART_ENGINE_SKILL          "space-participation"
+/* After a Layer-2 call fails, no Layer-2 call for this long. */
+#define PART_ENGINE_LAYER2_RETRY_MS 60000
 
 struct llm_client;
 struct budget;

@@ -566,6 +566,60 @@ static void test_layer2_intent(void **state)
 	th_room_stop(&room, SIGTERM);
 }
 
+/* A failing Layer 2: Layer 1 stands (discussion), the agent still
+ * answers, and the failed label is not asked for again on every tick. */
+static void test_layer2_failure(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(
+	        home,
+	        "[{\"match\":{\"no_tools\":true},\"error\":{\"status\":400,\"message\":"
+	        "\"down\"}}," DECIDE("Ada here, a darker palette would suit the night shift.") "]",
+	        &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", NULL});
+	struct ws_client *obs = th_observe(&room, "Obs");
+	th_room_host(&room, "The login page needs a dark mode toggle, Ada");
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", SPEAK_MS);
+	if (!m) {
+		dump(&a);
+		dump_decisions(home);
+		fail_msg("Ada never answered after Layer 2 failed");
+	}
+	cJSON_Delete(m);
+	th_msleep(12000); /* two ticks more */
+	int layer2 = 0, n = fake_calls(home);
+	for (int i = 0; i < n; i++) {
+		char *r = fake_request(home, i);
+		layer2 += r && !strstr(r, "\"tools\"");
+		free(r);
+	}
+	char *dec = fake_request(home, n - 1);
+	assert_non_null(dec);
+	must_hold(dec, "Host request status: no request");
+	free(dec);
+	/* the model's errors are retried by the client; one Layer-2 ask */
+	if (layer2 < 1 || n - layer2 != 1)
+		fail_msg("%d calls, %d for Layer 2", n, layer2);
+	char *e = proc_stderr(&a);
+	if (!e || strstr(e, "layer 2 gave no label") == NULL ||
+	    strstr(strstr(e, "layer 2 gave no label") + 1, "layer 2 gave no label"))
+		fail_msg("not exactly one failed Layer-2 ask:\n%s", e ? e : "");
+	free(e);
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
 /* --- three agents, one owner ---------------------------------------------------------------- */
 
 static void test_three_agents_one_owner(void **state)
@@ -666,6 +720,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_echo_rejected, th_teardown),
 	        cmocka_unit_test_teardown(test_stop_during_model_call, th_teardown),
 	        cmocka_unit_test_teardown(test_layer2_intent, th_teardown),
+	        cmocka_unit_test_teardown(test_layer2_failure, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
