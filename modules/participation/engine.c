@@ -4,6 +4,8 @@
  */
 #include "modules/participation/engine.h"
 
+#include "modules/participation/spacecfg.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +65,10 @@ struct part_engine {
 	char *soul;
 	char *self_text;
 	int64_t cd_min, cd_max;
+	bool cd_fixed; /* set by the caller: the file's cooldown is not used */
+	char *memory_dir, *version;
+	struct space_cfg cfg;   /* memory/space-config.json as last read */
+	char cfg_problem[256];  /* the last problem reported, not repeated */
 	bool (*joined)(void *);
 	size_t (*members)(void *, struct part_member *, size_t);
 	int (*target)(void *, char *, size_t);
@@ -138,6 +144,8 @@ static uint64_t next_rand(struct part_engine *e)
 	e->rng = x;
 	return x * 2685821657736338717ULL;
 }
+
+static void adjust_cfg(struct part_engine *e);
 
 static void record(struct part_engine *e, const struct decision *d)
 {
@@ -299,9 +307,17 @@ static char *user_message(struct part_engine *e, struct ga_err *err)
 	char *hist = history_text(&e->st, false);
 	char *mine = history_text(&e->st, true);
 	char *peers = part_peer_commitments(&e->st);
-	char cfg[160];
-	snprintf(cfg, sizeof cfg, "cooldown after speaking %" PRId64 "–%" PRId64 " s",
-	         e->cd_min / 1000, e->cd_max / 1000);
+	struct strbuf cfgs;
+	sb_init(&cfgs, 4096);
+	if (e->cd_fixed) {
+		struct space_cfg shown = e->cfg;
+		shown.cooldown_min_ms = e->cd_min;
+		shown.cooldown_max_ms = e->cd_max;
+		space_cfg_render(&shown, &cfgs);
+	} else {
+		space_cfg_render(&e->cfg, &cfgs);
+	}
+	const char *cfg = sb_cstr(&cfgs);
 	struct skill_var vars[] = {
 	        {"detectedRepo", t->repo ? t->repo : "none named"},
 	        {"actionOwnership", sb_cstr(&own)},
@@ -327,6 +343,7 @@ static char *user_message(struct part_engine *e, struct ga_err *err)
 	}
 	sb_free(&own);
 	sb_free(&req);
+	sb_free(&cfgs);
 	free(hist);
 	free(mine);
 	free(peers);
@@ -511,6 +528,7 @@ static void on_composed(const struct compose_result *res, void *ud)
 		tick_end(e);
 		return;
 	}
+	adjust_cfg(e);
 	bool speaks = e->dec.should_speak && e->dec.message && e->dec.message[0];
 	if (!speaks) {
 		struct decision why;
@@ -707,6 +725,49 @@ static void ask_layer2(struct part_engine *e)
 	}
 }
 
+/* memory/space-config.json, re-read every tick (§13.3: hot reload). A
+ * problem is logged when it first appears, not every tick. */
+static void load_cfg(struct part_engine *e)
+{
+	if (!e->memory_dir)
+		return;
+	struct strbuf p;
+	sb_init(&p, 1024);
+	space_cfg_load(e->memory_dir, e->version, &e->cfg, &p);
+	if (p.len && strncmp(e->cfg_problem, sb_cstr(&p), sizeof e->cfg_problem - 1) != 0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "space-config.json", "problem", sb_cstr(&p));
+		snprintf(e->cfg_problem, sizeof e->cfg_problem, "%s", sb_cstr(&p));
+	} else if (!p.len) {
+		e->cfg_problem[0] = '\0';
+	}
+	sb_free(&p);
+	if (!e->cd_fixed) {
+		e->cd_min = e->cfg.cooldown_min_ms;
+		e->cd_max = e->cfg.cooldown_max_ms;
+	}
+}
+
+/* The decision's adjustBehavior (§8.2, §13.3): written to the file, and
+ * recorded with what was refused. */
+static void adjust_cfg(struct part_engine *e)
+{
+	if (!e->memory_dir || !cJSON_IsObject(e->dec.adjust))
+		return;
+	struct strbuf p;
+	sb_init(&p, 1024);
+	int rc = space_cfg_update(e->memory_dir, e->version, e->dec.adjust, e->dec.reason,
+	                          time_now_ms(), &p);
+	struct decision d;
+	if (rc < 0)
+		decision_set(&d, VERDICT_FAIL, "adjust_behavior", "%s", sb_cstr(&p));
+	else
+		decision_set(&d, VERDICT_INFO, "adjust_behavior", "space-config.json adjusted%s%s",
+		             p.len ? "; refused: " : "", sb_cstr(&p));
+	record(e, &d);
+	sb_free(&p);
+	load_cfg(e);
+}
+
 void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 {
 	if (!e || e->ticking || !e->joined(e->ud)) {
@@ -717,6 +778,7 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 	e->ticking = true;
 	e->done = done;
 	e->done_ud = ud;
+	load_cfg(e);
 	/* this tick's batch */
 	memcpy(e->tb, e->batch, e->nbatch * sizeof e->batch[0]);
 	e->ntb = e->nbatch;
@@ -851,6 +913,10 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 	e->pipeline = c->pipeline;
 	e->soul = c->soul_text ? xstrdup(c->soul_text) : NULL;
 	e->self_text = cut_copy(c->self_text, PART_ENGINE_SELF_MAX_BYTES);
+	e->cd_fixed = c->cooldown_min_ms > 0 || c->cooldown_max_ms > 0;
+	e->memory_dir = c->memory_dir ? xstrdup(c->memory_dir) : NULL;
+	e->version = xstrdup(c->version ? c->version : "");
+	space_cfg_defaults(&e->cfg);
 	e->cd_min = c->cooldown_min_ms > 0 ? c->cooldown_min_ms : PART_ENGINE_COOLDOWN_MIN;
 	e->cd_max = c->cooldown_max_ms > 0 ? c->cooldown_max_ms : PART_ENGINE_COOLDOWN_MAX;
 	if (e->cd_max < e->cd_min)
@@ -898,5 +964,7 @@ void part_engine_free(struct part_engine *e)
 	free(e->self);
 	free(e->soul);
 	free(e->self_text);
+	free(e->memory_dir);
+	free(e->version);
 	free(e);
 }

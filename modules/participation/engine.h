@@ -100,7 +100,11 @@ struct part_engine_config {
 	struct pipeline *pipeline;
 	const char *soul_text; /* copied; may be NULL */
 	const char *self_text; /* copied (cut at PART_ENGINE_SELF_MAX_BYTES); may be NULL */
-	int64_t cooldown_min_ms, cooldown_max_ms; /* 0: the defaults above */
+	int64_t cooldown_min_ms, cooldown_max_ms; /* 0: memory/space-config.json's (spacecfg.h) */
+	/* memory/space-config.json (spacecfg.h): re-read every tick, updated by
+	 * the decision's adjustBehavior. NULL: the defaults, never written. */
+	const char *memory_dir; /* copied */
+	const char *version;    /* copied; the file's _memoryVersion */
 	/* The room, as the runtime sees it. members fills at most cap entries
 	 * whose strings stay valid until the next call into the room. */
 	bool (*joined)(void *ud);

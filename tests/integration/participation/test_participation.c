@@ -268,7 +268,13 @@ static void test_host_question_answered(void **state)
 	th_home_new(home, sizeof home);
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
 	struct fake f;
-	start_fake(home, "[" DECIDE("Paris is the capital of France.") "]", &f);
+	/* the decision also adjusts the room's runtime config (§13.3) */
+	start_fake(home,
+	           "[{\"match\":{\"tool_choice\":\"space_decision\",\"tools\":[\"space_decision\"]},"
+	           "\"tool_calls\":[{\"name\":\"space_decision\",\"arguments\":{\"shouldSpeak\":true,"
+	           "\"reason\":\"asked\",\"message\":\"Paris is the capital of France.\","
+	           "\"adjustBehavior\":{\"cooldownMinMs\":15000,\"cooldownMaxMs\":\"soon\"}}}]}]",
+	           &f);
 	struct proc a;
 	start_agent(&a, home,
 	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
@@ -296,6 +302,7 @@ static void test_host_question_answered(void **state)
 	               "decision\"}}");
 	must_hold(req, "Ada, what is the capital of France?");
 	must_hold(req, "Decide now with `space_decision`");
+	must_hold(req, "Cooldown after speaking: 10.0s");
 	free(req);
 
 	char *s = wait_story(home, "what is the capital of France", "record info answered", W);
@@ -303,7 +310,16 @@ static void test_host_question_answered(void **state)
 	must_hold(s, "compose pass decided");
 	must_hold(s, "validator approve");
 	must_hold(s, "outbound sent");
+	must_hold(s, "adjust_behavior");
 	free(s);
+	/* adjustBehavior landed in memory/space-config.json; the string was
+	 * refused, not stored (the reference's NaN cooldowns) */
+	char *cfg = home_read(home, "memory/space-config.json");
+	assert_non_null(cfg);
+	must_hold(cfg, "\"cooldownMinMs\":\t15000");
+	must_hold(cfg, "\"cooldownMaxMs\":\t20000");
+	must_hold(cfg, "\"lastAdjustedReason\":\t\"asked\"");
+	free(cfg);
 
 	th_observer_free(obs);
 	stop_agent(&a);
