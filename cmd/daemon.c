@@ -26,6 +26,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/datadir.h"
+#include "cmd/services.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
@@ -33,6 +34,7 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
+#include "adapters/github/github.h"
 #include "adapters/http/http.h"
 #include "adapters/llm/llm.h"
 #include "adapters/terminal/terminal.h"
@@ -109,6 +111,8 @@ struct daemon {
 	struct console *console;
 	struct control_watch *control;
 	struct dashboard *dash; /* issue 14; NULL when DASHBOARD_ADDR=off or it could not start */
+	struct ga_services services; /* GitHub, Bluesky, reflection (cmd/services.h) */
+	struct gh_client *github;    /* shared by the services; NULL when off */
 	int lock_fd;
 	int64_t started_ms;
 	bool shutting_down;
@@ -170,6 +174,7 @@ static cJSON *status_object(struct daemon *d, const char *state)
 	for (int i = LEDGER_PENDING; i <= LEDGER_ABANDONED; i++)
 		cJSON_AddNumberToObject(cm, ledger_status_name((enum ledger_status)i),
 					(double)ledger_count(&d->ledger, (enum ledger_status)i));
+	ga_services_status(&d->services, s);
 #ifdef GA_HAVE_SPACE
 	space_runtime_describe(d->space, buf, sizeof buf);
 	cJSON_AddStringToObject(s, "space", buf);
@@ -231,6 +236,11 @@ static void after_coord(void *ud)
 		coord_close(c, after_coord, d);
 		return;
 	}
+	/* The outbound has closed (no port call in flight): the services'
+	 * clients go before the HTTP client and the pipeline they borrow. */
+	ga_services_free(&d->services);
+	gh_client_free(d->github);
+	d->github = NULL;
 	pipeline_free(d->pipeline);
 	d->pipeline = NULL;
 	console_free(d->console);
@@ -299,6 +309,7 @@ static void finish(struct daemon *d, const char *why)
 	 * the pipeline, the decision log and the ledger freed below. */
 	dashboard_close(d->dash);
 	d->dash = NULL;
+	ga_services_quiesce(&d->services);
 #ifdef GA_HAVE_SPACE
 	/* Normally stopped already (its job waited for the polite leave);
 	 * after the grace period this tears it down so that the walk below
@@ -429,9 +440,8 @@ static void start_model(struct daemon *d)
 		log_kv(LOG_LEVEL_ERROR, "llm", "model not usable", "error", err.msg);
 		return;
 	}
-	d->http = http_client_new(&d->loop, NULL, &err);
 	if (!d->http) {
-		log_kv(LOG_LEVEL_ERROR, "llm", "no HTTP client", "error", err.msg);
+		log_kv(LOG_LEVEL_ERROR, "llm", "no HTTP client", "model", "off");
 		llm_config_free(&lc);
 		return;
 	}
@@ -512,6 +522,7 @@ static void reload(struct daemon *d)
 	}
 	load_skills(d, true);
 	owner_identity(d);
+	ga_services_reload(&d->services);
 	d->budget.daily_limit = d->home->cfg.llm_daily_token_budget;
 	/* The model client, the owner's handles and the room keep the
 	 * endpoint, key and names they started with: LLM_*, AI_GATEWAY_*,
@@ -865,8 +876,76 @@ static void start_pipeline(struct daemon *d)
 	d->console = console_new(&co, &err);
 	if (!d->console)
 		log_kv(LOG_LEVEL_ERROR, "owner", "no owner console", "error", err.msg);
-	if (d->outbound)
-		outbound_reconcile_pending(d->outbound);
+}
+
+/* --- platform services (cmd/services.h) ---------------------------------------- */
+
+static void svc_notify(void *ud, const char *text)
+{
+	owner_say(text, ud);
+}
+
+static void svc_fatal(void *ud, int exit_code, const char *text)
+{
+	struct daemon *d = ud;
+	char *safe = log_redact(text);
+	printf("%s: I have to stop: %s\n", d->home->cfg.agent_name, safe);
+	fflush(stdout);
+	fprintf(stderr, "general-agent: %s\n", safe);
+	free(safe);
+	log_kv(LOG_LEVEL_ERROR, "daemon", "fatal", "error", text);
+	d->exit_code = exit_code;
+	shutdown_begin(d, text);
+}
+
+static struct coord *svc_coord(void *ud)
+{
+	struct daemon *d = ud;
+	return d->space_coord ? d->space_coord : d->coord;
+}
+
+static void start_services(struct daemon *d)
+{
+	if (!d->http)
+		return;
+	struct config_feature f[CONFIG_FEATURE_COUNT];
+	config_features(&d->home->cfg, f);
+	if (f[CONFIG_FEATURE_GITHUB].enabled && !d->home->opts.social_only) {
+		struct gh_config gc;
+		struct ga_err err = {{0}};
+		if (gh_config_from_ga(&d->home->cfg, &gc, &err) == 0) {
+			d->github = gh_client_new(d->http, &gc);
+			gh_config_free(&gc);
+		} else {
+			log_kv(LOG_LEVEL_ERROR, "github", "GitHub not usable", "error", err.msg);
+		}
+	}
+	struct ga_svc_ctx ctx = {.loop = &d->loop,
+				 .cfg = &d->home->cfg,
+				 .social_only = d->home->opts.social_only,
+				 .st = &d->st,
+				 .sched = d->sched,
+				 .http = d->http,
+				 .llm = d->llm,
+				 .github = d->github,
+				 .budget = &d->budget,
+				 .skills = &d->skills,
+				 .ledger = d->ledger.path ? &d->ledger : NULL,
+				 .journal = d->journal,
+				 .outbound = d->outbound,
+				 .pipeline = d->pipeline,
+				 .dlog = d->dlog,
+				 .self = &d->self,
+				 .soul_text = d->soul.text,
+				 .self_path = d->home->self_path,
+				 .soul_path = d->home->soul_path,
+				 .version = GA_VERSION,
+				 .room_target = room_target,
+				 .coord = svc_coord,
+				 .notify_owner = svc_notify,
+				 .fatal = svc_fatal,
+				 .ud = d};
+	ga_services_start(&d->services, &ctx);
 }
 
 /* --- jobs --------------------------------------------------------------------- */
@@ -1094,8 +1173,24 @@ int ga_cmd_daemon(struct ga_home *h)
 						     .on_stop = space_on_stop,
 						     .ud = &d});
 #endif
+	/* One HTTP client for the model, GitHub and Bluesky; none (and no
+	 * TLS library initialised) when none of them is configured. */
+	struct config_feature feat[CONFIG_FEATURE_COUNT];
+	config_features(&h->cfg, feat);
+	if (feat[CONFIG_FEATURE_MODEL].enabled || feat[CONFIG_FEATURE_GITHUB].enabled ||
+	    feat[CONFIG_FEATURE_BLUESKY].enabled) {
+		d.http = http_client_new(&d.loop, NULL, &err);
+		if (!d.http)
+			log_kv(LOG_LEVEL_ERROR, "daemon",
+			       "no HTTP client: no model, GitHub or Bluesky", "error", err.msg);
+	}
 	start_pipeline(&d);
 	start_model(&d);
+	start_services(&d);
+	/* After the services added their ports: an intent left by a crash is
+	 * asked about on the platform that owns it. */
+	if (d.outbound)
+		outbound_reconcile_pending(d.outbound);
 	start_terminal(&d);
 
 	uv_run(&d.loop, UV_RUN_DEFAULT);

@@ -1,0 +1,124 @@
+/*
+ * services — how a platform's behaviour (GitHub commitment fulfilment,
+ * GitHub conversations, Bluesky, reflection) plugs into the daemon without
+ * another half-path off cmd/daemon.c.
+ *
+ * A service is wiring only: a cmd/svc_<name>.c file defines one
+ * `const struct ga_service svc_<name>` whose functions build the module's
+ * objects from the shared ones in struct ga_svc_ctx (the loop, the
+ * pipeline, the outbound, the journal, the ledger, the scheduler, the HTTP
+ * client, the model) and tear them down. The behaviour lives in modules/,
+ * the wire protocols in adapters/.
+ *
+ * The table (services.c) names every known service through a weak
+ * reference: a build without a service's file simply has none.
+ *
+ * Life of a service, in the daemon's order:
+ *   start    after the pipeline, the outbound (its ports are added here)
+ *            and the model, before the loop runs. NULL with err.msg empty
+ *            = not configured (logged as off); NULL with a message = could
+ *            not start (logged as an error; the daemon goes on).
+ *   reload   SIGHUP (SELF.md and skills re-read), may be NULL.
+ *   status   an object for the status file and the dashboard ("services":
+ *            {name: …}); may be NULL. The caller owns the result.
+ *   quiesce  the daemon is stopping: stop timers and take no new work.
+ *            Calls in flight may finish. May be NULL.
+ *   free     after the outbound has closed (it waits for port calls in
+ *            flight, so a send is never cut between intent and done by our
+ *            own shutdown) and before the HTTP client closes. Handles close
+ *            on the loop, which is run afterwards.
+ */
+#ifndef GA_CMD_SERVICES_H
+#define GA_CMD_SERVICES_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <uv.h>
+
+#include "common/config.h"
+#include "common/err.h"
+
+struct budget;
+struct coord;
+struct gh_client;
+struct decision_log;
+struct http_client;
+struct journal;
+struct ledger;
+struct llm_client;
+struct outbound;
+struct pipeline;
+struct sched;
+struct self_doc;
+struct skills;
+struct state_store;
+
+struct ga_svc_ctx {
+	uv_loop_t *loop;
+	const struct ga_config *cfg;
+	bool social_only;
+	struct state_store *st;
+	struct sched *sched;
+	struct http_client *http; /* always there */
+	struct llm_client *llm;   /* NULL without a model */
+	/* One GitHub client (adapters/github) shared by every service, so one
+	 * rate limiter sees every request on the token. NULL when GitHub is not
+	 * configured, or in --social-only mode. */
+	struct gh_client *github;
+	struct budget *budget;
+	struct skills *skills;
+	struct ledger *ledger;     /* NULL when unreadable */
+	struct journal *journal;   /* NULL when unusable */
+	struct outbound *outbound; /* NULL when unusable */
+	struct pipeline *pipeline; /* NULL when unusable */
+	struct decision_log *dlog; /* NULL when unusable */
+	const struct self_doc *self; /* re-read on SIGHUP: the pointer stays */
+	const char *soul_text;
+	const char *self_path;
+	const char *soul_path;
+	const char *version;
+	/* The room's target for pipeline_say (space_runtime_target): 0 and buf
+	 * filled, or -1 when not in a room. */
+	int (*room_target)(void *ud, char *buf, size_t cap);
+	/* The coordination backend peers' claims go through now (the room's
+	 * once joined, else Redis or local); NULL when none. */
+	struct coord *(*coord)(void *ud);
+	/* The room (agent-space): a `reflection` message with this 1–2
+	 * sentence summary, and the identity summary re-sent. -1 when not in
+	 * a room (nothing is queued). May be NULL in a build without the room. */
+	int (*room_reflection)(void *ud, const char *summary);
+	int (*room_identity)(void *ud);
+	/* Tell the owner (terminal and log). */
+	void (*notify_owner)(void *ud, const char *text);
+	/* A fatal condition (401 on the GitHub token): the owner is told, the
+	 * daemon stops with this exit code. */
+	void (*fatal)(void *ud, int exit_code, const char *text);
+	void *ud;
+};
+
+struct ga_service {
+	const char *name;
+	void *(*start)(const struct ga_svc_ctx *ctx, struct ga_err *err);
+	void (*reload)(void *svc);
+	cJSON *(*status)(void *svc);
+	void (*quiesce)(void *svc);
+	void (*free)(void *svc);
+};
+
+#define GA_SERVICES_MAX 8
+
+/* The running services (for the daemon). */
+struct ga_services {
+	const struct ga_service *svc[GA_SERVICES_MAX];
+	void *obj[GA_SERVICES_MAX];
+	int n;
+};
+
+void ga_services_start(struct ga_services *s, const struct ga_svc_ctx *ctx);
+void ga_services_reload(struct ga_services *s);
+/* Adds "services": {name: status} to obj. */
+void ga_services_status(struct ga_services *s, cJSON *obj);
+void ga_services_quiesce(struct ga_services *s);
+void ga_services_free(struct ga_services *s);
+
+#endif
