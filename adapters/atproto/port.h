@@ -1,0 +1,72 @@
+/*
+ * atproto port — the outbound port for CONV_PLATFORM_BLUESKY
+ * (modules/outbound/outbound.h struct outbound_port).
+ *
+ * Targets (the canonical target keys; send permissions name them):
+ *   "bluesky:post"            a top-level post. extra may be NULL or
+ *                             {"langs": ["en", ...]}.
+ *   "bluesky:reply:<did>"     a reply to a post by <did>. extra is REQUIRED:
+ *                             {"reply": {"root":   {"uri": "at://…", "cid": "…"},
+ *                                        "parent": {"uri": "at://…", "cid": "…"}},
+ *                              "langs": ["en"]}            (langs optional)
+ *                             "root" may be left out: it is then resolved
+ *                             (atp_reply_resolve) before the post is made.
+ *                             The parent URI's authority must be <did> (a
+ *                             reply permission for one person cannot be used
+ *                             to answer another).
+ *   "bluesky:like:<did>"      a like of a post by <did> (react-only at
+ *                             MAX_ACL, the graceful exit, auto-like). extra
+ *                             is REQUIRED: {"subject": {"uri", "cid"}}; the
+ *                             text is not posted (pass the subject URI as the
+ *                             text, so outbound's dedup drops a second like
+ *                             of the same post within its window). A like
+ *                             goes through outbound like any send: the
+ *                             permission "bluesky:like:<did>" (or a wildcard
+ *                             the permissions allow), the journal and pacing.
+ * Anything else is refused at once (send returns non-zero naming the target).
+ *
+ * What is written: posts via atp_post_create (facets with byte offsets,
+ * mentions resolved, 300 graphemes checked) with s->chain as ATP_FIELD_CHAIN
+ * (when >= 0) and s->idem_key as ATP_FIELD_KEY; likes with ATP_FIELD_KEY.
+ * The artifact is the new record's at:// URI.
+ *
+ * reconcile(idem_key, target): lists the agent's own most recent records of
+ * the target's collection (ATP_PORT_RECONCILE_RECORDS, newest first) and
+ * looks for ATP_FIELD_KEY == idem_key: found → exists 1 with its URI; not
+ * found → 0 (the intent never became a record; intents are reconciled at
+ * start, long before a hundred newer records exist); the listing failed,
+ * or the target is not one of ours → -1.
+ *
+ * Lifetime: the port borrows the client (port.ud); the client must outlive
+ * the outbound stage. A send in flight when the client is freed is
+ * answered (ok 0, "cancelled").
+ */
+#ifndef GA_ADAPTERS_ATPROTO_PORT_H
+#define GA_ADAPTERS_ATPROTO_PORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adapters/atproto/atproto.h"
+#include "common/err.h"
+#include "modules/outbound/outbound.h"
+
+#define ATP_PORT_RECONCILE_RECORDS 100
+#define ATP_PORT_MIN_INTERVAL_MS   ((uint64_t)10 * 1000) /* the reference's "any action" pacing */
+
+enum atp_target_kind {
+	ATP_TARGET_POST,
+	ATP_TARGET_REPLY,
+	ATP_TARGET_LIKE,
+};
+
+/* Parses a target key; did (cap ATP_DID_MAX, may be NULL) receives the
+ * <did> of reply / like targets ("" for post). -1 with err otherwise. */
+int atp_target_parse(const char *target, enum atp_target_kind *kind, char *did, size_t cap,
+                     struct ga_err *err);
+
+/* Fills port for c (platform CONV_PLATFORM_BLUESKY, send, reconcile,
+ * marker_in_text false). min_interval_ms 0 = ATP_PORT_MIN_INTERVAL_MS. */
+void atp_port_init(struct outbound_port *port, struct atp_client *c, uint64_t min_interval_ms);
+
+#endif
