@@ -59,7 +59,46 @@ struct outbound {
 	void (*close_cb)(void *ud);
 	void *close_ud;
 	char *last_denial;
+	/* Keys being sent by a port or reconciled right now (at most one
+	 * entry per send in flight or question asked: bounded by them). */
+	struct ob_busy *busy;
 };
+
+struct ob_busy {
+	char *key;
+	struct ob_busy *next;
+};
+
+static void busy_add(struct outbound *ob, const char *key)
+{
+	struct ob_busy *b = xcalloc(1, sizeof *b);
+	b->key = xstrdup(key);
+	b->next = ob->busy;
+	ob->busy = b;
+}
+
+/* Removes one entry for key (a key is in the list at most once: a send
+ * needs no intent pending, a reconcile needs the key not busy). */
+static void busy_del(struct outbound *ob, const char *key)
+{
+	for (struct ob_busy **pp = &ob->busy; *pp; pp = &(*pp)->next) {
+		if (strcmp((*pp)->key, key) == 0) {
+			struct ob_busy *b = *pp;
+			*pp = b->next;
+			free(b->key);
+			free(b);
+			return;
+		}
+	}
+}
+
+bool outbound_key_busy(const struct outbound *ob, const char *key)
+{
+	for (const struct ob_busy *b = ob ? ob->busy : NULL; b; b = b->next)
+		if (strcmp(b->key, key) == 0)
+			return true;
+	return false;
+}
 
 static char *dup_or_null(const char *s)
 {
@@ -201,8 +240,22 @@ static void port_done(void *done_ud, int ok, const char *artifact, const char *e
 {
 	struct ob_item *it = done_ud;
 	struct outbound *ob = it->ob;
-	journal_write_end(it, ok, artifact, error);
+	busy_del(ob, it->key);
 	struct decision d;
+	if (ok < 0) {
+		/* It may exist: the intent stays unresolved, so nothing resends
+		 * this key before the platform has been asked. */
+		dedup_forget(&ob->dedup, it->canon, it->m.text, it->m.text_len);
+		decision_set(&d, VERDICT_FAIL, "port_unknown",
+		             "%s may or may not have made it (%s): key %.40s left unresolved until "
+		             "reconciled",
+		             it->canon, error ? error : "no reason given", it->key);
+		finish(it, &d, NULL);
+		ob->inflight--;
+		maybe_closed(ob);
+		return;
+	}
+	journal_write_end(it, ok, artifact, error);
 	if (ok) {
 		decision_set(&d, VERDICT_SENT, "sent", "sent to %s%s%s", it->canon,
 		             artifact ? ": " : "", artifact ? artifact : "");
@@ -324,7 +377,9 @@ static void process(struct ob_platform *pl, struct ob_item *it)
 	pl->ever_sent = true;
 	pl->last_send = uv_now(ob->loop);
 	ob->inflight++;
+	busy_add(ob, it->key);
 	if (pl->port.send(pl->port.ud, &s, port_done, it) != 0) {
+		busy_del(ob, it->key);
 		ob->inflight--;
 		journal_write_end(it, 0, NULL, "the port could not start the send");
 		decision_set(&d, VERDICT_FAIL, "port", "%s could not start the send to %s",
@@ -508,6 +563,8 @@ void outbound_submit(struct outbound *ob, const struct outbound_msg *msg, outbou
 struct rec_ctx {
 	struct outbound *ob;
 	char *key;
+	void (*cb)(void *ud, int exists, const char *artifact);
+	void *ud;
 };
 
 static void reconcile_done(void *done_ud, int exists, const char *artifact)
@@ -542,6 +599,9 @@ static void reconcile_done(void *done_ud, int exists, const char *artifact)
 		         "(retries with this key are dropped rather than risk a double send)",
 		         rc->key);
 	}
+	busy_del(ob, rc->key);
+	if (rc->cb)
+		rc->cb(rc->ud, exists, exists == 1 ? artifact : NULL);
 	ob->inflight--;
 	free(rc->key);
 	free(rc);
@@ -551,6 +611,10 @@ static void reconcile_done(void *done_ud, int exists, const char *artifact)
 struct rec_walk {
 	struct outbound *ob;
 	int asked;
+	const char *only; /* one key (outbound_reconcile_key), or NULL: all */
+	bool found;
+	void (*cb)(void *ud, int exists, const char *artifact);
+	void *ud;
 };
 
 static void reconcile_one(void *ud, const char *key, const char *platform, const char *target,
@@ -560,17 +624,25 @@ static void reconcile_one(void *ud, const char *key, const char *platform, const
 	(void)intent_ms;
 	struct rec_walk *w = ud;
 	struct outbound *ob = w->ob;
+	if (w->only && strcmp(w->only, key) != 0)
+		return;
+	w->found = true;
 	int p = conv_platform_parse(platform);
 	if (p < 0 || !ob->plat[p].has_port || !ob->plat[p].port.reconcile) {
 		log_warn(LOG_COMP, "reconcile %s: no port can check %s; left pending", key,
 		         platform ? platform : "?");
 		return;
 	}
+	if (outbound_key_busy(ob, key))
+		return;
 	struct rec_ctx *rc = xcalloc(1, sizeof *rc);
 	rc->ob = ob;
 	rc->key = xstrdup(key);
+	rc->cb = w->cb;
+	rc->ud = w->ud;
 	ob->inflight++;
 	w->asked++;
+	busy_add(ob, key);
 	ob->plat[p].port.reconcile(ob->plat[p].port.ud, key, target, reconcile_done, rc);
 }
 
@@ -581,6 +653,28 @@ int outbound_reconcile_pending(struct outbound *ob)
 	struct rec_walk w = {.ob = ob};
 	journal_pending(ob->journal, reconcile_one, &w);
 	return w.asked;
+}
+
+int outbound_reconcile_key(struct outbound *ob, const char *key,
+                           void (*cb)(void *ud, int exists, const char *artifact), void *ud,
+                           struct ga_err *err)
+{
+	if (!ob || !ob->journal || ob->closing)
+		return err_set(err, "no journal to reconcile %.60s against", key ? key : "?");
+	if (!key || journal_state_of(ob->journal, key) != JOURNAL_INTENT)
+		return err_set(err, "%.60s has no unresolved intent", key ? key : "?");
+	if (outbound_key_busy(ob, key))
+		return err_set(err, "%.60s is being sent or reconciled right now", key);
+	struct rec_walk w = {.ob = ob, .only = key, .cb = cb, .ud = ud};
+	journal_pending(ob->journal, reconcile_one, &w);
+	if (!w.asked)
+		return err_set(err, "no port can check %.60s (its platform has no reconcile)", key);
+	return 0;
+}
+
+bool outbound_has_port(const struct outbound *ob, enum conv_platform p)
+{
+	return ob && (unsigned)p < CONV_PLATFORM_COUNT && ob->plat[p].has_port;
 }
 
 /* ---- lifetime -------------------------------------------------------------------------- */
@@ -642,6 +736,8 @@ static void maybe_closed(struct outbound *ob)
 		return;
 	void (*cb)(void *) = ob->close_cb;
 	void *ud = ob->close_ud;
+	while (ob->busy)
+		busy_del(ob, ob->busy->key);
 	perms_free(ob->perms);
 	free(ob->memory_dir);
 	free(ob->agent_name);

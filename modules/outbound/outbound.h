@@ -73,7 +73,16 @@ struct outbound_send {
 };
 
 /* ok 1 = sent (artifact: the URI/URL/id of what was made, may be NULL);
- * ok 0 = failed (error: one sentence). Strings are borrowed. */
+ * ok 0 = failed and nothing was made (error: one sentence): journal failed,
+ *        a retry with the same key is allowed;
+ * ok OUTBOUND_PORT_UNKNOWN (-1) = failed after the request may have reached
+ *        the platform (a timeout, a connection cut after the write left):
+ *        the journal intent is LEFT UNRESOLVED, the final decision is FAIL
+ *        rule "port_unknown", and a submit with that key is dropped (rule
+ *        "journal") until outbound_reconcile_key (or a restart's
+ *        outbound_reconcile_pending) has asked the platform.
+ * Strings are borrowed. */
+#define OUTBOUND_PORT_UNKNOWN (-1)
 typedef void (*outbound_port_done_fn)(void *done_ud, int ok, const char *artifact,
                                       const char *error);
 
@@ -139,6 +148,22 @@ const char *outbound_last_denial(const struct outbound *ob);
  * Answers may come later (on the loop); outbound_close waits for them.
  * Returns how many intents were asked about; 0 without a journal. */
 int outbound_reconcile_pending(struct outbound *ob);
+/* The same for one key while running (after a send ended "port_unknown",
+ * or an intent left by a crash): the port's reconcile is asked and the
+ * journal settled exactly as above; then cb (may be NULL) gets exists
+ * (1 / 0 / -1) and the artifact, once, on the loop. Returns 0 when asked;
+ * -1 with err (cb not called) when there is no journal, the key has no
+ * unresolved intent, its platform's port has no reconcile, or the key is
+ * busy: being sent right now or already being reconciled (one question
+ * per key at a time, so a late "does not exist" can never settle a newer
+ * intent of the same key). */
+int outbound_reconcile_key(struct outbound *ob, const char *key,
+                           void (*cb)(void *ud, int exists, const char *artifact), void *ud,
+                           struct ga_err *err);
+/* True when platform p has a port (what fulfilment waits for). */
+bool outbound_has_port(const struct outbound *ob, enum conv_platform p);
+/* True while key is being sent by a port or reconciled. */
+bool outbound_key_busy(const struct outbound *ob, const char *key);
 void outbound_close(struct outbound *ob, void (*done_cb)(void *ud), void *ud);
 
 /* The derived idempotency key: sha256 hex of platform NUL target NUL text. */
