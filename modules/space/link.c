@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "common/hash.h"
+#include "common/jsonnul.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
@@ -33,6 +34,20 @@ struct say {
 struct held {
 	char *action;
 	char *target;
+};
+
+/* A peer's latest reflection; a workspace's latest state (link.h). */
+struct peer_reflection {
+	char *name;
+	char *summary;
+	int64_t time_ms;
+};
+
+struct peer_workspace {
+	char *workspace;
+	char *reporter;
+	int64_t plan, total, completed, blocked, in_progress;
+	int64_t time_ms;
 };
 
 struct space_link {
@@ -58,6 +73,11 @@ struct space_link {
 
 	struct held claims[SPACE_LINK_MAX_CLAIMS];
 	size_t nclaims;
+
+	struct peer_reflection refl[SPACE_LINK_MAX_REFLECTIONS]; /* oldest first */
+	size_t nrefl;
+	struct peer_workspace ws[SPACE_LINK_MAX_WORKSPACES]; /* oldest first */
+	size_t nws;
 
 	uv_timer_t say_timer, renew_timer;
 	int open_handles;
@@ -594,6 +614,238 @@ void space_link_set_identity(struct space_link *l, const char *identity_json)
 		spc_client_set_identity(l->client, identity_json);
 }
 
+/* --- peers' reflections and workspace states ------------------------------------------------ */
+
+/* A copy of a relayed string for the prompt: at most cap bytes, cut at a
+ * character boundary, U+0000 (JSON_NUL_MARK) and other controls as spaces. */
+static char *note_text(const char *s, size_t cap)
+{
+	size_t n = strlen(s);
+	if (n > cap) {
+		n = cap;
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--;
+	}
+	char *t = xstrndup(s, n);
+	for (char *c = t; *c; c++)
+		if (*c == JSON_NUL_MARK || ((unsigned char)*c < 0x20 && *c != '\n'))
+			*c = ' ';
+	return t;
+}
+
+static void refl_remove(struct space_link *l, size_t i)
+{
+	free(l->refl[i].name);
+	free(l->refl[i].summary);
+	memmove(&l->refl[i], &l->refl[i + 1], (l->nrefl - i - 1) * sizeof l->refl[0]);
+	l->nrefl--;
+}
+
+static void ws_remove(struct space_link *l, size_t i)
+{
+	free(l->ws[i].workspace);
+	free(l->ws[i].reporter);
+	memmove(&l->ws[i], &l->ws[i + 1], (l->nws - i - 1) * sizeof l->ws[0]);
+	l->nws--;
+}
+
+static void notes_clear(struct space_link *l)
+{
+	while (l->nrefl)
+		refl_remove(l, l->nrefl - 1);
+	while (l->nws)
+		ws_remove(l, l->nws - 1);
+}
+
+/* The room relays any JSON number (§3.12): fractions truncated, the rest
+ * clamped so that the prompt never prints nonsense. */
+static int64_t note_number(const cJSON *root, const char *field)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, field);
+	if (!cJSON_IsNumber(v))
+		return 0;
+	double d = v->valuedouble;
+	const double lim = 9007199254740992.0; /* 2^53 */
+	if (d != d)
+		return 0;
+	if (d > lim)
+		d = lim;
+	if (d < -lim)
+		d = -lim;
+	return (int64_t)d;
+}
+
+static void note_reflection(struct space_link *l, const struct spc_msg *m)
+{
+	const cJSON *sv = cJSON_GetObjectItemCaseSensitive(m->root, "summary");
+	if (!cJSON_IsString(sv) || !sv->valuestring || blank(sv->valuestring))
+		return;
+	size_t i = 0;
+	while (i < l->nrefl && strcmp(l->refl[i].name, m->name) != 0)
+		i++;
+	if (i < l->nrefl)
+		refl_remove(l, i); /* the latest goes to the end */
+	else if (l->nrefl == SPACE_LINK_MAX_REFLECTIONS)
+		refl_remove(l, 0);
+	l->refl[l->nrefl++] = (struct peer_reflection){
+	        .name = xstrdup(m->name),
+	        .summary = note_text(sv->valuestring, SPACE_LINK_REFLECTION_KEEP_BYTES),
+	        .time_ms = m->time_ms};
+}
+
+static void note_workspace(struct space_link *l, const struct spc_msg *m)
+{
+	const cJSON *wv = cJSON_GetObjectItemCaseSensitive(m->root, "workspace");
+	if (!cJSON_IsString(wv) || !wv->valuestring || blank(wv->valuestring))
+		return;
+	char *name = note_text(wv->valuestring, SPACE_LINK_WORKSPACE_KEEP_BYTES);
+	size_t i = 0;
+	while (i < l->nws && strcmp(l->ws[i].workspace, name) != 0)
+		i++;
+	if (i < l->nws)
+		ws_remove(l, i);
+	else if (l->nws == SPACE_LINK_MAX_WORKSPACES)
+		ws_remove(l, 0);
+	l->ws[l->nws++] = (struct peer_workspace){
+	        .workspace = name,
+	        .reporter = xstrdup(m->name),
+	        .plan = note_number(m->root, "planNumber"),
+	        .total = note_number(m->root, "totalTasks"),
+	        .completed = note_number(m->root, "completedTasks"),
+	        .blocked = note_number(m->root, "blockedTasks"),
+	        .in_progress = note_number(m->root, "inProgressTasks"),
+	        .time_ms = m->time_ms};
+}
+
+static void note_leave(struct space_link *l, const char *name)
+{
+	for (size_t i = l->nrefl; i-- > 0;)
+		if (strcmp(l->refl[i].name, name) == 0)
+			refl_remove(l, i);
+	for (size_t i = l->nws; i-- > 0;)
+		if (strcmp(l->ws[i].reporter, name) == 0)
+			ws_remove(l, i);
+}
+
+static void peer_notes_apply(struct space_link *l, const struct spc_msg *m)
+{
+	if (m->type == SPC_T_PRESENCE && l->client) {
+		/* A peer that left while we were away sent no leave we saw. */
+		const struct spc_roster *r = spc_client_roster(l->client);
+		for (size_t i = l->nrefl; i-- > 0;)
+			if (!spc_roster_find_name(r, l->refl[i].name))
+				refl_remove(l, i);
+		return;
+	}
+	if (!m->name || strcmp(m->name, l->name) == 0)
+		return;
+	switch (m->type) {
+	case SPC_T_REFLECTION: note_reflection(l, m); break;
+	case SPC_T_WORKSPACE_STATE: note_workspace(l, m); break;
+	case SPC_T_LEAVE: note_leave(l, m->name); break;
+	default: break;
+	}
+}
+
+int space_link_send_reflection(struct space_link *l, const char *summary, struct ga_err *err)
+{
+	if (!l->joined)
+		return err_set(err, "the reflection was not sent: not joined to the room");
+	if (!summary || blank(summary))
+		return err_set(err, "the reflection was not sent: the summary is blank");
+	size_t units = spc_js_length(summary, strlen(summary));
+	if (units > SPACE_LINK_REFLECTION_MAX_UNITS)
+		return err_set(err,
+		               "the reflection was not sent: %zu UTF-16 units, the room relays at "
+		               "most %d",
+		               units, SPACE_LINK_REFLECTION_MAX_UNITS);
+	struct spc_who w = who(l);
+	char *json = spc_build_reflection(&w, summary, time_now_ms());
+	if (!json || spc_client_send(l->client, json) != 0)
+		return err_set(err, "the reflection was not sent: the room's send queue is full "
+		                    "or the connection ended");
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "reflection sent", "summary", summary);
+	return 0;
+}
+
+int space_link_send_workspace_state(struct space_link *l, const char *workspace, int64_t plan,
+                                    int64_t total, int64_t completed, int64_t blocked,
+                                    int64_t in_progress, struct ga_err *err)
+{
+	if (!l->joined)
+		return err_set(err, "the workspace state was not sent: not joined to the room");
+	if (!workspace || blank(workspace))
+		return err_set(err, "the workspace state was not sent: the workspace is blank");
+	size_t units = spc_js_length(workspace, strlen(workspace));
+	if (units > SPACE_LINK_WORKSPACE_MAX_UNITS)
+		return err_set(err,
+		               "the workspace state was not sent: the workspace name is %zu UTF-16 "
+		               "units, at most %d",
+		               units, SPACE_LINK_WORKSPACE_MAX_UNITS);
+	const char *names[] = {"planNumber", "totalTasks", "completedTasks", "blockedTasks",
+	                       "inProgressTasks"};
+	const int64_t vals[] = {plan, total, completed, blocked, in_progress};
+	for (size_t i = 0; i < 5; i++)
+		if (vals[i] < 0)
+			return err_set(err,
+			               "the workspace state was not sent: %s is %lld (negative)",
+			               names[i], (long long)vals[i]);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", "workspace_state");
+	cJSON_AddStringToObject(o, "name", l->name);
+	cJSON_AddStringToObject(o, "id", l->id);
+	cJSON_AddStringToObject(o, "workspace", workspace);
+	for (size_t i = 0; i < 5; i++)
+		cJSON_AddNumberToObject(o, names[i], (double)vals[i]);
+	char iso[TIME_ISO_LEN + 1];
+	cJSON_AddStringToObject(o, "timestamp", time_format_iso(time_now_ms(), iso));
+	char *json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (!json || spc_client_send(l->client, json) != 0)
+		return err_set(err, "the workspace state was not sent: the room's send queue is "
+		                    "full or the connection ended");
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "workspace state sent", "workspace", workspace, "plan",
+	       LOG_INT(plan), "total", LOG_INT(total), "completed", LOG_INT(completed));
+	return 0;
+}
+
+size_t space_link_reflection_count(const struct space_link *l)
+{
+	return l->nrefl;
+}
+
+bool space_link_reflection_at(const struct space_link *l, size_t i,
+                              struct space_reflection_view *out)
+{
+	if (i >= l->nrefl)
+		return false;
+	*out = (struct space_reflection_view){
+	        .name = l->refl[i].name, .summary = l->refl[i].summary, .time_ms = l->refl[i].time_ms};
+	return true;
+}
+
+size_t space_link_workspace_count(const struct space_link *l)
+{
+	return l->nws;
+}
+
+bool space_link_workspace_at(const struct space_link *l, size_t i,
+                             struct space_workspace_view *out)
+{
+	if (i >= l->nws)
+		return false;
+	const struct peer_workspace *w = &l->ws[i];
+	*out = (struct space_workspace_view){.workspace = w->workspace,
+	                                     .reporter = w->reporter,
+	                                     .plan = w->plan,
+	                                     .total = w->total,
+	                                     .completed = w->completed,
+	                                     .blocked = w->blocked,
+	                                     .in_progress = w->in_progress,
+	                                     .time_ms = w->time_ms};
+	return true;
+}
+
 /* --- client events -------------------------------------------------------------------------- */
 
 static void on_message(void *ud, const struct spc_msg *m, unsigned changed)
@@ -601,6 +853,7 @@ static void on_message(void *ud, const struct spc_msg *m, unsigned changed)
 	struct space_link *l = ud;
 	if (m->type == SPC_T_ERROR && m->message)
 		claim_conflict(l, m->message);
+	peer_notes_apply(l, m);
 	if ((changed & SPC_CHANGED_MEMBERS) && l->h.on_presence && !l->stopping)
 		l->h.on_presence(l->ud);
 }
@@ -625,6 +878,9 @@ static void on_left(void *ud, const char *why)
 	l->joined = false;
 	uv_timer_stop(&l->renew_timer);
 	fail_all_says(l, SPACE_SAY_DISCONNECTED);
+	/* The room replays its workspace cache after the next join. */
+	while (l->nws)
+		ws_remove(l, l->nws - 1);
 	if (l->h.on_connection)
 		l->h.on_connection(l->ud, false, why);
 	/* The member list went with the connection. */
@@ -698,6 +954,7 @@ static void free_now(struct space_link *l)
 		free(l->claims[i].action);
 		free(l->claims[i].target);
 	}
+	notes_clear(l);
 	free(l->detail);
 	free(l->name);
 	free(l->version);

@@ -35,7 +35,24 @@
  *
  *   - presence: space_link_member_count()/space_link_member_at() (name, id,
  *     version, capabilities, identity, typing, state), on_presence when it
- *     changes.
+ *     changes;
+ *
+ *   - what peers say about themselves besides chat (§7.4): the latest
+ *     `reflection` of each peer (space_link_reflection_at) and the latest
+ *     `workspace_state` of each workspace (space_link_workspace_at). Ours
+ *     are not kept ("own" is decided by name, as the room does). Bounds:
+ *     SPACE_LINK_MAX_REFLECTIONS peers (a new peer's reflection drops the
+ *     oldest one), each cut to SPACE_LINK_REFLECTION_KEEP_BYTES at a
+ *     character boundary; SPACE_LINK_MAX_WORKSPACES workspaces (the oldest
+ *     report is dropped), names cut to SPACE_LINK_WORKSPACE_KEEP_BYTES. A
+ *     peer's `leave` forgets its reflection and the workspaces it reported
+ *     (the room forgets those too, §3.12); a presence forgets the
+ *     reflections of names no longer present; our own disconnect forgets
+ *     the workspaces (the room replays its cache after the next join);
+ *
+ *   - space_link_send_reflection() / space_link_send_workspace_state() tell
+ *     the room ours (§2.2; after a reflection cycle and after plan polling,
+ *     §7.3).
  *
  * Each chat the room sends — live, or from the history replayed after a
  * join — becomes one event, once (the client keeps a bounded set of recent
@@ -79,6 +96,17 @@
 /* Re-send `typing` this often while a long pause lasts (peers forget a
  * typing mark after 10 s). */
 #define SPACE_LINK_TYPING_REFRESH_MS 5000
+/* Peers' reflections and workspace states kept (see above). */
+#define SPACE_LINK_MAX_REFLECTIONS       32
+#define SPACE_LINK_REFLECTION_KEEP_BYTES 1000
+#define SPACE_LINK_MAX_WORKSPACES        16
+#define SPACE_LINK_WORKSPACE_KEEP_BYTES  200
+/* What we send: the room relays a reflection cut to 5,000 UTF-16 units
+ * (§3.10), so a longer one is refused rather than cut by the room; a
+ * workspace name is refused past 1,000 units (the room has no limit below
+ * 1 MiB; ours keeps presence small). */
+#define SPACE_LINK_REFLECTION_MAX_UNITS 5000
+#define SPACE_LINK_WORKSPACE_MAX_UNITS  1000
 
 enum space_author_kind {
 	SPACE_AUTHOR_SELF,
@@ -217,5 +245,43 @@ bool space_link_member_at(const struct space_link *l, size_t i, struct space_mem
 /* Whether member `name` advertises capability cap (false when absent or
  * when it sent no list). */
 bool space_link_member_has_cap(const struct space_link *l, const char *name, const char *cap);
+
+/* Sends our `reflection` (1–2 sentences after a reflection cycle). -1 with
+ * err when not joined, summary is NULL or blank, longer than
+ * SPACE_LINK_REFLECTION_MAX_UNITS, or the send queue refused it. */
+int space_link_send_reflection(struct space_link *l, const char *summary, struct ga_err *err);
+/* Sends a `workspace_state` (one per plan, after plan polling): workspace,
+ * planNumber, totalTasks, completedTasks, blockedTasks, inProgressTasks.
+ * -1 with err when not joined, workspace is NULL, blank or longer than
+ * SPACE_LINK_WORKSPACE_MAX_UNITS, a number is negative, or the send queue
+ * refused it. */
+int space_link_send_workspace_state(struct space_link *l, const char *workspace, int64_t plan,
+                                    int64_t total, int64_t completed, int64_t blocked,
+                                    int64_t in_progress, struct ga_err *err);
+
+/* A peer's latest reflection (borrowed until the next call into the link
+ * or the next loop turn). time_ms: the room's clock, 0 when unknown. */
+struct space_reflection_view {
+	const char *name;
+	const char *summary;
+	int64_t time_ms;
+};
+size_t space_link_reflection_count(const struct space_link *l);
+/* Oldest first; false when i is out of range. */
+bool space_link_reflection_at(const struct space_link *l, size_t i,
+                              struct space_reflection_view *out);
+
+/* The latest workspace_state of a workspace (borrowed like the above).
+ * Numbers the room relayed as fractions are truncated, out-of-range ones
+ * clamped to ±2^53. */
+struct space_workspace_view {
+	const char *workspace;
+	const char *reporter;
+	int64_t plan, total, completed, blocked, in_progress;
+	int64_t time_ms;
+};
+size_t space_link_workspace_count(const struct space_link *l);
+bool space_link_workspace_at(const struct space_link *l, size_t i,
+                             struct space_workspace_view *out);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "adapters/space/wire.h"
+#include "common/fsx.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
@@ -35,6 +36,10 @@ struct space_runtime {
 	/* for status: why the connection last ended, and when */
 	char last_why[200];
 	int64_t last_change_ms;
+	/* for space_runtime_refresh_identity */
+	char *soul_text;  /* NULL when none */
+	char *self_path;  /* <home>/SELF.md, NULL when no home */
+	char *self_start; /* the identity summary built at start */
 };
 
 static enum conv_author_kind kind_of(enum space_author_kind k)
@@ -327,6 +332,46 @@ struct part_engine *space_runtime_engine(struct space_runtime *rt)
 	return rt ? rt->engine : NULL;
 }
 
+int space_runtime_send_reflection(struct space_runtime *rt, const char *summary)
+{
+	if (!rt)
+		return -1;
+	struct ga_err err;
+	err_clear(&err);
+	if (space_link_send_reflection(rt->link, summary, &err) != 0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "reflection not sent", "error", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+int space_runtime_refresh_identity(struct space_runtime *rt)
+{
+	if (!rt)
+		return -1;
+	char *summary = NULL;
+	struct self_doc self;
+	struct ga_err err;
+	err_clear(&err);
+	if (rt->self_path && self_load(rt->self_path, &self, &err) == 0) {
+		struct spc_identity idn;
+		space_identity_build(rt->soul_text, &self, NULL, &idn);
+		summary = spc_identity_json(&idn);
+		spc_identity_free(&idn);
+		self_doc_free(&self);
+	} else {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "identity refreshed from the SELF.md read at start",
+		       "error", rt->self_path ? err.msg : "no agent home");
+	}
+	const char *use = summary ? summary : rt->self_start;
+	bool joined = space_link_joined(rt->link);
+	space_link_set_identity(rt->link, use);
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, joined ? "identity sent" : "identity kept for the next join",
+	       "summary", use ? use : "");
+	free(summary);
+	return joined ? 0 : -1;
+}
+
 struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_runtime_config *rc,
                                           struct ga_err *err)
 {
@@ -345,6 +390,9 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 
 	struct space_runtime *rt = xcalloc(1, sizeof *rt);
 	rt->pipeline = rc->pipeline;
+	rt->soul_text = rc->soul_text ? xstrdup(rc->soul_text) : NULL;
+	rt->self_path = rc->cfg->home ? fsx_join(rc->cfg->home, "SELF.md") : NULL;
+	rt->self_start = summary ? xstrdup(summary) : NULL;
 	struct space_link_handlers h = {.on_chat = on_chat,
 	                                .on_presence = on_presence,
 	                                .on_connection = on_connection,
@@ -352,6 +400,9 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 	rt->link = space_link_new(loop, &lc, &h, rt, err);
 	free(summary);
 	if (!rt->link) {
+		free(rt->soul_text);
+		free(rt->self_path);
+		free(rt->self_start);
 		free(rt);
 		return NULL;
 	}
@@ -402,6 +453,9 @@ void space_runtime_free(struct space_runtime *rt)
 		return;
 	part_engine_free(rt->engine);
 	space_link_free(rt->link);
+	free(rt->soul_text);
+	free(rt->self_path);
+	free(rt->self_start);
 	free(rt);
 }
 

@@ -83,6 +83,18 @@ void space_runtime_set_coord(struct space_runtime *rt, struct coord *c);
 int space_runtime_target(struct space_runtime *rt, char *buf, size_t cap);
 /* The participation engine, NULL when the room has none (no model). */
 struct part_engine *space_runtime_engine(struct space_runtime *rt);
+/* Sends this agent's `reflection` (1–2 sentences, after a reflection
+ * cycle, §7.3). 0 when handed to the connection; -1 when not joined, the
+ * summary is blank or too long (space_link_send_reflection; the reason is
+ * logged at warn). */
+int space_runtime_send_reflection(struct space_runtime *rt, const char *summary);
+/* Builds the identity summary again — SOUL.md's text as given at start,
+ * SELF.md read again from <home>/SELF.md (the reflection cycle may have
+ * changed it; when it cannot be read, the SELF.md given at start) — keeps
+ * it for later reconnects and sends it (§7.3: `identity` again after a
+ * reflection cycle). 0 when sent; -1 when not joined (the new summary is
+ * kept all the same and goes out with the next join). */
+int space_runtime_refresh_identity(struct space_runtime *rt);
 /* "joined <url> (N members)", "connecting", … for status. */
 void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap);
 
