@@ -396,6 +396,8 @@ static int load_self(struct daemon *d, struct self_doc *out)
 }
 
 static void owner_say(const char *text, void *ud);
+static void gate_config_from(struct gate_config *g, const struct ga_config *cfg,
+			     const struct self_doc *self);
 static void owner_fatal(const char *msg, void *ud);
 
 /* Skills: the agent's own (<home>/skills) override the installed ones;
@@ -522,6 +524,11 @@ static void reload(struct daemon *d)
 	}
 	load_skills(d, true);
 	owner_identity(d);
+	if (d->pipeline) {
+		struct gate_config g;
+		gate_config_from(&g, &d->home->cfg, &d->self);
+		pipeline_set_gate(d->pipeline, &g);
+	}
 	ga_services_reload(&d->services);
 	d->budget.daily_limit = d->home->cfg.llm_daily_token_budget;
 	/* The model client, the owner's handles and the room keep the
@@ -785,11 +792,10 @@ static void gate_config_from(struct gate_config *g, const struct ga_config *cfg,
 	g->self_name = cfg->agent_name;
 	/* SELF.md's Social Mechanics (replies per thread, thread depth) are
 	 * thresholds of threaded platforms (Bluesky, GitHub); the room is one
-	 * conversation, where they would silence the agent for good. They
-	 * stay off until a threaded platform is on the pipeline. */
-	(void)self;
-	g->max_replies_per_conversation = 0;
-	g->max_thread_depth = 0;
+	 * conversation, where they would silence the agent for good. */
+	g->max_replies_per_conversation = self->mechanics.max_replies_before_exit;
+	g->max_thread_depth = self->mechanics.max_thread_depth;
+	g->mechanics_platforms = (1u << CONV_PLATFORM_BLUESKY) | (1u << CONV_PLATFORM_GITHUB);
 }
 
 /* Decision log, journal, outbound, coordination, pipeline, console. A

@@ -694,7 +694,9 @@ void gate_check(const struct gate_state *st, const struct gate_input *in, int64_
 		             (long long)chain, max_acl, chain_src);
 		return;
 	}
-	if (cfg->max_replies_per_conversation > 0 && ce &&
+	bool mechanics = cfg->mechanics_platforms == 0 ||
+	                 (cfg->mechanics_platforms & (1u << (unsigned)in->ev->platform)) != 0;
+	if (mechanics && cfg->max_replies_per_conversation > 0 && ce &&
 	    ce->replies >= cfg->max_replies_per_conversation) {
 		out->courtesy = false;
 		decision_set(&out->d, VERDICT_REACT, "social_mechanics",
@@ -703,7 +705,7 @@ void gate_check(const struct gate_state *st, const struct gate_input *in, int64_
 		             (long long)ce->replies, conv, cfg->max_replies_per_conversation);
 		return;
 	}
-	if (cfg->max_thread_depth > 0 && in->thread_depth > cfg->max_thread_depth) {
+	if (mechanics && cfg->max_thread_depth > 0 && in->thread_depth > cfg->max_thread_depth) {
 		out->courtesy = false;
 		decision_set(&out->d, VERDICT_REACT, "social_mechanics",
 		             "thread depth %d > %d (SELF.md): a reaction at most", in->thread_depth,

@@ -65,7 +65,8 @@
  *                          events in every conversation plus our replies to
  *                          the author (both directions);
  *    "social_mechanics"    SELF.md thresholds where the caller sets them (0 =
- *                          off): our replies in this conversation >=
+ *                          off; only on the platforms of mechanics_platforms
+ *                          when that is not 0): our replies in this conversation >=
  *                          max_replies_per_conversation, or thread_depth >
  *                          max_thread_depth: REACT (we have said enough here;
  *                          a like is still fine).
@@ -139,6 +140,11 @@ struct gate_config {
 	/* Social Mechanics (SELF.md) where they apply; 0 = off (the default) */
 	int max_replies_per_conversation;
 	int max_thread_depth;
+	/* Where those apply: bits (1u << enum conv_platform); 0 = on every
+	 * platform. The daemon sets Bluesky and GitHub: the room is one
+	 * conversation, where a per-conversation reply cap would silence the
+	 * agent for good. */
+	unsigned mechanics_platforms;
 	const char *self_id;   /* our author id (may be NULL) */
 	const char *self_name; /* our display name (may be NULL) */
 };

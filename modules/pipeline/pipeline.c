@@ -41,6 +41,7 @@ struct pipeline {
 	struct outbound *outbound;
 	struct coord *coord;
 	struct gate_config gate;
+	char *gate_self_id, *gate_self_name; /* owned copies (pipeline_set_gate) */
 	struct gate_state *gs;
 	struct conv_store *store;
 	struct pipeline_source sources[CONV_PLATFORM_COUNT];
@@ -498,7 +499,7 @@ struct pipeline *pipeline_new(const struct pipeline_config *c, struct ga_err *er
 	p->dlog = c->dlog;
 	p->outbound = c->outbound;
 	p->coord = c->coord;
-	p->gate = c->gate;
+	pipeline_set_gate(p, &c->gate);
 	p->paused = c->paused;
 	p->gs = gate_state_new();
 	p->store = conv_store_new();
@@ -521,7 +522,24 @@ void pipeline_free(struct pipeline *p)
 	save_store(p, true);
 	conv_store_free(p->store);
 	gate_state_free(p->gs);
+	free(p->gate_self_id);
+	free(p->gate_self_name);
 	free(p);
+}
+
+void pipeline_set_gate(struct pipeline *p, const struct gate_config *g)
+{
+	/* Our own copies of the names: the caller's configuration is replaced
+	 * (and freed) on a reload. */
+	char *id = g->self_id ? xstrdup(g->self_id) : NULL;
+	char *name = g->self_name ? xstrdup(g->self_name) : NULL;
+	free(p->gate_self_id);
+	free(p->gate_self_name);
+	p->gate = *g;
+	p->gate_self_id = id;
+	p->gate_self_name = name;
+	p->gate.self_id = id;
+	p->gate.self_name = name;
 }
 
 int pipeline_add_source(struct pipeline *p, const struct pipeline_source *src)

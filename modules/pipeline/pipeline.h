@@ -102,7 +102,7 @@ struct pipeline_config {
 	struct decision_log *dlog;    /* may be NULL */
 	struct outbound *outbound;    /* may be NULL: nothing is sent */
 	struct coord *coord;          /* may be NULL: peer claims fail closed */
-	struct gate_config gate;      /* copied; the banlist is borrowed */
+	struct gate_config gate;      /* copied with its names; the banlist is borrowed */
 	bool paused;                  /* the kill switch at start (control.h) */
 };
 
@@ -146,6 +146,9 @@ int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char
 
 /* The kill switch (persisted by control.h, not here). */
 void pipeline_set_paused(struct pipeline *p, bool paused);
+/* Replaces the gate's configuration (SIGHUP: SELF.md's thresholds, the
+ * budgets). self_id and self_name are copied; the banlist stays borrowed. */
+void pipeline_set_gate(struct pipeline *p, const struct gate_config *g);
 bool pipeline_paused(const struct pipeline *p);
 void pipeline_set_coord(struct pipeline *p, struct coord *c);
 

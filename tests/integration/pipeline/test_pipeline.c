@@ -233,6 +233,12 @@ static void test_room_chains(void **state)
 	/* a person speaks again: the derived chain starts over */
 	th_room_host(&room, "Thanks all, quiet now");
 	expect_gate(home, "Thanks all, quiet now", "pass", "pass");
+	/* SIGHUP replaces the configuration: the gate keeps its own copy of
+	 * our name (a borrowed one would be read after free: ASan). */
+	proc_signal(&a, SIGHUP);
+	must_output(&a, "configuration reloaded");
+	th_room_host(&room, "Ada, still with us after the reload?");
+	expect_gate(home, "still with us after the reload", "pass", "pass");
 	chat(fay, "just thinking out loud about lunch", 1); /* not addressed: context */
 	expect_gate(home, "thinking out loud about lunch", "context", "response_only");
 

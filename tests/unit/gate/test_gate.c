@@ -46,6 +46,7 @@ struct ev_spec {
 	bool bot;         /* is_bot (peers are agents anyway) */
 	bool history;
 	const char *name; /* display name when it differs from author */
+	enum conv_platform platform; /* 0: the space */
 };
 
 static unsigned seq;
@@ -60,7 +61,7 @@ static void ev_build(struct conv_event *ev, const struct ev_spec *s)
 	const char *addressed[1] = {s->addr};
 	const char *t = s->text ? s->text : text;
 	struct conv_event_src src = {
-	        .platform = CONV_PLATFORM_SPACE,
+	        .platform = s->platform,
 	        .conversation = s->conv ? s->conv : ROOM,
 	        .message_id = s->id ? s->id : id,
 	        .author_id = s->author ? s->author : author,
@@ -391,6 +392,15 @@ static void tune_replies(struct gate_config *c)
 	c->max_replies_per_conversation = 2;
 }
 
+/* As the daemon sets them: SELF.md's thresholds on the threaded platforms
+ * only. */
+static void tune_replies_threaded(struct gate_config *c)
+{
+	c->max_replies_per_conversation = 2;
+	c->max_thread_depth = 3;
+	c->mechanics_platforms = (1u << CONV_PLATFORM_BLUESKY) | (1u << CONV_PLATFORM_GITHUB);
+}
+
 static void tune_big_bot_chain(struct gate_config *c)
 {
 	c->max_bot_chain = 1000; /* above GATE_RATE_SLOTS: judged as GATE_RATE_SLOTS */
@@ -562,6 +572,21 @@ static const struct scenario scenarios[] = {
                 "we already replied 2 times in space:room (SELF.md: at most 2)", ANYHUMAN),
           CHECK(2, VERDICT_PASS, "pass", NULL, {.kind = CONV_AUTHOR_HUMAN, .conv = "space:other"}),
           CHECK(2, VERDICT_PASS, "pass", NULL, {.kind = CONV_AUTHOR_OWNER, .author = "owner"})}},
+        {"social mechanics on threaded platforms only: the room is never capped",
+         tune_replies_threaded,
+         {REPLY(0, 1, 0, ROOM, "ann"), REPLY(0, 1, 0, ROOM, "ann"),
+          REPLY(0, 1, 0, "bluesky:at://did:plc:x/app.bsky.feed.post/1", "ann"),
+          REPLY(0, 1, 0, "bluesky:at://did:plc:x/app.bsky.feed.post/1", "ann"),
+          CHECK(1, VERDICT_PASS, "pass", NULL, ANYHUMAN),
+          CHECK(1, VERDICT_REACT, "social_mechanics",
+                "we already replied 2 times in bluesky:at://did:plc:x/app.bsky.feed.post/1",
+                {.kind = CONV_AUTHOR_HUMAN,
+                 .platform = CONV_PLATFORM_BLUESKY,
+                 .conv = "bluesky:at://did:plc:x/app.bsky.feed.post/1"}),
+          CHECK(1, VERDICT_PASS, "pass", NULL,
+                {.kind = CONV_AUTHOR_HUMAN,
+                 .platform = CONV_PLATFORM_GITHUB,
+                 .conv = "github:o:r:issue:1"})}},
         {"a REACT at MAX_ACL gives way to a budget block",
          tune_none,
          {NOTE(0, 30, 0, ANYHUMAN),
