@@ -524,6 +524,11 @@ static void reload(struct daemon *d)
 	}
 	load_skills(d, true);
 	owner_identity(d);
+#ifdef GA_HAVE_SPACE
+	/* The room hears who we are now (SELF.md may have changed). */
+	if (d->space)
+		space_runtime_refresh_identity(d->space);
+#endif
 	if (d->pipeline) {
 		struct gate_config g;
 		gate_config_from(&g, &d->home->cfg, &d->self);
@@ -904,6 +909,20 @@ static void svc_fatal(void *ud, int exit_code, const char *text)
 	shutdown_begin(d, text);
 }
 
+#ifdef GA_HAVE_SPACE
+static int svc_room_reflection(void *ud, const char *summary)
+{
+	struct daemon *d = ud;
+	return d->space ? space_runtime_send_reflection(d->space, summary) : -1;
+}
+
+static int svc_room_identity(void *ud)
+{
+	struct daemon *d = ud;
+	return d->space ? space_runtime_refresh_identity(d->space) : -1;
+}
+#endif
+
 static struct coord *svc_coord(void *ud)
 {
 	struct daemon *d = ud;
@@ -948,6 +967,10 @@ static void start_services(struct daemon *d)
 				 .version = GA_VERSION,
 				 .room_target = room_target,
 				 .coord = svc_coord,
+#ifdef GA_HAVE_SPACE
+				 .room_reflection = svc_room_reflection,
+				 .room_identity = svc_room_identity,
+#endif
 				 .notify_owner = svc_notify,
 				 .fatal = svc_fatal,
 				 .ud = d};
