@@ -235,8 +235,14 @@ static void test_room_chains(void **state)
 	expect_gate(home, "Thanks all, quiet now", "pass", "pass");
 	/* SIGHUP replaces the configuration: the gate keeps its own copy of
 	 * our name (a borrowed one would be read after free: ASan). */
+	struct ws_client *gil = th_observe(&room, "Gil");
 	proc_signal(&a, SIGHUP);
 	must_output(&a, "configuration reloaded");
+	/* ... and the room hears the identity again (SELF.md may have changed) */
+	cJSON *idm = th_expect(gil, "identity", th_pred_name, "Ada", 10000);
+	assert_non_null(idm);
+	cJSON_Delete(idm);
+	th_observer_free(gil);
 	th_room_host(&room, "Ada, still with us after the reload?");
 	expect_gate(home, "still with us after the reload", "pass", "pass");
 	chat(fay, "just thinking out loud about lunch", 1); /* not addressed: context */
