@@ -18,9 +18,8 @@
 # PASSWORD + BLUESKY_SERVICE, AGENT_GITHUB_USERNAME/TOKEN + GITHUB_API_URL,
 # every URL on 127.0.0.1 at a port where nothing listens (nothing is
 # contacted while idle; the model's HTTP client loads libcurl and OpenSSL at
-# start). The report lists the heavy libraries each case had mapped, and
-# when the daemon logs that this build has no Bluesky or GitHub client yet,
-# it says so: those two are then configured, not running.
+# start). The report lists the heavy libraries each case had mapped and the
+# platform services the daemon started (cmd/services.h: "service started").
 # (The agent-space client runs in every mode: without a room to join it is
 # discovering — an mDNS browse loads avahi-client and libdbus on first use —
 # and then retrying ws://localhost:7777 with backoff.)
@@ -109,9 +108,8 @@ idle_medians "$work/err-cfg.log" \
 cfg_rss_kb=$med_rss cfg_pss_kb=$med_pss
 libs() { sed 's/\.so$//' "$1" | paste -sd, - | sed 's/^$/none/; s/,/, /g'; }
 cfg_note="libraries mapped: $(libs "$work/err-cfg.log.libs")"
-if grep -q "no Bluesky or GitHub client in this build" "$work/err-cfg.log"; then
-  cfg_note="$cfg_note; Bluesky, GitHub: configured, no client in this build yet"
-fi
+svcs=$(grep -oE 'service started service=[a-z_-]+' "$work/err-cfg.log" | sed 's/.*=//' | sort -u | paste -sd, - | sed 's/,/, /g')
+cfg_note="$cfg_note; services started: ${svcs:-none}"
 
 # Connected to a room and idle.
 SPACE_BIN="$BUILD/agent-space"

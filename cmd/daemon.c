@@ -1075,8 +1075,6 @@ static void report_features(struct daemon *d)
 	if (d->home->cfg.redis_url)
 		log_kv(LOG_LEVEL_INFO, "daemon", "coordination through Redis", "url",
 		       d->home->cfg.redis_url);
-	log_kv(LOG_LEVEL_INFO, "daemon", "no Bluesky or GitHub client in this build yet", "agent",
-	       d->home->cfg.agent_name);
 }
 
 int ga_cmd_daemon(struct ga_home *h)
