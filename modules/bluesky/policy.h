@@ -1,0 +1,323 @@
+/*
+ * bluesky policy — the pure rules of the agent's life on Bluesky
+ * (runtime-bluesky.md §6, §7.1, §7.3, §7.4; seed 004 "Conversation
+ * Management", "Graceful Exit", "Peer Identity", "Daily Rituals").
+ *
+ * Everything here is a pure function of its arguments: no I/O, no clock, no
+ * globals. Time is the caller's epoch ms; local-calendar facts (weekday,
+ * hour, date) are passed in already computed, so one clock decides both the
+ * ritual schedule and its dedup key (§11.15).
+ *
+ * Decisions come back as struct decision {verdict, rule, reason} so the
+ * decision log and `general-agent why` can explain each one.
+ *
+ * Defects of the reference fixed here (§11):
+ *   - isLowValueClosing requires a word boundary after a gratitude prefix
+ *     ("Greater…", "Dealing with…", "TypeScript…" are not closings) and a
+ *     text longer than BSKY_CLOSING_SUBSTANTIVE_BYTES without closing
+ *     vocabulary is substantive (§11.4);
+ *   - emoji-only detection does not count ASCII digits, '#' or '*' (§11.4);
+ *   - the conversation analysis counts THEIR quick acknowledgements, not our
+ *     own just-sent reply (the reference closed every thread after our 2nd
+ *     reply); re-engagement after a conclusion works (casual once, project
+ *     without limit, owner always); depth is recorded; the no-response
+ *     timeout never hides an answer that arrives late (§11.1, §11.2);
+ *   - the owner is never blocked by conversation limits (advisory only);
+ *   - a closing from one participant of a multi-party thread does not end
+ *     the thread for the others (§11.28);
+ *   - pacing is per-type earliest-next-send timestamps (no tick counter to
+ *     forget to reset, §11.5).
+ *
+ * Bounds: BSKY_CONV_MAX_PARTICIPANTS participants per conversation (the
+ * least recently active is replaced), texts examined up to
+ * BSKY_NORM_MAX_BYTES after normalisation, at most BSKY_CIRCULAR_WINDOW posts
+ * looked at by the circular detector, at most BSKY_PRUNE_MAX_ITEMS feed items
+ * per pruning pass.
+ */
+#ifndef GA_MODULES_BLUESKY_POLICY_H
+#define GA_MODULES_BLUESKY_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "modules/decisions/decision.h"
+#include "modules/identity/self.h"
+
+#define BSKY_SHORT_TEXT_BYTES          15  /* §6.4 rule 4: "shorter than 15 chars" */
+#define BSKY_CLOSING_GRATITUDE_MAX     200 /* §6.5: gratitude-only under 200 chars */
+#define BSKY_CLOSING_SUBSTANTIVE_BYTES 120 /* §6.5 C: longer = substantive */
+#define BSKY_NORM_MAX_BYTES            200 /* §6.9: normalised prefix */
+#define BSKY_CIRCULAR_WINDOW           4   /* §6.7: the last 4 posts */
+#define BSKY_CONV_MAX_PARTICIPANTS     8
+#define BSKY_QUICK_ACK_MS              (5LL * 60 * 1000) /* §6.6 rapid back-and-forth */
+#define BSKY_QUICK_ACKS_TO_CONCLUDE    2
+#define BSKY_CASUAL_REENGAGEMENTS      1
+#define BSKY_STALE_AFTER_MS            (7LL * 24 * 60 * 60 * 1000)
+#define BSKY_PRUNE_MAX_ITEMS           100
+
+/* Project-thread mechanics (§2.3: not SELF-configurable). */
+#define BSKY_PROJECT_MAX_REPLIES    10
+#define BSKY_PROJECT_MAX_DEPTH      50
+#define BSKY_PROJECT_SILENCE_MS     (4LL * 60 * 60 * 1000)
+#define BSKY_PROJECT_NO_RESPONSE_MS (8LL * 60 * 60 * 1000)
+
+/* ---- incoming posts ---------------------------------------------------------- */
+
+enum bsky_reason {
+	BSKY_REASON_MENTION,
+	BSKY_REASON_REPLY,
+	BSKY_REASON_QUOTE,
+	BSKY_REASON_LIKE,
+	BSKY_REASON_REPOST,
+	BSKY_REASON_FOLLOW,
+	BSKY_REASON_OTHER,
+};
+/* "mention", "reply", ... → the enum (unknown → BSKY_REASON_OTHER). */
+enum bsky_reason bsky_reason_parse(const char *s);
+
+/* §6.5 with the C fixes above. NULL is not a closing. */
+bool bsky_is_low_value_closing(const char *text);
+
+/* Only emoji (and whitespace / joiners / variation selectors); at least one
+ * emoji. Digits, '#' and '*' are not emoji here. */
+bool bsky_is_emoji_only(const char *text);
+
+/* §6.4 rule 4's short acknowledgements ("thanks!", "lol", "💯💯"): whole
+ * text, case-insensitive, trailing '!' / '.' ignored. */
+bool bsky_is_short_ack(const char *text);
+
+enum bsky_response {
+	BSKY_RESPOND, /* hand it to the model */
+	BSKY_LIKE,    /* a warm, invisible exit: like it, conclude (for this author) */
+	BSKY_SKIP,    /* nothing to do (a like, a follow, an empty post) */
+};
+
+/* §6.4 shouldRespondTo, first match wins. d gets PASS / REACT / BLOCK with
+ * the rule ("owner", "acknowledgment_only", "empty", "emoji_reaction",
+ * "low_value_ack", "closing", "question", "direct", "quote", "long",
+ * "borderline"). */
+enum bsky_response bsky_should_respond(enum bsky_reason reason, bool from_owner, const char *text,
+                                       struct decision *d);
+
+/* §6.2 priority (ordering only). */
+struct bsky_prio_facts {
+	enum bsky_reason reason;
+	bool to_our_content; /* replies to / quotes one of our posts */
+	bool from_owner;
+	bool known;          /* we have a relationship record */
+	bool positive;       /* ... with positive sentiment */
+	int interactions;    /* ... count */
+	bool ever_responded; /* ... we ever answered them */
+	bool unread;
+};
+int bsky_priority(const struct bsky_prio_facts *f);
+
+/* ---- chain (seed 000) -------------------------------------------------------- */
+
+/* The chain of an incoming post: a person's post (not an agent) is 0; an
+ * agent's is max(1, carried, derived) — carried = the chain field of its
+ * record (-1 none), derived = consecutive agent posts ending with it in
+ * the thread's parent chain (-1 unknown). */
+int64_t bsky_chain_in(bool is_agent, int64_t carried, int64_t derived);
+
+/* Counts the agent posts at the end of a parent chain (root first, the
+ * post itself last): is_agent[i] for each post. */
+int64_t bsky_derived_chain(const bool *is_agent, size_t n);
+
+/* ---- circular conversations (§6.7) ---------------------------------------- */
+
+enum bsky_circular { BSKY_CIRC_NONE, BSKY_CIRC_LOW, BSKY_CIRC_MEDIUM, BSKY_CIRC_HIGH };
+struct bsky_thread_post {
+	const char *author; /* DID */
+	const char *text;
+};
+/* posts: the parent chain root→newest; only the last BSKY_CIRCULAR_WINDOW
+ * are looked at; fewer than that → NONE. Medium and high are hard blocks:
+ * the caller concludes the conversation with a like and records why
+ * (§11.27). */
+enum bsky_circular bsky_circular_level(const struct bsky_thread_post *posts, size_t n);
+const char *bsky_circular_name(enum bsky_circular c);
+
+/* ---- conversations (§6.6) ------------------------------------------------- */
+
+enum bsky_conv_state {
+	BSKY_CONV_NEW,
+	BSKY_CONV_ACTIVE,
+	BSKY_CONV_AWAITING,
+	BSKY_CONV_CONCLUDED,
+	BSKY_CONV_STALE,
+};
+const char *bsky_conv_state_name(enum bsky_conv_state s);
+int bsky_conv_state_parse(const char *s); /* -1 unknown */
+
+struct bsky_participant {
+	char did[128];
+	int replies;
+	int64_t last_ms;
+	bool concluded; /* this participant closed with us (§11.28) */
+};
+
+/* One thread, keyed by its root at-uri (kept by the caller). A value. */
+struct bsky_conv {
+	enum bsky_conv_state state;
+	bool project; /* project mechanics apply */
+	int our_replies;
+	int64_t our_last_reply_ms;
+	int depth;      /* deepest depth seen (root = 0) */
+	int quick_acks; /* their low-value answers within BSKY_QUICK_ACK_MS of ours, in a row */
+	int reengagements;
+	int64_t first_seen_ms;
+	int64_t last_activity_ms; /* anyone's */
+	int64_t concluded_ms;
+	char concluded_reason[96];
+	bool concluded_by_timeout; /* no-response: a late answer reopens it freely */
+	struct bsky_participant who[BSKY_CONV_MAX_PARTICIPANTS];
+	size_t nwho;
+};
+
+void bsky_conv_init(struct bsky_conv *c, int64_t now_ms);
+/* A post by someone else arrived (author DID, depth in the thread, whether
+ * it is a low-value acknowledgement). */
+void bsky_conv_note_incoming(struct bsky_conv *c, const char *author, int depth, bool low_value,
+                             int64_t now_ms);
+/* We replied. */
+void bsky_conv_note_our_reply(struct bsky_conv *c, int depth, int64_t now_ms);
+/* We ended it (like, graceful exit, self-check). author (may be NULL):
+ * only this participant closed — the thread stays open for the others while
+ * someone else in it is still active. */
+void bsky_conv_conclude(struct bsky_conv *c, const char *author, const char *reason,
+                        int64_t now_ms);
+
+/* The mechanics that apply: SELF.md's, or the project values. */
+void bsky_conv_mechanics(const struct bsky_conv *c, const struct self_mechanics *self,
+                         struct self_mechanics *out);
+
+/* Should we answer a new post by `author` (after bsky_conv_note_incoming)?
+ *   PASS   rule "conversation"          answer;
+ *   PASS   rule "reengage"              concluded, but a genuine new post
+ *                                        reopens it (casual once, project
+ *                                        always, owner always; a timeout
+ *                                        conclusion reopens freely);
+ *   PASS   rule "owner"                 the owner, whatever the limits
+ *                                        (reason names the limit passed);
+ *   REACT  rule "replies_per_thread"    our replies ≥ max: end with a like;
+ *   REACT  rule "thread_depth"          depth ≥ max: end with a like;
+ *   REACT  rule "back_and_forth"        ≥ 2 quick acks from them;
+ *   BLOCK  rule "concluded"             concluded and no re-engagement left.
+ * Returns true for PASS. Does not change c (the caller applies
+ * bsky_conv_reengage when it acts on "reengage"). */
+bool bsky_conv_should_respond(const struct bsky_conv *c, const char *author, bool from_owner,
+                              bool genuine, const struct self_mechanics *self, int64_t now_ms,
+                              struct decision *d);
+void bsky_conv_reengage(struct bsky_conv *c, bool counted);
+
+/* The periodic sweep (§6.6 silence / no-response, evaluated when nobody
+ * is talking — never against a post that just arrived):
+ *   awaiting, our last reply older than no_response → concluded quietly
+ *     (concluded_by_timeout: a late answer reopens it);
+ *   active, everybody else silent longer than silence → concluded quietly;
+ *   any non-concluded thread idle past BSKY_STALE_AFTER_MS → stale.
+ * Returns true when the state changed (d says why). */
+bool bsky_conv_sweep(struct bsky_conv *c, const struct self_mechanics *self, int64_t now_ms,
+                     struct decision *d);
+
+/* The output self-check (§6.8 step 4): our candidate reply is a low-value
+ * closing and we already replied here once → convert it to a like. */
+bool bsky_self_check_to_like(const struct bsky_conv *c, const char *text);
+
+/* ---- pacing (§6.11) -------------------------------------------------------- */
+
+enum bsky_action { BSKY_ACT_POST, BSKY_ACT_REPLY, BSKY_ACT_LIKE, BSKY_ACT_FOLLOW, BSKY_ACT_COUNT };
+#define BSKY_PACE_POST_MS   (1800LL * 1000)
+#define BSKY_PACE_REPLY_MS  (60LL * 1000)
+#define BSKY_PACE_LIKE_MS   (45LL * 1000)
+#define BSKY_PACE_FOLLOW_MS (3600LL * 1000)
+#define BSKY_PACE_ANY_MS    (10LL * 1000)
+struct bsky_pacing {
+	int64_t last_ms[BSKY_ACT_COUNT]; /* 0 = never */
+	int64_t last_any_ms;
+	int64_t gap_ms[BSKY_ACT_COUNT]; /* per type */
+	int64_t any_gap_ms;
+};
+/* The defaults above (tests and the integration harness shrink them). */
+void bsky_pacing_init(struct bsky_pacing *p);
+/* Milliseconds to wait before an action of this type (0 = now): the larger
+ * of the type's gap and the shared gap. */
+int64_t bsky_pacing_wait(const struct bsky_pacing *p, enum bsky_action a, int64_t now_ms);
+void bsky_pacing_note(struct bsky_pacing *p, enum bsky_action a, int64_t now_ms);
+const char *bsky_action_name(enum bsky_action a);
+
+/* ---- feed hygiene (§6.9, §6.10) ---------------------------------------------- */
+
+/* §6.9 normalisation: lower-case ASCII, @handles, http(s) URLs and bare
+ * domain/path URLs removed, whitespace collapsed, trimmed, first
+ * BSKY_NORM_MAX_BYTES bytes (cut on a UTF-8 boundary). out must hold
+ * BSKY_NORM_MAX_BYTES + 1. Returns the length. */
+size_t bsky_normalize(const char *text, char *out);
+
+struct bsky_feed_item {
+	const char *uri;
+	const char *text;
+	int64_t created_ms;
+	const char *root_uri; /* NULL: a top-level post */
+	bool is_repost;       /* ignored by pruning */
+};
+enum bsky_prune_why { BSKY_PRUNE_KEEP, BSKY_PRUNE_DUPLICATE, BSKY_PRUNE_THANKS_CHAIN };
+/* §6.10: exact duplicates (same normalised text in the same scope: top
+ * level or one root) keep the oldest; own low-value closings in one root
+ * keep the first. Items whose normalised text is empty are never pruned as
+ * duplicates (a mention-only post is not a copy of another). why[i] gets
+ * the verdict per item (n ≤ BSKY_PRUNE_MAX_ITEMS; beyond, KEEP). Returns the
+ * number to delete. */
+size_t bsky_prune_plan(const struct bsky_feed_item *items, size_t n, enum bsky_prune_why *why);
+const char *bsky_prune_why_name(enum bsky_prune_why w);
+
+/* ---- peers (§7.4) ------------------------------------------------------------ */
+
+#define BSKY_IDENTITY_MARKER "\xF0\x9F\x94\x97\xE2\x80\x94" /* 🔗— */
+#define BSKY_GITHUB_NAME_MAX 40
+/* The identity post's text for a GitHub username (caller's buffer). -1 if
+ * the name is not a GitHub login (1..39 of [A-Za-z0-9-]). */
+int bsky_identity_text(const char *github, char *out, size_t cap);
+/* True when text starts with the marker. */
+bool bsky_is_identity_post(const char *text);
+/* The GitHub username in an identity post: `name` followed by "on GitHub",
+ * github.com/<name> (one path segment), "I'm/I am <name> on GitHub". 0 and
+ * out filled, -1 when none. */
+int bsky_identity_github(const char *text, char out[BSKY_GITHUB_NAME_MAX]);
+/* "Working with @<handle> (https://github.com/<user>) — looking forward to
+ * building together." */
+int bsky_announce_text(const char *handle, const char *github, char *out, size_t cap);
+
+/* ---- rituals (§7.3) ------------------------------------------------------------ */
+
+enum bsky_ritual_role { BSKY_ROLE_ANALYST, BSKY_ROLE_CRITIC, BSKY_ROLE_OBSERVER };
+/* SHA-256(agent_name + thread_uri): first 8 hex digits as an unsigned
+ * integer, mod 3. */
+enum bsky_ritual_role bsky_ritual_role(const char *agent_name, const char *thread_uri);
+const char *bsky_ritual_role_name(enum bsky_ritual_role r);
+/* Is the initiator ritual due? wday (0 = Sunday), hour and date
+ * ("YYYY-MM-DD") are LOCAL; last_date is the persisted date of the last
+ * initiation ("" none). earliest_hour: no initiation before it. */
+bool bsky_ritual_due(const struct self_ritual *r, int wday, int hour, const char *date,
+                     const char *last_date, int earliest_hour, struct decision *d);
+
+/* ---- expression (§7.1) ----------------------------------------------------------- */
+
+#define BSKY_EXPR_MIN_MS      (180LL * 60 * 1000)
+#define BSKY_EXPR_MAX_MS      (240LL * 60 * 1000)
+#define BSKY_EXPR_DAILY_CAP   12
+#define BSKY_QUIET_START_HOUR 23
+#define BSKY_QUIET_END_HOUR   7
+/* The next expression time: after the later of now and the last own
+ * top-level post (0 = none), plus MIN + (MAX - MIN) * frac (frac in
+ * [0, 1), the caller's randomness): a restart does not post early. */
+int64_t bsky_expression_next(int64_t now_ms, int64_t last_post_ms, double frac);
+bool bsky_quiet_hour(int hour);
+/* May an expression go out now? (due, not quiet, under the daily cap of
+ * expressions — identity and announcement posts do not count, §11.14). */
+bool bsky_expression_allowed(int64_t now_ms, int64_t next_ms, int hour, int today_count,
+                             struct decision *d);
+
+#endif
