@@ -1,0 +1,182 @@
+/*
+ * svc_commitments — the commitment fulfilment service (issue 11 items 4-5):
+ * the GitHub outbound port on the shared client (adapters/github/port.h)
+ * and the fulfilment cycle (modules/fulfil). Wiring only.
+ *
+ * GitHub off (no token) or --social-only: no GitHub port; the cycle still
+ * runs (post_bluesky, and GitHub types wait, pending). A 401 from GitHub
+ * stops the daemon with exit 69 naming AGENT_GITHUB_TOKEN.
+ *
+ * GA_FULFIL_INTERVAL_MS (environment, 100..86400000) replaces the 15 s
+ * cycle; GA_FULFIL_TIMEOUT_MS the 10 min in-progress timeout — for tests
+ * and an operator in a hurry, the spec's values otherwise.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapters/github/github.h"
+#include "adapters/github/port.h"
+#include "cmd/services.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "modules/fulfil/fulfil.h"
+#include "modules/outbound/outbound.h"
+
+struct svc_commit {
+	struct ga_svc_ctx ctx; /* the functions and ud; the pointers outlive us */
+	struct gh_port *port;
+	struct fulfil *fulfil;
+	bool fatal_told;
+	char last_error[GA_ERR_MSG_MAX];
+};
+
+static int64_t env_ms(const char *name, int64_t lo, int64_t hi)
+{
+	const char *s = getenv(name);
+	if (!s || !*s)
+		return 0;
+	char *end = NULL;
+	long long v = strtoll(s, &end, 10);
+	if (*end || v < lo || v > hi) {
+		log_kv(LOG_LEVEL_WARN, "commitments", "ignored: not a number of ms in range", "var",
+		       name, "value", s);
+		return 0;
+	}
+	return v;
+}
+
+static void on_auth(void *ud, const char *msg)
+{
+	struct svc_commit *s = ud;
+	snprintf(s->last_error, sizeof s->last_error, "%s", msg);
+	if (s->fatal_told || !s->ctx.fatal)
+		return;
+	s->fatal_told = true;
+	char text[GA_ERR_MSG_MAX + 128];
+	snprintf(text, sizeof text,
+	         "GitHub refused AGENT_GITHUB_TOKEN (401): it is missing, invalid or expired — "
+	         "set a valid token in .env (%s)",
+	         msg);
+	s->ctx.fatal(s->ctx.ud, 69, text);
+}
+
+static int room_target(void *ud, char *buf, size_t cap)
+{
+	struct svc_commit *s = ud;
+	return s->ctx.room_target ? s->ctx.room_target(s->ctx.ud, buf, cap) : -1;
+}
+
+static struct coord *coord_of(void *ud)
+{
+	struct svc_commit *s = ud;
+	return s->ctx.coord ? s->ctx.coord(s->ctx.ud) : NULL;
+}
+
+static void notify(void *ud, const char *text)
+{
+	struct svc_commit *s = ud;
+	if (s->ctx.notify_owner)
+		s->ctx.notify_owner(s->ctx.ud, text);
+}
+
+static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
+{
+	if (!ctx->ledger || !ctx->journal || !ctx->outbound || !ctx->sched) {
+		err_set(err, "commitments need the ledger, the journal and outbound (%s missing)",
+		        !ctx->ledger ? "the ledger" : !ctx->journal ? "the journal"
+		                                    : !ctx->outbound ? "outbound"
+		                                                     : "the scheduler");
+		return NULL;
+	}
+	struct svc_commit *s = xcalloc(1, sizeof *s);
+	s->ctx = *ctx;
+	if (ctx->github) {
+		s->port = gh_port_new(ctx->github, on_auth, s);
+		struct outbound_port p;
+		gh_port_describe(s->port, &p);
+		if (outbound_add_port(ctx->outbound, &p, err) != 0) {
+			gh_port_free(s->port);
+			free(s);
+			return NULL;
+		}
+	} else {
+		log_kv(LOG_LEVEL_INFO, "commitments", "GitHub off: GitHub commitments wait, pending",
+		       "why", ctx->social_only ? "--social-only" : "AGENT_GITHUB_TOKEN not set");
+	}
+	struct fulfil_config fc = {.loop = ctx->loop,
+	                           .sched = ctx->sched,
+	                           .ledger = ctx->ledger,
+	                           .journal = ctx->journal,
+	                           .outbound = ctx->outbound,
+	                           .github = ctx->github,
+	                           .pipeline = ctx->pipeline,
+	                           .dlog = ctx->dlog,
+	                           .agent_name = ctx->cfg ? ctx->cfg->agent_name : NULL,
+	                           .social_only = ctx->social_only,
+	                           .interval_ms = (uint64_t)env_ms("GA_FULFIL_INTERVAL_MS", 100,
+	                                                           86400000),
+	                           .in_progress_timeout_ms =
+	                                   env_ms("GA_FULFIL_TIMEOUT_MS", 1000, 86400000),
+	                           .room_target = room_target,
+	                           .coord = coord_of,
+	                           .notify_owner = notify,
+	                           .ud = s};
+	s->fulfil = fulfil_new(&fc, err);
+	if (!s->fulfil) {
+		/* The port is outbound's now (there is no removing it), so the
+		 * service stays, sending nothing by itself; status says why. */
+		snprintf(s->last_error, sizeof s->last_error, "no fulfilment cycle: %.400s", err->msg);
+		log_kv(LOG_LEVEL_ERROR, "commitments", "no fulfilment cycle", "error", err->msg);
+	}
+	return s;
+}
+
+static cJSON *commit_status(void *obj)
+{
+	struct svc_commit *s = obj;
+	cJSON *o = s->fulfil ? fulfil_status(s->fulfil) : cJSON_CreateObject();
+	if (s->last_error[0])
+		cJSON_AddStringToObject(o, "serviceError", s->last_error);
+	cJSON_AddBoolToObject(o, "github", s->port != NULL);
+	if (s->port) {
+		struct gh_port_stats ps;
+		gh_port_stats(s->port, &ps);
+		cJSON *p = cJSON_AddObjectToObject(o, "githubPort");
+		cJSON_AddNumberToObject(p, "sends", (double)ps.sends);
+		cJSON_AddNumberToObject(p, "sent", (double)ps.sent);
+		cJSON_AddNumberToObject(p, "refused", (double)ps.refused);
+		cJSON_AddNumberToObject(p, "unknown", (double)ps.unknown);
+		cJSON_AddNumberToObject(p, "reconciles", (double)ps.reconciles);
+		if (ps.last_error[0] && !cJSON_IsString(cJSON_GetObjectItem(o, "lastError"))) {
+			cJSON_DeleteItemFromObject(o, "lastError");
+			cJSON_AddStringToObject(o, "lastError", ps.last_error);
+		}
+	}
+	return o;
+}
+
+static void commit_quiesce(void *obj)
+{
+	struct svc_commit *s = obj;
+	fulfil_quiesce(s->fulfil);
+}
+
+static void commit_free(void *obj)
+{
+	struct svc_commit *s = obj;
+	if (!s)
+		return;
+	fulfil_free(s->fulfil);
+	gh_port_free(s->port);
+	free(s);
+}
+
+const struct ga_service svc_commitments = {
+        .name = "commitments",
+        .start = commit_start,
+        .reload = NULL,
+        .status = commit_status,
+        .quiesce = commit_quiesce,
+        .free = commit_free,
+};

@@ -1,0 +1,108 @@
+/*
+ * fulfil — the commitment fulfilment pipeline (specs/github-commitments.md
+ * §2.6; issue 11 items 4 and 5): what the ledger (modules/commitments) says
+ * the agent promised becomes an issue, a plan, a comment or a post —
+ * exactly once, across crashes too.
+ *
+ * The cycle, a scheduler job every FULFIL_INTERVAL_MS (±12 %) in every
+ * mode, never two at once (the scheduler's guard):
+ *   1. sweep: stale (24 h) → abandoned; in_progress too long (10 min) →
+ *      failed / abandoned (policy.h); repo cooldowns recomputed;
+ *   2. pending work, oldest first, SEQUENTIALLY. For each:
+ *      wait (untouched, no attempt) when its platform has no outbound port
+ *      (post_bluesky until the Bluesky client exists; GitHub without a
+ *      token), when the agent is social-only (GitHub types), or its repo is
+ *      on cooldown;
+ *      the journal first (the exactly-once part): key "commitment:<id>"
+ *        DONE   → completed with the journal's artifact (a crash came
+ *                 between done and the ledger), announced;
+ *        INTENT → never resent blindly: outbound_reconcile_key asks GitHub
+ *                 for the hidden key; exists → completed; does not → sent
+ *                 now; cannot tell → left for a later cycle;
+ *      the claim "<type>:<id>" through the coordination backend (held by a
+ *      peer → left for later), renewed every FULFIL_CLAIM_RENEW_MS while
+ *      fulfilling, released after;
+ *      ledger in_progress, then outbound_submit with the idempotency key
+ *      (create_plan first looks for an open plan with the same title:
+ *      found → completed, "deduplicated", no second plan);
+ *      the outcome: sent → completed + the announcement; refused → failed
+ *      (attemptCount + 1; abandoned at 3) and SILENT (§2.9: no chat; the
+ *      owner's terminal hears of an owner's commitment abandoned); may have
+ *      been made (port_unknown) → failed, and the next try reconciles first.
+ *   An attempt of ours that runs past the in-progress timeout is failed by a
+ *   watchdog and its late answer ignored.
+ * Announcements (§2.8): source "space" → "Done — <description>: <url>"
+ * through pipeline_say into the room (when in one); source "owner" → the
+ * owner is told; other sources → the log only.
+ * Every decision goes to the decision log: platform of the type,
+ * conversation "commitment:<id>", message id the commitment id, so
+ * `general-agent why <id>` tells its story.
+ *
+ * Lifetime: fulfil_quiesce stops the timers and takes no new work (an
+ * attempt in flight finishes through outbound's callbacks); the owner then
+ * closes outbound (which answers every submit) and calls fulfil_free.
+ * Requests to the coordination backend carry a detachable anchor, so a late
+ * answer after fulfil_free is harmless. Single-threaded, one loop.
+ */
+#ifndef GA_MODULES_FULFIL_FULFIL_H
+#define GA_MODULES_FULFIL_FULFIL_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/err.h"
+#include "modules/fulfil/policy.h"
+
+struct coord;
+struct decision_log;
+struct gh_client;
+struct journal;
+struct ledger;
+struct outbound;
+struct pipeline;
+struct sched;
+
+struct fulfil_config {
+	uv_loop_t *loop;
+	struct sched *sched;       /* required */
+	struct ledger *ledger;     /* required */
+	struct journal *journal;   /* required: no exactly-once without it */
+	struct outbound *outbound; /* required */
+	struct gh_client *github;  /* may be NULL: create_plan then skips its dedup read */
+	struct pipeline *pipeline; /* may be NULL: no announcement in the room */
+	struct decision_log *dlog; /* may be NULL */
+	const char *agent_name; /* our holder name in claims (copied) */
+	bool social_only;
+	uint64_t interval_ms;           /* 0 = FULFIL_INTERVAL_MS */
+	int64_t in_progress_timeout_ms; /* 0 = FULFIL_IN_PROGRESS_TIMEOUT_MS */
+	uint64_t claim_renew_ms;        /* 0 = FULFIL_CLAIM_RENEW_MS */
+	int (*room_target)(void *ud, char *buf, size_t cap); /* may be NULL */
+	struct coord *(*coord)(void *ud);                    /* may be NULL */
+	void (*notify_owner)(void *ud, const char *text);    /* may be NULL */
+	void *ud;
+};
+
+struct fulfil;
+
+/* Adds the "commitments" job to the scheduler (first run on the next loop
+ * turn). NULL with err when a required part is missing or the job cannot
+ * be added. */
+struct fulfil *fulfil_new(const struct fulfil_config *c, struct ga_err *err);
+/* Stop timers; no new work. Idempotent. */
+void fulfil_quiesce(struct fulfil *f);
+/* After outbound_close. NULL ok. */
+void fulfil_free(struct fulfil *f);
+
+/* Counts by ledger status, what this run did, cooldowns, the last error.
+ * Caller frees. */
+cJSON *fulfil_status(const struct fulfil *f);
+
+struct fulfil_stats {
+	uint64_t cycles, completed, failed, abandoned, reconciled, deferred;
+	char last_error[GA_ERR_MSG_MAX];
+};
+void fulfil_stats(const struct fulfil *f, struct fulfil_stats *out);
+
+#endif
