@@ -76,10 +76,10 @@ size_t self_diff(const char *a, const char *b, const char *label_a, const char *
 		while (i < A.n || j < B.n) {
 			if (i < A.n && j < B.n && same(&A, i, &B, j))
 				ed[ne++] = (struct edit){OP_KEEP, i++, j++};
-			else if (j < B.n && (i == A.n || T(i, j + 1) >= T(i + 1, j)))
-				ed[ne++] = (struct edit){OP_ADD, i, j++};
+			else if (i < A.n && (j == B.n || T(i + 1, j) >= T(i, j + 1)))
+				ed[ne++] = (struct edit){OP_DEL, i++, j}; /* '-' before '+' */
 			else
-				ed[ne++] = (struct edit){OP_DEL, i++, j};
+				ed[ne++] = (struct edit){OP_ADD, i, j++};
 		}
 #undef T
 		free(t);
