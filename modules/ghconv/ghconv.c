@@ -1,0 +1,1220 @@
+/* GitHub conversations: notifications, threads, the pipeline. See ghconv.h. */
+#include "modules/ghconv/ghconv.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "adapters/github/github.h"
+#include "adapters/llm/llm.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/timeutil.h"
+#include "common/xalloc.h"
+#include "local-tools/tools.h"
+#include "modules/commitments/ledger.h"
+#include "modules/compose/compose.h"
+#include "modules/conversation/store.h"
+#include "modules/ghconv/policy.h"
+#include "modules/identity/self.h"
+#include "modules/pipeline/pipeline.h"
+#include "modules/skills/skills.h"
+#include "modules/state/state.h"
+#include "modules/validator/echo.h"
+#include "modules/validator/validator.h"
+
+#define LOG_COMP          "ghconv"
+#define GHCONV_SKILL      "github-reply"
+#define GHCONV_SELF_BYTES 4096
+#define CONV_KEY_MAX      (GH_OWNER_MAX + GH_REPO_MAX + 40)
+#define MSG_ID_MAX        (CONV_KEY_MAX + 64)
+
+/* Where an item is on its walk (one active at a time). */
+enum item_state {
+	IT_QUEUED,
+	IT_FETCH_ISSUE,
+	IT_FETCH_COMMENTS,
+	IT_CLEANUP,
+	IT_GATE,     /* pipeline_event walked; waiting for compose (a peer's claim) */
+	IT_COMPOSE,  /* the model */
+	IT_SEND,     /* pipeline_say_ctx */
+	IT_REACT,    /* the reaction */
+	IT_MARK,     /* marking the notification read */
+};
+
+struct item {
+	struct item *next;
+	char key[CONV_KEY_MAX];  /* owner/repo#n */
+	char conv[CONV_KEY_MAX + 8]; /* github:owner/repo#n */
+	struct gh_ref ref;
+	char notif_id[GHCONV_NOTIF_ID_MAX];
+	int64_t notif_updated_ms;
+	char reason[GHCONV_REASON_MAX];
+	int64_t due_ms;
+	enum item_state st;
+	cJSON *issue;
+	bool have_thread;
+	struct ghconv_thread t;
+	struct ghconv_peers peers;
+	struct ghconv_verdict v;
+	char trigger_id[MSG_ID_MAX];
+	bool trigger_agent;
+	int64_t trigger_comment; /* comment id, 0 = the description */
+	struct gate_result g;
+	int64_t dups[GHCONV_MAX_DUPLICATES];
+	size_t ndups, idup;
+	/* what the model gave */
+	char *reply;
+	bool exit_like;
+	char say_id[MSG_ID_MAX];
+};
+
+/* A GitHub call of ours (cancelled on free). */
+enum call_kind { CALL_LIST, CALL_ISSUE, CALL_COMMENTS, CALL_DELETE, CALL_REACT, CALL_MARK };
+
+struct gcall {
+	struct ghconv *g;
+	enum call_kind kind;
+	uint64_t id;
+	char notif_id[GHCONV_NOTIF_ID_MAX]; /* CALL_MARK of a seen notification */
+	struct gcall *prev, *next;
+};
+
+/* Callbacks that cannot be cancelled (compose, pipeline_say) hold a
+ * reference; ghconv_free detaches it. */
+struct anchor {
+	struct ghconv *g;
+	int refs;
+	/* compose borrows the tools for the whole run, which may end after
+	 * ghconv_free: they live here. */
+	struct tools_sink sink;
+	struct compose_tool tools[TOOLS_MAX];
+	size_t ntools;
+};
+
+struct ghconv {
+	struct ghconv_config c;
+	char *agent_name, *login, *api_url;
+	char **peers;
+	struct anchor *anchor;
+	uv_timer_t *timer;
+	bool quiesced;
+	/* state */
+	int64_t since_ms;
+	struct ghconv_seen seen;
+	struct item *queue; /* by due time */
+	size_t nqueue;
+	struct item *active;
+	struct gcall *calls;
+	size_t ncalls;
+	struct compose_run *run;
+	/* the poll in flight */
+	void (*poll_done)(void *);
+	void *poll_ud;
+	struct ghconv_stats stats;
+};
+
+static void next_item(struct ghconv *g);
+static void finish(struct ghconv *g, bool handled);
+
+/* ---- decisions and state --------------------------------------------------------- */
+
+static void note(struct ghconv *g, const struct item *it, const char *msg_id,
+                 enum decision_stage stage, const struct decision *d)
+{
+	pipeline_note(g->c.pipeline, CONV_PLATFORM_GITHUB, it->conv,
+	              msg_id ? msg_id : it->trigger_id[0] ? it->trigger_id : it->conv, stage, d);
+}
+
+static void save_state(struct ghconv *g)
+{
+	if (!g->c.st)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "format", 1);
+	cJSON_AddNumberToObject(o, "sinceMs", (double)g->since_ms);
+	cJSON_AddItemToObject(o, "seen", ghconv_seen_to_json(&g->seen));
+	struct ga_err err = {{0}};
+	if (state_save(g->c.st, GHCONV_STATE_NAME, o, time_now_ms(), &err) != 0)
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "state not saved", "error", err.msg);
+	cJSON_Delete(o);
+}
+
+static void load_state(struct ghconv *g)
+{
+	if (!g->c.st)
+		return;
+	struct state_load_info info;
+	cJSON *o = state_load(g->c.st, GHCONV_STATE_NAME, NULL, NULL, &info);
+	if (!o)
+		return;
+	g->since_ms = json_int_or(o, "sinceMs", 0);
+	ghconv_seen_from_json(&g->seen, cJSON_GetObjectItemCaseSensitive(o, "seen"));
+	cJSON_Delete(o);
+}
+
+/* ---- GitHub calls ------------------------------------------------------------------------ */
+
+static struct gcall *call_new(struct ghconv *g, enum call_kind kind)
+{
+	if (g->ncalls >= GHCONV_MAX_CALLS)
+		return NULL;
+	struct gcall *c = xcalloc(1, sizeof *c);
+	c->g = g;
+	c->kind = kind;
+	c->next = g->calls;
+	if (g->calls)
+		g->calls->prev = c;
+	g->calls = c;
+	g->ncalls++;
+	return c;
+}
+
+static void call_free(struct gcall *c)
+{
+	struct ghconv *g = c->g;
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		g->calls = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	g->ncalls--;
+	free(c);
+}
+
+/* ---- the queue ---------------------------------------------------------------------------- */
+
+static void item_free(struct item *it)
+{
+	if (!it)
+		return;
+	cJSON_Delete(it->issue);
+	ghconv_thread_free(&it->t);
+	free(it->reply);
+	free(it);
+}
+
+static struct item *queued(struct ghconv *g, const char *key)
+{
+	for (struct item *it = g->queue; it; it = it->next)
+		if (strcasecmp(it->key, key) == 0)
+			return it;
+	if (g->active && strcasecmp(g->active->key, key) == 0)
+		return g->active;
+	return NULL;
+}
+
+static void enqueue(struct ghconv *g, struct item *it)
+{
+	struct item **pp = &g->queue;
+	while (*pp && (*pp)->due_ms <= it->due_ms)
+		pp = &(*pp)->next;
+	it->next = *pp;
+	*pp = it;
+	g->nqueue++;
+}
+
+static void on_timer(uv_timer_t *t)
+{
+	struct ghconv *g = t->data;
+	if (g->active && g->active->st == IT_GATE) {
+		/* The claim never answered: stand down on this thread. */
+		struct decision d;
+		decision_set(&d, VERDICT_INFO, "claim_wait",
+		             "no answer within %d s after the gate: the pipeline stopped or is still "
+		             "claiming this message; not answered from here",
+		             GHCONV_CLAIM_WAIT_MS / 1000);
+		note(g, g->active, NULL, STAGE_COMPOSE, &d);
+		g->stats.silences++;
+		finish(g, true);
+		return;
+	}
+	next_item(g);
+}
+
+static void arm(struct ghconv *g, int64_t in_ms)
+{
+	if (!g->timer || g->quiesced)
+		return;
+	uv_timer_start(g->timer, on_timer, (uint64_t)(in_ms > 0 ? in_ms : 0), 0);
+}
+
+/* ---- thread walk: fetch ------------------------------------------------------------------ */
+
+static void on_comments(const struct gh_result *r, void *ud);
+static void after_cleanup(struct ghconv *g);
+
+static void fetch_failed(struct ghconv *g, const struct gh_result *r, const char *what)
+{
+	struct item *it = g->active;
+	struct decision d;
+	/* Gone, disabled or forbidden: nothing to answer, ever. Transient or
+	 * rate-limited: come back on a later poll (not marked read). */
+	bool final = r->kind == GH_ERR_NOT_FOUND || r->kind == GH_ERR_GONE ||
+	             r->kind == GH_ERR_FORBIDDEN || r->kind == GH_ERR_INVALID ||
+	             r->kind == GH_ERR_REFUSED || r->kind == GH_ERR_MALFORMED;
+	decision_set(&d, final ? VERDICT_INFO : VERDICT_FAIL, "thread_fetch", "%s failed (%s): %s%s",
+	             what, gh_error_kind_name(r->kind), r->msg,
+	             final ? "; nothing to answer" : "; tried again on a later poll");
+	note(g, it, it->conv, STAGE_EVENT, &d);
+	log_kv(LOG_LEVEL_WARN, LOG_COMP, "thread not fetched", "thread", it->key, "error", r->msg);
+	if (final)
+		g->stats.silences++;
+	finish(g, final);
+}
+
+static void on_issue(const struct gh_result *r, void *ud)
+{
+	struct gcall *c = ud;
+	struct ghconv *g = c->g;
+	call_free(c);
+	struct item *it = g->active;
+	if (r->kind == GH_ERR_CANCELLED || !it)
+		return;
+	if (r->kind != GH_OK) {
+		fetch_failed(g, r, "fetching the issue");
+		return;
+	}
+	it->issue = cJSON_Duplicate(r->json, 1);
+	struct gcall *nc = call_new(g, CALL_COMMENTS);
+	struct ga_err err = {{0}};
+	it->st = IT_FETCH_COMMENTS;
+	nc->id = gh_comments_list(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number,
+	                          GHCONV_MAX_COMMENTS, on_comments, nc, &err);
+	if (!nc->id) {
+		call_free(nc);
+		struct gh_result fake = {.kind = GH_ERR_TRANSIENT};
+		snprintf(fake.msg, sizeof fake.msg, "%s", err.msg);
+		fetch_failed(g, &fake, "listing the comments");
+	}
+}
+
+static void start_item(struct ghconv *g, struct item *it)
+{
+	g->active = it;
+	it->st = IT_FETCH_ISSUE;
+	struct gcall *c = call_new(g, CALL_ISSUE);
+	struct ga_err err = {{0}};
+	c->id = gh_issue_get(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number, on_issue, c,
+	                     &err);
+	if (!c->id) {
+		call_free(c);
+		struct gh_result fake = {.kind = GH_ERR_TRANSIENT};
+		snprintf(fake.msg, sizeof fake.msg, "%s", err.msg);
+		fetch_failed(g, &fake, "fetching the issue");
+	}
+}
+
+static void next_item(struct ghconv *g)
+{
+	if (g->active || g->quiesced || !g->queue)
+		return;
+	int64_t now = time_now_ms();
+	if (g->queue->due_ms > now) {
+		arm(g, g->queue->due_ms - now);
+		return;
+	}
+	struct item *it = g->queue;
+	g->queue = it->next;
+	g->nqueue--;
+	it->next = NULL;
+	start_item(g, it);
+}
+
+/* ---- thread walk: duplicate cleanup (§4.6) --------------------------------------------------- */
+
+static void delete_next(struct ghconv *g);
+
+static void on_deleted(const struct gh_result *r, void *ud)
+{
+	struct gcall *c = ud;
+	struct ghconv *g = c->g;
+	call_free(c);
+	struct item *it = g->active;
+	if (r->kind == GH_ERR_CANCELLED || !it)
+		return;
+	int64_t id = it->dups[it->idup++];
+	char msg_id[MSG_ID_MAX];
+	snprintf(msg_id, sizeof msg_id, "%s:c%" PRId64, it->conv, id);
+	struct decision d;
+	/* 404: already gone, which is what we wanted (§1.4 #7). */
+	if (r->kind == GH_OK || r->kind == GH_ERR_NOT_FOUND) {
+		decision_set(&d, VERDICT_INFO, "duplicate_comment",
+		             "our comment %" PRId64 " repeated an older one of ours: deleted%s", id,
+		             r->kind == GH_ERR_NOT_FOUND ? " (it was already gone)" : "");
+		g->stats.duplicates_deleted++;
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "duplicate comment deleted", "thread", it->key,
+		       "comment", LOG_INT(id));
+	} else {
+		decision_set(&d, VERDICT_FAIL, "duplicate_comment",
+		             "our duplicate comment %" PRId64 " could not be deleted: %s", id, r->msg);
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "duplicate comment not deleted", "thread", it->key,
+		       "error", r->msg);
+	}
+	note(g, it, msg_id, STAGE_OUTBOUND, &d);
+	delete_next(g);
+}
+
+static void delete_next(struct ghconv *g)
+{
+	struct item *it = g->active;
+	if (it->idup >= it->ndups) {
+		after_cleanup(g);
+		return;
+	}
+	char path[GH_OWNER_MAX + GH_REPO_MAX + 80], what[GH_OWNER_MAX + GH_REPO_MAX + 80];
+	int64_t id = it->dups[it->idup];
+	snprintf(path, sizeof path, "/repos/%s/%s/issues/comments/%" PRId64, it->ref.owner,
+	         it->ref.repo, id);
+	snprintf(what, sizeof what, "delete our duplicate comment %" PRId64 " in %s/%s", id,
+	         it->ref.owner, it->ref.repo);
+	struct gh_req req = {.method = "DELETE", .path = path, .what = what, .idempotent = true};
+	struct gcall *c = call_new(g, CALL_DELETE);
+	struct ga_err err = {{0}};
+	c->id = gh_call(g->c.gh, &req, on_deleted, c, &err);
+	if (!c->id) {
+		call_free(c);
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "duplicate comment not deleted", "thread", it->key,
+		       "error", err.msg);
+		it->idup = it->ndups;
+		after_cleanup(g);
+	}
+}
+
+/* Drops the deleted comments from the thread as we know it. */
+static void forget_deleted(struct item *it)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < it->t.n; i++) {
+		bool gone = false;
+		for (size_t j = 0; j < it->ndups; j++)
+			gone |= it->t.comments[i].id == it->dups[j];
+		if (!gone)
+			it->t.comments[k++] = it->t.comments[i];
+	}
+	it->t.n = k;
+}
+
+static void on_comments(const struct gh_result *r, void *ud)
+{
+	struct gcall *c = ud;
+	struct ghconv *g = c->g;
+	call_free(c);
+	struct item *it = g->active;
+	if (r->kind == GH_ERR_CANCELLED || !it)
+		return;
+	if (r->kind != GH_OK) {
+		fetch_failed(g, r, "listing the comments");
+		return;
+	}
+	struct ga_err err = {{0}};
+	if (ghconv_thread_parse(it->ref.owner, it->ref.repo, it->ref.number, it->issue, r->json,
+	                        &it->t, &err) != 0) {
+		struct gh_result bad = {.kind = GH_ERR_MALFORMED};
+		snprintf(bad.msg, sizeof bad.msg, "%s", err.msg);
+		fetch_failed(g, &bad, "reading the thread");
+		return;
+	}
+	it->have_thread = true;
+	it->ndups = ghconv_duplicates(&it->t, g->login, it->dups, GHCONV_MAX_DUPLICATES);
+	it->idup = 0;
+	if (it->ndups) {
+		it->st = IT_CLEANUP;
+		delete_next(g);
+		return;
+	}
+	after_cleanup(g);
+}
+
+/* ---- thread walk: decide and hand to the pipeline ---------------------------------------------- */
+
+static void message_id(const struct item *it, const struct ghconv_comment *c, char *buf,
+                       size_t cap)
+{
+	if (c->id)
+		snprintf(buf, cap, "%s:c%" PRId64, it->conv, c->id);
+	else
+		snprintf(buf, cap, "%s:body", it->conv);
+}
+
+static void event_of(struct ghconv *g, const struct item *it, const struct ghconv_comment *c,
+                     bool trigger, struct conv_event *ev)
+{
+	char id[MSG_ID_MAX];
+	message_id(it, c, id, sizeof id);
+	bool self = c->login[0] && strcasecmp(c->login, g->login) == 0;
+	bool agent = ghconv_is_agent(c, g->login, &it->peers);
+	int64_t chain = 0;
+	bool explicit_chain = ghconv_marker_chain(c->body, &chain) == 1;
+	char *text = ghconv_strip_markers(c->body);
+	bool mentions = ghconv_mentions(c->body, g->login);
+	const char *addressed[1] = {g->login};
+	struct conv_event_src src = {
+	        .platform = CONV_PLATFORM_GITHUB,
+	        .conversation = it->conv,
+	        .message_id = id,
+	        .thread_id = it->key,
+	        .author_id = c->login[0] ? c->login : "ghost",
+	        .author_name = c->login[0] ? c->login : "ghost",
+	        .author_kind = self ? CONV_AUTHOR_SELF : agent ? CONV_AUTHOR_PEER : CONV_AUTHOR_HUMAN,
+	        .is_bot = agent,
+	        .chain = explicit_chain ? chain : 0,
+	        .chain_explicit = explicit_chain,
+	        .text = text,
+	        .text_len = strlen(text),
+	        .addressed = mentions ? addressed : NULL,
+	        .naddressed = mentions ? 1 : 0,
+	        /* The owner's request answers whoever spoke last. */
+	        .addressed_me = mentions || (trigger && strcmp(it->v.rule, "owner_request") == 0),
+	        .time_ms = c->created_ms,
+	        .from_history = !trigger,
+	};
+	conv_event_init(ev, &src);
+	free(text);
+}
+
+static const struct ghconv_comment *trigger_comment(const struct item *it)
+{
+	return it->v.trigger >= 0 && (size_t)it->v.trigger < it->t.n ? &it->t.comments[it->v.trigger]
+	                                                               : &it->t.issue;
+}
+
+static void on_reacted(const struct gh_result *r, void *ud)
+{
+	struct gcall *c = ud;
+	struct ghconv *g = c->g;
+	call_free(c);
+	struct item *it = g->active;
+	if (r->kind == GH_ERR_CANCELLED || !it)
+		return;
+	struct decision d;
+	if (r->kind == GH_OK) {
+		decision_set(&d, VERDICT_SENT, "reaction", "reacted %s to %s %s", GHCONV_REACTION,
+		             it->trigger_comment ? "the comment" : "the issue", it->trigger_id);
+		conv_store_mark_answered(pipeline_store(g->c.pipeline), it->trigger_id);
+		g->stats.reactions++;
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "reacted", "thread", it->key, "content",
+		       GHCONV_REACTION);
+	} else {
+		decision_set(&d, VERDICT_FAIL, "reaction", "the reaction failed: %s", r->msg);
+	}
+	note(g, it, NULL, STAGE_OUTBOUND, &d);
+	/* A failed reaction is not worth a retry loop: it was at most a like. */
+	finish(g, true);
+}
+
+static void react(struct ghconv *g, struct item *it, const char *why)
+{
+	it->st = IT_REACT;
+	struct gcall *c = call_new(g, CALL_REACT);
+	struct ga_err err = {{0}};
+	if (c)
+		c->id = gh_reaction_create(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number,
+		                           it->trigger_comment, GHCONV_REACTION, on_reacted, c, &err);
+	if (!c || !c->id) {
+		if (c)
+			call_free(c);
+		struct decision d;
+		decision_set(&d, VERDICT_FAIL, "reaction", "no reaction (%s): %s", why,
+		             c ? err.msg : "too many GitHub calls in flight");
+		note(g, it, NULL, STAGE_OUTBOUND, &d);
+		finish(g, true);
+		return;
+	}
+	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "reacting", "thread", it->key, "why", why);
+}
+
+static void after_cleanup(struct ghconv *g)
+{
+	struct item *it = g->active;
+	forget_deleted(it);
+	ghconv_effective_peers(&it->t, g->login, (const char *const *)g->peers, g->c.npeers,
+	                       &it->peers);
+	ghconv_decide(&it->t, g->login, &it->peers, NULL, &it->v);
+	struct decision d;
+	if (!it->v.respond) {
+		decision_set(&d, VERDICT_INFO, it->v.rule, "no reply: %s", it->v.reason);
+		note(g, it, it->conv, STAGE_GATE, &d);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "silence", "thread", it->key, "rule", it->v.rule,
+		       "reason", it->v.reason);
+		g->stats.silences++;
+		finish(g, true);
+		return;
+	}
+	const struct ghconv_comment *tc = trigger_comment(it);
+	message_id(it, tc, it->trigger_id, sizeof it->trigger_id);
+	it->trigger_comment = tc->id;
+	it->trigger_agent = ghconv_is_agent(tc, g->login, &it->peers);
+	decision_set(&d, VERDICT_PASS, it->v.rule, "reply considered (%s urgency): %s",
+	             ghconv_urgency_name(it->v.urgency), it->v.reason);
+	note(g, it, NULL, STAGE_GATE, &d);
+
+	/* The thread into the conversation store, oldest first: the gate's
+	 * derived chain and the validator's echo window read it. */
+	struct conv_store *store = pipeline_store(g->c.pipeline);
+	struct conv_event ev;
+	event_of(g, it, &it->t.issue, false, &ev);
+	conv_store_add(store, &ev);
+	conv_event_free(&ev);
+	for (size_t i = 0; i < it->t.n; i++) {
+		event_of(g, it, &it->t.comments[i], false, &ev);
+		conv_store_add(store, &ev);
+		conv_event_free(&ev);
+	}
+	/* The chain the gate will see (seed 000): a person's message 0; an
+	 * agent's the larger of 1, its marker and the history. */
+	int64_t chain = 0;
+	if (it->trigger_agent) {
+		int64_t marked = 0;
+		ghconv_marker_chain(tc->body, &marked);
+		int64_t derived = conv_store_derived_chain(store, it->conv, it->trigger_id);
+		chain = marked > derived ? marked : derived;
+		if (chain < 1)
+			chain = 1;
+	}
+	event_of(g, it, tc, true, &ev);
+	it->st = IT_GATE;
+	pipeline_event(g->c.pipeline, &ev);
+	conv_event_free(&ev);
+	if (g->active != it || it->st != IT_GATE)
+		return; /* composing (or already over) */
+	if (it->trigger_agent && chain == g->c.max_acl) {
+		/* The gate's REACT: a reaction, never a comment. */
+		react(g, it, "chain at MAX_ACL");
+		return;
+	}
+	if (it->trigger_agent && chain < g->c.max_acl) {
+		/* A peer's message: the claim may still be out. */
+		arm(g, GHCONV_CLAIM_WAIT_MS);
+		return;
+	}
+	/* The gate stopped it (recorded there): nothing to send. */
+	g->stats.silences++;
+	finish(g, true);
+}
+
+/* ---- compose (§4.5) --------------------------------------------------------------------------- */
+
+static struct ghconv *anchor_drop(struct anchor *a)
+{
+	struct ghconv *g = a->g;
+	if (--a->refs == 0 && !g)
+		free(a);
+	return g;
+}
+
+static bool same_thread(const struct item *it, const cJSON *params)
+{
+	const char *o = json_string_or(params, "owner", "");
+	const char *r = json_string_or(params, "repo", "");
+	int64_t n = json_int_or(params, "issue_number", -1);
+	return strcasecmp(o, it->ref.owner) == 0 && strcasecmp(r, it->ref.repo) == 0 &&
+	       n == it->ref.number;
+}
+
+static int sink(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
+                struct ga_err *err)
+{
+	struct anchor *a = ud;
+	struct ghconv *g = a->g;
+	struct item *it = g ? g->active : NULL;
+	if (!it || it->st != IT_COMPOSE)
+		return err_set(err, "this conversation is over");
+	if (strcmp(action, "comment_issue") == 0) {
+		if (!same_thread(it, params))
+			return err_set(err,
+			               "only this thread (%s) can be answered now; a comment elsewhere "
+			               "is refused",
+			               it->key);
+		if (it->reply)
+			return err_set(err, "one comment per turn: the first one is kept");
+		it->reply = xstrdup(json_string_or(params, "body", ""));
+		snprintf(result, cap,
+		         "Comment accepted: it is checked and posted on %s. Do not post another.",
+		         it->key);
+		return 0;
+	}
+	if (strcmp(action, "graceful_exit") == 0) {
+		const char *id = json_string_or(params, "identifier", "");
+		if (strcasecmp(id, it->key) != 0)
+			return err_set(err, "graceful_exit: identifier must be %s", it->key);
+		if (strcmp(json_string_or(params, "closing_type", ""), "message") == 0) {
+			if (!it->reply)
+				it->reply = xstrdup(json_string_or(params, "closing_message", ""));
+		} else {
+			it->exit_like = true;
+		}
+		snprintf(result, cap, "The conversation on %s ends here.", it->key);
+		return 0;
+	}
+	if (strcmp(action, "create_issue") == 0 || strcmp(action, "create_plan") == 0) {
+		if (!g->c.ledger)
+			return err_set(err, "commitments cannot be recorded in this process");
+		char id[LEDGER_ID_MAX];
+		int rc = ledger_add(g->c.ledger, action, "github", params, time_now_ms(), id, err);
+		if (rc < 0)
+			return -1;
+		snprintf(result, cap, "%s as %s; it is carried out by the commitment pipeline.",
+		         rc == LEDGER_DUPLICATE ? "Already promised" : "Promised", id);
+		return 0;
+	}
+	return err_set(err, "%s is not available in a GitHub conversation", action);
+}
+
+static void on_said(void *ud, const struct decision *final, const char *artifact)
+{
+	struct ghconv *g = anchor_drop(ud);
+	if (!g || !g->active || g->active->st != IT_SEND)
+		return;
+	struct item *it = g->active;
+	bool sent = final && final->verdict == VERDICT_SENT;
+	if (sent) {
+		conv_store_mark_answered(pipeline_store(g->c.pipeline), it->trigger_id);
+		g->stats.replies++;
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "replied", "thread", it->key, "comment",
+		       artifact ? artifact : "");
+	} else {
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "reply not sent", "thread", it->key, "rule",
+		       final && final->rule ? final->rule : "", "reason", final ? final->reason : "");
+		g->stats.silences++;
+	}
+	/* A failed send (the port or GitHub said no) comes back on a later
+	 * poll; a drop or a rejection was a decision, recorded. */
+	finish(g, sent || !final || final->verdict != VERDICT_FAIL);
+}
+
+static void send_reply(struct ghconv *g, struct item *it)
+{
+	bool names_self = false;
+	char *clean = ghconv_clean_reply(it->reply, g->agent_name, g->login, &names_self);
+	struct decision d;
+	if (!clean || names_self) {
+		decision_set(&d, VERDICT_REJECT, clean ? "self_name" : "empty",
+		             "%s", clean ? "the reply names the agent itself (seed 004: GitHub "
+		                           "shows the author; no signature, no introduction): not sent"
+		                         : "the reply is empty once its signature is removed");
+		note(g, it, NULL, STAGE_VALIDATOR, &d);
+		free(clean);
+		g->stats.silences++;
+		finish(g, true);
+		return;
+	}
+	/* The echo window: the thread's recent messages, agents' compared. */
+	struct echo_window *w = echo_window_new(PIPELINE_ECHO_WINDOW);
+	size_t from = it->t.n > PIPELINE_ECHO_WINDOW ? it->t.n - PIPELINE_ECHO_WINDOW : 0;
+	size_t agents_since_person = 0;
+	for (size_t i = from; i < it->t.n; i++) {
+		const struct ghconv_comment *c = &it->t.comments[i];
+		bool agent = ghconv_is_agent(c, g->login, &it->peers);
+		char *b = ghconv_strip_markers(c->body);
+		echo_window_push(w, c->login, agent, b);
+		free(b);
+		agents_since_person = agent ? agents_since_person + 1 : 0;
+	}
+	struct validator_context vctx = {
+	        .platform = VALIDATOR_PLATFORM_GITHUB,
+	        .mode = VALIDATOR_MODE_DISCUSSION,
+	        .role = VALIDATOR_ROLE_ACTOR,
+	        .is_action_owner = true,
+	        .window = w,
+	        .connected_agents = 1 + it->peers.n,
+	        .agent_msgs_since_host = agents_since_person,
+	};
+	char target[PIPELINE_TARGET_MAX];
+	snprintf(target, sizeof target, "github:%s:%s:issue:%" PRId64, it->ref.owner, it->ref.repo,
+	         it->ref.number);
+	snprintf(it->say_id, sizeof it->say_id, "%s:re:%s", it->conv,
+	         it->trigger_comment ? strrchr(it->trigger_id, ':') + 1 : "body");
+	it->st = IT_SEND;
+	g->anchor->refs++;
+	pipeline_say_ctx(g->c.pipeline, CONV_PLATFORM_GITHUB, target, "github", clean,
+	                 strlen(clean), it->g.chain_out, it->g.courtesy, it->say_id, &vctx, on_said,
+	                 g->anchor);
+	echo_window_free(w);
+	free(clean);
+}
+
+static void on_composed(const struct compose_result *res, void *ud)
+{
+	struct ghconv *g = anchor_drop(ud);
+	if (!g)
+		return;
+	g->run = NULL;
+	struct item *it = g->active;
+	if (!it || it->st != IT_COMPOSE)
+		return;
+	struct decision d;
+	if (res->stop == COMPOSE_STOP_CANCELLED) {
+		finish(g, false);
+		return;
+	}
+	if (res->stop == COMPOSE_STOP_ERROR && !it->reply && !it->exit_like) {
+		decision_set(&d, VERDICT_FAIL, "model", "the model call failed: %s", res->reason);
+		note(g, it, NULL, STAGE_COMPOSE, &d);
+		if (res->llm_error == LLM_ERR_FATAL && g->c.fatal)
+			g->c.fatal(g->c.ud, 69, res->reason);
+		finish(g, false);
+		return;
+	}
+	if (it->reply) {
+		decision_set(&d, VERDICT_PASS, "composed", "a comment of %zu bytes (%s)",
+		             strlen(it->reply), res->stop_name ? res->stop_name : "?");
+		note(g, it, NULL, STAGE_COMPOSE, &d);
+		send_reply(g, it);
+		return;
+	}
+	if (it->exit_like) {
+		decision_set(&d, VERDICT_REACT, "graceful_exit",
+		             "the model ends its part with a like, no comment");
+		note(g, it, NULL, STAGE_COMPOSE, &d);
+		it->trigger_comment = 0; /* the like is on the issue (§4.5 graceful_exit) */
+		react(g, it, "graceful exit");
+		return;
+	}
+	decision_set(&d, VERDICT_INFO, "declined", "the model wrote no comment (%s)%s%.200s",
+	             res->stop_name ? res->stop_name : "?", res->content ? ": " : "",
+	             res->content ? res->content : "");
+	note(g, it, NULL, STAGE_COMPOSE, &d);
+	g->stats.silences++;
+	finish(g, true);
+}
+
+static char *self_excerpt(const struct self_doc *s)
+{
+	if (!s)
+		return NULL;
+	struct strbuf sb;
+	sb_init(&sb, GHCONV_SELF_BYTES);
+	if (s->identity)
+		sb_printf(&sb, "%s\n", s->identity);
+	if (s->purpose)
+		sb_printf(&sb, "Purpose: %s\n", s->purpose);
+	if (s->voice)
+		sb_printf(&sb, "Voice: %s\n", s->voice);
+	char *t = sb.len ? sb_detach(&sb) : NULL;
+	sb_free(&sb);
+	return t;
+}
+
+static void start_model(struct ghconv *g, struct item *it)
+{
+	struct ga_err err = {{0}};
+	char *skill = g->c.skills ? skills_render(g->c.skills, GHCONV_SKILL, NULL, NULL, 0, &err)
+	                          : NULL;
+	if (!skill && g->c.skills)
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "no skill text", "skill", GHCONV_SKILL, "error",
+		       err.msg);
+	char *self = self_excerpt(g->c.self);
+	char *system = skills_system_prompt(g->c.soul_text, self, skill);
+	free(skill);
+	free(self);
+	char source[160];
+	snprintf(source, sizeof source, "a GitHub notification (reason: %s)",
+	         it->reason[0] ? it->reason : "?");
+	char *user = ghconv_prompt(&it->t, g->login, &it->peers, &it->v, source);
+	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
+	struct compose_opts o = {
+	        .loop = g->c.loop,
+	        .llm = g->c.llm,
+	        .budget = g->c.budget,
+	        .system_prompt = system,
+	        .messages = &msg,
+	        .n_messages = 1,
+	        .tools = g->anchor->tools,
+	        .n_tools = g->anchor->ntools,
+	        .tool_choice = LLM_TOOL_CHOICE_AUTO,
+	        .max_rounds = GHCONV_MAX_ROUNDS,
+	        .done = on_composed,
+	        .ud = g->anchor,
+	};
+	it->st = IT_COMPOSE;
+	g->anchor->refs++;
+	g->run = compose_start(&o, &err);
+	free(system);
+	free(user);
+	if (!g->run) {
+		g->anchor->refs--;
+		struct decision d;
+		decision_set(&d, VERDICT_FAIL, "model", "the model could not be asked: %s", err.msg);
+		note(g, it, NULL, STAGE_COMPOSE, &d);
+		finish(g, false);
+	}
+}
+
+/* ---- the pipeline's GitHub source -------------------------------------------------------------- */
+
+/* The gate passed the message (and its claim, for a peer's). The reply is
+ * composed with the whole thread and goes out through pipeline_say_ctx
+ * with the gate's chain, so its outcome comes back to us (on_said) and the
+ * notification is marked read only then. */
+static void src_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                        const struct gate_result *gr)
+{
+	struct ghconv *g = ud;
+	struct item *it = g->active;
+	if (!it || it->st != IT_GATE || strcmp(ev->message_id, it->trigger_id) != 0 ||
+	    g->quiesced) {
+		pipeline_composed(job, NULL, 0,
+		                  g->quiesced ? "the agent is stopping"
+		                              : "no GitHub thread is waiting for this message");
+		return;
+	}
+	uv_timer_stop(g->timer);
+	it->g = *gr;
+	pipeline_composed(job, NULL, 0,
+	                  "deferred: the reply is composed with the whole thread and sent as "
+	                  "its own message (…:re:…)");
+	start_model(g, it);
+}
+
+static int src_target(void *ud, const struct conv_event *ev, char *buf, size_t cap)
+{
+	(void)ud;
+	(void)ev;
+	(void)buf;
+	(void)cap;
+	return -1; /* replies are sent by pipeline_say_ctx, never from the event's walk */
+}
+
+/* ---- handled: seen, saved, then marked read ---------------------------------------------------- */
+
+static void on_marked(const struct gh_result *r, void *ud)
+{
+	struct gcall *c = ud;
+	struct ghconv *g = c->g;
+	bool of_active = c->kind == CALL_MARK && !c->notif_id[0];
+	char id[GHCONV_NOTIF_ID_MAX];
+	snprintf(id, sizeof id, "%s", c->notif_id);
+	call_free(c);
+	if (r->kind == GH_ERR_CANCELLED)
+		return;
+	if (r->kind != GH_OK)
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "notification not marked read", "error", r->msg);
+	if (!of_active)
+		return;
+	struct item *it = g->active;
+	g->active = NULL;
+	if (it)
+		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "thread done", "thread", it->key);
+	item_free(it);
+	next_item(g);
+}
+
+static void mark_read(struct ghconv *g, const char *notif_id, bool of_active)
+{
+	struct gcall *c = call_new(g, CALL_MARK);
+	struct ga_err err = {{0}};
+	if (c) {
+		if (!of_active)
+			snprintf(c->notif_id, sizeof c->notif_id, "%s", notif_id);
+		c->id = gh_notification_mark_read(g->c.gh, notif_id, on_marked, c, &err);
+	}
+	if (c && c->id)
+		return;
+	if (c)
+		call_free(c);
+	/* Not marked: it is listed again, found in the seen set, marked then. */
+	log_kv(LOG_LEVEL_WARN, LOG_COMP, "notification not marked read", "error",
+	       c ? err.msg : "too many GitHub calls in flight");
+	if (of_active) {
+		item_free(g->active);
+		g->active = NULL;
+		next_item(g);
+	}
+}
+
+static void finish(struct ghconv *g, bool handled)
+{
+	struct item *it = g->active;
+	if (!it)
+		return;
+	uv_timer_stop(g->timer);
+	if (!handled || !it->notif_id[0] || g->quiesced) {
+		g->active = NULL;
+		item_free(it);
+		next_item(g);
+		return;
+	}
+	g->stats.handled++;
+	ghconv_seen_add(&g->seen, it->notif_id, it->notif_updated_ms);
+	save_state(g);
+	it->st = IT_MARK;
+	mark_read(g, it->notif_id, true);
+}
+
+/* ---- the poll (§4.2) ---------------------------------------------------------------------------- */
+
+static void poll_end(struct ghconv *g)
+{
+	void (*done)(void *) = g->poll_done;
+	void *ud = g->poll_ud;
+	g->poll_done = NULL;
+	g->poll_ud = NULL;
+	if (done)
+		done(ud);
+}
+
+static void on_list(const struct gh_result *r, void *ud)
+{
+	struct gcall *c = ud;
+	struct ghconv *g = c->g;
+	call_free(c);
+	if (r->kind == GH_ERR_CANCELLED)
+		return;
+	g->stats.last_poll_ms = time_now_ms();
+	if (r->kind != GH_OK) {
+		snprintf(g->stats.last_poll_error, sizeof g->stats.last_poll_error, "%s", r->msg);
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "notifications not read", "error", r->msg);
+		poll_end(g);
+		return;
+	}
+	g->stats.polls++;
+	g->stats.last_poll_error[0] = '\0';
+	size_t n = (size_t)cJSON_GetArraySize(r->json);
+	int64_t *updated = xcalloc(n + 1, sizeof *updated);
+	bool *handled = xcalloc(n + 1, sizeof *handled);
+	size_t k = 0, queued_now = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, r->json)
+	{
+		struct ghconv_notif nf;
+		struct ga_err err = {{0}};
+		size_t i = k++;
+		if (ghconv_notif_parse(e, g->api_url, &nf, &err) != 0) {
+			handled[i] = true;
+			log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "notification skipped", "error", err.msg);
+			continue;
+		}
+		updated[i] = nf.updated_ms;
+		if (!nf.actionable) {
+			handled[i] = true; /* left unread for the person; never ours */
+			log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "notification ignored", "id", nf.id, "why",
+			       nf.why);
+			continue;
+		}
+		if (ghconv_seen_has(&g->seen, nf.id, nf.updated_ms)) {
+			handled[i] = true;
+			mark_read(g, nf.id, false);
+			continue;
+		}
+		char key[CONV_KEY_MAX];
+		ghconv_thread_key(nf.ref.owner, nf.ref.repo, nf.ref.number, key, sizeof key);
+		struct item *it = queued(g, key);
+		if (it) {
+			/* One walk per thread; it reads the thread as it is then. */
+			if (it != g->active && nf.updated_ms >= it->notif_updated_ms) {
+				snprintf(it->notif_id, sizeof it->notif_id, "%s", nf.id);
+				it->notif_updated_ms = nf.updated_ms;
+				snprintf(it->reason, sizeof it->reason, "%s", nf.reason);
+			}
+			continue;
+		}
+		if (g->nqueue >= GHCONV_MAX_QUEUE) {
+			log_kv(LOG_LEVEL_INFO, LOG_COMP, "queue full: thread left for a later poll",
+			       "thread", key);
+			continue;
+		}
+		it = xcalloc(1, sizeof *it);
+		snprintf(it->key, sizeof it->key, "%s", key);
+		snprintf(it->conv, sizeof it->conv, "github:%s", key);
+		it->ref = nf.ref;
+		snprintf(it->notif_id, sizeof it->notif_id, "%s", nf.id);
+		it->notif_updated_ms = nf.updated_ms;
+		snprintf(it->reason, sizeof it->reason, "%s", nf.reason);
+		int64_t delay = ghconv_stagger_ms(g->agent_name, key, g->c.stagger_min_ms,
+		                                  g->c.stagger_span_ms);
+		it->due_ms = time_now_ms() + delay;
+		enqueue(g, it);
+		queued_now++;
+		g->stats.threads_seen++;
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "thread queued", "thread", key, "reason", nf.reason,
+		       "stagger_ms", LOG_INT(delay));
+	}
+	int64_t since = ghconv_next_since(g->since_ms, updated, handled, k);
+	free(updated);
+	free(handled);
+	if (since != g->since_ms) {
+		g->since_ms = since;
+		save_state(g);
+	}
+	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "notifications read", "count", LOG_INT(n), "queued",
+	       LOG_INT(queued_now));
+	poll_end(g);
+	next_item(g);
+}
+
+void ghconv_poll(struct ghconv *g, void (*done)(void *ud), void *ud)
+{
+	if (g->quiesced || g->poll_done) {
+		if (done)
+			done(ud);
+		return;
+	}
+	struct gh_bucket b;
+	bool low = gh_rate_snapshot(g->c.gh, "core", &b) == 0 && b.remaining >= 0 &&
+	           b.remaining < GHCONV_MIN_BUDGET;
+	if (pipeline_paused(g->c.pipeline) || low) {
+		g->stats.skipped_polls++;
+		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "poll skipped", "why",
+		       low ? "the core rate budget is low" : "paused");
+		if (done)
+			done(ud);
+		return;
+	}
+	g->poll_done = done;
+	g->poll_ud = ud;
+	struct gcall *c = call_new(g, CALL_LIST);
+	struct ga_err err = {{0}};
+	if (c)
+		c->id = gh_notifications_list(g->c.gh, g->since_ms, false, GHCONV_MAX_NOTIFS, on_list,
+		                              c, &err);
+	if (!c || !c->id) {
+		if (c)
+			call_free(c);
+		snprintf(g->stats.last_poll_error, sizeof g->stats.last_poll_error, "%s",
+		         c ? err.msg : "too many GitHub calls in flight");
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "notifications not read", "error",
+		       g->stats.last_poll_error);
+		poll_end(g);
+	}
+}
+
+/* ---- life -------------------------------------------------------------------------------------- */
+
+struct ghconv *ghconv_new(const struct ghconv_config *c, struct ga_err *err)
+{
+	if (!c || !c->loop || !c->gh || !c->pipeline || !c->llm) {
+		err_set(err, "GitHub conversations need the loop, the GitHub client, the pipeline and "
+		             "a model");
+		return NULL;
+	}
+	if (!c->login || !*c->login) {
+		err_set(err, "GitHub conversations need AGENT_GITHUB_USERNAME (the agent's login, "
+		             "to recognise its own comments and its mentions)");
+		return NULL;
+	}
+	struct ghconv *g = xcalloc(1, sizeof *g);
+	g->c = *c;
+	g->agent_name = xstrdup(c->agent_name ? c->agent_name : c->login);
+	g->login = xstrdup(c->login);
+	g->api_url = xstrdup(c->api_url && *c->api_url ? c->api_url : "https://api.github.com");
+	g->peers = xcalloc(c->npeers + 1, sizeof *g->peers);
+	for (size_t i = 0; i < c->npeers; i++)
+		g->peers[i] = xstrdup(c->peers[i] ? c->peers[i] : "");
+	g->c.agent_name = g->c.login = g->c.api_url = NULL;
+	g->c.peers = NULL;
+	struct pipeline_source src = {.platform = CONV_PLATFORM_GITHUB,
+	                              .compose = src_compose,
+	                              .reply_target = src_target,
+	                              .ud = g};
+	if (pipeline_add_source(c->pipeline, &src) != 0) {
+		err_set(err, "the pipeline already has a GitHub source");
+		for (size_t i = 0; i < c->npeers; i++)
+			free(g->peers[i]);
+		free(g->peers);
+		free(g->agent_name);
+		free(g->login);
+		free(g->api_url);
+		free(g);
+		return NULL;
+	}
+	g->anchor = xcalloc(1, sizeof *g->anchor);
+	g->anchor->g = g;
+	g->anchor->refs = 1;
+	g->anchor->sink.enqueue = sink;
+	g->anchor->sink.ud = g->anchor;
+	g->anchor->ntools = tools_select(TOOLS_MODE_GITHUB, tools_agent_caps(false),
+	                                 &g->anchor->sink, g->anchor->tools, TOOLS_MAX);
+	g->timer = xcalloc(1, sizeof *g->timer);
+	uv_timer_init(c->loop, g->timer);
+	g->timer->data = g;
+	load_state(g);
+	return g;
+}
+
+void ghconv_quiesce(struct ghconv *g)
+{
+	if (!g || g->quiesced)
+		return;
+	g->quiesced = true;
+	uv_timer_stop(g->timer);
+	for (struct gcall *c = g->calls; c; c = c->next)
+		if (c->kind == CALL_LIST) {
+			gh_cancel(g->c.gh, c->id);
+			call_free(c);
+			break;
+		}
+	poll_end(g);
+	if (g->run)
+		compose_cancel(g->run);
+}
+
+static void timer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+void ghconv_free(struct ghconv *g)
+{
+	if (!g)
+		return;
+	g->quiesced = true;
+	while (g->calls) {
+		gh_cancel(g->c.gh, g->calls->id);
+		call_free(g->calls);
+	}
+	if (g->run)
+		compose_cancel(g->run);
+	poll_end(g);
+	g->anchor->g = NULL;
+	if (--g->anchor->refs == 0)
+		free(g->anchor);
+	uv_close((uv_handle_t *)g->timer, timer_closed);
+	item_free(g->active);
+	while (g->queue) {
+		struct item *it = g->queue;
+		g->queue = it->next;
+		item_free(it);
+	}
+	for (size_t i = 0; i < g->c.npeers; i++)
+		free(g->peers[i]);
+	free(g->peers);
+	free(g->agent_name);
+	free(g->login);
+	free(g->api_url);
+	free(g);
+}
+
+void ghconv_stats(const struct ghconv *g, struct ghconv_stats *out)
+{
+	*out = g->stats;
+	out->queued = g->nqueue + (g->active ? 1 : 0);
+}
+
+cJSON *ghconv_status(const struct ghconv *g)
+{
+	struct ghconv_stats s;
+	ghconv_stats(g, &s);
+	cJSON *o = cJSON_CreateObject();
+	char iso[TIME_ISO_LEN + 1];
+	if (s.last_poll_ms)
+		cJSON_AddStringToObject(o, "lastPoll", time_format_iso(s.last_poll_ms, iso));
+	else
+		cJSON_AddNullToObject(o, "lastPoll");
+	if (s.last_poll_error[0])
+		cJSON_AddStringToObject(o, "lastPollError", s.last_poll_error);
+	cJSON_AddNumberToObject(o, "polls", (double)s.polls);
+	cJSON_AddNumberToObject(o, "skippedPolls", (double)s.skipped_polls);
+	cJSON_AddNumberToObject(o, "threadsSeen", (double)s.threads_seen);
+	cJSON_AddNumberToObject(o, "handled", (double)s.handled);
+	cJSON_AddNumberToObject(o, "replies", (double)s.replies);
+	cJSON_AddNumberToObject(o, "reactions", (double)s.reactions);
+	cJSON_AddNumberToObject(o, "silences", (double)s.silences);
+	cJSON_AddNumberToObject(o, "duplicatesDeleted", (double)s.duplicates_deleted);
+	cJSON_AddNumberToObject(o, "queued", (double)s.queued);
+	return o;
+}

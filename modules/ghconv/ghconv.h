@@ -1,0 +1,143 @@
+/*
+ * ghconv — GitHub conversations (spec github-commitments §4; issue 11 item
+ * 6): the agent reads its GitHub notifications and answers in issue and
+ * pull-request threads, through the message pipeline, without loops.
+ *
+ * One poll (ghconv_poll, every GHCONV_POLL_MS ± 12 % from the scheduler;
+ * never in --social-only mode: the service does not exist there):
+ *   1. skipped while the agent is paused or the core rate budget is under
+ *      GHCONV_MIN_BUDGET;
+ *   2. GET /notifications (unread, since the persisted cursor);
+ *   3. notifications whose reason is not actionable (§4.1) are left alone
+ *      (never marked read); one already handled (its thread id and
+ *      updated_at in the seen set) is only marked read again; the others
+ *      are queued, one entry per thread, due after the thread's stagger
+ *      (policy.h ghconv_stagger_ms) so that two agents mentioned together
+ *      answer one after the other.
+ * One thread at a time, when due:
+ *   4. the issue and its comments are fetched; our own duplicate comments
+ *      are deleted (§4.6, each deletion logged and recorded as a decision);
+ *   5. the reply decision (§4.3, with the effective peers of §4.4); "no" is
+ *      recorded with its rule and the thread is handled;
+ *   6. the thread's messages go into the pipeline's conversation store (the
+ *      gate derives the chain from it; the chain marker a comment carries
+ *      counts too), and the message answered goes through pipeline_event:
+ *      gate → [claim] → compose. At chain MAX_ACL the gate only allows a
+ *      reaction: the agent reacts (heart) to that comment and writes no
+ *      comment; above MAX_ACL nothing at all;
+ *   7. compose (§4.5): the skill github-reply with SOUL and SELF, the thread
+ *      as ghconv_prompt writes it, the GitHub tools. One comment on this
+ *      thread is taken from github_create_issue_comment (or graceful_exit
+ *      with a message); graceful_exit with a like becomes a reaction;
+ *      github_create_issue and plan_create go to the commitment ledger.
+ *      The comment is cleaned (no signature, no self-mention) and refused
+ *      when it still names the agent (seed 004), then sent with
+ *      pipeline_say_ctx to github:<owner>:<repo>:issue:<n> with the gate's
+ *      chain_out (outbound adds the hidden marker and journals it under
+ *      "say:github:<owner>/<repo>#<n>:re:<message>", so a crash never
+ *      posts it twice);
+ *   8. the thread is handled: the notification goes into the seen set, the
+ *      state is saved, and only then is the notification marked read. A
+ *      thread that failed on the way (a transient GitHub or model error, a
+ *      failed send) is not marked read and comes back on a later poll.
+ *
+ * State: the state file "ghconv" holds the notification cursor and the seen
+ * set (GHCONV_SEEN_MAX entries, the oldest forgotten first).
+ *
+ * Bounds: GHCONV_MAX_QUEUE threads queued (more wait, unread, for a later
+ * poll); GHCONV_MAX_NOTIFS notifications a poll; GHCONV_MAX_CALLS GitHub
+ * calls in flight; the thread bounds of policy.h.
+ *
+ * Lifetime: ghconv_new adds the pipeline's GitHub source. ghconv_quiesce
+ * stops new work (a poll in flight ends at once). ghconv_free cancels
+ * every GitHub call of ours; a model call in flight ends later on its own
+ * and finds nothing. Handles close on the loop: run it afterwards.
+ */
+#ifndef GA_MODULES_GHCONV_GHCONV_H
+#define GA_MODULES_GHCONV_GHCONV_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/err.h"
+
+#define GHCONV_POLL_MS          120000 /* §4.2 */
+#define GHCONV_POLL_JITTER      0.12   /* §4.7 timer jitter */
+#define GHCONV_MIN_BUDGET       200    /* §4.2: skip the poll below this many core requests */
+#define GHCONV_STAGGER_MIN_MS   15000  /* §4.7: the response delay's range */
+#define GHCONV_STAGGER_SPAN_MS  75000
+#define GHCONV_MAX_QUEUE        32
+#define GHCONV_MAX_NOTIFS       100
+#define GHCONV_MAX_CALLS        64
+#define GHCONV_MAX_DUPLICATES   16    /* deleted per thread visit */
+#define GHCONV_CLAIM_WAIT_MS    20000 /* a peer's message: the claim answers within this */
+#define GHCONV_MAX_ROUNDS       4     /* model calls per reply */
+#define GHCONV_REACTION         "heart"
+#define GHCONV_STATE_NAME       "ghconv"
+
+struct budget;
+struct gh_client;
+struct ledger;
+struct llm_client;
+struct pipeline;
+struct self_doc;
+struct skills;
+struct state_store;
+
+struct ghconv_config {
+	uv_loop_t *loop;
+	struct gh_client *gh;         /* required */
+	struct pipeline *pipeline;    /* required */
+	struct llm_client *llm;       /* required */
+	struct budget *budget;        /* may be NULL */
+	const struct skills *skills;  /* may be NULL: the prompt has no skill text */
+	struct ledger *ledger;        /* may be NULL: commitments are refused */
+	const struct state_store *st; /* may be NULL: nothing persisted */
+	const char *agent_name;       /* AGENT_NAME: the stagger's seed, never in a comment */
+	const char *login;            /* AGENT_GITHUB_USERNAME: required */
+	const char *api_url;          /* GITHUB_API_URL (notification subjects are under it) */
+	const char *soul_text;        /* borrowed; may be NULL */
+	const struct self_doc *self;  /* borrowed (re-read in place on SIGHUP); may be NULL */
+	const char *const *peers;     /* registered peer logins (§4.4); may be NULL */
+	size_t npeers;
+	int max_acl; /* MAX_ACL: the gate's; a reaction at exactly this chain */
+	int64_t stagger_min_ms, stagger_span_ms;
+	/* A fatal model error (LLM_ERR_FATAL): the daemon tells the owner and
+	 * stops. May be NULL. */
+	void (*fatal)(void *ud, int exit_code, const char *text);
+	void *ud;
+};
+
+struct ghconv;
+
+/* NULL with err when a required part is missing or the pipeline already
+ * has a GitHub source. */
+struct ghconv *ghconv_new(const struct ghconv_config *c, struct ga_err *err);
+void ghconv_free(struct ghconv *g); /* NULL ok */
+void ghconv_quiesce(struct ghconv *g);
+
+/* One poll; done(ud) once the notification list is dealt with (threads
+ * go on, on their own timers). done may run before this returns. */
+void ghconv_poll(struct ghconv *g, void (*done)(void *ud), void *ud);
+
+struct ghconv_stats {
+	uint64_t polls;         /* notification lists fetched */
+	uint64_t skipped_polls; /* paused or low budget */
+	int64_t last_poll_ms;   /* 0 never */
+	char last_poll_error[GA_ERR_MSG_MAX];
+	uint64_t threads_seen; /* threads queued */
+	uint64_t handled;
+	uint64_t replies;   /* comments sent */
+	uint64_t reactions; /* reactions made */
+	uint64_t silences;  /* threads decided without a comment */
+	uint64_t duplicates_deleted;
+	size_t queued;
+};
+void ghconv_stats(const struct ghconv *g, struct ghconv_stats *out);
+/* The stats as JSON (status file, dashboard). Caller frees. */
+cJSON *ghconv_status(const struct ghconv *g);
+
+#endif
