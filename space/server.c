@@ -53,6 +53,7 @@
 #include "space/proto.h"
 #include "space/room.h"
 #include "space/store.h"
+#include "space/web.h"
 
 #define LOG_COMP "space"
 /* One read buffer serves every connection: reads are handled to the end
@@ -84,6 +85,7 @@ enum conn_state {
 	CONN_HTTP,  /* reading the request head */
 	CONN_REPLY, /* a plain HTTP response is queued; hang up once it is sent */
 	CONN_OPEN,  /* WebSocket */
+	CONN_SSE,   /* the web page's event stream (space/web.h): written only */
 	CONN_GONE,  /* handles closing; the room is told in the close callback */
 };
 
@@ -127,6 +129,8 @@ struct conn {
 	uint16_t close_code;
 	uint8_t close_reason_len;
 	char close_reason[WS_CONTROL_MAX - 2];
+
+	struct space_web_presence webp; /* a member's state and typing, for the page */
 };
 
 struct server {
@@ -154,6 +158,14 @@ struct server {
 	struct conn *dirty_first, *dirty_last;
 	bool tty_out; /* stdout is a terminal: show room events there */
 	char *rbuf;
+
+	/* The read-only web page (space/web.h); NULL when cfg->web is off. */
+	struct space_web *web;
+	struct conn *sse[SPACE_WEB_MAX_CLIENTS]; /* its event streams */
+	unsigned nsse;
+	uint64_t sse_dropped;
+	struct conn *web_sender; /* whose input the room is handling */
+	uv_timer_t web_keepalive;
 };
 
 /* A uv_write holding the tail of a flush that the kernel did not take. */
@@ -174,6 +186,8 @@ static int64_t now_ms(void)
 static void conn_abort(struct conn *p);
 static void flush_conn(struct conn *p);
 static void on_conn_timer(uv_timer_t *t);
+static void web_flush(struct server *s);
+static void web_fanout_take(struct server *s, struct space_buf *ev);
 
 /* --- dirty list ---------------------------------------------------------------- */
 
@@ -214,8 +228,11 @@ static void dirty_unlink(struct conn *p)
  * presence it deferred during the turn. */
 static void flush_all(struct server *s)
 {
-	if (s->phase != PHASE_DONE)
+	if (s->phase != PHASE_DONE) {
 		space_room_flush(s->room);
+		if (s->web)
+			web_flush(s);
+	}
 	struct conn *p;
 	while ((p = s->dirty_first)) {
 		dirty_unlink(p);
@@ -493,10 +510,27 @@ static void conn_free(struct conn *p)
 {
 	struct server *s = p->s;
 	if (p->room) {
+		/* The leave of the last member is broadcast to nobody: the page
+		 * hears it here. */
+		char *name = NULL, *id = NULL;
+		if (s->web && p->room->member && s->phase < PHASE_CLOSING) {
+			name = xstrdup(p->room->name);
+			id = xstrdup(p->room->id);
+		}
 		space_room_conn_closed(s->room, p->room, now_ms());
 		p->room = NULL;
 		s->nconns--;
+		if (name && space_room_member_count(s->room) == 0)
+			web_fanout_take(s, space_web_left(s->web, name, id, now_ms()));
+		free(name);
+		free(id);
 	}
+	for (unsigned i = 0; i < s->nsse; i++)
+		if (s->sse[i] == p) {
+			s->sse[i] = s->sse[--s->nsse];
+			break;
+		}
+	space_web_presence_clear(&p->webp);
 	if (p->close_queued && s->nclosing)
 		s->nclosing--;
 	q_clear(p);
@@ -551,12 +585,80 @@ static void queue_close(struct conn *p, int code, const char *reason, size_t rea
 	mark_dirty(p);
 }
 
+/* --- the web page's event streams ------------------------------------------------------- */
+
+static void web_stats(const struct server *s, struct space_web_stats *st)
+{
+	st->clients = s->nsse;
+	st->dropped = s->sse_dropped;
+}
+
+/* Queues b on a stream. A stream that has not taken what it was sent is
+ * dropped: the room never waits for a browser. */
+static void sse_send(struct conn *p, struct space_buf *b)
+{
+	struct server *s = p->s;
+	if (p->state != CONN_SSE)
+		return;
+	if (p->qbytes + p->inflight > SPACE_WEB_SSE_QUEUE_MAX_BYTES) {
+		s->sse_dropped++;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP,
+		       "web page stream over its limit: dropping a browser that stopped reading",
+		       "queued", LOG_INT(p->qbytes + p->inflight), "limit",
+		       LOG_INT(SPACE_WEB_SSE_QUEUE_MAX_BYTES));
+		conn_abort(p);
+		return;
+	}
+	q_push(p, space_buf_ref(b));
+	mark_dirty(p);
+}
+
+/* Sends ev (the caller keeps its reference) to every stream. */
+static void web_fanout(struct server *s, struct space_buf *ev)
+{
+	for (unsigned i = 0; i < s->nsse; i++)
+		sse_send(s->sse[i], ev);
+}
+
+static void web_fanout_take(struct server *s, struct space_buf *ev)
+{
+	if (!ev)
+		return;
+	web_fanout(s, ev);
+	space_buf_unref(ev);
+}
+
+/* The member list after a join, leave or identity, once per turn. */
+static void web_flush(struct server *s)
+{
+	if (!space_web_take_members_dirty(s->web) || !s->nsse)
+		return;
+	web_fanout_take(s, space_web_members_event(s->web, s->room, now_ms()));
+}
+
+static void on_web_keepalive(uv_timer_t *t)
+{
+	struct server *s = t->data;
+	if (s->nsse)
+		web_fanout_take(s, space_web_keepalive());
+}
+
+static struct space_web_presence *web_presence_of(const struct space_conn *m)
+{
+	struct conn *p = m->io;
+	return p ? &p->webp : NULL;
+}
+
 /* --- room ops -------------------------------------------------------------------------- */
 
 static void op_send(void *ud, struct space_conn *c, struct space_buf *msg)
 {
 	struct server *s = ud;
 	struct conn *p = c->io;
+	if (s->web)
+		web_fanout_take(s, space_web_tap(s->web, msg,
+		                                 s->web_sender ? &s->web_sender->webp : NULL,
+		                                 now_ms()));
 	if (!p || p->state != CONN_OPEN || p->close_queued)
 		return;
 	if (msg->flags & SPACE_BUF_PRESENCE)
@@ -640,16 +742,24 @@ static void deliver(struct server *s, struct conn *p, const char *data, size_t l
 {
 	if (s->phase >= PHASE_CLOSING)
 		return;
+	char *fixed = NULL;
 	if (binary) {
 		size_t fixed_len = 0;
-		char *fixed = space_utf8_repair(data, len, &fixed_len);
+		fixed = space_utf8_repair(data, len, &fixed_len);
 		if (fixed) {
-			space_room_input(s->room, p->room, fixed, fixed_len, now_ms());
-			free(fixed);
-			return;
+			data = fixed;
+			len = fixed_len;
 		}
 	}
-	space_room_input(s->room, p->room, data, len, now_ms());
+	int64_t now = now_ms();
+	if (s->web) {
+		if (p->room->member)
+			space_web_input(s->web, p->room->name, data, len, now);
+		s->web_sender = p;
+	}
+	space_room_input(s->room, p->room, data, len, now);
+	s->web_sender = NULL;
+	free(fixed);
 }
 
 static void ws_input(struct server *s, struct conn *p, char *buf, size_t len)
@@ -708,22 +818,31 @@ static void ws_input(struct server *s, struct conn *p, char *buf, size_t len)
 
 /* --- plain HTTP and the upgrade ------------------------------------------------------------ */
 
-/* Queues a complete HTTP response and hangs up once it is sent. */
-static void http_reply(struct conn *p, unsigned status, const char *reason, const char *ctype,
-                       const char *body, size_t len, const char *extra)
+/* Queues a complete HTTP response and hangs up once it is sent; head_only
+ * (HEAD) leaves the body out. */
+static void http_reply_ex(struct conn *p, unsigned status, const char *reason, const char *ctype,
+                          const char *body, size_t len, const char *extra, const char *extra2,
+                          bool head_only)
 {
 	struct strbuf sb;
 	sb_init(&sb, 0);
 	sb_printf(&sb,
-	          "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+	          "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s"
 	          "Connection: close\r\n\r\n",
-	          status, reason, ctype, len, extra ? extra : "");
-	sb_append(&sb, body, len);
+	          status, reason, ctype, len, extra ? extra : "", extra2 ? extra2 : "");
+	if (!head_only)
+		sb_append(&sb, body, len);
 	struct space_buf *b = space_buf_from_sb(&sb, SPACE_BUF_RAW);
 	sb_free(&sb);
 	p->state = CONN_REPLY;
 	q_push(p, b);
 	mark_dirty(p);
+}
+
+static void http_reply(struct conn *p, unsigned status, const char *reason, const char *ctype,
+                       const char *body, size_t len, const char *extra)
+{
+	http_reply_ex(p, status, reason, ctype, body, len, extra, NULL, false);
 }
 
 static void http_error(struct conn *p, unsigned status, const char *reason, const char *why)
@@ -743,6 +862,60 @@ static void healthz(struct server *s, struct conn *p)
 	          (time_mono_ms() - s->started_mono) / 1000);
 	http_reply(p, 200, "OK", "application/json", sb_cstr(&sb), sb.len, NULL);
 	sb_free(&sb);
+}
+
+/* The room's read-only web page (space/web.h): its files, the snapshot
+ * and the event stream. Nothing here reaches the room. */
+static void web_request(struct server *s, struct conn *p, const struct space_web_req *r)
+{
+	static const char api_headers[] = "Cache-Control: no-store\r\n";
+	static const char file_headers[] = "Cache-Control: no-cache\r\n";
+	if (r->route == SPACE_WEB_REFUSED) {
+		char allow[64] = "";
+		if (r->allow)
+			snprintf(allow, sizeof allow, "Allow: %s\r\n", r->allow);
+		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "web request refused", "status",
+		       LOG_INT(r->status), "why", r->why);
+		http_reply_ex(p, r->status, r->reason, "text/plain; charset=utf-8", r->why,
+		              strlen(r->why), SPACE_WEB_SECURITY_HEADERS, allow, false);
+		return;
+	}
+	if (r->route == SPACE_WEB_FILE) {
+		http_reply_ex(p, 200, "OK", r->ctype, r->data, r->len, SPACE_WEB_SECURITY_HEADERS,
+		              file_headers, r->head_only);
+		return;
+	}
+	struct space_web_stats st;
+	web_stats(s, &st);
+	if (r->route == SPACE_WEB_ROOM) {
+		size_t len = 0;
+		char *json = space_web_room_json(s->web, s->room, &st, now_ms(), &len);
+		http_reply_ex(p, 200, "OK", "application/json", json, len,
+		              SPACE_WEB_SECURITY_HEADERS, api_headers, r->head_only);
+		free(json);
+		return;
+	}
+	/* SPACE_WEB_EVENTS */
+	if (s->nsse >= SPACE_WEB_MAX_CLIENTS || s->phase >= PHASE_CLOSING) {
+		static const char why[] = "too many web page streams: at most 16 browsers watch "
+		                          "the room at once (SPACE_WEB_MAX_CLIENTS)\n";
+		if (s->phase < PHASE_CLOSING)
+			log_kv(LOG_LEVEL_WARN, LOG_COMP, "web page stream refused: too many",
+			       "limit", LOG_INT(SPACE_WEB_MAX_CLIENTS));
+		http_reply_ex(p, 503, "Service Unavailable", "text/plain; charset=utf-8", why,
+		              sizeof why - 1, SPACE_WEB_SECURITY_HEADERS, "Retry-After: 5\r\n",
+		              false);
+		return;
+	}
+	p->state = CONN_SSE;
+	uv_timer_stop(&p->timer);
+	sb_free(&p->head);
+	s->sse[s->nsse++] = p;
+	web_stats(s, &st);
+	struct space_buf *b = space_web_stream_start(s->web, s->room, &st, now_ms());
+	q_push(p, b);
+	mark_dirty(p);
+	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "web page stream opened", "streams", LOG_INT(s->nsse));
 }
 
 /* Switches the connection to WebSocket: 101, join timer, the room. */
@@ -788,7 +961,13 @@ static void http_input(struct server *s, struct conn *p, const char *buf, size_t
 			           "Request head too large");
 		return;
 	}
-	if (r == WS_HEAD_BAD || req.head_len > WS_HEAD_MAX) {
+	if (r != WS_HEAD_BAD && req.head_len > WS_HEAD_MAX) {
+		/* a complete head that arrived in one read is as refused as one
+		 * that did not end in time (Node's 431 too) */
+		http_error(p, 431, "Request Header Fields Too Large", "Request head too large");
+		return;
+	}
+	if (r == WS_HEAD_BAD) {
 		http_error(p, 400, "Bad Request", "Bad Request");
 		return;
 	}
@@ -801,6 +980,15 @@ static void http_input(struct server *s, struct conn *p, const char *buf, size_t
 		if (get && pl == 8 && memcmp(req.path, "/healthz", 8) == 0) {
 			healthz(s, p);
 			return;
+		}
+		if (s->web) {
+			struct space_web_req wr;
+			space_web_classify(s->web, p->head.buf, req.head_len, req.method,
+			                   req.method_len, req.path, req.path_len, &wr);
+			if (wr.route != SPACE_WEB_NOT_MINE) {
+				web_request(s, p, &wr);
+				return;
+			}
 		}
 		/* §1 item 3: anything else without an upgrade. */
 		http_reply(p, 426, "Upgrade Required", "text/plain", "Upgrade Required", 16, NULL);
@@ -890,6 +1078,7 @@ static void on_conn_timer(uv_timer_t *t)
 			space_room_join_timeout(s->room, p->room, now_ms());
 		}
 		break;
+	case CONN_SSE:
 	case CONN_GONE:
 		break;
 	}
@@ -1006,7 +1195,11 @@ static void host_line(void *ud, const char *line, size_t len)
 	}
 	if (s->phase >= PHASE_CLOSING)
 		return;
+	bool empty = space_room_member_count(s->room) == 0;
 	space_room_host_chat(s->room, t, n, now_ms());
+	/* Said to nobody: the page hears it from the log. */
+	if (s->web && empty)
+		web_fanout_take(s, space_web_host_chat(s->web, s->store));
 }
 
 /* --- timers and shutdown ------------------------------------------------------------------ */
@@ -1049,6 +1242,8 @@ static void finish(struct server *s)
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->prepare);
 	close_handle((uv_handle_t *)&s->check);
+	if (s->web)
+		close_handle((uv_handle_t *)&s->web_keepalive);
 	space_host_stop(s->host);
 	s->host = NULL;
 	mdns_publish_stop(s->mdns);
@@ -1216,6 +1411,7 @@ void space_server_config_init(struct space_server_config *cfg)
 	cfg->log_max_bytes = SPACE_LOG_ROTATE_BYTES_DEFAULT;
 	cfg->history_max_bytes = SPACE_HISTORY_MAX_BYTES_DEFAULT;
 	cfg->sendq_max_bytes = SPACE_SENDQ_MAX_BYTES_DEFAULT;
+	cfg->web = true;
 }
 
 enum space_run_result space_server_run(const struct space_server_config *cfg, struct ga_err *err)
@@ -1280,6 +1476,16 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	uv_signal_start(&s->sigint, on_signal, SIGINT);
 	uv_signal_start(&s->sigterm, on_signal, SIGTERM);
 
+	if (cfg->web) {
+		s->web = space_web_new(cfg->web_dir, cfg->name, cfg->claim_ttl_ms, web_presence_of);
+		space_web_seed(s->web, s->store);
+		uv_timer_init(&s->loop, &s->web_keepalive);
+		s->web_keepalive.data = s;
+		uv_timer_start(&s->web_keepalive, on_web_keepalive, SPACE_WEB_KEEPALIVE_MS,
+		               SPACE_WEB_KEEPALIVE_MS);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "web page (read-only)", "path", "/", "files",
+		       space_web_dir(s->web) ? space_web_dir(s->web) : "(not installed)");
+	}
 	if (cfg->host_input)
 		s->host = space_host_start(&s->loop, STDIN_FILENO, host_line, s);
 	if (cfg->mdns)
@@ -1298,6 +1504,7 @@ out:
 	if (uv_loop_close(&s->loop) != 0)
 		log_warn(LOG_COMP, "event loop closed with handles still open");
 	space_room_free(s->room);
+	space_web_free(s->web);
 	space_store_free(s->store);
 	free(s->rbuf);
 	free(s);

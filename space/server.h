@@ -6,8 +6,9 @@
  * This is the I/O glue around space/room (policy) and space/store (log):
  * WebSocket transport rules (space-protocol.md §1), per-connection bounded
  * send queues flushed once per loop turn, the join timer, heartbeat and
- * sweep timers, the shutdown drain (§3.17), GET /healthz, the connection
- * limit, and the port file.
+ * sweep timers, the shutdown drain (§3.17), GET /healthz, the read-only
+ * web page (space/web.h: GET / from a browser, /api/room, /api/events),
+ * the connection limit, and the port file.
  *
  * space_server_run() blocks running the loop until the room has shut down
  * (host "/quit", SIGINT or SIGTERM) and then releases everything.
@@ -46,6 +47,10 @@ struct space_server_config {
 	bool mdns;
 	bool host_input;       /* read host lines from stdin */
 	const char *port_file; /* NULL or a path */
+	/* The read-only web page (space/web.h) on the same port: plain GET /
+	 * from a browser, /api/room, /api/events. On by default. */
+	bool web;
+	const char *web_dir; /* its files; NULL: found next to the binary */
 
 	int64_t join_timeout_ms;
 	int64_t heartbeat_ms;

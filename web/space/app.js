@@ -1,0 +1,193 @@
+// agent-space's read-only web page (space/web.h, docs/space-web.md).
+// One Server-Sent Events stream, /api/events: a "room" snapshot first (and
+// again after every reconnect), then the room as it happens. Nothing here
+// sends anything to the room: the page only reads. Every text from the room
+// is put into the page with textContent, never as HTML.
+'use strict';
+
+const TYPING_SHOW_MS = 5000;  // a "typing" shows this long after the last one
+const CHAT_MAX_ITEMS = 500;   // lines kept on the page (oldest removed)
+const FEED_TYPES = ['chat', 'join', 'leave', 'claim', 'action_result', 'reflection', 'shutdown'];
+
+const $ = (id) => document.getElementById(id);
+const state = { members: [], claims: [], skewMs: 0, room: null };
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function serverNow() { return Date.now() + state.skewMs; }
+
+function noteNow(iso) {
+  const t = Date.parse(iso);
+  if (!Number.isNaN(t)) state.skewMs = t - Date.now();
+}
+
+function timeOf(iso) {
+  const t = Date.parse(iso);
+  return Number.isNaN(t) ? '' : new Date(t).toLocaleTimeString();
+}
+
+function showText(v) {
+  if (v === undefined || v === null) return '';
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+// --- the chat column ------------------------------------------------------------
+
+function feedItem(m) {
+  const li = el('li', '');
+  li.dataset.type = m.type;
+  if (m.name) li.dataset.name = m.name;
+  if (m.timestamp) li.title = m.timestamp;
+  if (m.type === 'chat') {
+    li.className = 'chat ' + (m.name === 'host' ? 'host' : 'agent');
+    const head = el('div', 'head');
+    head.append(el('span', 'who', m.name), el('span', 'meta', timeOf(m.timestamp)));
+    if (Number.isInteger(m.chain)) {
+      const b = el('span', 'badge chain' + (m.chain >= 3 ? ' high' : ''), 'chain ' + m.chain);
+      b.title = 'agent chain length (messages since a human spoke)';
+      head.append(b);
+    }
+    if (m.threadId !== undefined) head.append(el('span', 'badge', 'thread ' + showText(m.threadId)));
+    if (Array.isArray(m.addressed) && m.addressed.length)
+      head.append(el('span', 'badge addressed', '→ ' + m.addressed.join(', ')));
+    if (m.cut) head.append(el('span', 'badge cut', 'cut'));
+    li.append(head, el('div', 'text', m.content));
+    return li;
+  }
+  li.className = 'event ' + m.type;
+  let text;
+  switch (m.type) {
+  case 'join': text = `${m.name} joined${m.version ? ' (' + m.version + ')' : ''}`; break;
+  case 'leave': text = `${m.name} left`; break;
+  case 'claim': text = `${m.name} claimed ${m.action} ${m.target}`; break;
+  case 'action_result':
+    text = `${m.name}: ${m.action} ${m.target} ${m.success ? 'succeeded' : 'failed'}` +
+      (m.link ? ' — ' + m.link : '') + (m.error ? ' — ' + m.error : '');
+    break;
+  case 'reflection': text = `${m.name} reflects: ${m.summary}`; break;
+  case 'shutdown': text = `the room is shutting down (${m.reason || ''})`; break;
+  default: text = m.type;
+  }
+  li.textContent = `${timeOf(m.timestamp)} · ${text}`;
+  return li;
+}
+
+function addFeed(m, fresh) {
+  const list = $('chat');
+  const li = feedItem(m);
+  if (fresh) li.classList.add('fresh');
+  const atBottom = list.scrollTop + list.clientHeight >= list.scrollHeight - 40;
+  list.append(li);
+  while (list.children.length > CHAT_MAX_ITEMS) list.firstElementChild.remove();
+  $('chat-empty').classList.toggle('hidden', list.children.length > 0);
+  if (atBottom) list.scrollTop = list.scrollHeight;
+}
+
+// --- members and claims ---------------------------------------------------------------
+
+function renderMembers() {
+  const ul = $('members');
+  ul.replaceChildren();
+  const now = serverNow();
+  for (const m of state.members) {
+    const li = el('li', 'member');
+    li.dataset.name = m.name;
+    const head = el('div', 'head');
+    head.append(el('span', 'who', m.name), el('span', 'meta', m.version ? 'v' + m.version : ''));
+    const st = el('span', 'state ' + (m.state || 'unknown'), m.state || 'no state yet');
+    st.dataset.role = 'state';
+    head.append(' ', st);
+    const typing = m.typingAt && now - Date.parse(m.typingAt) < TYPING_SHOW_MS;
+    if (typing) head.append(el('span', 'typing', 'typing…'));
+    li.append(head);
+    if (m.detail !== undefined) li.append(el('div', 'detail', showText(m.detail)));
+    li.append(el('div', 'meta', `joined ${timeOf(m.joinedAt)} · last seen ${timeOf(m.lastSeen)}`));
+    ul.append(li);
+  }
+  $('members-empty').classList.toggle('hidden', state.members.length > 0);
+  const n = state.members.length;
+  $('member-count').textContent = `${n} member${n === 1 ? '' : 's'}`;
+}
+
+function renderClaims() {
+  const tb = document.querySelector('#claims tbody');
+  tb.replaceChildren();
+  const now = serverNow();
+  const live = state.claims.filter((c) => Date.parse(c.expiresAt) > now);
+  for (const c of live) {
+    const tr = el('tr');
+    tr.dataset.owner = c.owner;
+    const left = Math.max(0, Math.round((Date.parse(c.expiresAt) - now) / 1000));
+    tr.append(el('td', '', c.action), el('td', '', c.target), el('td', '', c.owner),
+      el('td', 'muted', `in ${left} s`));
+    tb.append(tr);
+  }
+  $('claims-empty').classList.toggle('hidden', live.length > 0);
+}
+
+function memberByName(name) { return state.members.find((m) => m.name === name); }
+
+// --- the stream -------------------------------------------------------------------------
+
+function onRoom(snap) {
+  state.room = snap;
+  noteNow(snap.now);
+  $('room-name').textContent = snap.name || 'agent-space';
+  document.title = `${snap.name || 'agent-space'} — room`;
+  state.members = snap.members || [];
+  state.claims = snap.claims || [];
+  $('chat').replaceChildren();
+  for (const m of snap.events || []) addFeed(m, false);
+  $('chat-empty').classList.toggle('hidden', (snap.events || []).length > 0);
+  renderMembers();
+  renderClaims();
+}
+
+function connect() {
+  const es = new EventSource('api/events');
+  const live = $('live-state');
+  es.onopen = () => { live.textContent = 'live'; live.className = 'pill live'; $('banner').classList.add('hidden'); };
+  es.onerror = () => {
+    live.textContent = 'offline';
+    live.className = 'pill off';
+  };
+  const on = (type, fn) => es.addEventListener(type, (ev) => {
+    let data;
+    try { data = JSON.parse(ev.data); } catch (e) { return; }
+    fn(data);
+  });
+  on('room', onRoom);
+  for (const t of FEED_TYPES) {
+    on(t, (m) => {
+      addFeed(m, true);
+      if (t === 'shutdown') {
+        $('banner').textContent = 'The room is shutting down.';
+        $('banner').classList.remove('hidden');
+      }
+    });
+  }
+  on('members', (d) => { noteNow(d.now); state.members = d.members || []; renderMembers(); });
+  on('claims', (d) => { state.claims = d.claims || []; renderClaims(); });
+  on('typing', (m) => {
+    const mem = memberByName(m.name);
+    if (mem) { mem.typingAt = m.timestamp; noteNow(m.timestamp); renderMembers(); }
+  });
+  on('state', (m) => {
+    const mem = memberByName(m.name);
+    if (!mem) return;
+    mem.state = m.state;
+    if ('detail' in m) mem.detail = m.detail; else delete mem.detail;
+    mem.stateAt = m.timestamp;
+    noteNow(m.timestamp);
+    renderMembers();
+  });
+}
+
+// typing fades and claims count down without any event
+setInterval(() => { renderMembers(); renderClaims(); }, 1000);
+connect();
