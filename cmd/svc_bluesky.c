@@ -1,0 +1,150 @@
+/*
+ * svc_bluesky — the agent's life on Bluesky plugged into the daemon
+ * (services.h; modules/bluesky/bsky.h; adapters/atproto).
+ *
+ * start: nothing when Bluesky is not configured (AGENT_BLUESKY_USERNAME /
+ * AGENT_BLUESKY_PASSWORD missing: off, not an error). Otherwise the AT
+ * Protocol client on the shared HTTP client (session persisted in
+ * <memory>/bluesky_session.json), the Bluesky outbound port (atp_port,
+ * wrapped by bsky_port_init so replies carry their reply refs), and the
+ * engine's jobs on the scheduler. A refused app password is fatal for the
+ * Bluesky side only: logged, and the owner is told.
+ *
+ * Timing knobs for tests (milliseconds, optional; the defaults are the
+ * reference's): GA_BLUESKY_AWARENESS_MS (45 s), GA_BLUESKY_FEED_MS (15 min),
+ * GA_BLUESKY_PACE_MS (every per-type pacing gap), GA_BLUESKY_MIN_INTERVAL_MS
+ * (outbound's spacing on Bluesky, 10 s), GA_BLUESKY_SPACING_MS (the
+ * client's request spacing, 5 s).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "adapters/atproto/atproto.h"
+#include "adapters/atproto/port.h"
+#include "cmd/services.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+#include "modules/bluesky/bsky.h"
+#include "modules/outbound/outbound.h"
+
+struct svc_bsky {
+	struct atp_client *atp;
+	struct bsky *engine;
+};
+
+static int64_t env_ms(const char *name, int64_t def)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	char *end = NULL;
+	long long x = strtoll(v, &end, 10);
+	if (!end || *end || x < 0) {
+		log_kv(LOG_LEVEL_WARN, "bluesky", "ignored: not a number of milliseconds",
+		       "variable", name, "value", v);
+		return def;
+	}
+	return (int64_t)x;
+}
+
+static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
+{
+	const struct ga_config *cfg = ctx->cfg;
+	if (!cfg->bsky_username || !*cfg->bsky_username || !cfg->bsky_password ||
+	    !*cfg->bsky_password)
+		return NULL; /* not configured: off */
+	if (!ctx->outbound || !ctx->pipeline || !ctx->dlog) {
+		err_set(err,
+		        "Bluesky needs the outbound stage, the pipeline and the decision log, and "
+		        "one of them could not start (see the errors above)");
+		return NULL;
+	}
+	struct atp_config ac;
+	if (atp_config_from_ga(cfg, &ac, err) < 0)
+		return NULL;
+	ac.spacing_ms = (unsigned)env_ms("GA_BLUESKY_SPACING_MS", ac.spacing_ms);
+	struct svc_bsky *s = xcalloc(1, sizeof *s);
+	s->atp = atp_client_new(ctx->http, &ac);
+	atp_config_free(&ac);
+	struct bsky_config bc = {
+	        .loop = ctx->loop,
+	        .atp = s->atp,
+	        .pipeline = ctx->pipeline,
+	        .outbound = ctx->outbound,
+	        .dlog = ctx->dlog,
+	        .journal = ctx->journal,
+	        .llm = ctx->llm,
+	        .budget = ctx->budget,
+	        .skills = ctx->skills,
+	        .self = ctx->self,
+	        .soul_text = ctx->soul_text,
+	        .self_path = ctx->self_path,
+	        .st = ctx->st,
+	        .sched = ctx->sched,
+	        .agent_name = cfg->agent_name,
+	        .owner_did = cfg->owner_did,
+	        .owner_handle = cfg->owner_handle,
+	        .github_username = cfg->github_username,
+	        .social_only = ctx->social_only,
+	        .awareness_ms = (uint64_t)env_ms("GA_BLUESKY_AWARENESS_MS", 0),
+	        .feed_ms = (uint64_t)env_ms("GA_BLUESKY_FEED_MS", 0),
+	        .pace_ms = env_ms("GA_BLUESKY_PACE_MS", 0),
+	};
+	s->engine = bsky_new(&bc, err);
+	if (!s->engine) {
+		atp_client_free(s->atp);
+		free(s);
+		return NULL;
+	}
+	struct outbound_port inner, port;
+	atp_port_init(&inner, s->atp, (uint64_t)env_ms("GA_BLUESKY_MIN_INTERVAL_MS", 0));
+	bsky_port_init(s->engine, &port, &inner);
+	if (outbound_add_port(ctx->outbound, &port, err) < 0 || bsky_start(s->engine, err) < 0) {
+		bsky_free(s->engine);
+		atp_client_free(s->atp);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static cJSON *bsky_svc_status(void *obj)
+{
+	struct svc_bsky *s = obj;
+	cJSON *o = bsky_status(s->engine);
+	struct atp_stats st;
+	atp_client_stats(s->atp, &st);
+	cJSON_AddNumberToObject(o, "requests", (double)st.requests);
+	cJSON_AddNumberToObject(o, "logins", (double)st.create_sessions);
+	cJSON_AddNumberToObject(o, "refreshes", (double)st.refreshes);
+	cJSON_AddNumberToObject(o, "rateLimited", (double)st.rate_limited);
+	if (st.last_error[0])
+		cJSON_AddStringToObject(o, "lastError", st.last_error);
+	return o;
+}
+
+static void bsky_svc_quiesce(void *obj)
+{
+	struct svc_bsky *s = obj;
+	bsky_quiesce(s->engine);
+}
+
+static void bsky_svc_free(void *obj)
+{
+	struct svc_bsky *s = obj;
+	if (!s)
+		return;
+	/* the client first: its cancelled calls still find the engine */
+	atp_client_free(s->atp);
+	bsky_free(s->engine);
+	free(s);
+}
+
+const struct ga_service svc_bluesky = {
+        .name = "bluesky",
+        .start = bsky_svc_start,
+        .status = bsky_svc_status,
+        .quiesce = bsky_svc_quiesce,
+        .free = bsky_svc_free,
+};

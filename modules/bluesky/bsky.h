@@ -1,0 +1,172 @@
+/*
+ * bsky — the agent's life on Bluesky (runtime-bluesky.md §6, §7.1, §7.3,
+ * §7.4; issue 12 items 3–7): it reads its notifications and answers like
+ * a person, and leaves conversations well. The rules are policy.h's; the
+ * memory is bstate.h's; this file is the wiring on the loop.
+ *
+ * Every notification walks the message pipeline (pipeline.h): event →
+ * gate → compose (here) → validator → outbound → record. Nothing is posted
+ * around it: replies leave through the pipeline's outbound stage, likes
+ * and identity posts through outbound_submit / pipeline_say, so the send
+ * permissions, the journal, dedup and pacing see every side effect.
+ *
+ * Awareness check (job "bluesky-awareness", 45 s ± 12 %; §6.1, §11.8):
+ *   1. listNotifications, newest first, paging with the cursor (at most
+ *      BSKY_MAX_PAGES pages of 50) back to the persisted cursor
+ *      (seen_until_ms);
+ *   2. likes, follows, reposts and our own posts are handled at once;
+ *      replies, mentions and quotes are ordered (the owner's first, then
+ *      §6.2's priority) and at most BSKY_MAX_INFLIGHT of them are taken —
+ *      the rest wait for the next check, they are not skipped;
+ *   3. for each: the thread's parent chain (getPostThread) gives the depth,
+ *      the derived chain (agents: our own posts, known peers, any post
+ *      carrying the gaChain field) and the circular detection; the chain is
+ *      max(carried gaChain, derived); then pipeline_event();
+ *   4. compose (called by the pipeline only when the gate passed):
+ *      shouldRespondTo → conversation state (SELF.md Social Mechanics) →
+ *      circular → the model with the bluesky-reply skill and the
+ *      bluesky_reply / graceful_exit tools → the output self-check → per-
+ *      type pacing → pipeline_composed(). A like instead of a reply
+ *      (closing, emoji, limit, circular, self-check, graceful exit) is an
+ *      outbound like and "nothing to send" for the pipeline;
+ *   5. the gate's REACT (chain at MAX_ACL, Social Mechanics) is a like;
+ *   6. a notification is HANDLED when the pipeline recorded its end (the
+ *      decision log's record stage): it joins the processed set, the cursor
+ *      advances over every handled notification, and the state file is
+ *      written (atomically) — so a crash loses none (not yet recorded →
+ *      handled again; the outbound journal then refuses a second reply to
+ *      the same post: key "reply:<uri>") and answers none twice. A send
+ *      that failed at the platform is retried at the next check, at most
+ *      BSKY_MAX_ATTEMPTS times.
+ *
+ * Owner (OWNER_BLUESKY_SOCIAL_HANDLE_DID): author kind OWNER in the event,
+ * so the gate lets it past the budgets (never past "self" and "paused");
+ * first in every batch; never stopped by conversation limits; the model's
+ * token budget is asked with owner=true.
+ *
+ * Feed hygiene (job "bluesky-feed": at start, then every 15 min; §6.10):
+ * one getAuthorFeed of our own feed serves the identity post check (posted
+ * once, remembered by URI: not re-posted when it scrolls out, §11.11), the
+ * expression schedule (measured from our last top-level post) and pruning
+ * (policy.h's plan). A deletion is journalled ("prune:<uri>" intent before,
+ * done after); our identity post and any record whose outbound intent is
+ * still unresolved are never deleted.
+ *
+ * Peers (§7.4): @handles in our notifications are registered; a handle
+ * becomes a peer SOUL only when its identity post (🔗—) is found in its
+ * feed; then it is followed and announced once (state "discovered_peers",
+ * migrated across versions). Job "bluesky-peers" (every 3 min), its own
+ * loop so it runs in social-only mode and without a workspace.
+ *
+ * Rituals (§7.3; job "bluesky-rituals", first after 10 min then 30 min):
+ * initiator rituals due today (policy.h bsky_ritual_due, one local clock,
+ * persisted dedup) are posted with the ritual-initiation skill; a reply in
+ * a recognised ritual thread gets the ritual context and the role
+ * SHA-256(agent name + root URI) % 3.
+ *
+ * Expression (§7.1; job "bluesky-expression", every 5 min): when due (3–4 h
+ * after our last top-level post, not in quiet hours, under the daily cap),
+ * the model writes one post with the expression skill; it goes out through
+ * pipeline_say (validator: no echo of our recent posts; outbound).
+ *
+ * Bounds: BSKY_MAX_INFLIGHT notifications in flight, BSKY_BATCH_MAX
+ * notifications per check, BSKY_THREAD_MAX posts of a parent chain,
+ * BSKY_REFS_MAX reply refs waiting for the port, BSKY_LIKES_MAX likes
+ * waiting for their pacing, plus bstate.h's.
+ *
+ * Lifetime: bsky_new, then bsky_port_init (the outbound port: adds the
+ * reply refs the pipeline does not carry), bsky_start; bsky_quiesce stops
+ * the jobs and takes no new work; bsky_free after the outbound closed.
+ */
+#ifndef GA_MODULES_BLUESKY_BSKY_H
+#define GA_MODULES_BLUESKY_BSKY_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "common/err.h"
+#include "modules/bluesky/bstate.h"
+#include "modules/bluesky/policy.h"
+#include "modules/outbound/outbound.h"
+
+#define BSKY_AWARENESS_MS      45000
+#define BSKY_FEED_MS           (15 * 60 * 1000)
+#define BSKY_EXPRESSION_MS     (5 * 60 * 1000)
+#define BSKY_PEERS_MS          (3 * 60 * 1000)
+#define BSKY_RITUAL_FIRST_MS   (10 * 60 * 1000)
+#define BSKY_RITUAL_MS         (30 * 60 * 1000)
+#define BSKY_RITUAL_EARLIEST_H 9
+#define BSKY_MAX_PAGES         4
+#define BSKY_PAGE_LIMIT        50
+#define BSKY_BATCH_MAX         (BSKY_MAX_PAGES * BSKY_PAGE_LIMIT)
+#define BSKY_MAX_INFLIGHT      8
+#define BSKY_MAX_ATTEMPTS      3
+#define BSKY_THREAD_MAX        32
+#define BSKY_REFS_MAX          64
+#define BSKY_LIKES_MAX         32
+#define BSKY_COMPOSE_ROUNDS    3
+#define BSKY_FEED_LIMIT        50
+#define BSKY_REPLY_SKILL       "bluesky-reply"
+#define BSKY_EXPRESSION_SKILL  "expression"
+#define BSKY_RITUAL_SKILL      "ritual-initiation"
+
+struct atp_client;
+struct budget;
+struct decision_log;
+struct journal;
+struct llm_client;
+struct pipeline;
+struct sched;
+struct self_doc;
+struct skills;
+struct state_store;
+
+struct bsky_config {
+	uv_loop_t *loop;
+	struct atp_client *atp;    /* borrowed; required */
+	struct pipeline *pipeline; /* borrowed; required */
+	struct outbound *outbound; /* borrowed; required (likes) */
+	struct decision_log *dlog; /* borrowed; required (the end of each walk) */
+	struct journal *journal;   /* borrowed; NULL: pruning deletes nothing */
+	struct llm_client *llm;    /* NULL: nothing is composed (recorded) */
+	struct budget *budget;     /* may be NULL */
+	const struct skills *skills;
+	const struct self_doc *self; /* the pointer stays across SIGHUP */
+	const char *soul_text;
+	const char *self_path;
+	const struct state_store *st; /* NULL: nothing persisted (tests) */
+	struct sched *sched;          /* NULL: no jobs (tests call bsky_check_now) */
+	const char *agent_name;
+	const char *owner_did;       /* may be NULL */
+	const char *owner_handle;    /* may be NULL */
+	const char *github_username; /* NULL: no identity post */
+	bool social_only;
+	/* tunables; 0 = the defaults above */
+	uint64_t awareness_ms;
+	uint64_t feed_ms;
+	uint64_t expression_ms;
+	int64_t pace_ms; /* > 0: every per-type pacing gap is this (tests) */
+};
+
+struct bsky;
+
+/* Copies the strings. NULL with err naming what is missing. */
+struct bsky *bsky_new(const struct bsky_config *c, struct ga_err *err);
+/* The outbound port to add for CONV_PLATFORM_BLUESKY: inner (atp_port_init's)
+ * wrapped so a reply the pipeline submits gets its reply refs, and so the
+ * engine learns each send's outcome. */
+void bsky_port_init(struct bsky *b, struct outbound_port *out, const struct outbound_port *inner);
+/* Loads the state, subscribes to the decision log, logs in and starts the
+ * jobs once the session is there. 0, or -1 with err. */
+int bsky_start(struct bsky *b, struct ga_err *err);
+/* Runs an awareness check now (tests, `--once`); false when one is running. */
+bool bsky_check_now(struct bsky *b);
+void bsky_quiesce(struct bsky *b);
+void bsky_free(struct bsky *b);
+/* {session, did, handle, lastCheck, handled, inFlight, cursor, rate{…},
+ * conversations, peers} — caller frees. */
+cJSON *bsky_status(struct bsky *b);
+
+#endif
