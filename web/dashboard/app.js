@@ -231,7 +231,93 @@ function card(label, value) {
   return el('div', { cls: 'card' }, el('b', { text: value }), el('span', { text: label }));
 }
 
-const STATUS_SHOWN = ['agent', 'paused', 'uptimeMs', 'startedAt', 'features', 'lastActivityBy', 'jobs', 'now', 'dashboard', 'jobsInFlight', 'tokenBudget'];
+const STATUS_SHOWN = ['agent', 'paused', 'uptimeMs', 'startedAt', 'features', 'lastActivityBy', 'jobs', 'now', 'dashboard', 'jobsInFlight', 'tokenBudget', 'services'];
+
+// --- services' rate budgets (cmd/services.h: "services": {name: {...}}) ------------
+// The shapes are the services' own and not final, so nothing here knows a
+// service: an object with numeric "remaining" and "limit" is a rate budget
+// (with its reset: "reset", "resetMs", "resetAt", "resetsAt", seconds or
+// milliseconds since the epoch or an ISO time); every other number is listed
+// by its name; the rest is shown as short text.
+
+const fmtNum = (n) => (Number.isInteger(n) ? n.toLocaleString('en') : String(n));
+
+function isBudget(v) {
+  return v && typeof v === 'object' && !Array.isArray(v) &&
+    typeof v.remaining === 'number' && typeof v.limit === 'number';
+}
+
+// A reset time in epoch milliseconds, or null.
+function resetMs(b) {
+  for (const k of ['resetMs', 'resetAt', 'resetsAt', 'reset', 'resetAtMs']) {
+    const v = b[k];
+    if (typeof v === 'number' && v > 0) return v > 1e12 ? v : v * 1000;
+    if (typeof v === 'string') { const t = Date.parse(v); if (!isNaN(t)) return t; }
+  }
+  return null;
+}
+
+function fmtBudget(b) {
+  let t = fmtNum(b.remaining) + ' / ' + fmtNum(b.limit);
+  const r = resetMs(b);
+  if (r !== null) {
+    const left = r - Date.now();
+    t += left > 0 ? ' · resets in ' + fmtDuration(left) : ' · reset due';
+  }
+  return t;
+}
+
+// [label, budget] pairs of a service's status: the object itself or its fields.
+function budgetsOf(name, svc) {
+  const out = [];
+  if (isBudget(svc)) out.push([name, svc]);
+  for (const [k, v] of Object.entries(svc || {}))
+    if (isBudget(v)) out.push([/^rate(budget|limit)?$/i.test(k) ? name : name + ' ' + k, v]);
+  return out;
+}
+
+function numbersOf(svc, prefix, out) {
+  for (const [k, v] of Object.entries(svc || {})) {
+    if (typeof v === 'number') out.push(prefix + k + ' ' + fmtNum(v));
+    else if (v && typeof v === 'object' && !Array.isArray(v) && !isBudget(v)) numbersOf(v, prefix + k + '.', out);
+  }
+  return out;
+}
+
+function othersOf(svc) {
+  const out = [];
+  for (const [k, v] of Object.entries(svc || {})) {
+    if (v === null) out.push(k + ': none');
+    else if (typeof v === 'string') out.push(k + ': ' + (v.length > 120 ? v.slice(0, 120) + '…' : v));
+    else if (typeof v === 'boolean') out.push(k + ': ' + (v ? 'yes' : 'no'));
+    else if (Array.isArray(v)) out.push(k + ': ' + v.length + ' item(s)');
+  }
+  return out;
+}
+
+function renderServices(services) {
+  const tb = $('services').tBodies[0];
+  tb.replaceChildren();
+  const names = Object.keys(services || {});
+  $('services-none').classList.toggle('hidden', names.length > 0);
+  const cards = [];
+  for (const n of names) {
+    const svc = services[n];
+    const budgets = (svc && typeof svc === 'object') ? budgetsOf(n, svc) : [];
+    for (const [label, b] of budgets) {
+      const low = b.limit > 0 && b.remaining / b.limit < 0.1;
+      const c = card(label + ' rate budget', fmtBudget(b));
+      if (low) c.classList.add('low');
+      cards.push(c);
+    }
+    const obj = (svc && typeof svc === 'object') ? svc : {};
+    tb.appendChild(el('tr', { data: { service: n } }, td(n),
+      td(budgets.length ? budgets.map(([l, b]) => (l === n ? '' : l.slice(n.length + 1) + ': ') + fmtBudget(b)).join('; ') : 'not reported'),
+      td(numbersOf(obj, '', []).join(' · ')),
+      td(svc === null ? 'no status' : othersOf(obj).join(' · '))));
+  }
+  return cards;
+}
 
 async function loadStatus() {
   const s = await api('status');
@@ -248,6 +334,7 @@ async function loadStatus() {
     s.tokenBudget ? card('model tokens today' + (s.tokenBudget.dailyLimit ? ' of ' + s.tokenBudget.dailyLimit.toLocaleString('en') : ' (no budget)'),
       s.tokenBudget.totalTokens.toLocaleString('en') + ' · ' + s.tokenBudget.calls + ' call(s)' +
       (s.tokenBudget.denied ? ' · ' + s.tokenBudget.denied + ' refused' : '')) : null,
+    ...renderServices(s.services),
     card('live streams', s.dashboard.sseClients + ' / ' + s.dashboard.sseMax),
     card('slow streams dropped', s.dashboard.sseDropped)].filter(Boolean));
   const pb = $('platforms').tBodies[0];

@@ -81,6 +81,27 @@ static cJSON *status_json(void *ud)
 	cJSON *gh = cJSON_AddObjectToObject(f, "github");
 	cJSON_AddBoolToObject(gh, "enabled", false);
 	cJSON_AddStringToObject(gh, "detail", "AGENT_GITHUB_TOKEN not set");
+	/* "services" as cmd/services.h puts it: each service's own shape
+	 * (GitHub's rateBudget with resetMs, a bucket with an ISO reset, a
+	 * service without a status). */
+	cJSON *svcs = cJSON_AddObjectToObject(o, "services");
+	cJSON *sg = cJSON_AddObjectToObject(svcs, "github");
+	cJSON_AddStringToObject(sg, "login", "dashbot-gh");
+	cJSON_AddNumberToObject(sg, "polls", 12);
+	cJSON *rb = cJSON_AddObjectToObject(sg, "rateBudget");
+	cJSON_AddNumberToObject(rb, "limit", 5000);
+	cJSON_AddNumberToObject(rb, "remaining", 4321);
+	cJSON_AddNumberToObject(rb, "resetMs", (double)(time_now_ms() + 600000));
+	cJSON *sb = cJSON_AddObjectToObject(svcs, "bluesky");
+	cJSON_AddNumberToObject(sb, "requests", 7);
+	cJSON_AddNumberToObject(sb, "rateLimited", 1);
+	char reset[TIME_ISO_LEN + 1];
+	cJSON *br = cJSON_AddObjectToObject(sb, "rate");
+	cJSON_AddNumberToObject(br, "remaining", 250);
+	cJSON_AddNumberToObject(br, "limit", 3000);
+	cJSON_AddStringToObject(br, "resetAt", time_format_iso(time_now_ms() + 300000, reset));
+	cJSON_AddStringToObject(sb, "lastError", "429 from bsky.social");
+	cJSON_AddNullToObject(svcs, "reflection");
 	/* What a careless status writer might include: must reach no page. */
 	cJSON_AddStringToObject(o, "debugEcho", h->secret);
 	cJSON_AddNumberToObject(o, "pausedCalls", h->paused_calls);

@@ -139,6 +139,11 @@ static void test_status(void **state)
 	assert_int_equal(cJSON_GetObjectItem(tb, "calls")->valueint, 3);
 	assert_non_null(
 	        strstr(cJSON_GetObjectItem(tb, "summary")->valuestring, "of 50,000 tokens"));
+	/* the services' statuses (rate budgets) pass through as they are */
+	const cJSON *rb = cJSON_GetObjectItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(s, "services"), "github"), "rateBudget");
+	assert_int_equal(cJSON_GetObjectItem(rb, "remaining")->valueint, 4321);
+	assert_int_equal(cJSON_GetObjectItem(rb, "limit")->valueint, 5000);
 	const cJSON *d = cJSON_GetObjectItem(s, "dashboard");
 	assert_int_equal(cJSON_GetObjectItem(d, "sseMax")->valueint, 8);
 	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(d, "tokenRequired")));
