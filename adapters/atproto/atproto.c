@@ -438,6 +438,22 @@ static void secret(const char *s)
 		log_add_secret(s);
 }
 
+/* The log's secret table is small and has no removal (common/log.h), and
+ * the tokens rotate on every refresh. They are never logged by this client;
+ * redaction is the safety net, so the first ATP_TOKEN_SECRETS_MAX tokens of
+ * the process are registered and later ones are not, rather than crowding
+ * out the other components' secrets. */
+#define ATP_TOKEN_SECRETS_MAX 8
+static int token_secrets;
+
+static void token_secret(const char *s)
+{
+	if (token_secrets >= ATP_TOKEN_SECRETS_MAX)
+		return;
+	token_secrets++;
+	secret(s);
+}
+
 static void session_clear(struct atp_client *c)
 {
 	free(c->access);
@@ -482,8 +498,8 @@ static int session_take(struct atp_client *c, const cJSON *o, char *msg, size_t 
 		err_fmt(msg, cap, "the session answer lacks did, accessJwt or refreshJwt");
 		return -1;
 	}
-	secret(acc);
-	secret(ref);
+	token_secret(acc);
+	token_secret(ref);
 	session_clear(c);
 	c->access = xstrdup(acc);
 	c->refresh = xstrdup(ref);
