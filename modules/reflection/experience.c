@@ -382,6 +382,13 @@ bool exp_from_decision(const struct exp_source *src, struct exp_in *out, char *b
 		         who, rec->decision.reason);
 		return true;
 	}
+	if (rec->stage == STAGE_RECORD && strcmp(rule, "commitment") == 0 &&
+	    rec->decision.verdict == VERDICT_SENT) {
+		out->type = EXP_HELPED_SOMEONE;
+		out->why = "I kept a promise I made";
+		snprintf(buf, cap, "Carried out a commitment (%s): %s", where, rec->decision.reason);
+		return true;
+	}
 	if (rec->stage == STAGE_VALIDATOR && rec->decision.verdict == VERDICT_REJECT) {
 		out->type = EXP_WAS_CHALLENGED;
 		out->why = "my own draft did not pass my standards";

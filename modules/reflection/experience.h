@@ -18,6 +18,8 @@
  *        - the agent answered a peer agent                → connection_formed
  *        - the agent took on a commitment in the room (stage record, rule
  *          "commitment", verdict info)                    → helped_someone
+ *        - the agent carried a commitment out (stage record, rule
+ *          "commitment", verdict sent: modules/fulfil)    → helped_someone
  *        - the validator rejected the agent's own draft (stage validator,
  *          verdict reject: moderation said no)            → was_challenged
  *        - the agent decided to stay silent when addressed directly (stage
@@ -25,9 +27,9 @@
  *                                                         → chose_silence
  *      Everything else — gate blocks, pacing, dedup, sends, claims, history
  *      replays — is mechanics, not experience, and is not recorded.
- *   2. explicit calls (exp_store_add) from modules that know more than the
- *      decision log says: a fulfilled commitment (helped_someone), a
- *      Bluesky conversation, a ritual.
+ *   2. explicit calls (exp_store_add, reflection_add_experience) from
+ *      modules that know more than the decision log says: a Bluesky
+ *      conversation, a ritual, an idea that resonated.
  *
  * Dedup: the same type with the same first EXP_DEDUP_PREFIX characters of
  * `what` (case-insensitive) within EXP_DEDUP_WINDOW_MS is skipped.

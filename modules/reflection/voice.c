@@ -23,6 +23,7 @@ struct key_def {
 	const char *name;
 	const char *placeholders[3];
 	const char *def;
+	bool optional; /* missing → its default, the rest of the file still used */
 };
 
 /* The schema and the defaults (the reference's texts, runtime-bluesky.md
@@ -62,6 +63,11 @@ static const struct key_def keys[VOICE_KEY_COUNT] = {
                                          "🏁 **This workspace has been assessed as complete.**\n\n"
                                          "{{summary}}\n\nClosing or commenting on this issue "
                                          "restarts work."},
+        [VOICE_PEER_ANNOUNCEMENT] = {"bluesky", "peer_announcement", "bluesky.peer_announcement",
+                                     {"handle", "url"},
+                                     "Working with @{{handle}} ({{url}}) — looking forward to "
+                                     "building together.",
+                                     true},
 };
 
 const char *voice_key_name(enum voice_key k)
@@ -131,6 +137,10 @@ int voice_parse(const char *text, size_t len, bool generated, struct voice_phras
 		const cJSON *v = cJSON_IsObject(obj)
 		                         ? cJSON_GetObjectItemCaseSensitive(obj, keys[k].field)
 		                         : NULL;
+		if (!v && keys[k].optional) {
+			out->text[k] = xstrdup(keys[k].def);
+			continue;
+		}
 		if (!cJSON_IsString(v) || !v->valuestring[0]) {
 			err_set(err, "voice phrases: %s is missing or not a non-empty string",
 			        keys[k].name);

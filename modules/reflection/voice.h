@@ -13,6 +13,9 @@
  *               "task_complete", "task_blocked", "task_failed"    {{number}} {{title}} {{details}}
  *               "plan_complete"                                   non-empty
  *               "workspace_finished"}}                            {{summary}}
+ * and one optional key, an extension (the reference hard-coded it): a file
+ * without it keeps the default for that key only —
+ *    "bluesky": {"peer_announcement"}                            {{handle}} {{url}}
  *
  * Loading (voice_get): the file is read when first needed and again when
  * its modification time changes (hot reload). Missing, unparsable,
@@ -57,6 +60,7 @@ enum voice_key {
 	VOICE_GH_TASK_FAILED,
 	VOICE_GH_PLAN_COMPLETE,
 	VOICE_GH_WORKSPACE_FINISHED,
+	VOICE_PEER_ANNOUNCEMENT, /* optional (an extension of §2.4) */
 	VOICE_KEY_COUNT,
 };
 

@@ -100,6 +100,13 @@ static void test_meaningful_rule(void **state)
 	           "create_issue c-1 (source space) enqueued");
 	assert_true(classify(&r, "file it", "host", CONV_AUTHOR_HOST, true, false, &in, buf));
 	assert_int_equal(in.type, EXP_HELPED_SOMEONE);
+	r = rec_of("github", STAGE_RECORD, VERDICT_SENT, "commitment",
+	           "completed (created): https://github.com/o/r/issues/3");
+	assert_true(classify(&r, NULL, NULL, -1, false, false, &in, buf));
+	assert_int_equal(in.type, EXP_HELPED_SOMEONE);
+	assert_non_null(strstr(in.what, "https://github.com/o/r/issues/3"));
+	r = rec_of("github", STAGE_RECORD, VERDICT_FAIL, "commitment", "attempt 1 of 3 failed");
+	assert_false(classify(&r, NULL, NULL, -1, false, false, &in, buf));
 	r = rec_of("space", STAGE_VALIDATOR, VERDICT_REJECT, "echo", "restates Ada");
 	assert_true(classify(&r, NULL, NULL, -1, false, false, &in, buf));
 	assert_int_equal(in.type, EXP_WAS_CHALLENGED);
@@ -397,8 +404,19 @@ static void test_voice_parse(void **state)
 	assert_non_null(strstr(text, "\"generatedAt\":"));
 	assert_int_equal(text[strlen(text) - 1], '\n');
 
-	/* version 2, a missing field, a wrong type: refused, naming it */
+	/* the optional key may be missing (a reference-format file): default */
 	cJSON *j = cJSON_Parse(text);
+	cJSON_DeleteItemFromObject(j, "bluesky");
+	char *ref = cJSON_Print(j);
+	assert_int_equal(voice_parse(ref, strlen(ref), false, &p, &e), 0);
+	assert_string_equal(p.text[VOICE_PEER_ANNOUNCEMENT], voice_default(VOICE_PEER_ANNOUNCEMENT));
+	assert_string_equal(voice_key_name(VOICE_PEER_ANNOUNCEMENT), "bluesky.peer_announcement");
+	voice_phrases_free(&p);
+	free(ref);
+	cJSON_Delete(j);
+
+	/* version 2, a missing field, a wrong type: refused, naming it */
+	j = cJSON_Parse(text);
 	cJSON_ReplaceItemInObject(j, "version", cJSON_CreateNumber(2));
 	char *s = cJSON_Print(j);
 	assert_int_equal(voice_parse(s, strlen(s), false, &p, &e), -1);
