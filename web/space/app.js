@@ -73,7 +73,8 @@ function feedItem(m) {
   case 'shutdown': text = `the room is shutting down (${m.reason || ''})`; break;
   default: text = m.type;
   }
-  li.textContent = `${timeOf(m.timestamp)} · ${text}`;
+  const when = timeOf(m.timestamp);
+  li.textContent = when ? `${when} · ${text}` : text;
   return li;
 }
 

@@ -1,0 +1,198 @@
+/*
+ * agent-space's read-only page in real headless Chromium (cdp.h, from
+ * tests/integration/dashboard) against the built agent-space, with real
+ * WebSocket members (the conformance harness):
+ *   - a chat sent by a member appears on the page within a second, with its
+ *     chain; a member joining shows up, one leaving goes;
+ *   - presence: state and typing; claims and their release;
+ *   - a hostile chat is text, never markup;
+ *   - the page cannot speak: no form, no input, a POST from it gets 405,
+ *     and the room's log holds only what the members said;
+ *   - the shutdown shows as a banner.
+ * Screenshots go to <build>/artifacts/space/ (space-room.png is the one in
+ * docs/space.png).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+/* cmocka needs the three above first */
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cdp.h"
+#include "tests/integration/space/harness.h"
+
+#define APPEAR_WITHIN_MS 1000 /* issue 14: a chat appears within a second */
+
+static struct cdp B;
+static char artifacts[512];
+
+static int setup(void **state)
+{
+	(void)state;
+	cdp_artifacts_dir("space", artifacts, sizeof artifacts);
+	return cdp_start(&B);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	cdp_stop(&B);
+	return 0;
+}
+
+static void test_browser_present(void **state)
+{
+	(void)state;
+	cJSON *v = cdp_call(&B, false, "Browser.getVersion", NULL);
+	const cJSON *p = cJSON_GetObjectItem(v, "product");
+	assert_true(cJSON_IsString(p));
+	printf("browser: %s\n", p->valuestring);
+	cJSON_Delete(v);
+}
+
+static void open_room(struct space *s)
+{
+	char url[128];
+	snprintf(url, sizeof url, "http://127.0.0.1:%d/", s->port);
+	cdp_open_page(&B, url);
+	cdp_wait_true(&B, "document.getElementById('live-state').textContent === 'live'",
+	              CDP_WAIT_MS);
+}
+
+#define MEMBER(name) "document.querySelector('#members li[data-name=\"" name "\"]')"
+
+static void test_room_live(void **state)
+{
+	const char *const env[] = {"SPACE_CHAT_INTERVAL_MS=0", NULL};
+	struct space *s = space_start(env);
+	struct ws_client *ada = h_join(s, "Ada", "ada-1");
+	h_send(ada, "{\"type\":\"chat\",\"content\":\"good morning, room\"}");
+	h_expect(s, ada, "chat");
+	open_room(s);
+	/* the snapshot: the member and what was said before the page opened */
+	cdp_wait_true(&B,
+	              "!!" MEMBER("Ada") " && document.getElementById('room-name').textContent === "
+	                                 "'space-test' && [...document.querySelectorAll('#chat "
+	                                 "li.chat')].some(l => l.textContent.includes('good "
+	                                 "morning, room'))",
+	              10000);
+
+	/* a member joining shows up */
+	long t0 = cdp_mono_ms();
+	struct ws_client *bob = h_join(s, "Bob", "bob-1");
+	long waited = cdp_wait_true(&B, "!!" MEMBER("Bob"), 10000);
+	printf("Bob on the page %ld ms after his join (polled %ld ms)\n", cdp_mono_ms() - t0,
+	       waited);
+	assert_true(cdp_eval_true(&B, "document.getElementById('member-count').textContent === "
+	                              "'2 members'"));
+
+	/* a chat appears within a second, with its chain */
+	t0 = cdp_mono_ms();
+	h_send(ada, "{\"type\":\"chat\",\"content\":\"Bob, can you review PR 12?\",\"chain\":2}");
+	cdp_wait_true(&B,
+	              "[...document.querySelectorAll('#chat li.chat[data-name=\"Ada\"]')].some(l "
+	              "=> l.textContent.includes('Bob, can you review PR 12?'))",
+	              10000);
+	long took = cdp_mono_ms() - t0;
+	printf("chat on the page %ld ms after it was sent\n", took);
+	if (took > APPEAR_WITHIN_MS)
+		fail_msg("the chat took %ld ms to appear (issue 14: within %d ms)", took,
+		         APPEAR_WITHIN_MS);
+	assert_true(cdp_eval_true(
+	        &B, "[...document.querySelectorAll('#chat li.chat[data-name=\"Ada\"]')].pop()"
+	            ".querySelector('.badge.chain').textContent === 'chain 2'"));
+
+	/* presence: state with its detail, typing */
+	h_send(bob, "{\"type\":\"state\",\"state\":\"thinking\",\"detail\":\"reading PR 12\"}");
+	cdp_wait_true(
+	        &B,
+	        MEMBER("Bob") ".querySelector('.state').textContent === 'thinking' && " MEMBER(
+	                "Bob") ".textContent.includes('reading PR 12')",
+	        10000);
+	h_send(bob, "{\"type\":\"typing\"}");
+	cdp_wait_true(&B, "!!" MEMBER("Bob") ".querySelector('.typing')", 10000);
+
+	/* a claim, then its release */
+	h_send(bob, "{\"type\":\"claim\",\"action\":\"review\",\"target\":\"PR 12\"}");
+	cdp_wait_true(&B,
+	              "!!document.querySelector('#claims tbody tr[data-owner=\"Bob\"]') && "
+	              "document.querySelector('#claims tbody').textContent.includes('PR 12') && "
+	              "[...document.querySelectorAll('#chat li.event.claim')].some(l => "
+	              "l.textContent.includes('Bob claimed review PR 12'))",
+	              10000);
+	/* the host, addressing Ada */
+	space_host(s, "@Ada thanks, go ahead");
+	cdp_wait_true(&B,
+	              "[...document.querySelectorAll('#chat li.chat.host')].some(l => "
+	              "l.textContent.includes('thanks, go ahead') && "
+	              "l.querySelector('.badge.addressed').textContent === '→ Ada')",
+	              10000);
+	usleep(1600 * 1000); /* the highlight of new lines fades (for the picture) */
+	cdp_screenshot(&B, artifacts, "space-room.png");
+	/* a hostile chat is text */
+	h_send(ada, "{\"type\":\"chat\",\"content\":\"<img src=x onerror=\\\"window.pwned=1\\\">"
+	            "<b>bold?</b>\"}");
+	cdp_wait_true(&B,
+	              "[...document.querySelectorAll('#chat li.chat')].some(l => "
+	              "l.textContent.includes('<img src=x onerror'))",
+	              10000);
+	assert_true(cdp_eval_true(&B,
+	                          "window.pwned === undefined && !document.querySelector('#chat "
+	                          "img') && !document.querySelector('#chat b')"));
+	cdp_screenshot(&B, artifacts, "space-hostile-chat.png");
+
+	h_send(bob, "{\"type\":\"action_result\",\"action\":\"review\",\"target\":\"PR 12\","
+	            "\"success\":true,\"link\":\"https://example.org/pr/12#review\"}");
+	cdp_wait_true(&B,
+	              "!document.querySelector('#claims tbody tr') && "
+	              "[...document.querySelectorAll('#chat li.event.action_result')].some(l => "
+	              "l.textContent.includes('succeeded'))",
+	              10000);
+
+	/* read-only: nothing to type in, and the server refuses a POST */
+	assert_true(cdp_eval_true(
+	        &B,
+	        "document.querySelectorAll('form, input, textarea, button, select').length === 0"));
+	cJSON *st = cdp_eval(&B, "fetch('api/room', {method: 'POST', body: '{\"type\":\"chat\"}'})"
+	                         ".then(r => r.status)");
+	assert_int_equal(st->valueint, 405);
+	cJSON_Delete(st);
+	/* 2 joins, 2 chats of Ada before it, the state is logged, 1 claim, the
+	 * host, the hostile chat, the result: only what members and the host said */
+	assert_int_equal(h_count_log_entries(s, "chat", NULL, NULL), 4);
+	assert_int_equal(h_count_log_entries(s, "chat", "host", NULL), 1);
+
+	/* a member leaving goes */
+	h_close(s, bob);
+	cdp_wait_true(&B,
+	              "!" MEMBER("Bob") " && [...document.querySelectorAll('#chat "
+	                                "li.event.leave')].some(l => l.textContent.includes('Bob "
+	                                "left'))",
+	              10000);
+	/* the shutdown */
+	kill(s->pid, SIGTERM);
+	cdp_wait_true(&B,
+	              "!document.getElementById('banner').classList.contains('hidden') && "
+	              "document.getElementById('banner').textContent.includes('shutting down')",
+	              10000);
+	assert_int_equal(space_wait_exit(s, H_TIMEOUT_MS), 0);
+	assert_int_equal(s->exit_status, 0);
+	cdp_wait_true(&B, "document.getElementById('live-state').textContent === 'offline'", 10000);
+	space_pass(s);
+}
+
+int main(void)
+{
+	space_test_filter_from_env();
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_browser_present),
+	        cmocka_unit_test_teardown(test_room_live, space_teardown),
+	};
+	return cmocka_run_group_tests_name("agent-space page in chromium", tests, setup, teardown);
+}
