@@ -65,6 +65,7 @@ struct notif {
 	int64_t id;
 	size_t repo;
 	int64_t number;
+	char login[40]; /* the recipient; "" = every token sees it */
 	char reason[32];
 	bool unread;
 	int64_t updated_ms;
@@ -298,6 +299,8 @@ static cJSON *notif_json(struct ghfake *f, const struct notif *n)
 	cJSON_AddStringToObject(o, "id", buf);
 	cJSON_AddBoolToObject(o, "unread", n->unread);
 	cJSON_AddStringToObject(o, "reason", n->reason);
+	if (n->login[0])
+		cJSON_AddStringToObject(o, "recipient", n->login);
 	cJSON_AddStringToObject(o, "updated_at", iso(n->updated_ms, t));
 	cJSON *s = cJSON_AddObjectToObject(o, "subject");
 	cJSON_AddStringToObject(s, "title", is ? is->title : "");
@@ -584,6 +587,75 @@ static struct comment *new_comment(struct ghfake *f, struct issue *is, const cha
 	return c;
 }
 
+/* "@login" in body, not glued to a longer login. */
+static bool mentions(const char *body, const char *login)
+{
+	size_t ll = strlen(login);
+	for (const char *p = body ? strchr(body, '@') : NULL; p; p = strchr(p + 1, '@')) {
+		char after = p[1 + ll];
+		if (strncasecmp(p + 1, login, ll) == 0 &&
+		    !((after >= 'a' && after <= 'z') || (after >= 'A' && after <= 'Z') ||
+		      (after >= '0' && after <= '9') || after == '-'))
+			return true;
+	}
+	return false;
+}
+
+static struct notif *notif_upsert(struct ghfake *f, struct repo *r, int64_t number,
+                                  const char *login, const char *reason)
+{
+	size_t ri = (size_t)(r - f->repos);
+	struct notif *n = NULL;
+	for (size_t i = 0; i < f->n_notifs && !n; i++)
+		if (f->notifs[i].repo == ri && f->notifs[i].number == number &&
+		    strcasecmp(f->notifs[i].login, login ? login : "") == 0 && login && *login)
+			n = &f->notifs[i];
+	if (!n) {
+		if (f->n_notifs == GHFAKE_NOTIFS_MAX)
+			return NULL;
+		f->notifs = grow(f->notifs, f->n_notifs + 1, sizeof *f->notifs);
+		n = &f->notifs[f->n_notifs++];
+		memset(n, 0, sizeof *n);
+		n->id = ++f->next_id;
+		n->repo = ri;
+		n->number = number;
+		snprintf(n->login, sizeof n->login, "%s", login ? login : "");
+	}
+	snprintf(n->reason, sizeof n->reason, "%s", reason ? reason : "mention");
+	n->unread = true;
+	n->updated_ms = now(f);
+	return n;
+}
+
+/* As GitHub does for participants: every token's login other than the
+ * author gets (or has refreshed) an unread thread about the issue when the
+ * text mentions it ("mention"), or when it opened the issue ("author") or
+ * commented on it ("comment"). Nothing without registered tokens. */
+static void notify_participants(struct ghfake *f, struct repo *r, struct issue *is,
+                                const char *author, const char *body)
+{
+	for (size_t t = 0; t < f->n_tokens; t++) {
+		const char *login = f->tokens[t].login;
+		if (strcasecmp(login, author) == 0)
+			continue;
+		bool dup = false; /* two tokens of one login: one thread */
+		for (size_t u = 0; u < t; u++)
+			dup |= strcasecmp(f->tokens[u].login, login) == 0;
+		if (dup)
+			continue;
+		const char *reason = NULL;
+		if (mentions(body, login))
+			reason = "mention";
+		else if (strcasecmp(is->author, login) == 0)
+			reason = "author";
+		for (size_t i = 0; !reason && i < is->n_comments; i++)
+			if (!is->comments[i].deleted && strcasecmp(is->comments[i].author, login) == 0)
+				reason = "comment";
+		if (reason)
+			notif_upsert(f, r, is->number, login, reason);
+	}
+}
+
 static void create_issue(struct ghfake *f, struct repo *r, const char *login,
                          const struct httpfake_request *req, struct httpfake_response *resp)
 {
@@ -608,6 +680,7 @@ static void create_issue(struct ghfake *f, struct repo *r, const char *login,
 			is->labels = strings_of(cJSON_GetObjectItem(b, "labels"));
 			cJSON_Delete(is->assignees);
 			is->assignees = strings_of(cJSON_GetObjectItem(b, "assignees"));
+			notify_participants(f, r, is, login, is->body);
 			answer(resp, 201, issue_json(f, r, is));
 		}
 	}
@@ -1039,10 +1112,12 @@ static void route_repo(struct ghfake *f, const char *login, const struct httpfak
 			invalid(resp, "IssueComment", "body", "missing_field");
 		} else {
 			struct comment *c = new_comment(f, is, login, body->valuestring);
-			if (!c)
+			if (!c) {
 				error(resp, 422, "ghfake: too many comments on this issue");
-			else
+			} else {
+				notify_participants(f, r, is, login, body->valuestring);
 				answer(resp, 201, comment_json(f, r, is, c));
+			}
 		}
 		cJSON_Delete(b);
 	} else if (strcmp(e, "/reactions") == 0 && strcmp(m, "POST") == 0) {
@@ -1052,8 +1127,13 @@ static void route_repo(struct ghfake *f, const char *login, const struct httpfak
 	}
 }
 
+static bool notif_for(const struct notif *n, const char *login)
+{
+	return !n->login[0] || (login && strcasecmp(n->login, login) == 0);
+}
+
 static void notifications(struct ghfake *f, const struct httpfake_request *req,
-                          struct httpfake_response *resp)
+                          struct httpfake_response *resp, const char *login)
 {
 	const char *all_s = param(req, "all");
 	bool all = all_s && strcmp(all_s, "true") == 0;
@@ -1066,7 +1146,7 @@ static void notifications(struct ghfake *f, const struct httpfake_request *req,
 	cJSON *arr = cJSON_CreateArray();
 	for (size_t i = f->n_notifs; i-- > 0;) { /* newest first */
 		const struct notif *n = &f->notifs[i];
-		if ((all || n->unread) && n->updated_ms >= since)
+		if ((all || n->unread) && n->updated_ms >= since && notif_for(n, login))
 			cJSON_AddItemToArray(arr, notif_json(f, n));
 	}
 	paginate(f, req, resp, arr, 50, NULL);
@@ -1142,14 +1222,14 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 			route_repo(f, login, req, resp);
 		} else if (strcmp(req->path, "/notifications") == 0 &&
 		           strcmp(req->method, "GET") == 0) {
-			notifications(f, req, resp);
+			notifications(f, req, resp, login);
 		} else if (strncmp(req->path, "/notifications/threads/", 23) == 0 &&
 		           strcmp(req->method, "PATCH") == 0) {
 			const char *e;
 			int64_t id = num(req->path + 23, &e);
 			struct notif *n = NULL;
 			for (size_t i = 0; id > 0 && !*e && i < f->n_notifs; i++)
-				if (f->notifs[i].id == id)
+				if (f->notifs[i].id == id && notif_for(&f->notifs[i], login))
 					n = &f->notifs[i];
 			if (n) {
 				n->unread = false;
@@ -1294,10 +1374,11 @@ int64_t ghfake_add_issue(struct ghfake *f, const char *owner, const char *repo, 
                          const char *title, const char *body)
 {
 	pthread_mutex_lock(&f->mu);
-	struct issue *is =
-	        new_issue(f, must_repo(f, owner, repo), author ? author : "someone", title, body);
+	struct repo *r = must_repo(f, owner, repo);
+	struct issue *is = new_issue(f, r, author ? author : "someone", title, body);
 	if (!is)
 		die("ghfake_add_issue: more than %d issues", GHFAKE_ISSUES_MAX);
+	notify_participants(f, r, is, is->author, is->body);
 	int64_t n = is->number;
 	pthread_mutex_unlock(&f->mu);
 	return n;
@@ -1307,12 +1388,14 @@ int64_t ghfake_add_comment(struct ghfake *f, const char *owner, const char *repo
                            const char *author, const char *body)
 {
 	pthread_mutex_lock(&f->mu);
-	struct issue *is = find_issue(must_repo(f, owner, repo), number);
+	struct repo *r = must_repo(f, owner, repo);
+	struct issue *is = find_issue(r, number);
 	if (!is)
 		die("ghfake_add_comment: no issue %s/%s#%lld", owner, repo, (long long)number);
 	struct comment *c = new_comment(f, is, author ? author : "someone", body);
 	if (!c)
 		die("ghfake_add_comment: more than %d comments", GHFAKE_COMMENTS_MAX);
+	notify_participants(f, r, is, c->author, c->body);
 	int64_t id = c->id;
 	pthread_mutex_unlock(&f->mu);
 	return id;
@@ -1382,6 +1465,25 @@ size_t ghfake_count_body(struct ghfake *f, const char *s)
 		}
 	pthread_mutex_unlock(&f->mu);
 	return n;
+}
+
+int64_t ghfake_notification_of(struct ghfake *f, const char *owner, const char *repo,
+                               int64_t number, const char *login, bool *unread)
+{
+	pthread_mutex_lock(&f->mu);
+	struct repo *r = find_repo(f, owner, repo);
+	int64_t id = 0;
+	for (size_t i = 0; r && i < f->n_notifs; i++) {
+		const struct notif *n = &f->notifs[i];
+		if (n->repo == (size_t)(r - f->repos) && n->number == number &&
+		    strcasecmp(n->login, login) == 0) {
+			id = n->id;
+			if (unread)
+				*unread = n->unread;
+		}
+	}
+	pthread_mutex_unlock(&f->mu);
+	return id;
 }
 
 int ghfake_notification_unread(struct ghfake *f, int64_t id)

@@ -32,6 +32,15 @@
  * fields searched (title, body and comments unless in: says otherwise). Real
  * GitHub matches words, not substrings: the fake is more lenient.
  *
+ * Participants: once tokens are registered, a new issue or comment (through
+ * the API or ghfake_add_issue / ghfake_add_comment) gives every other
+ * token's login an unread notification thread about the issue, as GitHub
+ * does — reason "mention" when the text holds @login, "author" when the
+ * login opened the issue, "comment" when it commented — one thread per
+ * login and issue, refreshed (unread again, updated_at now) by later
+ * activity. A login sees and marks read only its own threads and the
+ * ones ghfake_add_notification made for everyone.
+ *
  * Rate limits: every answer carries x-ratelimit-limit, -remaining, -used,
  * -reset (epoch seconds) and -resource ("core", or "search" under
  * /search/). ghfake_rate_limit() turns a real budget on for a bucket: once
@@ -102,7 +111,8 @@ int64_t ghfake_add_issue(struct ghfake *f, const char *owner, const char *repo, 
 /* Returns the new comment's id. */
 int64_t ghfake_add_comment(struct ghfake *f, const char *owner, const char *repo, int64_t number,
                            const char *author, const char *body);
-/* An unread notification thread about an issue; returns its id. */
+/* An unread notification thread about an issue, seen by every token;
+ * returns its id. */
 int64_t ghfake_add_notification(struct ghfake *f, const char *owner, const char *repo,
                                 int64_t number, const char *reason);
 
@@ -113,6 +123,11 @@ size_t ghfake_comment_count(struct ghfake *f, const char *owner, const char *rep
 cJSON *ghfake_issue(struct ghfake *f, const char *owner, const char *repo, int64_t number);
 /* Issues plus comments (not deleted), anywhere, whose body contains s. */
 size_t ghfake_count_body(struct ghfake *f, const char *s);
+/* The thread about an issue for login (GitHub keeps one per user and
+ * issue): its id, 0 when there is none; *unread (may be NULL) says whether
+ * it is unread. */
+int64_t ghfake_notification_of(struct ghfake *f, const char *owner, const char *repo,
+                               int64_t number, const char *login, bool *unread);
 /* -1 unknown thread, 0 read, 1 unread. */
 int ghfake_notification_unread(struct ghfake *f, int64_t id);
 /* Reactions with that content on the issue (comment_id 0) or a comment. */
