@@ -341,10 +341,19 @@ static void save_state(struct reflection *r)
 	cJSON_Delete(o);
 }
 
+/* The schedule and the counters mean the same in every version: an
+ * upgrade keeps them (a reset would reflect again at the first check). */
+static int keep_state(cJSON *data, const char *from_version, void *ud)
+{
+	(void)from_version;
+	(void)ud;
+	return cJSON_IsObject(data) ? 0 : -1;
+}
+
 static void load_state(struct reflection *r)
 {
 	struct state_load_info info;
-	cJSON *o = state_load(r->o.st, REFLECT_STATE_NAME, NULL, NULL, &info);
+	cJSON *o = state_load(r->o.st, REFLECT_STATE_NAME, keep_state, NULL, &info);
 	if (!o)
 		return;
 	r->last_attempt_ms = json_int_or(o, "lastAttemptMs", 0);

@@ -476,6 +476,37 @@ static void test_malformed_refused(void **state)
 	refused_leaves_self(f, "[{\"malformed\":true}]", "fail:model", REFLECT_GARBAGE);
 }
 
+/* A restart — even into another agent version — keeps the schedule: the
+ * experience still waits, and no reflection comes before the interval. */
+static void test_restart_keeps_schedule(void **state)
+{
+	struct fx *f = *state;
+	refused_leaves_self(f, "[{\"content\":\"no tool call\"}]", "reject:garbage",
+	                    REFLECT_GARBAGE);
+	reflection_free(f->r);
+	state_store_free(&f->st);
+	struct ga_err e = {{0}};
+	assert_int_equal(state_store_init(&f->st, f->mem, "2.0.0", &e), 0);
+	struct reflection_opts o = {.loop = &f->loop,
+	                            .llm = f->llm,
+	                            .skills = &f->skills,
+	                            .st = &f->st,
+	                            .memory_dir = f->mem,
+	                            .self_path = f->self_path,
+	                            .soul_path = f->soul_path,
+	                            .ud = f};
+	f->r = reflection_new(&o, &e);
+	assert_non_null(f->r);
+	assert_int_equal(exp_store_pending(reflection_experiences(f->r)), 1);
+	cJSON *st = reflection_status(f->r);
+	assert_string_equal(cJSON_GetObjectItem(st, "lastOutcome")->valuestring, "garbage");
+	assert_false(cJSON_IsNull(cJSON_GetObjectItem(st, "lastReflection")));
+	cJSON_Delete(st);
+	tick(f);
+	assert_false(f->ran);
+	assert_int_equal(llmfake_calls(f->fake), 1);
+}
+
 static void test_budget_exhausted(void **state)
 {
 	struct fx *f = *state;
@@ -533,6 +564,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_soul_contradiction_refused, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_garbage_refused, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_malformed_refused, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_restart_keeps_schedule, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_budget_exhausted, setup_small, teardown),
 	        cmocka_unit_test_setup_teardown(test_soul_changed_stops, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_idle_spends_nothing, setup, teardown),
