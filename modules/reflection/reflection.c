@@ -111,8 +111,8 @@ static size_t count_sections(const char *s)
 	return n;
 }
 
-/* A heading that names SOUL ("# SOUL", "## SOUL.md", ...): SELF.md holding
- * a SOUL is an attempt to write one. */
+/* A heading that is SOUL itself ("# SOUL", "## SOUL.md", any case): SELF.md
+ * holding a SOUL is an attempt to write one. ("## Soul searching" is not.) */
 static bool has_soul_heading(const char *s)
 {
 	for (const char *p = s; p && *p; p++) {
@@ -125,7 +125,14 @@ static bool has_soul_heading(const char *s)
 			continue;
 		while (*q == ' ' || *q == '\t')
 			q++;
-		if (strncasecmp(q, "soul", 4) == 0 && !isalnum((unsigned char)q[4]))
+		if (strncasecmp(q, "soul", 4) != 0)
+			continue;
+		q += 4;
+		if (strncasecmp(q, ".md", 3) == 0)
+			q += 3;
+		while (*q == ' ' || *q == '\t' || *q == '\r')
+			q++;
+		if (*q == '\n' || *q == '\0')
 			return true;
 	}
 	return false;

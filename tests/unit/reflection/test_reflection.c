@@ -310,6 +310,13 @@ static void test_check_output(void **state)
 	                 REFLECT_REFUSED);
 	assert_string_equal(res.why.rule, "soul");
 	reflect_result_free(&res);
+	/* a heading that only starts with the word is fine */
+	assert_int_equal(check("{\"self_md\":\"# Ada\\n\\n## Values\\n- care\\n\\n## Soul "
+	                       "searching\\nstill at it\\n\",\"summary\":\"x\","
+	                       "\"consistent_with_soul\":true}",
+	                       NULL, &res),
+	                 REFLECT_CHANGED);
+	reflect_result_free(&res);
 	/* dropping every section, or 80 % of the text */
 	assert_int_equal(check("{\"self_md\":\"I am Ada and I build small tools, plainly, for "
 	                       "people.\",\"summary\":\"x\",\"consistent_with_soul\":true}",
