@@ -687,10 +687,10 @@ static void session_done(struct atp_client *c, struct atp_call *k, enum atp_erro
 	               kind == ATP_ERR_FORBIDDEN)) {
 		c->logins_refused = true;
 		err_fmt(c->login_error, sizeof c->login_error,
-		        "Bluesky refused the login of %s (%s): check " ATP_USERNAME_VAR
-		        " and " ATP_PASSWORD_VAR " (an app password from Bluesky's settings); "
-		        "no further login is tried until restart",
-		        c->cfg.identifier, msg);
+		        "%s: check " ATP_USERNAME_VAR " and " ATP_PASSWORD_VAR
+		        " (an app password from Bluesky's settings); no further login is tried "
+		        "until restart",
+		        msg);
 		snprintf(c->session_error, sizeof c->session_error, "%s", c->login_error);
 		log_kv(LOG_LEVEL_ERROR, LOG_COMP, "Bluesky login refused", "error", msg, "xrpc",
 		       xrpc_error ? xrpc_error : "");
@@ -729,8 +729,7 @@ fail_waiting:
 			list = w->next;
 			w->next = NULL;
 			char full[GA_ERR_MSG_MAX];
-			err_fmt(full, sizeof full, "could not %s: no Bluesky session (%s)", w->what,
-			        c->session_error);
+			err_fmt(full, sizeof full, "could not %s: %s", w->what, c->session_error);
 			finish(w, wk, NULL, full, false, NULL);
 		}
 	}

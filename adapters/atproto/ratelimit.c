@@ -65,6 +65,10 @@ int64_t atp_rate_wait_ms(struct atp_rate *r, enum atp_rate_class cls, int points
 	int64_t wait = 0;
 	enum atp_wait_reason w = ATP_WAIT_NONE;
 	int c = cls < ATP_RL_COUNT ? (int)cls : ATP_RL_READ;
+	/* A clock that went back (NTP, a suspended VM) must not turn the last
+	 * start into a wait as long as the jump. */
+	if (r->started && r->last_start_ms > now_ms)
+		r->last_start_ms = now_ms;
 	if (r->hold_until_ms[c] > now_ms)
 		raise_wait(&wait, &w, r->hold_until_ms[c] - now_ms, ATP_WAIT_HOLD);
 	else

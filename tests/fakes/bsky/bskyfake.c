@@ -513,12 +513,21 @@ static const char *check_post(const cJSON *v, char *buf, size_t cap)
 		return "Invalid app.bsky.feed.post record: Record/createdAt must be an valid "
 		       "atproto datetime (both RFC-3339 and ISO-8601)";
 	size_t len = strlen(text->valuestring);
-	if (len > 3000)
-		return "Invalid app.bsky.feed.post record: Record/text must not be longer than 3000 "
-		       "characters";
-	if (utf8_graphemes(text->valuestring, len) > 300)
-		return "Invalid app.bsky.feed.post record: Record/text must not be longer than 300 "
-		       "graphemes";
+	if (len > 3000) {
+		snprintf(buf, cap,
+		         "Invalid app.bsky.feed.post record: string too long (maximum 3000, got %zu) "
+		         "at $.record.text",
+		         len);
+		return buf;
+	}
+	size_t g = utf8_graphemes(text->valuestring, len);
+	if (g > 300) {
+		snprintf(buf, cap,
+		         "Invalid app.bsky.feed.post record: grapheme too big (maximum 300, got %zu) "
+		         "at $.record.text",
+		         g);
+		return buf;
+	}
 	const cJSON *langs = cJSON_GetObjectItem(v, "langs");
 	if (langs && (!cJSON_IsArray(langs) || cJSON_GetArraySize(langs) > 3))
 		return "Invalid app.bsky.feed.post record: Record/langs must not have more than 3 "
@@ -532,17 +541,17 @@ static const char *check_post(const cJSON *v, char *buf, size_t cap)
 			const cJSON *c = cJSON_GetObjectItem(ref, "cid");
 			if (!cJSON_IsString(u) || strncmp(u->valuestring, "at://", 5) != 0) {
 				snprintf(buf, cap,
-				         "Invalid app.bsky.feed.post record: Record/reply/%s/uri must "
-				         "be a valid at-uri",
+				         "Invalid app.bsky.feed.post record: Invalid AT URI at "
+				         "$.record.reply.%s.uri",
 				         which[i]);
 				return buf;
 			}
 			if (!cJSON_IsString(c) || strncmp(c->valuestring, "baf", 3) != 0 ||
 			    strlen(c->valuestring) < 20) {
 				snprintf(buf, cap,
-				         "Invalid app.bsky.feed.post record: Record/reply/%s/cid must "
-				         "be a cid string",
-				         which[i]);
+				         "Invalid app.bsky.feed.post record: Invalid CID string (got "
+				         "\"%.80s\") at $.record.reply.%s.cid",
+				         cJSON_IsString(c) ? c->valuestring : "", which[i]);
 				return buf;
 			}
 		}
@@ -573,9 +582,9 @@ static const char *check_post(const cJSON *v, char *buf, size_t cap)
 				const cJSON *d = cJSON_GetObjectItem(ft, "did");
 				if (!cJSON_IsString(d) || strncmp(d->valuestring, "did:", 4) != 0) {
 					snprintf(buf, cap,
-					         "Invalid app.bsky.feed.post record: "
-					         "Record/facets/%d/features/0/did must be a valid did",
-					         i);
+					         "Invalid app.bsky.feed.post record: Invalid DID (got "
+					         "\"%.80s\") at $.record.facets[%d].features[0].did",
+					         cJSON_IsString(d) ? d->valuestring : "", i);
 					return buf;
 				}
 			}
@@ -602,7 +611,7 @@ static long authenticate(struct bskyfake *f, const struct httpfake_request *req,
 		if (strcmp(t->jwt, jwt) != 0)
 			continue;
 		if (t->refresh != want_refresh) {
-			xerror(resp, 400, "InvalidToken", "Bad token scope");
+			xerror(resp, 400, "InvalidToken", "Token could not be verified");
 			return -1;
 		}
 		if (t->revoked) {
@@ -702,7 +711,7 @@ static void x_resolve_handle(struct bskyfake *f, const struct httpfake_request *
 	}
 	long a = find_account(f, h);
 	if (a < 0 || strncmp(h, "did:", 4) == 0) {
-		xerror(resp, 400, "InvalidRequest", "Unable to resolve handle");
+		xerror(resp, 400, "HandleNotFound", "Unable to resolve handle");
 		return;
 	}
 	cJSON *o = cJSON_CreateObject();
@@ -941,7 +950,7 @@ static void x_list_records(struct bskyfake *f, const struct httpfake_request *re
 		last = r->rkey;
 		n++;
 	}
-	if (n == limit && last)
+	if (last) /* the PDS gives a cursor whenever it returned records */
 		cJSON_AddStringToObject(o, "cursor", last);
 	answer(resp, 200, o);
 }

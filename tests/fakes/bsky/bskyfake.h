@@ -19,7 +19,7 @@
  *                                           refreshJwt, active}; 401 AuthenticationRequired
  *   POST com.atproto.server.refreshSession  Bearer refreshJwt → a new pair
  *   GET  com.atproto.server.getSession
- *   GET  com.atproto.identity.resolveHandle handle → {did}; 400 InvalidRequest
+ *   GET  com.atproto.identity.resolveHandle handle → {did}; 400 HandleNotFound
  *                                           "Unable to resolve handle"
  *   GET  app.bsky.actor.getProfile          actor (DID or handle)
  *   POST com.atproto.repo.createRecord      {repo, collection, record, rkey?} → {uri, cid,
@@ -36,7 +36,10 @@
  * Authentication: no token → 401 AuthenticationRequired; an expired access
  * token → 400 ExpiredToken (as bsky.social answers); a revoked or unknown
  * one → 400 InvalidToken; a refresh token where an access token belongs (or
- * the reverse) → 400 InvalidToken "Bad token scope".
+ * the reverse) → 400 InvalidToken "Token could not be verified" (the PDS's
+ * words). Error messages of record validation are the PDS's
+ * ("Invalid app.bsky.feed.post record: grapheme too big (maximum 300, got
+ * 301) at $.record.text").
  *
  * Rate limits: every answer carries ratelimit-limit, -remaining, -reset
  * (epoch seconds) and -policy ("<limit>;w=<window s>") of its class: reads,

@@ -786,8 +786,8 @@ static void test_error_sentences(void **state)
 	assert_string_equal(g.r.error, "InvalidRequest");
 	assert_string_equal(g.r.msg,
 	                    "Bluesky refused to create a post (400 InvalidRequest: Invalid "
-	                    "app.bsky.feed.post record: Record/text must not be longer than 300 "
-	                    "graphemes)");
+	                    "app.bsky.feed.post record: grapheme too big (maximum 300, got 301) "
+	                    "at $.record.text)");
 	got_reset(&g);
 	/* a thread that does not exist */
 	char gone[200];

@@ -133,6 +133,17 @@ static void test_write_points(void **state)
 	        atp_rate_wait_ms(&r, ATP_RL_WRITE, ATP_WRITE_POINTS_CREATE, t + 3600 * 1000, &why), 0);
 }
 
+static void test_clock_going_back_does_not_stall(void **state)
+{
+	(void)state;
+	struct atp_rate r;
+	atp_rate_init(&r, 5000, 20);
+	enum atp_wait_reason why;
+	atp_rate_started(&r, ATP_RL_READ, 0, T0 + (int64_t)2 * 3600 * 1000);
+	/* the clock is set back two hours: at most one spacing, not two hours */
+	assert_true(atp_rate_wait_ms(&r, ATP_RL_READ, 0, T0, &why) <= 5000);
+}
+
 static void test_garbage_headers_ignored(void **state)
 {
 	(void)state;
@@ -153,6 +164,7 @@ int main(void)
 	        cmocka_unit_test(test_low_budget_paces_never_refuses),
 	        cmocka_unit_test(test_429_holds_until_reset),
 	        cmocka_unit_test(test_write_points),
+	        cmocka_unit_test(test_clock_going_back_does_not_stall),
 	        cmocka_unit_test(test_garbage_headers_ignored),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
