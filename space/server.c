@@ -166,6 +166,9 @@ struct server {
 	uint64_t sse_dropped;
 	struct conn *web_sender; /* whose input the room is handling */
 	uv_timer_t web_keepalive;
+	uv_timer_t web_members_timer; /* the next members event, when throttled */
+	bool web_members_pending;
+	uint64_t web_members_last; /* monotonic ms of the last members event */
 };
 
 /* A uv_write holding the tail of a flush that the kernel did not take. */
@@ -628,11 +631,29 @@ static void web_fanout_take(struct server *s, struct space_buf *ev)
 	space_buf_unref(ev);
 }
 
-/* The member list after a join, leave or identity, once per turn. */
+static void on_web_members_timer(uv_timer_t *t)
+{
+	web_flush(t->data);
+}
+
+/* The member list after a join, leave or identity: at most one per
+ * SPACE_WEB_MEMBERS_MIN_MS, so a join storm in a large room sends the
+ * browsers a few lists, not one per turn (each is up to ~250 bytes per
+ * member, and a stream holds at most SPACE_WEB_SSE_QUEUE_MAX_BYTES). */
 static void web_flush(struct server *s)
 {
-	if (!space_web_take_members_dirty(s->web) || !s->nsse)
+	if (space_web_take_members_dirty(s->web))
+		s->web_members_pending = true;
+	if (!s->web_members_pending || !s->nsse || s->phase == PHASE_DONE)
 		return;
+	uint64_t now = time_mono_ms(), next = s->web_members_last + SPACE_WEB_MEMBERS_MIN_MS;
+	if (now < next) {
+		if (!uv_is_active((uv_handle_t *)&s->web_members_timer))
+			uv_timer_start(&s->web_members_timer, on_web_members_timer, next - now, 0);
+		return;
+	}
+	s->web_members_pending = false;
+	s->web_members_last = now;
 	web_fanout_take(s, space_web_members_event(s->web, s->room, now_ms()));
 }
 
@@ -1242,8 +1263,10 @@ static void finish(struct server *s)
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->prepare);
 	close_handle((uv_handle_t *)&s->check);
-	if (s->web)
+	if (s->web) {
 		close_handle((uv_handle_t *)&s->web_keepalive);
+		close_handle((uv_handle_t *)&s->web_members_timer);
+	}
 	space_host_stop(s->host);
 	s->host = NULL;
 	mdns_publish_stop(s->mdns);
@@ -1480,7 +1503,8 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 		s->web = space_web_new(cfg->web_dir, cfg->name, cfg->claim_ttl_ms, web_presence_of);
 		space_web_seed(s->web, s->store);
 		uv_timer_init(&s->loop, &s->web_keepalive);
-		s->web_keepalive.data = s;
+		uv_timer_init(&s->loop, &s->web_members_timer);
+		s->web_keepalive.data = s->web_members_timer.data = s;
 		uv_timer_start(&s->web_keepalive, on_web_keepalive, SPACE_WEB_KEEPALIVE_MS,
 		               SPACE_WEB_KEEPALIVE_MS);
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "web page (read-only)", "path", "/", "files",

@@ -54,7 +54,8 @@
  * marked "cut": true); SPACE_WEB_CLAIMS_MAX claims (oldest forgotten); a
  * member's capabilities are listed when they fit in
  * SPACE_WEB_CAPS_MAX_BYTES, a state's detail in SPACE_WEB_DETAIL_MAX_BYTES;
- * SPACE_WEB_STATIC_MAX_FILES files of SPACE_WEB_STATIC_MAX_BYTES each.
+ * SPACE_WEB_STATIC_MAX_FILES files of SPACE_WEB_STATIC_MAX_BYTES each; a
+ * members event at most every SPACE_WEB_MEMBERS_MIN_MS (server.c).
  *
  * One thread (the server's loop). Buffers returned are SPACE_BUF_RAW
  * (bytes for the socket as they are); the caller owns one reference.
@@ -74,6 +75,8 @@
 #define SPACE_WEB_MAX_CLIENTS         16
 #define SPACE_WEB_SSE_QUEUE_MAX_BYTES ((size_t)256 * 1024)
 #define SPACE_WEB_KEEPALIVE_MS        15000
+/* Members events at most this often (server.c). */
+#define SPACE_WEB_MEMBERS_MIN_MS      250
 #define SPACE_WEB_EVENTS_MAX          200
 #define SPACE_WEB_EVENTS_MAX_BYTES    ((size_t)512 * 1024)
 #define SPACE_WEB_EVENT_MAX_BYTES     ((size_t)16 * 1024)

@@ -556,6 +556,39 @@ static void w08_long_chat_cut(void **state)
 	space_pass(s);
 }
 
+/* A join storm sends the browsers a few member lists, not one per join,
+ * and the last one is complete. */
+static void w09_join_storm(void **state)
+{
+	struct space *s = space_start(NULL);
+	struct sse *e = sse_open(s, 0);
+	assert_int_equal(sse_head(e), 200);
+	assert_non_null(sse_wait(e, "room", NULL, H_TIMEOUT_MS));
+	int64_t t0 = ws_now_ms();
+	char name[16];
+	for (int i = 0; i < 40; i++) {
+		snprintf(name, sizeof name, "M%02d", i);
+		h_join(s, name, name);
+	}
+	const char *d = sse_wait(e, "members", "\"name\":\"M39\"", H_TIMEOUT_MS);
+	assert_non_null(d);
+	int64_t took = ws_now_ms() - t0;
+	/* the list that names M39 names all forty */
+	char *text = strndup(d, (size_t)(strstr(d, "\n\n") - d));
+	cJSON *list = h_parse(s, text);
+	free(text);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(list, "members")), 40);
+	int lists = 0;
+	for (const char *p = e->buf; (p = strstr(p, "event: members\n")); p++)
+		lists++;
+	printf("40 joins in %lld ms: %d member lists\n", (long long)took, lists);
+	if (lists > took / 250 + 2)
+		fail_msg("%d member lists for 40 joins in %lld ms (at most one per 250 ms)", lists,
+		         (long long)took);
+	sse_close(e);
+	space_pass(s);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, space_teardown)
 
 int main(void)
@@ -564,7 +597,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        T(w01_page),          T(w02_api_room),      T(w03_stream_live),
 	        T(w04_claim_renewal), T(w05_stream_limit),  T(w06_slow_stream_dropped),
-	        T(w07_hostile),       T(w08_long_chat_cut),
+	        T(w07_hostile),       T(w08_long_chat_cut), T(w09_join_storm),
 	};
 	return cmocka_run_group_tests_name("agent-space web page", tests, NULL, NULL);
 }
