@@ -62,7 +62,8 @@ static void on_decision(const struct decision_record *rec, void *ud)
 		src.author_kind = (int)m->author_kind;
 		/* the store does not keep the mention list: a message naming the
 		 * agent counts as addressed to it */
-		src.addressed_me = s->agent_name[0] && m->text && strcasestr(m->text, s->agent_name);
+		src.addressed_me =
+		        s->agent_name[0] && m->text && strcasestr(m->text, s->agent_name);
 	}
 	src.from_history = rec->stage == STAGE_EVENT && strstr(rec->decision.reason, ", history");
 	reflection_observe(s->r, &src);
@@ -150,7 +151,8 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	s->sub = ctx->dlog ? decision_log_subscribe(ctx->dlog, on_decision, s) : -1;
 	if (ctx->dlog && s->sub < 0)
 		log_kv(LOG_LEVEL_WARN, "reflection",
-		       "no decision-log subscription left: experiences come from explicit calls only",
+		       "no decision-log subscription left: experiences come from explicit calls "
+		       "only",
 		       "limit", LOG_INT(DECISION_LOG_MAX_SUBSCRIBERS));
 	struct sched_job_opts jo = {.name = "reflection",
 	                            .interval_ms = REFLECT_CHECK_MS,

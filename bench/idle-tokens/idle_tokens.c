@@ -148,7 +148,8 @@ static struct sim_result simulate(int owner_at_hour)
 	bool said = false;
 	for (sim_now = SIM_START_MS; sim_now < SIM_START_MS + SIM_HOURS * HOUR_MS;
 	     sim_now += (int64_t)step) {
-		if (owner_at_hour >= 0 && !said && sim_now >= SIM_START_MS + owner_at_hour * HOUR_MS) {
+		if (owner_at_hour >= 0 && !said &&
+		    sim_now >= SIM_START_MS + owner_at_hour * HOUR_MS) {
 			struct exp_in in = {.type = EXP_OWNER_GUIDANCE,
 			                    .what = "Owner said (terminal): \"how are you?\"",
 			                    .who = "owner",

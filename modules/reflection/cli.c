@@ -69,7 +69,7 @@ size_t self_diff(const char *a, const char *b, const char *label_a, const char *
 #define T(i, j) t[(i) * (B.n + 1) + (j)]
 		for (size_t i = A.n; i-- > 0;)
 			for (size_t j = B.n; j-- > 0;)
-				T(i, j) = same(&A, i, &B, j) ? T(i + 1, j + 1) + 1
+				T(i, j) = same(&A, i, &B, j)           ? T(i + 1, j + 1) + 1
 				          : T(i + 1, j) >= T(i, j + 1) ? T(i + 1, j)
 				                                       : T(i, j + 1);
 		size_t i = 0, j = 0;
@@ -122,7 +122,8 @@ size_t self_diff(const char *a, const char *b, const char *label_a, const char *
 			na += ed[x].op != OP_ADD;
 			nb += ed[x].op != OP_DEL;
 		}
-		fprintf(out, "@@ -%zu,%zu +%zu,%zu @@\n", na ? a0 + 1 : a0, na, nb ? b0 + 1 : b0, nb);
+		fprintf(out, "@@ -%zu,%zu +%zu,%zu @@\n", na ? a0 + 1 : a0, na, nb ? b0 + 1 : b0,
+		        nb);
 		for (size_t x = start; x < end; x++) {
 			if (ed[x].op == OP_KEEP)
 				print_line(out, ' ', &A, ed[x].i);
@@ -155,8 +156,8 @@ static char *read_self(const char *path, FILE *err, bool *ok)
 
 int reflection_cli_self(int argc, char **argv, const struct ga_config *cfg, FILE *out, FILE *err)
 {
-	if (argc != 1 || (strcmp(argv[0], "diff") && strcmp(argv[0], "revert") &&
-	                  strcmp(argv[0], "history"))) {
+	if (argc != 1 ||
+	    (strcmp(argv[0], "diff") && strcmp(argv[0], "revert") && strcmp(argv[0], "history"))) {
 		fputs("usage: general-agent self diff | revert | history\n", err);
 		return EXIT_USAGE;
 	}

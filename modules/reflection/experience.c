@@ -14,8 +14,8 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "modules/reflection/internal.h"
 #include "modules/conversation/event.h"
+#include "modules/reflection/internal.h"
 
 #define LOG_COMP "reflection"
 
@@ -126,7 +126,8 @@ static void enforce(struct exp_store *s, int64_t now_ms)
 		for (size_t i = 0; i < s->n; i++) {
 			if (!s->items[i].integrated) {
 				log_kv(LOG_LEVEL_WARN, LOG_COMP,
-				       "too many experiences wait for reflection: the oldest is dropped",
+				       "too many experiences wait for reflection: the oldest is "
+				       "dropped",
 				       "id", s->items[i].id, "limit", LOG_INT(EXP_MAX_PENDING));
 				remove_at(s, i);
 				break;
@@ -277,8 +278,8 @@ int exp_store_add(struct exp_store *s, const struct exp_in *in, int64_t now_ms, 
 	return rc == 0 ? 1 : -1;
 }
 
-int exp_store_mark_integrated(struct exp_store *s, const char *const *ids, size_t n,
-                              int64_t now_ms, struct ga_err *err)
+int exp_store_mark_integrated(struct exp_store *s, const char *const *ids, size_t n, int64_t now_ms,
+                              struct ga_err *err)
 {
 	cJSON *mark = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(mark, "integrated");
@@ -357,12 +358,14 @@ bool exp_from_decision(const struct exp_source *src, struct exp_in *out, char *b
 	if (strcmp(platform, "owner") == 0)
 		return false; /* the rest of an owner turn is the same conversation */
 	if (rec->stage == STAGE_RECORD && strcmp(rule, "answered") == 0 &&
-	    rec->decision.verdict == VERDICT_INFO && strncmp(rec->decision.reason, "answered", 8) == 0) {
+	    rec->decision.verdict == VERDICT_INFO &&
+	    strncmp(rec->decision.reason, "answered", 8) == 0) {
 		if (src->author_kind == CONV_AUTHOR_PEER) {
 			out->type = EXP_CONNECTION_FORMED;
-			out->why = "a conversation with another agent builds a working relationship";
-			snprintf(buf, cap, "Talked with %s in %s about: \"%.300s\"", *who ? who : "a peer",
-			         where, message_text(src));
+			out->why =
+			        "a conversation with another agent builds a working relationship";
+			snprintf(buf, cap, "Talked with %s in %s about: \"%.300s\"",
+			         *who ? who : "a peer", where, message_text(src));
 			return true;
 		}
 		if (src->author_kind == CONV_AUTHOR_HOST || src->author_kind == CONV_AUTHOR_HUMAN) {
@@ -386,7 +389,8 @@ bool exp_from_decision(const struct exp_source *src, struct exp_in *out, char *b
 	    rec->decision.verdict == VERDICT_SENT) {
 		out->type = EXP_HELPED_SOMEONE;
 		out->why = "I kept a promise I made";
-		snprintf(buf, cap, "Carried out a commitment (%s): %s", where, rec->decision.reason);
+		snprintf(buf, cap, "Carried out a commitment (%s): %s", where,
+		         rec->decision.reason);
 		return true;
 	}
 	if (rec->stage == STAGE_VALIDATOR && rec->decision.verdict == VERDICT_REJECT) {

@@ -59,16 +59,16 @@
 #include "common/err.h"
 #include "modules/decisions/log.h"
 
-#define EXP_FILE                 "experiences.jsonl"
-#define EXP_FILE_MAX_BYTES       ((size_t)1024 * 1024)
-#define EXP_FILE_KEEP            2
-#define EXP_MAX_PENDING          50
-#define EXP_MAX_HELD             200
-#define EXP_KEEP_INTEGRATED_MS   (30LL * 24 * 60 * 60 * 1000)
-#define EXP_DEDUP_WINDOW_MS      (24LL * 60 * 60 * 1000)
-#define EXP_DEDUP_PREFIX         50
-#define EXP_TEXT_MAX             1000
-#define EXP_LINE_MAX             (16 * 1024)
+#define EXP_FILE               "experiences.jsonl"
+#define EXP_FILE_MAX_BYTES     ((size_t)1024 * 1024)
+#define EXP_FILE_KEEP          2
+#define EXP_MAX_PENDING        50
+#define EXP_MAX_HELD           200
+#define EXP_KEEP_INTEGRATED_MS (30LL * 24 * 60 * 60 * 1000)
+#define EXP_DEDUP_WINDOW_MS    (24LL * 60 * 60 * 1000)
+#define EXP_DEDUP_PREFIX       50
+#define EXP_TEXT_MAX           1000
+#define EXP_LINE_MAX           (16 * 1024)
 
 enum exp_type {
 	EXP_OWNER_GUIDANCE,
@@ -114,8 +114,8 @@ int exp_store_add(struct exp_store *s, const struct exp_in *in, int64_t now_ms, 
 
 /* Marks these ids integrated (unknown ids ignored), drops integrated ones
  * older than EXP_KEEP_INTEGRATED_MS, appends the mark. */
-int exp_store_mark_integrated(struct exp_store *s, const char *const *ids, size_t n,
-                              int64_t now_ms, struct ga_err *err);
+int exp_store_mark_integrated(struct exp_store *s, const char *const *ids, size_t n, int64_t now_ms,
+                              struct ga_err *err);
 
 size_t exp_store_count(const struct exp_store *s);
 size_t exp_store_pending(const struct exp_store *s);

@@ -21,8 +21,8 @@
 
 #include "common/err.h"
 
-#define SELF_HISTORY_DIR  "self-history"
-#define SELF_HISTORY_KEEP 20
+#define SELF_HISTORY_DIR      "self-history"
+#define SELF_HISTORY_KEEP     20
 #define SELF_HISTORY_NAME_MAX 64
 
 /* Writes old (len bytes) to the history, prunes. *saved (may be NULL)

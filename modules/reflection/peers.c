@@ -12,8 +12,8 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "modules/reflection/internal.h"
 #include "modules/conversation/event.h"
+#include "modules/reflection/internal.h"
 
 #define LOG_COMP "reflection"
 
@@ -58,8 +58,9 @@ struct peer_rel *peers_get(struct peer_memory *pm, const char *name, int64_t now
 		for (size_t i = 1; i < pm->n; i++)
 			if (pm->items[i].last_interaction_ms < pm->items[old].last_interaction_ms)
 				old = i;
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "peer memory full: the least recently met is forgotten",
-		       "peer", pm->items[old].name, "limit", LOG_INT(PEERS_MAX));
+		log_kv(LOG_LEVEL_INFO, LOG_COMP,
+		       "peer memory full: the least recently met is forgotten", "peer",
+		       pm->items[old].name, "limit", LOG_INT(PEERS_MAX));
 		rel_clear(&pm->items[old]);
 		pm->items[old] = pm->items[pm->n - 1];
 		memset(&pm->items[pm->n - 1], 0, sizeof pm->items[0]);
@@ -87,7 +88,8 @@ void peers_note_message(struct peer_memory *pm, const char *name, int64_t now_ms
 	struct peer_rel *r = peers_get(pm, name, now_ms);
 	if (!r)
 		return;
-	if (r->last_interaction_ms == 0 || now_ms - r->last_interaction_ms > PEER_CONVERSATION_GAP_MS)
+	if (r->last_interaction_ms == 0 ||
+	    now_ms - r->last_interaction_ms > PEER_CONVERSATION_GAP_MS)
 		r->conversations++;
 	touch(pm, r, now_ms);
 }
@@ -98,10 +100,18 @@ void peers_count(struct peer_memory *pm, const char *name, enum peer_counter c, 
 	if (!r)
 		return;
 	switch (c) {
-	case PEER_ISSUE_CO_CREATED: r->issues_co_created++; break;
-	case PEER_PR_REVIEWED: r->prs_reviewed++; break;
-	case PEER_DISAGREEMENT: r->productive_disagreements++; break;
-	case PEER_AGREEMENT: r->agreements++; break;
+	case PEER_ISSUE_CO_CREATED:
+		r->issues_co_created++;
+		break;
+	case PEER_PR_REVIEWED:
+		r->prs_reviewed++;
+		break;
+	case PEER_DISAGREEMENT:
+		r->productive_disagreements++;
+		break;
+	case PEER_AGREEMENT:
+		r->agreements++;
+		break;
 	}
 	touch(pm, r, now_ms);
 }
@@ -131,8 +141,7 @@ static void list_add(char **list, size_t *n, size_t max, const char *text, bool 
 	list[(*n)++] = copy;
 }
 
-void peers_add_memorable(struct peer_memory *pm, const char *name, const char *text,
-                         int64_t now_ms)
+void peers_add_memorable(struct peer_memory *pm, const char *name, const char *text, int64_t now_ms)
 {
 	struct peer_rel *r = peers_get(pm, name, now_ms);
 	if (!r)
@@ -141,8 +150,7 @@ void peers_add_memorable(struct peer_memory *pm, const char *name, const char *t
 	touch(pm, r, now_ms);
 }
 
-void peers_add_strength(struct peer_memory *pm, const char *name, const char *text,
-                        int64_t now_ms)
+void peers_add_strength(struct peer_memory *pm, const char *name, const char *text, int64_t now_ms)
 {
 	struct peer_rel *r = peers_get(pm, name, now_ms);
 	if (!r)
@@ -250,14 +258,14 @@ int peers_from_json(struct peer_memory *pm, const cJSON *data)
 		r->productive_disagreements = count_or0(o, "productiveDisagreements");
 		r->agreements = count_or0(o, "agreements");
 		const cJSON *it;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "memorableExchanges"))
-			if (cJSON_IsString(it))
-				list_add(r->memorable, &r->n_memorable, PEER_MEMORABLE_MAX,
-				         it->valuestring, false);
-		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "complementaryStrengths"))
-			if (cJSON_IsString(it))
-				list_add(r->strengths, &r->n_strengths, PEER_STRENGTHS_MAX,
-				         it->valuestring, true);
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(
+		                               o, "memorableExchanges")) if (cJSON_IsString(it))
+		        list_add(r->memorable, &r->n_memorable, PEER_MEMORABLE_MAX, it->valuestring,
+		                 false);
+		cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(
+		                               o, "complementaryStrengths")) if (cJSON_IsString(it))
+		        list_add(r->strengths, &r->n_strengths, PEER_STRENGTHS_MAX, it->valuestring,
+		                 true);
 		r->last_interaction_ms = time_or0(o, "lastInteraction");
 	}
 	pm->dirty = false;
@@ -284,8 +292,10 @@ int peers_migrate(cJSON *data, const char *from_version, void *ud)
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", json_string_or(r, "peerName", r->string));
-		cJSON_AddNumberToObject(o, "conversations", (double)count_or0(r, "spaceConversations"));
-		cJSON_AddNumberToObject(o, "issuesCoCreated", (double)count_or0(r, "issuesCoCreated"));
+		cJSON_AddNumberToObject(o, "conversations",
+		                        (double)count_or0(r, "spaceConversations"));
+		cJSON_AddNumberToObject(o, "issuesCoCreated",
+		                        (double)count_or0(r, "issuesCoCreated"));
 		cJSON_AddNumberToObject(o, "prsReviewed", (double)count_or0(r, "prsReviewed"));
 		cJSON_AddNumberToObject(o, "productiveDisagreements",
 		                        (double)count_or0(r, "productiveDisagreements"));
@@ -317,8 +327,9 @@ int peers_load(struct peer_memory *pm, const struct state_store *st)
 	cJSON *data = state_load(st, PEERS_STATE_NAME, peers_migrate, NULL, &info);
 	int rc = 0;
 	if (data && peers_from_json(pm, data) != 0) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "peer_relationships is not a known format: starting empty",
-		       "format", LOG_INT(json_int_or(data, "format", -1)));
+		log_kv(LOG_LEVEL_WARN, LOG_COMP,
+		       "peer_relationships is not a known format: starting empty", "format",
+		       LOG_INT(json_int_or(data, "format", -1)));
 		rc = -1;
 	}
 	cJSON_Delete(data);

@@ -88,8 +88,7 @@ void peers_note_message(struct peer_memory *pm, const char *name, int64_t now_ms
 void peers_count(struct peer_memory *pm, const char *name, enum peer_counter c, int64_t now_ms);
 void peers_add_memorable(struct peer_memory *pm, const char *name, const char *text,
                          int64_t now_ms);
-void peers_add_strength(struct peer_memory *pm, const char *name, const char *text,
-                        int64_t now_ms);
+void peers_add_strength(struct peer_memory *pm, const char *name, const char *text, int64_t now_ms);
 
 /* Reflection's notes: an array of {"name", "memorable"?, "strength"?,
  * "disagreement"?: bool, "agreement"?: bool}; malformed entries are skipped.

@@ -18,11 +18,11 @@
 #include "common/timeutil.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
-#include "modules/reflection/internal.h"
 #include "modules/conversation/event.h"
 #include "modules/identity/self.h"
 #include "modules/identity/soul.h"
 #include "modules/reflection/history.h"
+#include "modules/reflection/internal.h"
 
 #define LOG_COMP "reflection"
 
@@ -40,9 +40,10 @@ bool reflect_due(const struct reflect_due_in *in, struct decision *d)
 	}
 	int64_t since = in->now_ms - in->last_attempt_ms;
 	if (in->last_attempt_ms == 0 || since >= REFLECT_INTERVAL_MS) {
-		decision_set(d, VERDICT_PASS, "reflection_due", "%zu new experience%s, %s", in->pending,
-		             in->pending == 1 ? "" : "s",
-		             in->last_attempt_ms ? "6 h since the last reflection" : "first reflection");
+		decision_set(d, VERDICT_PASS, "reflection_due", "%zu new experience%s, %s",
+		             in->pending, in->pending == 1 ? "" : "s",
+		             in->last_attempt_ms ? "6 h since the last reflection"
+		                                 : "first reflection");
 		return true;
 	}
 	if (in->pending >= REFLECT_EARLY_PENDING && since >= REFLECT_EARLY_MIN_GAP_MS) {
@@ -53,17 +54,22 @@ bool reflect_due(const struct reflect_due_in *in, struct decision *d)
 	}
 	decision_set(d, VERDICT_BLOCK, "interval",
 	             "%zu new experience%s; next reflection in %" PRId64 " min", in->pending,
-	             in->pending == 1 ? "" : "s", (int64_t)((REFLECT_INTERVAL_MS - since + 59999) / 60000));
+	             in->pending == 1 ? "" : "s",
+	             (int64_t)((REFLECT_INTERVAL_MS - since + 59999) / 60000));
 	return false;
 }
 
 const char *reflect_outcome_name(enum reflect_outcome o)
 {
 	switch (o) {
-	case REFLECT_CHANGED: return "changed";
-	case REFLECT_UNCHANGED: return "unchanged";
-	case REFLECT_REFUSED: return "refused";
-	case REFLECT_GARBAGE: return "garbage";
+	case REFLECT_CHANGED:
+		return "changed";
+	case REFLECT_UNCHANGED:
+		return "unchanged";
+	case REFLECT_REFUSED:
+		return "refused";
+	case REFLECT_GARBAGE:
+		return "garbage";
 	}
 	return "unknown";
 }
@@ -195,10 +201,11 @@ void reflect_check_output(const struct llm_response *resp, const char *old_self,
 		if (strcmp(f->string, "self_md") && strcmp(f->string, "summary") &&
 		    strcmp(f->string, "consistent_with_soul") && strcmp(f->string, "peers")) {
 			out->outcome = REFLECT_REFUSED;
-			decision_set(&out->why, VERDICT_REJECT, "soul",
-			             "the reflection tries to write '%.60s' as well as SELF.md: only "
-			             "SELF.md is the agent's to change (SOUL.md never)",
-			             f->string);
+			decision_set(
+			        &out->why, VERDICT_REJECT, "soul",
+			        "the reflection tries to write '%.60s' as well as SELF.md: only "
+			        "SELF.md is the agent's to change (SOUL.md never)",
+			        f->string);
 			cJSON_Delete(a);
 			return;
 		}
@@ -207,10 +214,10 @@ void reflect_check_output(const struct llm_response *resp, const char *old_self,
 	if (!cJSON_IsString(md) || refl_blank(md->valuestring) ||
 	    !utf8_valid(md->valuestring, strlen(md->valuestring)) ||
 	    strlen(md->valuestring) > SELF_MAX_BYTES) {
-		decision_set(&out->why, VERDICT_REJECT, "garbage",
-		             "self_md is %s", !cJSON_IsString(md)          ? "missing or not a string"
-		                              : refl_blank(md->valuestring) ? "blank"
-		                                                       : "not UTF-8 or too large");
+		decision_set(&out->why, VERDICT_REJECT, "garbage", "self_md is %s",
+		             !cJSON_IsString(md)           ? "missing or not a string"
+		             : refl_blank(md->valuestring) ? "blank"
+		                                           : "not UTF-8 or too large");
 		cJSON_Delete(a);
 		return;
 	}
@@ -228,11 +235,13 @@ void reflect_check_output(const struct llm_response *resp, const char *old_self,
 		decision_set(&out->why, VERDICT_REJECT, "shrink",
 		             "the new SELF.md drops every ## section (%zu before): refused",
 		             count_sections(old_self));
-	} else if (old_self && strlen(text) * 100 < strlen(old_self) * (100 - REFLECT_MAX_SHRINK_PCT)) {
-		decision_set(&out->why, VERDICT_REJECT, "shrink",
-		             "the new SELF.md is %zu bytes, the old one %zu: more than %d %% smaller, "
-		             "refused",
-		             strlen(text), strlen(old_self), REFLECT_MAX_SHRINK_PCT);
+	} else if (old_self &&
+	           strlen(text) * 100 < strlen(old_self) * (100 - REFLECT_MAX_SHRINK_PCT)) {
+		decision_set(
+		        &out->why, VERDICT_REJECT, "shrink",
+		        "the new SELF.md is %zu bytes, the old one %zu: more than %d %% smaller, "
+		        "refused",
+		        strlen(text), strlen(old_self), REFLECT_MAX_SHRINK_PCT);
 	} else {
 		out->outcome = old_self && strcmp(old_self, text) == 0 ? REFLECT_UNCHANGED
 		                                                       : REFLECT_CHANGED;
@@ -241,17 +250,18 @@ void reflect_check_output(const struct llm_response *resp, const char *old_self,
 		const cJSON *peers = cJSON_GetObjectItemCaseSensitive(a, "peers");
 		if (cJSON_IsArray(peers))
 			out->peers = cJSON_Duplicate(peers, 1);
-		decision_set(&out->why, out->outcome == REFLECT_CHANGED ? VERDICT_APPROVE : VERDICT_INFO,
-		             "self_update", "%s (%zu bytes, %zu sections)%s%.200s",
-		             out->outcome == REFLECT_CHANGED ? "SELF.md rewritten" : "SELF.md unchanged",
-		             strlen(text), count_sections(text), *out->summary ? ": " : "",
-		             out->summary);
+		decision_set(
+		        &out->why, out->outcome == REFLECT_CHANGED ? VERDICT_APPROVE : VERDICT_INFO,
+		        "self_update", "%s (%zu bytes, %zu sections)%s%.200s",
+		        out->outcome == REFLECT_CHANGED ? "SELF.md rewritten" : "SELF.md unchanged",
+		        strlen(text), count_sections(text), *out->summary ? ": " : "",
+		        out->summary);
 	}
 	cJSON_Delete(a);
 }
 
-char *reflect_user_message(const struct exp_store *exps, const char *peers_text,
-                           int64_t running_ms, const char **ids, size_t *n_ids)
+char *reflect_user_message(const struct exp_store *exps, const char *peers_text, int64_t running_ms,
+                           const char **ids, size_t *n_ids)
 {
 	struct strbuf sb;
 	sb_init(&sb, 0);
@@ -284,7 +294,8 @@ char *reflect_user_message(const struct exp_store *exps, const char *peers_text,
 		sb_printf(&sb, "\n# Peers you work with\n%s\n", peers_text);
 	int64_t days = running_ms / (24LL * 60 * 60 * 1000);
 	if (days > 0)
-		sb_printf(&sb, "\nYou have been running %" PRId64 " day%s with %zu experiences held.\n",
+		sb_printf(&sb,
+		          "\nYou have been running %" PRId64 " day%s with %zu experiences held.\n",
 		          days, days == 1 ? "" : "s", exp_store_count(exps));
 	return sb_detach(&sb);
 }
@@ -368,7 +379,8 @@ static void load_state(struct reflection *r)
 	r->reflections = json_int_or(o, "reflections", 0);
 	r->changes = json_int_or(o, "changes", 0);
 	r->tokens_spent = json_int_or(o, "tokensSpent", 0);
-	snprintf(r->last_outcome, sizeof r->last_outcome, "%s", json_string_or(o, "lastOutcome", ""));
+	snprintf(r->last_outcome, sizeof r->last_outcome, "%s",
+	         json_string_or(o, "lastOutcome", ""));
 	free(r->last_summary);
 	r->last_summary = xstrdup(json_string_or(o, "lastSummary", ""));
 	cJSON_Delete(o);
@@ -377,8 +389,9 @@ static void load_state(struct reflection *r)
 struct reflection *reflection_new(const struct reflection_opts *opts, struct ga_err *err)
 {
 	if (!opts->llm || !opts->st || !opts->memory_dir || !opts->self_path || !opts->soul_path) {
-		err_set(err, "reflection needs a model, a state store, the memory directory and the "
-		             "SELF.md and SOUL.md paths");
+		err_set(err,
+		        "reflection needs a model, a state store, the memory directory and the "
+		        "SELF.md and SOUL.md paths");
 		return NULL;
 	}
 	if (opts->skills && !skills_find(opts->skills, REFLECT_SKILL)) {
@@ -489,8 +502,8 @@ int reflection_add_experience(struct reflection *r, const struct exp_in *in, str
 {
 	int rc = exp_store_add(r->exps, in, now_of(r), err);
 	if (rc == 1)
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "experience", "type", exp_type_name(in->type), "what",
-		       in->what);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "experience", "type", exp_type_name(in->type),
+		       "what", in->what);
 	else if (rc < 0)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "experience not recorded", "error", err->msg);
 	return rc;
@@ -583,19 +596,21 @@ static void voice_done(const struct llm_response *resp, const struct llm_error *
 	struct ga_err err = {{0}};
 	struct voice_phrases p;
 	if (lerr && lerr->kind != LLM_OK) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "voice phrases not regenerated: the previous file stays",
-		       "error", lerr->msg);
+		log_kv(LOG_LEVEL_WARN, LOG_COMP,
+		       "voice phrases not regenerated: the previous file stays", "error",
+		       lerr->msg);
 	} else if (!resp->content ||
 	           voice_parse(resp->content, strlen(resp->content), true, &p, &err) != 0) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "voice phrases refused: the previous file stays", "error",
-		       resp->content ? err.msg : "the model sent no text");
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "voice phrases refused: the previous file stays",
+		       "error", resp->content ? err.msg : "the model sent no text");
 	} else {
 		char *text = voice_to_text(&p, now_of(r));
 		if (fsx_write_atomic(r->voice_path, text, strlen(text), &err) == 0)
 			log_kv(LOG_LEVEL_INFO, LOG_COMP, "voice phrases regenerated", "path",
 			       r->voice_path);
 		else
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "voice phrases not written", "error", err.msg);
+			log_kv(LOG_LEVEL_WARN, LOG_COMP, "voice phrases not written", "error",
+			       err.msg);
 		free(text);
 		voice_phrases_free(&p);
 	}
@@ -608,8 +623,8 @@ static void regenerate_voice(struct reflection *r, const char *self_text)
 {
 	char *voice = voice_section(self_text);
 	if (!voice) {
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "SELF.md has no ## Voice: voice phrases kept", "path",
-		       r->voice_path);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "SELF.md has no ## Voice: voice phrases kept",
+		       "path", r->voice_path);
 		finish(r, r->cycle_outcome, true);
 		return;
 	}
@@ -621,7 +636,7 @@ static void regenerate_voice(struct reflection *r, const char *self_text)
 	struct ga_err err = {{0}};
 	char *current = voice_to_text(&(struct voice_phrases){0}, now_of(r));
 	/* the phrases' own placeholders are named in the prompt as themselves */
-	const struct skill_var vars[] = {{"voice", voice},          {"current", current},
+	const struct skill_var vars[] = {{"voice", voice},           {"current", current},
 	                                 {"url", "{{url}}"},         {"number", "{{number}}"},
 	                                 {"title", "{{title}}"},     {"details", "{{details}}"},
 	                                 {"summary", "{{summary}}"}, {"handle", "{{handle}}"}};
@@ -720,7 +735,8 @@ static void reflect_done(const struct llm_response *resp, const struct llm_error
 		struct ga_err err = {{0}};
 		if (exp_store_mark_integrated(r->exps, (const char *const *)r->cycle_ids,
 		                              r->n_cycle_ids, now_of(r), &err) != 0)
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "integration not recorded", "error", err.msg);
+			log_kv(LOG_LEVEL_WARN, LOG_COMP, "integration not recorded", "error",
+			       err.msg);
 		if (res.peers)
 			peers_apply_notes(&r->peers, res.peers, now_of(r));
 	}
@@ -823,7 +839,8 @@ bool reflection_tick(struct reflection *r, reflection_done_fn done, void *ud)
 	if (due)
 		due = budget_allows(r, "reflection");
 	else
-		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "no reflection", "rule", d.rule, "reason", d.reason);
+		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "no reflection", "rule", d.rule, "reason",
+		       d.reason);
 	if (due) {
 		r->done = done;
 		r->done_ud = ud;
@@ -844,7 +861,8 @@ cJSON *reflection_status(struct reflection *r)
 	cJSON *o = cJSON_CreateObject();
 	char ts[TIME_ISO_LEN + 1];
 	if (r->last_attempt_ms)
-		cJSON_AddStringToObject(o, "lastReflection", time_format_iso(r->last_attempt_ms, ts));
+		cJSON_AddStringToObject(o, "lastReflection",
+		                        time_format_iso(r->last_attempt_ms, ts));
 	else
 		cJSON_AddNullToObject(o, "lastReflection");
 	if (r->last_change_ms)

@@ -79,7 +79,7 @@
 #define REFLECT_EARLY_PENDING    10
 #define REFLECT_EARLY_MIN_GAP_MS (60LL * 60 * 1000)
 #define REFLECT_MAX_SHRINK_PCT   80
-#define REFLECT_PROMPT_MAX       50 /* experiences in one prompt */
+#define REFLECT_PROMPT_MAX       50  /* experiences in one prompt */
 #define REFLECT_SUMMARY_MAX      600 /* bytes of the room summary */
 #define REFLECT_SKILL            "reflection"
 #define REFLECT_VOICE_SECTION    "Voice Phrases"
@@ -108,9 +108,9 @@ const char *reflect_outcome_name(enum reflect_outcome o);
 
 struct reflect_result {
 	enum reflect_outcome outcome;
-	char *self_md;  /* owned: the new SELF.md (CHANGED) */
-	char *summary;  /* owned: 1–2 sentences (CHANGED), "" otherwise */
-	cJSON *peers;   /* owned: the peers notes, or NULL */
+	char *self_md; /* owned: the new SELF.md (CHANGED) */
+	char *summary; /* owned: 1–2 sentences (CHANGED), "" otherwise */
+	cJSON *peers;  /* owned: the peers notes, or NULL */
 	struct decision why;
 };
 /* Decides on the model's answer (see the header). old_self: SELF.md as
@@ -127,8 +127,8 @@ char *reflect_summary_cut(const char *s);
  * what is remembered of peers, and how long the agent has been running.
  * ids (cap REFLECT_PROMPT_MAX) receive the ids of the experiences put in.
  * Caller frees. */
-char *reflect_user_message(const struct exp_store *exps, const char *peers_text,
-                           int64_t running_ms, const char **ids, size_t *n_ids);
+char *reflect_user_message(const struct exp_store *exps, const char *peers_text, int64_t running_ms,
+                           const char **ids, size_t *n_ids);
 
 /* The self_update tool definition. */
 const struct llm_tool_def *reflect_tool(void);
@@ -137,15 +137,15 @@ const struct llm_tool_def *reflect_tool(void);
 
 struct reflection_opts {
 	uv_loop_t *loop;
-	struct llm_client *llm;      /* borrowed; required */
-	struct budget *budget;       /* borrowed; NULL = no budget */
-	const struct skills *skills; /* borrowed; must hold `reflection` */
+	struct llm_client *llm;       /* borrowed; required */
+	struct budget *budget;        /* borrowed; NULL = no budget */
+	const struct skills *skills;  /* borrowed; must hold `reflection` */
 	const struct state_store *st; /* borrowed; required */
-	struct decision_log *dlog;   /* borrowed; may be NULL */
-	const char *memory_dir;      /* copied */
-	const char *self_path;       /* copied */
-	const char *soul_path;       /* copied */
-	const char *voice_path;      /* copied; NULL = <dir of self_path>/voice-phrases.json */
+	struct decision_log *dlog;    /* borrowed; may be NULL */
+	const char *memory_dir;       /* copied */
+	const char *self_path;        /* copied */
+	const char *soul_path;        /* copied */
+	const char *voice_path;       /* copied; NULL = <dir of self_path>/voice-phrases.json */
 	/* The clock (tests, the bench); NULL = time_now_ms. */
 	int64_t (*clock)(void *ud);
 	/* After REFLECT_CHANGED: the room's `reflection` message (-1: not in a

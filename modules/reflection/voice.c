@@ -29,41 +29,65 @@ struct key_def {
 /* The schema and the defaults (the reference's texts, runtime-bluesky.md
  * §2.4): the one table of operational text in the agent. */
 static const struct key_def keys[VOICE_KEY_COUNT] = {
-        [VOICE_FULFILLMENT_CREATE_ISSUE] = {"fulfillment", "create_issue",
-                                            "fulfillment.create_issue", {"url"},
+        [VOICE_FULFILLMENT_CREATE_ISSUE] = {"fulfillment",
+                                            "create_issue",
+                                            "fulfillment.create_issue",
+                                            {"url"},
                                             "Done — here it is: {{url}}"},
-        [VOICE_FULFILLMENT_CREATE_PLAN] = {"fulfillment", "create_plan", "fulfillment.create_plan",
-                                           {"url"}, "Plan is ready: {{url}}"},
-        [VOICE_FULFILLMENT_DEFAULT] = {"fulfillment", "default", "fulfillment.default", {"url"},
-                                       "Done: {{url}}"},
-        [VOICE_TASK_CLAIM] = {NULL, "task_claim", "task_claim", {"number", "title"},
+        [VOICE_FULFILLMENT_CREATE_PLAN] = {"fulfillment",
+                                           "create_plan",
+                                           "fulfillment.create_plan",
+                                           {"url"},
+                                           "Plan is ready: {{url}}"},
+        [VOICE_FULFILLMENT_DEFAULT] =
+                {"fulfillment", "default", "fulfillment.default", {"url"}, "Done: {{url}}"},
+        [VOICE_TASK_CLAIM] = {NULL,
+                              "task_claim",
+                              "task_claim",
+                              {"number", "title"},
                               "Claiming Task {{number}}: {{title}} from the plan. I'll start "
                               "working on this now."},
-        [VOICE_GH_TASK_CLAIM] = {"github", "task_claim", "github.task_claim", {"number", "title"},
+        [VOICE_GH_TASK_CLAIM] = {"github",
+                                 "task_claim",
+                                 "github.task_claim",
+                                 {"number", "title"},
                                  "🙋 **Claiming Task {{number}}: {{title}}**\n\nI'm picking this "
                                  "one up and will start working on it now."},
-        [VOICE_GH_TASK_COMPLETE] = {"github", "task_complete", "github.task_complete",
+        [VOICE_GH_TASK_COMPLETE] = {"github",
+                                    "task_complete",
+                                    "github.task_complete",
                                     {"number", "title", "details"},
                                     "✅ **Task {{number}} Complete: {{title}}**\n\n{{details}}"},
-        [VOICE_GH_TASK_BLOCKED] = {"github", "task_blocked", "github.task_blocked",
+        [VOICE_GH_TASK_BLOCKED] = {"github",
+                                   "task_blocked",
+                                   "github.task_blocked",
                                    {"number", "title", "details"},
                                    "🚧 **Task {{number}} Blocked: {{title}}**\n\n**Reason:**\n"
                                    "{{details}}"},
-        [VOICE_GH_TASK_FAILED] = {"github", "task_failed", "github.task_failed",
+        [VOICE_GH_TASK_FAILED] = {"github",
+                                  "task_failed",
+                                  "github.task_failed",
                                   {"number", "title", "details"},
                                   "❌ **Task {{number}} Failed: {{title}}**\n\n```\n{{details}}\n"
                                   "```"},
-        [VOICE_GH_PLAN_COMPLETE] = {"github", "plan_complete", "github.plan_complete", {NULL},
+        [VOICE_GH_PLAN_COMPLETE] = {"github",
+                                    "plan_complete",
+                                    "github.plan_complete",
+                                    {NULL},
                                     "🎉 **Plan Complete!**\n\nEvery task in this plan is done. "
                                     "Before closing, please verify:\n\n- [ ] The changes work "
                                     "together end to end\n- [ ] Tests pass\n- [ ] Nothing in "
                                     "the plan was missed"},
-        [VOICE_GH_WORKSPACE_FINISHED] = {"github", "workspace_finished",
-                                         "github.workspace_finished", {"summary"},
+        [VOICE_GH_WORKSPACE_FINISHED] = {"github",
+                                         "workspace_finished",
+                                         "github.workspace_finished",
+                                         {"summary"},
                                          "🏁 **This workspace has been assessed as complete.**\n\n"
                                          "{{summary}}\n\nClosing or commenting on this issue "
                                          "restarts work."},
-        [VOICE_PEER_ANNOUNCEMENT] = {"bluesky", "peer_announcement", "bluesky.peer_announcement",
+        [VOICE_PEER_ANNOUNCEMENT] = {"bluesky",
+                                     "peer_announcement",
+                                     "bluesky.peer_announcement",
                                      {"handle", "url"},
                                      "Working with @{{handle}} ({{url}}) — looking forward to "
                                      "building together.",
@@ -156,8 +180,8 @@ int voice_parse(const char *text, size_t len, bool generated, struct voice_phras
 			char ph[64];
 			snprintf(ph, sizeof ph, "{{%s}}", keys[k].placeholders[i]);
 			if (!strstr(v->valuestring, ph)) {
-				err_set(err, "voice phrases: %s lost its placeholder %s", keys[k].name,
-				        ph);
+				err_set(err, "voice phrases: %s lost its placeholder %s",
+				        keys[k].name, ph);
 				goto out;
 			}
 		}
@@ -203,7 +227,8 @@ char *voice_interpolate(const char *tmpl, const char *const *names, const char *
 		if (p[0] == '{' && p[1] == '{') {
 			for (size_t i = 0; i < n; i++) {
 				size_t nl = strlen(names[i]);
-				if (strncmp(p + 2, names[i], nl) == 0 && strncmp(p + 2 + nl, "}}", 2) == 0) {
+				if (strncmp(p + 2, names[i], nl) == 0 &&
+				    strncmp(p + 2 + nl, "}}", 2) == 0) {
 					sb_puts(&sb, values[i] ? values[i] : "");
 					p += nl + 4;
 					done = true;
@@ -268,8 +293,9 @@ static void reload_if_changed(struct voice *v)
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "voice phrases loaded", "path", v->path);
 	} else {
 		if (has)
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "voice phrases unusable: the defaults are used",
-			       "path", v->path, "error", err.msg);
+			log_kv(LOG_LEVEL_WARN, LOG_COMP,
+			       "voice phrases unusable: the defaults are used", "path", v->path,
+			       "error", err.msg);
 		voice_phrases_defaults(&v->p);
 	}
 	free(text);

@@ -73,7 +73,8 @@ static void test_owner_line_becomes_experience(void **state)
 	char *exps = home_read(home, "memory/experiences.jsonl");
 	assert_non_null(exps);
 	assert_non_null(strstr(exps, "\"type\":\"owner_guidance\""));
-	assert_non_null(strstr(exps, "Owner said (terminal): \\\"Please keep your answers short.\\\""));
+	assert_non_null(
+	        strstr(exps, "Owner said (terminal): \\\"Please keep your answers short.\\\""));
 	/* one owner line, one experience: the rest of the turn is not another */
 	assert_null(strstr(strstr(exps, "owner_guidance") + 1, "owner_guidance"));
 	free(exps);

@@ -117,12 +117,12 @@ static int setup_limit(void **state, int64_t limit)
 	struct ga_err e = {{0}};
 	assert_int_equal(state_store_init(&f->st, f->mem, "1.0.0", &e), 0);
 	struct soul_check sc;
-	assert_int_equal(soul_check(f->soul_path, &f->st, time_now_ms(), SOUL_CHECK_PIN_FIRST, NULL,
-	                            &sc),
-	                 0);
+	assert_int_equal(
+	        soul_check(f->soul_path, &f->st, time_now_ms(), SOUL_CHECK_PIN_FIRST, NULL, &sc),
+	        0);
 	budget_init(&f->budget, &f->st, limit);
-	char *skills_dir = fsx_join(getenv("GA_SOURCE_DIR") ? getenv("GA_SOURCE_DIR") : ".",
-	                            "skills");
+	char *skills_dir =
+	        fsx_join(getenv("GA_SOURCE_DIR") ? getenv("GA_SOURCE_DIR") : ".", "skills");
 	const char *dirs[] = {skills_dir};
 	assert_int_equal(skills_load(&f->skills, dirs, 1, &e), 0);
 	free(skills_dir);
@@ -222,8 +222,8 @@ static void peer_talks(struct fx *f, const char *peer, const char *text)
 	                              .message_id = "space:abc",
 	                              .stage = STAGE_EVENT};
 	decision_set(&rec.decision, VERDICT_PASS, "event", "peer %s (chain 1): %s", peer, text);
-	struct exp_source src = {.rec = &rec, .text = text, .author = peer,
-	                         .author_kind = 4 /* CONV_AUTHOR_PEER */};
+	struct exp_source src = {
+	        .rec = &rec, .text = text, .author = peer, .author_kind = 4 /* CONV_AUTHOR_PEER */};
 	reflection_observe(f->r, &src);
 	rec.stage = STAGE_RECORD;
 	decision_set(&rec.decision, VERDICT_INFO, "answered", "answered");
@@ -453,11 +453,11 @@ static void test_soul_contradiction_refused(void **state)
 {
 	struct fx *f = *state;
 	char *self1 = jstr(SELF1);
-	char *script = xasprintf(
-	        "[{\"match\":{\"tool_choice\":\"self_update\"},\"tool_calls\":[{\"name\":"
-	        "\"self_update\",\"arguments\":{\"self_md\":%s,\"summary\":\"x\","
-	        "\"consistent_with_soul\":false}}]}]",
-	        self1);
+	char *script =
+	        xasprintf("[{\"match\":{\"tool_choice\":\"self_update\"},\"tool_calls\":[{\"name\":"
+	                  "\"self_update\",\"arguments\":{\"self_md\":%s,\"summary\":\"x\","
+	                  "\"consistent_with_soul\":false}}]}]",
+	                  self1);
 	free(self1);
 	refused_leaves_self(f, script, "reject:soul", REFLECT_REFUSED);
 	free(script);

@@ -39,15 +39,14 @@
 /* ---- the meaningful rule ---------------------------------------------------- */
 
 static struct decision_record rec_of(const char *platform, enum decision_stage stage,
-                                     enum decision_verdict v, const char *rule,
-                                     const char *reason)
+                                     enum decision_verdict v, const char *rule, const char *reason)
 {
-	struct decision_record r = {.time_ms = T0,
-	                            .platform = platform,
-	                            .conversation = strcmp(platform, "owner") == 0 ? "owner:terminal"
-	                                                                           : "space:room",
-	                            .message_id = "m1",
-	                            .stage = stage};
+	struct decision_record r = {
+	        .time_ms = T0,
+	        .platform = platform,
+	        .conversation = strcmp(platform, "owner") == 0 ? "owner:terminal" : "space:room",
+	        .message_id = "m1",
+	        .stage = stage};
 	decision_set(&r.decision, v, rule, "%s", reason);
 	return r;
 }
@@ -69,9 +68,10 @@ static void test_meaningful_rule(void **state)
 	(void)state;
 	char buf[EXP_TEXT_MAX];
 	struct exp_in in;
-	struct decision_record r =
-	        rec_of("owner", STAGE_EVENT, VERDICT_PASS, "event", "owner owner (chain 0): be brief");
-	assert_true(classify(&r, "please be brief", "owner", CONV_AUTHOR_OWNER, true, false, &in, buf));
+	struct decision_record r = rec_of("owner", STAGE_EVENT, VERDICT_PASS, "event",
+	                                  "owner owner (chain 0): be brief");
+	assert_true(
+	        classify(&r, "please be brief", "owner", CONV_AUTHOR_OWNER, true, false, &in, buf));
 	assert_int_equal(in.type, EXP_OWNER_GUIDANCE);
 	assert_string_equal(in.what, "Owner said (terminal): \"please be brief\"");
 	assert_string_equal(in.where, "owner:terminal");
@@ -257,7 +257,8 @@ static void test_due(void **state)
 
 /* ---- the model's answer ---------------------------------------------------- */
 
-static const char OLD[] = "# Ada\n\nI build small tools.\n\n## Values\n- care\n\n## Voice\nPlain.\n";
+static const char OLD[] =
+        "# Ada\n\nI build small tools.\n\n## Values\n- care\n\n## Voice\nPlain.\n";
 
 static enum reflect_outcome check(const char *args, const char *content, struct reflect_result *res)
 {
@@ -341,13 +342,15 @@ static void test_check_output(void **state)
 	reflect_result_free(&res);
 	free(args);
 	/* a real change: the summary is cut to two sentences */
-	cJSON_ReplaceItemInObject(a, "self_md",
-	                          cJSON_CreateString("# Ada\n\nI build small tools.\n\n## Values\n- "
-	                                             "care\n- brevity\n\n## Voice\nPlain.\n"));
+	cJSON_ReplaceItemInObject(
+	        a, "self_md",
+	        cJSON_CreateString("# Ada\n\nI build small tools.\n\n## Values\n- "
+	                           "care\n- brevity\n\n## Voice\nPlain.\n"));
 	cJSON_ReplaceItemInObject(a, "summary",
 	                          cJSON_CreateString("  I value brevity now.\n Short replies land "
 	                                             "better. A third sentence. "));
-	cJSON_AddItemToObject(a, "peers", cJSON_Parse("[{\"name\":\"Bo\",\"strength\":\"tests\"}]"));
+	cJSON_AddItemToObject(a, "peers",
+	                      cJSON_Parse("[{\"name\":\"Bo\",\"strength\":\"tests\"}]"));
 	args = cJSON_PrintUnformatted(a);
 	assert_int_equal(check(args, NULL, &res), REFLECT_CHANGED);
 	assert_string_equal(res.summary, "I value brevity now. Short replies land better.");
@@ -366,8 +369,8 @@ static void test_user_message(void **state)
 	struct ga_err e = {{0}};
 	struct exp_store *s = exp_store_open(dir, &e);
 	struct exp_in a = {.type = EXP_HELPED_SOMEONE, .what = "Answered Grace", .who = "Grace"};
-	struct exp_in b = {.type = EXP_OWNER_GUIDANCE, .what = "Owner said: be brief",
-	                   .why = "owner"};
+	struct exp_in b = {
+	        .type = EXP_OWNER_GUIDANCE, .what = "Owner said: be brief", .why = "owner"};
 	exp_store_add(s, &a, T0, &e);
 	exp_store_add(s, &b, T0 + 1, &e);
 	const char *ids[REFLECT_PROMPT_MAX];
@@ -416,7 +419,8 @@ static void test_voice_parse(void **state)
 	cJSON_DeleteItemFromObject(j, "bluesky");
 	char *ref = cJSON_Print(j);
 	assert_int_equal(voice_parse(ref, strlen(ref), false, &p, &e), 0);
-	assert_string_equal(p.text[VOICE_PEER_ANNOUNCEMENT], voice_default(VOICE_PEER_ANNOUNCEMENT));
+	assert_string_equal(p.text[VOICE_PEER_ANNOUNCEMENT],
+	                    voice_default(VOICE_PEER_ANNOUNCEMENT));
 	assert_string_equal(voice_key_name(VOICE_PEER_ANNOUNCEMENT), "bluesky.peer_announcement");
 	voice_phrases_free(&p);
 	free(ref);
@@ -516,7 +520,7 @@ static void test_peers_counting_and_render(void **state)
 	peers_init(&pm);
 	peers_note_message(&pm, "Ada", T0);
 	peers_note_message(&pm, "ada", T0 + 10 * 60 * 1000); /* same conversation */
-	peers_note_message(&pm, "Ada", T0 + 2 * HOUR);      /* a new one */
+	peers_note_message(&pm, "Ada", T0 + 2 * HOUR);       /* a new one */
 	assert_int_equal(peers_find(&pm, "ADA")->conversations, 2);
 	peers_count(&pm, "Ada", PEER_ISSUE_CO_CREATED, T0 + 2 * HOUR);
 	for (int i = 0; i < 7; i++) {
@@ -540,12 +544,12 @@ static void test_peers_counting_and_render(void **state)
 	assert_int_equal(peers_apply_notes(&pm, notes, T0 + 5 * HOUR), 1);
 	cJSON_Delete(notes);
 	char *txt = peers_render(&pm, NULL, 0);
-	assert_string_equal(txt,
-	                    "Bo: 1 conversation · 0 issues co-created · 0 PRs reviewed · 1 productive "
-	                    "disagreement · Notable: argued about tabs\n"
-	                    "Ada: 2 conversations · 1 issue co-created · 0 PRs reviewed · Notable: "
-	                    "exchange 6; exchange 5; exchange 4; exchange 3; exchange 2 · Strengths: "
-	                    "review, docs, TESTS");
+	assert_string_equal(
+	        txt, "Bo: 1 conversation · 0 issues co-created · 0 PRs reviewed · 1 productive "
+	             "disagreement · Notable: argued about tabs\n"
+	             "Ada: 2 conversations · 1 issue co-created · 0 PRs reviewed · Notable: "
+	             "exchange 6; exchange 5; exchange 4; exchange 3; exchange 2 · Strengths: "
+	             "review, docs, TESTS");
 	free(txt);
 	const char *only[] = {"ada"};
 	txt = peers_render(&pm, only, 1);
@@ -633,9 +637,9 @@ static void test_history_bound(void **state)
 	for (int i = 0; i < SELF_HISTORY_KEEP + 5; i++) {
 		char t[32];
 		snprintf(t, sizeof t, "version %d\n", i);
-		assert_int_equal(selfhist_save(dir, t, strlen(t), "reflection", T0 + i * 1000LL, NULL,
-		                               &e),
-		                 0);
+		assert_int_equal(
+		        selfhist_save(dir, t, strlen(t), "reflection", T0 + i * 1000LL, NULL, &e),
+		        0);
 	}
 	/* two in the same millisecond: both kept, the later one newest */
 	assert_int_equal(selfhist_save(dir, "same ms\n", 8, "revert", T0 + 30000, NULL, &e), 0);
