@@ -317,6 +317,21 @@ static void test_token_refreshed_before_expiry(void **state)
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 0), 1);
 }
 
+static void test_idle_session_refreshed_by_timer(void **state)
+{
+	struct fx *fx = *state;
+	/* a 2 s token: the timer refreshes it with a quarter of its life left
+	 * (at least 1 s after it was obtained), with no request pending */
+	bskyfake_set_token_ttl(fx->fake, 2000, (int64_t)30 * 24 * 3600 * 1000);
+	login_ok(fx);
+	run_for(fx, 2500);
+	assert_true(bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 200) >= 1);
+	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.createSession", 0), 1);
+	struct atp_session_info si;
+	atp_session_get(fx->atp, &si);
+	assert_true(si.access_exp_ms > test_clock(NULL));
+}
+
 static void test_revoked_session_one_login_never_a_storm(void **state)
 {
 	struct fx *fx = *state;
@@ -855,6 +870,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_expired_token_refreshes_without_login, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_token_refreshed_before_expiry, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_idle_session_refreshed_by_timer, setup,
+	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_revoked_session_one_login_never_a_storm, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_429_pauses_until_reset_then_resumes, setup,
