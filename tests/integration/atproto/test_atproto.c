@@ -42,44 +42,15 @@
 #include "common/timeutil.h"
 #include "tests/fakes/bsky/bskyfake.h"
 #include "tests/unit/llm/testloop.h"
+#include "atptest.h"
 
 #define AGENT "agent.test"
 #define AGENT_PW "app-pass-1234"
 #define ALICE "alice.test"
 
-static _Atomic int64_t clock_offset;
-
-static int64_t test_clock(void *ud)
-{
-	(void)ud;
-	return time_now_ms() + atomic_load(&clock_offset);
-}
-
 static void advance(int64_t ms)
 {
 	atomic_fetch_add(&clock_offset, ms);
-}
-
-struct got {
-	bool done;
-	struct atp_result r;
-	cJSON *json;
-};
-
-static void on_done(const struct atp_result *r, void *ud)
-{
-	struct got *g = ud;
-	assert_false(g->done); /* exactly one callback per call */
-	g->done = true;
-	g->r = *r;
-	g->r.json = NULL;
-	g->json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
-}
-
-static void got_reset(struct got *g)
-{
-	cJSON_Delete(g->json);
-	memset(g, 0, sizeof *g);
 }
 
 struct fx {
@@ -147,8 +118,7 @@ static int teardown(void **state)
 
 static void wait_done(struct fx *fx, struct got *g)
 {
-	if (testloop_run_until(&fx->loop, &g->done) != 0)
-		fail_msg("no answer within %d ms", TESTLOOP_GUARD_MS);
+	got_wait(&fx->loop, g);
 }
 
 /* Runs the loop for ms of real time (to show that something does NOT

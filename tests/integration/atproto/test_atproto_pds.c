@@ -35,6 +35,7 @@
 #include "common/timeutil.h"
 #include "proc.h"
 #include "tests/unit/llm/testloop.h"
+#include "atptest.h"
 
 #define AGENT_PW "agent-app-password-1"
 
@@ -44,36 +45,6 @@ static char work_dir[64];
 static char port_file[128];
 static char service[64];
 static struct proc pds_proc;
-
-static _Atomic int64_t clock_offset;
-
-static int64_t test_clock(void *ud)
-{
-	(void)ud;
-	return time_now_ms() + atomic_load(&clock_offset);
-}
-
-struct got {
-	bool done;
-	struct atp_result r;
-	cJSON *json;
-};
-
-static void on_done(const struct atp_result *r, void *ud)
-{
-	struct got *g = ud;
-	assert_false(g->done);
-	g->done = true;
-	g->r = *r;
-	g->r.json = NULL;
-	g->json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
-}
-
-static void got_reset(struct got *g)
-{
-	cJSON_Delete(g->json);
-	memset(g, 0, sizeof *g);
-}
 
 struct fx {
 	uv_loop_t loop;
@@ -87,8 +58,7 @@ struct fx {
 
 static void wait_done(struct fx *fx, struct got *g)
 {
-	if (testloop_run_until(&fx->loop, &g->done) != 0)
-		fail_msg("no answer within %d ms", TESTLOOP_GUARD_MS);
+	got_wait(&fx->loop, g);
 }
 
 static void make_client(struct fx *fx, const char *identifier, const char *password)

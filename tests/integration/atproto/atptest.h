@@ -1,0 +1,53 @@
+/*
+ * atptest — what the adapters/atproto tests share: one result holder per
+ * call (exactly one callback, its JSON copied), the test clock (the real
+ * one plus an offset a test adds to, read by the client and the fake
+ * alike), and waiting on the loop. Include after <cmocka.h>.
+ */
+#ifndef GA_TESTS_ATPTEST_H
+#define GA_TESTS_ATPTEST_H
+
+#include <stdatomic.h>
+#include <string.h>
+
+#include "adapters/atproto/atproto.h"
+#include "common/timeutil.h"
+#include "tests/unit/llm/testloop.h"
+
+static _Atomic int64_t clock_offset;
+
+static int64_t test_clock(void *ud)
+{
+	(void)ud;
+	return time_now_ms() + atomic_load(&clock_offset);
+}
+
+struct got {
+	bool done;
+	struct atp_result r;
+	cJSON *json;
+};
+
+static void on_done(const struct atp_result *r, void *ud)
+{
+	struct got *g = ud;
+	assert_false(g->done); /* exactly one callback per call */
+	g->done = true;
+	g->r = *r;
+	g->r.json = NULL;
+	g->json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
+}
+
+static void got_reset(struct got *g)
+{
+	cJSON_Delete(g->json);
+	memset(g, 0, sizeof *g);
+}
+
+static void got_wait(uv_loop_t *loop, struct got *g)
+{
+	if (testloop_run_until(loop, &g->done) != 0)
+		fail_msg("no answer within %d ms", TESTLOOP_GUARD_MS);
+}
+
+#endif
