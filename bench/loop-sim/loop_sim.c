@@ -548,6 +548,58 @@ static size_t read_ledgers(struct sim *s)
 	return s->ncommits - before;
 }
 
+/* Why an agent committed: the participation tick's verdict (stage compose,
+ * rule compose: mode, role, ownership, escalation) for the message whose
+ * story records the commitment, from its memory/decisions.jsonl. */
+#define TRAIL_RING 64
+
+struct trail {
+	const char *commit_id;
+	char mid[TRAIL_RING][96];
+	char why[TRAIL_RING][240];
+	size_t next;
+	char out[240];
+};
+
+static int on_decision_line(const cJSON *v, size_t lineno, void *ud)
+{
+	(void)lineno;
+	struct trail *t = ud;
+	const char *mid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "messageId"));
+	const char *stage = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "stage"));
+	const char *rule = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "rule"));
+	const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(v, "reason"));
+	if (!mid || !stage || !rule || !reason)
+		return 0;
+	if (!strcmp(stage, "compose") && !strcmp(rule, "compose")) {
+		size_t i = t->next++ % TRAIL_RING;
+		snprintf(t->mid[i], sizeof t->mid[i], "%s", mid);
+		snprintf(t->why[i], sizeof t->why[i], "%s", reason);
+	} else if (!t->out[0] && !strcmp(rule, "commitment") && strstr(reason, t->commit_id)) {
+		for (size_t k = 0; k < TRAIL_RING && k < t->next; k++) {
+			size_t i = (t->next - 1 - k) % TRAIL_RING;
+			if (!strcmp(t->mid[i], mid)) {
+				snprintf(t->out, sizeof t->out, "%s", t->why[i]);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static void commit_trail(const struct sim *s, const struct commit *c, char *out, size_t cap)
+{
+	static struct trail t;
+	memset(&t, 0, sizeof t);
+	t.commit_id = c->id;
+	char path[700];
+	snprintf(path, sizeof path, "%s/memory/decisions.jsonl", s->home[c->agent]);
+	struct ga_err err = {{0}};
+	if (fsx_jsonl_read(path, LOOPSIM_LEDGER_MAX, on_decision_line, &t, NULL, &err) != 0)
+		snprintf(t.out, sizeof t.out, "(decisions unreadable: %.200s)", err.msg);
+	snprintf(out, cap, "%s", t.out[0] ? t.out : "(no tick verdict found)");
+}
+
 /* ---- one round ----------------------------------------------------------------------------- */
 
 static void restart_room(struct sim *s)
@@ -725,16 +777,25 @@ static bool report(struct sim *s)
 	for (int r = 1; r <= R; r++) {
 		if (s->rs[r].commits < 2 && s->rs[r].dups == 0)
 			continue;
-		printf("DUP round %d (\"%.80s\"):", r, s->lines[r]);
-		for (size_t k = 0; k < s->ncommits; k++)
-			if (s->commits[k].round == r)
-				printf(" %s %s %s;", agent_names[s->commits[k].agent], s->commits[k].action,
-				       s->commits[k].id);
+		printf("DUP round %d (\"%.100s\"):\n", r, s->lines[r]);
+		for (size_t k = 0; k < s->ncommits; k++) {
+			const struct commit *c = &s->commits[k];
+			if (c->round != r)
+				continue;
+			char iso[TIME_ISO_LEN + 1], why[240];
+			commit_trail(s, c, why, sizeof why);
+			printf("  %s %s %s at %s — its tick: %s\n", agent_names[c->agent], c->action,
+			       c->id, time_format_iso(c->t_ms, iso), why);
+		}
 		for (size_t i = 0; i < s->nclaims; i++)
 			if (s->claims[i].round == r)
-				printf(" claim by %s of %s:%.60s;", s->claims[i].name, s->claims[i].action,
-				       s->claims[i].target);
-		printf("\n");
+				printf("  claim by %s of %s:%.80s\n", s->claims[i].name,
+				       s->claims[i].action, s->claims[i].target);
+	}
+	int unanswered = 0, untaken = 0;
+	for (int r = 1; r <= R; r++) {
+		unanswered += s->rs[r].msgs == 0;
+		untaken += s->rs[r].action && s->rs[r].commits == 0;
 	}
 	size_t orphan = 0;
 	for (size_t k = 0; k < s->ncommits; k++)
@@ -752,6 +813,8 @@ static bool report(struct sim *s)
 	       dups, s->ncommits, orphan, s->nclaims);
 	printf("time to quiescence: median %lld ms, max %lld ms\n", (long long)qmed,
 	       (long long)qmax);
+	printf("rounds the host got no answer: %d; action requests nobody committed to: %d\n",
+	       unanswered, untaken);
 	uint64_t calls, decisions;
 	eager_model_counts(s->model, &calls, &decisions);
 	printf("model calls: %llu (decisions %llu)\n", (unsigned long long)calls,
