@@ -29,69 +29,72 @@ struct key_def {
 /* The schema and the defaults (the reference's texts, runtime-bluesky.md
  * §2.4): the one table of operational text in the agent. */
 static const struct key_def keys[VOICE_KEY_COUNT] = {
-        [VOICE_FULFILLMENT_CREATE_ISSUE] = {"fulfillment",
-                                            "create_issue",
-                                            "fulfillment.create_issue",
-                                            {"url"},
-                                            "Done — here it is: {{url}}"},
-        [VOICE_FULFILLMENT_CREATE_PLAN] = {"fulfillment",
-                                           "create_plan",
-                                           "fulfillment.create_plan",
-                                           {"url"},
-                                           "Plan is ready: {{url}}"},
-        [VOICE_FULFILLMENT_DEFAULT] =
-                {"fulfillment", "default", "fulfillment.default", {"url"}, "Done: {{url}}"},
-        [VOICE_TASK_CLAIM] = {NULL,
-                              "task_claim",
-                              "task_claim",
-                              {"number", "title"},
-                              "Claiming Task {{number}}: {{title}} from the plan. I'll start "
-                              "working on this now."},
-        [VOICE_GH_TASK_CLAIM] = {"github",
-                                 "task_claim",
-                                 "github.task_claim",
-                                 {"number", "title"},
-                                 "🙋 **Claiming Task {{number}}: {{title}}**\n\nI'm picking this "
-                                 "one up and will start working on it now."},
-        [VOICE_GH_TASK_COMPLETE] = {"github",
-                                    "task_complete",
-                                    "github.task_complete",
-                                    {"number", "title", "details"},
-                                    "✅ **Task {{number}} Complete: {{title}}**\n\n{{details}}"},
-        [VOICE_GH_TASK_BLOCKED] = {"github",
-                                   "task_blocked",
-                                   "github.task_blocked",
-                                   {"number", "title", "details"},
-                                   "🚧 **Task {{number}} Blocked: {{title}}**\n\n**Reason:**\n"
-                                   "{{details}}"},
-        [VOICE_GH_TASK_FAILED] = {"github",
-                                  "task_failed",
-                                  "github.task_failed",
-                                  {"number", "title", "details"},
-                                  "❌ **Task {{number}} Failed: {{title}}**\n\n```\n{{details}}\n"
-                                  "```"},
-        [VOICE_GH_PLAN_COMPLETE] = {"github",
-                                    "plan_complete",
-                                    "github.plan_complete",
-                                    {NULL},
-                                    "🎉 **Plan Complete!**\n\nEvery task in this plan is done. "
-                                    "Before closing, please verify:\n\n- [ ] The changes work "
-                                    "together end to end\n- [ ] Tests pass\n- [ ] Nothing in "
-                                    "the plan was missed"},
-        [VOICE_GH_WORKSPACE_FINISHED] = {"github",
-                                         "workspace_finished",
-                                         "github.workspace_finished",
-                                         {"summary"},
-                                         "🏁 **This workspace has been assessed as complete.**\n\n"
-                                         "{{summary}}\n\nClosing or commenting on this issue "
-                                         "restarts work."},
-        [VOICE_PEER_ANNOUNCEMENT] = {"bluesky",
-                                     "peer_announcement",
-                                     "bluesky.peer_announcement",
-                                     {"handle", "url"},
-                                     "Working with @{{handle}} ({{url}}) — looking forward to "
-                                     "building together.",
-                                     true},
+        [VOICE_FULFILLMENT_CREATE_ISSUE] = {.group = "fulfillment",
+                                            .field = "create_issue",
+                                            .name = "fulfillment.create_issue",
+                                            .placeholders = {"url"},
+                                            .def = "Done — here it is: {{url}}"},
+        [VOICE_FULFILLMENT_CREATE_PLAN] = {.group = "fulfillment",
+                                           .field = "create_plan",
+                                           .name = "fulfillment.create_plan",
+                                           .placeholders = {"url"},
+                                           .def = "Plan is ready: {{url}}"},
+        [VOICE_FULFILLMENT_DEFAULT] = {.group = "fulfillment",
+                                       .field = "default",
+                                       .name = "fulfillment.default",
+                                       .placeholders = {"url"},
+                                       .def = "Done: {{url}}"},
+        [VOICE_TASK_CLAIM] = {.field = "task_claim",
+                              .name = "task_claim",
+                              .placeholders = {"number", "title"},
+                              .def = "Claiming Task {{number}}: {{title}} from the plan. I'll "
+                                     "start working on this now."},
+        [VOICE_GH_TASK_CLAIM] = {.group = "github",
+                                 .field = "task_claim",
+                                 .name = "github.task_claim",
+                                 .placeholders = {"number", "title"},
+                                 .def = "🙋 **Claiming Task {{number}}: {{title}}**\n\nI'm "
+                                        "picking this one up and will start working on it "
+                                        "now."},
+        [VOICE_GH_TASK_COMPLETE] = {.group = "github",
+                                    .field = "task_complete",
+                                    .name = "github.task_complete",
+                                    .placeholders = {"number", "title", "details"},
+                                    .def = "✅ **Task {{number}} Complete: {{title}}**\n\n"
+                                           "{{details}}"},
+        [VOICE_GH_TASK_BLOCKED] = {.group = "github",
+                                   .field = "task_blocked",
+                                   .name = "github.task_blocked",
+                                   .placeholders = {"number", "title", "details"},
+                                   .def = "🚧 **Task {{number}} Blocked: {{title}}**\n\n"
+                                          "**Reason:**\n{{details}}"},
+        [VOICE_GH_TASK_FAILED] = {.group = "github",
+                                  .field = "task_failed",
+                                  .name = "github.task_failed",
+                                  .placeholders = {"number", "title", "details"},
+                                  .def = "❌ **Task {{number}} Failed: {{title}}**\n\n```\n"
+                                         "{{details}}\n```"},
+        [VOICE_GH_PLAN_COMPLETE] = {.group = "github",
+                                    .field = "plan_complete",
+                                    .name = "github.plan_complete",
+                                    .def = "🎉 **Plan Complete!**\n\nEvery task in this plan is "
+                                           "done. Before closing, please verify:\n\n- [ ] The "
+                                           "changes work together end to end\n- [ ] Tests "
+                                           "pass\n- [ ] Nothing in the plan was missed"},
+        [VOICE_GH_WORKSPACE_FINISHED] = {.group = "github",
+                                         .field = "workspace_finished",
+                                         .name = "github.workspace_finished",
+                                         .placeholders = {"summary"},
+                                         .def = "🏁 **This workspace has been assessed as "
+                                                "complete.**\n\n{{summary}}\n\nClosing or "
+                                                "commenting on this issue restarts work."},
+        [VOICE_PEER_ANNOUNCEMENT] = {.group = "bluesky",
+                                     .field = "peer_announcement",
+                                     .name = "bluesky.peer_announcement",
+                                     .placeholders = {"handle", "url"},
+                                     .def = "Working with @{{handle}} ({{url}}) — looking forward "
+                                            "to building together.",
+                                     .optional = true},
 };
 
 const char *voice_key_name(enum voice_key k)
