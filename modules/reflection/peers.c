@@ -418,3 +418,14 @@ char *peers_render(const struct peer_memory *pm, const char *const *names, size_
 	char *out = sb_detach(&sb);
 	return out ? out : xstrdup("");
 }
+
+char *peers_render_from_store(const struct state_store *st, const char *const *names,
+                              size_t n_names)
+{
+	struct peer_memory pm;
+	peers_init(&pm);
+	peers_load(&pm, st);
+	char *out = peers_render(&pm, names, n_names);
+	peers_free(&pm);
+	return out;
+}

@@ -113,4 +113,10 @@ int peers_save(struct peer_memory *pm, const struct state_store *st, int64_t now
  * "" when none is known. Caller frees. */
 char *peers_render(const struct peer_memory *pm, const char *const *names, size_t n_names);
 
+/* For a prompt built outside the reflection service (the room's, Bluesky's):
+ * loads the state file and renders it as peers_render does. Reads a file of
+ * at most PEERS_MAX entries; "" when none is known. Caller frees. */
+char *peers_render_from_store(const struct state_store *st, const char *const *names,
+                              size_t n_names);
+
 #endif

@@ -596,6 +596,12 @@ static void test_peers_persistence(void **state)
 	assert_int_equal(r->last_interaction_ms, T0);
 	assert_string_equal(r->memorable[0], "shared a benchmark");
 	peers_free(&pm);
+	/* what the room's and Bluesky's prompts call */
+	const char *names[] = {"ada"};
+	char *txt = peers_render_from_store(&st, names, 1);
+	assert_string_equal(txt, "Ada: 1 conversation · 0 issues co-created · 1 PR reviewed · "
+	                         "Notable: shared a benchmark");
+	free(txt);
 
 	/* another version's file in the reference's shape: migrated, kept */
 	tu_write(dir, PEERS_STATE_NAME ".json",
