@@ -130,6 +130,27 @@ int part_decision_from_text(const char *text, size_t len, bool social_only,
 int part_extract_parse(const char *reply, size_t len, bool social_only,
                        struct part_commitments *out, struct ga_err *err);
 
+/* §8.4 around the call (extract.c):
+ *
+ * part_extract_wanted — whether the sent words promise anything at all, so
+ * that an extraction call is worth its cost (§16.26: the reference asked
+ * the model after every commitment-free message). True when the text
+ * (’ read as ') holds, as whole words, a first-person future or present-
+ * progressive promise: I'll, I will, I'm going to, I am going to, Let me,
+ * I can, I'd be happy to, we'll, we will, or I'm / I am + opening,
+ * creating, drafting, filing, writing, posting, submitting, putting
+ * together, documenting, commenting. why names the phrase, or says none.
+ *
+ * part_extract_prompt — the user message: `Reply 1: "<text>"`, then
+ * `Workspace context: <repo>` when one is known, then `Conversation
+ * context (recent messages from others):` and context_lines ("name: text"
+ * lines; NULL or "" = the section is left out). Caller frees.
+ * part_extract_system — the system prompt (static). */
+#define PART_EXTRACT_MAX_TOKENS 500
+bool part_extract_wanted(const char *text, size_t len, char *why, size_t cap);
+char *part_extract_prompt(const char *text, const char *repo, const char *context_lines);
+const char *part_extract_system(void);
+
 void part_commitments_clear(struct part_commitments *c);
 void part_decision_clear(struct part_decision *d);
 

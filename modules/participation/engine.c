@@ -4,6 +4,7 @@
  */
 #include "modules/participation/engine.h"
 
+#include "modules/participation/judge.h"
 #include "modules/participation/spacecfg.h"
 
 #include <inttypes.h>
@@ -43,6 +44,7 @@ struct pending {
 	char *conversation;
 	int64_t chain_out;
 	bool courtesy;
+	bool claim; /* a peer's action claim: text = the target */
 };
 
 /* What outlives the engine while a model call or a send is in flight: the
@@ -72,7 +74,10 @@ struct part_engine {
 	bool (*joined)(void *);
 	size_t (*members)(void *, struct part_member *, size_t);
 	int (*target)(void *, char *, size_t);
+	size_t (*peers)(void *, struct part_peer_note *, size_t);
+	size_t (*workspaces)(void *, struct part_workspace_note *, size_t);
 	void *ud;
+	struct part_judge *judge;
 
 	struct part_state st;
 	struct pending batch[PART_ENGINE_BATCH_MAX];
@@ -100,6 +105,13 @@ struct part_engine {
 	int64_t trig_chain;
 	bool trig_courtesy;
 	char *said; /* the words handed to the pipeline */
+	/* validation before the send, and the §11 recovery of this tick */
+	struct echo_window *win; /* the candidate's echo window */
+	struct validator_decision pre;
+	bool judged_new; /* the judge found the candidate new */
+	enum { PH_DECISION, PH_SALVAGE, PH_RETRY, PH_FORCED } phase;
+	bool salvaged, retried, forced_now;
+	char *host_lines; /* the batch's host messages, for the extraction */
 	/* the tool handed to compose (its sink must outlive the run) */
 	struct tools_sink sink;
 	struct compose_tool tool;
@@ -147,15 +159,19 @@ static uint64_t next_rand(struct part_engine *e)
 
 static void adjust_cfg(struct part_engine *e);
 
-static void record(struct part_engine *e, const struct decision *d)
+static void record_at(struct part_engine *e, enum decision_stage stage, const struct decision *d)
 {
 	if (e->trig_id[0])
-		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id,
-		              STAGE_COMPOSE, d);
+		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id, stage, d);
 	else
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "tick", "verdict",
 		       decision_verdict_name(d->verdict), "rule", d->rule ? d->rule : "", "reason",
 		       d->reason);
+}
+
+static void record(struct part_engine *e, const struct decision *d)
+{
+	record_at(e, STAGE_COMPOSE, d);
 }
 
 static void tick_end(struct part_engine *e)
@@ -166,6 +182,14 @@ static void tick_end(struct part_engine *e)
 	e->have_dec = false;
 	free(e->said);
 	e->said = NULL;
+	echo_window_free(e->win);
+	e->win = NULL;
+	validator_decision_clear(&e->pre);
+	memset(&e->pre, 0, sizeof e->pre);
+	e->judged_new = e->salvaged = e->retried = e->forced_now = false;
+	e->phase = PH_DECISION;
+	free(e->host_lines);
+	e->host_lines = NULL;
 	void (*done)(void *) = e->done;
 	void *ud = e->done_ud;
 	e->done = NULL;
@@ -176,20 +200,14 @@ static void tick_end(struct part_engine *e)
 
 /* ---- feeding ------------------------------------------------------------------------- */
 
+static struct pending *batch_slot(struct part_engine *e);
+
 void part_engine_offer(struct part_engine *e, const struct conv_event *ev,
                        const struct gate_result *g)
 {
 	if (!e || !ev)
 		return;
-	if (e->nbatch == PART_ENGINE_BATCH_MAX) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "batch full: the oldest chat is dropped", "id",
-		       e->batch[0].message_id, "max", LOG_INT(PART_ENGINE_BATCH_MAX));
-		pending_clear(&e->batch[0]);
-		memmove(&e->batch[0], &e->batch[1], (e->nbatch - 1) * sizeof e->batch[0]);
-		e->nbatch--;
-		memset(&e->batch[e->nbatch], 0, sizeof e->batch[0]);
-	}
-	struct pending *p = &e->batch[e->nbatch++];
+	struct pending *p = batch_slot(e);
 	p->author = xstrdup(ev->author_name ? ev->author_name : "?");
 	size_t len = ev->text ? ev->text_len : 0;
 	p->text = xmalloc(len + 1);
@@ -211,6 +229,44 @@ void part_engine_offer(struct part_engine *e, const struct conv_event *ev,
 	p->conversation = xstrdup(ev->conversation ? ev->conversation : "space:room");
 	p->chain_out = g ? g->chain_out : ev->chain + 1;
 	p->courtesy = g && g->courtesy;
+}
+
+/* The batch is full: the oldest entry goes, logged. */
+static struct pending *batch_slot(struct part_engine *e)
+{
+	if (e->nbatch == PART_ENGINE_BATCH_MAX) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "batch full: the oldest chat is dropped", "id",
+		       e->batch[0].message_id, "max", LOG_INT(PART_ENGINE_BATCH_MAX));
+		pending_clear(&e->batch[0]);
+		memmove(&e->batch[0], &e->batch[1], (e->nbatch - 1) * sizeof e->batch[0]);
+		e->nbatch--;
+		memset(&e->batch[e->nbatch], 0, sizeof e->batch[0]);
+	}
+	return &e->batch[e->nbatch++];
+}
+
+void part_engine_claim(struct part_engine *e, const char *peer, const char *action,
+                       const char *target)
+{
+	if (!e || !peer || !action || part_commit_type_parse(action) < 0 ||
+	    strcmp(peer, e->self) == 0)
+		return;
+	struct pending *p = batch_slot(e);
+	p->claim = true;
+	p->author = xstrdup(peer);
+	p->text = xstrdup(target ? target : "");
+	p->len = strlen(p->text);
+	p->time_ms = time_now_ms();
+	p->kind = PART_AUTHOR_AGENT;
+	p->message_id = xstrdup("");
+	p->conversation = xstrdup("space:room");
+	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "peer claim", "peer", peer, "action", action, "target",
+	       p->text);
+}
+
+struct part_judge *part_engine_judge(struct part_engine *e)
+{
+	return e ? e->judge : NULL;
 }
 
 size_t part_engine_pending(const struct part_engine *e)
@@ -291,6 +347,31 @@ static void notes_text(const struct part_tick_out *t, struct strbuf *sb)
 		sb_puts(sb, "\nThe host is following up on the request: say what was done.");
 }
 
+/* §14.10: the peers and workspaces the room knows, when the tick wants them. */
+static char *peers_text(struct part_engine *e)
+{
+	const struct part_tick_out *t = &e->out;
+	struct part_peer_note *pn = NULL;
+	struct part_workspace_note *wn = NULL;
+	size_t np = 0, nw = 0;
+	if (e->peers && (t->context & PART_CTX_PEER_IDENTITIES)) {
+		pn = xcalloc(PART_ENGINE_PEERS_MAX, sizeof *pn);
+		np = e->peers(e->ud, pn, PART_ENGINE_PEERS_MAX);
+	}
+	if (e->workspaces && (t->context & PART_CTX_WORKSPACES)) {
+		wn = xcalloc(PART_ENGINE_WORKSPACES_MAX, sizeof *wn);
+		nw = e->workspaces(e->ud, wn, PART_ENGINE_WORKSPACES_MAX);
+	}
+	char *s = part_peers_context(e->self, pn, np, wn, nw);
+	free(pn);
+	free(wn);
+	if (!s[0]) {
+		free(s);
+		s = xstrdup("nothing known yet");
+	}
+	return s;
+}
+
 static char *user_message(struct part_engine *e, struct ga_err *err)
 {
 	const struct part_tick_out *t = &e->out;
@@ -307,6 +388,7 @@ static char *user_message(struct part_engine *e, struct ga_err *err)
 	char *hist = history_text(&e->st, false);
 	char *mine = history_text(&e->st, true);
 	char *peers = part_peer_commitments(&e->st);
+	char *others = peers_text(e);
 	struct strbuf cfgs;
 	sb_init(&cfgs, 4096);
 	if (e->cd_fixed) {
@@ -328,6 +410,7 @@ static char *user_message(struct part_engine *e, struct ga_err *err)
 	        {"commitmentContext", peers[0] ? peers : "none"},
 	        {"currentConfig", cfg},
 	        {"selfExcerpt", e->self_text ? e->self_text : "(no SELF.md)"},
+	        {"peerContext", others},
 	};
 	char *body = skills_render(e->skills, PART_ENGINE_SKILL, "User Message Template", vars,
 	                           sizeof vars / sizeof vars[0], err);
@@ -347,6 +430,7 @@ static char *user_message(struct part_engine *e, struct ga_err *err)
 	free(hist);
 	free(mine);
 	free(peers);
+	free(others);
 	return msg;
 }
 
@@ -423,6 +507,9 @@ static size_t enqueue_commitments(struct part_engine *e)
 	return kept;
 }
 
+static void recover(struct part_engine *e, bool validator_ran, bool validator_salvage);
+static void extract(struct part_engine *e);
+
 static void on_said(void *ud, const struct decision *final, const char *artifact)
 {
 	(void)artifact;
@@ -434,13 +521,53 @@ static void on_said(void *ud, const struct decision *final, const char *artifact
 		int64_t span = e->cd_max > e->cd_min ? e->cd_max - e->cd_min : 0;
 		int64_t cd = e->cd_min + (span ? (int64_t)(next_rand(e) % (uint64_t)span) : 0);
 		part_note_sent(&e->st, e->self, e->said, strlen(e->said), now, now + cd);
-		if (e->dec.commitments.n && enqueue_commitments(e) > 0 && e->out.request_open)
-			part_note_fulfilled(&e->st, "commitment");
+		if (e->phase == PH_FORCED)
+			part_note_forced(&e->st);
+		if (e->dec.commitments.n) {
+			if (enqueue_commitments(e) > 0 && e->out.request_open)
+				part_note_fulfilled(&e->st, "commitment");
+		} else {
+			extract(e); /* §12.3; ends the tick */
+			return;
+		}
+		tick_end(e);
+		return;
+	}
+	/* The pipeline's validator said no: §11 decides what is left. Any
+	 * other end (outbound refused, paused, the room gone) ends the tick. */
+	if (final && final->verdict == VERDICT_REJECT) {
+		recover(e, true, e->pre.salvage);
+		return;
 	}
 	tick_end(e);
 }
 
-static void speak(struct part_engine *e)
+/* The echo window of the candidate: the trigger's conversation (the room),
+ * agents' messages compared, persons' context (§9.1) — what the pipeline's
+ * validator stage would build. */
+static void build_window(struct part_engine *e)
+{
+	echo_window_free(e->win);
+	struct conv_store *cs = pipeline_store(e->pipeline);
+	e->win = echo_window_new(PIPELINE_ECHO_WINDOW);
+	size_t n = conv_store_message_count(cs, e->trig_conv);
+	for (size_t i = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0; i < n; i++) {
+		const struct conv_message *m = conv_store_message_at(cs, e->trig_conv, i);
+		if (m)
+			echo_window_push(e->win, m->author_name, !conv_author_is_person(m->author_kind),
+			                 m->text ? m->text : "");
+	}
+}
+
+static void fill_ctx(struct part_engine *e, struct validator_context *ctx)
+{
+	memset(ctx, 0, sizeof *ctx);
+	part_validator_context(&e->out, e->dec.commitments.n, ctx);
+	ctx->window = e->win;
+	ctx->judge = part_judge_validator(e->judge);
+}
+
+static void send_now(struct part_engine *e)
 {
 	struct decision d;
 	char target[PIPELINE_TARGET_MAX];
@@ -450,26 +577,68 @@ static void speak(struct part_engine *e)
 		tick_end(e);
 		return;
 	}
+	free(e->said);
 	e->said = xstrdup(e->dec.message);
-	/* The echo window: the trigger's conversation (the room), agents'
-	 * messages compared, persons' context (§9.1). */
-	struct conv_store *cs = pipeline_store(e->pipeline);
-	struct echo_window *w = echo_window_new(PIPELINE_ECHO_WINDOW);
-	size_t n = conv_store_message_count(cs, e->trig_conv);
-	for (size_t i = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0; i < n; i++) {
-		const struct conv_message *m = conv_store_message_at(cs, e->trig_conv, i);
-		if (m)
-			echo_window_push(w, m->author_name, !conv_author_is_person(m->author_kind),
-			                 m->text ? m->text : "");
-	}
 	struct validator_context ctx;
-	memset(&ctx, 0, sizeof ctx);
-	part_validator_context(&e->out, e->dec.commitments.n, &ctx);
-	ctx.window = w;
+	fill_ctx(e, &ctx);
+	/* The pipeline's stage has no judge; once ours has found the words
+	 * new, the echo checks are settled and the stage gets an empty window
+	 * (every other check runs there again). */
+	ctx.judge = NULL;
+	struct echo_window *empty = e->judged_new ? echo_window_new(1) : NULL;
+	if (empty)
+		ctx.window = empty;
 	pipeline_say_ctx(e->pipeline, CONV_PLATFORM_SPACE, target, "participation", e->said,
 	                 strlen(e->said), e->trig_chain, e->trig_courtesy,
 	                 e->trig_id[0] ? e->trig_id : NULL, &ctx, on_said, anchor_take(e));
-	echo_window_free(w);
+	echo_window_free(empty);
+}
+
+static void on_judged(void *ud, int verdict, const char *reason)
+{
+	struct part_engine *e = anchor_drop(ud);
+	if (!e)
+		return;
+	struct validator_context ctx;
+	fill_ctx(e, &ctx);
+	validator_resume(e->dec.message, &ctx, verdict, reason, &e->pre);
+	struct decision d;
+	if (verdict == 1) {
+		/* An echo: it never reaches the room. */
+		validator_to_decision(&e->pre, &d);
+		record_at(e, STAGE_VALIDATOR, &d);
+		recover(e, true, e->pre.salvage);
+		return;
+	}
+	decision_set(&d, VERDICT_INFO, "echo_judge", "%s", reason ? reason : "not an echo");
+	record_at(e, STAGE_VALIDATOR, &d);
+	e->judged_new = true;
+	send_now(e);
+}
+
+/* §9–§10 before the send: the validator with the judge; see engine.h. */
+static void validate_then_send(struct part_engine *e)
+{
+	build_window(e);
+	e->judged_new = false;
+	validator_decision_clear(&e->pre);
+	memset(&e->pre, 0, sizeof e->pre);
+	struct validator_context ctx;
+	fill_ctx(e, &ctx);
+	if (validator_validate(e->dec.message, &ctx, &e->pre) != VALIDATOR_REFER) {
+		send_now(e);
+		return;
+	}
+	struct decision d;
+	decision_set(&d, VERDICT_INFO, "echo_judge",
+	             "borderline echo (pair %.2f, novelty %.2f): asking the judge",
+	             e->pre.echo.pair, e->pre.echo.novelty);
+	record_at(e, STAGE_VALIDATOR, &d);
+	e->anchor->refs++;
+	if (validator_refer(&ctx, e->dec.message, on_judged, e->anchor) != 0) {
+		e->anchor->refs--;
+		on_judged(anchor_take(e), -1, "no judge to ask: not an echo");
+	}
 }
 
 /* ---- the model call (§8) ----------------------------------------------------------------- */
@@ -531,18 +700,7 @@ static void on_composed(const struct compose_result *res, void *ud)
 	adjust_cfg(e);
 	bool speaks = e->dec.should_speak && e->dec.message && e->dec.message[0];
 	if (!speaks) {
-		struct decision why;
-		if (part_salvage(&e->dec, &e->out, false, false, &why)) {
-			record(e, &why);
-			speaks = e->dec.message && e->dec.message[0];
-		}
-	}
-	if (!speaks) {
-		part_note_declined(&e->st, time_now_ms());
-		decision_set(&d, VERDICT_INFO, "declined", "the model stays silent: %s",
-		             e->dec.reason && e->dec.reason[0] ? e->dec.reason : "(no reason)");
-		record(e, &d);
-		tick_end(e);
+		recover(e, false, false);
 		return;
 	}
 	decision_set(&d, VERDICT_PASS, "decided",
@@ -552,7 +710,339 @@ static void on_composed(const struct compose_result *res, void *ud)
 	             e->dec.reason && e->dec.reason[0] ? ": " : "",
 	             e->dec.reason ? e->dec.reason : "");
 	record(e, &d);
-	speak(e);
+	validate_then_send(e);
+}
+
+/* One tool-less model call for the tick (Layer 2, the issue body, the
+ * extraction): the engine's anchor rides along. 0 when started; -1 with err
+ * (nothing will be called back). temperature < 0: the provider's. */
+static int ask_plain(struct part_engine *e, const char *system, char *user, int max_tokens,
+                     double temperature, compose_done_fn done, struct ga_err *err)
+{
+	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
+	struct compose_opts o = {
+	        .loop = e->loop,
+	        .llm = e->llm,
+	        .budget = e->budget,
+	        .system_prompt = system,
+	        .messages = &msg,
+	        .n_messages = 1,
+	        .max_rounds = 1,
+	        .max_tokens = max_tokens,
+	        .temperature = temperature < 0 ? 0 : temperature,
+	        .has_temperature = temperature >= 0,
+	        .done = done,
+	        .ud = e->anchor,
+	};
+	e->anchor->refs++;
+	e->run = compose_start(&o, err);
+	if (!e->run) {
+		e->anchor->refs--;
+		return -1;
+	}
+	return 0;
+}
+
+/* The space_decision call (the decision, the owner retry): the tool
+ * forced, one correction round. 0 when started; -1 with err. */
+static int ask_decision(struct part_engine *e, const char *system, char *user,
+                        compose_done_fn done, struct ga_err *err)
+{
+	if (!e->have_tool)
+		return err_set(err, "the space_decision tool is not offered");
+	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
+	struct compose_opts o = {
+	        .loop = e->loop,
+	        .llm = e->llm,
+	        .budget = e->budget,
+	        .system_prompt = system,
+	        .messages = &msg,
+	        .n_messages = 1,
+	        .tools = &e->tool,
+	        .n_tools = 1,
+	        .tool_choice = LLM_TOOL_CHOICE_NAMED,
+	        .tool_choice_name = "space_decision",
+	        .max_rounds = PART_ENGINE_MAX_ROUNDS,
+	        .done = done,
+	        .ud = e->anchor,
+	};
+	part_decision_clear(&e->dec);
+	e->have_dec = false;
+	e->anchor->refs++;
+	e->run = compose_start(&o, err);
+	if (!e->run) {
+		e->anchor->refs--;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- §11: salvage, the owner retry, forced action ------------------------------------- */
+
+static void owner_retry(struct part_engine *e);
+static void forced_action(struct part_engine *e, bool due_now);
+
+static bool blank_text(const char *s)
+{
+	for (; s && *s; s++)
+		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+			return false;
+	return true;
+}
+
+/* The decision did not speak (validator_ran false) or the validator
+ * rejected it: salvage once, then what part_recover_next says. */
+static void recover(struct part_engine *e, bool validator_ran, bool validator_salvage)
+{
+	struct decision why;
+	size_t had = e->dec.commitments.n;
+	if (!e->salvaged && had) {
+		bool ok = part_salvage(&e->dec, &e->out, validator_ran, validator_salvage, &why);
+		record(e, &why);
+		if (ok) {
+			e->salvaged = true;
+			e->phase = PH_SALVAGE;
+			validate_then_send(e);
+			return;
+		}
+	}
+	enum part_recovery r = part_recover_next(&e->st, &e->out, e->retried, &why);
+	if (r != PART_RECOVER_NONE || (e->out.own.is_owner && e->out.request_open))
+		record(e, &why);
+	if (r == PART_RECOVER_RETRY) {
+		e->retried = true;
+		owner_retry(e);
+		return;
+	}
+	if (r == PART_RECOVER_FORCE && e->phase != PH_FORCED) {
+		forced_action(e, true);
+		return;
+	}
+	if (!validator_ran && e->phase == PH_DECISION) {
+		part_note_declined(&e->st, time_now_ms());
+		decision_set(&why, VERDICT_INFO, "declined", "the model stays silent: %s",
+		             e->dec.reason && e->dec.reason[0] ? e->dec.reason : "(no reason)");
+		record(e, &why);
+	}
+	tick_end(e);
+}
+
+static const char retry_system[] =
+        "You are an autonomous agent in a chatroom with a human host and other agents. You own "
+        "the host's request: call the space_decision tool with a commitment that fulfils it. No "
+        "discussion.";
+
+static void on_retry(const struct compose_result *res, void *ud)
+{
+	struct part_engine *e = anchor_drop(ud);
+	if (!e)
+		return;
+	e->run = NULL;
+	struct decision why;
+	if (res->stop == COMPOSE_STOP_CANCELLED) {
+		decision_set(&why, VERDICT_INFO, "cancelled", "the owner retry was cancelled");
+		record(e, &why);
+		tick_end(e);
+		return;
+	}
+	if (!e->have_dec && res->content) {
+		struct ga_err err = {{0}};
+		if (part_decision_from_text(res->content, strlen(res->content), e->social_only,
+		                            &e->dec, &err) == 0)
+			e->have_dec = true;
+	}
+	if (e->have_dec && part_owner_retry_accept(&e->dec, &why) == 0) {
+		record(e, &why);
+		e->phase = PH_RETRY;
+		validate_then_send(e);
+		return;
+	}
+	if (!e->have_dec)
+		decision_set(&why, VERDICT_FAIL, "owner_retry",
+		             "the owner retry gave no usable space_decision (%s: %s)",
+		             res->stop_name ? res->stop_name : "?", res->reason);
+	record(e, &why);
+	recover(e, false, false);
+}
+
+/* §11.2: one call, space_decision forced, the commitment-only prompt. */
+static void owner_retry(struct part_engine *e)
+{
+	const char *repo = e->out.repo ? e->out.repo : "";
+	struct strbuf sb;
+	sb_init(&sb, PROMPT_MAX_BYTES);
+	sb_printf(&sb, "HOST REQUEST: \"%s\"\nREPO: %s\n", e->st.req_content ? e->st.req_content : "",
+	          repo[0] ? repo : "not detected");
+	sb_puts(&sb, "You are the action owner. Return only the decision with a commitment that "
+	             "fulfils the request, no discussion. Template:\n");
+	cJSON *t = cJSON_CreateObject();
+	cJSON_AddBoolToObject(t, "shouldSpeak", true);
+	cJSON_AddStringToObject(t, "reason", "I own the request");
+	cJSON_AddStringToObject(t, "message", PART_FORCED_MESSAGE);
+	cJSON *arr = cJSON_AddArrayToObject(t, "commitments");
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "type", "create_issue");
+	cJSON_AddStringToObject(c, "repo", repo);
+	cJSON_AddStringToObject(c, "title", "brief title");
+	cJSON_AddStringToObject(c, "description", "full issue body in markdown");
+	cJSON_AddItemToArray(arr, c);
+	char *tj = cJSON_PrintUnformatted(t);
+	cJSON_Delete(t);
+	sb_puts(&sb, tj ? tj : "");
+	free(tj);
+	struct ga_err err = {{0}};
+	int rc = ask_decision(e, retry_system, sb.buf, on_retry, &err);
+	sb_free(&sb);
+	if (rc != 0) {
+		struct decision d;
+		decision_set(&d, VERDICT_FAIL, "owner_retry", "the owner retry could not start: %s",
+		             err.msg);
+		record(e, &d);
+		recover(e, false, false);
+	}
+}
+
+static const char enrich_system[] =
+        "You are a technical writer. Produce a well-structured GitHub issue body in markdown: a "
+        "description, an acceptance-criteria checklist and the relevant context. Be concise. "
+        "Markdown only.";
+
+static void forced_with_body(struct part_engine *e, const char *body)
+{
+	struct decision why;
+	if (part_forced_decision(&e->st, &e->out, e->forced_now, body, &e->dec, &why) != 0) {
+		record(e, &why);
+		tick_end(e);
+		return;
+	}
+	record(e, &why);
+	e->phase = PH_FORCED;
+	validate_then_send(e);
+}
+
+static void on_enriched(const struct compose_result *res, void *ud)
+{
+	struct part_engine *e = anchor_drop(ud);
+	if (!e)
+		return;
+	e->run = NULL;
+	if (res->stop == COMPOSE_STOP_CANCELLED) {
+		tick_end(e);
+		return;
+	}
+	char *body = NULL;
+	if (res->stop == COMPOSE_STOP_FINAL && res->content) {
+		body = xstrdup(res->content);
+		size_t n = strlen(body);
+		while (n && (body[n - 1] == ' ' || body[n - 1] == '\n' || body[n - 1] == '\t' ||
+		             body[n - 1] == '\r'))
+			body[--n] = '\0';
+		if (n <= PART_ENGINE_ENRICH_MIN_BYTES || blank_text(body)) {
+			free(body);
+			body = NULL;
+		}
+	}
+	if (!body)
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "forced action: the default issue body", "stop",
+		       res->stop_name ? res->stop_name : "?", "reason", res->reason);
+	forced_with_body(e, body);
+	free(body);
+}
+
+/* §11.3: check it can be done (repo, due, not social-only) with the default
+ * body, then ask the model for a better body, then decide. */
+static void forced_action(struct part_engine *e, bool due_now)
+{
+	e->forced_now = due_now;
+	struct part_decision probe;
+	memset(&probe, 0, sizeof probe);
+	struct decision why;
+	int ok = part_forced_decision(&e->st, &e->out, due_now, NULL, &probe, &why);
+	part_decision_clear(&probe);
+	if (ok != 0) {
+		record(e, &why);
+		tick_end(e);
+		return;
+	}
+	char *hist = history_text(&e->st, false);
+	struct strbuf sb;
+	sb_init(&sb, PROMPT_MAX_BYTES);
+	sb_printf(&sb, "The request: %s\n\nThe conversation:\n%s\nThe repository: %s\n\nWrite the "
+	               "issue body:",
+	          e->st.req_content ? e->st.req_content : "", hist, e->out.repo ? e->out.repo : "");
+	free(hist);
+	struct ga_err err = {{0}};
+	int rc = ask_plain(e, enrich_system, sb.buf, PART_ENGINE_ENRICH_MAX_TOKENS, -1, on_enriched,
+	                   &err);
+	sb_free(&sb);
+	if (rc != 0)
+		forced_with_body(e, NULL);
+}
+
+/* ---- §8.4 / §12.3: extraction after commitment-free words ----------------------------- */
+
+static void on_extracted(const struct compose_result *res, void *ud)
+{
+	struct part_engine *e = anchor_drop(ud);
+	if (!e)
+		return;
+	e->run = NULL;
+	struct decision d;
+	if (res->stop != COMPOSE_STOP_FINAL || !res->content) {
+		decision_set(&d, VERDICT_INFO, "extraction", "no extraction (%s: %s)",
+		             res->stop_name ? res->stop_name : "?", res->reason);
+		record_at(e, STAGE_RECORD, &d);
+		tick_end(e);
+		return;
+	}
+	struct part_commitments got;
+	memset(&got, 0, sizeof got);
+	struct ga_err err = {{0}};
+	if (part_extract_parse(res->content, strlen(res->content), e->social_only, &got, &err) !=
+	    0) {
+		decision_set(&d, VERDICT_INFO, "extraction", "the extraction reply was unusable: %s",
+		             err.msg);
+		record_at(e, STAGE_RECORD, &d);
+		tick_end(e);
+		return;
+	}
+	decision_set(&d, VERDICT_INFO, "extraction",
+	             "%zu commitment(s) extracted from the sent words (%zu dropped)", got.n,
+	             got.ndropped_total);
+	record_at(e, STAGE_RECORD, &d);
+	if (got.n) {
+		part_commitments_clear(&e->dec.commitments);
+		e->dec.commitments = got;
+		memset(&got, 0, sizeof got);
+		if (enqueue_commitments(e) > 0 && e->out.request_open)
+			part_note_fulfilled(&e->st, "extracted");
+	}
+	part_commitments_clear(&got);
+	tick_end(e);
+}
+
+static void extract(struct part_engine *e)
+{
+	char why[160];
+	if (!part_extract_wanted(e->said, strlen(e->said), why, sizeof why)) {
+		tick_end(e);
+		return;
+	}
+	char *user = part_extract_prompt(e->said, e->out.repo, e->host_lines);
+	struct ga_err err = {{0}};
+	int rc = ask_plain(e, part_extract_system(), user, PART_EXTRACT_MAX_TOKENS, 0, on_extracted,
+	                   &err);
+	free(user);
+	if (rc != 0) {
+		struct decision d;
+		decision_set(&d, VERDICT_INFO, "extraction", "no extraction call: %s", err.msg);
+		record_at(e, STAGE_RECORD, &d);
+		tick_end(e);
+		return;
+	}
+	struct decision d;
+	decision_set(&d, VERDICT_INFO, "extraction", "%s: asking the model for commitments", why);
+	record_at(e, STAGE_RECORD, &d);
 }
 
 static void call_model(struct part_engine *e)
@@ -572,29 +1062,10 @@ static void call_model(struct part_engine *e)
 	}
 	char *system = skills_system_prompt(e->soul, e->self_text, skill);
 	free(skill);
-	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
-	struct compose_opts o = {
-	        .loop = e->loop,
-	        .llm = e->llm,
-	        .budget = e->budget,
-	        .system_prompt = system,
-	        .messages = &msg,
-	        .n_messages = 1,
-	        .tools = &e->tool,
-	        .n_tools = 1,
-	        .tool_choice = LLM_TOOL_CHOICE_NAMED,
-	        .tool_choice_name = "space_decision",
-	        .max_rounds = PART_ENGINE_MAX_ROUNDS,
-	        .done = on_composed,
-	        .ud = e->anchor,
-	};
-	e->have_dec = false;
-	e->anchor->refs++;
-	e->run = compose_start(&o, &err);
+	int rc = ask_decision(e, system, user, on_composed, &err);
 	free(system);
 	free(user);
-	if (!e->run) {
-		e->anchor->refs--;
+	if (rc != 0) {
 		decision_set(&d, VERDICT_FAIL, "decision", "the decision call could not start: %s",
 		             err.msg);
 		record(e, &d);
@@ -609,7 +1080,7 @@ static size_t tick_events(struct part_engine *e, struct part_event *evs)
 	for (size_t i = 0; i < e->ntb; i++) {
 		const struct pending *p = &e->tb[i];
 		evs[i] = (struct part_event){
-		        .kind = PART_EV_CHAT,
+		        .kind = p->claim ? PART_EV_CLAIM : PART_EV_CHAT,
 		        .author = p->author,
 		        .text = p->text,
 		        .len = p->len,
@@ -700,25 +1171,7 @@ static void ask_layer2(struct part_engine *e)
 	struct ga_err err = {{0}};
 	char user[PART_TEXT_MAX_BYTES + 32];
 	snprintf(user, sizeof user, "Message: \"%s\"", e->l2[e->il2]);
-	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
-	struct compose_opts o = {
-	        .loop = e->loop,
-	        .llm = e->llm,
-	        .budget = e->budget,
-	        .system_prompt = layer2_system,
-	        .messages = &msg,
-	        .n_messages = 1,
-	        .max_rounds = 1,
-	        .max_tokens = 10,
-	        .temperature = 0,
-	        .has_temperature = true,
-	        .done = on_layer2,
-	        .ud = e->anchor,
-	};
-	e->anchor->refs++;
-	e->run = compose_start(&o, &err);
-	if (!e->run) {
-		e->anchor->refs--;
+	if (ask_plain(e, layer2_system, user, 10, 0, on_layer2, &err) != 0) {
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "layer 2 not asked", "error", err.msg);
 		clear_l2(e);
 		run_tick(e);
@@ -822,7 +1275,7 @@ static void run_tick(struct part_engine *e)
 		const struct pending *p = &e->tb[i];
 		/* The message the answer belongs to: a live one, the host's
 		 * before an agent's, addressed to us before not, newest last. */
-		if (p->from_history)
+		if (p->from_history || p->claim)
 			continue;
 		int score = (p->kind == PART_AUTHOR_HOST) * 2 + p->addressed_me;
 		if (score >= trig_score) {
@@ -849,6 +1302,17 @@ static void run_tick(struct part_engine *e)
 	};
 	part_tick(&e->st, &in, &e->out);
 	free(members);
+	if (e->out.idle_reset)
+		part_judge_clear(e->judge); /* §6.4: the judge's cache goes too */
+	/* The batch's host messages, for an extraction after the send (§8.4). */
+	struct strbuf hl;
+	sb_init(&hl, PART_ENGINE_HOST_LINES_MAX_BYTES);
+	for (size_t i = 0; i < n; i++)
+		if (e->tb[i].kind == PART_AUTHOR_HOST && !e->tb[i].from_history && !e->tb[i].claim)
+			sb_printf(&hl, "%s: %.*s\n", e->tb[i].author, (int)e->tb[i].len, e->tb[i].text);
+	free(e->host_lines);
+	e->host_lines = hl.len ? sb_detach(&hl) : NULL;
+	sb_free(&hl);
 	for (size_t i = 0; i < n; i++)
 		pending_clear(&e->tb[i]);
 	e->ntb = 0;
@@ -858,6 +1322,11 @@ static void run_tick(struct part_engine *e)
 	if (e->out.has_new || e->out.call_model)
 		record(e, &e->out.verdict);
 	if (!e->out.call_model) {
+		/* §11.3 without new messages: the owner's request has waited. */
+		if (e->out.force_action_due && !e->social_only) {
+			forced_action(e, false);
+			return;
+		}
 		tick_end(e);
 		return;
 	}
@@ -924,7 +1393,10 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 	e->joined = c->joined;
 	e->members = c->members;
 	e->target = c->target;
+	e->peers = c->peers;
+	e->workspaces = c->workspaces;
 	e->ud = c->ud;
+	e->judge = part_judge_new(c->loop, c->llm, c->budget);
 	e->rng = (uint64_t)time_now_ms() * 0x9E3779B97F4A7C15ULL | 1;
 	snprintf(e->trig_conv, sizeof e->trig_conv, "space:room");
 	e->trig_chain = 1;
@@ -958,6 +1430,10 @@ void part_engine_free(struct part_engine *e)
 	for (size_t i = 0; i < e->ntb; i++)
 		pending_clear(&e->tb[i]);
 	clear_l2(e);
+	part_judge_free(e->judge);
+	echo_window_free(e->win);
+	validator_decision_clear(&e->pre);
+	free(e->host_lines);
 	part_decision_clear(&e->dec);
 	part_state_free(&e->st);
 	free(e->said);

@@ -49,9 +49,43 @@
  *             every tick). The tick's batch is
  *             taken when the tick starts; chats offered meanwhile wait for
  *             the next one.
- * Not done here yet: §8.4 extraction, the owner retry and forced action
- * (§11.2–§11.3), the judge (§10.6), peers' claim frames as PART_EV_CLAIM
- * (the link reports none), the runtime config file (§13.2).
+ *   validation before the send: the candidate meets the validator
+ *             (validator_validate, the same context the pipeline's stage
+ *             gets) first, with the echo judge (judge.h) as its judge: a
+ *             borderline echo (refer) is put to the model (§10.6; verdicts
+ *             cached, booked in the budget); YES → rejected as
+ *             semantic_echo_judge, recorded at the validator stage and
+ *             never sent; NO or a failed judge → sent through the pipeline
+ *             with an empty echo window (the judge has settled the echo
+ *             checks; every other check runs there again). Anything else
+ *             goes to the pipeline as it is, whose validator stage decides
+ *             and records (the pipeline's own stage has no judge: it
+ *             treats refer as reject, see "hooks" in the report);
+ *   recovery  (§11, in order) when the decision is silent or the
+ *             validator rejected it: salvage (part_salvage: valid
+ *             commitments speak as "On it — <type> incoming."; once per
+ *             tick), then part_recover_next: the owner retry — one call
+ *             with space_decision forced and the commitment-only prompt,
+ *             accepted only with a valid commitment
+ *             (part_owner_retry_accept), validated like any candidate —
+ *             or forced action: the issue body written by one more call
+ *             (no tools; the reply replaces part_forced_body's default
+ *             when longer than PART_ENGINE_ENRICH_MIN_BYTES), then
+ *             part_forced_decision. A tick without new messages whose
+ *             verdict is forced_action goes there directly. A
+ *             social-only agent never retries nor forces (seed 004);
+ *   extraction (§8.4, §12.3) after words without structured commitments
+ *             were sent, when part_extract_wanted finds a promise in
+ *             them (§16.26): one call (no tools, 500 tokens, temperature
+ *             0) with the sent words, the repository and the batch's host
+ *             messages; what part_extract_parse accepts is enqueued like
+ *             structured commitments (and may fulfil the request);
+ *   peers     the prompt's {{peerContext}} (part_peers_context) from the
+ *             room's peers(): identities, latest reflections, and its
+ *             workspaces(); peers' action claims (part_engine_claim, only
+ *             the four commitment types) enter the tick as PART_EV_CLAIM:
+ *             a claim after the open request means a peer is on it
+ *             (§16.5).
  *
  * Ownership: the engine copies its configuration's strings; the llm
  * client, budget, skills, ledger and pipeline are borrowed and must
@@ -82,6 +116,14 @@
 #define PART_ENGINE_SKILL          "space-participation"
 /* After a Layer-2 call fails, no Layer-2 call for this long. */
 #define PART_ENGINE_LAYER2_RETRY_MS 60000
+/* §11.3 step 4: the model's issue body replaces the default when longer. */
+#define PART_ENGINE_ENRICH_MIN_BYTES 50
+#define PART_ENGINE_ENRICH_MAX_TOKENS 1500
+/* The batch's host messages given to the extraction call, at most. */
+#define PART_ENGINE_HOST_LINES_MAX_BYTES 8192
+/* Peers and workspaces asked of the room for the prompt, at most. */
+#define PART_ENGINE_PEERS_MAX      64
+#define PART_ENGINE_WORKSPACES_MAX 16
 
 struct llm_client;
 struct budget;
@@ -110,6 +152,10 @@ struct part_engine_config {
 	bool (*joined)(void *ud);
 	size_t (*members)(void *ud, struct part_member *out, size_t cap);
 	int (*target)(void *ud, char *buf, size_t cap);
+	/* May be NULL: the prompt says nothing of peers / workspaces. Strings
+	 * valid until the next call into the room. */
+	size_t (*peers)(void *ud, struct part_peer_note *out, size_t cap);
+	size_t (*workspaces)(void *ud, struct part_workspace_note *out, size_t cap);
 	void *ud;
 };
 
@@ -124,6 +170,16 @@ void part_engine_free(struct part_engine *e);
 /* A gate-passed room chat (ev and g borrowed for the call). */
 void part_engine_offer(struct part_engine *e, const struct conv_event *ev,
                        const struct gate_result *g);
+
+/* A peer claimed action+target in the room (the claim frame). Only the
+ * commitment types count (create_issue, create_plan, comment_issue,
+ * post_bluesky: the coordination backend's "respond" claims are not
+ * actions); they wait in the batch like chats. */
+void part_engine_claim(struct part_engine *e, const char *peer, const char *action,
+                       const char *target);
+
+/* The echo judge (NULL before part_engine_new succeeded). */
+struct part_judge *part_engine_judge(struct part_engine *e);
 
 /* One tick. done(ud) is called exactly once when it is over — the model
  * answered and what it said was sent or refused — possibly before this

@@ -274,6 +274,49 @@ void part_note_forced(struct part_state *st)
 	st->forced_attempts++;
 }
 
+enum part_recovery part_recover_next(struct part_state *st, const struct part_tick_out *t,
+                                     bool retried, struct decision *why)
+{
+	/* Seed 004, social-only defence levels 2 and 3: no retry with the
+	 * GitHub-focused prompt, no forced commitment. */
+	if (t->social_only) {
+		decision_set(why, VERDICT_INFO, "no_recovery",
+		             "social-only: never retries or forces a GitHub action");
+		return PART_RECOVER_NONE;
+	}
+	if (!t->request || !t->request_open || !t->own.is_owner) {
+		decision_set(why, VERDICT_INFO, "no_recovery",
+		             !t->request || !t->request_open
+		                     ? "no open host request: silence stands"
+		                     : "another agent owns the request: silence stands");
+		return PART_RECOVER_NONE;
+	}
+	/* §11.2: a silent outcome of a tick with new messages counts. */
+	if (t->has_new && !retried && part_note_owner_declined(st)) {
+		decision_set(why, VERDICT_INFO, "owner_retry",
+		             "I own the open request and said nothing usable: one commitment-only "
+		             "retry (decline %u, at most %d retries)",
+		             st->owner_rejections, PART_OWNER_RETRY_MAX);
+		return PART_RECOVER_RETRY;
+	}
+	if ((st->cycles >= 2 || st->owner_rejections >= PART_FORCE_REJECTIONS) &&
+	    st->forced_attempts < PART_FORCED_MAX) {
+		decision_set(why, VERDICT_INFO, "forced_action",
+		             "the request is open after %u cycles and %u declines: forced action "
+		             "(attempt %u of %d)",
+		             st->cycles, st->owner_rejections, st->forced_attempts + 1,
+		             PART_FORCED_MAX);
+		return PART_RECOVER_FORCE;
+	}
+	decision_set(why, VERDICT_INFO, "no_recovery",
+	             st->forced_attempts >= PART_FORCED_MAX
+	                     ? "forced action already used %u times for this request (§16.8 cap)"
+	                     : "not yet due: cycle %u, %u declines",
+	             st->forced_attempts >= PART_FORCED_MAX ? st->forced_attempts : st->cycles,
+	             st->owner_rejections);
+	return PART_RECOVER_NONE;
+}
+
 /* Intent of a host entry: settled, cached Layer 2, or provisional
  * discussion (*pending = true). */
 static int entry_intent(struct part_state *st, struct part_entry *e, bool *pending)
@@ -428,6 +471,7 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 	memset(out, 0, sizeof *out);
 	out->mode = PART_MODE_DISCUSSION;
 	out->own.role = PART_ROLE_ACTOR;
+	out->social_only = in->social_only;
 	const int64_t now = in->now_ms;
 
 	/* 1. Idle reset before the batch (§16.1). */

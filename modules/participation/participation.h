@@ -211,6 +211,7 @@ struct part_tick_out {
 	bool has_new;
 	bool idle_reset;
 	bool force_action_due; /* §11.3 conditions but the repo (caller checks it) */
+	bool social_only;      /* the tick's input: this agent runs --social-only */
 
 	enum part_mode mode;
 	struct part_ownership own; /* owner, is_owner, role, n_agents */
@@ -297,10 +298,24 @@ void part_validator_context(const struct part_tick_out *t, size_t n_commitments,
  * decision (validator_ran false): when valid commitments remain, the words
  * become "On it — <type> incoming." and the decision speaks. Unlike the
  * reference, a silent decision's commitments are salvaged too (§16.7) —
- * except when another agent owns the open request (§16.16). Returns true
+ * except when another agent owns the open request (§16.16). For a
+ * social-only agent (t->social_only) create_issue, create_plan and
+ * comment_issue are removed from d first (seed 004 level 4). Returns true
  * when d was changed; why says what happened either way. */
 bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool validator_ran,
                   bool validator_salvage, struct decision *why);
+
+/* §11.2–§11.3 after a silent outcome that salvage did not rescue: what
+ * the owner does next. RETRY when this agent owns the open request, the
+ * tick had new messages, no retry was made on this tick yet (`retried`),
+ * and part_note_owner_declined() — called here, it counts the decline —
+ * still allows one; else FORCE when cycles ≥ 2 or declines ≥
+ * PART_FORCE_REJECTIONS and fewer than PART_FORCED_MAX forced actions were
+ * made; else NONE. A social-only agent: always NONE (seed 004 levels 2,
+ * 3). why says which and why. */
+enum part_recovery { PART_RECOVER_NONE, PART_RECOVER_RETRY, PART_RECOVER_FORCE };
+enum part_recovery part_recover_next(struct part_state *st, const struct part_tick_out *t,
+                                     bool retried, struct decision *why);
 
 /* §11.2 the owner retry's answer, read with part_decision_from_json/_text
  * (so normalised and schema-checked, §16.6): accepted only with at least
@@ -308,13 +323,16 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
  * -1 not. Ask for a retry only while part_note_owner_declined() says so. */
 int part_owner_retry_accept(struct part_decision *d, struct decision *why);
 
-/* §11.3 forced action: when t->force_action_due and a repository is known,
+/* §11.3 forced action: when t->force_action_due (or due, due_now: what
+ * part_recover_next said after this tick's declines), the agent is not
+ * social-only (seed 004 level 2) and a repository is known,
  * out becomes "Creating that now." with one create_issue {repo, title = the
  * request's first 120 UTF-16 units, description = body, or
  * part_forced_body() when body is NULL/blank}. -1 (why says which
  * condition failed) otherwise. Call part_note_forced() once it is sent. */
 int part_forced_decision(const struct part_state *st, const struct part_tick_out *t,
-                         const char *body, struct part_decision *out, struct decision *why);
+                         bool due_now, const char *body, struct part_decision *out,
+                         struct decision *why);
 /* The default forced issue body: the request as a heading, a line saying
  * where it came from, and the history as "name: text" lines. Caller frees. */
 char *part_forced_body(const struct part_state *st);
@@ -330,6 +348,31 @@ char *part_points_made(const struct part_state *st);
  * §16.25). Both return a new string ("" when there is nothing; caller
  * frees); the prompt's wording lives in the skill, not here. */
 char *part_peer_commitments(const struct part_state *st);
+
+/* §14.10 peers: who the other agents say they are (the identity summary
+ * of presence: voice, currentInterests, expertise, soulEssence), their
+ * latest reflection, and the workspaces reported in the room. Strings are
+ * borrowed; identity_json / reflection may be NULL. */
+struct part_peer_note {
+	const char *name;
+	const char *identity_json;
+	const char *reflection;
+};
+struct part_workspace_note {
+	const char *workspace;
+	const char *reporter;
+	int64_t plan, total, completed, blocked, in_progress;
+};
+#define PART_PEERS_CONTEXT_MAX_BYTES 8192 /* past it: "(k more not shown)" */
+#define PART_PEER_FIELD_MAX_BYTES    300  /* each field of a peer, cut here */
+/* One line per peer other than self ("- Name — voice: …; interests: …;
+ * expertise: …; essence: …; latest reflection: \"…\""), then one per
+ * workspace ("- owner/repo: plan 4, 3 of 9 tasks done, 1 blocked, 2 in
+ * progress (reported by Ada)"), under "Peers:" and "Workspaces:". An
+ * identity that is not a JSON object is left out of that peer's line.
+ * Returns "" when there is nothing; caller frees. */
+char *part_peers_context(const char *self, const struct part_peer_note *peers, size_t n,
+                         const struct part_workspace_note *ws, size_t nws);
 
 const char *part_context_name(enum part_context bit);
 const char *part_saturation_name(enum part_saturation s);

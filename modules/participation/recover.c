@@ -28,8 +28,33 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 		             "the decision speaks: nothing to salvage");
 		return false;
 	}
+	/* Seed 004 level 4: a social-only agent salvages no GitHub work, even
+	 * if something upstream let one through. */
+	size_t removed = 0;
+	if (t->social_only) {
+		struct part_commitments *c = &d->commitments;
+		size_t k = 0;
+		for (size_t i = 0; i < c->n; i++) {
+			if (c->item[i].type == PART_COMMIT_POST_BLUESKY) {
+				c->item[k++] = c->item[i];
+				continue;
+			}
+			struct part_commitment *gone = &c->item[i];
+			free(gone->repo);
+			free(gone->title);
+			free(gone->description);
+			free(gone->content);
+			removed++;
+		}
+		for (size_t i = k; i < c->n; i++)
+			memset(&c->item[i], 0, sizeof c->item[i]);
+		c->n = k;
+	}
 	if (d->commitments.n == 0) {
-		decision_set(why, VERDICT_INFO, "no_salvage", "no valid commitment to salvage");
+		decision_set(why, VERDICT_INFO, "no_salvage",
+		             removed ? "social-only: the GitHub commitments were removed, none left "
+		                       "to salvage"
+		                     : "no valid commitment to salvage");
 		return false;
 	}
 	if (validator_ran && !validator_salvage) {
@@ -102,10 +127,16 @@ char *part_forced_body(const struct part_state *st)
 }
 
 int part_forced_decision(const struct part_state *st, const struct part_tick_out *t,
-                         const char *body, struct part_decision *out, struct decision *why)
+                         bool due_now, const char *body, struct part_decision *out,
+                         struct decision *why)
 {
 	part_decision_clear(out);
-	if (!t->force_action_due || !st->req_content) {
+	if (t->social_only) {
+		decision_set(why, VERDICT_BLOCK, "forced_social_only",
+		             "social-only: a forced GitHub issue is never made");
+		return -1;
+	}
+	if (!(t->force_action_due || due_now) || !st->req_content) {
 		decision_set(why, VERDICT_BLOCK, "forced_not_due",
 		             "forced action is not due (owner of an open request for ≥ 2 cycles or "
 		             "≥ %d declines, at most %d times)",

@@ -854,6 +854,9 @@ static void on_message(void *ud, const struct spc_msg *m, unsigned changed)
 	if (m->type == SPC_T_ERROR && m->message)
 		claim_conflict(l, m->message);
 	peer_notes_apply(l, m);
+	if (m->type == SPC_T_CLAIM && m->name && m->action && m->target &&
+	    strcmp(m->name, l->name) != 0 && l->h.on_peer_claim && !l->stopping)
+		l->h.on_peer_claim(l->ud, m->name, m->action, m->target);
 	if ((changed & SPC_CHANGED_MEMBERS) && l->h.on_presence && !l->stopping)
 		l->h.on_presence(l->ud);
 }

@@ -172,6 +172,9 @@ struct space_link_handlers {
 	/* joined = true when our join came back; false with why when it ended. */
 	void (*on_connection)(void *ud, bool joined, const char *why);
 	void (*on_claim_lost)(void *ud, const char *action, const char *target, const char *holder);
+	/* Another member's `claim` frame as it arrives (renewals too); ours
+	 * are not reported. May be NULL. */
+	void (*on_peer_claim)(void *ud, const char *name, const char *action, const char *target);
 };
 
 struct space_link_config {

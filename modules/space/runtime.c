@@ -138,6 +138,12 @@ static void on_claim_lost(void *ud, const char *action, const char *target, cons
 		coord_space_claim_lost(rt->coord, action, target, holder);
 }
 
+static void on_peer_claim(void *ud, const char *name, const char *action, const char *target)
+{
+	struct space_runtime *rt = ud;
+	part_engine_claim(rt->engine, name, action, target);
+}
+
 /* ---- the pipeline's source and outbound port --------------------------------- */
 
 int space_runtime_target(struct space_runtime *rt, char *buf, size_t cap)
@@ -234,6 +240,49 @@ static int room_target(void *ud, char *buf, size_t cap)
 	return space_runtime_target(ud, buf, cap);
 }
 
+/* Present peers with their identity and latest reflection (§14.10). */
+static size_t room_peers(void *ud, struct part_peer_note *out, size_t cap)
+{
+	struct space_runtime *rt = ud;
+	size_t n = space_link_member_count(rt->link), k = 0;
+	size_t nr = space_link_reflection_count(rt->link);
+	for (size_t i = 0; i < n && k < cap; i++) {
+		struct space_member_view m;
+		if (!space_link_member_at(rt->link, i, &m))
+			break;
+		if (m.self)
+			continue;
+		const char *refl = NULL;
+		for (size_t r = 0; r < nr; r++) {
+			struct space_reflection_view rv;
+			if (space_link_reflection_at(rt->link, r, &rv) && strcmp(rv.name, m.name) == 0)
+				refl = rv.summary;
+		}
+		out[k++] = (struct part_peer_note){
+		        .name = m.name, .identity_json = m.identity_json, .reflection = refl};
+	}
+	return k;
+}
+
+static size_t room_workspaces(void *ud, struct part_workspace_note *out, size_t cap)
+{
+	struct space_runtime *rt = ud;
+	size_t n = space_link_workspace_count(rt->link), k = 0;
+	for (size_t i = 0; i < n && k < cap; i++) {
+		struct space_workspace_view w;
+		if (!space_link_workspace_at(rt->link, i, &w))
+			break;
+		out[k++] = (struct part_workspace_note){.workspace = w.workspace,
+		                                        .reporter = w.reporter,
+		                                        .plan = w.plan,
+		                                        .total = w.total,
+		                                        .completed = w.completed,
+		                                        .blocked = w.blocked,
+		                                        .in_progress = w.in_progress};
+	}
+	return k;
+}
+
 static void tick_done(void *job)
 {
 	sched_job_done(job);
@@ -298,6 +347,8 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	        .joined = room_joined,
 	        .members = room_members,
 	        .target = room_target,
+	        .peers = room_peers,
+	        .workspaces = room_workspaces,
 	        .ud = rt,
 	};
 	struct ga_err err;
@@ -396,7 +447,8 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 	struct space_link_handlers h = {.on_chat = on_chat,
 	                                .on_presence = on_presence,
 	                                .on_connection = on_connection,
-	                                .on_claim_lost = on_claim_lost};
+	                                .on_claim_lost = on_claim_lost,
+	                                .on_peer_claim = on_peer_claim};
 	rt->link = space_link_new(loop, &lc, &h, rt, err);
 	free(summary);
 	if (!rt->link) {

@@ -777,16 +777,16 @@ static void test_recover(void **state)
 	assert_false(part_note_owner_declined(&own));
 
 	/* §11.3 forced action: due on the owner's second cycle, needs a repo */
-	assert_int_equal(part_forced_decision(&own, &to, NULL, &d, &why), -1);
+	assert_int_equal(part_forced_decision(&own, &to, false, NULL, &d, &why), -1);
 	assert_string_equal(why.rule, "forced_not_due"); /* cycle 1, to is stale */
 	tick(&own, "peterben", room3, 3, NULL, 0, 6000, &to);
 	assert_true(to.force_action_due);
-	assert_int_equal(part_forced_decision(&own, &to, NULL, &d, &why), -1);
+	assert_int_equal(part_forced_decision(&own, &to, false, NULL, &d, &why), -1);
 	assert_string_equal(why.rule, "forced_no_repo");
 	struct part_event r[1] = {chat("rebecca", "it lives at github.com/acme/site.")};
 	tick(&own, "peterben", room3, 3, r, 1, 7000, &to);
 	assert_true(to.force_action_due);
-	assert_int_equal(part_forced_decision(&own, &to, NULL, &d, &why), 0);
+	assert_int_equal(part_forced_decision(&own, &to, false, NULL, &d, &why), 0);
 	assert_string_equal(why.rule, "forced_action");
 	assert_true(d.should_speak);
 	assert_string_equal(d.message, "Creating that now.");
@@ -799,13 +799,14 @@ static void test_recover(void **state)
 	assert_non_null(strstr(d.commitments.item[0].description,
 	                       "rebecca: it lives at github.com/acme/site."));
 	part_decision_clear(&d);
-	assert_int_equal(part_forced_decision(&own, &to, "A body from the model", &d, &why), 0);
+	assert_int_equal(
+	        part_forced_decision(&own, &to, false, "A body from the model", &d, &why), 0);
 	assert_string_equal(d.commitments.item[0].description, "A body from the model");
 	part_decision_clear(&d);
 	/* a non-owner is never forced */
 	tick(&other, "marvin", room3, 3, NULL, 0, 6000, &tn);
 	assert_false(tn.force_action_due);
-	assert_int_equal(part_forced_decision(&other, &tn, NULL, &d, &why), -1);
+	assert_int_equal(part_forced_decision(&other, &tn, false, NULL, &d, &why), -1);
 	part_state_free(&own);
 	part_state_free(&other);
 }
