@@ -157,7 +157,7 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 	x->text_len = s->text_len;
 	x->chain = s->chain;
 	x->key = s->idem_key ? xstrdup(s->idem_key) : NULL;
-	uint64_t id = 0;
+	bool started = false;
 	if (kind == ATP_TARGET_LIKE) {
 		const cJSON *subj = cJSON_GetObjectItemCaseSensitive(s->extra, "subject");
 		const char *uri = json_string_or(subj, "uri", NULL);
@@ -173,12 +173,11 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 			struct atp_strong_ref ref;
 			snprintf(ref.uri, sizeof ref.uri, "%s", uri);
 			snprintf(ref.cid, sizeof ref.cid, "%s", cid);
-			id = atp_like(c, &ref, x->key, on_created, x, &err);
+			started = atp_like(c, &ref, x->key, on_created, x, &err) != 0;
 		}
 	} else if (read_langs(s->extra, x, &err) == 0) {
 		if (kind == ATP_TARGET_POST) {
-			if (post_now(x, NULL, &err) == 0)
-				id = 1;
+			started = post_now(x, NULL, &err) == 0;
 		} else {
 			const cJSON *reply = cJSON_GetObjectItemCaseSensitive(s->extra, "reply");
 			const cJSON *parent = cJSON_GetObjectItemCaseSensitive(reply, "parent");
@@ -198,17 +197,16 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 				              "names",
 				        puri, did);
 			} else if (cJSON_GetObjectItemCaseSensitive(reply, "root")) {
-				if (atp_reply_ref_from_json(reply, &ref, &err) == 0 &&
-				    post_now(x, &ref, &err) == 0)
-					id = 1;
+				started = atp_reply_ref_from_json(reply, &ref, &err) == 0 &&
+				          post_now(x, &ref, &err) == 0;
 			} else {
 				snprintf(x->parent.uri, sizeof x->parent.uri, "%s", puri);
 				snprintf(x->parent.cid, sizeof x->parent.cid, "%s", pcid);
-				id = atp_reply_resolve(c, &x->parent, on_refs, x, &err);
+				started = atp_reply_resolve(c, &x->parent, on_refs, x, &err) != 0;
 			}
 		}
 	}
-	if (!id) {
+	if (!started) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "Bluesky send not started", "target", s->target,
 		       "error", err.msg);
 		ctx_free(x);

@@ -774,13 +774,10 @@ static void x_create_record(struct bskyfake *f, long a, const struct httpfake_re
 	const cJSON *rkey = cJSON_GetObjectItem(b, "rkey");
 	char buf[512];
 	const char *bad = NULL;
-	if (!cJSON_IsString(repo) || !cJSON_IsString(coll) || !cJSON_IsObject(rec))
-		bad = "Input must have the properties \"repo\", \"collection\" and \"record\"";
-	else if (find_account(f, repo->valuestring) != a)
-		bad = NULL; /* answered below as 403 */
-	if (bad) {
+	if (!cJSON_IsString(repo) || !cJSON_IsString(coll) || !cJSON_IsObject(rec)) {
 		cJSON_Delete(b);
-		xerror(resp, 400, "InvalidRequest", "%s", bad);
+		xerror(resp, 400, "InvalidRequest",
+		       "Input must have the properties \"repo\", \"collection\" and \"record\"");
 		return;
 	}
 	if (find_account(f, repo->valuestring) != a) {
