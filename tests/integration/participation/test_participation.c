@@ -65,9 +65,10 @@ static void dump_decisions(const char *home)
 	free(log);
 }
 
-static void start_agent(struct proc *p, const char *home, const char *const *env)
+static void start_agent_argv(struct proc *p, const char *home, const char *const *argv,
+                             const char *const *env)
 {
-	if (proc_start(p, home, (const char *const[]){NULL}, env) != 0)
+	if (proc_start(p, home, argv, env) != 0)
 		fail_msg("cannot start general-agent in %s", home);
 	th_track_pid(p->pid);
 	if (!proc_wait_output(p, "ready and listening", W)) {
@@ -78,6 +79,11 @@ static void start_agent(struct proc *p, const char *home, const char *const *env
 		dump(p);
 		fail_msg("the agent did not join the room");
 	}
+}
+
+static void start_agent(struct proc *p, const char *home, const char *const *env)
+{
+	start_agent_argv(p, home, (const char *const[]){NULL}, env);
 }
 
 static void stop_agent(struct proc *p)
@@ -636,12 +642,46 @@ static void test_layer2_failure(void **state)
 	th_room_stop(&room, SIGTERM);
 }
 
+/* Ada, Ben and Cal in a fresh room, each with its own model running
+ * script; Cal runs --social-only when social_cal. */
+static const char *const TRIO[] = {"Ada", "Ben", "Cal"};
+
+static void start_trio(struct th_room *room, const char *script, bool social_cal,
+                       char homes[3][256], struct fake f[3], struct proc a[3])
+{
+	th_room_start(room, 0, NULL, false);
+	char url[128];
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room->port);
+	for (int i = 0; i < 3; i++) {
+		th_home_new(homes[i], 256);
+		start_fake(homes[i], script, &f[i]);
+		char name[64];
+		snprintf(name, sizeof name, "AGENT_NAME=%s", TRIO[i]);
+		const char *const env[] = {name, url, f[i].env, "LLM_MODEL=fake-model",
+		                           "LLM_API_KEY=test-key-0123456789", NULL};
+		if (i == 2 && social_cal)
+			start_agent_argv(&a[i], homes[i], (const char *const[]){"--social-only", NULL},
+			                 env);
+		else
+			start_agent(&a[i], homes[i], env);
+	}
+}
+
+static void stop_trio(struct th_room *room, struct fake f[3], struct proc a[3])
+{
+	for (int i = 0; i < 3; i++) {
+		stop_agent(&a[i]);
+		stop_fake(&f[i]);
+	}
+	th_room_stop(room, SIGTERM);
+}
+
 /* --- three agents, one owner ---------------------------------------------------------------- */
 
 static void test_three_agents_one_owner(void **state)
 {
 	(void)state;
-	static const char *const names[] = {"Ada", "Ben", "Cal"};
+	const char *const *names = TRIO;
 	/* The room's members as every agent sees them (the observer too:
 	 * it sent no capabilities, so it counts). Pick a request an agent
 	 * owns. */
@@ -661,9 +701,6 @@ static void test_three_agents_one_owner(void **state)
 	assert_true(owner[0]);
 
 	struct th_room room;
-	th_room_start(&room, 0, NULL, false);
-	char url[128];
-	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
 	char homes[3][256];
 	struct fake f[3];
 	struct proc a[3];
@@ -674,15 +711,7 @@ static void test_three_agents_one_owner(void **state)
 	        "\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/widgets\","
 	        "\"title\":\"Login times out\",\"description\":\"The host reports that the login "
 	        "page times out.\"}]}}]}]";
-	for (int i = 0; i < 3; i++) {
-		th_home_new(homes[i], sizeof homes[i]);
-		start_fake(homes[i], script, &f[i]);
-		char name[64];
-		snprintf(name, sizeof name, "AGENT_NAME=%s", names[i]);
-		start_agent(&a[i], homes[i],
-		            (const char *const[]){name, url, f[i].env, "LLM_MODEL=fake-model",
-		                                  "LLM_API_KEY=test-key-0123456789", NULL});
-	}
+	start_trio(&room, script, false, homes, f, a);
 	struct ws_client *obs = th_observe(&room, "Obs");
 	th_msleep(500); /* every agent sees the four members */
 
@@ -720,11 +749,267 @@ static void test_three_agents_one_owner(void **state)
 	}
 
 	th_observer_free(obs);
-	for (int i = 0; i < 3; i++) {
-		stop_agent(&a[i]);
-		stop_fake(&f[i]);
+	stop_trio(&room, f, a);
+}
+
+
+/* --- the borderline echo goes to the judge ------------------------------------------------ */
+
+/* Three peers talk about the spacing grid; Ada's model paraphrases the
+ * first of them — the validator's borderline band (§9.1 check 6). The judge
+ * (her own model, asked without tools) says YES: rejected, never in the
+ * room. A fourth message changes the window; the same words are judged
+ * again, NO this time, and they are said. */
+static void test_judge_borderline(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home,
+	           "[{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Candidate:\"},"
+	           "\"content\":\"YES\",\"times\":1},"
+	           "{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Candidate:\"},"
+	           "\"content\":\"NO\"},"
+	           "{\"match\":{\"tool_choice\":\"space_decision\",\"last_user_contains\":"
+	           "\"layout decisions get easier\"},\"tool_calls\":[{\"name\":\"space_decision\","
+	           "\"arguments\":{\"shouldSpeak\":true,\"reason\":\"grid\",\"message\":\"The spacing "
+	           "grid locks gaps between components which removes layout guesswork\"}}]},"
+	           "{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"
+	           "\"space_decision\",\"arguments\":{\"shouldSpeak\":false,\"reason\":\"wait\"}}]}]",
+	           &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789",
+	                                  "MAX_ACL=10", NULL}); /* four agents in a row */
+	struct ws_client *bob = th_observe(&room, "Bob");
+	struct ws_client *cal = th_observe(&room, "Cal");
+	struct ws_client *dee = th_observe(&room, "Dee");
+	struct ws_client *obs = th_observe(&room, "Obs");
+	chat(bob, "Locking the gaps between components is what makes the spacing grid valuable", 1);
+	chat(cal, "Dark mode color tokens still confuse me when switching themes", 1);
+	/* a peer's words reach the model only when they name us (the gate) */
+	chat(dee, "Ada, layout decisions get easier with fixed component gaps", 1);
+
+	char *s = wait_story(home, "layout decisions get easier", "semantic_echo_judge",
+	                     SPEAK_MS + 10000);
+	must_hold(s, "validator info echo_judge: borderline echo");
+	must_hold(s, "validator reject semantic_echo_judge");
+	if (strstr(s, "outbound sent"))
+		fail_msg("the echo was sent:\n%s", s);
+	free(s);
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", 2000);
+	if (m)
+		fail_msg("the judged echo reached the room");
+	/* the judge's call: no tools, the candidate and the three messages */
+	bool judged = false;
+	for (int i = 0; i < fake_calls(home) && !judged; i++) {
+		char *req = fake_request(home, i);
+		if (req && strstr(req, "Candidate: \\\"The spacing grid locks gaps")) {
+			judged = true;
+			must_hold(req, "Existing messages:");
+			must_hold(req, "\"max_tokens\":10");
+			if (strstr(req, "\"tools\""))
+				fail_msg("the judge was offered tools: %s", req);
+		}
+		free(req);
 	}
+	assert_true(judged);
+
+	/* a new message: the window changed, the judge is asked again */
+	chat(dee, "Ada, the release train leaves on Thursday morning", 1);
+	m = th_expect(obs, "chat", pred_chat_from, "Ada", SPEAK_MS);
+	if (!m) {
+		dump(&a);
+		dump_decisions(home);
+		fail_msg("the words the judge found new were never said");
+	}
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(m, "content")),
+	                    "The spacing grid locks gaps between components which removes layout "
+	                    "guesswork");
+	cJSON_Delete(m);
+	s = wait_story(home, "release train leaves", "outbound sent", W);
+	must_hold(s, "validator info echo_judge: the model judged it new");
+	must_hold(s, "validator approve");
+	free(s);
+	assert_int_equal(count_in(home, "fake-record.jsonl", "Candidate:"), 2);
+
+	th_observer_free(bob);
+	th_observer_free(cal);
+	th_observer_free(dee);
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
 	th_room_stop(&room, SIGTERM);
+}
+
+/* --- follow-up, a social-only agent, the host's exit ----------------------------------------- */
+
+/* Waits until every request in home's fake record that holds `marker` also
+ * holds `needle`; returns how many held the marker. */
+static int requests_with(const char *home, const char *marker, const char *needle,
+                         const char *forbidden)
+{
+	int n = 0;
+	for (int i = 0; i < fake_calls(home); i++) {
+		char *req = fake_request(home, i);
+		if (req && strstr(req, marker)) {
+			n++;
+			if (needle && !strstr(req, needle))
+				fail_msg("a request with '%s' lacks '%s': %.3000s", marker, needle, req);
+			if (forbidden && strstr(req, forbidden))
+				fail_msg("a request with '%s' holds '%s': %.3000s", marker, forbidden, req);
+		}
+		free(req);
+	}
+	return n;
+}
+
+/* Ada, Ben and Cal (--social-only) with models that hold back; the host
+ * asks for an issue that Cal would own if it could (the SHA-256 ranking
+ * with Cal eligible puts Cal first): the owner is another agent, it is
+ * retried (§11.2) and still says nothing; the host asks "Did you do it?":
+ * the owner's next prompt is at critical escalation, still names it the
+ * owner and the original request, and it commits. Cal never owns, never
+ * retries, never commits. Then the host types exit: the room shuts down,
+ * the agents notice, ask their models nothing more and exit cleanly. */
+static void test_follow_up_social_only_exit(void **state)
+{
+	(void)state;
+	const char *const *names = TRIO;
+	static const char *const social[] = {"social"};
+	char request[256] = "";
+	char owner[PART_NAME_MAX] = "";
+	for (int v = 0; v < 200 && !owner[0]; v++) {
+		snprintf(request, sizeof request, "Create an issue for the login timeout bug %d", v);
+		struct part_member all[] = {{.name = "Ada"}, {.name = "Ben"}, {.name = "Cal"},
+		                            {.name = "Obs"}};
+		struct part_member real[] = {{.name = "Ada"},
+		                             {.name = "Ben"},
+		                             {.name = "Cal", .caps = social, .ncaps = 1, .has_caps = true},
+		                             {.name = "Obs"}};
+		struct part_ownership o1, o2;
+		struct decision why;
+		part_ownership_compute("Ada", false, all, 4, request, PART_MODE_ACTION, &o1, &why);
+		part_ownership_compute("Ada", false, real, 4, request, PART_MODE_ACTION, &o2, &why);
+		if (strcmp(o1.owner, "Cal") == 0 &&
+		    (strcmp(o2.owner, "Ada") == 0 || strcmp(o2.owner, "Ben") == 0))
+			snprintf(owner, sizeof owner, "%s", o2.owner);
+	}
+	assert_true(owner[0]);
+
+	struct th_room room;
+	char homes[3][256];
+	struct fake f[3];
+	struct proc a[3];
+	/* Hold back; the retry gives no commitment; after the follow-up, commit. */
+	const char *script =
+	        "[{\"match\":{\"tool_choice\":\"space_decision\",\"last_user_contains\":\"HOST "
+	        "REQUEST\"},\"tool_calls\":[{\"name\":\"space_decision\",\"arguments\":{"
+	        "\"shouldSpeak\":false,\"reason\":\"not sure what to file\"}}]},"
+	        "{\"match\":{\"tool_choice\":\"space_decision\",\"last_user_contains\":\"following "
+	        "up\"},\"tool_calls\":[{\"name\":\"space_decision\",\"arguments\":{\"shouldSpeak\":"
+	        "true,\"reason\":\"the host is waiting\",\"message\":\"Filing it in acme/widgets "
+	        "now.\",\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/widgets\","
+	        "\"title\":\"Login times out\",\"description\":\"The host reports that the login "
+	        "page times out.\"}]}}]},"
+	        "{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"
+	        "\"space_decision\",\"arguments\":{\"shouldSpeak\":false,\"reason\":\"later\"}}]},"
+	        "{\"content\":\"NO\"}]";
+	start_trio(&room, script, true, homes, f, a);
+	int oi = strcmp(owner, "Ada") == 0 ? 0 : 1;
+	struct ws_client *obs = th_observe(&room, "Obs");
+	th_msleep(500); /* every agent sees the four members */
+
+	th_room_host(&room, request);
+	/* the owner declines, is retried with the commitment-only prompt, and
+	 * still says nothing */
+	int64_t end = th_now_ms() + SPEAK_MS;
+	while (count_in(homes[oi], "fake-record.jsonl", "HOST REQUEST") < 1 && th_now_ms() < end)
+		th_msleep(100);
+	if (count_in(homes[oi], "fake-record.jsonl", "HOST REQUEST") < 1) {
+		dump(&a[oi]);
+		dump_decisions(homes[oi]);
+		fail_msg("the owner %s was never retried", owner);
+	}
+	char *st = story(homes[oi], request);
+	must_hold(st, "compose info owner_retry");
+	free(st);
+	cJSON *m = th_expect(obs, "chat", pred_chat_from_agent, NULL, 1000);
+	if (m)
+		fail_msg("an agent spoke before the follow-up");
+
+	th_room_host(&room, "Did you do it?");
+	m = th_expect(obs, "chat", pred_chat_from_agent, NULL, SPEAK_MS);
+	if (!m) {
+		for (int i = 0; i < 3; i++) {
+			dump(&a[i]);
+			dump_decisions(homes[i]);
+		}
+		fail_msg("the owner %s never answered the follow-up", owner);
+	}
+	const char *who = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
+	if (strcmp(who, owner) != 0)
+		fail_msg("%s answered, but %s owns the request", who, owner);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(m, "content")),
+	                    "Filing it in acme/widgets now.");
+	cJSON_Delete(m);
+	/* the owner's prompt after the follow-up: critical, still its request,
+	 * the original words */
+	char own_line[160], req_line[400];
+	snprintf(req_line, sizeof req_line, "open: \\\"%s\\\"", request);
+	assert_int_equal(requests_with(homes[oi], "The host is following up", "Escalation: critical",
+	                               NULL),
+	                 1);
+	requests_with(homes[oi], "The host is following up", "YOU own the host's request", NULL);
+	requests_with(homes[oi], "The host is following up", req_line, NULL);
+	/* every other prompt names the same owner, never a new one */
+	snprintf(own_line, sizeof own_line, "%s owns the host's request", owner);
+	for (int i = 0; i < 3; i++) {
+		if (i == oi)
+			continue;
+		requests_with(homes[i], "owns the host's request", own_line, "YOU own");
+		/* no retry for a non-owner, nor for the social-only agent */
+		assert_int_equal(count_in(homes[i], "fake-record.jsonl", "HOST REQUEST"), 0);
+	}
+	assert_true(requests_with(homes[2], "owns the host's request", own_line, "YOU own") >= 1);
+	end = th_now_ms() + W;
+	while (count_in(homes[oi], "memory/commitments.jsonl", "\"source\":\"space\"") < 1 &&
+	       th_now_ms() < end)
+		th_msleep(100);
+	for (int i = 0; i < 3; i++) {
+		int n = count_in(homes[i], "memory/commitments.jsonl", "\"source\":\"space\"");
+		if (n != (i == oi ? 1 : 0))
+			fail_msg("%s has %d space commitments", names[i], n);
+	}
+
+	/* the host's exit: the room shuts down and the agents notice */
+	th_room_host(&room, "exit");
+	end = th_now_ms() + W;
+	while (th_room_alive(&room) && th_now_ms() < end)
+		th_msleep(50);
+	assert_false(th_room_alive(&room));
+	for (int i = 0; i < 3; i++) {
+		if (!proc_wait_output(&a[i], "the room is shutting down", W) ||
+		    !proc_wait_output(&a[i], "left the room", W)) {
+			dump(&a[i]);
+			fail_msg("%s did not notice the room's end", names[i]);
+		}
+	}
+	int calls[3];
+	for (int i = 0; i < 3; i++)
+		calls[i] = fake_calls(homes[i]);
+	th_msleep(7500); /* longer than a tick: nothing more is asked */
+	for (int i = 0; i < 3; i++) {
+		assert_true(proc_alive(&a[i]));
+		assert_int_equal(fake_calls(homes[i]), calls[i]);
+	}
+	th_observer_free(obs);
+	stop_trio(&room, f, a);
 }
 
 int main(void)
@@ -738,6 +1023,11 @@ int main(void)
 	        cmocka_unit_test_teardown(test_layer2_intent, th_teardown),
 	        cmocka_unit_test_teardown(test_layer2_failure, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
+	        cmocka_unit_test_teardown(test_judge_borderline, th_teardown),
+	        cmocka_unit_test_teardown(test_follow_up_social_only_exit, th_teardown),
 	};
+	const char *filter = getenv("PART_TEST_FILTER");
+	if (filter)
+		cmocka_set_test_filter(filter);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
