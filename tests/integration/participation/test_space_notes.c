@@ -9,7 +9,8 @@
  *     too long, negative and not-joined are refused with a reason;
  *   - a peer's reflection and workspace states are kept by the link (the
  *     latest per peer / per workspace, our own not at all), bounded (the
- *     oldest workspace dropped), and forgotten when the peer leaves;
+ *     oldest workspace dropped), and forgotten when the peer leaves; a
+ *     peer's claim frame is reported (on_peer_claim), ours is not;
  *   - space_runtime_send_reflection and space_runtime_refresh_identity
  *     (SELF.md read again) against the room; -1 before the join.
  */
@@ -45,6 +46,8 @@ struct fx {
 	struct spc_client *obs;
 	bool link_stopped, rt_stopped, obs_stopped;
 	int joins;
+	char claims[4][160]; /* "name action target" of on_peer_claim */
+	int nclaims;
 	cJSON *seen[MAX_OBS]; /* what the observer received, in order */
 	size_t nseen;
 };
@@ -54,6 +57,14 @@ static void on_connection(void *ud, bool joined, const char *why)
 	(void)why;
 	if (joined)
 		((struct fx *)ud)->joins++;
+}
+
+static void on_peer_claim(void *ud, const char *name, const char *action, const char *target)
+{
+	struct fx *f = ud;
+	if (f->nclaims < 4)
+		snprintf(f->claims[f->nclaims++], sizeof f->claims[0], "%s %s %s", name, action,
+		         target);
 }
 
 static void on_obs_message(void *ud, const struct spc_msg *m, unsigned changed)
@@ -176,7 +187,8 @@ static void start_link(struct fx *f, const char *name)
 	uint64_t fast[] = {100, 200};
 	memcpy(c.t.backoff_ms, fast, sizeof fast);
 	c.t.nbackoff = 2;
-	struct space_link_handlers h = {.on_connection = on_connection};
+	struct space_link_handlers h = {.on_connection = on_connection,
+	                                .on_peer_claim = on_peer_claim};
 	struct ga_err err = {{0}};
 	f->link = space_link_new(&f->loop, &c, &h, f, &err);
 	if (!f->link)
@@ -319,6 +331,11 @@ static bool c_refl_says(struct fx *f, const void *text)
 	return space_link_reflection_at(f->link, 0, &v) && strcmp(v.summary, text) == 0;
 }
 
+static bool c_claims(struct fx *f, const void *n)
+{
+	return f->nclaims >= *(const int *)n;
+}
+
 static void test_link_keeps_peers_notes(void **state)
 {
 	struct fx *f = *state;
@@ -364,6 +381,17 @@ static void test_link_keeps_peers_notes(void **state)
 	assert_int_equal(wv.completed, 6);
 	assert_int_equal(wv.in_progress, 0); /* not a number: the room sends 0 */
 	assert_false(space_link_workspace_at(f->link, SPACE_LINK_MAX_WORKSPACES, &wv));
+
+	/* a peer's claim frame is reported; our own is not */
+	assert_int_equal(space_link_claim(f->link, "create_issue", "acme/widgets#Mine", &err), 0);
+	assert_int_equal(spc_client_send(f->obs, spc_build_claim(&obs, "create_issue",
+	                                                         "acme/widgets#Login times out", 0)),
+	                 0);
+	int one = 1;
+	assert_true(run_until(f, c_claims, &one, TH_WAIT_MS));
+	run_until(f, NULL, NULL, 200);
+	assert_int_equal(f->nclaims, 1);
+	assert_string_equal(f->claims[0], "Obs create_issue acme/widgets#Login times out");
 
 	/* the peer leaves: its reflection and its workspaces are forgotten */
 	spc_client_stop(f->obs, obs_stopped, f);
