@@ -998,7 +998,8 @@ static void on_list(const struct gh_result *r, void *ud)
 		}
 		if (ghconv_seen_has(&g->seen, nf.id, nf.updated_ms)) {
 			handled[i] = true;
-			mark_read(g, nf.id, false);
+			if (nf.unread) /* handled, but the mark did not reach GitHub */
+				mark_read(g, nf.id, false);
 			continue;
 		}
 		char key[CONV_KEY_MAX];
@@ -1070,8 +1071,8 @@ void ghconv_poll(struct ghconv *g, void (*done)(void *ud), void *ud)
 	struct gcall *c = call_new(g, CALL_LIST);
 	struct ga_err err = {{0}};
 	if (c)
-		c->id = gh_notifications_list(g->c.gh, g->since_ms, false, GHCONV_MAX_NOTIFS, on_list,
-		                              c, &err);
+		c->id = gh_notifications_list(g->c.gh, g->since_ms, g->since_ms > 0,
+		                              GHCONV_MAX_NOTIFS, on_list, c, &err);
 	if (!c || !c->id) {
 		if (c)
 			call_free(c);

@@ -7,10 +7,17 @@
  * never in --social-only mode: the service does not exist there):
  *   1. skipped while the agent is paused or the core rate budget is under
  *      GHCONV_MIN_BUDGET;
- *   2. GET /notifications (unread, since the persisted cursor);
+ *   2. GET /notifications since the persisted cursor, read ones included
+ *      (all=true): GitHub keeps ONE notification thread per issue, so new
+ *      activity that arrives while we handle the thread is marked read
+ *      together with what we handled; the seen set (thread id, updated_at)
+ *      and the cursor, not the unread flag, say what is new. The very first
+ *      poll (no cursor yet) lists the unread ones only, so a new agent does
+ *      not answer its account's whole history;
  *   3. notifications whose reason is not actionable (§4.1) are left alone
  *      (never marked read); one already handled (its thread id and
- *      updated_at in the seen set) is only marked read again; the others
+ *      updated_at in the seen set) is only marked read again if it still
+ *      shows unread; the others
  *      are queued, one entry per thread, due after the thread's stagger
  *      (policy.h ghconv_stagger_ms) so that two agents mentioned together
  *      answer one after the other.

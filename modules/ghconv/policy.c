@@ -71,6 +71,7 @@ int ghconv_notif_parse(const cJSON *n, const char *api_base, struct ghconv_notif
 	else
 		return err_set(err, "a notification without a usable id (a string of digits)");
 	snprintf(out->reason, sizeof out->reason, "%s", json_string_or(n, "reason", ""));
+	out->unread = json_bool_or(n, "unread", true);
 	const char *upd = json_string_or(n, "updated_at", NULL);
 	if (!upd || time_parse_iso(upd, &out->updated_ms) != 0)
 		out->updated_ms = 0;

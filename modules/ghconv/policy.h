@@ -77,6 +77,7 @@ struct ghconv_notif {
 	char id[GHCONV_NOTIF_ID_MAX];   /* the notification thread id (digits) */
 	char reason[GHCONV_REASON_MAX]; /* "mention", ... */
 	int64_t updated_ms;             /* updated_at; 0 when missing */
+	bool unread;                    /* "unread" (true when missing) */
 	struct gh_ref ref;              /* the issue or pull request */
 	bool actionable;                /* reason of §4.1 and an issue/PR subject */
 	char why[160];                  /* when not actionable: why */

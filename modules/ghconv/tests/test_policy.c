@@ -305,6 +305,7 @@ static void test_notifications(void **state)
 	assert_int_equal(ghconv_notif_parse(n, base, &nf, &err), 0);
 	assert_true(nf.actionable);
 	assert_string_equal(nf.id, "42");
+	assert_true(nf.unread);
 	assert_string_equal(nf.ref.owner, "acme");
 	assert_int_equal(nf.ref.number, 7);
 	assert_true(nf.updated_ms > 0);
@@ -315,12 +316,13 @@ static void test_notifications(void **state)
 	assert_false(nf.actionable);
 	assert_non_null(strstr(nf.why, "subscribed"));
 	cJSON_Delete(n);
-	n = cJSON_Parse("{\"id\":\"44\",\"reason\":\"comment\",\"subject\":{\"url\":"
+	n = cJSON_Parse("{\"id\":\"44\",\"reason\":\"comment\",\"unread\":false,\"subject\":{\"url\":"
 	                "\"http://127.0.0.1:9/repos/acme/widgets/pulls/8\",\"type\":"
 	                "\"PullRequest\"}}");
 	assert_int_equal(ghconv_notif_parse(n, base, &nf, &err), 0);
 	assert_true(nf.actionable);
 	assert_int_equal(nf.ref.kind, GH_REF_PULL);
+	assert_false(nf.unread);
 	cJSON_Delete(n);
 	n = cJSON_Parse("{\"id\":\"45\",\"reason\":\"mention\",\"subject\":{\"url\":"
 	                "\"http://127.0.0.1:9/repos/acme/widgets/commits/abc\"}}");

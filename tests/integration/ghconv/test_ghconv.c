@@ -1,0 +1,437 @@
+/*
+ * GitHub conversations end to end (issue 11 item 6), black-box: the real
+ * general-agent against the GitHub fake (tests/fakes/github, in this
+ * process, on a loopback port; its notifications for participants are
+ * GitHub's) and one model fake per agent.
+ *
+ *   - a person mentions the agent in an issue: exactly one comment comes
+ *     back, with outbound's hidden chain marker, without the signature the
+ *     model added and without the agent's name; the notification is marked
+ *     read; later polls add nothing; the status shows the reply;
+ *   - a peer agent's comment at chain MAX_ACL mentions the agent: a
+ *     reaction (heart) on that comment, no comment, the model never asked;
+ *   - --social-only with GitHub configured: not one request to GitHub (no
+ *     notification poll);
+ *   - two agents mentioned in one issue: the one whose SHA-256 stagger is
+ *     shorter answers first, the other reads that comment (its prompt
+ *     quotes it) before answering; the first is then notified of the
+ *     second's comment and stays silent (no ping-pong): two comments in
+ *     all.
+ *
+ * Timing: the poll is 1 s and the stagger a few seconds (GA_GITHUB_*);
+ * the GitHub client keeps its real spacing (1 s, 5 s between writes).
+ */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "modules/ghconv/policy.h"
+#include "proc.h"
+#include "tests/fakes/github/ghfake.h"
+#include "tests/fakes/llm/llmfake.h"
+
+#define WAIT_MS     30000
+#define TOK_ADA     "tok-ada-0123456789"
+#define TOK_BEA     "tok-bea-0123456789"
+#define TOK_ALICE   "tok-alice-0123456789"
+#define STAGGER_MIN 300
+#define STAGGER_SPN 8000
+
+/* The model's answer: one comment on the thread (with a signature the
+ * agent must remove), then a closing text. */
+static void script_comment(struct llmfake *m, int64_t number, const char *body)
+{
+	cJSON *a = cJSON_CreateArray();
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddNumberToObject(e, "times", 1);
+	cJSON *match = cJSON_AddObjectToObject(e, "match");
+	cJSON *tools = cJSON_AddArrayToObject(match, "tools");
+	cJSON_AddItemToArray(tools, cJSON_CreateString("github_create_issue_comment"));
+	cJSON *calls = cJSON_AddArrayToObject(e, "tool_calls");
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "name", "github_create_issue_comment");
+	cJSON *args = cJSON_AddObjectToObject(c, "arguments");
+	cJSON_AddStringToObject(args, "owner", "acme");
+	cJSON_AddStringToObject(args, "repo", "widgets");
+	cJSON_AddNumberToObject(args, "issue_number", (double)number);
+	cJSON_AddStringToObject(args, "body", body);
+	cJSON_AddItemToArray(calls, c);
+	cJSON_AddItemToArray(a, e);
+	cJSON *fin = cJSON_CreateObject();
+	cJSON_AddStringToObject(fin, "content", "Done.");
+	cJSON_AddItemToArray(a, fin);
+	char *s = cJSON_PrintUnformatted(a);
+	llmfake_script(m, s);
+	free(s);
+	cJSON_Delete(a);
+}
+
+struct agent {
+	struct proc p;
+	char *home;
+	struct llmfake *llm;
+};
+
+static void dump(struct agent *a)
+{
+	char *e = proc_stderr(&a->p), *o = proc_stdout(&a->p);
+	char *d = home_read(a->home, "memory/decisions.jsonl");
+	fprintf(stderr, "---- %s stderr ----\n%s\n---- stdout ----\n%s\n---- decisions ----\n%s\n",
+	        a->home, e ? e : "", o ? o : "", d ? d : "(none)");
+	free(e);
+	free(o);
+	free(d);
+}
+
+static void start_agent(struct agent *a, struct ghfake *gh, const char *name, const char *login,
+                        const char *token, bool social_only)
+{
+	char err[256];
+	a->home = home_new();
+	a->llm = llmfake_new(err, sizeof err);
+	if (!a->llm)
+		fail_msg("llmfake: %s", err);
+	char url[128], llm[128], nm[64], lg[64], tk[64];
+	snprintf(url, sizeof url, "GITHUB_API_URL=%s", ghfake_base_url(gh));
+	snprintf(llm, sizeof llm, "LLM_BASE_URL=%s", llmfake_base_url(a->llm));
+	snprintf(nm, sizeof nm, "AGENT_NAME=%s", name);
+	snprintf(lg, sizeof lg, "AGENT_GITHUB_USERNAME=%s", login);
+	snprintf(tk, sizeof tk, "AGENT_GITHUB_TOKEN=%s", token);
+	const char *env[] = {nm,
+	                     url,
+	                     lg,
+	                     tk,
+	                     llm,
+	                     "LLM_MODEL=fake-model",
+	                     "LLM_API_KEY=test-key-0123456789",
+	                     "MAX_ACL=4",
+	                     "GA_GITHUB_POLL_MS=1000",
+	                     "GA_GITHUB_STAGGER_MIN_MS=" "300",
+	                     "GA_GITHUB_STAGGER_SPAN_MS=" "8000",
+	                     NULL};
+	const char *argv_social[] = {"--social-only", NULL};
+	const char *argv_none[] = {NULL};
+	if (proc_start(&a->p, a->home, social_only ? argv_social : argv_none, env) != 0)
+		fail_msg("cannot start general-agent in %s", a->home);
+	if (!proc_wait_output(&a->p, "ready and listening", WAIT_MS)) {
+		dump(a);
+		fail_msg("%s did not start", name);
+	}
+}
+
+/* SIGTERM; a clean exit (0, nothing from a sanitizer). */
+static void stop_agent(struct agent *a)
+{
+	proc_signal(&a->p, SIGTERM);
+	int rc = proc_wait(&a->p, WAIT_MS);
+	if (rc != 0) {
+		dump(a);
+		fail_msg("the agent exited %d", rc);
+	}
+}
+
+static void free_agent(struct agent *a)
+{
+	proc_cleanup(&a->p);
+	llmfake_free(a->llm);
+	home_remove(a->home);
+}
+
+static struct ghfake *fake(void)
+{
+	char err[256];
+	struct ghfake *f = ghfake_new(err, sizeof err);
+	if (!f)
+		fail_msg("ghfake: %s", err);
+	ghfake_add_token(f, TOK_ADA, "ada-bot");
+	ghfake_add_token(f, TOK_BEA, "bea-bot");
+	ghfake_add_token(f, TOK_ALICE, "alice");
+	ghfake_add_repo(f, "acme", "widgets", 0);
+	return f;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Polls cond every 50 ms until true or timeout. */
+#define WAIT_UNTIL(cond, ms)                                                                       \
+	({                                                                                         \
+		bool ok_ = false;                                                                  \
+		for (long t_ = 0; t_ < (ms) && !(ok_ = (cond)); t_ += 50)                          \
+			sleep_ms(50);                                                              \
+		ok_;                                                                               \
+	})
+
+static bool read_notif(struct ghfake *f, int64_t n, const char *login)
+{
+	bool unread = true;
+	return ghfake_notification_of(f, "acme", "widgets", n, login, &unread) > 0 && !unread;
+}
+
+/* The body the agent posted (the last POST of comments on issue n made
+ * with token). Caller frees. */
+static char *posted_body(struct ghfake *f, int64_t n, const char *token)
+{
+	char path[128], auth[128];
+	snprintf(path, sizeof path, "/repos/acme/widgets/issues/%lld/comments", (long long)n);
+	snprintf(auth, sizeof auth, "Bearer %s", token);
+	struct httpfake *h = ghfake_http(f);
+	char *out = NULL;
+	for (uint64_t i = 0; i < httpfake_request_count(h); i++) {
+		struct httpfake_request *r = httpfake_request_get(h, i);
+		const char *ra = r ? httpfake_request_header(r, "Authorization") : NULL;
+		if (r && strcmp(r->method, "POST") == 0 && strcmp(r->path, path) == 0 && ra &&
+		    strcmp(ra, auth) == 0) {
+			cJSON *b = cJSON_ParseWithLength(r->body, r->body_len);
+			free(out);
+			out = strdup(cJSON_GetStringValue(cJSON_GetObjectItem(b, "body")));
+			cJSON_Delete(b);
+		}
+		httpfake_request_free(r);
+	}
+	return out;
+}
+
+/* seq of the first POST of a comment on issue n with token; UINT64_MAX none */
+static uint64_t posted_seq(struct ghfake *f, int64_t n, const char *token)
+{
+	char path[128], auth[128];
+	snprintf(path, sizeof path, "/repos/acme/widgets/issues/%lld/comments", (long long)n);
+	snprintf(auth, sizeof auth, "Bearer %s", token);
+	struct httpfake *h = ghfake_http(f);
+	uint64_t seq = UINT64_MAX;
+	for (uint64_t i = 0; i < httpfake_request_count(h) && seq == UINT64_MAX; i++) {
+		struct httpfake_request *r = httpfake_request_get(h, i);
+		const char *ra = r ? httpfake_request_header(r, "Authorization") : NULL;
+		if (r && strcmp(r->method, "POST") == 0 && strcmp(r->path, path) == 0 && ra &&
+		    strcmp(ra, auth) == 0)
+			seq = i;
+		httpfake_request_free(r);
+	}
+	return seq;
+}
+
+/* The last user message of model request i. Caller frees. */
+static char *user_message(struct llmfake *m, size_t i)
+{
+	cJSON *req = llmfake_request(m, i);
+	const cJSON *msgs = cJSON_GetObjectItem(req, "messages"), *x;
+	char *out = NULL;
+	cJSON_ArrayForEach(x, msgs)
+	{
+		if (strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(x, "role")), "user") == 0) {
+			free(out);
+			out = strdup(cJSON_GetStringValue(cJSON_GetObjectItem(x, "content")));
+		}
+	}
+	cJSON_Delete(req);
+	return out;
+}
+
+/* The agent's decision log holds a decision with this rule. */
+static bool decided(struct agent *a, const char *rule)
+{
+	char needle[96];
+	snprintf(needle, sizeof needle, "\"rule\":\"%s\"", rule);
+	char *d = home_read(a->home, "memory/decisions.jsonl");
+	bool yes = d && strstr(d, needle);
+	free(d);
+	return yes;
+}
+
+static void test_mentioned_once(void **state)
+{
+	(void)state;
+	struct ghfake *f = fake();
+	int64_t n = ghfake_add_issue(f, "acme", "widgets", "alice", "Flaky build",
+	                             "@ada-bot why does the build flake on Mondays?");
+	struct agent a = {0};
+	start_agent(&a, f, "Ada", "ada-bot", TOK_ADA, false);
+	script_comment(a.llm, n, "Retry with backoff fixes the flake.\n\n— Ada");
+	if (!WAIT_UNTIL(ghfake_comment_count(f, "acme", "widgets", n) >= 1, WAIT_MS)) {
+		dump(&a);
+		fail_msg("no comment");
+	}
+	char *body = posted_body(f, n, TOK_ADA);
+	assert_non_null(body);
+	if (!strstr(body, "Retry with backoff fixes the flake.") ||
+	    !strstr(body, "<!-- ga:chain=1 key=") || strcasestr(body, "ada"))
+		fail_msg("the comment: '%s'", body);
+	free(body);
+	if (!WAIT_UNTIL(read_notif(f, n, "ada-bot"), WAIT_MS)) {
+		dump(&a);
+		fail_msg("the notification was not marked read");
+	}
+	/* The model saw the thread and the GitHub tools. */
+	assert_int_equal(llmfake_calls(a.llm), 2);
+	char *user = user_message(a.llm, 0);
+	assert_non_null(strstr(user, "why does the build flake on Mondays?"));
+	assert_non_null(strstr(user, "Issue #1 in acme/widgets: Flaky build"));
+	free(user);
+	/* Later polls: nothing new, nothing more (the fake notifies nobody
+	 * of our own comment; a notification would find the latest is ours). */
+	uint64_t lists = ghfake_count(f, "GET", "/notifications", 200);
+	WAIT_UNTIL(ghfake_count(f, "GET", "/notifications", 200) >= lists + 3, 10000);
+	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n), 1);
+	assert_int_equal(llmfake_calls(a.llm), 2);
+	stop_agent(&a);
+	/* The status the daemon wrote on its way out names the reply. */
+	char *st = home_read(a.home, "memory/status.json");
+	assert_non_null(st);
+	cJSON *sj = cJSON_Parse(st);
+	const cJSON *gh = cJSON_GetObjectItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(sj, "data"), "services"), "github");
+	if (!gh || cJSON_GetNumberValue(cJSON_GetObjectItem(gh, "replies")) != 1 ||
+	    !cJSON_IsObject(cJSON_GetObjectItem(gh, "rateBudget")) ||
+	    !cJSON_IsString(cJSON_GetObjectItem(gh, "lastPoll")))
+		fail_msg("status: %s", st);
+	cJSON_Delete(sj);
+	free(st);
+	free_agent(&a);
+	ghfake_free(f);
+}
+
+static void test_max_chain_reacts(void **state)
+{
+	(void)state;
+	struct ghfake *f = fake();
+	int64_t n = ghfake_add_issue(f, "acme", "widgets", "alice", "Cache design",
+	                             "How should the cache expire?");
+	int64_t c = ghfake_add_comment(f, "acme", "widgets", n, "bea-bot",
+	                               "@ada-bot over to you.\n\n<!-- ga:chain=4 key=abc123 -->");
+	struct agent a = {0};
+	start_agent(&a, f, "Ada", "ada-bot", TOK_ADA, false);
+	script_comment(a.llm, n, "This must never be posted.");
+	if (!WAIT_UNTIL(ghfake_reaction_count(f, "acme", "widgets", n, c, "heart") == 1,
+	                WAIT_MS)) {
+		dump(&a);
+		fail_msg("no reaction on the peer's comment at chain MAX_ACL");
+	}
+	if (!WAIT_UNTIL(read_notif(f, n, "ada-bot"), WAIT_MS)) {
+		dump(&a);
+		fail_msg("the notification was not marked read");
+	}
+	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n), 1);
+	assert_int_equal(llmfake_calls(a.llm), 0);
+	assert_int_equal(ghfake_count_body(f, "never be posted"), 0);
+	char *d = home_read(a.home, "memory/decisions.jsonl");
+	assert_non_null(d);
+	assert_non_null(strstr(d, "\"rule\":\"chain_length\""));
+	assert_non_null(strstr(d, "\"rule\":\"reaction\""));
+	free(d);
+	stop_agent(&a);
+	free_agent(&a);
+	ghfake_free(f);
+}
+
+static void test_social_only_never_polls(void **state)
+{
+	(void)state;
+	struct ghfake *f = fake();
+	ghfake_add_issue(f, "acme", "widgets", "alice", "Hello", "@ada-bot hi");
+	struct agent a = {0};
+	start_agent(&a, f, "Ada", "ada-bot", TOK_ADA, true);
+	if (!proc_wait_output(&a.p, "social-only mode", WAIT_MS)) {
+		dump(&a);
+		fail_msg("not in social-only mode");
+	}
+	/* Five poll intervals of the other tests. */
+	sleep_ms(5000);
+	assert_int_equal(ghfake_count(f, NULL, "/notifications", 0), 0);
+	assert_int_equal(ghfake_requests(f), 0);
+	stop_agent(&a);
+	free_agent(&a);
+	ghfake_free(f);
+}
+
+static void test_two_agents_staggered(void **state)
+{
+	(void)state;
+	struct ghfake *f = fake();
+	/* An issue number whose staggers are far enough apart that the first
+	 * comment exists before the second agent reads the thread (fetch,
+	 * model and a write take about 3 s here). */
+	int64_t n = 0;
+	for (int64_t k = 1; k < 50 && !n; k++) {
+		char key[64];
+		ghconv_thread_key("acme", "widgets", k, key, sizeof key);
+		int64_t da = ghconv_stagger_ms("Ada", key, STAGGER_MIN, STAGGER_SPN);
+		int64_t db = ghconv_stagger_ms("Bea", key, STAGGER_MIN, STAGGER_SPN);
+		if (llabs(da - db) >= 5000)
+			n = k;
+	}
+	assert_true(n > 0);
+	for (int64_t k = 1; k < n; k++)
+		ghfake_add_issue(f, "acme", "widgets", "alice", "filler", "nothing");
+	char key[64];
+	ghconv_thread_key("acme", "widgets", n, key, sizeof key);
+	bool ada_first = ghconv_stagger_ms("Ada", key, STAGGER_MIN, STAGGER_SPN) <
+	                 ghconv_stagger_ms("Bea", key, STAGGER_MIN, STAGGER_SPN);
+	struct agent a = {0}, b = {0};
+	start_agent(&a, f, "Ada", "ada-bot", TOK_ADA, false);
+	start_agent(&b, f, "Bea", "bea-bot", TOK_BEA, false);
+	script_comment(a.llm, n, "Retry with backoff fixes the flake.");
+	script_comment(b.llm, n, "Pinning the runner image removes the Monday drift.");
+	assert_int_equal(ghfake_add_issue(f, "acme", "widgets", "alice", "Flaky build",
+	                                  "@ada-bot @bea-bot which fix do you prefer?"),
+	                 n);
+	if (!WAIT_UNTIL(ghfake_comment_count(f, "acme", "widgets", n) >= 2, WAIT_MS)) {
+		dump(&a);
+		dump(&b);
+		fail_msg("not two comments");
+	}
+	struct agent *first = ada_first ? &a : &b, *second = ada_first ? &b : &a;
+	const char *first_tok = ada_first ? TOK_ADA : TOK_BEA;
+	const char *second_tok = ada_first ? TOK_BEA : TOK_ADA;
+	const char *first_login = ada_first ? "ada-bot" : "bea-bot";
+	assert_true(posted_seq(f, n, first_tok) < posted_seq(f, n, second_tok));
+	/* The second read the first's comment before it answered. */
+	char *user = user_message(second->llm, 0);
+	const char *first_text = ada_first ? "Retry with backoff" : "Pinning the runner image";
+	if (!user || !strstr(user, first_text) || !strstr(user, "Peer contributions"))
+		fail_msg("the second agent's prompt does not quote the first's comment:\n%s",
+		         user ? user : "(none)");
+	free(user);
+	/* The first is notified of the second's comment, reads the thread
+	 * again and stays silent: only a peer spoke after it, not to it. */
+	if (!WAIT_UNTIL(decided(first, "waiting_for_author"), WAIT_MS)) {
+		dump(first);
+		fail_msg("the first agent never decided on the second's comment");
+	}
+	uint64_t lists = ghfake_count(f, "GET", "/notifications", 200);
+	WAIT_UNTIL(ghfake_count(f, "GET", "/notifications", 200) >= lists + 4, 10000);
+	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n), 2);
+	assert_int_equal(llmfake_calls(first->llm), 2);
+	assert_int_equal(llmfake_calls(second->llm), 2);
+	assert_true(read_notif(f, n, first_login));
+	stop_agent(&a);
+	stop_agent(&b);
+	free_agent(&a);
+	free_agent(&b);
+	ghfake_free(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_mentioned_once),
+	        cmocka_unit_test(test_max_chain_reacts),
+	        cmocka_unit_test(test_social_only_never_polls),
+	        cmocka_unit_test(test_two_agents_staggered),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
