@@ -671,6 +671,19 @@ static void soul_still_pinned(struct reflection *r, const char *when)
 		       "message", sc.message);
 }
 
+/* The experiences of the prompt are integrated, and what the model noted of
+ * peers is remembered — only once its answer was accepted (and, for a
+ * change, written). */
+static void integrate(struct reflection *r, const struct reflect_result *res)
+{
+	struct ga_err err = {{0}};
+	if (exp_store_mark_integrated(r->exps, (const char *const *)r->cycle_ids, r->n_cycle_ids,
+	                              now_of(r), &err) != 0)
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "integration not recorded", "error", err.msg);
+	if (res->peers)
+		peers_apply_notes(&r->peers, res->peers, now_of(r));
+}
+
 static void apply_change(struct reflection *r, struct reflect_result *res)
 {
 	struct ga_err err = {{0}};
@@ -686,6 +699,7 @@ static void apply_change(struct reflection *r, struct reflect_result *res)
 		finish(r, r->cycle_outcome, true);
 		return;
 	}
+	integrate(r, res);
 	soul_still_pinned(r, "after SELF.md was written");
 	struct self_doc doc;
 	self_parse(res->self_md, strlen(res->self_md), &doc, &err);
@@ -731,15 +745,8 @@ static void reflect_done(const struct llm_response *resp, const struct llm_error
 	record(r, &res.why);
 	r->cycle_outcome = res.outcome;
 	snprintf(r->last_outcome, sizeof r->last_outcome, "%s", reflect_outcome_name(res.outcome));
-	if (res.outcome == REFLECT_CHANGED || res.outcome == REFLECT_UNCHANGED) {
-		struct ga_err err = {{0}};
-		if (exp_store_mark_integrated(r->exps, (const char *const *)r->cycle_ids,
-		                              r->n_cycle_ids, now_of(r), &err) != 0)
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "integration not recorded", "error",
-			       err.msg);
-		if (res.peers)
-			peers_apply_notes(&r->peers, res.peers, now_of(r));
-	}
+	if (res.outcome == REFLECT_UNCHANGED)
+		integrate(r, &res);
 	if (res.outcome == REFLECT_CHANGED) {
 		apply_change(r, &res);
 	} else {

@@ -37,7 +37,8 @@
  *   REFLECT_GARBAGE    no self_update call, arguments that are not JSON,
  *                      self_md missing, blank or not UTF-8: nothing written,
  *                      logged, rule "garbage".
- * Refused and garbage cycles leave the experiences pending (the next cycle,
+ * Refused and garbage cycles, and a SELF.md that could not be written,
+ * leave the experiences pending (the next cycle,
  * REFLECT_INTERVAL_MS later, sees them again).
  *
  * EVOLVE (after REFLECT_CHANGED): voice-phrases.json is regenerated from

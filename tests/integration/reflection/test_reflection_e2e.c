@@ -476,6 +476,35 @@ static void test_malformed_refused(void **state)
 	refused_leaves_self(f, "[{\"malformed\":true}]", "fail:model", REFLECT_GARBAGE);
 }
 
+/* The previous version cannot be kept (self-history is a file in the way):
+ * SELF.md is not touched, the experiences stay pending, the room hears
+ * nothing, the failure is a decision. */
+static void test_history_unwritable(void **state)
+{
+	struct fx *f = *state;
+	tu_write(f->mem, "self-history", "in the way\n");
+	owner_says(f, "Please keep your answers short.");
+	char *entry = self_update_script(SELF1, "I changed.", NULL);
+	char *script = xasprintf("[%s]", entry);
+	llmfake_script(f->fake, script);
+	free(entry);
+	free(script);
+	tick(f);
+	assert_true(f->ran);
+	assert_int_equal(llmfake_calls(f->fake), 1);
+	char *now = tu_read(f->home, "SELF.md");
+	assert_string_equal(now, SELF0);
+	free(now);
+	assert_int_equal(exp_store_pending(reflection_experiences(f->r)), 1);
+	assert_null(peers_find(reflection_peers(f->r), "Bo"));
+	assert_int_equal(f->n_summaries, 0);
+	assert_int_equal(f->n_self_changed, 0);
+	assert_true(logged(f, "fail:write"));
+	cJSON *st = reflection_status(f->r);
+	assert_string_equal(cJSON_GetObjectItem(st, "lastOutcome")->valuestring, "write_failed");
+	cJSON_Delete(st);
+}
+
 /* A restart — even into another agent version — keeps the schedule: the
  * experience still waits, and no reflection comes before the interval. */
 static void test_restart_keeps_schedule(void **state)
@@ -564,6 +593,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_soul_contradiction_refused, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_garbage_refused, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_malformed_refused, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_history_unwritable, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_restart_keeps_schedule, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_budget_exhausted, setup_small, teardown),
 	        cmocka_unit_test_setup_teardown(test_soul_changed_stops, setup, teardown),
