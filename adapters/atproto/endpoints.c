@@ -495,7 +495,11 @@ static void post_step(struct atp_op *op)
 	if (!op->sub) {
 		char msg[GA_ERR_MSG_MAX];
 		err_fmt(msg, sizeof msg, "could not create the post: %s", err.msg);
-		op_fail(op, rec ? ATP_ERR_TRANSIENT : ATP_ERR_INVALID, msg);
+		op_fail(op,
+		        !rec                                      ? ATP_ERR_INVALID
+		        : op->c->logins_refused && !op->c->access ? ATP_ERR_AUTH
+		                                                  : ATP_ERR_TRANSIENT,
+		        msg);
 	}
 }
 
@@ -508,6 +512,10 @@ uint64_t atp_post_create(struct atp_client *c, const struct atp_post_in *in, atp
 	}
 	if (c->closing) {
 		err_set(err, "the Bluesky client is shutting down");
+		return 0;
+	}
+	if (c->logins_refused && !c->access) {
+		err_set(err, "could not create a post: %s", c->login_error);
 		return 0;
 	}
 	/* Everything that can be refused is refused now, before any request. */

@@ -229,6 +229,9 @@ static void test_wrong_password_is_fatal_once(void **state)
 	struct ga_err err = {{0}};
 	assert_int_equal(atp_list_notifications(fx->atp, NULL, 10, on_done, &g, &err), 0);
 	assert_non_null(strstr(err.msg, "no further login"));
+	struct atp_post_in in = {.text = "hi @alice.test", .text_len = 14, .chain = -1};
+	assert_int_equal(atp_post_create(fx->atp, &in, on_done, &g, &err), 0);
+	assert_non_null(strstr(err.msg, "no further login"));
 	run_for(fx, 50);
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.createSession", 0), 1);
 	/* reads that need no session still work */
