@@ -31,7 +31,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 
-#define LOG_COMP "atproto"
+#define LOG_COMP         "atproto"
 #define SESSION_FILE_MAX ((size_t)64 * 1024)
 
 /* --- configuration ------------------------------------------------------------ */
@@ -74,13 +74,14 @@ int atp_config_from_ga(const struct ga_config *ga, struct atp_config *cfg, struc
 {
 	memset(cfg, 0, sizeof *cfg);
 	if (!ga->bsky_username || !*ga->bsky_username)
-		return err_set(err, "Bluesky is not configured: set " ATP_USERNAME_VAR
-		                    " (the agent's handle) and " ATP_PASSWORD_VAR
-		                    " (an app password)");
+		return err_set(err,
+		               "Bluesky is not configured: set " ATP_USERNAME_VAR
+		               " (the agent's handle) and " ATP_PASSWORD_VAR " (an app password)");
 	if (!ga->bsky_password || !*ga->bsky_password)
-		return err_set(err, ATP_USERNAME_VAR " is set but " ATP_PASSWORD_VAR
-		                    " is not: create an app password in Bluesky's settings "
-		                    "and set it");
+		return err_set(err, ATP_USERNAME_VAR
+		               " is set but " ATP_PASSWORD_VAR
+		               " is not: create an app password in Bluesky's settings "
+		               "and set it");
 	char *path = ga->memory_dir ? fsx_join(ga->memory_dir, ATP_SESSION_FILE) : NULL;
 	atp_config_init(cfg, ga->bluesky_service, ga->bsky_username, ga->bsky_password, path);
 	free(path);
@@ -189,7 +190,7 @@ static bool header_is_zero(const char *v)
 
 static bool is_not_found_error(const char *e)
 {
-	static const char *const names[] = {"NotFound",       "RecordNotFound",  "ActorNotFound",
+	static const char *const names[] = {"NotFound",        "RecordNotFound", "ActorNotFound",
 	                                    "ProfileNotFound", "HandleNotFound", "RepoNotFound",
 	                                    "PostNotFound"};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -399,8 +400,8 @@ static void session_done(struct atp_client *c, struct atp_call *k, enum atp_erro
                          const cJSON *json, const char *msg, const char *xrpc_error);
 
 /* Ends a call: the callback (or the session bookkeeping), then the free. */
-static void finish(struct atp_call *k, enum atp_error_kind kind, const cJSON *json,
-                   const char *msg, bool maybe_applied, const char *xrpc_error)
+static void finish(struct atp_call *k, enum atp_error_kind kind, const cJSON *json, const char *msg,
+                   bool maybe_applied, const char *xrpc_error)
 {
 	struct atp_client *c = k->c;
 	if (k->kind != ATP_CALL_USER && k->kind != ATP_CALL_ENSURE) {
@@ -421,10 +422,10 @@ static void finish(struct atp_call *k, enum atp_error_kind kind, const cJSON *js
 		c->stats.failures++;
 		err_fmt(c->stats.last_error, sizeof c->stats.last_error, "%s", r.msg);
 		if (kind != ATP_ERR_CANCELLED)
-			log_kv(atp_error_is_fatal(kind) ? LOG_LEVEL_ERROR : LOG_LEVEL_WARN, LOG_COMP,
-			       "Bluesky request failed", "kind", atp_error_kind_name(kind), "status",
-			       LOG_INT(k->status), "attempts", LOG_INT(k->attempts), "error",
-			       r.msg);
+			log_kv(atp_error_is_fatal(kind) ? LOG_LEVEL_ERROR : LOG_LEVEL_WARN,
+			       LOG_COMP, "Bluesky request failed", "kind",
+			       atp_error_kind_name(kind), "status", LOG_INT(k->status), "attempts",
+			       LOG_INT(k->attempts), "error", r.msg);
 	}
 	k->cb(&r, k->ud);
 	call_free(k);
@@ -539,8 +540,8 @@ static void session_load(struct atp_client *c)
 		c->from_file = true;
 		/* Its age is unknown: judge it by its exp only. */
 		c->obtained_ms = 0;
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "Bluesky session loaded", "did", c->did,
-		       "handle", c->handle);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "Bluesky session loaded", "did", c->did, "handle",
+		       c->handle);
 	}
 	cJSON_Delete(o);
 }
@@ -603,8 +604,8 @@ static bool login_allowed(struct atp_client *c, int64_t now, char *why, size_t c
 	}
 	if (!c->cfg.identifier || !c->cfg.password) {
 		err_fmt(why, cap,
-		        "there is no Bluesky session and no credentials to make one: set "
-		        ATP_USERNAME_VAR " and " ATP_PASSWORD_VAR);
+		        "there is no Bluesky session and no credentials to make one: "
+		        "set " ATP_USERNAME_VAR " and " ATP_PASSWORD_VAR);
 		return false;
 	}
 	if (c->creates > 0 && now - c->last_create_ms < ATP_LOGIN_MIN_INTERVAL_MS) {
@@ -613,8 +614,8 @@ static bool login_allowed(struct atp_client *c, int64_t now, char *why, size_t c
 		        "login before %lld s have passed (a login storm gets the account "
 		        "limited)%s%s",
 		        (long long)((now - c->last_create_ms) / 1000),
-		        (long long)(ATP_LOGIN_MIN_INTERVAL_MS / 1000), c->session_error[0] ? ": " : "",
-		        c->session_error);
+		        (long long)(ATP_LOGIN_MIN_INTERVAL_MS / 1000),
+		        c->session_error[0] ? ": " : "", c->session_error);
 		return false;
 	}
 	return true;
@@ -657,7 +658,8 @@ static void session_done(struct atp_client *c, struct atp_call *k, enum atp_erro
 		char m[GA_ERR_MSG_MAX];
 		if (session_take(c, json, m, sizeof m) != 0) {
 			err_fmt(c->session_error, sizeof c->session_error,
-			        "Bluesky's answer to the attempt to %s was unusable: %s", k->what, m);
+			        "Bluesky's answer to the attempt to %s was unusable: %s", k->what,
+			        m);
 			goto failed;
 		}
 		c->session_error[0] = '\0';
@@ -683,8 +685,8 @@ static void session_done(struct atp_client *c, struct atp_call *k, enum atp_erro
 		session_persist(c);
 		return;
 	}
-	if (create && (kind == ATP_ERR_AUTH || kind == ATP_ERR_INVALID ||
-	               kind == ATP_ERR_FORBIDDEN)) {
+	if (create &&
+	    (kind == ATP_ERR_AUTH || kind == ATP_ERR_INVALID || kind == ATP_ERR_FORBIDDEN)) {
 		c->logins_refused = true;
 		err_fmt(c->login_error, sizeof c->login_error,
 		        "%s: check " ATP_USERNAME_VAR " and " ATP_PASSWORD_VAR
@@ -720,7 +722,7 @@ fail_waiting:
 			}
 			w = next;
 		}
-		enum atp_error_kind wk = c->logins_refused            ? ATP_ERR_AUTH
+		enum atp_error_kind wk = c->logins_refused              ? ATP_ERR_AUTH
 		                         : kind == ATP_ERR_RATE_LIMITED ? ATP_ERR_RATE_LIMITED
 		                         : kind == ATP_ERR_TRANSIENT    ? ATP_ERR_TRANSIENT
 		                                                        : ATP_ERR_AUTH;
@@ -999,10 +1001,10 @@ static void on_http_done(const struct http_response *hr, void *ud)
 	}
 	bool auth_expired = false, rate_limited = false;
 	char msg[GA_ERR_MSG_MAX], xerr[ATP_XRPC_ERROR_MAX];
-	enum atp_error_kind kind = atp_classify(
-	        hr->status, http_response_header(hr, "Content-Type"), hr->body, hr->body_len,
-	        k->what, http_response_header(hr, "ratelimit-remaining"), &auth_expired,
-	        &rate_limited, xerr, msg, sizeof msg);
+	enum atp_error_kind kind =
+	        atp_classify(hr->status, http_response_header(hr, "Content-Type"), hr->body,
+	                     hr->body_len, k->what, http_response_header(hr, "ratelimit-remaining"),
+	                     &auth_expired, &rate_limited, xerr, msg, sizeof msg);
 	if (kind == ATP_OK) {
 		k->transient_fails = 0;
 		if (only_space(hr->body, hr->body_len)) {
@@ -1012,7 +1014,8 @@ static void on_http_done(const struct http_response *hr, void *ud)
 			cJSON *root = json_parse(hr->body, hr->body_len, &perr);
 			if (!cJSON_IsObject(root)) {
 				err_fmt(msg, sizeof msg,
-				        "Bluesky's answer to the attempt to %s is not a JSON object%s%s",
+				        "Bluesky's answer to the attempt to %s is not a JSON "
+				        "object%s%s",
 				        k->what, perr.msg[0] ? ": " : "", perr.msg);
 				finish(k, ATP_ERR_MALFORMED, NULL, msg, false, NULL);
 			} else {
@@ -1052,8 +1055,8 @@ static void on_http_done(const struct http_response *hr, void *ud)
 		if (!k->auth_retried) {
 			k->auth_retried = true;
 			c->force_refresh = true;
-			log_kv(LOG_LEVEL_INFO, LOG_COMP, "Bluesky token refused; refreshing", "what",
-			       k->what, "xrpc", xerr);
+			log_kv(LOG_LEVEL_INFO, LOG_COMP, "Bluesky token refused; refreshing",
+			       "what", k->what, "xrpc", xerr);
 			q_push_front(c, k);
 			pump(c);
 			return;
@@ -1144,7 +1147,8 @@ uint64_t atp_enqueue(struct atp_client *c, const struct atp_call_spec *s, atp_do
 		return 0;
 	}
 	if (c->n_queued + (c->inflight ? 1 : 0) >= ATP_MAX_QUEUED) {
-		err_set(err, "%d Bluesky requests are already waiting; the attempt to %s was refused",
+		err_set(err,
+		        "%d Bluesky requests are already waiting; the attempt to %s was refused",
 		        ATP_MAX_QUEUED, s->what);
 		return 0;
 	}

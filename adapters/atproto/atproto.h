@@ -91,25 +91,25 @@
 #include "common/config.h"
 #include "common/err.h"
 
-#define ATP_USERNAME_VAR             "AGENT_BLUESKY_USERNAME"
-#define ATP_PASSWORD_VAR             "AGENT_BLUESKY_PASSWORD"
-#define ATP_SERVICE_VAR              "BLUESKY_SERVICE"
-#define ATP_SESSION_FILE             "bluesky_session.json"
-#define ATP_MAX_QUEUED               128
-#define ATP_MAX_BODY_BYTES           ((size_t)64 * 1024)
-#define ATP_MAX_ANSWER_BYTES         ((size_t)4 * 1024 * 1024)
-#define ATP_LIST_LIMIT_MAX           100
-#define ATP_LOGIN_MIN_INTERVAL_MS    ((int64_t)10 * 60 * 1000)
+#define ATP_USERNAME_VAR              "AGENT_BLUESKY_USERNAME"
+#define ATP_PASSWORD_VAR              "AGENT_BLUESKY_PASSWORD"
+#define ATP_SERVICE_VAR               "BLUESKY_SERVICE"
+#define ATP_SESSION_FILE              "bluesky_session.json"
+#define ATP_MAX_QUEUED                128
+#define ATP_MAX_BODY_BYTES            ((size_t)64 * 1024)
+#define ATP_MAX_ANSWER_BYTES          ((size_t)4 * 1024 * 1024)
+#define ATP_LIST_LIMIT_MAX            100
+#define ATP_LOGIN_MIN_INTERVAL_MS     ((int64_t)10 * 60 * 1000)
 #define ATP_DEFAULT_REFRESH_MARGIN_MS ((int64_t)5 * 60 * 1000)
-#define ATP_DEFAULT_MAX_RETRIES      3
-#define ATP_DEFAULT_BACKOFF_BASE_MS  2000u
-#define ATP_DEFAULT_BACKOFF_CAP_MS   60000u
-#define ATP_DEFAULT_MAX_RATE_RETRIES 3
-#define ATP_DEFAULT_MAX_WAIT_MS      ((uint64_t)15 * 60 * 1000)
-#define ATP_DEFAULT_RECHECK_MS       5000u
-#define ATP_DEFAULT_TIMEOUT_MS       30000u
-#define ATP_MSG_QUOTE_MAX            240 /* bytes of the server's message quoted */
-#define ATP_XRPC_ERROR_MAX           64
+#define ATP_DEFAULT_MAX_RETRIES       3
+#define ATP_DEFAULT_BACKOFF_BASE_MS   2000u
+#define ATP_DEFAULT_BACKOFF_CAP_MS    60000u
+#define ATP_DEFAULT_MAX_RATE_RETRIES  3
+#define ATP_DEFAULT_MAX_WAIT_MS       ((uint64_t)15 * 60 * 1000)
+#define ATP_DEFAULT_RECHECK_MS        5000u
+#define ATP_DEFAULT_TIMEOUT_MS        30000u
+#define ATP_MSG_QUOTE_MAX             240 /* bytes of the server's message quoted */
+#define ATP_XRPC_ERROR_MAX            64
 
 /* The clock every rate and expiry decision uses; epoch ms. NULL now_ms =
  * the real one. */
@@ -162,10 +162,10 @@ enum atp_error_kind {
 
 struct atp_result {
 	enum atp_error_kind kind;
-	int status;          /* last HTTP status, 0 = none */
-	int attempts;        /* HTTP requests made for this call */
-	bool maybe_applied;  /* a procedure that failed after it may have been carried out */
-	const cJSON *json;   /* the XRPC output object; NULL on error or an empty body */
+	int status;         /* last HTTP status, 0 = none */
+	int attempts;       /* HTTP requests made for this call */
+	bool maybe_applied; /* a procedure that failed after it may have been carried out */
+	const cJSON *json;  /* the XRPC output object; NULL on error or an empty body */
 	char error[ATP_XRPC_ERROR_MAX]; /* the XRPC error name ("ExpiredToken"), "" none */
 	char msg[GA_ERR_MSG_MAX];       /* "" on success */
 };
@@ -192,12 +192,12 @@ void atp_client_free(struct atp_client *c);
 uint64_t atp_login(struct atp_client *c, atp_done_fn cb, void *ud, struct ga_err *err);
 
 struct atp_session_info {
-	bool active;                 /* a session is held (it may still need a refresh) */
-	char did[ATP_DID_MAX];       /* "" when none */
+	bool active;           /* a session is held (it may still need a refresh) */
+	char did[ATP_DID_MAX]; /* "" when none */
 	char handle[ATP_HANDLE_MAX + 1];
-	int64_t access_exp_ms;       /* from the access JWT; 0 unknown */
+	int64_t access_exp_ms; /* from the access JWT; 0 unknown */
 	int64_t refresh_exp_ms;
-	bool from_file;              /* loaded from session_path at start */
+	bool from_file; /* loaded from session_path at start */
 };
 void atp_session_get(const struct atp_client *c, struct atp_session_info *out);
 
@@ -291,8 +291,8 @@ uint64_t atp_post_create(struct atp_client *c, const struct atp_post_in *in, atp
 uint64_t atp_reply_resolve(struct atp_client *c, const struct atp_strong_ref *parent,
                            atp_done_fn cb, void *ud, struct ga_err *err);
 /* createRecord app.bsky.feed.like {subject, createdAt, gaKey?}. */
-uint64_t atp_like(struct atp_client *c, const struct atp_strong_ref *subject,
-                  const char *idem_key, atp_done_fn cb, void *ud, struct ga_err *err);
+uint64_t atp_like(struct atp_client *c, const struct atp_strong_ref *subject, const char *idem_key,
+                  atp_done_fn cb, void *ud, struct ga_err *err);
 /* createRecord app.bsky.graph.follow {subject: did, createdAt}. */
 uint64_t atp_follow(struct atp_client *c, const char *did, atp_done_fn cb, void *ud,
                     struct ga_err *err);
@@ -307,13 +307,13 @@ uint64_t atp_delete_uri(struct atp_client *c, const char *uri, atp_done_fn cb, v
 int atp_rate_snapshot(struct atp_client *c, enum atp_rate_class cls, struct atp_budget *out);
 
 struct atp_stats {
-	uint64_t calls;          /* accepted by atp_call and the helpers */
-	uint64_t requests;       /* HTTP requests made (retries and session calls included) */
+	uint64_t calls;           /* accepted by atp_call and the helpers */
+	uint64_t requests;        /* HTTP requests made (retries and session calls included) */
 	uint64_t create_sessions; /* createSession requests sent */
-	uint64_t refreshes;      /* refreshSession requests sent */
-	uint64_t retries;        /* transient retries */
-	uint64_t rate_limited;   /* answers that were a rate limit */
-	uint64_t failures;       /* calls that ended in an error */
+	uint64_t refreshes;       /* refreshSession requests sent */
+	uint64_t retries;         /* transient retries */
+	uint64_t rate_limited;    /* answers that were a rate limit */
+	uint64_t failures;        /* calls that ended in an error */
 	char last_error[GA_ERR_MSG_MAX];
 };
 void atp_client_stats(const struct atp_client *c, struct atp_stats *out);

@@ -201,7 +201,8 @@ uint64_t atp_list_records(struct atp_client *c, const char *collection, unsigned
                           const char *cursor, atp_done_fn cb, void *ud, struct ga_err *err)
 {
 	if (!collection || !atp_valid_nsid(collection)) {
-		err_set(err, "'%.80s' is not a collection NSID", collection ? collection : "(null)");
+		err_set(err, "'%.80s' is not a collection NSID",
+		        collection ? collection : "(null)");
 		return 0;
 	}
 	char q[1024] = "", n[16], what[160];
@@ -300,16 +301,17 @@ uint64_t atp_delete_uri(struct atp_client *c, const char *uri, atp_done_fn cb, v
 	if (atp_uri_parse(uri, did, sizeof did, coll, sizeof coll, rkey, sizeof rkey, err) != 0)
 		return 0;
 	if (c->did[0] && strcmp(did, c->did) != 0) {
-		err_set(err, "%s is not in the agent's own repository (%s); only own records can be "
-		             "deleted",
+		err_set(err,
+		        "%s is not in the agent's own repository (%s); only own records can be "
+		        "deleted",
 		        uri, c->did);
 		return 0;
 	}
 	return atp_delete_record(c, coll, rkey, cb, ud, err);
 }
 
-uint64_t atp_like(struct atp_client *c, const struct atp_strong_ref *subject,
-                  const char *idem_key, atp_done_fn cb, void *ud, struct ga_err *err)
+uint64_t atp_like(struct atp_client *c, const struct atp_strong_ref *subject, const char *idem_key,
+                  atp_done_fn cb, void *ud, struct ga_err *err)
 {
 	cJSON *rec = atp_like_record(subject, atp_now_ms(c), idem_key, err);
 	if (!rec)
@@ -470,8 +472,8 @@ static void post_step(struct atp_op *op)
 		op->sub = atp_resolve_handle(op->c, f->value, on_mention_resolved, op, &err);
 		if (op->sub)
 			return;
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "a mentioned handle could not be resolved", "handle",
-		       f->value, "error", err.msg);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "a mentioned handle could not be resolved",
+		       "handle", f->value, "error", err.msg);
 		op->next_mention++;
 	}
 	const char *langs[ATP_POST_MAX_LANGS];

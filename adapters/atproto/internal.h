@@ -8,9 +8,9 @@
 #include "adapters/atproto/atproto.h"
 
 enum atp_call_kind {
-	ATP_CALL_USER = 0,         /* an XRPC call with the caller's callback */
-	ATP_CALL_ENSURE,           /* atp_login: no request, just a usable session */
-	ATP_CALL_CREATE_SESSION,   /* session steps: results go to the session */
+	ATP_CALL_USER = 0,       /* an XRPC call with the caller's callback */
+	ATP_CALL_ENSURE,         /* atp_login: no request, just a usable session */
+	ATP_CALL_CREATE_SESSION, /* session steps: results go to the session */
 	ATP_CALL_REFRESH_SESSION,
 };
 

@@ -187,14 +187,16 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 			struct atp_reply_ref ref;
 			if (!puri || !pcid || strlen(puri) >= ATP_URI_MAX ||
 			    strlen(pcid) >= ATP_CID_MAX) {
-				err_set(&err, "a reply needs extra {\"reply\": {\"root\": {uri, cid}, "
-				              "\"parent\": {uri, cid}}}");
+				err_set(&err,
+				        "a reply needs extra {\"reply\": {\"root\": {uri, cid}, "
+				        "\"parent\": {uri, cid}}}");
 			} else if (atp_uri_parse(puri, author, sizeof author, NULL, 0, NULL, 0,
 			                         &err) != 0) {
 				/* err says why */
 			} else if (strcmp(author, did) != 0) {
-				err_set(&err, "the post answered (%s) is not by %s, whom the target "
-				              "names",
+				err_set(&err,
+				        "the post answered (%s) is not by %s, whom the target "
+				        "names",
 				        puri, did);
 			} else if (cJSON_GetObjectItemCaseSensitive(reply, "root")) {
 				started = atp_reply_ref_from_json(reply, &ref, &err) == 0 &&
@@ -225,8 +227,8 @@ static void on_listed(const struct atp_result *r, void *ud)
 {
 	struct rec_ctx *x = ud;
 	if (r->kind != ATP_OK) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "reconcile: own records could not be listed", "key",
-		       x->key, "error", r->msg);
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "reconcile: own records could not be listed",
+		       "key", x->key, "error", r->msg);
 		x->done(x->done_ud, -1, NULL);
 	} else {
 		const cJSON *recs = cJSON_GetObjectItemCaseSensitive(r->json, "records");

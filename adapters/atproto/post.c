@@ -140,8 +140,7 @@ int atp_uri_parse(const char *uri, char *did, size_t did_cap, char *collection, 
 	const char *s1 = strchr(a, '/');
 	const char *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
 	if (!s1 || !s2 || strchr(s2 + 1, '/') || strchr(uri, '?') || strchr(uri, '#'))
-		return err_set(err,
-		               "'%.120s' is not a record URI (at://<did>/<collection>/<rkey>)",
+		return err_set(err, "'%.120s' is not a record URI (at://<did>/<collection>/<rkey>)",
 		               uri);
 	char auth[ATP_DID_MAX], rk[ATP_RKEY_MAX];
 	size_t an = (size_t)(s1 - a), cn = (size_t)(s2 - s1 - 1), rn = strlen(s2 + 1);
@@ -631,7 +630,8 @@ int atp_reply_ref_for(const struct atp_strong_ref *parent, const cJSON *parent_r
 	if (root) {
 		struct ga_err e = {{0}};
 		if (ref_from_json(root, "root", &out->root, &e) != 0)
-			return err_set(err, "the parent post's own reply root is unusable: %s", e.msg);
+			return err_set(err, "the parent post's own reply root is unusable: %s",
+			               e.msg);
 		return 0;
 	}
 	out->root = *parent;

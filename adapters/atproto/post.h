@@ -60,10 +60,10 @@
 #define ATP_POST_MAX_GRAPHEMES 300
 #define ATP_POST_MAX_BYTES     3000
 #define ATP_POST_MAX_LANGS     3
-#define ATP_LANG_MAX           16  /* "en", "pt-BR", "zh-Hant" */
+#define ATP_LANG_MAX           16 /* "en", "pt-BR", "zh-Hant" */
 #define ATP_TAG_MAX_GRAPHEMES  64
 #define ATP_TAG_MAX_BYTES      640
-#define ATP_FACETS_MAX         64  /* more candidates than this are ignored */
+#define ATP_FACETS_MAX         64 /* more candidates than this are ignored */
 #define ATP_HANDLE_MAX         253
 #define ATP_URI_MAX            512 /* at:// URIs we accept */
 #define ATP_CID_MAX            128

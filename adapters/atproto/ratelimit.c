@@ -152,8 +152,7 @@ static int64_t reset_to_ms(int64_t reset_s, int64_t now_ms)
 }
 
 void atp_rate_observe(struct atp_rate *r, enum atp_rate_class cls, const char *limit,
-                      const char *remaining, const char *reset, const char *policy,
-                      int64_t now_ms)
+                      const char *remaining, const char *reset, const char *policy, int64_t now_ms)
 {
 	int64_t lim, rem, rst;
 	bool has_lim = parse_i64(limit, &lim) == 0;

@@ -42,13 +42,13 @@
 #define ATP_DEFAULT_LOW_BUDGET   20
 #define ATP_RATE_HOLD_DEFAULT_MS ((int64_t)60 * 1000)
 /* createSession's daily budget resets within a day; nothing holds longer. */
-#define ATP_RATE_RESET_MAX_MS        ((int64_t)24 * 3600 * 1000 + 60 * 1000)
-#define ATP_WRITE_POINTS_HOUR        5000
-#define ATP_WRITE_POINTS_DAY         35000
-#define ATP_WRITE_POINTS_CREATE      3
-#define ATP_WRITE_POINTS_UPDATE      2
-#define ATP_WRITE_POINTS_DELETE      1
-#define ATP_RATE_POLICY_MAX          48
+#define ATP_RATE_RESET_MAX_MS   ((int64_t)24 * 3600 * 1000 + 60 * 1000)
+#define ATP_WRITE_POINTS_HOUR   5000
+#define ATP_WRITE_POINTS_DAY    35000
+#define ATP_WRITE_POINTS_CREATE 3
+#define ATP_WRITE_POINTS_UPDATE 2
+#define ATP_WRITE_POINTS_DELETE 1
+#define ATP_RATE_POLICY_MAX     48
 
 enum atp_rate_class {
 	ATP_RL_READ = 0, /* queries (GET) */
@@ -59,9 +59,9 @@ enum atp_rate_class {
 
 struct atp_budget {
 	bool known;
-	int64_t limit;     /* -1 unknown */
-	int64_t remaining; /* -1 unknown (treated as plenty) */
-	int64_t reset_ms;  /* epoch ms; 0 unknown */
+	int64_t limit;                    /* -1 unknown */
+	int64_t remaining;                /* -1 unknown (treated as plenty) */
+	int64_t reset_ms;                 /* epoch ms; 0 unknown */
 	char policy[ATP_RATE_POLICY_MAX]; /* ratelimit-policy as sent, "" none */
 };
 
@@ -100,8 +100,7 @@ void atp_rate_started(struct atp_rate *r, enum atp_rate_class cls, int points, i
 /* Books the ratelimit-* headers of an answer (each may be NULL; values that
  * do not parse are ignored). reset is epoch seconds (Bluesky's form). */
 void atp_rate_observe(struct atp_rate *r, enum atp_rate_class cls, const char *limit,
-                      const char *remaining, const char *reset, const char *policy,
-                      int64_t now_ms);
+                      const char *remaining, const char *reset, const char *policy, int64_t now_ms);
 
 /* An answer was a rate limit (429, or 403 with remaining 0). Holds the
  * class until reset_ms when it is in the future (clamped), else for

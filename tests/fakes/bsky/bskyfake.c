@@ -17,7 +17,7 @@
 #include "common/timeutil.h"
 #include "common/utf8.h"
 
-#define B32 "abcdefghijklmnopqrstuvwxyz234567"
+#define B32       "abcdefghijklmnopqrstuvwxyz234567"
 #define TID_CHARS "234567abcdefghijklmnopqrstuvwxyz"
 
 struct account {
@@ -202,7 +202,8 @@ static const char *issue_token(struct bskyfake *f, size_t account, bool refresh)
 	if (f->n_tokens == BSKYFAKE_TOKENS_MAX) {
 		/* drop the oldest (it was rotated or expired long ago) */
 		free(f->tokens[0].jwt);
-		memmove(&f->tokens[0], &f->tokens[1], (BSKYFAKE_TOKENS_MAX - 1) * sizeof f->tokens[0]);
+		memmove(&f->tokens[0], &f->tokens[1],
+		        (BSKYFAKE_TOKENS_MAX - 1) * sizeof f->tokens[0]);
 		f->n_tokens--;
 	}
 	int64_t t = now(f);
@@ -244,7 +245,8 @@ static long find_account(struct bskyfake *f, const char *id)
 	if (!id)
 		return -1;
 	for (size_t i = 0; i < f->n_accounts; i++)
-		if (strcmp(f->accounts[i].did, id) == 0 || strcasecmp(f->accounts[i].handle, id) == 0)
+		if (strcmp(f->accounts[i].did, id) == 0 ||
+		    strcasecmp(f->accounts[i].handle, id) == 0)
 			return (long)i;
 	return -1;
 }
@@ -274,10 +276,10 @@ static void answer(struct httpfake_response *resp, int status, cJSON *body)
 	free(s);
 }
 
-static void xerror(struct httpfake_response *resp, int status, const char *error,
-                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static void xerror(struct httpfake_response *resp, int status, const char *error,
-                   const char *fmt, ...)
+static void xerror(struct httpfake_response *resp, int status, const char *error, const char *fmt,
+                   ...) __attribute__((format(printf, 4, 5)));
+static void xerror(struct httpfake_response *resp, int status, const char *error, const char *fmt,
+                   ...)
 {
 	char msg[512];
 	va_list ap;
@@ -324,7 +326,8 @@ static size_t count_refs(struct bskyfake *f, const char *collection, const char 
 			continue;
 		const cJSON *target;
 		if (strcmp(collection, "app.bsky.feed.post") == 0)
-			target = cJSON_GetObjectItem(cJSON_GetObjectItem(r->value, "reply"), "parent");
+			target = cJSON_GetObjectItem(cJSON_GetObjectItem(r->value, "reply"),
+			                             "parent");
 		else
 			target = cJSON_GetObjectItem(r->value, "subject");
 		const cJSON *u = cJSON_GetObjectItem(target, "uri");
@@ -342,9 +345,11 @@ static cJSON *post_view(struct bskyfake *f, const struct rec *r, long viewer)
 	cJSON_AddStringToObject(o, "cid", r->cid);
 	cJSON_AddItemToObject(o, "author", author_json(&f->accounts[r->author]));
 	cJSON_AddItemToObject(o, "record", cJSON_Duplicate(r->value, 1));
-	cJSON_AddNumberToObject(o, "replyCount", (double)count_refs(f, "app.bsky.feed.post", r->uri));
+	cJSON_AddNumberToObject(o, "replyCount",
+	                        (double)count_refs(f, "app.bsky.feed.post", r->uri));
 	cJSON_AddNumberToObject(o, "repostCount", 0);
-	cJSON_AddNumberToObject(o, "likeCount", (double)count_refs(f, "app.bsky.feed.like", r->uri));
+	cJSON_AddNumberToObject(o, "likeCount",
+	                        (double)count_refs(f, "app.bsky.feed.like", r->uri));
 	iso(r->indexed_ms, t);
 	cJSON_AddStringToObject(o, "indexedAt", t);
 	cJSON *v = cJSON_AddObjectToObject(o, "viewer");
@@ -353,7 +358,8 @@ static cJSON *post_view(struct bskyfake *f, const struct rec *r, long viewer)
 		if (l->deleted || l->author != (size_t)viewer ||
 		    strcmp(l->collection, "app.bsky.feed.like") != 0)
 			continue;
-		const cJSON *u = cJSON_GetObjectItem(cJSON_GetObjectItem(l->value, "subject"), "uri");
+		const cJSON *u =
+		        cJSON_GetObjectItem(cJSON_GetObjectItem(l->value, "subject"), "uri");
 		if (cJSON_IsString(u) && strcmp(u->valuestring, r->uri) == 0)
 			cJSON_AddStringToObject(v, "like", l->uri);
 	}
@@ -362,9 +368,8 @@ static cJSON *post_view(struct bskyfake *f, const struct rec *r, long viewer)
 
 static const char *parent_uri(const struct rec *r)
 {
-	const cJSON *u =
-	        cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(r->value, "reply"), "parent"),
-	                            "uri");
+	const cJSON *u = cJSON_GetObjectItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(r->value, "reply"), "parent"), "uri");
 	return cJSON_IsString(u) ? u->valuestring : NULL;
 }
 
@@ -380,11 +385,13 @@ static cJSON *thread_view(struct bskyfake *f, long idx, int depth, int parent_he
 		if (pu) {
 			long p = find_rec(f, pu);
 			if (p >= 0) {
-				cJSON_AddItemToObject(o, "parent",
-				                      thread_view(f, p, 0, parent_height - 1, viewer, true));
+				cJSON_AddItemToObject(
+				        o, "parent",
+				        thread_view(f, p, 0, parent_height - 1, viewer, true));
 			} else {
 				cJSON *nf = cJSON_CreateObject();
-				cJSON_AddStringToObject(nf, "$type", "app.bsky.feed.defs#notFoundPost");
+				cJSON_AddStringToObject(nf, "$type",
+				                        "app.bsky.feed.defs#notFoundPost");
 				cJSON_AddStringToObject(nf, "uri", pu);
 				cJSON_AddBoolToObject(nf, "notFound", true);
 				cJSON_AddItemToObject(o, "parent", nf);
@@ -399,8 +406,8 @@ static cJSON *thread_view(struct bskyfake *f, long idx, int depth, int parent_he
 				continue;
 			const char *pu = parent_uri(c);
 			if (pu && strcmp(pu, r->uri) == 0)
-				cJSON_AddItemToArray(replies,
-				                     thread_view(f, (long)i, depth - 1, 0, viewer, false));
+				cJSON_AddItemToArray(replies, thread_view(f, (long)i, depth - 1, 0,
+				                                          viewer, false));
 		}
 	}
 	return o;
@@ -412,7 +419,7 @@ static void notify(struct bskyfake *f, size_t to, size_t rec, const char *reason
                    const char *subject)
 {
 	if (to == f->recs[rec].author)
-		return; /* nobody is notified of their own doing */
+		return;                          /* nobody is notified of their own doing */
 	for (size_t i = 0; i < f->n_notifs; i++) /* one notification per record and person */
 		if (f->notifs[i].to == to && f->notifs[i].rec == rec)
 			return;
@@ -440,7 +447,8 @@ static void notify_for(struct bskyfake *f, size_t idx)
 			cJSON_ArrayForEach(ft, cJSON_GetObjectItem(fc, "features"))
 			{
 				const cJSON *did = cJSON_GetObjectItem(ft, "did");
-				long a = cJSON_IsString(did) ? find_account(f, did->valuestring) : -1;
+				long a = cJSON_IsString(did) ? find_account(f, did->valuestring)
+				                             : -1;
 				if (a >= 0)
 					notify(f, (size_t)a, idx, "mention", NULL);
 			}
@@ -450,7 +458,8 @@ static void notify_for(struct bskyfake *f, size_t idx)
 		if (p >= 0)
 			notify(f, f->recs[p].author, idx, "reply", pu);
 	} else if (strcmp(r->collection, "app.bsky.feed.like") == 0) {
-		const cJSON *u = cJSON_GetObjectItem(cJSON_GetObjectItem(r->value, "subject"), "uri");
+		const cJSON *u =
+		        cJSON_GetObjectItem(cJSON_GetObjectItem(r->value, "subject"), "uri");
 		long s = cJSON_IsString(u) ? find_rec(f, u->valuestring) : -1;
 		if (s >= 0)
 			notify(f, f->recs[s].author, idx, "like", u->valuestring);
@@ -515,7 +524,8 @@ static const char *check_post(const cJSON *v, char *buf, size_t cap)
 	size_t len = strlen(text->valuestring);
 	if (len > 3000) {
 		snprintf(buf, cap,
-		         "Invalid app.bsky.feed.post record: string too long (maximum 3000, got %zu) "
+		         "Invalid app.bsky.feed.post record: string too long (maximum 3000, got "
+		         "%zu) "
 		         "at $.record.text",
 		         len);
 		return buf;
@@ -523,7 +533,8 @@ static const char *check_post(const cJSON *v, char *buf, size_t cap)
 	size_t g = utf8_graphemes(text->valuestring, len);
 	if (g > 300) {
 		snprintf(buf, cap,
-		         "Invalid app.bsky.feed.post record: grapheme too big (maximum 300, got %zu) "
+		         "Invalid app.bsky.feed.post record: grapheme too big (maximum 300, got "
+		         "%zu) "
 		         "at $.record.text",
 		         g);
 		return buf;
@@ -549,7 +560,8 @@ static const char *check_post(const cJSON *v, char *buf, size_t cap)
 			if (!cJSON_IsString(c) || strncmp(c->valuestring, "baf", 3) != 0 ||
 			    strlen(c->valuestring) < 20) {
 				snprintf(buf, cap,
-				         "Invalid app.bsky.feed.post record: Invalid CID string (got "
+				         "Invalid app.bsky.feed.post record: Invalid CID string "
+				         "(got "
 				         "\"%.80s\") at $.record.reply.%s.cid",
 				         cJSON_IsString(c) ? c->valuestring : "", which[i]);
 				return buf;
@@ -567,7 +579,8 @@ static const char *check_post(const cJSON *v, char *buf, size_t cap)
 		if (!cJSON_IsNumber(s) || !cJSON_IsNumber(e) || s->valuedouble < 0 ||
 		    e->valuedouble < s->valuedouble || e->valuedouble > (double)len) {
 			snprintf(buf, cap,
-			         "Invalid app.bsky.feed.post record: Record/facets/%d/index is out of "
+			         "Invalid app.bsky.feed.post record: Record/facets/%d/index is out "
+			         "of "
 			         "the text's range",
 			         i);
 			return buf;
@@ -577,14 +590,17 @@ static const char *check_post(const cJSON *v, char *buf, size_t cap)
 		{
 			const cJSON *type = cJSON_GetObjectItem(ft, "$type");
 			if (!cJSON_IsString(type))
-				return "Invalid app.bsky.feed.post record: a facet feature has no $type";
+				return "Invalid app.bsky.feed.post record: a facet feature has no "
+				       "$type";
 			if (strcmp(type->valuestring, "app.bsky.richtext.facet#mention") == 0) {
 				const cJSON *d = cJSON_GetObjectItem(ft, "did");
 				if (!cJSON_IsString(d) || strncmp(d->valuestring, "did:", 4) != 0) {
-					snprintf(buf, cap,
-					         "Invalid app.bsky.feed.post record: Invalid DID (got "
-					         "\"%.80s\") at $.record.facets[%d].features[0].did",
-					         cJSON_IsString(d) ? d->valuestring : "", i);
+					snprintf(
+					        buf, cap,
+					        "Invalid app.bsky.feed.post record: Invalid DID "
+					        "(got "
+					        "\"%.80s\") at $.record.facets[%d].features[0].did",
+					        cJSON_IsString(d) ? d->valuestring : "", i);
 					return buf;
 				}
 			}
@@ -793,11 +809,11 @@ static void x_create_record(struct bskyfake *f, long a, const struct httpfake_re
 	const cJSON *type = cJSON_GetObjectItem(rec, "$type");
 	if (!cJSON_IsString(type) || strcmp(type->valuestring, coll->valuestring) != 0) {
 		cJSON_Delete(b);
-		xerror(resp, 400, "InvalidRequest",
-		       "Invalid $type: must be %s", coll->valuestring);
+		xerror(resp, 400, "InvalidRequest", "Invalid $type: must be %s", coll->valuestring);
 		return;
 	}
-	if (!strcmp(coll->valuestring, "app.bsky.feed.post") && (bad = check_post(rec, buf, sizeof buf))) {
+	if (!strcmp(coll->valuestring, "app.bsky.feed.post") &&
+	    (bad = check_post(rec, buf, sizeof buf))) {
 		cJSON_Delete(b);
 		xerror(resp, 400, "InvalidRequest", "%s", bad);
 		return;
@@ -924,7 +940,8 @@ static void x_list_records(struct bskyfake *f, const struct httpfake_request *re
 	const char *coll = httpfake_request_param(req, "collection");
 	if (a < 0 || !coll) {
 		xerror(resp, 400, "InvalidRequest", "Could not find repo: %s",
-		       httpfake_request_param(req, "repo") ? httpfake_request_param(req, "repo") : "");
+		       httpfake_request_param(req, "repo") ? httpfake_request_param(req, "repo")
+		                                           : "");
 		return;
 	}
 	long limit = parse_limit(req, 50);
@@ -1019,7 +1036,8 @@ static void x_update_seen(struct bskyfake *f, long a, const struct httpfake_requ
 	if (!cJSON_IsString(s) || time_parse_iso(s->valuestring, &ms) != 0) {
 		cJSON_Delete(b);
 		xerror(resp, 400, "InvalidRequest",
-		       "Input/seenAt must be an valid atproto datetime (both RFC-3339 and ISO-8601)");
+		       "Input/seenAt must be an valid atproto datetime (both RFC-3339 and "
+		       "ISO-8601)");
 		return;
 	}
 	cJSON_Delete(b);
@@ -1067,7 +1085,8 @@ static void x_get_author_feed(struct bskyfake *f, long viewer, const struct http
 	const char *last = NULL;
 	for (size_t i = f->n_recs; i-- > 0 && n < limit;) {
 		const struct rec *r = &f->recs[i];
-		if (r->deleted || r->author != (size_t)a || strcmp(r->collection, "app.bsky.feed.post"))
+		if (r->deleted || r->author != (size_t)a ||
+		    strcmp(r->collection, "app.bsky.feed.post"))
 			continue;
 		if (cursor && strcmp(r->rkey, cursor) >= 0)
 			continue;
@@ -1079,13 +1098,16 @@ static void x_get_author_feed(struct bskyfake *f, long viewer, const struct http
 		if (pu) {
 			cJSON *reply = cJSON_AddObjectToObject(it, "reply");
 			const cJSON *root = cJSON_GetObjectItem(
-			        cJSON_GetObjectItem(cJSON_GetObjectItem(r->value, "reply"), "root"), "uri");
+			        cJSON_GetObjectItem(cJSON_GetObjectItem(r->value, "reply"), "root"),
+			        "uri");
 			long ri = cJSON_IsString(root) ? find_rec(f, root->valuestring) : -1;
 			long pi = find_rec(f, pu);
 			if (ri >= 0)
-				cJSON_AddItemToObject(reply, "root", post_view(f, &f->recs[ri], viewer));
+				cJSON_AddItemToObject(reply, "root",
+				                      post_view(f, &f->recs[ri], viewer));
 			if (pi >= 0)
-				cJSON_AddItemToObject(reply, "parent", post_view(f, &f->recs[pi], viewer));
+				cJSON_AddItemToObject(reply, "parent",
+				                      post_view(f, &f->recs[pi], viewer));
 		}
 		cJSON_AddItemToArray(arr, it);
 		last = r->rkey;
@@ -1114,8 +1136,8 @@ static int post_locked(struct bskyfake *f, size_t a, const char *text, const cha
 			cJSON_Delete(v);
 			return -1;
 		}
-		const cJSON *proot = cJSON_GetObjectItem(cJSON_GetObjectItem(f->recs[p].value, "reply"),
-		                                         "root");
+		const cJSON *proot =
+		        cJSON_GetObjectItem(cJSON_GetObjectItem(f->recs[p].value, "reply"), "root");
 		cJSON *reply = cJSON_AddObjectToObject(v, "reply");
 		cJSON *par = cJSON_AddObjectToObject(reply, "parent");
 		cJSON_AddStringToObject(par, "uri", f->recs[p].uri);
@@ -1134,8 +1156,8 @@ static int post_locked(struct bskyfake *f, size_t a, const char *text, const cha
 		if (p != text && !isspace((unsigned char)p[-1]) && p[-1] != '(')
 			continue;
 		size_t n = 0;
-		while (p[1 + n] && (isalnum((unsigned char)p[1 + n]) || p[1 + n] == '.' ||
-		                    p[1 + n] == '-'))
+		while (p[1 + n] &&
+		       (isalnum((unsigned char)p[1 + n]) || p[1 + n] == '.' || p[1 + n] == '-'))
 			n++;
 		while (n && p[n] == '.')
 			n--;
@@ -1229,8 +1251,9 @@ static void control(struct bskyfake *f, const struct httpfake_request *req,
 			return;
 		}
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddItemToObject(o, "records",
-		                      records_locked(f, a, httpfake_request_param(req, "collection")));
+		cJSON_AddItemToObject(
+		        o, "records",
+		        records_locked(f, a, httpfake_request_param(req, "collection")));
 		answer(resp, 200, o);
 		return;
 	}
@@ -1344,13 +1367,15 @@ static void xrpc(struct bskyfake *f, const char *nsid, const struct httpfake_req
 	if (f->fail_n > 0) {
 		f->fail_n--;
 		if (f->fail_html) {
-			const char *page = "<html><head><title>502 Bad Gateway</title></head><body>"
-			                   "<center><h1>502 Bad Gateway</h1></center></body></html>";
+			const char *page =
+			        "<html><head><title>502 Bad Gateway</title></head><body>"
+			        "<center><h1>502 Bad Gateway</h1></center></body></html>";
 			resp->status = f->fail_status;
 			httpfake_response_header(resp, "Content-Type", "text/html");
 			httpfake_response_body(resp, page, strlen(page));
 		} else {
-			xerror(resp, f->fail_status, "InternalServerError", "Internal Server Error");
+			xerror(resp, f->fail_status, "InternalServerError",
+			       "Internal Server Error");
 		}
 		return;
 	}
@@ -1448,7 +1473,8 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 	pthread_mutex_unlock(&f->mu);
 }
 
-/* --- public ------------------------------------------------------------------------------------- */
+/* --- public -------------------------------------------------------------------------------------
+ */
 
 static void budget_init(struct budget *b, int64_t limit, int64_t window_ms, int64_t t)
 {
@@ -1594,7 +1620,8 @@ void bskyfake_rate_limit(struct bskyfake *f, enum bskyfake_class cls, int64_t li
 	if (limit <= 0)
 		budget_init(&f->budgets[cls], def_limit[cls], def_window[cls], now(f));
 	else
-		budget_init(&f->budgets[cls], limit, window_ms > 0 ? window_ms : 300 * 1000, now(f));
+		budget_init(&f->budgets[cls], limit, window_ms > 0 ? window_ms : 300 * 1000,
+		            now(f));
 	pthread_mutex_unlock(&f->mu);
 }
 

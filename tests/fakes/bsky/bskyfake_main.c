@@ -77,7 +77,8 @@ int main(int argc, char **argv)
 			char *end;
 			access_ttl = strtoll(optarg, &end, 10);
 			if (*end || access_ttl < 1000) {
-				fprintf(stderr, "bskyfake-server: --access-ttl-ms takes ms >= 1000\n");
+				fprintf(stderr,
+				        "bskyfake-server: --access-ttl-ms takes ms >= 1000\n");
 				return 64;
 			}
 			break;
@@ -111,7 +112,8 @@ int main(int argc, char **argv)
 		char *colon = strchr(buf, ':');
 		*colon = '\0';
 		if (!buf[0] || !colon[1] || strlen(buf) > 253 || strlen(colon + 1) > 127) {
-			fprintf(stderr, "bskyfake-server: --account '%s' needs HANDLE and PASSWORD\n",
+			fprintf(stderr,
+			        "bskyfake-server: --account '%s' needs HANDLE and PASSWORD\n",
 			        accounts[i]);
 			bskyfake_free(f);
 			return 64;

@@ -36,17 +36,17 @@
 
 #include "adapters/atproto/atproto.h"
 #include "adapters/atproto/port.h"
+#include "atptest.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "tests/fakes/bsky/bskyfake.h"
 #include "tests/unit/llm/testloop.h"
-#include "atptest.h"
 
-#define AGENT "agent.test"
+#define AGENT    "agent.test"
 #define AGENT_PW "app-pass-1234"
-#define ALICE "alice.test"
+#define ALICE    "alice.test"
 
 static void advance(int64_t ms)
 {
@@ -252,10 +252,10 @@ static void test_expired_token_refreshes_without_login(void **state)
 	list_notifs(fx, NULL, 10, &g);
 	assert_int_equal(g.r.kind, ATP_OK);
 	got_reset(&g);
-	assert_int_equal(
-	        bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 400), 1);
-	assert_int_equal(
-	        bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 200), 1);
+	assert_int_equal(bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 400),
+	                 1);
+	assert_int_equal(bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 200),
+	                 1);
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 200), 1);
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.createSession", 0), 1);
 	/* the rotated pair was persisted at once */
@@ -282,8 +282,8 @@ static void test_token_refreshed_before_expiry(void **state)
 	assert_int_equal(g.r.kind, ATP_OK);
 	got_reset(&g);
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 200), 1);
-	assert_int_equal(
-	        bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 400), 0);
+	assert_int_equal(bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 400),
+	                 0);
 	/* a fresh token is not refreshed again */
 	list_notifs(fx, NULL, 10, &g);
 	got_reset(&g);
@@ -297,8 +297,8 @@ static void test_idle_session_refreshed_by_timer(void **state)
 	 * (at least 1 s after it was obtained), with no request pending */
 	bskyfake_set_token_ttl(fx->fake, 2000, (int64_t)30 * 24 * 3600 * 1000);
 	login_ok(fx);
-	for (int i = 0; i < 50 && !bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 200);
-	     i++)
+	for (int i = 0;
+	     i < 50 && !bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 200); i++)
 		run_for(fx, 100);
 	assert_true(bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 200) >= 1);
 	/* nothing was refused on the way, and a request now goes through with
@@ -309,8 +309,8 @@ static void test_idle_session_refreshed_by_timer(void **state)
 	got_reset(&g);
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.createSession", 0), 1);
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 400), 0);
-	assert_int_equal(
-	        bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 400), 0);
+	assert_int_equal(bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 400),
+	                 0);
 }
 
 static void test_revoked_session_one_login_never_a_storm(void **state)
@@ -361,8 +361,8 @@ static void test_429_pauses_until_reset_then_resumes(void **state)
 	assert_true(atp_list_notifications(fx->atp, NULL, 10, on_done, &g, &err) > 0);
 	run_for(fx, 150);
 	assert_false(g.done); /* held: not retried before the reset */
-	assert_int_equal(
-	        bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 429), 1);
+	assert_int_equal(bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 429),
+	                 1);
 	assert_int_equal(bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 0), 1);
 	struct atp_budget b;
 	assert_int_equal(atp_rate_snapshot(fx->atp, ATP_RL_READ, &b), 0);
@@ -378,8 +378,8 @@ static void test_429_pauses_until_reset_then_resumes(void **state)
 	wait_done(fx, &g);
 	assert_int_equal(g.r.kind, ATP_OK);
 	got_reset(&g);
-	assert_int_equal(
-	        bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 200), 1);
+	assert_int_equal(bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 200),
+	                 1);
 	struct atp_stats st;
 	atp_client_stats(fx->atp, &st);
 	assert_int_equal(st.rate_limited, 1);
@@ -425,7 +425,8 @@ static void test_login_429_waits_for_reset(void **state)
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.createSession", 200), 1);
 }
 
-/* --- endpoints ---------------------------------------------------------------------------------- */
+/* --- endpoints ----------------------------------------------------------------------------------
+ */
 
 static void test_notifications_cursor_and_seen(void **state)
 {
@@ -479,8 +480,9 @@ static void test_notifications_cursor_and_seen(void **state)
 	got_reset(&g);
 	assert_int_equal(bskyfake_seen_at(fx->fake, AGENT), t);
 	list_notifs(fx, NULL, 10, &g);
-	assert_true(json_bool_or(cJSON_GetArrayItem(cJSON_GetObjectItem(g.json, "notifications"), 0),
-	                         "isRead", false));
+	assert_true(
+	        json_bool_or(cJSON_GetArrayItem(cJSON_GetObjectItem(g.json, "notifications"), 0),
+	                     "isRead", false));
 	got_reset(&g);
 }
 
@@ -489,8 +491,8 @@ static void test_post_reply_with_facets(void **state)
 	struct fx *fx = *state;
 	login_ok(fx);
 	char root[BSKYFAKE_URI_MAX], root_cid[BSKYFAKE_CID_MAX];
-	assert_int_equal(bskyfake_post(fx->fake, ALICE, "what do you think, @agent.test?", NULL, root,
-	                               root_cid),
+	assert_int_equal(bskyfake_post(fx->fake, ALICE, "what do you think, @agent.test?", NULL,
+	                               root, root_cid),
 	                 0);
 	char mid[BSKYFAKE_URI_MAX], mid_cid[BSKYFAKE_CID_MAX];
 	assert_int_equal(bskyfake_post(fx->fake, ALICE, "also this", root, mid, mid_cid), 0);
@@ -510,7 +512,8 @@ static void test_post_reply_with_facets(void **state)
 	assert_string_equal(ref.parent.uri, mid);
 	got_reset(&g);
 
-	const char *text = "日本語 👋🏽 @alice.test @nobody.test see https://example.com/x. #atproto";
+	const char *text =
+	        "日本語 👋🏽 @alice.test @nobody.test see https://example.com/x. #atproto";
 	struct atp_post_in in = {.text = text,
 	                         .text_len = strlen(text),
 	                         .reply = &ref,
@@ -539,15 +542,18 @@ static void test_post_reply_with_facets(void **state)
 	const cJSON *m = cJSON_GetArrayItem(facets, 0);
 	size_t at = (size_t)(strstr(text, "@alice.test") - text);
 	assert_int_equal(at, 9 + 1 + 8 + 1);
-	assert_int_equal(json_int_or(cJSON_GetObjectItem(m, "index"), "byteStart", -1), (int64_t)at);
+	assert_int_equal(json_int_or(cJSON_GetObjectItem(m, "index"), "byteStart", -1),
+	                 (int64_t)at);
 	assert_int_equal(json_int_or(cJSON_GetObjectItem(m, "index"), "byteEnd", -1),
 	                 (int64_t)(at + strlen("@alice.test")));
 	assert_string_equal(
-	        json_string_or(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "features"), 0), "did", ""),
+	        json_string_or(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "features"), 0), "did",
+	                       ""),
 	        fx->alice_did);
 	const cJSON *l = cJSON_GetArrayItem(facets, 1);
 	assert_string_equal(
-	        json_string_or(cJSON_GetArrayItem(cJSON_GetObjectItem(l, "features"), 0), "uri", ""),
+	        json_string_or(cJSON_GetArrayItem(cJSON_GetObjectItem(l, "features"), 0), "uri",
+	                       ""),
 	        "https://example.com/x");
 	cJSON_Delete(rec);
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.identity.resolveHandle", 200), 1);
@@ -607,7 +613,8 @@ static void test_post_reply_with_facets(void **state)
 	assert_non_null(strstr(err.msg, "own"));
 }
 
-/* --- the outbound port ------------------------------------------------------------------------------ */
+/* --- the outbound port
+ * ------------------------------------------------------------------------------ */
 
 struct port_got {
 	bool done;
@@ -651,8 +658,8 @@ static void test_port_send_and_reconcile(void **state)
 	snprintf(target, sizeof target, "bluesky:reply:%s", fx->alice_did);
 	/* no root in the extra: resolved from the thread */
 	snprintf(extra_s, sizeof extra_s,
-	         "{\"reply\":{\"parent\":{\"uri\":\"%s\",\"cid\":\"%s\"}},\"langs\":[\"en\"]}", root,
-	         root_cid);
+	         "{\"reply\":{\"parent\":{\"uri\":\"%s\",\"cid\":\"%s\"}},\"langs\":[\"en\"]}",
+	         root, root_cid);
 	cJSON *extra = cJSON_Parse(extra_s);
 	const char *text = "Hello Alice 👋 — thanks for asking!";
 	struct outbound_send s = {.platform = CONV_PLATFORM_BLUESKY,
@@ -758,7 +765,8 @@ static void test_port_send_and_reconcile(void **state)
 	cJSON_Delete(extra);
 }
 
-/* --- errors ------------------------------------------------------------------------------------------ */
+/* --- errors
+ * ------------------------------------------------------------------------------------------ */
 
 static void test_error_sentences(void **state)
 {
@@ -850,17 +858,19 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_wrong_password_is_fatal_once, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_expired_token_refreshes_without_login, setup,
 	                                        teardown),
-	        cmocka_unit_test_setup_teardown(test_token_refreshed_before_expiry, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_token_refreshed_before_expiry, setup,
+	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_idle_session_refreshed_by_timer, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_revoked_session_one_login_never_a_storm, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_429_pauses_until_reset_then_resumes, setup,
 	                                        teardown),
-	        cmocka_unit_test_setup_teardown(test_spent_budget_waits_for_reset_and_resumes, setup,
-	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_spent_budget_waits_for_reset_and_resumes,
+	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_login_429_waits_for_reset, setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_notifications_cursor_and_seen, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_notifications_cursor_and_seen, setup,
+	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_post_reply_with_facets, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_port_send_and_reconcile, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_error_sentences, setup, teardown),

@@ -29,13 +29,13 @@
 
 #include "adapters/atproto/atproto.h"
 #include "adapters/atproto/port.h"
+#include "atptest.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "proc.h"
 #include "tests/unit/llm/testloop.h"
-#include "atptest.h"
 
 #define AGENT_PW "agent-app-password-1"
 
@@ -218,8 +218,7 @@ static void test_posts_facets_replies(void **state)
 	struct ga_err err = {{0}};
 	char text[512];
 	snprintf(text, sizeof text,
-	         "日本語 👋🏽 hello @%s, see https://example.com/a. #atproto",
-	         fx->alice);
+	         "日本語 👋🏽 hello @%s, see https://example.com/a. #atproto", fx->alice);
 	struct atp_post_in in = {.text = text,
 	                         .text_len = strlen(text),
 	                         .langs = (const char *[]){"en", "ja"},
@@ -252,7 +251,8 @@ static void test_posts_facets_replies(void **state)
 	assert_int_equal(json_int_or(cJSON_GetObjectItem(m, "index"), "byteStart", -1),
 	                 (int64_t)off);
 	assert_string_equal(
-	        json_string_or(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "features"), 0), "did", ""),
+	        json_string_or(cJSON_GetArrayItem(cJSON_GetObjectItem(m, "features"), 0), "did",
+	                       ""),
 	        fx->alice_did);
 	got_reset(&g);
 

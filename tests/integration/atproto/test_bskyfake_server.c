@@ -131,8 +131,8 @@ static void test_server_process(void **state)
 	const cJSON *n0 = cJSON_GetArrayItem(cJSON_GetObjectItem(g.json, "notifications"), 0);
 	assert_string_equal(json_string_or(n0, "reason", ""), "mention");
 	assert_string_equal(json_string_or(n0, "uri", ""), root_uri);
-	const cJSON *facet =
-	        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "record"), "facets"), 0);
+	const cJSON *facet = cJSON_GetArrayItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(n0, "record"), "facets"), 0);
 	assert_int_equal(json_int_or(cJSON_GetObjectItem(facet, "index"), "byteStart", -1), 4);
 	cJSON_Delete(g.json);
 	memset(&g, 0, sizeof g);

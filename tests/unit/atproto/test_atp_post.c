@@ -42,8 +42,9 @@ static void test_byte_offsets_after_emoji_and_cjk(void **state)
 {
 	(void)state;
 	/* 👋🏽 is 8 bytes (2 code points, 4 UTF-16 units), 日本語 9 bytes. */
-	const char *t = "👋🏽 日本語 hi @alice.bsky.social see https://example.com/a?b=1. #café? "
-	                "#rust_lang $ABC!";
+	const char *t =
+	        "👋🏽 日本語 hi @alice.bsky.social see https://example.com/a?b=1. #café? "
+	        "#rust_lang $ABC!";
 	struct atp_facets fs;
 	atp_facets_detect(t, strlen(t), &fs);
 	const struct atp_facet *m = find_kind(&fs, ATP_FACET_MENTION, 0);
@@ -316,7 +317,8 @@ static void test_jwt_exp(void **state)
 {
 	(void)state;
 	/* header {"alg":"HS256"} . payload {"sub":"did:plc:x","exp":1800000000} . sig */
-	const char *jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkaWQ6cGxjOngiLCJleHAiOjE4MDAwMDAwMDB9.c2ln";
+	const char *jwt =
+	        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJkaWQ6cGxjOngiLCJleHAiOjE4MDAwMDAwMDB9.c2ln";
 	assert_int_equal(atp_jwt_exp_ms(jwt), (int64_t)1800000000 * 1000);
 	assert_int_equal(atp_jwt_exp_ms("opaque-token"), -1);
 	assert_int_equal(atp_jwt_exp_ms("a.!!!.b"), -1);
@@ -329,8 +331,8 @@ static void test_classify(void **state)
 	bool auth, rate;
 	char xe[ATP_XRPC_ERROR_MAX], msg[GA_ERR_MSG_MAX];
 	const char *b = "{\"error\":\"ExpiredToken\",\"message\":\"Token has expired\"}";
-	assert_int_equal(atp_classify(400, "application/json", b, strlen(b), "read the thread", NULL,
-	                              &auth, &rate, xe, msg, sizeof msg),
+	assert_int_equal(atp_classify(400, "application/json", b, strlen(b), "read the thread",
+	                              NULL, &auth, &rate, xe, msg, sizeof msg),
 	                 ATP_ERR_AUTH);
 	assert_true(auth);
 	assert_string_equal(xe, "ExpiredToken");
@@ -354,15 +356,15 @@ static void test_classify(void **state)
 	                              sizeof msg),
 	                 ATP_ERR_RATE_LIMITED);
 	assert_true(rate);
-	assert_int_equal(atp_classify(403, NULL, "{}", 2, "read", "0", &auth, &rate, xe, msg,
-	                              sizeof msg),
-	                 ATP_ERR_RATE_LIMITED);
-	assert_int_equal(atp_classify(403, NULL, "{}", 2, "read", "12", &auth, &rate, xe, msg,
-	                              sizeof msg),
-	                 ATP_ERR_FORBIDDEN);
-	assert_int_equal(atp_classify(401, NULL, "", 0, "read", NULL, &auth, &rate, xe, msg,
-	                              sizeof msg),
-	                 ATP_ERR_AUTH);
+	assert_int_equal(
+	        atp_classify(403, NULL, "{}", 2, "read", "0", &auth, &rate, xe, msg, sizeof msg),
+	        ATP_ERR_RATE_LIMITED);
+	assert_int_equal(
+	        atp_classify(403, NULL, "{}", 2, "read", "12", &auth, &rate, xe, msg, sizeof msg),
+	        ATP_ERR_FORBIDDEN);
+	assert_int_equal(
+	        atp_classify(401, NULL, "", 0, "read", NULL, &auth, &rate, xe, msg, sizeof msg),
+	        ATP_ERR_AUTH);
 	assert_true(auth);
 	b = "<html><body>502 Bad Gateway</body></html>";
 	assert_int_equal(atp_classify(502, "text/html", b, strlen(b), "read", NULL, &auth, &rate,
@@ -375,9 +377,9 @@ static void test_classify(void **state)
 	assert_int_equal(atp_classify(200, "application/json", "{}", 2, "read", NULL, &auth, &rate,
 	                              xe, msg, sizeof msg),
 	                 ATP_OK);
-	assert_int_equal(atp_classify(501, NULL, "{}", 2, "read", NULL, &auth, &rate, xe, msg,
-	                              sizeof msg),
-	                 ATP_ERR_REFUSED);
+	assert_int_equal(
+	        atp_classify(501, NULL, "{}", 2, "read", NULL, &auth, &rate, xe, msg, sizeof msg),
+	        ATP_ERR_REFUSED);
 }
 
 static void test_targets_and_query(void **state)

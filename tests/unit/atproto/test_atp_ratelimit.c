@@ -121,16 +121,18 @@ static void test_write_points(void **state)
 	/* 1666 creates = 4998 points: the next create (3) would pass 5000 */
 	for (int i = 0; i < 1666; i++)
 		atp_rate_started(&r, ATP_RL_WRITE, ATP_WRITE_POINTS_CREATE, t);
-	assert_int_equal(atp_rate_wait_ms(&r, ATP_RL_WRITE, ATP_WRITE_POINTS_CREATE, t + 1000, &why),
-	                 3600 * 1000 - 1000);
+	assert_int_equal(
+	        atp_rate_wait_ms(&r, ATP_RL_WRITE, ATP_WRITE_POINTS_CREATE, t + 1000, &why),
+	        3600 * 1000 - 1000);
 	assert_int_equal(why, ATP_WAIT_POINTS);
 	/* a delete (1) still fits; reads are not points */
-	assert_int_equal(atp_rate_wait_ms(&r, ATP_RL_WRITE, ATP_WRITE_POINTS_DELETE, t + 1000, &why),
-	                 0);
+	assert_int_equal(
+	        atp_rate_wait_ms(&r, ATP_RL_WRITE, ATP_WRITE_POINTS_DELETE, t + 1000, &why), 0);
 	assert_int_equal(atp_rate_wait_ms(&r, ATP_RL_READ, 0, t + 1000, &why), 0);
 	/* the next hour starts over */
 	assert_int_equal(
-	        atp_rate_wait_ms(&r, ATP_RL_WRITE, ATP_WRITE_POINTS_CREATE, t + 3600 * 1000, &why), 0);
+	        atp_rate_wait_ms(&r, ATP_RL_WRITE, ATP_WRITE_POINTS_CREATE, t + 3600 * 1000, &why),
+	        0);
 }
 
 static void test_clock_going_back_does_not_stall(void **state)
