@@ -267,12 +267,15 @@ function fmtBudget(b) {
   return t;
 }
 
-// [label, budget] pairs of a service's status: the object itself or its fields.
-function budgetsOf(name, svc) {
-  const out = [];
-  if (isBudget(svc)) out.push([name, svc]);
-  for (const [k, v] of Object.entries(svc || {}))
-    if (isBudget(v)) out.push([/^rate(budget|limit)?$/i.test(k) ? name : name + ' ' + k, v]);
+// [label, budget] pairs of a service's status: the object itself or any
+// object inside it (three levels deep), labelled by its path without the
+// words that only say "rate" (github.rateBudget → "github",
+// bluesky.limits.createRecord → "bluesky limits createRecord").
+function budgetsOf(label, v, out = [], depth = 0) {
+  if (isBudget(v)) { out.push([label, v]); return out; }
+  if (!v || typeof v !== 'object' || Array.isArray(v) || depth > 3) return out;
+  for (const [k, x] of Object.entries(v))
+    budgetsOf(/^rate(budget|limit|limits)?$/i.test(k) ? label : label + ' ' + k, x, out, depth + 1);
   return out;
 }
 

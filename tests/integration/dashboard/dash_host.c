@@ -101,6 +101,11 @@ static cJSON *status_json(void *ud)
 	cJSON_AddNumberToObject(br, "limit", 3000);
 	cJSON_AddStringToObject(br, "resetAt", time_format_iso(time_now_ms() + 300000, reset));
 	cJSON_AddStringToObject(sb, "lastError", "429 from bsky.social");
+	/* a bucket deeper down, its reset in epoch seconds */
+	cJSON *cr = cJSON_AddObjectToObject(cJSON_AddObjectToObject(sb, "limits"), "createRecord");
+	cJSON_AddNumberToObject(cr, "remaining", 40);
+	cJSON_AddNumberToObject(cr, "limit", 100);
+	cJSON_AddNumberToObject(cr, "reset", (double)(time_now_ms() / 1000 + 3 * 3600 + 30));
 	cJSON_AddNullToObject(svcs, "reflection");
 	/* What a careless status writer might include: must reach no page. */
 	cJSON_AddStringToObject(o, "debugEcho", h->secret);

@@ -97,44 +97,48 @@ static void test_decision_appears_live(void **state)
 	char url[128];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d/", H.port);
 	cdp_open_page(&B, url);
-	cdp_wait_true(&B, "document.getElementById('live-state').textContent === 'live'", CDP_WAIT_MS);
+	cdp_wait_true(&B, "document.getElementById('live-state').textContent === 'live'",
+	              CDP_WAIT_MS);
 	cdp_wait_true(&B, "document.getElementById('agent-name').textContent === 'dashbot'",
-	          CDP_WAIT_MS);
+	              CDP_WAIT_MS);
 	long t0 = cdp_mono_ms();
 	cmd_ok(&H, "event browser1 alice hello dashbot, what is new?");
 	long waited = cdp_wait_true(&B,
-	                        "!!document.querySelector('#decisions tbody "
-	                        "tr[data-message-id=\"space:browser1\"]')",
-	                        10000);
+	                            "!!document.querySelector('#decisions tbody "
+	                            "tr[data-message-id=\"space:browser1\"]')",
+	                            10000);
 	long took = cdp_mono_ms() - t0;
 	printf("decision on the page %ld ms after the message (polled %ld ms)\n", took, waited);
 	if (took > APPEAR_WITHIN_MS)
 		fail_msg("the decision took %ld ms to appear (issue 14: within %d ms)", took,
 		         APPEAR_WITHIN_MS);
 	/* the row says what the log says */
-	assert_true(cdp_eval_true(&B, "[...document.querySelectorAll('#decisions tbody "
+	assert_true(cdp_eval_true(&B,
+	                          "[...document.querySelectorAll('#decisions tbody "
 	                          "tr[data-message-id=\"space:browser1\"]')].some(r => "
 	                          "r.cells[4].textContent === 'gate' && r.cells[1].textContent === "
 	                          "'space')"));
 	cdp_screenshot(&B, artifacts, "dashboard-decisions.png");
 
 	/* a filter hides what does not match */
-	cJSON_Delete(cdp_eval(&B, "(() => { const s = document.getElementById('f-stage'); s.value = "
+	cJSON_Delete(cdp_eval(&B,
+	                      "(() => { const s = document.getElementById('f-stage'); s.value = "
 	                      "'gate'; s.dispatchEvent(new Event('change')); return true; })()"));
-	assert_true(cdp_eval_true(&B,
-	                      "[...document.querySelectorAll('#decisions tbody "
-	                      "tr:not(.hidden)')].every(r => r.cells[4].textContent === 'gate')"));
-	cJSON_Delete(cdp_eval(&B, "(() => { const s = document.getElementById('f-stage'); s.value = "
+	assert_true(cdp_eval_true(
+	        &B, "[...document.querySelectorAll('#decisions tbody "
+	            "tr:not(.hidden)')].every(r => r.cells[4].textContent === 'gate')"));
+	cJSON_Delete(cdp_eval(&B,
+	                      "(() => { const s = document.getElementById('f-stage'); s.value = "
 	                      "''; s.dispatchEvent(new Event('change')); return true; })()"));
 
 	/* the whole story of the message, on click */
 	cdp_click(&B, "#decisions tbody tr[data-message-id=\"space:browser1\"]");
 	cdp_wait_true(&B,
-	          "!document.getElementById('why').classList.contains('hidden') && "
-	          "document.querySelectorAll('#why-steps li').length >= 2 && "
-	          "document.getElementById('why-steps').textContent.includes('gate') && "
-	          "document.getElementById('why-message').textContent.includes('what is new?')",
-	          10000);
+	              "!document.getElementById('why').classList.contains('hidden') && "
+	              "document.querySelectorAll('#why-steps li').length >= 2 && "
+	              "document.getElementById('why-steps').textContent.includes('gate') && "
+	              "document.getElementById('why-message').textContent.includes('what is new?')",
+	              10000);
 	cdp_screenshot(&B, artifacts, "dashboard-why.png");
 	cdp_click(&B, "#why-close");
 	cdp_wait_true(&B, "document.getElementById('why').classList.contains('hidden')", 10000);
@@ -145,9 +149,9 @@ static void test_pause_from_page(void **state)
 	(void)state;
 	assert_false(host_paused());
 	cdp_wait_true(&B,
-	          "document.getElementById('pause-btn').textContent === 'Pause' && "
-	          "!document.getElementById('pause-btn').disabled",
-	          10000);
+	              "document.getElementById('pause-btn').textContent === 'Pause' && "
+	              "!document.getElementById('pause-btn').disabled",
+	              10000);
 	cdp_click(&B, "#pause-btn");
 	for (long end = cdp_mono_ms() + DASH_WAIT_MS; !host_paused();) {
 		if (cdp_mono_ms() > end)
@@ -159,16 +163,17 @@ static void test_pause_from_page(void **state)
 	assert_non_null(strstr(ctl, "\"by\":\"dashboard\""));
 	free(ctl);
 	cdp_wait_true(&B,
-	          "document.getElementById('run-state').textContent === 'PAUSED' && "
-	          "document.getElementById('pause-btn').textContent === 'Resume'",
-	          10000);
+	              "document.getElementById('run-state').textContent === 'PAUSED' && "
+	              "document.getElementById('pause-btn').textContent === 'Resume'",
+	              10000);
 	/* paused: the next message is stopped at the gate, and the page says so */
 	cmd_ok(&H, "event browser2 alice are you still answering?");
-	cdp_wait_true(&B,
-	          "[...document.querySelectorAll('#decisions tbody "
-	          "tr[data-message-id=\"space:browser2\"]')].some(r => r.cells[6].textContent === "
-	          "'paused' && r.cells[5].textContent === 'block')",
-	          10000);
+	cdp_wait_true(
+	        &B,
+	        "[...document.querySelectorAll('#decisions tbody "
+	        "tr[data-message-id=\"space:browser2\"]')].some(r => r.cells[6].textContent === "
+	        "'paused' && r.cells[5].textContent === 'block')",
+	        10000);
 	cdp_screenshot(&B, artifacts, "dashboard-paused.png");
 	cdp_click(&B, "#pause-btn");
 	for (long end = cdp_mono_ms() + DASH_WAIT_MS; host_paused();) {
@@ -184,12 +189,12 @@ static void test_tabs_render(void **state)
 	(void)state;
 	cdp_click(&B, "nav button[data-tab=\"status\"]");
 	cdp_wait_true(&B,
-	          "document.querySelectorAll('#platforms tbody tr').length >= 2 && "
-	          "document.getElementById('status-cards').textContent.includes('uptime') && "
-	          "!document.getElementById('status-cards').textContent.includes('null') && "
-	          "document.getElementById('status-cards').textContent.includes('1,200 · 3 "
-	          "call(s)')",
-	          10000);
+	              "document.querySelectorAll('#platforms tbody tr').length >= 2 && "
+	              "document.getElementById('status-cards').textContent.includes('uptime') && "
+	              "!document.getElementById('status-cards').textContent.includes('null') && "
+	              "document.getElementById('status-cards').textContent.includes('1,200 · 3 "
+	              "call(s)')",
+	              10000);
 	/* the services' rate budgets, whatever their shape */
 	cdp_wait_true(&B,
 	              "document.getElementById('status-cards').textContent.includes('4,321 / 5,000 "
@@ -198,7 +203,11 @@ static void test_tabs_render(void **state)
 	              "budget') && "
 	              "[...document.querySelectorAll('#status-cards .card.low')].some(c => "
 	              "c.textContent.includes('250 / 3,000 · resets in 4m') && "
-	              "c.textContent.includes('bluesky rate budget'))",
+	              "c.textContent.includes('bluesky rate budget')) && "
+	              "document.getElementById('status-cards').textContent.includes('40 / 100 · "
+	              "resets in 3h 0m') && "
+	              "document.getElementById('status-cards').textContent.includes('bluesky "
+	              "limits createRecord rate budget')",
 	              10000);
 	assert_true(cdp_eval_true(
 	        &B, "(() => { const r = (n) => document.querySelector('#services "
@@ -214,9 +223,9 @@ static void test_tabs_render(void **state)
 	cdp_wait_true(&B, "document.querySelectorAll('#conversation-list li').length >= 1", 10000);
 	cdp_click(&B, "#conversation-list li");
 	cdp_wait_true(&B,
-	          "[...document.querySelectorAll('#conversation-view .msg')].some(m => "
-	          "m.textContent.includes('what is new?') && m.textContent.includes('alice'))",
-	          10000);
+	              "[...document.querySelectorAll('#conversation-view .msg')].some(m => "
+	              "m.textContent.includes('what is new?') && m.textContent.includes('alice'))",
+	              10000);
 	cdp_screenshot(&B, artifacts, "dashboard-conversations.png");
 	cdp_click(&B, "nav button[data-tab=\"commitments\"]");
 	cdp_wait_true(
@@ -228,10 +237,10 @@ static void test_tabs_render(void **state)
 	cdp_screenshot(&B, artifacts, "dashboard-commitments.png");
 	cdp_click(&B, "nav button[data-tab=\"permissions\"]");
 	cdp_wait_true(&B,
-	          "document.getElementById('perm-mode').textContent === 'allowlistmode' && "
-	          "document.getElementById('perm-allow').textContent.includes('space:room') && "
-	          "document.querySelector('#audit tbody').textContent.includes('deny')",
-	          10000);
+	              "document.getElementById('perm-mode').textContent === 'allowlistmode' && "
+	              "document.getElementById('perm-allow').textContent.includes('space:room') && "
+	              "document.querySelector('#audit tbody').textContent.includes('deny')",
+	              10000);
 	cdp_screenshot(&B, artifacts, "dashboard-permissions.png");
 }
 
@@ -246,14 +255,15 @@ static void test_token_page(void **state)
 	char url[256];
 	snprintf(url, sizeof url, "http://127.0.0.1:%d/", t.port);
 	cdp_open_page(&B, url);
-	cdp_wait_true(&B, "!document.getElementById('token-form').classList.contains('hidden')", 10000);
+	cdp_wait_true(&B, "!document.getElementById('token-form').classList.contains('hidden')",
+	              10000);
 	snprintf(url, sizeof url, "http://127.0.0.1:%d/#token=%s", t.port, TOKEN);
 	cdp_open_page(&B, url);
 	cdp_wait_true(&B,
-	          "document.getElementById('live-state').textContent === 'live' && "
-	          "document.getElementById('agent-name').textContent === 'dashbot' && "
-	          "document.getElementById('token-form').classList.contains('hidden')",
-	          CDP_WAIT_MS);
+	              "document.getElementById('live-state').textContent === 'live' && "
+	              "document.getElementById('agent-name').textContent === 'dashbot' && "
+	              "document.getElementById('token-form').classList.contains('hidden')",
+	              CDP_WAIT_MS);
 	/* the token left the address bar and is nowhere in the page */
 	assert_true(cdp_eval_true(&B, "location.hash === '' && !location.href.includes('token')"));
 	assert_true(cdp_eval_true(&B, "!document.documentElement.outerHTML.includes('" TOKEN "')"));
