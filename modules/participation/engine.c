@@ -69,8 +69,8 @@ struct part_engine {
 	int64_t cd_min, cd_max;
 	bool cd_fixed; /* set by the caller: the file's cooldown is not used */
 	char *memory_dir, *version;
-	struct space_cfg cfg;   /* memory/space-config.json as last read */
-	char cfg_problem[256];  /* the last problem reported, not repeated */
+	struct space_cfg cfg;  /* memory/space-config.json as last read */
+	char cfg_problem[256]; /* the last problem reported, not repeated */
 	bool (*joined)(void *);
 	size_t (*members)(void *, struct part_member *, size_t);
 	int (*target)(void *, char *, size_t);
@@ -111,7 +111,8 @@ struct part_engine {
 	bool judged_new; /* the judge found the candidate new */
 	enum { PH_DECISION, PH_SALVAGE, PH_RETRY, PH_FORCED } phase;
 	bool salvaged, retried, forced_now;
-	char *host_lines; /* the batch's host messages, for the extraction */
+	char *host_lines;    /* the batch's host messages, for the extraction */
+	uint64_t norepo_seq; /* the request whose forced action lacked a repo, told once */
 	/* the tool handed to compose (its sink must outlive the run) */
 	struct tools_sink sink;
 	struct compose_tool tool;
@@ -554,7 +555,8 @@ static void build_window(struct part_engine *e)
 	for (size_t i = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0; i < n; i++) {
 		const struct conv_message *m = conv_store_message_at(cs, e->trig_conv, i);
 		if (m)
-			echo_window_push(e->win, m->author_name, !conv_author_is_person(m->author_kind),
+			echo_window_push(e->win, m->author_name,
+			                 !conv_author_is_person(m->author_kind),
 			                 m->text ? m->text : "");
 	}
 }
@@ -745,8 +747,8 @@ static int ask_plain(struct part_engine *e, const char *system, char *user, int 
 
 /* The space_decision call (the decision, the owner retry): the tool
  * forced, one correction round. 0 when started; -1 with err. */
-static int ask_decision(struct part_engine *e, const char *system, char *user,
-                        compose_done_fn done, struct ga_err *err)
+static int ask_decision(struct part_engine *e, const char *system, char *user, compose_done_fn done,
+                        struct ga_err *err)
 {
 	if (!e->have_tool)
 		return err_set(err, "the space_decision tool is not offered");
@@ -871,8 +873,8 @@ static void owner_retry(struct part_engine *e)
 	const char *repo = e->out.repo ? e->out.repo : "";
 	struct strbuf sb;
 	sb_init(&sb, PROMPT_MAX_BYTES);
-	sb_printf(&sb, "HOST REQUEST: \"%s\"\nREPO: %s\n", e->st.req_content ? e->st.req_content : "",
-	          repo[0] ? repo : "not detected");
+	sb_printf(&sb, "HOST REQUEST: \"%s\"\nREPO: %s\n",
+	          e->st.req_content ? e->st.req_content : "", repo[0] ? repo : "not detected");
 	sb_puts(&sb, "You are the action owner. Return only the decision with a commitment that "
 	             "fulfils the request, no discussion. Template:\n");
 	cJSON *t = cJSON_CreateObject();
@@ -960,15 +962,22 @@ static void forced_action(struct part_engine *e, bool due_now)
 	int ok = part_forced_decision(&e->st, &e->out, due_now, NULL, &probe, &why);
 	part_decision_clear(&probe);
 	if (ok != 0) {
-		record(e, &why);
+		/* Due on every message-less tick until a repository is named: said
+		 * once per request, not every 5 s. */
+		bool norepo = strcmp(why.rule, "forced_no_repo") == 0;
+		if (!norepo || e->norepo_seq != e->st.req_seq)
+			record(e, &why);
+		if (norepo)
+			e->norepo_seq = e->st.req_seq;
 		tick_end(e);
 		return;
 	}
 	char *hist = history_text(&e->st, false);
 	struct strbuf sb;
 	sb_init(&sb, PROMPT_MAX_BYTES);
-	sb_printf(&sb, "The request: %s\n\nThe conversation:\n%s\nThe repository: %s\n\nWrite the "
-	               "issue body:",
+	sb_printf(&sb,
+	          "The request: %s\n\nThe conversation:\n%s\nThe repository: %s\n\nWrite the "
+	          "issue body:",
 	          e->st.req_content ? e->st.req_content : "", hist, e->out.repo ? e->out.repo : "");
 	free(hist);
 	struct ga_err err = {{0}};
@@ -1000,8 +1009,8 @@ static void on_extracted(const struct compose_result *res, void *ud)
 	struct ga_err err = {{0}};
 	if (part_extract_parse(res->content, strlen(res->content), e->social_only, &got, &err) !=
 	    0) {
-		decision_set(&d, VERDICT_INFO, "extraction", "the extraction reply was unusable: %s",
-		             err.msg);
+		decision_set(&d, VERDICT_INFO, "extraction",
+		             "the extraction reply was unusable: %s", err.msg);
 		record_at(e, STAGE_RECORD, &d);
 		tick_end(e);
 		return;
@@ -1309,7 +1318,8 @@ static void run_tick(struct part_engine *e)
 	sb_init(&hl, PART_ENGINE_HOST_LINES_MAX_BYTES);
 	for (size_t i = 0; i < n; i++)
 		if (e->tb[i].kind == PART_AUTHOR_HOST && !e->tb[i].from_history && !e->tb[i].claim)
-			sb_printf(&hl, "%s: %.*s\n", e->tb[i].author, (int)e->tb[i].len, e->tb[i].text);
+			sb_printf(&hl, "%s: %.*s\n", e->tb[i].author, (int)e->tb[i].len,
+			          e->tb[i].text);
 	free(e->host_lines);
 	e->host_lines = hl.len ? sb_detach(&hl) : NULL;
 	sb_free(&hl);

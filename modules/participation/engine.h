@@ -117,7 +117,7 @@
 /* After a Layer-2 call fails, no Layer-2 call for this long. */
 #define PART_ENGINE_LAYER2_RETRY_MS 60000
 /* §11.3 step 4: the model's issue body replaces the default when longer. */
-#define PART_ENGINE_ENRICH_MIN_BYTES 50
+#define PART_ENGINE_ENRICH_MIN_BYTES  50
 #define PART_ENGINE_ENRICH_MAX_TOKENS 1500
 /* The batch's host messages given to the extraction call, at most. */
 #define PART_ENGINE_HOST_LINES_MAX_BYTES 8192

@@ -83,7 +83,8 @@ bool part_extract_wanted(const char *text, size_t len, char *why, size_t cap)
 	size_t fl = strlen(f);
 	for (size_t p = 0; p < sizeof PROMISES / sizeof PROMISES[0]; p++) {
 		size_t pl = strlen(PROMISES[p]);
-		for (const char *at = strstr(f, PROMISES[p]); at; at = strstr(at + 1, PROMISES[p])) {
+		for (const char *at = strstr(f, PROMISES[p]); at;
+		     at = strstr(at + 1, PROMISES[p])) {
 			size_t off = (size_t)(at - f);
 			bool before = off == 0 || !word_byte((unsigned char)f[off - 1]);
 			bool after = off + pl >= fl || !word_byte((unsigned char)f[off + pl]);

@@ -5,10 +5,10 @@
 #include "modules/participation/judge.h"
 
 #include <ctype.h>
-#include <strings.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "adapters/llm/llm.h"
 #include "common/hash.h"
@@ -188,7 +188,8 @@ static void judge_ask(void *ud, const char *candidate, const char *const *window
 	int cached = part_judge_cache_get(&j->cache, key);
 	if (cached >= 0) {
 		done(done_ud, cached,
-		     cached ? "the judge's cached verdict: an echo" : "the judge's cached verdict: new");
+		     cached ? "the judge's cached verdict: an echo"
+		            : "the judge's cached verdict: new");
 		return;
 	}
 	if (n == 0) {

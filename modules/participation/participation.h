@@ -330,9 +330,8 @@ int part_owner_retry_accept(struct part_decision *d, struct decision *why);
  * request's first 120 UTF-16 units, description = body, or
  * part_forced_body() when body is NULL/blank}. -1 (why says which
  * condition failed) otherwise. Call part_note_forced() once it is sent. */
-int part_forced_decision(const struct part_state *st, const struct part_tick_out *t,
-                         bool due_now, const char *body, struct part_decision *out,
-                         struct decision *why);
+int part_forced_decision(const struct part_state *st, const struct part_tick_out *t, bool due_now,
+                         const char *body, struct part_decision *out, struct decision *why);
 /* The default forced issue body: the request as a heading, a line saying
  * where it came from, and the history as "name: text" lines. Caller frees. */
 char *part_forced_body(const struct part_state *st);

@@ -51,10 +51,11 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 		c->n = k;
 	}
 	if (d->commitments.n == 0) {
-		decision_set(why, VERDICT_INFO, "no_salvage",
-		             removed ? "social-only: the GitHub commitments were removed, none left "
-		                       "to salvage"
-		                     : "no valid commitment to salvage");
+		decision_set(
+		        why, VERDICT_INFO, "no_salvage",
+		        removed ? "social-only: the GitHub commitments were removed, none left "
+		                  "to salvage"
+		                : "no valid commitment to salvage");
 		return false;
 	}
 	if (validator_ran && !validator_salvage) {
@@ -126,9 +127,8 @@ char *part_forced_body(const struct part_state *st)
 	return sb_detach(&sb);
 }
 
-int part_forced_decision(const struct part_state *st, const struct part_tick_out *t,
-                         bool due_now, const char *body, struct part_decision *out,
-                         struct decision *why)
+int part_forced_decision(const struct part_state *st, const struct part_tick_out *t, bool due_now,
+                         const char *body, struct part_decision *out, struct decision *why)
 {
 	part_decision_clear(out);
 	if (t->social_only) {

@@ -12,8 +12,8 @@
 #include <strings.h>
 
 #include "common/hash.h"
-#include "common/jsonnul.h"
 #include "common/json.h"
+#include "common/jsonnul.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
@@ -706,15 +706,15 @@ static void note_workspace(struct space_link *l, const struct spc_msg *m)
 		ws_remove(l, i);
 	else if (l->nws == SPACE_LINK_MAX_WORKSPACES)
 		ws_remove(l, 0);
-	l->ws[l->nws++] = (struct peer_workspace){
-	        .workspace = name,
-	        .reporter = xstrdup(m->name),
-	        .plan = note_number(m->root, "planNumber"),
-	        .total = note_number(m->root, "totalTasks"),
-	        .completed = note_number(m->root, "completedTasks"),
-	        .blocked = note_number(m->root, "blockedTasks"),
-	        .in_progress = note_number(m->root, "inProgressTasks"),
-	        .time_ms = m->time_ms};
+	l->ws[l->nws++] =
+	        (struct peer_workspace){.workspace = name,
+	                                .reporter = xstrdup(m->name),
+	                                .plan = note_number(m->root, "planNumber"),
+	                                .total = note_number(m->root, "totalTasks"),
+	                                .completed = note_number(m->root, "completedTasks"),
+	                                .blocked = note_number(m->root, "blockedTasks"),
+	                                .in_progress = note_number(m->root, "inProgressTasks"),
+	                                .time_ms = m->time_ms};
 }
 
 static void note_leave(struct space_link *l, const char *name)
@@ -740,10 +740,17 @@ static void peer_notes_apply(struct space_link *l, const struct spc_msg *m)
 	if (!m->name || strcmp(m->name, l->name) == 0)
 		return;
 	switch (m->type) {
-	case SPC_T_REFLECTION: note_reflection(l, m); break;
-	case SPC_T_WORKSPACE_STATE: note_workspace(l, m); break;
-	case SPC_T_LEAVE: note_leave(l, m->name); break;
-	default: break;
+	case SPC_T_REFLECTION:
+		note_reflection(l, m);
+		break;
+	case SPC_T_WORKSPACE_STATE:
+		note_workspace(l, m);
+		break;
+	case SPC_T_LEAVE:
+		note_leave(l, m->name);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -819,8 +826,9 @@ bool space_link_reflection_at(const struct space_link *l, size_t i,
 {
 	if (i >= l->nrefl)
 		return false;
-	*out = (struct space_reflection_view){
-	        .name = l->refl[i].name, .summary = l->refl[i].summary, .time_ms = l->refl[i].time_ms};
+	*out = (struct space_reflection_view){.name = l->refl[i].name,
+	                                      .summary = l->refl[i].summary,
+	                                      .time_ms = l->refl[i].time_ms};
 	return true;
 }
 
@@ -829,8 +837,7 @@ size_t space_link_workspace_count(const struct space_link *l)
 	return l->nws;
 }
 
-bool space_link_workspace_at(const struct space_link *l, size_t i,
-                             struct space_workspace_view *out)
+bool space_link_workspace_at(const struct space_link *l, size_t i, struct space_workspace_view *out)
 {
 	if (i >= l->nws)
 		return false;

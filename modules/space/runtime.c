@@ -45,9 +45,12 @@ struct space_runtime {
 static enum conv_author_kind kind_of(enum space_author_kind k)
 {
 	switch (k) {
-	case SPACE_AUTHOR_SELF: return CONV_AUTHOR_SELF;
-	case SPACE_AUTHOR_HOST: return CONV_AUTHOR_HOST;
-	default: return CONV_AUTHOR_PEER;
+	case SPACE_AUTHOR_SELF:
+		return CONV_AUTHOR_SELF;
+	case SPACE_AUTHOR_HOST:
+		return CONV_AUTHOR_HOST;
+	default:
+		return CONV_AUTHOR_PEER;
 	}
 }
 
@@ -255,7 +258,8 @@ static size_t room_peers(void *ud, struct part_peer_note *out, size_t cap)
 		const char *refl = NULL;
 		for (size_t r = 0; r < nr; r++) {
 			struct space_reflection_view rv;
-			if (space_link_reflection_at(rt->link, r, &rv) && strcmp(rv.name, m.name) == 0)
+			if (space_link_reflection_at(rt->link, r, &rv) &&
+			    strcmp(rv.name, m.name) == 0)
 				refl = rv.summary;
 		}
 		out[k++] = (struct part_peer_note){
@@ -359,8 +363,8 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "not speaking in the room", "error", err.msg);
 		return;
 	}
-	int64_t every = part_jittered_interval_ms(rc->cfg->agent_name, "space-participation",
-	                                          5000, 40);
+	int64_t every =
+	        part_jittered_interval_ms(rc->cfg->agent_name, "space-participation", 5000, 40);
 	struct sched_job_opts o = {.name = "space-participation",
 	                           .interval_ms = (uint64_t)every,
 	                           .jitter_pct = 0,
@@ -371,8 +375,8 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	if (!sched_add(rc->sched, &o)) {
 		part_engine_free(rt->engine);
 		rt->engine = NULL;
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "not speaking in the room",
-		       "error", "the participation tick could not be scheduled");
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "not speaking in the room", "error",
+		       "the participation tick could not be scheduled");
 		return;
 	}
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "participation on", "tick_ms", LOG_INT(every));
@@ -411,14 +415,16 @@ int space_runtime_refresh_identity(struct space_runtime *rt)
 		spc_identity_free(&idn);
 		self_doc_free(&self);
 	} else {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "identity refreshed from the SELF.md read at start",
-		       "error", rt->self_path ? err.msg : "no agent home");
+		log_kv(LOG_LEVEL_WARN, LOG_COMP,
+		       "identity refreshed from the SELF.md read at start", "error",
+		       rt->self_path ? err.msg : "no agent home");
 	}
 	const char *use = summary ? summary : rt->self_start;
 	bool joined = space_link_joined(rt->link);
 	space_link_set_identity(rt->link, use);
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, joined ? "identity sent" : "identity kept for the next join",
-	       "summary", use ? use : "");
+	log_kv(LOG_LEVEL_INFO, LOG_COMP,
+	       joined ? "identity sent" : "identity kept for the next join", "summary",
+	       use ? use : "");
 	free(summary);
 	return joined ? 0 : -1;
 }
@@ -473,8 +479,8 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 		struct ga_err e;
 		err_clear(&e);
 		if (outbound_add_port(rc->outbound, &port, &e) != 0)
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "the room is not an outbound port", "error",
-			       e.msg);
+			log_kv(LOG_LEVEL_WARN, LOG_COMP, "the room is not an outbound port",
+			       "error", e.msg);
 	}
 	space_link_start(rt->link);
 	return rt;
@@ -559,6 +565,8 @@ void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 		snprintf(buf, cap, "connecting to %s (attempt %u)", url && *url ? url : "?",
 		         stats.attempts);
 		break;
-	default: snprintf(buf, cap, "not started"); break;
+	default:
+		snprintf(buf, cap, "not started");
+		break;
 	}
 }

@@ -275,12 +275,13 @@ static void test_host_question_answered(void **state)
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
 	struct fake f;
 	/* the decision also adjusts the room's runtime config (§13.3) */
-	start_fake(home,
-	           "[{\"match\":{\"tool_choice\":\"space_decision\",\"tools\":[\"space_decision\"]},"
-	           "\"tool_calls\":[{\"name\":\"space_decision\",\"arguments\":{\"shouldSpeak\":true,"
-	           "\"reason\":\"asked\",\"message\":\"Paris is the capital of France.\","
-	           "\"adjustBehavior\":{\"cooldownMinMs\":15000,\"cooldownMaxMs\":\"soon\"}}}]}]",
-	           &f);
+	start_fake(
+	        home,
+	        "[{\"match\":{\"tool_choice\":\"space_decision\",\"tools\":[\"space_decision\"]},"
+	        "\"tool_calls\":[{\"name\":\"space_decision\",\"arguments\":{\"shouldSpeak\":true,"
+	        "\"reason\":\"asked\",\"message\":\"Paris is the capital of France.\","
+	        "\"adjustBehavior\":{\"cooldownMinMs\":15000,\"cooldownMaxMs\":\"soon\"}}}]}]",
+	        &f);
 	struct proc a;
 	start_agent(&a, home,
 	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
@@ -657,11 +658,15 @@ static void start_trio(struct th_room *room, const char *script, bool social_cal
 		start_fake(homes[i], script, &f[i]);
 		char name[64];
 		snprintf(name, sizeof name, "AGENT_NAME=%s", TRIO[i]);
-		const char *const env[] = {name, url, f[i].env, "LLM_MODEL=fake-model",
-		                           "LLM_API_KEY=test-key-0123456789", NULL};
+		const char *const env[] = {name,
+		                           url,
+		                           f[i].env,
+		                           "LLM_MODEL=fake-model",
+		                           "LLM_API_KEY=test-key-0123456789",
+		                           NULL};
 		if (i == 2 && social_cal)
-			start_agent_argv(&a[i], homes[i], (const char *const[]){"--social-only", NULL},
-			                 env);
+			start_agent_argv(&a[i], homes[i],
+			                 (const char *const[]){"--social-only", NULL}, env);
 		else
 			start_agent(&a[i], homes[i], env);
 	}
@@ -752,7 +757,6 @@ static void test_three_agents_one_owner(void **state)
 	stop_trio(&room, f, a);
 }
 
-
 /* --- the borderline echo goes to the judge ------------------------------------------------ */
 
 /* Three peers talk about the spacing grid; Ada's model paraphrases the
@@ -769,23 +773,24 @@ static void test_judge_borderline(void **state)
 	th_home_new(home, sizeof home);
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
 	struct fake f;
-	start_fake(home,
-	           "[{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Candidate:\"},"
-	           "\"content\":\"YES\",\"times\":1},"
-	           "{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Candidate:\"},"
-	           "\"content\":\"NO\"},"
-	           "{\"match\":{\"tool_choice\":\"space_decision\",\"last_user_contains\":"
-	           "\"layout decisions get easier\"},\"tool_calls\":[{\"name\":\"space_decision\","
-	           "\"arguments\":{\"shouldSpeak\":true,\"reason\":\"grid\",\"message\":\"The spacing "
-	           "grid locks gaps between components which removes layout guesswork\"}}]},"
-	           "{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"
-	           "\"space_decision\",\"arguments\":{\"shouldSpeak\":false,\"reason\":\"wait\"}}]}]",
-	           &f);
+	start_fake(
+	        home,
+	        "[{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Candidate:\"},"
+	        "\"content\":\"YES\",\"times\":1},"
+	        "{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Candidate:\"},"
+	        "\"content\":\"NO\"},"
+	        "{\"match\":{\"tool_choice\":\"space_decision\",\"last_user_contains\":"
+	        "\"layout decisions get easier\"},\"tool_calls\":[{\"name\":\"space_decision\","
+	        "\"arguments\":{\"shouldSpeak\":true,\"reason\":\"grid\",\"message\":\"The spacing "
+	        "grid locks gaps between components which removes layout guesswork\"}}]},"
+	        "{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"
+	        "\"space_decision\",\"arguments\":{\"shouldSpeak\":false,\"reason\":\"wait\"}}]}]",
+	        &f);
 	struct proc a;
 	start_agent(&a, home,
 	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
-	                                  "LLM_API_KEY=test-key-0123456789",
-	                                  "MAX_ACL=10", NULL}); /* four agents in a row */
+	                                  "LLM_API_KEY=test-key-0123456789", "MAX_ACL=10",
+	                                  NULL}); /* four agents in a row */
 	struct ws_client *bob = th_observe(&room, "Bob");
 	struct ws_client *cal = th_observe(&room, "Cal");
 	struct ws_client *dee = th_observe(&room, "Dee");
@@ -860,9 +865,11 @@ static int requests_with(const char *home, const char *marker, const char *needl
 		if (req && strstr(req, marker)) {
 			n++;
 			if (needle && !strstr(req, needle))
-				fail_msg("a request with '%s' lacks '%s': %.3000s", marker, needle, req);
+				fail_msg("a request with '%s' lacks '%s': %.3000s", marker, needle,
+				         req);
 			if (forbidden && strstr(req, forbidden))
-				fail_msg("a request with '%s' holds '%s': %.3000s", marker, forbidden, req);
+				fail_msg("a request with '%s' holds '%s': %.3000s", marker,
+				         forbidden, req);
 		}
 		free(req);
 	}
@@ -885,13 +892,15 @@ static void test_follow_up_social_only_exit(void **state)
 	char request[256] = "";
 	char owner[PART_NAME_MAX] = "";
 	for (int v = 0; v < 200 && !owner[0]; v++) {
-		snprintf(request, sizeof request, "Create an issue for the login timeout bug %d", v);
-		struct part_member all[] = {{.name = "Ada"}, {.name = "Ben"}, {.name = "Cal"},
-		                            {.name = "Obs"}};
-		struct part_member real[] = {{.name = "Ada"},
-		                             {.name = "Ben"},
-		                             {.name = "Cal", .caps = social, .ncaps = 1, .has_caps = true},
-		                             {.name = "Obs"}};
+		snprintf(request, sizeof request, "Create an issue for the login timeout bug %d",
+		         v);
+		struct part_member all[] = {
+		        {.name = "Ada"}, {.name = "Ben"}, {.name = "Cal"}, {.name = "Obs"}};
+		struct part_member real[] = {
+		        {.name = "Ada"},
+		        {.name = "Ben"},
+		        {.name = "Cal", .caps = social, .ncaps = 1, .has_caps = true},
+		        {.name = "Obs"}};
 		struct part_ownership o1, o2;
 		struct decision why;
 		part_ownership_compute("Ada", false, all, 4, request, PART_MODE_ACTION, &o1, &why);
@@ -962,9 +971,9 @@ static void test_follow_up_social_only_exit(void **state)
 	 * the original words */
 	char own_line[160], req_line[400];
 	snprintf(req_line, sizeof req_line, "open: \\\"%s\\\"", request);
-	assert_int_equal(requests_with(homes[oi], "The host is following up", "Escalation: critical",
-	                               NULL),
-	                 1);
+	assert_int_equal(
+	        requests_with(homes[oi], "The host is following up", "Escalation: critical", NULL),
+	        1);
 	requests_with(homes[oi], "The host is following up", "YOU own the host's request", NULL);
 	requests_with(homes[oi], "The host is following up", req_line, NULL);
 	/* every other prompt names the same owner, never a new one */

@@ -274,7 +274,8 @@ static void test_link_sends_reflection_and_workspace_state(void **state)
 	assert_non_null(strstr(err.msg, "not joined"));
 	assert_true(run_until(f, c_link_joined, NULL, TH_WAIT_MS));
 
-	assert_int_equal(space_link_send_reflection(f->link, "Short replies land better.", &err), 0);
+	assert_int_equal(space_link_send_reflection(f->link, "Short replies land better.", &err),
+	                 0);
 	const cJSON *r = must_see(f, (struct want){.type = "reflection", .name = "Ada"});
 	assert_string_equal(json_string_or(r, "summary", ""), "Short replies land better.");
 	assert_string_equal(json_string_or(r, "id", ""), space_link_agent_id(f->link));
@@ -306,10 +307,11 @@ static void test_link_sends_reflection_and_workspace_state(void **state)
 	assert_int_equal(space_link_send_workspace_state(f->link, "x", 1, 5, -1, 0, 0, &err), -1);
 	assert_non_null(strstr(err.msg, "completedTasks is -1"));
 	/* the room answered none of them with an error */
-	assert_true(run_until(f, c_seen,
-	                      &(struct want){.type = "reflection", .name = "Ada", .key = "summary",
-	                                     .val = "rrrr"},
-	                      TH_WAIT_MS));
+	assert_true(run_until(
+	        f, c_seen,
+	        &(struct want){
+	                .type = "reflection", .name = "Ada", .key = "summary", .val = "rrrr"},
+	        TH_WAIT_MS));
 	assert_int_equal(find_seen(f, &(struct want){.type = "error"}), -1);
 }
 
@@ -346,13 +348,14 @@ static void test_link_keeps_peers_notes(void **state)
 
 	/* our own are not kept */
 	assert_int_equal(space_link_send_reflection(f->link, "mine", &err), 0);
-	assert_int_equal(space_link_send_workspace_state(f->link, "own/ws", 1, 2, 1, 0, 0, &err), 0);
+	assert_int_equal(space_link_send_workspace_state(f->link, "own/ws", 1, 2, 1, 0, 0, &err),
+	                 0);
 	must_see(f, (struct want){.type = "workspace_state", .name = "Ada"});
 
 	assert_int_equal(spc_client_send(f->obs, spc_build_reflection(&obs, "first", 0)), 0);
 	assert_int_equal(spc_client_send(f->obs, spc_build_reflection(&obs, "second\ttake", 0)), 0);
 	assert_true(run_until(f, c_refl_says, "second take", TH_WAIT_MS)); /* controls → spaces */
-	assert_int_equal(space_link_reflection_count(f->link), 1); /* the latest per peer */
+	assert_int_equal(space_link_reflection_count(f->link), 1);         /* the latest per peer */
 	struct space_reflection_view rv;
 	assert_true(space_link_reflection_at(f->link, 0, &rv));
 	assert_string_equal(rv.name, "Obs");
@@ -384,9 +387,10 @@ static void test_link_keeps_peers_notes(void **state)
 
 	/* a peer's claim frame is reported; our own is not */
 	assert_int_equal(space_link_claim(f->link, "create_issue", "acme/widgets#Mine", &err), 0);
-	assert_int_equal(spc_client_send(f->obs, spc_build_claim(&obs, "create_issue",
-	                                                         "acme/widgets#Login times out", 0)),
-	                 0);
+	assert_int_equal(
+	        spc_client_send(f->obs, spc_build_claim(&obs, "create_issue",
+	                                                "acme/widgets#Login times out", 0)),
+	        0);
 	int one = 1;
 	assert_true(run_until(f, c_claims, &one, TH_WAIT_MS));
 	run_until(f, NULL, NULL, 200);
@@ -427,17 +431,21 @@ static void test_runtime_reflection_and_identity(void **state)
 	gc.agent_name = "Ada";
 	gc.space_url = url;
 	struct config_space_tunables *t = &gc.space;
-	int64_t *unset[] = {&t->mdns_timeout_ms,    &t->mdns,           &t->discovery_retry_ms,
-	                    &t->jitter_pct,         &t->connect_timeout_ms, &t->ping_ms,
-	                    &t->close_wait_ms,      &t->replaced_limit, &t->replaced_window_ms,
-	                    &t->typing_base_ms,     &t->typing_per_char_ms, &t->typing_max_ms,
+	int64_t *unset[] = {&t->mdns_timeout_ms,    &t->mdns,
+	                    &t->discovery_retry_ms, &t->jitter_pct,
+	                    &t->connect_timeout_ms, &t->ping_ms,
+	                    &t->close_wait_ms,      &t->replaced_limit,
+	                    &t->replaced_window_ms, &t->typing_base_ms,
+	                    &t->typing_per_char_ms, &t->typing_max_ms,
 	                    &t->chat_interval_ms,   &t->claim_renew_ms};
 	for (size_t i = 0; i < sizeof unset / sizeof unset[0]; i++)
 		*unset[i] = -1;
 	t->backoff_ms[0] = 100;
 	t->nbackoff = 1;
-	struct space_runtime_config rc = {
-	        .cfg = &gc, .st = &f->st, .soul_text = "I care about small tools.", .version = "0.1.0"};
+	struct space_runtime_config rc = {.cfg = &gc,
+	                                  .st = &f->st,
+	                                  .soul_text = "I care about small tools.",
+	                                  .version = "0.1.0"};
 	struct ga_err err = {{0}};
 	f->rt = space_runtime_start(&f->loop, &rc, &err);
 	assert_non_null(f->rt);

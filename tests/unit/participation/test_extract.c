@@ -37,12 +37,12 @@ static void test_wanted(void **state)
 	        {"We will file it today.", true},
 	        {"I'm going to document the steps.", true},
 	        {"I am\nopening the issue now.", true}, /* white space runs */
-		{"I'M CREATING IT.", true},
-	        {"I opened the issue yesterday.", false},    /* past tense */
-	        {"You should open an issue.", false},        /* a suggestion to others */
+	        {"I'M CREATING IT.", true},
+	        {"I opened the issue yesterday.", false}, /* past tense */
+	        {"You should open an issue.", false},     /* a suggestion to others */
 	        {"The timeout is 30 seconds.", false},
-	        {"Billing will need a look.", false},        /* "will" without "I" */
-	        {"Nil'll do.", false},                       /* no whole-word match */
+	        {"Billing will need a look.", false}, /* "will" without "I" */
+	        {"Nil'll do.", false},                /* no whole-word match */
 	        {"", false},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
@@ -137,14 +137,15 @@ static void test_peers_context(void **state)
 	                                    .in_progress = 2}};
 	char *s = part_peers_context("Ada", peers, 4, ws, 1);
 	assert_string_equal(
-	        s, "Peers:\n"
-	           "- Ben — voice: Plain and warm; interests: type systems, caching; expertise: C; "
-	           "essence: Builds small tools.; latest reflection: \"Short replies land better.\"\n"
-	           "- Cal\n"
-	           "- Dee — latest reflection: \"Listen first.\"\n"
-	           "Workspaces:\n"
-	           "- acme/widgets: plan 4, 3 of 9 tasks done, 1 blocked, 2 in progress (reported "
-	           "by Ben)\n");
+	        s,
+	        "Peers:\n"
+	        "- Ben — voice: Plain and warm; interests: type systems, caching; expertise: C; "
+	        "essence: Builds small tools.; latest reflection: \"Short replies land better.\"\n"
+	        "- Cal\n"
+	        "- Dee — latest reflection: \"Listen first.\"\n"
+	        "Workspaces:\n"
+	        "- acme/widgets: plan 4, 3 of 9 tasks done, 1 blocked, 2 in progress (reported "
+	        "by Ben)\n");
 	free(s);
 	s = part_peers_context("Ada", peers, 1, NULL, 0); /* only self */
 	assert_string_equal(s, "");
@@ -163,11 +164,12 @@ static void test_peers_context(void **state)
 	s = part_peers_context("Ada", many, 64, NULL, 0);
 	assert_true(strlen(s) < PART_PEERS_CONTEXT_MAX_BYTES + 2 * PART_PEER_FIELD_MAX_BYTES);
 	assert_non_null(strstr(s, "more peers not shown)\n"));
-	assert_null(strstr(s, "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
-	                      "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
-	                      "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
-	                      "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
-	                      "rrrrrrrrrrrrrrrrrrrrrr"));
+	assert_null(strstr(
+	        s, "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
+	           "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
+	           "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
+	           "rrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrrr"
+	           "rrrrrrrrrrrrrrrrrrrrrr"));
 	free(s);
 }
 

@@ -16,8 +16,8 @@
 
 #include <cmocka.h>
 
-#include "adapters/llm/llm.h"
 #include "adapters/http/http.h"
+#include "adapters/llm/llm.h"
 #include "common/json.h"
 #include "common/timeutil.h"
 #include "modules/budget/budget.h"

@@ -220,7 +220,8 @@ static void test_level4_salvage(void **state)
 	memset(&d, 0, sizeof d);
 	/* commitments that got past parsing (parsed as a full agent): only
 	 * the Bluesky post is salvaged */
-	decide("{\"shouldSpeak\":false,\"commitments\":[{\"type\":\"create_issue\",\"title\":\"a\"},"
+	decide("{\"shouldSpeak\":false,\"commitments\":[{\"type\":\"create_issue\",\"title\":\"a\"}"
+	       ","
 	       "{\"type\":\"post_bluesky\",\"content\":\"d\"}]}",
 	       false, &d);
 	assert_int_equal(d.commitments.n, 2);
@@ -230,7 +231,8 @@ static void test_level4_salvage(void **state)
 	assert_string_equal(d.message, "On it \xE2\x80\x94 post bluesky incoming.");
 	part_decision_clear(&d);
 	/* only GitHub work: nothing is salvaged */
-	decide("{\"shouldSpeak\":false,\"commitments\":[{\"type\":\"create_plan\",\"title\":\"a\"}]}",
+	decide("{\"shouldSpeak\":false,\"commitments\":[{\"type\":\"create_plan\",\"title\":\"a\"}]"
+	       "}",
 	       false, &d);
 	assert_false(part_salvage(&d, &t, false, false, &why));
 	assert_int_equal(d.commitments.n, 0);
@@ -239,7 +241,8 @@ static void test_level4_salvage(void **state)
 	part_decision_clear(&d);
 	/* the control: a full agent salvages the issue */
 	t.social_only = false;
-	decide("{\"shouldSpeak\":false,\"commitments\":[{\"type\":\"create_plan\",\"title\":\"a\"}]}",
+	decide("{\"shouldSpeak\":false,\"commitments\":[{\"type\":\"create_plan\",\"title\":\"a\"}]"
+	       "}",
 	       false, &d);
 	assert_true(part_salvage(&d, &t, false, false, &why));
 	part_decision_clear(&d);
@@ -288,9 +291,12 @@ static int find_owner(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_recover_next_owner), cmocka_unit_test(test_level1_parse),
-	        cmocka_unit_test(test_level2_forced),      cmocka_unit_test(test_level3_retry),
-	        cmocka_unit_test(test_level4_salvage),     cmocka_unit_test(test_level5_eligibility),
+	        cmocka_unit_test(test_recover_next_owner),
+	        cmocka_unit_test(test_level1_parse),
+	        cmocka_unit_test(test_level2_forced),
+	        cmocka_unit_test(test_level3_retry),
+	        cmocka_unit_test(test_level4_salvage),
+	        cmocka_unit_test(test_level5_eligibility),
 	};
 	return cmocka_run_group_tests(tests, find_owner, NULL);
 }

@@ -799,8 +799,8 @@ static void test_recover(void **state)
 	assert_non_null(strstr(d.commitments.item[0].description,
 	                       "rebecca: it lives at github.com/acme/site."));
 	part_decision_clear(&d);
-	assert_int_equal(
-	        part_forced_decision(&own, &to, false, "A body from the model", &d, &why), 0);
+	assert_int_equal(part_forced_decision(&own, &to, false, "A body from the model", &d, &why),
+	                 0);
 	assert_string_equal(d.commitments.item[0].description, "A body from the model");
 	part_decision_clear(&d);
 	/* a non-owner is never forced */
