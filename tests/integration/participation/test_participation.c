@@ -852,6 +852,62 @@ static void test_judge_borderline(void **state)
 	th_room_stop(&room, SIGTERM);
 }
 
+/* --- words that promise, without a commitment: extraction ------------------------------------ */
+
+/* The host shares news; Ada's model answers "I can post about it on
+ * Bluesky." with no structured commitment. The words pass the validator
+ * (a capability is not an empty promise), are said, and — because they
+ * promise — one extraction call (no tools, "Reply 1:") finds the Bluesky
+ * post, which is enqueued with source space (§8.4, §12.3). */
+static void test_extraction(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home,
+	           "[{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Reply 1:\"},"
+	           "\"content\":\"```json\\n[{\\\"description\\\":\\\"Post about the launch on "
+	           "Bluesky\\\",\\\"type\\\":\\\"post_bluesky\\\",\\\"params\\\":{\\\"title\\\":"
+	           "\\\"Launch\\\"},\\\"confidence\\\":\\\"high\\\"}]\\n```\"},"
+	           "{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Message:\"},"
+	           "\"content\":\"DISCUSSION\"}," DECIDE("I can post about it on Bluesky.") "]",
+	           &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", NULL});
+	struct ws_client *obs = th_observe(&room, "Obs");
+	th_room_host(&room, "Ada, the launch went well today.");
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", SPEAK_MS);
+	if (!m) {
+		dump(&a);
+		dump_decisions(home);
+		fail_msg("Ada never answered");
+	}
+	cJSON_Delete(m);
+	char *s = wait_story(home, "the launch went well", "1 commitment(s) extracted", W);
+	must_hold(s, "record info extraction: the words promise (\"i can\")");
+	free(s);
+	int64_t end = th_now_ms() + W;
+	while (count_in(home, "memory/commitments.jsonl", "\"source\":\"space\"") < 1 &&
+	       th_now_ms() < end)
+		th_msleep(100);
+	assert_int_equal(count_in(home, "memory/commitments.jsonl", "\"source\":\"space\""), 1);
+	char *ledger = home_read(home, "memory/commitments.jsonl");
+	must_hold(ledger, "post_bluesky");
+	free(ledger);
+	assert_int_equal(count_in(home, "fake-record.jsonl", "Reply 1:"), 1);
+
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
 /* --- follow-up, a social-only agent, the host's exit ----------------------------------------- */
 
 /* Waits until every request in home's fake record that holds `marker` also
@@ -1033,6 +1089,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_layer2_failure, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
 	        cmocka_unit_test_teardown(test_judge_borderline, th_teardown),
+	        cmocka_unit_test_teardown(test_extraction, th_teardown),
 	        cmocka_unit_test_teardown(test_follow_up_social_only_exit, th_teardown),
 	};
 	const char *filter = getenv("PART_TEST_FILTER");
