@@ -32,6 +32,11 @@ struct eager_model {
 	pthread_mutex_t mu;
 	int64_t last_call_ms;
 	uint64_t calls, decisions;
+	struct said {
+		char *text;
+		bool commits;
+	} said[EAGER_SAID_MAX]; /* ring */
+	size_t said_next;
 };
 
 static int64_t wall_ms(void)
@@ -339,6 +344,10 @@ static cJSON *decide(struct eager_agent *a, const char *prompt)
 		cJSON *arr = cJSON_AddArrayToObject(d, "commitments");
 		cJSON_AddItemToArray(arr, commitment(request));
 	}
+	struct said *sd = &m->said[m->said_next++ % EAGER_SAID_MAX];
+	free(sd->text);
+	sd->text = strdup(msg);
+	sd->commits = commits;
 	return d;
 }
 
@@ -484,6 +493,8 @@ void eager_model_free(struct eager_model *m)
 	if (!m)
 		return;
 	httpfake_free(m->http);
+	for (size_t i = 0; i < EAGER_SAID_MAX; i++)
+		free(m->said[i].text);
 	pthread_mutex_destroy(&m->mu);
 	free(m);
 }
@@ -499,6 +510,19 @@ int64_t eager_model_last_call_ms(struct eager_model *m)
 	int64_t t = m->last_call_ms;
 	pthread_mutex_unlock(&m->mu);
 	return t;
+}
+
+int eager_model_committed(struct eager_model *m, const char *text)
+{
+	int r = -1;
+	pthread_mutex_lock(&m->mu);
+	for (size_t i = 0; i < EAGER_SAID_MAX && r != 1; i++) {
+		const struct said *sd = &m->said[i];
+		if (sd->text && strncmp(text, sd->text, strlen(sd->text)) == 0)
+			r = sd->commits;
+	}
+	pthread_mutex_unlock(&m->mu);
+	return r;
 }
 
 void eager_model_counts(struct eager_model *m, uint64_t *calls, uint64_t *decisions)

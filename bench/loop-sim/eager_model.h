@@ -50,6 +50,7 @@
 #define EAGER_TEXT_MAX   600
 #define EAGER_STYLES     7
 #define EAGER_REPO       "acme/widgets"
+#define EAGER_SAID_MAX   2048 /* messages remembered for eager_model_committed */
 
 struct eager_model;
 
@@ -64,6 +65,11 @@ const char *eager_model_base_url(const struct eager_model *m, size_t i);
 
 /* Wall-clock ms of the latest request from any agent (0: none yet). */
 int64_t eager_model_last_call_ms(struct eager_model *m);
+/* Whether the model's answer with these exact words (a prefix of text:
+ * the room may carry a courtesy notice after them) carried a commitment:
+ * 1 yes, 0 no, -1 not one of the last EAGER_SAID_MAX answers. */
+int eager_model_committed(struct eager_model *m, const char *text);
+
 /* Requests so far: all of them, and the decision calls among them. */
 void eager_model_counts(struct eager_model *m, uint64_t *calls, uint64_t *decisions);
 

@@ -125,6 +125,8 @@ struct chat {
 	bool ensemble; /* check 5 (band included) */
 	char why[160];
 	char matched[200];
+	char matched_by[64];
+	int64_t matched_gap_ms; /* the echo's time − the restated message's */
 	bool committed; /* its author enqueued a commitment with it */
 };
 
@@ -345,8 +347,16 @@ static void judge_echo(struct sim *s, struct chat *c)
 			         r.attributed ? ", a summary of a speaker" : "", r.pair, r.novelty);
 		const char *texts[ECHO_PAIRWISE_MAX];
 		size_t n = echo_window_recent_texts(w, texts, ECHO_PAIRWISE_MAX);
-		if (r.matched >= 0 && (size_t)r.matched < n)
+		if (r.matched >= 0 && (size_t)r.matched < n) {
 			snprintf(c->matched, sizeof c->matched, "%s", texts[r.matched]);
+			for (size_t i = s->nchats; i-- > from;)
+				if (!strcmp(s->chats[i].text, texts[r.matched])) {
+					snprintf(c->matched_by, sizeof c->matched_by, "%s",
+					         s->chats[i].author);
+					c->matched_gap_ms = c->t_ms - s->chats[i].t_ms;
+					break;
+				}
+		}
 	}
 	free(norm);
 	echo_window_free(w);
@@ -672,8 +682,17 @@ static void run_round(struct sim *s, int r)
 			rs->chain = c->chain;
 		if (c->t_ms - t0 > rs->quiesce_ms)
 			rs->quiesce_ms = c->t_ms - t0;
+		/* Did it carry a commitment (§9 check 5 then does not run)? The
+		 * model knows what it answered; the engine's salvage words are
+		 * "On it — <type> incoming."; else a commitment of its author
+		 * in the ledger right around it. */
+		int said = eager_model_committed(s->model, c->text);
+		if (said >= 0)
+			c->committed = said == 1;
+		else if (strncmp(c->text, "On it \xe2\x80\x94 ", 9) == 0)
+			c->committed = true;
 		int a = agent_index(s, c->author);
-		for (size_t k = 0; k < s->ncommits; k++)
+		for (size_t k = 0; said < 0 && k < s->ncommits; k++)
 			if (s->commits[k].agent == a &&
 			    s->commits[k].t_ms >= c->t_ms - LOOPSIM_COMMIT_EARLY_MS &&
 			    s->commits[k].t_ms <= c->t_ms + LOOPSIM_COMMIT_LATE_MS)
@@ -767,9 +786,13 @@ static bool report(struct sim *s)
 	for (size_t i = 0; i < s->nchats; i++) {
 		const struct chat *c = &s->chats[i];
 		if (c->agent && (c->opener || (c->ensemble && !c->committed)))
-			printf("ECHO round %d: %s (chain %d) \"%.160s\" — %s%s%.160s%s\n", c->round,
-			       c->author, c->chain, c->text, c->why, c->matched[0] ? "; restates \"" : "",
-			       c->matched, c->matched[0] ? "\"" : "");
+			printf("ECHO round %d: %s (chain %d) \"%.160s\" — %s%s%s%s%.160s%s\n", c->round,
+			       c->author, c->chain, c->text, c->why,
+			       c->matched[0] ? "; restates " : "", c->matched_by,
+			       c->matched[0] ? " \"" : "", c->matched, c->matched[0] ? "\"" : "");
+		if (c->agent && (c->opener || (c->ensemble && !c->committed)) && c->matched_by[0])
+			printf("  (%s's message reached the room %lld ms before it)\n", c->matched_by,
+			       (long long)c->matched_gap_ms);
 		if (c->agent && c->chain > s->o.max_acl)
 			printf("CHAIN round %d: %s sent chain %d > MAX_ACL %d: \"%.160s\"\n", c->round,
 			       c->author, c->chain, s->o.max_acl, c->text);
