@@ -1,8 +1,10 @@
 /*
  * participation_fuzz — the parsers of outside input in modules/participation:
  * the host classifier (a host's words), the decision's text fallback and
- * the extraction reply (a model's words), and a tick with the input as a
- * host message. Checks the invariants that must hold for any input.
+ * the extraction reply (a model's words), the extraction gate (our sent
+ * words), a peer's identity summary and reflection in the prompt (a peer's
+ * words), and a tick with the input as a host message. Checks the
+ * invariants that must hold for any input.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -40,6 +42,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!c.item[i].title && !c.item[i].description && !c.item[i].content)
 			abort();
 	part_commitments_clear(&c);
+
+	char why[160];
+	(void)part_extract_wanted(s, size, why, sizeof why);
+	if (!memchr(why, '\0', sizeof why))
+		abort();
+	struct part_peer_note peer = {.name = "b", .identity_json = s, .reflection = s};
+	struct part_workspace_note ws = {.workspace = s, .reporter = s};
+	char *ctx = part_peers_context("a", &peer, 1, &ws, 1);
+	if (strlen(ctx) > PART_PEERS_CONTEXT_MAX_BYTES + 4 * PART_PEER_FIELD_MAX_BYTES + 512)
+		abort();
+	free(ctx);
 
 	static const char *const caps[] = {"github"};
 	const struct part_member m[2] = {{"a", caps, 1, true}, {"b", NULL, 0, false}};
