@@ -48,6 +48,10 @@ static const char usage_text[] =
 	"  SPACE_DATA_DIR     directory of the chat.jsonl log (default data/)\n"
 	"  SPACE_MAX_CLIENTS  WebSocket connections, joined or not (default 1024);\n"
 	"                     more are refused before the upgrade\n"
+	"  SPACE_WEB          on | off: the read-only web page on the room's port\n"
+	"                     (default on; docs/space-web.md)\n"
+	"  SPACE_WEB_DIR      the page's files (default: found next to the binary,\n"
+	"                     then the installed share/general-agent/web/space)\n"
 	"  LOG_LEVEL          debug | info | warn | error (default info); logs go to\n"
 	"                     stderr, LOG_FORMAT=json for JSON lines\n"
 	"\n"
@@ -66,8 +70,10 @@ static const char usage_text[] =
 	"                            (8388608)\n"
 	"\n"
 	"HTTP: GET /healthz answers 200 {\"name\",\"agents\",\"uptime\"} (uptime in\n"
-	"seconds); any other plain HTTP request gets 426. Any path upgrades to the\n"
-	"WebSocket.\n"
+	"seconds). GET / from a browser (Accept: text/html) serves the room's\n"
+	"read-only page, GET /api/room a snapshot and GET /api/events a live stream\n"
+	"(Server-Sent Events); other plain requests for / and unknown paths get 426,\n"
+	"hostile ones a 4xx. Any path upgrades to the WebSocket.\n"
 	"\n"
 	"Exit status: 0 after shutdown (/quit, SIGINT, SIGTERM), 64 usage error,\n"
 	"69 cannot listen, 78 configuration error.\n";
@@ -198,6 +204,22 @@ int main(int argc, char **argv)
 	cfg.name = env_str(&envf, "SPACE_NAME", SPACE_DEFAULT_NAME);
 	cfg.bind = env_str(&envf, "SPACE_BIND", SPACE_DEFAULT_BIND);
 	cfg.data_dir = env_str(&envf, "SPACE_DATA_DIR", SPACE_DEFAULT_DATA_DIR);
+	const char *web = env_lookup(&envf, "SPACE_WEB");
+	if (web && *web) {
+		if (strcmp(web, "on") == 0) {
+			cfg.web = true;
+		} else if (strcmp(web, "off") == 0) {
+			cfg.web = false;
+		} else {
+			fprintf(stderr, "agent-space: SPACE_WEB=\"%s\" is invalid: expected on or off\n",
+				web);
+			env_file_free(&envf);
+			return EX_CONFIG_;
+		}
+	}
+	const char *wd = env_lookup(&envf, "SPACE_WEB_DIR");
+	if (wd && *wd)
+		cfg.web_dir = wd;
 
 	enum space_run_result rc = space_server_run(&cfg, &err);
 	env_file_free(&envf);

@@ -589,6 +589,25 @@ static void w09_join_storm(void **state)
 	space_pass(s);
 }
 
+/* SPACE_WEB=off: no page, no API — the reference's 426 for every plain
+ * request but /healthz. */
+static void w10_web_off(void **state)
+{
+	const char *const env[] = {"SPACE_WEB=off", NULL};
+	struct space *s = space_start(env);
+	int st = 0;
+	char *r = get(s, "/", "Accept: text/html\r\n", &st);
+	assert_int_equal(st, 426);
+	free(r);
+	r = get(s, "/api/room", NULL, &st);
+	assert_int_equal(st, 426);
+	free(r);
+	r = get(s, "/healthz", NULL, &st);
+	assert_int_equal(st, 200);
+	free(r);
+	space_pass(s);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, space_teardown)
 
 int main(void)
@@ -598,6 +617,7 @@ int main(void)
 	        T(w01_page),          T(w02_api_room),      T(w03_stream_live),
 	        T(w04_claim_renewal), T(w05_stream_limit),  T(w06_slow_stream_dropped),
 	        T(w07_hostile),       T(w08_long_chat_cut), T(w09_join_storm),
+	        T(w10_web_off),
 	};
 	return cmocka_run_group_tests_name("agent-space web page", tests, NULL, NULL);
 }
