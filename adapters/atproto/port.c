@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/json.h"
 #include "common/log.h"
@@ -166,7 +167,7 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 		if (!uri || !cid || strlen(uri) >= ATP_URI_MAX || strlen(cid) >= ATP_CID_MAX) {
 			err_set(&err, "a like needs extra {\"subject\": {\"uri\", \"cid\"}}");
 		} else if (atp_uri_parse(uri, author, sizeof author, NULL, 0, NULL, 0, &err) == 0 &&
-		           strcmp(author, did) != 0) {
+		           strcasecmp(author, did) != 0) {
 			err_set(&err, "the liked post %s is not by %s, whom the target names", uri,
 			        did);
 		} else if (!err.msg[0]) {
@@ -193,7 +194,7 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 			} else if (atp_uri_parse(puri, author, sizeof author, NULL, 0, NULL, 0,
 			                         &err) != 0) {
 				/* err says why */
-			} else if (strcmp(author, did) != 0) {
+			} else if (strcasecmp(author, did) != 0) {
 				err_set(&err,
 				        "the post answered (%s) is not by %s, whom the target "
 				        "names",

@@ -16,7 +16,7 @@
 
 static _Atomic int64_t clock_offset;
 
-static int64_t test_clock(void *ud)
+static inline int64_t test_clock(void *ud)
 {
 	(void)ud;
 	return time_now_ms() + atomic_load(&clock_offset);
@@ -28,7 +28,7 @@ struct got {
 	cJSON *json;
 };
 
-static void on_done(const struct atp_result *r, void *ud)
+static inline void on_done(const struct atp_result *r, void *ud)
 {
 	struct got *g = ud;
 	assert_false(g->done); /* exactly one callback per call */
@@ -38,13 +38,13 @@ static void on_done(const struct atp_result *r, void *ud)
 	g->json = r->json ? cJSON_Duplicate(r->json, 1) : NULL;
 }
 
-static void got_reset(struct got *g)
+static inline void got_reset(struct got *g)
 {
 	cJSON_Delete(g->json);
 	memset(g, 0, sizeof *g);
 }
 
-static void got_wait(uv_loop_t *loop, struct got *g)
+static inline void got_wait(uv_loop_t *loop, struct got *g)
 {
 	if (testloop_run_until(loop, &g->done) != 0)
 		fail_msg("no answer within %d ms", TESTLOOP_GUARD_MS);
