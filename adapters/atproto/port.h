@@ -37,9 +37,13 @@
  * start, long before a hundred newer records exist); the listing failed,
  * or the target is not one of ours → -1.
  *
- * Lifetime: the port borrows the client (port.ud); the client must outlive
- * the outbound stage. A send in flight when the client is freed is
- * answered (ok 0, "cancelled").
+ * Lifetime: the port borrows the client (port.ud). A send in flight when the
+ * client is freed is answered (ok 0, "... cancelled: shutting down"). A send
+ * may wait out a rate limit (up to atp_config.max_wait_ms), so at shutdown
+ * call outbound_close() first (no new sends reach the port), then
+ * atp_client_free() (the sends in flight are answered at once), then run
+ * the loop until outbound's done_cb — rather than waiting for outbound to
+ * drain before freeing the client.
  */
 #ifndef GA_ADAPTERS_ATPROTO_PORT_H
 #define GA_ADAPTERS_ATPROTO_PORT_H
