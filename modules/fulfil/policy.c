@@ -182,9 +182,9 @@ int fulfil_repo_of(const cJSON *params, char out[FULFIL_REPO_MAX])
 	if (!repo)
 		return -1;
 	const char *slash = strchr(repo, '/');
+	char o[FULFIL_REPO_MAX]; /* outlives the branch: owner may point here */
 	if (slash) {
 		/* "owner/repo": the owner from the split only when none was given */
-		char o[FULFIL_REPO_MAX];
 		snprintf(o, sizeof o, "%.*s", (int)(slash - repo), repo);
 		if (!owner)
 			owner = o;
