@@ -1,6 +1,7 @@
 /* The agent's life on Bluesky, wired on the loop. See bsky.h. */
 #include "modules/bluesky/bsky.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -139,6 +140,7 @@ struct bsky {
 	/* feed */
 	uint64_t pruned;
 	bool warmed;
+	bool peer_busy;
 	/* expression */
 	struct compose_run *expr_run;
 	char *expr_text;
@@ -542,11 +544,15 @@ static int sink_enqueue(const char *action, const cJSON *params, void *ud, char 
 	struct bnote *n = ud;
 	if (strcmp(action, "bluesky_reply") == 0) {
 		const char *uri = json_string_or(params, "post_uri", "");
-		if (strcmp(uri, n->uri) != 0) {
-			err_set(err, "in this turn answer only the post %s (cid %s)", n->uri,
-			        n->cid);
-			return -1;
-		}
+		/* One post per turn: the reply belongs to it whatever post_uri
+		 * the model copied (a thread parent, a mistyped URI). Said in
+		 * the story, so a wrong reference is visible. */
+		if (strcmp(uri, n->uri) != 0)
+			note_decision(n->b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO,
+			              "post_uri",
+			              "the model named %.200s; the reply goes to this "
+			              "turn's post",
+			              uri);
 		if (n->reply) {
 			err_set(err, "this post already has its reply: one reply per post");
 			return -1;
@@ -954,6 +960,111 @@ static void on_thread(const struct atp_result *res, void *ud)
 	start_event(n);
 }
 
+static void fetch_thread(struct bnote *n)
+{
+	struct bsky *b = n->b;
+	struct ga_err err = {{0}};
+	if (atp_get_post_thread(b->c.atp, n->uri, 0, BSKY_THREAD_MAX - 1, on_thread, n, &err) ==
+	    0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "thread not asked", "id", n->uri, "error",
+		       err.msg);
+		n->send_failed = true;
+		n->ended = true;
+		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+	}
+}
+
+/* The identity post (🔗—) in an author feed: its GitHub name, or -1. */
+static int find_identity(const cJSON *feed, char gh[BSKY_GITHUB_NAME_MAX])
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, feed)
+	{
+		if (cJSON_GetObjectItemCaseSensitive(x, "reason"))
+			continue;
+		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(x, "post"), "record");
+		const char *text = json_string_or(rec, "text", "");
+		if (!cJSON_GetObjectItemCaseSensitive(rec, "reply") && bsky_is_identity_post(text))
+			return bsky_identity_github(text, gh);
+	}
+	return -1;
+}
+
+/* Records what an identity scan found about handle/did. */
+static void peer_scanned(struct bsky *b, const char *handle, const char *did, const char *via,
+                         const struct atp_result *res)
+{
+	if (res->kind != ATP_OK || !res->json)
+		return;
+	char gh[BSKY_GITHUB_NAME_MAX];
+	bool found = find_identity(cJSON_GetObjectItemCaseSensitive(res->json, "feed"), gh) == 0;
+	struct bsky_peer *p = bsky_state_peer(b->st, handle, did);
+	if (!p && !found)
+		return; /* a person: nothing to remember */
+	if (!p)
+		p = bsky_state_peer_add(b->st, handle, did, via, now_ms());
+	if (!p)
+		return;
+	/* the feed's author names the DID of a handle-only entry */
+	const cJSON *first =
+	        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res->json, "feed"), 0);
+	const char *fdid =
+	        json_string_or(cJSON_GetObjectItemCaseSensitive(
+	                               cJSON_GetObjectItemCaseSensitive(first, "post"), "author"),
+	                       "did", "");
+	if (!p->did[0] && *fdid)
+		snprintf(p->did, sizeof p->did, "%s", fdid);
+	p->verified_ms = now_ms();
+	if (found) {
+		if (strcmp(p->github, gh) != 0)
+			log_kv(LOG_LEVEL_INFO, LOG_COMP, "peer linked", "handle", p->handle,
+			       "github", gh);
+		snprintf(p->github, sizeof p->github, "%s", gh);
+	} else {
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "Peer identity post not found — will retry",
+		       "handle", p->handle);
+	}
+}
+
+static void on_author_feed(const struct atp_result *res, void *ud)
+{
+	struct bnote *n = ud;
+	if (res->kind == ATP_ERR_CANCELLED)
+		return;
+	peer_scanned(n->b, n->author_handle, n->author_did, "thread", res);
+	n->agent = n->agent || bsky_state_is_peer(n->b->st, n->author_did);
+	fetch_thread(n);
+}
+
+/* @handles in a notification: candidates for peer SOULs (§7.4), scanned
+ * by the peers job; only an identity post makes one a peer. */
+static void register_mentions(struct bsky *b, const struct bnote *n)
+{
+	if (strcmp(n->author_did, b->did) == 0 || !n->text)
+		return;
+	for (const char *t = n->text; (t = strchr(t, '@')) != NULL; t++) {
+		if (t != n->text && t[-1] != ' ' && t[-1] != '(' && t[-1] != '\n')
+			continue;
+		char h[BSKY_HANDLE_MAX];
+		size_t k = 0;
+		for (const char *q = t + 1; *q && k + 1 < sizeof h &&
+		                            (isalnum((unsigned char)*q) || *q == '.' || *q == '-');
+		     q++)
+			h[k++] = (char)tolower((unsigned char)*q);
+		while (k && h[k - 1] == '.')
+			k--;
+		h[k] = 0;
+		if (!strchr(h, '.') || strcasecmp(h, b->handle) == 0 ||
+		    (b->owner_handle && strcasecmp(h, b->owner_handle) == 0) ||
+		    strcasecmp(h, n->author_handle) == 0)
+			continue;
+		if (!bsky_state_peer(b->st, h, NULL))
+			bsky_state_peer_add(b->st, h, NULL, n->owner ? "owner_mention" : "thread",
+			                    now_ms());
+	}
+}
+
 static void note_start(struct bsky *b, struct batch_item *it)
 {
 	struct bnote *n = NULL;
@@ -987,17 +1098,23 @@ static void note_start(struct bsky *b, struct batch_item *it)
 	}
 	snprintf(n->conversation, sizeof n->conversation, "bluesky:%s", n->root_uri);
 	it->started = true;
+	register_mentions(b, n);
 	cJSON_Delete(it->n);
 	it->n = NULL;
-	struct ga_err err = {{0}};
-	if (atp_get_post_thread(b->c.atp, n->uri, 0, BSKY_THREAD_MAX - 1, on_thread, n, &err) ==
-	    0) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "thread not asked", "id", n->uri, "error",
-		       err.msg);
-		n->send_failed = true;
-		n->ended = true;
-		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+	/* an author we do not know yet (or a handle-only one, rescanned at
+	 * most every BSKY_PEER_RESCAN_MS): their identity post decides whether
+	 * they are a peer SOUL (an agent) before the chain is derived */
+	struct bsky_peer *p = bsky_state_peer(b->st, n->author_handle, n->author_did);
+	if (!n->owner && strcmp(n->author_did, b->did) != 0 &&
+	    (!p || (!p->github[0] && now_ms() - p->verified_ms > BSKY_PEER_RESCAN_MS))) {
+		struct ga_err err = {{0}};
+		if (atp_get_author_feed(b->c.atp, n->author_did, "posts_no_replies", NULL,
+		                        BSKY_FEED_LIMIT, on_author_feed, n, &err) != 0)
+			return;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "identity scan not asked", "actor", n->author_did,
+		       "error", err.msg);
 	}
+	fetch_thread(n);
 }
 
 static int cmp_prio(const void *a_, const void *b_)
@@ -1373,6 +1490,120 @@ static void feed_run(struct sched_job *job, void *ud)
 	}
 }
 
+/* ---- peers: follow, announce once (§7.4) ----------------------------------------------- */
+
+struct peer_call {
+	struct bsky *b;
+	char did[BSKY_DID_MAX];
+	char handle[BSKY_HANDLE_MAX];
+};
+
+static void on_followed(const struct atp_result *res, void *ud)
+{
+	struct peer_call *pc = ud;
+	struct bsky *b = pc->b;
+	b->peer_busy = false;
+	if (res->kind != ATP_ERR_CANCELLED) {
+		struct bsky_peer *p = bsky_state_peer(b->st, NULL, pc->did);
+		if (res->kind == ATP_OK && p) {
+			p->followed = true;
+			note_decision(b, "bluesky:peers", pc->did, STAGE_OUTBOUND, VERDICT_SENT,
+			              "follow", "followed the peer @%s", pc->handle);
+			save_state(b);
+		} else if (res->kind != ATP_OK) {
+			log_kv(LOG_LEVEL_WARN, LOG_COMP, "follow failed", "did", pc->did, "error",
+			       res->msg);
+		}
+	}
+	free(pc);
+}
+
+static void on_announced(void *ud, const struct decision *final, const char *artifact)
+{
+	struct peer_call *pc = ud;
+	struct bsky *b = pc->b;
+	b->peer_busy = false;
+	struct bsky_peer *p = bsky_state_peer(b->st, NULL, pc->did);
+	/* a dropped duplicate (the journal knows it was sent) counts as done */
+	if (p &&
+	    (final->verdict == VERDICT_SENT || (final->verdict == VERDICT_DROP && final->rule &&
+	                                        strcmp(final->rule, "journal") == 0))) {
+		p->announced = true;
+		save_state(b);
+	}
+	(void)artifact;
+	free(pc);
+}
+
+static void on_peer_rescan(const struct atp_result *res, void *ud)
+{
+	struct peer_call *pc = ud;
+	struct bsky *b = pc->b;
+	b->peer_busy = false;
+	if (res->kind != ATP_ERR_CANCELLED) {
+		struct bsky_peer *p =
+		        bsky_state_peer(b->st, pc->handle, pc->did[0] ? pc->did : NULL);
+		if (p)
+			p->verified_ms = now_ms(); /* asked, found or not */
+		peer_scanned(b, pc->handle, pc->did[0] ? pc->did : NULL, "thread", res);
+		save_state(b);
+	}
+	free(pc);
+}
+
+static void peers_run(struct sched_job *job, void *ud)
+{
+	struct bsky *b = ud;
+	sched_job_done(job); /* each step below is one call, guarded by peer_busy */
+	if (!b->logged_in || b->quiescing || b->peer_busy)
+		return;
+	int64_t now = now_ms();
+	struct ga_err err = {{0}};
+	for (size_t i = 0; i < b->st->npeers; i++) {
+		struct bsky_peer *p = &b->st->peers[i];
+		struct peer_call *pc = xcalloc(1, sizeof *pc);
+		pc->b = b;
+		snprintf(pc->did, sizeof pc->did, "%s", p->did);
+		snprintf(pc->handle, sizeof pc->handle, "%s", p->handle);
+		if (!p->github[0] && p->handle[0] && now - p->verified_ms > BSKY_PEER_RESCAN_MS) {
+			b->peer_busy = true;
+			if (atp_get_author_feed(b->c.atp, p->handle, "posts_no_replies", NULL,
+			                        BSKY_FEED_LIMIT, on_peer_rescan, pc, &err) == 0) {
+				b->peer_busy = false;
+				free(pc);
+			}
+			return;
+		}
+		if (p->github[0] && p->did[0] && !p->followed) {
+			if (bsky_pacing_wait(&b->pacing, BSKY_ACT_FOLLOW, now) > 0) {
+				free(pc);
+				continue;
+			}
+			bsky_pacing_note(&b->pacing, BSKY_ACT_FOLLOW, now);
+			b->peer_busy = true;
+			if (atp_follow(b->c.atp, p->did, on_followed, pc, &err) == 0) {
+				b->peer_busy = false;
+				free(pc);
+			}
+			return;
+		}
+		if (p->github[0] && p->followed && !p->announced && p->handle[0]) {
+			char text[400], id[BSKY_DID_MAX + 16];
+			if (bsky_announce_text(p->handle, p->github, text, sizeof text) < 0) {
+				p->announced = true; /* nothing sayable: never again */
+				free(pc);
+				continue;
+			}
+			snprintf(id, sizeof id, "announce:%s", p->did);
+			b->peer_busy = true;
+			pipeline_say(b->c.pipeline, CONV_PLATFORM_BLUESKY, "bluesky:post",
+			             "bluesky", text, strlen(text), -1, id, on_announced, pc);
+			return;
+		}
+		free(pc);
+	}
+}
+
 /* ---- start ----------------------------------------------------------------------------------- */
 
 static void add_jobs(struct bsky *b)
@@ -1392,6 +1623,13 @@ static void add_jobs(struct bsky *b)
 	                            .run = feed_run,
 	                            .ud = b};
 	b->j_feed = sched_add(b->c.sched, &o);
+	o = (struct sched_job_opts){.name = "bluesky-peers",
+	                            .interval_ms = b->c.peers_ms ? b->c.peers_ms : BSKY_PEERS_MS,
+	                            .jitter_pct = 0.12,
+	                            .first_delay_ms = 1000,
+	                            .run = peers_run,
+	                            .ud = b};
+	b->j_peers = sched_add(b->c.sched, &o);
 }
 
 static void on_login(const struct atp_result *res, void *ud)

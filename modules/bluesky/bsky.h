@@ -95,6 +95,7 @@
 #define BSKY_FEED_MS           (15 * 60 * 1000)
 #define BSKY_EXPRESSION_MS     (5 * 60 * 1000)
 #define BSKY_PEERS_MS          (3 * 60 * 1000)
+#define BSKY_PEER_RESCAN_MS    (10 * 60 * 1000)
 #define BSKY_RITUAL_FIRST_MS   (10 * 60 * 1000)
 #define BSKY_RITUAL_MS         (30 * 60 * 1000)
 #define BSKY_RITUAL_EARLIEST_H 9
@@ -106,7 +107,7 @@
 #define BSKY_THREAD_MAX        32
 #define BSKY_REFS_MAX          64
 #define BSKY_LIKES_MAX         32
-#define BSKY_COMPOSE_ROUNDS    3
+#define BSKY_COMPOSE_ROUNDS    2 /* the reply (or the exit), then the final word */
 #define BSKY_FEED_LIMIT        50
 #define BSKY_REPLY_SKILL       "bluesky-reply"
 #define BSKY_EXPRESSION_SKILL  "expression"
@@ -147,6 +148,7 @@ struct bsky_config {
 	uint64_t awareness_ms;
 	uint64_t feed_ms;
 	uint64_t expression_ms;
+	uint64_t peers_ms;
 	int64_t pace_ms; /* > 0: every per-type pacing gap is this (tests) */
 };
 

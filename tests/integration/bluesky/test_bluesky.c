@@ -1,0 +1,759 @@
+/*
+ * The agent on Bluesky end to end (issue 12 item 9), black-box: the real
+ * general-agent binary against the Bluesky fake (tests/fakes/bsky, in this
+ * process: its state outlives the agent's restarts) and llmfake-server (a
+ * process; its --record file shows every model call).
+ *
+ *   - a human mentions the agent: exactly one reply, with reply refs to the
+ *     mention (root and parent), a mention facet with the human's DID and a
+ *     link facet, both at UTF-8 byte offsets, and gaChain 1; it stays one
+ *     over later checks, and the notification cursor reaches the server
+ *     (updateSeen);
+ *   - SIGKILL while the model is composing, restart: the mention is
+ *     answered (none lost); SIGKILL right after the reply was created,
+ *     restart: still one reply (none answered twice);
+ *   - the access token expires mid-run (400 ExpiredToken): the agent
+ *     refreshes and answers the next mention; createSession was called
+ *     once in the whole run;
+ *   - a 429 with ratelimit-reset: no request until the reset, then the
+ *     agent resumes and answers;
+ *   - two agents in one thread, each with a model that always answers and
+ *     tags the other: the thread ends within MAX_ACL hops — no agent post
+ *     beyond the chain limit, no closing message.
+ *
+ * Timing: the awareness check runs every 0.4 s here (GA_BLUESKY_AWARENESS_MS)
+ * and the pacing gaps are 50 ms; waits poll until true or their timeout.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "modules/outbound/perms.h"
+#include "proc.h"
+#include "tests/fakes/bsky/bskyfake.h"
+
+#define W        20000
+#define PASSWORD "app-pass-1234-abcd"
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void dump(struct proc *p, const char *home)
+{
+	char *e = proc_stderr(p), *o = proc_stdout(p);
+	fprintf(stderr, "---- agent stderr ----\n%s\n---- agent stdout ----\n%s\n", e ? e : "",
+	        o ? o : "");
+	free(e);
+	free(o);
+	char *log = home ? home_read(home, "memory/decisions.jsonl") : NULL;
+	fprintf(stderr, "---- decisions.jsonl ----\n%s\n", log ? log : "(none)");
+	free(log);
+}
+
+/* ---- the model ------------------------------------------------------------------- */
+
+struct fake {
+	pid_t pid;
+	char env[160];
+};
+
+static void start_llm(const char *home, const char *script, struct fake *f)
+{
+	home_write(home, "llm-script.json", script);
+	char bin[1024], scriptp[1024], portp[1024], rec[1024];
+	snprintf(bin, sizeof bin, "%s/tests/fakes/llm/llmfake-server", getenv("GA_BUILD_DIR"));
+	snprintf(scriptp, sizeof scriptp, "%s/llm-script.json", home);
+	snprintf(portp, sizeof portp, "%s/llm.port", home);
+	snprintf(rec, sizeof rec, "%s/llm-record.jsonl", home);
+	unlink(portp);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		execl(bin, bin, "--script", scriptp, "--port-file", portp, "--record", rec,
+		      (char *)NULL);
+		_exit(127);
+	}
+	f->pid = pid;
+	for (int i = 0; i < 1000; i++) {
+		char *port = home_read(home, "llm.port");
+		if (port && atoi(port) > 0) {
+			snprintf(f->env, sizeof f->env, "LLM_BASE_URL=http://127.0.0.1:%d/v1",
+			         atoi(port));
+			free(port);
+			return;
+		}
+		free(port);
+		usleep(10000);
+	}
+	fail_msg("llmfake-server did not start");
+}
+
+static void stop_llm(struct fake *f)
+{
+	kill(f->pid, SIGTERM);
+	waitpid(f->pid, NULL, 0);
+}
+
+static int llm_calls(const char *home)
+{
+	char *rec = home_read(home, "llm-record.jsonl");
+	int n = 0;
+	for (char *c = rec; c && *c; c++)
+		n += *c == '\n';
+	free(rec);
+	return n;
+}
+
+/* A model that answers each post with the next of texts (through
+ * bluesky_reply), then a final word: two calls per post. The last text
+ * repeats. */
+static char *reply_script_seq(const char *const *texts, size_t n, int delay_ms)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON *m = cJSON_AddObjectToObject(e, "match");
+		cJSON *tools = cJSON_AddArrayToObject(m, "tools");
+		cJSON_AddItemToArray(tools, cJSON_CreateString("bluesky_reply"));
+		cJSON_AddStringToObject(m, "last_user_contains", "Answer this post");
+		cJSON *calls = cJSON_AddArrayToObject(e, "tool_calls");
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "name", "bluesky_reply");
+		cJSON *args = cJSON_AddObjectToObject(c, "arguments");
+		cJSON_AddStringToObject(args, "text", texts[i]);
+		cJSON_AddStringToObject(args, "post_uri", "at://the-post-of-this-turn");
+		cJSON_AddStringToObject(args, "post_cid", "bafyreiplaceholder");
+		cJSON_AddItemToArray(calls, c);
+		if (delay_ms)
+			cJSON_AddNumberToObject(e, "delay_ms", delay_ms);
+		if (i + 1 < n)
+			cJSON_AddNumberToObject(e, "times", 1);
+		cJSON_AddItemToArray(arr, e);
+		/* after the tool's result: a final word */
+		cJSON *fin = cJSON_CreateObject();
+		cJSON_AddStringToObject(fin, "content", "Replied.");
+		if (i + 1 < n)
+			cJSON_AddNumberToObject(fin, "times", 1);
+		cJSON_AddItemToArray(arr, fin);
+	}
+	char *s = cJSON_PrintUnformatted(arr);
+	cJSON_Delete(arr);
+	return s;
+}
+
+static char *reply_script(const char *text, int delay_ms)
+{
+	return reply_script_seq(&text, 1, delay_ms);
+}
+
+/* ---- the agent ------------------------------------------------------------------------ */
+
+struct agent {
+	struct proc p;
+	char home_env[64];
+	char service[200];
+	char user[160];
+	char owner[200];
+	char *home;
+};
+
+static void start_agent(struct agent *a, struct bskyfake *f, const char *name, const char *handle,
+                        const struct fake *llm, const char *extra_env)
+{
+	snprintf(a->service, sizeof a->service, "BLUESKY_SERVICE=%s", bskyfake_base_url(f));
+	snprintf(a->user, sizeof a->user, "AGENT_BLUESKY_USERNAME=%s", handle);
+	snprintf(a->home_env, sizeof a->home_env, "AGENT_NAME=%s", name);
+	const char *env[] = {a->home_env,
+	                     a->service,
+	                     a->user,
+	                     "AGENT_BLUESKY_PASSWORD=" PASSWORD,
+	                     "OWNER_BLUESKY_SOCIAL_HANDLE=owner.test",
+	                     a->owner,
+	                     llm->env,
+	                     "LLM_MODEL=fake-model",
+	                     "LLM_API_KEY=test-key-0123456789",
+	                     "GA_BLUESKY_AWARENESS_MS=400",
+	                     "GA_BLUESKY_FEED_MS=600000",
+	                     "GA_BLUESKY_PEERS_MS=600000",
+	                     "GA_BLUESKY_PACE_MS=50",
+	                     "GA_BLUESKY_MIN_INTERVAL_MS=50",
+	                     "GA_BLUESKY_SPACING_MS=20",
+	                     "DASHBOARD_ADDR=off",
+	                     extra_env ? extra_env : "GA_TEST_NOTHING=1",
+	                     NULL};
+	if (proc_start(&a->p, a->home, (const char *const[]){NULL}, env) != 0)
+		fail_msg("cannot start general-agent in %s", a->home);
+	if (!proc_wait_output(&a->p, "signed in", W)) {
+		dump(&a->p, a->home);
+		fail_msg("the agent did not sign in to Bluesky");
+	}
+}
+
+static void stop_agent(struct agent *a)
+{
+	proc_signal(&a->p, SIGTERM);
+	int rc = proc_wait(&a->p, W);
+	if (rc != 0) {
+		dump(&a->p, a->home);
+		fail_msg("the agent exited %d", rc);
+	}
+	proc_cleanup(&a->p);
+}
+
+static void kill_agent(struct agent *a)
+{
+	proc_signal(&a->p, SIGKILL);
+	proc_wait(&a->p, W);
+	proc_cleanup(&a->p);
+}
+
+/* ---- the world ------------------------------------------------------------------------ */
+
+struct world {
+	struct bskyfake *f;
+	char agent_did[BSKYFAKE_DID_MAX];
+	char human_did[BSKYFAKE_DID_MAX];
+	char owner_did[BSKYFAKE_DID_MAX];
+};
+
+static void world_new(struct world *w)
+{
+	char err[256];
+	w->f = bskyfake_new(err, sizeof err);
+	if (!w->f)
+		fail_msg("bskyfake: %s", err);
+	bskyfake_add_account(w->f, "agent.test", PASSWORD, w->agent_did);
+	bskyfake_add_account(w->f, "human.test", "human-pass", w->human_did);
+	bskyfake_add_account(w->f, "owner.test", "owner-pass", w->owner_did);
+}
+
+/* Our replies (posts with a reply ref) of handle. */
+static size_t replies_of(struct bskyfake *f, const char *handle)
+{
+	cJSON *recs = bskyfake_records(f, handle, "app.bsky.feed.post");
+	size_t n = 0;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, recs) n +=
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(r, "value"), "reply") != NULL;
+	cJSON_Delete(recs);
+	return n;
+}
+
+static bool wait_replies(struct bskyfake *f, const char *handle, size_t n, int ms)
+{
+	int64_t end = mono_ms() + ms;
+	while (mono_ms() < end) {
+		if (replies_of(f, handle) >= n)
+			return true;
+		usleep(50000);
+	}
+	return replies_of(f, handle) >= n;
+}
+
+static void settle(int ms)
+{
+	/* a few awareness checks (0.4 s each) to see that nothing more happens */
+	usleep((useconds_t)ms * 1000);
+}
+
+/* The newest reply record of handle (caller frees). */
+static cJSON *newest_reply(struct bskyfake *f, const char *handle)
+{
+	cJSON *recs = bskyfake_records(f, handle, "app.bsky.feed.post");
+	cJSON *out = NULL;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, recs)
+	{
+		if (cJSON_GetObjectItem(cJSON_GetObjectItem(r, "value"), "reply")) {
+			out = cJSON_Duplicate(r, true);
+			break;
+		}
+	}
+	cJSON_Delete(recs);
+	return out;
+}
+
+static const char *jstr(const cJSON *o, const char *path1, const char *path2, const char *path3)
+{
+	const cJSON *x = cJSON_GetObjectItem(o, path1);
+	if (path2)
+		x = cJSON_GetObjectItem(x, path2);
+	if (path3)
+		x = cJSON_GetObjectItem(x, path3);
+	return cJSON_GetStringValue(x) ? cJSON_GetStringValue(x) : "";
+}
+
+/* ---- 1. a human mentions the agent -------------------------------------------------- */
+
+static void test_mention_one_reply(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	/* an emoji before the facets: byte offsets differ from UTF-16 ones */
+	static const char reply_text[] =
+	        "\xF0\x9F\x99\x82 @human.test the parser keeps the escape; "
+	        "see https://example.com/docs for the details";
+	char *script = reply_script(reply_text, 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	char uri[BSKYFAKE_URI_MAX], cid[BSKYFAKE_CID_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test",
+	                               "@agent.test how does the parser handle a trailing "
+	                               "backslash?",
+	                               NULL, uri, cid),
+	                 0);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	if (!wait_replies(w.f, "agent.test", 1, W)) {
+		dump(&a.p, a.home);
+		fail_msg("no reply to the mention");
+	}
+	settle(2000);
+	assert_int_equal(replies_of(w.f, "agent.test"), 1);
+	assert_int_equal(llm_calls(a.home), 2); /* the tool call, then the final word */
+	cJSON *r = newest_reply(w.f, "agent.test");
+	assert_non_null(r);
+	const cJSON *v = cJSON_GetObjectItem(r, "value");
+	assert_string_equal(jstr(v, "text", NULL, NULL), reply_text);
+	assert_string_equal(jstr(v, "reply", "parent", "uri"), uri);
+	assert_string_equal(jstr(v, "reply", "parent", "cid"), cid);
+	assert_string_equal(jstr(v, "reply", "root", "uri"), uri);
+	assert_string_equal(jstr(v, "reply", "root", "cid"), cid);
+	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(v, "gaChain")), 1);
+	/* facets: the mention (with the human's DID) and the link, in bytes */
+	const char *mention = strstr(reply_text, "@human.test");
+	const char *link = strstr(reply_text, "https://example.com/docs");
+	bool saw_mention = false, saw_link = false;
+	const cJSON *fct;
+	cJSON_ArrayForEach(fct, cJSON_GetObjectItem(v, "facets"))
+	{
+		const cJSON *idx = cJSON_GetObjectItem(fct, "index");
+		int bs = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteStart"));
+		int be = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteEnd"));
+		const cJSON *feat = cJSON_GetArrayItem(cJSON_GetObjectItem(fct, "features"), 0);
+		const char *type = jstr(feat, "$type", NULL, NULL);
+		if (strcmp(type, "app.bsky.richtext.facet#mention") == 0) {
+			assert_int_equal(bs, mention - reply_text);
+			assert_int_equal(be, mention - reply_text + 11);
+			assert_string_equal(jstr(feat, "did", NULL, NULL), w.human_did);
+			saw_mention = true;
+		} else if (strcmp(type, "app.bsky.richtext.facet#link") == 0) {
+			assert_int_equal(bs, link - reply_text);
+			assert_int_equal(be, link - reply_text + 24);
+			saw_link = true;
+		}
+	}
+	assert_true(saw_mention);
+	assert_true(saw_link);
+	cJSON_Delete(r);
+	/* the cursor reached the server */
+	assert_true(bskyfake_seen_at(w.f, "agent.test") > 0);
+	/* the story: `why` finds the notification's walk */
+	char *log = home_read(a.home, "memory/decisions.jsonl");
+	assert_non_null(log);
+	assert_non_null(strstr(log, uri));
+	assert_non_null(strstr(log, "\"answered\""));
+	free(log);
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
+/* ---- 2. SIGKILL during a reply --------------------------------------------------------- */
+
+static void test_kill_and_restart(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	/* the model takes 3 s: the agent is killed while it composes */
+	char *script = reply_script("The escape is kept as written, nothing is dropped.", 3000);
+	struct fake slow;
+	start_llm(a.home, script, &slow);
+	free(script);
+	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test is the escape kept?", NULL,
+	                               NULL, NULL),
+	                 0);
+	start_agent(&a, w.f, "Ada", "agent.test", &slow, NULL);
+	int64_t end = mono_ms() + W;
+	while (llm_calls(a.home) < 1 && mono_ms() < end)
+		usleep(20000);
+	assert_true(llm_calls(a.home) >= 1);
+	kill_agent(&a);
+	stop_llm(&slow);
+	assert_int_equal(replies_of(w.f, "agent.test"), 0);
+	/* restart: the notification was not lost */
+	script = reply_script("The escape is kept as written, nothing is dropped.", 0);
+	struct fake fast;
+	start_llm(a.home, script, &fast);
+	free(script);
+	start_agent(&a, w.f, "Ada", "agent.test", &fast, NULL);
+	if (!wait_replies(w.f, "agent.test", 1, W)) {
+		dump(&a.p, a.home);
+		fail_msg("the notification was lost across the crash");
+	}
+	/* killed right after the reply exists: no second reply after restart */
+	kill_agent(&a);
+	start_agent(&a, w.f, "Ada", "agent.test", &fast, NULL);
+	settle(3000);
+	assert_int_equal(replies_of(w.f, "agent.test"), 1);
+	/* and a new mention is still answered */
+	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test and the tab character?",
+	                               NULL, NULL, NULL),
+	                 0);
+	if (!wait_replies(w.f, "agent.test", 2, W)) {
+		dump(&a.p, a.home);
+		fail_msg("a new mention after the restarts was not answered");
+	}
+	settle(1500);
+	assert_int_equal(replies_of(w.f, "agent.test"), 2);
+	stop_agent(&a);
+	stop_llm(&fast);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
+/* ---- 3. an expired access token mid-run ------------------------------------------------- */
+
+static void test_expired_token(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char *script = reply_script("Tabs are kept too; only the line end is trimmed.", 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	/* a few checks with the first token */
+	assert_int_equal(bskyfake_wait_requests(w.f, bskyfake_requests(w.f) + 4, W), 0);
+	bskyfake_expire_tokens(w.f, "agent.test");
+	assert_int_equal(
+	        bskyfake_post(w.f, "human.test", "@agent.test what about tabs?", NULL, NULL, NULL),
+	        0);
+	if (!wait_replies(w.f, "agent.test", 1, W)) {
+		dump(&a.p, a.home);
+		fail_msg("no reply after the token expired");
+	}
+	assert_true(bskyfake_count(w.f, "com.atproto.server.refreshSession", 200) >= 1);
+	assert_int_equal(bskyfake_count(w.f, "com.atproto.server.createSession", 0), 1);
+	assert_true(bskyfake_count(w.f, NULL, 400) >= 1); /* the ExpiredToken answer */
+	stop_agent(&a);
+	/* a restart reuses the persisted session: still one login */
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	settle(1500);
+	assert_int_equal(bskyfake_count(w.f, "com.atproto.server.createSession", 0), 1);
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
+/* ---- 4. a 429 with ratelimit-reset -------------------------------------------------------- */
+
+static void test_rate_limited(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char *script = reply_script("Yes, the limit resets and I carry on.", 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	assert_int_equal(bskyfake_wait_requests(w.f, bskyfake_requests(w.f) + 3, W), 0);
+	const int reset_ms = 3000;
+	bskyfake_force_429(w.f, 1, reset_ms);
+	int64_t t429 = mono_ms();
+	/* the next request gets the 429 */
+	uint64_t before = bskyfake_requests(w.f);
+	assert_int_equal(bskyfake_wait_requests(w.f, before + 1, W), 0);
+	uint64_t after_429 = bskyfake_requests(w.f);
+	assert_int_equal(
+	        bskyfake_post(w.f, "human.test", "@agent.test still there?", NULL, NULL, NULL), 0);
+	/* paused: nothing is asked until the reset (with a margin for the
+	 * reset's whole-second rounding) */
+	while (mono_ms() < t429 + reset_ms - 1200)
+		usleep(50000);
+	assert_int_equal(bskyfake_requests(w.f), after_429);
+	/* resumed */
+	if (!wait_replies(w.f, "agent.test", 1, W)) {
+		dump(&a.p, a.home);
+		fail_msg("the agent did not resume after the rate limit's reset");
+	}
+	assert_true(mono_ms() >= t429 + reset_ms - 1200);
+	assert_int_equal(bskyfake_count(w.f, NULL, 429), 1);
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
+static int free_port(void)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t n = sizeof a;
+	if (bind(s, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    getsockname(s, (struct sockaddr *)&a, &n) != 0)
+		fail_msg("no free port: %s", strerror(errno));
+	close(s);
+	return ntohs(a.sin_port);
+}
+
+/* Peers' messages need a claim (the gate's rule 6): two agents outside a
+ * room coordinate through Redis. */
+static pid_t start_redis(int port)
+{
+	char p[16];
+	snprintf(p, sizeof p, "%d", port);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+		dup2(null, 0);
+		dup2(null, 1);
+		execlp("redis-server", "redis-server", "--bind", "127.0.0.1", "--port", p, "--save",
+		       "", "--appendonly", "no", "--daemonize", "no", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500; i++) {
+		int s = socket(AF_INET, SOCK_STREAM, 0);
+		struct sockaddr_in a = {.sin_family = AF_INET,
+		                        .sin_port = htons((uint16_t)port),
+		                        .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		int ok = connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+		close(s);
+		if (ok)
+			return pid;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	fail_msg("redis-server did not start on port %d", port);
+	return -1;
+}
+
+/* ---- 5. two agents in one thread ------------------------------------------------------------ */
+
+static void test_two_agents(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	char bdid[BSKYFAKE_DID_MAX];
+	bskyfake_add_account(w.f, "bob.test", PASSWORD, bdid);
+	struct agent a = {.home = home_new()}, b = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	snprintf(b.owner, sizeof b.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	/* each model always answers, substantively and differently, and tags
+	 * the other */
+	static const char *const ta[] = {
+	        "@bob.test I think the tokenizer should own escapes; the parser only sees tokens.",
+	        "@bob.test Then keep the raw span on the token itself, the parser reads it there.",
+	        "@bob.test A span per token costs eight bytes; cheap next to a second lexer pass.",
+	        "@bob.test Error recovery would also want the span, so it pays for itself twice.",
+	        "@bob.test One more angle: fuzzing finds span bugs fast, add a target for it.",
+	};
+	static const char *const tb[] = {
+	        "@agent.test Agreed in part: the parser still needs the raw span for errors.",
+	        "@agent.test Spans on tokens work if the lexer never rewrites the text under them.",
+	        "@agent.test Fair, but multi-line strings break naive spans; track line starts "
+	        "too.",
+	        "@agent.test Line tables are cheap as well; I would store them once per file.",
+	        "@agent.test And the fuzz target should compare spans against a slow reference "
+	        "lexer.",
+	};
+	char *sa = reply_script_seq(ta, 5, 0);
+	char *sb = reply_script_seq(tb, 5, 0);
+	struct fake la, lb;
+	start_llm(a.home, sa, &la);
+	start_llm(b.home, sb, &lb);
+	free(sa);
+	free(sb);
+	int port = free_port();
+	pid_t redis = start_redis(port);
+	char rurl[64];
+	snprintf(rurl, sizeof rurl, "REDIS_URL=redis://127.0.0.1:%d", port);
+	start_agent(&a, w.f, "Ada", "agent.test", &la, rurl);
+	start_agent(&b, w.f, "Bob", "bob.test", &lb, rurl);
+	assert_int_equal(bskyfake_post(w.f, "human.test",
+	                               "@agent.test @bob.test who should own escape handling?",
+	                               NULL, NULL, NULL),
+	                 0);
+	/* the exchange runs until the chain limit (MAX_ACL 4 by default);
+	 * then it stops: nothing new for a while */
+	size_t last = 0;
+	int64_t quiet_since = mono_ms(), end = mono_ms() + 60000;
+	while (mono_ms() < end) {
+		size_t n = replies_of(w.f, "agent.test") + replies_of(w.f, "bob.test");
+		if (n != last) {
+			last = n;
+			quiet_since = mono_ms();
+		}
+		if (n > 0 && mono_ms() - quiet_since > 5000)
+			break;
+		usleep(100000);
+	}
+	size_t na = replies_of(w.f, "agent.test"), nb = replies_of(w.f, "bob.test");
+	if (na + nb == 0 || mono_ms() >= end) {
+		dump(&a.p, a.home);
+		dump(&b.p, b.home);
+		fail_msg("the thread did not settle (%zu + %zu replies)", na, nb);
+	}
+	if (getenv("GA_TEST_VERBOSE")) {
+		fprintf(stderr, "replies: %zu + %zu\n", na, nb);
+		dump(&a.p, a.home);
+		dump(&b.p, b.home);
+	}
+	/* every agent post carries its chain, none beyond MAX_ACL (4); each
+	 * agent stays within SELF.md's replies per thread (4); every post is
+	 * one of the model's substantive answers — no closing message */
+	const char *handles[] = {"agent.test", "bob.test"};
+	const char *const *texts[] = {ta, tb};
+	for (int h = 0; h < 2; h++) {
+		cJSON *recs = bskyfake_records(w.f, handles[h], "app.bsky.feed.post");
+		const cJSON *r;
+		size_t mine = 0;
+		cJSON_ArrayForEach(r, recs)
+		{
+			const cJSON *v = cJSON_GetObjectItem(r, "value");
+			if (!cJSON_GetObjectItem(v, "reply"))
+				continue;
+			mine++;
+			int chain = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(v, "gaChain"));
+			assert_true(chain >= 1 && chain <= 4);
+			const char *t = jstr(v, "text", NULL, NULL);
+			bool scripted = false;
+			for (int k = 0; k < 5; k++)
+				scripted |= strncmp(t, texts[h][k], strlen(texts[h][k])) == 0;
+			if (!scripted)
+				fail_msg("%s posted something else: %s", handles[h], t);
+			/* the reply at MAX_ACL carries the courtesy notice */
+			if (chain == 4)
+				assert_non_null(
+				        strstr(t, "Replies to this message will not be processed"));
+		}
+		assert_true(mine >= 1 && mine <= 4);
+		cJSON_Delete(recs);
+	}
+	/* and the story names what stopped it */
+	char *la_log = home_read(a.home, "memory/decisions.jsonl");
+	char *lb_log = home_read(b.home, "memory/decisions.jsonl");
+	assert_true(
+	        (la_log && (strstr(la_log, "\"bot_chain\"") || strstr(la_log, "\"chain_length\"") ||
+	                    strstr(la_log, "\"replies_per_thread\""))) ||
+	        (lb_log && (strstr(lb_log, "\"bot_chain\"") || strstr(lb_log, "\"chain_length\"") ||
+	                    strstr(lb_log, "\"replies_per_thread\""))));
+	free(la_log);
+	free(lb_log);
+	stop_agent(&a);
+	stop_agent(&b);
+	stop_llm(&la);
+	stop_llm(&lb);
+	kill(redis, SIGTERM);
+	waitpid(redis, NULL, 0);
+	home_remove(a.home);
+	home_remove(b.home);
+	bskyfake_free(w.f);
+}
+
+/* ---- 6. a closing gets a like, not a reply ------------------------------------------- */
+
+static void test_thanks_liked(void **state)
+{
+	(void)state;
+	/* a like is sent to bluesky:like:<did> (adapters/atproto/port.h);
+	 * until the send permissions know that target, outbound refuses every
+	 * like — said, and skipped, rather than passed */
+	char canon[256];
+	struct ga_err perr = {{0}};
+	if (perms_canonical("bluesky:like:did:plc:abc", false, canon, sizeof canon, &perr) < 0) {
+		fprintf(stderr, "skipped: outbound's send permissions refuse the like target: %s\n",
+		        perr.msg);
+		skip();
+	}
+	struct world w;
+	world_new(&w);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char *script =
+	        reply_script("The tokenizer keeps the escape; the parser sees one token.", 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	char uri[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test who keeps the escape?", NULL,
+	                               uri, NULL),
+	                 0);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	if (!wait_replies(w.f, "agent.test", 1, W)) {
+		dump(&a.p, a.home);
+		fail_msg("no reply to the mention");
+	}
+	cJSON *r = newest_reply(w.f, "agent.test");
+	char ours[BSKYFAKE_URI_MAX];
+	snprintf(ours, sizeof ours, "%s", jstr(r, "uri", NULL, NULL));
+	cJSON_Delete(r);
+	char thanks[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test", "Thanks!", ours, thanks, NULL), 0);
+	int64_t end = mono_ms() + W;
+	while (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") < 1 &&
+	       mono_ms() < end)
+		usleep(50000);
+	if (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") != 1) {
+		dump(&a.p, a.home);
+		fail_msg("the thank-you was not liked");
+	}
+	cJSON *likes = bskyfake_records(w.f, "agent.test", "app.bsky.feed.like");
+	assert_string_equal(jstr(cJSON_GetArrayItem(likes, 0), "value", "subject", "uri"), thanks);
+	cJSON_Delete(likes);
+	settle(1500);
+	assert_int_equal(replies_of(w.f, "agent.test"), 1); /* no reply to a thank-you */
+	assert_int_equal(llm_calls(a.home), 2);             /* never shown to the model */
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
+int main(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_mention_one_reply), cmocka_unit_test(test_kill_and_restart),
+	        cmocka_unit_test(test_expired_token),     cmocka_unit_test(test_rate_limited),
+	        cmocka_unit_test(test_two_agents),        cmocka_unit_test(test_thanks_liked),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
