@@ -468,6 +468,32 @@ static void start_model(struct daemon *d)
 	owner_identity(d);
 }
 
+/* SELF.md read again: the identity, the gate's Social Mechanics, the
+ * owner's prompt. (A reflection that rewrote it calls this through the
+ * services' reload_self; SIGHUP does it with the rest.) */
+static void reload_self(struct daemon *d)
+{
+	struct self_doc next;
+	if (load_self(d, &next) == 0) {
+		self_doc_free(&d->self);
+		d->self = next;
+		log_self(d, "SELF.md reloaded");
+	} else {
+		self_doc_free(&next);
+	}
+	if (d->pipeline) {
+		struct gate_config g;
+		gate_config_from(&g, &d->home->cfg, &d->self);
+		pipeline_set_gate(d->pipeline, &g);
+	}
+	owner_identity(d);
+}
+
+static void svc_reload_self(void *ud)
+{
+	reload_self(ud);
+}
+
 static void reload(struct daemon *d)
 {
 	log_kv(LOG_LEVEL_INFO, "daemon", "reload requested (SIGHUP)", "env", d->home->env_path);
@@ -514,26 +540,13 @@ static void reload(struct daemon *d)
 		log_kv(LOG_LEVEL_INFO, "daemon", "configuration reloaded", "env",
 		       d->home->env_path);
 	}
-	struct self_doc next;
-	if (load_self(d, &next) == 0) {
-		self_doc_free(&d->self);
-		d->self = next;
-		log_self(d, "SELF.md reloaded");
-	} else {
-		self_doc_free(&next);
-	}
 	load_skills(d, true);
-	owner_identity(d);
+	reload_self(d);
 #ifdef GA_HAVE_SPACE
 	/* The room hears who we are now (SELF.md may have changed). */
 	if (d->space)
 		space_runtime_refresh_identity(d->space);
 #endif
-	if (d->pipeline) {
-		struct gate_config g;
-		gate_config_from(&g, &d->home->cfg, &d->self);
-		pipeline_set_gate(d->pipeline, &g);
-	}
 	ga_services_reload(&d->services);
 	d->budget.daily_limit = d->home->cfg.llm_daily_token_budget;
 	/* The model client, the owner's handles and the room keep the
@@ -967,6 +980,7 @@ static void start_services(struct daemon *d)
 				 .version = GA_VERSION,
 				 .room_target = room_target,
 				 .coord = svc_coord,
+				 .reload_self = svc_reload_self,
 #ifdef GA_HAVE_SPACE
 				 .room_reflection = svc_room_reflection,
 				 .room_identity = svc_room_identity,

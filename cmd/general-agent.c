@@ -12,6 +12,7 @@
 #include "cmd/cli.h"
 #include "common/log.h"
 #include "modules/commitments/cli.h"
+#include "modules/reflection/cli.h"
 #include "modules/decisions/cli.h"
 #include "modules/outbound/perms_cli.h"
 #include "modules/pipeline/control.h"
@@ -40,6 +41,8 @@ static const char USAGE[] =
 	"                    of the id is enough)\n"
 	"  commitments [--json]\n"
 	"                    what the agent promised: state, attempts, the artifact link\n"
+	"  self diff | revert | history\n"
+	"                    what reflection changed in SELF.md; undo it (docs/growth.md)\n"
 	"  pause, resume     the kill switch: a paused agent answers nobody, and its owner\n"
 	"                    only /resume and /status; a running daemon picks it up within\n"
 	"                    2 s, and the pause survives restarts\n"
@@ -148,7 +151,7 @@ static int take_home_opts(int argc, char **argv, const char *cmd, struct ga_opts
 static bool is_arg_command(const char *cmd)
 {
 	return strcmp(cmd, "decisions") == 0 || strcmp(cmd, "why") == 0 ||
-	       strcmp(cmd, "commitments") == 0 ||
+	       strcmp(cmd, "commitments") == 0 || strcmp(cmd, "self") == 0 ||
 	       strcmp(cmd, "cross") == 0 || strcmp(cmd, "pause") == 0 ||
 	       strcmp(cmd, "resume") == 0;
 }
@@ -178,6 +181,8 @@ static int run_arg_command(const char *cmd, struct ga_opts *opts, int argc, char
 		rc = decisions_cli_list(mem, n, rest, stdout, stderr);
 	} else if (strcmp(cmd, "commitments") == 0) {
 		rc = commitments_cli(mem, n, rest, stdout, stderr);
+	} else if (strcmp(cmd, "self") == 0) {
+		rc = reflection_cli_self(n, rest, &home.cfg, stdout, stderr);
 	} else if (strcmp(cmd, "why") == 0) {
 		if (n < 1 || rest[0][0] == '-') {
 			fputs("usage: general-agent why MESSAGE_ID [--json]\n", stderr);

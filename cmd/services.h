@@ -88,6 +88,10 @@ struct ga_svc_ctx {
 	 * a room (nothing is queued). May be NULL in a build without the room. */
 	int (*room_reflection)(void *ud, const char *summary);
 	int (*room_identity)(void *ud);
+	/* SELF.md changed on disk (a reflection rewrote it): the daemon reads
+	 * it again — identity, the gate's Social Mechanics, the owner's prompt.
+	 * The room's identity is not re-sent here (room_identity does that). */
+	void (*reload_self)(void *ud);
 	/* Tell the owner (terminal and log). */
 	void (*notify_owner)(void *ud, const char *text);
 	/* A fatal condition (401 on the GitHub token): the owner is told, the

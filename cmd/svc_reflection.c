@@ -11,16 +11,13 @@
  *     reflection_tick: no model call unless a new experience waits;
  *   - after a reflection that changed SELF.md: the room gets the summary
  *     (ctx->room_reflection) and the identity (ctx->room_identity), and the
- *     daemon is asked to re-read SELF.md the way an owner asks it, with
- *     SIGHUP to itself (its handler re-reads SELF.md and the skills);
+ *     daemon reads SELF.md again (ctx->reload_self);
  *   - status: the last reflection, its outcome and summary, experiences
  *     pending, tokens spent, peers known.
  */
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "cmd/services.h"
 #include "common/log.h"
@@ -104,10 +101,11 @@ static int identity(void *ud)
 
 static void self_changed(void *ud)
 {
-	(void)ud;
-	/* the daemon's SIGHUP handler (a libuv signal watcher) re-reads SELF.md,
-	 * the skills and the owner's identity on the loop */
-	kill(getpid(), SIGHUP);
+	struct svc_refl *s = ud;
+	/* the daemon reads SELF.md again (identity, the gate's Social
+	 * Mechanics, the owner's prompt); .env is left alone */
+	if (s->ctx.reload_self)
+		s->ctx.reload_self(s->ctx.ud);
 }
 
 static void notify(void *ud, const char *text)
