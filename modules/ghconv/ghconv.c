@@ -186,6 +186,17 @@ static void call_free(struct gcall *c)
 	free(c);
 }
 
+/* The end of a call about the active thread: the call is forgotten; the
+ * active item, or NULL when the call was cancelled or none is active. */
+static struct item *call_end(void *ud, const struct gh_result *r, struct ghconv **gp)
+{
+	struct gcall *c = ud;
+	struct ghconv *g = c->g;
+	call_free(c);
+	*gp = g;
+	return r->kind == GH_ERR_CANCELLED ? NULL : g->active;
+}
+
 /* ---- the queue ---------------------------------------------------------------------------- */
 
 static void item_free(struct item *it)
@@ -269,11 +280,9 @@ static void fetch_failed(struct ghconv *g, const struct gh_result *r, const char
 
 static void on_issue(const struct gh_result *r, void *ud)
 {
-	struct gcall *c = ud;
-	struct ghconv *g = c->g;
-	call_free(c);
-	struct item *it = g->active;
-	if (r->kind == GH_ERR_CANCELLED || !it)
+	struct ghconv *g;
+	struct item *it = call_end(ud, r, &g);
+	if (!it)
 		return;
 	if (r->kind != GH_OK) {
 		fetch_failed(g, r, "fetching the issue");
@@ -331,11 +340,9 @@ static void delete_next(struct ghconv *g);
 
 static void on_deleted(const struct gh_result *r, void *ud)
 {
-	struct gcall *c = ud;
-	struct ghconv *g = c->g;
-	call_free(c);
-	struct item *it = g->active;
-	if (r->kind == GH_ERR_CANCELLED || !it)
+	struct ghconv *g;
+	struct item *it = call_end(ud, r, &g);
+	if (!it)
 		return;
 	int64_t id = it->dups[it->idup++];
 	char msg_id[MSG_ID_MAX];
@@ -401,11 +408,9 @@ static void forget_deleted(struct item *it)
 
 static void on_comments(const struct gh_result *r, void *ud)
 {
-	struct gcall *c = ud;
-	struct ghconv *g = c->g;
-	call_free(c);
-	struct item *it = g->active;
-	if (r->kind == GH_ERR_CANCELLED || !it)
+	struct ghconv *g;
+	struct item *it = call_end(ud, r, &g);
+	if (!it)
 		return;
 	if (r->kind != GH_OK) {
 		fetch_failed(g, r, "listing the comments");
@@ -485,11 +490,9 @@ static const struct ghconv_comment *trigger_comment(const struct item *it)
 
 static void on_reacted(const struct gh_result *r, void *ud)
 {
-	struct gcall *c = ud;
-	struct ghconv *g = c->g;
-	call_free(c);
-	struct item *it = g->active;
-	if (r->kind == GH_ERR_CANCELLED || !it)
+	struct ghconv *g;
+	struct item *it = call_end(ud, r, &g);
+	if (!it)
 		return;
 	struct decision d;
 	if (r->kind == GH_OK) {
