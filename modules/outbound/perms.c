@@ -200,15 +200,19 @@ static bool for_each_form(bool (*fn)(const struct tmpl *, void *), void *ud)
 	tmpl_push(&t, C_LIT, "post");
 	if (fn(&t, ud))
 		return true;
-	t.n = 0;
-	tmpl_push(&t, C_LIT, "bluesky");
-	tmpl_push(&t, C_LIT, "reply");
-	tmpl_push(&t, C_LIT, "did");
-	tmpl_push(&t, C_METHOD, NULL);
-	while (t.n < PERMS_MAX_SEGMENTS) {
-		tmpl_push(&t, C_DIDID, NULL);
-		if (fn(&t, ud))
-			return true;
+	/* a reply to, and a like of a post by, <did> */
+	static const char *const acts[] = {"reply", "like"};
+	for (size_t a = 0; a < 2; a++) {
+		t.n = 0;
+		tmpl_push(&t, C_LIT, "bluesky");
+		tmpl_push(&t, C_LIT, acts[a]);
+		tmpl_push(&t, C_LIT, "did");
+		tmpl_push(&t, C_METHOD, NULL);
+		while (t.n < PERMS_MAX_SEGMENTS) {
+			tmpl_push(&t, C_DIDID, NULL);
+			if (fn(&t, ud))
+				return true;
+		}
 	}
 	static const char *const kinds[] = {"issue", "new-issue", "pr"};
 	for (size_t k = 0; k < 3; k++) {
@@ -255,8 +259,8 @@ static void fold(struct segs *sg)
 	bool bluesky = strcmp(sg->s[0], "bluesky") == 0;
 	if (!github && !bluesky) {
 		/* space rooms are exact; under a leading '*' only the fixed words fold */
-		static const char *const words[] = {"issue", "new-issue", "pr",
-		                                    "post",  "reply",     "did"};
+		static const char *const words[] = {"issue", "new-issue", "pr",  "post",
+		                                    "reply", "like",      "did"};
 		if (is_star(sg->s[0]))
 			for (size_t i = 1; i < sg->n; i++)
 				for (size_t w = 0; w < sizeof words / sizeof *words; w++)
@@ -301,13 +305,15 @@ static int explain_fixed(const struct segs *sg, const char *s, struct ga_err *er
 	if (!strcmp(plat, "bluesky")) {
 		if (sg->n >= 2 && !strcmp(sg->s[1], "post"))
 			return err_set(err, "\"%s\": bluesky:post takes nothing after it", s);
-		if (sg->n >= 2 && !strcmp(sg->s[1], "reply"))
+		if (sg->n >= 2 && (!strcmp(sg->s[1], "reply") || !strcmp(sg->s[1], "like")))
 			return err_set(err,
-			               "\"%s\": a reply target is bluesky:reply:<did> with a DID "
+			               "\"%s\": a %s target is bluesky:%s:<did> with a DID "
 			               "such as did:plc:abc123 (lowercase letters and digits)",
-			               s);
-		return err_set(
-		        err, "\"%s\": a Bluesky target is bluesky:post or bluesky:reply:<did>", s);
+			               s, sg->s[1], sg->s[1]);
+		return err_set(err,
+		               "\"%s\": a Bluesky target is bluesky:post, bluesky:reply:<did> or "
+		               "bluesky:like:<did>",
+		               s);
 	}
 	/* github */
 	if (sg->n < 4)
@@ -384,7 +390,8 @@ int perms_canonical(const char *s, bool is_pattern, char *out, size_t cap, struc
 		return err_set(
 		        err,
 		        "pattern \"%s\" cannot match any target (forms: space:<room>, "
-		        "bluesky:post, bluesky:reply:<did>, github:<owner>:<repo>:issue:<n>, "
+		        "bluesky:post, bluesky:reply:<did>, bluesky:like:<did>, "
+		        "github:<owner>:<repo>:issue:<n>, "
 		        "github:<owner>:<repo>:new-issue, github:<owner>:<repo>:pr:<n>)",
 		        s);
 	}

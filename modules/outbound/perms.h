@@ -7,6 +7,7 @@
  *   bluesky:post
  *   bluesky:reply:<did>                    (a DID holds ':' itself:
  *                                           bluesky:reply:did:plc:abc)
+ *   bluesky:like:<did>                     (a like of a post by <did>)
  *   github:<owner>:<repo>:issue:<n>
  *   github:<owner>:<repo>:new-issue
  *   github:<owner>:<repo>:pr:<n>
