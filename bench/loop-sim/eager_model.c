@@ -362,6 +362,83 @@ static const char *label(const char *prompt)
 	return "DISCUSSION";
 }
 
+/* §11.2 the owner retry: of course it commits ("HOST REQUEST: \"…\"…"). */
+static cJSON *retry(struct eager_agent *a, const char *rest)
+{
+	char request[EAGER_TEXT_MAX];
+	const char *end = strstr(rest, "\"\nREPO:");
+	snprintf(request, sizeof request, "%.*s", (int)(end ? end - rest : 0), rest);
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddBoolToObject(d, "shouldSpeak", true);
+	cJSON_AddStringToObject(d, "reason", "eager: the retry asks for a commitment");
+	cJSON_AddStringToObject(d, "message", "Creating that now.");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(d, "commitments"), commitment(request));
+	struct said *sd = &a->m->said[a->m->said_next++ % EAGER_SAID_MAX];
+	free(sd->text);
+	sd->text = strdup("Creating that now.");
+	sd->commits = true;
+	return d;
+}
+
+/* The tool-less calls (caller frees the answer):
+ *   Layer 2 (§2.2, `Message: "…"`)   a label, label();
+ *   the echo judge (§10.6, `Candidate: "…"`)   YES: every answer of this
+ *             model restates the line it answers, so YES is the truth;
+ *   extraction (§8.4, `Reply 1: "…"`)   eager: any promise-sounding reply
+ *             is a create_issue for the host line in the context;
+ *   the forced issue body (§11.3, "Write the issue body:")   markdown;
+ *   anything else   "OK.". */
+static char *plain(const char *user)
+{
+	if (strncmp(user, "Message: \"", 10) == 0)
+		return strdup(label(user + 10));
+	if (strncmp(user, "Candidate: ", 11) == 0)
+		return strdup("YES");
+	if (strncmp(user, "Reply 1: \"", 10) == 0) {
+		static const char *const promises[] = {"i'll", "i will", "let me", "on it",
+		                                       "filing", "i'm going to", "take care"};
+		const char *eol = strchr(user + 10, '\n');
+		size_t len = eol ? (size_t)(eol - (user + 10)) : strlen(user + 10);
+		char reply[EAGER_TEXT_MAX];
+		snprintf(reply, sizeof reply, "%.*s", (int)len, user + 10);
+		bool promise = false;
+		for (size_t i = 0; i < sizeof promises / sizeof promises[0]; i++)
+			promise |= strcasestr(reply, promises[i]) != NULL;
+		if (!promise)
+			return strdup("[]");
+		char title[EAGER_TEXT_MAX] = "";
+		const char *ctx = strstr(user, "(recent messages from others):\n");
+		if (ctx) {
+			ctx = strchr(ctx, '\n') + 1;
+			const char *colon = strstr(ctx, ": ");
+			const char *cend = strchr(ctx, '\n');
+			if (colon && (!cend || colon < cend))
+				snprintf(title, sizeof title, "%.*s",
+				         (int)(cend ? cend - (colon + 2) : (long)strlen(colon + 2)),
+				         colon + 2);
+		}
+		cJSON *arr = cJSON_CreateArray();
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "description", reply);
+		cJSON_AddStringToObject(c, "type", "create_issue");
+		cJSON *p = cJSON_AddObjectToObject(c, "params");
+		char t[120];
+		snprintf(t, sizeof t, "%.100s", title[0] ? title : reply);
+		cJSON_AddStringToObject(p, "title", t);
+		cJSON_AddStringToObject(p, "repo", EAGER_REPO);
+		cJSON_AddStringToObject(c, "confidence", "high");
+		cJSON_AddItemToArray(arr, c);
+		char *out = cJSON_PrintUnformatted(arr);
+		cJSON_Delete(arr);
+		return out;
+	}
+	if (strstr(user, "Write the issue body:"))
+		return strdup("## What the host asked\n\nThe host asked for this in the agent-space; "
+		              "see the conversation for the details.\n\n- [ ] done when the host "
+		              "confirms\n");
+	return strdup("OK.");
+}
+
 static void answer(struct httpfake_response *resp, uint64_t call, const char *content,
                    const cJSON *tool_args)
 {
@@ -424,7 +501,8 @@ static void on_chat(const struct httpfake_request *req, struct httpfake_response
 	uint64_t call = m->calls++;
 	if (offers_tool(body, "space_decision")) {
 		m->decisions++;
-		cJSON *d = decide(a, user ? user : "");
+		cJSON *d = user && strncmp(user, "HOST REQUEST: \"", 15) == 0 ? retry(a, user + 15)
+		                                                               : decide(a, user ? user : "");
 		a->calls++;
 		pthread_mutex_unlock(&m->mu);
 		answer(resp, call, NULL, d);
@@ -432,10 +510,9 @@ static void on_chat(const struct httpfake_request *req, struct httpfake_response
 	} else {
 		a->calls++;
 		pthread_mutex_unlock(&m->mu);
-		if (user && strncmp(user, "Message: \"", 10) == 0)
-			answer(resp, call, label(user + 10), NULL);
-		else
-			answer(resp, call, "OK.", NULL);
+		char *text = plain(user ? user : "");
+		answer(resp, call, text, NULL);
+		free(text);
 	}
 	/* a model takes a moment; other connections go on meanwhile */
 	httpfake_response_delay(resp, 150 + (unsigned)(call * 37 % 350));

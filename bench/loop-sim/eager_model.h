@@ -25,8 +25,15 @@
  *             (the author of the line it answers, or another agent when
  *             the host wrote it). Commitments name the host's latest
  *             request, so two of them for one request are duplicates;
+ *   the owner retry (§11.2, `HOST REQUEST: "…"`, the tool forced)
+ *             "Creating that now." with a create_issue for the request;
  *   Layer 2   (no tools, `Message: "…"`): ACTION_REQUEST when the text
  *             asks for something to be made, DISCUSSION otherwise;
+ *   the echo judge (§10.6, `Candidate: "…"`): YES — every answer of this
+ *             model restates the line it answers, so that is the truth;
+ *   extraction (§8.4, `Reply 1: "…"`): a create_issue for the host line of
+ *             the context whenever the reply sounds like a promise;
+ *   the forced issue body (§11.3): a short markdown body;
  *   anything else: a short plain answer ("OK.").
  * GET …/models lists one model.
  *
