@@ -526,6 +526,27 @@ void log_add_secret(const char *value)
 	L.nsecrets++;
 }
 
+void log_remove_secret(const char *value)
+{
+	if (!value)
+		return;
+	size_t n = strlen(value);
+	for (int k = 0; k < L.nsecrets; k++) {
+		if (L.secret_len[k] != n || memcmp(L.secrets[k], value, n) != 0)
+			continue;
+		memset(L.secrets[k], 0, n);
+		free(L.secrets[k]);
+		/* keep the table sorted longest first */
+		for (int j = k; j + 1 < L.nsecrets; j++) {
+			L.secrets[j] = L.secrets[j + 1];
+			L.secret_len[j] = L.secret_len[j + 1];
+		}
+		L.nsecrets--;
+		L.secrets[L.nsecrets] = NULL;
+		return;
+	}
+}
+
 void log_clear_secrets(void)
 {
 	for (int k = 0; k < L.nsecrets; k++) {

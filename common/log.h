@@ -24,7 +24,8 @@
  * Secrets: log_add_secret() registers a value (a token, a password, an API
  * key). Every registered value (of 4 bytes or more) is replaced by "[redacted]"
  * wherever it appears in a finished line — message, field values, anything —
- * before the line is written. At most LOG_MAX_SECRETS values are kept.
+ * before the line is written. At most LOG_MAX_SECRETS values are kept;
+ * log_remove_secret() forgets a rotated one.
  *
  * Lines are bounded at LOG_LINE_MAX bytes (longer ones are cut and end with
  * "…[truncated]"). Logging never allocates more than one line at a time and
@@ -56,6 +57,10 @@ int log_level_parse(const char *s, enum log_level *out);
 const char *log_level_name(enum log_level lvl);
 
 void log_add_secret(const char *value);
+/* Forgets a registered value (scrubbed); NULL and unknown values are
+ * ignored. For a rotated credential (a refreshed session token), so the
+ * table never fills with dead ones. */
+void log_remove_secret(const char *value);
 void log_clear_secrets(void);
 
 /* A copy of s with every registered secret replaced by "[redacted]", for

@@ -439,24 +439,14 @@ static void secret(const char *s)
 		log_add_secret(s);
 }
 
-/* The log's secret table is small and has no removal (common/log.h), and
- * the tokens rotate on every refresh. They are never logged by this client;
- * redaction is the safety net, so the first ATP_TOKEN_SECRETS_MAX tokens of
- * the process are registered and later ones are not, rather than crowding
- * out the other components' secrets. */
-#define ATP_TOKEN_SECRETS_MAX 8
-static int token_secrets;
-
-static void token_secret(const char *s)
-{
-	if (token_secrets >= ATP_TOKEN_SECRETS_MAX)
-		return;
-	token_secrets++;
-	secret(s);
-}
-
+/* The tokens rotate on every refresh: the old ones are forgotten by the
+ * log's redaction (session_clear) as the new ones are registered, so the
+ * table never fills up. They are never logged by this client;
+ * redaction is the safety net. */
 static void session_clear(struct atp_client *c)
 {
+	log_remove_secret(c->access);
+	log_remove_secret(c->refresh);
 	free(c->access);
 	free(c->refresh);
 	c->access = c->refresh = NULL;
@@ -499,9 +489,9 @@ static int session_take(struct atp_client *c, const cJSON *o, char *msg, size_t 
 		err_fmt(msg, cap, "the session answer lacks did, accessJwt or refreshJwt");
 		return -1;
 	}
-	token_secret(acc);
-	token_secret(ref);
 	session_clear(c);
+	secret(acc);
+	secret(ref);
 	c->access = xstrdup(acc);
 	c->refresh = xstrdup(ref);
 	snprintf(c->did, sizeof c->did, "%s", did);

@@ -352,6 +352,32 @@ static void test_secret_redaction_everywhere(void **state)
 	}
 }
 
+/* A rotated token: forgotten when removed, and rotating far more than
+ * LOG_MAX_SECRETS times never fills the table (the newest is redacted). */
+static void test_secret_rotation(void **state)
+{
+	(void)state;
+	log_add_secret("long-lived-api-key");
+	char tok[64];
+	for (int i = 0; i < 10 * LOG_MAX_SECRETS; i++) {
+		snprintf(tok, sizeof tok, "session-token-%04d", i);
+		log_add_secret(tok);
+		if (i + 1 < 10 * LOG_MAX_SECRETS)
+			log_remove_secret(tok);
+	}
+	log_remove_secret(NULL);
+	log_remove_secret("never-registered");
+	cap_begin(LOG_LEVEL_INFO, 0);
+	log_kv(LOG_LEVEL_INFO, "c", "m", "new", tok, "old", "session-token-0000", "key",
+	       "long-lived-api-key");
+	char *out = cap_end();
+	assert_no_secret(out, tok);
+	assert_no_secret(out, "long-lived-api-key");
+	assert_non_null(strstr(out, "old=session-token-0000")); /* removed: shown */
+	assert_null(strstr(out, "more than"));
+	free(out);
+}
+
 static void test_secret_needing_escapes(void **state)
 {
 	/* In JSON a '"' or '\' inside the secret is escaped on the wire, so a
@@ -549,6 +575,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_log_format_env, teardown),
 	        cmocka_unit_test_teardown(test_line_length_bound, teardown),
 	        cmocka_unit_test_teardown(test_secret_redaction_everywhere, teardown),
+	        cmocka_unit_test_teardown(test_secret_rotation, teardown),
 	        cmocka_unit_test_teardown(test_secret_needing_escapes, teardown),
 	        cmocka_unit_test_teardown(test_secret_cut_by_length_bound, teardown),
 	        cmocka_unit_test_teardown(test_secret_across_pieces, teardown),
