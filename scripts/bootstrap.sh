@@ -20,6 +20,7 @@ PACKAGES=(
   chromium                          # the dashboard's pages tested in headless Chromium
   systemd                           # systemd-analyze, systemd-sysusers: tests/integration/install
                                     # verifies the units (installs without a running systemd)
+  python3                           # node-gyp: builds the PDS's native module (scripts/pds)
 )
 
 missing=()
@@ -29,18 +30,36 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+install_packages() {
+  local pkgs=("$@")
+  [ ${#pkgs[@]} -eq 0 ] && return 0
+  echo "bootstrap: installing ${pkgs[*]}"
+  local SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+      echo "bootstrap: missing packages (${pkgs[*]}) and not root; install them or run as root" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}"
+}
+
+install_packages "${missing[@]}"
+
+# npm (Debian's, unless a Node with npm is already there): it fetches the
+# Node 22 and the AT Protocol PDS that the Bluesky tests run against.
+if ! command -v npm >/dev/null 2>&1; then
+  install_packages npm
 fi
 
-echo "bootstrap: installing ${missing[*]}"
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "bootstrap: missing packages (${missing[*]}) and not root; install them or run as root" >&2
-    exit 1
-  fi
+# The real AT Protocol PDS for the Bluesky tests (ctest -L pds): Node 22,
+# @atproto/pds and @did-plc/server from npm into a cache OUTSIDE the clone
+# (~/.cache/general-agent/pds, GA_PDS_CACHE moves it): about 2.5 min and
+# 560 MB the first time, nothing afterwards. GA_SKIP_PDS=1 skips it; without
+# it those tests are skipped (exit 77), saying why.
+if [ "${GA_SKIP_PDS:-0}" != 1 ]; then
+  "$(dirname "$0")/pds/install.sh" ||
+    echo "bootstrap: the real PDS could not be installed; ctest -L pds will be skipped" >&2
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
