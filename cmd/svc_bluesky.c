@@ -12,9 +12,10 @@
  *
  * Timing knobs for tests (milliseconds, optional; the defaults are the
  * reference's): GA_BLUESKY_AWARENESS_MS (45 s), GA_BLUESKY_FEED_MS (15 min),
- * GA_BLUESKY_PEERS_MS (3 min), GA_BLUESKY_PACE_MS (every per-type pacing gap),
- * GA_BLUESKY_MIN_INTERVAL_MS (outbound's spacing on Bluesky, 10 s), GA_BLUESKY_SPACING_MS (the
- * client's request spacing, 5 s).
+ * GA_BLUESKY_PEERS_MS (3 min), GA_BLUESKY_EXPRESSION_MS (the expression check, 5 min),
+ * GA_BLUESKY_RITUAL_MS (the ritual check and its first delay: 30 / 10 min), GA_BLUESKY_PACE_MS
+ * (every per-type pacing gap), GA_BLUESKY_MIN_INTERVAL_MS (outbound's spacing on Bluesky, 10 s),
+ * GA_BLUESKY_SPACING_MS (the client's request spacing, 5 s).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +91,8 @@ static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	        .awareness_ms = (uint64_t)env_ms("GA_BLUESKY_AWARENESS_MS", 0),
 	        .feed_ms = (uint64_t)env_ms("GA_BLUESKY_FEED_MS", 0),
 	        .peers_ms = (uint64_t)env_ms("GA_BLUESKY_PEERS_MS", 0),
+	        .expression_ms = (uint64_t)env_ms("GA_BLUESKY_EXPRESSION_MS", 0),
+	        .ritual_ms = (uint64_t)env_ms("GA_BLUESKY_RITUAL_MS", 0),
 	        .pace_ms = env_ms("GA_BLUESKY_PACE_MS", 0),
 	};
 	s->engine = bsky_new(&bc, err);

@@ -109,6 +109,7 @@
 #define BSKY_LIKES_MAX         32
 #define BSKY_COMPOSE_ROUNDS    2 /* the reply (or the exit), then the final word */
 #define BSKY_FEED_LIMIT        50
+#define BSKY_RECENT_POSTS      20
 #define BSKY_REPLY_SKILL       "bluesky-reply"
 #define BSKY_EXPRESSION_SKILL  "expression"
 #define BSKY_RITUAL_SKILL      "ritual-initiation"
@@ -149,7 +150,8 @@ struct bsky_config {
 	uint64_t feed_ms;
 	uint64_t expression_ms;
 	uint64_t peers_ms;
-	int64_t pace_ms; /* > 0: every per-type pacing gap is this (tests) */
+	uint64_t ritual_ms; /* also the first delay */
+	int64_t pace_ms;    /* > 0: every per-type pacing gap is this (tests) */
 };
 
 struct bsky;

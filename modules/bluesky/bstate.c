@@ -412,10 +412,10 @@ cJSON *bsky_peers_to_json(const struct bsky_state *s)
 		cJSON_AddBoolToObject(x, "announcedOnBluesky", p->announced);
 		/* the reference's key: the GitHub name, else the handle */
 		const char *key = p->github[0] ? p->github : p->handle[0] ? p->handle : p->did;
-		char k[BSKY_DID_MAX + 8];
-		snprintf(k, sizeof k, "%s", key);
+		char k[BSKY_DID_MAX + 32];
+		snprintf(k, sizeof k, "%.255s", key);
 		if (cJSON_GetObjectItemCaseSensitive(ps, k))
-			snprintf(k, sizeof k, "%s#%zu", key, i);
+			snprintf(k, sizeof k, "%.255s#%zu", key, i);
 		cJSON_AddItemToObject(ps, k, x);
 	}
 	return o;

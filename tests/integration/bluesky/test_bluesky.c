@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,7 +45,6 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
-#include "modules/outbound/perms.h"
 #include "proc.h"
 #include "tests/fakes/bsky/bskyfake.h"
 
@@ -693,16 +693,6 @@ static void test_two_agents(void **state)
 static void test_thanks_liked(void **state)
 {
 	(void)state;
-	/* a like is sent to bluesky:like:<did> (adapters/atproto/port.h);
-	 * until the send permissions know that target, outbound refuses every
-	 * like — said, and skipped, rather than passed */
-	char canon[256];
-	struct ga_err perr = {{0}};
-	if (perms_canonical("bluesky:like:did:plc:abc", false, canon, sizeof canon, &perr) < 0) {
-		fprintf(stderr, "skipped: outbound's send permissions refuse the like target: %s\n",
-		        perr.msg);
-		skip();
-	}
 	struct world w;
 	world_new(&w);
 	struct agent a = {.home = home_new()};
@@ -747,6 +737,130 @@ static void test_thanks_liked(void **state)
 	bskyfake_free(w.f);
 }
 
+/* ---- 7. identity, expression and a ritual's opening ------------------------------------ */
+
+/* Top-level posts of handle whose text starts with prefix. */
+static size_t top_posts(struct bskyfake *f, const char *handle, const char *prefix)
+{
+	cJSON *recs = bskyfake_records(f, handle, "app.bsky.feed.post");
+	size_t n = 0;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, recs)
+	{
+		const cJSON *v = cJSON_GetObjectItem(r, "value");
+		if (!cJSON_GetObjectItem(v, "reply") &&
+		    strncmp(jstr(v, "text", NULL, NULL), prefix, strlen(prefix)) == 0)
+			n++;
+	}
+	cJSON_Delete(recs);
+	return n;
+}
+
+static bool wait_top(struct bskyfake *f, const char *handle, const char *prefix, size_t n, int ms)
+{
+	int64_t end = mono_ms() + ms;
+	while (mono_ms() < end && top_posts(f, handle, prefix) < n)
+		usleep(50000);
+	return top_posts(f, handle, prefix) >= n;
+}
+
+static void test_proactive_posts(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char dir[1024];
+	static const char *const dirs[] = {"skills", "skills/expression",
+	                                   "skills/ritual-initiation", "memory"};
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(dir, sizeof dir, "%s/%s", a.home, dirs[i]);
+		mkdir(dir, 0700);
+	}
+	/* the prompts (the lead ships them in skills/; here the agent's own) */
+	home_write(a.home, "skills/expression/SKILL.md",
+	           "# Expression\n\n## System Prompt\n\nWrite one post as @{{blueskyUsername}}.\n");
+	home_write(a.home, "skills/ritual-initiation/SKILL.md",
+	           "# Ritual\n\n## System Prompt\n\nOpen today's ritual as {{agentName}}.\n");
+	home_write(a.home, "SELF.md",
+	           "# Ada\n\nI'm Ada.\n\n## Values\n\n- Small sturdy tools\n\n"
+	           "## Daily Rituals\n\n- **Standup** [daily] (www-lil-intdev-standup)\n"
+	           "  Participants: @human.test\n  Role: initiator\n  What did we learn?\n");
+	/* an expression is due (the schedule says so) */
+	home_write(a.home, "memory/bluesky.json",
+	           "{\"version\":\"0.0.0\",\"savedAt\":\"2026-01-01T00:00:00.000Z\","
+	           "\"data\":{\"nextExpressionMs\":1}}");
+	static const char script[] =
+	        "[{\"match\":{\"tool_choice\":\"bluesky_post\",\"last_user_contains\":"
+	        "\"Ritual: Standup\"},\"tool_calls\":[{\"name\":\"bluesky_post\",\"arguments\":"
+	        "{\"text\":\"Standup: @human.test what is one thing you learned yesterday?\"}}]},"
+	        "{\"match\":{\"tool_choice\":\"bluesky_post\",\"last_user_contains\":"
+	        "\"Small sturdy tools\"},\"tool_calls\":[{\"name\":\"bluesky_post\",\"arguments\":"
+	        "{\"text\":\"Small tools last longest. What's one you still use daily?\"}}]},"
+	        "{\"content\":\"Posted.\"}]";
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	/* the agent's local time is midday, whatever the clock: no quiet hours */
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	char tz[32];
+	snprintf(tz, sizeof tz, "TZ=LOC%+d", tm.tm_hour - 12);
+	const char *extra = tz;
+	snprintf(a.user, sizeof a.user, "AGENT_BLUESKY_USERNAME=%s", "agent.test");
+	snprintf(a.service, sizeof a.service, "BLUESKY_SERVICE=%s", bskyfake_base_url(w.f));
+	const char *env[] = {"AGENT_NAME=Ada",
+	                     a.service,
+	                     a.user,
+	                     "AGENT_BLUESKY_PASSWORD=" PASSWORD,
+	                     "OWNER_BLUESKY_SOCIAL_HANDLE=owner.test",
+	                     a.owner,
+	                     "AGENT_GITHUB_USERNAME=ada-bot",
+	                     llm.env,
+	                     "LLM_MODEL=fake-model",
+	                     "LLM_API_KEY=test-key-0123456789",
+	                     "GA_BLUESKY_AWARENESS_MS=400",
+	                     "GA_BLUESKY_EXPRESSION_MS=500",
+	                     "GA_BLUESKY_RITUAL_MS=700",
+	                     "GA_BLUESKY_PACE_MS=50",
+	                     "GA_BLUESKY_MIN_INTERVAL_MS=50",
+	                     "GA_BLUESKY_SPACING_MS=20",
+	                     "DASHBOARD_ADDR=off",
+	                     extra,
+	                     NULL};
+	for (int round = 0; round < 2; round++) {
+		if (proc_start(&a.p, a.home, (const char *const[]){NULL}, env) != 0)
+			fail_msg("cannot start general-agent");
+		if (!wait_top(w.f, "agent.test", "Standup:", 1, W) ||
+		    !wait_top(w.f, "agent.test", "Small tools", 1, W) ||
+		    !wait_top(w.f, "agent.test", "\xF0\x9F\x94\x97\xE2\x80\x94", 1, W)) {
+			dump(&a.p, a.home);
+			fail_msg("round %d: a proactive post is missing", round);
+		}
+		settle(2500);
+		/* once each, also after the restart (the ritual's day, the
+		 * expression's schedule, the identity post's URI) */
+		assert_int_equal(top_posts(w.f, "agent.test", "Standup:"), 1);
+		assert_int_equal(top_posts(w.f, "agent.test", "Small tools"), 1);
+		assert_int_equal(top_posts(w.f, "agent.test", "\xF0\x9F\x94\x97\xE2\x80\x94"), 1);
+		stop_agent(&a);
+	}
+	char *st = home_read(a.home, "memory/bluesky.json");
+	assert_non_null(st);
+	cJSON *sj = cJSON_Parse(st);
+	free(st);
+	const cJSON *rit = cJSON_GetArrayItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(sj, "data"), "rituals"), 0);
+	assert_string_equal(jstr(rit, "name", NULL, NULL), "Standup");
+	assert_int_equal(strlen(jstr(rit, "lastInitiatedDate", NULL, NULL)), 10);
+	assert_int_equal(strncmp(jstr(rit, "todayThreadUri", NULL, NULL), "at://", 5), 0);
+	cJSON_Delete(sj);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -754,6 +868,7 @@ int main(void)
 	        cmocka_unit_test(test_mention_one_reply), cmocka_unit_test(test_kill_and_restart),
 	        cmocka_unit_test(test_expired_token),     cmocka_unit_test(test_rate_limited),
 	        cmocka_unit_test(test_two_agents),        cmocka_unit_test(test_thanks_liked),
+	        cmocka_unit_test(test_proactive_posts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
