@@ -228,7 +228,7 @@ static void on_like_sent(void *ud, const struct decision *final, const char *art
 
 static void submit_like(struct bsky *b, const struct like_entry *l)
 {
-	char target[BSKY_DID_MAX + 16], key[JOURNAL_KEY_MAX + 1];
+	char target[BSKY_DID_MAX + 16], key[BSKY_KEY_MAX];
 	snprintf(target, sizeof target, "bluesky:like:%s", l->did);
 	/* the journal key never holds a second like of the same post (§11.26) */
 	if (strlen(l->uri) + 5 <= JOURNAL_KEY_MAX)
@@ -1328,7 +1328,7 @@ bool bsky_check_now(struct bsky *b)
 
 struct prune_call {
 	struct bsky *b;
-	char key[JOURNAL_KEY_MAX + 1];
+	char key[BSKY_KEY_MAX];
 	char uri[BSKY_URI_MAX];
 	enum bsky_prune_why why;
 };

@@ -861,6 +861,76 @@ static void test_proactive_posts(void **state)
 	bskyfake_free(w.f);
 }
 
+/* ---- 8. startup cleanup (Scenario 1.5) ------------------------------------------------- */
+
+static void test_pruning(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	/* the feed before the start: three identical posts, and a thread with
+	 * three closings of ours */
+	char first[BSKYFAKE_URI_MAX], root[BSKYFAKE_URI_MAX], keep_closing[BSKYFAKE_URI_MAX];
+	assert_int_equal(
+	        bskyfake_post(w.f, "agent.test", "Small tools last longest.", NULL, first, NULL),
+	        0);
+	usleep(20000);
+	assert_int_equal(
+	        bskyfake_post(w.f, "agent.test", "Small tools last longest.", NULL, NULL, NULL), 0);
+	usleep(20000);
+	assert_int_equal(bskyfake_post(w.f, "agent.test", "small tools  last longest. @human.test",
+	                               NULL, NULL, NULL),
+	                 0);
+	assert_int_equal(bskyfake_post(w.f, "human.test", "What lasts longest?", NULL, root, NULL),
+	                 0);
+	usleep(20000);
+	assert_int_equal(bskyfake_post(w.f, "agent.test", "Thanks!", root, keep_closing, NULL), 0);
+	usleep(20000);
+	assert_int_equal(bskyfake_post(w.f, "agent.test", "Appreciate it!", root, NULL, NULL), 0);
+	usleep(20000);
+	assert_int_equal(bskyfake_post(w.f, "agent.test", "Likewise!", root, NULL, NULL), 0);
+	assert_int_equal(bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.post"), 6);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char *script = reply_script("unused", 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	int64_t end = mono_ms() + W;
+	while (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.post") > 2 &&
+	       mono_ms() < end)
+		usleep(50000);
+	settle(1500);
+	cJSON *recs = bskyfake_records(w.f, "agent.test", "app.bsky.feed.post");
+	if (cJSON_GetArraySize(recs) != 2) {
+		dump(&a.p, a.home);
+		fail_msg("%d posts left, want the oldest duplicate and the first closing",
+		         cJSON_GetArraySize(recs));
+	}
+	bool kept_first = false, kept_closing = false;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, recs)
+	{
+		kept_first |= strcmp(jstr(r, "uri", NULL, NULL), first) == 0;
+		kept_closing |= strcmp(jstr(r, "uri", NULL, NULL), keep_closing) == 0;
+	}
+	cJSON_Delete(recs);
+	assert_true(kept_first);
+	assert_true(kept_closing);
+	/* each deletion journalled and in the story */
+	char *j = home_read(a.home, "memory/journal.jsonl");
+	int n = 0;
+	for (const char *q = j; q && (q = strstr(q, "\"op\":\"done\",\"key\":\"prune:")); q++)
+		n++;
+	free(j);
+	assert_int_equal(n, 4);
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -868,7 +938,7 @@ int main(void)
 	        cmocka_unit_test(test_mention_one_reply), cmocka_unit_test(test_kill_and_restart),
 	        cmocka_unit_test(test_expired_token),     cmocka_unit_test(test_rate_limited),
 	        cmocka_unit_test(test_two_agents),        cmocka_unit_test(test_thanks_liked),
-	        cmocka_unit_test(test_proactive_posts),
+	        cmocka_unit_test(test_proactive_posts),   cmocka_unit_test(test_pruning),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
