@@ -76,6 +76,7 @@ struct part_engine {
 	int (*target)(void *, char *, size_t);
 	size_t (*peers)(void *, struct part_peer_note *, size_t);
 	size_t (*workspaces)(void *, struct part_workspace_note *, size_t);
+	char *(*relationships)(void *, const char *const *, size_t);
 	void *ud;
 	struct part_judge *judge;
 
@@ -364,6 +365,25 @@ static char *peers_text(struct part_engine *e)
 		nw = e->workspaces(e->ud, wn, PART_ENGINE_WORKSPACES_MAX);
 	}
 	char *s = part_peers_context(e->self, pn, np, wn, nw);
+	if (e->relationships && np) {
+		/* what we remember of them (§7.4), after what they say of themselves */
+		const char **names = xcalloc(np, sizeof *names);
+		for (size_t i = 0; i < np; i++)
+			names[i] = pn[i].name;
+		char *rel = e->relationships(e->ud, names, np);
+		free(names);
+		if (rel && rel[0]) {
+			struct strbuf sb;
+			sb_init(&sb, 0);
+			sb_puts(&sb, s);
+			if (sb.len && sb.buf[sb.len - 1] != '\n')
+				sb_putc(&sb, '\n');
+			sb_puts(&sb, rel);
+			free(s);
+			s = sb_detach(&sb);
+		}
+		free(rel);
+	}
 	free(pn);
 	free(wn);
 	if (!s[0]) {
@@ -1405,6 +1425,7 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 	e->target = c->target;
 	e->peers = c->peers;
 	e->workspaces = c->workspaces;
+	e->relationships = c->relationships;
 	e->ud = c->ud;
 	e->judge = part_judge_new(c->loop, c->llm, c->budget);
 	e->rng = (uint64_t)time_now_ms() * 0x9E3779B97F4A7C15ULL | 1;

@@ -156,6 +156,10 @@ struct part_engine_config {
 	 * valid until the next call into the room. */
 	size_t (*peers)(void *ud, struct part_peer_note *out, size_t cap);
 	size_t (*workspaces)(void *ud, struct part_workspace_note *out, size_t cap);
+	/* May be NULL: what this agent remembers of these peers (relationship
+	 * memory, modules/reflection/peers.h), a paragraph the caller frees,
+	 * "" when nothing is known. Appended to {{peerContext}}. */
+	char *(*relationships)(void *ud, const char *const *names, size_t n);
 	void *ud;
 };
 

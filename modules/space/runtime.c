@@ -18,6 +18,7 @@
 #include "modules/outbound/outbound.h"
 #include "modules/participation/engine.h"
 #include "modules/pipeline/pipeline.h"
+#include "modules/reflection/peers.h"
 #include "modules/scheduler/sched.h"
 #include "modules/space/identity.h"
 
@@ -40,6 +41,7 @@ struct space_runtime {
 	char *soul_text;  /* NULL when none */
 	char *self_path;  /* <home>/SELF.md, NULL when no home */
 	char *self_start; /* the identity summary built at start */
+	const struct state_store *st; /* relationship memory; may be NULL */
 };
 
 static enum conv_author_kind kind_of(enum space_author_kind k)
@@ -268,6 +270,13 @@ static size_t room_peers(void *ud, struct part_peer_note *out, size_t cap)
 	return k;
 }
 
+/* What this agent remembers of them (relationship memory, §7.4). */
+static char *room_relationships(void *ud, const char *const *names, size_t n)
+{
+	struct space_runtime *rt = ud;
+	return rt->st ? peers_render_from_store(rt->st, names, n) : NULL;
+}
+
 static size_t room_workspaces(void *ud, struct part_workspace_note *out, size_t cap)
 {
 	struct space_runtime *rt = ud;
@@ -353,6 +362,7 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	        .target = room_target,
 	        .peers = room_peers,
 	        .workspaces = room_workspaces,
+	        .relationships = room_relationships,
 	        .ud = rt,
 	};
 	struct ga_err err;
@@ -448,6 +458,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 	struct space_runtime *rt = xcalloc(1, sizeof *rt);
 	rt->pipeline = rc->pipeline;
 	rt->soul_text = rc->soul_text ? xstrdup(rc->soul_text) : NULL;
+	rt->st = rc->st;
 	rt->self_path = rc->cfg->home ? fsx_join(rc->cfg->home, "SELF.md") : NULL;
 	rt->self_start = summary ? xstrdup(summary) : NULL;
 	struct space_link_handlers h = {.on_chat = on_chat,

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -539,6 +540,15 @@ static void test_layer2_intent(void **state)
 	th_room_start(&room, 0, NULL, false);
 	char home[256], url[128];
 	th_home_new(home, sizeof home);
+	/* what Ada remembers of Obs (relationship memory, modules/reflection):
+	 * the decision prompt carries it beside what Obs says of itself */
+	char memdir[300];
+	snprintf(memdir, sizeof memdir, "%s/memory", home);
+	mkdir(memdir, 0700);
+	home_write(home, "memory/peer_relationships.json",
+	           "{\"version\":\"0.0.0-older\",\"savedAt\":\"2026-01-01T00:00:00.000Z\","
+	           "\"data\":{\"format\":2,\"peers\":[{\"name\":\"Obs\",\"conversations\":3,"
+	           "\"memorableExchanges\":[\"Obs caught the off-by-one in the pager\"]}]}}");
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
 	struct fake f;
 	start_fake(home,
@@ -576,6 +586,7 @@ static void test_layer2_intent(void **state)
 	assert_non_null(dec);
 	must_hold(dec, "Host request status: open:");
 	must_hold(dec, "YOU own the host's request");
+	must_hold(dec, "Obs caught the off-by-one in the pager");
 	free(dec);
 	int64_t end = th_now_ms() + W;
 	while (count_in(home, "memory/commitments.jsonl", "\"source\":\"space\"") < 1 &&
