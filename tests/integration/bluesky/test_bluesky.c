@@ -931,14 +931,83 @@ static void test_pruning(void **state)
 	bskyfake_free(w.f);
 }
 
+/* ---- 9. peers: discovered, followed and announced once ----------------------------------- */
+
+static void test_peers(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	char peer_did[BSKYFAKE_DID_MAX];
+	bskyfake_add_account(w.f, "peer.test", "peer-pass", peer_did);
+	/* the peer's identity post, then it mentions us; the owner mentions a
+	 * person who has none */
+	assert_int_equal(bskyfake_post(w.f, "peer.test",
+	                               "\xF0\x9F\x94\x97\xE2\x80\x94`peer-a` I am excited to use "
+	                               "GitHub to work on projects with my friends! "
+	                               "https://github.com/peer-a",
+	                               NULL, NULL, NULL),
+	                 0);
+	assert_int_equal(bskyfake_post(w.f, "peer.test", "@agent.test shall we pair on the lexer?",
+	                               NULL, NULL, NULL),
+	                 0);
+	assert_int_equal(bskyfake_post(w.f, "owner.test", "@agent.test say hi to @human.test", NULL,
+	                               NULL, NULL),
+	                 0);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char *script = reply_script("Hi! Happy to meet you both here.", 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	for (int round = 0; round < 2; round++) {
+		start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_PEERS_MS=300");
+		if (!wait_top(w.f, "agent.test", "Working with @peer.test", 1, W)) {
+			dump(&a.p, a.home);
+			fail_msg("the peer was not announced");
+		}
+		settle(2500);
+		assert_int_equal(top_posts(w.f, "agent.test", "Working with"), 1);
+		cJSON *follows = bskyfake_records(w.f, "agent.test", "app.bsky.graph.follow");
+		assert_int_equal(cJSON_GetArraySize(follows), 1);
+		assert_string_equal(jstr(cJSON_GetArrayItem(follows, 0), "value", "subject", NULL),
+		                    peer_did);
+		cJSON_Delete(follows);
+		stop_agent(&a);
+	}
+	cJSON *ann = bskyfake_records(w.f, "agent.test", "app.bsky.feed.post");
+	const cJSON *r;
+	cJSON_ArrayForEach(r, ann)
+	{
+		const char *t = jstr(r, "value", "text", NULL);
+		if (strncmp(t, "Working with", 12) == 0)
+			assert_string_equal(t,
+			                    "Working with @peer.test (https://github.com/peer-a) "
+			                    "\xE2\x80\x94 looking forward to building together.");
+	}
+	cJSON_Delete(ann);
+	char *peers = home_read(a.home, "memory/discovered_peers.json");
+	assert_non_null(peers);
+	assert_non_null(strstr(peers, "peer-a"));
+	free(peers);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_mention_one_reply), cmocka_unit_test(test_kill_and_restart),
-	        cmocka_unit_test(test_expired_token),     cmocka_unit_test(test_rate_limited),
-	        cmocka_unit_test(test_two_agents),        cmocka_unit_test(test_thanks_liked),
-	        cmocka_unit_test(test_proactive_posts),   cmocka_unit_test(test_pruning),
+	        cmocka_unit_test(test_mention_one_reply),
+	        cmocka_unit_test(test_kill_and_restart),
+	        cmocka_unit_test(test_expired_token),
+	        cmocka_unit_test(test_rate_limited),
+	        cmocka_unit_test(test_two_agents),
+	        cmocka_unit_test(test_thanks_liked),
+	        cmocka_unit_test(test_proactive_posts),
+	        cmocka_unit_test(test_pruning),
+	        cmocka_unit_test(test_peers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
