@@ -64,6 +64,8 @@ struct item {
 	bool trigger_agent;
 	int64_t trigger_comment; /* comment id, 0 = the description */
 	struct gate_result g;
+	size_t jobs_before;   /* the pipeline's jobs before ours walked */
+	int64_t gate_until_ms; /* IT_GATE: give up waiting then */
 	int64_t dups[GHCONV_MAX_DUPLICATES];
 	size_t ndups, idup;
 	/* what the model gave */
@@ -119,6 +121,7 @@ struct ghconv {
 
 static void next_item(struct ghconv *g);
 static void finish(struct ghconv *g, bool handled);
+static void arm(struct ghconv *g, int64_t in_ms);
 
 /* ---- decisions and state --------------------------------------------------------- */
 
@@ -233,7 +236,20 @@ static void on_timer(uv_timer_t *t)
 {
 	struct ghconv *g = t->data;
 	if (g->active && g->active->st == IT_GATE) {
-		/* The claim never answered: stand down on this thread. */
+		/* Our walk still waits for its claim while the pipeline holds
+		 * more jobs than before it started; look again soon. */
+		if (pipeline_jobs(g->c.pipeline) > g->active->jobs_before &&
+		    time_now_ms() < g->active->gate_until_ms) {
+			arm(g, GHCONV_GATE_POLL_MS);
+			return;
+		}
+		if (pipeline_jobs(g->c.pipeline) <= g->active->jobs_before) {
+			/* It ended at the claim (held by another agent, or no
+			 * coordination): the pipeline recorded why. */
+			g->stats.silences++;
+			finish(g, true);
+			return;
+		}
 		struct decision d;
 		decision_set(&d, VERDICT_INFO, "claim_wait",
 		             "no answer within %d s after the gate: the pipeline stopped or is still "
@@ -581,18 +597,27 @@ static void after_cleanup(struct ghconv *g)
 	}
 	event_of(g, it, tc, true, &ev);
 	it->st = IT_GATE;
+	it->jobs_before = pipeline_jobs(g->c.pipeline);
 	pipeline_event(g->c.pipeline, &ev);
 	conv_event_free(&ev);
 	if (g->active != it || it->st != IT_GATE)
 		return; /* composing (or already over) */
-	if (it->trigger_agent && chain == g->c.max_acl) {
-		/* The gate's REACT: a reaction, never a comment. */
-		react(g, it, "chain at MAX_ACL");
+	if (pipeline_jobs(g->c.pipeline) > it->jobs_before) {
+		/* Its walk goes on: a peer's message waits for its claim. The
+		 * pipeline does not tell a source how a walk ended, so the job
+		 * count is watched (a job of another platform ending at the
+		 * same moment can end the wait early: then a late compose
+		 * finds no thread waiting and sends nothing — fail closed). */
+		it->gate_until_ms = time_now_ms() + GHCONV_CLAIM_WAIT_MS;
+		arm(g, GHCONV_GATE_POLL_MS);
 		return;
 	}
-	if (it->trigger_agent && chain < g->c.max_acl) {
-		/* A peer's message: the claim may still be out. */
-		arm(g, GHCONV_CLAIM_WAIT_MS);
+	/* The walk ended at the gate. The pipeline does not hand a REACT
+	 * back to its source, so the chain rule is applied here the way the
+	 * gate applies it (same store, same MAX_ACL): at exactly MAX_ACL a
+	 * reaction, never a comment. */
+	if (it->trigger_agent && chain == g->c.max_acl) {
+		react(g, it, "chain at MAX_ACL");
 		return;
 	}
 	/* The gate stopped it (recorded there): nothing to send. */

@@ -81,6 +81,7 @@
 #define GHCONV_MAX_CALLS        64
 #define GHCONV_MAX_DUPLICATES   16    /* deleted per thread visit */
 #define GHCONV_CLAIM_WAIT_MS    20000 /* a peer's message: the claim answers within this */
+#define GHCONV_GATE_POLL_MS     200   /* how often the claim's end is looked for */
 #define GHCONV_MAX_ROUNDS       4     /* model calls per reply */
 #define GHCONV_REACTION         "heart"
 #define GHCONV_STATE_NAME       "ghconv"

@@ -10,6 +10,8 @@
  *     read; later polls add nothing; the status shows the reply;
  *   - a peer agent's comment at chain MAX_ACL mentions the agent: a
  *     reaction (heart) on that comment, no comment, the model never asked;
+ *     the same peer at chain 1 gets no reaction and goes on to the claim
+ *     (without a room or Redis the pipeline stands down: fail closed);
  *   - --social-only with GitHub configured: not one request to GitHub (no
  *     notification poll);
  *   - our own comment repeated (§4.6): the later copy is deleted, the
@@ -50,7 +52,8 @@
 #define TOK_BEA     "tok-bea-0123456789"
 #define TOK_ALICE   "tok-alice-0123456789"
 #define STAGGER_MIN 300
-#define STAGGER_SPN 8000
+#define STAGGER_SPN 8000 /* two agents: room for 5 s between them */
+#define SHORT_SPAN  1500 /* one agent */
 
 /* The model's answer: one comment on the thread (with a signature the
  * agent must remove), then a closing text. */
@@ -98,15 +101,17 @@ static void dump(struct agent *a)
 	free(d);
 }
 
-static void start_agent(struct agent *a, struct ghfake *gh, const char *name, const char *login,
-                        const char *token, bool social_only)
+/* span_ms: the stagger's range (GA_GITHUB_STAGGER_SPAN_MS). */
+static void start_agent_span(struct agent *a, struct ghfake *gh, const char *name,
+                             const char *login, const char *token, bool social_only, int span_ms)
 {
 	char err[256];
 	a->home = home_new();
 	a->llm = llmfake_new(err, sizeof err);
 	if (!a->llm)
 		fail_msg("llmfake: %s", err);
-	char url[128], llm[128], nm[64], lg[64], tk[64];
+	char url[128], llm[128], nm[64], lg[64], tk[64], span[64];
+	snprintf(span, sizeof span, "GA_GITHUB_STAGGER_SPAN_MS=%d", span_ms);
 	snprintf(url, sizeof url, "GITHUB_API_URL=%s", ghfake_base_url(gh));
 	snprintf(llm, sizeof llm, "LLM_BASE_URL=%s", llmfake_base_url(a->llm));
 	snprintf(nm, sizeof nm, "AGENT_NAME=%s", name);
@@ -122,7 +127,7 @@ static void start_agent(struct agent *a, struct ghfake *gh, const char *name, co
 	                     "MAX_ACL=4",
 	                     "GA_GITHUB_POLL_MS=1000",
 	                     "GA_GITHUB_STAGGER_MIN_MS=" "300",
-	                     "GA_GITHUB_STAGGER_SPAN_MS=" "8000",
+	                     span,
 	                     NULL};
 	const char *argv_social[] = {"--social-only", NULL};
 	const char *argv_none[] = {NULL};
@@ -132,6 +137,12 @@ static void start_agent(struct agent *a, struct ghfake *gh, const char *name, co
 		dump(a);
 		fail_msg("%s did not start", name);
 	}
+}
+
+static void start_agent(struct agent *a, struct ghfake *gh, const char *name, const char *login,
+                        const char *token, bool social_only)
+{
+	start_agent_span(a, gh, name, login, token, social_only, SHORT_SPAN);
 }
 
 /* SIGTERM; a clean exit (0, nothing from a sanitizer). */
@@ -319,7 +330,8 @@ static void test_max_chain_reacts(void **state)
 	                               "@ada-bot over to you.\n\n<!-- ga:chain=4 key=abc123 -->");
 	struct agent a = {0};
 	start_agent(&a, f, "Ada", "ada-bot", TOK_ADA, false);
-	script_comment(a.llm, n, "This must never be posted.");
+	int64_t n2 = n + 1;
+	script_comment(a.llm, n2, "Expire on write, with a one-hour ceiling.");
 	if (!WAIT_UNTIL(ghfake_reaction_count(f, "acme", "widgets", n, c, "heart") == 1,
 	                WAIT_MS)) {
 		dump(&a);
@@ -331,7 +343,23 @@ static void test_max_chain_reacts(void **state)
 	}
 	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n), 1);
 	assert_int_equal(llmfake_calls(a.llm), 0);
-	assert_int_equal(ghfake_count_body(f, "never be posted"), 0);
+	/* The control: the same peer below MAX_ACL gets no reaction; its
+	 * message walks on to the claim, and with no coordination reachable
+	 * (no room, no Redis) the pipeline stands down (fail closed): nothing
+	 * is sent, the model is not asked, the thread is handled. */
+	assert_int_equal(ghfake_add_issue(f, "acme", "widgets", "alice", "Cache size", "How big?"),
+	                 n2);
+	int64_t c2 = ghfake_add_comment(f, "acme", "widgets", n2, "bea-bot",
+	                                "@ada-bot your call.\n\n<!-- ga:chain=1 key=def456 -->");
+	if (!WAIT_UNTIL(decided(&a, "claim") && read_notif(f, n2, "ada-bot"), WAIT_MS)) {
+		dump(&a);
+		fail_msg("the peer below MAX_ACL did not reach the claim");
+	}
+	assert_int_equal(ghfake_reaction_count(f, "acme", "widgets", n2, c2, "heart"), 0);
+	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n2), 1);
+	assert_int_equal(llmfake_calls(a.llm), 0);
+	assert_int_equal(ghfake_reaction_count(f, "acme", "widgets", n, c, "heart"), 1);
+	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n), 1);
 	char *d = home_read(a.home, "memory/decisions.jsonl");
 	assert_non_null(d);
 	assert_non_null(strstr(d, "\"rule\":\"chain_length\""));
@@ -439,8 +467,8 @@ static void test_two_agents_staggered(void **state)
 	bool ada_first = ghconv_stagger_ms("Ada", key, STAGGER_MIN, STAGGER_SPN) <
 	                 ghconv_stagger_ms("Bea", key, STAGGER_MIN, STAGGER_SPN);
 	struct agent a = {0}, b = {0};
-	start_agent(&a, f, "Ada", "ada-bot", TOK_ADA, false);
-	start_agent(&b, f, "Bea", "bea-bot", TOK_BEA, false);
+	start_agent_span(&a, f, "Ada", "ada-bot", TOK_ADA, false, STAGGER_SPN);
+	start_agent_span(&b, f, "Bea", "bea-bot", TOK_BEA, false, STAGGER_SPN);
 	script_comment(a.llm, n, "Retry with backoff fixes the flake.");
 	script_comment(b.llm, n, "Pinning the runner image removes the Monday drift.");
 	assert_int_equal(ghfake_add_issue(f, "acme", "widgets", "alice", "Flaky build",
