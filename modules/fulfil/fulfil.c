@@ -598,9 +598,9 @@ static bool consider(struct fulfil *f, const char *id)
 		if (outbound_reconcile_key(f->c.outbound, a->key, on_reconciled, a, &err) == 0)
 			return true;
 		a->refs--;
-		decision_set(&d, VERDICT_INFO, "reconcile", "an earlier attempt is unresolved (%s)",
-		             err.msg);
-		note(f, a->id, t, STAGE_OUTBOUND, &d);
+		snprintf(why, sizeof why, "an earlier attempt is unresolved (%.200s): waiting",
+		         err.msg);
+		note_wait(f, &e, t, "reconcile_wait", why);
 		f->stats.deferred++;
 		if (outbound_key_busy(f->c.outbound, a->key))
 			f->recheck_wanted = true;

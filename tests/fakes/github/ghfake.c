@@ -1157,7 +1157,9 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 	struct ghfake *f = ud;
 	pthread_mutex_lock(&f->mu);
 	int64_t t = now(f);
-	resp->delay_ms = f->delay_ms;
+	/* The control endpoints answer at once: a test that watches the state
+	 * while the agent's request is held must see it then, not after. */
+	resp->delay_ms = strncmp(req->path, "/_ghfake/", 9) == 0 ? 0 : f->delay_ms;
 	bool search_path = strncmp(req->path, "/search/", 8) == 0;
 	struct bucket *b = search_path ? &f->search : &f->core;
 	const char *bname = search_path ? "search" : "core";
