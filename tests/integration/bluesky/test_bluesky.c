@@ -179,7 +179,7 @@ struct agent {
 };
 
 static void start_agent(struct agent *a, struct bskyfake *f, const char *name, const char *handle,
-                        const struct fake *llm, const char *extra_env)
+                        const struct fake *llm, const char *extra_env, const char *extra_env2)
 {
 	snprintf(a->service, sizeof a->service, "BLUESKY_SERVICE=%s", bskyfake_base_url(f));
 	snprintf(a->user, sizeof a->user, "AGENT_BLUESKY_USERNAME=%s", handle);
@@ -201,6 +201,7 @@ static void start_agent(struct agent *a, struct bskyfake *f, const char *name, c
 	                     "GA_BLUESKY_SPACING_MS=20",
 	                     "DASHBOARD_ADDR=off",
 	                     extra_env ? extra_env : "GA_TEST_NOTHING=1",
+	                     extra_env2 ? extra_env2 : "GA_TEST_NOTHING2=1",
 	                     NULL};
 	if (proc_start(&a->p, a->home, (const char *const[]){NULL}, env) != 0)
 		fail_msg("cannot start general-agent in %s", a->home);
@@ -327,7 +328,7 @@ static void test_mention_one_reply(void **state)
 	                               "backslash?",
 	                               NULL, uri, cid),
 	                 0);
-	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
 		dump(&a.p, a.home);
 		fail_msg("no reply to the mention");
@@ -401,7 +402,7 @@ static void test_kill_and_restart(void **state)
 	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test is the escape kept?", NULL,
 	                               NULL, NULL),
 	                 0);
-	start_agent(&a, w.f, "Ada", "agent.test", &slow, NULL);
+	start_agent(&a, w.f, "Ada", "agent.test", &slow, NULL, NULL);
 	int64_t end = mono_ms() + W;
 	while (llm_calls(a.home) < 1 && mono_ms() < end)
 		usleep(20000);
@@ -414,14 +415,14 @@ static void test_kill_and_restart(void **state)
 	struct fake fast;
 	start_llm(a.home, script, &fast);
 	free(script);
-	start_agent(&a, w.f, "Ada", "agent.test", &fast, NULL);
+	start_agent(&a, w.f, "Ada", "agent.test", &fast, NULL, NULL);
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
 		dump(&a.p, a.home);
 		fail_msg("the notification was lost across the crash");
 	}
 	/* killed right after the reply exists: no second reply after restart */
 	kill_agent(&a);
-	start_agent(&a, w.f, "Ada", "agent.test", &fast, NULL);
+	start_agent(&a, w.f, "Ada", "agent.test", &fast, NULL, NULL);
 	settle(3000);
 	assert_int_equal(replies_of(w.f, "agent.test"), 1);
 	/* and a new mention is still answered */
@@ -453,7 +454,7 @@ static void test_expired_token(void **state)
 	struct fake llm;
 	start_llm(a.home, script, &llm);
 	free(script);
-	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	/* a few checks with the first token */
 	assert_int_equal(bskyfake_wait_requests(w.f, bskyfake_requests(w.f) + 4, W), 0);
 	bskyfake_expire_tokens(w.f, "agent.test");
@@ -469,7 +470,7 @@ static void test_expired_token(void **state)
 	assert_true(bskyfake_count(w.f, NULL, 400) >= 1); /* the ExpiredToken answer */
 	stop_agent(&a);
 	/* a restart reuses the persisted session: still one login */
-	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	settle(1500);
 	assert_int_equal(bskyfake_count(w.f, "com.atproto.server.createSession", 0), 1);
 	stop_agent(&a);
@@ -491,7 +492,7 @@ static void test_rate_limited(void **state)
 	struct fake llm;
 	start_llm(a.home, script, &llm);
 	free(script);
-	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	assert_int_equal(bskyfake_wait_requests(w.f, bskyfake_requests(w.f) + 3, W), 0);
 	const int reset_ms = 3000;
 	bskyfake_force_429(w.f, 1, reset_ms);
@@ -605,8 +606,9 @@ static void test_two_agents(void **state)
 	pid_t redis = start_redis(port);
 	char rurl[64];
 	snprintf(rurl, sizeof rurl, "REDIS_URL=redis://127.0.0.1:%d", port);
-	start_agent(&a, w.f, "Ada", "agent.test", &la, rurl);
-	start_agent(&b, w.f, "Bob", "bob.test", &lb, rurl);
+	/* the agent chain decides (MAX_ACL 4), not the bot-chain budget */
+	start_agent(&a, w.f, "Ada", "agent.test", &la, rurl, "MAX_BOT_CHAIN_LENGTH=20");
+	start_agent(&b, w.f, "Bob", "bob.test", &lb, rurl, "MAX_BOT_CHAIN_LENGTH=20");
 	assert_int_equal(bskyfake_post(w.f, "human.test",
 	                               "@agent.test @bob.test who should own escape handling?",
 	                               NULL, NULL, NULL),
@@ -632,7 +634,9 @@ static void test_two_agents(void **state)
 		fail_msg("the thread did not settle (%zu + %zu replies)", na, nb);
 	}
 	if (getenv("GA_TEST_VERBOSE")) {
-		fprintf(stderr, "replies: %zu + %zu\n", na, nb);
+		fprintf(stderr, "replies: %zu + %zu, likes %zu + %zu\n", na, nb,
+		        bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like"),
+		        bskyfake_record_count(w.f, "bob.test", "app.bsky.feed.like"));
 		dump(&a.p, a.home);
 		dump(&b.p, b.home);
 	}
@@ -667,14 +671,29 @@ static void test_two_agents(void **state)
 		assert_true(mine >= 1 && mine <= 4);
 		cJSON_Delete(recs);
 	}
-	/* and the story names what stopped it */
+	/* it ended with likes: each the answer to a post at MAX_ACL */
+	size_t likes = 0;
+	for (int h = 0; h < 2; h++) {
+		cJSON *ls = bskyfake_records(w.f, handles[h], "app.bsky.feed.like");
+		const cJSON *l;
+		cJSON_ArrayForEach(l, ls)
+		{
+			likes++;
+			cJSON *liked = bskyfake_record(w.f, jstr(l, "value", "subject", "uri"));
+			assert_non_null(liked);
+			assert_int_equal(
+			        (int)cJSON_GetNumberValue(cJSON_GetObjectItem(liked, "gaChain")),
+			        4);
+			cJSON_Delete(liked);
+		}
+		cJSON_Delete(ls);
+	}
+	assert_true(likes >= 1);
+	/* and the story names the rule */
 	char *la_log = home_read(a.home, "memory/decisions.jsonl");
 	char *lb_log = home_read(b.home, "memory/decisions.jsonl");
-	assert_true(
-	        (la_log && (strstr(la_log, "\"bot_chain\"") || strstr(la_log, "\"chain_length\"") ||
-	                    strstr(la_log, "\"replies_per_thread\""))) ||
-	        (lb_log && (strstr(lb_log, "\"bot_chain\"") || strstr(lb_log, "\"chain_length\"") ||
-	                    strstr(lb_log, "\"replies_per_thread\""))));
+	assert_true((la_log && strstr(la_log, "\"react_only\"")) ||
+	            (lb_log && strstr(lb_log, "\"react_only\"")));
 	free(la_log);
 	free(lb_log);
 	stop_agent(&a);
@@ -706,7 +725,7 @@ static void test_thanks_liked(void **state)
 	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test who keeps the escape?", NULL,
 	                               uri, NULL),
 	                 0);
-	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
 		dump(&a.p, a.home);
 		fail_msg("no reply to the mention");
@@ -896,7 +915,7 @@ static void test_pruning(void **state)
 	struct fake llm;
 	start_llm(a.home, script, &llm);
 	free(script);
-	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	int64_t end = mono_ms() + W;
 	while (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.post") > 2 &&
 	       mono_ms() < end)
@@ -961,7 +980,7 @@ static void test_peers(void **state)
 	start_llm(a.home, script, &llm);
 	free(script);
 	for (int round = 0; round < 2; round++) {
-		start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_PEERS_MS=300");
+		start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_PEERS_MS=300", NULL);
 		if (!wait_top(w.f, "agent.test", "Working with @peer.test", 1, W)) {
 			dump(&a.p, a.home);
 			fail_msg("the peer was not announced");
