@@ -1014,6 +1014,108 @@ static void test_peers(void **state)
 	bskyfake_free(w.f);
 }
 
+/* ---- 10. Social Mechanics and the owner; the output self-check --------------------------- */
+
+static bool wait_likes(struct bskyfake *f, const char *handle, size_t n, int ms)
+{
+	int64_t end = mono_ms() + ms;
+	while (mono_ms() < end && bskyfake_record_count(f, handle, "app.bsky.feed.like") < n)
+		usleep(50000);
+	return bskyfake_record_count(f, handle, "app.bsky.feed.like") >= n;
+}
+
+static void test_limits_and_owner(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	/* one reply per thread, says SELF.md */
+	home_write(a.home, "SELF.md",
+	           "# Ada\n\nI'm Ada.\n\n## Social Mechanics\n\n| Signal | Threshold |\n"
+	           "|---|---|\n| My replies in thread | 1 |\n| Thread depth | 12 |\n");
+	static const char *const texts[] = {
+	        "The lexer owns escapes; the parser only sees tokens and their spans.",
+	        "For the owner: the release notes are drafted in the wiki, ready to review.",
+	        "And yes, the changelog links each fix to its issue.",
+	        "Absolutely, looking forward to it!",
+	};
+	char *script = reply_script_seq(texts, 4, 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	char h1[BSKYFAKE_URI_MAX];
+	assert_int_equal(
+	        bskyfake_post(w.f, "human.test", "@agent.test who owns escapes?", NULL, h1, NULL),
+	        0);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
+	if (!wait_replies(w.f, "agent.test", 1, W)) {
+		dump(&a.p, a.home);
+		fail_msg("no first reply");
+	}
+	cJSON *r = newest_reply(w.f, "agent.test");
+	char ours[BSKYFAKE_URI_MAX];
+	snprintf(ours, sizeof ours, "%s", jstr(r, "uri", NULL, NULL));
+	cJSON_Delete(r);
+	/* the human asks again in the same thread: the limit is reached —
+	 * a like, not a second reply, and the model is not asked */
+	char h2[BSKYFAKE_URI_MAX];
+	assert_int_equal(
+	        bskyfake_post(w.f, "human.test", "And who owns the spans then?", ours, h2, NULL),
+	        0);
+	if (!wait_likes(w.f, "agent.test", 1, W)) {
+		dump(&a.p, a.home);
+		fail_msg("the reply limit did not end with a like");
+	}
+	cJSON *ls = bskyfake_records(w.f, "agent.test", "app.bsky.feed.like");
+	assert_string_equal(jstr(cJSON_GetArrayItem(ls, 0), "value", "subject", "uri"), h2);
+	cJSON_Delete(ls);
+	assert_int_equal(replies_of(w.f, "agent.test"), 1);
+	assert_int_equal(llm_calls(a.home), 2);
+	/* the owner: answered, and answered again in the same thread */
+	char o1[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "owner.test", "@agent.test are the notes ready?", NULL,
+	                               o1, NULL),
+	                 0);
+	if (!wait_replies(w.f, "agent.test", 2, W)) {
+		dump(&a.p, a.home);
+		fail_msg("the owner was not answered");
+	}
+	r = newest_reply(w.f, "agent.test");
+	snprintf(ours, sizeof ours, "%s", jstr(r, "uri", NULL, NULL));
+	cJSON_Delete(r);
+	assert_int_equal(bskyfake_post(w.f, "owner.test", "And the changelog?", ours, NULL, NULL),
+	                 0);
+	if (!wait_replies(w.f, "agent.test", 3, W)) {
+		dump(&a.p, a.home);
+		fail_msg("the owner was stopped by the reply limit");
+	}
+	/* the output self-check: after a reply in the thread, a low-value
+	 * closing from the model becomes a like (Scenario 1.11) */
+	r = newest_reply(w.f, "agent.test");
+	snprintf(ours, sizeof ours, "%s", jstr(r, "uri", NULL, NULL));
+	cJSON_Delete(r);
+	char o3[BSKYFAKE_URI_MAX];
+	assert_int_equal(
+	        bskyfake_post(w.f, "owner.test", "Great, ship it tomorrow then.", ours, o3, NULL),
+	        0);
+	if (!wait_likes(w.f, "agent.test", 2, W)) {
+		dump(&a.p, a.home);
+		fail_msg("the self-check did not turn the closing into a like");
+	}
+	settle(1500);
+	assert_int_equal(replies_of(w.f, "agent.test"), 3);
+	char *e = proc_stderr(&a.p);
+	assert_non_null(e);
+	assert_non_null(strstr(e, "Self-check: converting low-value reply to like"));
+	free(e);
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1027,6 +1129,7 @@ int main(void)
 	        cmocka_unit_test(test_proactive_posts),
 	        cmocka_unit_test(test_pruning),
 	        cmocka_unit_test(test_peers),
+	        cmocka_unit_test(test_limits_and_owner),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
