@@ -275,10 +275,19 @@ static void arm(struct ghconv *g, int64_t in_ms)
 static void on_comments(const struct gh_result *r, void *ud);
 static void after_cleanup(struct ghconv *g);
 
+/* 401: the token is refused — the daemon tells the owner and stops (the
+ * same for every GitHub service, naming AGENT_GITHUB_TOKEN). */
+static void fatal_if_auth(struct ghconv *g, const struct gh_result *r)
+{
+	if (gh_error_is_fatal(r->kind) && g->c.fatal)
+		g->c.fatal(g->c.ud, 69, r->msg);
+}
+
 static void fetch_failed(struct ghconv *g, const struct gh_result *r, const char *what)
 {
 	struct item *it = g->active;
 	struct decision d;
+	fatal_if_auth(g, r);
 	/* Gone, disabled or forbidden: nothing to answer, ever. Transient or
 	 * rate-limited: come back on a later poll (not marked read). */
 	bool final = r->kind == GH_ERR_NOT_FOUND || r->kind == GH_ERR_GONE ||
@@ -341,6 +350,12 @@ static void next_item(struct ghconv *g)
 	int64_t now = time_now_ms();
 	if (g->queue->due_ms > now) {
 		arm(g, g->queue->due_ms - now);
+		return;
+	}
+	if (pipeline_paused(g->c.pipeline)) {
+		/* Held, not dropped: a paused agent answers nobody, and a
+		 * thread walked now would be marked read unanswered. */
+		arm(g, GHCONV_PAUSED_RECHECK_MS);
 		return;
 	}
 	struct item *it = g->queue;
@@ -594,6 +609,10 @@ static void after_cleanup(struct ghconv *g)
 		chain = marked > derived ? marked : derived;
 		if (chain < 1)
 			chain = 1;
+	}
+	if (pipeline_paused(g->c.pipeline)) {
+		finish(g, false); /* paused meanwhile: the thread comes back later */
+		return;
 	}
 	event_of(g, it, tc, true, &ev);
 	it->st = IT_GATE;
@@ -997,6 +1016,7 @@ static void on_list(const struct gh_result *r, void *ud)
 	if (r->kind != GH_OK) {
 		snprintf(g->stats.last_poll_error, sizeof g->stats.last_poll_error, "%s", r->msg);
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "notifications not read", "error", r->msg);
+		fatal_if_auth(g, r);
 		poll_end(g);
 		return;
 	}

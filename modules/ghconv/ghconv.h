@@ -6,7 +6,7 @@
  * One poll (ghconv_poll, every GHCONV_POLL_MS ± 12 % from the scheduler;
  * never in --social-only mode: the service does not exist there):
  *   1. skipped while the agent is paused or the core rate budget is under
- *      GHCONV_MIN_BUDGET;
+ *      GHCONV_MIN_BUDGET (queued threads wait while paused, unread);
  *   2. GET /notifications since the persisted cursor, read ones included
  *      (all=true): GitHub keeps ONE notification thread per issue, so new
  *      activity that arrives while we handle the thread is marked read
@@ -55,6 +55,9 @@
  * poll); GHCONV_MAX_NOTIFS notifications a poll; GHCONV_MAX_CALLS GitHub
  * calls in flight; the thread bounds of policy.h.
  *
+ * A 401 from GitHub (the token refused) calls config.fatal: the daemon
+ * tells the owner and exits 69.
+ *
  * Lifetime: ghconv_new adds the pipeline's GitHub source. ghconv_quiesce
  * stops new work (a poll in flight ends at once). ghconv_free cancels
  * every GitHub call of ours; a model call in flight ends later on its own
@@ -82,6 +85,7 @@
 #define GHCONV_MAX_DUPLICATES   16    /* deleted per thread visit */
 #define GHCONV_CLAIM_WAIT_MS    20000 /* a peer's message: the claim answers within this */
 #define GHCONV_GATE_POLL_MS     200   /* how often the claim's end is looked for */
+#define GHCONV_PAUSED_RECHECK_MS 5000 /* a paused agent's queue is looked at again */
 #define GHCONV_MAX_ROUNDS       4     /* model calls per reply */
 #define GHCONV_REACTION         "heart"
 #define GHCONV_STATE_NAME       "ghconv"

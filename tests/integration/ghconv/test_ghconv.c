@@ -4,7 +4,8 @@
  * process, on a loopback port; its notifications for participants are
  * GitHub's) and one model fake per agent.
  *
- *   - a person mentions the agent in an issue: exactly one comment comes
+ *   - a person mentions the agent in an issue while it is paused: no poll;
+ *     once resumed, exactly one comment comes
  *     back, with outbound's hidden chain marker, without the signature the
  *     model added and without the agent's name; the notification is marked
  *     read; later polls add nothing; the status shows the reply;
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,12 +103,14 @@ static void dump(struct agent *a)
 	free(d);
 }
 
-/* span_ms: the stagger's range (GA_GITHUB_STAGGER_SPAN_MS). */
-static void start_agent_span(struct agent *a, struct ghfake *gh, const char *name,
+/* span_ms: the stagger's range (GA_GITHUB_STAGGER_SPAN_MS). a->home is
+ * made when not set. */
+static void start_agent_home(struct agent *a, struct ghfake *gh, const char *name,
                              const char *login, const char *token, bool social_only, int span_ms)
 {
 	char err[256];
-	a->home = home_new();
+	if (!a->home)
+		a->home = home_new();
 	a->llm = llmfake_new(err, sizeof err);
 	if (!a->llm)
 		fail_msg("llmfake: %s", err);
@@ -137,6 +141,13 @@ static void start_agent_span(struct agent *a, struct ghfake *gh, const char *nam
 		dump(a);
 		fail_msg("%s did not start", name);
 	}
+}
+
+static void start_agent_span(struct agent *a, struct ghfake *gh, const char *name,
+                             const char *login, const char *token, bool social_only, int span_ms)
+{
+	a->home = NULL;
+	start_agent_home(a, gh, name, login, token, social_only, span_ms);
 }
 
 static void start_agent(struct agent *a, struct ghfake *gh, const char *name, const char *login,
@@ -275,8 +286,19 @@ static void test_mentioned_once(void **state)
 	int64_t n = ghfake_add_issue(f, "acme", "widgets", "alice", "Flaky build",
 	                             "@ada-bot why does the build flake on Mondays?");
 	struct agent a = {0};
-	start_agent(&a, f, "Ada", "ada-bot", TOK_ADA, false);
+	/* Started paused (the kill switch persisted): no poll at all. */
+	a.home = home_new();
+	char mem[1024];
+	snprintf(mem, sizeof mem, "%s/memory", a.home);
+	mkdir(mem, 0700);
+	home_write(a.home, "memory/control.json",
+	           "{\"version\":\"0\",\"savedAt\":\"2026-11-23T10:00:00.000Z\",\"data\":"
+	           "{\"paused\":true,\"by\":\"owner\"}}");
+	start_agent_home(&a, f, "Ada", "ada-bot", TOK_ADA, false, SHORT_SPAN);
 	script_comment(a.llm, n, "Retry with backoff fixes the flake.\n\n— Ada");
+	sleep_ms(2000); /* two poll intervals */
+	assert_int_equal(ghfake_count(f, NULL, "/notifications", 0), 0);
+	proc_write_stdin(&a.p, "/resume\n");
 	if (!WAIT_UNTIL(ghfake_comment_count(f, "acme", "widgets", n) >= 1, WAIT_MS)) {
 		dump(&a);
 		fail_msg("no comment");
@@ -381,8 +403,8 @@ static void test_social_only_never_polls(void **state)
 		dump(&a);
 		fail_msg("not in social-only mode");
 	}
-	/* Three poll intervals of the other tests. */
-	sleep_ms(3000);
+	/* Two poll intervals of the other tests. */
+	sleep_ms(2000);
 	assert_int_equal(ghfake_count(f, NULL, "/notifications", 0), 0);
 	assert_int_equal(ghfake_requests(f), 0);
 	stop_agent(&a);
@@ -498,7 +520,7 @@ static void test_two_agents_staggered(void **state)
 		fail_msg("the first agent never decided on the second's comment");
 	}
 	uint64_t lists = ghfake_count(f, "GET", "/notifications", 200);
-	WAIT_UNTIL(ghfake_count(f, "GET", "/notifications", 200) >= lists + 4, 10000);
+	WAIT_UNTIL(ghfake_count(f, "GET", "/notifications", 200) >= lists + 3, 10000);
 	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n), 2);
 	assert_int_equal(llmfake_calls(first->llm), 2);
 	assert_int_equal(llmfake_calls(second->llm), 2);
