@@ -380,6 +380,21 @@ static void test_mention_one_reply(void **state)
 	assert_non_null(strstr(log, "\"answered\""));
 	free(log);
 	stop_agent(&a);
+	/* status (and the dashboard) show the Bluesky side */
+	char *st = home_read(a.home, "memory/status.json");
+	cJSON *sj = st ? cJSON_Parse(st) : NULL;
+	free(st);
+	const cJSON *bs = cJSON_GetObjectItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(sj, "data"), "services"), "bluesky");
+	if (!bs)
+		fail_msg("no services.bluesky in memory/status.json");
+	assert_string_equal(jstr(bs, "session", NULL, NULL), "active");
+	assert_string_equal(jstr(bs, "handle", NULL, NULL), "agent.test");
+	assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(bs, "handled")) >= 1);
+	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(bs, "logins")), 1);
+	assert_non_null(cJSON_GetObjectItem(bs, "lastCheck"));
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(bs, "rate"), "read"));
+	cJSON_Delete(sj);
 	stop_llm(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
