@@ -55,6 +55,8 @@ struct fx {
 	int sends, reconciles;
 	int answers[8]; /* per send: 1 ok, 0 refused, -1 unknown */
 	int reconcile_answer;
+	unsigned send_delay_ms; /* 0: 2 ms */
+	int64_t timeout_ms;     /* the in-progress timeout, 0: default */
 	char last_target[128], last_key[128], last_text[512];
 	/* the owner */
 	int told;
@@ -92,7 +94,7 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 	snprintf(f->last_text, sizeof f->last_text, "%.*s", (int)s->text_len, s->text);
 	uv_timer_init(&f->loop, &l->t);
 	l->t.data = l;
-	uv_timer_start(&l->t, fire, 2, 0);
+	uv_timer_start(&l->t, fire, f->send_delay_ms ? f->send_delay_ms : 2, 0);
 	return 0;
 }
 
@@ -156,6 +158,7 @@ static void start(struct fx *f, bool social_only)
 	                          .agent_name = "ada",
 	                          .social_only = social_only,
 	                          .interval_ms = 20,
+	                          .in_progress_timeout_ms = f->timeout_ms,
 	                          .notify_owner = notify,
 	                          .ud = f};
 	f->f = fulfil_new(&c, &e);
@@ -340,6 +343,58 @@ static void test_journal_done_completes_without_send(void **state)
 	                    "Done — Flaky test: https://github.com/acme/widgets/issues/7");
 }
 
+static void test_repo_cooldown_defers(void **state)
+{
+	struct fx *f = *state;
+	struct ga_err e = {{0}};
+	for (int i = 0; i < FULFIL_COOLDOWN_FAILURES; i++) {
+		char id[LEDGER_ID_MAX], json[160];
+		snprintf(json, sizeof json,
+		         "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Old %d\"}", i);
+		add(f, "create_issue", json, id);
+		assert_int_equal(ledger_set_status(&f->ledger, id, LEDGER_ABANDONED, time_now_ms(),
+		                                   "HTTP 422", &e),
+		                 0);
+	}
+	char id[LEDGER_ID_MAX], other[LEDGER_ID_MAX];
+	add(f, "create_issue", ISSUE, id);
+	add(f, "create_issue", "{\"owner\":\"acme\",\"repo\":\"gadgets\",\"title\":\"T\"}",
+	    other);
+	start(f, false);
+	until(f, other, LEDGER_COMPLETED);
+	run_for(f, 100);
+	/* deferred, not failed: no attempt used */
+	struct ledger_entry le;
+	ledger_get(&f->ledger, id, &le);
+	assert_int_equal(le.status, LEDGER_PENDING);
+	assert_int_equal(le.attempts, 0);
+	assert_int_equal(f->sends, 1);
+	assert_string_equal(f->last_target, "github:acme:gadgets:new-issue");
+	cJSON *s = fulfil_status(f->f);
+	cJSON *cd = cJSON_GetArrayItem(cJSON_GetObjectItem(s, "repoCooldowns"), 0);
+	assert_non_null(cd);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cd, "repo")), "acme/widgets");
+	cJSON_Delete(s);
+}
+
+static void test_watchdog_then_journal_wins(void **state)
+{
+	struct fx *f = *state;
+	f->timeout_ms = 30;     /* the attempt times out … */
+	f->send_delay_ms = 300; /* … long before the platform answers "made" */
+	char id[LEDGER_ID_MAX];
+	add(f, "create_issue", ISSUE, id);
+	start(f, false);
+	until(f, id, LEDGER_FAILED);
+	struct ledger_entry le;
+	ledger_get(&f->ledger, id, &le);
+	assert_non_null(strstr(le.error, "Timed out"));
+	/* the late answer is the journal's done; the next cycle completes it
+	 * from there: one send in all */
+	until(f, id, LEDGER_COMPLETED);
+	assert_int_equal(f->sends, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +406,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_unknown_found_not_resent, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_journal_done_completes_without_send, setup,
 	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_repo_cooldown_defers, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_watchdog_then_journal_wins, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
