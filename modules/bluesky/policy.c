@@ -801,15 +801,25 @@ size_t bsky_normalize(const char *text, char *out)
 	}
 	while (o && out[o - 1] == ' ')
 		o--;
-	/* do not end inside a UTF-8 sequence */
-	size_t cut = o;
-	while (cut && ((unsigned char)out[cut - 1] & 0xC0) == 0x80)
-		cut--;
-	if (cut && (unsigned char)out[cut - 1] >= 0xC0) {
-		unsigned char lead = (unsigned char)out[cut - 1];
-		size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-		if (o - (cut - 1) < need)
-			o = cut - 1;
+	/* do not end inside a UTF-8 sequence (nor on a stray lead byte of
+	 * invalid input): drop the last sequence until it is whole */
+	for (;;) {
+		size_t k = o;
+		while (k && ((unsigned char)out[k - 1] & 0xC0) == 0x80)
+			k--;
+		if (k == 0)
+			break;
+		unsigned char lead = (unsigned char)out[k - 1];
+		if (lead < 0x80)
+			break;
+		size_t need = lead >= 0xF8   ? 99
+		              : lead >= 0xF0 ? 4
+		              : lead >= 0xE0 ? 3
+		              : lead >= 0xC0 ? 2
+		                             : 99;
+		if (o - (k - 1) >= need)
+			break;
+		o = k - 1;
 	}
 	out[o] = 0;
 	return o;
