@@ -66,8 +66,10 @@
  *
  * Expression (§7.1; job "bluesky-expression", every 5 min): when due (3–4 h
  * after our last top-level post, not in quiet hours, under the daily cap),
- * the model writes one post with the expression skill; it goes out through
- * pipeline_say (validator: no echo of our recent posts; outbound).
+ * the model writes one post with the expression skill (bluesky_post forced)
+ * from one SELF.md item; it goes out through pipeline_say_ctx with our
+ * recent posts as the validator's echo window, then outbound. Without the
+ * skill nothing is posted (one decision says so).
  *
  * Bounds: BSKY_MAX_INFLIGHT notifications in flight, BSKY_BATCH_MAX
  * notifications per check, BSKY_THREAD_MAX posts of a parent chain,
