@@ -50,8 +50,8 @@ static int env_ms(const char *name, int64_t lo, int64_t hi, int64_t def, int64_t
 	errno = 0;
 	long long n = strtoll(v, &end, 10);
 	if (errno || *end || n < lo || n > hi)
-		return err_set(err, "%s='%.40s' is not a number of milliseconds in %lld..%lld", name,
-		               v, (long long)lo, (long long)hi);
+		return err_set(err, "%s='%.40s' is not a number of milliseconds in %lld..%lld",
+		               name, v, (long long)lo, (long long)hi);
 	*out = n;
 	return 0;
 }
@@ -79,8 +79,9 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	if (!ctx->github || ctx->social_only || !ctx->llm || !ctx->pipeline || !ctx->sched)
 		return NULL;
 	if (!ctx->cfg->github_username || !*ctx->cfg->github_username) {
-		err_set(err, "GitHub conversations need AGENT_GITHUB_USERNAME (the agent's login) to "
-		             "recognise its own comments and its mentions");
+		err_set(err,
+		        "GitHub conversations need AGENT_GITHUB_USERNAME (the agent's login) to "
+		        "recognise its own comments and its mentions");
 		return NULL;
 	}
 	int64_t poll, smin, sspan;
@@ -115,15 +116,15 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		free(s);
 		return NULL;
 	}
-	struct sched_job_opts o = {.name = "github-awareness",
-	                           .interval_ms = (uint64_t)poll,
-	                           .jitter_pct = GHCONV_POLL_JITTER,
-	                           .first_delay_ms = (uint64_t)(poll < SVC_FIRST_POLL_MAX_MS
-	                                                                ? poll
-	                                                                : SVC_FIRST_POLL_MAX_MS),
-	                           .run = poll_run,
-	                           .on_stop = poll_stop,
-	                           .ud = s};
+	struct sched_job_opts o = {
+	        .name = "github-awareness",
+	        .interval_ms = (uint64_t)poll,
+	        .jitter_pct = GHCONV_POLL_JITTER,
+	        .first_delay_ms =
+	                (uint64_t)(poll < SVC_FIRST_POLL_MAX_MS ? poll : SVC_FIRST_POLL_MAX_MS),
+	        .run = poll_run,
+	        .on_stop = poll_stop,
+	        .ud = s};
 	if (!sched_add(ctx->sched, &o)) {
 		ghconv_free(s->g);
 		free(s);
@@ -131,8 +132,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		return NULL;
 	}
 	log_kv(LOG_LEVEL_INFO, "ghconv", "GitHub conversations on", "login",
-	       ctx->cfg->github_username, "poll_ms", LOG_INT(poll), "stagger_ms",
-	       LOG_INT(smin));
+	       ctx->cfg->github_username, "poll_ms", LOG_INT(poll), "stagger_ms", LOG_INT(smin));
 	return s;
 }
 

@@ -38,16 +38,16 @@ enum item_state {
 	IT_FETCH_ISSUE,
 	IT_FETCH_COMMENTS,
 	IT_CLEANUP,
-	IT_GATE,     /* pipeline_event walked; waiting for compose (a peer's claim) */
-	IT_COMPOSE,  /* the model */
-	IT_SEND,     /* pipeline_say_ctx */
-	IT_REACT,    /* the reaction */
-	IT_MARK,     /* marking the notification read */
+	IT_GATE,    /* pipeline_event walked; waiting for compose (a peer's claim) */
+	IT_COMPOSE, /* the model */
+	IT_SEND,    /* pipeline_say_ctx */
+	IT_REACT,   /* the reaction */
+	IT_MARK,    /* marking the notification read */
 };
 
 struct item {
 	struct item *next;
-	char key[CONV_KEY_MAX];  /* owner/repo#n */
+	char key[CONV_KEY_MAX];      /* owner/repo#n */
 	char conv[CONV_KEY_MAX + 8]; /* github:owner/repo#n */
 	struct gh_ref ref;
 	char notif_id[GHCONV_NOTIF_ID_MAX];
@@ -64,7 +64,7 @@ struct item {
 	bool trigger_agent;
 	int64_t trigger_comment; /* comment id, 0 = the description */
 	struct gate_result g;
-	size_t jobs_before;   /* the pipeline's jobs before ours walked */
+	size_t jobs_before;    /* the pipeline's jobs before ours walked */
 	int64_t gate_until_ms; /* IT_GATE: give up waiting then */
 	int64_t dups[GHCONV_MAX_DUPLICATES];
 	size_t ndups, idup;
@@ -129,7 +129,10 @@ static void note(struct ghconv *g, const struct item *it, const char *msg_id,
                  enum decision_stage stage, const struct decision *d)
 {
 	pipeline_note(g->c.pipeline, CONV_PLATFORM_GITHUB, it->conv,
-	              msg_id ? msg_id : it->trigger_id[0] ? it->trigger_id : it->conv, stage, d);
+	              msg_id              ? msg_id
+	              : it->trigger_id[0] ? it->trigger_id
+	                                  : it->conv,
+	              stage, d);
 }
 
 static void save_state(struct ghconv *g)
@@ -251,10 +254,11 @@ static void on_timer(uv_timer_t *t)
 			return;
 		}
 		struct decision d;
-		decision_set(&d, VERDICT_INFO, "claim_wait",
-		             "no answer within %d s after the gate: the pipeline stopped or is still "
-		             "claiming this message; not answered from here",
-		             GHCONV_CLAIM_WAIT_MS / 1000);
+		decision_set(
+		        &d, VERDICT_INFO, "claim_wait",
+		        "no answer within %d s after the gate: the pipeline stopped or is still "
+		        "claiming this message; not answered from here",
+		        GHCONV_CLAIM_WAIT_MS / 1000);
 		note(g, g->active, NULL, STAGE_COMPOSE, &d);
 		g->stats.silences++;
 		finish(g, true);
@@ -293,8 +297,8 @@ static void fetch_failed(struct ghconv *g, const struct gh_result *r, const char
 	bool final = r->kind == GH_ERR_NOT_FOUND || r->kind == GH_ERR_GONE ||
 	             r->kind == GH_ERR_FORBIDDEN || r->kind == GH_ERR_INVALID ||
 	             r->kind == GH_ERR_REFUSED || r->kind == GH_ERR_MALFORMED;
-	decision_set(&d, final ? VERDICT_INFO : VERDICT_FAIL, "thread_fetch", "%s failed (%s): %s%s",
-	             what, gh_error_kind_name(r->kind), r->msg,
+	decision_set(&d, final ? VERDICT_INFO : VERDICT_FAIL, "thread_fetch",
+	             "%s failed (%s): %s%s", what, gh_error_kind_name(r->kind), r->msg,
 	             final ? "; nothing to answer" : "; tried again on a later poll");
 	note(g, it, it->conv, STAGE_EVENT, &d);
 	log_kv(LOG_LEVEL_WARN, LOG_COMP, "thread not fetched", "thread", it->key, "error", r->msg);
@@ -389,7 +393,8 @@ static void on_deleted(const struct gh_result *r, void *ud)
 		       "comment", LOG_INT(id));
 	} else {
 		decision_set(&d, VERDICT_FAIL, "duplicate_comment",
-		             "our duplicate comment %" PRId64 " could not be deleted: %s", id, r->msg);
+		             "our duplicate comment %" PRId64 " could not be deleted: %s", id,
+		             r->msg);
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "duplicate comment not deleted", "thread", it->key,
 		       "error", r->msg);
 	}
@@ -466,10 +471,10 @@ static void on_comments(const struct gh_result *r, void *ud)
 	after_cleanup(g);
 }
 
-/* ---- thread walk: decide and hand to the pipeline ---------------------------------------------- */
+/* ---- thread walk: decide and hand to the pipeline ----------------------------------------------
+ */
 
-static void message_id(const struct item *it, const struct ghconv_comment *c, char *buf,
-                       size_t cap)
+static void message_id(const struct item *it, const struct ghconv_comment *c, char *buf, size_t cap)
 {
 	if (c->id)
 		snprintf(buf, cap, "%s:c%" PRId64, it->conv, c->id);
@@ -496,7 +501,9 @@ static void event_of(struct ghconv *g, const struct item *it, const struct ghcon
 	        .thread_id = it->key,
 	        .author_id = c->login[0] ? c->login : "ghost",
 	        .author_name = c->login[0] ? c->login : "ghost",
-	        .author_kind = self ? CONV_AUTHOR_SELF : agent ? CONV_AUTHOR_PEER : CONV_AUTHOR_HUMAN,
+	        .author_kind = self    ? CONV_AUTHOR_SELF
+	                       : agent ? CONV_AUTHOR_PEER
+	                               : CONV_AUTHOR_HUMAN,
 	        .is_bot = agent,
 	        .chain = explicit_chain ? chain : 0,
 	        .chain_explicit = explicit_chain,
@@ -515,8 +522,9 @@ static void event_of(struct ghconv *g, const struct item *it, const struct ghcon
 
 static const struct ghconv_comment *trigger_comment(const struct item *it)
 {
-	return it->v.trigger >= 0 && (size_t)it->v.trigger < it->t.n ? &it->t.comments[it->v.trigger]
-	                                                               : &it->t.issue;
+	return it->v.trigger >= 0 && (size_t)it->v.trigger < it->t.n
+	               ? &it->t.comments[it->v.trigger]
+	               : &it->t.issue;
 }
 
 static void on_reacted(const struct gh_result *r, void *ud)
@@ -548,7 +556,8 @@ static void react(struct ghconv *g, struct item *it, const char *why)
 	struct ga_err err = {{0}};
 	if (c)
 		c->id = gh_reaction_create(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number,
-		                           it->trigger_comment, GHCONV_REACTION, on_reacted, c, &err);
+		                           it->trigger_comment, GHCONV_REACTION, on_reacted, c,
+		                           &err);
 	if (!c || !c->id) {
 		if (c)
 			call_free(c);
@@ -644,7 +653,8 @@ static void after_cleanup(struct ghconv *g)
 	finish(g, true);
 }
 
-/* ---- compose (§4.5) --------------------------------------------------------------------------- */
+/* ---- compose (§4.5) ---------------------------------------------------------------------------
+ */
 
 static struct ghconv *anchor_drop(struct anchor *a)
 {
@@ -673,10 +683,11 @@ static int sink(const char *action, const cJSON *params, void *ud, char *result,
 		return err_set(err, "this conversation is over");
 	if (strcmp(action, "comment_issue") == 0) {
 		if (!same_thread(it, params))
-			return err_set(err,
-			               "only this thread (%s) can be answered now; a comment elsewhere "
-			               "is refused",
-			               it->key);
+			return err_set(
+			        err,
+			        "only this thread (%s) can be answered now; a comment elsewhere "
+			        "is refused",
+			        it->key);
 		if (it->reply)
 			return err_set(err, "one comment per turn: the first one is kept");
 		it->reply = xstrdup(json_string_or(params, "body", ""));
@@ -726,7 +737,8 @@ static void on_said(void *ud, const struct decision *final, const char *artifact
 		       artifact ? artifact : "");
 	} else {
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "reply not sent", "thread", it->key, "rule",
-		       final && final->rule ? final->rule : "", "reason", final ? final->reason : "");
+		       final && final->rule ? final->rule : "", "reason",
+		       final ? final->reason : "");
 		g->stats.silences++;
 	}
 	/* A failed send (the port or GitHub said no) comes back on a later
@@ -740,10 +752,10 @@ static void send_reply(struct ghconv *g, struct item *it)
 	char *clean = ghconv_clean_reply(it->reply, g->agent_name, g->login, &names_self);
 	struct decision d;
 	if (!clean || names_self) {
-		decision_set(&d, VERDICT_REJECT, clean ? "self_name" : "empty",
-		             "%s", clean ? "the reply names the agent itself (seed 004: GitHub "
-		                           "shows the author; no signature, no introduction): not sent"
-		                         : "the reply is empty once its signature is removed");
+		decision_set(&d, VERDICT_REJECT, clean ? "self_name" : "empty", "%s",
+		             clean ? "the reply names the agent itself (seed 004: GitHub "
+		                     "shows the author; no signature, no introduction): not sent"
+		                   : "the reply is empty once its signature is removed");
 		note(g, it, NULL, STAGE_VALIDATOR, &d);
 		free(clean);
 		g->stats.silences++;
@@ -850,8 +862,8 @@ static char *self_excerpt(const struct self_doc *s)
 static void start_model(struct ghconv *g, struct item *it)
 {
 	struct ga_err err = {{0}};
-	char *skill = g->c.skills ? skills_render(g->c.skills, GHCONV_SKILL, NULL, NULL, 0, &err)
-	                          : NULL;
+	char *skill =
+	        g->c.skills ? skills_render(g->c.skills, GHCONV_SKILL, NULL, NULL, 0, &err) : NULL;
 	if (!skill && g->c.skills)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "no skill text", "skill", GHCONV_SKILL, "error",
 		       err.msg);
@@ -886,13 +898,15 @@ static void start_model(struct ghconv *g, struct item *it)
 	if (!g->run) {
 		g->anchor->refs--;
 		struct decision d;
-		decision_set(&d, VERDICT_FAIL, "model", "the model could not be asked: %s", err.msg);
+		decision_set(&d, VERDICT_FAIL, "model", "the model could not be asked: %s",
+		             err.msg);
 		note(g, it, NULL, STAGE_COMPOSE, &d);
 		finish(g, false);
 	}
 }
 
-/* ---- the pipeline's GitHub source -------------------------------------------------------------- */
+/* ---- the pipeline's GitHub source --------------------------------------------------------------
+ */
 
 /* The gate passed the message (and its claim, for a peer's). The reply is
  * composed with the whole thread and goes out through pipeline_say_ctx
@@ -927,7 +941,8 @@ static int src_target(void *ud, const struct conv_event *ev, char *buf, size_t c
 	return -1; /* replies are sent by pipeline_say_ctx, never from the event's walk */
 }
 
-/* ---- handled: seen, saved, then marked read ---------------------------------------------------- */
+/* ---- handled: seen, saved, then marked read ----------------------------------------------------
+ */
 
 static void on_marked(const struct gh_result *r, void *ud)
 {
@@ -993,7 +1008,8 @@ static void finish(struct ghconv *g, bool handled)
 	mark_read(g, it->notif_id, true);
 }
 
-/* ---- the poll (§4.2) ---------------------------------------------------------------------------- */
+/* ---- the poll (§4.2) ----------------------------------------------------------------------------
+ */
 
 static void poll_end(struct ghconv *g)
 {
@@ -1040,8 +1056,8 @@ static void on_list(const struct gh_result *r, void *ud)
 		updated[i] = nf.updated_ms;
 		if (!nf.actionable) {
 			handled[i] = true; /* left unread for the person; never ours */
-			log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "notification ignored", "id", nf.id, "why",
-			       nf.why);
+			log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "notification ignored", "id", nf.id,
+			       "why", nf.why);
 			continue;
 		}
 		if (ghconv_seen_has(&g->seen, nf.id, nf.updated_ms)) {
@@ -1080,8 +1096,8 @@ static void on_list(const struct gh_result *r, void *ud)
 		enqueue(g, it);
 		queued_now++;
 		g->stats.threads_seen++;
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "thread queued", "thread", key, "reason", nf.reason,
-		       "stagger_ms", LOG_INT(delay));
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "thread queued", "thread", key, "reason",
+		       nf.reason, "stagger_ms", LOG_INT(delay));
 	}
 	int64_t since = ghconv_next_since(g->since_ms, updated, handled, k);
 	free(updated);
@@ -1132,13 +1148,15 @@ void ghconv_poll(struct ghconv *g, void (*done)(void *ud), void *ud)
 	}
 }
 
-/* ---- life -------------------------------------------------------------------------------------- */
+/* ---- life --------------------------------------------------------------------------------------
+ */
 
 struct ghconv *ghconv_new(const struct ghconv_config *c, struct ga_err *err)
 {
 	if (!c || !c->loop || !c->gh || !c->pipeline || !c->llm) {
-		err_set(err, "GitHub conversations need the loop, the GitHub client, the pipeline and "
-		             "a model");
+		err_set(err,
+		        "GitHub conversations need the loop, the GitHub client, the pipeline and "
+		        "a model");
 		return NULL;
 	}
 	if (!c->login || !*c->login) {

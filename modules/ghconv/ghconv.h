@@ -74,21 +74,21 @@
 
 #include "common/err.h"
 
-#define GHCONV_POLL_MS          120000 /* §4.2 */
-#define GHCONV_POLL_JITTER      0.12   /* §4.7 timer jitter */
-#define GHCONV_MIN_BUDGET       200    /* §4.2: skip the poll below this many core requests */
-#define GHCONV_STAGGER_MIN_MS   15000  /* §4.7: the response delay's range */
-#define GHCONV_STAGGER_SPAN_MS  75000
-#define GHCONV_MAX_QUEUE        32
-#define GHCONV_MAX_NOTIFS       100
-#define GHCONV_MAX_CALLS        64
-#define GHCONV_MAX_DUPLICATES   16    /* deleted per thread visit */
-#define GHCONV_CLAIM_WAIT_MS    20000 /* a peer's message: the claim answers within this */
-#define GHCONV_GATE_POLL_MS     200   /* how often the claim's end is looked for */
-#define GHCONV_PAUSED_RECHECK_MS 5000 /* a paused agent's queue is looked at again */
-#define GHCONV_MAX_ROUNDS       4     /* model calls per reply */
-#define GHCONV_REACTION         "heart"
-#define GHCONV_STATE_NAME       "ghconv"
+#define GHCONV_POLL_MS           120000 /* §4.2 */
+#define GHCONV_POLL_JITTER       0.12   /* §4.7 timer jitter */
+#define GHCONV_MIN_BUDGET        200    /* §4.2: skip the poll below this many core requests */
+#define GHCONV_STAGGER_MIN_MS    15000  /* §4.7: the response delay's range */
+#define GHCONV_STAGGER_SPAN_MS   75000
+#define GHCONV_MAX_QUEUE         32
+#define GHCONV_MAX_NOTIFS        100
+#define GHCONV_MAX_CALLS         64
+#define GHCONV_MAX_DUPLICATES    16    /* deleted per thread visit */
+#define GHCONV_CLAIM_WAIT_MS     20000 /* a peer's message: the claim answers within this */
+#define GHCONV_GATE_POLL_MS      200   /* how often the claim's end is looked for */
+#define GHCONV_PAUSED_RECHECK_MS 5000  /* a paused agent's queue is looked at again */
+#define GHCONV_MAX_ROUNDS        4     /* model calls per reply */
+#define GHCONV_REACTION          "heart"
+#define GHCONV_STATE_NAME        "ghconv"
 
 struct budget;
 struct gh_client;

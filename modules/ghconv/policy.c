@@ -62,8 +62,7 @@ int ghconv_notif_parse(const cJSON *n, const char *api_base, struct ghconv_notif
 {
 	memset(out, 0, sizeof *out);
 	const cJSON *id = cJSON_IsObject(n) ? cJSON_GetObjectItemCaseSensitive(n, "id") : NULL;
-	if (cJSON_IsString(id) && id->valuestring[0] &&
-	    strlen(id->valuestring) < sizeof out->id &&
+	if (cJSON_IsString(id) && id->valuestring[0] && strlen(id->valuestring) < sizeof out->id &&
 	    strspn(id->valuestring, "0123456789") == strlen(id->valuestring))
 		snprintf(out->id, sizeof out->id, "%s", id->valuestring);
 	else if (cJSON_IsNumber(id) && id->valuedouble >= 1)
@@ -85,7 +84,8 @@ int ghconv_notif_parse(const cJSON *n, const char *api_base, struct ghconv_notif
 	struct ga_err e;
 	err_clear(&e);
 	if (!url || gh_parse_api_url(api_base, url, &out->ref, &e) != 0) {
-		snprintf(out->why, sizeof out->why, "the subject is not an issue or pull request%s%.100s",
+		snprintf(out->why, sizeof out->why,
+		         "the subject is not an issue or pull request%s%.100s",
 		         e.msg[0] ? ": " : "", e.msg);
 		return 0;
 	}
@@ -109,8 +109,7 @@ static void comment_from(const cJSON *o, struct ghconv_comment *c)
 		c->created_ms = 0;
 }
 
-void ghconv_thread_key(const char *owner, const char *repo, int64_t number, char *buf,
-                       size_t cap)
+void ghconv_thread_key(const char *owner, const char *repo, int64_t number, char *buf, size_t cap)
 {
 	snprintf(buf, cap, "%s/%s#%" PRId64, owner, repo, number);
 }
@@ -136,7 +135,8 @@ int ghconv_thread_parse(const char *owner, const char *repo, int64_t number, con
 	const cJSON *l;
 	cJSON_ArrayForEach(l, labels)
 	{
-		const char *name = cJSON_IsString(l) ? l->valuestring : json_string_or(l, "name", "");
+		const char *name =
+		        cJSON_IsString(l) ? l->valuestring : json_string_or(l, "name", "");
 		if (strcasecmp(name, GHCONV_FINISHED_LABEL) == 0)
 			out->finished = true;
 	}
@@ -210,7 +210,8 @@ void ghconv_effective_peers(const struct ghconv_thread *t, const char *self,
 {
 	memset(out, 0, sizeof *out);
 	for (size_t i = 0; registered && i < nreg; i++)
-		if (registered[i] && !strchr(registered[i], '.') && !same_login(registered[i], self))
+		if (registered[i] && !strchr(registered[i], '.') &&
+		    !same_login(registered[i], self))
 			peers_add(out, registered[i]);
 	if (out->n) {
 		out->registered = true;
@@ -246,9 +247,12 @@ bool ghconv_mentions(const char *text, const char *login)
 const char *ghconv_urgency_name(enum ghconv_urgency u)
 {
 	switch (u) {
-	case GHCONV_URGENCY_LOW: return "low";
-	case GHCONV_URGENCY_MEDIUM: return "medium";
-	case GHCONV_URGENCY_HIGH: return "high";
+	case GHCONV_URGENCY_LOW:
+		return "low";
+	case GHCONV_URGENCY_MEDIUM:
+		return "medium";
+	case GHCONV_URGENCY_HIGH:
+		return "high";
 	}
 	return "?";
 }
@@ -259,12 +263,11 @@ static bool is_human(const struct ghconv_comment *c, const char *self,
 	return !same_login(c->login, self) && !ghconv_peers_has(peers, c->login);
 }
 
-static void verdict(struct ghconv_verdict *v, bool respond, enum ghconv_urgency u,
-                    const char *rule, long trigger, const char *fmt, ...)
-        __attribute__((format(printf, 6, 7)));
+static void verdict(struct ghconv_verdict *v, bool respond, enum ghconv_urgency u, const char *rule,
+                    long trigger, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-static void verdict(struct ghconv_verdict *v, bool respond, enum ghconv_urgency u,
-                    const char *rule, long trigger, const char *fmt, ...)
+static void verdict(struct ghconv_verdict *v, bool respond, enum ghconv_urgency u, const char *rule,
+                    long trigger, const char *fmt, ...)
 {
 	v->respond = respond;
 	v->urgency = u;
@@ -348,7 +351,8 @@ void ghconv_decide(const struct ghconv_thread *t, const char *self,
 				asked = (long)i;
 		if (asked < 0) {
 			verdict(v, false, GHCONV_URGENCY_LOW, "said_enough", -1,
-			        "we have %zu comments here and no person asked us again in the last "
+			        "we have %zu comments here and no person asked us again in the "
+			        "last "
 			        "%d",
 			        v->own_comments, GHCONV_MENTION_WINDOW);
 			return;
@@ -359,7 +363,7 @@ void ghconv_decide(const struct ghconv_thread *t, const char *self,
 	if (v->own_comments && v->after_own) {
 		verdict(v, true,
 		        v->after_own >= GHCONV_FOLLOWUP_HIGH ? GHCONV_URGENCY_HIGH
-		                                              : GHCONV_URGENCY_MEDIUM,
+		                                             : GHCONV_URGENCY_MEDIUM,
 		        "follow_up", follow, "%zu comment(s) since ours", v->after_own);
 		return;
 	}
@@ -382,14 +386,15 @@ void ghconv_decide(const struct ghconv_thread *t, const char *self,
 			v->only_missing = crowded;
 			verdict(v, true, crowded ? GHCONV_URGENCY_LOW : GHCONV_URGENCY_HIGH,
 			        "mentioned_in_body", -1, "@%s mentioned in the description%s", self,
-			        crowded ? "; peers already answered: only add what is missing" : "");
+			        crowded ? "; peers already answered: only add what is missing"
+			                : "");
 			return;
 		}
 		if (o->workspace_pr_review || o->workspace_issue) {
 			v->only_missing = crowded;
 			verdict(v, true, GHCONV_URGENCY_LOW,
-			        o->workspace_pr_review ? "workspace_pr_review" : "workspace_issue", -1,
-			        "%s of a watched workspace%s",
+			        o->workspace_pr_review ? "workspace_pr_review" : "workspace_issue",
+			        -1, "%s of a watched workspace%s",
 			        o->workspace_pr_review ? "a pull request to review" : "an issue",
 			        crowded ? "; peers already answered" : "");
 			return;
@@ -548,8 +553,7 @@ char *ghconv_normalize(const char *body)
 	return out;
 }
 
-size_t ghconv_duplicates(const struct ghconv_thread *t, const char *self, int64_t *out,
-                         size_t cap)
+size_t ghconv_duplicates(const struct ghconv_thread *t, const char *self, int64_t *out, size_t cap)
 {
 	size_t own = 0, n = 0;
 	for (size_t i = 0; i < t->n; i++)
@@ -576,7 +580,8 @@ size_t ghconv_duplicates(const struct ghconv_thread *t, const char *self, int64_
 		for (size_t j = 0; j < k && !dup; j++) {
 			if (j == i || strcmp(mine[i].norm, mine[j].norm) != 0)
 				continue;
-			if (mine[j].at < mine[i].at || (mine[j].at == mine[i].at && mine[j].id < mine[i].id))
+			if (mine[j].at < mine[i].at ||
+			    (mine[j].at == mine[i].at && mine[j].id < mine[i].id))
 				dup = true;
 		}
 		if (dup && n < cap && mine[i].id > 0)
@@ -590,8 +595,8 @@ size_t ghconv_duplicates(const struct ghconv_thread *t, const char *self, int64_
 
 /* --- the reply ------------------------------------------------------------------------------ */
 
-static const char *const signoffs[] = {"best regards", "kind regards", "regards", "cheers",
-                                       "thanks",       "thank you",    "best",    "sincerely",
+static const char *const signoffs[] = {"best regards", "kind regards", "regards",  "cheers",
+                                       "thanks",       "thank you",    "best",     "sincerely",
                                        "signed",       "yours",        "cordially"};
 
 /* s (len bytes, trimmed) without leading dashes, tildes, quotes, bullets
@@ -665,8 +670,8 @@ char *ghconv_clean_reply(const char *text, const char *agent_name, const char *l
 	sb_init(&sb, 0);
 	size_t ll = login ? strlen(login) : 0;
 	for (const char *p = text; *p;) {
-		if (ll && *p == '@' && strncasecmp(p + 1, login, ll) == 0 && !login_char(p[1 + ll]) &&
-		    (p == text || !login_char(p[-1]))) {
+		if (ll && *p == '@' && strncasecmp(p + 1, login, ll) == 0 &&
+		    !login_char(p[1 + ll]) && (p == text || !login_char(p[-1]))) {
 			p += 1 + ll;
 			if (*p == ' ' && (sb.len == 0 || sb_cstr(&sb)[sb.len - 1] == ' ' ||
 			                  sb_cstr(&sb)[sb.len - 1] == '\n'))
@@ -762,7 +767,8 @@ char *ghconv_prompt(const struct ghconv_thread *t, const char *self,
 	for (size_t i = from; i < t->n; i++) {
 		const struct ghconv_comment *c = &t->comments[i];
 		sb_printf(&sb, "\n[%zu] %s", i + 1 + t->hidden,
-		          same_login(c->login, self) ? "you" : (c->login[0] ? c->login : "someone"));
+		          same_login(c->login, self) ? "you"
+		                                     : (c->login[0] ? c->login : "someone"));
 		when(&sb, c->created_ms);
 		if (v->respond && (long)i == v->trigger)
 			sb_puts(&sb, " ← the comment you answer");
@@ -788,7 +794,8 @@ char *ghconv_prompt(const struct ghconv_thread *t, const char *self,
 	return out;
 }
 
-/* --- the seen set ------------------------------------------------------------------------------ */
+/* --- the seen set ------------------------------------------------------------------------------
+ */
 
 bool ghconv_seen_has(const struct ghconv_seen *s, const char *id, int64_t updated_ms)
 {
@@ -800,8 +807,7 @@ bool ghconv_seen_has(const struct ghconv_seen *s, const char *id, int64_t update
 
 void ghconv_seen_add(struct ghconv_seen *s, const char *id, int64_t updated_ms)
 {
-	if (!id || !*id || strlen(id) >= GHCONV_NOTIF_ID_MAX ||
-	    ghconv_seen_has(s, id, updated_ms))
+	if (!id || !*id || strlen(id) >= GHCONV_NOTIF_ID_MAX || ghconv_seen_has(s, id, updated_ms))
 		return;
 	size_t slot = s->next;
 	snprintf(s->e[slot].id, sizeof s->e[slot].id, "%s", id);

@@ -56,20 +56,20 @@
 #include "adapters/github/ghurl.h"
 #include "common/err.h"
 
-#define GHCONV_LOGIN_MAX         40  /* GitHub logins are at most 39 bytes */
-#define GHCONV_MAX_PEERS         32  /* effective peers kept per thread */
-#define GHCONV_MAX_COMMENTS      300 /* comments of a thread considered */
-#define GHCONV_MENTION_WINDOW    5   /* §4.3 rules 5 and 7: the last 5 comments */
-#define GHCONV_MAX_OWN_COMMENTS  3   /* §4.3 rule 5 */
-#define GHCONV_FOLLOWUP_HIGH     3   /* §4.3 rule 6: urgency high from 3 later comments */
-#define GHCONV_PROMPT_COMMENTS   15  /* §4.5: the last 15 comments are shown */
-#define GHCONV_NORMALIZED_CHARS  200 /* §4.6: bodies compared on 200 code points */
-#define GHCONV_SEEN_MAX          256 /* handled notification states remembered */
-#define GHCONV_NOTIF_ID_MAX      32
-#define GHCONV_REASON_MAX        32
-#define GHCONV_SIGNATURE_MAX     80 /* a trailing line longer than this is not a signature */
-#define GHCONV_PROMPT_MAX_BYTES  (64 * 1024)
-#define GHCONV_FINISHED_LABEL    "finished"
+#define GHCONV_LOGIN_MAX        40  /* GitHub logins are at most 39 bytes */
+#define GHCONV_MAX_PEERS        32  /* effective peers kept per thread */
+#define GHCONV_MAX_COMMENTS     300 /* comments of a thread considered */
+#define GHCONV_MENTION_WINDOW   5   /* §4.3 rules 5 and 7: the last 5 comments */
+#define GHCONV_MAX_OWN_COMMENTS 3   /* §4.3 rule 5 */
+#define GHCONV_FOLLOWUP_HIGH    3   /* §4.3 rule 6: urgency high from 3 later comments */
+#define GHCONV_PROMPT_COMMENTS  15  /* §4.5: the last 15 comments are shown */
+#define GHCONV_NORMALIZED_CHARS 200 /* §4.6: bodies compared on 200 code points */
+#define GHCONV_SEEN_MAX         256 /* handled notification states remembered */
+#define GHCONV_NOTIF_ID_MAX     32
+#define GHCONV_REASON_MAX       32
+#define GHCONV_SIGNATURE_MAX    80 /* a trailing line longer than this is not a signature */
+#define GHCONV_PROMPT_MAX_BYTES (64 * 1024)
+#define GHCONV_FINISHED_LABEL   "finished"
 
 /* --- notifications ------------------------------------------------------------ */
 
@@ -112,9 +112,10 @@ struct ghconv_thread {
 	const char *title;
 	const char *html_url;
 	struct ghconv_comment issue; /* the description, id 0 */
-	struct ghconv_comment *comments; /* oldest first, at most GHCONV_MAX_COMMENTS (the newest) */
+	struct ghconv_comment
+	        *comments; /* oldest first, at most GHCONV_MAX_COMMENTS (the newest) */
 	size_t n;
-	size_t hidden; /* comments left out over the bound */
+	size_t hidden;                     /* comments left out over the bound */
 	cJSON *json_issue, *json_comments; /* owned */
 };
 
@@ -128,8 +129,7 @@ int ghconv_thread_parse(const char *owner, const char *repo, int64_t number, con
 void ghconv_thread_free(struct ghconv_thread *t);
 
 /* "owner/repo#n" (the §4 conversation key) into buf. */
-void ghconv_thread_key(const char *owner, const char *repo, int64_t number, char *buf,
-                       size_t cap);
+void ghconv_thread_key(const char *owner, const char *repo, int64_t number, char *buf, size_t cap);
 
 /* --- peers ------------------------------------------------------------------------ */
 
@@ -143,8 +143,7 @@ struct ghconv_peers {
  * are skipped. When none is left: every distinct commenter but self, and
  * the issue author only when the author also commented. */
 void ghconv_effective_peers(const struct ghconv_thread *t, const char *self,
-                            const char *const *registered, size_t nreg,
-                            struct ghconv_peers *out);
+                            const char *const *registered, size_t nreg, struct ghconv_peers *out);
 bool ghconv_peers_has(const struct ghconv_peers *p, const char *login);
 
 /* --- the decision (§4.3) --------------------------------------------------------- */
@@ -214,8 +213,7 @@ char *ghconv_normalize(const char *body);
 
 /* Our own comments that repeat an older one of ours (same normalised
  * body): their ids into out (at most cap), oldest kept. Returns the count. */
-size_t ghconv_duplicates(const struct ghconv_thread *t, const char *self, int64_t *out,
-                         size_t cap);
+size_t ghconv_duplicates(const struct ghconv_thread *t, const char *self, int64_t *out, size_t cap);
 
 /* --- the reply (seed 004) -------------------------------------------------------------- */
 

@@ -73,50 +73,167 @@ struct decide_case {
 
 static const struct decide_case cases[] = {
         {"closed", true, "alice:@ada-bot look", {NULL}, {NULL}, {0}, false, "closed", 0, -2},
-        {"latest is ours, even for the owner", false, "alice:@ada-bot look",
-         {"ada-bot:on it", NULL}, {NULL}, {.owner_request = true}, false, "awaiting_others", 0,
+        {"latest is ours, even for the owner",
+         false,
+         "alice:@ada-bot look",
+         {"ada-bot:on it", NULL},
+         {NULL},
+         {.owner_request = true},
+         false,
+         "awaiting_others",
+         0,
          -2},
-        {"owner request", false, "alice:nothing for you", {"bob:hm", NULL}, {NULL},
-         {.owner_request = true}, true, "owner_request", GHCONV_URGENCY_HIGH, 0},
-        {"only peers after us, no mention: wait for the author", false, "alice:@ada-bot look",
-         {"ada-bot:first", "bea-bot:second <!-- ga:chain=2 key=k -->", NULL}, {NULL}, {0},
-         false, "waiting_for_author", 0, -2},
-        {"a peer after us mentions us: follow-up on it", false, "alice:@ada-bot look",
-         {"ada-bot:first", "bea-bot:@ada-bot what about X?", NULL}, {NULL}, {0}, true,
-         "follow_up", GHCONV_URGENCY_MEDIUM, 1},
-        {"a person after us: follow-up on the person", false, "alice:@ada-bot look",
-         {"ada-bot:first", "carol:thanks, but why?", "bea-bot:agree", NULL}, {"bea-bot"}, {0},
-         true, "follow_up", GHCONV_URGENCY_MEDIUM, 1},
-        {"three later comments: high", false, "alice:@ada-bot look",
-         {"ada-bot:first", "alice:a", "alice:b", "alice:c", NULL}, {"bea-bot"}, {0}, true,
-         "follow_up", GHCONV_URGENCY_HIGH, 3},
-        {"three of ours and nobody asks again", false, "alice:@ada-bot look",
+        {"owner request",
+         false,
+         "alice:nothing for you",
+         {"bob:hm", NULL},
+         {NULL},
+         {.owner_request = true},
+         true,
+         "owner_request",
+         GHCONV_URGENCY_HIGH,
+         0},
+        {"only peers after us, no mention: wait for the author",
+         false,
+         "alice:@ada-bot look",
+         {"ada-bot:first", "bea-bot:second <!-- ga:chain=2 key=k -->", NULL},
+         {NULL},
+         {0},
+         false,
+         "waiting_for_author",
+         0,
+         -2},
+        {"a peer after us mentions us: follow-up on it",
+         false,
+         "alice:@ada-bot look",
+         {"ada-bot:first", "bea-bot:@ada-bot what about X?", NULL},
+         {NULL},
+         {0},
+         true,
+         "follow_up",
+         GHCONV_URGENCY_MEDIUM,
+         1},
+        {"a person after us: follow-up on the person",
+         false,
+         "alice:@ada-bot look",
+         {"ada-bot:first", "carol:thanks, but why?", "bea-bot:agree", NULL},
+         {"bea-bot"},
+         {0},
+         true,
+         "follow_up",
+         GHCONV_URGENCY_MEDIUM,
+         1},
+        {"three later comments: high",
+         false,
+         "alice:@ada-bot look",
+         {"ada-bot:first", "alice:a", "alice:b", "alice:c", NULL},
+         {"bea-bot"},
+         {0},
+         true,
+         "follow_up",
+         GHCONV_URGENCY_HIGH,
+         3},
+        {"three of ours and nobody asks again",
+         false,
+         "alice:@ada-bot look",
          {"ada-bot:1", "alice:x", "ada-bot:2", "alice:y", "ada-bot:3", "alice:z", NULL},
-         {"bea-bot"}, {0}, false, "said_enough", 0, -2},
+         {"bea-bot"},
+         {0},
+         false,
+         "said_enough",
+         0,
+         -2},
         {"derived peers: the author who commented is a peer, so only a mention brings us "
          "back",
-         false, "alice:@ada-bot look", {"ada-bot:first", "alice:and?", NULL}, {NULL}, {0},
-         false, "waiting_for_author", 0, -2},
-        {"three of ours and a person asks again", false, "alice:@ada-bot look",
-         {"ada-bot:1", "alice:x", "ada-bot:2", "alice:y", "ada-bot:3", "alice:@ada-bot z?",
-          NULL},
-         {"bea-bot"}, {0}, true, "follow_up", GHCONV_URGENCY_MEDIUM, 5},
-        {"mentioned in a recent comment", false, "alice:a question",
-         {"bob:cc @Ada-Bot please", "carol:+1", NULL}, {NULL}, {0}, true, "mentioned",
-         GHCONV_URGENCY_HIGH, 0},
-        {"a mention of a longer login is not ours", false, "alice:ask @ada-bot2",
-         {"bob:@ada-botany fans?", NULL}, {NULL}, {0}, false, "not_mentioned", 0, -2},
-        {"mentioned in the description", false, "alice:@ada-bot what do you think?", {NULL},
-         {NULL}, {0}, true, "mentioned_in_body", GHCONV_URGENCY_HIGH, -1},
-        {"mentioned in the description, two peers answered", false,
-         "alice:@ada-bot what do you think?", {"bea-bot:x", "cy-bot:y", NULL},
-         {"bea-bot", "cy-bot"}, {0}, true, "mentioned_in_body", GHCONV_URGENCY_LOW, -1},
-        {"workspace issue", false, "alice:todo", {NULL}, {NULL}, {.workspace_issue = true},
-         true, "workspace_issue", GHCONV_URGENCY_LOW, -1},
-        {"workspace PR review", false, "alice:todo", {NULL}, {NULL},
-         {.workspace_pr_review = true}, true, "workspace_pr_review", GHCONV_URGENCY_LOW, -1},
-        {"not mentioned", false, "alice:hello world", {"bob:hi", NULL}, {NULL}, {0}, false,
-         "not_mentioned", 0, -2},
+         false,
+         "alice:@ada-bot look",
+         {"ada-bot:first", "alice:and?", NULL},
+         {NULL},
+         {0},
+         false,
+         "waiting_for_author",
+         0,
+         -2},
+        {"three of ours and a person asks again",
+         false,
+         "alice:@ada-bot look",
+         {"ada-bot:1", "alice:x", "ada-bot:2", "alice:y", "ada-bot:3", "alice:@ada-bot z?", NULL},
+         {"bea-bot"},
+         {0},
+         true,
+         "follow_up",
+         GHCONV_URGENCY_MEDIUM,
+         5},
+        {"mentioned in a recent comment",
+         false,
+         "alice:a question",
+         {"bob:cc @Ada-Bot please", "carol:+1", NULL},
+         {NULL},
+         {0},
+         true,
+         "mentioned",
+         GHCONV_URGENCY_HIGH,
+         0},
+        {"a mention of a longer login is not ours",
+         false,
+         "alice:ask @ada-bot2",
+         {"bob:@ada-botany fans?", NULL},
+         {NULL},
+         {0},
+         false,
+         "not_mentioned",
+         0,
+         -2},
+        {"mentioned in the description",
+         false,
+         "alice:@ada-bot what do you think?",
+         {NULL},
+         {NULL},
+         {0},
+         true,
+         "mentioned_in_body",
+         GHCONV_URGENCY_HIGH,
+         -1},
+        {"mentioned in the description, two peers answered",
+         false,
+         "alice:@ada-bot what do you think?",
+         {"bea-bot:x", "cy-bot:y", NULL},
+         {"bea-bot", "cy-bot"},
+         {0},
+         true,
+         "mentioned_in_body",
+         GHCONV_URGENCY_LOW,
+         -1},
+        {"workspace issue",
+         false,
+         "alice:todo",
+         {NULL},
+         {NULL},
+         {.workspace_issue = true},
+         true,
+         "workspace_issue",
+         GHCONV_URGENCY_LOW,
+         -1},
+        {"workspace PR review",
+         false,
+         "alice:todo",
+         {NULL},
+         {NULL},
+         {.workspace_pr_review = true},
+         true,
+         "workspace_pr_review",
+         GHCONV_URGENCY_LOW,
+         -1},
+        {"not mentioned",
+         false,
+         "alice:hello world",
+         {"bob:hi", NULL},
+         {NULL},
+         {0},
+         false,
+         "not_mentioned",
+         0,
+         -2},
 };
 
 static void test_decide_table(void **state)
@@ -138,9 +255,9 @@ static void test_decide_table(void **state)
 		    (c->respond && c->trigger != -2 && v.trigger != c->trigger))
 			fail_msg("case '%s': respond %d rule %s urgency %s trigger %ld (%s); "
 			         "expected %d %s %s %ld",
-			         c->name, v.respond, v.rule, ghconv_urgency_name(v.urgency), v.trigger,
-			         v.reason, c->respond, c->rule, ghconv_urgency_name(c->urgency),
-			         c->trigger);
+			         c->name, v.respond, v.rule, ghconv_urgency_name(v.urgency),
+			         v.trigger, v.reason, c->respond, c->rule,
+			         ghconv_urgency_name(c->urgency), c->trigger);
 		assert_true(v.reason[0] != '\0');
 		ghconv_thread_free(&t);
 	}
@@ -285,8 +402,8 @@ static void test_clean_reply(void **state)
 		bool ns = false;
 		char *o = ghconv_clean_reply(t[i].in, "Ada", SELF, &ns);
 		if ((!o) != (!t[i].out) || (o && strcmp(o, t[i].out) != 0) || ns != t[i].names_self)
-			fail_msg("clean_reply('%s') = '%s' names_self %d; expected '%s' %d", t[i].in,
-			         o ? o : "(null)", ns, t[i].out ? t[i].out : "(null)",
+			fail_msg("clean_reply('%s') = '%s' names_self %d; expected '%s' %d",
+			         t[i].in, o ? o : "(null)", ns, t[i].out ? t[i].out : "(null)",
 			         t[i].names_self);
 		free(o);
 	}
@@ -316,9 +433,10 @@ static void test_notifications(void **state)
 	assert_false(nf.actionable);
 	assert_non_null(strstr(nf.why, "subscribed"));
 	cJSON_Delete(n);
-	n = cJSON_Parse("{\"id\":\"44\",\"reason\":\"comment\",\"unread\":false,\"subject\":{\"url\":"
-	                "\"http://127.0.0.1:9/repos/acme/widgets/pulls/8\",\"type\":"
-	                "\"PullRequest\"}}");
+	n = cJSON_Parse(
+	        "{\"id\":\"44\",\"reason\":\"comment\",\"unread\":false,\"subject\":{\"url\":"
+	        "\"http://127.0.0.1:9/repos/acme/widgets/pulls/8\",\"type\":"
+	        "\"PullRequest\"}}");
 	assert_int_equal(ghconv_notif_parse(n, base, &nf, &err), 0);
 	assert_true(nf.actionable);
 	assert_int_equal(nf.ref.kind, GH_REF_PULL);
@@ -346,8 +464,7 @@ static void test_prompt(void **state)
 	(void)state;
 	struct ghconv_thread t;
 	thread(&t, false, "alice:@ada-bot why does it flake?",
-	       (const char *const[]){"bea-bot:timing <!-- ga:chain=1 key=k -->", "carol:+1",
-	                             NULL});
+	       (const char *const[]){"bea-bot:timing <!-- ga:chain=1 key=k -->", "carol:+1", NULL});
 	struct ghconv_peers p;
 	const char *reg[] = {"bea-bot"};
 	ghconv_effective_peers(&t, SELF, reg, 1, &p);
@@ -391,7 +508,8 @@ static void test_thread_parse_bad_input(void **state)
 	assert_int_equal(ghconv_thread_parse("o", "r", 1, arr, NULL, &t, &err), -1);
 	assert_non_null(strstr(err.msg, "o/r#1"));
 	/* wrong types inside are tolerated: missing fields read as empty */
-	cJSON *is = cJSON_Parse("{\"title\":3,\"user\":\"x\",\"labels\":[{\"name\":\"Finished\"}]}");
+	cJSON *is =
+	        cJSON_Parse("{\"title\":3,\"user\":\"x\",\"labels\":[{\"name\":\"Finished\"}]}");
 	cJSON *cs = cJSON_Parse("[1, {\"body\":null}, {\"user\":{\"login\":\"bob\"},"
 	                        "\"body\":\"hi\"}]");
 	assert_int_equal(ghconv_thread_parse("o", "r", 1, is, cs, &t, &err), 0);

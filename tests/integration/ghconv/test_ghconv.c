@@ -55,7 +55,7 @@
 #define TOK_ALICE   "tok-alice-0123456789"
 #define STAGGER_MIN 300
 #define STAGGER_SPN 12000 /* two agents: room for 7 s between them */
-#define SHORT_SPAN  1500 /* one agent */
+#define SHORT_SPAN  1500  /* one agent */
 
 /* The model's answer: one comment on the thread (with a signature the
  * agent must remove), then a closing text. */
@@ -130,7 +130,8 @@ static void start_agent_home(struct agent *a, struct ghfake *gh, const char *nam
 	                     "LLM_API_KEY=test-key-0123456789",
 	                     "MAX_ACL=4",
 	                     "GA_GITHUB_POLL_MS=1000",
-	                     "GA_GITHUB_STAGGER_MIN_MS=" "300",
+	                     "GA_GITHUB_STAGGER_MIN_MS="
+	                     "300",
 	                     span,
 	                     NULL};
 	const char *argv_social[] = {"--social-only", NULL};
@@ -354,8 +355,7 @@ static void test_max_chain_reacts(void **state)
 	start_agent(&a, f, "Ada", "ada-bot", TOK_ADA, false);
 	int64_t n2 = n + 1;
 	script_comment(a.llm, n2, "Expire on write, with a one-hour ceiling.");
-	if (!WAIT_UNTIL(ghfake_reaction_count(f, "acme", "widgets", n, c, "heart") == 1,
-	                WAIT_MS)) {
+	if (!WAIT_UNTIL(ghfake_reaction_count(f, "acme", "widgets", n, c, "heart") == 1, WAIT_MS)) {
 		dump(&a);
 		fail_msg("no reaction on the peer's comment at chain MAX_ACL");
 	}
