@@ -1131,6 +1131,59 @@ static void test_limits_and_owner(void **state)
 	bskyfake_free(w.f);
 }
 
+/* ---- 11. a circular thread is never shown to the model (Scenario 1.12) ------------------- */
+
+static void test_circular_thread(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	/* our post, then an alternating exchange of thanks and restatements */
+	char p0[BSKYFAKE_URI_MAX], p1[BSKYFAKE_URI_MAX], p2[BSKYFAKE_URI_MAX], p3[BSKYFAKE_URI_MAX],
+	        p4[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "agent.test", "The lexer rewrite is planned for May.",
+	                               NULL, p0, NULL),
+	                 0);
+	assert_int_equal(bskyfake_post(w.f, "human.test", "Thanks, great plan, I'll wait for it.",
+	                               p0, p1, NULL),
+	                 0);
+	assert_int_equal(bskyfake_post(w.f, "agent.test", "Great, once it's up I will say so here.",
+	                               p1, p2, NULL),
+	                 0);
+	assert_int_equal(bskyfake_post(w.f, "human.test", "Awesome, looking forward to it a lot.",
+	                               p2, p3, NULL),
+	                 0);
+	(void)p3;
+	/* the last one is long enough not to be a closing by itself */
+	assert_int_equal(
+	        bskyfake_post(w.f, "human.test",
+	                      "Thank you again, really: once it's live I will read every line of "
+	                      "it, and when the release is out I will tell everyone about it here.",
+	                      p2, p4, NULL),
+	        0);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char *script = reply_script("This should never be written.", 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
+	if (!wait_likes(w.f, "agent.test", 2, W)) {
+		dump(&a.p, a.home);
+		fail_msg("the circular thread did not end with likes");
+	}
+	settle(1500);
+	assert_int_equal(llm_calls(a.home), 0);
+	char *log = home_read(a.home, "memory/decisions.jsonl");
+	assert_non_null(log);
+	assert_non_null(strstr(log, "\"circular\""));
+	free(log);
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1145,6 +1198,7 @@ int main(void)
 	        cmocka_unit_test(test_pruning),
 	        cmocka_unit_test(test_peers),
 	        cmocka_unit_test(test_limits_and_owner),
+	        cmocka_unit_test(test_circular_thread),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
