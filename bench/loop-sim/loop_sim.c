@@ -1006,9 +1006,8 @@ int main(int argc, char **argv)
 		agent_wait_joined(s, i);
 	wait_members(s, LOOPSIM_STARTUP_MS);
 	pump(s, 1000); /* identities and presences settle */
-	printf("loop-sim: room on port %d, agents %d, rounds %d, MAX_ACL %d, quiet-ms %lld%s\n",
-	       s->port, s->o.agents, s->o.rounds, s->o.max_acl, (long long)s->o.quiet_ms,
-	       s->o.restart_at ? ", restart before round K" : "");
+	printf("loop-sim: room on port %d, agents %d, rounds %d, MAX_ACL %d, quiet-ms %lld\n",
+	       s->port, s->o.agents, s->o.rounds, s->o.max_acl, (long long)s->o.quiet_ms);
 	if (s->o.restart_at)
 		printf("loop-sim: the room restarts before round %d\n", s->o.restart_at);
 
