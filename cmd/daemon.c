@@ -936,6 +936,12 @@ static int svc_room_identity(void *ud)
 }
 #endif
 
+static const char *svc_env(void *ud, const char *name)
+{
+	struct daemon *d = ud;
+	return env_lookup(&d->home->env, name);
+}
+
 static struct coord *svc_coord(void *ud)
 {
 	struct daemon *d = ud;
@@ -981,6 +987,7 @@ static void start_services(struct daemon *d)
 				 .room_target = room_target,
 				 .coord = svc_coord,
 				 .reload_self = svc_reload_self,
+				 .env = svc_env,
 #ifdef GA_HAVE_SPACE
 				 .room_reflection = svc_room_reflection,
 				 .room_identity = svc_room_identity,

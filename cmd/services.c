@@ -1,6 +1,8 @@
 /* services — the table of platform services and their life (services.h). */
 #include "cmd/services.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -80,4 +82,22 @@ void ga_services_free(struct ga_services *s)
 		if (s->svc[i]->free)
 			s->svc[i]->free(s->obj[i]);
 	s->n = 0;
+}
+
+int ga_svc_env_ms(const struct ga_svc_ctx *ctx, const char *name, int64_t lo, int64_t hi,
+                  int64_t def, int64_t *out, struct ga_err *err)
+{
+	const char *v = ctx->env ? ctx->env(ctx->ud, name) : getenv(name);
+	*out = def;
+	if (!v || !*v)
+		return 0;
+	char *end;
+	errno = 0;
+	long long n = strtoll(v, &end, 10);
+	if (errno || *end || n < lo || n > hi)
+		return err_set(err, "%s=\"%.40s\" is invalid: expected a whole number of "
+		                    "milliseconds from %lld to %lld",
+		               name, v, (long long)lo, (long long)hi);
+	*out = n;
+	return 0;
 }

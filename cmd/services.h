@@ -92,6 +92,9 @@ struct ga_svc_ctx {
 	 * it again — identity, the gate's Social Mechanics, the owner's prompt.
 	 * The room's identity is not re-sent here (room_identity does that). */
 	void (*reload_self)(void *ud);
+	/* A variable as the configuration sees it: the process environment,
+	 * else <home>/.env; NULL when unset. Borrowed. Use ga_svc_env_ms. */
+	const char *(*env)(void *ud, const char *name);
 	/* Tell the owner (terminal and log). */
 	void (*notify_owner)(void *ud, const char *text);
 	/* A fatal condition (401 on the GitHub token): the owner is told, the
@@ -110,6 +113,14 @@ struct ga_service {
 };
 
 #define GA_SERVICES_MAX 8
+
+/* A service's tunable in milliseconds (GA_GITHUB_POLL_MS, ...), read
+ * through ctx->env (so .env works too): unset or empty → def; a whole
+ * number in lo..hi → it; anything else → -1 with err naming the variable,
+ * the value and the range (the service then refuses to start). Every name
+ * read this way is listed in common/config.c, so it is a known variable. */
+int ga_svc_env_ms(const struct ga_svc_ctx *ctx, const char *name, int64_t lo, int64_t hi,
+                  int64_t def, int64_t *out, struct ga_err *err);
 
 /* The running services (for the daemon). */
 struct ga_services {

@@ -39,23 +39,6 @@ struct svc_github {
 };
 
 /* getenv(name) as an integer in [lo, hi], or def when unset. -1 with err. */
-static int env_ms(const char *name, int64_t lo, int64_t hi, int64_t def, int64_t *out,
-                  struct ga_err *err)
-{
-	const char *v = getenv(name);
-	*out = def;
-	if (!v || !*v)
-		return 0;
-	char *end;
-	errno = 0;
-	long long n = strtoll(v, &end, 10);
-	if (errno || *end || n < lo || n > hi)
-		return err_set(err, "%s='%.40s' is not a number of milliseconds in %lld..%lld",
-		               name, v, (long long)lo, (long long)hi);
-	*out = n;
-	return 0;
-}
-
 static void poll_done(void *job)
 {
 	sched_job_done(job);
@@ -85,9 +68,11 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		return NULL;
 	}
 	int64_t poll, smin, sspan;
-	if (env_ms("GA_GITHUB_POLL_MS", 1000, 86400000, GHCONV_POLL_MS, &poll, err) ||
-	    env_ms("GA_GITHUB_STAGGER_MIN_MS", 0, 3600000, GHCONV_STAGGER_MIN_MS, &smin, err) ||
-	    env_ms("GA_GITHUB_STAGGER_SPAN_MS", 0, 3600000, GHCONV_STAGGER_SPAN_MS, &sspan, err))
+	if (ga_svc_env_ms(ctx, "GA_GITHUB_POLL_MS", 1000, 86400000, GHCONV_POLL_MS, &poll, err) ||
+	    ga_svc_env_ms(ctx, "GA_GITHUB_STAGGER_MIN_MS", 0, 3600000, GHCONV_STAGGER_MIN_MS, &smin,
+	                  err) ||
+	    ga_svc_env_ms(ctx, "GA_GITHUB_STAGGER_SPAN_MS", 0, 3600000, GHCONV_STAGGER_SPAN_MS,
+	                  &sspan, err))
 		return NULL;
 	struct ghconv_config c = {
 	        .loop = ctx->loop,

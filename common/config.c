@@ -29,7 +29,9 @@ enum var_kind {
 	VAR_CUSTOM,  /* read by hand in config_load */
 	VAR_INT,     /* int64_t field, default def */
 	VAR_OPT_INT, /* int64_t field, -1 when unset (the module default applies) */
-	VAR_PROCESS, /* read elsewhere from the process environment */
+	VAR_PROCESS, /* read elsewhere: the process environment, or a platform
+	                service's tunable read through ga_svc_env_ms (cmd/services.h:
+	                the environment, then .env) */
 };
 
 struct config_var {
@@ -95,6 +97,20 @@ static const struct config_var VARS[] = {
 	{"GA_SPACE_CLAIM_RENEW_MS", VAR_OPT_INT, SP(claim_renew_ms), -1, 1, CONFIG_MAX_MS},
 	/* test aids, read by cmd/daemon.c */
 	{"GA_EXIT_WHEN_IDLE", VAR_PROCESS, 0, 0, 0, 0},
+	/* the platform services' tunables (cmd/svc_*.c, mainly for tests) */
+	{"GA_GITHUB_POLL_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_GITHUB_STAGGER_MIN_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_GITHUB_STAGGER_SPAN_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_FULFIL_INTERVAL_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_FULFIL_TIMEOUT_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_BLUESKY_AWARENESS_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_BLUESKY_FEED_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_BLUESKY_PEERS_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_BLUESKY_EXPRESSION_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_BLUESKY_RITUAL_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_BLUESKY_PACE_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_BLUESKY_MIN_INTERVAL_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_BLUESKY_SPACING_MS", VAR_PROCESS, 0, 0, 0, 0},
 };
 #undef F
 #undef SP
