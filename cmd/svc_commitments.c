@@ -18,10 +18,12 @@
 #include "adapters/github/github.h"
 #include "adapters/github/port.h"
 #include "cmd/services.h"
+#include "common/fsx.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/fulfil/fulfil.h"
 #include "modules/outbound/outbound.h"
+#include "modules/reflection/voice.h"
 
 struct svc_commit {
 	struct ga_svc_ctx ctx; /* the functions and ud; the pointers outlive us */
@@ -29,22 +31,8 @@ struct svc_commit {
 	struct fulfil *fulfil;
 	bool fatal_told;
 	char last_error[GA_ERR_MSG_MAX];
+	struct voice *voice; /* <home>/voice-phrases.json (hot-reloaded) */
 };
-
-static int64_t env_ms(const char *name, int64_t lo, int64_t hi)
-{
-	const char *s = getenv(name);
-	if (!s || !*s)
-		return 0;
-	char *end = NULL;
-	long long v = strtoll(s, &end, 10);
-	if (*end || v < lo || v > hi) {
-		log_kv(LOG_LEVEL_WARN, "commitments", "ignored: not a number of ms in range", "var",
-		       name, "value", s);
-		return 0;
-	}
-	return v;
-}
 
 static void on_auth(void *ud, const char *msg)
 {
@@ -80,6 +68,22 @@ static void notify(void *ud, const char *text)
 		s->ctx.notify_owner(s->ctx.ud, text);
 }
 
+/* Announcements come from the agent's voice (issue 13: no operational
+ * text hard-coded); without a link, the built-in text names what was done. */
+static char *phrase(void *ud, enum fulfil_type t, const char *description, const char *url)
+{
+	struct svc_commit *s = ud;
+	(void)description;
+	if (!s->voice || !url || !url[0])
+		return NULL;
+	enum voice_key k = t == FULFIL_CREATE_ISSUE  ? VOICE_FULFILLMENT_CREATE_ISSUE
+	                   : t == FULFIL_CREATE_PLAN ? VOICE_FULFILLMENT_CREATE_PLAN
+	                                             : VOICE_FULFILLMENT_DEFAULT;
+	const char *names[] = {"url"};
+	const char *values[] = {url};
+	return voice_render(s->voice, k, names, values, 1);
+}
+
 static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 {
 	if (!ctx->ledger || !ctx->journal || !ctx->outbound || !ctx->sched) {
@@ -89,8 +93,23 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		                                                     : "the scheduler");
 		return NULL;
 	}
+	int64_t interval, timeout;
+	if (ga_svc_env_ms(ctx, "GA_FULFIL_INTERVAL_MS", 100, 86400000, 0, &interval, err) != 0 ||
+	    ga_svc_env_ms(ctx, "GA_FULFIL_TIMEOUT_MS", 1000, 86400000, 0, &timeout, err) != 0)
+		return NULL;
 	struct svc_commit *s = xcalloc(1, sizeof *s);
 	s->ctx = *ctx;
+	if (ctx->self_path) {
+		/* beside SELF.md, where reflection writes it */
+		char *dir = xstrdup(ctx->self_path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		char *path = fsx_join(slash ? dir : ".", VOICE_FILE);
+		s->voice = voice_open(path);
+		free(path);
+		free(dir);
+	}
 	if (ctx->github) {
 		s->port = gh_port_new(ctx->github, on_auth, s);
 		struct outbound_port p;
@@ -114,13 +133,12 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                           .dlog = ctx->dlog,
 	                           .agent_name = ctx->cfg ? ctx->cfg->agent_name : NULL,
 	                           .social_only = ctx->social_only,
-	                           .interval_ms = (uint64_t)env_ms("GA_FULFIL_INTERVAL_MS", 100,
-	                                                           86400000),
-	                           .in_progress_timeout_ms =
-	                                   env_ms("GA_FULFIL_TIMEOUT_MS", 1000, 86400000),
+	                           .interval_ms = (uint64_t)interval,
+	                           .in_progress_timeout_ms = timeout,
 	                           .room_target = room_target,
 	                           .coord = coord_of,
 	                           .notify_owner = notify,
+	                           .phrase = phrase,
 	                           .ud = s};
 	s->fulfil = fulfil_new(&fc, err);
 	if (!s->fulfil) {
@@ -169,6 +187,7 @@ static void commit_free(void *obj)
 		return;
 	fulfil_free(s->fulfil);
 	gh_port_free(s->port);
+	voice_free(s->voice);
 	free(s);
 }
 

@@ -98,6 +98,8 @@ static const struct config_var VARS[] = {
 	/* test aids, read by cmd/daemon.c */
 	{"GA_EXIT_WHEN_IDLE", VAR_PROCESS, 0, 0, 0, 0},
 	/* the platform services' tunables (cmd/svc_*.c, mainly for tests) */
+	{"GA_GITHUB_SPACING_MS", VAR_OPT_INT, F(github_spacing_ms), -1, 0, 60000},
+	{"GA_GITHUB_WRITE_SPACING_MS", VAR_OPT_INT, F(github_write_spacing_ms), -1, 0, 60000},
 	{"GA_GITHUB_POLL_MS", VAR_PROCESS, 0, 0, 0, 0},
 	{"GA_GITHUB_STAGGER_MIN_MS", VAR_PROCESS, 0, 0, 0, 0},
 	{"GA_GITHUB_STAGGER_SPAN_MS", VAR_PROCESS, 0, 0, 0, 0},

@@ -123,6 +123,10 @@ int gh_config_from_ga(const struct ga_config *ga, struct gh_config *cfg, struct 
 		return err_set(err, "GitHub is not configured: set AGENT_GITHUB_TOKEN (a personal "
 		                    "access token) and AGENT_GITHUB_USERNAME");
 	gh_config_init(cfg, ga->github_api_url, ga->github_token, ga->github_username);
+	if (ga->github_spacing_ms >= 0)
+		cfg->spacing_ms = (unsigned)ga->github_spacing_ms;
+	if (ga->github_write_spacing_ms >= 0)
+		cfg->write_spacing_ms = (unsigned)ga->github_write_spacing_ms;
 	return 0;
 }
 

@@ -112,7 +112,9 @@ struct gh_config {
 };
 
 /* From the configuration: GITHUB_API_URL (default), AGENT_GITHUB_TOKEN,
- * AGENT_GITHUB_USERNAME; defaults for the tunables. -1 with err when no
+ * AGENT_GITHUB_USERNAME, GA_GITHUB_SPACING_MS and
+ * GA_GITHUB_WRITE_SPACING_MS (tests); defaults for
+ * the other tunables. -1 with err when no
  * token is configured. Free with gh_config_free. */
 int gh_config_from_ga(const struct ga_config *ga, struct gh_config *cfg, struct ga_err *err);
 /* Fills cfg directly (tests, tools). api_url NULL = the default; token and

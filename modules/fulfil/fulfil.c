@@ -178,6 +178,12 @@ static void announce(struct fulfil *f, const char *id, const char *source, const
 	fulfil_announcement(desc, url, text, sizeof text);
 	struct decision d;
 	if (source && strcmp(source, "space") == 0) {
+		/* the room hears it in the agent's voice (§2.8, voice-phrases.json);
+		 * the owner gets the plain line naming what was done */
+		char *voiced = f->c.phrase ? f->c.phrase(f->c.ud, t, desc, url) : NULL;
+		if (voiced && voiced[0])
+			snprintf(text, sizeof text, "%s", voiced);
+		free(voiced);
 		char target[PIPELINE_TARGET_MAX];
 		if (!f->c.pipeline || !f->c.room_target ||
 		    f->c.room_target(f->c.ud, target, sizeof target) != 0) {

@@ -81,6 +81,11 @@ struct fulfil_config {
 	int (*room_target)(void *ud, char *buf, size_t cap); /* may be NULL */
 	struct coord *(*coord)(void *ud);                    /* may be NULL */
 	void (*notify_owner)(void *ud, const char *text);    /* may be NULL */
+	/* The room's announcement in the agent's voice (voice-phrases.json,
+	 * modules/reflection/voice.h): a heap text, or NULL for the built-in
+	 * "Done — <description>: <url>" (what the owner always gets). May be
+	 * NULL. */
+	char *(*phrase)(void *ud, enum fulfil_type t, const char *description, const char *url);
 	void *ud;
 };
 

@@ -41,7 +41,9 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "modules/reflection/voice.h"
 #include "proc.h"
+#include "tests/integration/space-client/harness.h"
 
 #define WAIT_MS    10000
 #define TOKEN      "good-token-0123456789"
@@ -307,6 +309,9 @@ static void agent_start(struct proc *p, const char *home, const struct fake *fk)
 	                     "AGENT_GITHUB_USERNAME=ada-bot",
 	                     "AGENT_GITHUB_TOKEN=" TOKEN,
 	                     "GA_FULFIL_INTERVAL_MS=300",
+	                     /* the fake needs no 5 s between writes */
+	                     "GA_GITHUB_WRITE_SPACING_MS=100",
+	                     "GA_GITHUB_SPACING_MS=20",
 	                     NULL};
 	if (proc_start(p, home, (const char *const[]){NULL}, env) != 0)
 		fail_msg("cannot start general-agent in %s", home);
@@ -543,10 +548,81 @@ static void test_exactly_once_across_sigkill(void **state)
 	home_remove(home);
 }
 
+/* A promise made in the room (source "space") is announced in the room, in
+ * the agent's voice: <home>/voice-phrases.json (written by reflection; here
+ * by the test), with the link (§2.8). */
+static bool chat_from_ada(const cJSON *m, const void *arg)
+{
+	(void)arg;
+	const char *n = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
+	return n && strcmp(n, "Ada") == 0;
+}
+
+static void test_room_announcement_in_voice(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char *home;
+	struct fake fk;
+	setup_home(&home, &fk);
+	struct voice_phrases vp;
+	voice_phrases_defaults(&vp);
+	free(vp.text[VOICE_FULFILLMENT_CREATE_ISSUE]);
+	vp.text[VOICE_FULFILLMENT_CREATE_ISSUE] = strdup("Filed it, have a look: {{url}}");
+	char *vtext = voice_to_text(&vp, 0);
+	voice_phrases_free(&vp);
+	home_write(home, "voice-phrases.json", vtext);
+	free(vtext);
+	char id[64], line[1024];
+	commit_line(line, sizeof line, id, 7, "create_issue",
+	            "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Dark mode\","
+	            "\"body\":\"The host asked for a dark mode toggle.\"}");
+	/* as the participation engine records it: a promise made in the room */
+	char *src = strstr(line, "\"source\":\"owner\"");
+	assert_non_null(src);
+	memcpy(src, "\"source\":\"space\"", strlen("\"source\":\"space\""));
+	home_write(home, "memory/commitments.jsonl", line);
+	char url[64];
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	const char *env[] = {"AGENT_NAME=Ada", fk.url_env, url, "AGENT_GITHUB_USERNAME=ada-bot",
+	                     "AGENT_GITHUB_TOKEN=" TOKEN,  "GA_FULFIL_INTERVAL_MS=300",
+	                     "GA_GITHUB_WRITE_SPACING_MS=100", "GA_GITHUB_SPACING_MS=20", NULL};
+	struct ws_client *obs = th_observe(&room, "Obs");
+	struct proc p;
+	if (proc_start(&p, home, (const char *const[]){"--no-terminal", NULL}, env) != 0)
+		fail_msg("cannot start general-agent in %s", home);
+	cJSON *m = th_expect(obs, "chat", chat_from_ada, NULL, 30000);
+	if (!m) {
+		dump(&p);
+		fail_msg("no announcement in the room");
+	}
+	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(m, "content"));
+	if (!text || !strstr(text, "Filed it, have a look: https://github.com/acme/widgets/issues/1"))
+		fail_msg("the room heard: %s", text ? text : "(no text)");
+	cJSON_Delete(m);
+	/* once: a restart does not announce it again */
+	agent_stop(&p);
+	if (proc_start(&p, home, (const char *const[]){"--no-terminal", NULL}, env) != 0)
+		fail_msg("cannot start general-agent again");
+	m = th_expect(obs, "chat", chat_from_ada, NULL, 3000);
+	if (m) {
+		char *j = cJSON_PrintUnformatted(m);
+		fail_msg("announced twice: %s", j);
+	}
+	agent_stop(&p);
+	assert_int_equal(fake_issue_count(&fk), 1);
+	th_observer_free(obs);
+	th_room_stop(&room, SIGTERM);
+	fake_stop(&fk);
+	home_remove(home);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_issue_comment_and_abandoned),
+	        cmocka_unit_test(test_room_announcement_in_voice),
 	        cmocka_unit_test(test_exactly_once_across_sigkill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
