@@ -10,8 +10,9 @@
  * engine's jobs on the scheduler. A refused app password is fatal for the
  * Bluesky side only: logged, and the owner is told.
  *
- * Timing knobs for tests (milliseconds, optional; the defaults are the
- * reference's): GA_BLUESKY_AWARENESS_MS (45 s), GA_BLUESKY_FEED_MS (15 min),
+ * Timing knobs for tests (milliseconds, 0..86400000, 0 or unset = the
+ * reference's default; read through ga_svc_env_ms: the environment, then
+ * .env; an invalid value stops the service with a message naming it): GA_BLUESKY_AWARENESS_MS (45 s), GA_BLUESKY_FEED_MS (15 min),
  * GA_BLUESKY_PEERS_MS (3 min), GA_BLUESKY_EXPRESSION_MS (the expression check, 5 min),
  * GA_BLUESKY_RITUAL_MS (the ritual check and its first delay: 30 / 10 min), GA_BLUESKY_PACE_MS
  * (every per-type pacing gap), GA_BLUESKY_MIN_INTERVAL_MS (outbound's spacing on Bluesky, 10 s),
@@ -34,21 +35,6 @@ struct svc_bsky {
 	struct bsky *engine;
 };
 
-static int64_t env_ms(const char *name, int64_t def)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return def;
-	char *end = NULL;
-	long long x = strtoll(v, &end, 10);
-	if (!end || *end || x < 0) {
-		log_kv(LOG_LEVEL_WARN, "bluesky", "ignored: not a number of milliseconds",
-		       "variable", name, "value", v);
-		return def;
-	}
-	return (int64_t)x;
-}
-
 static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 {
 	const struct ga_config *cfg = ctx->cfg;
@@ -61,10 +47,21 @@ static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		        "one of them could not start (see the errors above)");
 		return NULL;
 	}
+	/* the tunables (mainly for tests): 0 = the module's default */
+	static const char *const names[] = {"GA_BLUESKY_SPACING_MS",    "GA_BLUESKY_AWARENESS_MS",
+	                                    "GA_BLUESKY_FEED_MS",       "GA_BLUESKY_PEERS_MS",
+	                                    "GA_BLUESKY_EXPRESSION_MS", "GA_BLUESKY_RITUAL_MS",
+	                                    "GA_BLUESKY_PACE_MS",       "GA_BLUESKY_MIN_INTERVAL_MS"};
+	enum { SPACING, AWARENESS, FEED, PEERS, EXPRESSION, RITUAL, PACE, MIN_INTERVAL, NT };
+	int64_t t[NT];
+	for (int i = 0; i < NT; i++)
+		if (ga_svc_env_ms(ctx, names[i], 0, 86400000, 0, &t[i], err) != 0)
+			return NULL;
 	struct atp_config ac;
 	if (atp_config_from_ga(cfg, &ac, err) < 0)
 		return NULL;
-	ac.spacing_ms = (unsigned)env_ms("GA_BLUESKY_SPACING_MS", ac.spacing_ms);
+	if (t[SPACING] > 0)
+		ac.spacing_ms = (unsigned)t[SPACING];
 	struct svc_bsky *s = xcalloc(1, sizeof *s);
 	s->atp = atp_client_new(ctx->http, &ac);
 	atp_config_free(&ac);
@@ -88,12 +85,12 @@ static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	        .owner_handle = cfg->owner_handle,
 	        .github_username = cfg->github_username,
 	        .social_only = ctx->social_only,
-	        .awareness_ms = (uint64_t)env_ms("GA_BLUESKY_AWARENESS_MS", 0),
-	        .feed_ms = (uint64_t)env_ms("GA_BLUESKY_FEED_MS", 0),
-	        .peers_ms = (uint64_t)env_ms("GA_BLUESKY_PEERS_MS", 0),
-	        .expression_ms = (uint64_t)env_ms("GA_BLUESKY_EXPRESSION_MS", 0),
-	        .ritual_ms = (uint64_t)env_ms("GA_BLUESKY_RITUAL_MS", 0),
-	        .pace_ms = env_ms("GA_BLUESKY_PACE_MS", 0),
+	        .awareness_ms = (uint64_t)t[AWARENESS],
+	        .feed_ms = (uint64_t)t[FEED],
+	        .peers_ms = (uint64_t)t[PEERS],
+	        .expression_ms = (uint64_t)t[EXPRESSION],
+	        .ritual_ms = (uint64_t)t[RITUAL],
+	        .pace_ms = t[PACE],
 	};
 	s->engine = bsky_new(&bc, err);
 	if (!s->engine) {
@@ -102,7 +99,7 @@ static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		return NULL;
 	}
 	struct outbound_port inner, port;
-	atp_port_init(&inner, s->atp, (uint64_t)env_ms("GA_BLUESKY_MIN_INTERVAL_MS", 0));
+	atp_port_init(&inner, s->atp, (uint64_t)t[MIN_INTERVAL]);
 	bsky_port_init(s->engine, &port, &inner);
 	if (outbound_add_port(ctx->outbound, &port, err) < 0 || bsky_start(s->engine, err) < 0) {
 		bsky_free(s->engine);
