@@ -327,6 +327,8 @@ static void test_config_from_ga(void **state)
 	(void)state;
 	struct ga_config ga;
 	memset(&ga, 0, sizeof ga);
+	/* unset, as config_load leaves them: the adapter's defaults */
+	ga.github_spacing_ms = ga.github_write_spacing_ms = -1;
 	struct gh_config cfg;
 	struct ga_err err = {{0}};
 	assert_int_equal(gh_config_from_ga(&ga, &cfg, &err), -1);
@@ -342,6 +344,14 @@ static void test_config_from_ga(void **state)
 	assert_int_equal(cfg.write_spacing_ms, GH_DEFAULT_WRITE_SPACING_MS);
 	assert_int_equal(cfg.low_budget, GH_DEFAULT_LOW_BUDGET);
 	gh_config_free(&cfg);
+	/* GA_GITHUB_SPACING_MS / GA_GITHUB_WRITE_SPACING_MS (tests against a fake) */
+	ga.github_spacing_ms = 20;
+	ga.github_write_spacing_ms = 0;
+	assert_int_equal(gh_config_from_ga(&ga, &cfg, &err), 0);
+	assert_int_equal(cfg.spacing_ms, 20);
+	assert_int_equal(cfg.write_spacing_ms, 0);
+	gh_config_free(&cfg);
+	ga.github_spacing_ms = ga.github_write_spacing_ms = -1;
 	ga.github_api_url = NULL;
 	assert_int_equal(gh_config_from_ga(&ga, &cfg, &err), 0);
 	assert_string_equal(cfg.api_url, CONFIG_DEFAULT_GITHUB_API_URL);
