@@ -108,6 +108,7 @@ struct part_engine {
 	char *said; /* the words handed to the pipeline */
 	/* validation before the send, and the §11 recovery of this tick */
 	struct echo_window *win; /* the candidate's echo window */
+	char *win_last; /* id of the store's last message when win was built; NULL: none */
 	struct validator_decision pre;
 	bool judged_new; /* the judge found the candidate new */
 	enum { PH_DECISION, PH_SALVAGE, PH_RETRY, PH_FORCED } phase;
@@ -186,6 +187,8 @@ static void tick_end(struct part_engine *e)
 	e->said = NULL;
 	echo_window_free(e->win);
 	e->win = NULL;
+	free(e->win_last);
+	e->win_last = NULL;
 	validator_decision_clear(&e->pre);
 	memset(&e->pre, 0, sizeof e->pre);
 	e->judged_new = e->salvaged = e->retried = e->forced_now = false;
@@ -566,19 +569,83 @@ static void on_said(void *ud, const struct decision *final, const char *artifact
 /* The echo window of the candidate: the trigger's conversation (the room),
  * agents' messages compared, persons' context (§9.1) — what the pipeline's
  * validator stage would build. */
-static void build_window(struct part_engine *e)
+static struct echo_window *window_now(struct part_engine *e)
 {
-	echo_window_free(e->win);
 	struct conv_store *cs = pipeline_store(e->pipeline);
-	e->win = echo_window_new(PIPELINE_ECHO_WINDOW);
+	struct echo_window *w = echo_window_new(PIPELINE_ECHO_WINDOW);
 	size_t n = conv_store_message_count(cs, e->trig_conv);
 	for (size_t i = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0; i < n; i++) {
 		const struct conv_message *m = conv_store_message_at(cs, e->trig_conv, i);
 		if (m)
-			echo_window_push(e->win, m->author_name,
-			                 !conv_author_is_person(m->author_kind),
+			echo_window_push(w, m->author_name, !conv_author_is_person(m->author_kind),
 			                 m->text ? m->text : "");
 	}
+	return w;
+}
+
+static void build_window(struct part_engine *e)
+{
+	echo_window_free(e->win);
+	e->win = window_now(e);
+	/* Where the window ended: what comes after it arrived during the delays. */
+	struct conv_store *cs = pipeline_store(e->pipeline);
+	size_t n = conv_store_message_count(cs, e->trig_conv);
+	const struct conv_message *last = n ? conv_store_message_at(cs, e->trig_conv, n - 1) : NULL;
+	free(e->win_last);
+	e->win_last = last && last->message_id ? xstrdup(last->message_id) : NULL;
+}
+
+/* Other agents' messages of the trigger's conversation after e->win_last
+ * (all of the window's when the store had none then), oldest first. */
+static size_t fresh_since(struct part_engine *e, struct part_fresh *out, size_t cap)
+{
+	struct conv_store *cs = pipeline_store(e->pipeline);
+	size_t n = conv_store_message_count(cs, e->trig_conv), k = 0;
+	size_t low = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0;
+	for (size_t i = n; i-- > low && k < cap;) {
+		const struct conv_message *m = conv_store_message_at(cs, e->trig_conv, i);
+		if (!m)
+			continue;
+		if (e->win_last && m->message_id && strcmp(m->message_id, e->win_last) == 0)
+			break;
+		if (conv_author_is_person(m->author_kind) || m->author_kind == CONV_AUTHOR_SELF)
+			continue;
+		out[k++] = (struct part_fresh){.author = m->author_name, .text = m->text};
+	}
+	for (size_t i = 0; i < k / 2; i++) {
+		struct part_fresh t = out[i];
+		out[i] = out[k - 1 - i];
+		out[k - 1 - i] = t;
+	}
+	return k;
+}
+
+bool part_engine_send_check(struct part_engine *e, const char *text, char *why, size_t cap)
+{
+	if (cap)
+		why[0] = '\0';
+	if (!e || !e->ticking || !e->said || !text)
+		return true;
+	size_t m = strlen(e->said);
+	if (m > PART_ENGINE_SEND_MATCH_BYTES)
+		m = PART_ENGINE_SEND_MATCH_BYTES;
+	if (strncmp(text, e->said, m) != 0)
+		return true; /* not ours: another sender's chat */
+	struct part_fresh fresh[PIPELINE_ECHO_WINDOW];
+	size_t nfresh = fresh_since(e, fresh, PIPELINE_ECHO_WINDOW);
+	if (!nfresh)
+		return true;
+	struct echo_window *w = window_now(e);
+	struct decision d;
+	bool echo = part_late_echo(text, e->dec.commitments.n, w, e->pre.echo_ran ? &e->pre.echo : NULL,
+	                           fresh, nfresh, &d);
+	echo_window_free(w);
+	if (!echo)
+		return true;
+	record_at(e, STAGE_OUTBOUND, &d);
+	if (cap)
+		snprintf(why, cap, "%s: %s", d.rule, d.reason);
+	return false;
 }
 
 static void fill_ctx(struct part_engine *e, struct validator_context *ctx)
@@ -641,6 +708,10 @@ static void on_judged(void *ud, int verdict, const char *reason)
 /* §9–§10 before the send: the validator with the judge; see engine.h. */
 static void validate_then_send(struct part_engine *e)
 {
+	/* §4 whatever the words: another agent's request is not ours to act on. */
+	struct decision own;
+	if (part_drop_foreign_commitments(&e->dec.commitments, &e->out, &own))
+		record_at(e, STAGE_VALIDATOR, &own);
 	build_window(e);
 	e->judged_new = false;
 	validator_decision_clear(&e->pre);
@@ -1039,6 +1110,8 @@ static void on_extracted(const struct compose_result *res, void *ud)
 	             "%zu commitment(s) extracted from the sent words (%zu dropped)", got.n,
 	             got.ndropped_total);
 	record_at(e, STAGE_RECORD, &d);
+	if (part_drop_foreign_commitments(&got, &e->out, &d))
+		record_at(e, STAGE_RECORD, &d);
 	if (got.n) {
 		part_commitments_clear(&e->dec.commitments);
 		e->dec.commitments = got;
@@ -1463,6 +1536,7 @@ void part_engine_free(struct part_engine *e)
 	clear_l2(e);
 	part_judge_free(e->judge);
 	echo_window_free(e->win);
+	free(e->win_last);
 	validator_decision_clear(&e->pre);
 	free(e->host_lines);
 	part_decision_clear(&e->dec);

@@ -61,6 +61,20 @@
  *             goes to the pipeline as it is, whose validator stage decides
  *             and records (the pipeline's own stage has no judge: it
  *             treats refer as reject, see "hooks" in the report);
+ *   ownership (§4, §16.16) before validation: when another agent owns
+ *             the open request, the decision's GitHub commitments are
+ *             dropped (part_drop_foreign_commitments, recorded at the
+ *             validator stage, rule action_owner), whatever the words say;
+ *             the words are validated without them. The same holds for
+ *             what the extraction finds;
+ *   the last look (§9 checks 5–6 after the delays): the room's port asks
+ *             part_engine_send_check just before the chat leaves (after
+ *             the pipeline's reply delay and the typing pause); when
+ *             peers' messages arrived since the words were validated and
+ *             the words are now an echo of them (part_late_echo), the chat
+ *             is withdrawn, recorded at the outbound stage (rule
+ *             echo_late, naming the message), and the tick ends as after
+ *             any failed send (no cooldown, nothing enqueued);
  *   recovery  (§11, in order) when the decision is silent or the
  *             validator rejected it: salvage (part_salvage: valid
  *             commitments speak as "On it — <type> incoming."; once per
@@ -192,6 +206,16 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud);
 /* Ends a tick in flight as soon as possible (shutdown): the model call is
  * cancelled; done is still called. */
 void part_engine_cancel(struct part_engine *e);
+
+/* The last look before the room hears text (see "the last look"): true
+ * to send it. Text that is not the words of the engine's send in flight
+ * (another sender's chat, a trimmed form aside: compared on the first
+ * PART_ENGINE_SEND_MATCH_BYTES) and e NULL: true. false: the words are now
+ * an echo of a message that arrived during the delays; why (cap bytes,
+ * may be 0) says which, and the decision is recorded. */
+#define PART_ENGINE_SEND_MATCH_BYTES 24
+#define PART_ENGINE_SEND_WHY_MAX     400
+bool part_engine_send_check(struct part_engine *e, const char *text, char *why, size_t cap);
 
 /* Chats waiting for the next tick; the policy's state (read only). */
 size_t part_engine_pending(const struct part_engine *e);

@@ -288,6 +288,31 @@ struct validator_context;
 void part_validator_context(const struct part_tick_out *t, size_t n_commitments,
                             struct validator_context *ctx);
 
+/* §9 checks 5–6 once more at the last moment before the send (after the
+ * reply delay and the typing pause), for the messages that arrived since
+ * the candidate was validated (§16: the echo checks ran against the window
+ * of that moment). now: the conversation's echo window as it is now, built
+ * as for the validator (agents compared, persons context); fresh: the
+ * other agents' messages among them that arrived since the validation
+ * (nfresh 0: nothing changed, false). before: the validation's echo
+ * result, NULL when the echo checks did not run. Follows the validator:
+ * a candidate with commitments is exempt (checks 5–6 need C = ∅), the
+ * production thresholds (echo_params_default). Returns true when the
+ * candidate is now an echo — the ensemble says so, or it now falls in the
+ * borderline band and did not before (no time is left to ask the judge:
+ * silence, as the validator without a judge) — and then why is a DROP,
+ * rule "echo_late", naming the message it echoes and the scores;
+ * otherwise false and why untouched. */
+struct part_fresh {
+	const char *author; /* may be NULL */
+	const char *text;
+};
+struct echo_window;
+struct echo_result;
+bool part_late_echo(const char *candidate, size_t n_commitments, const struct echo_window *now,
+                    const struct echo_result *before, const struct part_fresh *fresh,
+                    size_t nfresh, struct decision *why);
+
 /* --- §11: when the decision did not speak ------------------------------ */
 
 #define PART_FORCED_MESSAGE     "Creating that now."
@@ -304,6 +329,17 @@ void part_validator_context(const struct part_tick_out *t, size_t n_commitments,
  * when d was changed; why says what happened either way. */
 bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool validator_ran,
                   bool validator_salvage, struct decision *why);
+
+/* §4 action ownership, whatever the words (§9 check 12 only reads the
+ * phrases, §16.16): when another agent owns the open request
+ * (t->request_open, t->own.owner set, not us), create_issue, create_plan
+ * and comment_issue are removed from c — before validation and before
+ * anything reaches the ledger; post_bluesky stays. Returns how many were
+ * removed; when > 0, why is a DROP with rule "action_owner" ("Ada owns the
+ * request: …"), otherwise why is untouched. The words are then validated
+ * without them (an empty promise is refused then, as it should be). */
+size_t part_drop_foreign_commitments(struct part_commitments *c, const struct part_tick_out *t,
+                                     struct decision *why);
 
 /* §11.2–§11.3 after a silent outcome that salvage did not rescue: what
  * the owner does next. RETRY when this agent owns the open request, the

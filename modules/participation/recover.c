@@ -19,6 +19,48 @@ static bool blank(const char *s)
 	return true;
 }
 
+/* Removes create_issue, create_plan and comment_issue from c (post_bluesky
+ * stays, in order); returns how many went. */
+static size_t remove_github(struct part_commitments *c)
+{
+	size_t k = 0, removed = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		if (c->item[i].type == PART_COMMIT_POST_BLUESKY) {
+			c->item[k++] = c->item[i];
+			continue;
+		}
+		struct part_commitment *gone = &c->item[i];
+		free(gone->repo);
+		free(gone->title);
+		free(gone->description);
+		free(gone->content);
+		removed++;
+	}
+	for (size_t i = k; i < c->n; i++)
+		memset(&c->item[i], 0, sizeof c->item[i]);
+	c->n = k;
+	return removed;
+}
+
+size_t part_drop_foreign_commitments(struct part_commitments *c, const struct part_tick_out *t,
+                                     struct decision *why)
+{
+	if (!t->request_open || t->own.is_owner || !t->own.owner[0] || !c->n)
+		return 0;
+	size_t had = c->n;
+	const char *first = "";
+	for (size_t i = 0; i < c->n && !first[0]; i++)
+		if (c->item[i].type != PART_COMMIT_POST_BLUESKY)
+			first = part_commit_type_name(c->item[i].type);
+	size_t removed = remove_github(c);
+	if (removed)
+		decision_set(why, VERDICT_DROP, "action_owner",
+		             "%s owns the request: %zu of %zu commitment(s) dropped (%s%s), the "
+		             "words are validated without them",
+		             t->own.owner, removed, had, first, removed > 1 ? ", …" : "");
+	return removed;
+}
+
 bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool validator_ran,
                   bool validator_salvage, struct decision *why)
 {
@@ -30,26 +72,7 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 	}
 	/* Seed 004 level 4: a social-only agent salvages no GitHub work, even
 	 * if something upstream let one through. */
-	size_t removed = 0;
-	if (t->social_only) {
-		struct part_commitments *c = &d->commitments;
-		size_t k = 0;
-		for (size_t i = 0; i < c->n; i++) {
-			if (c->item[i].type == PART_COMMIT_POST_BLUESKY) {
-				c->item[k++] = c->item[i];
-				continue;
-			}
-			struct part_commitment *gone = &c->item[i];
-			free(gone->repo);
-			free(gone->title);
-			free(gone->description);
-			free(gone->content);
-			removed++;
-		}
-		for (size_t i = k; i < c->n; i++)
-			memset(&c->item[i], 0, sizeof c->item[i]);
-		c->n = k;
-	}
+	size_t removed = t->social_only ? remove_github(&d->commitments) : 0;
 	if (d->commitments.n == 0) {
 		decision_set(
 		        why, VERDICT_INFO, "no_salvage",

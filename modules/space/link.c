@@ -62,6 +62,8 @@ struct space_link {
 
 	struct say q[SPACE_LINK_MAX_PENDING];
 	size_t qhead, qn;
+	space_send_check_fn check; /* the last look before a chat leaves; NULL: none */
+	void *check_ud;
 	bool saying;        /* the head's pause is running */
 	uint64_t say_due;   /* uv_now when the head's chat may go */
 	uint64_t last_chat; /* uv_now of the last chat sent; 0 = none */
@@ -115,6 +117,8 @@ const char *space_say_result_name(enum space_say_result r)
 		return "disconnected";
 	case SPACE_SAY_STOPPED:
 		return "stopped";
+	case SPACE_SAY_WITHDRAWN:
+		return "withdrawn";
 	}
 	return "?";
 }
@@ -369,6 +373,11 @@ static void on_say_timer(uv_timer_t *t)
 		return;
 	}
 	struct say *s = &l->q[l->qhead];
+	if (l->check && !l->check(l->check_ud, s->text)) {
+		say_finish_head(l, SPACE_SAY_WITHDRAWN);
+		say_kick(l);
+		return;
+	}
 	char *json = spc_build_chat(&w, s->text, s->thread_id, s->chain, time_now_ms());
 	enum space_say_result r =
 	        spc_client_send(l->client, json) == 0 ? SPACE_SAY_SENT : SPACE_SAY_DISCONNECTED;
@@ -395,6 +404,12 @@ static void say_kick(struct space_link *l)
 	uv_timer_start(&l->say_timer, on_say_timer,
 	               left < SPACE_LINK_TYPING_REFRESH_MS ? left : SPACE_LINK_TYPING_REFRESH_MS,
 	               0);
+}
+
+void space_link_set_send_check(struct space_link *l, space_send_check_fn fn, void *ud)
+{
+	l->check = fn;
+	l->check_ud = ud;
 }
 
 /* Blank as JavaScript's trim() sees it (space-protocol.md §0): the room

@@ -162,6 +162,7 @@ enum space_say_result {
 	SPACE_SAY_SENT,         /* handed to the connection */
 	SPACE_SAY_DISCONNECTED, /* the connection ended first */
 	SPACE_SAY_STOPPED,      /* the link was stopped */
+	SPACE_SAY_WITHDRAWN,    /* the send check said no at the last moment */
 };
 const char *space_say_result_name(enum space_say_result r);
 typedef void (*space_say_fn)(void *ud, enum space_say_result r);
@@ -218,6 +219,15 @@ const struct spc_client *space_link_client(const struct space_link *l);
  * no chain field. */
 int space_link_say(struct space_link *l, const char *text, const char *thread_id, int64_t chain,
                    space_say_fn done, void *ud, struct ga_err *err);
+/* The last look before a chat leaves: called with the chat's text once
+ * its typing pause and the chat spacing are over, right before the `chat`
+ * frame is written. false withdraws it: nothing is sent, done gets
+ * SPACE_SAY_WITHDRAWN (the check says why to whoever it tells; the link
+ * logs nothing) and the next chat's pause starts. Used for what may have
+ * changed during the pause (§9 checks 5–6: a peer said the same meanwhile).
+ * fn NULL: every chat goes. The check must not call into the link. */
+typedef bool (*space_send_check_fn)(void *ud, const char *text);
+void space_link_set_send_check(struct space_link *l, space_send_check_fn fn, void *ud);
 /* The pause before a chat of text (exposed for tests and the dashboard). */
 uint64_t space_link_typing_delay(const struct space_link_config *cfg, const char *text);
 

@@ -42,6 +42,8 @@ struct space_runtime {
 	char *self_path;  /* <home>/SELF.md, NULL when no home */
 	char *self_start; /* the identity summary built at start */
 	const struct state_store *st; /* relationship memory; may be NULL */
+	/* why the send check last withdrew a chat (the port's error) */
+	char withdrawn_why[PART_ENGINE_SEND_WHY_MAX];
 };
 
 static enum conv_author_kind kind_of(enum space_author_kind k)
@@ -179,6 +181,7 @@ static int reply_target(void *ud, const struct conv_event *ev, char *buf, size_t
 }
 
 struct port_send {
+	struct space_runtime *rt;
 	outbound_port_done_fn done;
 	void *done_ud;
 };
@@ -188,9 +191,22 @@ static void port_said(void *ud, enum space_say_result r)
 	struct port_send *ps = ud;
 	if (r == SPACE_SAY_SENT)
 		ps->done(ps->done_ud, 1, NULL, NULL);
+	else if (r == SPACE_SAY_WITHDRAWN)
+		ps->done(ps->done_ud, 0, NULL,
+		         ps->rt->withdrawn_why[0] ? ps->rt->withdrawn_why : "withdrawn");
 	else
 		ps->done(ps->done_ud, 0, NULL, space_say_result_name(r));
 	free(ps);
+}
+
+/* The link's last look before a chat leaves: the engine withdraws its own
+ * words when a peer said the same during the reply and typing delays. */
+static bool send_check(void *ud, const char *text)
+{
+	struct space_runtime *rt = ud;
+	rt->withdrawn_why[0] = '\0';
+	return part_engine_send_check(rt->engine, text, rt->withdrawn_why,
+	                              sizeof rt->withdrawn_why);
 }
 
 static int port_send(void *ud, const struct outbound_send *s, outbound_port_done_fn done,
@@ -198,6 +214,7 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 {
 	struct space_runtime *rt = ud;
 	struct port_send *ps = xcalloc(1, sizeof *ps);
+	ps->rt = rt;
 	ps->done = done;
 	ps->done_ud = done_ud;
 	struct ga_err err;
@@ -476,6 +493,8 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 		return NULL;
 	}
 	start_engine(rt, loop, rc);
+	if (rt->engine)
+		space_link_set_send_check(rt->link, send_check, rt);
 	if (rt->pipeline) {
 		struct pipeline_source src = {.platform = CONV_PLATFORM_SPACE,
 		                              .compose = rt->engine ? compose : NULL,
@@ -520,7 +539,9 @@ void space_runtime_free(struct space_runtime *rt)
 {
 	if (!rt)
 		return;
+	space_link_set_send_check(rt->link, NULL, NULL);
 	part_engine_free(rt->engine);
+	rt->engine = NULL;
 	space_link_free(rt->link);
 	free(rt->soul_text);
 	free(rt->self_path);

@@ -12,7 +12,11 @@
  *   - the room is the outbound port of platform "space": what the pipeline
  *     sends (an owner's space_say) is typed and said through
  *     space_link_say with its chain; the target key is
- *     "space:<host>-<port>" of the room's URL (send permissions name it);
+ *     "space:<host>-<port>" of the room's URL (send permissions name it).
+ *     With the participation engine, the link's send check asks
+ *     part_engine_send_check right before each chat leaves: the engine's
+ *     words that became an echo during the reply and typing delays are
+ *     withdrawn, and the send fails with the engine's reason (echo_late);
  *   - the room's "Claim conflict" is handed to the coordination backend
  *     set with space_runtime_set_coord (the space backend, modules/coord);
  *   - with a model (llm, skills and sched given), the participation engine

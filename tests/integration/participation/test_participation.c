@@ -16,6 +16,8 @@
  *     notice;
  *   - the model restates what a peer just said: the validator rejects it
  *     as an echo and it never reaches the room;
+ *   - a peer says the same as the approved words while the agent types:
+ *     the last look before the chat leaves withdraws it (echo_late);
  *   - the agent is stopped while its model call hangs: the call is
  *     cancelled and the daemon exits cleanly (0, no sanitizer report);
  *   - Layer 2 (§2.2): a host message Layer 1 cannot settle is put to the
@@ -467,6 +469,67 @@ static void test_echo_rejected(void **state)
 	}
 
 	th_observer_free(bob);
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
+/* --- a peer's restatement lands during the typing pause: ours is withdrawn -------------- */
+
+/* Loop-sim finding 3: the validator approved the words; during the typing
+ * pause a peer says the same; the last look before the chat leaves sees it
+ * and withdraws ours (outbound, echo_late, naming the message). */
+static void test_echo_during_typing(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home,
+	           "[" DECIDE("Bob, back off exponentially and retry once the rate limit reset "
+	                      "header says so.") "]",
+	           &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789",
+	                                  "GA_SPACE_TYPING_BASE_MS=4000",
+	                                  "GA_SPACE_TYPING_PER_CHAR_MS=0",
+	                                  "GA_SPACE_TYPING_MAX_MS=4000", NULL});
+	struct ws_client *bob = th_observe(&room, "Bob");
+	struct ws_client *cal = th_observe(&room, "Cal");
+	struct ws_client *obs = th_observe(&room, "Obs");
+
+	chat(bob, "Ada, how should we handle retries when GitHub rate limits us?", 1);
+	cJSON *t = th_expect(obs, "typing", pred_chat_from, "Ada", SPEAK_MS);
+	if (!t) {
+		dump(&a);
+		dump_decisions(home);
+		fail_msg("Ada never started typing");
+	}
+	cJSON_Delete(t);
+	/* validated already (the typing pause follows the validator and the
+	 * reply delay); Cal says the same while Ada types */
+	chat(cal,
+	     "Bob, back off exponentially and retry once the rate limit reset header says so.", 1);
+	char *s = wait_story(home, "how should we handle retries", "echo_late", SPEAK_MS);
+	must_hold(s, "validator approve");
+	must_hold(s, "outbound drop echo_late: echo of Cal's \"Bob, back off exponentially");
+	if (strstr(s, "outbound sent"))
+		fail_msg("the late echo was sent:\n%s", s);
+	free(s);
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", 6000);
+	if (m) {
+		char *txt = cJSON_PrintUnformatted(m);
+		fail_msg("the late echo reached the room: %s", txt);
+	}
+
+	th_observer_free(bob);
+	th_observer_free(cal);
 	th_observer_free(obs);
 	stop_agent(&a);
 	stop_fake(&f);
@@ -1095,6 +1158,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_peer_at_max_silent, th_teardown),
 	        cmocka_unit_test_teardown(test_courtesy_at_max_minus_one, th_teardown),
 	        cmocka_unit_test_teardown(test_echo_rejected, th_teardown),
+	        cmocka_unit_test_teardown(test_echo_during_typing, th_teardown),
 	        cmocka_unit_test_teardown(test_stop_during_model_call, th_teardown),
 	        cmocka_unit_test_teardown(test_layer2_intent, th_teardown),
 	        cmocka_unit_test_teardown(test_layer2_failure, th_teardown),

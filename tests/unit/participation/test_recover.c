@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "modules/participation/participation.h"
+#include "modules/validator/validator.h"
 
 static const char *const full_caps[] = {"social", "github", "code"};
 static const char *const social_caps[] = {"social"};
@@ -274,6 +275,86 @@ static void test_level5_eligibility(void **state)
 	part_state_free(&st);
 }
 
+/* §4 whatever the words (loop-sim finding 1): a non-owner's create_issue
+ * with words that avoid the promise phrases is dropped before validation,
+ * with a decision naming the owner; the words then meet the validator
+ * without it. The owner keeps its commitment; a Bluesky post is not
+ * GitHub work; a fulfilled request no longer forbids anything. */
+static void test_foreign_commitments(void **state)
+{
+	(void)state;
+	static const char *neutral = "{\"shouldSpeak\":true,\"message\":\"Ada, on it: filing the "
+	                             "prod checklist in acme/site.\",\"commitments\":[{\"type\":"
+	                             "\"create_issue\",\"repo\":\"acme/site\",\"title\":\"Prod "
+	                             "checklist\"},{\"type\":\"post_bluesky\",\"content\":\"x\"}]}";
+	struct part_event ev[1] = {chat("host", REQ)};
+	struct part_state st;
+	part_state_init(&st);
+	struct part_tick_out t;
+	tick(&st, NOT_OWN, false, room3, 3, ev, 1, 1000, &t);
+	assert_true(t.request_open);
+	assert_false(t.own.is_owner);
+	struct part_decision d;
+	memset(&d, 0, sizeof d);
+	decide(neutral, false, &d);
+	assert_int_equal(d.commitments.n, 2);
+	/* the hole: with its commitment the validator lets the words through */
+	struct validator_context ctx;
+	memset(&ctx, 0, sizeof ctx);
+	part_validator_context(&t, d.commitments.n, &ctx);
+	struct validator_decision vd;
+	memset(&vd, 0, sizeof vd);
+	assert_int_equal(validator_validate(d.message, &ctx, &vd), VALIDATOR_ACCEPT);
+	validator_decision_clear(&vd);
+	struct decision why;
+	memset(&why, 0, sizeof why);
+	assert_int_equal(part_drop_foreign_commitments(&d.commitments, &t, &why), 1);
+	assert_int_equal(d.commitments.n, 1);
+	assert_int_equal(d.commitments.item[0].type, PART_COMMIT_POST_BLUESKY);
+	assert_int_equal(why.verdict, VERDICT_DROP);
+	assert_string_equal(why.rule, "action_owner");
+	char want[PART_NAME_MAX + 32];
+	snprintf(want, sizeof want, "%s owns the request", OWN);
+	assert_non_null(strstr(why.reason, want));
+	assert_non_null(strstr(why.reason, "create_issue"));
+	part_decision_clear(&d);
+	/* a promise without the commitment: check 12 / empty promise refuse it */
+	decide("{\"shouldSpeak\":true,\"message\":\"I'll create the issue for the checklist.\","
+	       "\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/site\",\"title\":"
+	       "\"Prod checklist\"}]}",
+	       false, &d);
+	assert_int_equal(part_drop_foreign_commitments(&d.commitments, &t, &why), 1);
+	assert_int_equal(d.commitments.n, 0);
+	part_validator_context(&t, d.commitments.n, &ctx);
+	memset(&vd, 0, sizeof vd);
+	assert_int_equal(validator_validate(d.message, &ctx, &vd), VALIDATOR_REJECT);
+	validator_decision_clear(&vd);
+	part_decision_clear(&d);
+	part_state_free(&st);
+
+	/* the owner keeps it, and why is not touched */
+	part_state_init(&st);
+	tick(&st, OWN, false, room3, 3, ev, 1, 1000, &t);
+	assert_true(t.own.is_owner);
+	decide(neutral, false, &d);
+	memset(&why, 0, sizeof why);
+	assert_int_equal(part_drop_foreign_commitments(&d.commitments, &t, &why), 0);
+	assert_int_equal(d.commitments.n, 2);
+	assert_null(why.rule);
+	part_decision_clear(&d);
+	part_state_free(&st);
+
+	/* a fulfilled request: nobody's to guard */
+	part_state_init(&st);
+	tick(&st, NOT_OWN, false, room3, 3, ev, 1, 1000, &t);
+	t.request_open = false;
+	decide(neutral, false, &d);
+	assert_int_equal(part_drop_foreign_commitments(&d.commitments, &t, &why), 0);
+	assert_int_equal(d.commitments.n, 2);
+	part_decision_clear(&d);
+	part_state_free(&st);
+}
+
 static int find_owner(void **state)
 {
 	(void)state;
@@ -297,6 +378,7 @@ int main(void)
 	        cmocka_unit_test(test_level3_retry),
 	        cmocka_unit_test(test_level4_salvage),
 	        cmocka_unit_test(test_level5_eligibility),
+	        cmocka_unit_test(test_foreign_commitments),
 	};
 	return cmocka_run_group_tests(tests, find_owner, NULL);
 }
