@@ -143,7 +143,7 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 {
 	struct atp_client *c = ud;
 	struct ga_err err = {{0}};
-	enum atp_target_kind kind;
+	enum atp_target_kind kind = ATP_TARGET_POST;
 	char did[ATP_DID_MAX];
 	if (atp_target_parse(s->target, &kind, did, sizeof did, &err) != 0) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "Bluesky send refused", "error", err.msg);
@@ -260,7 +260,7 @@ static void port_reconcile(void *ud, const char *idem_key, const char *target,
                            void *done_ud)
 {
 	struct atp_client *c = ud;
-	enum atp_target_kind kind;
+	enum atp_target_kind kind = ATP_TARGET_POST;
 	struct ga_err err = {{0}};
 	if (!idem_key || atp_target_parse(target, &kind, NULL, 0, &err) != 0) {
 		done(done_ud, -1, NULL);
