@@ -5,7 +5,7 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <microhttpd.h>
+#include "modules/dashboard/mhd_shim.h"
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -924,6 +924,10 @@ struct dashboard *dashboard_new(const struct dashboard_config *c, struct ga_err 
 	d->c.agent_name = d->agent_name;
 	d->sub_id = -1;
 	if (load_static(d, c->web_dir, err) != 0) {
+		free_dashboard(d);
+		return NULL;
+	}
+	if (mhd_shim_load(err) != 0) {
 		free_dashboard(d);
 		return NULL;
 	}
