@@ -4,6 +4,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -47,7 +48,7 @@ static char *nth_line(const char *s, size_t n)
 static char *next_line(struct dash_host *h, int timeout_ms)
 {
 	long end = mono_ms() + timeout_ms;
-	for (;;) {
+	for (bool last = false;; usleep(5000)) {
 		char *out = proc_stdout(&h->p);
 		char *l = nth_line(out, h->lines_seen);
 		free(out);
@@ -55,9 +56,12 @@ static char *next_line(struct dash_host *h, int timeout_ms)
 			h->lines_seen++;
 			return l;
 		}
-		if (mono_ms() > end || !proc_alive(&h->p))
+		if (last || mono_ms() > end)
 			return NULL;
-		usleep(5000);
+		/* Exited: read once more — it may have printed its last line
+		 * between the read above and this check (seen in CI: a start
+		 * error lost, "error: …" written just before the exit). */
+		last = !proc_alive(&h->p);
 	}
 }
 
