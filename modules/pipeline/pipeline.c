@@ -31,6 +31,11 @@ struct pipeline_job {
 	void *say_ud;
 	/* pipeline_say_ctx: the caller's facts, borrowed during validate() */
 	const struct validator_context *vctx;
+	/* The walk is over and the source's done() is due on the loop: the
+	 * job stays in the list (and counts) until it is called. */
+	struct decision final;
+	char *artifact;
+	struct pipeline_job *ended_next;
 	struct pipeline_job *prev, *next;
 };
 
@@ -51,6 +56,10 @@ struct pipeline {
 	int64_t last_event_of[CONV_PLATFORM_COUNT];
 	size_t njobs;
 	struct pipeline_job *jobs;
+	/* walks over whose source's done() is due: a FIFO, drained by
+	 * done_timer (made at the first one; closed on the loop by free) */
+	struct pipeline_job *ended_head, *ended_tail;
+	uv_timer_t *done_timer;
 	uint64_t say_seq;
 };
 
@@ -106,7 +115,62 @@ static void job_free(struct pipeline_job *j)
 	conv_event_free(&j->ev);
 	free(j->target);
 	free(j->source_name);
+	free(j->artifact);
 	free(j);
+}
+
+/* The source's done() of every walk over, oldest first, from the loop
+ * (never from inside pipeline_event or pipeline_composed). Only those due
+ * when the timer fired: a walk that ends during a done() waits for the next
+ * turn. */
+static void on_done_timer(uv_timer_t *t)
+{
+	struct pipeline *p = t->data;
+	if (!p)
+		return;
+	struct pipeline_job *last = p->ended_tail;
+	while (p->ended_head) {
+		struct pipeline_job *j = p->ended_head;
+		p->ended_head = j->ended_next;
+		if (!p->ended_head)
+			p->ended_tail = NULL;
+		bool was_last = j == last;
+		j->src->done(j->src->ud, &j->ev, &j->final, j->artifact);
+		job_free(j);
+		if (was_last)
+			break;
+	}
+	if (p->ended_head)
+		uv_timer_start(p->done_timer, on_done_timer, 0, 0);
+}
+
+static void done_timer_closed(uv_handle_t *h)
+{
+	free(h);
+}
+
+/* The walk of an event whose source has done(): its call is queued for the
+ * loop. */
+static void defer_done(struct pipeline_job *j, const struct decision *final, const char *artifact)
+{
+	struct pipeline *p = j->p;
+	if (final)
+		j->final = *final;
+	else
+		decision_set(&j->final, VERDICT_INFO, "ended", "the walk ended");
+	j->artifact = artifact ? xstrdup(artifact) : NULL;
+	if (p->ended_tail)
+		p->ended_tail->ended_next = j;
+	else
+		p->ended_head = j;
+	p->ended_tail = j;
+	if (!p->done_timer) {
+		p->done_timer = xcalloc(1, sizeof *p->done_timer);
+		uv_timer_init(p->loop, p->done_timer);
+		p->done_timer->data = p;
+	}
+	if (!uv_is_active((uv_handle_t *)p->done_timer))
+		uv_timer_start(p->done_timer, on_done_timer, 0, 0);
 }
 
 static void save_store(struct pipeline *p, bool force)
@@ -146,6 +210,10 @@ static void job_end(struct pipeline_job *j, bool answered, const struct decision
 	save_store(p, false);
 	if (j->say_done)
 		j->say_done(j->say_ud, final, artifact);
+	if (!j->is_say && j->src && j->src->done) {
+		defer_done(j, final, artifact);
+		return;
+	}
 	job_free(j);
 }
 
@@ -184,6 +252,25 @@ static void send_text(struct pipeline_job *j, const char *text, size_t len)
 		job_end(j, false, &d, NULL);
 		return;
 	}
+	/* The source's platform fields for the port (reply refs, …). */
+	cJSON *extra = NULL;
+	if (!j->is_say && j->src && j->src->reply_extra) {
+		extra = cJSON_CreateObject();
+		if (j->src->reply_extra(j->src->ud, &j->ev, extra) != 0) {
+			cJSON_Delete(extra);
+			decision_set(&d, VERDICT_DROP, "reply_extra",
+			             "the %s source could not give this reply its platform fields "
+			             "(the reply refs): not sent",
+			             conv_platform_name(j->ev.platform));
+			note(j, STAGE_OUTBOUND, &d);
+			job_end(j, false, &d, NULL);
+			return;
+		}
+		if (!extra->child) {
+			cJSON_Delete(extra);
+			extra = NULL;
+		}
+	}
 	char key[300];
 	snprintf(key, sizeof key, "%s:%s", j->is_say ? "say" : "reply", j->ev.message_id);
 	struct outbound_msg m = {
@@ -197,8 +284,12 @@ static void send_text(struct pipeline_job *j, const char *text, size_t len)
 	        .chain = j->g.chain_out,
 	        .courtesy = j->g.courtesy,
 	        .idem_key = key,
+	        .extra = extra,
 	};
+	/* outbound copies the message and its extra; the job may be over
+	 * when this returns (an immediate drop). */
 	outbound_submit(p->outbound, &m, on_sent, j);
+	cJSON_Delete(extra);
 }
 
 /* ---- validator ------------------------------------------------------------------ */
@@ -517,8 +608,16 @@ void pipeline_free(struct pipeline *p)
 {
 	if (!p)
 		return;
+	/* Nobody is called: neither the walks in flight nor those whose
+	 * done() was still due. */
 	while (p->jobs)
 		job_free(p->jobs);
+	p->ended_head = p->ended_tail = NULL;
+	if (p->done_timer) {
+		p->done_timer->data = NULL;
+		uv_timer_stop(p->done_timer);
+		uv_close((uv_handle_t *)p->done_timer, done_timer_closed);
+	}
 	save_store(p, true);
 	conv_store_free(p->store);
 	gate_state_free(p->gs);

@@ -37,7 +37,40 @@
  *              and courtesy flag; outbound logs its own steps;
  *   record     the message is marked answered, the gate notes our reply
  *              (pair budgets count both directions), the store is saved
- *              when due (at most every 5 s; forced on close).
+ *              when due (at most every 5 s; forced on close);
+ *   done       the source learns how the walk ended: its done() (when
+ *              set) is called once, from the loop (below).
+ *
+ * The source's two hooks (both optional, NULL = not used):
+ *   done         called exactly once for every event pipeline_event()
+ *                accepted (returned 0), whatever ended its walk: "answered"
+ *                (gate BLOCK / REACT / CONTEXT), a lost or unavailable
+ *                claim, no composer, nothing composed, a validator REJECT,
+ *                no target, the reply's fields missing, outbound's DROP /
+ *                FAIL, or the reply SENT (artifact: the port's, e.g. the
+ *                URL or URI made) or delivered to the owner. final is the
+ *                decision that ended the walk (a gate REACT: final->verdict
+ *                is VERDICT_REACT — a reaction is the source's to make).
+ *                It is NEVER called from inside pipeline_event() or
+ *                pipeline_composed(): always from the loop, on a later turn
+ *                (a 0 ms timer), oldest walk first, after the record stage.
+ *                A walk counts in pipeline_jobs() (and against
+ *                PIPELINE_MAX_JOBS) until its done() has been called. Not
+ *                called for an event refused at once (pipeline_event
+ *                returned -1), nor for pipeline_say (its own callback), nor
+ *                by pipeline_free (walks in flight and done() calls still
+ *                due are dropped silently). ev, final and artifact are
+ *                borrowed for the call. done() may call pipeline_event and
+ *                pipeline_note, never pipeline_free.
+ *   reply_extra  the platform fields of a reply sent through outbound
+ *                (Bluesky's reply refs {"reply":{"root":{uri,cid},
+ *                "parent":{uri,cid}}}, …): called once per reply, just
+ *                before outbound_submit, with an empty object that the
+ *                source fills; it reaches the port as outbound_send.extra
+ *                (outbound copies it; an object left empty is passed as
+ *                NULL). -1: the reply cannot go without them → DROP rule
+ *                "reply_extra", the walk ends (done). Not called for the
+ *                owner's deliver(), nor for pipeline_say.
  *
  * pipeline_say() is the path of a message the agent starts itself (an
  * owner's space_say instruction): validator → outbound → record, keyed by
@@ -48,14 +81,18 @@
  * state and the decision log have their own bounds.
  *
  * Lifetime: pipeline_free() frees jobs still in flight without calling
- * anyone. Close what calls back into the pipeline first — the sources
- * (owner), outbound (its close drops waiting sends, which ends their
- * jobs), the coordination backend — then free the pipeline. Decisions and
- * texts handed to callbacks are borrowed for the call.
+ * anyone (no done(), no say callback). Close what calls back into the
+ * pipeline first — the sources (owner), outbound (its close drops waiting
+ * sends, which ends their jobs), the coordination backend — then free the
+ * pipeline. The timer that calls done() is closed on the loop by
+ * pipeline_free: run the loop afterwards (it is made only once a source
+ * with done() has ended a walk). Decisions and texts handed to callbacks
+ * are borrowed for the call.
  */
 #ifndef GA_MODULES_PIPELINE_PIPELINE_H
 #define GA_MODULES_PIPELINE_PIPELINE_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -93,6 +130,16 @@ struct pipeline_source {
 	/* Private delivery (the owner's terminal): when set, the reply is
 	 * handed here instead of to outbound. */
 	void (*deliver)(void *ud, const struct conv_event *ev, const char *text, size_t len);
+	/* How the walk of ev ended (see "The source's two hooks" above):
+	 * once per accepted event, from the loop, never from inside
+	 * pipeline_event(). May be NULL. */
+	void (*done)(void *ud, const struct conv_event *ev, const struct decision *final,
+	             const char *artifact);
+	/* The reply's platform fields: fill extra (an empty object, owned by
+	 * the pipeline); it reaches the port as outbound_send.extra. 0, or -1
+	 * when the reply cannot go without them (DROP "reply_extra"). May be
+	 * NULL. */
+	int (*reply_extra)(void *ud, const struct conv_event *ev, cJSON *extra);
 	void *ud;
 };
 
@@ -113,11 +160,14 @@ void pipeline_free(struct pipeline *p); /* NULL ok; saves the store */
 int pipeline_add_source(struct pipeline *p, const struct pipeline_source *src);
 
 /* Walks ev through the stages (ev is copied). 0, or -1 when it was refused
- * at once (overload: a BLOCK decision says so). */
+ * at once (overload: a BLOCK decision says so; the source's done() is then
+ * not called). After 0 the source's done() (when set) is called exactly
+ * once, later, from the loop — never before this returns. */
 int pipeline_event(struct pipeline *p, const struct conv_event *ev);
 
 /* The source's answer to compose: text (len bytes) to validate and send,
- * or text NULL with why (one sentence) when there is nothing to send. */
+ * or text NULL with why (one sentence) when there is nothing to send. The
+ * job may be over when this returns; the source's done() comes later. */
 void pipeline_composed(struct pipeline_job *job, const char *text, size_t len, const char *why);
 
 /* The event a job is about (borrowed, valid until pipeline_composed). */
@@ -164,6 +214,7 @@ void pipeline_outbound_decision(void *dlog, const struct outbound_msg *m,
 int64_t pipeline_last_event_ms(const struct pipeline *p); /* 0 when none yet */
 /* The same for one platform (status: last activity per platform). */
 int64_t pipeline_last_event_ms_of(const struct pipeline *p, enum conv_platform platform);
+/* Walks in flight, those whose done() is still due included. */
 size_t pipeline_jobs(const struct pipeline *p);
 struct conv_store *pipeline_store(struct pipeline *p);
 /* Saves the conversation store now (shutdown). */
