@@ -67,6 +67,18 @@ struct fulfil {
 	size_t ncd;
 	struct wait_memo waits[WAIT_MEMO];
 	size_t nwaits;
+	/* Room announcements made while the agent was out of the room (a
+	 * reconnect, the first seconds after start): sent when it is back,
+	 * oldest first, dropped (and logged) after FULFIL_HELD_MS; at most
+	 * FULFIL_HELD_MAX, the oldest gives way. In memory only: a restart
+	 * while one waits loses it (the link is in the ledger's artifact). */
+	struct held_announce {
+		char id[LEDGER_ID_MAX];
+		enum fulfil_type t;
+		int64_t since_ms;
+		char *text;
+	} held[FULFIL_HELD_MAX];
+	size_t nheld;
 	struct fulfil_stats stats;
 };
 
@@ -171,6 +183,73 @@ static int set_status(struct fulfil *f, const char *id, enum ledger_status to, c
 	return ledger_set_status(f->c.ledger, id, to, now, error, err);
 }
 
+/* Says text in the room when the agent is in one: true when handed to
+ * the pipeline. chain 1: it follows up the host's request (chain 0). The
+ * key say:done:<id> makes a second announcement after a crash a journal
+ * drop, not a second chat. */
+static bool room_say(struct fulfil *f, const char *id, const char *text)
+{
+	char target[PIPELINE_TARGET_MAX];
+	if (!f->c.pipeline || !f->c.room_target ||
+	    f->c.room_target(f->c.ud, target, sizeof target) != 0)
+		return false;
+	char say_id[LEDGER_ID_MAX + 8];
+	snprintf(say_id, sizeof say_id, "done:%s", id);
+	pipeline_say(f->c.pipeline, CONV_PLATFORM_SPACE, target, "commitment", text, strlen(text),
+	             1, say_id, NULL, NULL);
+	return true;
+}
+
+static void held_remove(struct fulfil *f, size_t i)
+{
+	free(f->held[i].text);
+	memmove(&f->held[i], &f->held[i + 1], (f->nheld - i - 1) * sizeof f->held[0]);
+	f->nheld--;
+}
+
+static void hold(struct fulfil *f, const char *id, enum fulfil_type t, const char *text)
+{
+	if (f->nheld == FULFIL_HELD_MAX) {
+		struct decision d;
+		decision_set(&d, VERDICT_DROP, "announce",
+		             "%d announcements already wait for the room: the oldest is dropped",
+		             FULFIL_HELD_MAX);
+		note(f, f->held[0].id, f->held[0].t, STAGE_RECORD, &d);
+		held_remove(f, 0);
+	}
+	struct held_announce *h = &f->held[f->nheld++];
+	snprintf(h->id, sizeof h->id, "%s", id);
+	h->t = t;
+	h->since_ms = time_now_ms();
+	h->text = xstrdup(text);
+}
+
+/* At each cycle: what waited for the room is said once the agent is back
+ * in it; what waited too long is dropped, logged. */
+static void flush_held(struct fulfil *f, int64_t now)
+{
+	struct decision d;
+	for (size_t i = 0; i < f->nheld;) {
+		struct held_announce *h = &f->held[i];
+		if (now - h->since_ms > FULFIL_HELD_MS) {
+			decision_set(&d, VERDICT_DROP, "announce",
+			             "the agent was not back in the room within %d min: the "
+			             "announcement is dropped",
+			             (int)(FULFIL_HELD_MS / 60000));
+			note(f, h->id, h->t, STAGE_RECORD, &d);
+			held_remove(f, i);
+		} else if (room_say(f, h->id, h->text)) {
+			decision_set(&d, VERDICT_INFO, "announce",
+			             "announced in the room (held %lld s while out of it)",
+			             (long long)((now - h->since_ms) / 1000));
+			note(f, h->id, h->t, STAGE_RECORD, &d);
+			held_remove(f, i);
+		} else {
+			return; /* still out of the room: the rest waits too */
+		}
+	}
+}
+
 static void announce(struct fulfil *f, const char *id, const char *source, const char *desc,
                      const char *url, enum fulfil_type t)
 {
@@ -184,23 +263,19 @@ static void announce(struct fulfil *f, const char *id, const char *source, const
 		if (voiced && voiced[0])
 			snprintf(text, sizeof text, "%s", voiced);
 		free(voiced);
-		char target[PIPELINE_TARGET_MAX];
-		if (!f->c.pipeline || !f->c.room_target ||
-		    f->c.room_target(f->c.ud, target, sizeof target) != 0) {
+		if (!f->c.pipeline || !f->c.room_target) {
 			decision_set(&d, VERDICT_INFO, "announce",
-			             "not in a room now: the result is not announced there (%s)",
+			             "no room here: the result is not announced there (%s)",
 			             url ? url : "no link");
-			note(f, id, t, STAGE_RECORD, &d);
-			return;
+		} else if (room_say(f, id, text)) {
+			decision_set(&d, VERDICT_INFO, "announce", "announced in the room");
+		} else {
+			hold(f, id, t, text);
+			decision_set(&d, VERDICT_INFO, "announce",
+			             "not in the room now: held, announced when the agent is back "
+			             "(kept %d min) (%s)",
+			             (int)(FULFIL_HELD_MS / 60000), url ? url : "no link");
 		}
-		char say_id[LEDGER_ID_MAX + 8];
-		snprintf(say_id, sizeof say_id, "done:%s", id);
-		/* chain 1: it follows up the host's request (chain 0). The key
-		 * say:done:<id> makes a second announcement after a crash a
-		 * journal drop, not a second chat. */
-		pipeline_say(f->c.pipeline, CONV_PLATFORM_SPACE, target, "commitment", text,
-		             strlen(text), 1, say_id, NULL, NULL);
-		decision_set(&d, VERDICT_INFO, "announce", "announced in the room %s", target);
 	} else if (source && strcmp(source, "owner") == 0) {
 		if (f->c.notify_owner)
 			f->c.notify_owner(f->c.ud, text);
@@ -763,8 +838,9 @@ static void run(struct sched_job *job, void *ud)
 	f->stats.cycles++;
 	uv_timer_stop(&f->recheck);
 	int64_t now = time_now_ms();
-	/* 1. stale and timed out */
+	/* 1. stale and timed out; what waited for the room */
 	sweep(f, now);
+	flush_held(f, now);
 	/* 2. cooldowns and the work, oldest first */
 	size_t cap = f->c.ledger->n + 1;
 	struct collect c = {.f = f, .now = now, .cap = cap};
@@ -860,6 +936,8 @@ void fulfil_free(struct fulfil *f)
 		return;
 	fulfil_quiesce(f);
 	f->freeing = true;
+	while (f->nheld)
+		held_remove(f, f->nheld - 1);
 	if (f->gh_call && f->c.github) {
 		/* dropped without a call back: give its reference back */
 		if (gh_cancel(f->c.github, f->gh_call) == 0 && f->cur)
@@ -897,6 +975,7 @@ cJSON *fulfil_status(const struct fulfil *f)
 	cJSON_AddNumberToObject(o, "reconciled", (double)f->stats.reconciled);
 	cJSON_AddNumberToObject(o, "deferred", (double)f->stats.deferred);
 	cJSON_AddBoolToObject(o, "fulfilling", f->cur != NULL);
+	cJSON_AddNumberToObject(o, "announcementsWaitingForRoom", (double)f->nheld);
 	cJSON *cd = cJSON_AddArrayToObject(o, "repoCooldowns");
 	for (size_t i = 0; i < f->ncd; i++) {
 		cJSON *c = cJSON_CreateObject();

@@ -32,7 +32,10 @@
  *   An attempt of ours that runs past the in-progress timeout is failed by a
  *   watchdog and its late answer ignored.
  * Announcements (§2.8): source "space" → "Done — <description>: <url>"
- * through pipeline_say into the room (when in one); source "owner" → the
+ * through pipeline_say into the room; out of the room for a moment (a
+ * reconnect, the first seconds after start) it is held (FULFIL_HELD_MAX,
+ * FULFIL_HELD_MS, in memory) and said at the first cycle back in the
+ * room; source "owner" → the
  * owner is told; other sources → the log only.
  * Every decision goes to the decision log: platform of the type,
  * conversation "commitment:<id>", message id the commitment id, so

@@ -54,6 +54,8 @@
 #define FULFIL_RECHECK_MS             1000 /* a deferred commitment is looked at again */
 #define FULFIL_TEXT_MAX               (60 * 1024) /* GitHub takes 65,536 characters */
 #define FULFIL_DESC_MAX               120 /* bytes of the description in an announcement */
+#define FULFIL_HELD_MAX               16  /* room announcements waiting for the room */
+#define FULFIL_HELD_MS                ((int64_t)30 * 60 * 1000) /* … at most this long */
 #define FULFIL_TARGET_MAX             256
 #define FULFIL_REPO_MAX               200 /* "owner/repo" */
 
