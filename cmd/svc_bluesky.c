@@ -72,6 +72,7 @@ static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	        .outbound = ctx->outbound,
 	        .dlog = ctx->dlog,
 	        .journal = ctx->journal,
+	        .ledger = ctx->ledger,
 	        .llm = ctx->llm,
 	        .budget = ctx->budget,
 	        .skills = ctx->skills,

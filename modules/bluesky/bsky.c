@@ -21,10 +21,12 @@
 #include "common/xalloc.h"
 #include "local-tools/tools.h"
 #include "modules/budget/budget.h"
+#include "modules/commitments/ledger.h"
 #include "modules/compose/compose.h"
 #include "modules/decisions/log.h"
 #include "modules/identity/self.h"
 #include "modules/journal/journal.h"
+#include "modules/participation/commitment.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/scheduler/sched.h"
 #include "modules/skills/skills.h"
@@ -73,6 +75,10 @@ struct bnote {
 	struct compose_tool tools[TOOLS_MAX];
 	size_t ntools;
 	char *reply;
+	int64_t chain_out; /* the gate's, for a reply sent with its commitments */
+	bool courtesy;
+	bool saying;     /* the reply goes out through pipeline_say_ctx (§6.12) */
+	cJSON *promises; /* [{type, params}]: enqueued once the reply is sent */
 	bool exit_like;
 	char exit_uri[BSKY_URI_MAX];
 	char exit_cid[ATP_CID_MAX];
@@ -147,6 +153,8 @@ struct bsky {
 	bool posting;
 	struct compose_run *post_run;
 	char *post_text;
+	char *post_user;    /* the user message of the first draft (a revision repeats it) */
+	bool post_revised;  /* the expression's one revision was asked for (§7.1) */
 	char post_kind[16]; /* "expression" / "ritual" */
 	char post_ritual[128];
 	char post_date[11];
@@ -373,6 +381,8 @@ static void port_done(void *ud, int ok, const char *artifact, const char *error)
 			n->send_failed = ok != 1;
 		}
 		ref_drop(b, pc->key);
+	} else if (strncmp(pc->key, "say:", 4) == 0) {
+		ref_drop(b, pc->key); /* a reply with its commitments (§6.12) */
 	}
 	pc->done(pc->done_ud, ok, artifact, error);
 	free(pc);
@@ -427,6 +437,7 @@ static void note_clear(struct bnote *n)
 {
 	free(n->text);
 	free(n->reply);
+	cJSON_Delete(n->promises);
 	for (size_t i = 0; i < n->nthread; i++)
 		free(n->thread[i].text);
 	uv_timer_t t = n->timer;
@@ -536,8 +547,8 @@ static void on_decision(const struct decision_record *rec, void *ud)
 	if (!rec->platform || strcmp(rec->platform, "bluesky") != 0 || !rec->message_id)
 		return;
 	struct bnote *n = note_by_uri(b, rec->message_id);
-	if (!n || n->ended)
-		return;
+	if (!n || n->ended || n->saying)
+		return; /* a reply with commitments: its say callback ends it */
 	if (rec->stage == STAGE_GATE && rec->decision.verdict == VERDICT_REACT)
 		n->react = true;
 	if (rec->stage == STAGE_RECORD) {
@@ -638,6 +649,188 @@ static void compose_end(struct bnote *n, const char *text, const char *why)
 	pipeline_composed(job, text, text ? strlen(text) : 0, why);
 }
 
+/* ---- commitments from our replies (§6.12) ----------------------------------------------- */
+
+static int put_refs(struct bnote *n, const char *key);
+static void send_reply(struct bnote *n);
+static void on_note_finish(uv_timer_t *t);
+
+/* The reply went out (or not): its commitments join the ledger only when
+ * it did (source bluesky, the thread in the params). */
+static void on_promise_said(void *ud, const struct decision *final, const char *artifact)
+{
+	struct bnote *n = ud;
+	struct bsky *b = n->b;
+	n->saying = false;
+	n->sent = final && final->verdict == VERDICT_SENT;
+	n->send_failed = final && final->verdict == VERDICT_FAIL;
+	size_t np = (size_t)cJSON_GetArraySize(n->promises);
+	if (!n->sent) {
+		note_decision(
+		        b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO, "commitment",
+		        "the reply did not go out (%s: %s): its %zu commitment(s) are not kept",
+		        final ? final->rule : "?", final ? final->reason : "", np);
+	}
+	const cJSON *it;
+	const cJSON *keep = n->sent ? n->promises : NULL;
+	cJSON_ArrayForEach(it, keep)
+	{
+		const char *type = json_string_or(it, "type", "");
+		char id[LEDGER_ID_MAX] = "";
+		struct ga_err err = {{0}};
+		int r = -1;
+		if (b->c.ledger)
+			r = ledger_add(b->c.ledger, type, "bluesky",
+			               cJSON_GetObjectItem(it, "params"), now_ms(), id, &err);
+		else
+			err_set(&err, "no commitment ledger in this process");
+		if (r == LEDGER_ADDED || r == LEDGER_DUPLICATE)
+			note_decision(b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO,
+			              "commitment", "%s %s (source bluesky, reply %s)%s", type, id,
+			              artifact ? artifact : "",
+			              r == LEDGER_DUPLICATE ? ": already open" : " enqueued");
+		else
+			note_decision(b, n->conversation, n->uri, STAGE_RECORD, VERDICT_FAIL,
+			              "commitment", "%s not enqueued: %s", type, err.msg);
+	}
+	n->ended = true;
+	uv_timer_start(&n->timer, on_note_finish, 0, 0);
+}
+
+/* A reply that carries commitments leaves through pipeline_say_ctx, so the
+ * validator knows it is backed (its empty_promise check refuses a promise
+ * without commitments); the event's walk ends here with nothing to send. */
+static void send_promise(struct bnote *n)
+{
+	struct bsky *b = n->b;
+	char key[BSKY_KEY_MAX];
+	snprintf(key, sizeof key, "say:%s", n->uri);
+	if (put_refs(n, key) < 0)
+		return;
+	size_t np = (size_t)cJSON_GetArraySize(n->promises);
+	char *text = n->reply;
+	n->reply = NULL;
+	n->saying = true;
+	char why[160];
+	snprintf(why, sizeof why,
+	         "the reply carries %zu commitment(s): it goes out with them (pipeline_say_ctx)",
+	         np);
+	compose_end(n, NULL, why);
+	char target[BSKY_DID_MAX + 16];
+	snprintf(target, sizeof target, "bluesky:reply:%s", n->author_did);
+	/* the echo window: the thread's posts, agents' compared */
+	struct echo_window *w = echo_window_new(BSKY_THREAD_MAX);
+	for (size_t i = 0; i < n->nthread; i++)
+		echo_window_push(w, n->thread[i].handle, n->thread[i].agent,
+		                 n->thread[i].text ? n->thread[i].text : "");
+	struct validator_context vc = {.platform = VALIDATOR_PLATFORM_BLUESKY,
+	                               .mode = VALIDATOR_MODE_DISCUSSION,
+	                               .role = VALIDATOR_ROLE_ACTOR,
+	                               .is_action_owner = true,
+	                               .window = w,
+	                               .connected_agents = 1,
+	                               .n_commitments = np};
+	pipeline_say_ctx(b->c.pipeline, CONV_PLATFORM_BLUESKY, target, "bluesky", text,
+	                 strlen(text), n->chain_out, n->courtesy, n->uri, &vc, on_promise_said, n);
+	echo_window_free(w);
+	free(text);
+}
+
+static void on_promises(const struct compose_result *res, void *ud)
+{
+	struct bnote *n = ud;
+	struct bsky *b = n->b;
+	n->run = NULL;
+	if (b->quiescing)
+		return; /* stopping: the pipeline frees the job */
+	struct part_commitments got;
+	memset(&got, 0, sizeof got);
+	struct ga_err err = {{0}};
+	if (res->stop != COMPOSE_STOP_FINAL || !res->content) {
+		note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO, "extraction",
+		              "no extraction (%s: %s)", res->stop_name ? res->stop_name : "?",
+		              res->reason);
+	} else if (part_extract_parse(res->content, strlen(res->content), b->c.social_only, &got,
+	                              &err) != 0) {
+		note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO, "extraction",
+		              "the extraction reply was unusable: %s", err.msg);
+	} else {
+		note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO, "extraction",
+		              "%zu commitment(s) in the reply (%zu dropped: low confidence or "
+		              "schema)",
+		              got.n, got.ndropped_total);
+	}
+	const struct bsky_promise_source src = {n->uri, n->cid, n->root_uri, n->root_cid};
+	cJSON_Delete(n->promises);
+	n->promises = cJSON_CreateArray();
+	for (size_t i = 0; i < got.n; i++) {
+		const struct part_commitment *c = &got.item[i];
+		const struct bsky_promise p = {part_commit_type_name(c->type),
+		                               c->repo,
+		                               c->title,
+		                               c->description,
+		                               c->content,
+		                               c->issue_number};
+		struct decision d;
+		cJSON *params = bsky_commitment_params(&p, &src, b->c.social_only, &d);
+		pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri,
+		              STAGE_COMPOSE, &d);
+		if (!params)
+			continue;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "type", p.type);
+		cJSON_AddItemToObject(o, "params", params);
+		cJSON_AddItemToArray(n->promises, o);
+	}
+	part_commitments_clear(&got);
+	if (cJSON_GetArraySize(n->promises) > 0)
+		send_promise(n);
+	else
+		send_reply(n); /* the validator judges the promise without backing */
+}
+
+/* Our reply promises something (part_extract_wanted)? Then the extraction
+ * prompt (no tools, PART_EXTRACT_MAX_TOKENS, temperature 0) reads it before
+ * it goes out. True when the call started (it sends the reply). */
+static bool promise_check(struct bnote *n)
+{
+	struct bsky *b = n->b;
+	char why[160];
+	if (!b->c.llm || !n->reply ||
+	    !part_extract_wanted(n->reply, strlen(n->reply), why, sizeof why))
+		return false;
+	struct strbuf ctx;
+	sb_init(&ctx, 4096);
+	sb_printf(&ctx, "%s: %.1000s", n->author_handle, n->text ? n->text : "");
+	char *context = sb_detach(&ctx);
+	char *user = part_extract_prompt(n->reply, NULL, context);
+	free(context);
+	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
+	struct compose_opts o = {.loop = b->c.loop,
+	                         .llm = b->c.llm,
+	                         .budget = b->c.budget,
+	                         .system_prompt = part_extract_system(),
+	                         .messages = &msg,
+	                         .n_messages = 1,
+	                         .max_rounds = 1,
+	                         .max_tokens = PART_EXTRACT_MAX_TOKENS,
+	                         .temperature = 0,
+	                         .has_temperature = true,
+	                         .done = on_promises,
+	                         .ud = n};
+	struct ga_err err = {{0}};
+	n->run = compose_start(&o, &err);
+	free(user);
+	if (!n->run) {
+		note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO, "extraction",
+		              "no extraction call: %s", err.msg);
+		return false;
+	}
+	note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO, "extraction",
+	              "%s: asking the model for the reply's commitments before it goes out", why);
+	return true;
+}
+
 static void on_pace(uv_timer_t *t)
 {
 	struct bnote *n = t->data;
@@ -648,9 +841,13 @@ static void on_pace(uv_timer_t *t)
 		return;
 	}
 	bsky_pacing_note(&b->pacing, BSKY_ACT_REPLY, now_ms());
-	/* the reply refs for the port (the pipeline carries none) */
-	char key[BSKY_KEY_MAX];
-	snprintf(key, sizeof key, "reply:%s", n->uri);
+	if (!promise_check(n))
+		send_reply(n);
+}
+
+/* The reply refs for the port (the pipeline carries none), under key. */
+static int put_refs(struct bnote *n, const char *key)
+{
 	cJSON *extra = cJSON_CreateObject();
 	cJSON *reply = cJSON_AddObjectToObject(extra, "reply");
 	cJSON *root = cJSON_AddObjectToObject(reply, "root");
@@ -659,11 +856,21 @@ static void on_pace(uv_timer_t *t)
 	cJSON *parent = cJSON_AddObjectToObject(reply, "parent");
 	cJSON_AddStringToObject(parent, "uri", n->uri);
 	cJSON_AddStringToObject(parent, "cid", n->cid);
-	if (ref_put(b, key, extra) < 0) {
+	if (ref_put(n->b, key, extra) < 0) {
 		compose_end(n, NULL, "too many replies waiting for the port: asked again later");
 		n->send_failed = true;
-		return;
+		return -1;
 	}
+	return 0;
+}
+
+/* The reply goes on through the event's walk: validator, outbound. */
+static void send_reply(struct bnote *n)
+{
+	char key[BSKY_KEY_MAX];
+	snprintf(key, sizeof key, "reply:%s", n->uri);
+	if (put_refs(n, key) < 0)
+		return;
 	char *text = n->reply;
 	n->reply = NULL;
 	compose_end(n, text, NULL);
@@ -767,7 +974,6 @@ static void compose_reply(struct bnote *n)
 static void on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
                        const struct gate_result *g)
 {
-	(void)g;
 	struct bsky *b = ud;
 	struct bnote *n = note_by_uri(b, ev->message_id);
 	if (!n) {
@@ -775,6 +981,8 @@ static void on_compose(void *ud, struct pipeline_job *job, const struct conv_eve
 		return;
 	}
 	n->job = job;
+	n->chain_out = g ? g->chain_out : -1;
+	n->courtesy = g && g->courtesy;
 	n->composing = true;
 	int64_t now = now_ms();
 	struct decision d;
@@ -1643,7 +1851,51 @@ static void post_end(struct bsky *b)
 	b->posting = false;
 	free(b->post_text);
 	b->post_text = NULL;
+	free(b->post_user);
+	b->post_user = NULL;
+	b->post_revised = false;
 	b->post_run = NULL;
+}
+
+static void post_compose_msgs(struct bsky *b, const char *skill_name, int warn_slot,
+                              const struct llm_message *msgs, size_t n);
+
+/* §7.1: the draft's invitation is weak or missing — the model is asked once
+ * for a revision with a stronger one, with a choice, a bounded and a direct
+ * example picked at random. */
+static void expression_revise(struct bsky *b, const struct decision *inv)
+{
+	static const char *const choice[] = {"Prefer practical or inspirational?",
+	                                     "Speed or accuracy here?", "More of this or less?",
+	                                     "Verbose or concise?"};
+	static const char *const bounded[] = {"What's one thing you'd add?",
+	                                      "What's your version of this?",
+	                                      "What's one example from your work?"};
+	static const char *const direct[] = {"What's yours?", "Does this resonate?",
+	                                     "Anyone else notice this?", "How about you?"};
+	note_decision(b, "bluesky:post", "expression", STAGE_VALIDATOR, VERDICT_INFO,
+	              "invitation_revise", "Revising post — adding stronger invitation (%s)",
+	              inv->reason);
+	char *draft = b->post_text;
+	b->post_text = NULL;
+	b->post_revised = true;
+	struct strbuf sb;
+	sb_init(&sb, 16 * 1024);
+	sb_printf(&sb,
+	          "Your draft does not invite an answer (%s). Revise it once with a stronger "
+	          "invitation, so anyone can answer in one sentence: end with a choice question "
+	          "(like \"%s\"), or a bounded question with a direct invitation (like \"%s "
+	          "%s\"), or give a tiny template with its link. Keep the thought; publish the "
+	          "revision with bluesky_post.\n\nYour draft:\n%s\n",
+	          inv->reason, choice[random_below(4)], bounded[random_below(3)],
+	          direct[random_below(4)], draft);
+	char *revise = sb_detach(&sb);
+	struct llm_message msgs[] = {{.role = LLM_ROLE_USER, .content = b->post_user},
+	                             {.role = LLM_ROLE_ASSISTANT, .content = draft},
+	                             {.role = LLM_ROLE_USER, .content = revise}};
+	post_compose_msgs(b, BSKY_EXPRESSION_SKILL, 0, msgs, 3);
+	free(revise);
+	free(draft);
 }
 
 static void on_post_sent(void *ud, const struct decision *final, const char *artifact)
@@ -1691,6 +1943,29 @@ static void on_post_composed(const struct compose_result *res, void *ud)
 		post_end(b);
 		return;
 	}
+	if (strcmp(b->post_kind, "expression") == 0) {
+		/* §7.1, Scenario 1.8: every expression ends with an open door */
+		struct decision inv;
+		enum bsky_invitation cls = bsky_invitation_classify(b->post_text, &inv);
+		if (cls != BSKY_INVITE_STRONG && !b->post_revised) {
+			expression_revise(b, &inv);
+			return;
+		}
+		if (cls != BSKY_INVITE_STRONG) {
+			note_decision(b, "bluesky:post", "expression", STAGE_VALIDATOR,
+			              VERDICT_REJECT, "invitation",
+			              "the revised expression still has a %s invitation (%s): not "
+			              "posted: %.200s",
+			              bsky_invitation_name(cls), inv.reason, b->post_text);
+			b->st->next_expression_ms = now_ms() + 60LL * 60 * 1000;
+			save_state(b);
+			post_end(b);
+			return;
+		}
+		note_decision(b, "bluesky:post", "expression", STAGE_VALIDATOR, VERDICT_PASS,
+		              inv.rule, "%s%s", inv.reason,
+		              b->post_revised ? " (after one revision)" : "");
+	}
 	/* the validator compares with our own recent posts: no echo of
 	 * ourselves (§7.1) */
 	struct echo_window *w = echo_window_new(BSKY_RECENT_POSTS);
@@ -1717,8 +1992,9 @@ static void on_post_composed(const struct compose_result *res, void *ud)
 	echo_window_free(w);
 }
 
-/* Starts the model on a proactive post with skill and the user message. */
-static void post_compose(struct bsky *b, const char *skill_name, int warn_slot, const char *user)
+/* Starts the model on a proactive post with skill and the messages. */
+static void post_compose_msgs(struct bsky *b, const char *skill_name, int warn_slot,
+                              const struct llm_message *msgs, size_t nmsgs)
 {
 	struct ga_err err = {{0}};
 	if (!b->c.llm || !b->c.skills || !skills_find(b->c.skills, skill_name)) {
@@ -1764,13 +2040,12 @@ static void post_compose(struct bsky *b, const char *skill_name, int warn_slot, 
 		post_end(b);
 		return;
 	}
-	struct llm_message msg = {.role = LLM_ROLE_USER, .content = (char *)user};
 	struct compose_opts o = {.loop = b->c.loop,
 	                         .llm = b->c.llm,
 	                         .budget = b->c.budget,
 	                         .system_prompt = system,
-	                         .messages = &msg,
-	                         .n_messages = 1,
+	                         .messages = msgs,
+	                         .n_messages = nmsgs,
 	                         .tools = &b->post_tool,
 	                         .n_tools = 1,
 	                         .tool_choice = LLM_TOOL_CHOICE_NAMED,
@@ -1785,6 +2060,17 @@ static void post_compose(struct bsky *b, const char *skill_name, int warn_slot, 
 		              "prompt", "%s", err.msg);
 		post_end(b);
 	}
+}
+
+/* Starts the model on a proactive post with skill and one user message
+ * (kept for a revision). */
+static void post_compose(struct bsky *b, const char *skill_name, int warn_slot, const char *user)
+{
+	free(b->post_user);
+	b->post_user = xstrdup(user);
+	b->post_revised = false;
+	struct llm_message msg = {.role = LLM_ROLE_USER, .content = b->post_user};
+	post_compose_msgs(b, skill_name, warn_slot, &msg, 1);
 }
 
 /* A seed from SELF.md for the expression (the reference's prompt
@@ -2068,6 +2354,7 @@ void bsky_free(struct bsky *b)
 	free(b->soul);
 	free(b->self_path);
 	free(b->post_text);
+	free(b->post_user);
 	for (size_t i = 0; i < b->nrecent; i++)
 		free(b->recent[i]);
 	b->closing_handles = 1 + BSKY_MAX_INFLIGHT;

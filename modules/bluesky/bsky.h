@@ -67,9 +67,26 @@
  * Expression (§7.1; job "bluesky-expression", every 5 min): when due (3–4 h
  * after our last top-level post, not in quiet hours, under the daily cap),
  * the model writes one post with the expression skill (bluesky_post forced)
- * from one SELF.md item; it goes out through pipeline_say_ctx with our
- * recent posts as the validator's echo window, then outbound. Without the
- * skill nothing is posted (one decision says so).
+ * from one SELF.md item. Its invitation is classified (policy.h
+ * bsky_invitation_classify): strong → on; weak or none → the model is
+ * asked ONCE to revise (decision "invitation_revise", "Revising post —
+ * adding stronger invitation", with a random choice / bounded / direct
+ * example); a revision still not strong is discarded (REJECT rule
+ * "invitation", next try in an hour). It goes out through pipeline_say_ctx
+ * with our recent posts as the validator's echo window, then outbound.
+ * Without the skill nothing is posted (one decision says so).
+ *
+ * Commitments (§6.12): a composed reply whose words promise
+ * (part_extract_wanted) is read by the extraction prompt (no tools,
+ * PART_EXTRACT_MAX_TOKENS, temperature 0; part_extract_parse keeps high /
+ * medium) BEFORE it is sent; each is checked by bsky_commitment_params.
+ * With ≥ 1 valid one, the event's walk ends with nothing to send and the
+ * reply leaves through pipeline_say_ctx (id = the post's URI, key
+ * "say:<uri>", n_commitments in the validator context so its empty_promise
+ * check knows the promise is backed); once SENT, each commitment is added
+ * to the ledger (source "bluesky", params with sourceThreadUri/Cid and
+ * sourceRootUri/Cid). Without a valid one the reply walks on as usual and
+ * the validator refuses the unbacked promise.
  *
  * Bounds: BSKY_MAX_INFLIGHT notifications in flight, BSKY_BATCH_MAX
  * notifications per check, BSKY_THREAD_MAX posts of a parent chain,
@@ -120,6 +137,7 @@ struct atp_client;
 struct budget;
 struct decision_log;
 struct journal;
+struct ledger;
 struct llm_client;
 struct pipeline;
 struct sched;
@@ -134,6 +152,7 @@ struct bsky_config {
 	struct outbound *outbound; /* borrowed; required (likes) */
 	struct decision_log *dlog; /* borrowed; required (the end of each walk) */
 	struct journal *journal;   /* borrowed; NULL: pruning deletes nothing */
+	struct ledger *ledger;     /* borrowed; NULL: promises are recorded, not kept */
 	struct llm_client *llm;    /* NULL: nothing is composed (recorded) */
 	struct budget *budget;     /* may be NULL */
 	const struct skills *skills;

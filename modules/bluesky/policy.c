@@ -1089,3 +1089,279 @@ bool bsky_expression_allowed(int64_t now_ms, int64_t next_ms, int hour, int toda
 	             today_count);
 	return true;
 }
+
+/* ---- the expression's invitation (§7.1) ------------------------------------------------------ */
+
+const char *bsky_invitation_name(enum bsky_invitation i)
+{
+	switch (i) {
+	case BSKY_INVITE_STRONG:
+		return "strong";
+	case BSKY_INVITE_WEAK:
+		return "weak";
+	default:
+		return "none";
+	}
+}
+
+static bool any_word(const char *s, const char *const *words, size_t n, const char **hit)
+{
+	for (size_t i = 0; i < n; i++)
+		if (contains_word(s, words[i])) {
+			if (hit)
+				*hit = words[i];
+			return true;
+		}
+	return false;
+}
+
+#define NWORDS(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *const invite_choice[] = {
+        "prefer",   "prefers",  "preferred", "preference", "choose", "choosing",
+        "chose",    "pick",     "picking",   "rather",     "which",  "between",
+        "option a", "option b", "option 1",  "option 2",
+};
+static const char *const invite_taste[] = {
+        "practical or", "speed or", "more or less", "rather have", "would you want",
+};
+static const char *const invite_bounded[] = {
+        "what's one", "what's your", "what's the", "what is one", "what is your", "what is the",
+        "do you",     "have you",    "did you",    "are you",     "would you",    "could you",
+};
+static const char *const invite_direct[] = {
+        "what's yours", "what is yours", "how about you",
+        "curious what", "wondering if",  "interested to hear",
+        "love to know", "anyone else",   "does this resonate",
+};
+static const char *const invite_template[] = {
+        "template", "templates", "checklist", "checklists", "pattern",    "patterns",
+        "recipe",   "recipes",   "example",   "examples",   "here's how", "try this",
+        "step",     "steps",     "tip",       "tips",
+};
+
+/* "… or X?": the last word "or" of a question is followed by one to
+ * BSKY_INVITE_OR_WORDS words. */
+static bool or_choice(const char *q)
+{
+	const char *last = NULL;
+	for (const char *p = q; *p; p++)
+		if ((p == q || !is_word_byte((unsigned char)p[-1])) && strncmp(p, "or", 2) == 0 &&
+		    !is_word_byte((unsigned char)p[2]))
+			last = p + 2;
+	if (!last)
+		return false;
+	int words = 0;
+	bool in = false;
+	for (const char *p = last; *p; p++) {
+		bool w = is_word_byte((unsigned char)*p) || *p == '\'' || *p == '-';
+		if (w && !in)
+			words++;
+		in = w;
+	}
+	return words >= 1 && words <= BSKY_INVITE_OR_WORDS;
+}
+
+enum bsky_invitation bsky_invitation_classify(const char *text, struct decision *d)
+{
+	/* lower-cased ASCII, ’ and ‘ read as ' */
+	char buf[BSKY_INVITE_MAX_BYTES + 1];
+	size_t n = 0;
+	for (const char *s = text ? text : ""; *s && n < BSKY_INVITE_MAX_BYTES; s++) {
+		if ((unsigned char)s[0] == 0xE2 && (unsigned char)s[1] == 0x80 &&
+		    ((unsigned char)s[2] == 0x98 || (unsigned char)s[2] == 0x99)) {
+			buf[n++] = '\'';
+			s += 2;
+			continue;
+		}
+		buf[n++] = (char)tolower((unsigned char)*s);
+	}
+	buf[n] = 0;
+	/* links are noted, then blanked: a '?' in a query or "example" in a
+	 * host name is not an invitation */
+	bool link = false;
+	for (char *u = buf; (u = strstr(u, "http")) != NULL;) {
+		if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
+			u += 4;
+			continue;
+		}
+		link = true;
+		while (*u && !isspace((unsigned char)*u))
+			*u++ = ' ';
+	}
+
+	bool choice = false, taste = false, bounded = false, question = false;
+	const char *hit = NULL, *choice_hit = NULL, *taste_hit = NULL;
+	/* sentences end at '?', '!', a new line, or a '.' before a space or the
+	 * end (a dot inside a URL or a number does not end one) */
+	char sent[BSKY_INVITE_MAX_BYTES + 1];
+	size_t start = 0;
+	for (size_t i = 0; i <= n; i++) {
+		char c = buf[i];
+		bool end = c == 0 || c == '?' || c == '!' || c == '\n' ||
+		           (c == '.' && (buf[i + 1] == 0 || isspace((unsigned char)buf[i + 1])));
+		if (!end)
+			continue;
+		if (c == '?') {
+			size_t len = i - start;
+			memcpy(sent, buf + start, len);
+			sent[len] = 0;
+			question = true;
+			if (!choice && any_word(sent, invite_choice, NWORDS(invite_choice), &hit))
+				choice = true, choice_hit = hit;
+			if (!choice && or_choice(sent))
+				choice = true, choice_hit = "or …?";
+			if (!taste && any_word(sent, invite_taste, NWORDS(invite_taste), &hit))
+				taste = true, taste_hit = hit;
+			if (any_word(sent, invite_bounded, NWORDS(invite_bounded), NULL))
+				bounded = true;
+		}
+		start = i + 1;
+	}
+	const char *direct_hit = NULL, *template_hit = NULL;
+	bool direct = any_word(buf, invite_direct, NWORDS(invite_direct), &direct_hit);
+	bool templ = any_word(buf, invite_template, NWORDS(invite_template), &template_hit);
+
+	if (choice) {
+		decision_set(d, VERDICT_PASS, "choice_question", "a choice question (\"%s\")",
+		             choice_hit);
+		return BSKY_INVITE_STRONG;
+	}
+	if (taste) {
+		decision_set(d, VERDICT_PASS, "taste_question", "a taste question (\"%s\")",
+		             taste_hit);
+		return BSKY_INVITE_STRONG;
+	}
+	if (bounded && direct) {
+		decision_set(d, VERDICT_PASS, "bounded_direct",
+		             "a bounded question and a direct invitation (\"%s\")", direct_hit);
+		return BSKY_INVITE_STRONG;
+	}
+	if (templ && link) {
+		decision_set(d, VERDICT_PASS, "template_link", "a template (\"%s\") and a link",
+		             template_hit);
+		return BSKY_INVITE_STRONG;
+	}
+	const char *weak = bounded    ? "a bounded question without a direct invitation"
+	                   : direct   ? "a direct invitation without a bounded question"
+	                   : templ    ? "a template without a link"
+	                   : link     ? "a link without a template"
+	                   : question ? "a question that is neither a choice nor bounded"
+	                              : NULL;
+	if (weak) {
+		decision_set(d, VERDICT_REJECT, "weak_invitation", "weak invitation: %s", weak);
+		return BSKY_INVITE_WEAK;
+	}
+	decision_set(d, VERDICT_REJECT, "no_invitation",
+	             "no invitation: no question, invitation phrase, template or link");
+	return BSKY_INVITE_NONE;
+}
+
+/* ---- commitments from our replies (§6.12) ------------------------------------------------------
+ */
+
+static bool blank_str(const char *s)
+{
+	return !s || !*skip_space(s);
+}
+
+static const char *first_str(const char *a, const char *b_, const char *c)
+{
+	return !blank_str(a) ? a : !blank_str(b_) ? b_ : !blank_str(c) ? c : NULL;
+}
+
+cJSON *bsky_commitment_params(const struct bsky_promise *p, const struct bsky_promise_source *src,
+                              bool social_only, struct decision *d)
+{
+	static const char *const types[] = {"create_issue", "create_plan", "comment_issue",
+	                                    "post_bluesky"};
+	int t = -1;
+	for (int i = 0; i < 4; i++)
+		if (p->type && strcmp(p->type, types[i]) == 0)
+			t = i;
+	if (!src || !src->uri || strncmp(src->uri, "at://", 5) != 0 || blank_str(src->cid)) {
+		decision_set(d, VERDICT_REJECT, "commitment_source",
+		             "the post we replied to has no at:// URI and CID: the promise cannot "
+		             "be traced to its thread");
+		return NULL;
+	}
+	if (t < 0) {
+		decision_set(d, VERDICT_REJECT, "commitment_type",
+		             "'%.60s' is not a commitment type (create_issue, create_plan, "
+		             "comment_issue, post_bluesky)",
+		             p->type ? p->type : "");
+		return NULL;
+	}
+	bool github = t != 3;
+	if (github && social_only) {
+		decision_set(d, VERDICT_REJECT, "social_only",
+		             "%s: a social-only agent takes no GitHub commitments from Bluesky",
+		             types[t]);
+		return NULL;
+	}
+	const char *slash = p->repo ? strchr(p->repo, '/') : NULL;
+	if (github && (!slash || slash == p->repo || !slash[1] || strchr(slash + 1, '/'))) {
+		decision_set(
+		        d, VERDICT_REJECT, "commitment_no_repo",
+		        "%s names no repository (owner/name, got \"%.80s\"): it could never be "
+		        "fulfilled",
+		        types[t], p->repo ? p->repo : "");
+		return NULL;
+	}
+	if (t == 2 && p->issue_number <= 0) {
+		decision_set(d, VERDICT_REJECT, "commitment_no_issue",
+		             "comment_issue in %s names no issue number", p->repo);
+		return NULL;
+	}
+	const char *body = first_str(p->description, p->content, p->title);
+	const char *title = first_str(p->title, p->description, p->content);
+	const char *text = first_str(p->content, p->description, p->title);
+	if (!body) {
+		decision_set(d, VERDICT_REJECT, "commitment_empty",
+		             "%s says nothing (no title, description or content)", types[t]);
+		return NULL;
+	}
+	if (t == 3) {
+		size_t g = utf8_graphemes(text, strlen(text));
+		if (g > BSKY_POST_MAX_GRAPHEMES) {
+			decision_set(d, VERDICT_REJECT, "commitment_too_long",
+			             "post_bluesky text has %zu graphemes (Bluesky takes %d)", g,
+			             BSKY_POST_MAX_GRAPHEMES);
+			return NULL;
+		}
+	}
+	cJSON *o = cJSON_CreateObject();
+	if (github) {
+		char owner[128];
+		snprintf(owner, sizeof owner, "%.*s", (int)(slash - p->repo), p->repo);
+		cJSON_AddStringToObject(o, "owner", owner);
+		cJSON_AddStringToObject(o, "repo", slash + 1);
+	}
+	switch (t) {
+	case 0:
+		cJSON_AddStringToObject(o, "title", title);
+		cJSON_AddStringToObject(o, "body", body);
+		break;
+	case 1:
+		cJSON_AddStringToObject(o, "title", title);
+		cJSON_AddStringToObject(o, "goal", body);
+		cJSON_AddStringToObject(o, "context", "promised in a Bluesky thread");
+		cJSON_AddItemToObject(o, "tasks", cJSON_CreateArray());
+		break;
+	case 2:
+		cJSON_AddNumberToObject(o, "issue_number", (double)p->issue_number);
+		cJSON_AddStringToObject(o, "body", body);
+		break;
+	default:
+		cJSON_AddStringToObject(o, "text", text);
+		break;
+	}
+	cJSON_AddStringToObject(o, "sourceThreadUri", src->uri);
+	cJSON_AddStringToObject(o, "sourceThreadCid", src->cid);
+	cJSON_AddStringToObject(o, "sourceRootUri",
+	                        src->root_uri && *src->root_uri ? src->root_uri : src->uri);
+	cJSON_AddStringToObject(o, "sourceRootCid",
+	                        src->root_cid && *src->root_cid ? src->root_cid : src->cid);
+	decision_set(d, VERDICT_PASS, "commitment", "%s promised in %s", types[t], src->uri);
+	return o;
+}

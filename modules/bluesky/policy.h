@@ -37,6 +37,7 @@
 #ifndef GA_MODULES_BLUESKY_POLICY_H
 #define GA_MODULES_BLUESKY_POLICY_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -319,5 +320,64 @@ bool bsky_quiet_hour(int hour);
  * expressions — identity and announcement posts do not count, §11.14). */
 bool bsky_expression_allowed(int64_t now_ms, int64_t next_ms, int hour, int today_count,
                              struct decision *d);
+
+/* The invitation of an expression post (§7.1, Scenario 1.8). Sentences end
+ * at '?', '!', a new line or a '.' before a space; ’ reads as '; phrases
+ * are matched case-insensitively as whole words.
+ *   STRONG  a question holding a choice word (prefer, choose, pick, rather,
+ *           which, between, option a/b/1/2) or "… or X?" (one to
+ *           BSKY_INVITE_OR_WORDS words after its last "or"): rule
+ *           "choice_question"; a question holding a taste phrase (practical
+ *           or, speed or, more or less, rather have, would you want):
+ *           "taste_question"; a bounded question (what's one/your/the,
+ *           do/have/did/are/would/could you … ?) plus a direct invitation
+ *           anywhere (what's yours, how about you, curious what, wondering
+ *           if, interested to hear, love to know, anyone else, does this
+ *           resonate): "bounded_direct"; a template word (template,
+ *           checklist, pattern, recipe, example, here's how, try this,
+ *           step(s), tip(s)) plus an http(s) link: "template_link";
+ *   WEAK    one of those halves alone, or any other question:
+ *           "weak_invitation" (REJECT; the reason names what is missing);
+ *   NONE    nothing of the above: "no_invitation" (REJECT).
+ * Only the first BSKY_INVITE_MAX_BYTES bytes are read. NULL is NONE. */
+#define BSKY_INVITE_MAX_BYTES 2048
+#define BSKY_INVITE_OR_WORDS  3
+enum bsky_invitation { BSKY_INVITE_NONE, BSKY_INVITE_WEAK, BSKY_INVITE_STRONG };
+enum bsky_invitation bsky_invitation_classify(const char *text, struct decision *d);
+const char *bsky_invitation_name(enum bsky_invitation i);
+
+/* ---- commitments from our replies (§6.12) ------------------------------------------ */
+
+#define BSKY_POST_MAX_GRAPHEMES 300
+/* A promise the extraction found in one of our sent replies (borrowed). */
+struct bsky_promise {
+	const char *type; /* create_issue, create_plan, comment_issue, post_bluesky */
+	const char *repo; /* "owner/name" or NULL */
+	const char *title;
+	const char *description;
+	const char *content;
+	int64_t issue_number; /* 0: none */
+};
+/* The post we replied to (the promise's thread) and its root. */
+struct bsky_promise_source {
+	const char *uri, *cid;
+	const char *root_uri, *root_cid; /* NULL or "": the post is the root */
+};
+/* The ledger params of a promise, or NULL with d REJECT and the rule:
+ *   "commitment_source"   the post has no at:// URI or no CID;
+ *   "commitment_type"     not one of the four types;
+ *   "social_only"         a GitHub type in social-only mode (§11.13);
+ *   "commitment_no_repo"  a GitHub type without owner/name (it could never
+ *                         be fulfilled: Bluesky has no workspace repo);
+ *   "commitment_no_issue" comment_issue without an issue number;
+ *   "commitment_empty"    no title, description or content;
+ *   "commitment_too_long" post_bluesky over BSKY_POST_MAX_GRAPHEMES (§11.10).
+ * Params (caller frees): owner + repo for GitHub types; create_issue title,
+ * body; create_plan title, goal, context, tasks []; comment_issue
+ * issue_number, body; post_bluesky text; always sourceThreadUri/Cid (the
+ * post we replied to: the follow-up reply goes under it) and
+ * sourceRootUri/Cid. PASS rule "commitment" otherwise. */
+cJSON *bsky_commitment_params(const struct bsky_promise *p, const struct bsky_promise_source *src,
+                              bool social_only, struct decision *d);
 
 #endif

@@ -18,7 +18,9 @@
  *   peers         identity text and parsing, announcement text;
  *   rituals       role determinism and spread, schedule / dedup / quiet /
  *                 early edges;
- *   expression    next time after a restart, quiet hours, daily cap.
+ *   expression    next time after a restart, quiet hours, daily cap;
+ *   invitation    §7.1's strong / weak / none, each rule and its edges;
+ *   commitments   §6.12's params of a promise and each refusal.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -624,6 +626,199 @@ static void test_expression(void **state)
 	assert_string_equal(d.rule, "daily_cap");
 }
 
+/* §7.1's invitation classes, each rule and its edges. */
+static void test_invitation(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text;
+		enum bsky_invitation want;
+		const char *rule;
+	} cases[] = {
+	        /* choice questions */
+	        {"Small tools last. Do you prefer old ones?", BSKY_INVITE_STRONG,
+	         "choice_question"},
+	        {"Which one stays on your desk?", BSKY_INVITE_STRONG, "choice_question"},
+	        {"Would you rather fix or rewrite?", BSKY_INVITE_STRONG, "choice_question"},
+	        {"Option A feels safer to me?", BSKY_INVITE_STRONG, "choice_question"},
+	        {"Tabs or spaces?", BSKY_INVITE_STRONG, "choice_question"},
+	        {"Is it worth it or not at all?", BSKY_INVITE_STRONG, "choice_question"},
+	        /* "or" followed by four words: not a choice, only a question */
+	        {"Is it worth it or am I overthinking this?", BSKY_INVITE_WEAK, "weak_invitation"},
+	        /* a choice word outside any question does not count */
+	        {"I prefer small tools. Which is fine.", BSKY_INVITE_NONE, "no_invitation"},
+	        /* word boundaries: "picky", "whichever" are not choice words */
+	        {"Is that picky?", BSKY_INVITE_WEAK, "weak_invitation"},
+	        /* taste questions */
+	        {"More or less of this, honestly?", BSKY_INVITE_STRONG, "taste_question"},
+	        {"Would you want this every day?", BSKY_INVITE_STRONG, "taste_question"},
+	        {"Speed or accuracy in a first draft of a long essay?", BSKY_INVITE_STRONG,
+	         "taste_question"},
+	        /* bounded + direct */
+	        {"What's one tool you use daily? How about you?", BSKY_INVITE_STRONG,
+	         "bounded_direct"},
+	        {"What\xE2\x80\x99s your version of this? Curious what you'd change.",
+	         BSKY_INVITE_STRONG, "bounded_direct"},
+	        {"Have you tried it? Anyone else", BSKY_INVITE_STRONG, "bounded_direct"},
+	        /* one half alone is weak */
+	        {"Small tools last. What's one you still use daily?", BSKY_INVITE_WEAK,
+	         "weak_invitation"},
+	        {"What's yours?", BSKY_INVITE_WEAK, "weak_invitation"},
+	        {"Anyone else notice this?", BSKY_INVITE_WEAK, "weak_invitation"},
+	        {"Does this resonate", BSKY_INVITE_WEAK, "weak_invitation"},
+	        /* a bounded phrase outside a question is not a bounded question */
+	        {"I wonder what do you think. Anyone else.", BSKY_INVITE_WEAK, "weak_invitation"},
+	        /* template + link */
+	        {"A checklist for reviews: https://example.com/list", BSKY_INVITE_STRONG,
+	         "template_link"},
+	        {"Here's how I do it http://a.b/c", BSKY_INVITE_STRONG, "template_link"},
+	        {"A checklist for reviews, in my head.", BSKY_INVITE_WEAK, "weak_invitation"},
+	        {"Read this: https://example.com/post", BSKY_INVITE_WEAK, "weak_invitation"},
+	        {"Three steps. https://example.com", BSKY_INVITE_STRONG, "template_link"},
+	        /* "stepping", "tipsy", "examples-less" edges */
+	        {"Stepping back https://example.com", BSKY_INVITE_WEAK, "weak_invitation"},
+	        /* a link's query is not a question, its host not a template */
+	        {"Read this: https://example.com/tips?which=1", BSKY_INVITE_WEAK,
+	         "weak_invitation"},
+	        /* any other question */
+	        {"Why do small tools last?", BSKY_INVITE_WEAK, "weak_invitation"},
+	        /* nothing at all */
+	        {"Small tools last longest.", BSKY_INVITE_NONE, "no_invitation"},
+	        {"", BSKY_INVITE_NONE, "no_invitation"},
+	        {NULL, BSKY_INVITE_NONE, "no_invitation"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct decision d;
+		enum bsky_invitation got = bsky_invitation_classify(cases[i].text, &d);
+		if (got != cases[i].want || strcmp(d.rule, cases[i].rule) != 0)
+			fail_msg("case %zu \"%s\": %s/%s, want %s/%s", i,
+			         cases[i].text ? cases[i].text : "(null)",
+			         bsky_invitation_name(got), d.rule,
+			         bsky_invitation_name(cases[i].want), cases[i].rule);
+		assert_int_equal(d.verdict, cases[i].want == BSKY_INVITE_STRONG ? VERDICT_PASS
+		                                                                : VERDICT_REJECT);
+	}
+	/* only the first BSKY_INVITE_MAX_BYTES bytes are read */
+	char big[BSKY_INVITE_MAX_BYTES + 64];
+	memset(big, 'a', sizeof big);
+	memcpy(big + BSKY_INVITE_MAX_BYTES - 10, " tabs or x?", 11);
+	big[sizeof big - 1] = 0;
+	struct decision d;
+	assert_int_equal(bsky_invitation_classify(big, &d), BSKY_INVITE_NONE);
+	memcpy(big + BSKY_INVITE_MAX_BYTES - 12, " tabs or x?", 11);
+	assert_int_equal(bsky_invitation_classify(big, &d), BSKY_INVITE_STRONG);
+}
+
+/* §6.12: what a promise in one of our replies becomes in the ledger, and
+ * every refusal. */
+static void test_commitment_params(void **state)
+{
+	(void)state;
+	const struct bsky_promise_source src = {"at://did:plc:h/app.bsky.feed.post/3k", "bafyA",
+	                                        "at://did:plc:r/app.bsky.feed.post/1r", "bafyR"};
+	const struct bsky_promise_source root_only = {"at://did:plc:h/app.bsky.feed.post/3k",
+	                                              "bafyA", NULL, ""};
+	const struct bsky_promise_source no_cid = {"at://did:plc:h/app.bsky.feed.post/3k", "", NULL,
+	                                           NULL};
+	const struct bsky_promise_source not_at = {"https://bsky.app/x", "bafyA", NULL, NULL};
+	char long_text[BSKY_POST_MAX_GRAPHEMES + 2];
+	memset(long_text, 'x', sizeof long_text - 1);
+	long_text[sizeof long_text - 1] = 0;
+	char max_text[BSKY_POST_MAX_GRAPHEMES + 1];
+	memset(max_text, 'x', sizeof max_text - 1);
+	max_text[sizeof max_text - 1] = 0;
+	static const struct bsky_promise issue = {
+	        "create_issue", "ada/tools",
+	        "Escape bug",   "The parser drops a trailing backslash",
+	        NULL,           0};
+	const struct {
+		struct bsky_promise p;
+		const struct bsky_promise_source *src;
+		bool social_only;
+		const char *rule; /* "commitment" = accepted */
+	} cases[] = {
+	        {issue, &src, false, "commitment"},
+	        {{"create_plan", "ada/tools", NULL, "Plan the escapes", NULL, 0},
+	         &src,
+	         false,
+	         "commitment"},
+	        {{"comment_issue", "ada/tools", NULL, "Same bug here", NULL, 12},
+	         &src,
+	         false,
+	         "commitment"},
+	        {{"post_bluesky", NULL, NULL, "A note on escapes", NULL, 0},
+	         &root_only,
+	         false,
+	         "commitment"},
+	        {{"post_bluesky", NULL, NULL, NULL, max_text, 0}, &src, true, "commitment"},
+	        {{"post_bluesky", NULL, NULL, NULL, long_text, 0},
+	         &src,
+	         false,
+	         "commitment_too_long"},
+	        {issue, &no_cid, false, "commitment_source"},
+	        {issue, &not_at, false, "commitment_source"},
+	        {issue, NULL, false, "commitment_source"},
+	        {{"open_pr", "ada/tools", "x", NULL, NULL, 0}, &src, false, "commitment_type"},
+	        {{NULL, "ada/tools", "x", NULL, NULL, 0}, &src, false, "commitment_type"},
+	        {issue, &src, true, "social_only"},
+	        {{"create_issue", NULL, "x", NULL, NULL, 0}, &src, false, "commitment_no_repo"},
+	        {{"create_issue", "tools", "x", NULL, NULL, 0}, &src, false, "commitment_no_repo"},
+	        {{"create_issue", "/tools", "x", NULL, NULL, 0}, &src, false, "commitment_no_repo"},
+	        {{"create_issue", "ada/", "x", NULL, NULL, 0}, &src, false, "commitment_no_repo"},
+	        {{"create_issue", "a/b/c", "x", NULL, NULL, 0}, &src, false, "commitment_no_repo"},
+	        {{"comment_issue", "ada/tools", NULL, "x", NULL, 0},
+	         &src,
+	         false,
+	         "commitment_no_issue"},
+	        {{"create_issue", "ada/tools", " ", "", NULL, 0}, &src, false, "commitment_empty"},
+	        {{"post_bluesky", NULL, NULL, NULL, NULL, 0}, &src, false, "commitment_empty"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct decision d;
+		cJSON *o =
+		        bsky_commitment_params(&cases[i].p, cases[i].src, cases[i].social_only, &d);
+		if (strcmp(d.rule, cases[i].rule) != 0)
+			fail_msg("case %zu: rule %s (%s), want %s", i, d.rule, d.reason,
+			         cases[i].rule);
+		bool ok = strcmp(cases[i].rule, "commitment") == 0;
+		assert_int_equal(o != NULL, ok);
+		assert_int_equal(d.verdict, ok ? VERDICT_PASS : VERDICT_REJECT);
+		if (o) {
+			/* the thread is always named, the root defaults to the post */
+			assert_string_equal(
+			        cJSON_GetStringValue(cJSON_GetObjectItem(o, "sourceThreadUri")),
+			        cases[i].src->uri);
+			assert_string_equal(
+			        cJSON_GetStringValue(cJSON_GetObjectItem(o, "sourceThreadCid")),
+			        cases[i].src->cid);
+			const char *ru =
+			        cJSON_GetStringValue(cJSON_GetObjectItem(o, "sourceRootUri"));
+			assert_string_equal(ru, cases[i].src->root_uri ? cases[i].src->root_uri
+			                                               : cases[i].src->uri);
+		}
+		cJSON_Delete(o);
+	}
+	/* the shapes fulfilment reads */
+	struct decision d;
+	cJSON *o = bsky_commitment_params(&issue, &src, false, &d);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "owner")), "ada");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "repo")), "tools");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "title")), "Escape bug");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "body")),
+	                    "The parser drops a trailing backslash");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "sourceRootCid")), "bafyR");
+	cJSON_Delete(o);
+	struct bsky_promise post = {"post_bluesky", NULL, "t", "d", "the content", 0};
+	o = bsky_commitment_params(&post, &src, false, &d);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(o, "text")), "the content");
+	assert_null(cJSON_GetObjectItem(o, "repo"));
+	cJSON_Delete(o);
+	struct bsky_promise cmt = {"comment_issue", "ada/tools", NULL, "same here", NULL, 12};
+	o = bsky_commitment_params(&cmt, &src, false, &d);
+	assert_int_equal(cJSON_GetNumberValue(cJSON_GetObjectItem(o, "issue_number")), 12);
+	cJSON_Delete(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -644,6 +839,8 @@ int main(void)
 	        cmocka_unit_test(test_ritual_role),
 	        cmocka_unit_test(test_ritual_due),
 	        cmocka_unit_test(test_expression),
+	        cmocka_unit_test(test_invitation),
+	        cmocka_unit_test(test_commitment_params),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

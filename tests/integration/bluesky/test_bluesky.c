@@ -19,7 +19,13 @@
  *     agent resumes and answers;
  *   - two agents in one thread, each with a model that always answers and
  *     tags the other: the thread ends within MAX_ACL hops — no agent post
- *     beyond the chain limit, no closing message.
+ *     beyond the chain limit, no closing message;
+ *   - an expression whose draft only has a bounded question (a weak
+ *     invitation, §7.1) is revised once; the revision is posted, never the
+ *     draft (Scenario 1.8);
+ *   - a reply that promises ("I'll open an issue …") becomes one pending
+ *     commitment in the ledger, source bluesky, with the thread it was
+ *     promised in (§6.12); a low-confidence extraction is dropped.
  *
  * Timing: the awareness check runs every 0.4 s here (GA_BLUESKY_AWARENESS_MS)
  * and the pacing gaps are 50 ms; waits poll until true or their timeout.
@@ -839,6 +845,12 @@ static void test_proactive_posts(void **state)
 	        "[{\"match\":{\"tool_choice\":\"bluesky_post\",\"last_user_contains\":"
 	        "\"Ritual: Standup\"},\"tool_calls\":[{\"name\":\"bluesky_post\",\"arguments\":"
 	        "{\"text\":\"Standup: @human.test what is one thing you learned yesterday?\"}}]},"
+	        /* the revision (§7.1): asked once, because the draft below only
+	         * has a bounded question — a weak invitation */
+	        "{\"match\":{\"tool_choice\":\"bluesky_post\",\"last_user_contains\":"
+	        "\"stronger invitation\"},\"tool_calls\":[{\"name\":\"bluesky_post\","
+	        "\"arguments\":{\"text\":\"Small tools last longest. Which one do you still "
+	        "use daily?\"}}]},"
 	        "{\"match\":{\"tool_choice\":\"bluesky_post\",\"last_user_contains\":"
 	        "\"Small sturdy tools\"},\"tool_calls\":[{\"name\":\"bluesky_post\",\"arguments\":"
 	        "{\"text\":\"Small tools last longest. What's one you still use daily?\"}}]},"
@@ -887,9 +899,19 @@ static void test_proactive_posts(void **state)
 		 * expression's schedule, the identity post's URI) */
 		assert_int_equal(top_posts(w.f, "agent.test", "Standup:"), 1);
 		assert_int_equal(top_posts(w.f, "agent.test", "Small tools"), 1);
+		/* the revision went out, never the weak draft (Scenario 1.8) */
+		assert_int_equal(top_posts(w.f, "agent.test", "Small tools last longest. Which"),
+		                 1);
 		assert_int_equal(top_posts(w.f, "agent.test", "\xF0\x9F\x94\x97\xE2\x80\x94"), 1);
 		stop_agent(&a);
 	}
+	/* exactly one revision request, in the decision log */
+	char *dl = home_read(a.home, "memory/decisions.jsonl");
+	int revisions = 0;
+	for (const char *p = dl; p && (p = strstr(p, "\"invitation_revise\"")); p++)
+		revisions++;
+	free(dl);
+	assert_int_equal(revisions, 1);
 	char *st = home_read(a.home, "memory/bluesky.json");
 	assert_non_null(st);
 	cJSON *sj = cJSON_Parse(st);
@@ -1194,6 +1216,81 @@ static void test_circular_thread(void **state)
 	bskyfake_free(w.f);
 }
 
+/* ---- 12. a promise in a reply becomes a commitment (§6.12) ------------------------------ */
+
+static void test_reply_promise(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	/* the reply promises; the extraction call (no tools, "Reply 1:") finds
+	 * one create_issue and one low-confidence post that is dropped */
+	char *base = reply_script("Good catch. I'll open an issue for this in ada-bot/tools.", 0);
+	cJSON *arr = cJSON_Parse(base);
+	free(base);
+	cJSON *ex = cJSON_CreateObject();
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(ex, "match"), "last_user_contains",
+	                        "Reply 1:");
+	cJSON_AddStringToObject(
+	        ex, "content",
+	        "[{\"description\":\"The parser drops a trailing backslash\",\"type\":"
+	        "\"create_issue\",\"params\":{\"title\":\"Trailing backslash dropped\",\"repo\":"
+	        "\"ada-bot/tools\"},\"confidence\":\"high\"},{\"description\":\"maybe a post\","
+	        "\"type\":\"post_bluesky\",\"params\":{},\"confidence\":\"low\"}]");
+	cJSON_InsertItemInArray(arr, 0, ex);
+	char *script = cJSON_PrintUnformatted(arr);
+	cJSON_Delete(arr);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	char uri[BSKYFAKE_URI_MAX], cid[BSKYFAKE_CID_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test",
+	                               "@agent.test the parser drops a trailing backslash", NULL,
+	                               uri, cid),
+	                 0);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
+	if (!wait_replies(w.f, "agent.test", 1, W)) {
+		dump(&a.p, a.home);
+		fail_msg("no reply to the mention");
+	}
+	char *ledger = NULL;
+	int64_t end = mono_ms() + W;
+	while (mono_ms() < end) {
+		free(ledger);
+		ledger = home_read(a.home, "memory/commitments.jsonl");
+		if (ledger && strstr(ledger, "\"create_issue\""))
+			break;
+		usleep(50000);
+	}
+	if (!ledger || !strstr(ledger, "\"create_issue\"")) {
+		dump(&a.p, a.home);
+		fail_msg("the promise did not reach the ledger");
+	}
+	cJSON *c = cJSON_Parse(ledger);
+	free(ledger);
+	assert_non_null(c);
+	assert_string_equal(jstr(c, "source", NULL, NULL), "bluesky");
+	assert_string_equal(jstr(c, "status", NULL, NULL), "pending");
+	assert_string_equal(jstr(c, "params", "sourceThreadUri", NULL), uri);
+	assert_string_equal(jstr(c, "params", "sourceThreadCid", NULL), cid);
+	assert_string_equal(jstr(c, "params", "owner", NULL), "ada-bot");
+	assert_string_equal(jstr(c, "params", "repo", NULL), "tools");
+	assert_string_equal(jstr(c, "params", "title", NULL), "Trailing backslash dropped");
+	cJSON_Delete(c);
+	settle(500);
+	/* one commitment only: the low-confidence post was dropped */
+	char *again = home_read(a.home, "memory/commitments.jsonl");
+	assert_null(strstr(again, "post_bluesky"));
+	free(again);
+	assert_int_equal(replies_of(w.f, "agent.test"), 1);
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1209,6 +1306,7 @@ int main(void)
 	        cmocka_unit_test(test_peers),
 	        cmocka_unit_test(test_limits_and_owner),
 	        cmocka_unit_test(test_circular_thread),
+	        cmocka_unit_test(test_reply_promise),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
