@@ -25,7 +25,13 @@
 # and then retrying ws://localhost:7777 with backoff.)
 # Connected RSS: a real agent-space on an ephemeral port (127.0.0.1, no
 # mDNS), SPACE_URL pointing at it; VmRSS once the agent has joined and
-# processed the room's presence.
+# processed the room's presence; with the dashboard on (the default) and off.
+# What the dashboard adds: /proc/PID/smaps of the last nothing-configured
+# sample with the dashboard on against the last one with it off, summed per
+# mapped object, each delta split into private dirty pages (relocations,
+# heap: memory this process alone costs) and clean file pages (library code
+# and tables read from the page cache, shared with every other process that
+# maps the library; VmRSS counts them in full, PSS divides them).
 set -euo pipefail
 BUILD=${1:-build}
 RUNS=${2:-10}
@@ -60,6 +66,31 @@ for _ in $(seq "$RUNS"); do
 done
 start_us=$(printf '%s\n' "${times[@]}" | median)
 
+# smaps_objects PID: one line per mapped object (the file's base name, or
+# [heap], [stack], [anon]...): name Rss Pss Private_Dirty Clean, in kB.
+smaps_objects() {
+  awk '/^[0-9a-f]+-[0-9a-f]+ / { n = (NF >= 6) ? $NF : "[anon]"; sub(/.*\//, "", n); seen[n] = 1; next }
+       /^Rss:/ { rss[n] += $2 } /^Pss:/ { pss[n] += $2 } /^Private_Dirty:/ { dirty[n] += $2 }
+       /^(Shared|Private)_Clean:/ { clean[n] += $2 }
+       END { for (k in seen) print k, rss[k] + 0, pss[k] + 0, dirty[k] + 0, clean[k] + 0 }' "/proc/$1/smaps"
+}
+
+# objects_delta OFF ON: the objects whose Rss or Pss differ by 8 kB or more,
+# largest Rss growth first, then the totals (kB, signed).
+objects_delta() {
+  awk 'FNR == NR { r0[$1] = $2; p0[$1] = $3; d0[$1] = $4; c0[$1] = $5; all[$1] = 1; next }
+       { r1[$1] = $2; p1[$1] = $3; d1[$1] = $4; c1[$1] = $5; all[$1] = 1 }
+       END {
+         for (k in all) {
+           r = r1[k] - r0[k]; p = p1[k] - p0[k]; d = d1[k] - d0[k]; c = c1[k] - c0[k]
+           tr += r; tp += p; td += d; tc += c
+           if (r >= 8 || r <= -8 || p >= 8 || p <= -8)
+             printf "%d    %-28s %+7d %+7d %+9d %+9d\n", r, k, r, p, d, c
+         }
+         printf "-1000000    %-28s %+7d %+7d %+9d %+9d\n", "total", tr, tp, td, tc
+       }' "$1" "$2" | sort -k1,1nr | sed 's/^-\{0,1\}[0-9]*    /    /'
+}
+
 # One idle sample: starts the daemon with VAR=VALUE... added to a clean
 # environment, waits for "ready and listening" in LOG, sets sample_rss and
 # sample_pss (kB) and writes the heavy libraries it had mapped to LOG.libs.
@@ -73,8 +104,17 @@ idle_sample() {
     kill -TERM $pid 2>/dev/null || true; wait $pid || true
     echo "footprint: the daemon did not become ready; its log:" >&2; cat "$log" >&2; exit 1
   fi
+  # A figure "dashboard on" must be one with the dashboard serving.
+  case " $* " in
+  *" $dash "*)
+    if ! grep -q "dashboard listening" "$log"; then
+      kill -TERM $pid 2>/dev/null || true; wait $pid || true
+      echo "footprint: the dashboard did not start; the daemon's log:" >&2; cat "$log" >&2; exit 1
+    fi ;;
+  esac
   sample_rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
   sample_pss=$(awk '/^Pss:/ {print $2}' /proc/$pid/smaps_rollup)
+  smaps_objects $pid >"$log.objects"
   grep -oE 'lib(curl|ssl|crypto|gnutls|microhttpd|avahi-client|dbus-1)\.so' /proc/$pid/maps | sort -u >"$log.libs" || true
   kill -TERM $pid; wait $pid || true
 }
@@ -91,7 +131,11 @@ idle_medians() {
   med_pss=$(printf '%s\n' "${ps[@]}" | median)
 }
 
-idle_medians "$work/err.log"
+# The dashboard on a port of the system's choosing: the same memory as on
+# its default 7780, and a run on a shared machine does not depend on that
+# port being free.
+dash=DASHBOARD_ADDR=127.0.0.1:0
+idle_medians "$work/err.log" "$dash"
 rss_kb=$med_rss pss_kb=$med_pss
 # The dashboard (on by default) brings libmicrohttpd and, with it, GnuTLS
 # (loaded when it starts, modules/dashboard/mhd_shim.h): the same without it.
@@ -104,7 +148,7 @@ dead=127.0.0.1:9
 if (exec 3<>"/dev/tcp/${dead%:*}/${dead#*:}") 2>/dev/null; then
   echo "footprint: something listens on $dead; the configured run would talk to it" >&2; exit 1
 fi
-idle_medians "$work/err-cfg.log" \
+idle_medians "$work/err-cfg.log" "$dash" \
   LLM_BASE_URL="http://$dead/v1" LLM_API_KEY=bench-key LLM_MODEL=bench-model \
   AGENT_BLUESKY_USERNAME=bench.test AGENT_BLUESKY_PASSWORD=bench-app-password \
   BLUESKY_SERVICE="http://$dead" \
@@ -126,21 +170,35 @@ if [ -x "$SPACE_BIN" ]; then
   space_pid=$!
   for _ in $(seq 500); do [ -s "$work/room/port" ] && break; sleep 0.01; done
   port=$(cat "$work/room/port")
-  rss2=(); pss2=()
-  for _ in $(seq "$RUNS"); do
-    : >"$work/err2.log"
-    (cd "$work" && exec env -i PATH="$PATH" AGENT_NAME=bench SPACE_URL="ws://127.0.0.1:$port" \
-       "$SRC/$BIN" --no-terminal 2>"$work/err2.log") &
-    pid=$!
-    # "presence members=" is logged once the join sequence (join echo,
-    # presence, history, identity) has been processed.
-    for _ in $(seq 500); do grep -q "presence members=" "$work/err2.log" 2>/dev/null && break; sleep 0.01; done
-    rss2+=($(awk '/VmRSS/ {print $2}' /proc/$pid/status))
-    pss2+=($(awk '/^Pss:/ {print $2}' /proc/$pid/smaps_rollup))
-    kill -TERM $pid; wait $pid || true
-  done
-  room_kb=$(printf '%s\n' "${rss2[@]}" | median)
-  room_pss_kb=$(printf '%s\n' "${pss2[@]}" | median)
+  # room_medians VAR=VALUE...: medians of RUNS joined samples; sets
+  # med_rss and med_pss (kB).
+  room_medians() {
+    local rs=() ps=()
+    for _ in $(seq "$RUNS"); do
+      : >"$work/err2.log"
+      (cd "$work" && exec env -i PATH="$PATH" AGENT_NAME=bench SPACE_URL="ws://127.0.0.1:$port" \
+         "$@" "$SRC/$BIN" --no-terminal 2>"$work/err2.log") &
+      pid=$!
+      # "presence members=" is logged once the join sequence (join echo,
+      # presence, history, identity) has been processed.
+      for _ in $(seq 500); do grep -q "presence members=" "$work/err2.log" 2>/dev/null && break; sleep 0.01; done
+      if ! grep -q "presence members=" "$work/err2.log" ||
+         { [ "${1:-}" = "$dash" ] && ! grep -q "dashboard listening" "$work/err2.log"; }; then
+        kill -TERM $pid 2>/dev/null || true; wait $pid || true
+        echo "footprint: the agent did not join the room (or its dashboard did not start); its log:" >&2
+        cat "$work/err2.log" >&2; exit 1
+      fi
+      rs+=($(awk '/VmRSS/ {print $2}' /proc/$pid/status))
+      ps+=($(awk '/^Pss:/ {print $2}' /proc/$pid/smaps_rollup))
+      kill -TERM $pid; wait $pid || true
+    done
+    med_rss=$(printf '%s\n' "${rs[@]}" | median)
+    med_pss=$(printf '%s\n' "${ps[@]}" | median)
+  }
+  room_medians "$dash"
+  room_kb=$med_rss room_pss_kb=$med_pss
+  room_medians DASHBOARD_ADDR=off
+  room_nodash_kb=$med_rss room_nodash_pss_kb=$med_pss
 fi
 
 mb() { echo "$1/1024" | bc -l; }
@@ -158,9 +216,15 @@ printf '  model + Bluesky + GitHub configured, no room reachable (%s):\n' "$cfg_
 printf '    idle RSS        %8d kB     (%.2f MB)\n' "$cfg_rss_kb" "$(mb "$cfg_rss_kb")"
 printf '    idle PSS        %8d kB     (%.2f MB)\n' "$cfg_pss_kb" "$(mb "$cfg_pss_kb")"
 if [ -n "$room_kb" ]; then
-  printf '  in a room (SPACE_URL, joined), nothing else configured:\n'
+  printf '  in a room (SPACE_URL, joined), nothing else configured, dashboard on (the default):\n'
   printf '    idle RSS        %8d kB     (%.2f MB; target <= 6 MB)\n' "$room_kb" "$(mb "$room_kb")"
   printf '    idle PSS        %8d kB     (%.2f MB)\n' "$room_pss_kb" "$(mb "$room_pss_kb")"
+  printf '  in a room (SPACE_URL, joined), nothing else configured, DASHBOARD_ADDR=off:\n'
+  printf '    idle RSS        %8d kB     (%.2f MB)\n' "$room_nodash_kb" "$(mb "$room_nodash_kb")"
+  printf '    idle PSS        %8d kB     (%.2f MB)\n' "$room_nodash_pss_kb" "$(mb "$room_nodash_pss_kb")"
 else
   printf '  in a room, idle   (skipped: %s missing)\n' "$SPACE_BIN"
 fi
+printf '  what the dashboard adds, nothing configured (one sample each, /proc/PID/smaps per object, kB):\n'
+printf '    %-28s %7s %7s %9s %9s\n' object Rss Pss 'priv.dirty' 'clean file'
+objects_delta "$work/err-nodash.log.objects" "$work/err.log.objects"

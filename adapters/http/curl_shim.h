@@ -8,7 +8,7 @@
  * credentials and will never make a request (bench/footprint.sh: 3.7 MB →
  * 9.0 MB idle). Loading it with dlopen() when the first HTTP client is
  * created keeps an agent without outside services small, and costs nothing
- * once an agent does use HTTP.
+ * once an agent does use HTTP. The loading is common/dlshim.h's.
  *
  * Usage: include this header instead of <curl/curl.h>; call
  * curl_shim_load() (idempotent) before the first curl_* call. The curl_*

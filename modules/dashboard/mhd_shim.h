@@ -1,12 +1,24 @@
 /*
  * mhd_shim — libmicrohttpd, loaded when the dashboard starts.
  *
- * Why: Debian's libmicrohttpd links GnuTLS, and GnuTLS initialises itself
- * in a constructor (with p11-kit, nettle, gmp…): linked directly, that is
- * about 3 MB of resident memory in every general-agent process, the
- * one-shot commands and DASHBOARD_ADDR=off included (bench/footprint.sh).
- * Loaded with dlopen() when the dashboard starts, an agent without it stays
+ * Why: Debian's libmicrohttpd12 has GnuTLS among its NEEDED libraries, and
+ * GnuTLS brings p11-kit, nettle, hogweed, gmp, tasn1, idn2, unistring and
+ * libffi. Linked directly, every general-agent process (DASHBOARD_ADDR=off
+ * and the one-shot commands included) paid for them. Loaded with dlopen()
+ * (common/dlshim.h) when the dashboard starts, an agent without it stays
  * small. Same pattern as adapters/http/curl_shim.h.
+ *
+ * What the dashboard costs once loaded (bench/footprint.sh, "what the
+ * dashboard adds"; bench/footprint.md): about 2.5 MB of RSS, of which
+ * 2.2 MB are clean pages of the libraries' code and tables, shared with
+ * every other process that maps them (PSS +0.4 MB), and 0.3 MB private
+ * (relocations, 72 kB of heap). Three quarters come from mapping and
+ * relocating the libraries, a quarter from gnutls_global_init(), which
+ * libmicrohttpd's own constructor (MHD_init) calls during dlopen() whatever
+ * the MHD_start_daemon() flags, so GNUTLS_NO_IMPLICIT_INIT changes nothing;
+ * p11-kit loads no module during that init, so its settings change nothing
+ * either; every one of these libraries is linked with BIND_NOW, so
+ * RTLD_LAZY changes nothing (all measured). The dashboard never uses TLS.
  *
  * Usage: include this header instead of <microhttpd.h>; call
  * mhd_shim_load() (idempotent) before the first MHD_* call. The MHD_* names
