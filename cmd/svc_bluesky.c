@@ -6,7 +6,8 @@
  * AGENT_BLUESKY_PASSWORD missing: off, not an error). Otherwise the AT
  * Protocol client on the shared HTTP client (session persisted in
  * <memory>/bluesky_session.json), the Bluesky outbound port (atp_port,
- * wrapped by bsky_port_init so replies carry their reply refs), and the
+ * wrapped by bsky_port_init: the reply refs of replies sent with their
+ * commitments), the commitment ledger (§6.12: promises in replies), and the
  * engine's jobs on the scheduler. A refused app password is fatal for the
  * Bluesky side only: logged, and the owner is told.
  *
@@ -41,10 +42,10 @@ static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	if (!cfg->bsky_username || !*cfg->bsky_username || !cfg->bsky_password ||
 	    !*cfg->bsky_password)
 		return NULL; /* not configured: off */
-	if (!ctx->outbound || !ctx->pipeline || !ctx->dlog) {
+	if (!ctx->outbound || !ctx->pipeline) {
 		err_set(err,
-		        "Bluesky needs the outbound stage, the pipeline and the decision log, and "
-		        "one of them could not start (see the errors above)");
+		        "Bluesky needs the outbound stage and the pipeline, and one of them could "
+		        "not start (see the errors above)");
 		return NULL;
 	}
 	/* the tunables (mainly for tests): 0 = the module's default */
@@ -70,7 +71,6 @@ static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	        .atp = s->atp,
 	        .pipeline = ctx->pipeline,
 	        .outbound = ctx->outbound,
-	        .dlog = ctx->dlog,
 	        .journal = ctx->journal,
 	        .ledger = ctx->ledger,
 	        .llm = ctx->llm,

@@ -23,7 +23,6 @@
 #include "modules/budget/budget.h"
 #include "modules/commitments/ledger.h"
 #include "modules/compose/compose.h"
-#include "modules/decisions/log.h"
 #include "modules/identity/self.h"
 #include "modules/journal/journal.h"
 #include "modules/participation/commitment.h"
@@ -125,7 +124,6 @@ struct bsky {
 	bool started, quiescing, logged_in;
 	char did[BSKY_DID_MAX];
 	char handle[BSKY_HANDLE_MAX];
-	int dlog_sub;
 	/* jobs */
 	struct sched_job *j_aware, *j_feed, *j_expr, *j_peers, *j_ritual;
 	struct sched_job *aware_running;
@@ -374,16 +372,8 @@ static void port_done(void *ud, int ok, const char *artifact, const char *error)
 {
 	struct port_call *pc = ud;
 	struct bsky *b = pc->b;
-	if (strncmp(pc->key, "reply:", 6) == 0) {
-		struct bnote *n = note_by_uri(b, pc->key + 6);
-		if (n) {
-			n->sent = ok == 1;
-			n->send_failed = ok != 1;
-		}
-		ref_drop(b, pc->key);
-	} else if (strncmp(pc->key, "say:", 4) == 0) {
+	if (strncmp(pc->key, "say:", 4) == 0)
 		ref_drop(b, pc->key); /* a reply with its commitments (§6.12) */
-	}
 	pc->done(pc->done_ud, ok, artifact, error);
 	free(pc);
 }
@@ -540,22 +530,45 @@ static void on_note_finish(uv_timer_t *t)
 	check_end(b);
 }
 
-/* The decision log tells where each walk ended (the record stage). */
-static void on_decision(const struct decision_record *rec, void *ud)
+/* The pipeline tells how each walk ended (its source done() hook: once per
+ * accepted event, from the loop, after the record stage). */
+static void on_walk_done(void *ud, const struct conv_event *ev, const struct decision *final,
+                         const char *artifact)
 {
+	(void)artifact;
 	struct bsky *b = ud;
-	if (!rec->platform || strcmp(rec->platform, "bluesky") != 0 || !rec->message_id)
-		return;
-	struct bnote *n = note_by_uri(b, rec->message_id);
+	struct bnote *n = ev && ev->message_id ? note_by_uri(b, ev->message_id) : NULL;
 	if (!n || n->ended || n->saying)
 		return; /* a reply with commitments: its say callback ends it */
-	if (rec->stage == STAGE_GATE && rec->decision.verdict == VERDICT_REACT)
-		n->react = true;
-	if (rec->stage == STAGE_RECORD) {
-		n->ended = true;
-		/* not from inside the pipeline's own call stack */
-		uv_timer_start(&n->timer, on_note_finish, 0, 0);
-	}
+	n->react = final && final->verdict == VERDICT_REACT;
+	n->sent = final && final->verdict == VERDICT_SENT;
+	/* a failure we noted ourselves (no room for the refs) stays one */
+	n->send_failed |= final && final->verdict == VERDICT_FAIL;
+	n->ended = true;
+	uv_timer_start(&n->timer, on_note_finish, 0, 0);
+}
+
+/* The reply refs of a reply the pipeline sends (its reply_extra hook):
+ * root and parent for the port. */
+static void add_reply_refs(const struct bnote *n, cJSON *extra)
+{
+	cJSON *reply = cJSON_AddObjectToObject(extra, "reply");
+	cJSON *root = cJSON_AddObjectToObject(reply, "root");
+	cJSON_AddStringToObject(root, "uri", n->root_uri);
+	cJSON_AddStringToObject(root, "cid", n->root_cid);
+	cJSON *parent = cJSON_AddObjectToObject(reply, "parent");
+	cJSON_AddStringToObject(parent, "uri", n->uri);
+	cJSON_AddStringToObject(parent, "cid", n->cid);
+}
+
+static int on_reply_extra(void *ud, const struct conv_event *ev, cJSON *extra)
+{
+	struct bsky *b = ud;
+	struct bnote *n = ev && ev->message_id ? note_by_uri(b, ev->message_id) : NULL;
+	if (!n)
+		return -1;
+	add_reply_refs(n, extra);
+	return 0;
 }
 
 /* ---- compose ------------------------------------------------------------------------------- */
@@ -845,17 +858,12 @@ static void on_pace(uv_timer_t *t)
 		send_reply(n);
 }
 
-/* The reply refs for the port (the pipeline carries none), under key. */
+/* The reply refs for the port of a reply sent by pipeline_say_ctx (which
+ * carries no platform fields), under its idempotency key. */
 static int put_refs(struct bnote *n, const char *key)
 {
 	cJSON *extra = cJSON_CreateObject();
-	cJSON *reply = cJSON_AddObjectToObject(extra, "reply");
-	cJSON *root = cJSON_AddObjectToObject(reply, "root");
-	cJSON_AddStringToObject(root, "uri", n->root_uri);
-	cJSON_AddStringToObject(root, "cid", n->root_cid);
-	cJSON *parent = cJSON_AddObjectToObject(reply, "parent");
-	cJSON_AddStringToObject(parent, "uri", n->uri);
-	cJSON_AddStringToObject(parent, "cid", n->cid);
+	add_reply_refs(n, extra);
 	if (ref_put(n->b, key, extra) < 0) {
 		compose_end(n, NULL, "too many replies waiting for the port: asked again later");
 		n->send_failed = true;
@@ -864,13 +872,10 @@ static int put_refs(struct bnote *n, const char *key)
 	return 0;
 }
 
-/* The reply goes on through the event's walk: validator, outbound. */
+/* The reply goes on through the event's walk: validator, outbound (its
+ * reply refs come from the reply_extra hook). */
 static void send_reply(struct bnote *n)
 {
-	char key[BSKY_KEY_MAX];
-	snprintf(key, sizeof key, "reply:%s", n->uri);
-	if (put_refs(n, key) < 0)
-		return;
 	char *text = n->reply;
 	n->reply = NULL;
 	compose_end(n, text, NULL);
@@ -2252,10 +2257,10 @@ static void on_login(const struct atp_result *res, void *ud)
 
 struct bsky *bsky_new(const struct bsky_config *c, struct ga_err *err)
 {
-	if (!c || !c->loop || !c->atp || !c->pipeline || !c->outbound || !c->dlog) {
+	if (!c || !c->loop || !c->atp || !c->pipeline || !c->outbound) {
 		err_set(err,
-		        "Bluesky needs the loop, the AT Protocol client, the pipeline, outbound "
-		        "and the decision log (one of them is missing)");
+		        "Bluesky needs the loop, the AT Protocol client, the pipeline and outbound "
+		        "(one of them is missing)");
 		return NULL;
 	}
 	struct bsky *b = xcalloc(1, sizeof *b);
@@ -2282,7 +2287,6 @@ struct bsky *bsky_new(const struct bsky_config *c, struct ga_err *err)
 		uv_timer_init(c->loop, &b->notes[i].timer);
 		b->notes[i].timer.data = &b->notes[i];
 	}
-	b->dlog_sub = -1;
 	return b;
 }
 
@@ -2293,15 +2297,11 @@ int bsky_start(struct bsky *b, struct ga_err *err)
 	struct pipeline_source src = {.platform = CONV_PLATFORM_BLUESKY,
 	                              .compose = on_compose,
 	                              .reply_target = reply_target,
+	                              .done = on_walk_done,
+	                              .reply_extra = on_reply_extra,
 	                              .ud = b};
 	if (pipeline_add_source(b->c.pipeline, &src) < 0) {
 		err_set(err, "the pipeline already has a Bluesky source");
-		return -1;
-	}
-	b->dlog_sub = decision_log_subscribe(b->c.dlog, on_decision, b);
-	if (b->dlog_sub < 0) {
-		err_set(err, "the decision log has no room for another subscriber (%d)",
-		        DECISION_LOG_MAX_SUBSCRIBERS);
 		return -1;
 	}
 	if (atp_login(b->c.atp, on_login, b, err) == 0)
@@ -2340,8 +2340,6 @@ void bsky_free(struct bsky *b)
 	if (!b)
 		return;
 	b->quiescing = true;
-	if (b->dlog_sub >= 0)
-		decision_log_unsubscribe(b->c.dlog, b->dlog_sub);
 	batch_clear(b);
 	save_state(b);
 	for (size_t i = 0; i < BSKY_REFS_MAX; i++)

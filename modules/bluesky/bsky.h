@@ -30,8 +30,9 @@
  *      (closing, emoji, limit, circular, self-check, graceful exit) is an
  *      outbound like and "nothing to send" for the pipeline;
  *   5. the gate's REACT (chain at MAX_ACL, Social Mechanics) is a like;
- *   6. a notification is HANDLED when the pipeline recorded its end (the
- *      decision log's record stage): it joins the processed set, the cursor
+ *   6. a notification is HANDLED when the pipeline tells how its walk
+ *      ended (the source's done() hook, after the record stage; a SENT
+ *      final is the reply, REACT a like): it joins the processed set, the cursor
  *      advances over every handled notification, and the state file is
  *      written (atomically) — so a crash loses none (not yet recorded →
  *      handled again; the outbound journal then refuses a second reply to
@@ -93,9 +94,15 @@
  * BSKY_REFS_MAX reply refs waiting for the port, BSKY_LIKES_MAX likes
  * waiting for their pacing, plus bstate.h's.
  *
- * Lifetime: bsky_new, then bsky_port_init (the outbound port: adds the
- * reply refs the pipeline does not carry), bsky_start; bsky_quiesce stops
- * the jobs and takes no new work; bsky_free after the outbound closed.
+ * Reply refs: a reply of the event's walk gets them from the source's
+ * reply_extra hook; a reply sent with its commitments (pipeline_say_ctx,
+ * which carries no platform fields) from the port wrapper's table, keyed
+ * "say:<uri>" (BSKY_REFS_MAX waiting at most).
+ *
+ * Lifetime: bsky_new, then bsky_port_init (the outbound port: the refs of
+ * the replies sent with commitments, and the post pacing), bsky_start;
+ * bsky_quiesce stops the jobs and takes no new work; bsky_free after the
+ * outbound closed.
  */
 #ifndef GA_MODULES_BLUESKY_BSKY_H
 #define GA_MODULES_BLUESKY_BSKY_H
@@ -135,7 +142,6 @@
 
 struct atp_client;
 struct budget;
-struct decision_log;
 struct journal;
 struct ledger;
 struct llm_client;
@@ -150,7 +156,6 @@ struct bsky_config {
 	struct atp_client *atp;    /* borrowed; required */
 	struct pipeline *pipeline; /* borrowed; required */
 	struct outbound *outbound; /* borrowed; required (likes) */
-	struct decision_log *dlog; /* borrowed; required (the end of each walk) */
 	struct journal *journal;   /* borrowed; NULL: pruning deletes nothing */
 	struct ledger *ledger;     /* borrowed; NULL: promises are recorded, not kept */
 	struct llm_client *llm;    /* NULL: nothing is composed (recorded) */
@@ -180,11 +185,12 @@ struct bsky;
 /* Copies the strings. NULL with err naming what is missing. */
 struct bsky *bsky_new(const struct bsky_config *c, struct ga_err *err);
 /* The outbound port to add for CONV_PLATFORM_BLUESKY: inner (atp_port_init's)
- * wrapped so a reply the pipeline submits gets its reply refs, and so the
- * engine learns each send's outcome. */
+ * wrapped so a reply sent with its commitments (pipeline_say_ctx) gets its
+ * reply refs, and a top-level post counts for the post pacing. */
 void bsky_port_init(struct bsky *b, struct outbound_port *out, const struct outbound_port *inner);
-/* Loads the state, subscribes to the decision log, logs in and starts the
- * jobs once the session is there. 0, or -1 with err. */
+/* Loads the state, adds the pipeline source (compose, reply_target, done,
+ * reply_extra), logs in and starts the jobs once the session is there. 0,
+ * or -1 with err. */
 int bsky_start(struct bsky *b, struct ga_err *err);
 /* Runs an awareness check now (tests, `--once`); false when one is running. */
 bool bsky_check_now(struct bsky *b);
