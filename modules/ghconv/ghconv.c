@@ -38,7 +38,7 @@ enum item_state {
 	IT_FETCH_ISSUE,
 	IT_FETCH_COMMENTS,
 	IT_CLEANUP,
-	IT_GATE,    /* pipeline_event walked; waiting for compose (a peer's claim) */
+	IT_GATE,    /* pipeline_event accepted it: compose, or its walk's end (done) */
 	IT_COMPOSE, /* the model */
 	IT_SEND,    /* pipeline_say_ctx */
 	IT_REACT,   /* the reaction */
@@ -61,11 +61,8 @@ struct item {
 	struct ghconv_peers peers;
 	struct ghconv_verdict v;
 	char trigger_id[MSG_ID_MAX];
-	bool trigger_agent;
 	int64_t trigger_comment; /* comment id, 0 = the description */
 	struct gate_result g;
-	size_t jobs_before;    /* the pipeline's jobs before ours walked */
-	int64_t gate_until_ms; /* IT_GATE: give up waiting then */
 	int64_t dups[GHCONV_MAX_DUPLICATES];
 	size_t ndups, idup;
 	/* what the model gave */
@@ -237,34 +234,7 @@ static void enqueue(struct ghconv *g, struct item *it)
 
 static void on_timer(uv_timer_t *t)
 {
-	struct ghconv *g = t->data;
-	if (g->active && g->active->st == IT_GATE) {
-		/* Our walk still waits for its claim while the pipeline holds
-		 * more jobs than before it started; look again soon. */
-		if (pipeline_jobs(g->c.pipeline) > g->active->jobs_before &&
-		    time_now_ms() < g->active->gate_until_ms) {
-			arm(g, GHCONV_GATE_POLL_MS);
-			return;
-		}
-		if (pipeline_jobs(g->c.pipeline) <= g->active->jobs_before) {
-			/* It ended at the claim (held by another agent, or no
-			 * coordination): the pipeline recorded why. */
-			g->stats.silences++;
-			finish(g, true);
-			return;
-		}
-		struct decision d;
-		decision_set(
-		        &d, VERDICT_INFO, "claim_wait",
-		        "no answer within %d s after the gate: the pipeline stopped or is still "
-		        "claiming this message; not answered from here",
-		        GHCONV_CLAIM_WAIT_MS / 1000);
-		note(g, g->active, NULL, STAGE_COMPOSE, &d);
-		g->stats.silences++;
-		finish(g, true);
-		return;
-	}
-	next_item(g);
+	next_item(t->data);
 }
 
 static void arm(struct ghconv *g, int64_t in_ms)
@@ -591,7 +561,6 @@ static void after_cleanup(struct ghconv *g)
 	const struct ghconv_comment *tc = trigger_comment(it);
 	message_id(it, tc, it->trigger_id, sizeof it->trigger_id);
 	it->trigger_comment = tc->id;
-	it->trigger_agent = ghconv_is_agent(tc, g->login, &it->peers);
 	decision_set(&d, VERDICT_PASS, it->v.rule, "reply considered (%s urgency): %s",
 	             ghconv_urgency_name(it->v.urgency), it->v.reason);
 	note(g, it, NULL, STAGE_GATE, &d);
@@ -608,49 +577,22 @@ static void after_cleanup(struct ghconv *g)
 		conv_store_add(store, &ev);
 		conv_event_free(&ev);
 	}
-	/* The chain the gate will see (seed 000): a person's message 0; an
-	 * agent's the larger of 1, its marker and the history. */
-	int64_t chain = 0;
-	if (it->trigger_agent) {
-		int64_t marked = 0;
-		ghconv_marker_chain(tc->body, &marked);
-		int64_t derived = conv_store_derived_chain(store, it->conv, it->trigger_id);
-		chain = marked > derived ? marked : derived;
-		if (chain < 1)
-			chain = 1;
-	}
 	if (pipeline_paused(g->c.pipeline)) {
 		finish(g, false); /* paused meanwhile: the thread comes back later */
 		return;
 	}
 	event_of(g, it, tc, true, &ev);
 	it->st = IT_GATE;
-	it->jobs_before = pipeline_jobs(g->c.pipeline);
-	pipeline_event(g->c.pipeline, &ev);
+	int rc = pipeline_event(g->c.pipeline, &ev);
 	conv_event_free(&ev);
-	if (g->active != it || it->st != IT_GATE)
-		return; /* composing (or already over) */
-	if (pipeline_jobs(g->c.pipeline) > it->jobs_before) {
-		/* Its walk goes on: a peer's message waits for its claim. The
-		 * pipeline does not tell a source how a walk ended, so the job
-		 * count is watched (a job of another platform ending at the
-		 * same moment can end the wait early: then a late compose
-		 * finds no thread waiting and sends nothing — fail closed). */
-		it->gate_until_ms = time_now_ms() + GHCONV_CLAIM_WAIT_MS;
-		arm(g, GHCONV_GATE_POLL_MS);
+	if (rc != 0) {
+		/* Refused at once (overload, recorded there): not marked read,
+		 * the thread comes back on a later poll. */
+		finish(g, false);
 		return;
 	}
-	/* The walk ended at the gate. The pipeline does not hand a REACT
-	 * back to its source, so the chain rule is applied here the way the
-	 * gate applies it (same store, same MAX_ACL): at exactly MAX_ACL a
-	 * reaction, never a comment. */
-	if (it->trigger_agent && chain == g->c.max_acl) {
-		react(g, it, "chain at MAX_ACL");
-		return;
-	}
-	/* The gate stopped it (recorded there): nothing to send. */
-	g->stats.silences++;
-	finish(g, true);
+	/* The walk goes on: src_compose when the gate (and a peer's claim)
+	 * let it through; src_done, later, however it ended. */
 }
 
 /* ---- compose (§4.5) ---------------------------------------------------------------------------
@@ -924,12 +866,43 @@ static void src_compose(void *ud, struct pipeline_job *job, const struct conv_ev
 		                              : "no GitHub thread is waiting for this message");
 		return;
 	}
-	uv_timer_stop(g->timer);
 	it->g = *gr;
 	pipeline_composed(job, NULL, 0,
 	                  "deferred: the reply is composed with the whole thread and sent as "
 	                  "its own message (…:re:…)");
 	start_model(g, it);
+}
+
+/* How the walk of a message we handed to pipeline_event ended (called
+ * once, from the loop). Only a walk that never reached src_compose matters
+ * here: one that did goes on as its own message (IT_COMPOSE and after) and
+ * its "deferred" end is ignored. */
+static void src_done(void *ud, const struct conv_event *ev, const struct decision *final,
+                     const char *artifact)
+{
+	(void)artifact; /* a reply is never sent from the event's walk */
+	struct ghconv *g = ud;
+	struct item *it = g->active;
+	if (!it || it->st != IT_GATE || strcmp(ev->message_id, it->trigger_id) != 0)
+		return;
+	if (g->quiesced) {
+		finish(g, false); /* stopping: the notification stays unread */
+		return;
+	}
+	if (final->verdict == VERDICT_BLOCK && final->rule && strcmp(final->rule, "paused") == 0) {
+		finish(g, false); /* paused meanwhile: the thread comes back later */
+		return;
+	}
+	if (final->verdict == VERDICT_REACT) {
+		/* The gate allows a reaction at most (chain at MAX_ACL, or
+		 * SELF.md's social mechanics): a heart, never a comment. */
+		react(g, it, final->rule ? final->rule : "the gate");
+		return;
+	}
+	/* The gate or the claim stopped it (recorded there): nothing to
+	 * send; the thread is handled. */
+	g->stats.silences++;
+	finish(g, true);
 }
 
 static int src_target(void *ud, const struct conv_event *ev, char *buf, size_t cap)
@@ -1177,6 +1150,7 @@ struct ghconv *ghconv_new(const struct ghconv_config *c, struct ga_err *err)
 	struct pipeline_source src = {.platform = CONV_PLATFORM_GITHUB,
 	                              .compose = src_compose,
 	                              .reply_target = src_target,
+	                              .done = src_done,
 	                              .ud = g};
 	if (pipeline_add_source(c->pipeline, &src) != 0) {
 		err_set(err, "the pipeline already has a GitHub source");

@@ -29,9 +29,15 @@
  *   6. the thread's messages go into the pipeline's conversation store (the
  *      gate derives the chain from it; the chain marker a comment carries
  *      counts too), and the message answered goes through pipeline_event:
- *      gate → [claim] → compose. At chain MAX_ACL the gate only allows a
- *      reaction: the agent reacts (heart) to that comment and writes no
- *      comment; above MAX_ACL nothing at all;
+ *      gate → [claim] → compose. A walk that ends before compose comes back
+ *      through the source's done() hook (pipeline.h), once, from the loop,
+ *      with the decision that ended it: REACT (chain at MAX_ACL, or
+ *      SELF.md's social mechanics) → the agent reacts (heart) to that
+ *      comment and writes no comment; BLOCK / CONTEXT (above MAX_ACL, the
+ *      budgets, a claim held by another agent or no coordination: fail
+ *      closed) → silence, the thread is handled; BLOCK "paused" → not
+ *      handled, it comes back. An event the pipeline refuses at once
+ *      (overload) is not handled either: it comes back on a later poll;
  *   7. compose (§4.5): the skill github-reply with SOUL and SELF, the thread
  *      as ghconv_prompt writes it, the GitHub tools. One comment on this
  *      thread is taken from github_create_issue_comment (or graceful_exit
@@ -58,10 +64,15 @@
  * A 401 from GitHub (the token refused) calls config.fatal: the daemon
  * tells the owner and exits 69.
  *
- * Lifetime: ghconv_new adds the pipeline's GitHub source. ghconv_quiesce
- * stops new work (a poll in flight ends at once). ghconv_free cancels
- * every GitHub call of ours; a model call in flight ends later on its own
- * and finds nothing. Handles close on the loop: run it afterwards.
+ * Lifetime: ghconv_new adds the pipeline's GitHub source (compose,
+ * reply_target, done; its ud is the struct ghconv). ghconv_quiesce stops
+ * new work (a poll in flight ends at once; a walk's end that comes back
+ * then leaves the notification unread). ghconv_free cancels every GitHub
+ * call of ours; a model call in flight ends later on its own and finds
+ * nothing. The pipeline keeps calling its GitHub source: free the pipeline
+ * right after ghconv_free, with no loop turn between them (pipeline_free
+ * calls no source; the daemon does so once coordination and outbound are
+ * closed). Handles close on the loop: run it afterwards.
  */
 #ifndef GA_MODULES_GHCONV_GHCONV_H
 #define GA_MODULES_GHCONV_GHCONV_H
@@ -83,8 +94,6 @@
 #define GHCONV_MAX_NOTIFS        100
 #define GHCONV_MAX_CALLS         64
 #define GHCONV_MAX_DUPLICATES    16    /* deleted per thread visit */
-#define GHCONV_CLAIM_WAIT_MS     20000 /* a peer's message: the claim answers within this */
-#define GHCONV_GATE_POLL_MS      200   /* how often the claim's end is looked for */
 #define GHCONV_PAUSED_RECHECK_MS 5000  /* a paused agent's queue is looked at again */
 #define GHCONV_MAX_ROUNDS        4     /* model calls per reply */
 #define GHCONV_REACTION          "heart"
@@ -115,7 +124,9 @@ struct ghconv_config {
 	const struct self_doc *self;  /* borrowed (re-read in place on SIGHUP); may be NULL */
 	const char *const *peers;     /* registered peer logins (§4.4); may be NULL */
 	size_t npeers;
-	int max_acl; /* MAX_ACL: the gate's; a reaction at exactly this chain */
+	/* MAX_ACL: the gate's. Not read any more: the gate's REACT comes
+	 * back through the pipeline's done() hook. Kept for the callers. */
+	int max_acl;
 	int64_t stagger_min_ms, stagger_span_ms;
 	/* A fatal model error (LLM_ERR_FATAL): the daemon tells the owner and
 	 * stops. May be NULL. */
