@@ -80,6 +80,10 @@ struct space_room {
 	struct ws_entry *ws_first, *ws_last;
 	size_t nws;
 
+	space_room_observer_fn observer; /* NULL: none (room.h) */
+	void *observer_ud;
+	int64_t now; /* the time of the call being handled, for the observer */
+
 	bool presence_sent;     /* a presence was broadcast in this turn */
 	bool presence_deferred; /* another one is due at space_room_flush */
 };
@@ -109,9 +113,19 @@ static void send_buf(struct space_room *r, struct space_conn *c, struct space_bu
 	r->ops->send(r->ud, c, b);
 }
 
-/* Sends b to every member in order; consumes the caller's reference. */
-static void broadcast(struct space_room *r, struct space_buf *b)
+static void observe(struct space_room *r, const struct space_room_event *ev)
 {
+	if (r->observer)
+		r->observer(r->observer_ud, ev);
+}
+
+/* Sends b to every member in order, after telling the observer once (who:
+ * see SPACE_ROOM_EV_BROADCAST); consumes the caller's reference. */
+static void broadcast(struct space_room *r, const struct space_conn *who, struct space_buf *b)
+{
+	struct space_room_event ev = {
+	        .kind = SPACE_ROOM_EV_BROADCAST, .msg = b, .who = who, .now = r->now};
+	observe(r, &ev);
 	for (struct space_conn *m = r->first; m; m = m->next)
 		if (!m->closing)
 			send_buf(r, m, b);
@@ -230,7 +244,7 @@ static void broadcast_presence_buf(struct space_room *r, struct space_buf *b)
 		return;
 	}
 	r->presence_sent = true;
-	broadcast(r, b);
+	broadcast(r, NULL, b);
 }
 
 static void broadcast_presence(struct space_room *r)
@@ -246,7 +260,7 @@ void space_room_flush(struct space_room *r)
 {
 	if (r->presence_deferred) {
 		r->presence_deferred = false;
-		broadcast(r, build_presence(r));
+		broadcast(r, NULL, build_presence(r));
 	}
 	r->presence_sent = false;
 }
@@ -376,7 +390,7 @@ static void disconnect_member(struct space_room *r, struct space_conn *c, int64_
 	sb_init(&sb, 0);
 	open_msg(&sb, "leave", c);
 	put_ts_close(&sb, ts);
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member left", "name", c->name, "id", c->id,
@@ -504,7 +518,7 @@ static void handle_join(struct space_room *r, struct space_conn *c, const cJSON 
 		sb_puts(&sb, c->caps_json);
 	}
 	sb_putc(&sb, '}');
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 
 	/* Newcomer: join → presence → history → workspace_state×N → presence.
@@ -574,7 +588,7 @@ static void handle_chat(struct space_room *r, struct space_conn *c, const cJSON 
 		sb_printf(&sb, ",\"chain\":%" PRId64, (int64_t)chain->valuedouble);
 	}
 	sb_putc(&sb, '}');
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "chat", "name", c->name, "bytes", LOG_INT(clen));
 	show(r, "%s: %.400s", c->name, content->valuestring);
@@ -587,7 +601,7 @@ static void handle_typing(struct space_room *r, struct space_conn *c, int64_t no
 	sb_init(&sb, 0);
 	open_msg(&sb, "typing", c);
 	put_ts_close(&sb, (iso(now, ts), ts));
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 }
 
@@ -621,7 +635,7 @@ static void handle_identity(struct space_room *r, struct space_conn *c, const cJ
 	sb_puts(&sb, ",\"summary\":");
 	sb_puts(&sb, c->identity_json);
 	put_ts_close(&sb, ts);
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 	broadcast_presence(r);
 }
@@ -655,6 +669,12 @@ static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON
 	if (*pp && strcmp((*pp)->owner, c->name) == 0) {
 		(*pp)->at = now; /* silent renewal */
 		free(key);
+		struct space_room_event ev = {.kind = SPACE_ROOM_EV_CLAIM_RENEWED,
+		                              .who = c,
+		                              .action = action->valuestring,
+		                              .target = target->valuestring,
+		                              .now = now};
+		observe(r, &ev);
 		return;
 	}
 	if (*pp) {
@@ -691,7 +711,7 @@ static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON
 	sb_puts(&sb, ",\"target\":");
 	space_put_str(&sb, target->valuestring);
 	put_ts_close(&sb, ts);
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 }
 
@@ -747,7 +767,7 @@ static void handle_state(struct space_room *r, struct space_conn *c, const cJSON
 		}
 	}
 	put_ts_close(&sb, ts);
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 }
 
@@ -809,7 +829,7 @@ static void handle_action_result(struct space_room *r, struct space_conn *c,
 		space_put_str(&sb, error->valuestring);
 	}
 	put_ts_close(&sb, ts);
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 }
 
@@ -834,7 +854,7 @@ static void handle_reflection(struct space_room *r, struct space_conn *c, const 
 	space_put_strn(&sb, summary->valuestring,
 		       space_js_cut(summary->valuestring, len, SPACE_REFLECTION_CUT_UNITS));
 	put_ts_close(&sb, ts);
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 }
 
@@ -897,7 +917,7 @@ static void handle_workspace(struct space_room *r, struct space_conn *c, const c
 	struct space_buf *b = space_buf_from_sb(&sb, 0);
 	sb_free(&sb);
 	ws_put(r, ws->valuestring, c->name, now, b);
-	broadcast(r, b);
+	broadcast(r, c, b);
 }
 
 /* --- public entry points -------------------------------------------------------- */
@@ -907,6 +927,7 @@ void space_room_input(struct space_room *r, struct space_conn *c, const char *bu
 {
 	if (c->closing)
 		return;
+	r->now = now;
 	cJSON *root = NULL;
 	enum space_msg_type t = space_msg_parse(buf, len, &root);
 	switch (t) {
@@ -982,6 +1003,7 @@ void space_room_join_timeout(struct space_room *r, struct space_conn *c, int64_t
 
 void space_room_heartbeat(struct space_room *r, int64_t now)
 {
+	r->now = now;
 	size_t ndead = 0;
 	for (struct space_conn *m = r->first; m; m = m->next)
 		if (!m->alive && !m->closing)
@@ -1096,6 +1118,7 @@ static char *host_addressed(struct space_room *r, const char *text, size_t len)
 
 void space_room_host_chat(struct space_room *r, const char *text, size_t len, int64_t now)
 {
+	r->now = now;
 	/* A NUL byte of the host's line is U+0000, which the reference sends
 	 * as "\u0000" like every member's: it becomes the marker that stands
 	 * for U+0000 everywhere in the room (space/proto.h). The text is valid
@@ -1128,7 +1151,7 @@ void space_room_host_chat(struct space_room *r, const char *text, size_t len, in
 		sb_puts(&sb, addressed);
 	}
 	sb_putc(&sb, '}');
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, NULL, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "host message", "addressed",
 	       addressed ? addressed : "[]", "members", LOG_INT(r->nmembers));
@@ -1138,12 +1161,13 @@ void space_room_host_chat(struct space_room *r, const char *text, size_t len, in
 
 void space_room_shutdown_notice(struct space_room *r, int64_t now)
 {
+	r->now = now;
 	char ts[TIME_ISO_LEN + 1];
 	struct strbuf sb;
 	sb_init(&sb, 0);
 	sb_puts(&sb, "{\"type\":\"shutdown\",\"reason\":\"" SHUTDOWN_REASON "\"");
 	put_ts_close(&sb, (iso(now, ts), ts));
-	broadcast(r, space_buf_from_sb(&sb, 0));
+	broadcast(r, NULL, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 }
 
@@ -1226,6 +1250,7 @@ static void conn_free(struct space_room *r, struct conn_node *n)
 
 void space_room_conn_closed(struct space_room *r, struct space_conn *c, int64_t now)
 {
+	r->now = now;
 	if (c->member)
 		disconnect_member(r, c, now);
 	conn_free(r, (struct conn_node *)c);
@@ -1243,6 +1268,12 @@ void space_room_free(struct space_room *r)
 	while (r->ws_first)
 		ws_unlink(r, r->ws_first);
 	free(r);
+}
+
+void space_room_set_observer(struct space_room *r, space_room_observer_fn fn, void *ud)
+{
+	r->observer = fn;
+	r->observer_ud = ud;
 }
 
 size_t space_room_member_count(const struct space_room *r)

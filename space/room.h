@@ -10,6 +10,15 @@
  * its own WebSocket transport (common/ws.c); the unit tests and the fuzzer
  * implement them with arrays.
  *
+ * Observer (optional, space_room_set_observer): one party — the read-only
+ * web page — is told every room event exactly once, as it happens, whether
+ * or not any member receives it: each broadcast (the buffer members get,
+ * also when it reaches nobody: the last member's leave, the host talking to
+ * an empty room) and what members never see (a silent claim renewal). It is
+ * not told the unicasts (errors, history, the joiner's presence and
+ * workspace replays). The observer is called from inside room calls and,
+ * like the ops, must not call back into the room.
+ *
  * Lifetime: the I/O layer calls space_room_conn_new() for every accepted
  * WebSocket and space_room_conn_closed() exactly once when it is gone
  * (which frees the conn). Ops callbacks must not call back into the room
@@ -73,6 +82,26 @@ struct space_room_ops {
 	void (*show)(void *ud, const char *line);
 };
 
+enum space_room_event_kind {
+	/* msg: a broadcast, exactly as members receive it; who: the member
+	 * whose input or departure caused it (the sender, the joiner, the
+	 * leaver — still readable during the call), NULL for the host's
+	 * chat, the shutdown notice and presence snapshots. */
+	SPACE_ROOM_EV_BROADCAST,
+	/* who renewed its claim on action/target: the room says nothing. */
+	SPACE_ROOM_EV_CLAIM_RENEWED,
+};
+
+struct space_room_event {
+	enum space_room_event_kind kind;
+	struct space_buf *msg;        /* BROADCAST; borrowed (ref it to keep it) */
+	const struct space_conn *who; /* see above */
+	const char *action, *target;  /* CLAIM_RENEWED; borrowed */
+	int64_t now;
+};
+
+typedef void (*space_room_observer_fn)(void *ud, const struct space_room_event *ev);
+
 struct space_room_config {
 	int64_t claim_ttl_ms;      /* §3.7 */
 	int64_t chat_interval_ms;  /* §3.4 step 4; 0 disables the limit */
@@ -92,6 +121,9 @@ struct space_room *space_room_new(const struct space_room_config *cfg,
 				  struct space_store *store,
 				  const struct space_room_ops *ops, void *ud,
 				  int64_t started_ms);
+/* Registers the observer (fn NULL: none). One at a time; a later call
+ * replaces the earlier one. */
+void space_room_set_observer(struct space_room *r, space_room_observer_fn fn, void *ud);
 /* Frees every connection still known (without any callbacks). */
 void space_room_free(struct space_room *r);
 

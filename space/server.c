@@ -54,6 +54,7 @@
 #include "space/room.h"
 #include "space/store.h"
 #include "space/web.h"
+#include "space/web_state.h"
 
 #define LOG_COMP "space"
 /* One read buffer serves every connection: reads are handled to the end
@@ -130,7 +131,8 @@ struct conn {
 	uint8_t close_reason_len;
 	char close_reason[WS_CONTROL_MAX - 2];
 
-	struct space_web_presence webp; /* a member's state and typing, for the page */
+	struct space_web_presence webp;   /* a member's state and typing, for the page */
+	struct space_web_profile webprof; /* its identity, reflection, workspace */
 };
 
 struct server {
@@ -164,7 +166,6 @@ struct server {
 	struct conn *sse[SPACE_WEB_MAX_CLIENTS]; /* its event streams */
 	unsigned nsse;
 	uint64_t sse_dropped;
-	struct conn *web_sender; /* whose input the room is handling */
 	uv_timer_t web_keepalive;
 	uv_timer_t web_members_timer; /* the next members event, when throttled */
 	bool web_members_pending;
@@ -513,20 +514,10 @@ static void conn_free(struct conn *p)
 {
 	struct server *s = p->s;
 	if (p->room) {
-		/* The leave of the last member is broadcast to nobody: the page
-		 * hears it here. */
-		char *name = NULL, *id = NULL;
-		if (s->web && p->room->member && s->phase < PHASE_CLOSING) {
-			name = xstrdup(p->room->name);
-			id = xstrdup(p->room->id);
-		}
+		/* The leave goes to the page through the room's observer. */
 		space_room_conn_closed(s->room, p->room, now_ms());
 		p->room = NULL;
 		s->nconns--;
-		if (name && space_room_member_count(s->room) == 0)
-			web_fanout_take(s, space_web_left(s->web, name, id, now_ms()));
-		free(name);
-		free(id);
 	}
 	for (unsigned i = 0; i < s->nsse; i++)
 		if (s->sse[i] == p) {
@@ -534,6 +525,7 @@ static void conn_free(struct conn *p)
 			break;
 		}
 	space_web_presence_clear(&p->webp);
+	space_web_profile_clear(&p->webprof);
 	if (p->close_queued && s->nclosing)
 		s->nclosing--;
 	q_clear(p);
@@ -670,16 +662,45 @@ static struct space_web_presence *web_presence_of(const struct space_conn *m)
 	return p ? &p->webp : NULL;
 }
 
+static const struct space_web_profile *web_profile_of(const struct space_conn *m)
+{
+	const struct conn *p = m->io;
+	return p ? &p->webprof : NULL;
+}
+
+/* The room's observer (room.h): every broadcast once, also those that
+ * reach no member (the last leave, the host talking to an empty room), and
+ * the silent claim renewals, for the page's mirror (space/web.h) and the
+ * members' profiles (space/web_state.h). */
+static void on_room_event(void *ud, const struct space_room_event *ev)
+{
+	struct server *s = ud;
+	struct conn *p = ev->who ? ev->who->io : NULL;
+	if (ev->kind == SPACE_ROOM_EV_CLAIM_RENEWED) {
+		/* space_web_input renews the page's copy from the claim as
+		 * the member sent it; the room has just accepted it. */
+		struct strbuf sb;
+		sb_init(&sb, 0);
+		sb_puts(&sb, "{\"type\":\"claim\",\"action\":");
+		space_put_str(&sb, ev->action);
+		sb_puts(&sb, ",\"target\":");
+		space_put_str(&sb, ev->target);
+		sb_putc(&sb, '}');
+		space_web_input(s->web, ev->who->name, sb.buf, sb.len, ev->now);
+		sb_free(&sb);
+		return;
+	}
+	web_fanout_take(s, space_web_tap(s->web, ev->msg, p ? &p->webp : NULL, ev->now));
+	if (p && space_web_profile_apply(&p->webprof, space_buf_data(ev->msg), ev->msg->len))
+		web_fanout_take(s, space_web_profile_event(&p->webprof, ev->who->name, ev->who->id));
+}
+
 /* --- room ops -------------------------------------------------------------------------- */
 
 static void op_send(void *ud, struct space_conn *c, struct space_buf *msg)
 {
 	struct server *s = ud;
 	struct conn *p = c->io;
-	if (s->web)
-		web_fanout_take(s, space_web_tap(s->web, msg,
-		                                 s->web_sender ? &s->web_sender->webp : NULL,
-		                                 now_ms()));
 	if (!p || p->state != CONN_OPEN || p->close_queued)
 		return;
 	if (msg->flags & SPACE_BUF_PRESENCE)
@@ -772,14 +793,7 @@ static void deliver(struct server *s, struct conn *p, const char *data, size_t l
 			len = fixed_len;
 		}
 	}
-	int64_t now = now_ms();
-	if (s->web) {
-		if (p->room->member)
-			space_web_input(s->web, p->room->name, data, len, now);
-		s->web_sender = p;
-	}
-	space_room_input(s->room, p->room, data, len, now);
-	s->web_sender = NULL;
+	space_room_input(s->room, p->room, data, len, now_ms());
 	free(fixed);
 }
 
@@ -911,6 +925,7 @@ static void web_request(struct server *s, struct conn *p, const struct space_web
 	if (r->route == SPACE_WEB_ROOM) {
 		size_t len = 0;
 		char *json = space_web_room_json(s->web, s->room, &st, now_ms(), &len);
+		json = space_web_snapshot_add_profiles(json, len, s->room, web_profile_of, &len);
 		http_reply_ex(p, 200, "OK", "application/json", json, len,
 		              SPACE_WEB_SECURITY_HEADERS, api_headers, r->head_only);
 		free(json);
@@ -933,7 +948,8 @@ static void web_request(struct server *s, struct conn *p, const struct space_web
 	sb_free(&p->head);
 	s->sse[s->nsse++] = p;
 	web_stats(s, &st);
-	struct space_buf *b = space_web_stream_start(s->web, s->room, &st, now_ms());
+	struct space_buf *b = space_web_stream_add_profiles(
+	        space_web_stream_start(s->web, s->room, &st, now_ms()), s->room, web_profile_of);
 	q_push(p, b);
 	mark_dirty(p);
 	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "web page stream opened", "streams", LOG_INT(s->nsse));
@@ -1216,11 +1232,7 @@ static void host_line(void *ud, const char *line, size_t len)
 	}
 	if (s->phase >= PHASE_CLOSING)
 		return;
-	bool empty = space_room_member_count(s->room) == 0;
 	space_room_host_chat(s->room, t, n, now_ms());
-	/* Said to nobody: the page hears it from the log. */
-	if (s->web && empty)
-		web_fanout_take(s, space_web_host_chat(s->web, s->store));
 }
 
 /* --- timers and shutdown ------------------------------------------------------------------ */
@@ -1502,6 +1514,7 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	if (cfg->web) {
 		s->web = space_web_new(cfg->web_dir, cfg->name, cfg->claim_ttl_ms, web_presence_of);
 		space_web_seed(s->web, s->store);
+		space_room_set_observer(s->room, on_room_event, s);
 		uv_timer_init(&s->loop, &s->web_keepalive);
 		uv_timer_init(&s->loop, &s->web_members_timer);
 		s->web_keepalive.data = s->web_members_timer.data = s;

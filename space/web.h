@@ -13,30 +13,38 @@
  *                    detail, stateAt, typingAt), claims (action, target,
  *                    owner, at, expiresAt), events (the recent chat and
  *                    room events, oldest first, bounded), web (clients,
- *                    maxClients, dropped)
+ *                    maxClients, dropped), profiles and profilesOmitted
+ *                    (the members' identities, last reflections and
+ *                    workspace states: space/web_state.h)
  *   GET /api/events  Server-Sent Events: "room" (the snapshot above) first,
  *                    then the room as it happens: chat, join, leave,
  *                    claim, action_result, reflection, shutdown (the
  *                    room's own JSON messages), typing and state (the same;
  *                    presence, not kept in events), members (the member
- *                    list after a join, leave or identity) and claims (the
- *                    claim list after it changed); a comment line every
+ *                    list after a join, leave or identity), claims (the
+ *                    claim list after it changed) and profile (a member's
+ *                    identity, reflection or workspace changed,
+ *                    space/web_state.h); a comment line every
  *                    SPACE_WEB_KEEPALIVE_MS.
  *
- * How the page learns what happens: the room (space/room.c) is pure policy
- * and offers no observer, so server.c hands space_web_tap every message the
- * room queues for a member. A broadcast reaches the tap once per member with
- * the same buffer; the tap keeps a reference to the last buffer it took, so
- * it sees each broadcast once. The unicasts are the newcomer's presence
- * (broadcast right after with the same buffer), history_response,
- * workspace_state replays and errors, which the tap ignores. What a
- * broadcast to an empty room would have said (the last member's leave, the
- * host talking to nobody) server.c reports with space_web_left and
- * space_web_host_chat. Presence state (idle, thinking, acting, blocked) and
- * typing are not kept by the room: the server keeps them per connection
- * (struct space_web_presence) from the state and typing broadcasts. Claims
- * are mirrored from the claim, action_result and leave broadcasts; a silent
- * renewal (§3.7) is seen on the way in (space_web_input).
+ * How the page learns what happens: the room's observer
+ * (space_room_set_observer, room.h). server.c registers one that hands
+ * space_web_tap each broadcast exactly once, with the presence record of
+ * the member it is about — also the broadcasts that reach nobody (the last
+ * member's leave, the host talking to an empty room) — and turns a silent
+ * claim renewal (§3.7) into a space_web_input. The tap still keeps a
+ * reference to the last buffer it took and ignores a second sight of it,
+ * and it ignores what is not a broadcast (history_response, errors, a
+ * workspace_state, which it cannot tell from a joiner's replay; the
+ * members' identities, reflections and workspace states for their cards
+ * are space/web_state.h's). Presence state (idle, thinking, acting,
+ * blocked) and typing are not kept by the room: the server keeps them per
+ * connection (struct space_web_presence) from the state and typing
+ * broadcasts. Claims are mirrored from the claim, action_result and leave
+ * broadcasts and the renewals.
+ *
+ * server.c adds "profiles" (space/web_state.h) to the snapshot of GET
+ * /api/room and of the stream's "room" event, and sends "profile" events.
  *
  * Hostile input (space_web_classify): a path with "..", "%", "\", "//" or a
  * control character gets 400; a method other than GET (or HEAD, except for
@@ -172,18 +180,21 @@ struct space_buf *space_web_stream_start(struct space_web *w, const struct space
 /* ": keepalive" (one shared buffer per call). */
 struct space_buf *space_web_keepalive(void);
 
-/* A message the room queued for a member (see the header comment). sender:
- * the presence record of the member whose input the room is handling, or
- * NULL. Returns the events for the streams, or NULL. */
+/* A broadcast of the room, from its observer (see the header comment).
+ * sender: the presence record of the member it is about, or NULL. Returns
+ * the events for the streams, or NULL. */
 struct space_buf *space_web_tap(struct space_web *w, struct space_buf *msg,
                                 struct space_web_presence *sender, int64_t now);
-/* Inbound from a member, before the room handles it: a claim renewal. */
+/* A claim from a member (the room's CLAIM_RENEWED, as a claim message):
+ * renews the page's copy when the member owns it. */
 void space_web_input(struct space_web *w, const char *member_name, const char *data, size_t len,
                      int64_t now);
-/* A member left an empty room (its leave broadcast reached nobody). */
+/* A member left an empty room (its leave broadcast reached nobody).
+ * Unused since the room's observer reports that leave itself. */
 struct space_buf *space_web_left(struct space_web *w, const char *name, const char *id,
                                  int64_t now);
-/* The host spoke to an empty room: the log's newest entry is that chat. */
+/* The host spoke to an empty room: the log's newest entry is that chat.
+ * Unused since the room's observer reports that chat itself. */
 struct space_buf *space_web_host_chat(struct space_web *w, struct space_store *st);
 /* True once after the member list changed (join, leave, identity). */
 bool space_web_take_members_dirty(struct space_web *w);

@@ -2,7 +2,9 @@
 // One Server-Sent Events stream, /api/events: a "room" snapshot first (and
 // again after every reconnect), then the room as it happens. Nothing here
 // sends anything to the room: the page only reads. Every text from the room
-// is put into the page with textContent, never as HTML.
+// is put into the page with textContent, never as HTML — above all the
+// members' identities, reflections and workspace states (a "profile" per
+// member, space/web_state.h), which are whatever a peer chose to send.
 'use strict';
 
 const TYPING_SHOW_MS = 5000;  // a "typing" shows this long after the last one
@@ -10,7 +12,12 @@ const CHAT_MAX_ITEMS = 500;   // lines kept on the page (oldest removed)
 const FEED_TYPES = ['chat', 'join', 'leave', 'claim', 'action_result', 'reflection', 'shutdown'];
 
 const $ = (id) => document.getElementById(id);
-const state = { members: [], claims: [], skewMs: 0, room: null };
+const state = { members: [], claims: [], profiles: new Map(), skewMs: 0, room: null };
+// The identity's nominal fields (space-protocol.md §2.2), in the order shown.
+const IDENTITY_FIELDS = [
+  ['coreValues', 'values'], ['currentInterests', 'interests'], ['expertise', 'expertise'],
+  ['voice', 'voice'], ['recentWork', 'recent work'],
+];
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -91,6 +98,80 @@ function addFeed(m, fresh) {
 
 // --- members and claims ---------------------------------------------------------------
 
+function listText(v) {
+  return Array.isArray(v) ? v.map(showText).join(', ') : showText(v);
+}
+
+// "label: value" lines of an identity summary, nominal fields first; an
+// array summary (the room lets it pass) is one line of its items.
+function identityLines(summary) {
+  if (Array.isArray(summary)) return [listText(summary)];
+  if (!summary || typeof summary !== 'object') return [];
+  const lines = [];
+  if (summary.soulEssence !== undefined) lines.push(showText(summary.soulEssence));
+  for (const [key, label] of IDENTITY_FIELDS)
+    if (summary[key] !== undefined) lines.push(`${label}: ${listText(summary[key])}`);
+  const known = new Set(['soulEssence', ...IDENTITY_FIELDS.map((f) => f[0])]);
+  for (const key of Object.keys(summary))
+    if (!known.has(key)) lines.push(`${key}: ${listText(summary[key])}`);
+  return lines;
+}
+
+function cutBadge(o) {
+  const b = el('span', 'badge cut', 'cut');
+  b.title = 'shortened for this page; the room relays it whole';
+  return o && o.cut ? b : null;
+}
+
+// A member's card beyond presence: identity, last reflection, last
+// workspace state. The same lines go into the card's tooltip.
+function profileParts(p) {
+  const parts = [];
+  const tip = [];
+  if (p.identity) {
+    const box = el('div', 'identity');
+    box.dataset.role = 'identity';
+    const lines = identityLines(p.identity.summary);
+    const essence = p.identity.summary && !Array.isArray(p.identity.summary) &&
+      p.identity.summary.soulEssence !== undefined;
+    lines.forEach((line, i) => box.append(el('div', i === 0 && essence ? 'essence' : 'fact', line)));
+    const cut = cutBadge(p.identity);
+    if (cut) box.append(cut);
+    box.title = `identity, ${timeOf(p.identity.at)}`;
+    parts.push(box);
+    tip.push(...lines);
+  }
+  if (p.reflection) {
+    const r = el('div', 'reflection');
+    r.dataset.role = 'reflection';
+    r.append(el('span', 'label', 'reflects '), el('span', 'text', p.reflection.summary));
+    const cut = cutBadge(p.reflection);
+    if (cut) r.append(cut);
+    r.title = `last reflection, ${timeOf(p.reflection.at)}`;
+    parts.push(r);
+    tip.push('reflects: ' + showText(p.reflection.summary));
+  }
+  if (p.workspaceState) {
+    const w = p.workspaceState;
+    const text = `${showText(w.workspace)} · plan ${w.planNumber} · ${w.completedTasks}/${w.totalTasks} done` +
+      (w.blockedTasks ? ` · ${w.blockedTasks} blocked` : '') +
+      (w.inProgressTasks ? ` · ${w.inProgressTasks} in progress` : '');
+    const d = el('div', 'workspace', text);
+    d.dataset.role = 'workspace';
+    const cut = cutBadge(w);
+    if (cut) d.append(cut);
+    d.title = `last workspace state, ${timeOf(w.at)}`;
+    parts.push(d);
+    tip.push('workspace: ' + text);
+  }
+  return { parts, tip };
+}
+
+function profileOf(m) {
+  const p = state.profiles.get(m.name);
+  return p && p.id === m.id ? p : null; // a returning name starts without
+}
+
 function renderMembers() {
   const ul = $('members');
   ul.replaceChildren();
@@ -107,6 +188,12 @@ function renderMembers() {
     if (typing) head.append(el('span', 'typing', 'typing…'));
     li.append(head);
     if (m.detail !== undefined) li.append(el('div', 'detail', showText(m.detail)));
+    const p = profileOf(m);
+    if (p) {
+      const { parts, tip } = profileParts(p);
+      li.append(...parts);
+      li.title = [`${m.name} (${m.id})`, ...tip].join('\n');
+    }
     li.append(el('div', 'meta', `joined ${timeOf(m.joinedAt)} · last seen ${timeOf(m.lastSeen)}`));
     ul.append(li);
   }
@@ -142,6 +229,8 @@ function onRoom(snap) {
   document.title = `${snap.name || 'agent-space'} — room`;
   state.members = snap.members || [];
   state.claims = snap.claims || [];
+  state.profiles = new Map();
+  for (const p of snap.profiles || []) state.profiles.set(p.name, p);
   $('chat').replaceChildren();
   for (const m of snap.events || []) addFeed(m, false);
   $('chat-empty').classList.toggle('hidden', (snap.events || []).length > 0);
@@ -172,7 +261,14 @@ function connect() {
       }
     });
   }
-  on('members', (d) => { noteNow(d.now); state.members = d.members || []; renderMembers(); });
+  on('members', (d) => {
+    noteNow(d.now);
+    state.members = d.members || [];
+    const here = new Set(state.members.map((m) => m.name));
+    for (const name of [...state.profiles.keys()]) if (!here.has(name)) state.profiles.delete(name);
+    renderMembers();
+  });
+  on('profile', (p) => { state.profiles.set(p.name, p); renderMembers(); });
   on('claims', (d) => { state.claims = d.claims || []; renderClaims(); });
   on('typing', (m) => {
     const mem = memberByName(m.name);

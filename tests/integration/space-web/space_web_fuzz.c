@@ -1,8 +1,10 @@
 /*
- * Fuzz target for the room's web page (space/web.c): the request
- * classifier over outside bytes, and the mirror the page reads, fed by a
- * real room (space/room.c) whose every queued message goes through
- * space_web_tap, as server.c does.
+ * Fuzz target for the room's web page (space/web.c, space/web_state.c):
+ * the request classifier over outside bytes, and the mirror the page
+ * reads, fed by a real room (space/room.c) through its observer, as
+ * server.c does: every broadcast to space_web_tap and to the sender's
+ * profile (space_web_profile_apply), every silent renewal to
+ * space_web_input.
  *
  * The whole input is first parsed as an HTTP request head (common/ws.c) and
  * classified; a refusal must carry a 4xx status and a sentence, a file an
@@ -11,7 +13,8 @@
  * one of three connections and an action (a message from it, a host line,
  * a close and reopen, a tick), the rest the payload. Every event the page
  * would be sent must be "event: <name>\ndata: <JSON object>\n\n" blocks,
- * and the snapshot must be a JSON object.
+ * the snapshot must be a JSON object, and every profile must keep the
+ * bounds of space/web_state.h.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,18 +29,19 @@
 #include "space/room.h"
 #include "space/store.h"
 #include "space/web.h"
+#include "space/web_state.h"
 
 #define NCONN 3
 
 struct fake_conn {
 	struct space_conn *c;
 	struct space_web_presence p;
+	struct space_web_profile prof;
 };
 
 static struct fake_conn conns[NCONN];
 static struct space_store *store;
 static struct space_web *web;
-static struct fake_conn *sender;
 
 static void check_events(struct space_buf *b)
 {
@@ -65,7 +69,33 @@ static void check_events(struct space_buf *b)
 
 static void op_send(void *ud, struct space_conn *c, struct space_buf *msg)
 {
-	check_events(space_web_tap(web, msg, sender ? &sender->p : NULL, 1700000000000));
+}
+
+/* A profile within its bounds: the event at most SPACE_WEB_PROFILE_MAX_BYTES,
+ * its identity's summary at most SPACE_WEB_IDENTITY_MAX_BYTES. */
+static void check_profile(const struct space_web_profile *p, const char *name, const char *id)
+{
+	struct space_buf *ev = space_web_profile_event(p, name, id);
+	if (ev->len > SPACE_WEB_PROFILE_MAX_BYTES) {
+		fprintf(stderr, "profile event of %zu bytes\n", ev->len);
+		abort();
+	}
+	if (p->identity && strlen(p->identity) > SPACE_WEB_IDENTITY_MAX_BYTES + 64)
+		abort();
+	check_events(ev);
+}
+
+static void on_event(void *ud, const struct space_room_event *ev)
+{
+	struct fake_conn *f = ev->who ? ev->who->io : NULL;
+	if (ev->kind == SPACE_ROOM_EV_CLAIM_RENEWED) {
+		if (!f || !ev->action || !ev->target)
+			abort();
+		return;
+	}
+	check_events(space_web_tap(web, ev->msg, f ? &f->p : NULL, ev->now));
+	if (f && space_web_profile_apply(&f->prof, space_buf_data(ev->msg), ev->msg->len))
+		check_profile(&f->prof, ev->who->name, ev->who->id);
 }
 
 static void op_close(void *ud, struct space_conn *c, int code, const char *reason)
@@ -86,6 +116,12 @@ static struct space_web_presence *presence_of(const struct space_conn *m)
 {
 	struct fake_conn *f = m->io;
 	return &f->p;
+}
+
+static const struct space_web_profile *profile_of(const struct space_conn *m)
+{
+	const struct fake_conn *f = m->io;
+	return &f->prof;
 }
 
 static void setup(void)
@@ -127,16 +163,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	classify(data, size);
 
 	struct space_room *r = space_room_new(NULL, store, &ops, NULL, 1700000000000);
+	space_room_set_observer(r, on_event, NULL);
 	int64_t now = 1700000000000;
 	for (int i = 0; i < NCONN; i++) {
 		memset(&conns[i].p, 0, sizeof conns[i].p);
+		memset(&conns[i].prof, 0, sizeof conns[i].prof);
 		conns[i].c = space_room_conn_new(r, &conns[i]);
 	}
 	static const char join[] = "{\"type\":\"join\",\"name\":\"Ada\",\"id\":\"a1\","
 	                           "\"version\":\"1\",\"capabilities\":[\"x\",1]}";
-	sender = &conns[0];
 	space_room_input(r, conns[0].c, join, sizeof join - 1, now);
-	sender = NULL;
 
 	size_t i = 0;
 	while (i < size) {
@@ -156,32 +192,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			switch ((op / NCONN) % 4) {
 			case 0:
 			case 1:
-				if (f->c->member)
-					space_web_input(web, f->c->name, msg, mlen, now);
-				sender = f;
 				space_room_input(r, f->c, msg, mlen, now);
-				sender = NULL;
 				break;
-			case 2: {
-				bool empty = space_room_member_count(r) == 0;
+			case 2:
 				space_room_host_chat(r, msg, mlen, now);
-				if (empty)
-					check_events(space_web_host_chat(web, store));
 				break;
-			}
 			default:
 				if (plen && payload[0] & 1) {
 					space_room_heartbeat(r, now);
 					space_room_sweep(r, now + 70000);
 				} else {
-					char *name = f->c->member ? strdup(f->c->name) : NULL;
-					char *id = f->c->member ? strdup(f->c->id) : NULL;
 					space_room_conn_closed(r, f->c, now);
-					if (name && space_room_member_count(r) == 0)
-						check_events(space_web_left(web, name, id, now));
-					free(name);
-					free(id);
 					space_web_presence_clear(&f->p);
+					space_web_profile_clear(&f->prof);
 					f->c = space_room_conn_new(r, f);
 				}
 			}
@@ -195,15 +218,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = 0;
 	struct space_web_stats st = {0};
 	char *snap = space_web_room_json(web, r, &st, now, &len);
+	snap = space_web_snapshot_add_profiles(snap, len, r, profile_of, &len);
 	cJSON *v = json_parse_nul(snap, len, NULL);
 	if (!cJSON_IsObject(v)) {
 		fprintf(stderr, "snapshot is not a JSON object: %s\n", snap);
 		abort();
 	}
+	if (!cJSON_IsArray(cJSON_GetObjectItem(v, "profiles")))
+		abort();
 	cJSON_Delete(v);
 	free(snap);
 	/* the stream's start: an HTTP head, then events */
-	struct space_buf *start = space_web_stream_start(web, r, &st, now);
+	struct space_buf *start =
+	        space_web_stream_add_profiles(space_web_stream_start(web, r, &st, now), r, profile_of);
 	const char *ev = strstr(space_buf_data(start), "\r\n\r\nretry: 1000\n\n");
 	if (!ev)
 		abort();
@@ -212,8 +239,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	space_buf_unref(start);
 	check_events(space_web_members_event(web, r, now));
 	space_room_free(r);
-	for (int k = 0; k < NCONN; k++)
+	for (int k = 0; k < NCONN; k++) {
 		space_web_presence_clear(&conns[k].p);
+		space_web_profile_clear(&conns[k].prof);
+	}
 	space_web_free(web);
 	return 0;
 }

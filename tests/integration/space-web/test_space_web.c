@@ -2,6 +2,8 @@
  * The room's read-only web page (space/web.h) over real sockets against the
  * built agent-space: the page and its files, /api/room, the event stream
  * (live chat, joins, presence, claims; the stream is never a member), the
+ * members' profiles (identity, last reflection, last workspace state) and
+ * a test for each of their bounds (space/web_state.h), the
  * bounds (16 streams, a browser that stops reading is dropped while the
  * room goes on), hostile requests (path traversal, bad methods, bodies,
  * huge heads → clear 4xx), and after all of it the room unharmed: the
@@ -608,6 +610,374 @@ static void w10_web_off(void **state)
 	space_pass(s);
 }
 
+
+/* --- members' identities, reflections and workspace states (space/web_state.h) --- */
+
+static const cJSON *profile_named(const cJSON *room, const char *name)
+{
+	const cJSON *p;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(room, "profiles"))
+	{
+		if (h_str(p, "name") && strcmp(h_str(p, "name"), name) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* UTF-16 units of UTF-8 text (as the room counts). */
+static size_t js_units(const char *s)
+{
+	size_t n = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p & 0xC0) != 0x80)
+			n++;
+		if (*p >= 0xF0)
+			n++;
+	}
+	return n;
+}
+
+static const char ADA_IDENTITY[] =
+        "{\"type\":\"identity\",\"summary\":{\"coreValues\":[\"curiosity\",\"care\"],"
+        "\"currentInterests\":[\"type systems\"],\"voice\":\"Plain and warm\","
+        "\"expertise\":[\"C\"],\"recentWork\":\"No recent completed work\","
+        "\"soulEssence\":\"Builds small tools.\"}}";
+
+/* A member's identity, last reflection and last workspace state: in the
+ * snapshot and, live, as a "profile" event within a second; a member that
+ * leaves takes its profile along, one that comes back starts without. */
+static void w11_profiles(void **state)
+{
+	struct space *s = space_start(fast_env);
+	struct sse *e = sse_open(s, 0);
+	assert_int_equal(sse_head(e), 200);
+	assert_non_null(sse_wait(e, "room", "\"profiles\":[]", H_TIMEOUT_MS));
+	struct ws_client *a = h_join(s, "Ada", "a1");
+	struct ws_client *b = h_join(s, "Bob", "b1");
+	int64_t t0 = ws_now_ms();
+	h_send(a, "%s", ADA_IDENTITY);
+	const char *d = sse_wait(e, "profile", "Builds small tools.", H_TIMEOUT_MS);
+	int64_t took = ws_now_ms() - t0;
+	assert_non_null(d);
+	if (took > LIVE_WITHIN_MS)
+		fail_msg("the identity reached the stream after %lld ms (at most %d)",
+		         (long long)took, LIVE_WITHIN_MS);
+	h_send(a, "{\"type\":\"reflection\",\"summary\":\"Short replies land better.\"}");
+	assert_non_null(sse_wait(e, "profile", "Short replies land better.", H_TIMEOUT_MS));
+	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"acme/widgets\",\"planNumber\":4,"
+	          "\"totalTasks\":9,\"completedTasks\":3,\"blockedTasks\":1,\"inProgressTasks\":2}");
+	d = sse_wait(e, "profile", "acme/widgets", H_TIMEOUT_MS);
+	assert_non_null(d);
+	/* the event carries the whole profile: the identity is still there */
+	assert_non_null(strstr(d, "Builds small tools."));
+	h_expect(s, b, "workspace_state");
+
+	cJSON *room = api_room(s);
+	assert_int_equal(cJSON_GetObjectItem(room, "profilesOmitted")->valueint, 0);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(room, "profiles")), 1);
+	const cJSON *p = profile_named(room, "Ada");
+	assert_non_null(p);
+	h_assert_keys(p, "name,id,identity,reflection,workspaceState");
+	assert_string_equal(h_str(p, "id"), "a1");
+	const cJSON *id = cJSON_GetObjectItem(p, "identity");
+	h_assert_keys(id, "summary,at");
+	assert_string_equal(h_print(s, cJSON_GetObjectItem(id, "summary")),
+	                    "{\"coreValues\":[\"curiosity\",\"care\"],\"currentInterests\":[\"type "
+	                    "systems\"],\"voice\":\"Plain and warm\",\"expertise\":[\"C\"],"
+	                    "\"recentWork\":\"No recent completed work\",\"soulEssence\":\"Builds "
+	                    "small tools.\"}");
+	h_assert_timestamp(h_str(id, "at"));
+	const cJSON *r = cJSON_GetObjectItem(p, "reflection");
+	assert_string_equal(h_str(r, "summary"), "Short replies land better.");
+	assert_null(cJSON_GetObjectItem(r, "cut"));
+	const cJSON *w = cJSON_GetObjectItem(p, "workspaceState");
+	h_assert_keys(w, "workspace,planNumber,totalTasks,completedTasks,blockedTasks,"
+	                 "inProgressTasks,at");
+	assert_string_equal(h_str(w, "workspace"), "acme/widgets");
+	assert_int_equal(cJSON_GetObjectItem(w, "planNumber")->valueint, 4);
+	assert_int_equal(cJSON_GetObjectItem(w, "totalTasks")->valueint, 9);
+	assert_int_equal(cJSON_GetObjectItem(w, "completedTasks")->valueint, 3);
+	assert_int_equal(cJSON_GetObjectItem(w, "inProgressTasks")->valueint, 2);
+	/* Bob sent nothing of the three: not listed */
+	assert_null(profile_named(room, "Bob"));
+	/* a second workspace_state replaces the first (the last one per member) */
+	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"acme/gadgets\",\"totalTasks\":1,"
+	          "\"completedTasks\":1}");
+	assert_non_null(sse_wait(e, "profile", "acme/gadgets", H_TIMEOUT_MS));
+	w = cJSON_GetObjectItem(profile_named(api_room(s), "Ada"), "workspaceState");
+	assert_string_equal(h_str(w, "workspace"), "acme/gadgets");
+	assert_int_equal(cJSON_GetObjectItem(w, "planNumber")->valueint, 0);
+
+	/* a new stream's snapshot carries it */
+	struct sse *e2 = sse_open(s, 0);
+	assert_int_equal(sse_head(e2), 200);
+	assert_non_null(sse_wait(e2, "room", "Builds small tools.", H_TIMEOUT_MS));
+	sse_close(e2);
+
+	/* Ada leaves: her profile goes with her; back again, she has none */
+	h_close(s, a);
+	h_expect(s, b, "leave");
+	assert_null(profile_named(api_room(s), "Ada"));
+	a = h_join(s, "Ada", "a2");
+	assert_null(profile_named(api_room(s), "Ada"));
+	/* nothing of this reached the log but the members' own messages */
+	assert_int_equal(h_count_log_entries(s, "identity", NULL, NULL), 1);
+	assert_int_equal(h_count_log_entries(s, "reflection", NULL, NULL), 1);
+	sse_close(e);
+	space_pass(s);
+}
+
+/* Sends an identity with the given summary, waits for its echo, returns
+ * the page's copy of Ada's identity object. */
+static const cJSON *identity_via_page(struct space *s, struct ws_client *a, cJSON *summary)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "type", "identity");
+	cJSON_AddItemToObject(m, "summary", summary);
+	h_send_json(a, m);
+	cJSON_Delete(m);
+	h_expect(s, a, "identity");
+	const cJSON *p = profile_named(api_room(s), "Ada");
+	assert_non_null(p);
+	return cJSON_GetObjectItem(p, "identity");
+}
+
+/* Each bound of the identity (web_state.h), one at a time: a string, a
+ * key, an array, an object, the nesting, the whole summary. */
+static void w12_identity_bounds(void **state)
+{
+	struct space *s = space_start(fast_env);
+	struct ws_client *a = h_join(s, "Ada", "a1");
+
+	/* a string: cut to 300 units, on a code-point boundary */
+	char *big = h_repeat("\xF0\x9F\x98\x80", 1000); /* 2,000 units */
+	cJSON *sum = cJSON_CreateObject();
+	cJSON_AddStringToObject(sum, "soulEssence", big);
+	const cJSON *id = identity_via_page(s, a, sum);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(id, "cut")));
+	const char *got = h_str(cJSON_GetObjectItem(id, "summary"), "soulEssence");
+	assert_non_null(got);
+	assert_int_equal(js_units(got), 300);
+	assert_int_equal(strlen(got), 600); /* 150 whole emoji */
+	free(big);
+
+	/* a key: cut to 64 units */
+	char *key = h_repeat("k", 200);
+	sum = cJSON_CreateObject();
+	cJSON_AddStringToObject(sum, key, "v");
+	id = identity_via_page(s, a, sum);
+	const cJSON *k = cJSON_GetObjectItem(id, "summary")->child;
+	assert_non_null(k);
+	assert_int_equal(strlen(k->string), 64);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(id, "cut")));
+	free(key);
+
+	/* an array: at most 16 entries */
+	sum = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(sum, "coreValues");
+	for (int i = 0; i < 40; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString("value"));
+	id = identity_via_page(s, a, sum);
+	assert_int_equal(
+	        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(id, "summary"),
+	                                               "coreValues")),
+	        16);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(id, "cut")));
+
+	/* an object: at most 16 keys */
+	sum = cJSON_CreateObject();
+	for (int i = 0; i < 40; i++) {
+		char kn[16];
+		snprintf(kn, sizeof kn, "key%02d", i);
+		cJSON_AddNumberToObject(sum, kn, i);
+	}
+	id = identity_via_page(s, a, sum);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(id, "summary")), 16);
+	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(id, "summary"), "key15"));
+	assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(id, "summary"), "key16"));
+
+	/* nesting: at most 4 levels of containers; deeper values are left out */
+	sum = cJSON_CreateObject();
+	cJSON *at = sum;
+	for (int i = 0; i < 10; i++)
+		at = cJSON_AddObjectToObject(at, "in");
+	cJSON_AddStringToObject(sum, "voice", "plain");
+	id = identity_via_page(s, a, sum);
+	assert_string_equal(h_print(s, cJSON_GetObjectItem(id, "summary")),
+	                    "{\"in\":{\"in\":{\"in\":{}}},\"voice\":\"plain\"}");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(id, "cut")));
+
+	/* the whole summary: at most 2,048 bytes of JSON, whatever fits */
+	sum = cJSON_CreateObject();
+	char *line = h_repeat("\x01", 300); /* 300 units, 1,800 bytes escaped */
+	for (int i = 0; i < 8; i++) { /* 12.6 KB: within the room's 16 KB */
+		char kn[16];
+		snprintf(kn, sizeof kn, "f%02d", i);
+		cJSON_AddStringToObject(sum, kn, i == 0 ? "first" : line);
+	}
+	id = identity_via_page(s, a, sum);
+	const char *text = h_print(s, cJSON_GetObjectItem(id, "summary"));
+	assert_true(strlen(text) > 0);
+	/* what the server sent (escaped \u0001 is 6 bytes): reprinted by cJSON the
+	 * same way, so the length is the server's */
+	if (strlen(text) > 2048)
+		fail_msg("identity summary of %zu bytes on the page (at most 2048)", strlen(text));
+	assert_string_equal(h_str(cJSON_GetObjectItem(id, "summary"), "f00"), "first");
+	assert_non_null(h_str(cJSON_GetObjectItem(id, "summary"), "f01"));
+	assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(id, "summary"), "f07"));
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(id, "cut")));
+	free(line);
+
+	/* an array summary passes the room (§3.6) and the page */
+	id = identity_via_page(s, a, cJSON_Parse("[\"<b>x</b>\",1,null,true]"));
+	assert_string_equal(h_print(s, cJSON_GetObjectItem(id, "summary")),
+	                    "[\"<b>x</b>\",1,null,true]");
+	assert_null(cJSON_GetObjectItem(id, "cut"));
+	/* the room itself relays the whole identity */
+	assert_int_equal(h_count_log_entries(s, "identity", "Ada", NULL), 7);
+	space_pass(s);
+}
+
+/* The reflection (1,000 units) and the workspace name (200 units) are cut
+ * for the page; the room relays them as before. A whole profile at its
+ * largest stays within 12 KiB on the stream. */
+static void w13_reflection_workspace_bounds(void **state)
+{
+	struct space *s = space_start(fast_env);
+	struct ws_client *a = h_join(s, "Ada", "a1");
+	char *refl = h_repeat("\xC3\xA9", 4000);
+	h_send(a, "{\"type\":\"reflection\",\"summary\":\"%s\"}", refl);
+	cJSON *m = h_expect(s, a, "reflection");
+	assert_int_equal(js_units(h_str(m, "summary")), 4000); /* the room: whole */
+	const cJSON *r = cJSON_GetObjectItem(profile_named(api_room(s), "Ada"), "reflection");
+	assert_int_equal(js_units(h_str(r, "summary")), 1000);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(r, "cut")));
+	free(refl);
+	/* a pair of surrogates is never split */
+	refl = h_repeat("\xF0\x9F\x98\x80", 700);
+	h_send(a, "{\"type\":\"reflection\",\"summary\":\"a%s\"}", refl);
+	h_expect(s, a, "reflection");
+	r = cJSON_GetObjectItem(profile_named(api_room(s), "Ada"), "reflection");
+	assert_int_equal(js_units(h_str(r, "summary")), 999);
+	free(refl);
+
+	char *ws = h_repeat("w", 5000);
+	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"%s\",\"totalTasks\":5,"
+	          "\"completedTasks\":2}", ws);
+	m = h_expect(s, a, "workspace_state");
+	assert_int_equal(strlen(h_str(m, "workspace")), 5000);
+	const cJSON *w = cJSON_GetObjectItem(profile_named(api_room(s), "Ada"), "workspaceState");
+	assert_int_equal(strlen(h_str(w, "workspace")), 200);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(w, "cut")));
+	assert_int_equal(cJSON_GetObjectItem(w, "totalTasks")->valueint, 5);
+	free(ws);
+
+	/* the largest profile: a name, id, identity, reflection and workspace of
+	 * control characters (6 bytes each escaped) */
+	struct sse *e = sse_open(s, 0);
+	assert_int_equal(sse_head(e), 200);
+	assert_non_null(sse_wait(e, "room", NULL, H_TIMEOUT_MS));
+	cJSON *join = cJSON_CreateObject();
+	char *name = h_repeat("\x02", 100);
+	cJSON_AddStringToObject(join, "type", "join");
+	cJSON_AddStringToObject(join, "name", name);
+	cJSON_AddStringToObject(join, "id", name);
+	cJSON_AddStringToObject(join, "version", "1");
+	char *jt = cJSON_PrintUnformatted(join);
+	struct ws_client *z = h_join_json(s, jt, NULL);
+	free(jt);
+	cJSON_Delete(join);
+	char *ctl = h_repeat("\x01", 5000);
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "reflection");
+	cJSON_AddStringToObject(msg, "summary", ctl);
+	h_send_json(z, msg);
+	cJSON_Delete(msg);
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "workspace_state");
+	cJSON_AddStringToObject(msg, "workspace", ctl);
+	cJSON_AddNumberToObject(msg, "totalTasks", -1.7976931348623157e308);
+	cJSON_AddNumberToObject(msg, "completedTasks", 1e-300);
+	h_send_json(z, msg);
+	cJSON_Delete(msg);
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "identity");
+	cJSON *sum = cJSON_AddObjectToObject(msg, "summary");
+	ctl[400] = '\0'; /* six of 2,400 bytes: within the room's 16 KB */
+	for (int i = 0; i < 6; i++) {
+		char kn[8];
+		snprintf(kn, sizeof kn, "%c", 'a' + i);
+		cJSON_AddStringToObject(sum, kn, ctl);
+	}
+	h_send_json(z, msg);
+	cJSON_Delete(msg);
+	const char *d = sse_wait(e, "profile", "\"identity\":{", H_TIMEOUT_MS);
+	assert_non_null(d);
+	size_t n = (size_t)(strstr(d, "\n\n") - d);
+	printf("the largest profile event: %zu bytes\n", n);
+	if (n > 12 * 1024)
+		fail_msg("a profile event of %zu bytes (at most 12 KiB)", n);
+	assert_true(n > 8000); /* it did carry the long parts */
+	free(ctl);
+	free(name);
+	sse_close(e);
+	space_pass(s);
+}
+
+/* The snapshot carries at most 64 KiB of profiles; the members past that
+ * are counted in profilesOmitted and still come live. */
+static void w14_profiles_budget(void **state)
+{
+	struct space *s = space_start(fast_env);
+	char *line = h_repeat("z", 280);
+	struct ws_client *last = NULL;
+	for (int i = 0; i < 40; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "M%02d", i);
+		last = h_join(s, name, name);
+		cJSON *msg = cJSON_CreateObject();
+		cJSON_AddStringToObject(msg, "type", "identity");
+		cJSON *sum = cJSON_AddObjectToObject(msg, "summary");
+		for (int k = 0; k < 6; k++) {
+			char kn[8];
+			snprintf(kn, sizeof kn, "k%d", k);
+			cJSON_AddStringToObject(sum, kn, line);
+		}
+		h_send_json(last, msg);
+		cJSON_Delete(msg);
+		h_expect(s, last, "identity");
+	}
+	free(line);
+	int st = 0;
+	char *resp = get(s, "/api/room", NULL, &st);
+	assert_int_equal(st, 200);
+	const char *from = strstr(resp, ",\"profiles\":[");
+	const char *to = strstr(resp, "],\"profilesOmitted\":");
+	assert_non_null(from);
+	assert_non_null(to);
+	size_t bytes = (size_t)(to - from) + 1;
+	cJSON *room = h_parse(s, body_of(resp));
+	free(resp);
+	int listed = cJSON_GetArraySize(cJSON_GetObjectItem(room, "profiles"));
+	int omitted = cJSON_GetObjectItem(room, "profilesOmitted")->valueint;
+	printf("40 profiles of ~1.8 KB: %d in the snapshot (%zu bytes), %d omitted\n", listed,
+	       bytes, omitted);
+	assert_true(bytes <= 64 * 1024);
+	assert_int_equal(listed + omitted, 40);
+	assert_true(omitted > 0 && listed > 20);
+	/* in member order: the first ones are there */
+	assert_non_null(profile_named(room, "M00"));
+	assert_null(profile_named(room, "M39"));
+	/* the last member's profile still comes live */
+	struct sse *e = sse_open(s, 0);
+	assert_int_equal(sse_head(e), 200);
+	assert_non_null(sse_wait(e, "room", "\"profilesOmitted\":", H_TIMEOUT_MS));
+	h_send(last, "{\"type\":\"reflection\",\"summary\":\"still here\"}");
+	assert_non_null(sse_wait(e, "profile", "\"name\":\"M39\"", H_TIMEOUT_MS));
+	sse_close(e);
+	space_pass(s);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, space_teardown)
 
 int main(void)
@@ -617,7 +987,8 @@ int main(void)
 	        T(w01_page),          T(w02_api_room),      T(w03_stream_live),
 	        T(w04_claim_renewal), T(w05_stream_limit),  T(w06_slow_stream_dropped),
 	        T(w07_hostile),       T(w08_long_chat_cut), T(w09_join_storm),
-	        T(w10_web_off),
+	        T(w10_web_off),       T(w11_profiles),      T(w12_identity_bounds),
+	        T(w13_reflection_workspace_bounds),         T(w14_profiles_budget),
 	};
 	return cmocka_run_group_tests_name("agent-space web page", tests, NULL, NULL);
 }

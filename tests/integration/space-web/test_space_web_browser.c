@@ -5,6 +5,8 @@
  *   - a chat sent by a member appears on the page within a second, with its
  *     chain; a member joining shows up, one leaving goes;
  *   - presence: state and typing; claims and their release;
+ *   - members' identities (from the snapshot and live), last reflection and
+ *     workspace state on their cards, a hostile identity as text;
  *   - a hostile chat is text, never markup;
  *   - the page cannot speak: no form, no input, a POST from it gets 405,
  *     and the room's log holds only what the members said;
@@ -74,7 +76,26 @@ static void test_room_live(void **state)
 	struct ws_client *ada = h_join(s, "Ada", "ada-1");
 	h_send(ada, "{\"type\":\"chat\",\"content\":\"good morning, room\"}");
 	h_expect(s, ada, "chat");
+	h_send(ada, "{\"type\":\"identity\",\"summary\":{\"coreValues\":[\"curiosity\",\"care\"],"
+	            "\"currentInterests\":[\"type systems\"],\"voice\":\"Plain and warm\","
+	            "\"expertise\":[\"C\",\"libuv\"],\"recentWork\":\"Shipped the room page\","
+	            "\"soulEssence\":\"Builds small tools that last.\"}}");
+	h_expect(s, ada, "identity");
+	h_send(ada, "{\"type\":\"workspace_state\",\"workspace\":\"acme/widgets\",\"planNumber\":4,"
+	            "\"totalTasks\":9,\"completedTasks\":3,\"blockedTasks\":1,\"inProgressTasks\":2}");
+	h_expect(s, ada, "workspace_state");
 	open_room(s);
+	/* Ada's identity and workspace, from the snapshot */
+	cdp_wait_true(&B,
+	              "!!" MEMBER("Ada") " && " MEMBER(
+	                      "Ada") ".querySelector('[data-role=identity] .essence').textContent "
+	                             "=== 'Builds small tools that last.' && " MEMBER(
+	                      "Ada") ".querySelector('[data-role=identity]').textContent.includes("
+	                             "'values: curiosity, care') && " MEMBER(
+	                      "Ada") ".querySelector('[data-role=workspace]').textContent.includes("
+	                             "'acme/widgets · plan 4 · 3/9 done')",
+	              10000);
+	assert_true(cdp_eval_true(&B, MEMBER("Ada") ".title.includes('expertise: C, libuv')"));
 	/* the snapshot: the member and what was said before the page opened */
 	cdp_wait_true(&B,
 	              "!!" MEMBER("Ada") " && document.getElementById('room-name').textContent === "
@@ -91,6 +112,29 @@ static void test_room_live(void **state)
 	       waited);
 	assert_true(cdp_eval_true(&B, "document.getElementById('member-count').textContent === "
 	                              "'2 members'"));
+
+	/* Bob's identity live, within a second */
+	t0 = cdp_mono_ms();
+	h_send(bob, "{\"type\":\"identity\",\"summary\":{\"soulEssence\":\"Reviews with care.\","
+	            "\"voice\":\"Terse and kind\",\"expertise\":[\"review\"]}}");
+	cdp_wait_true(&B,
+	              MEMBER("Bob") " && " MEMBER("Bob") ".querySelector('[data-role=identity] "
+	                                                 ".essence')?.textContent === 'Reviews "
+	                                                 "with care.'",
+	              10000);
+	long ident_ms = cdp_mono_ms() - t0;
+	printf("identity on the page %ld ms after it was sent\n", ident_ms);
+	if (ident_ms > APPEAR_WITHIN_MS)
+		fail_msg("the identity took %ld ms to appear (within %d ms)", ident_ms,
+		         APPEAR_WITHIN_MS);
+	assert_true(cdp_eval_true(&B, MEMBER("Bob") ".textContent.includes('voice: Terse and "
+	                                            "kind')"));
+	h_send(bob, "{\"type\":\"reflection\",\"summary\":\"Short reviews land better than long "
+	            "ones.\"}");
+	cdp_wait_true(&B,
+	              MEMBER("Bob") ".querySelector('[data-role=reflection]')?.textContent."
+	                            "includes('Short reviews land better')",
+	              10000);
 
 	/* a chat appears within a second, with its chain */
 	t0 = cdp_mono_ms();
@@ -145,6 +189,19 @@ static void test_room_live(void **state)
 	assert_true(cdp_eval_true(&B,
 	                          "window.pwned === undefined && !document.querySelector('#chat "
 	                          "img') && !document.querySelector('#chat b')"));
+	/* a hostile identity is text too: a peer's strings, never markup */
+	h_send(bob, "{\"type\":\"identity\",\"summary\":{\"soulEssence\":\"<script>window.pwned=3"
+	            "</script>\",\"voice\":\"<img src=x onerror=\\\"window.pwned=2\\\"><i>terse</i>\","
+	            "\"<b>key</b>\":[\"<a href=javascript:alert(1)>x</a>\"]}}");
+	cdp_wait_true(&B,
+	              MEMBER("Bob") ".textContent.includes('voice: <img src=x onerror') && " MEMBER(
+	                      "Bob") ".textContent.includes('<b>key</b>: <a href=javascript')",
+	              10000);
+	assert_true(cdp_eval_true(
+	        &B, "window.pwned === undefined && !document.querySelector('#members img, #members "
+	            "i, #members b, #members a, #members script') && " MEMBER(
+	                    "Bob") ".querySelector('.essence').textContent === "
+	                           "'<script>window.pwned=3</script>'"));
 	cdp_screenshot(&B, artifacts, "space-hostile-chat.png");
 
 	h_send(bob, "{\"type\":\"action_result\",\"action\":\"review\",\"target\":\"PR 12\","
