@@ -62,6 +62,7 @@ struct item {
 	struct ghconv_verdict v;
 	char trigger_id[MSG_ID_MAX];
 	int64_t trigger_comment; /* comment id, 0 = the description */
+	char trigger_peer[GHCONV_LOGIN_MAX]; /* its author when an agent, else "" */
 	struct gate_result g;
 	int64_t dups[GHCONV_MAX_DUPLICATES];
 	size_t ndups, idup;
@@ -561,6 +562,8 @@ static void after_cleanup(struct ghconv *g)
 	const struct ghconv_comment *tc = trigger_comment(it);
 	message_id(it, tc, it->trigger_id, sizeof it->trigger_id);
 	it->trigger_comment = tc->id;
+	snprintf(it->trigger_peer, sizeof it->trigger_peer, "%s",
+	         ghconv_is_agent(tc, g->login, &it->peers) ? tc->login : "");
 	decision_set(&d, VERDICT_PASS, it->v.rule, "reply considered (%s urgency): %s",
 	             ghconv_urgency_name(it->v.urgency), it->v.reason);
 	note(g, it, NULL, STAGE_GATE, &d);
@@ -674,6 +677,9 @@ static void on_said(void *ud, const struct decision *final, const char *artifact
 	bool sent = final && final->verdict == VERDICT_SENT;
 	if (sent) {
 		conv_store_mark_answered(pipeline_store(g->c.pipeline), it->trigger_id);
+		/* the gate counts it (SELF.md's replies per conversation) */
+		pipeline_note_reply(g->c.pipeline, it->conv,
+		                    it->trigger_peer[0] ? it->trigger_peer : NULL);
 		g->stats.replies++;
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "replied", "thread", it->key, "comment",
 		       artifact ? artifact : "");

@@ -668,6 +668,12 @@ bool pipeline_paused(const struct pipeline *p)
 	return p->paused;
 }
 
+void pipeline_note_reply(struct pipeline *p, const char *conversation, const char *peer_id)
+{
+	if (p && conversation && *conversation)
+		gate_note_reply(p->gs, conversation, peer_id, time_now_ms());
+}
+
 void pipeline_set_coord(struct pipeline *p, struct coord *c)
 {
 	p->coord = c;

@@ -194,6 +194,15 @@ int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char
                      bool courtesy, const char *id, const struct validator_context *vctx,
                      pipeline_say_fn done, void *ud);
 
+/* A reply a source sent itself with pipeline_say/_ctx in answer to a
+ * message of conversation (ghconv and Bluesky compose with the whole thread
+ * and send that way): the gate counts it as the record stage counts a
+ * walk's reply — our replies in the conversation (SELF.md's Social
+ * Mechanics: max replies per conversation), the pair window towards
+ * peer_id (NULL: a person) and the run of agent messages. Call it once
+ * per reply, when its send ended SENT. */
+void pipeline_note_reply(struct pipeline *p, const char *conversation, const char *peer_id);
+
 /* The kill switch (persisted by control.h, not here). */
 void pipeline_set_paused(struct pipeline *p, bool paused);
 /* Replaces the gate's configuration (SIGHUP: SELF.md's thresholds, the

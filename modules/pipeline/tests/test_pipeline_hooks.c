@@ -646,6 +646,39 @@ static void test_say_is_not_a_walk(void **state)
 	assert_int_equal(f->nextra_calls, 0);
 }
 
+/* A reply a source sent itself (pipeline_say, then pipeline_note_reply)
+ * counts like a walk's reply: with SELF.md's one reply per conversation,
+ * the next message of that conversation gets a reaction, not a reply;
+ * another conversation is untouched; and a note without a conversation is
+ * ignored. */
+static void test_note_reply_counts(void **state)
+{
+	struct fixture *f = *state;
+	struct gate_config g;
+	gate_config_defaults(&g);
+	g.self_id = "ada";
+	g.self_name = "ada";
+	g.max_events = 0;
+	g.max_replies_per_conversation = 1;
+	pipeline_set_gate(f->p, &g);
+	pipeline_note_reply(f->p, "bsky:thread-1", NULL);
+	pipeline_note_reply(f->p, "", NULL);
+	pipeline_note_reply(f->p, NULL, "bob");
+	pipeline_note_reply(NULL, "bsky:thread-1", NULL);
+	assert_int_equal(walk(f, CONV_PLATFORM_BLUESKY, "bsky:thread-1", "m-note-1",
+	                      CONV_AUTHOR_HUMAN, "And what about the second part?"),
+	                 0);
+	assert_int_equal(walk(f, CONV_PLATFORM_BLUESKY, "bsky:thread-2", "m-note-2",
+	                      CONV_AUTHOR_HUMAN, "A question in another thread."),
+	                 0);
+	run(f);
+	assert_int_equal(f->ndone, 2);
+	assert_string_equal(f->done[0].message_id, "m-note-1");
+	assert_int_equal(f->done[0].verdict, VERDICT_REACT);
+	assert_string_equal(f->done[1].message_id, "m-note-2");
+	assert_int_not_equal(f->done[1].verdict, VERDICT_REACT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -667,6 +700,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_event_from_done, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_free_calls_nobody, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_say_is_not_a_walk, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_note_reply_counts, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
