@@ -88,7 +88,6 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	        .api_url = ctx->cfg->github_api_url,
 	        .soul_text = ctx->soul_text,
 	        .self = ctx->self,
-	        .max_acl = ctx->cfg->max_acl,
 	        .stagger_min_ms = smin,
 	        .stagger_span_ms = sspan,
 	        .fatal = ctx->fatal,

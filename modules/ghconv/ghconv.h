@@ -124,9 +124,6 @@ struct ghconv_config {
 	const struct self_doc *self;  /* borrowed (re-read in place on SIGHUP); may be NULL */
 	const char *const *peers;     /* registered peer logins (§4.4); may be NULL */
 	size_t npeers;
-	/* MAX_ACL: the gate's. Not read any more: the gate's REACT comes
-	 * back through the pipeline's done() hook. Kept for the callers. */
-	int max_acl;
 	int64_t stagger_min_ms, stagger_span_ms;
 	/* A fatal model error (LLM_ERR_FATAL): the daemon tells the owner and
 	 * stops. May be NULL. */
