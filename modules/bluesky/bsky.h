@@ -2,7 +2,8 @@
  * bsky — the agent's life on Bluesky (runtime-bluesky.md §6, §7.1, §7.3,
  * §7.4; issue 12 items 3–7): it reads its notifications and answers like
  * a person, and leaves conversations well. The rules are policy.h's; the
- * memory is bstate.h's; this file is the wiring on the loop.
+ * memory is bstate.h's; this engine (bsky.c and its bsky_*.c files, bsky_int.h)
+ * is the wiring on the loop.
  *
  * Every notification walks the message pipeline (pipeline.h): event →
  * gate → compose (here) → validator → outbound → record. Nothing is posted

@@ -1,7 +1,8 @@
 /*
  * The Bluesky policy's parsers of outside input, fuzzed: every text a
  * stranger can post (closings, acknowledgements, emoji, normalisation,
- * identity posts, circular detection, the pruning plan) and the state files
+ * identity posts, circular detection, the pruning plan) and the model's
+ * expression drafts (the invitation classifier) and the state files
  * read back from disk (bstate.h). The first byte picks the target; the
  * rest is the input. Invariants checked: normalised text is bounded and
  * never ends inside a UTF-8 sequence; a found GitHub name is a valid login;
@@ -31,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)bsky_is_emoji_only(s);
 		(void)bsky_is_short_ack(s);
 		(void)bsky_should_respond(BSKY_REASON_REPLY, false, s, &d);
+		(void)bsky_invitation_classify(s, &d);
 		char out[BSKY_NORM_MAX_BYTES + 1];
 		size_t n = bsky_normalize(s, out);
 		if (n > BSKY_NORM_MAX_BYTES || strlen(out) != n)
@@ -62,8 +64,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (bar)
 				*bar = 0;
 			posts[n] = (struct bsky_thread_post){line, bar ? bar + 1 : ""};
-			items[n] = (struct bsky_feed_item){line, bar ? bar + 1 : "", (int64_t)n,
-			                                   (n % 3) ? "at://root" : NULL, n % 5 == 4};
+			items[n] =
+			        (struct bsky_feed_item){line, bar ? bar + 1 : "", (int64_t)n,
+			                                (n % 3) ? "at://root" : NULL, n % 5 == 4};
 			n++;
 		}
 		(void)bsky_circular_level(posts, n);

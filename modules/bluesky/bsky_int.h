@@ -1,0 +1,246 @@
+/*
+ * bsky_int — the insides of the Bluesky engine shared by its files; not an
+ * API (only modules/bluesky/bsky*.c include it; the contract is bsky.h's).
+ *
+ *   bsky.c         helpers (clock, decisions, state, local time), likes,
+ *                  the outbound port wrapper, start / quiesce / free / status;
+ *   bsky_notes.c   notifications and replies: the awareness check, the
+ *                  thread, compose, the self-check, pacing, §6.12 promises,
+ *                  the pipeline source's hooks;
+ *   bsky_feed.c    feed hygiene: the identity post, pruning, the expression
+ *                  schedule from the feed;
+ *   bsky_peers.c   peer identity posts, follow, announce once;
+ *   bsky_posts.c   proactive posts: expression (with its invitation check)
+ *                  and ritual openings.
+ *
+ * Single-threaded: everything runs on the loop of bsky_config.loop.
+ */
+#ifndef GA_MODULES_BLUESKY_BSKY_INT_H
+#define GA_MODULES_BLUESKY_BSKY_INT_H
+
+#include "modules/bluesky/bsky.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "adapters/atproto/atproto.h"
+#include "adapters/atproto/port.h"
+#include "common/fsx.h"
+#include "common/hash.h"
+#include "common/json.h"
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/timeutil.h"
+#include "common/xalloc.h"
+#include "local-tools/tools.h"
+#include "modules/budget/budget.h"
+#include "modules/commitments/ledger.h"
+#include "modules/compose/compose.h"
+#include "modules/identity/self.h"
+#include "modules/journal/journal.h"
+#include "modules/participation/commitment.h"
+#include "modules/pipeline/pipeline.h"
+#include "modules/scheduler/sched.h"
+#include "modules/skills/skills.h"
+#include "modules/validator/echo.h"
+#include "modules/validator/validator.h"
+
+#define LOG_COMP "bluesky"
+
+struct bsky;
+
+/* One notification on its walk. */
+struct bnote {
+	struct bsky *b;
+	bool used;
+	bool ended; /* the record stage was seen */
+	bool react; /* the gate said REACT */
+	bool sent;  /* the reply was created */
+	bool send_failed;
+	bool composing; /* compose() was called */
+	char uri[BSKY_URI_MAX];
+	char cid[ATP_CID_MAX];
+	char author_did[BSKY_DID_MAX];
+	char author_handle[BSKY_HANDLE_MAX];
+	enum bsky_reason reason;
+	char *text;
+	char parent_uri[BSKY_URI_MAX];
+	char root_uri[BSKY_URI_MAX];
+	char root_cid[ATP_CID_MAX];
+	char conversation[BSKY_URI_MAX + 16];
+	int64_t indexed_ms;
+	int64_t carried;
+	bool owner, agent, to_us;
+	int depth;
+	struct {
+		char did[BSKY_DID_MAX];
+		char handle[BSKY_HANDLE_MAX + 2];
+		char *text;
+		bool agent;
+	} thread[BSKY_THREAD_MAX];
+	size_t nthread;
+	char ritual[128];
+	/* compose */
+	struct pipeline_job *job;
+	struct compose_run *run;
+	struct tools_sink sink;
+	struct compose_tool tools[TOOLS_MAX];
+	size_t ntools;
+	char *reply;
+	int64_t chain_out; /* the gate's, for a reply sent with its commitments */
+	bool courtesy;
+	bool saying;     /* the reply goes out through pipeline_say_ctx (§6.12) */
+	cJSON *promises; /* [{type, params}]: enqueued once the reply is sent */
+	bool exit_like;
+	char exit_uri[BSKY_URI_MAX];
+	char exit_cid[ATP_CID_MAX];
+	char exit_reason[160];
+	uv_timer_t timer;
+};
+
+struct batch_item {
+	char uri[BSKY_URI_MAX];
+	int64_t indexed_ms;
+	bool done;
+	bool started;
+	int prio;
+	bool owner;
+	cJSON *n; /* the notification (owned) until started */
+};
+
+#define BSKY_KEY_MAX (BSKY_URI_MAX + 8) /* "reply:<uri>"; the journal refuses > 128 */
+
+struct ref_entry {
+	char key[BSKY_KEY_MAX];
+	cJSON *extra;
+};
+
+struct like_entry {
+	char uri[BSKY_URI_MAX];
+	char cid[ATP_CID_MAX];
+	char did[BSKY_DID_MAX];
+	char conversation[BSKY_URI_MAX + 16];
+	char message_id[BSKY_URI_MAX];
+	char why[120];
+};
+
+struct attempt {
+	char uri[BSKY_URI_MAX];
+	int n;
+};
+
+struct bsky {
+	struct bsky_config c;
+	char *agent_name, *owner_did, *owner_handle, *github, *soul, *self_path;
+	struct bsky_state *st;
+	struct bsky_pacing pacing;
+	bool started, quiescing, logged_in;
+	char did[BSKY_DID_MAX];
+	char handle[BSKY_HANDLE_MAX];
+	/* jobs */
+	struct sched_job *j_aware, *j_feed, *j_expr, *j_peers, *j_ritual;
+	struct sched_job *aware_running;
+	struct sched_job *feed_running;
+	/* the awareness check */
+	struct batch_item *batch;
+	size_t nbatch;
+	int pages;
+	int64_t last_check_ms;
+	uint64_t checks;
+	struct bnote notes[BSKY_MAX_INFLIGHT];
+	/* the port */
+	struct outbound_port inner;
+	struct ref_entry refs[BSKY_REFS_MAX];
+	struct like_entry likes[BSKY_LIKES_MAX];
+	size_t nlikes;
+	uv_timer_t like_timer;
+	struct attempt attempts[BSKY_MAX_INFLIGHT * 2];
+	size_t attempt_next;
+	/* feed */
+	uint64_t pruned;
+	bool warmed;
+	bool peer_busy;
+	/* proactive posts: an expression or a ritual's opening, one at a time */
+	bool posting;
+	struct compose_run *post_run;
+	char *post_text;
+	char *post_user;    /* the user message of the first draft (a revision repeats it) */
+	bool post_revised;  /* the expression's one revision was asked for (§7.1) */
+	char post_kind[16]; /* "expression" / "ritual" */
+	char post_ritual[128];
+	char post_date[11];
+	struct tools_sink post_sink;
+	struct compose_tool post_tool;
+	char *recent[BSKY_RECENT_POSTS]; /* our recent top-level posts (echo window) */
+	size_t nrecent;
+	bool warned_skill[2];
+	int closing_handles;
+};
+
+/* ---- bsky.c ---- */
+/* The clock (time_now_ms). */
+int64_t bk_now_ms(void);
+/* A decision on the story of a conversation / message (pipeline_note) and
+ * the log. */
+void bk_note_decision(struct bsky *b, const char *conversation, const char *id,
+                      enum decision_stage stage, enum decision_verdict v, const char *rule,
+                      const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* Writes the state file (atomically); a failure is logged. */
+void bk_save_state(struct bsky *b);
+/* Local weekday, hour and "YYYY-MM-DD" of ms (any may be NULL). */
+void bk_local_now(int64_t ms, int *wday, int *hour, char date[11]);
+/* SELF.md's Social Mechanics, or the defaults. */
+const struct self_mechanics *bk_mechanics(const struct bsky *b);
+/* A like through outbound (target bluesky:like:<did>), paced (at most
+ * BSKY_LIKES_MAX waiting). */
+void bk_like(struct bsky *b, const char *uri, const char *cid, const char *did,
+             const char *conversation, const char *message_id, const char *why);
+/* Likes the note's post and concludes the author's part of the thread. */
+void bk_like_note(struct bnote *n, const char *rule, const char *why);
+/* Keeps extra (taken) for the port under key; -1 when the table is full. */
+int bk_ref_put(struct bsky *b, const char *key, cJSON *extra);
+/* Forgets the extra under key (none: nothing). */
+void bk_ref_drop(struct bsky *b, const char *key);
+/* The note in flight for a post, or NULL. */
+struct bnote *bk_note_by_uri(struct bsky *b, const char *uri);
+
+/* ---- bsky_notes.c ---- */
+/* Notifications on their walk now. */
+size_t bk_notes_in_flight(const struct bsky *b);
+/* The pipeline source's hooks: done, reply_extra, compose, reply_target. */
+void bk_on_walk_done(void *ud, const struct conv_event *ev, const struct decision *final,
+                     const char *artifact);
+int bk_on_reply_extra(void *ud, const struct conv_event *ev, cJSON *extra);
+/* SELF.md's text (caller frees), or NULL. */
+char *bk_read_self(const struct bsky *b);
+void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                   const struct gate_result *g);
+int bk_reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap);
+/* o[a][b_] as a string, "" when absent. */
+const char *bk_str_at(const cJSON *o, const char *a, const char *b_);
+/* getPostThread for the note, then its event. */
+void bk_fetch_thread(struct bnote *n);
+/* Frees the awareness check's batch. */
+void bk_batch_clear(struct bsky *b);
+/* The scheduler jobs. */
+void bk_awareness_run(struct sched_job *job, void *ud);
+
+/* ---- bsky_feed.c ---- */
+void bk_feed_run(struct sched_job *job, void *ud);
+
+/* ---- bsky_peers.c ---- */
+/* A peer candidate's author feed (getAuthorFeed answer). */
+void bk_on_author_feed(const struct atp_result *res, void *ud);
+void bk_peers_run(struct sched_job *job, void *ud);
+
+/* ---- bsky_posts.c ---- */
+void bk_expression_run(struct sched_job *job, void *ud);
+void bk_ritual_run(struct sched_job *job, void *ud);
+
+#endif

@@ -1,0 +1,1070 @@
+/* Notifications and replies (§6): the awareness check, the thread, compose,
+ * the self-check, pacing, promises (§6.12), the pipeline source hooks. */
+#include "modules/bluesky/bsky_int.h"
+
+/* ---- notes ------------------------------------------------------------------------------ */
+
+static void note_clear(struct bnote *n)
+{
+	free(n->text);
+	free(n->reply);
+	cJSON_Delete(n->promises);
+	for (size_t i = 0; i < n->nthread; i++)
+		free(n->thread[i].text);
+	uv_timer_t t = n->timer;
+	struct bsky *b = n->b;
+	memset(n, 0, sizeof *n);
+	n->timer = t;
+	n->b = b;
+}
+
+size_t bk_notes_in_flight(const struct bsky *b)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < BSKY_MAX_INFLIGHT; i++)
+		k += b->notes[i].used;
+	return k;
+}
+
+static bool is_agent_record(const struct bsky *b, const char *did, const cJSON *record)
+{
+	return strcmp(did, b->did) == 0 || atp_record_chain(record) >= 0 ||
+	       bsky_state_is_peer(b->st, did);
+}
+
+static int attempts_of(struct bsky *b, const char *uri, bool bump)
+{
+	for (size_t i = 0; i < sizeof b->attempts / sizeof b->attempts[0]; i++)
+		if (strcmp(b->attempts[i].uri, uri) == 0)
+			return bump ? ++b->attempts[i].n : b->attempts[i].n;
+	if (!bump)
+		return 0;
+	struct attempt *a = &b->attempts[b->attempt_next];
+	b->attempt_next = (b->attempt_next + 1) % (sizeof b->attempts / sizeof b->attempts[0]);
+	snprintf(a->uri, sizeof a->uri, "%s", uri);
+	a->n = 1;
+	return 1;
+}
+
+static void start_next(struct bsky *b);
+static void check_end(struct bsky *b);
+
+/* The cursor: every batch notification indexed at or before it is handled. */
+static void advance_cursor(struct bsky *b)
+{
+	int64_t best = b->st->seen_until_ms;
+	/* the batch is sorted oldest first for this walk */
+	for (size_t i = 0; i < b->nbatch; i++) {
+		if (!b->batch[i].done)
+			break;
+		if (b->batch[i].indexed_ms > best)
+			best = b->batch[i].indexed_ms;
+	}
+	b->st->seen_until_ms = best;
+}
+
+static void batch_done(struct bsky *b, const char *uri)
+{
+	for (size_t i = 0; i < b->nbatch; i++)
+		if (strcmp(b->batch[i].uri, uri) == 0)
+			b->batch[i].done = true;
+}
+
+static void on_note_finish(uv_timer_t *t)
+{
+	struct bnote *n = t->data;
+	struct bsky *b = n->b;
+	if (n->react && !n->sent)
+		bk_like_note(n, "react_only",
+		             "the gate allows a reaction at most (chain or limits)");
+	if (n->sent) {
+		struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, bk_now_ms());
+		if (c)
+			bsky_conv_note_our_reply(c, n->depth + 1, bk_now_ms());
+		if (n->ritual[0]) {
+			struct bsky_ritual_state *r = bsky_state_ritual(b->st, n->ritual);
+			char date[11];
+			bk_local_now(bk_now_ms(), NULL, NULL, date);
+			if (r)
+				bsky_state_ritual_run(r, date, n->root_uri, false);
+		}
+	}
+	bool retry = false;
+	if (n->send_failed && !n->sent) {
+		int a = attempts_of(b, n->uri, true);
+		retry = a < BSKY_MAX_ATTEMPTS;
+		bk_note_decision(
+		        b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO,
+		        retry ? "retry" : "given_up",
+		        retry ? "the reply could not be sent (attempt %d of %d): asked again at "
+		                "the next check"
+		              : "the reply could not be sent %d times (of %d): given up",
+		        a, BSKY_MAX_ATTEMPTS);
+	}
+	if (!retry) {
+		bsky_state_mark_processed(b->st, n->uri);
+		batch_done(b, n->uri);
+		advance_cursor(b);
+	}
+	bk_save_state(b);
+	note_clear(n);
+	start_next(b);
+	check_end(b);
+}
+
+/* The pipeline tells how each walk ended (its source done() hook: once per
+ * accepted event, from the loop, after the record stage). */
+void bk_on_walk_done(void *ud, const struct conv_event *ev, const struct decision *final,
+                     const char *artifact)
+{
+	(void)artifact;
+	struct bsky *b = ud;
+	struct bnote *n = ev && ev->message_id ? bk_note_by_uri(b, ev->message_id) : NULL;
+	if (!n || n->ended || n->saying)
+		return; /* a reply with commitments: its say callback ends it */
+	n->react = final && final->verdict == VERDICT_REACT;
+	n->sent = final && final->verdict == VERDICT_SENT;
+	/* a failure we noted ourselves (no room for the refs) stays one */
+	n->send_failed |= final && final->verdict == VERDICT_FAIL;
+	n->ended = true;
+	uv_timer_start(&n->timer, on_note_finish, 0, 0);
+}
+
+/* The reply refs of a reply the pipeline sends (its reply_extra hook):
+ * root and parent for the port. */
+static void add_reply_refs(const struct bnote *n, cJSON *extra)
+{
+	cJSON *reply = cJSON_AddObjectToObject(extra, "reply");
+	cJSON *root = cJSON_AddObjectToObject(reply, "root");
+	cJSON_AddStringToObject(root, "uri", n->root_uri);
+	cJSON_AddStringToObject(root, "cid", n->root_cid);
+	cJSON *parent = cJSON_AddObjectToObject(reply, "parent");
+	cJSON_AddStringToObject(parent, "uri", n->uri);
+	cJSON_AddStringToObject(parent, "cid", n->cid);
+}
+
+int bk_on_reply_extra(void *ud, const struct conv_event *ev, cJSON *extra)
+{
+	struct bsky *b = ud;
+	struct bnote *n = ev && ev->message_id ? bk_note_by_uri(b, ev->message_id) : NULL;
+	if (!n)
+		return -1;
+	add_reply_refs(n, extra);
+	return 0;
+}
+
+/* ---- compose ------------------------------------------------------------------------------- */
+
+static int sink_enqueue(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
+                        struct ga_err *err)
+{
+	struct bnote *n = ud;
+	if (strcmp(action, "bluesky_reply") == 0) {
+		const char *uri = json_string_or(params, "post_uri", "");
+		/* One post per turn: the reply belongs to it whatever post_uri
+		 * the model copied (a thread parent, a mistyped URI). Said in
+		 * the story, so a wrong reference is visible. */
+		if (strcmp(uri, n->uri) != 0)
+			bk_note_decision(n->b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO,
+			                 "post_uri",
+			                 "the model named %.200s; the reply goes to this "
+			                 "turn's post",
+			                 uri);
+		if (n->reply) {
+			err_set(err, "this post already has its reply: one reply per post");
+			return -1;
+		}
+		n->reply = xstrdup(json_string_or(params, "text", ""));
+		snprintf(result, cap,
+		         "Queued: the reply goes out after its checks. Do not answer this "
+		         "post again.");
+		return 0;
+	}
+	if (strcmp(action, "graceful_exit") == 0) {
+		const char *type = json_string_or(params, "closing_type", "like");
+		snprintf(n->exit_reason, sizeof n->exit_reason, "%s",
+		         json_string_or(params, "reason", "graceful exit"));
+		if (strcmp(type, "message") == 0) {
+			if (!n->reply)
+				n->reply = xstrdup(json_string_or(params, "closing_message", ""));
+			snprintf(result, cap,
+			         "The closing message is queued; the conversation ends.");
+		} else {
+			n->exit_like = true;
+			snprintf(n->exit_uri, sizeof n->exit_uri, "%s",
+			         json_string_or(params, "target_uri", n->uri));
+			snprintf(n->exit_cid, sizeof n->exit_cid, "%s",
+			         json_string_or(params, "target_cid", n->cid));
+			snprintf(result, cap, "Liked; the conversation ends.");
+		}
+		return 0;
+	}
+	err_set(err,
+	        "%s is not available while answering on Bluesky; answer with bluesky_reply or "
+	        "end with graceful_exit",
+	        action);
+	return -1;
+}
+
+char *bk_read_self(const struct bsky *b)
+{
+	if (!b->self_path)
+		return NULL;
+	struct ga_err err = {{0}};
+	return fsx_read_file(b->self_path, SELF_MAX_BYTES, NULL, &err);
+}
+
+/* The user message: the thread as data, oldest first, and the post to
+ * answer. */
+static char *user_message(struct bnote *n, enum bsky_ritual_role role)
+{
+	struct strbuf sb;
+	sb_init(&sb, 64 * 1024);
+	sb_puts(&sb, "Thread (oldest first):\n");
+	for (size_t i = 0; i < n->nthread; i++) {
+		bool you = strcmp(n->thread[i].did, n->b->did) == 0;
+		sb_printf(&sb, "%s: %s\n", you ? "**[YOU]**" : n->thread[i].handle,
+		          n->thread[i].text ? n->thread[i].text : "");
+	}
+	sb_printf(&sb, "\nAnswer this post by @%s%s:\n%s\nuri: %s\ncid: %s\nthread root: %s\n",
+	          n->author_handle, n->owner ? " (your owner)" : "", n->text ? n->text : "", n->uri,
+	          n->cid, n->root_uri);
+	if (n->ritual[0])
+		sb_printf(&sb, "\nThis thread is the ritual \"%s\"; your role in it: %s.\n",
+		          n->ritual, bsky_ritual_role_name(role));
+	return sb_detach(&sb);
+}
+
+static void compose_end(struct bnote *n, const char *text, const char *why)
+{
+	struct pipeline_job *job = n->job;
+	n->job = NULL;
+	if (!job)
+		return;
+	pipeline_composed(job, text, text ? strlen(text) : 0, why);
+}
+
+/* ---- commitments from our replies (§6.12) ----------------------------------------------- */
+
+static int put_refs(struct bnote *n, const char *key);
+static void send_reply(struct bnote *n);
+static void on_note_finish(uv_timer_t *t);
+
+/* The reply went out (or not): its commitments join the ledger only when
+ * it did (source bluesky, the thread in the params). */
+static void on_promise_said(void *ud, const struct decision *final, const char *artifact)
+{
+	struct bnote *n = ud;
+	struct bsky *b = n->b;
+	n->saying = false;
+	/* the refs of a reply refused before it reached the port (validator,
+	 * gate, outbound's drops); after the port, port_done dropped them */
+	if (final && (final->verdict == VERDICT_REJECT || final->verdict == VERDICT_BLOCK ||
+	              final->verdict == VERDICT_DROP)) {
+		char key[BSKY_KEY_MAX];
+		snprintf(key, sizeof key, "say:%s", n->uri);
+		bk_ref_drop(b, key);
+	}
+	n->sent = final && final->verdict == VERDICT_SENT;
+	n->send_failed = final && final->verdict == VERDICT_FAIL;
+	size_t np = (size_t)cJSON_GetArraySize(n->promises);
+	if (!n->sent) {
+		bk_note_decision(
+		        b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO, "commitment",
+		        "the reply did not go out (%s: %s): its %zu commitment(s) are not kept",
+		        final ? final->rule : "?", final ? final->reason : "", np);
+	}
+	const cJSON *it;
+	const cJSON *keep = n->sent ? n->promises : NULL;
+	cJSON_ArrayForEach(it, keep)
+	{
+		const char *type = json_string_or(it, "type", "");
+		char id[LEDGER_ID_MAX] = "";
+		struct ga_err err = {{0}};
+		int r = -1;
+		if (b->c.ledger)
+			r = ledger_add(b->c.ledger, type, "bluesky",
+			               cJSON_GetObjectItem(it, "params"), bk_now_ms(), id, &err);
+		else
+			err_set(&err, "no commitment ledger in this process");
+		if (r == LEDGER_ADDED || r == LEDGER_DUPLICATE)
+			bk_note_decision(b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO,
+			                 "commitment", "%s %s (source bluesky, reply %s)%s", type,
+			                 id, artifact ? artifact : "",
+			                 r == LEDGER_DUPLICATE ? ": already open" : " enqueued");
+		else
+			bk_note_decision(b, n->conversation, n->uri, STAGE_RECORD, VERDICT_FAIL,
+			                 "commitment", "%s not enqueued: %s", type, err.msg);
+	}
+	n->ended = true;
+	uv_timer_start(&n->timer, on_note_finish, 0, 0);
+}
+
+/* A reply that carries commitments leaves through pipeline_say_ctx, so the
+ * validator knows it is backed (its empty_promise check refuses a promise
+ * without commitments); the event's walk ends here with nothing to send. */
+static void send_promise(struct bnote *n)
+{
+	struct bsky *b = n->b;
+	char key[BSKY_KEY_MAX];
+	snprintf(key, sizeof key, "say:%s", n->uri);
+	if (put_refs(n, key) < 0)
+		return;
+	size_t np = (size_t)cJSON_GetArraySize(n->promises);
+	char *text = n->reply;
+	n->reply = NULL;
+	n->saying = true;
+	char why[160];
+	snprintf(why, sizeof why,
+	         "the reply carries %zu commitment(s): it goes out with them (pipeline_say_ctx)",
+	         np);
+	compose_end(n, NULL, why);
+	char target[BSKY_DID_MAX + 16];
+	snprintf(target, sizeof target, "bluesky:reply:%s", n->author_did);
+	/* the echo window: the thread's posts, agents' compared */
+	struct echo_window *w = echo_window_new(BSKY_THREAD_MAX);
+	for (size_t i = 0; i < n->nthread; i++)
+		echo_window_push(w, n->thread[i].handle, n->thread[i].agent,
+		                 n->thread[i].text ? n->thread[i].text : "");
+	struct validator_context vc = {.platform = VALIDATOR_PLATFORM_BLUESKY,
+	                               .mode = VALIDATOR_MODE_DISCUSSION,
+	                               .role = VALIDATOR_ROLE_ACTOR,
+	                               .is_action_owner = true,
+	                               .window = w,
+	                               .connected_agents = 1,
+	                               .n_commitments = np};
+	pipeline_say_ctx(b->c.pipeline, CONV_PLATFORM_BLUESKY, target, "bluesky", text,
+	                 strlen(text), n->chain_out, n->courtesy, n->uri, &vc, on_promise_said, n);
+	echo_window_free(w);
+	free(text);
+}
+
+static void on_promises(const struct compose_result *res, void *ud)
+{
+	struct bnote *n = ud;
+	struct bsky *b = n->b;
+	n->run = NULL;
+	if (b->quiescing)
+		return; /* stopping: the pipeline frees the job */
+	struct part_commitments got;
+	memset(&got, 0, sizeof got);
+	struct ga_err err = {{0}};
+	if (res->stop != COMPOSE_STOP_FINAL || !res->content) {
+		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO,
+		                 "extraction", "no extraction (%s: %s)",
+		                 res->stop_name ? res->stop_name : "?", res->reason);
+	} else if (part_extract_parse(res->content, strlen(res->content), b->c.social_only, &got,
+	                              &err) != 0) {
+		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO,
+		                 "extraction", "the extraction reply was unusable: %s", err.msg);
+	} else {
+		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO,
+		                 "extraction",
+		                 "%zu commitment(s) in the reply (%zu dropped: low confidence or "
+		                 "schema)",
+		                 got.n, got.ndropped_total);
+	}
+	const struct bsky_promise_source src = {n->uri, n->cid, n->root_uri, n->root_cid};
+	cJSON_Delete(n->promises);
+	n->promises = cJSON_CreateArray();
+	for (size_t i = 0; i < got.n; i++) {
+		const struct part_commitment *c = &got.item[i];
+		const struct bsky_promise p = {part_commit_type_name(c->type),
+		                               c->repo,
+		                               c->title,
+		                               c->description,
+		                               c->content,
+		                               c->issue_number};
+		struct decision d;
+		cJSON *params = bsky_commitment_params(&p, &src, b->c.social_only, &d);
+		pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri,
+		              STAGE_COMPOSE, &d);
+		if (!params)
+			continue;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "type", p.type);
+		cJSON_AddItemToObject(o, "params", params);
+		cJSON_AddItemToArray(n->promises, o);
+	}
+	part_commitments_clear(&got);
+	if (cJSON_GetArraySize(n->promises) > 0)
+		send_promise(n);
+	else
+		send_reply(n); /* the validator judges the promise without backing */
+}
+
+/* Our reply promises something (part_extract_wanted)? Then the extraction
+ * prompt (no tools, PART_EXTRACT_MAX_TOKENS, temperature 0) reads it before
+ * it goes out. True when the call started (it sends the reply). */
+static bool promise_check(struct bnote *n)
+{
+	struct bsky *b = n->b;
+	char why[160];
+	if (!b->c.llm || !n->reply ||
+	    !part_extract_wanted(n->reply, strlen(n->reply), why, sizeof why))
+		return false;
+	struct strbuf ctx;
+	sb_init(&ctx, 4096);
+	sb_printf(&ctx, "%s: %.1000s", n->author_handle, n->text ? n->text : "");
+	char *context = sb_detach(&ctx);
+	char *user = part_extract_prompt(n->reply, NULL, context);
+	free(context);
+	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
+	struct compose_opts o = {.loop = b->c.loop,
+	                         .llm = b->c.llm,
+	                         .budget = b->c.budget,
+	                         .system_prompt = part_extract_system(),
+	                         .messages = &msg,
+	                         .n_messages = 1,
+	                         .max_rounds = 1,
+	                         .max_tokens = PART_EXTRACT_MAX_TOKENS,
+	                         .temperature = 0,
+	                         .has_temperature = true,
+	                         .done = on_promises,
+	                         .ud = n};
+	struct ga_err err = {{0}};
+	n->run = compose_start(&o, &err);
+	free(user);
+	if (!n->run) {
+		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO,
+		                 "extraction", "no extraction call: %s", err.msg);
+		return false;
+	}
+	bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO, "extraction",
+	                 "%s: asking the model for the reply's commitments before it goes out",
+	                 why);
+	return true;
+}
+
+static void on_pace(uv_timer_t *t)
+{
+	struct bnote *n = t->data;
+	struct bsky *b = n->b;
+	int64_t w = bsky_pacing_wait(&b->pacing, BSKY_ACT_REPLY, bk_now_ms());
+	if (w > 0) {
+		uv_timer_start(&n->timer, on_pace, (uint64_t)w, 0);
+		return;
+	}
+	bsky_pacing_note(&b->pacing, BSKY_ACT_REPLY, bk_now_ms());
+	if (!promise_check(n))
+		send_reply(n);
+}
+
+/* The reply refs for the port of a reply sent by pipeline_say_ctx (which
+ * carries no platform fields), under its idempotency key. */
+static int put_refs(struct bnote *n, const char *key)
+{
+	cJSON *extra = cJSON_CreateObject();
+	add_reply_refs(n, extra);
+	if (bk_ref_put(n->b, key, extra) < 0) {
+		compose_end(n, NULL, "too many replies waiting for the port: asked again later");
+		n->send_failed = true;
+		return -1;
+	}
+	return 0;
+}
+
+/* The reply goes on through the event's walk: validator, outbound (its
+ * reply refs come from the reply_extra hook). */
+static void send_reply(struct bnote *n)
+{
+	char *text = n->reply;
+	n->reply = NULL;
+	compose_end(n, text, NULL);
+	free(text);
+}
+
+static void on_composed(const struct compose_result *res, void *ud)
+{
+	struct bnote *n = ud;
+	struct bsky *b = n->b;
+	n->run = NULL;
+	if (b->quiescing)
+		return; /* stopping: the pipeline frees the job */
+	struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, bk_now_ms());
+	if (n->exit_like) {
+		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_REACT,
+		                 "graceful_exit", "the model ends the conversation with a like: %s",
+		                 n->exit_reason);
+		const char *did = n->author_did;
+		bk_like(b, n->exit_uri, n->exit_cid, did, n->conversation, n->uri, "graceful exit");
+		if (c)
+			bsky_conv_conclude(c, NULL, n->exit_reason, bk_now_ms());
+		free(n->reply);
+		n->reply = NULL;
+		compose_end(n, NULL, "graceful exit: a like, no message");
+		return;
+	}
+	if (!n->reply || !*n->reply) {
+		char why[300];
+		snprintf(why, sizeof why, "the model sent no reply (%s)%s%.200s", res->stop_name,
+		         res->content ? ": " : "", res->content ? res->content : res->reason);
+		if (res->stop == COMPOSE_STOP_ERROR && res->llm_error == LLM_ERR_TRANSIENT)
+			n->send_failed = true; /* asked again at the next check */
+		compose_end(n, NULL, why);
+		return;
+	}
+	/* the output self-check (§6.8 step 4): prevention beats pruning */
+	if (bsky_self_check_to_like(c, n->reply)) {
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "Self-check: converting low-value reply to like",
+		       "id", n->uri, "text", n->reply);
+		bk_like_note(
+		        n, "self_check",
+		        "Self-check: converting low-value reply to like (we already replied here)");
+		if (c)
+			bsky_conv_conclude(c, n->author_did, "self-check", bk_now_ms());
+		compose_end(n, NULL, "self-check: a low-value closing became a like");
+		return;
+	}
+	int64_t w = bsky_pacing_wait(&b->pacing, BSKY_ACT_REPLY, bk_now_ms());
+	if (w > 0)
+		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO, "pacing",
+		                 "the reply waits %" PRId64 " ms (human pace)", w);
+	uv_timer_start(&n->timer, on_pace, (uint64_t)(w > 0 ? w : 0), 0);
+}
+
+static void compose_reply(struct bnote *n)
+{
+	struct bsky *b = n->b;
+	struct ga_err err = {{0}};
+	if (!b->c.llm || !b->c.skills) {
+		compose_end(n, NULL, "no model is configured: nothing is composed");
+		return;
+	}
+	struct skill_var vars[] = {{"blueskyUsername", b->handle},
+	                           {"ownerHandle", b->owner_handle ? b->owner_handle : "(none)"}};
+	char *skill = skills_render(b->c.skills, BSKY_REPLY_SKILL, NULL, vars, 2, &err);
+	if (!skill) {
+		compose_end(n, NULL, err.msg[0] ? err.msg : "the bluesky-reply skill is missing");
+		return;
+	}
+	char *self = bk_read_self(b);
+	char *system = skills_system_prompt(b->soul, self, skill);
+	free(self);
+	free(skill);
+	enum bsky_ritual_role role = bsky_ritual_role(b->agent_name, n->root_uri);
+	char *user = user_message(n, role);
+	n->sink = (struct tools_sink){.enqueue = sink_enqueue, .ud = n};
+	n->ntools = tools_select(TOOLS_MODE_BLUESKY, tools_agent_caps(b->c.social_only), &n->sink,
+	                         n->tools, TOOLS_MAX);
+	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
+	struct compose_opts o = {.loop = b->c.loop,
+	                         .llm = b->c.llm,
+	                         .budget = b->c.budget,
+	                         .owner = n->owner,
+	                         .system_prompt = system,
+	                         .messages = &msg,
+	                         .n_messages = 1,
+	                         .tools = n->tools,
+	                         .n_tools = n->ntools,
+	                         .max_rounds = BSKY_COMPOSE_ROUNDS,
+	                         .done = on_composed,
+	                         .ud = n};
+	n->run = compose_start(&o, &err);
+	free(system);
+	free(user);
+	if (!n->run)
+		compose_end(n, NULL, err.msg);
+}
+
+/* The pipeline's compose stage: the gate passed. */
+void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                   const struct gate_result *g)
+{
+	struct bsky *b = ud;
+	struct bnote *n = bk_note_by_uri(b, ev->message_id);
+	if (!n) {
+		pipeline_composed(job, NULL, 0, "not a notification this agent is handling now");
+		return;
+	}
+	n->job = job;
+	n->chain_out = g ? g->chain_out : -1;
+	n->courtesy = g && g->courtesy;
+	n->composing = true;
+	int64_t now = bk_now_ms();
+	struct decision d;
+	enum bsky_response r = bsky_should_respond(n->reason, n->owner, n->text, &d);
+	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri, STAGE_COMPOSE,
+	              &d);
+	struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, now);
+	if (!c) {
+		compose_end(n, NULL, "the thread root is not a usable URI");
+		return;
+	}
+	bool low = r == BSKY_LIKE;
+	bsky_conv_note_incoming(c, n->author_did, n->depth, low, now);
+	if (r == BSKY_SKIP) {
+		compose_end(n, NULL, d.reason);
+		return;
+	}
+	if (r == BSKY_LIKE) {
+		bk_like(b, n->uri, n->cid, n->author_did, n->conversation, n->uri, d.reason);
+		bsky_conv_conclude(c, n->author_did, d.reason, now);
+		compose_end(n, NULL, d.reason);
+		return;
+	}
+	if (!bsky_conv_should_respond(c, n->author_did, n->owner, true, bk_mechanics(b), now, &d)) {
+		pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri,
+		              STAGE_COMPOSE, &d);
+		if (d.verdict == VERDICT_REACT) {
+			bk_like(b, n->uri, n->cid, n->author_did, n->conversation, n->uri,
+			        d.reason);
+			bsky_conv_conclude(c, NULL, d.rule, now);
+		}
+		compose_end(n, NULL, d.reason);
+		return;
+	}
+	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri, STAGE_COMPOSE,
+	              &d);
+	if (strcmp(d.rule, "reengage") == 0)
+		bsky_conv_reengage(c, !n->owner);
+	/* circular conversations: a hard block that concludes (§11.27) */
+	struct bsky_thread_post posts[BSKY_THREAD_MAX];
+	for (size_t i = 0; i < n->nthread; i++)
+		posts[i] = (struct bsky_thread_post){n->thread[i].did, n->thread[i].text};
+	enum bsky_circular circ = bsky_circular_level(posts, n->nthread);
+	if (!n->owner && (circ == BSKY_CIRC_MEDIUM || circ == BSKY_CIRC_HIGH)) {
+		char why[120];
+		snprintf(why, sizeof why,
+		         "circular conversation (%s): the last posts only thank and "
+		         "restate",
+		         bsky_circular_name(circ));
+		bk_like_note(n, "circular", why);
+		bsky_conv_conclude(c, NULL, "circular", now);
+		compose_end(n, NULL, why);
+		return;
+	}
+	/* ritual threads: recognised by root, or by the workspace named in a
+	 * participant ritual (then registered as today's thread) */
+	const char *rname = bsky_state_ritual_thread(b->st, n->root_uri);
+	if (!rname && b->c.self)
+		for (size_t i = 0; i < b->c.self->ritual_count; i++) {
+			const struct self_ritual *sr = &b->c.self->rituals[i];
+			if (!sr->initiator && sr->workspace && n->text &&
+			    strstr(n->text, sr->workspace)) {
+				struct bsky_ritual_state *rs = bsky_state_ritual(b->st, sr->name);
+				char date[11];
+				bk_local_now(now, NULL, NULL, date);
+				if (rs)
+					bsky_state_ritual_run(rs, date, n->root_uri, false);
+				rname = sr->name;
+				break;
+			}
+		}
+	if (rname)
+		snprintf(n->ritual, sizeof n->ritual, "%s", rname);
+	compose_reply(n);
+}
+
+int bk_reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap)
+{
+	(void)ud;
+	int k = snprintf(buf, cap, "bluesky:reply:%s", ev->author_id);
+	return k < 0 || (size_t)k >= cap ? -1 : 0;
+}
+
+/* ---- the awareness check ----------------------------------------------------------------- */
+
+const char *bk_str_at(const cJSON *o, const char *a, const char *b_)
+{
+	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
+	return b_                        ? json_string_or(x, b_, "")
+	       : cJSON_GetStringValue(x) ? cJSON_GetStringValue(x)
+	                                 : "";
+}
+
+static void start_event(struct bnote *n)
+{
+	struct bsky *b = n->b;
+	const char *addressed[1] = {b->handle};
+	struct conv_event_src es = {.platform = CONV_PLATFORM_BLUESKY,
+	                            .conversation = n->conversation,
+	                            .message_id = n->uri,
+	                            .parent_id = n->parent_uri[0] ? n->parent_uri : NULL,
+	                            .thread_id = n->root_uri,
+	                            .author_id = n->author_did,
+	                            .author_name = n->author_handle,
+	                            .author_kind = n->owner   ? CONV_AUTHOR_OWNER
+	                                           : n->agent ? CONV_AUTHOR_PEER
+	                                                      : CONV_AUTHOR_HUMAN,
+	                            .is_bot = n->agent && !n->owner,
+	                            .text = n->text ? n->text : "",
+	                            .text_len = n->text ? strlen(n->text) : 0,
+	                            .addressed = n->to_us ? addressed : NULL,
+	                            .naddressed = n->to_us ? 1 : 0,
+	                            .addressed_me = n->to_us,
+	                            .time_ms = n->indexed_ms};
+	bool flags[BSKY_THREAD_MAX];
+	for (size_t i = 0; i < n->nthread; i++)
+		flags[i] = n->thread[i].agent;
+	int64_t derived = n->nthread ? bsky_derived_chain(flags, n->nthread) : -1;
+	es.chain = bsky_chain_in(n->agent && !n->owner, n->carried, derived);
+	es.chain_explicit = n->carried >= 0;
+	struct conv_event ev;
+	conv_event_init(&ev, &es);
+	int r = pipeline_event(b->c.pipeline, &ev);
+	conv_event_free(&ev);
+	if (r < 0 && !n->ended) {
+		/* overload: not handled; the next check asks again */
+		n->send_failed = true;
+		n->ended = true;
+		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+	}
+}
+
+/* The parent chain of getPostThread, root first, the post itself last. */
+static void parse_thread(struct bnote *n, const cJSON *thread)
+{
+	const cJSON *chain[BSKY_THREAD_MAX];
+	size_t k = 0;
+	for (const cJSON *t = thread; t && k < BSKY_THREAD_MAX;
+	     t = cJSON_GetObjectItemCaseSensitive(t, "parent")) {
+		const cJSON *post = cJSON_GetObjectItemCaseSensitive(t, "post");
+		if (!post)
+			break;
+		chain[k++] = post;
+	}
+	n->depth = k ? (int)k - 1 : 0;
+	for (size_t i = 0; i < k; i++) {
+		const cJSON *post = chain[k - 1 - i];
+		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(post, "record");
+		const char *did = bk_str_at(post, "author", "did");
+		snprintf(n->thread[i].did, sizeof n->thread[i].did, "%s", did);
+		snprintf(n->thread[i].handle, sizeof n->thread[i].handle, "@%s",
+		         bk_str_at(post, "author", "handle"));
+		n->thread[i].text = xstrdup(json_string_or(rec, "text", ""));
+		n->thread[i].agent = is_agent_record(n->b, did, rec);
+		if (i == 0 && k > 0 && !n->root_cid[0] &&
+		    strcmp(json_string_or(post, "uri", ""), n->root_uri) == 0)
+			snprintf(n->root_cid, sizeof n->root_cid, "%s",
+			         json_string_or(post, "cid", ""));
+		/* the post we replied to is ours: it addresses us */
+		if (i + 2 == k && strcmp(did, n->b->did) == 0)
+			n->to_us = true;
+	}
+	n->nthread = k;
+}
+
+static void on_thread(const struct atp_result *res, void *ud)
+{
+	struct bnote *n = ud;
+	struct bsky *b = n->b;
+	if (res->kind == ATP_OK && res->json) {
+		parse_thread(n, cJSON_GetObjectItemCaseSensitive(res->json, "thread"));
+	} else if (res->kind == ATP_ERR_NOT_FOUND) {
+		bk_note_decision(b, n->conversation, n->uri, STAGE_EVENT, VERDICT_INFO, "deleted",
+		                 "the post is gone (%s): nothing to answer", res->msg);
+		n->ended = true;
+		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+		return;
+	} else if (res->kind == ATP_ERR_CANCELLED) {
+		return;
+	} else {
+		/* no thread (no AppView, a transient failure): the post alone */
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "thread unreadable: answering the post alone",
+		       "id", n->uri, "error", res->msg);
+	}
+	if (n->nthread == 0) {
+		snprintf(n->thread[0].did, sizeof n->thread[0].did, "%s", n->author_did);
+		snprintf(n->thread[0].handle, sizeof n->thread[0].handle, "@%s", n->author_handle);
+		n->thread[0].text = xstrdup(n->text ? n->text : "");
+		n->thread[0].agent = n->agent;
+		n->nthread = 1;
+	}
+	if (!n->root_cid[0]) {
+		/* the root is the post itself (a top-level mention) */
+		if (strcmp(n->root_uri, n->uri) == 0)
+			snprintf(n->root_cid, sizeof n->root_cid, "%s", n->cid);
+	}
+	start_event(n);
+}
+
+void bk_fetch_thread(struct bnote *n)
+{
+	struct bsky *b = n->b;
+	struct ga_err err = {{0}};
+	if (atp_get_post_thread(b->c.atp, n->uri, 0, BSKY_THREAD_MAX - 1, on_thread, n, &err) ==
+	    0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "thread not asked", "id", n->uri, "error",
+		       err.msg);
+		n->send_failed = true;
+		n->ended = true;
+		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+	}
+}
+
+/* @handles in a notification: candidates for peer SOULs (§7.4), scanned
+ * by the peers job; only an identity post makes one a peer. */
+static void register_mentions(struct bsky *b, const struct bnote *n)
+{
+	if (strcmp(n->author_did, b->did) == 0 || !n->text)
+		return;
+	for (const char *t = n->text; (t = strchr(t, '@')) != NULL; t++) {
+		if (t != n->text && t[-1] != ' ' && t[-1] != '(' && t[-1] != '\n')
+			continue;
+		char h[BSKY_HANDLE_MAX];
+		size_t k = 0;
+		for (const char *q = t + 1; *q && k + 1 < sizeof h &&
+		                            (isalnum((unsigned char)*q) || *q == '.' || *q == '-');
+		     q++)
+			h[k++] = (char)tolower((unsigned char)*q);
+		while (k && h[k - 1] == '.')
+			k--;
+		h[k] = 0;
+		if (!strchr(h, '.') || strcasecmp(h, b->handle) == 0 ||
+		    (b->owner_handle && strcasecmp(h, b->owner_handle) == 0) ||
+		    strcasecmp(h, n->author_handle) == 0)
+			continue;
+		if (!bsky_state_peer(b->st, h, NULL))
+			bsky_state_peer_add(b->st, h, NULL, n->owner ? "owner_mention" : "thread",
+			                    bk_now_ms());
+	}
+}
+
+static void note_start(struct bsky *b, struct batch_item *it)
+{
+	struct bnote *n = NULL;
+	for (size_t i = 0; i < BSKY_MAX_INFLIGHT && !n; i++)
+		if (!b->notes[i].used)
+			n = &b->notes[i];
+	if (!n)
+		return;
+	const cJSON *x = it->n;
+	const cJSON *rec = cJSON_GetObjectItemCaseSensitive(x, "record");
+	n->used = true;
+	snprintf(n->uri, sizeof n->uri, "%s", it->uri);
+	snprintf(n->cid, sizeof n->cid, "%s", json_string_or(x, "cid", ""));
+	snprintf(n->author_did, sizeof n->author_did, "%s", bk_str_at(x, "author", "did"));
+	snprintf(n->author_handle, sizeof n->author_handle, "%s", bk_str_at(x, "author", "handle"));
+	n->reason = bsky_reason_parse(json_string_or(x, "reason", ""));
+	n->text = xstrdup(json_string_or(rec, "text", ""));
+	n->indexed_ms = it->indexed_ms;
+	n->carried = atp_record_chain(rec);
+	n->owner = b->owner_did && strcmp(n->author_did, b->owner_did) == 0;
+	n->agent = is_agent_record(b, n->author_did, rec);
+	n->to_us = n->reason == BSKY_REASON_MENTION || n->reason == BSKY_REASON_QUOTE;
+	const cJSON *reply = cJSON_GetObjectItemCaseSensitive(rec, "reply");
+	const char *root = reply ? bk_str_at(reply, "root", "uri") : "";
+	snprintf(n->root_uri, sizeof n->root_uri, "%s", *root ? root : n->uri);
+	if (reply) {
+		snprintf(n->root_cid, sizeof n->root_cid, "%s", bk_str_at(reply, "root", "cid"));
+		snprintf(n->parent_uri, sizeof n->parent_uri, "%s",
+		         bk_str_at(reply, "parent", "uri"));
+		if (strstr(n->parent_uri, b->did))
+			n->to_us = true;
+	}
+	snprintf(n->conversation, sizeof n->conversation, "bluesky:%s", n->root_uri);
+	it->started = true;
+	register_mentions(b, n);
+	cJSON_Delete(it->n);
+	it->n = NULL;
+	/* an author we do not know yet (or a handle-only one, rescanned at
+	 * most every BSKY_PEER_RESCAN_MS): their identity post decides whether
+	 * they are a peer SOUL (an agent) before the chain is derived */
+	struct bsky_peer *p = bsky_state_peer(b->st, n->author_handle, n->author_did);
+	if (!n->owner && strcmp(n->author_did, b->did) != 0 &&
+	    (!p || (!p->github[0] && bk_now_ms() - p->verified_ms > BSKY_PEER_RESCAN_MS))) {
+		struct ga_err err = {{0}};
+		if (atp_get_author_feed(b->c.atp, n->author_did, "posts_no_replies", NULL,
+		                        BSKY_FEED_LIMIT, bk_on_author_feed, n, &err) != 0)
+			return;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "identity scan not asked", "actor", n->author_did,
+		       "error", err.msg);
+	}
+	bk_fetch_thread(n);
+}
+
+static int cmp_prio(const void *a_, const void *b_)
+{
+	const struct batch_item *a = a_, *b = b_;
+	if (a->owner != b->owner)
+		return a->owner ? -1 : 1;
+	if (a->prio != b->prio)
+		return a->prio > b->prio ? -1 : 1;
+	return a->indexed_ms < b->indexed_ms ? -1 : (a->indexed_ms > b->indexed_ms);
+}
+
+static int cmp_time(const void *a_, const void *b_)
+{
+	const struct batch_item *a = a_, *b = b_;
+	return a->indexed_ms < b->indexed_ms ? -1 : (a->indexed_ms > b->indexed_ms);
+}
+
+/* Starts the highest-priority waiting candidates while there is room. */
+static void start_next(struct bsky *b)
+{
+	if (b->quiescing)
+		return;
+	while (bk_notes_in_flight(b) < BSKY_MAX_INFLIGHT) {
+		struct batch_item *best = NULL;
+		for (size_t i = 0; i < b->nbatch; i++) {
+			struct batch_item *it = &b->batch[i];
+			if (it->done || it->started || !it->n)
+				continue;
+			if (!best || cmp_prio(it, best) < 0)
+				best = it;
+		}
+		if (!best)
+			return;
+		note_start(b, best);
+	}
+}
+
+static void on_seen(const struct atp_result *res, void *ud)
+{
+	(void)ud;
+	if (res->kind != ATP_OK && res->kind != ATP_ERR_CANCELLED)
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "updateSeen failed", "error", res->msg);
+}
+
+void bk_batch_clear(struct bsky *b)
+{
+	for (size_t i = 0; i < b->nbatch; i++)
+		cJSON_Delete(b->batch[i].n);
+	b->nbatch = 0;
+}
+
+static void check_end(struct bsky *b)
+{
+	if (!b->aware_running || bk_notes_in_flight(b) > 0)
+		return;
+	for (size_t i = 0; i < b->nbatch; i++)
+		if (!b->batch[i].done && b->batch[i].n && !b->quiescing)
+			return; /* start_next will take them */
+	struct ga_err err = {{0}};
+	if (!b->quiescing && b->st->seen_until_ms > 0)
+		atp_update_seen(b->c.atp, bk_now_ms(), on_seen, b, &err);
+	bk_batch_clear(b);
+	bk_save_state(b);
+	struct sched_job *j = b->aware_running;
+	b->aware_running = NULL;
+	if (j)
+		sched_job_done(j);
+}
+
+/* Handles what needs no walk, orders the rest, starts them. */
+static void process_batch(struct bsky *b)
+{
+	qsort(b->batch, b->nbatch, sizeof b->batch[0], cmp_time);
+	for (size_t i = 0; i < b->nbatch; i++) {
+		struct batch_item *it = &b->batch[i];
+		const cJSON *x = it->n;
+		const char *did = bk_str_at(x, "author", "did");
+		enum bsky_reason r = bsky_reason_parse(json_string_or(x, "reason", ""));
+		bool talk = r == BSKY_REASON_REPLY || r == BSKY_REASON_MENTION ||
+		            r == BSKY_REASON_QUOTE;
+		if (!talk || strcmp(did, b->did) == 0) {
+			/* likes, follows, reposts, our own: nothing to walk */
+			bsky_state_mark_processed(b->st, it->uri);
+			it->done = true;
+			cJSON_Delete(it->n);
+			it->n = NULL;
+			continue;
+		}
+		it->owner = b->owner_did && strcmp(did, b->owner_did) == 0;
+		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(x, "record");
+		const cJSON *reply = cJSON_GetObjectItemCaseSensitive(rec, "reply");
+		struct bsky_prio_facts f = {
+		        .reason = r,
+		        .to_our_content =
+		                reply && strstr(bk_str_at(reply, "parent", "uri"), b->did),
+		        .from_owner = it->owner,
+		        .unread = !json_bool_or(x, "isRead", false)};
+		it->prio = bsky_priority(&f);
+	}
+	advance_cursor(b);
+	start_next(b);
+	check_end(b);
+}
+
+static void fetch_page(struct bsky *b, const char *cursor);
+
+static void on_page(const struct atp_result *res, void *ud)
+{
+	struct bsky *b = ud;
+	if (res->kind != ATP_OK || !res->json) {
+		if (res->kind != ATP_ERR_CANCELLED)
+			log_kv(LOG_LEVEL_WARN, LOG_COMP, "notifications unreadable", "error",
+			       res->msg);
+		if (b->nbatch)
+			process_batch(b);
+		else
+			check_end(b);
+		return;
+	}
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(res->json, "notifications");
+	const cJSON *x;
+	int64_t oldest = INT64_MAX;
+	size_t got = 0;
+	cJSON_ArrayForEach(x, arr)
+	{
+		got++;
+		const char *uri = json_string_or(x, "uri", "");
+		int64_t ms = 0;
+		if (time_parse_iso(json_string_or(x, "indexedAt", ""), &ms) < 0)
+			ms = 0;
+		if (ms < oldest)
+			oldest = ms;
+		if (!*uri || strlen(uri) >= BSKY_URI_MAX || ms <= b->st->seen_until_ms ||
+		    bsky_state_processed(b->st, uri) || b->nbatch == BSKY_BATCH_MAX)
+			continue;
+		bool dup = false;
+		for (size_t i = 0; i < b->nbatch && !dup; i++)
+			dup = strcmp(b->batch[i].uri, uri) == 0;
+		if (dup)
+			continue;
+		struct batch_item *it = &b->batch[b->nbatch++];
+		memset(it, 0, sizeof *it);
+		snprintf(it->uri, sizeof it->uri, "%s", uri);
+		it->indexed_ms = ms;
+		it->n = cJSON_Duplicate(x, true);
+	}
+	const char *cursor = json_string_or(res->json, "cursor", NULL);
+	b->pages++;
+	if (cursor && got >= BSKY_PAGE_LIMIT && oldest > b->st->seen_until_ms &&
+	    b->pages < BSKY_MAX_PAGES && b->nbatch < BSKY_BATCH_MAX) {
+		fetch_page(b, cursor);
+		return;
+	}
+	process_batch(b);
+}
+
+static void fetch_page(struct bsky *b, const char *cursor)
+{
+	struct ga_err err = {{0}};
+	if (atp_list_notifications(b->c.atp, cursor, BSKY_PAGE_LIMIT, on_page, b, &err) == 0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "notifications not asked", "error", err.msg);
+		check_end(b);
+	}
+}
+
+void bk_awareness_run(struct sched_job *job, void *ud)
+{
+	struct bsky *b = ud;
+	if (!b->logged_in || b->quiescing) {
+		sched_job_done(job);
+		return;
+	}
+	b->aware_running = job;
+	b->last_check_ms = bk_now_ms();
+	b->checks++;
+	b->pages = 0;
+	bk_batch_clear(b);
+	/* the conversation sweep: silence and no-response end threads
+	 * quietly, evaluated here, never against a post that just came */
+	for (size_t i = 0; i < b->st->nconvs; i++) {
+		struct decision d;
+		if (bsky_conv_sweep(&b->st->convs[i].c, bk_mechanics(b), b->last_check_ms, &d)) {
+			char conv[BSKY_URI_MAX + 16];
+			snprintf(conv, sizeof conv, "bluesky:%s", b->st->convs[i].root);
+			pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, conv, "", STAGE_RECORD,
+			              &d);
+		}
+	}
+	fetch_page(b, NULL);
+}
+
+bool bsky_check_now(struct bsky *b)
+{
+	return b->j_aware && sched_job_trigger(b->j_aware);
+}

@@ -1,0 +1,179 @@
+/* Peers (§7.4): identity posts, follow and announce once. */
+#include "modules/bluesky/bsky_int.h"
+
+/* The identity post (🔗—) in an author feed: its GitHub name, or -1. */
+static int find_identity(const cJSON *feed, char gh[BSKY_GITHUB_NAME_MAX])
+{
+	const cJSON *x;
+	cJSON_ArrayForEach(x, feed)
+	{
+		if (cJSON_GetObjectItemCaseSensitive(x, "reason"))
+			continue;
+		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(
+		        cJSON_GetObjectItemCaseSensitive(x, "post"), "record");
+		const char *text = json_string_or(rec, "text", "");
+		if (!cJSON_GetObjectItemCaseSensitive(rec, "reply") && bsky_is_identity_post(text))
+			return bsky_identity_github(text, gh);
+	}
+	return -1;
+}
+
+/* Records what an identity scan found about handle/did. */
+static void peer_scanned(struct bsky *b, const char *handle, const char *did, const char *via,
+                         const struct atp_result *res)
+{
+	if (res->kind != ATP_OK || !res->json)
+		return;
+	char gh[BSKY_GITHUB_NAME_MAX];
+	bool found = find_identity(cJSON_GetObjectItemCaseSensitive(res->json, "feed"), gh) == 0;
+	struct bsky_peer *p = bsky_state_peer(b->st, handle, did);
+	if (!p && !found)
+		return; /* a person: nothing to remember */
+	if (!p)
+		p = bsky_state_peer_add(b->st, handle, did, via, bk_now_ms());
+	if (!p)
+		return;
+	/* the feed's author names the DID of a handle-only entry */
+	const cJSON *first =
+	        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(res->json, "feed"), 0);
+	const char *fdid =
+	        json_string_or(cJSON_GetObjectItemCaseSensitive(
+	                               cJSON_GetObjectItemCaseSensitive(first, "post"), "author"),
+	                       "did", "");
+	if (!p->did[0] && *fdid)
+		snprintf(p->did, sizeof p->did, "%s", fdid);
+	p->verified_ms = bk_now_ms();
+	if (found) {
+		if (strcmp(p->github, gh) != 0)
+			log_kv(LOG_LEVEL_INFO, LOG_COMP, "peer linked", "handle", p->handle,
+			       "github", gh);
+		snprintf(p->github, sizeof p->github, "%s", gh);
+	} else {
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "Peer identity post not found — will retry",
+		       "handle", p->handle);
+	}
+}
+
+void bk_on_author_feed(const struct atp_result *res, void *ud)
+{
+	struct bnote *n = ud;
+	if (res->kind == ATP_ERR_CANCELLED)
+		return;
+	peer_scanned(n->b, n->author_handle, n->author_did, "thread", res);
+	n->agent = n->agent || bsky_state_is_peer(n->b->st, n->author_did);
+	bk_fetch_thread(n);
+}
+
+/* ---- peers: follow, announce once (§7.4) ----------------------------------------------- */
+
+struct peer_call {
+	struct bsky *b;
+	char did[BSKY_DID_MAX];
+	char handle[BSKY_HANDLE_MAX];
+};
+
+static void on_followed(const struct atp_result *res, void *ud)
+{
+	struct peer_call *pc = ud;
+	struct bsky *b = pc->b;
+	b->peer_busy = false;
+	if (res->kind != ATP_ERR_CANCELLED) {
+		struct bsky_peer *p = bsky_state_peer(b->st, NULL, pc->did);
+		if (res->kind == ATP_OK && p) {
+			p->followed = true;
+			bk_note_decision(b, "bluesky:peers", pc->did, STAGE_OUTBOUND, VERDICT_SENT,
+			                 "follow", "followed the peer @%s", pc->handle);
+			bk_save_state(b);
+		} else if (res->kind != ATP_OK) {
+			log_kv(LOG_LEVEL_WARN, LOG_COMP, "follow failed", "did", pc->did, "error",
+			       res->msg);
+		}
+	}
+	free(pc);
+}
+
+static void on_announced(void *ud, const struct decision *final, const char *artifact)
+{
+	struct peer_call *pc = ud;
+	struct bsky *b = pc->b;
+	b->peer_busy = false;
+	struct bsky_peer *p = bsky_state_peer(b->st, NULL, pc->did);
+	/* a dropped duplicate (the journal knows it was sent) counts as done */
+	if (p &&
+	    (final->verdict == VERDICT_SENT || (final->verdict == VERDICT_DROP && final->rule &&
+	                                        strcmp(final->rule, "journal") == 0))) {
+		p->announced = true;
+		bk_save_state(b);
+	}
+	(void)artifact;
+	free(pc);
+}
+
+static void on_peer_rescan(const struct atp_result *res, void *ud)
+{
+	struct peer_call *pc = ud;
+	struct bsky *b = pc->b;
+	b->peer_busy = false;
+	if (res->kind != ATP_ERR_CANCELLED) {
+		struct bsky_peer *p =
+		        bsky_state_peer(b->st, pc->handle, pc->did[0] ? pc->did : NULL);
+		if (p)
+			p->verified_ms = bk_now_ms(); /* asked, found or not */
+		peer_scanned(b, pc->handle, pc->did[0] ? pc->did : NULL, "thread", res);
+		bk_save_state(b);
+	}
+	free(pc);
+}
+
+void bk_peers_run(struct sched_job *job, void *ud)
+{
+	struct bsky *b = ud;
+	sched_job_done(job); /* each step below is one call, guarded by peer_busy */
+	if (!b->logged_in || b->quiescing || b->peer_busy)
+		return;
+	int64_t now = bk_now_ms();
+	struct ga_err err = {{0}};
+	for (size_t i = 0; i < b->st->npeers; i++) {
+		struct bsky_peer *p = &b->st->peers[i];
+		struct peer_call *pc = xcalloc(1, sizeof *pc);
+		pc->b = b;
+		snprintf(pc->did, sizeof pc->did, "%s", p->did);
+		snprintf(pc->handle, sizeof pc->handle, "%s", p->handle);
+		if (!p->github[0] && p->handle[0] && now - p->verified_ms > BSKY_PEER_RESCAN_MS) {
+			b->peer_busy = true;
+			if (atp_get_author_feed(b->c.atp, p->handle, "posts_no_replies", NULL,
+			                        BSKY_FEED_LIMIT, on_peer_rescan, pc, &err) == 0) {
+				b->peer_busy = false;
+				free(pc);
+			}
+			return;
+		}
+		if (p->github[0] && p->did[0] && !p->followed) {
+			if (bsky_pacing_wait(&b->pacing, BSKY_ACT_FOLLOW, now) > 0) {
+				free(pc);
+				continue;
+			}
+			bsky_pacing_note(&b->pacing, BSKY_ACT_FOLLOW, now);
+			b->peer_busy = true;
+			if (atp_follow(b->c.atp, p->did, on_followed, pc, &err) == 0) {
+				b->peer_busy = false;
+				free(pc);
+			}
+			return;
+		}
+		if (p->github[0] && p->followed && !p->announced && p->handle[0]) {
+			char text[400], id[BSKY_DID_MAX + 16];
+			if (bsky_announce_text(p->handle, p->github, text, sizeof text) < 0) {
+				p->announced = true; /* nothing sayable: never again */
+				free(pc);
+				continue;
+			}
+			snprintf(id, sizeof id, "announce:%s", p->did);
+			b->peer_busy = true;
+			pipeline_say(b->c.pipeline, CONV_PLATFORM_BLUESKY, "bluesky:post",
+			             "bluesky", text, strlen(text), -1, id, on_announced, pc);
+			return;
+		}
+		free(pc);
+	}
+}
