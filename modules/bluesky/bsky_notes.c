@@ -268,6 +268,9 @@ static void on_promise_said(void *ud, const struct decision *final, const char *
 	n->sent = final && final->verdict == VERDICT_SENT;
 	n->send_failed = final && final->verdict == VERDICT_FAIL;
 	size_t np = (size_t)cJSON_GetArraySize(n->promises);
+	if (n->sent) /* the gate counts it as a walk's reply (Social Mechanics, pairs) */
+		pipeline_note_reply(b->c.pipeline, n->conversation,
+		                    n->agent ? n->author_did : NULL);
 	if (!n->sent) {
 		bk_note_decision(
 		        b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO, "commitment",
