@@ -29,6 +29,7 @@ struct pipeline_job {
 	char *source_name;
 	pipeline_say_fn say_done;
 	void *say_ud;
+	cJSON *say_extra; /* pipeline_say_with's platform fields (a copy), or NULL */
 	/* pipeline_say_ctx: the caller's facts, borrowed during validate() */
 	const struct validator_context *vctx;
 	/* The walk is over and the source's done() is due on the loop: the
@@ -114,6 +115,7 @@ static void job_free(struct pipeline_job *j)
 	p->njobs--;
 	conv_event_free(&j->ev);
 	free(j->target);
+	cJSON_Delete(j->say_extra);
 	free(j->source_name);
 	free(j->artifact);
 	free(j);
@@ -254,7 +256,9 @@ static void send_text(struct pipeline_job *j, const char *text, size_t len)
 	}
 	/* The source's platform fields for the port (reply refs, …). */
 	cJSON *extra = NULL;
-	if (!j->is_say && j->src && j->src->reply_extra) {
+	if (j->is_say && j->say_extra) {
+		extra = cJSON_Duplicate(j->say_extra, 1);
+	} else if (!j->is_say && j->src && j->src->reply_extra) {
 		extra = cJSON_CreateObject();
 		if (j->src->reply_extra(j->src->ud, &j->ev, extra) != 0) {
 			cJSON_Delete(extra);
@@ -524,6 +528,30 @@ int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char
                      bool courtesy, const char *id, const struct validator_context *vctx,
                      pipeline_say_fn done, void *ud)
 {
+	struct pipeline_say_req r = {.platform = platform,
+	                             .target = target,
+	                             .source = source,
+	                             .text = text,
+	                             .len = len,
+	                             .chain = chain,
+	                             .courtesy = courtesy,
+	                             .id = id,
+	                             .vctx = vctx,
+	                             .done = done,
+	                             .ud = ud};
+	return pipeline_say_with(p, &r);
+}
+
+int pipeline_say_with(struct pipeline *p, const struct pipeline_say_req *r)
+{
+	enum conv_platform platform = r->platform;
+	const char *target = r->target, *source = r->source, *text = r->text, *id = r->id;
+	size_t len = r->len;
+	int64_t chain = r->chain;
+	bool courtesy = r->courtesy;
+	const struct validator_context *vctx = r->vctx;
+	pipeline_say_fn done = r->done;
+	void *ud = r->ud;
 	struct decision d;
 	char made[64];
 	if (!id) {
@@ -564,6 +592,8 @@ int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char
 	j->source_name = xstrdup(source ? source : "agent");
 	j->say_done = done;
 	j->say_ud = ud;
+	if (r->extra && r->extra->child)
+		j->say_extra = cJSON_Duplicate(r->extra, 1);
 	j->g.chain_out = chain;
 	j->g.courtesy = courtesy;
 	decision_set(&d, VERDICT_PASS, "say", "%s asks to send %zu bytes to %s", j->source_name, len,

@@ -203,6 +203,27 @@ int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char
  * per reply, when its send ended SENT. */
 void pipeline_note_reply(struct pipeline *p, const char *conversation, const char *peer_id);
 
+/* Everything pipeline_say_ctx takes, and the platform fields of the
+ * message for the port (outbound_send.extra: Bluesky's reply refs, …;
+ * copied; NULL or an empty object: none) — a message the agent starts
+ * that answers a post of a threaded platform (a fulfilled commitment's
+ * follow-up reply, a reply carrying commitments). */
+struct pipeline_say_req {
+	enum conv_platform platform;
+	const char *target;
+	const char *source;
+	const char *text;
+	size_t len;
+	int64_t chain; /* < 0: none */
+	bool courtesy;
+	const char *id; /* NULL: one is made */
+	const struct validator_context *vctx;
+	const cJSON *extra;
+	pipeline_say_fn done;
+	void *ud;
+};
+int pipeline_say_with(struct pipeline *p, const struct pipeline_say_req *r);
+
 /* The kill switch (persisted by control.h, not here). */
 void pipeline_set_paused(struct pipeline *p, bool paused);
 /* Replaces the gate's configuration (SIGHUP: SELF.md's thresholds, the

@@ -679,6 +679,46 @@ static void test_note_reply_counts(void **state)
 	assert_int_not_equal(f->done[1].verdict, VERDICT_REACT);
 }
 
+/* pipeline_say_with: the caller's platform fields reach the port as
+ * outbound_send.extra (a copy: the caller's object is freed at once); an
+ * empty object is none. */
+static void test_say_with_extra(void **state)
+{
+	struct fixture *f = *state;
+	const char *t = "Filed it: https://github.com/acme/widgets/issues/1";
+	cJSON *extra = cJSON_CreateObject();
+	cJSON *reply = cJSON_AddObjectToObject(extra, "reply");
+	cJSON_AddStringToObject(reply, "parent", "at://did:plc:bob/app.bsky.feed.post/1");
+	struct pipeline_say_req r = {.platform = CONV_PLATFORM_BLUESKY,
+	                             .target = "bluesky:reply:did:plc:bob",
+	                             .source = "commitment",
+	                             .text = t,
+	                             .len = strlen(t),
+	                             .chain = -1,
+	                             .id = "say:extra-1",
+	                             .extra = extra,
+	                             .done = on_say};
+	say_calls = 0;
+	assert_int_equal(pipeline_say_with(f->p, &r), 0);
+	cJSON_Delete(extra);
+	run(f);
+	assert_int_equal(say_calls, 1);
+	assert_int_equal(f->nsends, 1);
+	assert_string_equal(f->sent_extra,
+	                    "{\"reply\":{\"parent\":\"at://did:plc:bob/app.bsky.feed.post/1\"}}");
+	cJSON *empty = cJSON_CreateObject();
+	r.id = "say:extra-2";
+	r.text = "A second message, with no platform fields at all.";
+	r.len = strlen(r.text);
+	r.extra = empty;
+	assert_int_equal(pipeline_say_with(f->p, &r), 0);
+	cJSON_Delete(empty);
+	run(f);
+	assert_int_equal(f->nsends, 2);
+	assert_string_equal(f->sent_extra, "");
+	assert_int_equal(f->ndone, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -701,6 +741,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_free_calls_nobody, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_say_is_not_a_walk, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_note_reply_counts, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_say_with_extra, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
