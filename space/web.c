@@ -17,6 +17,7 @@
 #include "common/fsx.h"
 #include "common/jsonnul.h"
 #include "common/log.h"
+#include "common/mime.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
@@ -35,13 +36,6 @@ const char SPACE_WEB_SECURITY_HEADERS[] =
         "Content-Security-Policy: default-src 'self'; img-src 'self' data:; "
         "frame-ancestors 'none'; form-action 'none'\r\n";
 
-struct web_file {
-	char *name;
-	char *data;
-	size_t len;
-	const char *ctype;
-};
-
 struct web_event {
 	char *json;
 	size_t len;
@@ -57,7 +51,7 @@ struct space_web {
 	char *name;
 	int64_t claim_ttl_ms;
 	space_web_presence_fn presence_of;
-	struct web_file files[SPACE_WEB_STATIC_MAX_FILES];
+	struct mime_file files[SPACE_WEB_STATIC_MAX_FILES];
 	size_t nfiles;
 	/* recent events, a ring */
 	struct web_event ev[SPACE_WEB_EVENTS_MAX];
@@ -77,43 +71,8 @@ void space_web_presence_clear(struct space_web_presence *p)
 
 /* --- files ------------------------------------------------------------------- */
 
-static const struct {
-	const char *ext, *ctype;
-} ctypes[] = {
-        {".html", "text/html; charset=utf-8"},
-        {".css", "text/css; charset=utf-8"},
-        {".js", "text/javascript; charset=utf-8"},
-        {".svg", "image/svg+xml"},
-        {".png", "image/png"},
-        {".ico", "image/x-icon"},
-        {".txt", "text/plain; charset=utf-8"},
-        {".json", "application/json"},
-};
-
-static const char *ctype_of(const char *name)
-{
-	const char *dot = strrchr(name, '.');
-	if (!dot)
-		return NULL;
-	for (size_t i = 0; i < sizeof ctypes / sizeof ctypes[0]; i++)
-		if (strcmp(dot, ctypes[i].ext) == 0)
-			return ctypes[i].ctype;
-	return NULL;
-}
-
-/* One path segment of [A-Za-z0-9._-], not starting with '.', at most 63. */
-static bool name_ok(const char *s, size_t n)
-{
-	if (n == 0 || n > 63 || s[0] == '.')
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}
+/* The longest page file name served. */
+#define WEB_NAME_MAX 63
 
 static void load_files(struct space_web *w, const char *dir)
 {
@@ -124,8 +83,8 @@ static void load_files(struct space_web *w, const char *dir)
 	}
 	struct dirent *e;
 	while ((e = readdir(d))) {
-		const char *ct = ctype_of(e->d_name);
-		if (!ct || !name_ok(e->d_name, strlen(e->d_name)))
+		const char *ct = mime_type(e->d_name);
+		if (!ct || !mime_name_ok(e->d_name, strlen(e->d_name), WEB_NAME_MAX))
 			continue;
 		if (w->nfiles == SPACE_WEB_STATIC_MAX_FILES) {
 			log_warn(LOG_COMP, "%s: more than %d files, %s and later ones not served",
@@ -141,17 +100,14 @@ static void load_files(struct space_web *w, const char *dir)
 			log_warn(LOG_COMP, "%s/%s not served: %s", dir, e->d_name, err.msg);
 			continue;
 		}
-		struct web_file *f = &w->files[w->nfiles++];
+		struct mime_file *f = &w->files[w->nfiles++];
 		f->name = xstrdup(e->d_name);
 		f->data = data;
 		f->len = len;
-		f->ctype = ct;
+		f->type = ct;
 	}
 	closedir(d);
-	bool index = false;
-	for (size_t i = 0; i < w->nfiles; i++)
-		index |= strcmp(w->files[i].name, "index.html") == 0;
-	if (!index)
+	if (!mime_file_find(w->files, w->nfiles, "index.html", 10))
 		log_warn(LOG_COMP, "%s has no index.html: the room's web page is not installed",
 		         dir);
 	else
@@ -226,10 +182,8 @@ void space_web_free(struct space_web *w)
 {
 	if (!w)
 		return;
-	for (size_t i = 0; i < w->nfiles; i++) {
-		free(w->files[i].name);
-		free(w->files[i].data);
-	}
+	for (size_t i = 0; i < w->nfiles; i++)
+		mime_file_clear(&w->files[i]);
 	for (size_t i = 0; i < w->ev_count; i++)
 		free(w->ev[(w->ev_head + i) % SPACE_WEB_EVENTS_MAX].json);
 	for (size_t i = 0; i < w->nclaims; i++)
@@ -326,7 +280,7 @@ void space_web_classify(const struct space_web *w, const char *head, size_t head
 		return;
 	}
 	enum space_web_route route = SPACE_WEB_NOT_MINE;
-	const struct web_file *file = NULL;
+	const struct mime_file *file = NULL;
 	bool api = pl >= 4 && memcmp(path, "/api", 4) == 0 && (pl == 4 || path[4] == '/');
 	if (pl == 9 && memcmp(path, "/api/room", 9) == 0) {
 		route = SPACE_WEB_ROOM;
@@ -342,11 +296,8 @@ void space_web_classify(const struct space_web *w, const char *head, size_t head
 		const char *acc = space_web_header(head, head_len, "Accept", &al);
 		if (acc && contains_ci(acc, al, "text/html"))
 			route = SPACE_WEB_FILE;
-	} else if (pl > 1 && path[0] == '/' && name_ok(path + 1, pl - 1)) {
-		for (size_t i = 0; i < w->nfiles; i++)
-			if (strlen(w->files[i].name) == pl - 1 &&
-			    memcmp(w->files[i].name, path + 1, pl - 1) == 0)
-				file = &w->files[i];
+	} else if (pl > 1 && path[0] == '/' && mime_name_ok(path + 1, pl - 1, WEB_NAME_MAX)) {
+		file = mime_file_find(w->files, w->nfiles, path + 1, pl - 1);
 		if (file)
 			route = SPACE_WEB_FILE;
 	}
@@ -384,9 +335,7 @@ void space_web_classify(const struct space_web *w, const char *head, size_t head
 	out->head_only = head_m;
 	if (route == SPACE_WEB_FILE) {
 		if (!file)
-			for (size_t i = 0; i < w->nfiles; i++)
-				if (strcmp(w->files[i].name, "index.html") == 0)
-					file = &w->files[i];
+			file = mime_file_find(w->files, w->nfiles, "index.html", 10);
 		if (!file || !w->dir) {
 			refuse(out, 404, "Not Found",
 			       "the room's web page is not installed (web/space was not found next "
@@ -396,7 +345,7 @@ void space_web_classify(const struct space_web *w, const char *head, size_t head
 		out->file = file->name;
 		out->data = file->data;
 		out->len = file->len;
-		out->ctype = file->ctype;
+		out->ctype = file->type;
 	}
 }
 

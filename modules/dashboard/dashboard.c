@@ -17,6 +17,7 @@
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "common/mime.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/dashboard/internal.h"
@@ -27,13 +28,6 @@
 /* MHD_get_timeout may say "no timeout"; the loop still looks at MHD this
  * often (cheap, and a safety net for a missed wake-up). */
 #define DASH_IDLE_RUN_MS 1000
-
-struct static_file {
-	char name[72];
-	char *data;
-	size_t len;
-	const char *type;
-};
 
 struct sse_client {
 	struct dashboard *d;
@@ -88,7 +82,7 @@ struct dashboard {
 	bool in_run;
 	bool closing;
 	char url[96];
-	struct static_file files[DASHBOARD_STATIC_MAX_FILES];
+	struct mime_file files[DASHBOARD_STATIC_MAX_FILES];
 	size_t nfiles;
 	struct sse_client *clients;
 	struct why_job *jobs;
@@ -466,27 +460,6 @@ static enum MHD_Result serve_events(struct dashboard *d, struct MHD_Connection *
 
 /* --- static pages ------------------------------------------------------------------- */
 
-static const char *content_type(const char *name)
-{
-	static const struct {
-		const char *ext, *type;
-	} types[] = {
-	        {".html", "text/html; charset=utf-8"},
-	        {".css", "text/css; charset=utf-8"},
-	        {".js", "text/javascript; charset=utf-8"},
-	        {".svg", "image/svg+xml"},
-	        {".png", "image/png"},
-	        {".ico", "image/x-icon"},
-	        {".json", "application/json; charset=utf-8"},
-	        {".txt", "text/plain; charset=utf-8"},
-	};
-	const char *dot = strrchr(name, '.');
-	for (size_t i = 0; dot && i < sizeof types / sizeof types[0]; i++)
-		if (strcmp(dot, types[i].ext) == 0)
-			return types[i].type;
-	return "application/octet-stream";
-}
-
 /* The pages are read once, at start: a request can only ever name one of
  * these in-memory files, so no path a client sends reaches the file
  * system. */
@@ -514,7 +487,7 @@ static int load_static(struct dashboard *d, const char *dir, struct ga_err *err)
 			free(path);
 			break;
 		}
-		struct static_file *f = &d->files[d->nfiles];
+		struct mime_file *f = &d->files[d->nfiles];
 		struct ga_err rerr = {{0}};
 		f->data = fsx_read_file(path, DASHBOARD_STATIC_MAX_BYTES, &f->len, &rerr);
 		if (!f->data) {
@@ -522,20 +495,16 @@ static int load_static(struct dashboard *d, const char *dir, struct ga_err *err)
 			free(path);
 			break;
 		}
-		snprintf(f->name, sizeof f->name, "%.64s", e->d_name);
-		f->type = content_type(f->name);
+		f->name = xstrdup(e->d_name); /* at most 64 bytes: the name is ok */
+		f->type = mime_type(f->name);
+		if (!f->type)
+			f->type = "application/octet-stream";
 		d->nfiles++;
 		free(path);
 	}
 	closedir(dp);
-	if (rc == 0) {
-		bool index = false;
-		for (size_t i = 0; i < d->nfiles; i++)
-			index |= strcmp(d->files[i].name, "index.html") == 0;
-		if (!index)
-			rc = err_set(err, "%s has no index.html: is the data directory complete?",
-			             dir);
-	}
+	if (rc == 0 && !mime_file_find(d->files, d->nfiles, "index.html", 10))
+		rc = err_set(err, "%s has no index.html: is the data directory complete?", dir);
 	return rc;
 }
 
@@ -543,20 +512,21 @@ static enum MHD_Result serve_static(struct dashboard *d, struct MHD_Connection *
                                     const char *url)
 {
 	const char *name = strcmp(url, "/") == 0 ? "index.html" : url + 1;
-	if (dashboard_static_name_ok(name))
-		for (size_t i = 0; i < d->nfiles; i++)
-			if (strcmp(d->files[i].name, name) == 0) {
-				struct MHD_Response *r = MHD_create_response_from_buffer(
-				        d->files[i].len, d->files[i].data, MHD_RESPMEM_PERSISTENT);
-				if (!r)
-					return MHD_NO;
-				MHD_add_response_header(r, "Content-Type", d->files[i].type);
-				security_headers(r);
-				enum MHD_Result ok = MHD_queue_response(conn, 200, r);
-				MHD_destroy_response(r);
-				return ok;
-			}
-	return reply_error(conn, 404, "no such page: %.200s", url);
+	const struct mime_file *f =
+	        dashboard_static_name_ok(name)
+	                ? mime_file_find(d->files, d->nfiles, name, strlen(name))
+	                : NULL;
+	if (!f)
+		return reply_error(conn, 404, "no such page: %.200s", url);
+	struct MHD_Response *r =
+	        MHD_create_response_from_buffer(f->len, f->data, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", f->type);
+	security_headers(r);
+	enum MHD_Result ok = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ok;
 }
 
 /* --- the API ------------------------------------------------------------------------ */
@@ -874,7 +844,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void free_dashboard(struct dashboard *d)
 {
 	for (size_t i = 0; i < d->nfiles; i++)
-		free(d->files[i].data);
+		mime_file_clear(&d->files[i]);
 	free(d->token);
 	free(d->memory_dir);
 	free(d->agent_name);

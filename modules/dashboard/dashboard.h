@@ -105,6 +105,7 @@
 #define DASHBOARD_AUDIT_TAIL           50
 #define DASHBOARD_STATIC_MAX_FILES     32
 #define DASHBOARD_STATIC_MAX_BYTES     ((size_t)512 * 1024)
+#define DASHBOARD_STATIC_NAME_MAX      64 /* bytes of a page file name */
 #define DASHBOARD_TOKEN_MIN            16
 
 struct budget;
@@ -170,7 +171,8 @@ bool dashboard_token_equal(const char *got, const char *want);
 /* Is the Host header a loopback name (127.x, localhost, [::1], any port)? */
 bool dashboard_host_is_loopback(const char *host);
 /* Is a request path a safe static file name ("app.js": one segment of
- * [A-Za-z0-9._-], not starting with '.')? */
+ * [A-Za-z0-9._-], not starting with '.', at most DASHBOARD_STATIC_NAME_MAX
+ * bytes; common/mime.h's rule)? */
 bool dashboard_static_name_ok(const char *name);
 
 #endif

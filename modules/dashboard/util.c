@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mime.h"
 #include "modules/dashboard/dashboard.h"
 
 static bool ipv4_loopback(const char *host)
@@ -146,10 +147,5 @@ bool dashboard_host_is_loopback(const char *host)
 
 bool dashboard_static_name_ok(const char *name)
 {
-	if (!name || !*name || name[0] == '.' || strlen(name) > 64)
-		return false;
-	for (const char *p = name; *p; p++)
-		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' && *p != '-')
-			return false;
-	return true;
+	return name && mime_name_ok(name, strlen(name), DASHBOARD_STATIC_NAME_MAX);
 }

@@ -15,39 +15,19 @@
  * tokens, force 429s and list what was created. Exit codes: 64 usage, 69
  * cannot listen, 73 cannot write the port or record file.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tests/fakes/bsky/bskyfake.h"
+#include "tests/fakes/httpfake/httpfake_proc.h"
 
 #define USAGE                                                                                      \
 	"usage: bskyfake-server [--account HANDLE:PASSWORD]... [--access-ttl-ms N] "               \
 	"[--port-file PATH] [--record PATH]\n"
 
 #define MAX_ACCOUNTS 32
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static void write_record(const struct httpfake_request *req, void *ud)
-{
-	FILE *f = ud;
-	char *line = httpfake_request_to_json(req);
-	fputs(line, f);
-	fputc('\n', f);
-	fflush(f);
-	free(line);
-}
 
 int main(int argc, char **argv)
 {
@@ -69,7 +49,7 @@ int main(int argc, char **argv)
 				        "bskyfake-server: --account takes HANDLE:PASSWORD (at most "
 				        "%d)\n",
 				        MAX_ACCOUNTS);
-				return 64;
+				return HTTPFAKE_EX_USAGE;
 			}
 			accounts[n_accounts++] = optarg;
 			break;
@@ -79,7 +59,7 @@ int main(int argc, char **argv)
 			if (*end || access_ttl < 1000) {
 				fprintf(stderr,
 				        "bskyfake-server: --access-ttl-ms takes ms >= 1000\n");
-				return 64;
+				return HTTPFAKE_EX_USAGE;
 			}
 			break;
 		}
@@ -91,18 +71,20 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fputs(USAGE, stderr);
-			return 64;
+			return HTTPFAKE_EX_USAGE;
 		}
 	}
 	if (optind != argc) {
 		fputs(USAGE, stderr);
-		return 64;
+		return HTTPFAKE_EX_USAGE;
 	}
+	struct httpfake_proc pr;
+	httpfake_proc_init(&pr, "bskyfake-server");
 	char err[256];
 	struct bskyfake *f = bskyfake_new(err, sizeof err);
 	if (!f) {
 		fprintf(stderr, "bskyfake-server: cannot listen: %s\n", err);
-		return 69;
+		return HTTPFAKE_EX_UNAVAILABLE;
 	}
 	if (access_ttl)
 		bskyfake_set_token_ttl(f, access_ttl, (int64_t)60 * 24 * 3600 * 1000);
@@ -116,52 +98,17 @@ int main(int argc, char **argv)
 			        "bskyfake-server: --account '%s' needs HANDLE and PASSWORD\n",
 			        accounts[i]);
 			bskyfake_free(f);
-			return 64;
+			return HTTPFAKE_EX_USAGE;
 		}
 		char did[BSKYFAKE_DID_MAX];
 		bskyfake_add_account(f, buf, colon + 1, did);
 		printf("%s %s\n", buf, did);
 	}
 	fflush(stdout);
-	FILE *rec = NULL;
-	if (record) {
-		rec = fopen(record, "a");
-		if (!rec) {
-			fprintf(stderr, "bskyfake-server: cannot open %s: %s\n", record,
-			        strerror(errno));
-			bskyfake_free(f);
-			return 73;
-		}
-		httpfake_set_observer(bskyfake_http(f), write_record, rec);
-	}
-	if (port_file) {
-		char tmp[4096];
-		snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
-		FILE *pf = fopen(tmp, "w");
-		if (!pf || fprintf(pf, "%u\n", (unsigned)httpfake_port(bskyfake_http(f))) < 0 ||
-		    fclose(pf) != 0 || rename(tmp, port_file) != 0) {
-			fprintf(stderr, "bskyfake-server: cannot write %s: %s\n", port_file,
-			        strerror(errno));
-			if (rec)
-				fclose(rec);
-			bskyfake_free(f);
-			return 73;
-		}
-	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	while (!stop)
-		sigsuspend(&old);
+	int rc = httpfake_proc_start(&pr, bskyfake_http(f), port_file, record);
+	if (rc == 0)
+		httpfake_proc_wait(&pr);
 	bskyfake_free(f);
-	if (rec)
-		fclose(rec);
-	return 0;
+	httpfake_proc_close(&pr);
+	return rc;
 }

@@ -321,20 +321,12 @@ static cJSON *notif_json(struct ghfake *f, const struct notif *n)
 
 /* --- answers ---------------------------------------------------------------------- */
 
-static void answer(struct httpfake_response *resp, int status, cJSON *body)
-{
-	char *s = cJSON_PrintUnformatted(body);
-	cJSON_Delete(body);
-	httpfake_response_json(resp, status, s);
-	free(s);
-}
-
 static void error(struct httpfake_response *resp, int status, const char *message)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "message", message);
 	cJSON_AddStringToObject(o, "documentation_url", DOCS);
-	answer(resp, status, o);
+	httpfake_response_cjson(resp, status, o);
 }
 
 /* 422 Validation Failed naming the field, as GitHub words it. */
@@ -350,7 +342,7 @@ static void invalid(struct httpfake_response *resp, const char *resource, const 
 	cJSON_AddStringToObject(e, "field", field);
 	cJSON_AddItemToArray(errs, e);
 	cJSON_AddStringToObject(o, "documentation_url", DOCS);
-	answer(resp, 422, o);
+	httpfake_response_cjson(resp, 422, o);
 }
 
 static const char *param(const struct httpfake_request *req, const char *name)
@@ -436,7 +428,7 @@ static void paginate(struct ghfake *f, const struct httpfake_request *req,
 		cJSON_AddItemToObject(o, items_field, out);
 		out = o;
 	}
-	answer(resp, 200, out);
+	httpfake_response_cjson(resp, 200, out);
 }
 
 /* --- rate limits --------------------------------------------------------------------- */
@@ -681,7 +673,7 @@ static void create_issue(struct ghfake *f, struct repo *r, const char *login,
 			cJSON_Delete(is->assignees);
 			is->assignees = strings_of(cJSON_GetObjectItem(b, "assignees"));
 			notify_participants(f, r, is, login, is->body);
-			answer(resp, 201, issue_json(f, r, is));
+			httpfake_response_cjson(resp, 201, issue_json(f, r, is));
 		}
 	}
 	cJSON_Delete(b);
@@ -719,7 +711,7 @@ static void patch_issue(struct ghfake *f, struct repo *r, struct issue *is,
 	}
 	is->updated_ms = now(f);
 	cJSON_Delete(b);
-	answer(resp, 200, issue_json(f, r, is));
+	httpfake_response_cjson(resp, 200, issue_json(f, r, is));
 }
 
 static void react(struct ghfake *f, struct issue *is, int64_t comment_id, const char *login,
@@ -766,7 +758,7 @@ static void react(struct ghfake *f, struct issue *is, int64_t comment_id, const 
 	cJSON_AddNumberToObject(o, "id", (double)r->id);
 	cJSON_AddStringToObject(o, "content", r->content);
 	cJSON_AddItemToObject(o, "user", user_json(r->user));
-	answer(resp, status, o);
+	httpfake_response_cjson(resp, status, o);
 }
 
 /* --- search ---------------------------------------------------------------------------- */
@@ -941,7 +933,7 @@ static void control(struct ghfake *f, const struct httpfake_request *req,
 {
 	const char *what = req->path + 9;
 	if (strcmp(what, "state") == 0) {
-		answer(resp, 200, state_json(f));
+		httpfake_response_cjson(resp, 200, state_json(f));
 		return;
 	}
 	if (strcmp(req->method, "POST") != 0) {
@@ -996,7 +988,7 @@ static void control(struct ghfake *f, const struct httpfake_request *req,
 	}
 	cJSON *ok = cJSON_CreateObject();
 	cJSON_AddBoolToObject(ok, "ok", true);
-	answer(resp, 200, ok);
+	httpfake_response_cjson(resp, 200, ok);
 }
 
 /* --- the handler ------------------------------------------------------------------------ */
@@ -1041,7 +1033,7 @@ static void route_repo(struct ghfake *f, const char *login, const struct httpfak
 	bool get = strcmp(m, "GET") == 0;
 	if (!*p) {
 		if (get)
-			answer(resp, 200, repo_json(f, r));
+			httpfake_response_cjson(resp, 200, repo_json(f, r));
 		else
 			error(resp, 404, "Not Found");
 		return;
@@ -1079,7 +1071,7 @@ static void route_repo(struct ghfake *f, const char *login, const struct httpfak
 			c->deleted = true;
 			resp->status = 204;
 		} else if (!*e && get) {
-			answer(resp, 200, comment_json(f, r, is, c));
+			httpfake_response_cjson(resp, 200, comment_json(f, r, is, c));
 		} else if (strcmp(e, "/reactions") == 0 && strcmp(m, "POST") == 0) {
 			react(f, is, id, login, req, resp);
 		} else {
@@ -1094,7 +1086,7 @@ static void route_repo(struct ghfake *f, const char *login, const struct httpfak
 		return;
 	}
 	if (!*e && get) {
-		answer(resp, 200, issue_json(f, r, is));
+		httpfake_response_cjson(resp, 200, issue_json(f, r, is));
 	} else if (!*e && strcmp(m, "PATCH") == 0) {
 		patch_issue(f, r, is, req, resp);
 	} else if (strcmp(e, "/comments") == 0 && get) {
@@ -1116,7 +1108,7 @@ static void route_repo(struct ghfake *f, const char *login, const struct httpfak
 				error(resp, 422, "ghfake: too many comments on this issue");
 			} else {
 				notify_participants(f, r, is, login, body->valuestring);
-				answer(resp, 201, comment_json(f, r, is, c));
+				httpfake_response_cjson(resp, 201, comment_json(f, r, is, c));
 			}
 		}
 		cJSON_Delete(b);
@@ -1197,7 +1189,7 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 		        "You have exceeded a secondary rate limit. Please wait a few "
 		        "minutes before you try again.");
 		cJSON_AddStringToObject(o, "documentation_url", SECONDARY_DOCS);
-		answer(resp, f->secondary_status, o);
+		httpfake_response_cjson(resp, f->secondary_status, o);
 		if (f->secondary_retry >= 0) {
 			char v[16];
 			snprintf(v, sizeof v, "%d", f->secondary_retry);
@@ -1212,14 +1204,14 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "message", msg);
 		cJSON_AddStringToObject(o, "documentation_url", PRIMARY_DOCS);
-		answer(resp, 403, o);
+		httpfake_response_cjson(resp, 403, o);
 	} else {
 		if (b->limit > 0)
 			b->remaining--;
 		if (strcmp(req->path, "/user") == 0 && strcmp(req->method, "GET") == 0) {
 			cJSON *u = user_json(login);
 			cJSON_AddNumberToObject(u, "id", 1);
-			answer(resp, 200, u);
+			httpfake_response_cjson(resp, 200, u);
 		} else if (strncmp(req->path, "/repos/", 7) == 0) {
 			route_repo(f, login, req, resp);
 		} else if (strcmp(req->path, "/notifications") == 0 &&
@@ -1603,19 +1595,5 @@ uint64_t ghfake_requests(struct ghfake *f)
 
 int ghfake_wait_requests(struct ghfake *f, uint64_t n, unsigned timeout_ms)
 {
-	struct timespec deadline;
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += timeout_ms / 1000;
-	deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (deadline.tv_nsec >= 1000000000L) {
-		deadline.tv_sec++;
-		deadline.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&f->mu);
-	int rc = 0;
-	while (f->n_log < n && rc == 0)
-		rc = pthread_cond_timedwait(&f->cond, &f->mu, &deadline);
-	bool ok = f->n_log >= n;
-	pthread_mutex_unlock(&f->mu);
-	return ok ? 0 : -1;
+	return httpfake_wait_counter(&f->mu, &f->cond, &f->n_log, n, timeout_ms);
 }

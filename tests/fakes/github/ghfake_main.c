@@ -14,39 +14,18 @@
  * state. Exit codes: 64 usage, 69 cannot listen, 73 cannot write the port
  * or record file.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "tests/fakes/github/ghfake.h"
+#include "tests/fakes/httpfake/httpfake_proc.h"
 
 #define USAGE                                                                                      \
 	"usage: ghfake-server [--token TOKEN:LOGIN]... [--repo "                                   \
 	"OWNER/NAME[:readonly][:noissues]]... [--port-file PATH] [--record PATH]\n"
 
 #define MAX_ARGS 64
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static void write_record(const struct httpfake_request *req, void *ud)
-{
-	FILE *f = ud;
-	char *line = httpfake_request_to_json(req);
-	fputs(line, f);
-	fputc('\n', f);
-	fflush(f);
-	free(line);
-}
 
 /* "OWNER/NAME[:readonly][:noissues]" → ghfake_add_repo. -1 when malformed. */
 static int add_repo(struct ghfake *f, const char *spec)
@@ -95,14 +74,14 @@ int main(int argc, char **argv)
 				fprintf(stderr,
 				        "ghfake-server: --token takes TOKEN:LOGIN (at most %d)\n",
 				        MAX_ARGS);
-				return 64;
+				return HTTPFAKE_EX_USAGE;
 			}
 			tokens[n_tokens++] = optarg;
 			break;
 		case 'R':
 			if (n_repos == MAX_ARGS) {
 				fprintf(stderr, "ghfake-server: at most %d --repo\n", MAX_ARGS);
-				return 64;
+				return HTTPFAKE_EX_USAGE;
 			}
 			repos[n_repos++] = optarg;
 			break;
@@ -114,18 +93,20 @@ int main(int argc, char **argv)
 			break;
 		default:
 			fputs(USAGE, stderr);
-			return 64;
+			return HTTPFAKE_EX_USAGE;
 		}
 	}
 	if (optind != argc) {
 		fputs(USAGE, stderr);
-		return 64;
+		return HTTPFAKE_EX_USAGE;
 	}
+	struct httpfake_proc pr;
+	httpfake_proc_init(&pr, "ghfake-server");
 	char err[256];
 	struct ghfake *f = ghfake_new(err, sizeof err);
 	if (!f) {
 		fprintf(stderr, "ghfake-server: cannot listen: %s\n", err);
-		return 69;
+		return HTTPFAKE_EX_UNAVAILABLE;
 	}
 	for (size_t i = 0; i < n_tokens; i++) {
 		char buf[512];
@@ -136,7 +117,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "ghfake-server: --token '%s' needs both TOKEN and LOGIN\n",
 			        tokens[i]);
 			ghfake_free(f);
-			return 64;
+			return HTTPFAKE_EX_USAGE;
 		}
 		ghfake_add_token(f, buf, colon + 1);
 	}
@@ -147,48 +128,13 @@ int main(int argc, char **argv)
 			        "OWNER/NAME[:readonly][:noissues]\n",
 			        repos[i]);
 			ghfake_free(f);
-			return 64;
+			return HTTPFAKE_EX_USAGE;
 		}
 	}
-	FILE *rec = NULL;
-	if (record) {
-		rec = fopen(record, "a");
-		if (!rec) {
-			fprintf(stderr, "ghfake-server: cannot open %s: %s\n", record,
-			        strerror(errno));
-			ghfake_free(f);
-			return 73;
-		}
-		httpfake_set_observer(ghfake_http(f), write_record, rec);
-	}
-	if (port_file) {
-		char tmp[4096];
-		snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
-		FILE *pf = fopen(tmp, "w");
-		if (!pf || fprintf(pf, "%u\n", (unsigned)httpfake_port(ghfake_http(f))) < 0 ||
-		    fclose(pf) != 0 || rename(tmp, port_file) != 0) {
-			fprintf(stderr, "ghfake-server: cannot write %s: %s\n", port_file,
-			        strerror(errno));
-			if (rec)
-				fclose(rec);
-			ghfake_free(f);
-			return 73;
-		}
-	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	while (!stop)
-		sigsuspend(&old);
+	int rc = httpfake_proc_start(&pr, ghfake_http(f), port_file, record);
+	if (rc == 0)
+		httpfake_proc_wait(&pr);
 	ghfake_free(f);
-	if (rec)
-		fclose(rec);
-	return 0;
+	httpfake_proc_close(&pr);
+	return rc;
 }

@@ -237,6 +237,17 @@ void httpfake_response_json(struct httpfake_response *resp, int status, const ch
 	httpfake_response_header(resp, "Content-Type", "application/json");
 }
 
+void httpfake_response_cjson(struct httpfake_response *resp, int status, struct cJSON *json)
+{
+	need(json, "JSON tree", __func__);
+	char *text = cJSON_PrintUnformatted(json);
+	cJSON_Delete(json);
+	if (!text)
+		die("%s: out of memory printing the JSON body", __func__);
+	httpfake_response_json(resp, status, text);
+	free(text);
+}
+
 void httpfake_response_delay(struct httpfake_response *resp, unsigned delay_ms)
 {
 	need(resp, "response", __func__);
@@ -615,10 +626,10 @@ struct httpfake_request *httpfake_request_find_last(struct httpfake *fake, const
 	return find(fake, method, path, true);
 }
 
-static struct timespec deadline_after(unsigned ms)
+static struct timespec deadline_on(clockid_t clock, unsigned ms)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clock, &ts);
 	ts.tv_sec += ms / 1000;
 	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
 	if (ts.tv_nsec >= 1000000000L) {
@@ -628,10 +639,23 @@ static struct timespec deadline_after(unsigned ms)
 	return ts;
 }
 
+int httpfake_wait_counter(pthread_mutex_t *mu, pthread_cond_t *cond, const uint64_t *counter,
+                          uint64_t n, unsigned timeout_ms)
+{
+	struct timespec until = deadline_on(CLOCK_REALTIME, timeout_ms);
+	pthread_mutex_lock(mu);
+	int rc = 0;
+	while (*counter < n && rc == 0)
+		rc = pthread_cond_timedwait(cond, mu, &until);
+	bool ok = *counter >= n;
+	pthread_mutex_unlock(mu);
+	return ok ? 0 : -1;
+}
+
 int httpfake_wait_count(struct httpfake *fake, uint64_t n, unsigned timeout_ms)
 {
 	need(fake, "fake", __func__);
-	struct timespec until = deadline_after(timeout_ms);
+	struct timespec until = deadline_on(CLOCK_MONOTONIC, timeout_ms);
 	int rc = 0;
 	pthread_mutex_lock(&fake->lock);
 	while (fake->count < n && rc == 0)
@@ -773,7 +797,7 @@ static bool hold(struct httpfake *fake, const struct httpfake_response *resp)
 	bool forever = resp->action == HTTPFAKE_HANG;
 	if (!forever && resp->delay_ms == 0)
 		return true;
-	struct timespec until = deadline_after(resp->delay_ms);
+	struct timespec until = deadline_on(CLOCK_MONOTONIC, resp->delay_ms);
 	pthread_mutex_lock(&fake->lock);
 	while (!fake->stopping) {
 		if (forever)

@@ -42,6 +42,7 @@
 #ifndef GA_TESTS_HTTPFAKE_H
 #define GA_TESTS_HTTPFAKE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -165,6 +166,11 @@ void httpfake_response_header(struct httpfake_response *resp, const char *name, 
 void httpfake_response_body(struct httpfake_response *resp, const void *data, size_t len);
 /* Sets status, Content-Type: application/json and the body. */
 void httpfake_response_json(struct httpfake_response *resp, int status, const char *json);
+/* Sets status, Content-Type: application/json and the body to json printed
+ * unformatted; takes json (a cJSON tree) and deletes it. The stateful fakes
+ * answer their protocol and their control endpoints with it. */
+struct cJSON;
+void httpfake_response_cjson(struct httpfake_response *resp, int status, struct cJSON *json);
 void httpfake_response_delay(struct httpfake_response *resp, unsigned delay_ms);
 void httpfake_response_action(struct httpfake_response *resp, enum httpfake_action action);
 
@@ -184,6 +190,12 @@ struct httpfake_request *httpfake_request_find_last(struct httpfake *fake, const
 /* Waits until at least n requests have been seen. Returns 0, or -1 when
  * timeout_ms passed first. */
 int httpfake_wait_count(struct httpfake *fake, uint64_t n, unsigned timeout_ms);
+/* For a fake built on this one that counts what it served under its own
+ * lock: waits on cond (initialised with the default clock, CLOCK_REALTIME)
+ * under mu, which the caller does not hold, until *counter >= n. Returns
+ * 0, or -1 when timeout_ms passed first. */
+int httpfake_wait_counter(pthread_mutex_t *mu, pthread_cond_t *cond, const uint64_t *counter,
+                          uint64_t n, unsigned timeout_ms);
 /* Forgets the record and restarts the count at 0. */
 void httpfake_clear_requests(struct httpfake *fake);
 

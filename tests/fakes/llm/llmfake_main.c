@@ -10,33 +10,11 @@
  * 0 on SIGTERM or SIGINT. Exit codes: 64 usage, 65 bad script, 69 cannot
  * listen, 73 cannot write the port or record file.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
+#include "tests/fakes/httpfake/httpfake_proc.h"
 #include "tests/fakes/llm/llmfake.h"
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static void write_record(const struct httpfake_request *req, void *ud)
-{
-	FILE *f = ud;
-	char *line = httpfake_request_to_json(req);
-	fputs(line, f);
-	fputc('\n', f);
-	fflush(f);
-	free(line);
-}
 
 int main(int argc, char **argv)
 {
@@ -61,66 +39,31 @@ int main(int argc, char **argv)
 			fputs("usage: llmfake-server --script FILE [--port-file PATH] [--record "
 			      "PATH]\n",
 			      stderr);
-			return 64;
+			return HTTPFAKE_EX_USAGE;
 		}
 	}
 	if (!script || optind != argc) {
 		fputs("usage: llmfake-server --script FILE [--port-file PATH] [--record PATH]\n",
 		      stderr);
-		return 64;
+		return HTTPFAKE_EX_USAGE;
 	}
+	struct httpfake_proc pr;
+	httpfake_proc_init(&pr, "llmfake-server");
 	char err[256];
 	struct llmfake *f = llmfake_new(err, sizeof err);
 	if (!f) {
 		fprintf(stderr, "llmfake-server: cannot listen: %s\n", err);
-		return 69;
+		return HTTPFAKE_EX_UNAVAILABLE;
 	}
 	if (llmfake_load_script_file(f, script, err, sizeof err) != 0) {
 		fprintf(stderr, "llmfake-server: %s: %s\n", script, err);
 		llmfake_free(f);
-		return 65;
+		return HTTPFAKE_EX_DATAERR;
 	}
-	FILE *rec = NULL;
-	if (record) {
-		rec = fopen(record, "a");
-		if (!rec) {
-			fprintf(stderr, "llmfake-server: cannot open %s: %s\n", record,
-			        strerror(errno));
-			llmfake_free(f);
-			return 73;
-		}
-		httpfake_set_observer(llmfake_http(f), write_record, rec);
-	}
-	if (port_file) {
-		char tmp[4096];
-		snprintf(tmp, sizeof tmp, "%s.tmp", port_file);
-		FILE *pf = fopen(tmp, "w");
-		if (!pf || fprintf(pf, "%u\n", (unsigned)httpfake_port(llmfake_http(f))) < 0 ||
-		    fclose(pf) != 0 || rename(tmp, port_file) != 0) {
-			fprintf(stderr, "llmfake-server: cannot write %s: %s\n", port_file,
-			        strerror(errno));
-			if (rec)
-				fclose(rec);
-			llmfake_free(f);
-			return 73;
-		}
-	}
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
-	/* Block the signals so none can slip in between the check and the
-	 * wait; sigsuspend unblocks them atomically. */
-	sigset_t block, old;
-	sigemptyset(&block);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGINT);
-	sigprocmask(SIG_BLOCK, &block, &old);
-	while (!stop)
-		sigsuspend(&old);
+	int rc = httpfake_proc_start(&pr, llmfake_http(f), port_file, record);
+	if (rc == 0)
+		httpfake_proc_wait(&pr);
 	llmfake_free(f);
-	if (rec)
-		fclose(rec);
-	return 0;
+	httpfake_proc_close(&pr);
+	return rc;
 }

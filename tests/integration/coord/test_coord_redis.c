@@ -23,52 +23,29 @@
 /* cmocka needs the four above first */
 #include <cmocka.h>
 
-#include <arpa/inet.h>
 #include <hiredis/hiredis.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
 #include "proc.h"
+#include "support_redis.h"
 #include "tests/unit/coord/coord_test.h"
 #include "testutil.h"
 
 #define PASSWORD "Tr0ub4dor-coord"
 
-struct server {
-	struct proc proc;
-	bool running;
-	int port;
-	char *dir;
-	const char *password; /* NULL = none */
-};
-
 struct fx {
 	uv_loop_t loop;
-	struct server srv;
+	struct support_redis srv;
 	struct coord *a, *b;
 };
 
-static int free_port(void)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	assert_true(fd >= 0);
-	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
-	socklen_t len = sizeof sa;
-	assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
-	close(fd);
-	return ntohs(sa.sin_port);
-}
-
 /* A synchronous client for checks; NULL when the server does not answer
  * PING (with AUTH when it has a password). */
-static redisContext *sync_client(const struct server *s)
+static redisContext *sync_client(const struct support_redis *s)
 {
 	struct timeval tv = {1, 0};
 	redisContext *rc = redisConnectWithTimeout("127.0.0.1", s->port, tv);
@@ -95,53 +72,13 @@ static redisContext *sync_client(const struct server *s)
 	return rc;
 }
 
-static void server_start(struct server *s)
-{
-	char port[16];
-	snprintf(port, sizeof port, "%d", s->port);
-	const char *argv[16] = {"--bind", "127.0.0.1",    "--port", port,          "--save",
-	                        "",       "--appendonly", "no",     "--daemonize", "no",
-	                        "--dir",  s->dir,         NULL};
-	if (s->password) {
-		argv[12] = "--requirepass";
-		argv[13] = s->password;
-		argv[14] = NULL;
-	}
-	struct proc_opts o = {.binary = "/usr/bin/redis-server", .cwd = s->dir, .argv = argv};
-	assert_int_equal(proc_start_opts(&s->proc, &o), 0);
-	s->running = true;
-	int64_t end = ct_now_ms() + CT_WAIT_MS;
-	for (;;) {
-		redisContext *rc = sync_client(s);
-		if (rc) {
-			redisFree(rc);
-			return;
-		}
-		if (ct_now_ms() > end || !proc_alive(&s->proc)) {
-			char *err = proc_stdout(&s->proc);
-			fail_msg("redis-server did not answer PING on port %d: %s", s->port,
-			         err ? err : "");
-		}
-		usleep(20000);
-	}
-}
-
-static void server_kill(struct server *s)
-{
-	if (!s->running)
-		return;
-	proc_signal(&s->proc, SIGCONT);
-	proc_cleanup(&s->proc); /* kill + waitpid */
-	s->running = false;
-}
-
+/* Starts (or, after support_redis_kill, restarts on the same port) the
+ * fixture's redis-server; fails the test when it does not answer. */
 static void setup_server(struct fx *f, const char *password)
 {
-	f->srv.dir = tu_tempdir();
-	assert_non_null(f->srv.dir);
-	f->srv.port = free_port();
-	f->srv.password = password;
-	server_start(&f->srv);
+	char err[4096];
+	if (support_redis_start(&f->srv, password, err, sizeof err) != 0)
+		fail_msg("%s", err);
 }
 
 static struct coord *client(struct fx *f, const char *userinfo, const char *db, const char *id)
@@ -172,11 +109,7 @@ static int teardown(void **state)
 	if (f->b)
 		ct_close(&f->loop, f->b);
 	assert_int_equal(uv_loop_close(&f->loop), 0);
-	server_kill(&f->srv);
-	if (f->srv.dir) {
-		tu_rmrf(f->srv.dir);
-		free(f->srv.dir);
-	}
+	support_redis_free(&f->srv);
 	free(f);
 	return 0;
 }
@@ -437,7 +370,7 @@ static void test_server_killed_and_back(void **state)
 	/* killed with a request in flight and after */
 	struct ct_ans k2 = {0};
 	assert_int_equal(coord_claim(f->a, "respond:k2", 60000, ct_claim_cb, &k2), 0);
-	server_kill(&f->srv);
+	support_redis_kill(&f->srv);
 	int64_t t0 = ct_now_ms();
 	assert_true(ct_wait(&f->loop, &k2));
 	/* it may have been answered just before the kill */
@@ -459,7 +392,7 @@ static void test_server_killed_and_back(void **state)
 	assert_non_null(strstr(buf, "disconnected"));
 
 	/* back on the same port: reconnects by itself (empty: k1 is gone) */
-	server_start(&f->srv);
+	setup_server(f, f->srv.password);
 	int64_t end = ct_now_ms() + CT_WAIT_MS;
 	do {
 		ct_run_until(&f->loop, NULL, 50);
@@ -589,7 +522,7 @@ static void test_close_with_requests_in_flight(void **state)
 
 int main(void)
 {
-	if (access("/usr/bin/redis-server", X_OK) != 0) {
+	if (!support_redis_binary()) {
 		fprintf(stderr,
 		        "redis-server is not installed (scripts/bootstrap.sh installs it)\n");
 		return 1;

@@ -30,6 +30,7 @@
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
 #include "modules/space/link.h"
+#include "support_loop.h"
 #include "tests/integration/space-client/harness.h"
 #include "tests/unit/coord/coord_test.h"
 
@@ -93,17 +94,16 @@ static void start_agent(struct fx *f, struct agent *a, const char *name)
 	space_link_start(a->link);
 }
 
-static bool both_joined(struct fx *f)
+static bool both_joined(void *ctx, const void *arg)
 {
+	struct fx *f = ctx;
+	(void)arg;
 	return space_link_joined(f->ada.link) && space_link_joined(f->bob.link);
 }
 
 static void run_until_joined(struct fx *f)
 {
-	int64_t end = ct_now_ms() + CT_WAIT_MS;
-	while (!both_joined(f) && ct_now_ms() < end)
-		ct_run_until(&f->loop, NULL, 20);
-	if (!both_joined(f)) {
+	if (!support_run_until(&f->loop, both_joined, f, NULL, CT_WAIT_MS)) {
 		th_fail_dump(NULL, &f->room);
 		fail_msg("the agents did not join the room");
 	}

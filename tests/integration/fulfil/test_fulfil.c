@@ -20,7 +20,6 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -30,11 +29,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +39,8 @@
 
 #include "modules/reflection/voice.h"
 #include "proc.h"
+#include "support_fake.h"
+#include "support_wait.h"
 #include "tests/integration/space-client/harness.h"
 
 #define WAIT_MS    10000
@@ -50,64 +48,28 @@
 #define N_COMMITS  50
 #define N_KILLS    20
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
 /* --- the fake ----------------------------------------------------------------------------- */
 
+/* ghfake-server (tests/support/support_fake): its state outlives every
+ * kill of the agent. The record is <home>/ghfake-server.requests. */
 struct fake {
-	pid_t pid;
-	int port;
+	struct support_fake sf;
 	char url_env[128];
 };
 
 static void fake_start(struct fake *fk, const char *home)
 {
-	char bin[1024], portp[1024], rec[1024];
-	snprintf(bin, sizeof bin, "%s/tests/fakes/github/ghfake-server", getenv("GA_BUILD_DIR"));
-	snprintf(portp, sizeof portp, "%s/gh.port", home);
-	snprintf(rec, sizeof rec, "%s/gh.requests", home);
-	fk->pid = fork();
-	if (fk->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL); /* a failed test leaves no fake behind */
-		int null = open("/dev/null", O_RDWR);
-		dup2(null, 0);
-		dup2(null, 1);
-		execl(bin, bin, "--token", TOKEN ":ada-bot", "--repo", "acme/widgets", "--port-file",
-		      portp, "--record", rec, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 1000; i++) {
-		char *port = home_read(home, "gh.port");
-		if (port && atoi(port) > 0) {
-			fk->port = atoi(port);
-			snprintf(fk->url_env, sizeof fk->url_env, "GITHUB_API_URL=http://127.0.0.1:%d",
-			         fk->port);
-			free(port);
-			return;
-		}
-		free(port);
-		sleep_ms(10);
-	}
-	kill(fk->pid, SIGKILL);
-	waitpid(fk->pid, NULL, 0);
-	fail_msg("ghfake-server did not start");
+	char err[4096];
+	const char *argv[] = {"--token", TOKEN ":ada-bot", "--repo", "acme/widgets", NULL};
+	if (support_fake_start(&fk->sf, "tests/fakes/github/ghfake-server", home, argv, err,
+	                       sizeof err) != 0)
+		fail_msg("%s", err);
+	snprintf(fk->url_env, sizeof fk->url_env, "GITHUB_API_URL=%s", fk->sf.url);
 }
 
 static void fake_stop(struct fake *fk)
 {
-	kill(fk->pid, SIGTERM);
-	waitpid(fk->pid, NULL, 0);
+	support_fake_stop(&fk->sf);
 }
 
 /* One HTTP/1.1 request to the fake (Connection: close); the body of the
@@ -117,7 +79,7 @@ static char *fake_http(const struct fake *fk, const char *method, const char *pa
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return NULL;
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)fk->port)};
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)fk->sf.port)};
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	struct timeval tv = {5, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -361,7 +323,7 @@ static void test_issue_comment_and_abandoned(void **state)
 
 	struct proc p;
 	agent_start(&p, home, &fk);
-	int64_t end = now_ms() + 60000;
+	int64_t end = support_now_ms() + 60000;
 	struct status s0, s1, s2;
 	for (;;) {
 		ledger_status(home, ids[0], &s0);
@@ -370,12 +332,12 @@ static void test_issue_comment_and_abandoned(void **state)
 		if (strcmp(s0.status, "completed") == 0 && strcmp(s1.status, "completed") == 0 &&
 		    strcmp(s2.status, "abandoned") == 0)
 			break;
-		if (now_ms() > end || !proc_alive(&p)) {
+		if (support_now_ms() > end || !proc_alive(&p)) {
 			dump(&p);
 			fail_msg("not settled: %s / %s / %s (%s)", s0.status, s1.status, s2.status,
 			         s2.error);
 		}
-		sleep_ms(100);
+		support_sleep_ms(100);
 	}
 	/* the refusal is named: GitHub's 404 */
 	if (!strstr(s2.error, "404") && !strstr(s2.error, "Not Found"))
@@ -415,7 +377,7 @@ static void test_issue_comment_and_abandoned(void **state)
 		dump(&p);
 		fail_msg("the agent did not start again");
 	}
-	sleep_ms(1000);
+	support_sleep_ms(1000);
 	agent_stop(&p);
 	assert_int_equal(fake_issue_count(&fk), 1);
 	fake_stop(&fk);
@@ -460,18 +422,18 @@ static void test_exactly_once_across_sigkill(void **state)
 		agent_start(&p, home, &fk);
 		if (kp == KILL_BEFORE) {
 			/* somewhere from start-up to the first request */
-			sleep_ms(50 + rand() % 700);
+			support_sleep_ms(50 + rand() % 700);
 		} else {
 			/* the fake makes the issue when the request arrives, then (DURING)
 			 * holds the answer 1.5 s; AFTER: the answer went out at once
 			 * and the journal's done is a few ms away */
-			int64_t end = now_ms() + 20000;
-			while (fake_issue_count(&fk) <= before && now_ms() < end && proc_alive(&p))
-				sleep_ms(5);
+			int64_t end = support_now_ms() + 20000;
+			while (fake_issue_count(&fk) <= before && support_now_ms() < end && proc_alive(&p))
+				support_sleep_ms(5);
 			if (kp == KILL_DURING)
-				sleep_ms(rand() % 800);
+				support_sleep_ms(rand() % 800);
 			else
-				sleep_ms(rand() % 4);
+				support_sleep_ms(rand() % 4);
 		}
 		if (!proc_alive(&p)) {
 			dump(&p);
@@ -502,14 +464,14 @@ static void test_exactly_once_across_sigkill(void **state)
 	/* the last run finishes the work */
 	struct proc p;
 	agent_start(&p, home, &fk);
-	int64_t end = now_ms() + 400000;
+	int64_t end = support_now_ms() + 400000;
 	int done = 0;
 	while ((done = count_status(home, ids, N_COMMITS, "completed")) < N_COMMITS) {
-		if (now_ms() > end || !proc_alive(&p)) {
+		if (support_now_ms() > end || !proc_alive(&p)) {
 			dump(&p);
 			fail_msg("%d of %d completed", done, N_COMMITS);
 		}
-		sleep_ms(250);
+		support_sleep_ms(250);
 	}
 	agent_stop(&p);
 
@@ -538,8 +500,8 @@ static void test_exactly_once_across_sigkill(void **state)
 	 * cycle's) before anything else, never sent again (0 duplicates). The
 	 * fake's request record shows the searches; the decision log cannot
 	 * (what it had not written out died with each SIGKILL). */
-	int searches = count_in(home, "gh.requests", "/search/issues");
-	int creates = count_in(home, "gh.requests", "\"POST\"");
+	int searches = count_in(home, "ghfake-server.requests", "/search/issues");
+	int creates = count_in(home, "ghfake-server.requests", "\"POST\"");
 	fprintf(stderr, "reconcile searches: %d, POST requests: %d\n", searches, creates);
 	if (searches < kills[KILL_DURING])
 		fail_msg("%d searches for a key, fewer than the %d kills during a request", searches,

@@ -19,6 +19,9 @@
 
 #include <cmocka.h>
 
+#include "support_wait.h"
+#include "testutil.h"
+
 #define MAX_LIVE 32
 
 static pid_t live_pids[MAX_LIVE];
@@ -92,21 +95,6 @@ int th_teardown(void **state)
 	return 0;
 }
 
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)(n > 0 ? n : 0) + 1);
-	size_t got = fread(b, 1, (size_t)(n > 0 ? n : 0), f);
-	b[got] = '\0';
-	fclose(f);
-	return b;
-}
-
 static void mktemp_dir(char *out, size_t cap, const char *prefix)
 {
 	const char *base = getenv("TMPDIR");
@@ -122,123 +110,70 @@ static bool reap(struct proc *p, int *status)
 {
 	if (proc_alive(p))
 		return false;
-	int st = p->status;
-	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	*status = support_exit_code(p);
 	th_untrack_pid(p->pid);
 	return true;
 }
 
 /* --- the room ------------------------------------------------------------------- */
 
-static void room_spawn(struct th_room *r, bool mdns)
-{
-	unlink(r->port_file);
-	char port[32], data[340];
-	snprintf(port, sizeof port, "SPACE_PORT=%d", r->port);
-	snprintf(data, sizeof data, "SPACE_DATA_DIR=%s", r->data);
-	const char *env[8 + 6] = {port, mdns ? "SPACE_BIND=0.0.0.0" : "SPACE_BIND=127.0.0.1", data,
-	                          "SPACE_SHUTDOWN_GRACE_MS=200", "SPACE_NAME=spc-test"};
-	int ne = 5;
-	for (int i = 0; i < r->nextra; i++)
-		env[ne++] = r->extra_env[i];
-	env[ne] = NULL;
-	const char *with_mdns[] = {"--port-file", r->port_file, NULL};
-	const char *no_mdns[] = {"--no-mdns", "--port-file", r->port_file, NULL};
-	struct proc_opts o = {.binary = "agent-space",
-	                      .cwd = r->dir,
-	                      .argv = mdns ? with_mdns : no_mdns,
-	                      .env = env,
-	                      .log_path = r->log};
-	if (proc_start_opts(&r->proc, &o) != 0)
-		fail_msg("cannot start agent-space (is the target built?)");
-	th_track_pid(r->proc.pid);
-	int64_t deadline = th_now_ms() + 20000;
-	for (;;) {
-		char *t = slurp(r->port_file);
-		if (t && strchr(t, '\n')) {
-			r->port = atoi(t);
-			free(t);
-			return;
-		}
-		free(t);
-		if (reap(&r->proc, &r->status) || th_now_ms() > deadline) {
-			char *log = slurp(r->log);
-			fail_msg("agent-space did not start (status %d):\n%s", r->status,
-			         log ? log : "");
-		}
-		th_msleep(5);
-	}
-}
-
-static bool room_mdns;
+/* The room is tests/support/support_room; these fail the test instead of
+ * returning -1, and register its process and directory for th_cleanup_all. */
 
 void th_room_start(struct th_room *r, int port, const char *const *env, bool mdns)
 {
 	memset(r, 0, sizeof *r);
-	r->proc.stdin_fd = -1;
-	r->proc.exited = true;
-	mktemp_dir(r->dir, sizeof r->dir, "spc-room");
-	snprintf(r->log, sizeof r->log, "%s/server.log", r->dir);
-	snprintf(r->port_file, sizeof r->port_file, "%s/port", r->dir);
-	snprintf(r->data, sizeof r->data, "%s/data", r->dir);
-	for (const char *const *e = env; e && *e && r->nextra < 8; e++)
-		snprintf(r->extra_env[r->nextra++], sizeof r->extra_env[0], "%s", *e);
-	r->port = port;
-	room_mdns = mdns;
-	room_spawn(r, mdns);
+	char err[8192];
+	int rc = support_room_start(&r->sr, port, env, mdns, err, sizeof err);
+	if (r->sr.dir[0])
+		th_track_dir(r->sr.dir);
+	if (rc != 0)
+		fail_msg("%s", err);
+	th_track_pid(r->sr.proc.pid);
+	r->port = r->sr.port;
 }
 
 void th_room_restart(struct th_room *r)
 {
-	if (th_room_alive(r))
-		fail_msg("restart of a room that is still running");
-	proc_cleanup(&r->proc);
-	room_spawn(r, room_mdns);
+	char err[8192];
+	th_untrack_pid(r->sr.proc.pid);
+	if (support_room_restart(&r->sr, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	th_track_pid(r->sr.proc.pid);
+	r->port = r->sr.port;
 }
 
 void th_room_host(struct th_room *r, const char *line)
 {
-	char buf[4096];
-	snprintf(buf, sizeof buf, "%s\n", line);
-	if (proc_write_stdin(&r->proc, buf) != 0)
+	if (support_room_host(&r->sr, line) != 0)
 		fail_msg("host input: %s", strerror(errno));
 }
 
 bool th_room_alive(struct th_room *r)
 {
-	return r->proc.pid > 0 && !reap(&r->proc, &r->status);
+	if (support_room_alive(&r->sr))
+		return true;
+	th_untrack_pid(r->sr.proc.pid);
+	return false;
 }
 
 int th_room_stop(struct th_room *r, int sig)
 {
-	if (!th_room_alive(r))
-		return r->status;
-	proc_signal(&r->proc, sig);
-	int64_t deadline = th_now_ms() + 15000;
-	while (!reap(&r->proc, &r->status)) {
-		if (th_now_ms() > deadline) {
-			proc_signal(&r->proc, SIGKILL);
-			proc_wait(&r->proc, 5000);
-			th_untrack_pid(r->proc.pid);
-			r->status = -1;
-			break;
-		}
-		th_msleep(5);
-	}
-	proc_close_stdin(&r->proc);
-	return r->status;
+	int status = support_room_stop(&r->sr, sig);
+	th_untrack_pid(r->sr.proc.pid);
+	return status;
 }
 
 char *th_room_log(const struct th_room *r)
 {
-	return slurp(r->log);
+	return support_room_log(&r->sr);
 }
 
 /* --- agents --------------------------------------------------------------------- */
 
 static void copy_file(const char *from, const char *to)
 {
-	char *c = slurp(from);
+	char *c = tu_read(from, NULL);
 	if (!c)
 		fail_msg("cannot read %s", from);
 	FILE *f = fopen(to, "wb");

@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "proc.h"
+#include "support_room.h"
 #include "tests/integration/space/wsclient.h"
 
 #define TH_WAIT_MS 10000
@@ -30,20 +31,13 @@
 /* --- the room ------------------------------------------------------------------- */
 
 struct th_room {
-	struct proc proc; /* the server process */
-	int port;
-	int status; /* after exit: exit code or 128+signal */
-	char dir[256];
-	char log[320];
-	char port_file[320];
-	char data[320];
-	char extra_env[8][128];
-	int nextra;
+	struct support_room sr; /* the process, its directory, data and log */
+	int port;               /* sr.port: what the tests connect to */
 };
 
-/* port 0 = ephemeral. env: extra "K=V" (at most 8, kept for restarts).
- * mdns: advertise (needs DBUS_SYSTEM_BUS_ADDRESS in env). Fails the test
- * when the room does not come up. */
+/* support_room_start (see there), failing the test when the room does not
+ * come up. port 0 = ephemeral. env: extra "K=V" (at most 8, kept for
+ * restarts). mdns: advertise (needs DBUS_SYSTEM_BUS_ADDRESS in env). */
 void th_room_start(struct th_room *r, int port, const char *const *env, bool mdns);
 /* Starts it again with the same data directory on the same port. */
 void th_room_restart(struct th_room *r);

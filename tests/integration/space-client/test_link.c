@@ -31,6 +31,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/space/link.h"
+#include "support_loop.h"
 #include "tests/integration/space-client/harness.h"
 
 #define MAX_EVENTS 64
@@ -124,32 +125,10 @@ static void say_done(void *ud, enum space_say_result r)
 		f->says[f->nsays++] = r;
 }
 
-static void on_wake(uv_timer_t *t)
+/* Runs the loop until cond(f, arg) holds or timeout_ms passes. */
+static bool run_until(struct fx *f, support_cond_fn cond, const void *arg, int timeout_ms)
 {
-	(void)t;
-}
-
-/* Runs the loop until cond(f) holds or timeout_ms passes. */
-static bool run_until(struct fx *f, bool (*cond)(struct fx *, const void *), const void *arg,
-                      int timeout_ms)
-{
-	uv_timer_t wake;
-	uv_timer_init(&f->loop, &wake);
-	uv_timer_start(&wake, on_wake, 10, 10);
-	int64_t end = th_now_ms() + timeout_ms;
-	bool ok = false;
-	for (;;) {
-		if (cond && cond(f, arg)) {
-			ok = true;
-			break;
-		}
-		if (th_now_ms() > end)
-			break;
-		uv_run(&f->loop, UV_RUN_ONCE);
-	}
-	uv_close((uv_handle_t *)&wake, NULL);
-	uv_run(&f->loop, UV_RUN_NOWAIT);
-	return ok;
+	return support_run_until(&f->loop, cond, f, arg, timeout_ms);
 }
 
 /* Lets the loop run for ms (for things that can only be seen over time,
@@ -159,8 +138,9 @@ static void run_for(struct fx *f, int ms)
 	run_until(f, NULL, NULL, ms);
 }
 
-static bool c_joined(struct fx *f, const void *n)
+static bool c_joined(void *ctx, const void *n)
 {
+	struct fx *f = ctx;
 	return f->joins >= *(const int *)n && f->obs && spc_client_state(f->obs) == SPC_JOINED;
 }
 
@@ -190,18 +170,21 @@ static long find_seen(struct fx *f, const struct want *w)
 	return -1;
 }
 
-static bool c_seen(struct fx *f, const void *w)
+static bool c_seen(void *ctx, const void *w)
 {
+	struct fx *f = ctx;
 	return find_seen(f, w) >= 0;
 }
 
-static bool c_events(struct fx *f, const void *n)
+static bool c_events(void *ctx, const void *n)
 {
+	struct fx *f = ctx;
 	return f->nev >= *(const size_t *)n;
 }
 
-static bool c_says(struct fx *f, const void *n)
+static bool c_says(void *ctx, const void *n)
 {
+	struct fx *f = ctx;
 	return f->nsays >= *(const int *)n;
 }
 
@@ -314,14 +297,16 @@ static void obs_stopped(void *ud)
 	((struct fx *)ud)->obs_stopped = true;
 }
 
-static bool c_link_stopped(struct fx *f, const void *arg)
+static bool c_link_stopped(void *ctx, const void *arg)
 {
+	struct fx *f = ctx;
 	(void)arg;
 	return f->link_stopped;
 }
 
-static bool c_all_stopped(struct fx *f, const void *arg)
+static bool c_all_stopped(void *ctx, const void *arg)
 {
+	struct fx *f = ctx;
 	(void)arg;
 	return (!f->link || f->link_stopped) && (!f->obs || f->obs_stopped);
 }
@@ -364,8 +349,9 @@ static struct rec_event *event_with_text(struct fx *f, const char *text)
 	return NULL;
 }
 
-static bool c_event_text(struct fx *f, const void *text)
+static bool c_event_text(void *ctx, const void *text)
 {
+	struct fx *f = ctx;
 	return event_with_text(f, text) != NULL;
 }
 
@@ -380,8 +366,9 @@ static struct rec_event *must_event(struct fx *f, const char *text)
 
 /* --- tests ------------------------------------------------------------------------- */
 
-static bool c_two_members(struct fx *f, const void *arg)
+static bool c_two_members(void *ctx, const void *arg)
 {
+	struct fx *f = ctx;
 	(void)arg;
 	return space_link_member_count(f->link) == 2;
 }
@@ -537,8 +524,9 @@ static size_t events_with_text(struct fx *f, const char *text)
 
 /* The observer got, at index *from or later, a history_response holding
  * the chat "a peer before the restart". */
-static bool c_replayed(struct fx *f, const void *from)
+static bool c_replayed(void *ctx, const void *from)
 {
+	struct fx *f = ctx;
 	for (size_t i = *(const size_t *)from; i < f->nseen; i++) {
 		if (strcmp(json_string_or(f->seen[i], "type", ""), "history_response") != 0)
 			continue;
@@ -660,8 +648,9 @@ static void test_say_paced_with_typing(void **state)
 	assert_int_equal(space_link_typing_delay(&c, longer), 300);
 }
 
-static bool c_obs_holds(struct fx *f, const void *arg)
+static bool c_obs_holds(void *ctx, const void *arg)
 {
+	struct fx *f = ctx;
 	(void)arg;
 	const char *h = space_link_claim_holder(f->link, "create_issue", "o/r#1");
 	return h && strcmp(h, "Obs") == 0;
@@ -764,7 +753,7 @@ static void test_reconnect_announces_again(void **state)
 	 * again (the observer may rejoin after they were broadcast, so the
 	 * log is the witness). */
 	char path[400];
-	snprintf(path, sizeof path, "%s/chat.jsonl", f->room.data);
+	snprintf(path, sizeof path, "%s/chat.jsonl", f->room.sr.data);
 	bool ok = false;
 	int64_t end = th_now_ms() + TH_WAIT_MS;
 	while (!ok && th_now_ms() < end) {
