@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "common/fsx.h"
 #include "common/json.h"
@@ -75,6 +77,10 @@ struct dashboard {
 	struct dashboard_addr addr;
 	struct MHD_Daemon *mhd;
 	uv_poll_t poll;
+	bool poll_inited;
+	int listen_fd;          /* ours until MHD starts, then MHD's */
+	uv_poll_t listen_poll;  /* watches listen_fd until the first connection */
+	bool listen_watched;
 	uv_timer_t timer;
 	uv_timer_t keepalive;
 	int open_handles;
@@ -97,7 +103,7 @@ static void on_timer(uv_timer_t *t);
 
 static void rearm(struct dashboard *d)
 {
-	if (d->closing)
+	if (d->closing || !d->mhd)
 		return;
 	MHD_UNSIGNED_LONG_LONG ms = DASH_IDLE_RUN_MS;
 	if (MHD_get_timeout(d->mhd, &ms) != MHD_YES || ms > DASH_IDLE_RUN_MS)
@@ -116,6 +122,8 @@ static void kick(struct dashboard *d)
 
 static void run(struct dashboard *d)
 {
+	if (!d->mhd)
+		return;
 	if (d->in_run || d->closing) {
 		kick(d);
 		return;
@@ -858,6 +866,68 @@ static void on_handle_closed(uv_handle_t *h)
 		free_dashboard(d);
 }
 
+/* The library cannot be loaded or started: the socket is closed, so the
+ * connection waiting in the backlog (and every later one) is refused at
+ * once instead of hanging. */
+static void give_up_listening(struct dashboard *d)
+{
+	if (d->listen_watched) {
+		d->listen_watched = false;
+		uv_close((uv_handle_t *)&d->listen_poll, on_handle_closed);
+	}
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		d->listen_fd = -1;
+	}
+}
+
+/* libmicrohttpd (and GnuTLS with it) is loaded when the first connection
+ * arrives: an agent nobody looks at never pays for it. The connection waits
+ * in the listen backlog meanwhile; MHD takes over the listening socket. */
+static void on_first_connection(uv_poll_t *p, int status, int events)
+{
+	(void)status;
+	(void)events;
+	struct dashboard *d = p->data;
+	uv_poll_stop(&d->listen_poll);
+	struct ga_err err = {{0}};
+	if (mhd_shim_load(&err) != 0) {
+		log_kv(LOG_LEVEL_ERROR, "dashboard", "the dashboard cannot start: it stops listening",
+		       "error", err.msg);
+		give_up_listening(d);
+		return;
+	}
+	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	if (d->addr.ipv6)
+		flags |= MHD_USE_IPv6;
+	d->mhd = MHD_start_daemon(
+	        flags, 0, NULL, NULL, on_request, d, MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
+	        MHD_OPTION_NOTIFY_COMPLETED, on_completed, d, MHD_OPTION_CONNECTION_LIMIT,
+	        (unsigned)DASHBOARD_MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+	        (unsigned)DASHBOARD_CONNECTION_TIMEOUT_S, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+	        (size_t)DASHBOARD_CONNECTION_MEMORY, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d,
+	        MHD_OPTION_END);
+	if (!d->mhd) {
+		log_kv(LOG_LEVEL_ERROR, "dashboard",
+		       "libmicrohttpd did not start: the dashboard stops listening", NULL);
+		give_up_listening(d);
+		return;
+	}
+	d->listen_watched = false;
+	uv_close((uv_handle_t *)&d->listen_poll, on_handle_closed);
+	const union MHD_DaemonInfo *ep = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (!ep || uv_poll_init(d->c.loop, &d->poll, ep->epoll_fd) != 0) {
+		log_kv(LOG_LEVEL_ERROR, "dashboard",
+		       "the dashboard cannot watch libmicrohttpd's epoll descriptor", NULL);
+		return;
+	}
+	d->poll.data = d;
+	d->poll_inited = true;
+	d->open_handles++;
+	uv_poll_start(&d->poll, UV_READABLE, on_poll);
+	run(d);
+}
+
 struct dashboard *dashboard_new(const struct dashboard_config *c, struct ga_err *err)
 {
 	struct dashboard_addr addr;
@@ -897,61 +967,60 @@ struct dashboard *dashboard_new(const struct dashboard_config *c, struct ga_err 
 		free_dashboard(d);
 		return NULL;
 	}
-	if (mhd_shim_load(err) != 0) {
-		free_dashboard(d);
-		return NULL;
-	}
-
+	int fam = addr.ipv6 ? AF_INET6 : AF_INET;
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof ss);
+	socklen_t sl;
 	if (addr.ipv6) {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons((uint16_t)addr.port);
 		inet_pton(AF_INET6, addr.host, &s6->sin6_addr);
+		sl = sizeof *s6;
 	} else {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons((uint16_t)addr.port);
 		inet_pton(AF_INET, addr.host, &s4->sin_addr);
+		sl = sizeof *s4;
 	}
-	unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-	if (addr.ipv6)
-		flags |= MHD_USE_IPv6;
-	d->mhd = MHD_start_daemon(
-	        flags, (uint16_t)addr.port, NULL, NULL, on_request, d, MHD_OPTION_SOCK_ADDR,
-	        (struct sockaddr *)&ss, MHD_OPTION_NOTIFY_COMPLETED, on_completed, d,
-	        MHD_OPTION_CONNECTION_LIMIT, (unsigned)DASHBOARD_MAX_CONNECTIONS,
-	        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)DASHBOARD_CONNECTION_TIMEOUT_S,
-	        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)DASHBOARD_CONNECTION_MEMORY,
-	        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d, MHD_OPTION_END);
-	if (!d->mhd) {
+	int one = 1;
+	d->listen_fd = socket(fam, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (d->listen_fd < 0 ||
+	    setsockopt(d->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+	    (addr.ipv6 && setsockopt(d->listen_fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
+	    bind(d->listen_fd, (struct sockaddr *)&ss, sl) != 0 || listen(d->listen_fd, 32) != 0) {
 		err_set(err,
 		        "the dashboard cannot listen on %s (in use, or not an address of this "
 		        "machine?)",
 		        c->addr);
+		if (d->listen_fd >= 0)
+			close(d->listen_fd);
 		free_dashboard(d);
 		return NULL;
 	}
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_BIND_PORT);
-	int port = info ? (int)info->port : addr.port;
+	sl = sizeof ss;
+	int port = addr.port;
+	if (getsockname(d->listen_fd, (struct sockaddr *)&ss, &sl) == 0)
+		port = ntohs(addr.ipv6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+		                       : ((struct sockaddr_in *)&ss)->sin_port);
 	d->addr.port = port;
 	snprintf(d->url, sizeof d->url, addr.ipv6 ? "http://[%s]:%d/" : "http://%s:%d/", addr.host,
 	         port);
-	const union MHD_DaemonInfo *ep = MHD_get_daemon_info(d->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	if (!ep || uv_poll_init(c->loop, &d->poll, ep->epoll_fd) != 0) {
-		err_set(err, "the dashboard cannot watch libmicrohttpd's epoll descriptor");
-		MHD_stop_daemon(d->mhd);
+	if (uv_poll_init(c->loop, &d->listen_poll, d->listen_fd) != 0) {
+		err_set(err, "the dashboard cannot watch its listening socket");
+		close(d->listen_fd);
 		free_dashboard(d);
 		return NULL;
 	}
-	d->poll.data = d;
+	d->listen_poll.data = d;
+	d->listen_watched = true;
 	uv_timer_init(c->loop, &d->timer);
 	d->timer.data = d;
 	uv_timer_init(c->loop, &d->keepalive);
 	d->keepalive.data = d;
 	d->open_handles = 3;
-	uv_poll_start(&d->poll, UV_READABLE, on_poll);
+	uv_poll_start(&d->listen_poll, UV_READABLE, on_first_connection);
 	uv_timer_start(&d->keepalive, on_keepalive, DASHBOARD_SSE_KEEPALIVE_MS,
 	               DASHBOARD_SSE_KEEPALIVE_MS);
 	if (c->dlog) {
@@ -1003,14 +1072,24 @@ void dashboard_close(struct dashboard *d)
 	d->jobs = NULL;
 	d->closing = true;
 	/* The poll handle goes before MHD closes the descriptor it watches. */
-	uv_poll_stop(&d->poll);
-	if (!d->in_run)
-		MHD_run(d->mhd);
-	MHD_stop_daemon(d->mhd); /* sse_free runs for each stream here */
-	d->mhd = NULL;
+	if (d->poll_inited)
+		uv_poll_stop(&d->poll);
+	if (d->mhd) {
+		if (!d->in_run)
+			MHD_run(d->mhd);
+		MHD_stop_daemon(d->mhd); /* sse_free runs for each stream here */
+		d->mhd = NULL;
+	} else {
+		give_up_listening(d);
+	}
+	if (d->listen_watched) {
+		d->listen_watched = false;
+		uv_close((uv_handle_t *)&d->listen_poll, on_handle_closed);
+	}
 	uv_timer_stop(&d->timer);
 	uv_timer_stop(&d->keepalive);
-	uv_close((uv_handle_t *)&d->poll, on_handle_closed);
+	if (d->poll_inited)
+		uv_close((uv_handle_t *)&d->poll, on_handle_closed);
 	uv_close((uv_handle_t *)&d->timer, on_handle_closed);
 	uv_close((uv_handle_t *)&d->keepalive, on_handle_closed);
 }

@@ -4,6 +4,14 @@
  * web/dashboard/ and a JSON API, so a person can watch every decision the
  * agent makes, live, and pause it.
  *
+ * dashboard_new binds and listens itself (a bad or busy address fails
+ * the start, as before); libmicrohttpd — and GnuTLS, which Debian's build
+ * brings along (~2.5 MB RSS, bench/footprint.md) — is loaded when the
+ * first connection arrives and takes over the listening socket, so an
+ * agent nobody watches never pays for it. A library that cannot be loaded
+ * or started then is logged (ERROR) and the socket closed: connections
+ * are refused, never left hanging.
+ *
  * libmicrohttpd runs in "external polling" mode with epoll: MHD starts no
  * thread; its one epoll descriptor is watched by a uv_poll (readable →
  * MHD_run) and a uv_timer is re-armed after every MHD_run with

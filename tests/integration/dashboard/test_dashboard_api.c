@@ -736,6 +736,47 @@ static void test_why_large_log_and_close(void **state)
 	dash_stop(&t);
 }
 
+/* libmicrohttpd (and GnuTLS with it) is loaded at the first connection,
+ * never before: an agent nobody watches does not map it. */
+static bool maps_mhd(pid_t pid)
+{
+	/* /proc files say size 0: read line by line */
+	char path[64], line[512];
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	FILE *fp = fopen(path, "r");
+	assert_non_null(fp);
+	bool found = false, any = false;
+	while (fgets(line, sizeof line, fp)) {
+		any = true;
+		if (strstr(line, "libmicrohttpd"))
+			found = true;
+	}
+	fclose(fp);
+	assert_true(any);
+	return found;
+}
+
+static void test_library_loaded_at_first_connection(void **state)
+{
+	(void)state;
+	struct dash_host t;
+	char *e = NULL;
+	if (dash_start(&t, NULL, &e) != 0)
+		fail_msg("%s", e ? e : "?");
+	assert_false(maps_mhd(t.p.pid));
+	/* the host answers a command while idle: still not loaded */
+	char *l = dash_cmd(&t, "state");
+	free(l);
+	assert_false(maps_mhd(t.p.pid));
+	struct http_resp r;
+	assert_int_equal(http_get(t.port, "/api/status", NULL, &r), 0);
+	assert_int_equal(r.status, 200);
+	http_resp_free(&r);
+	assert_true(maps_mhd(t.p.pid));
+	assert_int_equal(dash_quit(&t), 0);
+	dash_stop(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest shared[] = {
@@ -759,6 +800,7 @@ int main(void)
 	        cmocka_unit_test(test_non_loopback_needs_token),
 	        cmocka_unit_test(test_close_with_open_stream),
 	        cmocka_unit_test(test_why_large_log_and_close),
+	        cmocka_unit_test(test_library_loaded_at_first_connection),
 	};
 	int rc = cmocka_run_group_tests_name("shared host", shared, group_setup, group_teardown);
 	rc |= cmocka_run_group_tests_name("own hosts", own, NULL, NULL);
