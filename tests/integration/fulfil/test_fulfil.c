@@ -580,11 +580,86 @@ static void test_room_announcement_in_voice(void **state)
 	home_remove(home);
 }
 
+/* Completed while the agent is out of the room (the room is down at its
+ * start): the announcement is held, not lost, and said once the agent is
+ * in the room again. */
+static void test_room_announcement_held_until_back(void **state)
+{
+	(void)state;
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	int port = room.port;
+	th_room_stop(&room, SIGTERM);
+	char *home;
+	struct fake fk;
+	setup_home(&home, &fk);
+	char id[64], line[1024];
+	commit_line(line, sizeof line, id, 8, "create_issue",
+	            "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Keyboard shortcuts\","
+	            "\"body\":\"The host asked for keyboard shortcuts.\"}");
+	char *src = strstr(line, "\"source\":\"owner\"");
+	assert_non_null(src);
+	memcpy(src, "\"source\":\"space\"", strlen("\"source\":\"space\""));
+	home_write(home, "memory/commitments.jsonl", line);
+	char url[64];
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", port);
+	const char *env[] = {"AGENT_NAME=Ada",
+	                     fk.url_env,
+	                     url,
+	                     "AGENT_GITHUB_USERNAME=ada-bot",
+	                     "AGENT_GITHUB_TOKEN=" TOKEN,
+	                     "GA_FULFIL_INTERVAL_MS=300",
+	                     "GA_GITHUB_WRITE_SPACING_MS=100",
+	                     "GA_GITHUB_SPACING_MS=20",
+	                     "GA_SPACE_BACKOFF_MS=300",
+	                     "GA_SPACE_DISCOVERY_RETRY_MS=300",
+	                     "GA_SPACE_MDNS=0",
+	                     NULL};
+	struct proc p;
+	if (proc_start(&p, home, (const char *const[]){"--no-terminal", NULL}, env) != 0)
+		fail_msg("cannot start general-agent in %s", home);
+	/* completed with the room down: held */
+	if (!proc_wait_output(&p, "held, announced when the agent is back", 3 * WAIT_MS)) {
+		dump(&p);
+		fail_msg("the announcement was not held with the room down");
+	}
+	struct status st;
+	assert_true(ledger_status(home, id, &st));
+	assert_string_equal(st.status, "completed");
+	/* the room comes back on its port: the agent rejoins and says it */
+	char err[1024];
+	if (support_room_restart(&room.sr, err, sizeof err) != 0)
+		fail_msg("the room did not come back: %s", err);
+	struct ws_client *obs = th_observe(&room, "Obs");
+	cJSON *m = th_expect(obs, "chat", chat_from_ada, NULL, 30000);
+	if (!m) {
+		dump(&p);
+		fail_msg("the held announcement never reached the room");
+	}
+	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(m, "content"));
+	if (!text || !strstr(text, "https://github.com/acme/widgets/issues/1"))
+		fail_msg("the room heard: %s", text ? text : "(no text)");
+	cJSON_Delete(m);
+	/* said once */
+	m = th_expect(obs, "chat", chat_from_ada, NULL, 2000);
+	if (m) {
+		char *j = cJSON_PrintUnformatted(m);
+		fail_msg("announced twice: %s", j);
+	}
+	assert_true(proc_wait_output(&p, "announced in the room (held", WAIT_MS));
+	agent_stop(&p);
+	th_observer_free(obs);
+	th_room_stop(&room, SIGTERM);
+	fake_stop(&fk);
+	home_remove(home);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_issue_comment_and_abandoned),
 	        cmocka_unit_test(test_room_announcement_in_voice),
+	        cmocka_unit_test(test_room_announcement_held_until_back),
 	        cmocka_unit_test(test_exactly_once_across_sigkill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
