@@ -250,6 +250,67 @@ static void flush_held(struct fulfil *f, int64_t now)
 	}
 }
 
+/* §6.12: a promise made in a Bluesky reply, once it became an issue or a
+ * plan, is followed up by a reply under the post we answered (threaded
+ * under its root), in the agent's voice, with the link. Through the
+ * pipeline (validator, outbound: permission bluesky:reply:<did>, the
+ * journal's key say:done:<id>: once, across crashes too). Other types and
+ * a missing link or thread: the log only. */
+static void bluesky_followup(struct fulfil *f, const char *id, const char *desc, const char *url,
+                             enum fulfil_type t, struct decision *d)
+{
+	if (t != FULFIL_CREATE_ISSUE && t != FULFIL_CREATE_PLAN) {
+		decision_set(d, VERDICT_INFO, "announce",
+		             "a %s promised on Bluesky is not followed up there", fulfil_type_name(t));
+		return;
+	}
+	struct ledger_entry e;
+	const cJSON *pr = ledger_get(f->c.ledger, id, &e) == 0 ? e.params : NULL;
+	const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceThreadUri"));
+	const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceThreadCid"));
+	const char *ruri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceRootUri"));
+	const char *rcid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceRootCid"));
+	/* at://<did>/app.bsky.feed.post/<rkey>: the reply goes to that author */
+	const char *did = uri && strncmp(uri, "at://", 5) == 0 ? uri + 5 : NULL;
+	const char *slash = did ? strchr(did, '/') : NULL;
+	if (!url || !*url || !f->c.pipeline || !cid || !*cid || !slash || slash == did) {
+		decision_set(d, VERDICT_INFO, "announce",
+		             "no follow-up on Bluesky: %s", !url || !*url ? "no link to give"
+		             : !f->c.pipeline ? "no pipeline here"
+		                              : "the post it was promised under is not recorded");
+		return;
+	}
+	char target[PIPELINE_TARGET_MAX];
+	snprintf(target, sizeof target, "bluesky:reply:%.*s", (int)(slash - did), did);
+	char text[ANNOUNCE_MAX];
+	fulfil_announcement(desc, url, text, sizeof text);
+	char *voiced = f->c.phrase ? f->c.phrase(f->c.ud, t, desc, url) : NULL;
+	if (voiced && voiced[0])
+		snprintf(text, sizeof text, "%s", voiced);
+	free(voiced);
+	cJSON *extra = cJSON_CreateObject();
+	cJSON *reply = cJSON_AddObjectToObject(extra, "reply");
+	cJSON *root = cJSON_AddObjectToObject(reply, "root");
+	cJSON_AddStringToObject(root, "uri", ruri && *ruri ? ruri : uri);
+	cJSON_AddStringToObject(root, "cid", rcid && *rcid ? rcid : cid);
+	cJSON *parent = cJSON_AddObjectToObject(reply, "parent");
+	cJSON_AddStringToObject(parent, "uri", uri);
+	cJSON_AddStringToObject(parent, "cid", cid);
+	char say_id[LEDGER_ID_MAX + 8];
+	snprintf(say_id, sizeof say_id, "done:%s", id);
+	struct pipeline_say_req r = {.platform = CONV_PLATFORM_BLUESKY,
+	                             .target = target,
+	                             .source = "commitment",
+	                             .text = text,
+	                             .len = strlen(text),
+	                             .chain = -1,
+	                             .id = say_id,
+	                             .extra = extra};
+	pipeline_say_with(f->c.pipeline, &r);
+	cJSON_Delete(extra);
+	decision_set(d, VERDICT_INFO, "announce", "followed up on Bluesky under %s", uri);
+}
+
 static void announce(struct fulfil *f, const char *id, const char *source, const char *desc,
                      const char *url, enum fulfil_type t)
 {
@@ -276,6 +337,8 @@ static void announce(struct fulfil *f, const char *id, const char *source, const
 			             "(kept %d min) (%s)",
 			             (int)(FULFIL_HELD_MS / 60000), url ? url : "no link");
 		}
+	} else if (source && strcmp(source, "bluesky") == 0) {
+		bluesky_followup(f, id, desc, url, t, &d);
 	} else if (source && strcmp(source, "owner") == 0) {
 		if (f->c.notify_owner)
 			f->c.notify_owner(f->c.ud, text);

@@ -35,7 +35,10 @@
  * through pipeline_say into the room; out of the room for a moment (a
  * reconnect, the first seconds after start) it is held (FULFIL_HELD_MAX,
  * FULFIL_HELD_MS, in memory) and said at the first cycle back in the
- * room; source "owner" → the
+ * room; source "bluesky" (§6.12) → for an issue or a plan, a follow-up
+ * reply with the link under the post the promise answered (its refs from
+ * the params sourceThreadUri/Cid, sourceRootUri/Cid; pipeline_say_with);
+ * source "owner" → the
  * owner is told; other sources → the log only.
  * Every decision goes to the decision log: platform of the type,
  * conversation "commitment:<id>", message id the commitment id, so
