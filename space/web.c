@@ -794,23 +794,6 @@ void space_web_input(struct space_web *w, const char *member_name, const char *d
 	cJSON_Delete(root);
 }
 
-struct space_buf *space_web_left(struct space_web *w, const char *name, const char *id, int64_t now)
-{
-	char ts[TIME_ISO_LEN + 1];
-	struct strbuf sb;
-	sb_init(&sb, 0);
-	sb_puts(&sb, "{\"type\":\"leave\",\"name\":");
-	space_put_str(&sb, name);
-	sb_puts(&sb, ",\"id\":");
-	space_put_str(&sb, id);
-	sb_printf(&sb, ",\"timestamp\":\"%s\"}", time_format_iso(now, ts));
-	struct space_buf *msg = space_buf_from_sb(&sb, 0);
-	sb_free(&sb);
-	struct space_buf *ev = space_web_tap(w, msg, NULL, now);
-	space_buf_unref(msg);
-	return ev;
-}
-
 /* A log entry {timestamp, agentName, agentId, type, content} as the
  * message the room broadcast for it (chat, join, leave); NULL otherwise. */
 static char *entry_as_msg(const cJSON *e, size_t *len)
@@ -873,21 +856,3 @@ void space_web_seed(struct space_web *w, struct space_store *st)
 	cJSON_Delete(root);
 }
 
-struct space_buf *space_web_host_chat(struct space_web *w, struct space_store *st)
-{
-	cJSON *root = NULL;
-	const cJSON *entries = history_entries(st, 1, &root);
-	const cJSON *e = entries ? cJSON_GetArrayItem(entries, 0) : NULL;
-	struct space_buf *ev = NULL;
-	size_t len = 0;
-	char *m = e ? entry_as_msg(e, &len) : NULL;
-	if (m) {
-		/* the live message has no "history" mark */
-		size_t cut = len - strlen(",\"history\":true}");
-		memcpy(m + cut, "}", 2);
-		ev = feed(w, "chat", m, cut + 1, true, false, 0);
-	}
-	free(m);
-	cJSON_Delete(root);
-	return ev;
-}

@@ -189,13 +189,6 @@ struct space_buf *space_web_tap(struct space_web *w, struct space_buf *msg,
  * renews the page's copy when the member owns it. */
 void space_web_input(struct space_web *w, const char *member_name, const char *data, size_t len,
                      int64_t now);
-/* A member left an empty room (its leave broadcast reached nobody).
- * Unused since the room's observer reports that leave itself. */
-struct space_buf *space_web_left(struct space_web *w, const char *name, const char *id,
-                                 int64_t now);
-/* The host spoke to an empty room: the log's newest entry is that chat.
- * Unused since the room's observer reports that chat itself. */
-struct space_buf *space_web_host_chat(struct space_web *w, struct space_store *st);
 /* True once after the member list changed (join, leave, identity). */
 bool space_web_take_members_dirty(struct space_web *w);
 /* The "members" event. */
