@@ -150,7 +150,7 @@ static char *clean_repo(const char *in)
 	return xstrndup(s, n);
 }
 
-static void commitment_free(struct part_commitment *c)
+void part_commitment_clear(struct part_commitment *c)
 {
 	free(c->repo);
 	free(c->title);
@@ -188,7 +188,7 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 	    take_string(o, "description", PART_FIELD_MAX_BYTES, &c->description, why, whylen) < 0 ||
 	    take_string(o, "content", PART_FIELD_MAX_BYTES, &c->content, why, whylen) < 0) {
 		free(repo);
-		commitment_free(c);
+		part_commitment_clear(c);
 		return -1;
 	}
 	if (repo && !blank(repo)) {
@@ -196,7 +196,7 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 		if (!c->repo) {
 			snprintf(why, whylen, "repo: \"%.100s\" is not owner/name", repo);
 			free(repo);
-			commitment_free(c);
+			part_commitment_clear(c);
 			return -1;
 		}
 	}
@@ -224,7 +224,7 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 			snprintf(why, whylen, "issue_number: %.32s is not a positive whole number",
 			         p ? p : "?");
 			free(p);
-			commitment_free(c);
+			part_commitment_clear(c);
 			return -1;
 		}
 		c->issue_number = (int64_t)v;
@@ -233,13 +233,13 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 		snprintf(why, whylen,
 		         ": At least one content field (title, description, or "
 		         "content) required");
-		commitment_free(c);
+		part_commitment_clear(c);
 		return -1;
 	}
 	if (social_only && c->type != PART_COMMIT_POST_BLUESKY) {
 		snprintf(why, whylen, "Social-only agent cannot make a %s commitment (GitHub work)",
 		         type_names[c->type]);
-		commitment_free(c);
+		part_commitment_clear(c);
 		return -1;
 	}
 	return 0;
@@ -267,7 +267,7 @@ static void add_checked(struct part_commitments *out, const cJSON *raw, const cJ
 		return;
 	}
 	if (out->n >= PART_COMMITMENTS_MAX) {
-		commitment_free(&c);
+		part_commitment_clear(&c);
 		snprintf(why, sizeof why, "more than %d commitments in one decision",
 		         PART_COMMITMENTS_MAX);
 		add_drop(out, raw, why);
@@ -296,7 +296,7 @@ void part_commitments_clear(struct part_commitments *c)
 	if (!c)
 		return;
 	for (size_t i = 0; i < c->n && i < PART_COMMITMENTS_MAX; i++)
-		commitment_free(&c->item[i]);
+		part_commitment_clear(&c->item[i]);
 	memset(c, 0, sizeof *c);
 }
 

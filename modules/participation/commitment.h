@@ -151,6 +151,8 @@ bool part_extract_wanted(const char *text, size_t len, char *why, size_t cap);
 char *part_extract_prompt(const char *text, const char *repo, const char *context_lines);
 const char *part_extract_system(void);
 
+/* Frees one commitment's strings and zeroes it. */
+void part_commitment_clear(struct part_commitment *c);
 void part_commitments_clear(struct part_commitments *c);
 void part_decision_clear(struct part_decision *d);
 

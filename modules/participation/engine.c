@@ -77,8 +77,19 @@ struct part_engine {
 	size_t (*peers)(void *, struct part_peer_note *, size_t);
 	size_t (*workspaces)(void *, struct part_workspace_note *, size_t);
 	char *(*relationships)(void *, const char *const *, size_t);
+	int (*claim)(void *, const char *, const char *, struct ga_err *);
+	void (*unclaim)(void *, const char *, const char *, const char *);
+	const char *(*claim_holder)(void *, const char *, const char *);
 	void *ud;
 	struct part_judge *judge;
+	/* §12.1 step 4: the peers' claims we were told of, and ours */
+	struct part_peer_claims peer_claims;
+	struct held {
+		char action[PART_CLAIM_ACTION_MAX];
+		char target[PART_CLAIM_TARGET_MAX];
+		int64_t until_ms; /* 0: the chat is in flight (this tick's) */
+	} held[PART_ENGINE_HELD_MAX];
+	size_t nheld;
 
 	struct part_state st;
 	struct pending batch[PART_ENGINE_BATCH_MAX];
@@ -108,11 +119,15 @@ struct part_engine {
 	char *said; /* the words handed to the pipeline */
 	/* validation before the send, and the §11 recovery of this tick */
 	struct echo_window *win; /* the candidate's echo window */
-	char *win_last; /* id of the store's last message when win was built; NULL: none */
+	char *win_last;          /* id of the store's last message when win was built; NULL: none */
 	struct validator_decision pre;
 	bool judged_new; /* the judge found the candidate new */
 	enum { PH_DECISION, PH_SALVAGE, PH_RETRY, PH_FORCED } phase;
 	bool salvaged, retried, forced_now;
+	/* the discussion retry (part_discussion_retry_due): made on this
+	 * tick; the host message it was made for */
+	bool disc_retried;
+	uint64_t disc_done_seq;
 	char *host_lines;    /* the batch's host messages, for the extraction */
 	uint64_t norepo_seq; /* the request whose forced action lacked a repo, told once */
 	/* the tool handed to compose (its sink must outlive the run) */
@@ -177,6 +192,197 @@ static void record(struct part_engine *e, const struct decision *d)
 	record_at(e, STAGE_COMPOSE, d);
 }
 
+/* ---- claims (§12.1 step 4) ------------------------------------------------------------ */
+
+static bool member_present(struct part_engine *e, const char *name)
+{
+	struct part_member *m = xcalloc(PART_MEMBERS_MAX, sizeof *m);
+	size_t n = e->members(e->ud, m, PART_MEMBERS_MAX);
+	bool found = false;
+	for (size_t i = 0; i < n && !found; i++)
+		found = m[i].name && strcmp(m[i].name, name) == 0;
+	free(m);
+	return found;
+}
+
+/* Another member's live claim on action:target (part_claim_holder_fn). */
+static const char *live_holder(void *ud, const char *action, const char *target)
+{
+	struct part_engine *e = ud;
+	const char *h = e->claim_holder ? e->claim_holder(e->ud, action, target) : NULL;
+	if (h && h[0] && strcmp(h, e->self) != 0)
+		return h;
+	h = part_peer_claims_holder(&e->peer_claims, action, target, time_now_ms());
+	return h && member_present(e, h) ? h : NULL;
+}
+
+static void unclaim_at(struct part_engine *e, size_t i, const char *why)
+{
+	if (e->unclaim)
+		e->unclaim(e->ud, e->held[i].action, e->held[i].target, why);
+	memmove(&e->held[i], &e->held[i + 1], (e->nheld - i - 1) * sizeof e->held[0]);
+	e->nheld--;
+}
+
+/* The chat in flight was said (until = now + hold) or not (ended now). */
+static void claims_settle(struct part_engine *e, bool said)
+{
+	int64_t now = time_now_ms();
+	for (size_t i = e->nheld; i-- > 0;) {
+		if (e->held[i].until_ms)
+			continue;
+		if (said)
+			e->held[i].until_ms = now + PART_ENGINE_CLAIM_HOLD_MS;
+		else
+			unclaim_at(e, i, "the chat that promised it was not said");
+	}
+}
+
+/* Held claims whose time is over end (on every tick). */
+static void claims_expire(struct part_engine *e)
+{
+	int64_t now = time_now_ms();
+	for (size_t i = e->nheld; i-- > 0;)
+		if (e->held[i].until_ms && now >= e->held[i].until_ms)
+			unclaim_at(e, i, "claim period over; the commitment is in the ledger");
+}
+
+/* Our own ledger already holds this work: a space commitment of the same
+ * action, repository and title (in full — the claim target's 50
+ * characters would make "… (round 7)" and "… (round 15)" one request), open
+ * or completed within PART_ENGINE_DONE_RECENT_MS: the request was
+ * fulfilled and the model promised it again on a later turn. A repository
+ * not named on either side is the detected one. */
+struct own_dup {
+	const char *action, *repo, *what, *detected;
+	int64_t now;
+	bool found;
+};
+
+static const char *param_str(const cJSON *params, const char *key)
+{
+	const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, key));
+	return v && v[0] ? v : NULL;
+}
+
+static const char *filled_or(const char *a, const char *b)
+{
+	return a && a[0] ? a : b;
+}
+
+static void own_dup_each(void *ud, const struct ledger_entry *le)
+{
+	struct own_dup *o = ud;
+	if (o->found || !le->source || strcmp(le->source, "space") != 0 || !le->action ||
+	    strcmp(le->action, o->action) != 0)
+		return;
+	if (!ledger_status_open(le->status) &&
+	    !(le->status == LEDGER_COMPLETED &&
+	      o->now - le->updated_ms < PART_ENGINE_DONE_RECENT_MS))
+		return;
+	const char *owner = param_str(le->params, "owner"), *name = param_str(le->params, "repo");
+	char repo[PART_REPO_MAX * 2];
+	snprintf(repo, sizeof repo, "%s%s%s", owner && name ? owner : "", owner && name ? "/" : "",
+	         owner && name ? name : filled_or(o->detected, "unknown"));
+	const char *what = filled_or(param_str(le->params, "title"),
+	                             filled_or(param_str(le->params, "body"),
+	                                       filled_or(param_str(le->params, "goal"), "")));
+	o->found = strcmp(repo, o->repo) == 0 && strcmp(what, o->what) == 0;
+}
+
+static bool own_has(struct part_engine *e, const struct part_commitment *c)
+{
+	if (!e->ledger)
+		return false;
+	struct own_dup o = {
+	        .action = part_commit_type_name(c->type),
+	        .repo = filled_or(c->repo, filled_or(e->out.repo, "unknown")),
+	        .what = filled_or(c->title, filled_or(c->description, filled_or(c->content, ""))),
+	        .detected = e->out.repo,
+	        .now = time_now_ms(),
+	};
+	ledger_each(e->ledger, own_dup_each, &o);
+	return o.found;
+}
+
+/* Before validation: a peer's live claim on the same action:target
+ * (§12.1 🐞), or our own ledger's commitment for it. Either way the open
+ * request is taken: no owner retry, no forced action for it. */
+static void drop_taken(struct part_engine *e)
+{
+	struct decision d;
+	bool taken = false;
+	struct part_commitments *cs = &e->dec.commitments;
+	if (part_drop_claimed_commitments(cs, e->out.repo, live_holder, e, &d)) {
+		record_at(e, STAGE_VALIDATOR, &d);
+		taken = true;
+		if (e->out.request_open)
+			part_note_fulfilled(&e->st, "peer_claim");
+	}
+	size_t had = cs->n, k = 0;
+	for (size_t i = 0; i < had; i++) {
+		if (!own_has(e, &cs->item[i]))
+			cs->item[k++] = cs->item[i];
+		else
+			part_commitment_clear(&cs->item[i]);
+	}
+	for (size_t i = k; i < had; i++)
+		memset(&cs->item[i], 0, sizeof cs->item[i]);
+	cs->n = k;
+	if (k < had) {
+		decision_set(
+		        &d, VERDICT_DROP, "already_committed",
+		        "%zu of %zu commitment(s) dropped: my ledger already holds the same work "
+		        "(open, or done in the last %d min)",
+		        had - k, had, PART_ENGINE_DONE_RECENT_MS / 60000);
+		record_at(e, STAGE_VALIDATOR, &d);
+		taken = true;
+		if (e->out.request_open)
+			part_note_fulfilled(&e->st, "commitment");
+	}
+	if (taken && e->out.request_open) {
+		e->out.request_open = false;
+		e->out.force_action_due = false;
+	}
+}
+
+/* One claim per commitment of the chat about to be handed to the pipeline. */
+static void claims_send(struct part_engine *e)
+{
+	if (!e->claim)
+		return;
+	claims_settle(e, false); /* a previous attempt of this tick */
+	for (size_t i = 0; i < e->dec.commitments.n; i++) {
+		const struct part_commitment *c = &e->dec.commitments.item[i];
+		const char *action = part_commit_type_name(c->type);
+		char target[PART_CLAIM_TARGET_MAX];
+		part_claim_target(c, e->out.repo, target, sizeof target);
+		bool again = false;
+		for (size_t k = 0; k < e->nheld && !again; k++)
+			again = !strcmp(e->held[k].action, action) &&
+			        !strcmp(e->held[k].target, target);
+		struct ga_err err = {{0}};
+		struct decision d;
+		if (e->claim(e->ud, action, target, &err) != 0) {
+			decision_set(&d, VERDICT_INFO, "claim", "no claim for %s:%s: %s", action,
+			             target, err.msg);
+			record_at(e, STAGE_OUTBOUND, &d);
+			continue;
+		}
+		decision_set(&d, VERDICT_INFO, "claim", "claimed %s:%s in the room (§12.1)", action,
+		             target);
+		record_at(e, STAGE_OUTBOUND, &d);
+		if (again)
+			continue; /* already held: renewed by the room's link */
+		if (e->nheld == PART_ENGINE_HELD_MAX)
+			unclaim_at(e, 0, "too many claims held");
+		struct held *h = &e->held[e->nheld++];
+		snprintf(h->action, sizeof h->action, "%s", action);
+		snprintf(h->target, sizeof h->target, "%s", target);
+		h->until_ms = 0;
+	}
+}
+
 static void tick_end(struct part_engine *e)
 {
 	e->ticking = false;
@@ -191,7 +397,7 @@ static void tick_end(struct part_engine *e)
 	e->win_last = NULL;
 	validator_decision_clear(&e->pre);
 	memset(&e->pre, 0, sizeof e->pre);
-	e->judged_new = e->salvaged = e->retried = e->forced_now = false;
+	e->judged_new = e->salvaged = e->retried = e->forced_now = e->disc_retried = false;
 	e->phase = PH_DECISION;
 	free(e->host_lines);
 	e->host_lines = NULL;
@@ -256,6 +462,7 @@ void part_engine_claim(struct part_engine *e, const char *peer, const char *acti
 	if (!e || !peer || !action || part_commit_type_parse(action) < 0 ||
 	    strcmp(peer, e->self) == 0)
 		return;
+	part_peer_claims_note(&e->peer_claims, peer, action, target ? target : "", time_now_ms());
 	struct pending *p = batch_slot(e);
 	p->claim = true;
 	p->author = xstrdup(peer);
@@ -352,6 +559,12 @@ static void notes_text(const struct part_tick_out *t, struct strbuf *sb)
 		sb_puts(sb, "\nThe host is following up on the request: say what was done.");
 }
 
+/* The discussion retry's note (after the validator refused the answer). */
+static const char disc_retry_note[] =
+        "\nYour previous answer to the host was refused by the validator. Nobody has answered "
+        "the host yet: answer the host's question now, briefly and in your own words — no "
+        "agreement opener, no restating of anyone, no promise without a commitment.";
+
 /* §14.10: the peers and workspaces the room knows, when the tick wants them. */
 static char *peers_text(struct part_engine *e)
 {
@@ -444,6 +657,8 @@ static char *user_message(struct part_engine *e, struct ga_err *err)
 		sb_init(&sb, PROMPT_MAX_BYTES);
 		sb_puts(&sb, body);
 		notes_text(t, &sb);
+		if (e->disc_retried)
+			sb_puts(&sb, disc_retry_note);
 		msg = sb_detach(&sb);
 		sb_free(&sb);
 		free(body);
@@ -506,10 +721,31 @@ static size_t enqueue_commitments(struct part_engine *e)
 	size_t kept = 0;
 	for (size_t i = 0; i < e->dec.commitments.n; i++) {
 		const struct part_commitment *c = &e->dec.commitments.item[i];
+		struct decision d;
+		char target[PART_CLAIM_TARGET_MAX];
+		part_claim_target(c, e->out.repo, target, sizeof target);
+		const char *holder = live_holder(e, part_commit_type_name(c->type), target);
+		if (!holder && own_has(e, c)) {
+			decision_set(&d, VERDICT_DROP, "already_committed",
+			             "%s:%s is already in my ledger: not enqueued again",
+			             part_commit_type_name(c->type), target);
+			pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id,
+			              STAGE_RECORD, &d);
+			continue;
+		}
+		if (holder) {
+			/* claimed while the words were on their way */
+			decision_set(&d, VERDICT_DROP, "claimed_by_peer",
+			             "%s holds a live claim on %s:%s: not enqueued (no duplicate "
+			             "action)",
+			             holder, part_commit_type_name(c->type), target);
+			pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id,
+			              STAGE_RECORD, &d);
+			continue;
+		}
 		cJSON *params = commit_params(c);
 		char id[LEDGER_ID_MAX] = "";
 		struct ga_err err = {{0}};
-		struct decision d;
 		int r = e->ledger ? ledger_add(e->ledger, part_commit_type_name(c->type), "space",
 		                               params, time_now_ms(), id, &err)
 		                  : -1;
@@ -532,6 +768,7 @@ static size_t enqueue_commitments(struct part_engine *e)
 }
 
 static void recover(struct part_engine *e, bool validator_ran, bool validator_salvage);
+static void call_model(struct part_engine *e);
 static void extract(struct part_engine *e);
 
 static void on_said(void *ud, const struct decision *final, const char *artifact)
@@ -540,13 +777,16 @@ static void on_said(void *ud, const struct decision *final, const char *artifact
 	struct part_engine *e = anchor_drop(ud);
 	if (!e)
 		return;
+	claims_settle(e, final && final->verdict == VERDICT_SENT);
+	/* A forced action counts against its cap (§16.8) whether or not it was
+	 * said: one refused downstream is not tried again on every tick. */
+	if (e->phase == PH_FORCED)
+		part_note_forced(&e->st);
 	if (final && final->verdict == VERDICT_SENT) {
 		int64_t now = time_now_ms();
 		int64_t span = e->cd_max > e->cd_min ? e->cd_max - e->cd_min : 0;
 		int64_t cd = e->cd_min + (span ? (int64_t)(next_rand(e) % (uint64_t)span) : 0);
 		part_note_sent(&e->st, e->self, e->said, strlen(e->said), now, now + cd);
-		if (e->phase == PH_FORCED)
-			part_note_forced(&e->st);
 		if (e->dec.commitments.n) {
 			if (enqueue_commitments(e) > 0 && e->out.request_open)
 				part_note_fulfilled(&e->st, "commitment");
@@ -561,6 +801,22 @@ static void on_said(void *ud, const struct decision *final, const char *artifact
 	 * other end (outbound refused, paused, the room gone) ends the tick. */
 	if (final && final->verdict == VERDICT_REJECT) {
 		recover(e, true, e->pre.salvage);
+		return;
+	}
+	/* The owner's words were refused after the validator (outbound dedup,
+	 * withdrawn by the last look): the request still waits on us, so the
+	 * owner retry / forced action follow as after a rejection (each once
+	 * per tick, part_recover_next); before, the tick just ended and the
+	 * request went untaken. */
+	if (final && e->out.own.is_owner && e->out.request_open && !e->social_only &&
+	    e->phase != PH_FORCED) {
+		struct decision d;
+		decision_set(&d, VERDICT_INFO, "not_said",
+		             "my words for the open request were not said (%s: %s): recovering",
+		             final->rule ? final->rule : decision_verdict_name(final->verdict),
+		             final->reason);
+		record(e, &d);
+		recover(e, true, false);
 		return;
 	}
 	tick_end(e);
@@ -637,8 +893,8 @@ bool part_engine_send_check(struct part_engine *e, const char *text, char *why, 
 		return true;
 	struct echo_window *w = window_now(e);
 	struct decision d;
-	bool echo = part_late_echo(text, e->dec.commitments.n, w, e->pre.echo_ran ? &e->pre.echo : NULL,
-	                           fresh, nfresh, &d);
+	bool echo = part_late_echo(text, e->dec.commitments.n, w,
+	                           e->pre.echo_ran ? &e->pre.echo : NULL, fresh, nfresh, &d);
 	echo_window_free(w);
 	if (!echo)
 		return true;
@@ -668,6 +924,7 @@ static void send_now(struct part_engine *e)
 	}
 	free(e->said);
 	e->said = xstrdup(e->dec.message);
+	claims_send(e);
 	struct validator_context ctx;
 	fill_ctx(e, &ctx);
 	/* The pipeline's stage has no judge; once ours has found the words
@@ -677,9 +934,27 @@ static void send_now(struct part_engine *e)
 	struct echo_window *empty = e->judged_new ? echo_window_new(1) : NULL;
 	if (empty)
 		ctx.window = empty;
+	/* The pipeline's journal sends one chat per id, ever (exactly once
+	 * across restarts): the decision's words go under the trigger's id;
+	 * salvage, the owner retry and forced action are further chats for the
+	 * same trigger and get their own ids — under the trigger's id the
+	 * forced action after the owner's plain answer was dropped as "already
+	 * sent" on every tick and the request went untaken. */
+	char sid[ID_MAX + 32];
+	const char *id = e->trig_id[0] ? e->trig_id : NULL;
+	if (id && e->phase != PH_DECISION) {
+		snprintf(sid, sizeof sid, "%s#%s%u", e->trig_id,
+		         e->phase == PH_SALVAGE ? "salvage"
+		         : e->phase == PH_RETRY ? "retry"
+		                                : "forced",
+		         e->phase == PH_SALVAGE ? 1u
+		         : e->phase == PH_RETRY ? e->st.owner_rejections
+		                                : e->st.forced_attempts + 1);
+		id = sid;
+	}
 	pipeline_say_ctx(e->pipeline, CONV_PLATFORM_SPACE, target, "participation", e->said,
-	                 strlen(e->said), e->trig_chain, e->trig_courtesy,
-	                 e->trig_id[0] ? e->trig_id : NULL, &ctx, on_said, anchor_take(e));
+	                 strlen(e->said), e->trig_chain, e->trig_courtesy, id, &ctx, on_said,
+	                 anchor_take(e));
 	echo_window_free(empty);
 }
 
@@ -712,6 +987,22 @@ static void validate_then_send(struct part_engine *e)
 	struct decision own;
 	if (part_drop_foreign_commitments(&e->dec.commitments, &e->out, &own))
 		record_at(e, STAGE_VALIDATOR, &own);
+	size_t had = e->dec.commitments.n;
+	drop_taken(e);
+	if (e->phase != PH_DECISION && had && !e->dec.commitments.n) {
+		/* salvage / retry / forced words exist only for their commitments */
+		struct decision d;
+		decision_set(&d, VERDICT_DROP, "nothing_to_promise",
+		             "the %s's commitments were all taken: its words are not said",
+		             e->phase == PH_SALVAGE ? "salvage"
+		             : e->phase == PH_RETRY ? "owner retry"
+		                                    : "forced action");
+		record_at(e, STAGE_VALIDATOR, &d);
+		if (e->phase == PH_FORCED)
+			part_note_forced(&e->st);
+		tick_end(e);
+		return;
+	}
 	build_window(e);
 	e->judged_new = false;
 	validator_decision_clear(&e->pre);
@@ -902,6 +1193,22 @@ static void recover(struct part_engine *e, bool validator_ran, bool validator_sa
 	enum part_recovery r = part_recover_next(&e->st, &e->out, e->retried, &why);
 	if (r != PART_RECOVER_NONE || (e->out.own.is_owner && e->out.request_open))
 		record(e, &why);
+	if (r == PART_RECOVER_NONE && validator_ran && !e->disc_retried) {
+		/* a host question nobody answered: one agent asks once more */
+		struct part_member *m = xcalloc(PART_MEMBERS_MAX, sizeof *m);
+		size_t nm = e->members(e->ud, m, PART_MEMBERS_MAX);
+		uint64_t seq = part_discussion_retry_due(&e->st, &e->out, e->self, e->social_only,
+		                                         m, nm, e->disc_done_seq, &why);
+		free(m);
+		if (seq) {
+			record(e, &why);
+			e->disc_retried = true;
+			e->disc_done_seq = seq;
+			e->phase = PH_DECISION; /* the refused words were never sent */
+			call_model(e);
+			return;
+		}
+	}
 	if (r == PART_RECOVER_RETRY) {
 		e->retried = true;
 		owner_retry(e);
@@ -1333,6 +1640,7 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 	e->ticking = true;
 	e->done = done;
 	e->done_ud = ud;
+	claims_expire(e);
 	load_cfg(e);
 	/* this tick's batch */
 	memcpy(e->tb, e->batch, e->nbatch * sizeof e->batch[0]);
@@ -1499,6 +1807,9 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 	e->peers = c->peers;
 	e->workspaces = c->workspaces;
 	e->relationships = c->relationships;
+	e->claim = c->claim;
+	e->unclaim = c->unclaim;
+	e->claim_holder = c->claim_holder;
 	e->ud = c->ud;
 	e->judge = part_judge_new(c->loop, c->llm, c->budget);
 	e->rng = (uint64_t)time_now_ms() * 0x9E3779B97F4A7C15ULL | 1;

@@ -75,10 +75,13 @@
  *             is withdrawn, recorded at the outbound stage (rule
  *             echo_late, naming the message), and the tick ends as after
  *             any failed send (no cooldown, nothing enqueued);
- *   recovery  (§11, in order) when the decision is silent or the
- *             validator rejected it: salvage (part_salvage: valid
- *             commitments speak as "On it — <type> incoming."; once per
- *             tick), then part_recover_next: the owner retry — one call
+ *   recovery  (§11, in order) when the decision is silent, the
+ *             validator rejected it, or — for the owner of the open
+ *             request — its words were refused after the validator
+ *             (outbound dedup, withdrawn by the last look; recorded as
+ *             not_said): salvage (part_salvage: valid commitments speak
+ *             as "On it — <type> incoming: <title>."; once per tick),
+ *             then part_recover_next: the owner retry — one call
  *             with space_decision forced and the commitment-only prompt,
  *             accepted only with a valid commitment
  *             (part_owner_retry_accept), validated like any candidate —
@@ -87,7 +90,15 @@
  *             when longer than PART_ENGINE_ENRICH_MIN_BYTES), then
  *             part_forced_decision. A tick without new messages whose
  *             verdict is forced_action goes there directly. A
- *             social-only agent never retries nor forces (seed 004);
+ *             social-only agent never retries nor forces (seed 004).
+ *             Salvage, retry and forced words go to the pipeline under
+ *             their own ids ("<trigger>#retry1", "#forced1", …: its journal
+ *             sends one chat per id); a forced action counts against its
+ *             cap whether or not it was said. When nothing is left (no
+ *             owner retry or forced action due) and the validator refused
+ *             an answer to a host question nobody has answered yet, the
+ *             first agent of the ranking over it asks its model once more
+ *             (part_discussion_retry_due, rule discussion_retry);
  *   extraction (§8.4, §12.3) after words without structured commitments
  *             were sent, when part_extract_wanted finds a promise in
  *             them (§16.26): one call (no tools, 500 tokens, temperature
@@ -99,7 +110,26 @@
  *             workspaces(); peers' action claims (part_engine_claim, only
  *             the four commitment types) enter the tick as PART_EV_CLAIM:
  *             a claim after the open request means a peer is on it
- *             (§16.5).
+ *             (§16.5);
+ *   claims    (§12.1 step 4 and its 🐞) before a chat with commitments is
+ *             handed to the pipeline, one claim per commitment (config
+ *             claim; action = type, target = part_claim_target with the
+ *             detected repo), ended (unclaim) when the chat is not said,
+ *             else PART_ENGINE_CLAIM_HOLD_MS later (checked on the ticks).
+ *             The room's live claims are consulted — claim_holder, and the
+ *             peers' claims this engine was told of (part_engine_claim,
+ *             PART_CLAIM_TTL_MS, a holder no longer present does not
+ *             count) — twice: before validation, beside the ownership drop
+ *             (part_drop_claimed_commitments: a commitment another member
+ *             claimed is dropped, rule claimed_by_peer naming the holder,
+ *             and the open request counts as taken by that peer: no owner
+ *             retry, no forced action for it), and again right before each
+ *             commitment reaches the ledger (a claim that arrived during
+ *             the delays). The same two looks drop a commitment our own
+ *             ledger already holds (a space commitment of that action,
+ *             repository and full title, open or completed within
+ *             PART_ENGINE_DONE_RECENT_MS; rule already_committed): the
+ *             model promising a fulfilled request again on a later turn;
  *
  * Ownership: the engine copies its configuration's strings; the llm
  * client, budget, skills, ledger and pipeline are borrowed and must
@@ -138,6 +168,14 @@
 /* Peers and workspaces asked of the room for the prompt, at most. */
 #define PART_ENGINE_PEERS_MAX      64
 #define PART_ENGINE_WORKSPACES_MAX 16
+/* §12.1 step 4: our claims are held this long after the chat that promised
+ * them was said (peers record a claim for 60 s), at most this many. */
+#define PART_ENGINE_CLAIM_HOLD_MS PART_CLAIM_TTL_MS
+#define PART_ENGINE_HELD_MAX      16
+/* A commitment of ours completed this recently still covers its work (§6.1
+ * step 3's 30 minutes): the same action, repository and title again is
+ * dropped. */
+#define PART_ENGINE_DONE_RECENT_MS (30 * 60 * 1000)
 
 struct llm_client;
 struct budget;
@@ -174,6 +212,19 @@ struct part_engine_config {
 	 * memory, modules/reflection/peers.h), a paragraph the caller frees,
 	 * "" when nothing is known. Appended to {{peerContext}}. */
 	char *(*relationships)(void *ud, const char *const *names, size_t n);
+	/* §12.1 step 4, each may be NULL. claim: announce this agent's claim
+	 * of action+target in the room (the runtime: space_link_claim); 0, or
+	 * -1 with err (logged, the chat goes on). unclaim: end a claim made
+	 * with claim (the runtime: space_link_release(link, action, target,
+	 * false, NULL, why)) — when the chat that promised it was not said,
+	 * and PART_ENGINE_CLAIM_HOLD_MS after it was. claim_holder: the room's
+	 * claim table (space_link_claim_holder): the name of another member
+	 * holding a live claim on action+target, else NULL (valid until the
+	 * next call into the room). Without it, the peers' claims the engine
+	 * is told of (part_engine_claim) are its table. */
+	int (*claim)(void *ud, const char *action, const char *target, struct ga_err *err);
+	void (*unclaim)(void *ud, const char *action, const char *target, const char *why);
+	const char *(*claim_holder)(void *ud, const char *action, const char *target);
 	void *ud;
 };
 

@@ -14,7 +14,7 @@
 
 /* --- small helpers ----------------------------------------------------- */
 
-static size_t cut_utf8(const char *s, size_t len, size_t max)
+size_t part_utf8_cut(const char *s, size_t len, size_t max)
 {
 	if (len <= max)
 		return len;
@@ -158,14 +158,108 @@ void part_intent_learn(struct part_state *st, const char *text, size_t len, enum
 		st->cache_n++;
 }
 
-/* §14.1 with §16.9: the latest github.com/owner/name mentioned wins, a
- * trailing sentence period and ".git" are not part of the name. */
+/* A bare "owner/name" that is not a repository: short pairs (I/O, CI/CD,
+ * TCP/IP) are refused by length; these by name. */
+static const char *const not_repos[] = {
+        "and/or",       "read/write",       "client/server",    "input/output", "yes/no",
+        "on/off",       "true/false",       "pass/fail",        "open/close",   "start/stop",
+        "before/after", "front/back",       "frontend/backend", "he/him",       "she/her",
+        "they/them",    "request/response", "push/pull",        "get/set",      "win/loss",
+};
+
+static bool owner_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '-';
+}
+
+static bool name_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '_' || c == '.' || c == '-';
+}
+
+/* The word before position i (skipping spaces) is one of the cue words a
+ * person puts before a repository: in, to, repo, repository, at, from. */
+static bool repo_cue_before(const char *t, size_t i)
+{
+	static const char *const cues[] = {"in", "to", "repo", "repository", "at", "from"};
+	size_t j = i;
+	if (j == 0 || t[j - 1] != ' ')
+		return false;
+	while (j > 0 && t[j - 1] == ' ')
+		j--;
+	size_t end = j;
+	while (j > 0 && isalpha((unsigned char)t[j - 1]))
+		j--;
+	if (j > 0 && (isalnum((unsigned char)t[j - 1]) || t[j - 1] == '_'))
+		return false;
+	for (size_t k = 0; k < sizeof cues / sizeof cues[0]; k++)
+		if (strlen(cues[k]) == end - j && strncasecmp(t + j, cues[k], end - j) == 0)
+			return true;
+	return false;
+}
+
+/* A bare owner/name at t[i..) after a cue word ("in acme/widgets", "repo
+ * acme/site"): GitHub's owner charset (alphanumerics and '-', 1–39, not
+ * starting with '-'), a name of [A-Za-z0-9_.-] (a trailing sentence
+ * period and ".git" not part of it); neither part of a URL or a path (no
+ * '/', ':', '@', '.' or word character right before, no '/' after), both
+ * sides not all digits, the pair longer than 5 bytes and not one of
+ * not_repos. Returns the end of the match, 0 when there is none. */
+static size_t bare_repo_at(const char *t, size_t n, size_t i, size_t *slash, size_t *name_end)
+{
+	if (i > 0 && (name_char(t[i - 1]) || strchr("/:@", t[i - 1])))
+		return 0;
+	if (!isalnum((unsigned char)t[i]) || !repo_cue_before(t, i))
+		return 0;
+	size_t j = i;
+	while (j < n && owner_char(t[j]))
+		j++;
+	if (j >= n || t[j] != '/' || j - i > 39)
+		return 0;
+	size_t r = j + 1, k = r;
+	while (k < n && name_char(t[k]))
+		k++;
+	if (k < n && t[k] == '/')
+		return 0; /* a path */
+	size_t ke = k;
+	while (ke > r && t[ke - 1] == '.')
+		ke--;
+	if (ke - r > 4 && strncasecmp(t + ke - 4, ".git", 4) == 0)
+		ke -= 4;
+	if (ke == r || ke - r > 100 || !isalnum((unsigned char)t[r]) || ke - i <= 5)
+		return 0;
+	bool od = true, nd = true;
+	for (size_t x = i; x < j; x++)
+		od = od && isdigit((unsigned char)t[x]);
+	for (size_t x = r; x < ke; x++)
+		nd = nd && isdigit((unsigned char)t[x]);
+	if (od || nd)
+		return 0;
+	for (size_t x = 0; x < sizeof not_repos / sizeof not_repos[0]; x++)
+		if (strlen(not_repos[x]) == ke - i && strncasecmp(t + i, not_repos[x], ke - i) == 0)
+			return 0;
+	*slash = j;
+	*name_end = ke;
+	return k;
+}
+
+/* §14.1 with §16.9: the latest repository mentioned wins —
+ * github.com/owner/name, or a bare owner/name after a cue word (the
+ * reference ignored those: "Create an issue in acme/widgets" left the
+ * owner's forced action without a repository); a trailing sentence period
+ * and ".git" are not part of the name. */
 static void detect_repo(struct part_state *st, const char *t, size_t n)
 {
 	static const char host[] = "github.com/";
 	const size_t hl = sizeof host - 1;
-	for (size_t i = 0; i + hl <= n; i++) {
-		if (strncasecmp(t + i, host, hl) != 0)
+	for (size_t i = 0; i < n; i++) {
+		size_t sl = 0, ne = 0;
+		if (bare_repo_at(t, n, i, &sl, &ne)) {
+			snprintf(st->repo, sizeof st->repo, "%.*s/%.*s", (int)(sl - i), t + i,
+			         (int)(ne - sl - 1), t + sl + 1);
+			continue;
+		}
+		if (i + hl > n || strncasecmp(t + i, host, hl) != 0)
 			continue;
 		size_t o = i + hl, j = o;
 		while (j < n && (isalnum((unsigned char)t[j]) || strchr("_.-", t[j])))
@@ -198,7 +292,7 @@ static void append_entry(struct part_state *st, const char *author, const char *
 	struct part_entry *e = hist_at(st, st->hist_n++);
 	memset(e, 0, sizeof *e);
 	snprintf(e->author, sizeof e->author, "%s", author ? author : "");
-	size_t n = cut_utf8(text ? text : "", text ? len : 0, PART_TEXT_MAX_BYTES);
+	size_t n = part_utf8_cut(text ? text : "", text ? len : 0, PART_TEXT_MAX_BYTES);
 	/* Not xstrndup: a chat may hold NUL bytes ("\u0000"), and len counts
 	 * past them (found by fuzz_participation). */
 	e->text = xmalloc(n + 1);
@@ -221,7 +315,7 @@ static void append_entry(struct part_state *st, const char *author, const char *
  * text is that echo. */
 static bool is_own_echo(struct part_state *st, const char *text, size_t len)
 {
-	size_t n = cut_utf8(text, len, PART_TEXT_MAX_BYTES);
+	size_t n = part_utf8_cut(text, len, PART_TEXT_MAX_BYTES);
 	for (size_t i = st->hist_n; i > 0; i--) {
 		const struct part_entry *e = hist_at(st, i - 1);
 		if (e->self)
@@ -667,6 +761,11 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 
 	/* 9. The verdict. */
 	bool owner_pending = out->request_open && out->own.is_owner && !in->social_only;
+	/* The host spoke again since the request, about something else: the
+	 * escalation still presses the owner, but it does not mute the others
+	 * on the new question (a discussion nobody answered otherwise). */
+	bool host_moved_on = latest_host && latest_host->seq > st->req_seq &&
+	                     latest_intent == PART_INTENT_DISCUSSION;
 	if (!has_new) {
 		if (out->force_action_due)
 			decision_set(&out->verdict, VERDICT_PASS, "forced_action",
@@ -682,7 +781,7 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 			             "model call",
 			             st->cycles);
 	} else if (out->request_open && !out->own.is_owner && out->own.owner[0] &&
-	           out->escalation == PART_ESC_CRITICAL && !out->addressed_me) {
+	           out->escalation == PART_ESC_CRITICAL && !out->addressed_me && !host_moved_on) {
 		/* With no eligible owner nobody is muted by this rule: someone has
 		 * to tell the host that nobody here can do it. */
 		decision_set(&out->verdict, VERDICT_BLOCK, "escalation_non_owner",

@@ -163,7 +163,9 @@ struct part_state {
 	int64_t decline_until_ms; /* §16.26 */
 	uint64_t decline_seq;     /* host messages from this seq on end the quiet */
 
-	char repo[PART_REPO_MAX]; /* latest github.com/owner/name mentioned, "" none */
+	/* latest repository mentioned (github.com/o/n, or a bare o/n after
+	 * "in", "to", "repo", …), "" none */
+	char repo[PART_REPO_MAX];
 
 	struct part_cache_entry cache[PART_INTENT_CACHE_MAX];
 	size_t cache_n, cache_next;
@@ -310,18 +312,32 @@ struct part_fresh {
 struct echo_window;
 struct echo_result;
 bool part_late_echo(const char *candidate, size_t n_commitments, const struct echo_window *now,
-                    const struct echo_result *before, const struct part_fresh *fresh,
-                    size_t nfresh, struct decision *why);
+                    const struct echo_result *before, const struct part_fresh *fresh, size_t nfresh,
+                    struct decision *why);
 
 /* --- §11: when the decision did not speak ------------------------------ */
 
 #define PART_FORCED_MESSAGE     "Creating that now."
 #define PART_FORCED_TITLE_UNITS 120
 
+/* The fixed words of §11 (salvage, the owner retry, forced action) name
+ * the work: "<lead without its final period>: <the first
+ * PART_WORDS_WHAT_CHARS characters of the first commitment's title, else
+ * its description, first line, no markdown heading mark>." (a longer one
+ * is cut at its last word boundary before the limit and ends in "…"
+ * instead of the period) — lead alone
+ * when there is neither. Without it the second "Creating that now." within
+ * the outbound dedup window (300 s) was dropped as a duplicate and the
+ * owner's commitment never reached the ledger (loop-sim: host requests
+ * nobody took). Caller frees. */
+#define PART_WORDS_WHAT_CHARS 80
+char *part_words_naming(const char *lead, const struct part_commitments *c);
+
 /* §11.1 salvage. After validation (validator_ran: it ran on the words and
  * rejected them; validator_salvage: its salvage flag) or after a silent
  * decision (validator_ran false): when valid commitments remain, the words
- * become "On it — <type> incoming." and the decision speaks. Unlike the
+ * become "On it — <type> incoming: <title>." (part_words_naming) and the
+ * decision speaks. Unlike the
  * reference, a silent decision's commitments are salvaged too (§16.7) —
  * except when another agent owns the open request (§16.16). For a
  * social-only agent (t->social_only) create_issue, create_plan and
@@ -341,6 +357,63 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 size_t part_drop_foreign_commitments(struct part_commitments *c, const struct part_tick_out *t,
                                      struct decision *why);
 
+/* The bytes of s[0..len) that fit in max, cut on a UTF-8 character
+ * boundary (len when it fits). */
+size_t part_utf8_cut(const char *s, size_t len, size_t max);
+
+/* --- claims (§12.1 step 4 and its 🐞, claims.c) ------------------------ */
+
+/* The claim target of a commitment: "<repo>#<what>", repo = c->repo, else
+ * detected_repo, else "unknown"; what = the first PART_CLAIM_TARGET_CHARS
+ * characters (code points: a UTF-8 sequence is never split; the reference
+ * counted UTF-16 units) of c->title, else c->description, else "". Cut at a
+ * character boundary to cap − 1 bytes (cap ≥ PART_CLAIM_TARGET_MAX never
+ * cuts: the repo is < PART_REPO_MAX bytes when it came through the
+ * commitment parse or the repo detection). Returns the bytes written. */
+#define PART_CLAIM_TARGET_CHARS 50
+#define PART_CLAIM_TARGET_MAX   (PART_REPO_MAX + 1 + 4 * PART_CLAIM_TARGET_CHARS + 1)
+#define PART_CLAIM_ACTION_MAX   32
+#define PART_CLAIM_TTL_MS       60000 /* peers record a claim this long (§12.1) */
+#define PART_PEER_CLAIMS_MAX    32
+size_t part_claim_target(const struct part_commitment *c, const char *detected_repo, char *buf,
+                         size_t cap);
+
+/* The peers' live claims as the room relayed them (the reference recorded
+ * them for 60 s and never looked; §16.5). Bounded: PART_PEER_CLAIMS_MAX,
+ * the oldest goes first; a claim lives PART_CLAIM_TTL_MS after it was last
+ * seen; the first claimant of action:target keeps it (the room answers a
+ * later claimant "Claim conflict"), its own renewals extend it. */
+struct part_peer_claim {
+	char holder[PART_NAME_MAX];
+	char action[PART_CLAIM_ACTION_MAX];
+	char target[PART_CLAIM_TARGET_MAX];
+	int64_t seen_ms;
+};
+struct part_peer_claims {
+	struct part_peer_claim item[PART_PEER_CLAIMS_MAX];
+	size_t n;
+};
+/* false (nothing kept) when a field is blank or longer than its bound (a
+ * target that long can never be one of ours). */
+bool part_peer_claims_note(struct part_peer_claims *t, const char *holder, const char *action,
+                           const char *target, int64_t now_ms);
+/* An action_result for it (the claim ends), or the holder left the room. */
+void part_peer_claims_release(struct part_peer_claims *t, const char *action, const char *target);
+void part_peer_claims_forget(struct part_peer_claims *t, const char *holder);
+/* The holder of a live claim on action:target, else NULL (borrowed). */
+const char *part_peer_claims_holder(const struct part_peer_claims *t, const char *action,
+                                    const char *target, int64_t now_ms);
+
+/* Beside §4 ownership, a second line of defence against a duplicate action:
+ * every commitment whose claim target (part_claim_target with
+ * detected_repo) another member holds — holder(ud, type name, target)
+ * returns its name, NULL when nobody else does — is removed from c. Returns
+ * how many; when > 0, why is a DROP with rule "claimed_by_peer" naming the
+ * (first) holder and action:target; otherwise why is untouched. */
+typedef const char *(*part_claim_holder_fn)(void *ud, const char *action, const char *target);
+size_t part_drop_claimed_commitments(struct part_commitments *c, const char *detected_repo,
+                                     part_claim_holder_fn holder, void *ud, struct decision *why);
+
 /* §11.2–§11.3 after a silent outcome that salvage did not rescue: what
  * the owner does next. RETRY when this agent owns the open request, the
  * tick had new messages, no retry was made on this tick yet (`retried`),
@@ -353,16 +426,31 @@ enum part_recovery { PART_RECOVER_NONE, PART_RECOVER_RETRY, PART_RECOVER_FORCE }
 enum part_recovery part_recover_next(struct part_state *st, const struct part_tick_out *t,
                                      bool retried, struct decision *why);
 
+/* Liveness beside §11: the host asked a question (discussion mode) and the
+ * validator refused this agent's answer. When no agent has spoken since
+ * the host's latest message (live, in the history) and this agent is the
+ * first of the SHA-256 ranking over it (part_ownership_compute, as for a
+ * request: one agent per question, the same for every agent), one more
+ * decision call is due — once per host message (done_seq: the seq last
+ * retried). Returns that message's seq (> 0) when due, else 0; why says
+ * which (rule "discussion_retry" or "no_discussion_retry"). Without it a
+ * room whose every candidate was refused left the host unanswered. */
+uint64_t part_discussion_retry_due(const struct part_state *st, const struct part_tick_out *t,
+                                   const char *self, bool social_only,
+                                   const struct part_member *members, size_t nmembers,
+                                   uint64_t done_seq, struct decision *why);
+
 /* §11.2 the owner retry's answer, read with part_decision_from_json/_text
  * (so normalised and schema-checked, §16.6): accepted only with at least
- * one valid commitment; empty words become PART_FORCED_MESSAGE. 0 accepted,
+ * one valid commitment; empty words, or the template's PART_FORCED_MESSAGE,
+ * become part_words_naming(PART_FORCED_MESSAGE, …). 0 accepted,
  * -1 not. Ask for a retry only while part_note_owner_declined() says so. */
 int part_owner_retry_accept(struct part_decision *d, struct decision *why);
 
 /* §11.3 forced action: when t->force_action_due (or due, due_now: what
  * part_recover_next said after this tick's declines), the agent is not
  * social-only (seed 004 level 2) and a repository is known,
- * out becomes "Creating that now." with one create_issue {repo, title = the
+ * out becomes "Creating that now: <title>." with one create_issue {repo, title = the
  * request's first 120 UTF-16 units, description = body, or
  * part_forced_body() when body is NULL/blank}. -1 (why says which
  * condition failed) otherwise. Call part_note_forced() once it is sent. */

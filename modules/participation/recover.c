@@ -19,6 +19,51 @@ static bool blank(const char *s)
 	return true;
 }
 
+char *part_words_naming(const char *lead, const struct part_commitments *c)
+{
+	const char *what = NULL;
+	for (size_t i = 0; i < c->n && !what; i++) {
+		if (!blank(c->item[i].title))
+			what = c->item[i].title;
+		else if (!blank(c->item[i].description))
+			what = c->item[i].description;
+	}
+	size_t ll = strlen(lead);
+	while (ll && (lead[ll - 1] == '.' || lead[ll - 1] == ' '))
+		ll--;
+	if (!what)
+		return xstrdup(lead);
+	/* the first PART_WORDS_WHAT_CHARS characters of the first line */
+	while (*what == ' ' || *what == '\t' || *what == '\n' || *what == '\r' || *what == '#')
+		what++;
+	size_t i = 0, chars = 0;
+	while (what[i] && what[i] != '\n' && what[i] != '\r') {
+		if (((unsigned char)what[i] & 0xC0) != 0x80) {
+			if (chars == PART_WORDS_WHAT_CHARS)
+				break;
+			chars++;
+		}
+		i++;
+	}
+	bool cut = what[i] && what[i] != '\n' && what[i] != '\r';
+	if (cut) {
+		/* at the last word boundary when there is one */
+		size_t w = i;
+		while (w && what[w - 1] != ' ')
+			w--;
+		if (w > 1)
+			i = w - 1;
+	}
+	while (i && (what[i - 1] == '.' || what[i - 1] == ' ' || what[i - 1] == '\t' ||
+	             what[i - 1] == ',' || what[i - 1] == ':'))
+		i--;
+	if (!i)
+		return xstrdup(lead);
+	struct strbuf sb = {0};
+	sb_printf(&sb, "%.*s: %.*s%s", (int)ll, lead, (int)i, what, cut ? "\xE2\x80\xA6" : ".");
+	return sb_detach(&sb);
+}
+
 /* Removes create_issue, create_plan and comment_issue from c (post_bluesky
  * stays, in order); returns how many went. */
 static size_t remove_github(struct part_commitments *c)
@@ -29,11 +74,7 @@ static size_t remove_github(struct part_commitments *c)
 			c->item[k++] = c->item[i];
 			continue;
 		}
-		struct part_commitment *gone = &c->item[i];
-		free(gone->repo);
-		free(gone->title);
-		free(gone->description);
-		free(gone->content);
+		part_commitment_clear(&c->item[i]);
 		removed++;
 	}
 	for (size_t i = k; i < c->n; i++)
@@ -105,11 +146,11 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 			*p = ' ';
 	snprintf(msg, sizeof msg, "On it \xE2\x80\x94 %s incoming.", words);
 	free(d->message);
-	d->message = xstrdup(msg);
+	d->message = part_words_naming(msg, &d->commitments);
 	d->should_speak = true;
 	decision_set(why, VERDICT_EDIT, "salvage",
 	             "%zu valid commitment(s) kept; the words became \"%s\" (§11.1)",
-	             d->commitments.n, msg);
+	             d->commitments.n, d->message);
 	return true;
 }
 
@@ -121,9 +162,9 @@ int part_owner_retry_accept(struct part_decision *d, struct decision *why)
 		             d->commitments.ndropped_total);
 		return -1;
 	}
-	if (blank(d->message)) {
+	if (blank(d->message) || strcmp(d->message, PART_FORCED_MESSAGE) == 0) {
 		free(d->message);
-		d->message = xstrdup(PART_FORCED_MESSAGE);
+		d->message = part_words_naming(PART_FORCED_MESSAGE, &d->commitments);
 	}
 	d->should_speak = true;
 	decision_set(why, VERDICT_PASS, "owner_retry",
@@ -184,10 +225,53 @@ int part_forced_decision(const struct part_state *st, const struct part_tick_out
 	                             PART_FORCED_TITLE_UNITS);
 	c->description = body && !blank(body) ? xstrdup(body) : part_forced_body(st);
 	out->commitments.n = 1;
+	free(out->message);
+	out->message = part_words_naming(PART_FORCED_MESSAGE, &out->commitments);
 	decision_set(why, VERDICT_PASS, "forced_action",
 	             "no commitment after %u cycles / %u declines: creating the issue in %s "
 	             "(attempt %u of %d)",
 	             st->cycles, st->owner_rejections, t->repo, st->forced_attempts + 1,
 	             PART_FORCED_MAX);
 	return 0;
+}
+
+uint64_t part_discussion_retry_due(const struct part_state *st, const struct part_tick_out *t,
+                                   const char *self, bool social_only,
+                                   const struct part_member *members, size_t nmembers,
+                                   uint64_t done_seq, struct decision *why)
+{
+	const struct part_entry *host = NULL;
+	bool answered = false;
+	for (size_t i = st->hist_n; i > 0 && !host; i--) {
+		const struct part_entry *e = part_history_at(st, i - 1);
+		if (e->host)
+			host = e;
+		else
+			answered = true; /* an agent (us included) spoke after it */
+	}
+	const char *no = !t->has_new                       ? "no new message this tick"
+	                 : t->mode != PART_MODE_DISCUSSION ? "not a discussion"
+	                 : !host || !host->live            ? "no live host message"
+	                 : answered                        ? "an agent already answered the host"
+	                 : host->seq == done_seq           ? "already retried for this message"
+	                                                   : NULL;
+	if (no) {
+		decision_set(why, VERDICT_INFO, "no_discussion_retry", "%s", no);
+		return 0;
+	}
+	struct part_ownership o;
+	struct decision owhy;
+	part_ownership_compute(self, social_only, members, nmembers, host->text, PART_MODE_ACTION,
+	                       &o, &owhy);
+	if (!o.is_owner) {
+		decision_set(why, VERDICT_INFO, "no_discussion_retry",
+		             "%s answers the host's question if anyone does (first of the ranking)",
+		             o.owner[0] ? o.owner : "nobody");
+		return 0;
+	}
+	decision_set(why, VERDICT_INFO, "discussion_retry",
+	             "nobody has answered the host's question and my answer was refused: one "
+	             "more decision call (first of %zu in the ranking, once per host message)",
+	             o.n_agents);
+	return host->seq;
 }

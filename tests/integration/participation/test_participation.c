@@ -24,6 +24,10 @@
  *     model first (no tools, `Message: "…"`); its ACTION_REQUEST makes
  *     it the open request the decision prompt shows, and the owner's
  *     commitment is enqueued with source space;
+ *   - a peer claimed the very issue before the host asked (§12.1 🐞): the
+ *     owner's commitment for it is dropped (claimed_by_peer), never
+ *     enqueued, and the request counts as taken (no retry, no forced
+ *     action);
  *   - three agents, each with a model eager to promise the work: the host
  *     asks for an issue and exactly one of them — the owner SHA-256 ranking
  *     names (§4) — says so in the room and enqueues the commitment (source
@@ -495,11 +499,10 @@ static void test_echo_during_typing(void **state)
 	           &f);
 	struct proc a;
 	start_agent(&a, home,
-	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
-	                                  "LLM_API_KEY=test-key-0123456789",
-	                                  "GA_SPACE_TYPING_BASE_MS=4000",
-	                                  "GA_SPACE_TYPING_PER_CHAR_MS=0",
-	                                  "GA_SPACE_TYPING_MAX_MS=4000", NULL});
+	            (const char *const[]){
+	                    "AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                    "LLM_API_KEY=test-key-0123456789", "GA_SPACE_TYPING_BASE_MS=4000",
+	                    "GA_SPACE_TYPING_PER_CHAR_MS=0", "GA_SPACE_TYPING_MAX_MS=4000", NULL});
 	struct ws_client *bob = th_observe(&room, "Bob");
 	struct ws_client *cal = th_observe(&room, "Cal");
 	struct ws_client *obs = th_observe(&room, "Obs");
@@ -514,8 +517,8 @@ static void test_echo_during_typing(void **state)
 	cJSON_Delete(t);
 	/* validated already (the typing pause follows the validator and the
 	 * reply delay); Cal says the same while Ada types */
-	chat(cal,
-	     "Bob, back off exponentially and retry once the rate limit reset header says so.", 1);
+	chat(cal, "Bob, back off exponentially and retry once the rate limit reset header says so.",
+	     1);
 	char *s = wait_story(home, "how should we handle retries", "echo_late", SPEAK_MS);
 	must_hold(s, "validator approve");
 	must_hold(s, "outbound drop echo_late: echo of Cal's \"Bob, back off exponentially");
@@ -582,6 +585,33 @@ static int count_in(const char *home, const char *file, const char *needle)
 	return n;
 }
 
+/* "<stem> <n>" with the first n that Ada owns among Ada and the observer. */
+static void owned_by_ada(const char *stem, char *out, size_t cap)
+{
+	struct part_member mem[] = {{.name = "Ada"}, {.name = "Obs"}};
+	for (int v = 0; v < 50; v++) {
+		snprintf(out, cap, "%s %d", stem, v);
+		struct part_ownership o;
+		struct decision why;
+		part_ownership_compute("Ada", false, mem, 2, out, PART_MODE_ACTION, &o, &why);
+		if (o.is_owner)
+			return;
+	}
+	fail_msg("no '%s <n>' owned by Ada", stem);
+}
+
+/* Ada's model: Layer 2 says ACTION_REQUEST; the decision promises the dark
+ * mode toggle issue in acme/web. */
+#define DARK_MODE_SCRIPT                                                                           \
+	"[{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Message: \"},"                    \
+	"\"content\":\"ACTION_REQUEST\"},"                                                         \
+	"{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"               \
+	"\"space_decision\",\"arguments\":{\"shouldSpeak\":true,\"reason\":\"mine\","              \
+	"\"message\":\"I'll file the dark mode toggle in acme/web right away.\","                  \
+	"\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/web\","                       \
+	"\"title\":\"Dark mode toggle on the login page\",\"description\":\"The host "             \
+	"asks for a dark mode toggle on the login page.\"}]}}]}]"
+
 /* --- Layer 2 settles an ambiguous host message -------------------------------------------------
  */
 
@@ -589,16 +619,8 @@ static void test_layer2_intent(void **state)
 {
 	(void)state;
 	/* Ada and the observer are the members: a text Ada owns */
-	struct part_member mem[] = {{.name = "Ada"}, {.name = "Obs"}};
-	char request[256] = "";
-	for (int v = 0; v < 50; v++) {
-		snprintf(request, sizeof request, "The login page needs a dark mode toggle %d", v);
-		struct part_ownership o;
-		struct decision why;
-		part_ownership_compute("Ada", false, mem, 2, request, PART_MODE_ACTION, &o, &why);
-		if (o.is_owner)
-			break;
-	}
+	char request[256];
+	owned_by_ada("The login page needs a dark mode toggle", request, sizeof request);
 	struct th_room room;
 	th_room_start(&room, 0, NULL, false);
 	char home[256], url[128];
@@ -614,16 +636,7 @@ static void test_layer2_intent(void **state)
 	           "\"memorableExchanges\":[\"Obs caught the off-by-one in the pager\"]}]}}");
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
 	struct fake f;
-	start_fake(home,
-	           "[{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Message: \"},"
-	           "\"content\":\"ACTION_REQUEST\"},"
-	           "{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"
-	           "\"space_decision\",\"arguments\":{\"shouldSpeak\":true,\"reason\":\"mine\","
-	           "\"message\":\"I'll file the dark mode toggle in acme/web right away.\","
-	           "\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/web\","
-	           "\"title\":\"Dark mode toggle on the login page\",\"description\":\"The host "
-	           "asks for a dark mode toggle on the login page.\"}]}}]}]",
-	           &f);
+	start_fake(home, DARK_MODE_SCRIPT, &f);
 	struct proc a;
 	start_agent(&a, home,
 	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
@@ -656,6 +669,66 @@ static void test_layer2_intent(void **state)
 	       th_now_ms() < end)
 		th_msleep(100);
 	assert_int_equal(count_in(home, "memory/commitments.jsonl", "\"source\":\"space\""), 1);
+
+	th_observer_free(obs);
+	stop_agent(&a);
+	stop_fake(&f);
+	th_room_stop(&room, SIGTERM);
+}
+
+/* --- §12.1 🐞: a peer's live claim on the same action:target -------------------------------- */
+
+/* Obs claims create_issue on the work before the host asks for it; Ada owns
+ * the request and her model promises exactly that issue: the commitment is
+ * dropped (claimed_by_peer, naming Obs), nothing reaches the ledger, and the
+ * request counts as taken — no owner retry, no forced action — and her
+ * words, a promise without its commitment now, stay out of the room. */
+static void test_peer_claim_drops_commitment(void **state)
+{
+	(void)state;
+	char request[256];
+	owned_by_ada("Create an issue in github.com/acme/web for a dark mode toggle", request,
+	             sizeof request);
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home, DARK_MODE_SCRIPT, &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", NULL});
+	struct ws_client *obs = th_observe(&room, "Obs");
+	th_send(obs, "{\"type\":\"claim\",\"action\":\"create_issue\",\"target\":"
+	             "\"acme/web#Dark mode toggle on the login page\"}");
+	th_msleep(300);
+	th_room_host(&room, request);
+	char *s = wait_story(home, "dark mode toggle", "claimed_by_peer", SPEAK_MS);
+	must_hold(s, "validator drop claimed_by_peer: Obs holds a live claim on "
+	             "create_issue:acme/web#Dark mode toggle on the login page");
+	free(s);
+	/* a tick and more later: nothing in the ledger, no retry or forced
+	 * action (one decision call), no promise without its commitment in
+	 * the room */
+	th_msleep(9000);
+	assert_int_equal(count_in(home, "memory/commitments.jsonl", "\"source\":\"space\""), 0);
+	int calls = fake_calls(home);
+	for (int i = 0; i < calls; i++) {
+		char *req = fake_request(home, i);
+		if (req && (strstr(req, "HOST REQUEST:") || strstr(req, "Write the issue body"))) {
+			dump_decisions(home);
+			fail_msg("call %d is an owner retry or a forced action: %.300s", i, req);
+		}
+		free(req);
+	}
+	assert_true(calls >= 1 && calls <= 2); /* the decision (and maybe Layer 2) */
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", 200);
+	if (m) {
+		const char *said = cJSON_GetStringValue(cJSON_GetObjectItem(m, "content"));
+		fail_msg("Ada said \"%s\" for work Obs had claimed", said ? said : "?");
+	}
 
 	th_observer_free(obs);
 	stop_agent(&a);
@@ -1162,6 +1235,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_stop_during_model_call, th_teardown),
 	        cmocka_unit_test_teardown(test_layer2_intent, th_teardown),
 	        cmocka_unit_test_teardown(test_layer2_failure, th_teardown),
+	        cmocka_unit_test_teardown(test_peer_claim_drops_commitment, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
 	        cmocka_unit_test_teardown(test_judge_borderline, th_teardown),
 	        cmocka_unit_test_teardown(test_extraction, th_teardown),

@@ -149,6 +149,20 @@ static void test_follow_up_boost(void **state)
 	struct part_event peer[1] = {chat("rebecca", "peterben has it")};
 	tick(&a, "peterben", room3, 3, peer, 1, 3000, &out);
 	assert_false(out.follow_up);
+	/* the host moved on to a question: the open request no longer mutes a
+	 * non-owner on it (still critical for the owner) */
+	struct part_state c;
+	part_state_init(&c);
+	tick(&c, "marvin", room3, 3, ev, 1, 1000, &out);
+	tick(&c, "marvin", room3, 3, NULL, 0, 6000, &out); /* critical now */
+	assert_int_equal(out.escalation, PART_ESC_CRITICAL);
+	struct part_event q[1] = {chat("host", "What do you all think about CMake presets?")};
+	tick(&c, "marvin", room3, 3, q, 1, 7000, &out);
+	assert_int_equal(out.mode, PART_MODE_DISCUSSION);
+	assert_true(out.request_open);
+	assert_true(out.call_model);
+	assert_string_equal(out.verdict.rule, "compose");
+	part_state_free(&c);
 	/* addressed by the host, a non-owner is asked even at critical */
 	struct part_event named[1] = {chat("host", "marvin, any update?")};
 	named[0].addressed_known = true; /* the room's addressed list */
@@ -523,6 +537,55 @@ static void test_bounds(void **state)
 	part_state_free(&s);
 }
 
+/* §16.9: a bare owner/name after a cue word is a repository too; the
+ * usual slashed pairs of chat are not. */
+static void test_bare_repo(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *text, *repo; /* repo NULL: none detected */
+	} cases[] = {
+	        {"Create an issue in acme/widgets for the login timeout bug (round 1)",
+	         "acme/widgets"},
+	        {"File an issue in acme/widgets: the dashboard shows stale counts", "acme/widgets"},
+	        {"Open one in the repo my-org/site.io.", "my-org/site.io"},
+	        {"push it to Acme/tools.git please", "Acme/tools"},
+	        {"a plan for the cache eviction policy in acme/widgets (round 7)", "acme/widgets"},
+	        {"we should look at CI/CD and/or TCP/IP", NULL},
+	        {"keep it in read/write mode", NULL},
+	        {"in 2024/2025 we grew", NULL},
+	        {"the file is in src/modules/x.c", NULL}, /* a path */
+	        {"see /usr/share in docs", NULL},
+	        {"acme/widgets without a cue", NULL},
+	        {"in a/b", NULL}, /* too short to tell from I/O */
+	        {"email me at bob@acme/widgets", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct part_state s;
+		part_state_init(&s);
+		struct part_event ev[1] = {chat("host", cases[i].text)};
+		struct part_tick_out out;
+		tick(&s, "marvin", room3, 3, ev, 1, 1000, &out);
+		if (cases[i].repo) {
+			if (!out.repo || strcmp(out.repo, cases[i].repo) != 0)
+				fail_msg("'%s': detected %s, want %s", cases[i].text,
+				         out.repo ? out.repo : "(none)", cases[i].repo);
+		} else if (out.repo) {
+			fail_msg("'%s': detected %s, want none", cases[i].text, out.repo);
+		}
+		part_state_free(&s);
+	}
+	/* the latest mention wins, bare or URL */
+	struct part_state s;
+	part_state_init(&s);
+	struct part_event ev[2] = {chat("host", "see github.com/a/old first"),
+	                           chat("rebecca", "it moved to acme/new.")};
+	struct part_tick_out out;
+	tick(&s, "marvin", room3, 3, ev, 2, 1000, &out);
+	assert_string_equal(out.repo, "acme/new");
+	part_state_free(&s);
+}
+
 static void test_repo_and_context(void **state)
 {
 	(void)state;
@@ -716,6 +779,88 @@ static void decide(const char *json, struct part_decision *d)
 		fail_msg("%s: %s", json, err.msg);
 }
 
+/* §11's fixed words name the work, so two of them are not one text for
+ * the outbound dedup (loop-sim: the second "Creating that now." within
+ * 300 s was dropped and the request went untaken). */
+static void test_words_naming(void **state)
+{
+	(void)state;
+	struct part_commitments c;
+	memset(&c, 0, sizeof c);
+	char *w = part_words_naming(PART_FORCED_MESSAGE, &c);
+	assert_string_equal(w, "Creating that now."); /* nothing to name */
+	free(w);
+	c.n = 1;
+	c.item[0].type = PART_COMMIT_CREATE_ISSUE;
+	c.item[0].description = (char *)"## Flaky tests.\n\nThe body";
+	w = part_words_naming(PART_FORCED_MESSAGE, &c);
+	assert_string_equal(w, "Creating that now: Flaky tests."); /* first line, no heading */
+	free(w);
+	c.item[0].title = (char *)"   ";
+	w = part_words_naming("On it \xE2\x80\x94 create issue incoming.", &c);
+	assert_string_equal(w, "On it \xE2\x80\x94 create issue incoming: Flaky tests.");
+	free(w);
+	/* cut at PART_WORDS_WHAT_CHARS characters, never inside one */
+	char title[400] = "";
+	for (int i = 0; i < 100; i++)
+		strcat(title, "\xC3\xA9");
+	c.item[0].title = title;
+	w = part_words_naming(PART_FORCED_MESSAGE, &c);
+	assert_int_equal(strlen(w), strlen("Creating that now: ") + 2 * PART_WORDS_WHAT_CHARS + 3);
+	assert_string_equal(w + strlen(w) - 5, "\xC3\xA9\xE2\x80\xA6"); /* é… */
+	free(w);
+	/* words: cut at the last space before the limit */
+	c.item[0].title = (char *)"@Cal please open an issue about the flaky websocket tests in "
+	                          "acme/widgets (round 3)";
+	w = part_words_naming(PART_FORCED_MESSAGE, &c);
+	assert_string_equal(w, "Creating that now: @Cal please open an issue about the flaky "
+	                       "websocket tests in acme/widgets\xE2\x80\xA6");
+	free(w);
+}
+
+/* Liveness: a host question whose answers were all refused is asked again
+ * by one agent — the first of the ranking — once, while nobody answered. */
+static void test_discussion_retry(void **state)
+{
+	(void)state;
+	const char *q = "What do you all think about moving the build to CMake presets?";
+	struct part_ownership o;
+	struct decision why;
+	part_ownership_compute("marvin", false, room3, 3, q, PART_MODE_ACTION, &o, &why);
+	const char *first = o.owner;
+	const char *other = strcmp(first, "marvin") ? "marvin" : "rebecca";
+	struct part_state a, b;
+	part_state_init(&a);
+	part_state_init(&b);
+	struct part_event ev[1] = {chat("host", q)};
+	struct part_tick_out ta, tb;
+	tick(&a, first, room3, 3, ev, 1, 1000, &ta);
+	tick(&b, other, room3, 3, ev, 1, 1000, &tb);
+	assert_int_equal(ta.mode, PART_MODE_DISCUSSION);
+	uint64_t seq = part_discussion_retry_due(&a, &ta, first, false, room3, 3, 0, &why);
+	assert_true(seq > 0);
+	assert_string_equal(why.rule, "discussion_retry");
+	/* one agent only: the others leave it to the first of the ranking */
+	assert_int_equal(part_discussion_retry_due(&b, &tb, other, false, room3, 3, 0, &why), 0);
+	assert_string_equal(why.rule, "no_discussion_retry");
+	assert_non_null(strstr(why.reason, first));
+	/* once per host message */
+	assert_int_equal(part_discussion_retry_due(&a, &ta, first, false, room3, 3, seq, &why), 0);
+	assert_non_null(strstr(why.reason, "already retried"));
+	/* somebody answered meanwhile: nothing to do */
+	struct part_event ans[1] = {chat(other, "Presets would pin the toolchain per target.")};
+	tick(&a, first, room3, 3, ans, 1, 2000, &ta);
+	assert_int_equal(part_discussion_retry_due(&a, &ta, first, false, room3, 3, 0, &why), 0);
+	assert_non_null(strstr(why.reason, "already answered"));
+	/* not for an action request (the owner retry is for that) */
+	struct part_event req[1] = {chat("host", "Create an issue for the prod checklist")};
+	tick(&a, first, room3, 3, req, 1, 3000, &ta);
+	assert_int_equal(part_discussion_retry_due(&a, &ta, first, false, room3, 3, 0, &why), 0);
+	assert_non_null(strstr(why.reason, "not a discussion"));
+	part_state_free(&a);
+	part_state_free(&b);
+}
+
 static void test_recover(void **state)
 {
 	(void)state;
@@ -735,7 +880,7 @@ static void test_recover(void **state)
 	assert_true(part_salvage(&d, &to, false, false, &why));
 	assert_string_equal(why.rule, "salvage");
 	assert_true(d.should_speak);
-	assert_string_equal(d.message, "On it \xE2\x80\x94 create issue incoming.");
+	assert_string_equal(d.message, "On it \xE2\x80\x94 create issue incoming: Checklist.");
 	part_decision_clear(&d);
 	/* §16.16: not a non-owner's, while another agent owns the open request */
 	decide(silent, &d);
@@ -749,7 +894,7 @@ static void test_recover(void **state)
 	assert_false(part_salvage(&d, &to, true, false, &why));
 	/* one that allows it (check 1, 2, 4, 8, 9) */
 	assert_true(part_salvage(&d, &to, true, true, &why));
-	assert_string_equal(d.message, "On it \xE2\x80\x94 create plan incoming.");
+	assert_string_equal(d.message, "On it \xE2\x80\x94 create plan incoming: p.");
 	part_decision_clear(&d);
 	/* nothing to salvage */
 	decide("{\"shouldSpeak\":false}", &d);
@@ -769,7 +914,20 @@ static void test_recover(void **state)
 	       &d);
 	assert_int_equal(part_owner_retry_accept(&d, &why), 0);
 	assert_true(d.should_speak);
-	assert_string_equal(d.message, PART_FORCED_MESSAGE);
+	assert_string_equal(d.message, "Creating that now: t."); /* names the work */
+	part_decision_clear(&d);
+	/* the model's own words stay; the template's words name the work */
+	decide("{\"shouldSpeak\":true,\"message\":\"Filing the checklist issue.\","
+	       "\"commitments\":[{\"type\":\"create_issue\",\"title\":\"t\"}]}",
+	       &d);
+	assert_int_equal(part_owner_retry_accept(&d, &why), 0);
+	assert_string_equal(d.message, "Filing the checklist issue.");
+	part_decision_clear(&d);
+	decide("{\"shouldSpeak\":true,\"message\":\"Creating that now.\","
+	       "\"commitments\":[{\"type\":\"create_issue\",\"title\":\"Login bug\"}]}",
+	       &d);
+	assert_int_equal(part_owner_retry_accept(&d, &why), 0);
+	assert_string_equal(d.message, "Creating that now: Login bug.");
 	part_decision_clear(&d);
 	/* declines: retries while ≤ 2, forced at the third */
 	assert_true(part_note_owner_declined(&own));
@@ -789,7 +947,8 @@ static void test_recover(void **state)
 	assert_int_equal(part_forced_decision(&own, &to, false, NULL, &d, &why), 0);
 	assert_string_equal(why.rule, "forced_action");
 	assert_true(d.should_speak);
-	assert_string_equal(d.message, "Creating that now.");
+	assert_string_equal(d.message,
+	                    "Creating that now: Create an issue for the prod checklist.");
 	assert_int_equal(d.commitments.n, 1);
 	assert_int_equal(d.commitments.item[0].type, PART_COMMIT_CREATE_ISSUE);
 	assert_string_equal(d.commitments.item[0].repo, "acme/site");
@@ -871,12 +1030,15 @@ int main(void)
 	        cmocka_unit_test(test_layer2),
 	        cmocka_unit_test(test_social_only_self),
 	        cmocka_unit_test(test_bounds),
+	        cmocka_unit_test(test_bare_repo),
 	        cmocka_unit_test(test_repo_and_context),
 	        cmocka_unit_test(test_order_independent_tick),
 	        cmocka_unit_test(test_validator_bridge),
 	        cmocka_unit_test(test_mentions),
 	        cmocka_unit_test(test_no_owner_not_muted),
 	        cmocka_unit_test(test_context_data),
+	        cmocka_unit_test(test_words_naming),
+	        cmocka_unit_test(test_discussion_retry),
 	        cmocka_unit_test(test_recover),
 	        cmocka_unit_test(test_decline_quiet),
 	};

@@ -1,0 +1,164 @@
+/*
+ * claims — §12.1 step 4 and its 🐞: the claim target of a commitment, the
+ * peers' live claims as this agent was told of them, and the drop of our
+ * commitments a peer already claimed. See participation.h ("claims").
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "modules/participation/participation.h"
+
+/* Bytes of the first `chars` code points of s, never inside a UTF-8
+ * sequence (a stray continuation byte stays with the character before). */
+static size_t prefix_chars(const char *s, size_t chars)
+{
+	size_t i = 0, n = 0;
+	while (s[i]) {
+		if (((unsigned char)s[i] & 0xC0) != 0x80) {
+			if (n == chars)
+				break;
+			n++;
+		}
+		i++;
+	}
+	return i;
+}
+
+static bool filled(const char *s)
+{
+	return s && s[0];
+}
+
+size_t part_claim_target(const struct part_commitment *c, const char *detected_repo, char *buf,
+                         size_t cap)
+{
+	if (!cap)
+		return 0;
+	const char *repo = filled(c->repo)         ? c->repo
+	                   : filled(detected_repo) ? detected_repo
+	                                           : "unknown";
+	const char *what = filled(c->title)         ? c->title
+	                   : filled(c->description) ? c->description
+	                                            : "";
+	size_t rl = part_utf8_cut(repo, strlen(repo), cap - 1);
+	memcpy(buf, repo, rl);
+	size_t n = rl;
+	if (n + 1 < cap) {
+		buf[n++] = '#';
+		size_t wl = part_utf8_cut(what, prefix_chars(what, PART_CLAIM_TARGET_CHARS),
+		                          cap - 1 - n);
+		memcpy(buf + n, what, wl);
+		n += wl;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+static long find_claim(const struct part_peer_claims *t, const char *action, const char *target)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (strcmp(t->item[i].action, action) == 0 &&
+		    strcmp(t->item[i].target, target) == 0)
+			return (long)i;
+	return -1;
+}
+
+static void remove_claim(struct part_peer_claims *t, size_t i)
+{
+	memmove(&t->item[i], &t->item[i + 1], (t->n - i - 1) * sizeof t->item[0]);
+	t->n--;
+	memset(&t->item[t->n], 0, sizeof t->item[0]);
+}
+
+static void expire_claims(struct part_peer_claims *t, int64_t now_ms)
+{
+	for (size_t i = t->n; i-- > 0;)
+		if (now_ms - t->item[i].seen_ms >= PART_CLAIM_TTL_MS)
+			remove_claim(t, i);
+}
+
+bool part_peer_claims_note(struct part_peer_claims *t, const char *holder, const char *action,
+                           const char *target, int64_t now_ms)
+{
+	if (!filled(holder) || !filled(action) || !filled(target) ||
+	    strlen(holder) >= PART_NAME_MAX || strlen(action) >= PART_CLAIM_ACTION_MAX ||
+	    strlen(target) >= PART_CLAIM_TARGET_MAX)
+		return false;
+	expire_claims(t, now_ms);
+	long i = find_claim(t, action, target);
+	if (i >= 0) {
+		/* The room keeps the first claimant's claim (a late one gets
+		 * "Claim conflict"); the holder's own renewal extends it. */
+		if (strcmp(t->item[i].holder, holder) == 0)
+			t->item[i].seen_ms = now_ms;
+		return true;
+	}
+	if (t->n == PART_PEER_CLAIMS_MAX)
+		remove_claim(t, 0); /* the oldest */
+	struct part_peer_claim *c = &t->item[t->n++];
+	snprintf(c->holder, sizeof c->holder, "%s", holder);
+	snprintf(c->action, sizeof c->action, "%s", action);
+	snprintf(c->target, sizeof c->target, "%s", target);
+	c->seen_ms = now_ms;
+	return true;
+}
+
+void part_peer_claims_release(struct part_peer_claims *t, const char *action, const char *target)
+{
+	long i = action && target ? find_claim(t, action, target) : -1;
+	if (i >= 0)
+		remove_claim(t, (size_t)i);
+}
+
+void part_peer_claims_forget(struct part_peer_claims *t, const char *holder)
+{
+	for (size_t i = t->n; i-- > 0;)
+		if (holder && strcmp(t->item[i].holder, holder) == 0)
+			remove_claim(t, i);
+}
+
+const char *part_peer_claims_holder(const struct part_peer_claims *t, const char *action,
+                                    const char *target, int64_t now_ms)
+{
+	long i = action && target ? find_claim(t, action, target) : -1;
+	if (i < 0 || now_ms - t->item[i].seen_ms >= PART_CLAIM_TTL_MS)
+		return NULL;
+	return t->item[i].holder;
+}
+
+size_t part_drop_claimed_commitments(struct part_commitments *c, const char *detected_repo,
+                                     part_claim_holder_fn holder, void *ud, struct decision *why)
+{
+	if (!holder || !c->n)
+		return 0;
+	size_t had = c->n, k = 0, removed = 0;
+	char first_holder[PART_NAME_MAX] = "",
+	     first_key[PART_CLAIM_ACTION_MAX + 1 + PART_CLAIM_TARGET_MAX] = "";
+	for (size_t i = 0; i < had; i++) {
+		char target[PART_CLAIM_TARGET_MAX];
+		part_claim_target(&c->item[i], detected_repo, target, sizeof target);
+		const char *action = part_commit_type_name(c->item[i].type);
+		const char *h = holder(ud, action, target);
+		if (!h || !h[0]) {
+			c->item[k++] = c->item[i];
+			continue;
+		}
+		if (!removed) {
+			snprintf(first_holder, sizeof first_holder, "%s", h);
+			snprintf(first_key, sizeof first_key, "%s:%s", action, target);
+		}
+		part_commitment_clear(&c->item[i]);
+		removed++;
+	}
+	for (size_t i = k; i < had; i++)
+		memset(&c->item[i], 0, sizeof c->item[i]);
+	c->n = k;
+	if (removed)
+		decision_set(
+		        why, VERDICT_DROP, "claimed_by_peer",
+		        "%s holds a live claim on %s: %zu of %zu commitment(s) dropped, a peer "
+		        "is already on it (no duplicate action)",
+		        first_holder, first_key, removed, had);
+	return removed;
+}
