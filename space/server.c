@@ -1477,6 +1477,14 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	s->room = space_room_new(&rcfg, s->store, &room_ops, s, s->started_ms);
 	uv_loop_init(&s->loop);
 
+	/* SIGINT/SIGTERM stay pending until their handlers are installed
+	 * below: whoever read the port file (or got READY=1) may stop us at
+	 * once, and must get the clean shutdown, never the default action. */
+	sigset_t stop_sigs, old_mask;
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGINT);
+	sigaddset(&stop_sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_mask);
 	const char *why;
 	if (start_listening(s, &why) < 0) {
 		err_set(err, "cannot listen on %s port %d (SPACE_BIND / SPACE_PORT): %s", cfg->bind,
@@ -1510,6 +1518,7 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	s->sigint.data = s->sigterm.data = s;
 	uv_signal_start(&s->sigint, on_signal, SIGINT);
 	uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* a pending one is handled now */
 
 	if (cfg->web) {
 		s->web = space_web_new(cfg->web_dir, cfg->name, cfg->claim_ttl_ms, web_presence_of);
@@ -1532,6 +1541,7 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	log_debug(LOG_COMP, "event loop finished");
 	rc = SPACE_RUN_OK;
 out:
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	if (s->phase != PHASE_DONE && s->listener_open) {
 		uv_close((uv_handle_t *)&s->listener, NULL);
 		s->listener_open = false;
