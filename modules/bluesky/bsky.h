@@ -7,9 +7,10 @@
  *
  * Every notification walks the message pipeline (pipeline.h): event →
  * gate → compose (here) → validator → outbound → record. Nothing is posted
- * around it: replies leave through the pipeline's outbound stage, likes
- * and identity posts through outbound_submit / pipeline_say, so the send
- * permissions, the journal, dedup and pacing see every side effect.
+ * around it: replies leave through the pipeline's outbound stage, likes,
+ * follows, prunes and identity posts through outbound_submit /
+ * pipeline_say, so the send permissions, the audit, the journal, dedup and
+ * pacing see every side effect.
  *
  * Awareness check (job "bluesky-awareness", 45 s ± 12 %; §6.1, §11.8):
  *   1. listNotifications, newest first, paging with the cursor (at most
@@ -50,13 +51,20 @@
  * one getAuthorFeed of our own feed serves the identity post check (posted
  * once, remembered by URI: not re-posted when it scrolls out, §11.11), the
  * expression schedule (measured from our last top-level post) and pruning
- * (policy.h's plan). A deletion is journalled ("prune:<uri>" intent before,
- * done after); our identity post and any record whose outbound intent is
- * still unresolved are never deleted.
+ * (policy.h's plan). A deletion goes through outbound (target
+ * "bluesky:delete", text the record's URI, key "prune:<uri>": permission,
+ * audit, journal intent → done, reconciled after a crash by asking whether
+ * the record still exists), at most BSKY_PRUNE_PER_RUN per run; a refusal
+ * is a decision with outbound's rule and reason on "bluesky:feed". Our
+ * identity post and any record whose outbound intent is still unresolved
+ * are never deleted.
  *
  * Peers (§7.4): @handles in our notifications are registered; a handle
  * becomes a peer SOUL only when its identity post (🔗—) is found in its
- * feed; then it is followed and announced once (state "discovered_peers",
+ * feed; then it is followed (through outbound: target
+ * "bluesky:follow:<did>", key "follow:<did>"; a refusal is a decision on
+ * "bluesky:peers" and the follow is asked again on a later run) and
+ * announced once (state "discovered_peers",
  * migrated across versions). Job "bluesky-peers" (every 3 min), its own
  * loop so it runs in social-only mode and without a workspace.
  *

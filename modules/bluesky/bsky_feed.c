@@ -6,38 +6,49 @@
 
 struct prune_call {
 	struct bsky *b;
-	char key[BSKY_KEY_MAX];
 	char uri[BSKY_URI_MAX];
 	enum bsky_prune_why why;
 };
 
-static void on_pruned(const struct atp_result *res, void *ud)
+/* The prune's final decision from outbound: sent → counted and on the
+ * feed's story; anything else (a send permission, the journal, pacing, the
+ * port) is a decision with outbound's rule and reason — the record stays,
+ * and a later run asks again unless the journal says it is done. */
+static void on_pruned(void *ud, const struct decision *final, const char *artifact)
 {
 	struct prune_call *pc = ud;
 	struct bsky *b = pc->b;
-	struct ga_err err = {{0}};
-	if (res->kind == ATP_OK) {
-		journal_done(b->c.journal, pc->key, pc->uri, bk_now_ms(), &err);
+	const char *what = pc->why == BSKY_PRUNE_DUPLICATE ? "duplicate post" : "thank-you reply";
+	if (final->verdict == VERDICT_SENT) {
 		b->pruned++;
 		bk_note_decision(b, "bluesky:feed", pc->uri, STAGE_OUTBOUND, VERDICT_INFO, "pruned",
 		                 "pruned/%s: deleted our own %s", bsky_prune_why_name(pc->why),
-		                 pc->why == BSKY_PRUNE_DUPLICATE ? "duplicate post"
-		                                                 : "thank-you reply");
-	} else if (res->kind != ATP_ERR_CANCELLED) {
-		journal_failed(b->c.journal, pc->key, res->msg, bk_now_ms(), &err);
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "prune failed", "uri", pc->uri, "error", res->msg);
+		                 what);
+	} else {
+		bk_note_decision(b, "bluesky:feed", pc->uri, STAGE_OUTBOUND, final->verdict,
+		                 final->rule ? final->rule : "prune",
+		                 "pruned/%s: our own %s was not deleted: %s",
+		                 bsky_prune_why_name(pc->why), what, final->reason);
 	}
+	(void)artifact;
 	free(pc);
 }
 
+/* Deletes what bsky_prune_plan marks, through outbound (target
+ * bluesky:delete, text the record's URI, key prune:<uri>): the send
+ * permission, the audit, the journal (intent → done, reconciled after a
+ * crash by asking whether the record still exists) and pacing. At most
+ * BSKY_PRUNE_PER_RUN per run, so pruning never fills outbound's queue ahead
+ * of replies; the rest waits for the next run. */
 static void prune(struct bsky *b, const struct bsky_feed_item *items, const cJSON **recs, size_t n)
 {
 	enum bsky_prune_why why[BSKY_PRUNE_MAX_ITEMS];
 	if (n > BSKY_PRUNE_MAX_ITEMS)
 		n = BSKY_PRUNE_MAX_ITEMS;
 	if (!bsky_prune_plan(items, n, why) || !b->c.journal)
-		return;
-	for (size_t i = 0; i < n; i++) {
+		return; /* without the journal no key can be checked: delete nothing */
+	size_t submitted = 0;
+	for (size_t i = 0; i < n && submitted < BSKY_PRUNE_PER_RUN; i++) {
 		if (why[i] == BSKY_PRUNE_KEEP || strcmp(items[i].uri, b->st->identity_uri) == 0)
 			continue;
 		/* a record whose send is not settled yet is the journal's to
@@ -45,27 +56,32 @@ static void prune(struct bsky *b, const struct bsky_feed_item *items, const cJSO
 		const char *k = atp_record_key(recs[i]);
 		if (k && journal_state_of(b->c.journal, k) == JOURNAL_INTENT)
 			continue;
+		char key[BSKY_KEY_MAX];
+		if (strlen(items[i].uri) + 6 <= JOURNAL_KEY_MAX)
+			snprintf(key, sizeof key, "prune:%s", items[i].uri);
+		else
+			outbound_idem_key(CONV_PLATFORM_BLUESKY, "bluesky:delete", items[i].uri,
+			                  strlen(items[i].uri), key);
+		/* done already (the feed lags the delete), or in flight: nothing to ask */
+		enum journal_state js = journal_state_of(b->c.journal, key);
+		if (js == JOURNAL_DONE || js == JOURNAL_INTENT ||
+		    outbound_key_busy(b->c.outbound, key))
+			continue;
 		struct prune_call *pc = xcalloc(1, sizeof *pc);
 		pc->b = b;
 		pc->why = why[i];
 		snprintf(pc->uri, sizeof pc->uri, "%s", items[i].uri);
-		if (strlen(items[i].uri) + 6 <= JOURNAL_KEY_MAX)
-			snprintf(pc->key, sizeof pc->key, "prune:%s", items[i].uri);
-		else
-			outbound_idem_key(CONV_PLATFORM_BLUESKY, "prune", items[i].uri,
-			                  strlen(items[i].uri), pc->key);
-		struct ga_err err = {{0}};
-		enum journal_state js = journal_state_of(b->c.journal, pc->key);
-		if (js == JOURNAL_DONE || js == JOURNAL_INTENT ||
-		    journal_intent(b->c.journal, pc->key, "bluesky", "bluesky:prune", NULL,
-		                   bk_now_ms(), &err) < 0) {
-			free(pc);
-			continue;
-		}
-		if (atp_delete_uri(b->c.atp, pc->uri, on_pruned, pc, &err) == 0) {
-			journal_failed(b->c.journal, pc->key, err.msg, bk_now_ms(), &err);
-			free(pc);
-		}
+		struct outbound_msg m = {.platform = CONV_PLATFORM_BLUESKY,
+		                         .target = "bluesky:delete",
+		                         .source = "bluesky",
+		                         .conversation = "bluesky:feed",
+		                         .message_id = pc->uri,
+		                         .text = pc->uri,
+		                         .text_len = strlen(pc->uri),
+		                         .chain = -1,
+		                         .idem_key = key};
+		submitted++;
+		outbound_submit(b->c.outbound, &m, on_pruned, pc);
 	}
 }
 

@@ -53,6 +53,9 @@
 
 #define LOG_COMP "bluesky"
 
+/* Feed pruning submits at most this many deletes per run (bsky_feed.c). */
+#define BSKY_PRUNE_PER_RUN 8
+
 struct bsky;
 
 /* One notification on its walk. */

@@ -70,26 +70,61 @@ struct peer_call {
 	struct bsky *b;
 	char did[BSKY_DID_MAX];
 	char handle[BSKY_HANDLE_MAX];
+	bool already_done; /* the follow's key was DONE in the journal when submitted */
 };
 
-static void on_followed(const struct atp_result *res, void *ud)
+/* The follow's final decision from outbound. Sent, or dropped by the
+ * journal as already done (a follow made before a crash and reconciled):
+ * followed. Anything else (a send permission, pacing, the port) is a
+ * decision on the peers' story with outbound's rule and reason; the follow
+ * is asked again on a later run. */
+static void on_followed(void *ud, const struct decision *final, const char *artifact)
 {
 	struct peer_call *pc = ud;
 	struct bsky *b = pc->b;
 	b->peer_busy = false;
-	if (res->kind != ATP_ERR_CANCELLED) {
-		struct bsky_peer *p = bsky_state_peer(b->st, NULL, pc->did);
-		if (res->kind == ATP_OK && p) {
-			p->followed = true;
-			bk_note_decision(b, "bluesky:peers", pc->did, STAGE_OUTBOUND, VERDICT_SENT,
-			                 "follow", "followed the peer @%s", pc->handle);
-			bk_save_state(b);
-		} else if (res->kind != ATP_OK) {
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "follow failed", "did", pc->did, "error",
-			       res->msg);
-		}
+	struct bsky_peer *p = bsky_state_peer(b->st, NULL, pc->did);
+	bool done = final->verdict == VERDICT_SENT ||
+	            (final->verdict == VERDICT_DROP && final->rule &&
+	             strcmp(final->rule, "journal") == 0 && pc->already_done);
+	if (done && p) {
+		p->followed = true;
+		bk_note_decision(b, "bluesky:peers", pc->did, STAGE_OUTBOUND, VERDICT_SENT,
+		                 "follow", "followed the peer @%s (%s)", pc->handle,
+		                 artifact ? artifact : "already followed");
+		bk_save_state(b);
+	} else if (!done) {
+		bk_note_decision(b, "bluesky:peers", pc->did, STAGE_OUTBOUND, final->verdict,
+		                 final->rule ? final->rule : "follow",
+		                 "the follow of the peer @%s was not made: %s", pc->handle,
+		                 final->reason);
 	}
 	free(pc);
+}
+
+/* Follows p through outbound: target bluesky:follow:<did>, text the DID,
+ * key follow:<did> (so a crash between the follow and "done" is reconciled
+ * from our follow records, never followed twice). */
+static void submit_follow(struct bsky *b, struct peer_call *pc)
+{
+	char target[BSKY_DID_MAX + 24], key[BSKY_KEY_MAX];
+	snprintf(target, sizeof target, "bluesky:follow:%s", pc->did);
+	if (strlen(pc->did) + 8 <= JOURNAL_KEY_MAX)
+		snprintf(key, sizeof key, "follow:%s", pc->did);
+	else
+		outbound_idem_key(CONV_PLATFORM_BLUESKY, target, pc->did, strlen(pc->did), key);
+	pc->already_done = b->c.journal && journal_state_of(b->c.journal, key) == JOURNAL_DONE;
+	struct outbound_msg m = {.platform = CONV_PLATFORM_BLUESKY,
+	                         .target = target,
+	                         .source = "bluesky",
+	                         .conversation = "bluesky:peers",
+	                         .message_id = pc->did,
+	                         .text = pc->did,
+	                         .text_len = strlen(pc->did),
+	                         .chain = -1,
+	                         .idem_key = key};
+	b->peer_busy = true;
+	outbound_submit(b->c.outbound, &m, on_followed, pc);
 }
 
 static void on_announced(void *ud, const struct decision *final, const char *artifact)
@@ -154,11 +189,7 @@ void bk_peers_run(struct sched_job *job, void *ud)
 				continue;
 			}
 			bsky_pacing_note(&b->pacing, BSKY_ACT_FOLLOW, now);
-			b->peer_busy = true;
-			if (atp_follow(b->c.atp, p->did, on_followed, pc, &err) == 0) {
-				b->peer_busy = false;
-				free(pc);
-			}
+			submit_follow(b, pc);
 			return;
 		}
 		if (p->github[0] && p->followed && !p->announced && p->handle[0]) {

@@ -200,9 +200,15 @@ static bool for_each_form(bool (*fn)(const struct tmpl *, void *), void *ud)
 	tmpl_push(&t, C_LIT, "post");
 	if (fn(&t, ud))
 		return true;
-	/* a reply to, and a like of a post by, <did> */
-	static const char *const acts[] = {"reply", "like"};
-	for (size_t a = 0; a < 2; a++) {
+	/* the deletion of one of our own records (feed pruning) */
+	t.n = 0;
+	tmpl_push(&t, C_LIT, "bluesky");
+	tmpl_push(&t, C_LIT, "delete");
+	if (fn(&t, ud))
+		return true;
+	/* a reply to, a like of a post by, and a follow of, <did> */
+	static const char *const acts[] = {"reply", "like", "follow"};
+	for (size_t a = 0; a < sizeof acts / sizeof *acts; a++) {
 		t.n = 0;
 		tmpl_push(&t, C_LIT, "bluesky");
 		tmpl_push(&t, C_LIT, acts[a]);
@@ -259,8 +265,9 @@ static void fold(struct segs *sg)
 	bool bluesky = strcmp(sg->s[0], "bluesky") == 0;
 	if (!github && !bluesky) {
 		/* space rooms are exact; under a leading '*' only the fixed words fold */
-		static const char *const words[] = {"issue", "new-issue", "pr",  "post",
-		                                    "reply", "like",      "did"};
+		static const char *const words[] = {"issue", "new-issue", "pr",     "post",
+		                                    "reply", "like",      "follow", "delete",
+		                                    "did"};
 		if (is_star(sg->s[0]))
 			for (size_t i = 1; i < sg->n; i++)
 				for (size_t w = 0; w < sizeof words / sizeof *words; w++)
@@ -303,16 +310,18 @@ static int explain_fixed(const struct segs *sg, const char *s, struct ga_err *er
 		               PERMS_ROOM_MAX);
 	}
 	if (!strcmp(plat, "bluesky")) {
-		if (sg->n >= 2 && !strcmp(sg->s[1], "post"))
-			return err_set(err, "\"%s\": bluesky:post takes nothing after it", s);
-		if (sg->n >= 2 && (!strcmp(sg->s[1], "reply") || !strcmp(sg->s[1], "like")))
+		if (sg->n >= 2 && (!strcmp(sg->s[1], "post") || !strcmp(sg->s[1], "delete")))
+			return err_set(err, "\"%s\": bluesky:%s takes nothing after it", s,
+			               sg->s[1]);
+		if (sg->n >= 2 && (!strcmp(sg->s[1], "reply") || !strcmp(sg->s[1], "like") ||
+		                   !strcmp(sg->s[1], "follow")))
 			return err_set(err,
 			               "\"%s\": a %s target is bluesky:%s:<did> with a DID "
 			               "such as did:plc:abc123 (lowercase letters and digits)",
 			               s, sg->s[1], sg->s[1]);
 		return err_set(err,
-		               "\"%s\": a Bluesky target is bluesky:post, bluesky:reply:<did> or "
-		               "bluesky:like:<did>",
+		               "\"%s\": a Bluesky target is bluesky:post, bluesky:reply:<did>, "
+		               "bluesky:like:<did>, bluesky:follow:<did> or bluesky:delete",
 		               s);
 	}
 	/* github */
@@ -391,7 +400,7 @@ int perms_canonical(const char *s, bool is_pattern, char *out, size_t cap, struc
 		        err,
 		        "pattern \"%s\" cannot match any target (forms: space:<room>, "
 		        "bluesky:post, bluesky:reply:<did>, bluesky:like:<did>, "
-		        "github:<owner>:<repo>:issue:<n>, "
+		        "bluesky:follow:<did>, bluesky:delete, github:<owner>:<repo>:issue:<n>, "
 		        "github:<owner>:<repo>:new-issue, github:<owner>:<repo>:pr:<n>)",
 		        s);
 	}

@@ -8,6 +8,10 @@
  *   bluesky:reply:<did>                    (a DID holds ':' itself:
  *                                           bluesky:reply:did:plc:abc)
  *   bluesky:like:<did>                     (a like of a post by <did>)
+ *   bluesky:follow:<did>                   (following the account <did>)
+ *   bluesky:delete                         (deleting one of the agent's own
+ *                                           records: feed pruning; the
+ *                                           port refuses any other repo)
  *   github:<owner>:<repo>:issue:<n>
  *   github:<owner>:<repo>:new-issue
  *   github:<owner>:<repo>:pr:<n>
@@ -17,14 +21,17 @@
  *
  * Modes: bypass (default: everything is allowed; the lists are kept but not
  * applied), allowlist (only what an allow pattern matches), denylist
- * (everything except what a deny pattern matches).
+ * (everything except what a deny pattern matches). No target is implicitly
+ * allowed: a default install (no file: bypass) follows peers and prunes its
+ * own feed as before; in allowlist mode follows and deletes need a pattern
+ * like any send ("bluesky:follow:*", "bluesky:delete", or "bluesky:*").
  *
  * Canonical spelling — so that no spelling of a name slips past a rule, both
  * patterns and targets are canonicalised before they are compared, and what
  * cannot be canonicalised is refused (a pattern when it is added, a target
  * when it is checked):
- *   - the fixed words (space, bluesky, github, post, reply, issue, pr,
- *     new-issue, did) are ASCII case-folded;
+ *   - the fixed words (space, bluesky, github, post, reply, like, follow,
+ *     delete, issue, pr, new-issue, did) are ASCII case-folded;
  *   - GitHub owner and repository names are ASCII case-folded (GitHub treats
  *     them case-insensitively) and must use only the characters GitHub
  *     allows (owner: A-Z a-z 0-9 '-', 1..39, no leading '-'; repository:

@@ -17,6 +17,8 @@ static const char usage[] =
         "       general-agent cross clear            back to bypass, no patterns\n"
         "       general-agent cross check TARGET     would a send be allowed, and why\n"
         "targets: space:<room>, bluesky:post, bluesky:reply:<did>,\n"
+        "         bluesky:like:<did>, bluesky:follow:<did>, bluesky:delete (our own\n"
+        "         records: feed pruning),\n"
         "         github:<owner>:<repo>:issue:<n>, github:<owner>:<repo>:new-issue,\n"
         "         github:<owner>:<repo>:pr:<n>; in a pattern '*' is a whole segment\n"
         "         and matches one or more segments.\n";

@@ -8,7 +8,17 @@
  *   - a crash between createRecord and "done" (an intent whose post exists,
  *     carrying its gaKey) is reconciled at start to done with the post's
  *     URI; an intent that never became a post is reconciled to failed;
- *     nothing is posted by the reconciliation.
+ *     nothing is posted by the reconciliation;
+ *   - a follow (bluesky:follow:<did>, text the DID) makes one
+ *     app.bsky.graph.follow record with its gaKey, once; a text that is not
+ *     the target's DID is refused; send permissions in allowlist mode
+ *     without a follow pattern stop it (rule send_permission, audited);
+ *   - a delete (bluesky:delete, text the at:// URI) removes our own record
+ *     and refuses one of another repository before any request;
+ *   - after a crash: a follow intent whose follow exists (with or without
+ *     our key) → done, one that never became a follow → failed; a delete
+ *     intent whose record is gone → done, one whose record is still there →
+ *     failed; nothing is created or deleted by the reconciliation.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,10 +32,13 @@
 
 #include "adapters/atproto/port.h"
 #include "atptest.h"
+#include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "modules/journal/journal.h"
+#include "modules/outbound/audit.h"
 #include "modules/outbound/outbound.h"
+#include "modules/outbound/perms.h"
 #include "tests/fakes/bsky/bskyfake.h"
 #include "testutil.h"
 
@@ -237,6 +250,221 @@ static void test_crash_between_post_and_done_reconciled(void **state)
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.repo.createRecord", 0), 1);
 }
 
+/* Submits text to target with key, and waits for the final decision. */
+static void submit(struct fx *fx, const char *target, const char *text, const char *key)
+{
+	struct outbound_msg m = {.platform = CONV_PLATFORM_BLUESKY,
+	                         .target = target,
+	                         .source = "bluesky",
+	                         .text = text,
+	                         .text_len = strlen(text),
+	                         .chain = -1,
+	                         .idem_key = key};
+	fx->final_done = false;
+	outbound_submit(fx->ob, &m, on_final, fx);
+	assert_int_equal(testloop_run_until(&fx->loop, &fx->final_done), 0);
+}
+
+static void test_follow_through_outbound_once(void **state)
+{
+	struct fx *fx = *state;
+	char target[128], key[128];
+	snprintf(target, sizeof target, "bluesky:follow:%s", fx->alice_did);
+	snprintf(key, sizeof key, "follow:%s", fx->alice_did);
+	submit(fx, target, fx->alice_did, key);
+	assert_int_equal(fx->final.verdict, VERDICT_SENT);
+	char want[ATP_URI_MAX];
+	snprintf(want, sizeof want, "at://%s/%s/", fx->agent_did, ATP_COLL_FOLLOW);
+	assert_true(strncmp(fx->artifact, want, strlen(want)) == 0);
+	assert_int_equal(journal_state_of(fx->j, key), JOURNAL_DONE);
+	cJSON *rec = bskyfake_record(fx->fake, fx->artifact);
+	assert_non_null(rec);
+	assert_string_equal(json_string_or(rec, "subject", ""), fx->alice_did);
+	assert_string_equal(json_string_or(rec, "$type", ""), ATP_COLL_FOLLOW);
+	assert_string_equal(atp_record_key(rec), key);
+	assert_non_null(cJSON_GetObjectItem(rec, "createdAt"));
+	cJSON_Delete(rec);
+	/* the same key again: dropped by the journal, no second follow */
+	submit(fx, target, fx->alice_did, key);
+	assert_int_equal(fx->final.verdict, VERDICT_DROP);
+	assert_string_equal(fx->final.rule, "journal");
+	assert_int_equal(bskyfake_record_count(fx->fake, "agent.test", ATP_COLL_FOLLOW), 1);
+	/* a text that is not the target's DID: refused by the port */
+	submit(fx, target, fx->agent_did, "follow:mismatch");
+	assert_int_equal(fx->final.verdict, VERDICT_FAIL);
+	assert_int_equal(bskyfake_record_count(fx->fake, "agent.test", ATP_COLL_FOLLOW), 1);
+	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.repo.createRecord", 0), 1);
+}
+
+static void test_follow_denied_by_permissions(void **state)
+{
+	struct fx *fx = *state;
+	struct perms *p = perms_new();
+	struct ga_err e = {{0}};
+	perms_set_mode(p, PERMS_ALLOWLIST);
+	assert_int_equal(perms_add(p, PERMS_LIST_ALLOW, "bluesky:reply:*", &e), 1);
+	char *path = fsx_join(fx->dir, PERMS_FILE_NAME);
+	assert_int_equal(perms_save(p, path, &e), 0);
+	perms_free(p);
+	free(path);
+	char target[128];
+	snprintf(target, sizeof target, "bluesky:follow:%s", fx->alice_did);
+	submit(fx, target, fx->alice_did, "follow:denied");
+	assert_int_equal(fx->final.verdict, VERDICT_DROP);
+	assert_string_equal(fx->final.rule, "send_permission");
+	assert_non_null(strstr(fx->final.reason, "matches none"));
+	submit(fx, "bluesky:delete", "at://did:plc:x/app.bsky.feed.post/3k", "prune:denied");
+	assert_int_equal(fx->final.verdict, VERDICT_DROP);
+	assert_string_equal(fx->final.rule, "send_permission");
+	assert_int_equal(bskyfake_record_count(fx->fake, "agent.test", ATP_COLL_FOLLOW), 0);
+	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.repo.createRecord", 0), 0);
+	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.repo.deleteRecord", 0), 0);
+	/* both attempts are in the audit, denied */
+	cJSON *tail = audit_tail(fx->dir, 10);
+	int denied = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, tail)
+	{
+		const char *t = json_string_or(it, "target", "");
+		if ((!strcmp(t, target) || !strcmp(t, "bluesky:delete")) &&
+		    !strcmp(json_string_or(it, "verdict", ""), "deny"))
+			denied++;
+	}
+	cJSON_Delete(tail);
+	assert_int_equal(denied, 2);
+}
+
+static void test_delete_own_record_only(void **state)
+{
+	struct fx *fx = *state;
+	char mine[BSKYFAKE_URI_MAX], theirs[BSKYFAKE_URI_MAX], key[BSKYFAKE_URI_MAX + 8];
+	assert_int_equal(bskyfake_post(fx->fake, "agent.test", "thanks!", NULL, mine, NULL), 0);
+	assert_int_equal(bskyfake_post(fx->fake, "alice.test", "hello", NULL, theirs, NULL), 0);
+	snprintf(key, sizeof key, "prune:%s", mine);
+	submit(fx, "bluesky:delete", mine, key);
+	assert_int_equal(fx->final.verdict, VERDICT_SENT);
+	assert_string_equal(fx->artifact, mine);
+	assert_int_equal(journal_state_of(fx->j, key), JOURNAL_DONE);
+	assert_int_equal(bskyfake_record_count(fx->fake, "agent.test", ATP_COLL_POST), 0);
+	/* another repository's record: refused before any request */
+	size_t before = bskyfake_count(fx->fake, "com.atproto.repo.deleteRecord", 0);
+	snprintf(key, sizeof key, "prune:%s", theirs);
+	submit(fx, "bluesky:delete", theirs, key);
+	assert_int_equal(fx->final.verdict, VERDICT_FAIL);
+	assert_int_equal(journal_state_of(fx->j, key), JOURNAL_FAILED);
+	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.repo.deleteRecord", 0), before);
+	assert_int_equal(bskyfake_record_count(fx->fake, "alice.test", ATP_COLL_POST), 1);
+	/* not a URI at all */
+	submit(fx, "bluesky:delete", "not-a-uri", "prune:junk");
+	assert_int_equal(fx->final.verdict, VERDICT_FAIL);
+}
+
+static void test_follow_and_delete_reconciled(void **state)
+{
+	struct fx *fx = *state;
+	char bob_did[BSKYFAKE_DID_MAX], carol_did[BSKYFAKE_DID_MAX];
+	bskyfake_add_account(fx->fake, "bob.test", "pw3", bob_did);
+	bskyfake_add_account(fx->fake, "carol.test", "pw4", carol_did);
+	char gone[BSKYFAKE_URI_MAX], kept[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(fx->fake, "agent.test", "dup", NULL, gone, NULL), 0);
+	assert_int_equal(bskyfake_post(fx->fake, "agent.test", "dup", NULL, kept, NULL), 0);
+	char legacy[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(fx->fake, "agent.test", "old", NULL, legacy, NULL), 0);
+	stop_outbound(fx);
+	/* before the crash: a follow of alice made with its key, a follow of
+	 * bob made without one (an older version), carol never followed; one
+	 * record deleted, the other not */
+	struct ga_err e = {{0}};
+	struct journal *j = journal_open(fx->dir, &e);
+	char t_alice[128], t_bob[128], t_carol[128], k_alice[128], k_bob[128], k_carol[128];
+	char k_gone[BSKYFAKE_URI_MAX + 8], k_kept[BSKYFAKE_URI_MAX + 8];
+	char k_legacy[BSKYFAKE_URI_MAX + 8];
+	snprintf(k_legacy, sizeof k_legacy, "prune:%s", legacy);
+	/* an older version's hand-written prune intent (target bluesky:prune) */
+	assert_int_equal(
+	        journal_intent(j, k_legacy, "bluesky", ATP_LEGACY_PRUNE_TARGET, NULL, 1000, &e), 0);
+	snprintf(t_alice, sizeof t_alice, "bluesky:follow:%s", fx->alice_did);
+	snprintf(t_bob, sizeof t_bob, "bluesky:follow:%s", bob_did);
+	snprintf(t_carol, sizeof t_carol, "bluesky:follow:%s", carol_did);
+	snprintf(k_alice, sizeof k_alice, "follow:%s", fx->alice_did);
+	snprintf(k_bob, sizeof k_bob, "follow:%s", bob_did);
+	snprintf(k_carol, sizeof k_carol, "follow:%s", carol_did);
+	snprintf(k_gone, sizeof k_gone, "prune:%s", gone);
+	snprintf(k_kept, sizeof k_kept, "prune:%s", kept);
+	assert_int_equal(journal_intent(j, k_alice, "bluesky", t_alice, NULL, 1000, &e), 0);
+	assert_int_equal(journal_intent(j, k_bob, "bluesky", t_bob, NULL, 1000, &e), 0);
+	assert_int_equal(journal_intent(j, k_carol, "bluesky", t_carol, NULL, 1000, &e), 0);
+	assert_int_equal(journal_intent(j, k_gone, "bluesky", "bluesky:delete", NULL, 1000, &e), 0);
+	assert_int_equal(journal_intent(j, k_kept, "bluesky", "bluesky:delete", NULL, 1000, &e), 0);
+	journal_close(j);
+	struct got g[4] = {{0}};
+	cJSON *rec = atp_follow_record(fx->alice_did, 1000, &e);
+	cJSON_AddStringToObject(rec, ATP_FIELD_KEY, k_alice);
+	assert_true(atp_create_record(fx->atp, ATP_COLL_FOLLOW, rec, on_done, &g[0], &e) > 0);
+	cJSON_Delete(rec);
+	assert_true(atp_follow(fx->atp, bob_did, on_done, &g[1], &e) > 0);
+	assert_true(atp_delete_uri(fx->atp, gone, on_done, &g[2], &e) > 0);
+	assert_true(atp_delete_uri(fx->atp, legacy, on_done, &g[3], &e) > 0);
+	for (int i = 0; i < 4; i++) {
+		got_wait(&fx->loop, &g[i]);
+		assert_int_equal(g[i].r.kind, ATP_OK);
+	}
+	char alice_follow[ATP_URI_MAX], bob_follow[ATP_URI_MAX];
+	snprintf(alice_follow, sizeof alice_follow, "%s", json_string_or(g[0].json, "uri", ""));
+	snprintf(bob_follow, sizeof bob_follow, "%s", json_string_or(g[1].json, "uri", ""));
+	for (int i = 0; i < 4; i++)
+		got_reset(&g[i]);
+	size_t creates = bskyfake_count(fx->fake, "com.atproto.repo.createRecord", 0);
+	size_t deletes = bskyfake_count(fx->fake, "com.atproto.repo.deleteRecord", 0);
+
+	/* the restart */
+	start_outbound(fx);
+	assert_int_equal(outbound_reconcile_pending(fx->ob), 6);
+	const char *keys[] = {k_alice, k_bob, k_carol, k_gone, k_kept, k_legacy};
+	for (int i = 0; i < 500; i++) {
+		bool open = false;
+		for (size_t k = 0; k < 6; k++)
+			open = open || journal_state_of(fx->j, keys[k]) == JOURNAL_INTENT;
+		if (!open)
+			break;
+		run_slice(&fx->loop, 20);
+	}
+	assert_int_equal(journal_state_of(fx->j, k_alice), JOURNAL_DONE);
+	assert_string_equal(journal_artifact(fx->j, k_alice), alice_follow);
+	assert_int_equal(journal_state_of(fx->j, k_bob), JOURNAL_DONE);
+	assert_string_equal(journal_artifact(fx->j, k_bob), bob_follow);
+	assert_int_equal(journal_state_of(fx->j, k_carol), JOURNAL_FAILED);
+	assert_int_equal(journal_state_of(fx->j, k_gone), JOURNAL_DONE);
+	assert_string_equal(journal_artifact(fx->j, k_gone), gone);
+	assert_int_equal(journal_state_of(fx->j, k_kept), JOURNAL_FAILED);
+	assert_int_equal(journal_state_of(fx->j, k_legacy), JOURNAL_DONE);
+	/* the reconciliation asked, and changed nothing */
+	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.repo.createRecord", 0), creates);
+	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.repo.deleteRecord", 0), deletes);
+	assert_int_equal(bskyfake_record_count(fx->fake, "agent.test", ATP_COLL_POST), 1);
+	assert_int_equal(bskyfake_record_count(fx->fake, "agent.test", ATP_COLL_FOLLOW), 2);
+}
+
+static void test_target_parse_follow_delete(void **state)
+{
+	(void)state;
+	enum atp_target_kind k = ATP_TARGET_POST;
+	char did[ATP_DID_MAX];
+	struct ga_err e = {{0}};
+	assert_int_equal(atp_target_parse("bluesky:follow:did:plc:abc", &k, did, sizeof did, &e),
+	                 0);
+	assert_int_equal(k, ATP_TARGET_FOLLOW);
+	assert_string_equal(did, "did:plc:abc");
+	assert_int_equal(atp_target_parse("bluesky:delete", &k, did, sizeof did, &e), 0);
+	assert_int_equal(k, ATP_TARGET_DELETE);
+	assert_string_equal(did, "");
+	assert_int_equal(atp_target_parse("bluesky:follow:bob", &k, did, sizeof did, &e), -1);
+	assert_non_null(strstr(e.msg, "does not end in a DID"));
+	assert_int_equal(atp_target_parse("bluesky:unfollow:did:plc:a", &k, did, sizeof did, &e),
+	                 -1);
+	assert_non_null(strstr(e.msg, "bluesky:follow:<did>, bluesky:delete"));
+}
+
 int main(void)
 {
 	log_init(LOG_LEVEL_WARN, 0, NULL);
@@ -244,6 +472,11 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_reply_through_outbound_once, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_crash_between_post_and_done_reconciled, setup,
 	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_follow_through_outbound_once, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_follow_denied_by_permissions, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_delete_own_record_only, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_follow_and_delete_reconciled, setup, teardown),
+	        cmocka_unit_test(test_target_parse_follow_delete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -191,6 +191,7 @@ static void test_sessions(void **state)
 struct pg {
 	bool done;
 	int ok, exists;
+	char artifact[ATP_URI_MAX];
 };
 
 static void on_port(void *ud, int ok, const char *artifact, const char *error)
@@ -200,7 +201,7 @@ static void on_port(void *ud, int ok, const char *artifact, const char *error)
 	p->ok = ok;
 	if (!ok)
 		print_message("port send failed: %s\n", error ? error : "?");
-	(void)artifact;
+	snprintf(p->artifact, sizeof p->artifact, "%s", artifact ? artifact : "");
 }
 
 static void on_rec(void *ud, int exists, const char *artifact)
@@ -343,6 +344,54 @@ static void test_posts_facets_replies(void **state)
 	port.reconcile(port.ud, "pds-never", target, on_rec, &p);
 	assert_int_equal(testloop_run_until(&fx->loop, &p.done), 0);
 	assert_int_equal(p.exists, 0);
+
+	/* a follow through the port: the real lexicon takes the record with
+	 * its gaKey; reconciled by key */
+	char ftarget[300];
+	snprintf(ftarget, sizeof ftarget, "bluesky:follow:%s", fx->alice_did);
+	struct outbound_send fs = {.platform = CONV_PLATFORM_BLUESKY,
+	                           .target = ftarget,
+	                           .text = fx->alice_did,
+	                           .text_len = strlen(fx->alice_did),
+	                           .chain = -1,
+	                           .idem_key = "pds-follow-key"};
+	memset(&p, 0, sizeof p);
+	assert_int_equal(port.send(port.ud, &fs, on_port, &p), 0);
+	assert_int_equal(testloop_run_until(&fx->loop, &p.done), 0);
+	assert_int_equal(p.ok, 1);
+	char follow_uri[ATP_URI_MAX];
+	snprintf(follow_uri, sizeof follow_uri, "%s", p.artifact);
+	assert_non_null(strstr(follow_uri, "/" ATP_COLL_FOLLOW "/"));
+	memset(&p, 0, sizeof p);
+	port.reconcile(port.ud, "pds-follow-key", ftarget, on_rec, &p);
+	assert_int_equal(testloop_run_until(&fx->loop, &p.done), 0);
+	assert_int_equal(p.exists, 1);
+	/* deleting it through the port (our own record), then reconciled:
+	 * the record is gone, so the delete is done */
+	char dkey[ATP_URI_MAX + 8];
+	snprintf(dkey, sizeof dkey, "prune:%s", follow_uri);
+	struct outbound_send ds = {.platform = CONV_PLATFORM_BLUESKY,
+	                           .target = "bluesky:delete",
+	                           .text = follow_uri,
+	                           .text_len = strlen(follow_uri),
+	                           .chain = -1,
+	                           .idem_key = dkey};
+	memset(&p, 0, sizeof p);
+	assert_int_equal(port.send(port.ud, &ds, on_port, &p), 0);
+	assert_int_equal(testloop_run_until(&fx->loop, &p.done), 0);
+	assert_int_equal(p.ok, 1);
+	memset(&p, 0, sizeof p);
+	port.reconcile(port.ud, dkey, "bluesky:delete", on_rec, &p);
+	assert_int_equal(testloop_run_until(&fx->loop, &p.done), 0);
+	assert_int_equal(p.exists, 1);
+	/* a record of alice's repository is refused before any request */
+	char theirs[ATP_URI_MAX];
+	snprintf(theirs, sizeof theirs, "at://%s/app.bsky.feed.post/3kabcdefghij2", fx->alice_did);
+	ds.text = theirs;
+	ds.text_len = strlen(theirs);
+	memset(&p, 0, sizeof p);
+	assert_int_equal(port.send(port.ud, &ds, on_port, &p), -1);
+	assert_false(p.done);
 }
 
 /* 0 when the PDS is installed; otherwise prints why and returns 77. */

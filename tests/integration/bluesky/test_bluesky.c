@@ -927,6 +927,31 @@ static void test_proactive_posts(void **state)
 	bskyfake_free(w.f);
 }
 
+/* Lines of outbound's audit (memory/send_audit.jsonl) whose target starts
+ * with target_prefix and whose verdict is verdict ("allow" / "deny"). */
+static int audit_count(const char *home, const char *target_prefix, const char *verdict)
+{
+	char *log = home_read(home, "memory/send_audit.jsonl");
+	int n = 0;
+	for (char *line = log, *next; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		cJSON *e = cJSON_Parse(line);
+		const cJSON *t = cJSON_GetObjectItem(e, "target");
+		const cJSON *v = cJSON_GetObjectItem(e, "verdict");
+		if (cJSON_IsString(t) && cJSON_IsString(v) &&
+		    strncmp(t->valuestring, target_prefix, strlen(target_prefix)) == 0 &&
+		    strcmp(v->valuestring, verdict) == 0)
+			n++;
+		cJSON_Delete(e);
+		if (!next)
+			break;
+	}
+	free(log);
+	return n;
+}
+
 /* ---- 8. startup cleanup (Scenario 1.5) ------------------------------------------------- */
 
 static void test_pruning(void **state)
@@ -991,6 +1016,8 @@ static void test_pruning(void **state)
 		n++;
 	free(j);
 	assert_int_equal(n, 4);
+	/* each deletion went through outbound: permission-checked and audited */
+	assert_int_equal(audit_count(a.home, "bluesky:delete", "allow"), 4);
 	stop_agent(&a);
 	stop_llm(&llm);
 	home_remove(a.home);
@@ -999,24 +1026,30 @@ static void test_pruning(void **state)
 
 /* ---- 9. peers: discovered, followed and announced once ----------------------------------- */
 
-static void test_peers(void **state)
+/* A world with a peer agent (peer.test, GitHub peer-a): its identity
+ * post, then it mentions us. */
+static void peer_world(struct world *w, char peer_did[BSKYFAKE_DID_MAX])
 {
-	(void)state;
-	struct world w;
-	world_new(&w);
-	char peer_did[BSKYFAKE_DID_MAX];
-	bskyfake_add_account(w.f, "peer.test", "peer-pass", peer_did);
-	/* the peer's identity post, then it mentions us; the owner mentions a
-	 * person who has none */
-	assert_int_equal(bskyfake_post(w.f, "peer.test",
+	world_new(w);
+	bskyfake_add_account(w->f, "peer.test", "peer-pass", peer_did);
+	assert_int_equal(bskyfake_post(w->f, "peer.test",
 	                               "\xF0\x9F\x94\x97\xE2\x80\x94`peer-a` I am excited to use "
 	                               "GitHub to work on projects with my friends! "
 	                               "https://github.com/peer-a",
 	                               NULL, NULL, NULL),
 	                 0);
-	assert_int_equal(bskyfake_post(w.f, "peer.test", "@agent.test shall we pair on the lexer?",
+	assert_int_equal(bskyfake_post(w->f, "peer.test", "@agent.test shall we pair on the lexer?",
 	                               NULL, NULL, NULL),
 	                 0);
+}
+
+static void test_peers(void **state)
+{
+	(void)state;
+	struct world w;
+	char peer_did[BSKYFAKE_DID_MAX];
+	peer_world(&w, peer_did);
+	/* the owner mentions a person who has none */
 	assert_int_equal(bskyfake_post(w.f, "owner.test", "@agent.test say hi to @human.test", NULL,
 	                               NULL, NULL),
 	                 0);
@@ -1052,6 +1085,88 @@ static void test_peers(void **state)
 			                    "\xE2\x80\x94 looking forward to building together.");
 	}
 	cJSON_Delete(ann);
+	char *peers = home_read(a.home, "memory/discovered_peers.json");
+	assert_non_null(peers);
+	assert_non_null(strstr(peers, "peer-a"));
+	free(peers);
+	/* the follow went through outbound once (permission, audit, journal) */
+	char follow_target[BSKYFAKE_DID_MAX + 24];
+	snprintf(follow_target, sizeof follow_target, "bluesky:follow:%s", peer_did);
+	assert_int_equal(audit_count(a.home, follow_target, "allow"), 1);
+	char *j = home_read(a.home, "memory/journal.jsonl");
+	char done[BSKYFAKE_DID_MAX + 40];
+	snprintf(done, sizeof done, "\"op\":\"done\",\"key\":\"follow:%s\"", peer_did);
+	assert_non_null(j);
+	assert_non_null(strstr(j, done));
+	free(j);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
+/* `general-agent cross deny 'bluesky:follow:*'`: the peer is discovered but
+ * not followed (nor announced); the refusal is a decision with its rule and
+ * reason on the peers' story, and a denied line in the audit. */
+static void test_follow_denied(void **state)
+{
+	(void)state;
+	struct world w;
+	char peer_did[BSKYFAKE_DID_MAX];
+	peer_world(&w, peer_did);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char *out = NULL, *err = NULL;
+	const char *const env[] = {"SPACE_URL=ws://127.0.0.1:1", NULL};
+	assert_int_equal(proc_run(a.home, (const char *const[]){"cross", "mode", "denylist", NULL},
+	                          env, &out, &err),
+	                 0);
+	free(out);
+	free(err);
+	assert_int_equal(proc_run(a.home,
+	                          (const char *const[]){"cross", "deny", "bluesky:follow:*", NULL},
+	                          env, &out, &err),
+	                 0);
+	free(out);
+	free(err);
+	char *script = reply_script("Hi! Happy to meet you here.", 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_PEERS_MS=300", NULL);
+	char follow_target[BSKYFAKE_DID_MAX + 24];
+	snprintf(follow_target, sizeof follow_target, "bluesky:follow:%s", peer_did);
+	int64_t end = mono_ms() + W;
+	while (audit_count(a.home, follow_target, "deny") < 2 && mono_ms() < end)
+		usleep(50000);
+	if (audit_count(a.home, follow_target, "deny") < 2) {
+		dump(&a.p, a.home);
+		fail_msg("no refused follow in the audit");
+	}
+	settle(500);
+	stop_agent(&a);
+	/* nothing followed, nothing announced, nothing allowed */
+	assert_int_equal(bskyfake_record_count(w.f, "agent.test", "app.bsky.graph.follow"), 0);
+	assert_int_equal(top_posts(w.f, "agent.test", "Working with"), 0);
+	assert_int_equal(audit_count(a.home, "bluesky:follow:", "allow"), 0);
+	/* the refusal is on the story, with outbound's rule and reason */
+	char *log = home_read(a.home, "memory/decisions.jsonl");
+	assert_non_null(log);
+	bool found = false;
+	for (char *line = log, *next; line && *line && !found; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		found = strstr(line, "\"send_permission\"") && strstr(line, peer_did) &&
+		        strstr(line, "was not made") && strstr(line, "bluesky:follow:*");
+		if (!next)
+			break;
+	}
+	if (!found) {
+		dump(&a.p, a.home);
+		fail_msg("no decision says the follow was refused by the send permissions");
+	}
+	free(log);
+	/* peers state: discovered, not followed */
 	char *peers = home_read(a.home, "memory/discovered_peers.json");
 	assert_non_null(peers);
 	assert_non_null(strstr(peers, "peer-a"));
@@ -1304,6 +1419,7 @@ int main(void)
 	        cmocka_unit_test(test_proactive_posts),
 	        cmocka_unit_test(test_pruning),
 	        cmocka_unit_test(test_peers),
+	        cmocka_unit_test(test_follow_denied),
 	        cmocka_unit_test(test_limits_and_owner),
 	        cmocka_unit_test(test_circular_thread),
 	        cmocka_unit_test(test_reply_promise),

@@ -180,6 +180,8 @@ static void test_refused_patterns(void **state)
 		{"github:acme:widgets", "a GitHub target is"},
 		{"github:\xd0\xb0" "cme:*", "non-ASCII"},
 		{"github:acme%2F:*", "percent"},
+		{"bluesky:follow:bob", "a follow target is bluesky:follow:<did>"},
+		{"bluesky:delete:at:x", "bluesky:delete takes nothing after it"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct run r = cross(dir, "deny", bad[i][0], NULL);
@@ -191,6 +193,54 @@ static void test_refused_patterns(void **state)
 	assert_int_equal(r.rc, PERMS_CLI_EX_DATAERR);
 	run_free(&r);
 	assert_null(tu_read(dir, PERMS_FILE_NAME));
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* Follows and deletes of our own records: allowed in bypass (a default
+ * install), refused in allowlist mode until a pattern names them, and the
+ * usage lists both forms. */
+static void test_follow_and_delete(void **state)
+{
+	(void)state;
+	char *dir = tu_tempdir();
+	struct run r = cross(dir, "check", "bluesky:follow:did:plc:peer1", NULL);
+	assert_int_equal(r.rc, PERMS_CLI_EX_OK);
+	assert_non_null(strstr(r.out, "bypass mode"));
+	run_free(&r);
+	r = cross(dir, "check", "bluesky:delete", NULL);
+	assert_int_equal(r.rc, PERMS_CLI_EX_OK);
+	run_free(&r);
+	r = cross(dir, "allow", "bluesky:reply:*", NULL);
+	assert_int_equal(r.rc, 0);
+	run_free(&r);
+	r = cross(dir, "mode", "allowlist", NULL);
+	assert_int_equal(r.rc, 0);
+	run_free(&r);
+	r = cross(dir, "check", "bluesky:follow:did:plc:peer1", NULL);
+	assert_int_equal(r.rc, PERMS_CLI_EX_DENIED);
+	assert_non_null(strstr(r.out, "Target \"bluesky:follow:did:plc:peer1\" does not match"));
+	run_free(&r);
+	r = cross(dir, "check", "bluesky:delete", NULL);
+	assert_int_equal(r.rc, PERMS_CLI_EX_DENIED);
+	run_free(&r);
+	r = cross(dir, "allow", "Bluesky:Follow:*", NULL);
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "bluesky:follow:*"));
+	run_free(&r);
+	r = cross(dir, "allow", "bluesky:DELETE", NULL);
+	assert_int_equal(r.rc, 0);
+	run_free(&r);
+	r = cross(dir, "check", "bluesky:follow:did:plc:peer1", NULL);
+	assert_int_equal(r.rc, PERMS_CLI_EX_OK);
+	assert_non_null(strstr(r.out, "bluesky:follow:*"));
+	run_free(&r);
+	r = cross(dir, "check", "bluesky:delete", NULL);
+	assert_int_equal(r.rc, PERMS_CLI_EX_OK);
+	run_free(&r);
+	r = cross(dir, "frobnicate", NULL);
+	assert_non_null(strstr(r.err, "bluesky:follow:<did>, bluesky:delete"));
+	run_free(&r);
 	tu_rmrf(dir);
 	free(dir);
 }
@@ -254,6 +304,7 @@ int main(void)
 		cmocka_unit_test(test_mode_allow_deny_remove_clear),
 		cmocka_unit_test(test_usage_errors),
 		cmocka_unit_test(test_refused_patterns),
+		cmocka_unit_test(test_follow_and_delete),
 		cmocka_unit_test(test_broken_file),
 		cmocka_unit_test(test_show_lists_audit_tail),
 	};
