@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,6 +31,8 @@ static pid_t start_ghfake(const char *home, char *env_url, size_t cap)
 	snprintf(portp, sizeof portp, "%s/gh.port", home);
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* dies with the test, even when a failed assertion skips the stop */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		int null = open("/dev/null", O_RDWR);
 		dup2(null, 0);
 		execl(bin, bin, "--token", "good-token-0123456789:ada-bot", "--repo", "acme/widgets",

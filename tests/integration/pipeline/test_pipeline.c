@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -369,6 +370,8 @@ static pid_t start_fake(const char *home, const char *script, char *env_url, siz
 	snprintf(portp, sizeof portp, "%s/fake.port", home);
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* dies with the test, even when a failed assertion skips the stop */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		int null = open("/dev/null", O_RDONLY);
 		dup2(null, 0);
 		execl(bin, bin, "--script", scriptp, "--port-file", portp, (char *)NULL);
@@ -520,6 +523,8 @@ static pid_t start_redis(int port)
 	snprintf(p, sizeof p, "%d", port);
 	pid_t pid = fork();
 	if (pid == 0) {
+		/* dies with the test, even when a failed assertion skips the stop */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		int null = open("/dev/null", O_RDWR);
 		dup2(null, 0);
 		dup2(null, 1);
