@@ -35,7 +35,21 @@
 #include "dash_harness.h"
 #include "testutil.h"
 
-#define APPEAR_WITHIN_MS 1000 /* issue 14: a decision appears within a second */
+/* Issue 14: a decision appears on the page within a second. A sanitizer build
+ * (ASan+UBSan, several times slower on a loaded CI machine) gets 3 s; the
+ * measured time is printed either way. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GA_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GA_TEST_SANITIZED 1
+#endif
+#endif
+#ifdef GA_TEST_SANITIZED
+#define APPEAR_WITHIN_MS 3000
+#else
+#define APPEAR_WITHIN_MS 1000
+#endif
 #define TOKEN            "browser-test-token-0123456789"
 
 static struct cdp B;

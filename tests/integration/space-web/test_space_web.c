@@ -25,8 +25,24 @@
 
 #include "tests/integration/space/harness.h"
 
-/* The acceptance bound of issue 14: the page shows a chat within a second. */
-#define LIVE_WITHIN_MS 1000
+/* The acceptance bound of issue 14: the page shows a chat within a second.
+ * A sanitizer build (ASan+UBSan, several times slower on a loaded CI
+ * machine) gets 3 s; the bound the room answers within after a stream is
+ * dropped (w06) is 2 s, 6 s there. The measured times are printed. */
+#if defined(__SANITIZE_ADDRESS__)
+#define GA_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GA_TEST_SANITIZED 1
+#endif
+#endif
+#ifdef GA_TEST_SANITIZED
+#define LIVE_WITHIN_MS   3000
+#define ANSWER_WITHIN_MS 6000
+#else
+#define LIVE_WITHIN_MS   1000
+#define ANSWER_WITHIN_MS 2000
+#endif
 
 /* --- a tiny Server-Sent Events reader ------------------------------------------ */
 
@@ -314,6 +330,7 @@ static void w03_stream_live(void **state)
 	h_send(a, "{\"type\":\"chat\",\"content\":\"hello, page\",\"chain\":1}");
 	const char *d = sse_wait(e, "chat", "hello, page", H_TIMEOUT_MS);
 	int64_t took = ws_now_ms() - t0;
+	printf("chat on the stream %lld ms after it was sent\n", (long long)took);
 	assert_non_null(d);
 	assert_non_null(strstr(d, "\"chain\":1"));
 	if (took > LIVE_WITHIN_MS)
@@ -351,19 +368,20 @@ static void w03_stream_live(void **state)
 /* A renewal is silent in the room (§3.7); the page's claim lives on. */
 static void w04_claim_renewal(void **state)
 {
-	const char *const env[] = {"SPACE_CLAIM_TTL_MS=1500", NULL};
+	const char *const env[] = {"SPACE_CLAIM_TTL_MS=3000", NULL};
 	struct space *s = space_start(env);
 	struct ws_client *a = h_join(s, "Ada", "a1");
 	h_send(a, "{\"type\":\"claim\",\"action\":\"fix\",\"target\":\"bug-9\"}");
 	h_expect(s, a, "claim");
 	for (int i = 0; i < 4; i++) {
-		usleep(600 * 1000);
+		usleep(1000 * 1000);
 		h_send(a, "{\"type\":\"claim\",\"action\":\"fix\",\"target\":\"bug-9\"}");
 		h_expect_none(s, a, "claim", 100); /* silent, as the room does */
 	}
-	/* 2.8 s after the claim, renewed every 0.7 s: still held */
+	/* 4.4 s after the claim (past its 3 s TTL), renewed every 1.1 s: still held */
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(api_room(s), "claims")), 1);
-	usleep(1700 * 1000);
+	/* 3.3 s after the last renewal: expired */
+	usleep(3200 * 1000);
 	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(api_room(s), "claims")), 0);
 	space_pass(s);
 }
@@ -445,7 +463,11 @@ static void w06_slow_stream_dropped(void **state)
 	int64_t t0 = ws_now_ms();
 	h_send(a, "{\"type\":\"chat\",\"content\":\"still here\"}");
 	h_expect_where(s, a, "chat", h_pred_content, "still here");
-	assert_true(ws_now_ms() - t0 < 2000);
+	int64_t answered = ws_now_ms() - t0;
+	printf("the room answered %lld ms after a stream was dropped\n", (long long)answered);
+	if (answered >= ANSWER_WITHIN_MS)
+		fail_msg("the room answered after %lld ms (under %d)", (long long)answered,
+		         ANSWER_WITHIN_MS);
 	/* the dropped one is closed once its kernel buffers drain */
 	int64_t end = ws_now_ms() + H_TIMEOUT_MS;
 	bool eof = false;
