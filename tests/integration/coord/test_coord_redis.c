@@ -377,13 +377,15 @@ static void test_server_killed_and_back(void **state)
 	assert_true(k2.r == COORD_UNAVAILABLE || k2.r == COORD_WON);
 	claim(f, f->a, "respond:k3", 60000, &a);
 	assert_int_equal(a.r, COORD_UNAVAILABLE);
-	assert_true(ct_now_ms() - t0 <= 1000 + 500);
+	/* the upper bound only shows there is no hang: the 1 s timeout, with
+	 * room for a loaded (sanitizer) run */
+	assert_true(ct_now_ms() - t0 <= 1000 + 4000);
 	assert_non_null(strstr(a.why, "redis: "));
 	for (int i = 0; i < 5; i++) {
 		t0 = ct_now_ms();
 		claim(f, f->a, "respond:k4", 60000, &a);
 		assert_int_equal(a.r, COORD_UNAVAILABLE);
-		assert_true(ct_now_ms() - t0 <= 1000 + 500);
+		assert_true(ct_now_ms() - t0 <= 1000 + 4000); /* no hang */
 		ct_run_until(&f->loop, NULL, 30);
 	}
 	assert_int_equal(count(f, f->a, "budget:x", 1000), -1);
@@ -418,7 +420,8 @@ static void test_server_hangs_timeout(void **state)
 	int64_t took = ct_now_ms() - t0;
 	assert_int_equal(a.r, COORD_UNAVAILABLE);
 	assert_non_null(strstr(a.why, "redis: timeout"));
-	assert_true(took >= 350 && took <= 400 + 1000);
+	/* the 400 ms timeout; the upper bound only shows there is no hang */
+	assert_true(took >= 350 && took <= 400 + 4000);
 	assert_true(ct_wait(&f->loop, &b));
 	assert_int_equal(b.count, -1);
 
