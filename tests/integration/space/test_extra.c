@@ -390,14 +390,16 @@ static void e11_chat_length_limit(void **state)
  * is not logged and does not restart it; a new connection has a fresh window. */
 static void e12_rate_limit_window(void **state)
 {
-	const char *env[] = {"SPACE_CHAT_INTERVAL_MS=500", NULL};
+	/* 2 s: the second chat is sent right after the first is echoed, well
+	 * inside the window even on a loaded (sanitizer) run */
+	const char *env[] = {"SPACE_CHAT_INTERVAL_MS=2000", NULL};
 	struct space *s = space_start(env);
 	struct ws_client *c = join_as(s, "Chatty");
 	h_send(c, "{\"type\":\"chat\",\"content\":\"one\"}");
 	h_expect_where(s, c, "chat", h_pred_content, "one");
 	h_send(c, "{\"type\":\"chat\",\"content\":\"two\"}");
 	h_expect_error(s, c, "Rate limited");
-	msleep(600); /* wait out the documented 500 ms window */
+	msleep(2100); /* wait out the 2 s window */
 	h_send(c, "{\"type\":\"chat\",\"content\":\"three\"}");
 	h_expect_where(s, c, "chat", h_pred_content, "three");
 	assert_int_equal(h_count_log_entries(s, "chat", "Chatty", "two"), 0);
@@ -579,14 +581,16 @@ static void e17_typing(void **state)
 /* ---- §8.4: heartbeat, shutdown, HTTP ---------------------------------------------- */
 
 /* Heartbeat (shortened): a member that never answers pings is dropped
- * abruptly (leave to the others); one that answers stays. */
+ * abruptly (leave to the others); one that answers stays. Mute joins
+ * first: Good answers pings only while the test reads it, so it joins
+ * last and is read from then on (a 1 s tick leaves room for a loaded run). */
 static void e18_heartbeat(void **state)
 {
-	const char *env[] = {"SPACE_HEARTBEAT_MS=500", NULL};
+	const char *env[] = {"SPACE_HEARTBEAT_MS=1000", NULL};
 	struct space *s = space_start(env);
-	struct ws_client *good = join_as(s, "Good");
 	struct ws_client *mute = join_as(s, "Mute");
 	mute->auto_pong = 0;
+	struct ws_client *good = join_as(s, "Good");
 	/* The mute member is dropped within a few ticks; keep Good reading. */
 	h_expect_where(s, good, "leave", h_pred_name, "Mute");
 	int code = h_wait_close(mute, H_TIMEOUT_MS);
