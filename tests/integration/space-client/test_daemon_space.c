@@ -535,6 +535,20 @@ static void test_replaced_warning_names_the_rival(void **state)
 	th_room_stop(&room, SIGTERM);
 }
 
+/* The agent's last "replaced by another connection" (if any) is followed
+ * by a "joined the room": it is back in, not waiting out a backoff. */
+static bool rejoined_after_last_replace(struct th_agent *a)
+{
+	char *log = th_agent_log(a);
+	const char *last = NULL;
+	for (const char *p = log; (p = strstr(p, "replaced by another connection")) != NULL; p++)
+		last = p;
+	bool in = last ? strstr(last, "joined the room") != NULL
+	               : strstr(log, "joined the room") != NULL;
+	free(log);
+	return in;
+}
+
 static void test_same_name_does_not_churn_forever(void **state)
 {
 	(void)state;
@@ -570,6 +584,16 @@ static void test_same_name_does_not_churn_forever(void **state)
 	/* both processes live on; only one is in the room */
 	assert_true(th_agent_alive(loser));
 	assert_true(th_agent_alive(winner));
+	/* the winner may still be waiting out its backoff after the last
+	 * time the loser replaced it: count its joins once it is back in */
+	end = th_now_ms() + 20000;
+	while (!rejoined_after_last_replace(winner)) {
+		if (th_now_ms() > end) {
+			th_fail_dump(winner, &room);
+			fail_msg("the winner never rejoined after it was last replaced");
+		}
+		th_msleep(20);
+	}
 	int wj = th_agent_count(winner, "joined the room");
 	int lj = th_agent_count(loser, "joined the room");
 	/* Quiet period: many backoff steps long, nobody rejoins any more. */
