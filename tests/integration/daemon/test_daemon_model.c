@@ -226,7 +226,19 @@ static void test_state_in_the_room(void **state)
 	proc_write_stdin(&p, "exit\n");
 	assert_int_equal(proc_wait(&p, WAIT_MS), 0);
 	proc_cleanup(&p);
-	char *log = home_read(fx->home, "room-data/chat.jsonl");
+	/* the room writes its log as it gets the agent's last state, which may
+	 * be a moment after the agent exited: read it until "idle" follows
+	 * "thinking", for at most WAIT_MS */
+	char *log = NULL;
+	for (int waited = 0;; waited += 20) {
+		log = home_read(fx->home, "room-data/chat.jsonl");
+		const char *th = log ? strstr(log, "thinking") : NULL;
+		if ((th && strstr(th, "idle")) || waited >= WAIT_MS)
+			break;
+		free(log);
+		usleep(20000);
+	}
+	assert_non_null(log);
 	assert_contains(log, "\"type\":\"state\"");
 	assert_contains(log, "talking with my owner");
 	char *thinking = strstr(log, "thinking");
