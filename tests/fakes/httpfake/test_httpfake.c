@@ -390,7 +390,9 @@ static void test_delay_does_not_block_others(void **state)
 	struct httpfake *f = ((struct fx *)*state)->fake;
 	struct httpfake_response *slow = httpfake_route_respond(httpfake_route(f, "GET", "/slow"),
 	                                                        200, "text/plain", "slow");
-	httpfake_response_delay(slow, 3000);
+	/* held 8 s: /fast must be answered inside the hold even on a loaded
+	 * (sanitizer) run, or "still held" below would not show anything */
+	httpfake_response_delay(slow, 8000);
 	httpfake_route_respond(httpfake_route(f, "GET", "/fast"), 200, "text/plain", "fast");
 
 	struct bg b;
