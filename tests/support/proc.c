@@ -475,7 +475,10 @@ void proc_close_stdin(struct proc *p)
 
 void proc_cleanup(struct proc *p)
 {
-	if (p->pid > 0 && !p->exited) {
+	/* proc_alive, not just !exited: a process someone else reaped (a
+	 * harness's kill-everything cleanup) is gone, and its pid may already
+	 * be another process's */
+	if (p->pid > 0 && proc_alive(p)) {
 		kill(p->pid, SIGKILL);
 		waitpid(p->pid, &p->status, 0);
 		p->exited = true;

@@ -75,11 +75,15 @@ static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ft
 void th_cleanup_all(void)
 {
 	for (int i = 0; i < MAX_LIVE; i++) {
-		if (live_pids[i] > 0) {
+		/* Only a child of ours not reaped yet (waitpid WNOHANG says 0):
+		 * one reaped elsewhere (proc_wait, proc_cleanup) is gone and its
+		 * pid may already be another process's; one that has exited is
+		 * reaped here. */
+		if (live_pids[i] > 0 && waitpid(live_pids[i], NULL, WNOHANG) == 0) {
 			kill(live_pids[i], SIGKILL);
 			waitpid(live_pids[i], NULL, 0);
-			live_pids[i] = 0;
 		}
+		live_pids[i] = 0;
 	}
 	for (int i = 0; i < MAX_LIVE; i++) {
 		if (live_dirs[i][0])
