@@ -151,42 +151,7 @@ void bk_like_note(struct bnote *n, const char *rule, const char *why)
 	bk_like(n->b, n->uri, n->cid, n->author_did, n->conversation, n->uri, why);
 }
 
-/* ---- the port: reply refs the pipeline does not carry -------------------------------- */
-
-static struct ref_entry *ref_find(struct bsky *b, const char *key)
-{
-	for (size_t i = 0; i < BSKY_REFS_MAX; i++)
-		if (b->refs[i].extra && strcmp(b->refs[i].key, key) == 0)
-			return &b->refs[i];
-	return NULL;
-}
-
-int bk_ref_put(struct bsky *b, const char *key, cJSON *extra)
-{
-	struct ref_entry *r = ref_find(b, key);
-	if (!r)
-		for (size_t i = 0; i < BSKY_REFS_MAX && !r; i++)
-			if (!b->refs[i].extra)
-				r = &b->refs[i];
-	if (!r) {
-		cJSON_Delete(extra);
-		return -1;
-	}
-	cJSON_Delete(r->extra);
-	snprintf(r->key, sizeof r->key, "%s", key);
-	r->extra = extra;
-	return 0;
-}
-
-void bk_ref_drop(struct bsky *b, const char *key)
-{
-	struct ref_entry *r = ref_find(b, key);
-	if (r) {
-		cJSON_Delete(r->extra);
-		r->extra = NULL;
-		r->key[0] = 0;
-	}
-}
+/* ---- the port: the post pacing ------------------------------------------------------- */
 
 struct port_call {
 	struct bsky *b;
@@ -206,9 +171,6 @@ struct bnote *bk_note_by_uri(struct bsky *b, const char *uri)
 static void port_done(void *ud, int ok, const char *artifact, const char *error)
 {
 	struct port_call *pc = ud;
-	struct bsky *b = pc->b;
-	if (strncmp(pc->key, "say:", 4) == 0)
-		bk_ref_drop(b, pc->key); /* a reply with its commitments (§6.12) */
 	pc->done(pc->done_ud, ok, artifact, error);
 	free(pc);
 }
@@ -217,12 +179,6 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
                      void *done_ud)
 {
 	struct bsky *b = ud;
-	struct outbound_send copy = *s;
-	if (!copy.extra && s->idem_key) {
-		struct ref_entry *r = ref_find(b, s->idem_key);
-		if (r)
-			copy.extra = r->extra;
-	}
 	struct port_call *pc = xcalloc(1, sizeof *pc);
 	pc->b = b;
 	pc->done = done;
@@ -230,7 +186,7 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 	snprintf(pc->key, sizeof pc->key, "%s", s->idem_key ? s->idem_key : "");
 	if (s->text && (strncmp(s->target, "bluesky:post", 12) == 0))
 		bsky_pacing_note(&b->pacing, BSKY_ACT_POST, bk_now_ms());
-	int r = b->inner.send(b->inner.ud, &copy, port_done, pc);
+	int r = b->inner.send(b->inner.ud, s, port_done, pc);
 	if (r != 0)
 		free(pc);
 	return r;
@@ -404,8 +360,6 @@ void bsky_free(struct bsky *b)
 	b->quiescing = true;
 	bk_batch_clear(b);
 	bk_save_state(b);
-	for (size_t i = 0; i < BSKY_REFS_MAX; i++)
-		cJSON_Delete(b->refs[i].extra);
 	bsky_state_free(b->st);
 	free(b->agent_name);
 	free(b->owner_did);

@@ -100,16 +100,15 @@
  *
  * Bounds: BSKY_MAX_INFLIGHT notifications in flight, BSKY_BATCH_MAX
  * notifications per check, BSKY_THREAD_MAX posts of a parent chain,
- * BSKY_REFS_MAX reply refs waiting for the port, BSKY_LIKES_MAX likes
+ * BSKY_LIKES_MAX likes
  * waiting for their pacing, plus bstate.h's.
  *
  * Reply refs: a reply of the event's walk gets them from the source's
- * reply_extra hook; a reply sent with its commitments (pipeline_say_ctx,
- * which carries no platform fields) from the port wrapper's table, keyed
- * "say:<uri>" (BSKY_REFS_MAX waiting at most).
+ * reply_extra hook; a reply sent with its commitments carries them in its
+ * pipeline_say_with request (outbound_send.extra either way).
  *
- * Lifetime: bsky_new, then bsky_port_init (the outbound port: the refs of
- * the replies sent with commitments, and the post pacing), bsky_start;
+ * Lifetime: bsky_new, then bsky_port_init (the outbound port with the post
+ * pacing), bsky_start;
  * bsky_quiesce stops the jobs and takes no new work; bsky_free after the
  * outbound closed.
  */
@@ -140,7 +139,6 @@
 #define BSKY_MAX_INFLIGHT      8
 #define BSKY_MAX_ATTEMPTS      3
 #define BSKY_THREAD_MAX        32
-#define BSKY_REFS_MAX          64
 #define BSKY_LIKES_MAX         32
 #define BSKY_COMPOSE_ROUNDS    2 /* the reply (or the exit), then the final word */
 #define BSKY_FEED_LIMIT        50

@@ -119,11 +119,6 @@ struct batch_item {
 
 #define BSKY_KEY_MAX (BSKY_URI_MAX + 8) /* "reply:<uri>"; the journal refuses > 128 */
 
-struct ref_entry {
-	char key[BSKY_KEY_MAX];
-	cJSON *extra;
-};
-
 struct like_entry {
 	char uri[BSKY_URI_MAX];
 	char cid[ATP_CID_MAX];
@@ -159,7 +154,6 @@ struct bsky {
 	struct bnote notes[BSKY_MAX_INFLIGHT];
 	/* the port */
 	struct outbound_port inner;
-	struct ref_entry refs[BSKY_REFS_MAX];
 	struct like_entry likes[BSKY_LIKES_MAX];
 	size_t nlikes;
 	uv_timer_t like_timer;
@@ -206,10 +200,6 @@ void bk_like(struct bsky *b, const char *uri, const char *cid, const char *did,
              const char *conversation, const char *message_id, const char *why);
 /* Likes the note's post and concludes the author's part of the thread. */
 void bk_like_note(struct bnote *n, const char *rule, const char *why);
-/* Keeps extra (taken) for the port under key; -1 when the table is full. */
-int bk_ref_put(struct bsky *b, const char *key, cJSON *extra);
-/* Forgets the extra under key (none: nothing). */
-void bk_ref_drop(struct bsky *b, const char *key);
 /* The note in flight for a post, or NULL. */
 struct bnote *bk_note_by_uri(struct bsky *b, const char *uri);
 

@@ -246,7 +246,6 @@ static void compose_end(struct bnote *n, const char *text, const char *why)
 
 /* ---- commitments from our replies (§6.12) ----------------------------------------------- */
 
-static int put_refs(struct bnote *n, const char *key);
 static void send_reply(struct bnote *n);
 static void on_note_finish(uv_timer_t *t);
 
@@ -257,14 +256,6 @@ static void on_promise_said(void *ud, const struct decision *final, const char *
 	struct bnote *n = ud;
 	struct bsky *b = n->b;
 	n->saying = false;
-	/* the refs of a reply refused before it reached the port (validator,
-	 * gate, outbound's drops); after the port, port_done dropped them */
-	if (final && (final->verdict == VERDICT_REJECT || final->verdict == VERDICT_BLOCK ||
-	              final->verdict == VERDICT_DROP)) {
-		char key[BSKY_KEY_MAX];
-		snprintf(key, sizeof key, "say:%s", n->uri);
-		bk_ref_drop(b, key);
-	}
 	n->sent = final && final->verdict == VERDICT_SENT;
 	n->send_failed = final && final->verdict == VERDICT_FAIL;
 	size_t np = (size_t)cJSON_GetArraySize(n->promises);
@@ -309,17 +300,13 @@ static void on_promise_said(void *ud, const struct decision *final, const char *
 static void send_promise(struct bnote *n)
 {
 	struct bsky *b = n->b;
-	char key[BSKY_KEY_MAX];
-	snprintf(key, sizeof key, "say:%s", n->uri);
-	if (put_refs(n, key) < 0)
-		return;
 	size_t np = (size_t)cJSON_GetArraySize(n->promises);
 	char *text = n->reply;
 	n->reply = NULL;
 	n->saying = true;
 	char why[160];
 	snprintf(why, sizeof why,
-	         "the reply carries %zu commitment(s): it goes out with them (pipeline_say_ctx)",
+	         "the reply carries %zu commitment(s): it goes out with them (pipeline_say_with)",
 	         np);
 	compose_end(n, NULL, why);
 	char target[BSKY_DID_MAX + 16];
@@ -336,8 +323,23 @@ static void send_promise(struct bnote *n)
 	                               .window = w,
 	                               .connected_agents = 1,
 	                               .n_commitments = np};
-	pipeline_say_ctx(b->c.pipeline, CONV_PLATFORM_BLUESKY, target, "bluesky", text,
-	                 strlen(text), n->chain_out, n->courtesy, n->uri, &vc, on_promise_said, n);
+	/* the reply refs travel with the message (outbound_send.extra) */
+	cJSON *extra = cJSON_CreateObject();
+	add_reply_refs(n, extra);
+	struct pipeline_say_req r = {.platform = CONV_PLATFORM_BLUESKY,
+	                             .target = target,
+	                             .source = "bluesky",
+	                             .text = text,
+	                             .len = strlen(text),
+	                             .chain = n->chain_out,
+	                             .courtesy = n->courtesy,
+	                             .id = n->uri,
+	                             .vctx = &vc,
+	                             .extra = extra,
+	                             .done = on_promise_said,
+	                             .ud = n};
+	pipeline_say_with(b->c.pipeline, &r);
+	cJSON_Delete(extra);
 	echo_window_free(w);
 	free(text);
 }
@@ -451,20 +453,6 @@ static void on_pace(uv_timer_t *t)
 	bsky_pacing_note(&b->pacing, BSKY_ACT_REPLY, bk_now_ms());
 	if (!promise_check(n))
 		send_reply(n);
-}
-
-/* The reply refs for the port of a reply sent by pipeline_say_ctx (which
- * carries no platform fields), under its idempotency key. */
-static int put_refs(struct bnote *n, const char *key)
-{
-	cJSON *extra = cJSON_CreateObject();
-	add_reply_refs(n, extra);
-	if (bk_ref_put(n->b, key, extra) < 0) {
-		compose_end(n, NULL, "too many replies waiting for the port: asked again later");
-		n->send_failed = true;
-		return -1;
-	}
-	return 0;
 }
 
 /* The reply goes on through the event's walk: validator, outbound (its
