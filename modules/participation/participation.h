@@ -329,8 +329,9 @@ bool part_late_echo(const char *candidate, size_t n_commitments, const struct ec
  * when there is neither. Without it the second "Creating that now." within
  * the outbound dedup window (300 s) was dropped as a duplicate and the
  * owner's commitment never reached the ledger (loop-sim: host requests
- * nobody took). Caller frees. */
-#define PART_WORDS_WHAT_CHARS 80
+ * nobody took; with 80 characters, "… in acme/widgets (round 15)" lost its
+ * round and was round 7's text again). Caller frees. */
+#define PART_WORDS_WHAT_CHARS 120 /* a forced title fits (PART_FORCED_TITLE_UNITS) */
 char *part_words_naming(const char *lead, const struct part_commitments *c);
 
 /* §11.1 salvage. After validation (validator_ran: it ran on the words and

@@ -802,7 +802,7 @@ static void test_words_naming(void **state)
 	free(w);
 	/* cut at PART_WORDS_WHAT_CHARS characters, never inside one */
 	char title[400] = "";
-	for (int i = 0; i < 100; i++)
+	for (int i = 0; i < PART_WORDS_WHAT_CHARS + 10; i++)
 		strcat(title, "\xC3\xA9");
 	c.item[0].title = title;
 	w = part_words_naming(PART_FORCED_MESSAGE, &c);
@@ -814,7 +814,15 @@ static void test_words_naming(void **state)
 	                          "acme/widgets (round 3)";
 	w = part_words_naming(PART_FORCED_MESSAGE, &c);
 	assert_string_equal(w, "Creating that now: @Cal please open an issue about the flaky "
-	                       "websocket tests in acme/widgets\xE2\x80\xA6");
+	                       "websocket tests in acme/widgets (round 3)."); /* fits whole */
+	free(w);
+	c.item[0].title = (char *)"Please open an issue about the flaky websocket tests in "
+	                          "acme/widgets that fail on every second run of the reconnect "
+	                          "suite (round 3)";
+	w = part_words_naming(PART_FORCED_MESSAGE, &c);
+	assert_string_equal(w, "Creating that now: Please open an issue about the flaky websocket "
+	                       "tests in acme/widgets that fail on every second run of the "
+	                       "reconnect\xE2\x80\xA6");
 	free(w);
 }
 
