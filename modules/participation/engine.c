@@ -78,7 +78,7 @@ struct part_engine {
 	size_t (*workspaces)(void *, struct part_workspace_note *, size_t);
 	char *(*relationships)(void *, const char *const *, size_t);
 	int (*claim)(void *, const char *, const char *, struct ga_err *);
-	void (*unclaim)(void *, const char *, const char *, const char *);
+	void (*unclaim)(void *, const char *, const char *, bool, const char *);
 	const char *(*claim_holder)(void *, const char *, const char *);
 	void *ud;
 	struct part_judge *judge;
@@ -216,10 +216,10 @@ static const char *live_holder(void *ud, const char *action, const char *target)
 	return h && member_present(e, h) ? h : NULL;
 }
 
-static void unclaim_at(struct part_engine *e, size_t i, const char *why)
+static void unclaim_at(struct part_engine *e, size_t i, bool failed, const char *why)
 {
 	if (e->unclaim)
-		e->unclaim(e->ud, e->held[i].action, e->held[i].target, why);
+		e->unclaim(e->ud, e->held[i].action, e->held[i].target, failed, why);
 	memmove(&e->held[i], &e->held[i + 1], (e->nheld - i - 1) * sizeof e->held[0]);
 	e->nheld--;
 }
@@ -234,7 +234,7 @@ static void claims_settle(struct part_engine *e, bool said)
 		if (said)
 			e->held[i].until_ms = now + PART_ENGINE_CLAIM_HOLD_MS;
 		else
-			unclaim_at(e, i, "the chat that promised it was not said");
+			unclaim_at(e, i, true, "the chat that promised it was not said");
 	}
 }
 
@@ -244,7 +244,7 @@ static void claims_expire(struct part_engine *e)
 	int64_t now = time_now_ms();
 	for (size_t i = e->nheld; i-- > 0;)
 		if (e->held[i].until_ms && now >= e->held[i].until_ms)
-			unclaim_at(e, i, "claim period over; the commitment is in the ledger");
+			unclaim_at(e, i, false, "claim period over; the commitment is in the ledger");
 }
 
 /* Our own ledger already holds this work: a space commitment of the same
@@ -375,7 +375,7 @@ static void claims_send(struct part_engine *e)
 		if (again)
 			continue; /* already held: renewed by the room's link */
 		if (e->nheld == PART_ENGINE_HELD_MAX)
-			unclaim_at(e, 0, "too many claims held");
+			unclaim_at(e, 0, false, "too many claims held");
 		struct held *h = &e->held[e->nheld++];
 		snprintf(h->action, sizeof h->action, "%s", action);
 		snprintf(h->target, sizeof h->target, "%s", target);

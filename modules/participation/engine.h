@@ -215,15 +215,19 @@ struct part_engine_config {
 	/* §12.1 step 4, each may be NULL. claim: announce this agent's claim
 	 * of action+target in the room (the runtime: space_link_claim); 0, or
 	 * -1 with err (logged, the chat goes on). unclaim: end a claim made
-	 * with claim (the runtime: space_link_release(link, action, target,
-	 * false, NULL, why)) — when the chat that promised it was not said,
-	 * and PART_ENGINE_CLAIM_HOLD_MS after it was. claim_holder: the room's
+	 * with claim — failed: the chat that promised it was not said (the
+	 * runtime: space_link_release(link, action, target, false, NULL, why),
+	 * peers see the action_result); not failed: PART_ENGINE_CLAIM_HOLD_MS
+	 * after it was said (the commitment is in the ledger, whose fulfilment
+	 * claims its own key) or the table is full (the runtime:
+	 * space_link_forget: no longer renewed, no result). claim_holder: the room's
 	 * claim table (space_link_claim_holder): the name of another member
 	 * holding a live claim on action+target, else NULL (valid until the
 	 * next call into the room). Without it, the peers' claims the engine
 	 * is told of (part_engine_claim) are its table. */
 	int (*claim)(void *ud, const char *action, const char *target, struct ga_err *err);
-	void (*unclaim)(void *ud, const char *action, const char *target, const char *why);
+	void (*unclaim)(void *ud, const char *action, const char *target, bool failed,
+	                const char *why);
 	const char *(*claim_holder)(void *ud, const char *action, const char *target);
 	void *ud;
 };

@@ -564,6 +564,13 @@ int space_link_release(struct space_link *l, const char *action, const char *tar
 	                                                          error, time_now_ms()));
 }
 
+void space_link_forget(struct space_link *l, const char *action, const char *target)
+{
+	long i = held_index(l, action, target);
+	if (i >= 0)
+		held_remove(l, (size_t)i);
+}
+
 bool space_link_holds(const struct space_link *l, const char *action, const char *target)
 {
 	return held_index(l, action, target) >= 0;

@@ -243,6 +243,10 @@ int space_link_claim(struct space_link *l, const char *action, const char *targe
  * locally anyway; the room forgets it within 60 s). */
 int space_link_release(struct space_link *l, const char *action, const char *target, bool success,
                        const char *link, const char *error);
+/* Stops renewing our claim (if held) without an action_result: the room
+ * lets it lapse at its TTL. For a claim whose work goes on under another
+ * key (a commitment the fulfilment pipeline claims itself). */
+void space_link_forget(struct space_link *l, const char *action, const char *target);
 bool space_link_holds(const struct space_link *l, const char *action, const char *target);
 /* The name of another member holding a live claim on action+target, else
  * NULL. */

@@ -355,6 +355,29 @@ static char *self_excerpt(const struct self_doc *s)
 	return t;
 }
 
+/* §12.1 step 4: the engine's claims are the room's (modules/space/link). */
+static int room_claim(void *ud, const char *action, const char *target, struct ga_err *err)
+{
+	struct space_runtime *rt = ud;
+	return space_link_claim(rt->link, action, target, err);
+}
+
+static void room_unclaim(void *ud, const char *action, const char *target, bool failed,
+                         const char *why)
+{
+	struct space_runtime *rt = ud;
+	if (failed)
+		space_link_release(rt->link, action, target, false, NULL, why);
+	else
+		space_link_forget(rt->link, action, target);
+}
+
+static const char *room_claim_holder(void *ud, const char *action, const char *target)
+{
+	struct space_runtime *rt = ud;
+	return space_link_claim_holder(rt->link, action, target);
+}
+
 static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
                          const struct space_runtime_config *rc)
 {
@@ -380,6 +403,9 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	        .peers = room_peers,
 	        .workspaces = room_workspaces,
 	        .relationships = room_relationships,
+	        .claim = room_claim,
+	        .unclaim = room_unclaim,
+	        .claim_holder = room_claim_holder,
 	        .ud = rt,
 	};
 	struct ga_err err;

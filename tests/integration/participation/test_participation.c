@@ -868,6 +868,19 @@ static void test_three_agents_one_owner(void **state)
 	th_msleep(500); /* every agent sees the four members */
 
 	th_room_host(&room, request);
+	/* §12.1 step 4: before the chat that promises it, the owner claims the
+	 * work in the room: action = the type, target = repo#title. */
+	cJSON *cl = th_expect(obs, "claim", pred_chat_from_agent, NULL, SPEAK_MS);
+	if (!cl) {
+		for (int i = 0; i < 3; i++)
+			dump_decisions(homes[i]);
+		fail_msg("no claim before the owner's promise");
+	}
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cl, "name")), owner);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cl, "action")), "create_issue");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cl, "target")),
+	                    "acme/widgets#Login times out");
+	cJSON_Delete(cl);
 	/* The first agent to speak is the owner; for two more ticks each,
 	 * no other agent speaks. */
 	cJSON *m = th_expect(obs, "chat", pred_chat_from_agent, NULL, SPEAK_MS);
