@@ -23,19 +23,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "testutil.h"
 #include "tests/integration/space/harness.h"
 
 /* The acceptance bound of issue 14: the page shows a chat within a second.
  * A sanitizer build (ASan+UBSan, several times slower on a loaded CI
  * machine) gets 3 s; the bound the room answers within after a stream is
  * dropped (w06) is 2 s, 6 s there. The measured times are printed. */
-#if defined(__SANITIZE_ADDRESS__)
-#define GA_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GA_TEST_SANITIZED 1
-#endif
-#endif
 #ifdef GA_TEST_SANITIZED
 #define LIVE_WITHIN_MS   3000
 #define ANSWER_WITHIN_MS 6000

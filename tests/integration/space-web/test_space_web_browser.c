@@ -27,18 +27,12 @@
 #include <unistd.h>
 
 #include "cdp.h"
+#include "testutil.h"
 #include "tests/integration/space/harness.h"
 
 /* Issue 14: a chat appears on the page within a second. A sanitizer build
  * (ASan+UBSan, several times slower on a loaded CI machine) gets 3 s; the
  * measured time is printed either way. */
-#if defined(__SANITIZE_ADDRESS__)
-#define GA_TEST_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GA_TEST_SANITIZED 1
-#endif
-#endif
 #ifdef GA_TEST_SANITIZED
 #define APPEAR_WITHIN_MS 3000
 #else
