@@ -26,6 +26,8 @@ void bk_note_decision(struct bsky *b, const char *conversation, const char *id,
 void bk_save_state(struct bsky *b)
 {
 	struct ga_err err = {{0}};
+	/* no reflection hook on this side: idle relationships go here */
+	bsky_state_prune_rels(b->st, bk_now_ms());
 	if (bsky_state_save(b->st, b->c.st, bk_now_ms(), &err) < 0)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "could not save the Bluesky state", "error",
 		       err.msg);
@@ -310,8 +312,10 @@ struct bsky *bsky_new(const struct bsky_config *c, struct ga_err *err)
 
 int bsky_start(struct bsky *b, struct ga_err *err)
 {
-	if (b->c.st)
+	if (b->c.st) {
 		bsky_state_load(b->st, b->c.st, NULL, NULL);
+		bsky_state_prune_rels(b->st, bk_now_ms());
+	}
 	struct pipeline_source src = {.platform = CONV_PLATFORM_BLUESKY,
 	                              .compose = bk_on_compose,
 	                              .reply_target = bk_reply_target,

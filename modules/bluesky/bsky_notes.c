@@ -78,6 +78,8 @@ static void on_note_finish(uv_timer_t *t)
 		bk_like_note(n, "react_only",
 		             "the gate allows a reaction at most (chain or limits)");
 	if (n->sent) {
+		/* we answered this person (relationship record, §6.2) */
+		bsky_state_rel_responded(b->st, n->author_did, n->uri);
 		struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, bk_now_ms());
 		if (c)
 			bsky_conv_note_our_reply(c, n->depth + 1, bk_now_ms());
@@ -944,7 +946,17 @@ static void process_batch(struct bsky *b)
 		enum bsky_reason r = bsky_reason_parse(json_string_or(x, "reason", ""));
 		bool talk = r == BSKY_REASON_REPLY || r == BSKY_REASON_MENTION ||
 		            r == BSKY_REASON_QUOTE;
-		if (!talk || strcmp(did, b->did) == 0) {
+		bool self = strcmp(did, b->did) == 0;
+		/* the relationship as it stood before this notification (an
+		 * unknown person scores as unknown), then this one recorded —
+		 * every kind, walked or not */
+		struct bsky_prio_facts f = {.reason = r};
+		bsky_state_rel_facts(b->st, did, &f);
+		if (!self && r != BSKY_REASON_OTHER)
+			bsky_state_rel_note(b->st, did, bk_str_at(x, "author", "handle"), r,
+			                    it->uri,
+			                    it->indexed_ms > 0 ? it->indexed_ms : bk_now_ms());
+		if (!talk || self) {
 			/* likes, follows, reposts, our own: nothing to walk */
 			bsky_state_mark_processed(b->st, it->uri);
 			it->done = true;
@@ -955,12 +967,9 @@ static void process_batch(struct bsky *b)
 		it->owner = b->owner_did && strcmp(did, b->owner_did) == 0;
 		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(x, "record");
 		const cJSON *reply = cJSON_GetObjectItemCaseSensitive(rec, "reply");
-		struct bsky_prio_facts f = {
-		        .reason = r,
-		        .to_our_content =
-		                reply && strstr(bk_str_at(reply, "parent", "uri"), b->did),
-		        .from_owner = it->owner,
-		        .unread = !json_bool_or(x, "isRead", false)};
+		f.to_our_content = reply && strstr(bk_str_at(reply, "parent", "uri"), b->did);
+		f.from_owner = it->owner;
+		f.unread = !json_bool_or(x, "isRead", false);
 		it->prio = bsky_priority(&f);
 	}
 	advance_cursor(b);

@@ -10,12 +10,13 @@
 #include "common/json.h"
 #include "common/xalloc.h"
 
-#define BSTATE_FORMAT 1
+#define BSTATE_FORMAT 2 /* 2: relationships */
 
 struct bsky_state *bsky_state_new(void)
 {
 	struct bsky_state *s = xcalloc(1, sizeof *s);
 	s->convs = xcalloc(BSKY_CONVS_MAX, sizeof *s->convs);
+	s->rels = xcalloc(BSKY_REL_MAX, sizeof *s->rels);
 	return s;
 }
 
@@ -24,6 +25,7 @@ void bsky_state_free(struct bsky_state *s)
 	if (!s)
 		return;
 	free(s->convs);
+	free(s->rels);
 	free(s);
 }
 
@@ -198,6 +200,189 @@ bool bsky_state_is_peer(const struct bsky_state *s, const char *did)
 	return false;
 }
 
+/* ---- relationships ------------------------------------------------------------------- */
+
+static size_t rel_index(const struct bsky_state *s, const char *did)
+{
+	if (!did || !*did)
+		return SIZE_MAX;
+	for (size_t i = 0; i < s->nrels; i++)
+		if (strcmp(s->rels[i].did, did) == 0)
+			return i;
+	return SIZE_MAX;
+}
+
+struct bsky_rel *bsky_state_rel(struct bsky_state *s, const char *did)
+{
+	size_t i = rel_index(s, did);
+	return i == SIZE_MAX ? NULL : &s->rels[i];
+}
+
+static void rel_resentiment(struct bsky_rel *r)
+{
+	enum bsky_reason types[BSKY_REL_RECENT];
+	for (size_t i = 0; i < r->nrecent; i++)
+		types[i] = r->recent[i].type;
+	r->sentiment = bsky_sentiment_of(types, r->nrecent, r->sentiment);
+}
+
+/* A fresh slot for did: appended, or at the limit the least recently
+ * interacted one. */
+static struct bsky_rel *rel_slot(struct bsky_state *s)
+{
+	if (s->nrels < BSKY_REL_MAX)
+		return &s->rels[s->nrels++];
+	size_t old = 0;
+	for (size_t i = 1; i < s->nrels; i++)
+		if (s->rels[i].last_ms < s->rels[old].last_ms)
+			old = i;
+	return &s->rels[old];
+}
+
+struct bsky_rel *bsky_state_rel_note(struct bsky_state *s, const char *did, const char *handle,
+                                     enum bsky_reason type, const char *uri, int64_t at_ms)
+{
+	if (!did || !*did || strlen(did) >= BSKY_DID_MAX)
+		return NULL;
+	struct bsky_rel *r = bsky_state_rel(s, did);
+	if (!r) {
+		r = rel_slot(s);
+		memset(r, 0, sizeof *r);
+		copy(r->did, sizeof r->did, did);
+		r->first_seen_ms = at_ms;
+		r->last_ms = at_ms;
+		r->sentiment = BSKY_SENTIMENT_UNKNOWN;
+	}
+	if (handle && *handle)
+		copy(r->handle, sizeof r->handle, bare(handle));
+	uri = uri ? uri : "";
+	for (size_t i = 0; i < r->nrecent; i++)
+		if (*uri && strcmp(r->recent[i].uri, uri) == 0)
+			return r; /* seen again: counted once */
+	if (r->nrecent == BSKY_REL_RECENT) {
+		memmove(r->recent, r->recent + 1, (r->nrecent - 1) * sizeof r->recent[0]);
+		r->nrecent--;
+	}
+	struct bsky_interaction *x = &r->recent[r->nrecent++];
+	memset(x, 0, sizeof *x);
+	x->type = type;
+	copy(x->uri, sizeof x->uri, uri);
+	x->at_ms = at_ms;
+	r->total++;
+	if (at_ms > r->last_ms)
+		r->last_ms = at_ms;
+	if (at_ms < r->first_seen_ms)
+		r->first_seen_ms = at_ms;
+	rel_resentiment(r);
+	return r;
+}
+
+bool bsky_state_rel_responded(struct bsky_state *s, const char *did, const char *uri)
+{
+	struct bsky_rel *r = bsky_state_rel(s, did);
+	if (!r)
+		return false;
+	r->responded = true;
+	for (size_t i = 0; i < r->nrecent; i++)
+		if (uri && *uri && strcmp(r->recent[i].uri, uri) == 0)
+			r->recent[i].responded = true;
+	return true;
+}
+
+size_t bsky_state_prune_rels(struct bsky_state *s, int64_t now_ms)
+{
+	size_t kept = 0, dropped = 0;
+	for (size_t i = 0; i < s->nrels; i++) {
+		const struct bsky_rel *r = &s->rels[i];
+		if (bsky_rel_expired(r->last_ms, r->sentiment == BSKY_SENTIMENT_POSITIVE, r->total,
+		                     now_ms)) {
+			dropped++;
+			continue;
+		}
+		if (kept != i)
+			s->rels[kept] = s->rels[i];
+		kept++;
+	}
+	s->nrels = kept;
+	return dropped;
+}
+
+void bsky_state_rel_facts(const struct bsky_state *s, const char *did, struct bsky_prio_facts *f)
+{
+	size_t i = rel_index(s, did);
+	f->known = i != SIZE_MAX;
+	f->positive = f->known && s->rels[i].sentiment == BSKY_SENTIMENT_POSITIVE;
+	f->interactions =
+	        f->known ? (int)(s->rels[i].total > INT32_MAX ? INT32_MAX : s->rels[i].total) : 0;
+	f->ever_responded = f->known && s->rels[i].responded;
+}
+
+static cJSON *rel_to_json(const struct bsky_rel *r)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "did", r->did);
+	cJSON_AddStringToObject(o, "handle", r->handle);
+	cJSON_AddNumberToObject(o, "firstSeenMs", (double)r->first_seen_ms);
+	cJSON_AddNumberToObject(o, "lastInteractionMs", (double)r->last_ms);
+	cJSON_AddStringToObject(o, "sentiment", bsky_sentiment_name(r->sentiment));
+	cJSON_AddBoolToObject(o, "responded", r->responded);
+	cJSON_AddNumberToObject(o, "total", r->total);
+	cJSON *a = cJSON_AddArrayToObject(o, "interactions");
+	for (size_t i = 0; i < r->nrecent; i++) {
+		const struct bsky_interaction *x = &r->recent[i];
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "type", bsky_reason_name(x->type));
+		cJSON_AddStringToObject(e, "uri", x->uri);
+		cJSON_AddNumberToObject(e, "timestampMs", (double)x->at_ms);
+		cJSON_AddBoolToObject(e, "responded", x->responded);
+		cJSON_AddItemToArray(a, e);
+	}
+	return o;
+}
+
+static void rels_from_json(struct bsky_state *s, const cJSON *arr)
+{
+	s->nrels = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+	{
+		const char *did = json_string_or(it, "did", "");
+		if (!*did || strlen(did) >= BSKY_DID_MAX || s->nrels == BSKY_REL_MAX ||
+		    rel_index(s, did) != SIZE_MAX)
+			continue;
+		struct bsky_rel *r = &s->rels[s->nrels++];
+		memset(r, 0, sizeof *r);
+		copy(r->did, sizeof r->did, did);
+		copy(r->handle, sizeof r->handle, json_string_or(it, "handle", ""));
+		r->first_seen_ms = json_int_or(it, "firstSeenMs", 0);
+		r->last_ms = json_int_or(it, "lastInteractionMs", r->first_seen_ms);
+		int sen = bsky_sentiment_parse(json_string_or(it, "sentiment", "unknown"));
+		r->sentiment = sen < 0 ? BSKY_SENTIMENT_UNKNOWN : (enum bsky_sentiment)sen;
+		r->responded = json_bool_or(it, "responded", false);
+		const cJSON *e;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(it, "interactions"))
+		{
+			const char *uri = json_string_or(e, "uri", "");
+			if (strlen(uri) >= BSKY_URI_MAX)
+				continue;
+			if (r->nrecent == BSKY_REL_RECENT) { /* keep the newest */
+				memmove(r->recent, r->recent + 1,
+				        (r->nrecent - 1) * sizeof r->recent[0]);
+				r->nrecent--;
+			}
+			struct bsky_interaction *x = &r->recent[r->nrecent++];
+			x->type = bsky_reason_parse(json_string_or(e, "type", ""));
+			copy(x->uri, sizeof x->uri, uri);
+			x->at_ms = json_int_or(e, "timestampMs", 0);
+			x->responded = json_bool_or(e, "responded", false);
+		}
+		int64_t total = json_int_or(it, "total", (int64_t)r->nrecent);
+		r->total = total < (int64_t)r->nrecent ? (uint32_t)r->nrecent
+		           : total > UINT32_MAX        ? UINT32_MAX
+		                                       : (uint32_t)total;
+	}
+}
+
 /* ---- JSON ------------------------------------------------------------------------------ */
 
 static void hex16(const unsigned char d[16], char out[33])
@@ -331,6 +516,9 @@ cJSON *bsky_state_to_json(const struct bsky_state *s)
 		}
 		cJSON_AddItemToArray(rs, x);
 	}
+	cJSON *rl = cJSON_AddArrayToObject(o, "relationships");
+	for (size_t i = 0; i < s->nrels; i++)
+		cJSON_AddItemToArray(rl, rel_to_json(&s->rels[i]));
 	return o;
 }
 
@@ -392,6 +580,8 @@ int bsky_state_from_json(struct bsky_state *s, const cJSON *data, struct ga_err 
 			r->nruns++;
 		}
 	}
+	/* absent in files before format 2: none */
+	rels_from_json(s, cJSON_GetObjectItemCaseSensitive(data, "relationships"));
 	return 0;
 }
 

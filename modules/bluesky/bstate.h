@@ -8,7 +8,8 @@
  *                       the processed set (URIs handled out of order, newer
  *                       than the cursor), the conversations by root URI,
  *                       the identity post, expression timing, ritual
- *                       runs. Kept across versions (a version bump must not
+ *                       runs, the relationships (below). Kept across
+ *                       versions (a version bump must not
  *                       re-answer old notifications nor re-post a ritual).
  *   "discovered_peers"  the peers: handle, DID, GitHub name, followed,
  *                       announced. MIGRATED across versions (§3.1): an
@@ -23,9 +24,26 @@
  *     and the outbound journal still refuses a second reply);
  *   BSKY_CONVS_MAX conversations (a concluded or stale one first, else the
  *     least recently active, is dropped);
+ *   BSKY_REL_MAX relationships (the least recently interacted one is
+ *     dropped for a new person), each with its last BSKY_REL_RECENT
+ *     interactions (the oldest dropped);
  *   BSKY_PEERS_MAX peers (a new one is refused when full, logged by the
  *     caller); SELF_MAX_RITUALS rituals with BSKY_RITUAL_HISTORY_MAX runs each
  *     (the oldest run dropped).
+ *
+ * Relationships (runtime-bluesky.md "Relationship" records, used by the §6.2
+ * priority): one per person we got a notification from, KEYED BY DID — the
+ * reference keyed them by handle, so a handle change split a person in two
+ * and lost their history; the handle is kept as a field, updated to the
+ * newest seen. Each holds the last BSKY_REL_RECENT interactions {type, uri,
+ * time = the notification's indexedAt, responded}, the interactions counted
+ * in all, first seen, last interaction, sentiment (bsky_sentiment_of over
+ * the recent ones) and whether we ever answered them. Pruned by
+ * bsky_state_prune_rels (policy bsky_rel_expired: idle > 60 days, > 90 if
+ * positive or >= 5 interactions): the reference pruned at each reflection;
+ * there is no reflection hook on this side, so the engine prunes right
+ * after loading and before every save. A file without "relationships"
+ * (older) loads with none.
  *
  * Ownership: struct bsky_state is allocated by bsky_state_new and freed by
  * bsky_state_free (NULL ok). Pointers returned point into it and stay valid
@@ -53,6 +71,8 @@
 #define BSKY_URI_MAX            512
 #define BSKY_HANDLE_MAX         254
 #define BSKY_DID_MAX            256
+#define BSKY_REL_MAX            512
+#define BSKY_REL_RECENT         10
 
 struct bsky_conv_entry {
 	char root[BSKY_URI_MAX];
@@ -84,6 +104,25 @@ struct bsky_peer {
 	bool announced;
 };
 
+struct bsky_interaction {
+	enum bsky_reason type; /* like, reply, mention, follow, repost, quote */
+	char uri[BSKY_URI_MAX];
+	int64_t at_ms;
+	bool responded; /* our reply to it was sent */
+};
+
+struct bsky_rel {
+	char did[BSKY_DID_MAX]; /* the key */
+	char handle[BSKY_HANDLE_MAX];
+	struct bsky_interaction recent[BSKY_REL_RECENT]; /* oldest first */
+	size_t nrecent;
+	uint32_t total; /* interactions counted in all */
+	int64_t first_seen_ms;
+	int64_t last_ms; /* the newest interaction */
+	enum bsky_sentiment sentiment;
+	bool responded; /* we ever answered them */
+};
+
 struct bsky_state {
 	int64_t seen_until_ms;
 	unsigned char processed[BSKY_PROCESSED_MAX][16];
@@ -100,6 +139,8 @@ struct bsky_state {
 	struct bsky_peer peers[BSKY_PEERS_MAX];
 	size_t npeers;
 	uint64_t handled_total; /* notifications handled since the file began */
+	struct bsky_rel *rels;  /* BSKY_REL_MAX slots */
+	size_t nrels;
 };
 
 struct bsky_state *bsky_state_new(void);
@@ -129,6 +170,26 @@ struct bsky_peer *bsky_state_peer_add(struct bsky_state *s, const char *handle, 
                                       const char *via, int64_t now_ms);
 /* True when did is a known peer SOUL (its identity post was found). */
 bool bsky_state_is_peer(const struct bsky_state *s, const char *did);
+
+/* The relationship of did (NULL when unknown or did is empty). */
+struct bsky_rel *bsky_state_rel(struct bsky_state *s, const char *did);
+/* Records an interaction of did (handle refreshed when given) of type at
+ * at_ms with uri: the person is added when new (at the limit the least
+ * recently interacted one is dropped), the interaction appended unless uri
+ * is already among the recent ones (a notification seen again is not
+ * counted twice), the sentiment recomputed. NULL when did is empty or too
+ * long (nothing recorded). */
+struct bsky_rel *bsky_state_rel_note(struct bsky_state *s, const char *did, const char *handle,
+                                     enum bsky_reason type, const char *uri, int64_t at_ms);
+/* Our reply to did's post uri was sent: the person is marked responded (and
+ * the interaction, when still among the recent ones). False when did has no
+ * record. */
+bool bsky_state_rel_responded(struct bsky_state *s, const char *did, const char *uri);
+/* Drops the expired relationships (bsky_rel_expired); returns how many. */
+size_t bsky_state_prune_rels(struct bsky_state *s, int64_t now_ms);
+/* The §6.2 relationship facts of did (known, positive, interactions,
+ * ever_responded) into f; the rest of f is left as it is. */
+void bsky_state_rel_facts(const struct bsky_state *s, const char *did, struct bsky_prio_facts *f);
 
 /* JSON (the "data" of the two state files). */
 cJSON *bsky_state_to_json(const struct bsky_state *s);

@@ -62,13 +62,20 @@ static bool contains_word_prefix(const char *s, const char *w)
 	return false;
 }
 
+static const char *const reason_names[] = {"mention", "reply", "quote", "like", "repost", "follow"};
+
 enum bsky_reason bsky_reason_parse(const char *s)
 {
-	static const char *names[] = {"mention", "reply", "quote", "like", "repost", "follow"};
-	for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++)
-		if (strcmp(s, names[i]) == 0)
+	for (size_t i = 0; s && i < sizeof reason_names / sizeof reason_names[0]; i++)
+		if (strcmp(s, reason_names[i]) == 0)
 			return (enum bsky_reason)i;
 	return BSKY_REASON_OTHER;
+}
+
+const char *bsky_reason_name(enum bsky_reason r)
+{
+	size_t i = (size_t)r;
+	return i < sizeof reason_names / sizeof reason_names[0] ? reason_names[i] : "other";
 }
 
 /* ---- closings (§6.5) ------------------------------------------------------------- */
@@ -369,6 +376,53 @@ int bsky_priority(const struct bsky_prio_facts *f)
 	if (f->unread)
 		s += 10;
 	return s;
+}
+
+const char *bsky_sentiment_name(enum bsky_sentiment s)
+{
+	switch (s) {
+	case BSKY_SENTIMENT_NEUTRAL:
+		return "neutral";
+	case BSKY_SENTIMENT_POSITIVE:
+		return "positive";
+	case BSKY_SENTIMENT_UNKNOWN:
+		break;
+	}
+	return "unknown";
+}
+
+int bsky_sentiment_parse(const char *s)
+{
+	if (!s)
+		return -1;
+	if (strcmp(s, "unknown") == 0)
+		return BSKY_SENTIMENT_UNKNOWN;
+	if (strcmp(s, "neutral") == 0)
+		return BSKY_SENTIMENT_NEUTRAL;
+	if (strcmp(s, "positive") == 0)
+		return BSKY_SENTIMENT_POSITIVE;
+	return -1;
+}
+
+enum bsky_sentiment bsky_sentiment_of(const enum bsky_reason *types, size_t n,
+                                      enum bsky_sentiment prev)
+{
+	size_t start = n > 10 ? n - 10 : 0, warm = 0;
+	for (size_t i = start; i < n; i++)
+		if (types[i] == BSKY_REASON_LIKE || types[i] == BSKY_REASON_REPOST ||
+		    types[i] == BSKY_REASON_FOLLOW)
+			warm++;
+	if (warm >= 3)
+		return BSKY_SENTIMENT_POSITIVE;
+	if (warm >= 1)
+		return BSKY_SENTIMENT_NEUTRAL;
+	return prev;
+}
+
+bool bsky_rel_expired(int64_t last_ms, bool positive, uint32_t interactions, int64_t now_ms)
+{
+	int64_t limit = positive || interactions >= 5 ? BSKY_REL_IDLE_LONG_MS : BSKY_REL_IDLE_MS;
+	return now_ms - last_ms > limit;
 }
 
 /* ---- chain -------------------------------------------------------------------------- */

@@ -76,6 +76,8 @@ enum bsky_reason {
 };
 /* "mention", "reply", ... → the enum (unknown → BSKY_REASON_OTHER). */
 enum bsky_reason bsky_reason_parse(const char *s);
+/* The enum → its name ("other" for BSKY_REASON_OTHER). */
+const char *bsky_reason_name(enum bsky_reason r);
 
 /* §6.5 with the C fixes above. NULL is not a closing. */
 bool bsky_is_low_value_closing(const char *text);
@@ -113,6 +115,31 @@ struct bsky_prio_facts {
 	bool unread;
 };
 int bsky_priority(const struct bsky_prio_facts *f);
+
+/* ---- relationships (runtime-bluesky.md "Relationship" records) ---------------- */
+
+enum bsky_sentiment {
+	BSKY_SENTIMENT_UNKNOWN, /* where every person starts */
+	BSKY_SENTIMENT_NEUTRAL,
+	BSKY_SENTIMENT_POSITIVE,
+};
+/* "unknown" / "neutral" / "positive"; parse: -1 for anything else. */
+const char *bsky_sentiment_name(enum bsky_sentiment s);
+int bsky_sentiment_parse(const char *s);
+
+/* The spec's rule over the last (at most 10) interactions, types[0..n):
+ * 3 or more likes/reposts/follows → positive; 1 or 2 → neutral; none →
+ * prev unchanged. (The spec's "≥1 → neutral" is read as ≥1 of the same
+ * kinds: a person who only replies keeps what they had.) */
+enum bsky_sentiment bsky_sentiment_of(const enum bsky_reason *types, size_t n,
+                                      enum bsky_sentiment prev);
+
+#define BSKY_REL_IDLE_MS      (60LL * 24 * 3600 * 1000) /* 60 days */
+#define BSKY_REL_IDLE_LONG_MS (90LL * 24 * 3600 * 1000) /* positive or >= 5 */
+/* Is a relationship idle long enough to forget? Idle (now - last) strictly
+ * more than 60 days, or more than 90 when positive or with 5 or more
+ * interactions in all. */
+bool bsky_rel_expired(int64_t last_ms, bool positive, uint32_t interactions, int64_t now_ms);
 
 /* ---- chain (seed 000) -------------------------------------------------------- */
 

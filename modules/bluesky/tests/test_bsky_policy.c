@@ -175,6 +175,58 @@ static void test_priority(void **state)
 	assert_int_equal(bsky_priority(&f), 55);
 }
 
+/* Relationship sentiment over the last 10 interactions: 3 warm ones
+ * (like / repost / follow) make positive, 1-2 neutral, none keep what was. */
+static void test_sentiment(void **state)
+{
+	(void)state;
+	enum bsky_reason t[12] = {BSKY_REASON_REPLY, BSKY_REASON_MENTION, BSKY_REASON_QUOTE};
+	/* no warm interaction: unchanged, whatever it was */
+	assert_int_equal(bsky_sentiment_of(t, 0, BSKY_SENTIMENT_UNKNOWN), BSKY_SENTIMENT_UNKNOWN);
+	assert_int_equal(bsky_sentiment_of(t, 3, BSKY_SENTIMENT_UNKNOWN), BSKY_SENTIMENT_UNKNOWN);
+	assert_int_equal(bsky_sentiment_of(t, 3, BSKY_SENTIMENT_POSITIVE), BSKY_SENTIMENT_POSITIVE);
+	/* 1 and 2 warm: neutral (even from positive) */
+	t[3] = BSKY_REASON_LIKE;
+	assert_int_equal(bsky_sentiment_of(t, 4, BSKY_SENTIMENT_UNKNOWN), BSKY_SENTIMENT_NEUTRAL);
+	assert_int_equal(bsky_sentiment_of(t, 4, BSKY_SENTIMENT_POSITIVE), BSKY_SENTIMENT_NEUTRAL);
+	t[4] = BSKY_REASON_FOLLOW;
+	assert_int_equal(bsky_sentiment_of(t, 5, BSKY_SENTIMENT_UNKNOWN), BSKY_SENTIMENT_NEUTRAL);
+	/* the third: positive */
+	t[5] = BSKY_REASON_REPOST;
+	assert_int_equal(bsky_sentiment_of(t, 6, BSKY_SENTIMENT_UNKNOWN), BSKY_SENTIMENT_POSITIVE);
+	/* only the last 10 count: with 12, t[0..1] are out of the window */
+	enum bsky_reason w[12];
+	for (int i = 0; i < 12; i++)
+		w[i] = BSKY_REASON_REPLY;
+	w[0] = w[1] = BSKY_REASON_LIKE;
+	w[11] = BSKY_REASON_LIKE;
+	assert_int_equal(bsky_sentiment_of(w, 12, BSKY_SENTIMENT_UNKNOWN), BSKY_SENTIMENT_NEUTRAL);
+	w[2] = BSKY_REASON_LIKE;
+	w[3] = BSKY_REASON_LIKE;
+	assert_int_equal(bsky_sentiment_of(w, 12, BSKY_SENTIMENT_UNKNOWN), BSKY_SENTIMENT_POSITIVE);
+	assert_string_equal(bsky_sentiment_name(BSKY_SENTIMENT_POSITIVE), "positive");
+	assert_int_equal(bsky_sentiment_parse("neutral"), BSKY_SENTIMENT_NEUTRAL);
+	assert_int_equal(bsky_sentiment_parse("warm"), -1);
+	assert_string_equal(bsky_reason_name(BSKY_REASON_REPOST), "repost");
+	assert_string_equal(bsky_reason_name(BSKY_REASON_OTHER), "other");
+	assert_int_equal(bsky_reason_parse(bsky_reason_name(BSKY_REASON_FOLLOW)),
+	                 BSKY_REASON_FOLLOW);
+}
+
+/* Idle > 60 days forgets; > 90 when positive or with >= 5 interactions. */
+static void test_rel_expired(void **state)
+{
+	(void)state;
+	const int64_t day = 24LL * 3600 * 1000, now = 200 * day;
+	assert_false(bsky_rel_expired(now - 60 * day, false, 1, now)); /* exactly 60: kept */
+	assert_true(bsky_rel_expired(now - 60 * day - 1, false, 4, now));
+	assert_false(bsky_rel_expired(now - 61 * day, true, 1, now));
+	assert_false(bsky_rel_expired(now - 61 * day, false, 5, now));
+	assert_false(bsky_rel_expired(now - 90 * day, true, 0, now));
+	assert_true(bsky_rel_expired(now - 90 * day - 1, true, 0, now));
+	assert_true(bsky_rel_expired(now - 91 * day, false, 9, now));
+}
+
 static void test_chain(void **state)
 {
 	(void)state;
@@ -841,6 +893,8 @@ int main(void)
 	        cmocka_unit_test(test_expression),
 	        cmocka_unit_test(test_invitation),
 	        cmocka_unit_test(test_commitment_params),
+	        cmocka_unit_test(test_sentiment),
+	        cmocka_unit_test(test_rel_expired),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -134,14 +134,30 @@ static void test_rituals_and_peers(void **state)
 	bsky_state_free(s);
 }
 
+/* One directory, two stores on it: an older version and the current one. */
+static char *two_versions(struct state_store *old, struct state_store *cur)
+{
+	char *dir = tu_tempdir();
+	struct ga_err err = {{0}};
+	assert_int_equal(state_store_init(old, dir, "0.9.0", &err), 0);
+	assert_int_equal(state_store_init(cur, dir, "1.0.0", &err), 0);
+	return dir;
+}
+
+static void two_versions_free(char *dir, struct state_store *old, struct state_store *cur)
+{
+	state_store_free(old);
+	state_store_free(cur);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 static void test_versions(void **state)
 {
 	(void)state;
-	char *dir = tu_tempdir();
 	struct state_store old, cur;
 	struct ga_err err = {{0}};
-	assert_int_equal(state_store_init(&old, dir, "0.9.0", &err), 0);
-	assert_int_equal(state_store_init(&cur, dir, "1.0.0", &err), 0);
+	char *dir = two_versions(&old, &cur);
 	struct bsky_state *s = bsky_state_new();
 	s->seen_until_ms = T0;
 	bsky_state_mark_processed(s, "at://n/1");
@@ -194,10 +210,213 @@ static void test_versions(void **state)
 	cJSON_Delete(ref);
 	assert_int_equal(bsky_state_from_json(t, NULL, &err), -1);
 	bsky_state_free(t);
-	state_store_free(&old);
-	state_store_free(&cur);
-	tu_rmrf(dir);
-	free(dir);
+	two_versions_free(dir, &old, &cur);
+}
+
+#define DAY (24LL * 3600 * 1000)
+
+/* Relationships: keyed by DID (a new handle is the same person), an
+ * interaction seen again counted once, the recent list bounded at 10,
+ * sentiment from it, responded marked, the §6.2 facts. */
+static void test_relationships(void **state)
+{
+	(void)state;
+	struct bsky_state *s = bsky_state_new();
+	assert_null(bsky_state_rel_note(s, "", "x.test", BSKY_REASON_LIKE, "at://l/0", T0));
+	assert_null(bsky_state_rel(s, "did:plc:a"));
+	struct bsky_rel *r =
+	        bsky_state_rel_note(s, "did:plc:a", "a.test", BSKY_REASON_REPLY, "at://r/1", T0);
+	assert_non_null(r);
+	assert_int_equal(r->sentiment, BSKY_SENTIMENT_UNKNOWN);
+	assert_int_equal(r->first_seen_ms, T0);
+	/* the same notification again: not counted twice */
+	bsky_state_rel_note(s, "did:plc:a", "a.test", BSKY_REASON_REPLY, "at://r/1", T0);
+	assert_int_equal(r->total, 1);
+	/* a handle change keeps the person */
+	r = bsky_state_rel_note(s, "did:plc:a", "@renamed.test", BSKY_REASON_LIKE, "at://l/1",
+	                        T0 + 1);
+	assert_int_equal(s->nrels, 1);
+	assert_string_equal(r->handle, "renamed.test");
+	assert_int_equal(r->sentiment, BSKY_SENTIMENT_NEUTRAL);
+	bsky_state_rel_note(s, "did:plc:a", NULL, BSKY_REASON_REPOST, "at://p/1", T0 + 2);
+	r = bsky_state_rel_note(s, "did:plc:a", NULL, BSKY_REASON_FOLLOW, "at://f/1", T0 + 3);
+	assert_int_equal(r->sentiment, BSKY_SENTIMENT_POSITIVE);
+	assert_int_equal(r->last_ms, T0 + 3);
+	/* 10 more mentions push the warm ones out of the window one by one: on
+	 * the way it held 1 warm of 10 (neutral), then none (unchanged) */
+	char uri[64];
+	for (int i = 0; i < 10; i++) {
+		snprintf(uri, sizeof uri, "at://r/x%d", i);
+		bsky_state_rel_note(s, "did:plc:a", NULL, BSKY_REASON_MENTION, uri, T0 + 10 + i);
+	}
+	assert_int_equal(r->nrecent, BSKY_REL_RECENT);
+	assert_int_equal(r->total, 14);
+	assert_string_equal(r->recent[0].uri, "at://r/x0");
+	assert_int_equal(r->sentiment, BSKY_SENTIMENT_NEUTRAL);
+	/* a like in the window: 1 warm of 10, still neutral */
+	bsky_state_rel_note(s, "did:plc:a", NULL, BSKY_REASON_LIKE, "at://l/2", T0 + 30);
+	assert_int_equal(r->sentiment, BSKY_SENTIMENT_NEUTRAL);
+	/* responded: the person and the interaction */
+	assert_false(r->responded);
+	assert_false(bsky_state_rel_responded(s, "did:plc:nobody", "at://r/x9"));
+	assert_true(bsky_state_rel_responded(s, "did:plc:a", "at://r/x9"));
+	assert_true(r->responded);
+	assert_true(r->recent[BSKY_REL_RECENT - 2].responded);
+	assert_false(r->recent[BSKY_REL_RECENT - 1].responded);
+	/* the facts */
+	struct bsky_prio_facts f = {.reason = BSKY_REASON_REPLY};
+	bsky_state_rel_facts(s, "did:plc:a", &f);
+	assert_true(f.known && f.ever_responded && !f.positive);
+	assert_int_equal(f.interactions, 15);
+	assert_int_equal(f.reason, BSKY_REASON_REPLY); /* the rest untouched */
+	bsky_state_rel_facts(s, "did:plc:b", &f);
+	assert_false(f.known || f.positive || f.ever_responded);
+	assert_int_equal(f.interactions, 0);
+	bsky_state_free(s);
+}
+
+/* §6.2 with the records: a reply from a known, liked-us-often person we
+ * never answered comes before the same reply from a stranger, and before a
+ * known positive person we already answered. */
+static void test_priority_with_records(void **state)
+{
+	(void)state;
+	struct bsky_state *s = bsky_state_new();
+	const char *warm[] = {"at://l/1", "at://l/2", "at://l/3", "at://l/4", "at://l/5"};
+	for (int i = 0; i < 5; i++) {
+		bsky_state_rel_note(s, "did:plc:friend", "friend.test", BSKY_REASON_LIKE, warm[i],
+		                    T0 + i);
+		bsky_state_rel_note(s, "did:plc:old", "old.test", BSKY_REASON_LIKE, warm[i],
+		                    T0 + i);
+	}
+	bsky_state_rel_responded(s, "did:plc:old", NULL);
+	struct bsky_prio_facts friend = {.reason = BSKY_REASON_REPLY, .unread = true};
+	struct bsky_prio_facts stranger = friend, old = friend;
+	bsky_state_rel_facts(s, "did:plc:friend", &friend);
+	bsky_state_rel_facts(s, "did:plc:stranger", &stranger);
+	bsky_state_rel_facts(s, "did:plc:old", &old);
+	assert_true(friend.positive);
+	assert_int_equal(bsky_priority(&friend), 50 + 30 + 15 + 10 + 20 + 10);
+	assert_int_equal(bsky_priority(&stranger), 50 + 30 + 5 + 10);
+	assert_int_equal(bsky_priority(&old), 50 + 30 + 15 + 10 + 10);
+	assert_true(bsky_priority(&friend) > bsky_priority(&old));
+	assert_true(bsky_priority(&old) > bsky_priority(&stranger));
+	bsky_state_free(s);
+}
+
+/* At most BSKY_REL_MAX people: the least recently interacted is dropped. */
+static void test_rel_bound(void **state)
+{
+	(void)state;
+	struct bsky_state *s = bsky_state_new();
+	char did[64], uri[64];
+	for (int i = 0; i < BSKY_REL_MAX; i++) {
+		snprintf(did, sizeof did, "did:plc:p%d", i);
+		snprintf(uri, sizeof uri, "at://l/%d", i);
+		/* p7 is the least recently interacted */
+		bsky_state_rel_note(s, did, NULL, BSKY_REASON_LIKE, uri,
+		                    i == 7 ? T0 - DAY : T0 + i);
+	}
+	assert_int_equal(s->nrels, BSKY_REL_MAX);
+	assert_non_null(bsky_state_rel_note(s, "did:plc:late", NULL, BSKY_REASON_FOLLOW,
+	                                    "at://f/late", T0 + 5000));
+	assert_int_equal(s->nrels, BSKY_REL_MAX);
+	assert_null(bsky_state_rel(s, "did:plc:p7"));
+	assert_non_null(bsky_state_rel(s, "did:plc:p0"));
+	struct bsky_rel *r = bsky_state_rel(s, "did:plc:late");
+	assert_non_null(r);
+	assert_int_equal(r->total, 1); /* a clean slot, nothing of p7 */
+	assert_string_equal(r->recent[0].uri, "at://f/late");
+	bsky_state_free(s);
+}
+
+/* Pruning: idle > 60 days, > 90 days when positive or >= 5 interactions. */
+static void test_rel_prune(void **state)
+{
+	(void)state;
+	struct bsky_state *s = bsky_state_new();
+	const int64_t now = T0 + 100 * DAY;
+	char uri[64];
+	bsky_state_rel_note(s, "did:plc:fresh", NULL, BSKY_REASON_REPLY, "at://r/1",
+	                    now - 59 * DAY);
+	bsky_state_rel_note(s, "did:plc:idle", NULL, BSKY_REASON_REPLY, "at://r/2", now - 61 * DAY);
+	for (int i = 0; i < 5; i++) {
+		snprintf(uri, sizeof uri, "at://m/%d", i);
+		bsky_state_rel_note(s, "did:plc:busy", NULL, BSKY_REASON_MENTION, uri,
+		                    now - 70 * DAY);
+		bsky_state_rel_note(s, "did:plc:gone", NULL, BSKY_REASON_MENTION, uri,
+		                    now - 91 * DAY);
+	}
+	for (int i = 0; i < 3; i++) {
+		snprintf(uri, sizeof uri, "at://l/%d", i);
+		bsky_state_rel_note(s, "did:plc:fan", NULL, BSKY_REASON_LIKE, uri, now - 80 * DAY);
+	}
+	assert_int_equal(s->nrels, 5);
+	assert_int_equal(bsky_state_prune_rels(s, now), 2);
+	assert_int_equal(s->nrels, 3);
+	assert_non_null(bsky_state_rel(s, "did:plc:fresh"));
+	assert_non_null(bsky_state_rel(s, "did:plc:busy"));
+	assert_non_null(bsky_state_rel(s, "did:plc:fan"));
+	assert_null(bsky_state_rel(s, "did:plc:idle"));
+	assert_null(bsky_state_rel(s, "did:plc:gone"));
+	assert_int_equal(bsky_state_prune_rels(s, now), 0);
+	bsky_state_free(s);
+}
+
+/* Saved and loaded back whole; a file of an older version without
+ * "relationships" loads with none and keeps the rest. */
+static void test_rel_persisted(void **state)
+{
+	(void)state;
+	struct state_store old, cur;
+	struct ga_err err = {{0}};
+	char *dir = two_versions(&old, &cur);
+	/* the older file: no relationships field at all */
+	const char *olds = "{\"format\":1,\"seenUntilMs\":1763892000000,\"processed\":[],"
+	                   "\"conversations\":[],\"rituals\":[]}";
+	cJSON *od = json_parse(olds, strlen(olds), &err);
+	assert_non_null(od);
+	assert_int_equal(state_save(&old, BSKY_STATE_NAME, od, T0, &err), 0);
+	cJSON_Delete(od);
+	struct bsky_state *t = bsky_state_new();
+	struct state_load_info a, b;
+	assert_int_equal(bsky_state_load(t, &cur, &a, &b), 0);
+	assert_int_equal(a.status, STATE_MIGRATED);
+	assert_int_equal(t->seen_until_ms, T0);
+	assert_int_equal(t->nrels, 0);
+	/* round trip in the current version */
+	bsky_state_rel_note(t, "did:plc:a", "a.test", BSKY_REASON_LIKE, "at://l/1", T0);
+	bsky_state_rel_note(t, "did:plc:a", "a.test", BSKY_REASON_REPOST, "at://p/1", T0 + 1);
+	bsky_state_rel_note(t, "did:plc:a", "a.test", BSKY_REASON_FOLLOW, "at://f/1", T0 + 2);
+	bsky_state_rel_note(t, "did:plc:a", "a.test", BSKY_REASON_REPLY, "at://r/1", T0 + 3);
+	bsky_state_rel_responded(t, "did:plc:a", "at://r/1");
+	bsky_state_rel_note(t, "did:plc:b", "b.test", BSKY_REASON_QUOTE, "at://q/1", T0 + 4);
+	assert_int_equal(bsky_state_save(t, &cur, T0, &err), 0);
+	bsky_state_free(t);
+	t = bsky_state_new();
+	assert_int_equal(bsky_state_load(t, &cur, &a, &b), 0);
+	assert_int_equal(a.status, STATE_LOADED);
+	assert_int_equal(t->nrels, 2);
+	struct bsky_rel *r = bsky_state_rel(t, "did:plc:a");
+	assert_non_null(r);
+	assert_string_equal(r->handle, "a.test");
+	assert_int_equal(r->nrecent, 4);
+	assert_int_equal(r->total, 4);
+	assert_int_equal(r->first_seen_ms, T0);
+	assert_int_equal(r->last_ms, T0 + 3);
+	assert_int_equal(r->sentiment, BSKY_SENTIMENT_POSITIVE);
+	assert_true(r->responded);
+	assert_int_equal(r->recent[3].type, BSKY_REASON_REPLY);
+	assert_true(r->recent[3].responded);
+	assert_false(r->recent[0].responded);
+	r = bsky_state_rel(t, "did:plc:b");
+	assert_int_equal(r->recent[0].type, BSKY_REASON_QUOTE);
+	assert_int_equal(r->sentiment, BSKY_SENTIMENT_UNKNOWN);
+	/* the same note after the reload is still recognised */
+	bsky_state_rel_note(t, "did:plc:b", NULL, BSKY_REASON_QUOTE, "at://q/1", T0 + 4);
+	assert_int_equal(r->total, 1);
+	bsky_state_free(t);
+	two_versions_free(dir, &old, &cur);
 }
 
 int main(void)
@@ -207,6 +426,11 @@ int main(void)
 	        cmocka_unit_test(test_convs),
 	        cmocka_unit_test(test_rituals_and_peers),
 	        cmocka_unit_test(test_versions),
+	        cmocka_unit_test(test_relationships),
+	        cmocka_unit_test(test_priority_with_records),
+	        cmocka_unit_test(test_rel_bound),
+	        cmocka_unit_test(test_rel_prune),
+	        cmocka_unit_test(test_rel_persisted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

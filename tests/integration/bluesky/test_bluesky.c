@@ -404,6 +404,23 @@ static void test_mention_one_reply(void **state)
 	assert_non_null(cJSON_GetObjectItem(bs, "lastCheck"));
 	assert_non_null(cJSON_GetObjectItem(cJSON_GetObjectItem(bs, "rate"), "read"));
 	cJSON_Delete(sj);
+	/* the person who mentioned us has a relationship record (by DID): the
+	 * mention, answered */
+	st = home_read(a.home, "memory/bluesky.json");
+	sj = st ? cJSON_Parse(st) : NULL;
+	free(st);
+	const cJSON *rel = cJSON_GetArrayItem(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(sj, "data"), "relationships"), 0);
+	if (!rel)
+		fail_msg("no relationship record in memory/bluesky.json");
+	assert_string_equal(jstr(rel, "did", NULL, NULL), w.human_did);
+	assert_string_equal(jstr(rel, "handle", NULL, NULL), "human.test");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(rel, "responded")));
+	const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(rel, "interactions"), 0);
+	assert_string_equal(jstr(first, "type", NULL, NULL), "mention");
+	assert_string_equal(jstr(first, "uri", NULL, NULL), uri);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(first, "responded")));
+	cJSON_Delete(sj);
 	stop_llm(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
