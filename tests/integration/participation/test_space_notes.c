@@ -327,6 +327,16 @@ static bool c_workspaces(struct fx *f, const void *n)
 	return space_link_workspace_count(f->link) == *(const size_t *)n;
 }
 
+/* n workspaces kept and the newest is name: the last frame arrived (a
+ * count alone is reached one frame before the eviction it must show). */
+static bool c_workspace_last(struct fx *f, const void *name)
+{
+	struct space_workspace_view v;
+	size_t n = space_link_workspace_count(f->link);
+	return n == SPACE_LINK_MAX_WORKSPACES && space_link_workspace_at(f->link, n - 1, &v) &&
+	       strcmp(v.workspace, name) == 0;
+}
+
 static bool c_refl_says(struct fx *f, const void *text)
 {
 	struct space_reflection_view v;
@@ -371,8 +381,9 @@ static void test_link_keeps_peers_notes(void **state)
 		         i, i, i % 10);
 		assert_int_equal(spc_client_send(f->obs, xstrdup(m)), 0);
 	}
-	size_t want = SPACE_LINK_MAX_WORKSPACES;
-	assert_true(run_until(f, c_workspaces, &want, TH_WAIT_MS));
+	char last[32];
+	snprintf(last, sizeof last, "ws-%d", SPACE_LINK_MAX_WORKSPACES);
+	assert_true(run_until(f, c_workspace_last, last, TH_WAIT_MS));
 	struct space_workspace_view wv;
 	assert_true(space_link_workspace_at(f->link, 0, &wv));
 	assert_string_equal(wv.workspace, "ws-1"); /* ws-0 dropped; "own/ws" never kept */
