@@ -250,6 +250,18 @@ static void flush_held(struct fulfil *f, int64_t now)
 	}
 }
 
+/* The announcement in the agent's voice (voice-phrases.json, through
+ * the phrase hook) replaces text when there is one; else text stays the
+ * plain line. */
+static void in_voice(struct fulfil *f, enum fulfil_type t, const char *desc, const char *url,
+                     char *text, size_t cap)
+{
+	char *voiced = f->c.phrase ? f->c.phrase(f->c.ud, t, desc, url) : NULL;
+	if (voiced && voiced[0])
+		snprintf(text, cap, "%s", voiced);
+	free(voiced);
+}
+
 /* §6.12: a promise made in a Bluesky reply, once it became an issue or a
  * plan, is followed up by a reply under the post we answered (threaded
  * under its root), in the agent's voice, with the link. Through the
@@ -284,10 +296,7 @@ static void bluesky_followup(struct fulfil *f, const char *id, const char *desc,
 	snprintf(target, sizeof target, "bluesky:reply:%.*s", (int)(slash - did), did);
 	char text[ANNOUNCE_MAX];
 	fulfil_announcement(desc, url, text, sizeof text);
-	char *voiced = f->c.phrase ? f->c.phrase(f->c.ud, t, desc, url) : NULL;
-	if (voiced && voiced[0])
-		snprintf(text, sizeof text, "%s", voiced);
-	free(voiced);
+	in_voice(f, t, desc, url, text, sizeof text);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON *reply = cJSON_AddObjectToObject(extra, "reply");
 	cJSON *root = cJSON_AddObjectToObject(reply, "root");
@@ -320,10 +329,7 @@ static void announce(struct fulfil *f, const char *id, const char *source, const
 	if (source && strcmp(source, "space") == 0) {
 		/* the room hears it in the agent's voice (§2.8, voice-phrases.json);
 		 * the owner gets the plain line naming what was done */
-		char *voiced = f->c.phrase ? f->c.phrase(f->c.ud, t, desc, url) : NULL;
-		if (voiced && voiced[0])
-			snprintf(text, sizeof text, "%s", voiced);
-		free(voiced);
+		in_voice(f, t, desc, url, text, sizeof text);
 		if (!f->c.pipeline || !f->c.room_target) {
 			decision_set(&d, VERDICT_INFO, "announce",
 			             "no room here: the result is not announced there (%s)",
