@@ -281,6 +281,14 @@ static void agent_start(struct proc *p, const char *home, const struct fake *fk)
 
 static void agent_stop(struct proc *p)
 {
+	/* A SIGTERM before the daemon installed its handlers ends it with the
+	 * default action (143): stop only an agent that said it is ready (CI:
+	 * the last run of the SIGKILL test found every commitment done at once
+	 * and stopped the agent in its first milliseconds). */
+	if (!proc_wait_output(p, "ready and listening", WAIT_MS)) {
+		dump(p);
+		fail_msg("the agent never said it was ready");
+	}
 	proc_signal(p, SIGTERM);
 	int rc = proc_wait(p, WAIT_MS);
 	if (rc != 0) {
