@@ -58,6 +58,13 @@ void ga_home_free(struct ga_home *h);
 int ga_skills_load(const struct ga_home *h, struct skills *s, bool again, struct ga_err *err);
 
 int ga_cmd_daemon(struct ga_home *h);
+
+/* SIGINT, SIGTERM and SIGHUP are held pending from the top of main until
+ * the daemon's handlers exist (a stop sent while the daemon loads its
+ * memory would otherwise kill it with the default action, exit 143, in
+ * the middle of a write). Lets them through: a pending one is delivered
+ * at once. Idempotent; every other command calls it before its work. */
+void ga_release_stop_signals(void);
 int ga_cmd_doctor(struct ga_home *h);
 int ga_cmd_status(struct ga_home *h);
 int ga_cmd_soul(struct ga_home *h, bool accept);

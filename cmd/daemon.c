@@ -1190,6 +1190,9 @@ int ga_cmd_daemon(struct ga_home *h)
 		sigs[i]->data = &d;
 		uv_signal_start(sigs[i], on_signal, nums[i]);
 	}
+	/* A stop that arrived while the memory was loaded is handled by the
+	 * loop's first turn (on_signal), so it is a clean stop, not exit 143. */
+	ga_release_stop_signals();
 	signal(SIGPIPE, SIG_IGN);
 
 	log_kv(LOG_LEVEL_INFO, "daemon", "starting", "agent", h->cfg.agent_name, "version",

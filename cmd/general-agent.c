@@ -5,6 +5,9 @@
  * file only parses the command line and hands over to daemon.c or doctor.c.
  */
 #include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,14 +213,41 @@ static int run_arg_command(const char *cmd, struct ga_opts *opts, int argc, char
 	return rc;
 }
 
+static sigset_t start_mask;
+static bool stop_signals_held;
+
+void ga_release_stop_signals(void)
+{
+	if (!stop_signals_held)
+		return;
+	stop_signals_held = false;
+	pthread_sigmask(SIG_SETMASK, &start_mask, NULL);
+}
+
+static void hold_stop_signals(void)
+{
+	sigset_t stop;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	if (pthread_sigmask(SIG_BLOCK, &stop, &start_mask) == 0)
+		stop_signals_held = true;
+}
+
 int main(int argc, char **argv)
 {
+	/* Before anything else: see ga_release_stop_signals (cmd/cli.h). */
+	hold_stop_signals();
 	struct ga_opts opts = {0};
 	bool accept = false;
 	int rc = parse_opts(argc, argv, NULL, &opts, &accept);
 	if (rc >= 0)
 		return rc;
 	const char *cmd = optind < argc ? argv[optind] : NULL;
+	/* Only the daemon (no command) installs handlers of its own. */
+	if (cmd)
+		ga_release_stop_signals();
 	/* validate is a pure tool with flags of its own: it needs no home. */
 	if (cmd && strcmp(cmd, "validate") == 0) {
 #ifdef GA_HAVE_VALIDATOR
