@@ -1,6 +1,7 @@
 /* Notifications and replies (§6): the awareness check, the thread, compose,
  * the self-check, pacing, promises (§6.12), the pipeline source hooks. */
 #include "modules/bluesky/bsky_int.h"
+#include "modules/reflection/peers.h"
 
 /* ---- notes ------------------------------------------------------------------------------ */
 
@@ -216,6 +217,83 @@ char *bk_read_self(const struct bsky *b)
 	return fsx_read_file(b->self_path, SELF_MAX_BYTES, NULL, &err);
 }
 
+/* §6.3 step 6's relationship history line: what this person and the agent
+ * did before this post (the interaction being answered is left out). The
+ * reference wrote it without a format; ours names counts, types, sentiment
+ * and whether the agent has ever answered them. */
+static void relationship_line(struct strbuf *sb, const struct bnote *n)
+{
+	const struct bsky_rel *r = bsky_state_rel(n->b->st, n->author_did);
+	uint32_t total = r ? r->total : 0;
+	unsigned by_type[BSKY_REASON_OTHER + 1] = {0};
+	int64_t since = 0;
+	for (size_t i = 0; r && i < r->nrecent; i++) {
+		const struct bsky_interaction *x = &r->recent[i];
+		if (strcmp(x->uri, n->uri) == 0) {
+			total = total ? total - 1 : 0;
+			continue;
+		}
+		if ((unsigned)x->type <= BSKY_REASON_OTHER)
+			by_type[x->type]++;
+	}
+	if (r)
+		since = r->first_seen_ms;
+	if (total == 0) {
+		sb_printf(sb, "\nYou have not interacted with @%s before.\n", n->author_handle);
+		return;
+	}
+	char date[11];
+	sb_printf(sb, "\nYour history with @%s: %u interaction%s since %s", n->author_handle,
+	          (unsigned)total, total == 1 ? "" : "s", time_format_date(since, date));
+	const char *sep = " (recently: ";
+	for (int t = 0; t <= BSKY_REASON_OTHER; t++) {
+		if (!by_type[t])
+			continue;
+		const char *name = bsky_reason_name((enum bsky_reason)t);
+		size_t len = strlen(name);
+		bool y = len && name[len - 1] == 'y'; /* reply → replies */
+		sb_printf(sb, "%s%u %.*s%s", sep, by_type[t], (int)(len - (by_type[t] > 1 && y)),
+		          name, by_type[t] == 1 ? "" : y ? "ies" : "s");
+		sep = ", ";
+	}
+	sb_printf(sb, "%s; sentiment %s; %s.\n", sep[0] == ',' ? ")" : "",
+	          bsky_sentiment_name(r->sentiment),
+	          r->responded ? "you have answered them before" : "you have never answered them");
+}
+
+/* What the agent remembers of the peer agents in this thread (§7.4's
+ * relationship memory, kept by name from the room): a peer matches by its
+ * handle's first label (bo.example.com → Bo) or the GitHub name its
+ * identity post gave. The reference fed this to the room's prompt only. */
+static void peer_memory(struct strbuf *sb, const struct bnote *n)
+{
+	if (!n->b->c.st)
+		return;
+	enum { NAMES = 2 * BSKY_THREAD_MAX + 2 };
+	char labels[BSKY_THREAD_MAX + 1][BSKY_HANDLE_MAX];
+	const char *names[NAMES];
+	size_t nn = 0, nl = 0;
+	for (size_t i = 0; i <= n->nthread; i++) {
+		bool agent = i < n->nthread ? n->thread[i].agent : n->agent;
+		const char *handle = i < n->nthread ? n->thread[i].handle : n->author_handle;
+		const char *did = i < n->nthread ? n->thread[i].did : n->author_did;
+		if (!agent || strcmp(did, n->b->did) == 0)
+			continue;
+		handle += handle[0] == '@';
+		snprintf(labels[nl], sizeof labels[nl], "%.*s", (int)strcspn(handle, "."), handle);
+		names[nn++] = labels[nl++];
+		const struct bsky_peer *p = bsky_state_peer(n->b->st, handle, did);
+		if (p && p->github[0])
+			names[nn++] = p->github;
+	}
+	if (!nn)
+		return;
+	char *lines = peers_render_from_store(n->b->c.st, names, nn);
+	if (lines && lines[0])
+		sb_printf(sb, "\nWhat you remember of the agents in this thread:\n%s\n", lines);
+	free(lines);
+}
+
 /* The user message: the thread as data, oldest first, and the post to
  * answer. */
 static char *user_message(struct bnote *n, enum bsky_ritual_role role)
@@ -231,6 +309,8 @@ static char *user_message(struct bnote *n, enum bsky_ritual_role role)
 	sb_printf(&sb, "\nAnswer this post by @%s%s:\n%s\nuri: %s\ncid: %s\nthread root: %s\n",
 	          n->author_handle, n->owner ? " (your owner)" : "", n->text ? n->text : "", n->uri,
 	          n->cid, n->root_uri);
+	relationship_line(&sb, n);
+	peer_memory(&sb, n);
 	if (n->ritual[0])
 		sb_printf(&sb, "\nThis thread is the ritual \"%s\"; your role in it: %s.\n",
 		          n->ritual, bsky_ritual_role_name(role));

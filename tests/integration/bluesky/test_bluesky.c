@@ -345,6 +345,11 @@ static void test_mention_one_reply(void **state)
 	settle(2000);
 	assert_int_equal(replies_of(w.f, "agent.test"), 1);
 	assert_int_equal(llm_calls(a.home), 2); /* the tool call, then the final word */
+	/* §6.3 step 6: the prompt says whether we know this person */
+	char *rec = home_read(a.home, "llm-record.jsonl");
+	if (!rec || !strstr(rec, "You have not interacted with @human.test before."))
+		fail_msg("no relationship line in the prompt: %s", rec ? rec : "(none)");
+	free(rec);
 	cJSON *r = newest_reply(w.f, "agent.test");
 	assert_non_null(r);
 	const cJSON *v = cJSON_GetObjectItem(r, "value");
@@ -650,6 +655,15 @@ static void test_two_agents(void **state)
 	char rurl[64];
 	snprintf(rurl, sizeof rurl, "REDIS_URL=redis://127.0.0.1:%d", port);
 	/* the agent chain decides (MAX_ACL 4), not the bot-chain budget */
+	/* what Ada remembers of Bob from the room (relationship memory, by
+	 * name): her Bluesky prompt carries it when bob.test is in the thread */
+	char memdir[512];
+	snprintf(memdir, sizeof memdir, "%s/memory", a.home);
+	mkdir(memdir, 0700);
+	home_write(a.home, "memory/peer_relationships.json",
+	           "{\"version\":\"0.0.0-older\",\"savedAt\":\"2026-01-01T00:00:00.000Z\","
+	           "\"data\":{\"format\":2,\"peers\":[{\"name\":\"Bob\",\"conversations\":2,"
+	           "\"memorableExchanges\":[\"Bob found the lexer's span bug\"]}]}}");
 	start_agent(&a, w.f, "Ada", "agent.test", &la, rurl, "MAX_BOT_CHAIN_LENGTH=20");
 	start_agent(&b, w.f, "Bob", "bob.test", &lb, rurl, "MAX_BOT_CHAIN_LENGTH=20");
 	assert_int_equal(bskyfake_post(w.f, "human.test",
@@ -742,6 +756,15 @@ static void test_two_agents(void **state)
 		cJSON_Delete(ls);
 	}
 	assert_true(likes >= 1);
+	/* Ada's prompts: what she remembers of Bob, and from her third
+	 * answer on, her history with him */
+	char *ra = home_read(a.home, "llm-record.jsonl");
+	if (!ra || !strstr(ra, "What you remember of the agents in this thread:") ||
+	    !strstr(ra, "Bob found the lexer's span bug"))
+		fail_msg("no peer memory in Ada's prompts: %s", ra ? ra : "(none)");
+	if (na >= 3 && !strstr(ra, "Your history with @bob.test: "))
+		fail_msg("no history with Bob in Ada's later prompts: %s", ra);
+	free(ra);
 	/* and the story names the rule */
 	char *la_log = home_read(a.home, "memory/decisions.jsonl");
 	char *lb_log = home_read(b.home, "memory/decisions.jsonl");
