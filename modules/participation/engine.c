@@ -491,13 +491,41 @@ const struct part_state *part_engine_state(const struct part_engine *e)
 	return e ? &e->st : NULL;
 }
 
+void part_engine_reply_delay(const struct part_engine *e, int64_t *min_ms, int64_t *max_ms)
+{
+	*min_ms = e ? e->cfg.reply_delay_min_ms : 0;
+	*max_ms = e ? e->cfg.reply_delay_max_ms : 0;
+}
+
 /* ---- the prompt (§14) ------------------------------------------------------------------ */
 
 static char *history_text(const struct part_state *st, bool own_only)
 {
+	/* §14.8 keeps the latest lines: when the piece would pass its bound,
+	 * the OLDEST lines are left out (and counted), never the newest — the
+	 * host's last message is always there. */
+	size_t first = st->hist_n, used = 0, left_out = 0;
+	const size_t budget = PIECE_MAX_BYTES - 64; /* the "left out" line */
+	while (first > 0) {
+		const struct part_entry *en = part_history_at(st, first - 1);
+		if (own_only && !en->self) {
+			first--;
+			continue;
+		}
+		size_t line = strlen(en->author) + 9 + en->len + 1;
+		if (used + line > budget)
+			break;
+		used += line;
+		first--;
+	}
+	for (size_t i = 0; i < first; i++)
+		left_out += !own_only || part_history_at(st, i)->self;
 	struct strbuf sb;
 	sb_init(&sb, PIECE_MAX_BYTES);
-	for (size_t i = 0; i < st->hist_n; i++) {
+	if (left_out)
+		sb_printf(&sb, "(%zu earlier message%s left out)\n", left_out,
+		          left_out == 1 ? "" : "s");
+	for (size_t i = first; i < st->hist_n; i++) {
 		const struct part_entry *en = part_history_at(st, i);
 		if (own_only && !en->self)
 			continue;
@@ -507,6 +535,29 @@ static char *history_text(const struct part_state *st, bool own_only)
 	char *s = sb.len ? sb_detach(&sb) : xstrdup(own_only ? "(none yet)" : "(nothing yet)");
 	sb_free(&sb);
 	return s;
+}
+
+/* §14: who is typing right now (the members' live `typing` marks), or
+ * "nobody". The reference always wrote "nobody" after the first tick. */
+static void typing_text(struct part_engine *e, char *buf, size_t cap)
+{
+	struct part_member *m = xcalloc(PART_MEMBERS_MAX, sizeof *m);
+	size_t n = e->members ? e->members(e->ud, m, PART_MEMBERS_MAX) : 0;
+	size_t len = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		if (!m[i].typing || !m[i].name || strcmp(m[i].name, e->self) == 0)
+			continue;
+		int w = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", m[i].name);
+		if (w < 0 || (size_t)w >= cap - len) {
+			buf[len] = '\0'; /* whole names only */
+			break;
+		}
+		len += (size_t)w;
+	}
+	free(m);
+	if (!len)
+		snprintf(buf, cap, "nobody");
 }
 
 static void ownership_text(const struct part_tick_out *t, struct strbuf *sb)
@@ -624,6 +675,8 @@ static char *user_message(struct part_engine *e, struct ga_err *err)
 		sb_puts(&req, "no request");
 	char *hist = history_text(&e->st, false);
 	char *mine = history_text(&e->st, true);
+	char typing[512];
+	typing_text(e, typing, sizeof typing);
 	char *peers = part_peer_commitments(&e->st);
 	char *others = peers_text(e);
 	struct strbuf cfgs;
@@ -642,7 +695,7 @@ static char *user_message(struct part_engine *e, struct ga_err *err)
 	        {"actionOwnership", sb_cstr(&own)},
 	        {"hostRequestStatus", sb_cstr(&req)},
 	        {"conversationHistory", hist},
-	        {"typingAgents", "nobody"},
+	        {"typingAgents", typing},
 	        {"ownPreviousMessages", mine},
 	        {"commitmentContext", peers[0] ? peers : "none"},
 	        {"currentConfig", cfg},

@@ -275,5 +275,8 @@ bool part_engine_send_check(struct part_engine *e, const char *text, char *why, 
 /* Chats waiting for the next tick; the policy's state (read only). */
 size_t part_engine_pending(const struct part_engine *e);
 const struct part_state *part_engine_state(const struct part_engine *e);
+/* memory/space-config.json's replyDelayMinMs / replyDelayMaxMs as last
+ * read (the defaults before the first tick); 0/0 for a NULL engine. */
+void part_engine_reply_delay(const struct part_engine *e, int64_t *min_ms, int64_t *max_ms);
 
 #endif

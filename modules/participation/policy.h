@@ -56,6 +56,7 @@ struct part_member {
 	const char *const *caps;
 	size_t ncaps;
 	bool has_caps;
+	bool typing; /* a `typing` mark of theirs is live (the prompt's typingAgents) */
 };
 
 struct part_ownership {

@@ -219,6 +219,11 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 	ps->done_ud = done_ud;
 	struct ga_err err;
 	err_clear(&err);
+	/* §12.1 step 2: the room's reply delay (space-config.json, as the
+	 * engine last read it) bounds this chat's typing pause */
+	int64_t dmin = 0, dmax = 0;
+	part_engine_reply_delay(rt->engine, &dmin, &dmax);
+	space_link_set_reply_delay(rt->link, (uint64_t)dmin, (uint64_t)dmax);
 	if (space_link_say(rt->link, s->text, NULL, s->chain, port_said, ps, &err) != 0) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "chat not sent", "error", err.msg);
 		free(ps);
@@ -252,7 +257,11 @@ static size_t room_members(void *ud, struct part_member *out, size_t cap)
 		if (!space_link_member_at(rt->link, i, &m))
 			break;
 		out[k++] = (struct part_member){
-		        .name = m.name, .caps = m.caps, .ncaps = m.ncaps, .has_caps = m.has_caps};
+		        .name = m.name,
+		        .caps = m.caps,
+		        .ncaps = m.ncaps,
+		        .has_caps = m.has_caps,
+		        .typing = m.typing};
 	}
 	return k;
 }

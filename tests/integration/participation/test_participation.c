@@ -644,6 +644,13 @@ static void test_layer2_intent(void **state)
 	struct ws_client *obs = th_observe(&room, "Obs");
 	th_msleep(300);
 	th_room_host(&room, request);
+	/* Obs keeps typing (a mark lives 10 s) until Ada has asked her model
+	 * twice: the decision prompt names who is typing (§14) */
+	int64_t typing_end = th_now_ms() + SPEAK_MS;
+	while (fake_calls(home) < 2 && th_now_ms() < typing_end) {
+		th_send(obs, "{\"type\":\"typing\",\"name\":\"Obs\"}");
+		th_msleep(1000);
+	}
 	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", SPEAK_MS);
 	if (!m) {
 		dump(&a);
@@ -663,6 +670,7 @@ static void test_layer2_intent(void **state)
 	must_hold(dec, "Host request status: open:");
 	must_hold(dec, "YOU own the host's request");
 	must_hold(dec, "Obs caught the off-by-one in the pager");
+	must_hold(dec, "Currently typing: Obs");
 	free(dec);
 	int64_t end = th_now_ms() + W;
 	while (count_in(home, "memory/commitments.jsonl", "\"source\":\"space\"") < 1 &&
