@@ -148,6 +148,8 @@ void space_link_config_init(struct space_link_config *cfg, const struct ga_confi
 	for (size_t i = 0; i < sizeof src / sizeof src[0]; i++)
 		if (*src[i] >= 0)
 			*dst[i] = (uint64_t)*src[i];
+	cfg->typing_from_env =
+	        c->typing_base_ms >= 0 || c->typing_per_char_ms >= 0 || c->typing_max_ms >= 0;
 }
 
 uint64_t space_link_typing_delay(const struct space_link_config *cfg, const char *text)
@@ -160,7 +162,21 @@ uint64_t space_link_typing_delay(const struct space_link_config *cfg, const char
 		d += cfg->typing_per_char_ms * chars;
 	if (d > cfg->typing_max_ms)
 		d = cfg->typing_max_ms;
+	if (!cfg->typing_from_env && cfg->reply_delay_max_ms) {
+		if (d < cfg->reply_delay_min_ms)
+			d = cfg->reply_delay_min_ms;
+		if (d > cfg->reply_delay_max_ms)
+			d = cfg->reply_delay_max_ms;
+	}
 	return d;
+}
+
+void space_link_set_reply_delay(struct space_link *l, uint64_t min_ms, uint64_t max_ms)
+{
+	if (!l)
+		return;
+	l->cfg.reply_delay_min_ms = min_ms;
+	l->cfg.reply_delay_max_ms = max_ms < min_ms ? min_ms : max_ms;
 }
 
 /* --- addressed names ----------------------------------------------------------------- */
@@ -942,13 +958,16 @@ struct space_link *space_link_new(uv_loop_t *loop, const struct space_link_confi
 		l->h = *h;
 	l->ud = ud;
 
+	/* space-protocol.md §7.2: current agents always send their
+	 * capabilities — ["social"] for --social-only, else all three. */
 	static const char *const social[] = {"social"};
+	static const char *const full[] = {"social", "github", "code"};
 	struct spc_client_config cc = {
 	        .name = l->name,
 	        .id = l->id,
 	        .version = l->version,
-	        .caps = cfg->social_only ? social : NULL,
-	        .ncaps = cfg->social_only ? 1 : 0,
+	        .caps = cfg->social_only ? social : full,
+	        .ncaps = cfg->social_only ? 1 : 3,
 	        .space_url = l->space_url,
 	        .identity_json = l->identity_json,
 	        .t = cfg->t,
@@ -976,7 +995,7 @@ struct space_link *space_link_new(uv_loop_t *loop, const struct space_link_confi
 void space_link_start(struct space_link *l)
 {
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "joining the agent-space", "name", l->name, "id", l->id,
-	       "capabilities", l->cfg.social_only ? "[\"social\"]" : "(none)");
+	       "capabilities", l->cfg.social_only ? "[\"social\"]" : "[\"social\",\"github\",\"code\"]");
 	spc_client_start(l->client);
 }
 

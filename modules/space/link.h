@@ -181,7 +181,7 @@ struct space_link_handlers {
 struct space_link_config {
 	const char *agent_name;
 	const char *version;
-	bool social_only;             /* capabilities ["social"]; otherwise none */
+	bool social_only;             /* capabilities ["social"]; otherwise social, github, code */
 	const char *space_url;        /* SPACE_URL or NULL */
 	const char *identity_json;    /* the summary, or NULL */
 	const struct state_store *st; /* keeps the agent id; NULL = per process */
@@ -190,6 +190,12 @@ struct space_link_config {
 	uint64_t typing_base_ms;
 	uint64_t typing_per_char_ms;
 	uint64_t typing_max_ms;
+	/* memory/space-config.json's replyDelayMinMs / replyDelayMaxMs
+	 * (space_link_set_reply_delay): the typing pause is kept inside them.
+	 * 0/0 = no range. Not applied when GA_SPACE_TYPING_* were set in the
+	 * environment (typing_from_env: tests and benchmarks pin the pause). */
+	uint64_t reply_delay_min_ms, reply_delay_max_ms;
+	bool typing_from_env;
 	uint64_t chat_interval_ms; /* minimum gap between two chats */
 	uint64_t claim_renew_ms;
 };
@@ -228,8 +234,15 @@ int space_link_say(struct space_link *l, const char *text, const char *thread_id
  * fn NULL: every chat goes. The check must not call into the link. */
 typedef bool (*space_send_check_fn)(void *ud, const char *text);
 void space_link_set_send_check(struct space_link *l, space_send_check_fn fn, void *ud);
-/* The pause before a chat of text (exposed for tests and the dashboard). */
+/* The pause before a chat of text (exposed for tests and the dashboard):
+ * base + per_char × graphemes, at most max, then kept inside the reply
+ * delay range when one is set (space-validation.md §12.1 step 2 sleeps
+ * U[replyDelayMinMs, replyDelayMaxMs) whatever the length; ours stays
+ * length-proportional within that range). */
 uint64_t space_link_typing_delay(const struct space_link_config *cfg, const char *text);
+/* Sets the reply delay range (ms; 0/0 clears it; max below min is raised
+ * to min). Applies from the next chat. */
+void space_link_set_reply_delay(struct space_link *l, uint64_t min_ms, uint64_t max_ms);
 
 /* detail may be NULL. Sent now when joined; remembered either way. */
 void space_link_set_state(struct space_link *l, enum space_agent_state s, const char *detail);

@@ -96,8 +96,11 @@ static void test_space_url_join_and_identity(void **state)
 	assert_non_null(id);
 	assert_int_equal(strncmp(id, "Ada-", 4), 0);
 	assert_int_equal(strncmp(str(join, "version"), "0.", 2), 0);
-	/* capabilities are absent without --social-only */
-	assert_null(cJSON_GetObjectItemCaseSensitive(join, "capabilities"));
+	/* a full agent sends all three capabilities (space-protocol.md §7.2) */
+	char *caps = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(join, "capabilities"));
+	assert_non_null(caps);
+	assert_string_equal(caps, "[\"social\",\"github\",\"code\"]");
+	free(caps);
 	char first_id[128];
 	snprintf(first_id, sizeof first_id, "%s", id);
 	cJSON_Delete(join);

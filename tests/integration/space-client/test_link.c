@@ -392,7 +392,9 @@ static void test_join_identity_presence(void **state)
 	assert_int_equal(strncmp(id, "Ada-", 4), 0);
 
 	long j = must_see(f, (struct want){.type = "join", .name = "Ada"});
-	assert_null(cJSON_GetObjectItemCaseSensitive(f->seen[j], "capabilities"));
+	/* space-protocol.md §7.2: a full agent sends all three */
+	assert_int_equal(
+	        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f->seen[j], "capabilities")), 3);
 	assert_string_equal(json_string_or(f->seen[j], "id", ""), id);
 	long i = must_see(f, (struct want){.type = "identity", .name = "Ada"});
 	assert_true(i > j); /* join first, then identity */
@@ -655,6 +657,22 @@ static void test_say_paced_with_typing(void **state)
 	memset(longer, 'y', sizeof longer - 1);
 	longer[sizeof longer - 1] = '\0';
 	assert_int_equal(space_link_typing_delay(&c, longer), 300);
+	/* the room's reply delay (space-config.json) bounds it: a short text
+	 * waits at least the minimum, a long one at most the maximum; with
+	 * GA_SPACE_TYPING_* set in the environment the range is not applied */
+	struct space_link_config r = c;
+	r.typing_from_env = false;
+	r.reply_delay_min_ms = 100;
+	r.reply_delay_max_ms = 200;
+	assert_int_equal(space_link_typing_delay(&r, "hello"), 100);
+	assert_int_equal(space_link_typing_delay(&r, longer), 200);
+	r.reply_delay_min_ms = 40;
+	r.reply_delay_max_ms = 3000;
+	assert_int_equal(space_link_typing_delay(&r, "hello"), 55);
+	r.typing_from_env = true;
+	r.reply_delay_min_ms = 100;
+	r.reply_delay_max_ms = 200;
+	assert_int_equal(space_link_typing_delay(&r, "hello"), 55);
 }
 
 static bool c_obs_holds(void *ctx, const void *arg)
