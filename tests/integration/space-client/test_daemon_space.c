@@ -39,6 +39,7 @@
 #include <openssl/evp.h>
 
 #include "tests/integration/space-client/harness.h"
+#include "testutil.h"
 
 #define W TH_WAIT_MS
 
@@ -128,6 +129,27 @@ static void test_space_url_join_and_identity(void **state)
 	cJSON *p = must_expect(obs, "presence", th_pred_has_agent, "Ada", &a, &room);
 	assert_non_null(cJSON_GetObjectItemCaseSensitive(th_presence_agent(p, "Ada"), "identity"));
 	cJSON_Delete(p);
+
+	/* SIGHUP after an edit of SELF.md: the room hears the identity again,
+	 * with the new interests (issue 13 item 4) */
+	char *self = tu_read(home, "SELF.md");
+	assert_non_null(self);
+	char *at = strstr(self, "Tools that make collaboration calmer");
+	assert_non_null(at);
+	char *edited = NULL;
+	assert_true(asprintf(&edited, "%.*sQuiet rooms after a reload%s", (int)(at - self), self,
+	                     at + strlen("Tools that make collaboration calmer")) > 0);
+	tu_write(home, "SELF.md", edited);
+	free(edited);
+	free(self);
+	th_agent_signal(&a, SIGHUP);
+	idn = must_expect(obs, "identity", th_pred_name, "Ada", &a, &room);
+	s = cJSON_GetObjectItemCaseSensitive(idn, "summary");
+	assert_string_equal(
+	        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(s, "currentInterests"), 0)
+	                ->valuestring,
+	        "Quiet rooms after a reload");
+	cJSON_Delete(idn);
 
 	/* SIGTERM: a polite leave, exit 0 */
 	th_agent_signal(&a, SIGTERM);
