@@ -802,13 +802,19 @@ static void test_layer2_failure(void **state)
  * script; Cal runs --social-only when social_cal. */
 static const char *const TRIO[] = {"Ada", "Ben", "Cal"};
 
-static void start_trio(struct th_room *room, const char *script, bool social_cal,
-                       char homes[3][256], struct fake f[3], struct proc a[3])
+/* Starts Ada, Ben and Cal (a[i] is TRIO[i]), in that order or, reversed,
+ * Cal first: the room's member list (join order) differs. */
+static void start_trio_ordered(struct th_room *room, const char *script, bool social_cal,
+                               bool reversed, char homes[3][256], struct fake f[3],
+                               struct proc a[3])
 {
 	th_room_start(room, 0, NULL, false);
 	char url[128];
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room->port);
-	for (int i = 0; i < 3; i++) {
+	for (int k = 0; k < 3; k++) {
+		int i = reversed ? 2 - k : k;
+		if (k > 0) /* one joins after the other: the order is the room's */
+			th_msleep(300);
 		th_home_new(homes[i], 256);
 		start_fake(homes[i], script, &f[i]);
 		char name[64];
@@ -827,6 +833,12 @@ static void start_trio(struct th_room *room, const char *script, bool social_cal
 	}
 }
 
+static void start_trio(struct th_room *room, const char *script, bool social_cal,
+                       char homes[3][256], struct fake f[3], struct proc a[3])
+{
+	start_trio_ordered(room, script, social_cal, false, homes, f, a);
+}
+
 static void stop_trio(struct th_room *room, struct fake f[3], struct proc a[3])
 {
 	for (int i = 0; i < 3; i++) {
@@ -838,9 +850,11 @@ static void stop_trio(struct th_room *room, struct fake f[3], struct proc a[3])
 
 /* --- three agents, one owner ---------------------------------------------------------------- */
 
-static void test_three_agents_one_owner(void **state)
+/* §4: every agent computes the same owner, whatever order they joined
+ * in (reversed: Cal first, so the member list each one sees is Cal, Ben,
+ * Ada, Obs instead of Ada, Ben, Cal, Obs). */
+static void three_agents_one_owner(bool reversed)
 {
-	(void)state;
 	const char *const *names = TRIO;
 	/* The room's members as every agent sees them (the observer too:
 	 * it sent no capabilities, so it counts). Pick a request an agent
@@ -851,7 +865,8 @@ static void test_three_agents_one_owner(void **state)
 	char owner[PART_NAME_MAX] = "";
 	for (int v = 0; v < 50 && !owner[0]; v++) {
 		snprintf(request, sizeof request,
-		         "Create an issue in acme/widgets for the login timeout bug %d", v);
+		         "Create an issue in acme/widgets for the login timeout bug %d",
+		         v + (reversed ? 50 : 0));
 		struct part_ownership o;
 		struct decision why;
 		part_ownership_compute("Ada", false, mem, 4, request, PART_MODE_ACTION, &o, &why);
@@ -871,7 +886,7 @@ static void test_three_agents_one_owner(void **state)
 	        "\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/widgets\","
 	        "\"title\":\"Login times out\",\"description\":\"The host reports that the login "
 	        "page times out.\"}]}}]}]";
-	start_trio(&room, script, false, homes, f, a);
+	start_trio_ordered(&room, script, false, reversed, homes, f, a);
 	struct ws_client *obs = th_observe(&room, "Obs");
 	th_msleep(500); /* every agent sees the four members */
 
@@ -923,6 +938,18 @@ static void test_three_agents_one_owner(void **state)
 
 	th_observer_free(obs);
 	stop_trio(&room, f, a);
+}
+
+static void test_three_agents_one_owner(void **state)
+{
+	(void)state;
+	three_agents_one_owner(false);
+}
+
+static void test_three_agents_one_owner_reversed(void **state)
+{
+	(void)state;
+	three_agents_one_owner(true);
 }
 
 /* --- the borderline echo goes to the judge ------------------------------------------------ */
@@ -1261,6 +1288,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_layer2_failure, th_teardown),
 	        cmocka_unit_test_teardown(test_peer_claim_drops_commitment, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
+	        cmocka_unit_test_teardown(test_three_agents_one_owner_reversed, th_teardown),
 	        cmocka_unit_test_teardown(test_judge_borderline, th_teardown),
 	        cmocka_unit_test_teardown(test_extraction, th_teardown),
 	        cmocka_unit_test_teardown(test_follow_up_social_only_exit, th_teardown),
