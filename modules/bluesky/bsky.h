@@ -20,16 +20,23 @@
  *      replies, mentions and quotes are ordered (the owner's first, then
  *      §6.2's priority) and at most BSKY_MAX_INFLIGHT of them are taken —
  *      the rest wait for the next check, they are not skipped;
- *   3. for each: the thread's parent chain (getPostThread) gives the depth,
- *      the derived chain (agents: our own posts, known peers, any post
- *      carrying the gaChain field) and the circular detection; the chain is
- *      max(carried gaChain, derived); then pipeline_event();
- *   4. compose (called by the pipeline only when the gate passed):
- *      shouldRespondTo → conversation state (SELF.md Social Mechanics) →
- *      circular → the model with the bluesky-reply skill and the
+ *   3. for each: the thread (getPostThread, depth 1) — its parent chain
+ *      gives the depth, the derived chain (agents: our own posts, known
+ *      peers, any post carrying the gaChain field) and the circular
+ *      detection; the chain is max(carried gaChain, derived); its direct
+ *      replies whether we answered this post already and whether a known
+ *      peer did in the last 30 s (§6.8 steps 2 and 6); then
+ *      pipeline_event();
+ *   4. compose (called by the pipeline only when the gate passed): already
+ *      replied (→ nothing, rule already_replied) → shouldRespondTo →
+ *      conversation state (SELF.md Social Mechanics) → circular → a peer's
+ *      reply within 30 s (→ a like, rule peer_replied; not on the owner's
+ *      posts) → the model with the bluesky-reply skill and the
  *      bluesky_reply / graceful_exit tools → the output self-check → per-
- *      type pacing → pipeline_composed(). A like instead of a reply
- *      (closing, emoji, limit, circular, self-check, graceful exit) is an
+ *      type pacing → the replies under the post read again (both checks
+ *      once more: the model took its time; unreadable → the reply goes on)
+ *      → pipeline_composed(). A like instead of a reply (closing, emoji,
+ *      limit, circular, peer replied, self-check, graceful exit) is an
  *      outbound like and "nothing to send" for the pipeline;
  *   5. the gate's REACT (chain at MAX_ACL, Social Mechanics) is a like;
  *   6. a notification is HANDLED when the pipeline tells how its walk

@@ -58,6 +58,14 @@
 
 struct bsky;
 
+/* The direct replies under a post, reduced (§6.8 steps 2 and 6): ours, and
+ * the newest of a known peer. */
+struct bsky_seen_replies {
+	char own[BSKY_URI_MAX];     /* "" when none */
+	char peer[BSKY_HANDLE_MAX]; /* "" when none */
+	int64_t peer_ms;            /* its indexedAt */
+};
+
 /* One notification on its walk. */
 struct bnote {
 	struct bsky *b;
@@ -88,6 +96,7 @@ struct bnote {
 		bool agent;
 	} thread[BSKY_THREAD_MAX];
 	size_t nthread;
+	struct bsky_seen_replies seen; /* under this post, when the thread was read */
 	char ritual[128];
 	/* compose */
 	struct pipeline_job *job;

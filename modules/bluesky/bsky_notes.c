@@ -253,7 +253,10 @@ static void relationship_line(struct strbuf *sb, const struct bnote *n)
 		size_t len = strlen(name);
 		bool y = len && name[len - 1] == 'y'; /* reply → replies */
 		sb_printf(sb, "%s%u %.*s%s", sep, by_type[t], (int)(len - (by_type[t] > 1 && y)),
-		          name, by_type[t] == 1 ? "" : y ? "ies" : "s");
+		          name,
+		          by_type[t] == 1 ? ""
+		          : y             ? "ies"
+		                          : "s");
 		sep = ", ";
 	}
 	sb_printf(sb, "%s; sentiment %s; %s.\n", sep[0] == ',' ? ")" : "",
@@ -324,6 +327,67 @@ static void compose_end(struct bnote *n, const char *text, const char *why)
 	if (!job)
 		return;
 	pipeline_composed(job, text, text ? strlen(text) : 0, why);
+}
+
+/* The direct replies under the thread view node t (getPostThread with
+ * depth >= 1), reduced to what §6.8 asks: a reply of ours (steps 2), the
+ * newest reply of a known peer (step 6). Every reply is looked at; nothing
+ * is kept but the two. */
+static void reduce_replies(const struct bsky *b, const cJSON *t, struct bsky_seen_replies *out)
+{
+	memset(out, 0, sizeof *out);
+	const cJSON *r;
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(t, "replies"))
+	{
+		const cJSON *post = cJSON_GetObjectItemCaseSensitive(r, "post");
+		if (!post) /* #notFoundPost, #blockedPost */
+			continue;
+		const char *did = bk_str_at(post, "author", "did");
+		if (strcmp(did, b->did) == 0) {
+			if (!out->own[0])
+				snprintf(out->own, sizeof out->own, "%s",
+				         json_string_or(post, "uri", "?"));
+			continue;
+		}
+		int64_t ms = 0;
+		if (!bsky_state_is_peer(b->st, did) ||
+		    time_parse_iso(json_string_or(post, "indexedAt", ""), &ms) < 0)
+			continue;
+		if (!out->peer[0] || ms > out->peer_ms) {
+			snprintf(out->peer, sizeof out->peer, "%s",
+			         bk_str_at(post, "author", "handle"));
+			out->peer_ms = ms;
+		}
+	}
+}
+
+/* §6.8 steps 2 and 6 on what was seen under the post (policy.h
+ * bsky_reply_check), the decision on the story; true when the reply goes
+ * on. Otherwise the walk ends here: nothing (already replied) or a like
+ * (a peer just answered). */
+static bool replies_allow(struct bnote *n, const struct bsky_seen_replies *seen)
+{
+	const struct bsky_reply_facts f = {seen->own, seen->peer, seen->peer_ms};
+	struct decision d;
+	enum bsky_reply_check r = bsky_reply_check(&f, n->owner, bk_now_ms(), &d);
+	if (r == BSKY_REPLY_GO) {
+		if (seen->peer[0]) /* the owner's post a peer answered: say why we still do */
+			pipeline_note(n->b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation,
+			              n->uri, STAGE_COMPOSE, &d);
+		return true;
+	}
+	if (r == BSKY_REPLY_PEER_LIKE) {
+		bk_like_note(n, d.rule, d.reason);
+	} else {
+		pipeline_note(n->b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri,
+		              STAGE_COMPOSE, &d);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "BLOCKED: already replied", "id", n->uri, "ours",
+		       seen->own);
+	}
+	free(n->reply);
+	n->reply = NULL;
+	compose_end(n, NULL, d.reason);
+	return false;
 }
 
 /* ---- commitments from our replies (§6.12) ----------------------------------------------- */
@@ -523,6 +587,28 @@ static bool promise_check(struct bnote *n)
 	return true;
 }
 
+/* The refresh of §6.8 step 6 (and step 2 again: the model took its time):
+ * the replies under the post now. An unreadable thread fails open — the
+ * reply goes on, as in the reference. */
+static void on_refresh(const struct atp_result *res, void *ud)
+{
+	struct bnote *n = ud;
+	if (res->kind == ATP_ERR_CANCELLED || n->b->quiescing)
+		return; /* stopping: the pipeline frees the job */
+	struct bsky_seen_replies seen;
+	if (res->kind == ATP_OK && res->json) {
+		reduce_replies(n->b, cJSON_GetObjectItemCaseSensitive(res->json, "thread"), &seen);
+		if (!replies_allow(n, &seen))
+			return;
+	} else {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP,
+		       "replies unreadable before sending: the reply goes on", "id", n->uri,
+		       "error", res->msg);
+	}
+	if (!promise_check(n))
+		send_reply(n);
+}
+
 static void on_pace(uv_timer_t *t)
 {
 	struct bnote *n = t->data;
@@ -533,6 +619,11 @@ static void on_pace(uv_timer_t *t)
 		return;
 	}
 	bsky_pacing_note(&b->pacing, BSKY_ACT_REPLY, bk_now_ms());
+	struct ga_err err = {{0}};
+	if (atp_get_post_thread(b->c.atp, n->uri, 1, 0, on_refresh, n, &err) != 0)
+		return;
+	log_kv(LOG_LEVEL_WARN, LOG_COMP, "replies not asked before sending: the reply goes on",
+	       "id", n->uri, "error", err.msg);
 	if (!promise_check(n))
 		send_reply(n);
 }
@@ -655,6 +746,9 @@ void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *
 	n->courtesy = g && g->courtesy;
 	n->composing = true;
 	int64_t now = bk_now_ms();
+	/* §6.8 step 2, before the model: never a second reply to one post */
+	if (n->seen.own[0] && !replies_allow(n, &n->seen))
+		return;
 	struct decision d;
 	enum bsky_response r = bsky_should_respond(n->reason, n->owner, n->text, &d);
 	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri, STAGE_COMPOSE,
@@ -726,6 +820,10 @@ void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *
 		}
 	if (rname)
 		snprintf(n->ritual, sizeof n->ritual, "%s", rname);
+	/* §6.14: a known peer answered this post moments ago — a like, and
+	 * the model is not asked (checked again before sending) */
+	if (!replies_allow(n, &n->seen))
+		return;
 	compose_reply(n);
 }
 
@@ -785,9 +883,11 @@ static void start_event(struct bnote *n)
 	}
 }
 
-/* The parent chain of getPostThread, root first, the post itself last. */
+/* The parent chain of getPostThread, root first, the post itself last;
+ * the direct replies under the post (reduce_replies). */
 static void parse_thread(struct bnote *n, const cJSON *thread)
 {
+	reduce_replies(n->b, thread, &n->seen);
 	const cJSON *chain[BSKY_THREAD_MAX];
 	size_t k = 0;
 	for (const cJSON *t = thread; t && k < BSKY_THREAD_MAX;
@@ -856,7 +956,8 @@ void bk_fetch_thread(struct bnote *n)
 {
 	struct bsky *b = n->b;
 	struct ga_err err = {{0}};
-	if (atp_get_post_thread(b->c.atp, n->uri, 0, BSKY_THREAD_MAX - 1, on_thread, n, &err) ==
+	/* depth 1: the direct replies too (§6.8 step 2: did we answer already?) */
+	if (atp_get_post_thread(b->c.atp, n->uri, 1, BSKY_THREAD_MAX - 1, on_thread, n, &err) ==
 	    0) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "thread not asked", "id", n->uri, "error",
 		       err.msg);

@@ -766,6 +766,41 @@ bool bsky_self_check_to_like(const struct bsky_conv *c, const char *text)
 	return c && c->our_replies >= 1 && bsky_is_low_value_closing(text);
 }
 
+/* ---- the replies already under a post ---------------------------------------------------- */
+
+enum bsky_reply_check bsky_reply_check(const struct bsky_reply_facts *f, bool from_owner,
+                                       int64_t now_ms, struct decision *d)
+{
+	if (f->own_reply_uri && *f->own_reply_uri) {
+		decision_set(
+		        d, VERDICT_BLOCK, "already_replied",
+		        "BLOCKED: already replied — our reply %s is under this post: not again",
+		        f->own_reply_uri);
+		return BSKY_REPLY_ALREADY;
+	}
+	int64_t age = now_ms - f->peer_reply_ms;
+	if (f->peer_handle && *f->peer_handle && age <= BSKY_PEER_REPLY_WINDOW_MS &&
+	    age >= -BSKY_PEER_REPLY_WINDOW_MS) {
+		if (!from_owner) {
+			decision_set(d, VERDICT_REACT, "peer_replied",
+			             "CONVERTED TO LIKE: peer @%s replied to this post %" PRId64
+			             " s ago (within %lld s): a like, not a second voice",
+			             f->peer_handle[0] == '@' ? f->peer_handle + 1 : f->peer_handle,
+			             (age > 0 ? age : 0) / 1000, BSKY_PEER_REPLY_WINDOW_MS / 1000);
+			return BSKY_REPLY_PEER_LIKE;
+		}
+		decision_set(d, VERDICT_PASS, "thread_replies",
+		             "peer @%s replied %" PRId64 " s ago, but the owner asked us: answered",
+		             f->peer_handle[0] == '@' ? f->peer_handle + 1 : f->peer_handle,
+		             (age > 0 ? age : 0) / 1000);
+		return BSKY_REPLY_GO;
+	}
+	decision_set(d, VERDICT_PASS, "thread_replies",
+	             "no reply of ours under this post, no known peer's in the last %lld s",
+	             BSKY_PEER_REPLY_WINDOW_MS / 1000);
+	return BSKY_REPLY_GO;
+}
+
 /* ---- pacing ------------------------------------------------------------------------------ */
 
 void bsky_pacing_init(struct bsky_pacing *p)

@@ -254,6 +254,32 @@ bool bsky_conv_sweep(struct bsky_conv *c, const struct self_mechanics *self, int
  * closing and we already replied here once → convert it to a like. */
 bool bsky_self_check_to_like(const struct bsky_conv *c, const char *text);
 
+/* ---- the replies already under a post (§6.8 steps 2 and 6, §6.14) ------------- */
+
+/* A known peer's direct reply this recent (either side of now: the peer's
+ * AppView clock may run ahead) means the peer answered: a like instead. */
+#define BSKY_PEER_REPLY_WINDOW_MS (30LL * 1000)
+
+/* What the direct replies to the post we are about to answer say (from
+ * getPostThread depth 1), reduced by the caller. */
+struct bsky_reply_facts {
+	const char *own_reply_uri; /* a direct reply of ours, or NULL / "" */
+	const char *peer_handle;   /* the known peer whose direct reply is newest, or NULL */
+	int64_t peer_reply_ms;     /* its indexedAt (epoch ms) */
+};
+enum bsky_reply_check { BSKY_REPLY_GO, BSKY_REPLY_ALREADY, BSKY_REPLY_PEER_LIKE };
+/* First match wins:
+ *   a reply of ours is there        → ALREADY (BLOCK, rule already_replied):
+ *                                     never a second reply to one post;
+ *   a known peer replied within
+ *   BSKY_PEER_REPLY_WINDOW_MS, not
+ *   the owner's post                → PEER_LIKE (REACT, rule peer_replied):
+ *                                     like it, do not repeat the peer (the
+ *                                     owner asked us: answered anyway);
+ *   else                            → GO (PASS, rule thread_replies). */
+enum bsky_reply_check bsky_reply_check(const struct bsky_reply_facts *f, bool from_owner,
+                                       int64_t now_ms, struct decision *d);
+
 /* ---- pacing (§6.11) -------------------------------------------------------- */
 
 enum bsky_action { BSKY_ACT_POST, BSKY_ACT_REPLY, BSKY_ACT_LIKE, BSKY_ACT_FOLLOW, BSKY_ACT_COUNT };

@@ -604,6 +604,57 @@ static void test_peers(void **state)
 	assert_int_equal(bsky_announce_text("", "peer-a", text, sizeof text), -1);
 }
 
+/* ---- the replies already under a post (§6.8 steps 2 and 6) ---------------------------- */
+
+static void test_reply_check(void **state)
+{
+	(void)state;
+	const int64_t now = 1800000000000LL;
+	struct decision d;
+	struct bsky_reply_facts f = {0};
+	assert_int_equal(bsky_reply_check(&f, false, now, &d), BSKY_REPLY_GO);
+	assert_int_equal(d.verdict, VERDICT_PASS);
+	assert_string_equal(d.rule, "thread_replies");
+	/* ours is there: never again, not even for the owner */
+	f.own_reply_uri = "at://did:plc:me/app.bsky.feed.post/3kx";
+	for (int owner = 0; owner < 2; owner++) {
+		assert_int_equal(bsky_reply_check(&f, owner, now, &d), BSKY_REPLY_ALREADY);
+		assert_int_equal(d.verdict, VERDICT_BLOCK);
+		assert_string_equal(d.rule, "already_replied");
+		assert_non_null(strstr(d.reason, "already replied"));
+		assert_non_null(strstr(d.reason, f.own_reply_uri));
+	}
+	/* a peer's reply as well: ours decides first */
+	f.peer_handle = "peer.test";
+	f.peer_reply_ms = now - 1000;
+	assert_int_equal(bsky_reply_check(&f, false, now, &d), BSKY_REPLY_ALREADY);
+	f.own_reply_uri = "";
+	/* a known peer within 30 s (inclusive): a like */
+	static const int64_t ages[] = {0, 1000, 29999, 30000, -5000, -30000};
+	for (size_t i = 0; i < sizeof ages / sizeof ages[0]; i++) {
+		f.peer_reply_ms = now - ages[i];
+		if (bsky_reply_check(&f, false, now, &d) != BSKY_REPLY_PEER_LIKE)
+			fail_msg("age %lld ms: %s (%s)", (long long)ages[i], d.rule, d.reason);
+		assert_int_equal(d.verdict, VERDICT_REACT);
+		assert_string_equal(d.rule, "peer_replied");
+		assert_non_null(strstr(d.reason, "@peer.test"));
+	}
+	/* older, or too far ahead: answered */
+	static const int64_t old_ages[] = {30001, 3600000, -30001};
+	for (size_t i = 0; i < sizeof old_ages / sizeof old_ages[0]; i++) {
+		f.peer_reply_ms = now - old_ages[i];
+		if (bsky_reply_check(&f, false, now, &d) != BSKY_REPLY_GO)
+			fail_msg("age %lld ms: %s (%s)", (long long)old_ages[i], d.rule, d.reason);
+	}
+	/* the owner asked us: answered even right after a peer */
+	f.peer_reply_ms = now - 2000;
+	assert_int_equal(bsky_reply_check(&f, true, now, &d), BSKY_REPLY_GO);
+	assert_non_null(strstr(d.reason, "owner"));
+	/* no known peer: no like */
+	f.peer_handle = NULL;
+	assert_int_equal(bsky_reply_check(&f, false, now, &d), BSKY_REPLY_GO);
+}
+
 /* ---- rituals ------------------------------------------------------------------------- */
 
 static void test_ritual_role(void **state)
@@ -618,11 +669,34 @@ static void test_ritual_role(void **state)
 		seen[r]++;
 	}
 	assert_true(seen[0] > 0 && seen[1] > 0 && seen[2] > 0);
-	/* the role is the SHA-256 of name + uri: recompute one by hand */
-	/* sha256("Gaiaat://x") starts with a known prefix → compare to our own */
-	enum bsky_ritual_role a = bsky_ritual_role("Gaia", "at://x");
-	enum bsky_ritual_role b = bsky_ritual_role("Gai", "aat://x");
-	assert_int_equal(a, b); /* concatenation, as the spec says */
+	/* §7.3: SHA-256 of name + URI, its first 8 hex digits as an unsigned
+	 * integer, mod 3. The digests come from outside this code:
+	 *   printf '%s' 'Adaat://did:plc:ritual/app.bsky.feed.post/3kt1' | sha256sum
+	 * → 8479f215…; 0x8479f215 = 2222592533, mod 3 = 0 (analyst). */
+	static const struct {
+		const char *name, *uri, *hex8;
+		enum bsky_ritual_role want;
+	} vec[] = {
+	        {"Ada", "at://did:plc:ritual/app.bsky.feed.post/3kt1", "8479f215",
+	         BSKY_ROLE_ANALYST},
+	        {"Gaia", "at://did:plc:ritual/app.bsky.feed.post/3kt1", "47c3ec45",
+	         BSKY_ROLE_CRITIC},
+	        {"Ada", "at://did:plc:ritual/app.bsky.feed.post/3kt2", "c65c6f4e",
+	         BSKY_ROLE_OBSERVER},
+	        {"Bob", "at://did:plc:ritual/app.bsky.feed.post/3kt1", "31ad4388",
+	         BSKY_ROLE_OBSERVER},
+	        {"Gaia", "at://x", "ece34571", BSKY_ROLE_ANALYST},
+	        /* the concatenation only: the same bytes, the same role */
+	        {"Gai", "aat://x", "ece34571", BSKY_ROLE_ANALYST},
+	};
+	for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
+		/* the table is consistent with itself */
+		assert_int_equal(strtoul(vec[i].hex8, NULL, 16) % 3, (unsigned long)vec[i].want);
+		if (bsky_ritual_role(vec[i].name, vec[i].uri) != vec[i].want)
+			fail_msg("%s + %s: role %s, want %s (sha256 %s…)", vec[i].name, vec[i].uri,
+			         bsky_ritual_role_name(bsky_ritual_role(vec[i].name, vec[i].uri)),
+			         bsky_ritual_role_name(vec[i].want), vec[i].hex8);
+	}
 	assert_string_equal(bsky_ritual_role_name(BSKY_ROLE_CRITIC), "critic");
 }
 
@@ -888,6 +962,7 @@ int main(void)
 	        cmocka_unit_test(test_normalize),
 	        cmocka_unit_test(test_prune),
 	        cmocka_unit_test(test_peers),
+	        cmocka_unit_test(test_reply_check),
 	        cmocka_unit_test(test_ritual_role),
 	        cmocka_unit_test(test_ritual_due),
 	        cmocka_unit_test(test_expression),

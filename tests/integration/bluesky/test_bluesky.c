@@ -25,7 +25,15 @@
  *     draft (Scenario 1.8);
  *   - a reply that promises ("I'll open an issue …") becomes one pending
  *     commitment in the ledger, source bluesky, with the thread it was
- *     promised in (§6.12); a low-confidence extraction is dropped.
+ *     promised in (§6.12); a low-confidence extraction is dropped;
+ *   - the replies under a post (§6.8 steps 2 and 6): a post with our reply
+ *     under it is not answered again and never shown to the model; a post a
+ *     known peer answered seconds ago gets a like without the model; a peer
+ *     that answers while the model composes turns our reply into a like;
+ *   - the model's graceful_exit with closing_type like: a like of the post,
+ *     no reply (§6.13);
+ *   - an expression that says our own recent post again is refused by the
+ *     validator (an echo): nothing posted (§7.1).
  *
  * Timing: the awareness check runs every 0.4 s here (GA_BLUESKY_AWARENESS_MS)
  * and the pacing gaps are 50 ms; waits poll until true or their timeout.
@@ -864,6 +872,38 @@ static bool wait_top(struct bskyfake *f, const char *handle, const char *prefix,
 	return top_posts(f, handle, prefix) >= n;
 }
 
+/* A home where an expression is due (the schedule says so) and the
+ * expression and ritual-initiation skills are installed (the lead ships
+ * them in skills/; here the agent's own), with this SELF.md. */
+static void expression_home(const char *home, const char *self_md)
+{
+	char dir[1024];
+	static const char *const dirs[] = {"skills", "skills/expression",
+	                                   "skills/ritual-initiation", "memory"};
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(dir, sizeof dir, "%s/%s", home, dirs[i]);
+		mkdir(dir, 0700);
+	}
+	home_write(home, "skills/expression/SKILL.md",
+	           "# Expression\n\n## System Prompt\n\nWrite one post as @{{blueskyUsername}}.\n");
+	home_write(home, "skills/ritual-initiation/SKILL.md",
+	           "# Ritual\n\n## System Prompt\n\nOpen today's ritual as {{agentName}}.\n");
+	home_write(home, "SELF.md", self_md);
+	home_write(home, "memory/bluesky.json",
+	           "{\"version\":\"0.0.0\",\"savedAt\":\"2026-01-01T00:00:00.000Z\","
+	           "\"data\":{\"nextExpressionMs\":1}}");
+}
+
+/* "TZ=…" that makes the agent's local time midday, whatever the clock: no
+ * quiet hours. */
+static void midday_tz(char tz[32])
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	snprintf(tz, 32, "TZ=LOC%+d", tm.tm_hour - 12);
+}
+
 static void test_proactive_posts(void **state)
 {
 	(void)state;
@@ -871,26 +911,10 @@ static void test_proactive_posts(void **state)
 	world_new(&w);
 	struct agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
-	char dir[1024];
-	static const char *const dirs[] = {"skills", "skills/expression",
-	                                   "skills/ritual-initiation", "memory"};
-	for (size_t i = 0; i < 4; i++) {
-		snprintf(dir, sizeof dir, "%s/%s", a.home, dirs[i]);
-		mkdir(dir, 0700);
-	}
-	/* the prompts (the lead ships them in skills/; here the agent's own) */
-	home_write(a.home, "skills/expression/SKILL.md",
-	           "# Expression\n\n## System Prompt\n\nWrite one post as @{{blueskyUsername}}.\n");
-	home_write(a.home, "skills/ritual-initiation/SKILL.md",
-	           "# Ritual\n\n## System Prompt\n\nOpen today's ritual as {{agentName}}.\n");
-	home_write(a.home, "SELF.md",
-	           "# Ada\n\nI'm Ada.\n\n## Values\n\n- Small sturdy tools\n\n"
-	           "## Daily Rituals\n\n- **Standup** [daily] (www-lil-intdev-standup)\n"
-	           "  Participants: @human.test\n  Role: initiator\n  What did we learn?\n");
-	/* an expression is due (the schedule says so) */
-	home_write(a.home, "memory/bluesky.json",
-	           "{\"version\":\"0.0.0\",\"savedAt\":\"2026-01-01T00:00:00.000Z\","
-	           "\"data\":{\"nextExpressionMs\":1}}");
+	expression_home(a.home,
+	                "# Ada\n\nI'm Ada.\n\n## Values\n\n- Small sturdy tools\n\n"
+	                "## Daily Rituals\n\n- **Standup** [daily] (www-lil-intdev-standup)\n"
+	                "  Participants: @human.test\n  Role: initiator\n  What did we learn?\n");
 	static const char script[] =
 	        "[{\"match\":{\"tool_choice\":\"bluesky_post\",\"last_user_contains\":"
 	        "\"Ritual: Standup\"},\"tool_calls\":[{\"name\":\"bluesky_post\",\"arguments\":"
@@ -907,12 +931,8 @@ static void test_proactive_posts(void **state)
 	        "{\"content\":\"Posted.\"}]";
 	struct fake llm;
 	start_llm(a.home, script, &llm);
-	/* the agent's local time is midday, whatever the clock: no quiet hours */
-	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
 	char tz[32];
-	snprintf(tz, sizeof tz, "TZ=LOC%+d", tm.tm_hour - 12);
+	midday_tz(tz);
 	const char *extra = tz;
 	snprintf(a.user, sizeof a.user, "AGENT_BLUESKY_USERNAME=%s", "agent.test");
 	snprintf(a.service, sizeof a.service, "BLUESKY_SERVICE=%s", bskyfake_base_url(w.f));
@@ -977,29 +997,44 @@ static void test_proactive_posts(void **state)
 	bskyfake_free(w.f);
 }
 
-/* Lines of outbound's audit (memory/send_audit.jsonl) whose target starts
- * with target_prefix and whose verdict is verdict ("allow" / "deny"). */
-static int audit_count(const char *home, const char *target_prefix, const char *verdict)
+/* Lines of home's JSON-lines file name (each parsed) that pred holds for. */
+static int jsonl_count(const char *home, const char *name,
+                       bool (*pred)(const cJSON *e, const void *ud), const void *ud)
 {
-	char *log = home_read(home, "memory/send_audit.jsonl");
+	char *log = home_read(home, name);
 	int n = 0;
 	for (char *line = log, *next; line && *line; line = next) {
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = '\0';
 		cJSON *e = cJSON_Parse(line);
-		const cJSON *t = cJSON_GetObjectItem(e, "target");
-		const cJSON *v = cJSON_GetObjectItem(e, "verdict");
-		if (cJSON_IsString(t) && cJSON_IsString(v) &&
-		    strncmp(t->valuestring, target_prefix, strlen(target_prefix)) == 0 &&
-		    strcmp(v->valuestring, verdict) == 0)
-			n++;
+		n += e && pred(e, ud);
 		cJSON_Delete(e);
 		if (!next)
 			break;
 	}
 	free(log);
 	return n;
+}
+
+struct audit_want {
+	const char *target_prefix, *verdict;
+};
+
+static bool audit_is(const cJSON *e, const void *ud)
+{
+	const struct audit_want *w = ud;
+	const char *t = jstr(e, "target", NULL, NULL);
+	return strncmp(t, w->target_prefix, strlen(w->target_prefix)) == 0 &&
+	       strcmp(jstr(e, "verdict", NULL, NULL), w->verdict) == 0;
+}
+
+/* Lines of outbound's audit (memory/send_audit.jsonl) whose target starts
+ * with target_prefix and whose verdict is verdict ("allow" / "deny"). */
+static int audit_count(const char *home, const char *target_prefix, const char *verdict)
+{
+	const struct audit_want w = {target_prefix, verdict};
+	return jsonl_count(home, "memory/send_audit.jsonl", audit_is, &w);
 }
 
 /* ---- 8. startup cleanup (Scenario 1.5) ------------------------------------------------- */
@@ -1456,6 +1491,294 @@ static void test_reply_promise(void **state)
 	bskyfake_free(w.f);
 }
 
+/* ---- 13. the replies already under a post (§6.8 steps 2 and 6, §6.14) ------------------ */
+
+/* A decision in memory/decisions.jsonl: its message id (a prefix when
+ * id_prefix), stage, verdict and rule (NULL: any; rule may be a part of
+ * the rule's name when rule_part). */
+struct decision_want {
+	const char *id;
+	bool id_prefix;
+	const char *stage, *verdict, *rule;
+	bool rule_part;
+};
+
+static bool decision_is(const cJSON *e, const void *ud)
+{
+	const struct decision_want *w = ud;
+	const char *id = jstr(e, "messageId", NULL, NULL);
+	const char *rule = jstr(e, "rule", NULL, NULL);
+	return (w->id_prefix ? strncmp(id, w->id, strlen(w->id)) == 0 : strcmp(id, w->id) == 0) &&
+	       (!w->stage || strcmp(jstr(e, "stage", NULL, NULL), w->stage) == 0) &&
+	       (!w->verdict || strcmp(jstr(e, "verdict", NULL, NULL), w->verdict) == 0) &&
+	       (!w->rule ||
+	        (w->rule_part ? strstr(rule, w->rule) != NULL : strcmp(rule, w->rule) == 0));
+}
+
+static bool has_decision(const char *home, const char *id, const char *rule, const char *verdict)
+{
+	const struct decision_want w = {.id = id, .verdict = verdict, .rule = rule};
+	return jsonl_count(home, "memory/decisions.jsonl", decision_is, &w) > 0;
+}
+
+static bool wait_decision(const char *home, const char *id, const char *rule, const char *verdict,
+                          int ms)
+{
+	int64_t end = mono_ms() + ms;
+	while (mono_ms() < end && !has_decision(home, id, rule, verdict))
+		usleep(50000);
+	return has_decision(home, id, rule, verdict);
+}
+
+/* Whether handle liked uri. */
+static bool liked(struct bskyfake *f, const char *handle, const char *uri)
+{
+	cJSON *ls = bskyfake_records(f, handle, "app.bsky.feed.like");
+	bool yes = false;
+	const cJSON *l;
+	cJSON_ArrayForEach(l, ls) yes |= strcmp(jstr(l, "value", "subject", "uri"), uri) == 0;
+	cJSON_Delete(ls);
+	return yes;
+}
+
+static bool wait_liked(struct bskyfake *f, const char *handle, const char *uri, int ms)
+{
+	int64_t end = mono_ms() + ms;
+	while (mono_ms() < end && !liked(f, handle, uri))
+		usleep(50000);
+	return liked(f, handle, uri);
+}
+
+/* Our replies whose parent is uri. */
+static size_t replies_under(struct bskyfake *f, const char *handle, const char *uri)
+{
+	cJSON *recs = bskyfake_records(f, handle, "app.bsky.feed.post");
+	size_t n = 0;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, recs) n +=
+	        strcmp(jstr(cJSON_GetObjectItem(r, "value"), "reply", "parent", "uri"), uri) == 0;
+	cJSON_Delete(recs);
+	return n;
+}
+
+static bool llm_saw(const char *home, const char *text)
+{
+	char *rec = home_read(home, "llm-record.jsonl");
+	bool yes = rec && strstr(rec, text);
+	free(rec);
+	return yes;
+}
+
+/*   - a mention we already answered (our reply is under it: another client,
+ *     a lost state file) is not answered again, and the model is not asked
+ *     (decision already_replied);
+ *   - a mention a known peer answered seconds ago gets a like, the model is
+ *     not asked (decision peer_replied);
+ *   - a peer that answers while the model composes: the refresh before
+ *     sending turns our reply into a like. */
+static void test_thread_replies(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	char peer_did[BSKYFAKE_DID_MAX];
+	bskyfake_add_account(w.f, "peer.test", "peer-pass", peer_did);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	/* peer.test is a known peer SOUL (its identity post was found before) */
+	char memdir[512];
+	snprintf(memdir, sizeof memdir, "%s/memory", a.home);
+	mkdir(memdir, 0700);
+	char peers[1024];
+	snprintf(peers, sizeof peers,
+	         "{\"version\":\"0.0.0\",\"savedAt\":\"2026-01-01T00:00:00.000Z\",\"data\":{"
+	         "\"peers\":{\"peer-a\":{\"githubUsername\":\"peer-a\",\"blueskyHandle\":"
+	         "\"peer.test\",\"did\":\"%s\",\"discoveredVia\":\"thread\",\"discoveredAtMs\":1,"
+	         "\"lastVerifiedAtMs\":%lld,\"followedOnBluesky\":true,"
+	         "\"announcedOnBluesky\":true}}}}",
+	         peer_did, (long long)time(NULL) * 1000);
+	home_write(a.home, "memory/discovered_peers.json", peers);
+	/* the model: the third mention is answered slowly; anything else it
+	 * is asked gets a text the test refuses to see */
+	static const char script[] =
+	        "[{\"match\":{\"tools\":[\"bluesky_reply\"],\"last_user_contains\":"
+	        "\"who owns the spans now\"},\"delay_ms\":2500,\"times\":1,\"tool_calls\":[{"
+	        "\"name\":\"bluesky_reply\",\"arguments\":{\"text\":\"The lexer owns the spans "
+	        "now; the parser only reads them.\",\"post_uri\":\"at://x\",\"post_cid\":\"b\"}}]},"
+	        "{\"match\":{\"last_user_contains\":\"Answer this post\"},\"tool_calls\":[{"
+	        "\"name\":\"bluesky_reply\",\"arguments\":{\"text\":\"This should never be "
+	        "written.\",\"post_uri\":\"at://x\",\"post_cid\":\"b\"}}]}]";
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	/* h1: answered already (our reply is there) */
+	char h1[BSKYFAKE_URI_MAX], ours[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test is the lexer rewrite done?",
+	                               NULL, h1, NULL),
+	                 0);
+	assert_int_equal(bskyfake_post(w.f, "agent.test", "Not yet: the spans come next week.", h1,
+	                               ours, NULL),
+	                 0);
+	/* h2: the peer answered it a moment ago */
+	char h2[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test",
+	                               "@agent.test @peer.test which lexer keeps the spans?", NULL,
+	                               h2, NULL),
+	                 0);
+	assert_int_equal(bskyfake_post(w.f, "peer.test", "The new one keeps a span per token.", h2,
+	                               NULL, NULL),
+	                 0);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
+	if (!wait_decision(a.home, h1, "already_replied", "block", W) ||
+	    !wait_liked(w.f, "agent.test", h2, W)) {
+		dump(&a.p, a.home);
+		fail_msg("h1 not recognised as answered, or h2 not liked");
+	}
+	assert_true(has_decision(a.home, h2, "peer_replied", "react"));
+	/* h3: the peer answers while our model is composing */
+	char h3[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test who owns the spans now?",
+	                               NULL, h3, NULL),
+	                 0);
+	int64_t end = mono_ms() + W;
+	while (mono_ms() < end && !llm_saw(a.home, "who owns the spans now"))
+		usleep(20000);
+	if (!llm_saw(a.home, "who owns the spans now")) {
+		dump(&a.p, a.home);
+		fail_msg("the model was not asked about h3");
+	}
+	assert_int_equal(bskyfake_post(w.f, "peer.test", "The lexer does, since the rewrite.", h3,
+	                               NULL, NULL),
+	                 0);
+	if (!wait_liked(w.f, "agent.test", h3, W)) {
+		dump(&a.p, a.home);
+		fail_msg("the reply composed while the peer answered did not become a like");
+	}
+	assert_true(has_decision(a.home, h3, "peer_replied", "react"));
+	settle(1500);
+	/* our only reply is the one that was there; the model never saw h1
+	 * nor h2 */
+	assert_int_equal(replies_of(w.f, "agent.test"), 1);
+	assert_int_equal(replies_under(w.f, "agent.test", h1), 1);
+	assert_int_equal(replies_under(w.f, "agent.test", h3), 0);
+	if (getenv("GA_TEST_VERBOSE"))
+		dump(&a.p, a.home);
+	assert_false(llm_saw(a.home, "is the lexer rewrite done"));
+	assert_false(llm_saw(a.home, "which lexer keeps the spans"));
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
+/* ---- 14. the model ends a conversation with graceful_exit(like) (§6.13) ------------------- */
+
+static void test_graceful_exit_like(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char uri[BSKYFAKE_URI_MAX], cid[BSKYFAKE_CID_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test",
+	                               "@agent.test anything left to add on the lexer, or are we "
+	                               "done for today?",
+	                               NULL, uri, cid),
+	                 0);
+	/* the model closes with a like of this post, then its final word */
+	cJSON *arr = cJSON_CreateArray();
+	cJSON *e = cJSON_CreateObject();
+	cJSON *m = cJSON_AddObjectToObject(e, "match");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "tools"),
+	                     cJSON_CreateString("graceful_exit"));
+	cJSON_AddNumberToObject(e, "times", 1);
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "name", "graceful_exit");
+	cJSON *args = cJSON_AddObjectToObject(c, "arguments");
+	cJSON_AddStringToObject(args, "platform", "bluesky");
+	cJSON_AddStringToObject(args, "identifier", uri);
+	cJSON_AddStringToObject(args, "closing_type", "like");
+	cJSON_AddStringToObject(args, "target_uri", uri);
+	cJSON_AddStringToObject(args, "target_cid", cid);
+	cJSON_AddStringToObject(args, "reason", "we said what there was to say");
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(e, "tool_calls"), c);
+	cJSON_AddItemToArray(arr, e);
+	cJSON *fin = cJSON_CreateObject();
+	cJSON_AddStringToObject(fin, "content", "Done.");
+	cJSON_AddItemToArray(arr, fin);
+	char *script = cJSON_PrintUnformatted(arr);
+	cJSON_Delete(arr);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
+	if (!wait_liked(w.f, "agent.test", uri, W)) {
+		dump(&a.p, a.home);
+		fail_msg("graceful_exit(like) did not like the post");
+	}
+	settle(1500);
+	/* a like, no message; the story says the model ended it */
+	assert_int_equal(bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like"), 1);
+	assert_int_equal(replies_of(w.f, "agent.test"), 0);
+	assert_true(llm_saw(a.home, "graceful_exit"));
+	assert_true(has_decision(a.home, uri, "graceful_exit", "react"));
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
+/* ---- 15. an expression that echoes our own recent post is not posted (§7.1) --------------- */
+
+static void test_expression_echo(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	/* our earlier post, in the feed before the start */
+	static const char earlier[] = "Here is my checklist for picking small sturdy tools that "
+	                              "outlast every framework: https://example.com/tools";
+	assert_int_equal(bskyfake_post(w.f, "agent.test", earlier, NULL, NULL, NULL), 0);
+	struct agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	expression_home(a.home, "# Ada\n\nI'm Ada.\n\n## Values\n\n- Small sturdy tools\n");
+	/* the draft says the earlier post again in other words (a strong
+	 * invitation: a template and its link, so only the echo can stop it) */
+	static const char script[] =
+	        "[{\"match\":{\"tool_choice\":\"bluesky_post\"},\"tool_calls\":[{\"name\":"
+	        "\"bluesky_post\",\"arguments\":{\"text\":\"Here is a checklist for picking small, "
+	        "sturdy tools that outlast any framework: https://example.com/tools\"}}]},"
+	        "{\"content\":\"Posted.\"}]";
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	char tz[32];
+	midday_tz(tz);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_EXPRESSION_MS=300", tz);
+	/* the validator refuses it: an echo of our own post */
+	const struct decision_want echo = {.id = "expression:",
+	                                   .id_prefix = true,
+	                                   .stage = "validator",
+	                                   .verdict = "reject",
+	                                   .rule = "echo",
+	                                   .rule_part = true};
+	int64_t end = mono_ms() + W;
+	while (mono_ms() < end &&
+	       jsonl_count(a.home, "memory/decisions.jsonl", decision_is, &echo) == 0)
+		usleep(50000);
+	if (jsonl_count(a.home, "memory/decisions.jsonl", decision_is, &echo) == 0) {
+		dump(&a.p, a.home);
+		fail_msg("the echoing expression was not refused by the validator");
+	}
+	settle(1000);
+	/* our feed holds the earlier post only */
+	assert_int_equal(bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.post"), 1);
+	assert_int_equal(top_posts(w.f, "agent.test", "Here is a checklist"), 0);
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -1473,6 +1796,12 @@ int main(void)
 	        cmocka_unit_test(test_limits_and_owner),
 	        cmocka_unit_test(test_circular_thread),
 	        cmocka_unit_test(test_reply_promise),
+	        cmocka_unit_test(test_thread_replies),
+	        cmocka_unit_test(test_graceful_exit_like),
+	        cmocka_unit_test(test_expression_echo),
 	};
+	/* BSKY_TEST=test_thread_replies runs one (cmocka's glob) */
+	if (getenv("BSKY_TEST"))
+		cmocka_set_test_filter(getenv("BSKY_TEST"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
