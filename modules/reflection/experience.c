@@ -347,15 +347,22 @@ bool exp_from_decision(const struct exp_source *src, struct exp_in *out, char *b
 	out->who = who;
 	out->where = where;
 	out->what = buf;
-	if (strcmp(platform, "owner") == 0 && rec->stage == STAGE_EVENT &&
-	    strcmp(rule, "event") == 0 && rec->decision.verdict == VERDICT_PASS) {
+	/* the owner's word, wherever it is said: the terminal (platform
+	 * "owner") or a live message of theirs on Bluesky, the room, … (author
+	 * kind owner) */
+	bool owner = strcmp(platform, "owner") == 0 || src->author_kind == CONV_AUTHOR_OWNER;
+	if (owner && rec->stage == STAGE_EVENT && strcmp(rule, "event") == 0 &&
+	    rec->decision.verdict == VERDICT_PASS) {
 		out->type = EXP_OWNER_GUIDANCE;
 		out->who = "owner";
 		out->why = "the owner's word is guidance about who I am and what I do";
-		snprintf(buf, cap, "Owner said (terminal): \"%s\"", message_text(src));
+		/* the platform only: the dedup reads the first EXP_DEDUP_PREFIX
+		 * bytes, which must hold the words (the conversation is in where) */
+		snprintf(buf, cap, "Owner said (%s): \"%s\"",
+		         strcmp(platform, "owner") == 0 ? "terminal" : platform, message_text(src));
 		return true;
 	}
-	if (strcmp(platform, "owner") == 0)
+	if (owner)
 		return false; /* the rest of an owner turn is the same conversation */
 	if (rec->stage == STAGE_RECORD && strcmp(rule, "answered") == 0 &&
 	    rec->decision.verdict == VERDICT_INFO &&

@@ -10,9 +10,11 @@
  * from two places:
  *   1. the decision log (every stage of every message; the service
  *      subscribes and calls exp_from_decision on each record). Meaningful:
- *        - the owner said something (platform "owner", stage event, rule
- *          "event", live not history)                     → owner_guidance
- *          (every owner conversation, without exception);
+ *        - the owner said something (stage event, rule "event", live not
+ *          history; at the terminal — platform "owner" — or anywhere else
+ *          as author kind owner: a Bluesky post, the room)  → owner_guidance
+ *          (every owner conversation, without exception; the rest of the
+ *          owner's walk is the same conversation, not another experience);
  *        - the agent answered a person (host or human: stage record, rule
  *          "answered")                                    → helped_someone
  *        - the agent answered a peer agent                → connection_formed
@@ -27,9 +29,13 @@
  *                                                         → chose_silence
  *      Everything else — gate blocks, pacing, dedup, sends, claims, history
  *      replays — is mechanics, not experience, and is not recorded.
- *   2. explicit calls (exp_store_add, reflection_add_experience) from
- *      modules that know more than the decision log says: a Bluesky
- *      conversation, a ritual, an idea that resonated.
+ *   2. explicit calls (exp_store_add, reflection_add_experience) for a
+ *      module that knows more than the decision log says. No module makes
+ *      one today: Bluesky and the room reach the store through (1) only
+ *      (a Bluesky reply is "answered" like a room reply; the owner's post
+ *      is owner_guidance), and a ritual's opening or an expression post is
+ *      a send of our own, not an experience (§7.2's ritual
+ *      learned_something is not implemented). bench/idle-tokens calls it.
  *
  * Dedup: the same type with the same first EXP_DEDUP_PREFIX characters of
  * `what` (case-insensitive) within EXP_DEDUP_WINDOW_MS is skipped.

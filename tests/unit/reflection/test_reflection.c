@@ -125,6 +125,65 @@ static void test_meaningful_rule(void **state)
 	assert_false(classify(&r, "x", "Ada", CONV_AUTHOR_PEER, true, false, &in, buf));
 }
 
+/* Issue 13 item 1: an owner conversation is an experience everywhere, not
+ * only at the terminal — the owner's live post on Bluesky is owner_guidance
+ * (once: a walk asked again is the same experience), the rest of its walk
+ * is not another one, and a human's post is not guidance. */
+static void test_owner_guidance_everywhere(void **state)
+{
+	(void)state;
+	char buf[EXP_TEXT_MAX];
+	struct exp_in in;
+	static const char conv[] = "bluesky:at://did:plc:owner/app.bsky.feed.post/3kq";
+	struct decision_record r = rec_of("bluesky", STAGE_EVENT, VERDICT_PASS, "event",
+	                                  "owner owner.test (chain 0): ship it tomorrow");
+	r.conversation = conv;
+	assert_true(classify(&r, "@agent.test ship it tomorrow, not tonight", "owner.test",
+	                     CONV_AUTHOR_OWNER, true, false, &in, buf));
+	assert_int_equal(in.type, EXP_OWNER_GUIDANCE);
+	assert_string_equal(in.what, "Owner said (bluesky): \"@agent.test ship it tomorrow, not "
+	                             "tonight\"");
+	assert_string_equal(in.who, "owner");
+	assert_string_equal(in.where, conv);
+	/* the same in the room */
+	struct decision_record room = rec_of("space", STAGE_EVENT, VERDICT_PASS, "event",
+	                                     "owner Sam (chain 0): keep the README short");
+	assert_true(classify(&room, "keep the README short", "Sam", CONV_AUTHOR_OWNER, false, false,
+	                     &in, buf));
+	assert_int_equal(in.type, EXP_OWNER_GUIDANCE);
+	assert_string_equal(in.what, "Owner said (space): \"keep the README short\"");
+	/* replayed history is not said again; a human is not the owner */
+	assert_false(
+	        classify(&r, "ship it", "owner.test", CONV_AUTHOR_OWNER, true, true, &in, buf));
+	assert_false(
+	        classify(&r, "ship it", "human.test", CONV_AUTHOR_HUMAN, true, false, &in, buf));
+	/* the rest of the owner's walk (the answer) is the same conversation */
+	struct decision_record ans =
+	        rec_of("bluesky", STAGE_RECORD, VERDICT_INFO, "answered", "answered");
+	ans.conversation = conv;
+	assert_false(
+	        classify(&ans, "ship it", "owner.test", CONV_AUTHOR_OWNER, true, false, &in, buf));
+
+	/* dedup kept: the same post walked again is one experience; another
+	 * post in the same thread is another */
+	char *dir = tu_tempdir();
+	struct ga_err e = {{0}};
+	struct exp_store *s = exp_store_open(dir, &e);
+	assert_non_null(s);
+	assert_true(classify(&r, "@agent.test ship it tomorrow, not tonight", "owner.test",
+	                     CONV_AUTHOR_OWNER, true, false, &in, buf));
+	assert_int_equal(exp_store_add(s, &in, T0, &e), 1);
+	assert_int_equal(exp_store_add(s, &in, T0 + HOUR, &e), 0);
+	assert_true(classify(&r, "@agent.test and tag the release v2", "owner.test",
+	                     CONV_AUTHOR_OWNER, true, false, &in, buf));
+	assert_int_equal(exp_store_add(s, &in, T0 + HOUR, &e), 1);
+	assert_int_equal(exp_store_pending(s), 2);
+	assert_int_equal(exp_store_at(s, 0)->type, EXP_OWNER_GUIDANCE);
+	exp_store_free(s);
+	tu_rmrf(dir);
+	free(dir);
+}
+
 /* ---- the experience store -------------------------------------------------- */
 
 static void test_store_dedup_and_replay(void **state)
@@ -758,6 +817,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_meaningful_rule),
+	        cmocka_unit_test(test_owner_guidance_everywhere),
 	        cmocka_unit_test(test_store_dedup_and_replay),
 	        cmocka_unit_test(test_store_bounds_and_rotation),
 	        cmocka_unit_test(test_due),
