@@ -292,6 +292,18 @@ struct bsky *bsky_new(const struct bsky_config *c, struct ga_err *err)
 	b->soul = c->soul_text ? xstrdup(c->soul_text) : NULL;
 	b->self_path = c->self_path ? xstrdup(c->self_path) : NULL;
 	b->c.agent_name = b->agent_name;
+	b->c.voice_path = NULL; /* the caller's string is not kept */
+	if (c->voice_path) {
+		b->voice = voice_open(c->voice_path);
+	} else if (c->self_path) {
+		/* beside SELF.md, where reflection writes it */
+		const char *slash = strrchr(c->self_path, '/');
+		char *path = slash ? xasprintf("%.*s/%s", (int)(slash - c->self_path), c->self_path,
+		                               VOICE_FILE)
+		                   : xstrdup(VOICE_FILE);
+		b->voice = voice_open(path);
+		free(path);
+	}
 	b->st = bsky_state_new();
 	b->batch = xcalloc(BSKY_BATCH_MAX, sizeof *b->batch);
 	bsky_pacing_init(&b->pacing);
@@ -371,6 +383,7 @@ void bsky_free(struct bsky *b)
 	free(b->github);
 	free(b->soul);
 	free(b->self_path);
+	voice_free(b->voice);
 	free(b->post_text);
 	free(b->post_user);
 	for (size_t i = 0; i < b->nrecent; i++)

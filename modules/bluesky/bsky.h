@@ -71,7 +71,9 @@
  * feed; then it is followed (through outbound: target
  * "bluesky:follow:<did>", key "follow:<did>"; a refusal is a decision on
  * "bluesky:peers" and the follow is asked again on a later run) and
- * announced once (state "discovered_peers",
+ * announced once, in the agent's voice (voice-phrases.json
+ * bluesky.peer_announcement; the built-in phrase without one) (state
+ * "discovered_peers",
  * migrated across versions). Job "bluesky-peers" (every 3 min), its own
  * loop so it runs in social-only mode and without a workspace.
  *
@@ -178,6 +180,10 @@ struct bsky_config {
 	const struct self_doc *self; /* the pointer stays across SIGHUP */
 	const char *soul_text;
 	const char *self_path;
+	/* voice-phrases.json (the peer announcement's text, hot-reloaded);
+	 * NULL: beside self_path, where reflection writes it; neither: the
+	 * built-in phrases */
+	const char *voice_path;
 	const struct state_store *st; /* NULL: nothing persisted (tests) */
 	struct sched *sched;          /* NULL: no jobs (tests call bsky_check_now) */
 	const char *agent_name;

@@ -46,6 +46,7 @@
 #include "modules/journal/journal.h"
 #include "modules/participation/commitment.h"
 #include "modules/pipeline/pipeline.h"
+#include "modules/reflection/voice.h"
 #include "modules/scheduler/sched.h"
 #include "modules/skills/skills.h"
 #include "modules/validator/echo.h"
@@ -145,6 +146,7 @@ struct attempt {
 struct bsky {
 	struct bsky_config c;
 	char *agent_name, *owner_did, *owner_handle, *github, *soul, *self_path;
+	struct voice *voice; /* voice-phrases.json; NULL: the built-in phrases */
 	struct bsky_state *st;
 	struct bsky_pacing pacing;
 	bool started, quiescing, logged_in;

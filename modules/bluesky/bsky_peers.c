@@ -160,6 +160,27 @@ static void on_peer_rescan(const struct atp_result *res, void *ud)
 	free(pc);
 }
 
+/* §7.4's announcement in the agent's voice: voice-phrases.json's
+ * bluesky.peer_announcement with {{handle}} and {{url}} (issue 13: no
+ * operational text hard-coded); the built-in phrase without a file or when
+ * the file's is blank. Caller frees; NULL when the peer has nothing
+ * sayable (no handle, no valid GitHub name). */
+static char *announcement(struct bsky *b, const struct bsky_peer *p)
+{
+	char handle[BSKY_HANDLE_MAX], url[BSKY_GITHUB_NAME_MAX + 32];
+	if (bsky_announce_vars(p->handle, p->github, handle, sizeof handle, url, sizeof url) < 0)
+		return NULL;
+	const char *names[] = {"handle", "url"};
+	const char *values[] = {handle, url};
+	char *text =
+	        b->voice ? voice_render(b->voice, VOICE_PEER_ANNOUNCEMENT, names, values, 2) : NULL;
+	if (!text || !text[strspn(text, " \t\r\n")]) {
+		free(text);
+		text = voice_interpolate(voice_default(VOICE_PEER_ANNOUNCEMENT), names, values, 2);
+	}
+	return text;
+}
+
 void bk_peers_run(struct sched_job *job, void *ud)
 {
 	struct bsky *b = ud;
@@ -193,8 +214,9 @@ void bk_peers_run(struct sched_job *job, void *ud)
 			return;
 		}
 		if (p->github[0] && p->followed && !p->announced && p->handle[0]) {
-			char text[400], id[BSKY_DID_MAX + 16];
-			if (bsky_announce_text(p->handle, p->github, text, sizeof text) < 0) {
+			char id[BSKY_DID_MAX + 16];
+			char *text = announcement(b, p);
+			if (!text) {
 				p->announced = true; /* nothing sayable: never again */
 				free(pc);
 				continue;
@@ -203,6 +225,7 @@ void bk_peers_run(struct sched_job *job, void *ud)
 			b->peer_busy = true;
 			pipeline_say(b->c.pipeline, CONV_PLATFORM_BLUESKY, "bluesky:post",
 			             "bluesky", text, strlen(text), -1, id, on_announced, pc);
+			free(text);
 			return;
 		}
 		free(pc);

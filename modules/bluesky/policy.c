@@ -1061,15 +1061,15 @@ int bsky_identity_github(const char *text, char out[BSKY_GITHUB_NAME_MAX])
 	return -1;
 }
 
-int bsky_announce_text(const char *handle, const char *github, char *out, size_t cap)
+int bsky_announce_vars(const char *handle, const char *github, char *handle_out, size_t hcap,
+                       char *url_out, size_t ucap)
 {
 	if (!handle || !*handle || !github || !github_login_ok(github, strlen(github)))
 		return -1;
-	int n = snprintf(out, cap,
-	                 "Working with @%s (https://github.com/%s) \xE2\x80\x94 looking forward to "
-	                 "building together.",
-	                 handle[0] == '@' ? handle + 1 : handle, github);
-	return n < 0 || (size_t)n >= cap ? -1 : 0;
+	const char *h = handle[0] == '@' ? handle + 1 : handle;
+	int a = snprintf(handle_out, hcap, "%s", h);
+	int b = snprintf(url_out, ucap, "https://github.com/%s", github);
+	return !*h || a < 0 || (size_t)a >= hcap || b < 0 || (size_t)b >= ucap ? -1 : 0;
 }
 
 /* ---- rituals ------------------------------------------------------------------------------ */

@@ -340,9 +340,13 @@ bool bsky_is_identity_post(const char *text);
  * github.com/<name> (one path segment), "I'm/I am <name> on GitHub". 0 and
  * out filled, -1 when none. */
 int bsky_identity_github(const char *text, char out[BSKY_GITHUB_NAME_MAX]);
-/* "Working with @<handle> (https://github.com/<user>) — looking forward to
- * building together." */
-int bsky_announce_text(const char *handle, const char *github, char *out, size_t cap);
+/* The values of the peer announcement (§7.4), whose text is the agent's
+ * voice phrase bluesky.peer_announcement (modules/reflection/voice.h:
+ * {{handle}}, {{url}}; issue 13: no operational text hard-coded): the
+ * handle without "@", the GitHub profile URL. 0, or -1 when the handle is
+ * empty, the GitHub name not a login, or a buffer too small. */
+int bsky_announce_vars(const char *handle, const char *github, char *handle_out, size_t hcap,
+                       char *url_out, size_t ucap);
 
 /* ---- rituals (§7.3) ------------------------------------------------------------ */
 

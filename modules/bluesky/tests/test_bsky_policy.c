@@ -597,11 +597,20 @@ static void test_peers(void **state)
 			fail_msg("case %zu: got %d %s", i, r, r == 0 ? gh : "");
 	}
 	assert_false(bsky_is_identity_post("hello \xF0\x9F\x94\x97\xE2\x80\x94"));
-	assert_int_equal(bsky_announce_text("@peer.test", "peer-a", text, sizeof text), 0);
-	assert_string_equal(text,
-	                    "Working with @peer.test (https://github.com/peer-a) \xE2\x80\x94 "
-	                    "looking forward to building together.");
-	assert_int_equal(bsky_announce_text("", "peer-a", text, sizeof text), -1);
+	/* the announcement's values (its text is the voice phrase) */
+	char h[64], url[80];
+	assert_int_equal(bsky_announce_vars("@peer.test", "peer-a", h, sizeof h, url, sizeof url),
+	                 0);
+	assert_string_equal(h, "peer.test");
+	assert_string_equal(url, "https://github.com/peer-a");
+	assert_int_equal(bsky_announce_vars("peer.test", "peer-a", h, sizeof h, url, sizeof url),
+	                 0);
+	assert_string_equal(h, "peer.test");
+	assert_int_equal(bsky_announce_vars("", "peer-a", h, sizeof h, url, sizeof url), -1);
+	assert_int_equal(bsky_announce_vars("@", "peer-a", h, sizeof h, url, sizeof url), -1);
+	assert_int_equal(
+	        bsky_announce_vars("peer.test", "not a login", h, sizeof h, url, sizeof url), -1);
+	assert_int_equal(bsky_announce_vars("peer.test", "peer-a", h, sizeof h, url, 10), -1);
 }
 
 /* ---- the replies already under a post (§6.8 steps 2 and 6) ---------------------------- */

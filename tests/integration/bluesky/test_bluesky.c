@@ -33,7 +33,10 @@
  *   - the model's graceful_exit with closing_type like: a like of the post,
  *     no reply (§6.13);
  *   - an expression that says our own recent post again is refused by the
- *     validator (an echo): nothing posted (§7.1).
+ *     validator (an echo): nothing posted (§7.1);
+ *   - the peer announcement is the agent's voice phrase
+ *     (voice-phrases.json bluesky.peer_announcement), the built-in one
+ *     without a file (issue 13 item 3).
  *
  * Timing: the awareness check runs every 0.4 s here (GA_BLUESKY_AWARENESS_MS)
  * and the pacing gaps are 50 ms; waits poll until true or their timeout.
@@ -60,6 +63,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "modules/reflection/voice.h"
 #include "proc.h"
 #include "tests/fakes/bsky/bskyfake.h"
 
@@ -1112,10 +1116,12 @@ static void test_pruning(void **state)
 /* ---- 9. peers: discovered, followed and announced once ----------------------------------- */
 
 /* A world with a peer agent (peer.test, GitHub peer-a): its identity
- * post, then it mentions us. */
-static void peer_world(struct world *w, char peer_did[BSKYFAKE_DID_MAX])
+ * post, then it mentions us; and our agent's home (*a, not started). */
+static void peer_world(struct world *w, char peer_did[BSKYFAKE_DID_MAX], struct agent *a)
 {
 	world_new(w);
+	*a = (struct agent){.home = home_new()};
+	snprintf(a->owner, sizeof a->owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w->owner_did);
 	bskyfake_add_account(w->f, "peer.test", "peer-pass", peer_did);
 	assert_int_equal(bskyfake_post(w->f, "peer.test",
 	                               "\xF0\x9F\x94\x97\xE2\x80\x94`peer-a` I am excited to use "
@@ -1133,13 +1139,12 @@ static void test_peers(void **state)
 	(void)state;
 	struct world w;
 	char peer_did[BSKYFAKE_DID_MAX];
-	peer_world(&w, peer_did);
+	struct agent a;
+	peer_world(&w, peer_did, &a);
 	/* the owner mentions a person who has none */
 	assert_int_equal(bskyfake_post(w.f, "owner.test", "@agent.test say hi to @human.test", NULL,
 	                               NULL, NULL),
 	                 0);
-	struct agent a = {.home = home_new()};
-	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	char *script = reply_script("Hi! Happy to meet you both here.", 0);
 	struct fake llm;
 	start_llm(a.home, script, &llm);
@@ -1189,6 +1194,52 @@ static void test_peers(void **state)
 	bskyfake_free(w.f);
 }
 
+/* Issue 13 item 3: the announcement is the agent's voice phrase
+ * (voice-phrases.json bluesky.peer_announcement beside SELF.md), not a text
+ * in the code. */
+static void test_peer_announcement_in_voice(void **state)
+{
+	(void)state;
+	struct world w;
+	char peer_did[BSKYFAKE_DID_MAX];
+	struct agent a;
+	peer_world(&w, peer_did, &a);
+	struct voice_phrases vp;
+	voice_phrases_defaults(&vp);
+	free(vp.text[VOICE_PEER_ANNOUNCEMENT]);
+	vp.text[VOICE_PEER_ANNOUNCEMENT] = strdup("Pairing up with @{{handle}} now: {{url}}");
+	char *vtext = voice_to_text(&vp, 0);
+	voice_phrases_free(&vp);
+	home_write(a.home, "voice-phrases.json", vtext);
+	free(vtext);
+	char *script = reply_script("Hi! Happy to meet you here.", 0);
+	struct fake llm;
+	start_llm(a.home, script, &llm);
+	free(script);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_PEERS_MS=300", NULL);
+	if (!wait_top(w.f, "agent.test", "Pairing up with", 1, W)) {
+		dump(&a.p, a.home);
+		fail_msg("the peer was not announced in the agent's voice");
+	}
+	settle(1500);
+	assert_int_equal(top_posts(w.f, "agent.test", "Pairing up with"), 1);
+	assert_int_equal(top_posts(w.f, "agent.test", "Working with"), 0);
+	cJSON *recs = bskyfake_records(w.f, "agent.test", "app.bsky.feed.post");
+	const cJSON *r;
+	cJSON_ArrayForEach(r, recs)
+	{
+		const char *t = jstr(r, "value", "text", NULL);
+		if (strncmp(t, "Pairing up with", 15) == 0)
+			assert_string_equal(
+			        t, "Pairing up with @peer.test now: https://github.com/peer-a");
+	}
+	cJSON_Delete(recs);
+	stop_agent(&a);
+	stop_llm(&llm);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
 /* `general-agent cross deny 'bluesky:follow:*'`: the peer is discovered but
  * not followed (nor announced); the refusal is a decision with its rule and
  * reason on the peers' story, and a denied line in the audit. */
@@ -1197,9 +1248,8 @@ static void test_follow_denied(void **state)
 	(void)state;
 	struct world w;
 	char peer_did[BSKYFAKE_DID_MAX];
-	peer_world(&w, peer_did);
-	struct agent a = {.home = home_new()};
-	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	struct agent a;
+	peer_world(&w, peer_did, &a);
 	char *out = NULL, *err = NULL;
 	const char *const env[] = {"SPACE_URL=ws://127.0.0.1:1", NULL};
 	assert_int_equal(proc_run(a.home, (const char *const[]){"cross", "mode", "denylist", NULL},
@@ -1792,6 +1842,7 @@ int main(void)
 	        cmocka_unit_test(test_proactive_posts),
 	        cmocka_unit_test(test_pruning),
 	        cmocka_unit_test(test_peers),
+	        cmocka_unit_test(test_peer_announcement_in_voice),
 	        cmocka_unit_test(test_follow_denied),
 	        cmocka_unit_test(test_limits_and_owner),
 	        cmocka_unit_test(test_circular_thread),
