@@ -3,11 +3,18 @@
  * happens (issue 13 item 6: the reference peers' users lost hundreds of
  * dollars to idle heartbeats). Target: 0.
  *
+ * Idle: nobody talks to the agent and it has nothing of its own to say.
+ * The agent is configured with a name and a model only — no Bluesky
+ * account, so Bluesky's expression posts and ritual openings, which call
+ * the model on a schedule to speak on their own (bounded: ≤ 12 expressions
+ * and one opening per ritual a day), do not run; no GitHub token; the room
+ * at a closed port. README.md says what each scheduled caller spends.
+ *
  * 1. 24 simulated hours of the reflection schedule. The daemon's scheduler
  *    runs on libuv timers in real time and has no fake clock, so 24 hours
  *    through the real binary would take 24 hours. Instead the reflection
- *    module (modules/reflection) — the only job that calls the model on a
- *    timer — is driven with an injected clock: one reflection_tick per
+ *    module (modules/reflection) — the only job that could call the model
+ *    on a timer in this configuration — is driven with an injected clock: one reflection_tick per
  *    scheduler interval (REFLECT_CHECK_MS with the scheduler's own jitter,
  *    sched_jitter_interval) across 24 h, with the real model client against
  *    the LLM fake, the real skills, state store and budget. Idle: no

@@ -16,9 +16,13 @@
  *   - nothing happened: no model call;
  *   - `self revert` restores the previous SELF.md.
  *
- * The room: the daemon's ctx->room_reflection / room_identity are not wired
- * in cmd/daemon.c yet (checked with git log -- cmd/daemon.c), so the room is
- * the callback the service would hand to them.
+ * The room: in the daemon, cmd/svc_reflection.c hands the summary and the
+ * identity to ctx->room_reflection / room_identity, which cmd/daemon.c wires
+ * to the room client (svc_room_reflection, svc_room_identity, when built
+ * with the space client). This test runs the module in process, without
+ * the daemon or a room: the room is the callback pair the service gives it
+ * (reflection_opts.broadcast / .identity), and what the callbacks receive
+ * is what the room would hear.
  */
 #include <setjmp.h>
 #include <stdarg.h>
