@@ -1,8 +1,13 @@
 /*
  * The dashboard's pages in real headless Chromium (Debian `chromium`,
  * installed by scripts/bootstrap.sh), driven over the DevTools protocol on
- * a pipe (cdp.h). Against dash_host:
- *   - a decision the agent makes appears on the page within a second;
+ * a pipe (cdp.h). Against dash_host, a stand-in for the agent: the real
+ * dashboard, decision log and pipeline, but no room, no model and no
+ * composer — its messages are injected on its stdin and nothing is ever
+ * answered or sent. (test_dashboard_agent.c watches the real general-agent
+ * in a real room: its answers, and no answer while paused from the page.)
+ *   - a decision on an injected message appears on the page within a
+ *     second;
  *   - a click on it shows the message's whole story (why);
  *   - the Pause button pauses the pipeline (persisted), and the next
  *     message is stopped at the gate, rule "paused", on the page too;
@@ -11,6 +16,8 @@
  *   - with a token: #token=… in the address opens it and leaves the
  *     address bar; without, the page asks for it.
  * Screenshots are saved as artefacts in <build>/artifacts/dashboard/.
+ * Without a working chromium this test fails (the browser does not
+ * answer); it is not skipped.
  */
 #include <setjmp.h>
 #include <stdarg.h>
