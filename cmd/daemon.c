@@ -54,6 +54,7 @@
 #include "modules/pipeline/actions.h"
 #include "modules/pipeline/control.h"
 #include "modules/pipeline/pipeline.h"
+#include "modules/reflection/voice.h"
 #include "modules/scheduler/sched.h"
 #include "modules/skills/skills.h"
 #include "modules/state/state.h"
@@ -1053,8 +1054,11 @@ static void space_run(struct sched_job *job, void *ud)
 					  .skills = &d->skills,
 					  .ledger = d->ledger.path ? &d->ledger : NULL,
 					  .sched = d->sched};
+	char *voice = d->home->self_path ? voice_path_beside(d->home->self_path) : NULL;
+	rc.voice_path = voice;
 	struct ga_err err = {{0}};
 	d->space = space_runtime_start(&d->loop, &rc, &err);
+	free(voice);
 	if (!d->space) {
 		log_kv(LOG_LEVEL_WARN, "space", "not joining the agent-space", "error", err.msg);
 		sched_job_done(job);

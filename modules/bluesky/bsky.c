@@ -296,11 +296,7 @@ struct bsky *bsky_new(const struct bsky_config *c, struct ga_err *err)
 	if (c->voice_path) {
 		b->voice = voice_open(c->voice_path);
 	} else if (c->self_path) {
-		/* beside SELF.md, where reflection writes it */
-		const char *slash = strrchr(c->self_path, '/');
-		char *path = slash ? xasprintf("%.*s/%s", (int)(slash - c->self_path), c->self_path,
-		                               VOICE_FILE)
-		                   : xstrdup(VOICE_FILE);
+		char *path = voice_path_beside(c->self_path);
 		b->voice = voice_open(path);
 		free(path);
 	}

@@ -80,6 +80,8 @@ struct part_engine {
 	int (*claim)(void *, const char *, const char *, struct ga_err *);
 	void (*unclaim)(void *, const char *, const char *, bool, const char *);
 	const char *(*claim_holder)(void *, const char *, const char *);
+	char *(*phrase)(void *, int);
+	char *salvage_lead, *forced_lead; /* this tick's §11 words (voice) */
 	void *ud;
 	struct part_judge *judge;
 	/* §12.1 step 4: the peers' claims we were told of, and ours */
@@ -1304,7 +1306,7 @@ static void on_retry(const struct compose_result *res, void *ud)
 		                            &e->dec, &err) == 0)
 			e->have_dec = true;
 	}
-	if (e->have_dec && part_owner_retry_accept(&e->dec, &why) == 0) {
+	if (e->have_dec && part_owner_retry_accept(&e->dec, &e->out, &why) == 0) {
 		record(e, &why);
 		e->phase = PH_RETRY;
 		validate_then_send(e);
@@ -1765,6 +1767,12 @@ static void run_tick(struct part_engine *e)
 	};
 	part_tick(&e->st, &in, &e->out);
 	free(members);
+	free(e->salvage_lead);
+	free(e->forced_lead);
+	e->salvage_lead = e->phrase ? e->phrase(e->ud, 0) : NULL;
+	e->forced_lead = e->phrase ? e->phrase(e->ud, 1) : NULL;
+	e->out.salvage_lead = e->salvage_lead;
+	e->out.forced_lead = e->forced_lead;
 	if (e->out.idle_reset)
 		part_judge_clear(e->judge); /* §6.4: the judge's cache goes too */
 	/* The batch's host messages, for an extraction after the send (§8.4). */
@@ -1863,6 +1871,7 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 	e->claim = c->claim;
 	e->unclaim = c->unclaim;
 	e->claim_holder = c->claim_holder;
+	e->phrase = c->phrase;
 	e->ud = c->ud;
 	e->judge = part_judge_new(c->loop, c->llm, c->budget);
 	e->rng = (uint64_t)time_now_ms() * 0x9E3779B97F4A7C15ULL | 1;
@@ -1899,6 +1908,8 @@ void part_engine_free(struct part_engine *e)
 		pending_clear(&e->tb[i]);
 	clear_l2(e);
 	part_judge_free(e->judge);
+	free(e->salvage_lead);
+	free(e->forced_lead);
 	echo_window_free(e->win);
 	free(e->win_last);
 	validator_decision_clear(&e->pre);

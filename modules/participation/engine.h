@@ -229,6 +229,10 @@ struct part_engine_config {
 	void (*unclaim)(void *ud, const char *action, const char *target, bool failed,
 	                const char *why);
 	const char *(*claim_holder)(void *ud, const char *action, const char *target);
+	/* §11's words in the agent's voice, read at every tick: which = 0 the
+	 * salvage lead (with {{type}}), 1 the forced action's; a string the
+	 * engine frees, or NULL for the built-in text. May be NULL. */
+	char *(*phrase)(void *ud, int which);
 	void *ud;
 };
 

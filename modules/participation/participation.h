@@ -236,6 +236,14 @@ struct part_tick_out {
 
 	struct decision why_idle, why_mode, why_owner, why_role, why_escalation, why_saturation,
 	        why_budget;
+
+	/* §11's fixed words in the agent's voice (voice-phrases.json
+	 * space.on_it with {{type}}, space.creating); NULL or "" = the
+	 * built-in PART_SALVAGE_MESSAGE / PART_FORCED_MESSAGE. Not set by
+	 * part_tick: the caller fills them after it (issue 13: no
+	 * operational text hard-coded). */
+	const char *salvage_lead;
+	const char *forced_lead;
 };
 
 void part_state_init(struct part_state *st);
@@ -318,6 +326,7 @@ bool part_late_echo(const char *candidate, size_t n_commitments, const struct ec
 /* --- §11: when the decision did not speak ------------------------------ */
 
 #define PART_FORCED_MESSAGE     "Creating that now."
+#define PART_SALVAGE_MESSAGE    "On it \xE2\x80\x94 {{type}} incoming."
 #define PART_FORCED_TITLE_UNITS 120
 
 /* The fixed words of §11 (salvage, the owner retry, forced action) name
@@ -446,7 +455,9 @@ uint64_t part_discussion_retry_due(const struct part_state *st, const struct par
  * one valid commitment; empty words, or the template's PART_FORCED_MESSAGE,
  * become part_words_naming(PART_FORCED_MESSAGE, …). 0 accepted,
  * -1 not. Ask for a retry only while part_note_owner_declined() says so. */
-int part_owner_retry_accept(struct part_decision *d, struct decision *why);
+/* t (may be NULL) gives the voiced forced lead (forced_lead). */
+int part_owner_retry_accept(struct part_decision *d, const struct part_tick_out *t,
+                            struct decision *why);
 
 /* §11.3 forced action: when t->force_action_due (or due, due_now: what
  * part_recover_next said after this tick's declines), the agent is not

@@ -137,16 +137,28 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 		             t->own.owner);
 		return false;
 	}
-	char msg[96];
 	const char *ty = part_commit_type_name(d->commitments.item[0].type);
 	char words[32];
 	snprintf(words, sizeof words, "%s", ty);
 	for (char *p = words; *p; p++)
 		if (*p == '_')
 			*p = ' ';
-	snprintf(msg, sizeof msg, "On it \xE2\x80\x94 %s incoming.", words);
+	/* the agent's voice (space.on_it), {{type}} = "create issue" */
+	const char *tmpl = t->salvage_lead && *t->salvage_lead ? t->salvage_lead
+	                                                       : PART_SALVAGE_MESSAGE;
+	struct strbuf msg;
+	sb_init(&msg, 1024);
+	for (const char *p = tmpl; *p;) {
+		if (strncmp(p, "{{type}}", 8) == 0) {
+			sb_puts(&msg, words);
+			p += 8;
+		} else {
+			sb_putc(&msg, *p++);
+		}
+	}
 	free(d->message);
-	d->message = part_words_naming(msg, &d->commitments);
+	d->message = part_words_naming(sb_cstr(&msg), &d->commitments);
+	sb_free(&msg);
 	d->should_speak = true;
 	decision_set(why, VERDICT_EDIT, "salvage",
 	             "%zu valid commitment(s) kept; the words became \"%s\" (§11.1)",
@@ -154,7 +166,13 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 	return true;
 }
 
-int part_owner_retry_accept(struct part_decision *d, struct decision *why)
+static const char *forced_lead(const struct part_tick_out *t)
+{
+	return t && t->forced_lead && *t->forced_lead ? t->forced_lead : PART_FORCED_MESSAGE;
+}
+
+int part_owner_retry_accept(struct part_decision *d, const struct part_tick_out *t,
+                            struct decision *why)
 {
 	if (d->commitments.n == 0) {
 		decision_set(why, VERDICT_REJECT, "retry_no_commitment",
@@ -162,9 +180,10 @@ int part_owner_retry_accept(struct part_decision *d, struct decision *why)
 		             d->commitments.ndropped_total);
 		return -1;
 	}
-	if (blank(d->message) || strcmp(d->message, PART_FORCED_MESSAGE) == 0) {
+	if (blank(d->message) || strcmp(d->message, PART_FORCED_MESSAGE) == 0 ||
+	    strcmp(d->message, forced_lead(t)) == 0) {
 		free(d->message);
-		d->message = part_words_naming(PART_FORCED_MESSAGE, &d->commitments);
+		d->message = part_words_naming(forced_lead(t), &d->commitments);
 	}
 	d->should_speak = true;
 	decision_set(why, VERDICT_PASS, "owner_retry",
@@ -226,7 +245,7 @@ int part_forced_decision(const struct part_state *st, const struct part_tick_out
 	c->description = body && !blank(body) ? xstrdup(body) : part_forced_body(st);
 	out->commitments.n = 1;
 	free(out->message);
-	out->message = part_words_naming(PART_FORCED_MESSAGE, &out->commitments);
+	out->message = part_words_naming(forced_lead(t), &out->commitments);
 	decision_set(why, VERDICT_PASS, "forced_action",
 	             "no commitment after %u cycles / %u declines: creating the issue in %s "
 	             "(attempt %u of %d)",

@@ -639,7 +639,8 @@ static void regenerate_voice(struct reflection *r, const char *self_text)
 	const struct skill_var vars[] = {{"voice", voice},           {"current", current},
 	                                 {"url", "{{url}}"},         {"number", "{{number}}"},
 	                                 {"title", "{{title}}"},     {"details", "{{details}}"},
-	                                 {"summary", "{{summary}}"}, {"handle", "{{handle}}"}};
+	                                 {"summary", "{{summary}}"}, {"handle", "{{handle}}"},
+	                                 {"type", "{{type}}"}};
 	char *prompt = skills_render(r->o.skills, REFLECT_SKILL, REFLECT_VOICE_SECTION, vars,
 	                             sizeof vars / sizeof vars[0], &err);
 	free(voice);

@@ -95,7 +95,38 @@ static const struct key_def keys[VOICE_KEY_COUNT] = {
                                      .def = "Working with @{{handle}} ({{url}}) — looking forward "
                                             "to building together.",
                                      .optional = true},
+        [VOICE_SPACE_ON_IT] = {.group = "space",
+                               .field = "on_it",
+                               .name = "space.on_it",
+                               .placeholders = {"type"},
+                               .def = "On it — {{type}} incoming.",
+                               .optional = true},
+        [VOICE_SPACE_CREATING] = {.group = "space",
+                                  .field = "creating",
+                                  .name = "space.creating",
+                                  .def = "Creating that now.",
+                                  .optional = true},
 };
+
+char *voice_text_with(enum voice_key k, const char *text, int64_t now_ms)
+{
+	struct voice_phrases vp;
+	voice_phrases_defaults(&vp);
+	if ((unsigned)k < VOICE_KEY_COUNT) {
+		free(vp.text[k]);
+		vp.text[k] = xstrdup(text ? text : "");
+	}
+	char *out = voice_to_text(&vp, now_ms);
+	voice_phrases_free(&vp);
+	return out;
+}
+
+char *voice_path_beside(const char *self_path)
+{
+	const char *slash = self_path ? strrchr(self_path, '/') : NULL;
+	return slash ? xasprintf("%.*s/%s", (int)(slash - self_path), self_path, VOICE_FILE)
+	             : xstrdup(VOICE_FILE);
+}
 
 const char *voice_key_name(enum voice_key k)
 {

@@ -61,6 +61,10 @@ enum voice_key {
 	VOICE_GH_PLAN_COMPLETE,
 	VOICE_GH_WORKSPACE_FINISHED,
 	VOICE_PEER_ANNOUNCEMENT, /* optional (an extension of §2.4) */
+	/* the room's §11 words (space-validation.md §11; optional, ours):
+	 * a silent owner's commitments kept, and the forced action */
+	VOICE_SPACE_ON_IT,
+	VOICE_SPACE_CREATING,
 	VOICE_KEY_COUNT,
 };
 
@@ -84,6 +88,10 @@ int voice_parse(const char *text, size_t len, bool generated, struct voice_phras
 /* The file's text (pretty-printed, trailing newline, version 1,
  * generatedAt = now_ms). Caller frees. */
 char *voice_to_text(const struct voice_phrases *p, int64_t now_ms);
+/* The file text of the built-in phrases with phrase k replaced by text
+ * (one's own voice-phrases.json started from the defaults; the tests').
+ * Caller frees. */
+char *voice_text_with(enum voice_key k, const char *text, int64_t now_ms);
 
 /* {{name}} → value for each pair, literally, every occurrence. Caller frees. */
 char *voice_interpolate(const char *tmpl, const char *const *names, const char *const *values,
@@ -92,6 +100,9 @@ char *voice_interpolate(const char *tmpl, const char *const *names, const char *
 /* The file as the running agent uses it. */
 struct voice;
 struct voice *voice_open(const char *path); /* path copied; never fails */
+/* The file's path beside SELF.md (where reflection writes it): the
+ * directory of self_path + VOICE_FILE. Caller frees. */
+char *voice_path_beside(const char *self_path);
 void voice_free(struct voice *v);
 /* The phrase (reloaded first if the file changed). Borrowed until the next
  * voice_* call on v. Never NULL. */

@@ -19,6 +19,7 @@
 #include "modules/participation/engine.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/reflection/peers.h"
+#include "modules/reflection/voice.h"
 #include "modules/scheduler/sched.h"
 #include "modules/space/identity.h"
 
@@ -29,6 +30,7 @@
 struct space_runtime {
 	struct space_link *link;
 	struct part_engine *engine; /* NULL: no model */
+	struct voice *voice;        /* the §11 words; NULL: built in */
 	struct pipeline *pipeline;
 	struct coord *coord;
 	void (*done)(void *);
@@ -387,11 +389,22 @@ static const char *room_claim_holder(void *ud, const char *action, const char *t
 	return space_link_claim_holder(rt->link, action, target);
 }
 
+/* §11's words in the agent's voice (issue 13: no operational text
+ * hard-coded): 0 = space.on_it, 1 = space.creating. */
+static char *room_phrase(void *ud, int which)
+{
+	struct space_runtime *rt = ud;
+	if (!rt->voice)
+		return NULL;
+	return xstrdup(voice_get(rt->voice, which == 0 ? VOICE_SPACE_ON_IT : VOICE_SPACE_CREATING));
+}
+
 static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
                          const struct space_runtime_config *rc)
 {
 	if (!rc->pipeline || !rc->llm || !rc->skills || !rc->sched)
 		return;
+	rt->voice = rc->voice_path ? voice_open(rc->voice_path) : NULL;
 	char *self = self_excerpt(rc->self);
 	struct part_engine_config ec = {
 	        .loop = loop,
@@ -415,6 +428,7 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	        .claim = room_claim,
 	        .unclaim = room_unclaim,
 	        .claim_holder = room_claim_holder,
+	        .phrase = room_phrase,
 	        .ud = rt,
 	};
 	struct ga_err err;
@@ -578,6 +592,7 @@ void space_runtime_free(struct space_runtime *rt)
 	part_engine_free(rt->engine);
 	rt->engine = NULL;
 	space_link_free(rt->link);
+	voice_free(rt->voice);
 	free(rt->soul_text);
 	free(rt->self_path);
 	free(rt->self_start);

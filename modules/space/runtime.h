@@ -62,6 +62,9 @@ struct space_runtime_config {
 	const struct skills *skills;
 	struct ledger *ledger; /* may be NULL */
 	struct sched *sched;
+	/* voice-phrases.json (voice_path_beside(SELF.md)): the §11 words
+	 * come from it; NULL = the built-in texts. Copied. */
+	const char *voice_path;
 };
 
 struct space_runtime;

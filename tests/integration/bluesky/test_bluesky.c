@@ -1204,12 +1204,8 @@ static void test_peer_announcement_in_voice(void **state)
 	char peer_did[BSKYFAKE_DID_MAX];
 	struct agent a;
 	peer_world(&w, peer_did, &a);
-	struct voice_phrases vp;
-	voice_phrases_defaults(&vp);
-	free(vp.text[VOICE_PEER_ANNOUNCEMENT]);
-	vp.text[VOICE_PEER_ANNOUNCEMENT] = strdup("Pairing up with @{{handle}} now: {{url}}");
-	char *vtext = voice_to_text(&vp, 0);
-	voice_phrases_free(&vp);
+	char *vtext = voice_text_with(VOICE_PEER_ANNOUNCEMENT,
+	                              "Pairing up with @{{handle}} now: {{url}}", 0);
 	home_write(a.home, "voice-phrases.json", vtext);
 	free(vtext);
 	char *script = reply_script("Hi! Happy to meet you here.", 0);

@@ -369,12 +369,8 @@ static void test_followup_once_in_thread(void **state)
 	struct agent a = {0};
 	home_setup(&a);
 	/* the agent's voice (what reflection writes), with the link */
-	struct voice_phrases vp;
-	voice_phrases_defaults(&vp);
-	free(vp.text[VOICE_FULFILLMENT_CREATE_ISSUE]);
-	vp.text[VOICE_FULFILLMENT_CREATE_ISSUE] = strdup("Filed it, have a look: {{url}}");
-	char *vtext = voice_to_text(&vp, 0);
-	voice_phrases_free(&vp);
+	char *vtext = voice_text_with(VOICE_FULFILLMENT_CREATE_ISSUE,
+	                              "Filed it, have a look: {{url}}", 0);
 	home_write(a.home, "voice-phrases.json", vtext);
 	free(vtext);
 	char id[1][64], line[2048], params[1536];

@@ -536,12 +536,8 @@ static void test_room_announcement_in_voice(void **state)
 	char *home;
 	struct fake fk;
 	setup_home(&home, &fk);
-	struct voice_phrases vp;
-	voice_phrases_defaults(&vp);
-	free(vp.text[VOICE_FULFILLMENT_CREATE_ISSUE]);
-	vp.text[VOICE_FULFILLMENT_CREATE_ISSUE] = strdup("Filed it, have a look: {{url}}");
-	char *vtext = voice_to_text(&vp, 0);
-	voice_phrases_free(&vp);
+	char *vtext = voice_text_with(VOICE_FULFILLMENT_CREATE_ISSUE,
+	                              "Filed it, have a look: {{url}}", 0);
 	home_write(home, "voice-phrases.json", vtext);
 	free(vtext);
 	char id[64], line[1024];

@@ -49,6 +49,7 @@
 #include <cmocka.h>
 
 #include "modules/participation/policy.h"
+#include "modules/reflection/voice.h"
 #include "tests/integration/space-client/harness.h"
 #include "testutil.h"
 
@@ -150,6 +151,15 @@ static void stop_fake(struct fake *f)
 	th_untrack_pid(f->pid);
 }
 
+/* Ends a test of one agent and an observer in a room. */
+static void stop_solo(struct ws_client *obs, struct proc *a, struct fake *f, struct th_room *room)
+{
+	th_observer_free(obs);
+	stop_agent(a);
+	stop_fake(f);
+	th_room_stop(room, SIGTERM);
+}
+
 /* Model calls recorded so far. */
 static int fake_calls(const char *home)
 {
@@ -189,6 +199,22 @@ static bool pred_chat_from(const cJSON *m, const void *arg)
 {
 	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(m, "name"));
 	return name && strcmp(name, arg) == 0;
+}
+
+/* Ada's next chat in the room (failing with what, after her log and
+ * decisions, when none comes within SPEAK_MS); its content must be
+ * content. */
+static void expect_ada_says(struct ws_client *obs, struct proc *a, const char *home,
+                            const char *content, const char *what)
+{
+	cJSON *m = th_expect(obs, "chat", pred_chat_from, "Ada", SPEAK_MS);
+	if (!m) {
+		dump(a);
+		dump_decisions(home);
+		fail_msg("%s", what);
+	}
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(m, "content")), content);
+	cJSON_Delete(m);
 }
 
 static bool pred_chat_from_agent(const cJSON *m, const void *arg)
@@ -335,10 +361,7 @@ static void test_host_question_answered(void **state)
 	must_hold(cfg, "\"lastAdjustedReason\":\t\"asked\"");
 	free(cfg);
 
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* --- a peer at chain MAX: silence; lower: answered ------------------------------------ */
@@ -386,10 +409,7 @@ static void test_peer_at_max_silent(void **state)
 	assert_int_equal(fake_calls(home), 1);
 
 	th_observer_free(bob);
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* --- a peer at MAX − 1: the answer carries the courtesy notice ----------------------------- */
@@ -426,10 +446,7 @@ static void test_courtesy_at_max_minus_one(void **state)
 	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(m, "chain")), 2);
 	cJSON_Delete(m);
 	th_observer_free(bob);
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* --- an echo of a peer is rejected and never reaches the room --------------------------- */
@@ -473,10 +490,7 @@ static void test_echo_rejected(void **state)
 	}
 
 	th_observer_free(bob);
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* --- a peer's restatement lands during the typing pause: ours is withdrawn -------------- */
@@ -533,10 +547,7 @@ static void test_echo_during_typing(void **state)
 
 	th_observer_free(bob);
 	th_observer_free(cal);
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* --- stopped while the model thinks ------------------------------------------------------------
@@ -583,6 +594,17 @@ static int count_in(const char *home, const char *file, const char *needle)
 		n++;
 	free(t);
 	return n;
+}
+
+/* Waits (up to W) until home's ledger holds n commitments with source
+ * space, and asserts exactly n. */
+static void expect_space_commitments(const char *home, int n)
+{
+	int64_t end = th_now_ms() + W;
+	while (count_in(home, "memory/commitments.jsonl", "\"source\":\"space\"") < n &&
+	       th_now_ms() < end)
+		th_msleep(100);
+	assert_int_equal(count_in(home, "memory/commitments.jsonl", "\"source\":\"space\""), n);
 }
 
 /* "<stem> <n>" with the first n that Ada owns among Ada and the observer. */
@@ -672,16 +694,9 @@ static void test_layer2_intent(void **state)
 	must_hold(dec, "Obs caught the off-by-one in the pager");
 	must_hold(dec, "Currently typing: Obs");
 	free(dec);
-	int64_t end = th_now_ms() + W;
-	while (count_in(home, "memory/commitments.jsonl", "\"source\":\"space\"") < 1 &&
-	       th_now_ms() < end)
-		th_msleep(100);
-	assert_int_equal(count_in(home, "memory/commitments.jsonl", "\"source\":\"space\""), 1);
+	expect_space_commitments(home, 1);
 
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* --- §12.1 🐞: a peer's live claim on the same action:target -------------------------------- */
@@ -738,10 +753,7 @@ static void test_peer_claim_drops_commitment(void **state)
 		fail_msg("Ada said \"%s\" for work Obs had claimed", said ? said : "?");
 	}
 
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* A failing Layer 2: Layer 1 stands (discussion), the agent still
@@ -792,10 +804,7 @@ static void test_layer2_failure(void **state)
 	    strstr(strstr(e, "layer 2 gave no label") + 1, "layer 2 gave no label"))
 		fail_msg("not exactly one failed Layer-2 ask:\n%s", e ? e : "");
 	free(e);
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* Ada, Ben and Cal in a fresh room, each with its own model running
@@ -846,6 +855,50 @@ static void stop_trio(struct th_room *room, struct fake f[3], struct proc a[3])
 		stop_fake(&f[i]);
 	}
 	th_room_stop(room, SIGTERM);
+}
+
+/* --- a silent owner's commitment is kept, in the agent's voice ------------------------------ */
+
+/* §11.1 salvage: Ada owns the request, her model decides not to speak but
+ * carries a valid commitment — she says so in her own words
+ * (voice-phrases.json space.on_it beside SELF.md, issue 13: no operational
+ * text hard-coded) and the commitment reaches the ledger. */
+static void test_salvage_in_voice(void **state)
+{
+	(void)state;
+	char request[256];
+	owned_by_ada("Create an issue in acme/widgets: the login spinner never stops", request,
+	             sizeof request);
+	struct th_room room;
+	th_room_start(&room, 0, NULL, false);
+	char home[256], url[128];
+	th_home_new(home, sizeof home);
+	char *vtext = voice_text_with(VOICE_SPACE_ON_IT,
+	                              "Taking this one: a {{type}}, coming up.", 0);
+	home_write(home, "voice-phrases.json", vtext);
+	free(vtext);
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	struct fake f;
+	start_fake(home,
+	           "[{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"
+	           "\"space_decision\",\"arguments\":{\"shouldSpeak\":false,\"reason\":\"busy\","
+	           "\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/widgets\","
+	           "\"title\":\"Login spinner never stops\",\"description\":\"The host reports "
+	           "that the login spinner never stops.\"}]}}]},"
+	           "{\"content\":\"ACTION_REQUEST\"}]",
+	           &f);
+	struct proc a;
+	start_agent(&a, home,
+	            (const char *const[]){"AGENT_NAME=Ada", url, f.env, "LLM_MODEL=fake-model",
+	                                  "LLM_API_KEY=test-key-0123456789", NULL});
+	struct ws_client *obs = th_observe(&room, "Obs");
+	th_msleep(300);
+	th_room_host(&room, request);
+	expect_ada_says(obs, &a, home,
+	                "Taking this one: a create issue, coming up: Login spinner never stops.",
+	                "Ada never kept her silent commitment in words");
+	expect_space_commitments(home, 1);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* --- three agents, one owner ---------------------------------------------------------------- */
@@ -1044,10 +1097,7 @@ static void test_judge_borderline(void **state)
 	th_observer_free(bob);
 	th_observer_free(cal);
 	th_observer_free(dee);
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* --- words that promise, without a commitment: extraction ------------------------------------ */
@@ -1090,20 +1140,13 @@ static void test_extraction(void **state)
 	char *s = wait_story(home, "the launch went well", "1 commitment(s) extracted", W);
 	must_hold(s, "record info extraction: the words promise (\"i can\")");
 	free(s);
-	int64_t end = th_now_ms() + W;
-	while (count_in(home, "memory/commitments.jsonl", "\"source\":\"space\"") < 1 &&
-	       th_now_ms() < end)
-		th_msleep(100);
-	assert_int_equal(count_in(home, "memory/commitments.jsonl", "\"source\":\"space\""), 1);
+	expect_space_commitments(home, 1);
 	char *ledger = home_read(home, "memory/commitments.jsonl");
 	must_hold(ledger, "post_bluesky");
 	free(ledger);
 	assert_int_equal(count_in(home, "fake-record.jsonl", "Reply 1:"), 1);
 
-	th_observer_free(obs);
-	stop_agent(&a);
-	stop_fake(&f);
-	th_room_stop(&room, SIGTERM);
+	stop_solo(obs, &a, &f, &room);
 }
 
 /* --- follow-up, a social-only agent, the host's exit ----------------------------------------- */
@@ -1287,6 +1330,7 @@ int main(void)
 	        cmocka_unit_test_teardown(test_layer2_intent, th_teardown),
 	        cmocka_unit_test_teardown(test_layer2_failure, th_teardown),
 	        cmocka_unit_test_teardown(test_peer_claim_drops_commitment, th_teardown),
+	        cmocka_unit_test_teardown(test_salvage_in_voice, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner, th_teardown),
 	        cmocka_unit_test_teardown(test_three_agents_one_owner_reversed, th_teardown),
 	        cmocka_unit_test_teardown(test_judge_borderline, th_teardown),

@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free(ctx);
 
 	static const char *const caps[] = {"github"};
-	const struct part_member m[2] = {{"a", caps, 1, true}, {"b", NULL, 0, false}};
+	const struct part_member m[2] = {{"a", caps, 1, true, false}, {"b", NULL, 0, false, false}};
 	struct part_event ev[2] = {{.kind = PART_EV_CHAT, .author = "host", .text = s, .len = size},
 	                           {.kind = PART_EV_CHAT, .author = "b", .text = s, .len = size}};
 	struct part_state st;

@@ -21,12 +21,12 @@ static const char *const social_caps[] = {"social"};
 
 static struct part_member full(const char *name)
 {
-	return (struct part_member){name, full_caps, 3, true};
+	return (struct part_member){name, full_caps, 3, true, false};
 }
 
 static struct part_member social(const char *name)
 {
-	return (struct part_member){name, social_caps, 1, true};
+	return (struct part_member){name, social_caps, 1, true, false};
 }
 
 static const char *REQ = "Create an issue for the prod checklist";
@@ -154,11 +154,11 @@ static void test_capabilities(void **state)
 	assert_false(o.is_owner);
 	assert_non_null(strstr(why.reason, "social-only"));
 	/* No capability list at all: eligible (§4 step 2). */
-	struct part_member bare[2] = {{"peterben", NULL, 0, false}, full("marvin")};
+	struct part_member bare[2] = {{"peterben", NULL, 0, false, false}, full("marvin")};
 	part_ownership_compute("marvin", false, bare, 2, REQ, PART_MODE_ACTION, &o, &why);
 	assert_string_equal(o.owner, "peterben");
 	/* An empty list is a list without github: not eligible. */
-	struct part_member empty[2] = {{"peterben", NULL, 0, true}, full("marvin")};
+	struct part_member empty[2] = {{"peterben", NULL, 0, true, false}, full("marvin")};
 	part_ownership_compute("marvin", false, empty, 2, REQ, PART_MODE_ACTION, &o, &why);
 	assert_string_equal(o.owner, "marvin");
 	assert_true(o.is_owner);

@@ -30,9 +30,9 @@ static const char *const social_caps[] = {"social"};
 static const char *REQ = "Create an issue for the prod checklist in github.com/acme/site";
 
 static const struct part_member room3[3] = {
-        {"marvin", full_caps, 3, true},
-        {"rebecca", full_caps, 3, true},
-        {"peterben", full_caps, 3, true},
+        {"marvin", full_caps, 3, true, false},
+        {"rebecca", full_caps, 3, true, false},
+        {"peterben", full_caps, 3, true, false},
 };
 
 /* The owner of REQ in room3 and one agent that is not (group setup). */
@@ -92,6 +92,12 @@ static void test_recover_next_owner(void **state)
 	assert_int_equal(part_forced_decision(&st, &t, true, NULL, &d, &why), 0);
 	assert_string_equal(d.commitments.item[0].repo, "acme/site");
 	part_decision_clear(&d);
+	/* issue 13: the forced words in the agent's voice (space.creating) */
+	t.forced_lead = "Filing it myself.";
+	assert_int_equal(part_forced_decision(&st, &t, true, NULL, &d, &why), 0);
+	assert_int_equal(strncmp(d.message, "Filing it myself: ", 18), 0);
+	part_decision_clear(&d);
+	t.forced_lead = NULL;
 	part_note_forced(&st);
 	part_note_forced(&st);
 	/* §16.8: at most PART_FORCED_MAX forced actions per request */
@@ -184,7 +190,7 @@ static void test_level2_forced(void **state)
 	struct part_member mixed[3];
 	for (int i = 0; i < 3; i++)
 		mixed[i] = strcmp(room3[i].name, OWN) == 0
-		                   ? (struct part_member){OWN, social_caps, 1, true}
+		                   ? (struct part_member){OWN, social_caps, 1, true, false}
 		                   : room3[i];
 	tick(&s2, OWN, true, mixed, 3, ev, 1, 1000, &t);
 	assert_false(t.own.is_owner); /* level 5 for the one agent */
@@ -247,15 +253,23 @@ static void test_level4_salvage(void **state)
 	       false, &d);
 	assert_true(part_salvage(&d, &t, false, false, &why));
 	part_decision_clear(&d);
+	/* issue 13: the words come from the agent's voice (space.on_it) */
+	t.salvage_lead = "Taking this one: a {{type}}, coming up.";
+	decide("{\"shouldSpeak\":false,\"commitments\":[{\"type\":\"create_plan\",\"title\":"
+	       "\"Cache plan\"}]}",
+	       false, &d);
+	assert_true(part_salvage(&d, &t, false, false, &why));
+	assert_string_equal(d.message, "Taking this one: a create plan, coming up: Cache plan.");
+	part_decision_clear(&d);
 	part_state_free(&st);
 }
 
 static void test_level5_eligibility(void **state)
 {
 	(void)state;
-	struct part_member socials[3] = {{"marvin", social_caps, 1, true},
-	                                 {"rebecca", social_caps, 1, true},
-	                                 {"peterben", social_caps, 1, true}};
+	struct part_member socials[3] = {{"marvin", social_caps, 1, true, false},
+	                                 {"rebecca", social_caps, 1, true, false},
+	                                 {"peterben", social_caps, 1, true, false}};
 	struct part_state st;
 	part_state_init(&st);
 	struct part_tick_out t;
@@ -265,7 +279,7 @@ static void test_level5_eligibility(void **state)
 	assert_false(t.own.is_owner);
 	assert_string_equal(t.own.owner, "");
 	/* and one full agent among social-only ones owns it, whatever the hash */
-	struct part_member mixed[3] = {socials[0], {"rebecca", full_caps, 3, true}, socials[2]};
+	struct part_member mixed[3] = {socials[0], {"rebecca", full_caps, 3, true, false}, socials[2]};
 	struct part_state s2;
 	part_state_init(&s2);
 	tick(&s2, "peterben", true, mixed, 3, ev, 1, 1000, &t);

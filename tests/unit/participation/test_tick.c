@@ -26,7 +26,7 @@ static const char *const social_caps[] = {"social"};
 static const char *REQ = "Create an issue for the prod checklist";
 
 static struct part_member M(const char *name) {
-	return (struct part_member){name, full_caps, 3, true};
+	return (struct part_member){name, full_caps, 3, true, false};
 }
 
 static struct part_event
@@ -37,9 +37,9 @@ chat(const char *author, const char *text)
 }
 
 static const struct part_member room3[3] = {
-        {"marvin", full_caps, 3, true},
-        {"rebecca", full_caps, 3, true},
-        {"peterben", full_caps, 3, true},
+        {"marvin", full_caps, 3, true, false},
+        {"rebecca", full_caps, 3, true, false},
+        {"peterben", full_caps, 3, true, false},
 };
 
 static void tick(struct part_state *st, const char *self, const struct part_member *m, size_t nm,
@@ -473,7 +473,7 @@ static void test_social_only_self(void **state)
 {
 	(void)state;
 	const struct part_member m[3] = {
-	        {"marvin", social_caps, 1, true}, M("rebecca"), M("peterben")};
+	        {"marvin", social_caps, 1, true, false}, M("rebecca"), M("peterben")};
 	struct part_state s;
 	part_state_init(&s);
 	struct part_event ev[1] = {chat("host", REQ)};
@@ -705,8 +705,8 @@ static void test_mentions(void **state)
 static void test_no_owner_not_muted(void **state)
 {
 	(void)state;
-	const struct part_member m[2] = {{"marvin", social_caps, 1, true},
-	                                 {"rebecca", social_caps, 1, true}};
+	const struct part_member m[2] = {{"marvin", social_caps, 1, true, false},
+	                                 {"rebecca", social_caps, 1, true, false}};
 	struct part_state s;
 	part_state_init(&s);
 	struct part_event ev[1] = {chat("host", REQ)};
@@ -914,13 +914,13 @@ static void test_recover(void **state)
 
 	/* §11.2 owner retry acceptance */
 	decide("{\"shouldSpeak\":true,\"message\":\"\",\"commitments\":[{\"type\":\"x\"}]}", &d);
-	assert_int_equal(part_owner_retry_accept(&d, &why), -1);
+	assert_int_equal(part_owner_retry_accept(&d, NULL, &why), -1);
 	assert_string_equal(why.rule, "retry_no_commitment");
 	part_decision_clear(&d);
 	decide("{\"shouldSpeak\":false,\"commitments\":[{\"action\":\"create_issue\","
 	       "\"name\":\"t\"}]}",
 	       &d);
-	assert_int_equal(part_owner_retry_accept(&d, &why), 0);
+	assert_int_equal(part_owner_retry_accept(&d, NULL, &why), 0);
 	assert_true(d.should_speak);
 	assert_string_equal(d.message, "Creating that now: t."); /* names the work */
 	part_decision_clear(&d);
@@ -928,13 +928,13 @@ static void test_recover(void **state)
 	decide("{\"shouldSpeak\":true,\"message\":\"Filing the checklist issue.\","
 	       "\"commitments\":[{\"type\":\"create_issue\",\"title\":\"t\"}]}",
 	       &d);
-	assert_int_equal(part_owner_retry_accept(&d, &why), 0);
+	assert_int_equal(part_owner_retry_accept(&d, NULL, &why), 0);
 	assert_string_equal(d.message, "Filing the checklist issue.");
 	part_decision_clear(&d);
 	decide("{\"shouldSpeak\":true,\"message\":\"Creating that now.\","
 	       "\"commitments\":[{\"type\":\"create_issue\",\"title\":\"Login bug\"}]}",
 	       &d);
-	assert_int_equal(part_owner_retry_accept(&d, &why), 0);
+	assert_int_equal(part_owner_retry_accept(&d, NULL, &why), 0);
 	assert_string_equal(d.message, "Creating that now: Login bug.");
 	part_decision_clear(&d);
 	/* declines: retries while ≤ 2, forced at the third */
