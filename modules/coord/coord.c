@@ -226,6 +226,35 @@ int coord_release(struct coord *c, const char *key)
 	return c->ops->release(c, key);
 }
 
+/* s cut to at most COORD_RESULT_TEXT_MAX bytes without splitting a UTF-8
+ * sequence (the room refuses invalid UTF-8). Caller frees; NULL for NULL. */
+static char *result_text(const char *s)
+{
+	if (!s)
+		return NULL;
+	size_t n = strnlen(s, COORD_RESULT_TEXT_MAX + 1);
+	if (n > COORD_RESULT_TEXT_MAX) {
+		n = COORD_RESULT_TEXT_MAX;
+		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+			n--;
+	}
+	return xstrndup(s, n);
+}
+
+int coord_release_result(struct coord *c, const char *key, bool success, const char *link,
+                         const char *error)
+{
+	if (!usable(c) || !key_ok(key))
+		return -1;
+	if (!c->ops->release_result)
+		return c->ops->release(c, key);
+	char *l = result_text(link), *e = result_text(error);
+	int rc = c->ops->release_result(c, key, success, l, e);
+	free(l);
+	free(e);
+	return rc;
+}
+
 int coord_count(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb, void *ud)
 {
 	if (!usable(c) || !key_ok(key) || window_ms <= 0 || !cb)

@@ -61,6 +61,8 @@
  *     (from the link's on_claim_lost): HELD with the holder; else WON;
  *   - our TTL is kept here: when it runs out the claim is released with a
  *     failed action_result ("claim expired"), so the link stops renewing;
+ *   - release sends the room an action_result: coord_release a success
+ *     without a link, coord_release_result the outcome it is given;
  *   - renew re-sends the claim and settles the same way;
  *   - at most SPACE_LINK_MAX_CLAIMS claims are held at once (the link's
  *     bound): beyond that UNAVAILABLE;
@@ -95,6 +97,7 @@
 #ifndef GA_MODULES_COORD_COORD_H
 #define GA_MODULES_COORD_COORD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <uv.h>
@@ -105,6 +108,7 @@
 #define COORD_MAX_KEY              512
 #define COORD_LOCAL_MAX_KEYS       4096
 #define COORD_SPACE_SETTLE_MS      1500
+#define COORD_RESULT_TEXT_MAX      1024
 #define COORD_REDIS_PREFIX         "ga:"
 #define COORD_REDIS_TIMEOUT_MS     2000
 #define COORD_REDIS_BACKOFF_MIN_MS 100
@@ -138,8 +142,16 @@ struct coord *coord_new_redis(uv_loop_t *loop, const char *url, const char *agen
 int coord_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud);
 int coord_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud);
 /* Deletes the key only if we hold it; 0 when done or sent (Redis answers
- * later; the outcome is logged at debug level), -1 bad arguments/closed. */
+ * later; the outcome is logged at debug level), -1 bad arguments/closed.
+ * The same as coord_release_result(c, key, true, NULL, NULL). */
 int coord_release(struct coord *c, const char *key);
+/* coord_release telling how the claimed work ended. The space backend puts
+ * it in the room's action_result (§12.4: success with the link, failure
+ * with the error — silent in chat); the others ignore the outcome. link and
+ * error may be NULL; each is cut to COORD_RESULT_TEXT_MAX bytes at a
+ * character boundary. */
+int coord_release_result(struct coord *c, const char *key, bool success, const char *link,
+                         const char *error);
 int coord_count(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb, void *ud);
 
 const char *coord_name(const struct coord *c); /* "local", "space", "redis" */

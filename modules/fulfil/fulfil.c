@@ -40,6 +40,11 @@ struct attempt {
 	bool claimed;
 	struct fulfil_plan plan;
 	bool have_plan;
+	/* How it ended, for the claim's release (the room's action_result,
+	 * §12.4): set by complete / fail_attempt / a deferral. Heap, may be
+	 * NULL. */
+	bool have_out, ok;
+	char *out_link, *out_error;
 };
 
 struct wait_memo {
@@ -130,6 +135,8 @@ static void attempt_unref(struct attempt *a)
 	if (--a->refs > 0)
 		return;
 	fulfil_plan_free(&a->plan);
+	free(a->out_link);
+	free(a->out_error);
 	free(a);
 }
 
@@ -149,17 +156,37 @@ static struct attempt *attempt_new(struct fulfil *f, const struct ledger_entry *
 	return a;
 }
 
-/* Ends the attempt: timers off, claim released, the cycle goes on (unless
- * the fulfil is being quiesced or freed). */
+/* Records how the attempt on id (if it is the current one) ended: the
+ * claim's release tells the room (§12.4). The first outcome stays. */
+static void outcome(struct fulfil *f, const char *id, bool ok, const char *link, const char *error)
+{
+	struct attempt *a = f->cur;
+	if (!a || a->done || a->have_out || strcmp(a->id, id) != 0)
+		return;
+	a->have_out = true;
+	a->ok = ok;
+	a->out_link = link && *link ? xstrdup(link) : NULL;
+	a->out_error = error && *error ? xstrdup(error) : NULL;
+	if (!ok && !a->out_error)
+		a->out_error = xstrdup("failed");
+}
+
+/* Ends the attempt: timers off, claim released with its outcome, the cycle
+ * goes on (unless the fulfil is being quiesced or freed). */
 static void finish(struct attempt *a)
 {
 	struct fulfil *f = a->f;
+	if (!a->have_out) { /* e.g. the commitment was closed by another path meanwhile */
+		a->have_out = true;
+		a->out_error = xstrdup("the attempt ended without an outcome");
+	}
 	a->done = true;
 	if (f) {
 		uv_timer_stop(&f->watchdog);
 		uv_timer_stop(&f->renew);
 		if (a->claimed && a->coord && f->c.coord && f->c.coord(f->c.ud) == a->coord)
-			coord_release(a->coord, a->claim_key);
+			coord_release_result(a->coord, a->claim_key, a->ok, a->out_link,
+			                     a->out_error);
 		if (f->cur == a)
 			f->cur = NULL;
 	}
@@ -362,6 +389,7 @@ static void complete(struct fulfil *f, const char *id, enum fulfil_type t, const
 {
 	struct ga_err err = {{0}};
 	struct decision d;
+	outcome(f, id, true, url, NULL); /* made, whatever the ledger says next */
 	if (set_status(f, id, LEDGER_COMPLETED, NULL, &err) != 0) {
 		decision_set(&d, VERDICT_FAIL, "ledger", "cannot record completed (%s): %s", how,
 		             err.msg);
@@ -382,6 +410,7 @@ static void fail_attempt(struct fulfil *f, const char *id, enum fulfil_type t, c
 {
 	struct ga_err err = {{0}};
 	struct decision d;
+	outcome(f, id, false, NULL, reason);
 	if (set_status(f, id, LEDGER_FAILED, reason, &err) != 0) {
 		decision_set(&d, VERDICT_FAIL, "ledger", "cannot record the failure (%s): %s",
 		             reason, err.msg);
@@ -442,6 +471,7 @@ static void on_final(void *ud, const struct decision *final, const char *artifac
 	case FULFIL_OUT_DEFER: {
 		struct decision d;
 		decision_set(&d, VERDICT_INFO, "deferred", "not attempted now: %s", final->reason);
+		outcome(f, a->id, false, NULL, d.reason);
 		f->stats.deferred++;
 		note(f, a->id, a->type, STAGE_OUTBOUND, &d);
 		break;

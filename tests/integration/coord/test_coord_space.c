@@ -10,6 +10,10 @@
  *   - release by a non-owner sends nothing and changes nothing; by the
  *     owner an action_result, after which the other wins;
  *   - renew by the owner re-claims and settles; by a non-owner HELD;
+ *   - coord_release_result: the room hears the outcome — a failure as
+ *     success:false with the error and no link, a success as success:true
+ *     with the link (§12.4); an oversized error is cut at a character
+ *     boundary; plain coord_release is a success without a link;
  *   - our TTL: the claim is released with a failed action_result
  *     ("claim expired") and the other can win;
  *   - keys without ':' refused; counts kept in process;
@@ -313,6 +317,83 @@ static void test_ttl_and_bounds(void **state)
 	}
 }
 
+/* The observer's next action_result from name on target; NULL if none. */
+static bool pred_result(const cJSON *m, const void *arg)
+{
+	const struct want *w = arg;
+	return th_pred_name(m, w->name) && strcmp(json_string_or(m, "target", ""), w->val) == 0;
+}
+
+static cJSON *result_of(struct fx *f, const char *name, const char *target)
+{
+	struct want w = {name, "target", target};
+	return th_expect(f->obs, "action_result", pred_result, &w, 5000);
+}
+
+static void test_release_outcome(void **state)
+{
+	struct fx *f = *state;
+	struct ct_ans r;
+	/* a failure: success false, the error, no link */
+	claim(f, &f->ada, "create_issue:commitment-1", 60000, &r);
+	assert_int_equal(r.r, COORD_WON);
+	assert_int_equal(coord_release_result(f->ada.coord, "create_issue:commitment-1", false,
+	                                      NULL, "GitHub answered 404: Not Found"),
+	                 0);
+	cJSON *m = result_of(f, "Ada", "commitment-1");
+	assert_non_null(m);
+	assert_true(cJSON_IsFalse(cJSON_GetObjectItem(m, "success")));
+	assert_string_equal(json_string_or(m, "error", ""), "GitHub answered 404: Not Found");
+	assert_null(cJSON_GetObjectItem(m, "link"));
+	assert_string_equal(json_string_or(m, "action", ""), "create_issue");
+	cJSON_Delete(m);
+	assert_false(space_link_holds(f->ada.link, "create_issue", "commitment-1"));
+
+	/* a success: success true with the link */
+	claim(f, &f->ada, "create_issue:commitment-2", 60000, &r);
+	assert_int_equal(r.r, COORD_WON);
+	assert_int_equal(coord_release_result(f->ada.coord, "create_issue:commitment-2", true,
+	                                      "https://github.com/acme/widgets/issues/7", NULL),
+	                 0);
+	m = result_of(f, "Ada", "commitment-2");
+	assert_non_null(m);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(m, "success")));
+	assert_string_equal(json_string_or(m, "link", ""),
+	                    "https://github.com/acme/widgets/issues/7");
+	assert_null(cJSON_GetObjectItem(m, "error"));
+	cJSON_Delete(m);
+
+	/* an oversized error is cut, never inside a character ("é" is 2 bytes:
+	 * 1023 × 'a' then "é" would end mid-character at 1024) */
+	claim(f, &f->bob, "comment_issue:commitment-3", 60000, &r);
+	assert_int_equal(r.r, COORD_WON);
+	char big[COORD_RESULT_TEXT_MAX + 64];
+	memset(big, 'a', COORD_RESULT_TEXT_MAX - 1);
+	strcpy(big + COORD_RESULT_TEXT_MAX - 1, "\xc3\xa9 and more");
+	assert_int_equal(
+	        coord_release_result(f->bob.coord, "comment_issue:commitment-3", false, NULL, big),
+	        0);
+	m = result_of(f, "Bob", "commitment-3");
+	assert_non_null(m);
+	assert_int_equal(strlen(json_string_or(m, "error", "")), COORD_RESULT_TEXT_MAX - 1);
+	cJSON_Delete(m);
+
+	/* plain release: a success without a link */
+	claim(f, &f->bob, "respond:space:plain", 60000, &r);
+	assert_int_equal(r.r, COORD_WON);
+	assert_int_equal(coord_release(f->bob.coord, "respond:space:plain"), 0);
+	m = result_of(f, "Bob", "space:plain");
+	assert_non_null(m);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(m, "success")));
+	assert_null(cJSON_GetObjectItem(m, "link"));
+	cJSON_Delete(m);
+
+	/* not ours: accepted, nothing to release; a bad key refused */
+	assert_int_equal(
+	        coord_release_result(f->ada.coord, "respond:space:nobody", false, NULL, "x"), 0);
+	assert_int_equal(coord_release_result(f->ada.coord, "bad key", true, NULL, NULL), -1);
+}
+
 static void test_out_of_room_and_close(void **state)
 {
 	struct fx *f = *state;
@@ -352,6 +433,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(test_one_winner, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_ttl_and_bounds, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_release_outcome, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_out_of_room_and_close, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,9 @@
  *     comment_issue one comment; the owner is told "Done — …: <url>"; a
  *     commitment on a repository GitHub answers 404 fails with GitHub's
  *     message, three times, then is abandoned — and nobody is told "Done";
+ *   - in a room, each attempt's claim is released with its outcome (§12.4):
+ *     a refusal as action_result success:false with GitHub's error (and no
+ *     chat about it), a success as success:true with the issue's link;
  *   - exactly once across kill -9: 50 create_issue commitments, the daemon
  *     killed with SIGKILL 20 times at random points — before a request,
  *     during one (the fake holds its answer after it made the issue), right
@@ -37,6 +40,7 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "common/json.h"
 #include "modules/reflection/voice.h"
 #include "proc.h"
 #include "support_fake.h"
@@ -307,6 +311,12 @@ static void setup_home(char **home, struct fake *fk)
 	fake_start(fk, *home);
 }
 
+static void setup_room_home(struct th_room *room, char **home, struct fake *fk)
+{
+	th_room_start(room, 0, NULL, false);
+	setup_home(home, fk);
+}
+
 /* --- tests ----------------------------------------------------------------------------------- */
 
 static void test_issue_comment_and_abandoned(void **state)
@@ -518,6 +528,16 @@ static void test_exactly_once_across_sigkill(void **state)
 	home_remove(home);
 }
 
+/* A commitment line as the participation engine records it: a promise
+ * made in the room (source "space"). */
+static void space_line(char *line, size_t cap, char id[64], int n, const char *params)
+{
+	commit_line(line, cap, id, n, "create_issue", params);
+	char *src = strstr(line, "\"source\":\"owner\"");
+	assert_non_null(src);
+	memcpy(src, "\"source\":\"space\"", strlen("\"source\":\"space\""));
+}
+
 /* A promise made in the room (source "space") is announced in the room, in
  * the agent's voice: <home>/voice-phrases.json (written by reflection; here
  * by the test), with the link (§2.8). */
@@ -532,22 +552,17 @@ static void test_room_announcement_in_voice(void **state)
 {
 	(void)state;
 	struct th_room room;
-	th_room_start(&room, 0, NULL, false);
 	char *home;
 	struct fake fk;
-	setup_home(&home, &fk);
+	setup_room_home(&room, &home, &fk);
 	char *vtext = voice_text_with(VOICE_FULFILLMENT_CREATE_ISSUE,
 	                              "Filed it, have a look: {{url}}", 0);
 	home_write(home, "voice-phrases.json", vtext);
 	free(vtext);
 	char id[64], line[1024];
-	commit_line(line, sizeof line, id, 7, "create_issue",
-	            "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Dark mode\","
-	            "\"body\":\"The host asked for a dark mode toggle.\"}");
-	/* as the participation engine records it: a promise made in the room */
-	char *src = strstr(line, "\"source\":\"owner\"");
-	assert_non_null(src);
-	memcpy(src, "\"source\":\"space\"", strlen("\"source\":\"space\""));
+	space_line(line, sizeof line, id, 7,
+	           "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Dark mode\","
+	           "\"body\":\"The host asked for a dark mode toggle.\"}");
 	home_write(home, "memory/commitments.jsonl", line);
 	char url[64];
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
@@ -598,12 +613,9 @@ static void test_room_announcement_held_until_back(void **state)
 	struct fake fk;
 	setup_home(&home, &fk);
 	char id[64], line[1024];
-	commit_line(line, sizeof line, id, 8, "create_issue",
-	            "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Keyboard shortcuts\","
-	            "\"body\":\"The host asked for keyboard shortcuts.\"}");
-	char *src = strstr(line, "\"source\":\"owner\"");
-	assert_non_null(src);
-	memcpy(src, "\"source\":\"space\"", strlen("\"source\":\"space\""));
+	space_line(line, sizeof line, id, 8,
+	           "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Keyboard shortcuts\","
+	           "\"body\":\"The host asked for keyboard shortcuts.\"}");
 	home_write(home, "memory/commitments.jsonl", line);
 	char url[64];
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", port);
@@ -658,13 +670,126 @@ static void test_room_announcement_held_until_back(void **state)
 	home_remove(home);
 }
 
+/* §12.4: worked on in the room, a commitment's claim is released with the
+ * attempt's outcome. Attempts made before the agent joined claim nothing
+ * (no room to coordinate with), so the success is made to come after the
+ * join: "acme/later" answers 404 until the test creates it, once it has
+ * seen a refusal there reach the room. */
+static void test_room_action_results(void **state)
+{
+	(void)state;
+	struct th_room room;
+	char *home;
+	struct fake fk;
+	setup_room_home(&room, &home, &fk);
+	char later[64], never[64], line[1024], all[2048] = "";
+	space_line(line, sizeof line, later, 11,
+	           "{\"owner\":\"acme\",\"repo\":\"later\",\"title\":\"Later\"}");
+	strcat(all, line);
+	space_line(line, sizeof line, never, 12,
+	           "{\"owner\":\"acme\",\"repo\":\"missing\",\"title\":\"Nowhere\"}");
+	strcat(all, line);
+	home_write(home, "memory/commitments.jsonl", all);
+	char url[64];
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	/* 1.5 s between cycles: the agent is in the room (a local join takes
+	 * milliseconds) before the second attempt */
+	const char *env[] = {"AGENT_NAME=Ada",
+	                     fk.url_env,
+	                     url,
+	                     "AGENT_GITHUB_USERNAME=ada-bot",
+	                     "AGENT_GITHUB_TOKEN=" TOKEN,
+	                     "GA_FULFIL_INTERVAL_MS=1500",
+	                     "GA_GITHUB_WRITE_SPACING_MS=100",
+	                     "GA_GITHUB_SPACING_MS=20",
+	                     NULL};
+	struct ws_client *obs = th_observe(&room, "Obs");
+	struct proc p;
+	if (proc_start(&p, home, (const char *const[]){"--no-terminal", NULL}, env) != 0)
+		fail_msg("cannot start general-agent in %s", home);
+	cJSON *m = th_expect(obs, "presence", th_pred_has_agent, "Ada", 30000);
+	if (!m) {
+		dump(&p);
+		fail_msg("Ada never joined the room");
+	}
+	cJSON_Delete(m);
+	int never_refused = 0, later_refused = 0;
+	bool later_done = false, announced = false;
+	struct status st;
+	memset(&st, 0, sizeof st);
+	int64_t end = support_now_ms() + 60000;
+	while (!later_done || !announced || never_refused == 0 ||
+	       strcmp(st.status, "abandoned") != 0) {
+		if (support_now_ms() > end || !proc_alive(&p)) {
+			dump(&p);
+			fail_msg("not settled: later refused %d done %d announced %d; missing "
+			         "refused "
+			         "%d, %s",
+			         later_refused, later_done, announced, never_refused, st.status);
+		}
+		ledger_status(home, never, &st);
+		m = th_expect(obs, NULL, th_pred_name, "Ada", 300);
+		if (!m)
+			continue;
+		const char *type = json_string_or(m, "type", "");
+		const char *target = cJSON_GetStringValue(cJSON_GetObjectItem(m, "target"));
+		const char *error = cJSON_GetStringValue(cJSON_GetObjectItem(m, "error"));
+		const char *link = cJSON_GetStringValue(cJSON_GetObjectItem(m, "link"));
+		bool success = cJSON_IsTrue(cJSON_GetObjectItem(m, "success"));
+		if (strcmp(type, "chat") == 0) {
+			const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(m, "content"));
+			/* a failure is silent in chat */
+			if (!text || strstr(text, "Nowhere") || strstr(text, "404"))
+				fail_msg("the room heard: %s", text ? text : "(no text)");
+			if (strstr(text, "https://github.com/acme/later/issues/1"))
+				announced = true;
+		} else if (strcmp(type, "action_result") == 0 && target &&
+		           (strcmp(target, never) == 0 || strcmp(target, later) == 0)) {
+			assert_string_equal(json_string_or(m, "action", ""), "create_issue");
+			if (!success) {
+				if (success || !error ||
+				    (!strstr(error, "404") && !strstr(error, "Not Found")) || link)
+					fail_msg("a refusal released as: %s",
+					         cJSON_PrintUnformatted(m));
+				if (strcmp(target, never) == 0) {
+					never_refused++;
+				} else if (later_refused++ == 0) {
+					fake_control(&fk, "/_ghfake/repo?owner=acme&name=later");
+				}
+			} else {
+				/* a success: only "later" can have one */
+				if (strcmp(target, later) != 0 || !link ||
+				    strcmp(link, "https://github.com/acme/later/issues/1") != 0 ||
+				    error)
+					fail_msg("a success released as: %s",
+					         cJSON_PrintUnformatted(m));
+				later_done = true;
+			}
+		}
+		cJSON_Delete(m);
+	}
+	assert_true(later_refused >= 1);
+	assert_true(never_refused <= 3);
+	ledger_status(home, later, &st);
+	assert_string_equal(st.status, "completed");
+	agent_stop(&p);
+	th_observer_free(obs);
+	th_room_stop(&room, SIGTERM);
+	fake_stop(&fk);
+	home_remove(home);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_issue_comment_and_abandoned),
 	        cmocka_unit_test(test_room_announcement_in_voice),
 	        cmocka_unit_test(test_room_announcement_held_until_back),
+	        cmocka_unit_test(test_room_action_results),
 	        cmocka_unit_test(test_exactly_once_across_sigkill),
 	};
+	/* FULFIL_ONLY=<pattern>: run the matching tests only */
+	if (getenv("FULFIL_ONLY"))
+		cmocka_set_test_filter(getenv("FULFIL_ONLY"));
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
