@@ -935,6 +935,12 @@ static int svc_room_identity(void *ud)
 	struct daemon *d = ud;
 	return d->space ? space_runtime_refresh_identity(d->space) : -1;
 }
+
+static void svc_commitment_abandoned(void *ud, const char *id, const char *source)
+{
+	struct daemon *d = ud;
+	space_runtime_commitment_abandoned(d->space, id, source);
+}
 #endif
 
 static const char *svc_env(void *ud, const char *name)
@@ -992,6 +998,7 @@ static void start_services(struct daemon *d)
 #ifdef GA_HAVE_SPACE
 				 .room_reflection = svc_room_reflection,
 				 .room_identity = svc_room_identity,
+				 .commitment_abandoned = svc_commitment_abandoned,
 #endif
 				 .notify_owner = svc_notify,
 				 .fatal = svc_fatal,

@@ -88,6 +88,10 @@ struct ga_svc_ctx {
 	 * a room (nothing is queued). May be NULL in a build without the room. */
 	int (*room_reflection)(void *ud, const char *summary);
 	int (*room_identity)(void *ud);
+	/* The fulfilment abandoned a commitment (id, its source): the room's
+	 * participation engine opens the host's request again when it was made
+	 * for it (space_runtime_commitment_abandoned). May be NULL. */
+	void (*commitment_abandoned)(void *ud, const char *id, const char *source);
 	/* SELF.md changed on disk (a reflection rewrote it): the daemon reads
 	 * it again — identity, the gate's Social Mechanics, the owner's prompt.
 	 * The room's identity is not re-sent here (room_identity does that). */

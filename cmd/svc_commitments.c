@@ -21,6 +21,7 @@
 #include "common/fsx.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "modules/commitments/ledger.h"
 #include "modules/fulfil/fulfil.h"
 #include "modules/outbound/outbound.h"
 #include "modules/reflection/voice.h"
@@ -59,6 +60,14 @@ static struct coord *coord_of(void *ud)
 {
 	struct svc_commit *s = ud;
 	return s->ctx.coord ? s->ctx.coord(s->ctx.ud) : NULL;
+}
+
+/* §6.3: a space promise abandoned opens the host's request again. */
+static void abandoned(void *ud, const struct ledger_entry *e)
+{
+	struct svc_commit *s = ud;
+	if (s->ctx.commitment_abandoned)
+		s->ctx.commitment_abandoned(s->ctx.ud, e->id, e->source);
 }
 
 static void notify(void *ud, const char *text)
@@ -139,6 +148,7 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                           .coord = coord_of,
 	                           .notify_owner = notify,
 	                           .phrase = phrase,
+	                           .abandoned = abandoned,
 	                           .ud = s};
 	s->fulfil = fulfil_new(&fc, err);
 	if (!s->fulfil) {

@@ -403,6 +403,14 @@ static void complete(struct fulfil *f, const char *id, enum fulfil_type t, const
 	announce(f, id, source, desc, url, t);
 }
 
+/* Tells config.abandoned that id is abandoned now (the ledger's entry). */
+static void tell_abandoned(struct fulfil *f, const char *id)
+{
+	struct ledger_entry e;
+	if (f->c.abandoned && ledger_get(f->c.ledger, id, &e) == 0 && e.status == LEDGER_ABANDONED)
+		f->c.abandoned(f->c.ud, &e);
+}
+
 /* A failed attempt: failed, or abandoned at the third. Silent (§2.9): no
  * chat; the owner's terminal hears of an owner's commitment abandoned. */
 static void fail_attempt(struct fulfil *f, const char *id, enum fulfil_type t, const char *source,
@@ -436,6 +444,7 @@ static void fail_attempt(struct fulfil *f, const char *id, enum fulfil_type t, c
 	             "failure): %s",
 	             attempts, reason);
 	note(f, id, t, STAGE_RECORD, &d);
+	tell_abandoned(f, id);
 	if (source && strcmp(source, "owner") == 0 && f->c.notify_owner) {
 		char msg[ANNOUNCE_MAX];
 		snprintf(msg, sizeof msg, "Could not %s (%s) after %d attempts: %s",
@@ -908,13 +917,16 @@ static void sweep(struct fulfil *f, int64_t now)
 		}
 		if (c.what[i] == FULFIL_SWEEP_STALE) {
 			struct ga_err err = {{0}};
-			if (ledger_set_status(f->c.ledger, c.ids[i], LEDGER_ABANDONED, now,
-			                      "Stale: exceeded 24h threshold", &err) == 0)
+			bool gone = ledger_set_status(f->c.ledger, c.ids[i], LEDGER_ABANDONED, now,
+			                              "Stale: exceeded 24h threshold", &err) == 0;
+			if (gone)
 				f->stats.abandoned++;
 			else
 				decision_set(&c.why[i], VERDICT_FAIL, "ledger",
 				             "cannot abandon a stale commitment: %s", err.msg);
 			note(f, c.ids[i], t, STAGE_RECORD, &c.why[i]);
+			if (gone)
+				tell_abandoned(f, c.ids[i]);
 		} else {
 			fail_attempt(f, c.ids[i], t, source, desc, "in_progress_timeout",
 			             c.why[i].reason);

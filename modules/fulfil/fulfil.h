@@ -27,7 +27,8 @@
  *      found → completed, "deduplicated", no second plan);
  *      the outcome: sent → completed + the announcement; refused → failed
  *      (attemptCount + 1; abandoned at 3) and SILENT (§2.9: no chat; the
- *      owner's terminal hears of an owner's commitment abandoned); may have
+ *      owner's terminal hears of an owner's commitment abandoned; every
+ *      abandonment goes to config.abandoned); may have
  *      been made (port_unknown) → failed, and the next try reconciles first.
  *   An attempt of ours that runs past the in-progress timeout is failed by a
  *   watchdog and its late answer ignored.
@@ -66,6 +67,7 @@ struct decision_log;
 struct gh_client;
 struct journal;
 struct ledger;
+struct ledger_entry;
 struct outbound;
 struct pipeline;
 struct sched;
@@ -92,6 +94,12 @@ struct fulfil_config {
 	 * "Done — <description>: <url>" (what the owner always gets). May be
 	 * NULL. */
 	char *(*phrase)(void *ud, enum fulfil_type t, const char *description, const char *url);
+	/* A commitment was abandoned — its third failed attempt, or stale
+	 * (24 h) — after the ledger recorded it (e is the ledger's entry,
+	 * borrowed for the call). For source "space" the participation engine
+	 * opens the host's request again (space-validation.md §6.3 → false).
+	 * May be NULL. */
+	void (*abandoned)(void *ud, const struct ledger_entry *e);
 	void *ud;
 };
 

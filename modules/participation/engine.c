@@ -5,6 +5,7 @@
 #include "modules/participation/engine.h"
 
 #include "modules/participation/judge.h"
+#include "modules/participation/reqcommits.h"
 #include "modules/participation/spacecfg.h"
 
 #include <inttypes.h>
@@ -136,6 +137,8 @@ struct part_engine {
 	struct tools_sink sink;
 	struct compose_tool tool;
 	bool have_tool;
+	/* §6.3: the ledger ids enqueued for the open request (reqcommits.h) */
+	struct part_req_commits req_commits;
 };
 
 /* ---- small helpers ----------------------------------------------------------------- */
@@ -499,6 +502,20 @@ void part_engine_reply_delay(const struct part_engine *e, int64_t *min_ms, int64
 	*max_ms = e ? e->cfg.reply_delay_max_ms : 0;
 }
 
+bool part_engine_commitment_failed(struct part_engine *e, const char *id)
+{
+	if (!e || !id || !*id)
+		return false;
+	struct decision d;
+	bool reopened = part_req_commits_failed(&e->req_commits, &e->st, id, &d);
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, decision_verdict_name(d.verdict), "rule", d.rule, "reason",
+	       d.reason);
+	char conv[PART_REQ_COMMIT_ID_MAX + 16];
+	snprintf(conv, sizeof conv, "commitment:%s", id);
+	pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, conv, id, STAGE_RECORD, &d);
+	return reopened;
+}
+
 /* ---- the prompt (§14) ------------------------------------------------------------------ */
 
 static char *history_text(const struct part_state *st, bool own_only)
@@ -808,6 +825,8 @@ static size_t enqueue_commitments(struct part_engine *e)
 			err_set(&err, "no commitment ledger in this process");
 		if (r == LEDGER_ADDED || r == LEDGER_DUPLICATE) {
 			kept++;
+			if (e->out.request_open) /* what fulfils it (§6.3) */
+				part_req_commits_note(&e->req_commits, &e->st, id);
 			decision_set(&d, VERDICT_INFO, "commitment", "%s %s (source space)%s",
 			             part_commit_type_name(c->type), id,
 			             r == LEDGER_DUPLICATE ? ": already open" : " enqueued");

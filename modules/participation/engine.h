@@ -283,4 +283,12 @@ const struct part_state *part_engine_state(const struct part_engine *e);
  * read (the defaults before the first tick); 0/0 for a NULL engine. */
 void part_engine_reply_delay(const struct part_engine *e, int64_t *min_ms, int64_t *max_ms);
 
+/* The fulfilment abandoned the commitment id (a space-sourced one: its
+ * third failed attempt, or stale). True when it was made for the host's
+ * request that is still the current one, which is then open again
+ * (§6.3 → false; escalation resumes, the forced-action cap of §16.8
+ * stays); the rule is in modules/participation/reqcommits.h. The decision
+ * is logged and recorded under "commitment:<id>". */
+bool part_engine_commitment_failed(struct part_engine *e, const char *id);
+
 #endif

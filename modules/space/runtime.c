@@ -463,6 +463,15 @@ struct part_engine *space_runtime_engine(struct space_runtime *rt)
 	return rt ? rt->engine : NULL;
 }
 
+bool space_runtime_commitment_abandoned(struct space_runtime *rt, const char *id,
+                                        const char *source)
+{
+	/* only the room's own promises belong to its requests (§6.3) */
+	if (!rt || !rt->engine || !source || strcmp(source, "space") != 0)
+		return false;
+	return part_engine_commitment_failed(rt->engine, id);
+}
+
 int space_runtime_send_reflection(struct space_runtime *rt, const char *summary)
 {
 	if (!rt)

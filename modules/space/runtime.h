@@ -90,6 +90,12 @@ void space_runtime_set_coord(struct space_runtime *rt, struct coord *c);
 int space_runtime_target(struct space_runtime *rt, char *buf, size_t cap);
 /* The participation engine, NULL when the room has none (no model). */
 struct part_engine *space_runtime_engine(struct space_runtime *rt);
+/* The fulfilment abandoned commitment id of that source: a "space" one made
+ * for the host's current request opens it again (§6.3 → false,
+ * part_engine_commitment_failed). True when it did; false without an
+ * engine, for other sources, or another request's commitment. */
+bool space_runtime_commitment_abandoned(struct space_runtime *rt, const char *id,
+                                        const char *source);
 /* Sends this agent's `reflection` (1–2 sentences, after a reflection
  * cycle, §7.3). 0 when handed to the connection; -1 when not joined, the
  * summary is blank or too long (space_link_send_reflection; the reason is

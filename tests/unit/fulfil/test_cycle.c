@@ -5,7 +5,9 @@
  *   - post_bluesky waits, pending, while outbound has no Bluesky port;
  *   - a social-only agent never fulfils a GitHub commitment;
  *   - a refusing port: 3 attempts, then abandoned, the owner told it could
- *     not (nothing in any room);
+ *     not (nothing in any room); config.abandoned hears of it once, after
+ *     the third attempt, with the ledger's entry (a stale one too; a
+ *     completed one never);
  *   - an "unknown" answer: the attempt fails, the next one reconciles first
  *     (absent → sent again, once);
  *   - a commitment whose key the journal already holds as done is
@@ -62,6 +64,11 @@ struct fx {
 	int told;
 	char owner_text[512];
 	bool flag;
+	/* config.abandoned */
+	int abandoned;
+	char ab_id[LEDGER_ID_MAX], ab_source[32], ab_error[256];
+	int ab_attempts;
+	enum ledger_status ab_status;
 };
 
 static void later_closed(uv_handle_t *h)
@@ -122,6 +129,17 @@ static void notify(void *ud, const char *text)
 	snprintf(f->owner_text, sizeof f->owner_text, "%s", text);
 }
 
+static void on_abandoned(void *ud, const struct ledger_entry *e)
+{
+	struct fx *f = ud;
+	f->abandoned++;
+	snprintf(f->ab_id, sizeof f->ab_id, "%s", e->id);
+	snprintf(f->ab_source, sizeof f->ab_source, "%s", e->source);
+	snprintf(f->ab_error, sizeof f->ab_error, "%s", e->error ? e->error : "");
+	f->ab_attempts = e->attempts;
+	f->ab_status = e->status;
+}
+
 static int setup(void **state)
 {
 	struct fx *f = xcalloc(1, sizeof *f);
@@ -160,6 +178,7 @@ static void start(struct fx *f, bool social_only)
 	                          .interval_ms = 20,
 	                          .in_progress_timeout_ms = f->timeout_ms,
 	                          .notify_owner = notify,
+	                          .abandoned = on_abandoned,
 	                          .ud = f};
 	f->f = fulfil_new(&c, &e);
 	assert_non_null(f->f);
@@ -247,6 +266,7 @@ static void test_sent_once_and_told(void **state)
 	                    "Done — Flaky test: https://github.com/acme/widgets/issues/1");
 	run_for(f, 100);
 	assert_int_equal(f->sends, 1);
+	assert_int_equal(f->abandoned, 0);
 	struct fulfil_stats st;
 	fulfil_stats(f->f, &st);
 	assert_true(st.cycles >= 3);
@@ -291,8 +311,39 @@ static void test_refused_three_times_abandoned(void **state)
 	assert_non_null(strstr(e.error, "HTTP 422"));
 	assert_int_equal(f->told, 1);
 	assert_non_null(strstr(f->owner_text, "Could not create_issue (Flaky test) after 3 attempts"));
+	/* told once, with the entry as the ledger has it now */
+	assert_int_equal(f->abandoned, 1);
+	assert_string_equal(f->ab_id, id);
+	assert_string_equal(f->ab_source, "owner");
+	assert_int_equal(f->ab_status, LEDGER_ABANDONED);
+	assert_int_equal(f->ab_attempts, 3);
+	assert_non_null(strstr(f->ab_error, "HTTP 422"));
 	run_for(f, 100);
 	assert_int_equal(f->sends, 3);
+	assert_int_equal(f->abandoned, 1);
+}
+
+/* Stale (24 h without being done): abandoned by the sweep, no attempt
+ * made, and config.abandoned hears of it. */
+static void test_stale_abandoned_told(void **state)
+{
+	struct fx *f = *state;
+	cJSON *p = cJSON_Parse(ISSUE);
+	char id[LEDGER_ID_MAX];
+	struct ga_err e = {{0}};
+	assert_int_equal(ledger_add(&f->ledger, "create_issue", "space", p,
+	                            time_now_ms() - 25LL * 3600 * 1000, id, &e),
+	                 LEDGER_ADDED);
+	cJSON_Delete(p);
+	start(f, false);
+	until(f, id, LEDGER_ABANDONED);
+	assert_int_equal(f->sends, 0);
+	assert_int_equal(f->abandoned, 1);
+	assert_string_equal(f->ab_id, id);
+	assert_string_equal(f->ab_source, "space");
+	assert_non_null(strstr(f->ab_error, "Stale"));
+	run_for(f, 100);
+	assert_int_equal(f->abandoned, 1);
 }
 
 static void test_unknown_reconciled_then_sent(void **state)
@@ -401,7 +452,9 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_sent_once_and_told, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_waits_without_port_or_in_social_only, setup,
 	                                        teardown),
-	        cmocka_unit_test_setup_teardown(test_refused_three_times_abandoned, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_refused_three_times_abandoned, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_stale_abandoned_told, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_unknown_reconciled_then_sent, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_unknown_found_not_resent, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_journal_done_completes_without_send, setup,
