@@ -8,8 +8,10 @@
  * stops the daemon with exit 69 naming AGENT_GITHUB_TOKEN.
  *
  * GA_FULFIL_INTERVAL_MS (environment, 100..86400000) replaces the 15 s
- * cycle; GA_FULFIL_TIMEOUT_MS the 10 min in-progress timeout — for tests
- * and an operator in a hurry, the spec's values otherwise.
+ * cycle; GA_FULFIL_TIMEOUT_MS the 10 min in-progress timeout;
+ * GA_FULFIL_CLAIM_RENEW_MS (1000..3600000) the 30 s renewal of the claim
+ * while an attempt runs — for tests and an operator in a hurry, the spec's
+ * values otherwise.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,9 +104,10 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		                                                     : "the scheduler");
 		return NULL;
 	}
-	int64_t interval, timeout;
+	int64_t interval, timeout, renew;
 	if (ga_svc_env_ms(ctx, "GA_FULFIL_INTERVAL_MS", 100, 86400000, 0, &interval, err) != 0 ||
-	    ga_svc_env_ms(ctx, "GA_FULFIL_TIMEOUT_MS", 1000, 86400000, 0, &timeout, err) != 0)
+	    ga_svc_env_ms(ctx, "GA_FULFIL_TIMEOUT_MS", 1000, 86400000, 0, &timeout, err) != 0 ||
+	    ga_svc_env_ms(ctx, "GA_FULFIL_CLAIM_RENEW_MS", 1000, 3600000, 0, &renew, err) != 0)
 		return NULL;
 	struct svc_commit *s = xcalloc(1, sizeof *s);
 	s->ctx = *ctx;
@@ -144,6 +147,7 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                           .social_only = ctx->social_only,
 	                           .interval_ms = (uint64_t)interval,
 	                           .in_progress_timeout_ms = timeout,
+	                           .claim_renew_ms = (uint64_t)renew,
 	                           .room_target = room_target,
 	                           .coord = coord_of,
 	                           .notify_owner = notify,

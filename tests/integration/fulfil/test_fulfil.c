@@ -11,6 +11,9 @@
  *   - in a room, each attempt's claim is released with its outcome (§12.4):
  *     a refusal as action_result success:false with GitHub's error (and no
  *     chat about it), a success as success:true with the issue's link;
+ *   - the claim is renewed while an attempt runs longer than the room's
+ *     claim TTL: another member claiming the same work meanwhile is told
+ *     "Claim conflict" throughout;
  *   - exactly once across kill -9: 50 create_issue commitments, the daemon
  *     killed with SIGKILL 20 times at random points — before a request,
  *     during one (the fake holds its answer after it made the issue), right
@@ -311,9 +314,10 @@ static void setup_home(char **home, struct fake *fk)
 	fake_start(fk, *home);
 }
 
-static void setup_room_home(struct th_room *room, char **home, struct fake *fk)
+static void setup_room_home(struct th_room *room, char **home, struct fake *fk,
+                            const char *const *room_env)
 {
-	th_room_start(room, 0, NULL, false);
+	th_room_start(room, 0, room_env, false);
 	setup_home(home, fk);
 }
 
@@ -554,7 +558,7 @@ static void test_room_announcement_in_voice(void **state)
 	struct th_room room;
 	char *home;
 	struct fake fk;
-	setup_room_home(&room, &home, &fk);
+	setup_room_home(&room, &home, &fk, NULL);
 	char *vtext = voice_text_with(VOICE_FULFILLMENT_CREATE_ISSUE,
 	                              "Filed it, have a look: {{url}}", 0);
 	home_write(home, "voice-phrases.json", vtext);
@@ -670,6 +674,34 @@ static void test_room_announcement_held_until_back(void **state)
 	home_remove(home);
 }
 
+/* Starts Ada on the room at port (1.5 s between cycles: she is in the
+ * room — a local join takes milliseconds — before the second attempt) and
+ * waits until obs sees her there. extra: one more variable, or NULL. */
+static void start_ada_in_room(struct proc *p, const char *home, const struct fake *fk, int port,
+                              struct ws_client *obs, const char *extra)
+{
+	char url[64];
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", port);
+	const char *env[] = {"AGENT_NAME=Ada",
+	                     fk->url_env,
+	                     url,
+	                     "AGENT_GITHUB_USERNAME=ada-bot",
+	                     "AGENT_GITHUB_TOKEN=" TOKEN,
+	                     "GA_FULFIL_INTERVAL_MS=1500",
+	                     "GA_GITHUB_WRITE_SPACING_MS=100",
+	                     "GA_GITHUB_SPACING_MS=20",
+	                     extra,
+	                     NULL};
+	if (proc_start(p, home, (const char *const[]){"--no-terminal", NULL}, env) != 0)
+		fail_msg("cannot start general-agent in %s", home);
+	cJSON *m = th_expect(obs, "presence", th_pred_has_agent, "Ada", 30000);
+	if (!m) {
+		dump(p);
+		fail_msg("Ada never joined the room");
+	}
+	cJSON_Delete(m);
+}
+
 /* §12.4: worked on in the room, a commitment's claim is released with the
  * attempt's outcome. Attempts made before the agent joined claim nothing
  * (no room to coordinate with), so the success is made to come after the
@@ -681,7 +713,7 @@ static void test_room_action_results(void **state)
 	struct th_room room;
 	char *home;
 	struct fake fk;
-	setup_room_home(&room, &home, &fk);
+	setup_room_home(&room, &home, &fk, NULL);
 	char later[64], never[64], line[1024], all[2048] = "";
 	space_line(line, sizeof line, later, 11,
 	           "{\"owner\":\"acme\",\"repo\":\"later\",\"title\":\"Later\"}");
@@ -690,29 +722,10 @@ static void test_room_action_results(void **state)
 	           "{\"owner\":\"acme\",\"repo\":\"missing\",\"title\":\"Nowhere\"}");
 	strcat(all, line);
 	home_write(home, "memory/commitments.jsonl", all);
-	char url[64];
-	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
-	/* 1.5 s between cycles: the agent is in the room (a local join takes
-	 * milliseconds) before the second attempt */
-	const char *env[] = {"AGENT_NAME=Ada",
-	                     fk.url_env,
-	                     url,
-	                     "AGENT_GITHUB_USERNAME=ada-bot",
-	                     "AGENT_GITHUB_TOKEN=" TOKEN,
-	                     "GA_FULFIL_INTERVAL_MS=1500",
-	                     "GA_GITHUB_WRITE_SPACING_MS=100",
-	                     "GA_GITHUB_SPACING_MS=20",
-	                     NULL};
 	struct ws_client *obs = th_observe(&room, "Obs");
 	struct proc p;
-	if (proc_start(&p, home, (const char *const[]){"--no-terminal", NULL}, env) != 0)
-		fail_msg("cannot start general-agent in %s", home);
-	cJSON *m = th_expect(obs, "presence", th_pred_has_agent, "Ada", 30000);
-	if (!m) {
-		dump(&p);
-		fail_msg("Ada never joined the room");
-	}
-	cJSON_Delete(m);
+	start_ada_in_room(&p, home, &fk, room.port, obs, NULL);
+	cJSON *m;
 	int never_refused = 0, later_refused = 0;
 	bool later_done = false, announced = false;
 	struct status st;
@@ -779,6 +792,85 @@ static void test_room_action_results(void **state)
 	home_remove(home);
 }
 
+/* The fulfilment renews its claim while an attempt takes longer than the
+ * room keeps a claim unrenewed (SPACE_CLAIM_TTL_MS 4 s; renewed every 2 s,
+ * GA_FULFIL_CLAIM_RENEW_MS; GitHub holds its answer 9 s): Bob, claiming the
+ * same work past the TTL, is told "Claim conflict" each time — without the
+ * renewal the room would have let the claim lapse and given it to him. As
+ * in test_room_action_results, the long attempt comes after the join: the
+ * repository exists (and GitHub is slow) only once Ada is in the room. */
+static bool claim_on(const cJSON *m, const void *arg)
+{
+	const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(m, "target"));
+	return th_pred_name(m, "Ada") && t && strcmp(t, (const char *)arg) == 0;
+}
+
+static void test_claim_renewed_during_a_long_attempt(void **state)
+{
+	(void)state;
+	struct th_room room;
+	char *home;
+	struct fake fk;
+	const char *room_env[] = {"SPACE_CLAIM_TTL_MS=4000", NULL};
+	setup_room_home(&room, &home, &fk, room_env);
+	char id[64], line[1024];
+	space_line(line, sizeof line, id, 13,
+	           "{\"owner\":\"acme\",\"repo\":\"later\",\"title\":\"Slow\"}");
+	home_write(home, "memory/commitments.jsonl", line);
+	struct ws_client *obs = th_observe(&room, "Obs");
+	struct ws_client *bob = th_observe(&room, "Bob");
+	struct proc p;
+	start_ada_in_room(&p, home, &fk, room.port, obs, "GA_FULFIL_CLAIM_RENEW_MS=2000");
+	cJSON *m;
+	/* slow first (control requests never wait), then the repository */
+	fake_control(&fk, "/_ghfake/delay?ms=9000");
+	fake_control(&fk, "/_ghfake/repo?owner=acme&name=later");
+	char probe[256];
+	snprintf(probe, sizeof probe,
+	         "{\"type\":\"claim\",\"action\":\"create_issue\",\"target\":\"%s\"}", id);
+	int64_t claimed_at = 0, end = support_now_ms() + 60000;
+	int conflicts_past_ttl = 0;
+	bool done = false;
+	while (!done) {
+		if (support_now_ms() > end || !proc_alive(&p)) {
+			dump(&p);
+			fail_msg("not completed (%d conflicts past the TTL)", conflicts_past_ttl);
+		}
+		m = th_expect(obs, NULL, claim_on, id, 200);
+		const char *type = m ? json_string_or(m, "type", "") : "";
+		if (strcmp(type, "claim") == 0) {
+			claimed_at = support_now_ms();
+		} else if (strcmp(type, "action_result") == 0) {
+			done = cJSON_IsTrue(cJSON_GetObjectItem(m, "success"));
+			claimed_at = 0; /* a 404 attempt before the repository: its end */
+		}
+		cJSON_Delete(m);
+		/* past the room's TTL since the claim: only a renewal keeps it */
+		if (!done && claimed_at && support_now_ms() - claimed_at > 5000) {
+			th_send(bob, probe);
+			cJSON *e = th_expect(bob, "error", NULL, NULL, 1500);
+			const char *msg = e ? json_string_or(e, "message", "") : "(no answer)";
+			if (!strstr(msg, "Claim conflict"))
+				fail_msg("Bob's claim %.0f s after Ada's was not refused: %s",
+				         (double)(support_now_ms() - claimed_at) / 1000, msg);
+			conflicts_past_ttl++;
+			cJSON_Delete(e);
+		}
+	}
+	/* the attempt outlived the TTL and the claim held throughout */
+	assert_true(conflicts_past_ttl >= 2);
+	assert_true(proc_wait_output(&p, "renewed every 2 s", WAIT_MS));
+	agent_stop(&p);
+	struct status st;
+	assert_true(ledger_status(home, id, &st));
+	assert_string_equal(st.status, "completed");
+	th_observer_free(bob);
+	th_observer_free(obs);
+	th_room_stop(&room, SIGTERM);
+	fake_stop(&fk);
+	home_remove(home);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -786,6 +878,7 @@ int main(void)
 	        cmocka_unit_test(test_room_announcement_in_voice),
 	        cmocka_unit_test(test_room_announcement_held_until_back),
 	        cmocka_unit_test(test_room_action_results),
+	        cmocka_unit_test(test_claim_renewed_during_a_long_attempt),
 	        cmocka_unit_test(test_exactly_once_across_sigkill),
 	};
 	/* FULFIL_ONLY=<pattern>: run the matching tests only */
