@@ -14,6 +14,11 @@
  *   - the claim is renewed while an attempt runs longer than the room's
  *     claim TTL: another member claiming the same work meanwhile is told
  *     "Claim conflict" throughout;
+ *   - a promise made in the room (the participation engine, the LLM fake
+ *     as a process) that GitHub refuses three times is abandoned, and the
+ *     host's request it was made for is open again: the decision log says
+ *     request_reopened under the commitment and the owner acts on it again
+ *     (a second promise; space-validation.md §6.3 → false);
  *   - exactly once across kill -9: 50 create_issue commitments, the daemon
  *     killed with SIGKILL 20 times at random points — before a request,
  *     during one (the fake holds its answer after it made the issue), right
@@ -48,6 +53,7 @@
 #include "proc.h"
 #include "support_fake.h"
 #include "support_wait.h"
+#include "tests/integration/participation/owned_by.h"
 #include "tests/integration/space-client/harness.h"
 
 #define WAIT_MS    10000
@@ -676,9 +682,10 @@ static void test_room_announcement_held_until_back(void **state)
 
 /* Starts Ada on the room at port (1.5 s between cycles: she is in the
  * room — a local join takes milliseconds — before the second attempt) and
- * waits until obs sees her there. extra: one more variable, or NULL. */
+ * waits until obs sees her there. extra: up to 4 more variables
+ * (NULL-terminated), or NULL. */
 static void start_ada_in_room(struct proc *p, const char *home, const struct fake *fk, int port,
-                              struct ws_client *obs, const char *extra)
+                              struct ws_client *obs, const char *const *extra)
 {
 	char url[64];
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", port);
@@ -690,8 +697,13 @@ static void start_ada_in_room(struct proc *p, const char *home, const struct fak
 	                     "GA_FULFIL_INTERVAL_MS=1500",
 	                     "GA_GITHUB_WRITE_SPACING_MS=100",
 	                     "GA_GITHUB_SPACING_MS=20",
-	                     extra,
+	                     NULL,
+	                     NULL,
+	                     NULL,
+	                     NULL,
 	                     NULL};
+	for (size_t i = 0, at = 8; extra && extra[i] && i < 4; i++)
+		env[at + i] = extra[i];
 	if (proc_start(p, home, (const char *const[]){"--no-terminal", NULL}, env) != 0)
 		fail_msg("cannot start general-agent in %s", home);
 	cJSON *m = th_expect(obs, "presence", th_pred_has_agent, "Ada", 30000);
@@ -820,7 +832,8 @@ static void test_claim_renewed_during_a_long_attempt(void **state)
 	struct ws_client *obs = th_observe(&room, "Obs");
 	struct ws_client *bob = th_observe(&room, "Bob");
 	struct proc p;
-	start_ada_in_room(&p, home, &fk, room.port, obs, "GA_FULFIL_CLAIM_RENEW_MS=2000");
+	start_ada_in_room(&p, home, &fk, room.port, obs,
+	                  (const char *const[]){"GA_FULFIL_CLAIM_RENEW_MS=2000", NULL});
 	cJSON *m;
 	/* slow first (control requests never wait), then the repository */
 	fake_control(&fk, "/_ghfake/delay?ms=9000");
@@ -871,6 +884,96 @@ static void test_claim_renewed_during_a_long_attempt(void **state)
 	home_remove(home);
 }
 
+/* Ada's model: Layer 2 says ACTION_REQUEST; the decision promises an issue
+ * in acme/settings, a repository the GitHub fake does not have (404); the
+ * forced action's issue body (§11.3) is a short markdown text. */
+#define PROMISE_SCRIPT                                                                             \
+	"[{\"match\":{\"no_tools\":true,\"last_user_contains\":\"Message: \"},"                    \
+	"\"content\":\"ACTION_REQUEST\"},"                                                         \
+	"{\"match\":{\"no_tools\":true,\"last_user_contains\":\"The request:\"},"                  \
+	"\"content\":\"## Font size slider\\n\\nA slider for the font size on the settings "       \
+	"page.\\n\\n- [ ] the slider changes the size at once\"},"                                 \
+	"{\"match\":{\"tool_choice\":\"space_decision\"},\"tool_calls\":[{\"name\":"               \
+	"\"space_decision\",\"arguments\":{\"shouldSpeak\":true,\"reason\":\"the request is "      \
+	"mine\","                                                                                  \
+	"\"message\":\"On it: an issue for the font size slider in acme/settings.\","              \
+	"\"commitments\":[{\"type\":\"create_issue\",\"repo\":\"acme/settings\","                  \
+	"\"title\":\"Font size slider on the settings page\"}]}}]}]"
+
+static void test_abandoned_space_commitment_reopens_request(void **state)
+{
+	(void)state;
+	char request[256];
+	owned_by("Ada", "Obs", "The settings page needs a font size slider", request,
+	         sizeof request);
+	struct th_room room;
+	char *home;
+	struct fake fk;
+	setup_room_home(&room, &home, &fk, NULL);
+	home_write(home, "fake-script.json", PROMISE_SCRIPT);
+	char script[1024], err[4096], llm[160];
+	snprintf(script, sizeof script, "%s/fake-script.json", home);
+	struct support_fake lf;
+	if (support_fake_start(&lf, "tests/fakes/llm/llmfake-server", home,
+	                       (const char *const[]){"--script", script, NULL}, err,
+	                       sizeof err) != 0)
+		fail_msg("%s", err);
+	snprintf(llm, sizeof llm, "LLM_BASE_URL=%s/v1", lf.url);
+	struct ws_client *obs = th_observe(&room, "Obs");
+	struct proc p;
+	start_ada_in_room(&p, home, &fk, room.port, obs,
+	                  (const char *const[]){llm, "LLM_MODEL=fake-model",
+	                                        "LLM_API_KEY=test-key-0123456789", NULL});
+	th_room_host(&room, request);
+	cJSON *m = th_expect(obs, "chat", th_pred_name, "Ada", 30000);
+	if (!m) {
+		dump(&p);
+		fail_msg("Ada never took the request '%s'", request);
+	}
+	cJSON_Delete(m);
+	/* the promise: refused three times, abandoned, the request reopened */
+	int64_t end = support_now_ms() + 60000;
+	while (count_in(home, "memory/decisions.jsonl", "\"rule\":\"request_reopened\"") < 1) {
+		if (support_now_ms() > end || !proc_alive(&p)) {
+			dump(&p);
+			fail_msg("the abandoned promise did not reopen the request");
+		}
+		support_sleep_ms(100);
+	}
+	char *dec = home_read(home, "memory/decisions.jsonl");
+	const char *at = strstr(dec, "\"rule\":\"request_reopened\"");
+	const char *line = at;
+	while (line > dec && line[-1] != '\n')
+		line--;
+	char *one = strndup(line, strcspn(line, "\n"));
+	if (!strstr(one, "\"conversation\":\"commitment:commitment-") || !strstr(one, "open again"))
+		fail_msg("the reopening: %s", one);
+	free(one);
+	free(dec);
+	char *ledger = home_read(home, "memory/commitments.jsonl");
+	assert_non_null(strstr(ledger, "\"source\":\"space\""));
+	assert_non_null(strstr(ledger, "\"status\":\"abandoned\""));
+	free(ledger);
+	/* escalation resumes: the owner acts on the open request again (its
+	 * forced action, §11.3: cycles went on), a second promise enqueued */
+	const char *added = "\"source\":\"space\",\"status\":\"pending\"";
+	assert_int_equal(count_in(home, "memory/commitments.jsonl", added), 1);
+	end = support_now_ms() + 30000;
+	while (count_in(home, "memory/commitments.jsonl", added) < 2) {
+		if (support_now_ms() > end || !proc_alive(&p)) {
+			dump(&p);
+			fail_msg("the owner did not act on the reopened request");
+		}
+		support_sleep_ms(100);
+	}
+	agent_stop(&p);
+	support_fake_stop(&lf);
+	th_observer_free(obs);
+	th_room_stop(&room, SIGTERM);
+	fake_stop(&fk);
+	home_remove(home);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -879,6 +982,7 @@ int main(void)
 	        cmocka_unit_test(test_room_announcement_held_until_back),
 	        cmocka_unit_test(test_room_action_results),
 	        cmocka_unit_test(test_claim_renewed_during_a_long_attempt),
+	        cmocka_unit_test(test_abandoned_space_commitment_reopens_request),
 	        cmocka_unit_test(test_exactly_once_across_sigkill),
 	};
 	/* FULFIL_ONLY=<pattern>: run the matching tests only */

@@ -50,6 +50,7 @@
 
 #include "modules/participation/policy.h"
 #include "modules/reflection/voice.h"
+#include "tests/integration/participation/owned_by.h"
 #include "tests/integration/space-client/harness.h"
 #include "testutil.h"
 
@@ -610,16 +611,7 @@ static void expect_space_commitments(const char *home, int n)
 /* "<stem> <n>" with the first n that Ada owns among Ada and the observer. */
 static void owned_by_ada(const char *stem, char *out, size_t cap)
 {
-	struct part_member mem[] = {{.name = "Ada"}, {.name = "Obs"}};
-	for (int v = 0; v < 50; v++) {
-		snprintf(out, cap, "%s %d", stem, v);
-		struct part_ownership o;
-		struct decision why;
-		part_ownership_compute("Ada", false, mem, 2, out, PART_MODE_ACTION, &o, &why);
-		if (o.is_owner)
-			return;
-	}
-	fail_msg("no '%s <n>' owned by Ada", stem);
+	owned_by("Ada", "Obs", stem, out, cap);
 }
 
 /* Ada's model: Layer 2 says ACTION_REQUEST; the decision promises the dark
