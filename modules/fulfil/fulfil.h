@@ -21,7 +21,9 @@
  *                 now; cannot tell → left for a later cycle;
  *      the claim "<type>:<id>" through the coordination backend (held by a
  *      peer → left for later), renewed every FULFIL_CLAIM_RENEW_MS while
- *      fulfilling, released after;
+ *      fulfilling, released after with the attempt's outcome
+ *      (coord_release_result: in a room, the action_result — success with
+ *      the link, failure with the reason; §12.4);
  *      ledger in_progress, then outbound_submit with the idempotency key
  *      (create_plan first looks for an open plan with the same title:
  *      found → completed, "deduplicated", no second plan);
