@@ -26,9 +26,9 @@ static const char *REQ = "Create an issue for the prod checklist in github.com/a
 static const char *REQ2 = "Create an issue for the flaky deploy in github.com/acme/site";
 
 static const struct part_member room3[3] = {
-        {"marvin", full_caps, 3, true},
-        {"rebecca", full_caps, 3, true},
-        {"peterben", full_caps, 3, true},
+        {"marvin", full_caps, 3, true, false},
+        {"rebecca", full_caps, 3, true, false},
+        {"peterben", full_caps, 3, true, false},
 };
 
 static char OWN[PART_NAME_MAX];
