@@ -533,12 +533,57 @@ static void test_default_voice_and_not_followed(void **state)
 	world_free(&w);
 }
 
+/* Issue 11 item 4: a post_bluesky commitment is fulfilled once the Bluesky
+ * client exists — one top-level post with its text (through outbound:
+ * bluesky:post), completed in the ledger; a restart posts nothing more
+ * (the journal's commitment:<id>). */
+static void test_post_bluesky_fulfilled(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct agent a = {0};
+	home_setup(&a);
+	static const char text[] = "Shipping notes: the parser now keeps escaped quotes intact.";
+	char ids[1][64], line[2048];
+	commit_line(line, sizeof line, ids[0], 1, "post_bluesky",
+	            "{\"content\":\"Shipping notes: the parser now keeps escaped quotes "
+	            "intact.\"}");
+	home_write(a.home, "memory/commitments.jsonl", line);
+	agent_start(&a, &w);
+	wait_completed(&a, ids, 1);
+	agent_stop(&a);
+	agent_start(&a, &w);
+	support_sleep_ms(2000); /* several fulfilment cycles: nothing more */
+	agent_stop(&a);
+	cJSON *all = posts_of(&w, "agent.test");
+	int n = 0;
+	const cJSON *r;
+	cJSON_ArrayForEach(r, all)
+	{
+		const cJSON *v = cJSON_GetObjectItem(r, "value");
+		if (strcmp(jstr(v, "text", NULL, NULL), text) != 0)
+			continue;
+		n++;
+		assert_null(cJSON_GetObjectItem(v, "reply")); /* a post of its own */
+	}
+	cJSON_Delete(all);
+	if (n != 1) {
+		print_posts(&w);
+		fail_msg("%d posts of the commitment's text (want 1)", n);
+	}
+	assert_int_equal(audit_count(a.home, "bluesky:post", "allow") >= 1, 1);
+	home_remove(a.home);
+	world_free(&w);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_followup_once_in_thread),
 	        cmocka_unit_test(test_default_voice_and_not_followed),
+	        cmocka_unit_test(test_post_bluesky_fulfilled),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
