@@ -79,6 +79,19 @@ for _ in $(seq "$RUNS"); do
 done
 start_us=$(printf '%s\n' "${times[@]}" | median)
 
+# The same launch of /bin/true: what the shell's fork, env and exec cost on
+# this machine (14-21 ms in the development container), reported apart and
+# subtracted, so the figure is the daemon's own start-to-idle.
+base=()
+for _ in $(seq "$RUNS"); do
+  s=$(date +%s%N)
+  (cd "$work" && env -i PATH="$PATH" AGENT_NAME=bench "${NOROOM[@]}" GA_EXIT_WHEN_IDLE=1 /bin/true)
+  e=$(date +%s%N)
+  base+=($(( (e - s) / 1000 )))
+done
+base_us=$(printf '%s\n' "${base[@]}" | median)
+own_us=$(( start_us > base_us ? start_us - base_us : 0 ))
+
 # smaps_objects PID: one line per mapped object (the file's base name, or
 # [heap], [stack], [anon]...): name Rss Pss Private_Dirty Clean, in kB.
 smaps_objects() {
@@ -222,7 +235,9 @@ mb() { echo "$1/1024" | bc -l; }
 printf 'general-agent footprint (%s runs, medians; PSS splits shared pages with the other\n' "$RUNS"
 printf 'processes that map them at the time, so it moves with what else runs)\n'
 printf '  stripped binary   %8d bytes  (%.2f MB; target <= 1 MB)\n' "$size_bytes" "$(echo "$size_bytes/1048576" | bc -l)"
-printf '  start-to-idle     %8.2f ms     (target <= 20 ms; includes exit; nothing configured)\n' "$(echo "$start_us/1000" | bc -l)"
+printf '  start-to-idle     %8.2f ms     (target <= 20 ms; includes exit; nothing configured; the launch itself subtracted)\n' "$(echo "$own_us/1000" | bc -l)"
+printf '    measured        %8.2f ms     (as launched: fork + env + exec + the daemon)\n' "$(echo "$start_us/1000" | bc -l)"
+printf '    the launch      %8.2f ms     (the same launch of /bin/true)\n' "$(echo "$base_us/1000" | bc -l)"
 printf '  nothing configured, no room reachable, dashboard on (the default):\n'
 printf '    idle RSS        %8d kB     (%.2f MB)\n' "$rss_kb" "$(mb "$rss_kb")"
 printf '    idle PSS        %8d kB     (%.2f MB)\n' "$pss_kb" "$(mb "$pss_kb")"
