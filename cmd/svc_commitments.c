@@ -20,7 +20,6 @@
 #include "adapters/github/github.h"
 #include "adapters/github/port.h"
 #include "cmd/services.h"
-#include "common/fsx.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/commitments/ledger.h"
@@ -112,15 +111,9 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	struct svc_commit *s = xcalloc(1, sizeof *s);
 	s->ctx = *ctx;
 	if (ctx->self_path) {
-		/* beside SELF.md, where reflection writes it */
-		char *dir = xstrdup(ctx->self_path);
-		char *slash = strrchr(dir, '/');
-		if (slash)
-			*slash = '\0';
-		char *path = fsx_join(slash ? dir : ".", VOICE_FILE);
+		char *path = voice_path_beside(ctx->self_path);
 		s->voice = voice_open(path);
 		free(path);
-		free(dir);
 	}
 	if (ctx->github) {
 		s->port = gh_port_new(ctx->github, on_auth, s);

@@ -36,6 +36,13 @@ static const char *chromium_binary(void)
 	return e && *e ? e : "chromium";
 }
 
+bool cdp_chromium_present(void)
+{
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "command -v '%s' >/dev/null 2>&1", chromium_binary());
+	return system(cmd) == 0;
+}
+
 int cdp_start(struct cdp *c)
 {
 	memset(c, 0, sizeof *c);

@@ -90,16 +90,6 @@ static struct support_fake F;
 static struct ws_client *Obs;
 static char artifacts[512];
 
-static bool chromium_present(void)
-{
-	const char *b = getenv("GA_CHROMIUM");
-	if (!b || !*b)
-		b = "chromium";
-	char cmd[600];
-	snprintf(cmd, sizeof cmd, "command -v '%s' >/dev/null 2>&1", b);
-	return system(cmd) == 0;
-}
-
 static bool pred_from_ada(const cJSON *m, const void *arg)
 {
 	(void)arg;
@@ -298,7 +288,7 @@ static void test_agent_dashboard_in_chromium(void **state)
 
 int main(void)
 {
-	if (!chromium_present()) {
+	if (!cdp_chromium_present()) {
 		printf("SKIPPED: no chromium (scripts/bootstrap.sh installs Debian's; GA_CHROMIUM "
 		       "names another binary)\n");
 		return 77;
