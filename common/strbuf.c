@@ -7,6 +7,7 @@
  */
 #include "common/strbuf.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,4 +183,28 @@ void sb_free(struct strbuf *sb)
 	sb->buf = NULL;
 	sb->len = 0;
 	sb->cap = 0;
+}
+
+int sb_fill(struct strbuf *sb, const char *tmpl, const char *const *names,
+            const char *const *values, size_t n)
+{
+	int rc = 0;
+	for (const char *p = tmpl; *p;) {
+		bool done = false;
+		if (p[0] == '{' && p[1] == '{') {
+			for (size_t i = 0; i < n; i++) {
+				size_t nl = strlen(names[i]);
+				if (strncmp(p + 2, names[i], nl) == 0 &&
+				    strncmp(p + 2 + nl, "}}", 2) == 0) {
+					rc |= sb_puts(sb, values[i] ? values[i] : "");
+					p += nl + 4;
+					done = true;
+					break;
+				}
+			}
+		}
+		if (!done)
+			rc |= sb_putc(sb, *p++);
+	}
+	return rc ? -1 : 0;
 }

@@ -36,6 +36,10 @@ int sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
  * JavaScript's JSON.stringify does (\" \\ \b \f \n \r \t, other control
  * characters as \u00XX, everything else verbatim including non-ASCII). */
 int sb_put_json_string(struct strbuf *sb, const char *s, size_t len);
+/* Appends tmpl with every {{names[i]}} replaced by values[i] (NULL = ""),
+ * literally; an unknown {{…}} stays as written. -1 when the bound was hit. */
+int sb_fill(struct strbuf *sb, const char *tmpl, const char *const *names,
+            const char *const *values, size_t n);
 /* "" when empty, never NULL. Borrowed. */
 const char *sb_cstr(const struct strbuf *sb);
 /* Keeps the allocation, len = 0. */

@@ -148,14 +148,7 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 	                                                       : PART_SALVAGE_MESSAGE;
 	struct strbuf msg;
 	sb_init(&msg, 1024);
-	for (const char *p = tmpl; *p;) {
-		if (strncmp(p, "{{type}}", 8) == 0) {
-			sb_puts(&msg, words);
-			p += 8;
-		} else {
-			sb_putc(&msg, *p++);
-		}
-	}
+	sb_fill(&msg, tmpl, (const char *const[]){"type"}, (const char *const[]){words}, 1);
 	free(d->message);
 	d->message = part_words_naming(sb_cstr(&msg), &d->commitments);
 	sb_free(&msg);

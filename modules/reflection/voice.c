@@ -256,23 +256,7 @@ char *voice_interpolate(const char *tmpl, const char *const *names, const char *
 {
 	struct strbuf sb;
 	sb_init(&sb, 4 * VOICE_PHRASE_MAX_BYTES + 64 * 1024);
-	for (const char *p = tmpl; *p;) {
-		bool done = false;
-		if (p[0] == '{' && p[1] == '{') {
-			for (size_t i = 0; i < n; i++) {
-				size_t nl = strlen(names[i]);
-				if (strncmp(p + 2, names[i], nl) == 0 &&
-				    strncmp(p + 2 + nl, "}}", 2) == 0) {
-					sb_puts(&sb, values[i] ? values[i] : "");
-					p += nl + 4;
-					done = true;
-					break;
-				}
-			}
-		}
-		if (!done)
-			sb_putc(&sb, *p++);
-	}
+	sb_fill(&sb, tmpl, names, values, n);
 	return sb_detach(&sb);
 }
 

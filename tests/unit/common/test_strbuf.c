@@ -151,6 +151,24 @@ static void test_json_string_escaping_matches_js(void **state)
 	check_json("\xf0\x9f\x98\x80", 4, "\"\xf0\x9f\x98\x80\"");
 }
 
+static void test_fill(void **state)
+{
+	(void)state;
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	const char *names[] = {"type", "url"};
+	const char *values[] = {"create issue", NULL};
+	assert_int_equal(sb_fill(&sb, "On it: {{type}} ({{type}}) {{url}}|{{other}} {{", names, values,
+	                         2),
+	                 0);
+	assert_string_equal(sb_cstr(&sb), "On it: create issue (create issue) |{{other}} {{");
+	sb_free(&sb);
+	/* at its bound: -1 */
+	sb_init(&sb, 8);
+	assert_int_equal(sb_fill(&sb, "{{type}} and more", names, values, 2), -1);
+	sb_free(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +180,7 @@ int main(void)
 	        cmocka_unit_test(test_printf_and_append),
 	        cmocka_unit_test(test_consume_reset_detach),
 	        cmocka_unit_test(test_json_string_escaping_matches_js),
+	        cmocka_unit_test(test_fill),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
