@@ -221,9 +221,7 @@ int coord_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb
 
 int coord_release(struct coord *c, const char *key)
 {
-	if (!usable(c) || !key_ok(key))
-		return -1;
-	return c->ops->release(c, key);
+	return coord_release_result(c, key, true, NULL, NULL);
 }
 
 /* s cut to at most COORD_RESULT_TEXT_MAX bytes without splitting a UTF-8
@@ -246,10 +244,8 @@ int coord_release_result(struct coord *c, const char *key, bool success, const c
 {
 	if (!usable(c) || !key_ok(key))
 		return -1;
-	if (!c->ops->release_result)
-		return c->ops->release(c, key);
 	char *l = result_text(link), *e = result_text(error);
-	int rc = c->ops->release_result(c, key, success, l, e);
+	int rc = c->ops->release(c, key, success, l, e);
 	free(l);
 	free(e);
 	return rc;

@@ -27,11 +27,11 @@ struct coord_ops {
 	const char *name;
 	int (*claim)(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud);
 	int (*renew)(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud);
-	int (*release)(struct coord *c, const char *key);
-	/* May be NULL: the backend has nowhere to put an outcome (release is
-	 * used). link/error already cut to COORD_RESULT_TEXT_MAX. */
-	int (*release_result)(struct coord *c, const char *key, bool success, const char *link,
-	                      const char *error);
+	/* How the claimed work ended comes along (link/error already cut to
+	 * COORD_RESULT_TEXT_MAX, may be NULL); a backend with nowhere to put
+	 * it ignores it. */
+	int (*release)(struct coord *c, const char *key, bool success, const char *link,
+	               const char *error);
 	int (*count)(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb,
 	             void *ud);
 	void (*describe)(const struct coord *c, char *buf, size_t cap);

@@ -55,8 +55,10 @@ static int local_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_c
 	return 0;
 }
 
-static int local_release(struct coord *c, const char *key)
+static int local_release(struct coord *c, const char *key, bool success, const char *link,
+                         const char *error)
 {
+	(void)success, (void)link, (void)error; /* a local claim has no audience */
 	struct coord_local *l = (struct coord_local *)c;
 	coord_table_release(l->claims, key, c->agent_id, coord_now_ms());
 	return 0;

@@ -708,8 +708,10 @@ static int redis_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_c
 	return 0;
 }
 
-static int redis_release(struct coord *c, const char *key)
+static int redis_release(struct coord *c, const char *key, bool success, const char *link,
+                         const char *error)
 {
+	(void)success, (void)link, (void)error; /* Redis keeps no outcome */
 	if (!coord_pending_take(c))
 		return -1;
 	submit((struct coord_redis *)c, RQ_RELEASE, key, 0, NULL, NULL, NULL);

@@ -248,8 +248,8 @@ static int space_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_c
 	return 0;
 }
 
-static int space_release_result(struct coord *c, const char *key, bool success, const char *link,
-                                const char *error)
+static int space_release(struct coord *c, const char *key, bool success, const char *link,
+                         const char *error)
 {
 	struct coord_space *s = (struct coord_space *)c;
 	struct sc_entry *e = find(s, key);
@@ -264,11 +264,6 @@ static int space_release_result(struct coord *c, const char *key, bool success, 
 	drop(s, e);
 	arm(s);
 	return 0;
-}
-
-static int space_release(struct coord *c, const char *key)
-{
-	return space_release_result(c, key, true, NULL, NULL);
 }
 
 static int space_count(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb,
@@ -347,7 +342,6 @@ static const struct coord_ops space_ops = {
         .claim = space_claim,
         .renew = space_renew,
         .release = space_release,
-        .release_result = space_release_result,
         .count = space_count,
         .describe = space_describe,
         .shutdown = space_shutdown,
