@@ -33,8 +33,9 @@ struct cdp {
 /* Monotonic milliseconds. */
 long cdp_mono_ms(void);
 /* Starts chromium with a fresh profile; 0 or -1. */
-/* Is the browser there (GA_CHROMIUM, else `chromium` on PATH)? A test
- * without it is skipped: exit 77 (SKIP_RETURN_CODE). */
+/* Is the browser there (GA_CHROMIUM, else `chromium` on PATH)? When not,
+ * says so on stdout and returns false: the test exits 77 (its
+ * SKIP_RETURN_CODE) before anything starts. */
 bool cdp_chromium_present(void);
 int cdp_start(struct cdp *c);
 /* Closes the browser (Browser.close, then SIGKILL after 10 s), removes the
