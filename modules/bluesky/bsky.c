@@ -63,10 +63,12 @@ const struct self_mechanics *bk_mechanics(const struct bsky *b)
 
 static void on_like_sent(void *ud, const struct decision *final, const char *artifact)
 {
-	(void)ud;
+	struct pipeline_job *job = ud;
 	log_kv(final->verdict == VERDICT_SENT ? LOG_LEVEL_INFO : LOG_LEVEL_WARN, LOG_COMP, "like",
 	       "verdict", decision_verdict_name(final->verdict), "reason", final->reason,
 	       "artifact", artifact ? artifact : "");
+	if (job)
+		pipeline_reacted(job, final, artifact);
 }
 
 static void submit_like(struct bsky *b, const struct like_entry *l)
@@ -93,7 +95,7 @@ static void submit_like(struct bsky *b, const struct like_entry *l)
 	                         .idem_key = key,
 	                         .extra = extra};
 	bsky_pacing_note(&b->pacing, BSKY_ACT_LIKE, bk_now_ms());
-	outbound_submit(b->c.outbound, &m, on_like_sent, b);
+	outbound_submit(b->c.outbound, &m, on_like_sent, l->job);
 	cJSON_Delete(extra);
 }
 
@@ -121,19 +123,35 @@ static void drain_likes(struct bsky *b)
 
 /* Queues a like of (uri, cid) by did, paced; a second like of a queued post
  * is dropped here, one of a sent post by the journal. */
-void bk_like(struct bsky *b, const char *uri, const char *cid, const char *did,
-             const char *conversation, const char *message_id, const char *why)
+/* A like that is not made: the walk it answers is told. */
+static void like_not_made(struct pipeline_job *job, const char *rule, const char *why)
 {
-	if (!uri || !*uri || !cid || !*cid || !did || !*did)
+	if (!job)
 		return;
+	struct decision d;
+	decision_set(&d, VERDICT_DROP, rule, "%s", why);
+	pipeline_reacted(job, &d, NULL);
+}
+
+void bk_like(struct bsky *b, const char *uri, const char *cid, const char *did,
+             const char *conversation, const char *message_id, const char *why,
+             struct pipeline_job *job)
+{
+	if (!uri || !*uri || !cid || !*cid || !did || !*did) {
+		like_not_made(job, "like_target", "the post to like has no URI, CID or author");
+		return;
+	}
 	for (size_t i = 0; i < b->nlikes; i++)
-		if (strcmp(b->likes[i].uri, uri) == 0)
+		if (strcmp(b->likes[i].uri, uri) == 0) {
+			like_not_made(job, "like_queued", "a like of this post already waits");
 			return;
+		}
 	if (b->nlikes == BSKY_LIKES_MAX) {
 		bk_note_decision(b, conversation, message_id, STAGE_OUTBOUND, VERDICT_DROP,
 		                 "likes_full",
 		                 "%d likes are waiting for their pacing: this one is not made",
 		                 BSKY_LIKES_MAX);
+		like_not_made(job, "likes_full", "too many likes wait for their pacing");
 		return;
 	}
 	struct like_entry *l = &b->likes[b->nlikes++];
@@ -143,14 +161,8 @@ void bk_like(struct bsky *b, const char *uri, const char *cid, const char *did,
 	snprintf(l->conversation, sizeof l->conversation, "%s", conversation ? conversation : "");
 	snprintf(l->message_id, sizeof l->message_id, "%s", message_id ? message_id : "");
 	snprintf(l->why, sizeof l->why, "%s", why ? why : "");
+	l->job = job;
 	drain_likes(b);
-}
-
-void bk_like_note(struct bnote *n, const char *rule, const char *why)
-{
-	bk_note_decision(n->b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_REACT, rule,
-	                 "%s: a like instead of a reply", why);
-	bk_like(n->b, n->uri, n->cid, n->author_did, n->conversation, n->uri, why);
 }
 
 /* ---- the port: the post pacing ------------------------------------------------------- */
@@ -325,10 +337,13 @@ int bsky_start(struct bsky *b, struct ga_err *err)
 		bsky_state_prune_rels(b->st, bk_now_ms());
 	}
 	struct pipeline_source src = {.platform = CONV_PLATFORM_BLUESKY,
+	                              .gate = bk_on_gate,
 	                              .compose = bk_on_compose,
 	                              .reply_target = bk_reply_target,
+	                              .react = bk_on_react,
 	                              .done = bk_on_walk_done,
 	                              .reply_extra = bk_on_reply_extra,
+	                              .sent_id = bk_on_sent_id,
 	                              .ud = b};
 	if (pipeline_add_source(b->c.pipeline, &src) < 0) {
 		err_set(err, "the pipeline already has a Bluesky source");

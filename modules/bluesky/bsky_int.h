@@ -72,8 +72,7 @@ struct bnote {
 	struct bsky *b;
 	bool used;
 	bool ended; /* the record stage was seen */
-	bool react; /* the gate said REACT */
-	bool sent;  /* the reply was created */
+	bool sent;  /* the reply (or the reaction) was made */
 	bool send_failed;
 	bool composing; /* compose() was called */
 	char uri[BSKY_URI_MAX];
@@ -91,6 +90,7 @@ struct bnote {
 	bool owner, agent, to_us;
 	int depth;
 	struct {
+		char uri[BSKY_URI_MAX];
 		char did[BSKY_DID_MAX];
 		char handle[BSKY_HANDLE_MAX + 2];
 		char *text;
@@ -106,10 +106,10 @@ struct bnote {
 	struct compose_tool tools[TOOLS_MAX];
 	size_t ntools;
 	char *reply;
-	int64_t chain_out; /* the gate's, for a reply sent with its commitments */
-	bool courtesy;
-	bool saying;     /* the reply goes out through pipeline_say_ctx (§6.12) */
 	cJSON *promises; /* [{type, params}]: enqueued once the reply is sent */
+	/* what a reaction likes: the post, or the one graceful_exit named */
+	char like_uri[BSKY_URI_MAX];
+	char like_cid[ATP_CID_MAX];
 	bool exit_like;
 	char exit_uri[BSKY_URI_MAX];
 	char exit_cid[ATP_CID_MAX];
@@ -136,6 +136,7 @@ struct like_entry {
 	char conversation[BSKY_URI_MAX + 16];
 	char message_id[BSKY_URI_MAX];
 	char why[120];
+	struct pipeline_job *job; /* the walk this like answers, or NULL */
 };
 
 struct attempt {
@@ -206,21 +207,28 @@ void bk_local_now(int64_t ms, int *wday, int *hour, char date[11]);
 /* SELF.md's Social Mechanics, or the defaults. */
 const struct self_mechanics *bk_mechanics(const struct bsky *b);
 /* A like through outbound (target bluesky:like:<did>), paced (at most
- * BSKY_LIKES_MAX waiting). */
+ * BSKY_LIKES_MAX waiting). job (may be NULL): the walk it answers, told
+ * with pipeline_reacted once the like is made or not. */
 void bk_like(struct bsky *b, const char *uri, const char *cid, const char *did,
-             const char *conversation, const char *message_id, const char *why);
-/* Likes the note's post and concludes the author's part of the thread. */
-void bk_like_note(struct bnote *n, const char *rule, const char *why);
+             const char *conversation, const char *message_id, const char *why,
+             struct pipeline_job *job);
 /* The note in flight for a post, or NULL. */
 struct bnote *bk_note_by_uri(struct bsky *b, const char *uri);
 
 /* ---- bsky_notes.c ---- */
 /* Notifications on their walk now. */
 size_t bk_notes_in_flight(const struct bsky *b);
-/* The pipeline source's hooks: done, reply_extra, compose, reply_target. */
+/* The pipeline source's hooks: gate, compose, react, done, reply_extra,
+ * reply_target, sent_id. */
+void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result *g,
+                struct decision *d);
+void bk_on_react(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                 const struct decision *why);
 void bk_on_walk_done(void *ud, const struct conv_event *ev, const struct decision *final,
                      const char *artifact);
 int bk_on_reply_extra(void *ud, const struct conv_event *ev, cJSON *extra);
+int bk_on_sent_id(void *ud, const struct conv_event *ev, const char *artifact, char *buf,
+                  size_t cap);
 /* SELF.md's text (caller frees), or NULL. */
 char *bk_read_self(const struct bsky *b);
 void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,

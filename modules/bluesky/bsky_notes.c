@@ -75,9 +75,6 @@ static void on_note_finish(uv_timer_t *t)
 {
 	struct bnote *n = t->data;
 	struct bsky *b = n->b;
-	if (n->react && !n->sent)
-		bk_like_note(n, "react_only",
-		             "the gate allows a reaction at most (chain or limits)");
 	if (n->sent) {
 		/* we answered this person (relationship record, §6.2) */
 		bsky_state_rel_responded(b->st, n->author_did, n->uri);
@@ -123,9 +120,8 @@ void bk_on_walk_done(void *ud, const struct conv_event *ev, const struct decisio
 	(void)artifact;
 	struct bsky *b = ud;
 	struct bnote *n = ev && ev->message_id ? bk_note_by_uri(b, ev->message_id) : NULL;
-	if (!n || n->ended || n->saying)
-		return; /* a reply with commitments: its say callback ends it */
-	n->react = final && final->verdict == VERDICT_REACT;
+	if (!n || n->ended)
+		return;
 	n->sent = final && final->verdict == VERDICT_SENT;
 	/* a failure we noted ourselves (no room for the refs) stays one */
 	n->send_failed |= final && final->verdict == VERDICT_FAIL;
@@ -320,13 +316,28 @@ static char *user_message(struct bnote *n, enum bsky_ritual_role role)
 	return sb_detach(&sb);
 }
 
-static void compose_end(struct bnote *n, const char *text, const char *why)
+/* The walk's job leaves the note (it is the pipeline's again). */
+static struct pipeline_job *take_job(struct bnote *n)
 {
 	struct pipeline_job *job = n->job;
 	n->job = NULL;
-	if (!job)
-		return;
-	pipeline_composed(job, text, text ? strlen(text) : 0, why);
+	return job;
+}
+
+static void compose_end(struct bnote *n, const char *why)
+{
+	struct pipeline_job *job = take_job(n);
+	if (job)
+		pipeline_silent(job, "nothing_to_send", why);
+}
+
+/* A like of n->like_uri (the post, unless graceful_exit named another)
+ * instead of a reply. */
+static void compose_react(struct bnote *n, const char *rule, const char *why)
+{
+	struct pipeline_job *job = take_job(n);
+	if (job)
+		pipeline_react(job, rule, why);
 }
 
 /* The direct replies under the thread view node t (getPostThread with
@@ -362,31 +373,37 @@ static void reduce_replies(const struct bsky *b, const cJSON *t, struct bsky_see
 }
 
 /* §6.8 steps 2 and 6 on what was seen under the post (policy.h
- * bsky_reply_check), the decision on the story; true when the reply goes
- * on. Otherwise the walk ends here: nothing (already replied) or a like
- * (a peer just answered). */
-static bool replies_allow(struct bnote *n, const struct bsky_seen_replies *seen)
+ * bsky_reply_check): GO, or why not — nothing (already replied) or a like (a
+ * peer just answered). The decision is d. */
+static enum bsky_reply_check replies_check(struct bnote *n, const struct bsky_seen_replies *seen,
+                                           struct decision *d)
 {
 	const struct bsky_reply_facts f = {seen->own, seen->peer, seen->peer_ms};
+	enum bsky_reply_check r = bsky_reply_check(&f, n->owner, bk_now_ms(), d);
+	if (r == BSKY_REPLY_ALREADY)
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "BLOCKED: already replied", "id", n->uri, "ours",
+		       seen->own);
+	return r;
+}
+
+/* The same check again once the reply is composed (the model took its
+ * time): true when the reply goes on; otherwise the walk ends here. */
+static bool replies_allow(struct bnote *n, const struct bsky_seen_replies *seen)
+{
 	struct decision d;
-	enum bsky_reply_check r = bsky_reply_check(&f, n->owner, bk_now_ms(), &d);
+	enum bsky_reply_check r = replies_check(n, seen, &d);
 	if (r == BSKY_REPLY_GO) {
 		if (seen->peer[0]) /* the owner's post a peer answered: say why we still do */
 			pipeline_note(n->b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation,
 			              n->uri, STAGE_COMPOSE, &d);
 		return true;
 	}
-	if (r == BSKY_REPLY_PEER_LIKE) {
-		bk_like_note(n, d.rule, d.reason);
-	} else {
-		pipeline_note(n->b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri,
-		              STAGE_COMPOSE, &d);
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "BLOCKED: already replied", "id", n->uri, "ours",
-		       seen->own);
-	}
 	free(n->reply);
 	n->reply = NULL;
-	compose_end(n, NULL, d.reason);
+	if (r == BSKY_REPLY_PEER_LIKE)
+		compose_react(n, d.rule, d.reason);
+	else
+		compose_end(n, d.reason);
 	return false;
 }
 
@@ -395,28 +412,18 @@ static bool replies_allow(struct bnote *n, const struct bsky_seen_replies *seen)
 static void send_reply(struct bnote *n);
 static void on_note_finish(uv_timer_t *t);
 
-/* The reply went out (or not): its commitments join the ledger only when
- * it did (source bluesky, the thread in the params). */
-static void on_promise_said(void *ud, const struct decision *final, const char *artifact)
+/* The reply's outcome: its commitments join the ledger only when it went
+ * out (source bluesky, the thread in the params), each in its own story
+ * ("commitment:<id>"), summed up in the record. */
+static void on_reply_ended(void *ud, struct pipeline_job *job, const struct pipeline_outcome *o)
 {
+	(void)job;
 	struct bnote *n = ud;
 	struct bsky *b = n->b;
-	n->saying = false;
-	n->sent = final && final->verdict == VERDICT_SENT;
-	n->send_failed = final && final->verdict == VERDICT_FAIL;
-	size_t np = (size_t)cJSON_GetArraySize(n->promises);
-	if (n->sent) /* the gate counts it as a walk's reply (Social Mechanics, pairs) */
-		pipeline_note_reply(b->c.pipeline, n->conversation,
-		                    n->agent ? n->author_did : NULL);
-	if (!n->sent) {
-		bk_note_decision(
-		        b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO, "commitment",
-		        "the reply did not go out (%s: %s): its %zu commitment(s) are not kept",
-		        final ? final->rule : "?", final ? final->reason : "", np);
-	}
+	if (!o->sent || !n->promises)
+		return;
 	const cJSON *it;
-	const cJSON *keep = n->sent ? n->promises : NULL;
-	cJSON_ArrayForEach(it, keep)
+	cJSON_ArrayForEach(it, n->promises)
 	{
 		const char *type = json_string_or(it, "type", "");
 		char id[LEDGER_ID_MAX] = "";
@@ -427,66 +434,48 @@ static void on_promise_said(void *ud, const struct decision *final, const char *
 			               cJSON_GetObjectItem(it, "params"), bk_now_ms(), id, &err);
 		else
 			err_set(&err, "no commitment ledger in this process");
+		struct decision d;
 		if (r == LEDGER_ADDED || r == LEDGER_DUPLICATE)
-			bk_note_decision(b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO,
-			                 "commitment", "%s %s (source bluesky, reply %s)%s", type,
-			                 id, artifact ? artifact : "",
-			                 r == LEDGER_DUPLICATE ? ": already open" : " enqueued");
+			decision_set(&d, VERDICT_INFO, "commitment",
+			             "%s %s (source bluesky, reply %s)%s", type, id,
+			             o->artifact ? o->artifact : "",
+			             r == LEDGER_DUPLICATE ? ": already open" : " enqueued");
 		else
-			bk_note_decision(b, n->conversation, n->uri, STAGE_RECORD, VERDICT_FAIL,
-			                 "commitment", "%s not enqueued: %s", type, err.msg);
+			decision_set(&d, VERDICT_FAIL, "commitment", "%s not enqueued: %s", type,
+			             err.msg);
+		if (id[0]) {
+			char conv[LEDGER_ID_MAX + 16];
+			snprintf(conv, sizeof conv, "commitment:%s", id);
+			pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, conv, id, STAGE_RECORD,
+			              &d);
+		}
+		if (o->note)
+			sb_printf(o->note, "%s%s", o->note->len ? "; " : "commitments: ", d.reason);
 	}
-	n->ended = true;
-	uv_timer_start(&n->timer, on_note_finish, 0, 0);
 }
 
-/* A reply that carries commitments leaves through pipeline_say_ctx, so the
- * validator knows it is backed (its empty_promise check refuses a promise
- * without commitments); the event's walk ends here with nothing to send. */
-static void send_promise(struct bnote *n)
+/* The reply goes out on the event's walk: the validator (told how many
+ * commitments back it: its empty_promise check refuses a promise without
+ * any), outbound with the reply refs (reply_extra). */
+static void send_reply(struct bnote *n)
 {
-	struct bsky *b = n->b;
-	size_t np = (size_t)cJSON_GetArraySize(n->promises);
 	char *text = n->reply;
 	n->reply = NULL;
-	n->saying = true;
-	char why[160];
-	snprintf(why, sizeof why,
-	         "the reply carries %zu commitment(s): it goes out with them (pipeline_say_with)",
-	         np);
-	compose_end(n, NULL, why);
-	char target[BSKY_DID_MAX + 16];
-	snprintf(target, sizeof target, "bluesky:reply:%s", n->author_did);
-	/* the echo window: the thread's posts, agents' compared */
-	struct echo_window *w = echo_window_new(BSKY_THREAD_MAX);
-	for (size_t i = 0; i < n->nthread; i++)
-		echo_window_push(w, n->thread[i].handle, n->thread[i].agent,
-		                 n->thread[i].text ? n->thread[i].text : "");
+	struct pipeline_job *job = take_job(n);
+	if (!job) {
+		free(text);
+		return;
+	}
+	size_t np = (size_t)cJSON_GetArraySize(n->promises);
 	struct validator_context vc = {.platform = VALIDATOR_PLATFORM_BLUESKY,
 	                               .mode = VALIDATOR_MODE_DISCUSSION,
 	                               .role = VALIDATOR_ROLE_ACTOR,
 	                               .is_action_owner = true,
-	                               .window = w,
 	                               .connected_agents = 1,
 	                               .n_commitments = np};
-	/* the reply refs travel with the message (outbound_send.extra) */
-	cJSON *extra = cJSON_CreateObject();
-	add_reply_refs(n, extra);
-	struct pipeline_say_req r = {.platform = CONV_PLATFORM_BLUESKY,
-	                             .target = target,
-	                             .source = "bluesky",
-	                             .text = text,
-	                             .len = strlen(text),
-	                             .chain = n->chain_out,
-	                             .courtesy = n->courtesy,
-	                             .id = n->uri,
-	                             .vctx = &vc,
-	                             .extra = extra,
-	                             .done = on_promise_said,
-	                             .ud = n};
-	pipeline_say_with(b->c.pipeline, &r);
-	cJSON_Delete(extra);
-	echo_window_free(w);
+	struct pipeline_reply r = {
+	        .text = text, .len = strlen(text), .vctx = &vc, .ended = on_reply_ended, .ud = n};
+	pipeline_reply(job, &r);
 	free(text);
 }
 
@@ -538,10 +527,7 @@ static void on_promises(const struct compose_result *res, void *ud)
 		cJSON_AddItemToArray(n->promises, o);
 	}
 	part_commitments_clear(&got);
-	if (cJSON_GetArraySize(n->promises) > 0)
-		send_promise(n);
-	else
-		send_reply(n); /* the validator judges the promise without backing */
+	send_reply(n); /* without commitments the validator judges the bare promise */
 }
 
 /* Our reply promises something (part_extract_wanted)? Then the extraction
@@ -628,16 +614,6 @@ static void on_pace(uv_timer_t *t)
 		send_reply(n);
 }
 
-/* The reply goes on through the event's walk: validator, outbound (its
- * reply refs come from the reply_extra hook). */
-static void send_reply(struct bnote *n)
-{
-	char *text = n->reply;
-	n->reply = NULL;
-	compose_end(n, text, NULL);
-	free(text);
-}
-
 static void on_composed(const struct compose_result *res, void *ud)
 {
 	struct bnote *n = ud;
@@ -647,16 +623,16 @@ static void on_composed(const struct compose_result *res, void *ud)
 		return; /* stopping: the pipeline frees the job */
 	struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, bk_now_ms());
 	if (n->exit_like) {
-		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_REACT,
-		                 "graceful_exit", "the model ends the conversation with a like: %s",
-		                 n->exit_reason);
-		const char *did = n->author_did;
-		bk_like(b, n->exit_uri, n->exit_cid, did, n->conversation, n->uri, "graceful exit");
 		if (c)
 			bsky_conv_conclude(c, NULL, n->exit_reason, bk_now_ms());
 		free(n->reply);
 		n->reply = NULL;
-		compose_end(n, NULL, "graceful exit: a like, no message");
+		snprintf(n->like_uri, sizeof n->like_uri, "%s", n->exit_uri);
+		snprintf(n->like_cid, sizeof n->like_cid, "%s", n->exit_cid);
+		char why[sizeof n->exit_reason + 64];
+		snprintf(why, sizeof why, "the model ends the conversation with a like: %s",
+		         n->exit_reason);
+		compose_react(n, "graceful_exit", why);
 		return;
 	}
 	if (!n->reply || !*n->reply) {
@@ -665,19 +641,17 @@ static void on_composed(const struct compose_result *res, void *ud)
 		         res->content ? ": " : "", res->content ? res->content : res->reason);
 		if (res->stop == COMPOSE_STOP_ERROR && res->llm_error == LLM_ERR_TRANSIENT)
 			n->send_failed = true; /* asked again at the next check */
-		compose_end(n, NULL, why);
+		compose_end(n, why);
 		return;
 	}
 	/* the output self-check (§6.8 step 4): prevention beats pruning */
 	if (bsky_self_check_to_like(c, n->reply)) {
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "Self-check: converting low-value reply to like",
 		       "id", n->uri, "text", n->reply);
-		bk_like_note(
-		        n, "self_check",
-		        "Self-check: converting low-value reply to like (we already replied here)");
 		if (c)
 			bsky_conv_conclude(c, n->author_did, "self-check", bk_now_ms());
-		compose_end(n, NULL, "self-check: a low-value closing became a like");
+		compose_react(n, "self_check",
+		              "a low-value closing becomes a like (we already replied here)");
 		return;
 	}
 	int64_t w = bsky_pacing_wait(&b->pacing, BSKY_ACT_REPLY, bk_now_ms());
@@ -692,14 +666,14 @@ static void compose_reply(struct bnote *n)
 	struct bsky *b = n->b;
 	struct ga_err err = {{0}};
 	if (!b->c.llm || !b->c.skills) {
-		compose_end(n, NULL, "no model is configured: nothing is composed");
+		compose_end(n, "no model is configured: nothing is composed");
 		return;
 	}
 	struct skill_var vars[] = {{"blueskyUsername", b->handle},
 	                           {"ownerHandle", b->owner_handle ? b->owner_handle : "(none)"}};
 	char *skill = skills_render(b->c.skills, BSKY_REPLY_SKILL, NULL, vars, 2, &err);
 	if (!skill) {
-		compose_end(n, NULL, err.msg[0] ? err.msg : "the bluesky-reply skill is missing");
+		compose_end(n, err.msg[0] ? err.msg : "the bluesky-reply skill is missing");
 		return;
 	}
 	char *self = bk_read_self(b);
@@ -728,77 +702,71 @@ static void compose_reply(struct bnote *n)
 	free(system);
 	free(user);
 	if (!n->run)
-		compose_end(n, NULL, err.msg);
+		compose_end(n, err.msg);
 }
 
-/* The pipeline's compose stage: the gate passed. */
-void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
-                   const struct gate_result *g)
+/* The Bluesky gate (after the shared one, recorded at the gate stage):
+ * never a second reply to one post (§6.8 step 2), should-respond (§6.5),
+ * the conversation's Social Mechanics (§6.7, our replies counted from the
+ * conversation store: each once, however it was learnt), circular
+ * conversations (§11.27), rituals, and a like when a known peer answered
+ * the post moments ago (§6.14). */
+void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result *g,
+                struct decision *d)
 {
+	(void)g;
 	struct bsky *b = ud;
 	struct bnote *n = bk_note_by_uri(b, ev->message_id);
 	if (!n) {
-		pipeline_composed(job, NULL, 0, "not a notification this agent is handling now");
+		decision_set(d, VERDICT_BLOCK, "not_handling",
+		             "not a notification this agent is handling now");
 		return;
 	}
-	n->job = job;
-	n->chain_out = g ? g->chain_out : -1;
-	n->courtesy = g && g->courtesy;
-	n->composing = true;
+	snprintf(n->like_uri, sizeof n->like_uri, "%s", n->uri);
+	snprintf(n->like_cid, sizeof n->like_cid, "%s", n->cid);
 	int64_t now = bk_now_ms();
-	/* §6.8 step 2, before the model: never a second reply to one post */
-	if (n->seen.own[0] && !replies_allow(n, &n->seen))
+	if (n->seen.own[0] && replies_check(n, &n->seen, d) == BSKY_REPLY_ALREADY) {
+		d->verdict = VERDICT_BLOCK;
 		return;
-	struct decision d;
-	enum bsky_response r = bsky_should_respond(n->reason, n->owner, n->text, &d);
-	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri, STAGE_COMPOSE,
-	              &d);
+	}
+	enum bsky_response r = bsky_should_respond(n->reason, n->owner, n->text, d);
 	struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, now);
 	if (!c) {
-		compose_end(n, NULL, "the thread root is not a usable URI");
+		decision_set(d, VERDICT_BLOCK, "thread_root",
+		             "the thread root is not a usable URI");
 		return;
 	}
+	bsky_conv_sync_replies(
+	        c, (int)conv_store_count_ours(pipeline_store(b->c.pipeline), n->conversation));
 	bool low = r == BSKY_LIKE;
 	bsky_conv_note_incoming(c, n->author_did, n->depth, low, now);
 	if (r == BSKY_SKIP) {
-		compose_end(n, NULL, d.reason);
+		d->verdict = VERDICT_BLOCK;
 		return;
 	}
 	if (r == BSKY_LIKE) {
-		bk_like(b, n->uri, n->cid, n->author_did, n->conversation, n->uri, d.reason);
-		bsky_conv_conclude(c, n->author_did, d.reason, now);
-		compose_end(n, NULL, d.reason);
+		bsky_conv_conclude(c, n->author_did, d->reason, now);
+		d->verdict = VERDICT_REACT;
 		return;
 	}
-	if (!bsky_conv_should_respond(c, n->author_did, n->owner, true, bk_mechanics(b), now, &d)) {
-		pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri,
-		              STAGE_COMPOSE, &d);
-		if (d.verdict == VERDICT_REACT) {
-			bk_like(b, n->uri, n->cid, n->author_did, n->conversation, n->uri,
-			        d.reason);
-			bsky_conv_conclude(c, NULL, d.rule, now);
-		}
-		compose_end(n, NULL, d.reason);
+	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri, STAGE_GATE, d);
+	if (!bsky_conv_should_respond(c, n->author_did, n->owner, true, bk_mechanics(b), now, d)) {
+		if (d->verdict == VERDICT_REACT)
+			bsky_conv_conclude(c, NULL, d->rule, now);
 		return;
 	}
-	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri, STAGE_COMPOSE,
-	              &d);
-	if (strcmp(d.rule, "reengage") == 0)
+	if (strcmp(d->rule, "reengage") == 0)
 		bsky_conv_reengage(c, !n->owner);
-	/* circular conversations: a hard block that concludes (§11.27) */
+	/* circular conversations: a hard stop that concludes (§11.27) */
 	struct bsky_thread_post posts[BSKY_THREAD_MAX];
 	for (size_t i = 0; i < n->nthread; i++)
 		posts[i] = (struct bsky_thread_post){n->thread[i].did, n->thread[i].text};
 	enum bsky_circular circ = bsky_circular_level(posts, n->nthread);
 	if (!n->owner && (circ == BSKY_CIRC_MEDIUM || circ == BSKY_CIRC_HIGH)) {
-		char why[120];
-		snprintf(why, sizeof why,
-		         "circular conversation (%s): the last posts only thank and "
-		         "restate",
-		         bsky_circular_name(circ));
-		bk_like_note(n, "circular", why);
 		bsky_conv_conclude(c, NULL, "circular", now);
-		compose_end(n, NULL, why);
+		decision_set(d, VERDICT_REACT, "circular",
+		             "circular conversation (%s): the last posts only thank and restate",
+		             bsky_circular_name(circ));
 		return;
 	}
 	/* ritual threads: recognised by root, or by the workspace named in a
@@ -822,9 +790,66 @@ void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *
 		snprintf(n->ritual, sizeof n->ritual, "%s", rname);
 	/* §6.14: a known peer answered this post moments ago — a like, and
 	 * the model is not asked (checked again before sending) */
-	if (!replies_allow(n, &n->seen))
+	enum bsky_reply_check rc = replies_check(n, &n->seen, d);
+	if (rc == BSKY_REPLY_PEER_LIKE) {
+		d->verdict = VERDICT_REACT;
 		return;
+	}
+	if (rc == BSKY_REPLY_ALREADY) {
+		d->verdict = VERDICT_BLOCK;
+		return;
+	}
+	decision_set(d, VERDICT_PASS, "conversation", "%s", d->reason);
+}
+
+/* The pipeline's compose stage: both gates passed. */
+void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                   const struct gate_result *g)
+{
+	(void)g;
+	struct bsky *b = ud;
+	struct bnote *n = bk_note_by_uri(b, ev->message_id);
+	if (!n) {
+		pipeline_silent(job, "not_handling",
+		                "not a notification this agent is handling now");
+		return;
+	}
+	n->job = job;
+	n->composing = true;
 	compose_reply(n);
+}
+
+/* A reaction decided by a gate or by compose: a like of n->like_uri. */
+void bk_on_react(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                 const struct decision *why)
+{
+	struct bsky *b = ud;
+	struct bnote *n = bk_note_by_uri(b, ev->message_id);
+	if (!n) {
+		struct decision d;
+		decision_set(&d, VERDICT_DROP, "not_handling",
+		             "not a notification this agent is handling now: no like");
+		pipeline_reacted(job, &d, NULL);
+		return;
+	}
+	const char *uri = n->like_uri[0] ? n->like_uri : n->uri;
+	const char *cid = n->like_uri[0] ? n->like_cid : n->cid;
+	bk_note_decision(b, n->conversation, n->uri, STAGE_OUTBOUND, VERDICT_REACT, "react_only",
+	                 "a like of %s instead of a reply (%s)", uri,
+	                 why && why->rule ? why->rule : "react");
+	bk_like(b, uri, cid, n->author_did, n->conversation, n->uri, why ? why->reason : "", job);
+}
+
+/* Our reply is stored under the URI of the post the port made. */
+int bk_on_sent_id(void *ud, const struct conv_event *ev, const char *artifact, char *buf,
+                  size_t cap)
+{
+	(void)ud;
+	(void)ev;
+	if (!artifact || strncmp(artifact, "at://", 5) != 0)
+		return -1;
+	int k = snprintf(buf, cap, "%s", artifact);
+	return k < 0 || (size_t)k >= cap ? -1 : 0;
 }
 
 int bk_reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap)
@@ -844,9 +869,47 @@ const char *bk_str_at(const cJSON *o, const char *a, const char *b_)
 	                                 : "";
 }
 
+/* A post of the thread into the conversation store (by its URI: a post
+ * already there is not added twice), so the derived chain, the echo
+ * window and our reply count read the thread as it is. */
+static void store_post(struct bnote *n, const char *uri, const char *parent, const char *did,
+                       const char *handle, bool agent, const char *text, int depth)
+{
+	struct bsky *b = n->b;
+	if (!uri || !uri[0])
+		return;
+	bool self = strcmp(did, b->did) == 0;
+	struct conv_event_src es = {.platform = CONV_PLATFORM_BLUESKY,
+	                            .conversation = n->conversation,
+	                            .message_id = uri,
+	                            .parent_id = parent && parent[0] ? parent : NULL,
+	                            .thread_id = n->root_uri,
+	                            .author_id = did,
+	                            .author_name = handle,
+	                            .author_kind = self    ? CONV_AUTHOR_SELF
+	                                           : agent ? CONV_AUTHOR_PEER
+	                                                   : CONV_AUTHOR_HUMAN,
+	                            .is_bot = self || agent,
+	                            .text = text ? text : "",
+	                            .text_len = text ? strlen(text) : 0,
+	                            .from_history = true,
+	                            .thread_depth = depth};
+	struct conv_event ev;
+	conv_event_init(&ev, &es);
+	conv_store_add(pipeline_store(b->c.pipeline), &ev);
+	conv_event_free(&ev);
+}
+
 static void start_event(struct bnote *n)
 {
 	struct bsky *b = n->b;
+	/* the posts above this one (its branch), and a reply of ours found
+	 * under it */
+	for (size_t i = 0; i + 1 < n->nthread; i++)
+		store_post(n, n->thread[i].uri, i ? n->thread[i - 1].uri : NULL, n->thread[i].did,
+		           n->thread[i].handle, n->thread[i].agent, n->thread[i].text, (int)i);
+	if (n->seen.own[0])
+		store_post(n, n->seen.own, n->uri, b->did, b->handle, true, "", n->depth + 1);
 	const char *addressed[1] = {b->handle};
 	struct conv_event_src es = {.platform = CONV_PLATFORM_BLUESKY,
 	                            .conversation = n->conversation,
@@ -864,7 +927,8 @@ static void start_event(struct bnote *n)
 	                            .addressed = n->to_us ? addressed : NULL,
 	                            .naddressed = n->to_us ? 1 : 0,
 	                            .addressed_me = n->to_us,
-	                            .time_ms = n->indexed_ms};
+	                            .time_ms = n->indexed_ms,
+	                            .thread_depth = n->depth};
 	bool flags[BSKY_THREAD_MAX];
 	for (size_t i = 0; i < n->nthread; i++)
 		flags[i] = n->thread[i].agent;
@@ -902,6 +966,8 @@ static void parse_thread(struct bnote *n, const cJSON *thread)
 		const cJSON *post = chain[k - 1 - i];
 		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(post, "record");
 		const char *did = bk_str_at(post, "author", "did");
+		snprintf(n->thread[i].uri, sizeof n->thread[i].uri, "%s",
+		         json_string_or(post, "uri", ""));
 		snprintf(n->thread[i].did, sizeof n->thread[i].did, "%s", did);
 		snprintf(n->thread[i].handle, sizeof n->thread[i].handle, "@%s",
 		         bk_str_at(post, "author", "handle"));

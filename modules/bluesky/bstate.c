@@ -424,6 +424,7 @@ static cJSON *conv_to_json(const struct bsky_conv_entry *e)
 	cJSON_AddStringToObject(o, "state", bsky_conv_state_name(c->state));
 	cJSON_AddBoolToObject(o, "project", c->project);
 	cJSON_AddNumberToObject(o, "ourReplies", c->our_replies);
+	cJSON_AddNumberToObject(o, "repliesBase", c->replies_base);
 	cJSON_AddNumberToObject(o, "ourLastReplyMs", (double)c->our_last_reply_ms);
 	cJSON_AddNumberToObject(o, "depth", c->depth);
 	cJSON_AddNumberToObject(o, "quickAcks", c->quick_acks);
@@ -452,6 +453,7 @@ static void conv_from_json(struct bsky_conv *c, const cJSON *o)
 	c->state = st < 0 ? BSKY_CONV_NEW : (enum bsky_conv_state)st;
 	c->project = json_bool_or(o, "project", false);
 	c->our_replies = (int)json_int_or(o, "ourReplies", 0);
+	c->replies_base = (int)json_int_or(o, "repliesBase", 0);
 	c->our_last_reply_ms = json_int_or(o, "ourLastReplyMs", 0);
 	c->depth = (int)json_int_or(o, "depth", 0);
 	c->quick_acks = (int)json_int_or(o, "quickAcks", 0);

@@ -595,6 +595,16 @@ void bsky_conv_note_our_reply(struct bsky_conv *c, int depth, int64_t now_ms)
 		c->state = BSKY_CONV_AWAITING;
 }
 
+void bsky_conv_sync_replies(struct bsky_conv *c, int stored)
+{
+	c->stored = stored;
+	if (c->replies_base > stored)
+		c->replies_base = stored; /* the store forgot some (its bounds) */
+	int ours = stored - c->replies_base;
+	if (ours > c->our_replies)
+		c->our_replies = ours;
+}
+
 void bsky_conv_conclude(struct bsky_conv *c, const char *author, const char *reason, int64_t now_ms)
 {
 	if (author && *author) {
@@ -714,6 +724,9 @@ void bsky_conv_reengage(struct bsky_conv *c, bool counted)
 	c->concluded_by_timeout = false;
 	c->concluded_reason[0] = 0;
 	/* a new round: the limits count from here */
+	c->replies_base = c->stored > c->replies_base + c->our_replies
+	                          ? c->stored
+	                          : c->replies_base + c->our_replies;
 	c->our_replies = 0;
 	c->quick_acks = 0;
 	for (size_t i = 0; i < c->nwho; i++)

@@ -190,7 +190,11 @@ struct bsky_participant {
 struct bsky_conv {
 	enum bsky_conv_state state;
 	bool project; /* project mechanics apply */
+	/* our replies in this round: our messages in the conversation store
+	 * (bsky_conv_sync_replies) since the last re-engagement */
 	int our_replies;
+	int replies_base; /* the store's count when this round began */
+	int stored;       /* the store's count at the last sync */
 	int64_t our_last_reply_ms;
 	int depth;      /* deepest depth seen (root = 0) */
 	int quick_acks; /* their low-value answers within BSKY_QUICK_ACK_MS of ours, in a row */
@@ -211,6 +215,11 @@ void bsky_conv_note_incoming(struct bsky_conv *c, const char *author, int depth,
                              int64_t now_ms);
 /* We replied. */
 void bsky_conv_note_our_reply(struct bsky_conv *c, int depth, int64_t now_ms);
+/* Our messages in the thread as the conversation store counts them (each
+ * reply once, however it was learnt: the record, a thread read, a reply
+ * found under a post after a crash): our_replies becomes at least the
+ * count since this round began. */
+void bsky_conv_sync_replies(struct bsky_conv *c, int stored);
 /* We ended it (like, graceful exit, self-check). author (may be NULL):
  * only this participant closed — the thread stays open for the others while
  * someone else in it is still active. */

@@ -86,6 +86,7 @@ void conv_event_init(struct conv_event *ev, const struct conv_event_src *src)
 	ev->addressed_me = src->addressed_me;
 	ev->time_ms = src->time_ms;
 	ev->from_history = src->from_history;
+	ev->thread_depth = src->thread_depth;
 }
 
 void conv_event_copy(struct conv_event *dst, const struct conv_event *src)
@@ -109,6 +110,7 @@ void conv_event_copy(struct conv_event *dst, const struct conv_event *src)
 	        .addressed_me = src->addressed_me,
 	        .time_ms = src->time_ms,
 	        .from_history = src->from_history,
+	        .thread_depth = src->thread_depth,
 	};
 	conv_event_init(dst, &s);
 }

@@ -30,7 +30,10 @@
  *                  CONV_MAX_ADDRESSED; addressed_me: one of them is us, or
  *                  the message replies to one of ours;
  *   time_ms        when it was said (the platform's clock; 0 unknown);
- *   from_history   replayed history rather than live: context only.
+ *   from_history   replayed history rather than live: context only;
+ *   thread_depth   how many posts this one answers up its thread's branch
+ *                  (0: a root post; -1: unknown or not threaded) — SELF.md's
+ *                  Social Mechanics read it.
  *
  * Ownership: a struct conv_event owns every string in it (conv_event_init
  * copies). conv_event_free() accepts NULL fields and releases them.
@@ -81,6 +84,7 @@ struct conv_event {
 	bool addressed_me;
 	int64_t time_ms;
 	bool from_history;
+	int thread_depth;
 };
 
 /* What an adapter fills (all borrowed) to make an event. */
@@ -103,6 +107,7 @@ struct conv_event_src {
 	bool addressed_me;
 	int64_t time_ms;
 	bool from_history;
+	int thread_depth; /* -1 unknown; 0 when not set: a root */
 };
 
 /* Copies src into ev (ev is overwritten, not freed first). NULL strings

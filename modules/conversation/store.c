@@ -278,6 +278,16 @@ bool conv_store_is_ours(const struct conv_store *s, const char *conversation,
 	return m && m->author_kind == CONV_AUTHOR_SELF;
 }
 
+size_t conv_store_count_ours(const struct conv_store *s, const char *conversation)
+{
+	size_t n = conv_store_message_count(s, conversation), k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct conv_message *m = conv_store_message_at(s, conversation, i);
+		k += m && m->author_kind == CONV_AUTHOR_SELF;
+	}
+	return k;
+}
+
 size_t conv_store_count(const struct conv_store *s)
 {
 	return s ? s->nconvs : 0;

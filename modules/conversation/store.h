@@ -111,6 +111,9 @@ bool conv_store_is_ours(const struct conv_store *s, const char *conversation,
                         const char *message_id);
 
 /* Conversations, most recently active first: i in [0, count). */
+/* Our own messages (author kind SELF) in conversation: every reply of ours
+ * counted once, by its message id, however it was learnt. */
+size_t conv_store_count_ours(const struct conv_store *s, const char *conversation);
 size_t conv_store_count(const struct conv_store *s);
 /* The key of the i-th conversation and its message count; NULL when out of range. */
 const char *conv_store_key_at(const struct conv_store *s, size_t i, size_t *nmessages,

@@ -29,7 +29,6 @@ struct conv_entry {
 	uint64_t tick;      /* when it was last noted (LRU) */
 	struct ring events; /* incoming events */
 	struct ring run;    /* the current run of agent messages (ours included) */
-	int64_t replies;    /* our replies here */
 };
 
 struct pair_entry {
@@ -604,7 +603,7 @@ void gate_check(const struct gate_state *st, const struct gate_input *in, int64_
 	}
 
 	/* 4 */
-	if (agent && !addresses_us(ev, in, cfg)) {
+	if (agent && !in->platform_decides && !addresses_us(ev, in, cfg)) {
 		decision_set(&out->d, VERDICT_CONTEXT, "response_only",
 		             "%s is an agent and neither named us nor replied to us: context, not "
 		             "a trigger",
@@ -696,13 +695,13 @@ void gate_check(const struct gate_state *st, const struct gate_input *in, int64_
 	}
 	bool mechanics = cfg->mechanics_platforms == 0 ||
 	                 (cfg->mechanics_platforms & (1u << (unsigned)in->ev->platform)) != 0;
-	if (mechanics && cfg->max_replies_per_conversation > 0 && ce &&
-	    ce->replies >= cfg->max_replies_per_conversation) {
+	if (mechanics && cfg->max_replies_per_conversation > 0 &&
+	    in->our_replies >= cfg->max_replies_per_conversation) {
 		out->courtesy = false;
 		decision_set(&out->d, VERDICT_REACT, "social_mechanics",
 		             "we already replied %lld times in %s (SELF.md: at most %d): a "
 		             "reaction at most",
-		             (long long)ce->replies, conv, cfg->max_replies_per_conversation);
+		             (long long)in->our_replies, conv, cfg->max_replies_per_conversation);
 		return;
 	}
 	if (mechanics && cfg->max_thread_depth > 0 && in->thread_depth > cfg->max_thread_depth) {
@@ -760,7 +759,6 @@ void gate_note_reply(struct gate_state *st, const char *conversation, const char
 	if (!st)
 		return;
 	struct conv_entry *ce = conv_get(st, conversation);
-	ce->replies++;
 	ring_push(&ce->run, now);
 	if (peer_id && *peer_id) {
 		struct pair_entry *pe = pair_get(st, peer_id);

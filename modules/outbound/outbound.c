@@ -373,6 +373,8 @@ static void process(struct ob_platform *pl, struct ob_item *it)
 	        .chain = it->m.chain,
 	        .idem_key = it->key,
 	        .extra = it->m.extra,
+	        .look = it->m.look,
+	        .look_ud = it->m.look_ud,
 	};
 	pl->ever_sent = true;
 	pl->last_send = uv_now(ob->loop);
@@ -448,6 +450,8 @@ static struct ob_item *item_new(struct outbound *ob, const struct outbound_msg *
 	it->m.courtesy = m->courtesy;
 	it->m.idem_key = dup_or_null(m->idem_key);
 	it->m.extra = m->extra ? cJSON_Duplicate(m->extra, 1) : NULL;
+	it->m.look = m->look;
+	it->m.look_ud = m->look_ud;
 	return it;
 }
 

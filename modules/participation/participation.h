@@ -298,31 +298,6 @@ struct validator_context;
 void part_validator_context(const struct part_tick_out *t, size_t n_commitments,
                             struct validator_context *ctx);
 
-/* §9 checks 5–6 once more at the last moment before the send (after the
- * reply delay and the typing pause), for the messages that arrived since
- * the candidate was validated (§16: the echo checks ran against the window
- * of that moment). now: the conversation's echo window as it is now, built
- * as for the validator (agents compared, persons context); fresh: the
- * other agents' messages among them that arrived since the validation
- * (nfresh 0: nothing changed, false). before: the validation's echo
- * result, NULL when the echo checks did not run. Follows the validator:
- * a candidate with commitments is exempt (checks 5–6 need C = ∅), the
- * production thresholds (echo_params_default). Returns true when the
- * candidate is now an echo — the ensemble says so, or it now falls in the
- * borderline band and did not before (no time is left to ask the judge:
- * silence, as the validator without a judge) — and then why is a DROP,
- * rule "echo_late", naming the message it echoes and the scores;
- * otherwise false and why untouched. */
-struct part_fresh {
-	const char *author; /* may be NULL */
-	const char *text;
-};
-struct echo_window;
-struct echo_result;
-bool part_late_echo(const char *candidate, size_t n_commitments, const struct echo_window *now,
-                    const struct echo_result *before, const struct part_fresh *fresh, size_t nfresh,
-                    struct decision *why);
-
 /* --- §11: when the decision did not speak ------------------------------ */
 
 #define PART_FORCED_MESSAGE     "Creating that now."

@@ -27,6 +27,10 @@ struct say {
 	char *text;
 	char *thread_id;
 	int64_t chain;
+	space_send_check_fn check;
+	void *check_ud;
+	char *claims[SPACE_LINK_SAY_CLAIMS_MAX][2]; /* action, target */
+	size_t nclaims;
 	space_say_fn done;
 	void *ud;
 };
@@ -62,8 +66,6 @@ struct space_link {
 
 	struct say q[SPACE_LINK_MAX_PENDING];
 	size_t qhead, qn;
-	space_send_check_fn check; /* the last look before a chat leaves; NULL: none */
-	void *check_ud;
 	bool saying;        /* the head's pause is running */
 	uint64_t say_due;   /* uv_now when the head's chat may go */
 	uint64_t last_chat; /* uv_now of the last chat sent; 0 = none */
@@ -343,6 +345,10 @@ static void say_free(struct say *s)
 {
 	free(s->text);
 	free(s->thread_id);
+	for (size_t i = 0; i < s->nclaims; i++) {
+		free(s->claims[i][0]);
+		free(s->claims[i][1]);
+	}
 	memset(s, 0, sizeof *s);
 }
 
@@ -389,10 +395,17 @@ static void on_say_timer(uv_timer_t *t)
 		return;
 	}
 	struct say *s = &l->q[l->qhead];
-	if (l->check && !l->check(l->check_ud, s->text)) {
+	if (s->check && !s->check(s->check_ud, s->text)) {
 		say_finish_head(l, SPACE_SAY_WITHDRAWN);
 		say_kick(l);
 		return;
+	}
+	for (size_t i = 0; i < s->nclaims; i++) {
+		struct ga_err err;
+		err_clear(&err);
+		if (space_link_claim(l, s->claims[i][0], s->claims[i][1], &err) != 0)
+			log_kv(LOG_LEVEL_INFO, LOG_COMP, "no claim with the chat", "action",
+			       s->claims[i][0], "target", s->claims[i][1], "error", err.msg);
 	}
 	char *json = spc_build_chat(&w, s->text, s->thread_id, s->chain, time_now_ms());
 	enum space_say_result r =
@@ -422,12 +435,6 @@ static void say_kick(struct space_link *l)
 	               0);
 }
 
-void space_link_set_send_check(struct space_link *l, space_send_check_fn fn, void *ud)
-{
-	l->check = fn;
-	l->check_ud = ud;
-}
-
 /* Blank as JavaScript's trim() sees it (space-protocol.md §0): the room
  * rejects such a chat, claim or reflection. */
 static bool js_space(unsigned int cp)
@@ -453,6 +460,14 @@ static bool blank(const char *s)
 int space_link_say(struct space_link *l, const char *text, const char *thread_id, int64_t chain,
                    space_say_fn done, void *ud, struct ga_err *err)
 {
+	struct space_say_req r = {
+	        .text = text, .thread_id = thread_id, .chain = chain, .done = done, .ud = ud};
+	return space_link_say_with(l, &r, err);
+}
+
+int space_link_say_with(struct space_link *l, const struct space_say_req *r, struct ga_err *err)
+{
+	const char *text = r->text, *thread_id = r->thread_id;
 	if (!l->joined || l->stopping || !l->client)
 		return err_set(err, "not in the agent-space room (state %s)",
 		               l->client && !l->stopping
@@ -472,9 +487,19 @@ int space_link_say(struct space_link *l, const char *text, const char *thread_id
 	struct say *s = &l->q[(l->qhead + l->qn) % SPACE_LINK_MAX_PENDING];
 	s->text = xstrdup(text);
 	s->thread_id = thread_id && *thread_id ? xstrdup(thread_id) : NULL;
-	s->chain = chain;
-	s->done = done;
-	s->ud = ud;
+	s->chain = r->chain;
+	s->check = r->check;
+	s->check_ud = r->check_ud;
+	s->nclaims = 0;
+	for (size_t i = 0; i < r->nclaims && s->nclaims < SPACE_LINK_SAY_CLAIMS_MAX; i++) {
+		if (!r->claims[i].action || !r->claims[i].target)
+			continue;
+		s->claims[s->nclaims][0] = xstrdup(r->claims[i].action);
+		s->claims[s->nclaims][1] = xstrdup(r->claims[i].target);
+		s->nclaims++;
+	}
+	s->done = r->done;
+	s->ud = r->ud;
 	l->qn++;
 	say_kick(l);
 	return 0;
@@ -995,7 +1020,8 @@ struct space_link *space_link_new(uv_loop_t *loop, const struct space_link_confi
 void space_link_start(struct space_link *l)
 {
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "joining the agent-space", "name", l->name, "id", l->id,
-	       "capabilities", l->cfg.social_only ? "[\"social\"]" : "[\"social\",\"github\",\"code\"]");
+	       "capabilities",
+	       l->cfg.social_only ? "[\"social\"]" : "[\"social\",\"github\",\"code\"]");
 	spc_client_start(l->client);
 }
 

@@ -225,15 +225,38 @@ const struct spc_client *space_link_client(const struct space_link *l);
  * no chain field. */
 int space_link_say(struct space_link *l, const char *text, const char *thread_id, int64_t chain,
                    space_say_fn done, void *ud, struct ga_err *err);
-/* The last look before a chat leaves: called with the chat's text once
- * its typing pause and the chat spacing are over, right before the `chat`
- * frame is written. false withdraws it: nothing is sent, done gets
- * SPACE_SAY_WITHDRAWN (the check says why to whoever it tells; the link
- * logs nothing) and the next chat's pause starts. Used for what may have
- * changed during the pause (§9 checks 5–6: a peer said the same meanwhile).
- * fn NULL: every chat goes. The check must not call into the link. */
+/* A chat with what goes with it:
+ *   check   the last look before it leaves: called with the chat's text
+ *           once its typing pause and the chat spacing are over, right
+ *           before the `chat` frame is written. false withdraws it:
+ *           nothing is sent (no claim either), done gets
+ *           SPACE_SAY_WITHDRAWN (the check says why to whoever it tells;
+ *           the link logs nothing) and the next chat's pause starts. Used
+ *           for what may have changed during the pause (a peer said the
+ *           same meanwhile). NULL: the chat goes. The check must not call
+ *           into the link; check_ud must live until done;
+ *   claims  action+target pairs claimed (space_link_claim) right before
+ *           the chat, so the room never sees a claim for words that were
+ *           not said (a claim that cannot be made is logged; the chat
+ *           goes on). At most SPACE_LINK_SAY_CLAIMS_MAX, copied. */
+#define SPACE_LINK_SAY_CLAIMS_MAX 8
 typedef bool (*space_send_check_fn)(void *ud, const char *text);
-void space_link_set_send_check(struct space_link *l, space_send_check_fn fn, void *ud);
+struct space_say_claim {
+	const char *action;
+	const char *target;
+};
+struct space_say_req {
+	const char *text;
+	const char *thread_id; /* may be NULL */
+	int64_t chain;         /* < 0: no chain field */
+	space_send_check_fn check;
+	void *check_ud;
+	const struct space_say_claim *claims;
+	size_t nclaims;
+	space_say_fn done;
+	void *ud;
+};
+int space_link_say_with(struct space_link *l, const struct space_say_req *r, struct ga_err *err);
 /* The pause before a chat of text (exposed for tests and the dashboard):
  * base + per_char × graphemes, at most max, then kept inside the reply
  * delay range when one is set (space-validation.md §12.1 step 2 sleeps

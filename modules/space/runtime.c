@@ -40,12 +40,10 @@ struct space_runtime {
 	char last_why[200];
 	int64_t last_change_ms;
 	/* for space_runtime_refresh_identity */
-	char *soul_text;  /* NULL when none */
-	char *self_path;  /* <home>/SELF.md, NULL when no home */
-	char *self_start; /* the identity summary built at start */
+	char *soul_text;              /* NULL when none */
+	char *self_path;              /* <home>/SELF.md, NULL when no home */
+	char *self_start;             /* the identity summary built at start */
 	const struct state_store *st; /* relationship memory; may be NULL */
-	/* why the send check last withdrew a chat (the port's error) */
-	char withdrawn_why[PART_ENGINE_SEND_WHY_MAX];
 };
 
 static enum conv_author_kind kind_of(enum space_author_kind k)
@@ -182,10 +180,15 @@ static int reply_target(void *ud, const struct conv_event *ev, char *buf, size_t
 	return space_runtime_target(ud, buf, cap);
 }
 
+/* Why a chat was withdrawn by its last look, at most (the port's error). */
+#define RUNTIME_WHY_MAX 400
+
 struct port_send {
-	struct space_runtime *rt;
 	outbound_port_done_fn done;
 	void *done_ud;
+	bool (*look)(void *ud, const char *text, char *why, size_t cap);
+	void *look_ud;
+	char why[RUNTIME_WHY_MAX];
 };
 
 static void port_said(void *ud, enum space_say_result r)
@@ -194,21 +197,35 @@ static void port_said(void *ud, enum space_say_result r)
 	if (r == SPACE_SAY_SENT)
 		ps->done(ps->done_ud, 1, NULL, NULL);
 	else if (r == SPACE_SAY_WITHDRAWN)
-		ps->done(ps->done_ud, 0, NULL,
-		         ps->rt->withdrawn_why[0] ? ps->rt->withdrawn_why : "withdrawn");
+		ps->done(ps->done_ud, 0, NULL, ps->why[0] ? ps->why : "withdrawn");
 	else
 		ps->done(ps->done_ud, 0, NULL, space_say_result_name(r));
 	free(ps);
 }
 
-/* The link's last look before a chat leaves: the engine withdraws its own
- * words when a peer said the same during the reply and typing delays. */
-static bool send_check(void *ud, const char *text)
+/* The link's last look before the chat leaves is the submitter's
+ * (outbound_send.look). */
+static bool port_check(void *ud, const char *text)
 {
-	struct space_runtime *rt = ud;
-	rt->withdrawn_why[0] = '\0';
-	return part_engine_send_check(rt->engine, text, rt->withdrawn_why,
-	                              sizeof rt->withdrawn_why);
+	struct port_send *ps = ud;
+	ps->why[0] = '\0';
+	return ps->look(ps->look_ud, text, ps->why, sizeof ps->why);
+}
+
+/* The chat's platform fields: "claims" [{action, target}] made with it,
+ * "replyDelayMs" {min, max} bounding its typing pause (§12.1 step 2). */
+static size_t extra_claims(const cJSON *extra, struct space_say_claim *out, size_t cap)
+{
+	size_t n = 0;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(extra, "claims"))
+	{
+		const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "action"));
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "target"));
+		if (a && t && n < cap)
+			out[n++] = (struct space_say_claim){a, t};
+	}
+	return n;
 }
 
 static int port_send(void *ud, const struct outbound_send *s, outbound_port_done_fn done,
@@ -216,17 +233,30 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 {
 	struct space_runtime *rt = ud;
 	struct port_send *ps = xcalloc(1, sizeof *ps);
-	ps->rt = rt;
 	ps->done = done;
 	ps->done_ud = done_ud;
+	ps->look = s->look;
+	ps->look_ud = s->look_ud;
 	struct ga_err err;
 	err_clear(&err);
-	/* §12.1 step 2: the room's reply delay (space-config.json, as the
-	 * engine last read it) bounds this chat's typing pause */
-	int64_t dmin = 0, dmax = 0;
-	part_engine_reply_delay(rt->engine, &dmin, &dmax);
-	space_link_set_reply_delay(rt->link, (uint64_t)dmin, (uint64_t)dmax);
-	if (space_link_say(rt->link, s->text, NULL, s->chain, port_said, ps, &err) != 0) {
+	const cJSON *delay = cJSON_GetObjectItemCaseSensitive(s->extra, "replyDelayMs");
+	if (delay) {
+		double dmin = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(delay, "min"));
+		double dmax = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(delay, "max"));
+		if (dmin == dmin && dmax == dmax && dmin >= 0 && dmax >= 0)
+			space_link_set_reply_delay(rt->link, (uint64_t)dmin, (uint64_t)dmax);
+	}
+	struct space_say_claim claims[SPACE_LINK_SAY_CLAIMS_MAX];
+	struct space_say_req r = {.text = s->text,
+	                          .chain = s->chain,
+	                          .check = s->look ? port_check : NULL,
+	                          .check_ud = ps,
+	                          .claims = claims,
+	                          .nclaims =
+	                                  extra_claims(s->extra, claims, SPACE_LINK_SAY_CLAIMS_MAX),
+	                          .done = port_said,
+	                          .ud = ps};
+	if (space_link_say_with(rt->link, &r, &err) != 0) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "chat not sent", "error", err.msg);
 		free(ps);
 		return -1;
@@ -240,8 +270,7 @@ static void compose(void *ud, struct pipeline_job *job, const struct conv_event 
                     const struct gate_result *g)
 {
 	struct space_runtime *rt = ud;
-	part_engine_offer(rt->engine, ev, g);
-	pipeline_composed(job, NULL, 0, "deferred to the participation tick");
+	part_engine_offer(rt->engine, job, ev, g);
 }
 
 static bool room_joined(void *ud)
@@ -258,12 +287,11 @@ static size_t room_members(void *ud, struct part_member *out, size_t cap)
 		struct space_member_view m;
 		if (!space_link_member_at(rt->link, i, &m))
 			break;
-		out[k++] = (struct part_member){
-		        .name = m.name,
-		        .caps = m.caps,
-		        .ncaps = m.ncaps,
-		        .has_caps = m.has_caps,
-		        .typing = m.typing};
+		out[k++] = (struct part_member){.name = m.name,
+		                                .caps = m.caps,
+		                                .ncaps = m.ncaps,
+		                                .has_caps = m.has_caps,
+		                                .typing = m.typing};
 	}
 	return k;
 }
@@ -366,13 +394,6 @@ static char *self_excerpt(const struct self_doc *s)
 	return t;
 }
 
-/* §12.1 step 4: the engine's claims are the room's (modules/space/link). */
-static int room_claim(void *ud, const char *action, const char *target, struct ga_err *err)
-{
-	struct space_runtime *rt = ud;
-	return space_link_claim(rt->link, action, target, err);
-}
-
 static void room_unclaim(void *ud, const char *action, const char *target, bool failed,
                          const char *why)
 {
@@ -425,7 +446,6 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	        .peers = room_peers,
 	        .workspaces = room_workspaces,
 	        .relationships = room_relationships,
-	        .claim = room_claim,
 	        .unclaim = room_unclaim,
 	        .claim_holder = room_claim_holder,
 	        .phrase = room_phrase,
@@ -551,8 +571,6 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 		return NULL;
 	}
 	start_engine(rt, loop, rc);
-	if (rt->engine)
-		space_link_set_send_check(rt->link, send_check, rt);
 	if (rt->pipeline) {
 		struct pipeline_source src = {.platform = CONV_PLATFORM_SPACE,
 		                              .compose = rt->engine ? compose : NULL,
@@ -597,7 +615,6 @@ void space_runtime_free(struct space_runtime *rt)
 {
 	if (!rt)
 		return;
-	space_link_set_send_check(rt->link, NULL, NULL);
 	part_engine_free(rt->engine);
 	rt->engine = NULL;
 	space_link_free(rt->link);

@@ -5,27 +5,24 @@
  * (modules/pipeline):
  *   - every chat (live or replayed from history) becomes a conv_event on
  *     platform "space" and walks the pipeline: the store records it, the
- *     gate decides (chain length, response-only, budgets, claim), and —
- *     until the participation engine composes in the room (a later issue)
- *     — the record stage notes it; a host message addressed to this agent
- *     is also logged at info level ("host addressed me: …");
+ *     gate decides (chain length, response-only, budgets, claim); with a
+ *     model (llm, skills and sched given) the space source's compose hands
+ *     the chat and its walk to the participation engine
+ *     (modules/participation/engine.h), whose tick — a scheduler job
+ *     "space-participation" every part_jittered_interval_ms(name,
+ *     "space-participation", 5000, 40) while joined, one at a time —
+ *     answers it on that same walk (or ends it, merged or silent). Without
+ *     a model the room's chats end at the pipeline's "no_composer";
  *   - the room is the outbound port of platform "space": what the pipeline
- *     sends (an owner's space_say) is typed and said through
- *     space_link_say with its chain; the target key is
- *     "space:<host>-<port>" of the room's URL (send permissions name it).
- *     With the participation engine, the link's send check asks
- *     part_engine_send_check right before each chat leaves: the engine's
- *     words that became an echo during the reply and typing delays are
- *     withdrawn, and the send fails with the engine's reason (echo_late);
+ *     sends is said through space_link_say_with with its chain; the target
+ *     key is "space:<host>-<port>" of the room's URL (send permissions name
+ *     it). The platform fields of a chat (outbound_send.extra) may carry
+ *     "claims" [{action, target}] made in the room right before the chat,
+ *     and "replyDelayMs" {min, max} bounding its typing pause; the
+ *     submitter's last look (outbound_send.look) is asked when the pause is
+ *     over, and a chat it withdraws fails with its reason;
  *   - the room's "Claim conflict" is handed to the coordination backend
- *     set with space_runtime_set_coord (the space backend, modules/coord);
- *   - with a model (llm, skills and sched given), the participation engine
- *     (modules/participation/engine.h) speaks in the room: the SPACE
- *     source's compose hands each gate-passed chat to its batch ("deferred
- *     to the participation tick") and a scheduler job "space-participation"
- *     runs its tick every part_jittered_interval_ms(name,
- *     "space-participation", 5000, 40) while joined, one at a time. Without
- *     a model the room's chats end at the pipeline's "no_composer".
+ *     set with space_runtime_set_coord (the space backend, modules/coord).
  *
  * The space runs in every mode; --social-only advertises ["social"].
  *

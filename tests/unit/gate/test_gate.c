@@ -45,7 +45,7 @@ struct ev_spec {
 	bool me;          /* addressed_me */
 	bool bot;         /* is_bot (peers are agents anyway) */
 	bool history;
-	const char *name; /* display name when it differs from author */
+	const char *name;            /* display name when it differs from author */
 	enum conv_platform platform; /* 0: the space */
 };
 
@@ -631,6 +631,13 @@ static void run_scenario(const struct scenario *sc)
 	cfg.self_name = SELF_NAME;
 	sc->tune(&cfg);
 	unsigned k = 0; /* conversation sequence for conv_seq */
+	/* our replies per conversation, as the conversation store would count
+	 * them (the gate reads the count from its input) */
+	struct {
+		char conv[96];
+		int64_t n;
+	} ours[16];
+	size_t nours = 0;
 	for (const struct step *s = sc->steps; s->op != OP_END; s++) {
 		int n = s->n ? s->n : 1;
 		for (int i = 0; i < n; i++) {
@@ -648,7 +655,17 @@ static void run_scenario(const struct scenario *sc)
 				gate_note_incoming(st, &ev, now);
 				conv_event_free(&ev);
 			} else if (s->op == OP_REPLY) {
-				gate_note_reply(st, s->conv_seq ? conv : s->conv, s->peer, now);
+				const char *c = s->conv_seq ? conv : s->conv;
+				gate_note_reply(st, c, s->peer, now);
+				size_t j = 0;
+				while (j < nours && strcmp(ours[j].conv, c) != 0)
+					j++;
+				if (j == nours && nours < sizeof ours / sizeof ours[0]) {
+					snprintf(ours[nours].conv, sizeof ours[0].conv, "%s", c);
+					ours[nours++].n = 0;
+				}
+				if (j < nours)
+					ours[j].n++;
 			}
 		}
 		if (s->op != OP_CHECK)
@@ -656,6 +673,9 @@ static void run_scenario(const struct scenario *sc)
 		struct conv_event ev;
 		ev_build(&ev, &s->ev);
 		struct gate_input in = {.ev = &ev, .derived_chain = -1, .thread_depth = -1};
+		for (size_t j = 0; j < nours; j++)
+			if (ev.conversation && strcmp(ours[j].conv, ev.conversation) == 0)
+				in.our_replies = ours[j].n;
 		struct gate_result r;
 		gate_check(st, &in, T0 + s->t, &cfg, &r);
 		print_message("%s, step %td at +%lld ms -> %s %s: %s\n", sc->name, s - sc->steps,

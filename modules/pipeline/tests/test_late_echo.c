@@ -1,5 +1,5 @@
 /*
- * part_late_echo — §9 checks 5–6 once more just before the send (loop-sim
+ * pipeline_late_echo — §9 checks 5–6 once more just before the send (loop-sim
  * finding 3, run G round 44): the candidate was approved against the window
  * of its validation; a peer's restatement arrived during the reply and
  * typing delays. Against the window as it is now the candidate is an echo
@@ -17,7 +17,9 @@
 
 #include <cmocka.h>
 
-#include "modules/participation/participation.h"
+#include "modules/validator/validator_text.h"
+
+#include "modules/pipeline/pipeline.h"
 #include "modules/validator/echo.h"
 #include "modules/validator/validator.h"
 
@@ -60,10 +62,10 @@ static void test_restatement_during_delay(void **state)
 	struct echo_result before;
 	before_of(&before);
 	struct echo_window *now = room(true);
-	struct part_fresh fresh[1] = {{"Cal", CAL}};
+	struct pipeline_fresh fresh[1] = {{"Cal", CAL}};
 	struct decision why;
 	memset(&why, 0, sizeof why);
-	assert_true(part_late_echo(MINE, 0, now, &before, fresh, 1, &why));
+	assert_true(pipeline_late_echo(MINE, 0, now, &before, fresh, 1, &why));
 	assert_int_equal(why.verdict, VERDICT_DROP);
 	assert_string_equal(why.rule, "echo_late");
 	assert_non_null(strstr(why.reason, "echo of Cal's \"Ben, How should we handle retries"));
@@ -84,13 +86,13 @@ static void test_left_alone(void **state)
 	struct echo_result before;
 	before_of(&before);
 	struct echo_window *now = room(true);
-	struct part_fresh fresh[1] = {{"Cal", CAL}};
+	struct pipeline_fresh fresh[1] = {{"Cal", CAL}};
 	struct decision why;
 	memset(&why, 0, sizeof why);
 	/* nothing arrived since the validation */
-	assert_false(part_late_echo(MINE, 0, now, &before, fresh, 0, &why));
+	assert_false(pipeline_late_echo(MINE, 0, now, &before, fresh, 0, &why));
 	/* the commitment exemption of checks 5–6 */
-	assert_false(part_late_echo(MINE, 1, now, &before, fresh, 1, &why));
+	assert_false(pipeline_late_echo(MINE, 1, now, &before, fresh, 1, &why));
 	assert_null(why.rule);
 	echo_window_free(now);
 	/* a peer said something else meanwhile */
@@ -98,8 +100,8 @@ static void test_left_alone(void **state)
 	                         "Friday's load test.";
 	now = room(false);
 	echo_window_push(now, "Dee", true, DEE);
-	struct part_fresh other[1] = {{"Dee", DEE}};
-	assert_false(part_late_echo(MINE, 0, now, &before, other, 1, &why));
+	struct pipeline_fresh other[1] = {{"Dee", DEE}};
+	assert_false(pipeline_late_echo(MINE, 0, now, &before, other, 1, &why));
 	assert_null(why.rule);
 	echo_window_free(now);
 }

@@ -1,5 +1,5 @@
 /* The GitHub outbound port: see port.h. */
-#include "adapters/github/port.h"
+#include "modules/github/port.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,7 +67,7 @@ int gh_port_parse_target(const char *target, struct gh_port_target *out, struct 
 {
 	memset(out, 0, sizeof *out);
 	const char *bad = "a GitHub target is github:<owner>:<repo>:new-issue or "
-	                  "github:<owner>:<repo>:issue:<n>";
+	                  "github:<owner>:<repo>:<issue|pr|reaction|delete>:<n>";
 	if (!target || strncmp(target, "github:", 7) != 0)
 		return err_set(err, "\"%.200s\": %s", target ? target : "(null)", bad);
 	const char *o = target + 7;
@@ -80,13 +80,25 @@ int gh_port_parse_target(const char *target, struct gh_port_target *out, struct 
 		return err_set(err, "\"%.200s\": '%s/%s' is not a valid GitHub repository", target,
 		               out->owner, out->repo);
 	const char *rest = c2 + 1;
-	if (strcmp(rest, "new-issue") == 0)
+	if (strcmp(rest, "new-issue") == 0) {
+		out->kind = GH_PORT_NEW_ISSUE;
 		return 0;
+	}
+	static const struct {
+		const char *prefix;
+		enum gh_port_kind kind;
+	} kinds[] = {{"issue:", GH_PORT_COMMENT},
+	             {"pr:", GH_PORT_COMMENT},
+	             {"reaction:", GH_PORT_REACTION},
+	             {"delete:", GH_PORT_DELETE}};
 	const char *num = NULL;
-	if (strncmp(rest, "issue:", 6) == 0)
-		num = rest + 6;
-	else if (strncmp(rest, "pr:", 3) == 0)
-		num = rest + 3;
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !num; i++) {
+		size_t n = strlen(kinds[i].prefix);
+		if (strncmp(rest, kinds[i].prefix, n) == 0) {
+			num = rest + n;
+			out->kind = kinds[i].kind;
+		}
+	}
 	if (!num || !*num || strspn(num, "0123456789") != strlen(num) || strlen(num) > 12)
 		return err_set(err, "\"%.200s\": %s", target, bad);
 	out->number = strtoll(num, NULL, 10);
@@ -142,8 +154,17 @@ static void on_sent(const struct gh_result *res, void *ud)
 {
 	struct port_call *pc = ud;
 	struct gh_port *p = pc->p;
-	if (res->kind == GH_OK) {
+	bool gone = pc->t.kind == GH_PORT_DELETE && res->kind == GH_ERR_NOT_FOUND;
+	if (res->kind == GH_OK || gone) {
 		const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(res->json, "html_url"));
+		char made[64];
+		if (!url && pc->t.kind == GH_PORT_REACTION) {
+			snprintf(made, sizeof made, "reaction:%.0f",
+			         cJSON_GetNumberValue(cJSON_GetObjectItem(res->json, "id")));
+			url = made;
+		} else if (!url && pc->t.kind == GH_PORT_DELETE) {
+			url = gone ? "deleted (it was already gone)" : "deleted";
+		}
 		p->stats.sent++;
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "sent", "key", pc->key, "url", url);
 		pc->done(pc->done_ud, 1, url, NULL);
@@ -156,8 +177,8 @@ static void on_sent(const struct gh_result *res, void *ud)
 	} else {
 		p->stats.refused++;
 		note_error(p, res);
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "write refused", "key", pc->key, "error",
-		       res->msg, "kind", gh_error_kind_name(res->kind));
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "write refused", "key", pc->key, "error", res->msg,
+		       "kind", gh_error_kind_name(res->kind));
 		pc->done(pc->done_ud, 0, NULL, res->msg);
 	}
 	call_free(pc);
@@ -181,7 +202,30 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 	}
 	char *body = gh_port_body(s->text, s->text_len, pc->key);
 	uint64_t id = 0;
-	if (pc->t.number == 0) {
+	int64_t comment_id =
+	        (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(s->extra, "comment_id"));
+	if (pc->t.kind == GH_PORT_REACTION) {
+		const char *content =
+		        cJSON_GetStringValue(cJSON_GetObjectItem(s->extra, "content"));
+		id = gh_reaction_create(p->gh, pc->t.owner, pc->t.repo, pc->t.number,
+		                        comment_id > 0 ? comment_id : 0,
+		                        content && *content ? content : "heart", on_sent, pc, &err);
+	} else if (pc->t.kind == GH_PORT_DELETE) {
+		if (comment_id <= 0) {
+			err_set(&err, "deleting a comment in %s/%s needs extra.comment_id",
+			        pc->t.owner, pc->t.repo);
+		} else {
+			char path[sizeof pc->t.owner + sizeof pc->t.repo + 80];
+			char what[sizeof pc->t.owner + sizeof pc->t.repo + 80];
+			snprintf(path, sizeof path, "/repos/%s/%s/issues/comments/%" PRId64,
+			         pc->t.owner, pc->t.repo, comment_id);
+			snprintf(what, sizeof what, "delete our comment %" PRId64 " in %s/%s",
+			         comment_id, pc->t.owner, pc->t.repo);
+			struct gh_req req = {
+			        .method = "DELETE", .path = path, .what = what, .idempotent = true};
+			id = gh_call(p->gh, &req, on_sent, pc, &err);
+		}
+	} else if (pc->t.kind == GH_PORT_NEW_ISSUE) {
 		const char *title = cJSON_GetStringValue(cJSON_GetObjectItem(s->extra, "title"));
 		const cJSON *labels = cJSON_GetObjectItem(s->extra, "labels");
 		const char *lab[GH_PORT_MAX_LABELS];
@@ -200,11 +244,12 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 			                          .body = body,
 			                          .labels = nl ? lab : NULL,
 			                          .n_labels = nl};
-			id = gh_issue_create(p->gh, pc->t.owner, pc->t.repo, &in, on_sent, pc, &err);
+			id = gh_issue_create(p->gh, pc->t.owner, pc->t.repo, &in, on_sent, pc,
+			                     &err);
 		}
 	} else {
-		id = gh_issue_comment(p->gh, pc->t.owner, pc->t.repo, pc->t.number, body, on_sent, pc,
-		                      &err);
+		id = gh_issue_comment(p->gh, pc->t.owner, pc->t.repo, pc->t.number, body, on_sent,
+		                      pc, &err);
 	}
 	free(body);
 	if (id == 0) {
@@ -238,7 +283,10 @@ static const char *find_key(const cJSON *items, const char *key)
 static void rec_answer(struct port_call *pc, int exists, const char *url)
 {
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "reconciled", "key", pc->key, "exists",
-	       exists == 1 ? "yes" : exists == 0 ? "no" : "unknown", "url", url);
+	       exists == 1   ? "yes"
+	       : exists == 0 ? "no"
+	                     : "unknown",
+	       "url", url);
 	pc->rdone(pc->done_ud, exists, url);
 	call_free(pc);
 }
@@ -307,8 +355,13 @@ static void port_reconcile(void *ud, const char *idem_key, const char *target,
 		rec_answer(pc, -1, NULL);
 		return;
 	}
+	if (pc->t.kind == GH_PORT_REACTION || pc->t.kind == GH_PORT_DELETE) {
+		/* idempotent on GitHub: doing it again is the answer */
+		rec_answer(pc, 0, NULL);
+		return;
+	}
 	uint64_t id;
-	if (pc->t.number == 0) {
+	if (pc->t.kind == GH_PORT_NEW_ISSUE) {
 		char q[256];
 		int n = snprintf(q, sizeof q, "\"%s\" repo:%s/%s in:body", idem_key, pc->t.owner,
 		                 pc->t.repo);

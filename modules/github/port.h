@@ -10,7 +10,17 @@
  *                                     {"title": "…", "labels": ["…"]}; the
  *                                     text is the body;
  *   github:<owner>:<repo>:issue:<n>   send = a comment on issue n (and
- *   github:<owner>:<repo>:pr:<n>      pull request n: the same endpoint).
+ *   github:<owner>:<repo>:pr:<n>      pull request n: the same endpoint);
+ *   github:<owner>:<repo>:reaction:<n> send = a reaction: extra
+ *                                     {"content": "heart", "comment_id": id}
+ *                                     (on the comment, or without comment_id
+ *                                     on issue / PR n); the text only names
+ *                                     it (outbound's dedup and audit);
+ *   github:<owner>:<repo>:delete:<n>  send = delete one of our comments on
+ *                                     issue / PR n: extra {"comment_id": id};
+ *                                     already gone (404) counts as done.
+ * A reaction and a deletion are idempotent on GitHub: their reconcile says
+ * "not made" (0), so a crash between intent and done lets them run again.
  *
  * The idempotency key travels in every body, invisibly, as an HTML comment.
  * Outbound already appends `<!-- ga:chain=N key=K -->` (or `<!-- ga:key=K
@@ -39,8 +49,8 @@
  * Ownership: the client is borrowed and must outlive the port; free the port
  * after outbound_close (which waits for the port's calls in flight).
  */
-#ifndef GA_ADAPTERS_GITHUB_PORT_H
-#define GA_ADAPTERS_GITHUB_PORT_H
+#ifndef GA_MODULES_GITHUB_PORT_H
+#define GA_MODULES_GITHUB_PORT_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,8 +69,8 @@ struct gh_port;
 
 /* on_auth (may be NULL) is called with the client's message when GitHub
  * answers 401 to a send or a reconcile. */
-struct gh_port *gh_port_new(struct gh_client *gh,
-                            void (*on_auth)(void *ud, const char *msg), void *ud);
+struct gh_port *gh_port_new(struct gh_client *gh, void (*on_auth)(void *ud, const char *msg),
+                            void *ud);
 void gh_port_free(struct gh_port *p); /* NULL ok */
 
 /* The outbound_port for CONV_PLATFORM_GITHUB (marker_in_text, no pacing of
@@ -76,10 +86,18 @@ void gh_port_stats(const struct gh_port *p, struct gh_port_stats *out);
 
 /* --- pure helpers (exposed for tests) ------------------------------------ */
 
+enum gh_port_kind {
+	GH_PORT_NEW_ISSUE,
+	GH_PORT_COMMENT, /* issue:<n>, pr:<n> */
+	GH_PORT_REACTION,
+	GH_PORT_DELETE,
+};
+
 struct gh_port_target {
+	enum gh_port_kind kind;
 	char owner[64];
 	char repo[128];
-	int64_t number; /* 0 = a new issue */
+	int64_t number; /* 0 for a new issue */
 };
 /* 0, or -1 with err naming the target when it is not one of the forms
  * above (or owner/repo are not valid GitHub names). */
