@@ -98,10 +98,10 @@ int gf_remote_commit(const char *dir, const char *branch, const char *file, cons
 	snprintf(ref, sizeof ref, "refs/heads/%s", branch);
 	char tracking[300];
 	snprintf(tracking, sizeof tracking, "origin/%s", branch);
+	const char *has[] = {"git", "rev-parse", "--verify", "--quiet", tracking, NULL};
 	const char *co_remote[] = {"git", "checkout", "--quiet", "-B", branch, tracking, NULL};
 	const char *co[] = {"git", "checkout", "--quiet", "-B", branch, NULL};
-	if (gf_run(work, co_remote, NULL) != 0)
-		gf_run(work, co, NULL);
+	gf_run(work, gf_run(work, has, NULL) == 0 ? co_remote : co, NULL);
 	tu_write(work, file, content);
 	const char *add[] = {"git", "add", "--", file, NULL};
 	const char *commit[] = {"git", "commit", "--quiet", "-m", file, NULL};
