@@ -644,8 +644,7 @@ struct coder_job {
 	bool sandboxed;
 };
 
-static struct coder_job *job_new(enum job_kind kind, uv_loop_t *loop, void *ud,
-                                 uint64_t timeout_ms)
+static struct coder_job *job_new(enum job_kind kind, uv_loop_t *loop, void *ud, uint64_t timeout_ms)
 {
 	struct coder_job *j = xcalloc(1, sizeof *j);
 	j->kind = kind;
@@ -1205,7 +1204,9 @@ int coder_doctor(const struct env_file *env, const char *agent_home, const char 
 	                !uses_placeholder(cfg.argv, "{prompt}");
 	snprintf(buf, sizeof buf, "%s (prompt %s); timeout %llu s; network %s", cmd,
 	         on_stdin ? "on stdin" : "as an argument",
-	         (unsigned long long)(cfg.timeout_ms / 1000), cfg.network ? "on" : "off");
+	         (unsigned long long)(cfg.timeout_ms / 1000),
+	         cfg.network ? "on (it can reach anything this machine can, 127.0.0.1 included)"
+	                     : "off (a coder that calls a model's API needs CODER_NETWORK=on)");
 	free(cmd);
 	row(ud, "coder", "ok", buf);
 	int rc = 1;
