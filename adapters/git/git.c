@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -726,6 +727,20 @@ void git_parse_name_status(const char *out, size_t len, struct git_diff *d)
 }
 
 /* ---- files of the work tree, read without trusting it ----------------------------------- */
+
+static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void)sb;
+	(void)flag;
+	(void)ftw;
+	return remove(p);
+}
+
+void git_remove_tree(const char *path)
+{
+	if (path && *path)
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 int git_exclude_add(const char *work, const char *pattern, struct ga_err *err)
 {

@@ -182,6 +182,10 @@ int git_diff_summary(struct git_ctx *g, const char *repo, const char *base, cons
                      git_diff_fn done, void *ud, struct ga_err *err);
 void git_diff_free(struct git_diff *d);
 
+/* Removes a directory tree of ours (a clone, a control directory), never
+ * following a symlink out of it. A missing path is fine. */
+void git_remove_tree(const char *path);
+
 /* Appends a pattern line to <work>/.git/info/exclude unless it is there. */
 int git_exclude_add(const char *work, const char *pattern, struct ga_err *err);
 

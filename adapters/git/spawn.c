@@ -352,6 +352,11 @@ void spawn_cancel(struct spawn *s)
 	}
 }
 
+int spawn_pid(const struct spawn *s)
+{
+	return s && s->pid > 0 ? (int)s->pid : 0;
+}
+
 bool spawn_ok(const struct spawn_result *r)
 {
 	return r->started && !r->timed_out && !r->cancelled && r->term_signal == 0 &&

@@ -84,6 +84,9 @@ struct spawn *spawn_start(uv_loop_t *loop, const struct spawn_opts *opts, spawn_
  * with cancelled = true. NULL and a finished spawn are fine. */
 void spawn_cancel(struct spawn *s);
 
+/* The child's pid (also its process group), 0 when it did not start. */
+int spawn_pid(const struct spawn *s);
+
 /* True when r says the program ran and exited with status 0. */
 bool spawn_ok(const struct spawn_result *r);
 

@@ -5,7 +5,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -863,6 +862,11 @@ struct coder_job *coder_run(uv_loop_t *loop, const struct coder_config *cfg,
 	return j;
 }
 
+int coder_pid(const struct coder_job *j)
+{
+	return j && !j->refused ? spawn_pid(j->sp) : 0;
+}
+
 void coder_cancel(struct coder_job *j)
 {
 	if (j && !j->refused)
@@ -1109,20 +1113,6 @@ struct coder_job *coder_run_tests(uv_loop_t *loop, const struct coder_config *cf
 	return j;
 }
 
-static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(p);
-}
-
-/* Removes a directory tree of ours (never follows symlinks). */
-static void rm_tree(const char *path)
-{
-	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* ---- doctor -----------------------------------------------------------------------------------
  */
 
@@ -1306,7 +1296,7 @@ int coder_doctor(const struct env_file *env, const char *agent_home, const char 
 	free(work);
 	free(ctl);
 	if (tmp)
-		rm_tree(tmp);
+		git_remove_tree(tmp);
 	coder_config_free(&cfg);
 	return rc;
 }

@@ -170,6 +170,9 @@ struct coder_job *coder_run(uv_loop_t *loop, const struct coder_config *cfg,
                             const struct coder_run_opts *o, coder_done_fn done, void *ud,
                             struct ga_err *err);
 void coder_cancel(struct coder_job *j);
+/* The pid (and process group) of the running command, 0 when none: the
+ * caller may record it to end a coder left over by a crash. */
+int coder_pid(const struct coder_job *j);
 
 /* The bwrap argv for running cmd (NULL-terminated) in the sandbox of o
  * (caller frees each and the array), or NULL with err. Exposed for doctor

@@ -61,19 +61,6 @@ struct fx {
 	int connections;
 };
 
-/* snprintf for paths: a cut path fails the test visibly (the fixture's
- * paths are short), and the compiler's truncation analysis stays quiet. */
-static void pf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void pf(char *buf, size_t cap, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, cap, fmt, ap);
-	va_end(ap);
-	if (n < 0 || (size_t)n >= cap)
-		abort();
-}
-
 static bool g_have_sandbox;
 static char g_skip_reason[300];
 
@@ -117,7 +104,7 @@ static void on_git(void *ud, const struct git_result *r)
 	struct got *g = ud;
 	g->done = true;
 	g->git_ok = r->ok;
-	pf(g->git_msg, sizeof g->git_msg, "%s", r->msg);
+	gf_path(g->git_msg, sizeof g->git_msg, "%s", r->msg);
 }
 
 static void on_diff(void *ud, const struct git_result *r, const struct git_diff *d)
@@ -166,26 +153,13 @@ static void on_conn(uv_stream_t *s, int status)
 		uv_close((uv_handle_t *)c, (uv_close_cb)free);
 }
 
-static void mkdirs(const char *p)
-{
-	char *cmd = strdup(p);
-	for (char *s = cmd + 1; *s; s++)
-		if (*s == '/') {
-			*s = '\0';
-			mkdir(cmd, 0700);
-			*s = '/';
-		}
-	mkdir(cmd, 0700);
-	free(cmd);
-}
-
 static void fresh_clone(struct fx *f, const char *branch)
 {
 	struct got g = {0};
 	struct ga_err err = {{0}};
 	tu_rmrf(f->work);
 	char url[700];
-	pf(url, sizeof url, "file://%s", f->remote);
+	gf_path(url, sizeof url, "file://%s", f->remote);
 	assert_int_equal(git_mirror_sync(&f->g, f->mirror, url, NULL, on_git, &g, &err), 0);
 	wait_for(f, &g);
 	assert_true(g.git_ok);
@@ -218,26 +192,26 @@ static int setup(void **state)
 	struct fx *f = calloc(1, sizeof *f);
 	uv_loop_init(&f->loop);
 	f->tmp = tu_tempdir();
-	pf(f->agent, sizeof f->agent, "%s/agent home", f->tmp);
-	pf(f->memory, sizeof f->memory, "%s/memory", f->agent);
-	pf(f->userhome, sizeof f->userhome, "%s/user", f->tmp);
-	pf(f->remote, sizeof f->remote, "%s/remote/web.git", f->tmp);
-	pf(f->cache, sizeof f->cache, "%s/cache", f->agent);
-	pf(f->work, sizeof f->work, "%s/work/acme-web task 1", f->tmp);
-	pf(f->ctl, sizeof f->ctl, "%s/ctl/acme-web task 1", f->tmp);
-	mkdirs(f->memory);
-	mkdirs(f->userhome);
+	gf_path(f->agent, sizeof f->agent, "%s/agent home", f->tmp);
+	gf_path(f->memory, sizeof f->memory, "%s/memory", f->agent);
+	gf_path(f->userhome, sizeof f->userhome, "%s/user", f->tmp);
+	gf_path(f->remote, sizeof f->remote, "%s/remote/web.git", f->tmp);
+	gf_path(f->cache, sizeof f->cache, "%s/cache", f->agent);
+	gf_path(f->work, sizeof f->work, "%s/work/acme-web task 1", f->tmp);
+	gf_path(f->ctl, sizeof f->ctl, "%s/ctl/acme-web task 1", f->tmp);
+	gf_mkdirs(f->memory);
+	gf_mkdirs(f->userhome);
 	char ssh[700];
-	pf(ssh, sizeof ssh, "%s/.ssh", f->userhome);
-	mkdirs(ssh);
+	gf_path(ssh, sizeof ssh, "%s/.ssh", f->userhome);
+	gf_mkdirs(ssh);
 	tu_write(ssh, "id_ed25519", SSH_SECRET "\n");
 	tu_write(f->agent, ".env", "AGENT_GITHUB_TOKEN=" TOKEN "\n");
 	tu_write(f->memory, "secret.json", "{\"note\":\"" MEM_SECRET "\"}\n");
 	char workparent[700];
-	pf(workparent, sizeof workparent, "%s/work", f->tmp);
-	mkdirs(workparent);
+	gf_path(workparent, sizeof workparent, "%s/work", f->tmp);
+	gf_mkdirs(workparent);
 	tu_write(workparent, "sibling.txt", SIB_SECRET "\n");
-	mkdirs(f->ctl);
+	gf_mkdirs(f->ctl);
 	setenv("AGENT_GITHUB_TOKEN", TOKEN, 1);
 	setenv("GA_TEST_PROCESS_SECRET", ENV_SECRET, 1);
 	if (gf_remote_new(f->remote, "main") != 0)
@@ -246,7 +220,7 @@ static int setup(void **state)
 	if (git_ctx_init(&f->g, &f->loop, f->cache, &err) != 0)
 		return -1;
 	f->mirror = git_mirror_path(&f->g, "acme", "web");
-	pf(f->objects, sizeof f->objects, "%s/objects", f->mirror);
+	gf_path(f->objects, sizeof f->objects, "%s/objects", f->mirror);
 	uv_tcp_init(&f->loop, &f->server);
 	f->server.data = f;
 	struct sockaddr_in sa;
@@ -262,17 +236,17 @@ static int setup(void **state)
 	struct coder_config c;
 	config(f, &c, "CODER_COMMAND=true\n");
 	if (!c.bwrap) {
-		pf(g_skip_reason, sizeof g_skip_reason, "bubblewrap is not installed");
+		gf_path(g_skip_reason, sizeof g_skip_reason, "bubblewrap is not installed");
 	} else {
 		const char *argv[] = {c.bwrap, "--unshare-all", "--ro-bind", "/",
 		                      "/",     "true",          NULL};
 		char cmd[2000] = "";
 		for (int i = 0; argv[i]; i++)
-			pf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s ", argv[i]);
+			gf_path(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s ", argv[i]);
 		g_have_sandbox = gf_run(NULL, argv, NULL) == 0;
 		if (!g_have_sandbox)
-			pf(g_skip_reason, sizeof g_skip_reason,
-			   "bubblewrap cannot create namespaces here (%s failed)", cmd);
+			gf_path(g_skip_reason, sizeof g_skip_reason,
+			        "bubblewrap cannot create namespaces here (%s failed)", cmd);
 	}
 	coder_config_free(&c);
 	*state = f;
@@ -317,46 +291,47 @@ static void test_hostile_coder(void **state)
 	NEED_SANDBOX();
 	fresh_clone(f, "task-1-hostile");
 	char bin[700], script[8000], outside[700], pwned[700], pwned2[700], pwned3[700];
-	pf(bin, sizeof bin, "%s/bin", f->tmp);
-	mkdirs(bin);
-	pf(outside, sizeof outside, "%s/written-outside", f->tmp);
-	pf(pwned, sizeof pwned, "%s/pwned-hook", f->tmp);
-	pf(pwned2, sizeof pwned2, "%s/pwned-fsmonitor", f->tmp);
-	pf(pwned3, sizeof pwned3, "%s/pwned-pager", f->tmp);
+	gf_path(bin, sizeof bin, "%s/bin", f->tmp);
+	gf_mkdirs(bin);
+	gf_path(outside, sizeof outside, "%s/written-outside", f->tmp);
+	gf_path(pwned, sizeof pwned, "%s/pwned-hook", f->tmp);
+	gf_path(pwned2, sizeof pwned2, "%s/pwned-fsmonitor", f->tmp);
+	gf_path(pwned3, sizeof pwned3, "%s/pwned-pager", f->tmp);
 	const char *src = getenv("GA_SOURCE_DIR") ? getenv("GA_SOURCE_DIR") : "/work";
-	pf(script, sizeof script,
-	   "echo '== id'; id\n"
-	   "echo '== env'; env\n"
-	   "echo '== pid1'; tr '\\0' '\\n' < /proc/1/environ; ls /proc | head -50\n"
-	   "echo '== up'; ls -la ../.. ../../.. /\n"
-	   "echo '== sibling'; cat ../sibling.txt '%s/work/sibling.txt'\n"
-	   "echo '== agent'; cat '%s/.env'; ls -la '%s'\n"
-	   "echo '== memory'; ls '%s'; cat '%s/secret.json'\n"
-	   "echo '== ssh'; cat ~/.ssh/* '%s/.ssh/id_ed25519' /root/.ssh/* 2>&1\n"
-	   "echo '== source'; ls '%s'\n"
-	   "echo '== shadow'; cat /etc/shadow /etc/environment\n"
-	   "echo '== git'; git config --list --show-origin; git remote -v\n"
-	   "echo '== net'; bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo CONNECTED-TCP'\n"
-	   "curl -s -m 3 http://127.0.0.1:%d/ && echo CONNECTED-CURL\n"
-	   "echo '== write'; touch '%s' && echo WROTE-OUTSIDE; touch /usr/pwned && echo "
-	   "WROTE-USR\n"
-	   "echo '== plant'\n"
-	   "printf '#!/bin/sh\\ntouch \"%s\"\\n' > .git/hooks/pre-push; chmod +x "
-	   ".git/hooks/pre-push\n"
-	   "cp .git/hooks/pre-push .git/hooks/post-checkout\n"
-	   "git config core.hooksPath .git/hooks\n"
-	   "git config core.fsmonitor 'touch \"%s\"'\n"
-	   "git config core.pager 'touch \"%s\"; cat'\n"
-	   "git config uploadpack.packObjectsHook 'touch \"%s\"; exec'\n"
-	   "echo hostile > HOSTILE.md; git add HOSTILE.md; git commit -q -m 'task(1): hostile'\n"
-	   "echo '== end'\n",
-	   f->tmp, f->agent, f->agent, f->memory, f->memory, f->userhome, src, f->port, f->port,
-	   outside, pwned, pwned2, pwned3, pwned);
+	gf_path(script, sizeof script,
+	        "echo '== id'; id\n"
+	        "echo '== env'; env\n"
+	        "echo '== pid1'; tr '\\0' '\\n' < /proc/1/environ; ls /proc | head -50\n"
+	        "echo '== up'; ls -la ../.. ../../.. /\n"
+	        "echo '== sibling'; cat ../sibling.txt '%s/work/sibling.txt'\n"
+	        "echo '== agent'; cat '%s/.env'; ls -la '%s'\n"
+	        "echo '== memory'; ls '%s'; cat '%s/secret.json'\n"
+	        "echo '== ssh'; cat ~/.ssh/* '%s/.ssh/id_ed25519' /root/.ssh/* 2>&1\n"
+	        "echo '== source'; ls '%s'\n"
+	        "echo '== shadow'; cat /etc/shadow /etc/environment\n"
+	        "echo '== git'; git config --list --show-origin; git remote -v\n"
+	        "echo '== net'; bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo CONNECTED-TCP'\n"
+	        "curl -s -m 3 http://127.0.0.1:%d/ && echo CONNECTED-CURL\n"
+	        "echo '== write'; touch '%s' && echo WROTE-OUTSIDE; touch /usr/pwned && echo "
+	        "WROTE-USR\n"
+	        "echo '== plant'\n"
+	        "printf '#!/bin/sh\\ntouch \"%s\"\\n' > .git/hooks/pre-push; chmod +x "
+	        ".git/hooks/pre-push\n"
+	        "cp .git/hooks/pre-push .git/hooks/post-checkout\n"
+	        "git config core.hooksPath .git/hooks\n"
+	        "git config core.fsmonitor 'touch \"%s\"'\n"
+	        "git config core.pager 'touch \"%s\"; cat'\n"
+	        "git config uploadpack.packObjectsHook 'touch \"%s\"; exec'\n"
+	        "echo hostile > HOSTILE.md; git add HOSTILE.md; git commit -q -m 'task(1): "
+	        "hostile'\n"
+	        "echo '== end'\n",
+	        f->tmp, f->agent, f->agent, f->memory, f->memory, f->userhome, src, f->port,
+	        f->port, outside, pwned, pwned2, pwned3, pwned);
 	tu_write(bin, "hostile.sh", script);
 	char env_text[2000];
-	pf(env_text, sizeof env_text,
-	   "CODER_COMMAND=sh '%s/hostile.sh' {prompt_file}\nCODER_RO_PATHS=%s/hostile.sh\n", bin,
-	   bin);
+	gf_path(env_text, sizeof env_text,
+	        "CODER_COMMAND=sh '%s/hostile.sh' {prompt_file}\nCODER_RO_PATHS=%s/hostile.sh\n",
+	        bin, bin);
 	struct coder_config c;
 	config(f, &c, env_text);
 	const char *ro[] = {f->objects, NULL};
@@ -397,7 +372,7 @@ static void test_hostile_coder(void **state)
 	assert_null(strstr(all, "root:$")); /* no shadow entries */
 	/* The source tree is not there: ls of it fails. */
 	char nosrc[700];
-	pf(nosrc, sizeof nosrc, "ls: cannot access '%s'", src);
+	gf_path(nosrc, sizeof nosrc, "ls: cannot access '%s'", src);
 	assert_non_null(strstr(all, nosrc));
 	free(all);
 	got_free(&g);
@@ -418,7 +393,7 @@ static void test_hostile_coder(void **state)
 	assert_int_equal(g.d.commits, 1);
 	got_free(&g);
 	char url[700];
-	pf(url, sizeof url, "file://%s", f->remote);
+	gf_path(url, sizeof url, "file://%s", f->remote);
 	assert_int_equal(git_push(&f->g, f->mirror, url, "task-1-hostile", NULL, on_git, &g, &err),
 	                 0);
 	wait_for(f, &g);
@@ -446,12 +421,13 @@ static void benign(struct fx *f, bool stdin_mode)
 {
 	fresh_clone(f, stdin_mode ? "task-1-stdin" : "task-1-feature");
 	char bin[700];
-	pf(bin, sizeof bin, "%s/bin", f->tmp);
-	mkdirs(bin);
+	gf_path(bin, sizeof bin, "%s/bin", f->tmp);
+	gf_mkdirs(bin);
 	tu_write(bin, "benign.sh", BENIGN);
 	char env_text[2000];
-	pf(env_text, sizeof env_text, "CODER_COMMAND=sh \"%s/benign.sh\"%s\nCODER_RO_PATHS=%s\n",
-	   bin, stdin_mode ? "" : " {prompt_file}", bin);
+	gf_path(env_text, sizeof env_text,
+	        "CODER_COMMAND=sh \"%s/benign.sh\"%s\nCODER_RO_PATHS=%s\n", bin,
+	        stdin_mode ? "" : " {prompt_file}", bin);
 	struct coder_config c;
 	config(f, &c, env_text);
 	const char *ro[] = {f->objects, NULL};
@@ -473,7 +449,7 @@ static void benign(struct fx *f, bool stdin_mode)
 	assert_true(g.git_ok);
 	got_free(&g);
 	char head[300];
-	pf(head, sizeof head, GIT_TASK_REF_PREFIX "%s", branch);
+	gf_path(head, sizeof head, GIT_TASK_REF_PREFIX "%s", branch);
 	assert_int_equal(git_diff_summary(&f->g, f->mirror, "refs/remotes/origin/main", head,
 	                                  on_diff, &g, &err),
 	                 0);
@@ -501,12 +477,12 @@ static void test_benign_coder(void **state)
 static void run_script(struct fx *f, const char *body, const char *extra_env, struct got *g)
 {
 	char bin[700];
-	pf(bin, sizeof bin, "%s/bin", f->tmp);
-	mkdirs(bin);
+	gf_path(bin, sizeof bin, "%s/bin", f->tmp);
+	gf_mkdirs(bin);
 	tu_write(bin, "s.sh", body);
 	char env_text[2000];
-	pf(env_text, sizeof env_text, "CODER_COMMAND=sh %s/s.sh\nCODER_RO_PATHS=%s/s.sh\n%s", bin,
-	   bin, extra_env ? extra_env : "");
+	gf_path(env_text, sizeof env_text, "CODER_COMMAND=sh %s/s.sh\nCODER_RO_PATHS=%s/s.sh\n%s",
+	        bin, bin, extra_env ? extra_env : "");
 	struct coder_config c;
 	config(f, &c, env_text);
 	struct coder_run_opts o = opts(f, "p", NULL);
@@ -624,10 +600,10 @@ static void test_task_tests(void **state)
 	/* A hostile tree: package.json a symlink to a secret, a Makefile that
 	 * is a FIFO. Neither is read. */
 	char link[700], fifo[700], target[700];
-	pf(link, sizeof link, "%s/package.json", f->work);
+	gf_path(link, sizeof link, "%s/package.json", f->work);
 	unlink(link);
-	pf(fifo, sizeof fifo, "%s/Makefile", f->work);
-	pf(target, sizeof target, "%s/secret.json", f->memory);
+	gf_path(fifo, sizeof fifo, "%s/Makefile", f->work);
+	gf_path(target, sizeof target, "%s/secret.json", f->memory);
 	unlink(fifo);
 	assert_int_equal(symlink(target, link), 0);
 	assert_int_equal(mkfifo(fifo, 0600), 0);
@@ -737,7 +713,7 @@ static void test_config_errors(void **state)
 	}
 	/* Paths that would show the agent's home or memory are refused. */
 	char text[2000];
-	pf(text, sizeof text, "CODER_COMMAND=x\nCODER_RO_PATHS=/usr/bin:%s\n", f->memory);
+	gf_path(text, sizeof text, "CODER_COMMAND=x\nCODER_RO_PATHS=/usr/bin:%s\n", f->memory);
 	struct env_file e;
 	assert_int_equal(env_parse(text, strlen(text), &e, &err), 0);
 	struct coder_config c;
@@ -745,7 +721,7 @@ static void test_config_errors(void **state)
 	assert_non_null(strstr(err.msg, "agent's home or memory"));
 	coder_config_free(&c);
 	env_file_free(&e);
-	pf(text, sizeof text, "CODER_COMMAND=x\nCODER_HOME=%s\n", f->tmp);
+	gf_path(text, sizeof text, "CODER_COMMAND=x\nCODER_HOME=%s\n", f->tmp);
 	assert_int_equal(env_parse(text, strlen(text), &e, &err), 0);
 	assert_int_equal(coder_config_load(&e, f->agent, f->memory, &c, &err), -1);
 	assert_non_null(strstr(err.msg, "CODER_HOME"));
@@ -774,7 +750,7 @@ static void row(void *ud, const char *what, const char *verdict, const char *det
 {
 	struct rows *r = ud;
 	size_t n = strlen(r->text);
-	pf(r->text + n, sizeof r->text - n, "%s|%s|%s\n", what, verdict, detail);
+	gf_path(r->text + n, sizeof r->text - n, "%s|%s|%s\n", what, verdict, detail);
 }
 
 static void test_doctor(void **state)

@@ -8,6 +8,7 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,29 @@ int gf_run(const char *cwd, const char *const *argv, char **out)
 	else
 		free(o);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+void gf_mkdirs(const char *path)
+{
+	char *c = strdup(path);
+	for (char *s = c + 1; *s; s++)
+		if (*s == '/') {
+			*s = '\0';
+			mkdir(c, 0700);
+			*s = '/';
+		}
+	mkdir(c, 0700);
+	free(c);
+}
+
+void gf_path(char *buf, size_t cap, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, cap, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= cap)
+		abort();
 }
 
 int gf_remote_commit(const char *dir, const char *branch, const char *file, const char *content)

@@ -39,6 +39,13 @@ int gf_remote_commit(const char *dir, const char *branch, const char *file, cons
  * frees). */
 char *gf_rev(const char *dir, const char *ref);
 
+/* mkdir -p (0700). */
+void gf_mkdirs(const char *path);
+
+/* snprintf that aborts when the text does not fit: a fixture path cut
+ * short would make a test pass or fail for the wrong reason. */
+void gf_path(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 struct gf_http;
 
 /* Serves the repositories under root at http://127.0.0.1:<port>/<name>,
