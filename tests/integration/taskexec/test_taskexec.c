@@ -58,7 +58,7 @@ struct tx {
 	char phases[600];
 	bool resumed;
 	size_t commits;
-	uint64_t ms_coder, ms_total;
+	uint64_t ms_clone, ms_coder, ms_tests, ms_push, ms_total;
 };
 
 static bool g_sandbox;
@@ -150,7 +150,10 @@ static void on_done(void *ud, const struct taskexec_result *r)
 	x->body = r->pr_body ? strdup(r->pr_body) : NULL;
 	x->resumed = r->resumed;
 	x->commits = r->commits;
+	x->ms_clone = r->ms_clone;
 	x->ms_coder = r->ms_coder;
+	x->ms_tests = r->ms_tests;
+	x->ms_push = r->ms_push;
 	x->ms_total = r->ms_total;
 }
 
@@ -338,8 +341,11 @@ static void test_pushed(void **state)
 	assert_string_equal(files, "src/answer.c");
 	free(files);
 	if (getenv("GA_TEST_VERBOSE"))
-		fprintf(stderr, "pushed in %llu ms (coder %llu ms)\n",
-		        (unsigned long long)x->ms_total, (unsigned long long)x->ms_coder);
+		fprintf(stderr,
+		        "pushed in %llu ms: clone %llu, coder %llu, tests %llu, push %llu\n",
+		        (unsigned long long)x->ms_total, (unsigned long long)x->ms_clone,
+		        (unsigned long long)x->ms_coder, (unsigned long long)x->ms_tests,
+		        (unsigned long long)x->ms_push);
 	/* A retry (attempt 2) makes its own branch; attempt 1's stays. */
 	coder_script(x, "set -e\necho v2 > V2.md\ngit add V2.md\ngit commit -qm 'task(1): v2'\n");
 	run_task(x, 1, "Add the answer", 2, true);
