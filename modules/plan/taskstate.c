@@ -462,9 +462,9 @@ static int count_claimable(const struct plan_candidate *c)
 void plan_choose(const struct plan_candidate *c, size_t n, struct plan_choice *out)
 {
 	memset(out, 0, sizeof *out);
-	size_t order[64];
-	int counts[64];
-	size_t m = n > 64 ? 64 : n;
+	size_t order[PLAN_MAX_CANDIDATES];
+	int counts[PLAN_MAX_CANDIDATES];
+	size_t m = n > PLAN_MAX_CANDIDATES ? PLAN_MAX_CANDIDATES : n;
 	for (size_t i = 0; i < m; i++) {
 		order[i] = i;
 		counts[i] = count_claimable(&c[i]);

@@ -47,10 +47,11 @@
 #include "modules/decisions/decision.h"
 #include "modules/plan/plan.h"
 
-#define PLAN_MARKER_MAX  256
-#define PLAN_MAX_EVENTS  2000
-#define PLAN_MAX_RETRIES 3 /* failures after which a task is left to the owner */
-#define PLAN_MAX_NOTICES 8
+#define PLAN_MARKER_MAX     256
+#define PLAN_MAX_EVENTS     2000
+#define PLAN_MAX_RETRIES    3 /* failures after which a task is left to the owner */
+#define PLAN_MAX_NOTICES    8
+#define PLAN_MAX_CANDIDATES 64 /* open plans plan_choose considers */
 
 enum plan_mark {
 	PLAN_MARK_CLAIM,
@@ -170,7 +171,9 @@ struct plan_choice {
 /* Which task to claim: plans with fewer claimable tasks first (closer to
  * done), ties by issue number; within a plan the lowest task number.
  * Tasks held back by their failures are skipped and listed in notices
- * when they have no abandon notice yet. */
+ * when they have no abandon notice yet (at most PLAN_MAX_NOTICES). At most
+ * PLAN_MAX_CANDIDATES plans are considered; the rest wait for a later
+ * cycle. */
 void plan_choose(const struct plan_candidate *c, size_t n, struct plan_choice *out);
 
 #endif
