@@ -20,6 +20,7 @@
 #include "common/timeutil.h"
 #include "modules/identity/self.h"
 #include "modules/budget/budget.h"
+#include "modules/coder/coder.h"
 #include "modules/identity/soul.h"
 
 #define DOCTOR_PROBE_TIMEOUT_MS 15000
@@ -27,6 +28,12 @@
 static void row(const char *what, const char *verdict, const char *detail)
 {
 	printf("  %-12s %-4s %s\n", what, verdict, detail);
+}
+
+static void coder_row(void *ud, const char *what, const char *verdict, const char *detail)
+{
+	(void)ud;
+	row(what, verdict, detail);
 }
 
 /* --- one cheap GitHub call (GET /user): the token, the login, the budget -------- */
@@ -297,6 +304,10 @@ int ga_cmd_doctor(struct ga_home *h)
 		if (g < 0)
 			can_start = 0;
 	}
+	/* The coder and its sandbox (a coder that cannot run stops task work,
+	 * not the daemon). */
+	if (!h->opts.social_only)
+		coder_doctor(&h->env, h->cfg.home, h->cfg.memory_dir, coder_row, NULL);
 	if (have_store) {
 		budget_status_from_store(&st, h->cfg.llm_daily_token_budget, time_now_ms(), buf,
 					 sizeof buf);

@@ -21,6 +21,8 @@ PACKAGES=(
   systemd                           # systemd-analyze, systemd-sysusers: tests/integration/install
                                     # verifies the units (installs without a running systemd)
   python3                           # node-gyp: builds the PDS's native module (scripts/pds)
+  bubblewrap                        # bwrap: the sandbox the external coder and a task's tests
+                                    # run in (modules/coder); without it no coder runs
 )
 
 missing=()
