@@ -93,10 +93,11 @@ struct part_engine *space_runtime_engine(struct space_runtime *rt);
  * engine, for other sources, or another request's commitment. */
 bool space_runtime_commitment_abandoned(struct space_runtime *rt, const char *id,
                                         const char *source);
-/* Sends this agent's `reflection` (1–2 sentences, after a reflection
- * cycle, §7.3). 0 when handed to the connection; -1 when not joined, the
- * summary is blank or too long (space_link_send_reflection; the reason is
- * logged at warn). */
+/* Broadcasts this agent's `reflection` (1–2 sentences, after a reflection
+ * cycle, §7.3) through outbound (permission space:<room>, audit, journal:
+ * the same words never twice). 0 when submitted; -1 when there is no
+ * outbound, the room is not joined or the summary is empty (logged at
+ * warn). What outbound or the room refuse later is logged. */
 int space_runtime_send_reflection(struct space_runtime *rt, const char *summary);
 /* Builds the identity summary again — SOUL.md's text as given at start,
  * SELF.md read again from <home>/SELF.md (the reflection cycle may have
