@@ -1319,6 +1319,17 @@ bool ghfake_git_available(struct ghfake *f, char *why, size_t cap)
 	return ok;
 }
 
+bool ghfake_git_missing(const char *who)
+{
+	char err[256];
+	struct ghfake *f = ghfake_new(err, sizeof err);
+	bool ok = f && ghfake_git_available(f, err, sizeof err);
+	ghfake_free(f);
+	if (!ok)
+		fprintf(stderr, "%s: skipped: %s\n", who, err);
+	return !ok;
+}
+
 void ghfake_clone_url(struct ghfake *f, const char *owner, const char *repo, char *out, size_t cap)
 {
 	snprintf(out, cap, "%s/%s/%s.git", httpfake_base_url(f->http), owner, repo);

@@ -158,6 +158,9 @@ void ghfake_set_permission(struct ghfake *f, const char *owner, const char *repo
 /* True when git and git-http-backend run here; otherwise why (may be NULL)
  * says what is missing. */
 bool ghfake_git_available(struct ghfake *f, char *why, size_t cap);
+/* For a test's main(): true (after printing "<who>: skipped: <why>")
+ * when git or git-http-backend is missing here — return 77 then. */
+bool ghfake_git_missing(const char *who);
 /* "<base>/<owner>/<name>.git" into out. */
 void ghfake_clone_url(struct ghfake *f, const char *owner, const char *repo, char *out, size_t cap);
 /* The bare repository's directory into out (to inspect it with git). */
