@@ -125,6 +125,7 @@ int64_t ghfake_add_comment(struct ghfake *f, const char *owner, const char *repo
 int64_t ghfake_add_notification(struct ghfake *f, const char *owner, const char *repo,
                                 int64_t number, const char *reason);
 
+/* Issues of the repository, pull requests not counted. */
 size_t ghfake_issue_count(struct ghfake *f, const char *owner, const char *repo);
 /* Comments not deleted; 0 when the issue does not exist. */
 size_t ghfake_comment_count(struct ghfake *f, const char *owner, const char *repo, int64_t number);

@@ -86,6 +86,16 @@ static int add_repo(struct ghfake *f, const char *spec)
 	return 0;
 }
 
+/* Was OWNER/NAME (the first len bytes of spec) given with --repo? */
+static bool listed(const char *spec, size_t len, const char *const *repos, size_t n_repos)
+{
+	for (size_t i = 0; i < n_repos; i++)
+		if (strncasecmp(repos[i], spec, len) == 0 &&
+		    (repos[i][len] == '\0' || repos[i][len] == ':'))
+			return true;
+	return false;
+}
+
 /* "OWNER/NAME=DIR": DIR must be a directory; the repository must exist. */
 static int seed(struct ghfake *f, const char *spec, const char *const *repos, size_t n_repos)
 {
@@ -97,20 +107,15 @@ static int seed(struct ghfake *f, const char *spec, const char *const *repos, si
 		return -1;
 	*eq = '\0';
 	struct stat st;
-	if (split_repo(buf, &name) != 0 || stat(eq + 1, &st) != 0 || !S_ISDIR(st.st_mode))
-		return -1;
-	bool known = false;
-	for (size_t i = 0; i < n_repos; i++)
-		known |= strncasecmp(repos[i], spec, (size_t)(eq - buf)) == 0 &&
-		         (repos[i][eq - buf] == '\0' || repos[i][eq - buf] == ':');
-	if (!known)
+	if (!listed(spec, (size_t)(eq - buf), repos, n_repos) || split_repo(buf, &name) != 0 ||
+	    stat(eq + 1, &st) != 0 || !S_ISDIR(st.st_mode))
 		return -1;
 	ghfake_seed_dir(f, buf, name, NULL, eq + 1, "Initial commit");
 	return 0;
 }
 
-/* "OWNER/NAME:LOGIN:PERM" → ghfake_set_permission. */
-static int permission(struct ghfake *f, const char *spec)
+/* "OWNER/NAME:LOGIN:PERM" of a --repo → ghfake_set_permission. */
+static int permission(struct ghfake *f, const char *spec, const char *const *repos, size_t n_repos)
 {
 	static const char *const perms[] = {"none",     "read",  "triage", "write",
 	                                    "maintain", "admin", NULL};
@@ -124,7 +129,7 @@ static int permission(struct ghfake *f, const char *spec)
 	bool ok = false;
 	for (size_t i = 0; perms[i]; i++)
 		ok |= strcmp(c2 + 1, perms[i]) == 0;
-	if (!ok || split_repo(buf, &name) != 0)
+	if (!ok || !listed(spec, (size_t)(c1 - buf), repos, n_repos) || split_repo(buf, &name) != 0)
 		return -1;
 	ghfake_set_permission(f, buf, name, c1 + 1, c2 + 1);
 	return 0;
@@ -236,7 +241,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (size_t i = 0; i < n_perms; i++) {
-		if (permission(f, perms[i]) != 0) {
+		if (permission(f, perms[i], repos, n_repos) != 0) {
 			fprintf(stderr,
 			        "ghfake-server: --permission '%s' is not OWNER/NAME:LOGIN:PERM "
 			        "(none, read, triage, write, maintain or admin) of a --repo\n",
