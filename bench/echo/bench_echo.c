@@ -75,8 +75,8 @@ static void per_kind(const struct echo_cases *all)
 		struct echo_quality q;
 		echo_cases_evaluate_judge(&sub, ECHO_JUDGE_NONE, NULL, &q);
 		if (label)
-			printf("    %-24s echo      %3zu cases  recall %.3f\n", kinds[k], sub.ncases,
-			       echo_quality_recall(&q));
+			printf("    %-24s echo      %3zu cases  recall %.3f\n", kinds[k],
+			       sub.ncases, echo_quality_recall(&q));
 		else
 			printf("    %-24s not echo  %3zu cases  false positives %.3f\n", kinds[k],
 			       sub.ncases, echo_quality_fpr(&q));
@@ -90,8 +90,8 @@ static void band(const char *name, const struct echo_cases *c)
 		enum echo_judge_mode mode;
 		const char *what;
 	} judges[] = {{ECHO_JUDGE_YES, "judge says YES"},
-		      {ECHO_JUDGE_NO, "judge says NO"},
-		      {ECHO_JUDGE_ORACLE, "perfect judge"}};
+	              {ECHO_JUDGE_NO, "judge says NO"},
+	              {ECHO_JUDGE_ORACLE, "perfect judge"}};
 	for (size_t j = 0; j < sizeof judges / sizeof judges[0]; j++) {
 		struct echo_quality q;
 		echo_cases_evaluate_judge(c, judges[j].mode, NULL, &q);
@@ -131,7 +131,8 @@ static void throughput(const struct echo_cases *cases, int runs, double seconds)
 		while (t1 - t0 < seconds) {
 			for (int b = 0; b < 256; b++, k++, n++) {
 				struct validator_decision d;
-				validator_validate(cases->cases[n % cases->ncases].candidate, &ctx, &d);
+				validator_validate(cases->cases[n % cases->ncases].candidate, &ctx,
+				                   &d);
 				validator_decision_clear(&d);
 			}
 			t1 = now_s();
@@ -169,8 +170,8 @@ int main(int argc, char **argv)
 			src = argv[++i];
 		else {
 			fprintf(stderr,
-				"usage: bench-echo [--misses] [--kinds] [--runs N] [--seconds S] "
-				"[--mrpc FILE] [--source DIR]\n");
+			        "usage: bench-echo [--misses] [--kinds] [--runs N] [--seconds S] "
+			        "[--mrpc FILE] [--source DIR]\n");
 			return 64;
 		}
 	}
@@ -180,8 +181,8 @@ int main(int argc, char **argv)
 		const char *name, *dir;
 		bool blind;
 	} sets[] = {{"labelled", "tests/data/echo", false},
-		    {"chat-dev", "tests/data/echo/chat/dev", false},
-		    {"chat-test", "tests/data/echo/chat/test", true}};
+	            {"chat-dev", "tests/data/echo/chat/dev", false},
+	            {"chat-test", "tests/data/echo/chat/test", true}};
 	struct echo_cases all[4];
 	const char *names[4];
 	bool blind[4];
@@ -211,7 +212,7 @@ int main(int argc, char **argv)
 			echoes += all[s].cases[i].echo;
 		struct echo_quality q;
 		echo_cases_evaluate_judge(&all[s], ECHO_JUDGE_NONE,
-					  misses && !blind[s] ? stdout : NULL, &q);
+		                          misses && !blind[s] ? stdout : NULL, &q);
 		report(names[s], &q);
 		printf("    %zu echoes, %zu not\n", echoes, all[s].ncases - echoes);
 		if (kinds && !blind[s])

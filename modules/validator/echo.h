@@ -54,20 +54,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ECHO_DOC_MAX_TOKENS 512    /* tokens past this are ignored */
-#define ECHO_DOC_MAX_ARTIFACTS 8   /* links/code spans remembered per message */
-#define ECHO_TEXT_MAX_BYTES 4096   /* stored copy of a window message (judge input) */
-#define ECHO_AUTHOR_MAX_BYTES 64
-#define ECHO_WINDOW_MAX 64         /* largest window capacity accepted */
-#define ECHO_RECENT_ENTRIES 20     /* §9.1: comparison sets come from the last 20 entries */
-#define ECHO_PAIRWISE_MAX 10       /* §9.1: recentAgent = last 10 agent entries */
+#define ECHO_DOC_MAX_TOKENS    512  /* tokens past this are ignored */
+#define ECHO_DOC_MAX_ARTIFACTS 8    /* links/code spans remembered per message */
+#define ECHO_DOC_MAX_NUMBERS   16   /* numbers and durations remembered per message */
+#define ECHO_DOC_MAX_ASSIGNED  8    /* names given a task, remembered per message */
+#define ECHO_TEXT_MAX_BYTES    4096 /* stored copy of a window message (judge input) */
+#define ECHO_AUTHOR_MAX_BYTES  64
+#define ECHO_WINDOW_MAX        64 /* largest window capacity accepted */
+#define ECHO_RECENT_ENTRIES    20 /* §9.1: comparison sets come from the last 20 entries */
+#define ECHO_PAIRWISE_MAX      10 /* §9.1: recentAgent = last 10 agent entries */
 
 /* Production thresholds (§9.1). */
-#define ECHO_PAIR_THRESHOLD 0.52
+#define ECHO_PAIR_THRESHOLD    0.52
 #define ECHO_NOVELTY_THRESHOLD 0.25
-#define ECHO_JUDGE_SCORE_MIN 0.35
+#define ECHO_JUDGE_SCORE_MIN   0.35
 #define ECHO_JUDGE_NOVELTY_MAX 0.40
-#define ECHO_BAND2_SCORE_MIN 0.40  /* second band rectangle, novelty ≤ 0.5 */
+#define ECHO_BAND2_SCORE_MIN   0.40 /* second band rectangle, novelty ≤ 0.5 */
 
 struct echo_params {
 	double pair_threshold;    /* Tp */
@@ -76,15 +78,27 @@ struct echo_params {
 
 /* A tokenised message. */
 struct echo_doc {
-	uint64_t *tok;  /* stem ids in text order */
+	uint64_t *tok; /* stem ids in text order */
 	size_t ntok;
 	uint64_t *uniq; /* sorted unique stem ids */
 	size_t nuniq;
 	uint64_t art[ECHO_DOC_MAX_ARTIFACTS]; /* link / code-span ids */
 	size_t nart;
 	uint64_t simhash;
-	bool question; /* ends with '?' */
-	bool negated;  /* has the negation token ("not", "no", "n't", …) */
+	uint64_t num[ECHO_DOC_MAX_NUMBERS]; /* number / duration ids ("#40000", "dur:300") */
+	size_t nnum;
+	uint32_t num_said; /* bit i: num[i] only counts as said (a duration's bare
+	                    * figure, a small count, a unit without a figure),
+	                    * it is no figure the message gives */
+	uint64_t assigned[ECHO_DOC_MAX_ASSIGNED]; /* names given a task ("Bob takes …") */
+	size_t nassigned;
+	bool self_assign;   /* first person taking something on ("I'll", "I can", "mine") */
+	bool additive;      /* "too", "as well", "either", "likewise": the point moved elsewhere */
+	bool question;      /* ends with '?' */
+	bool negated;       /* has the negation token ("not", "no", "n't", …) */
+	bool negative;      /* says what must not happen ("stop", "prevent", "avoid", "without") */
+	uint64_t negobj[4]; /* the stem right after each negation ("not cache" → cache) */
+	size_t nnegobj;
 	size_t mentions; /* words dropped because they name a window author */
 };
 
@@ -100,16 +114,20 @@ struct echo_result {
 	bool echo;
 	enum echo_strategy strategy;
 	char strategy_text[64]; /* "ensemble(lcs=0.80,tfidf=0.67)", "concept-novelty(20% new)" */
-	double score;           /* the echo score (1 − novelty for concept novelty, else best pair) */
-	double pair;            /* best pair score */
-	double dice, cosine;    /* of the best pair */
+	double score; /* the echo score (1 − novelty for concept novelty, else best pair) */
+	double pair;  /* best pair score */
+	double dice, cosine; /* of the best pair */
 	double novelty;
-	int matched;            /* index into the pairwise set, -1 if none */
-	int simhash_distance;   /* smallest distance to a pairwise message, 64 if none */
+	int matched;          /* index into the pairwise set, -1 if none */
+	int simhash_distance; /* smallest distance to a pairwise message, 64 if none */
 	bool question;
 	bool new_artifact;
-	bool judge_band;        /* borderline: a model judge may decide */
-	bool attributed;        /* names a window author and adds little: a summary */
+	bool judge_band; /* borderline: a model judge may decide */
+	bool attributed; /* names a window author and adds little: a summary */
+	bool new_number; /* a number or duration nobody in the window said */
+	bool new_owner;  /* gives a task to a member who had none */
+	bool transfer;   /* "… too": the same point about something new */
+	bool polarity;   /* the closest message says the opposite (one negates) */
 	size_t candidate_tokens;
 	size_t pairwise_n, pool_n;
 };
@@ -120,10 +138,10 @@ const char *echo_strategy_name(enum echo_strategy s);
 /* Tokenises text (any bytes; invalid UTF-8 is tolerated). exclude: surface
  * word ids to drop (author names, echo_word_id()), may be NULL. */
 void echo_doc_init(struct echo_doc *d, const char *text, size_t len, const uint64_t *exclude,
-		   size_t nexclude);
+                   size_t nexclude);
 /* Same, for text already passed through validator_text_normalize(). */
 void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
-			      const uint64_t *exclude, size_t nexclude);
+                              const uint64_t *exclude, size_t nexclude);
 void echo_doc_clear(struct echo_doc *d);
 
 /* Id of a lowercase surface word (for exclusion lists). */
@@ -135,13 +153,13 @@ char *echo_stems_string(const char *text);
 /* The ensemble over prepared documents. pairwise and pool are arrays of
  * pointers; pool supplies IDF and novelty, pairwise the pair scores. */
 void echo_evaluate(const struct echo_doc *cand, const struct echo_doc *const *pairwise,
-		   size_t npairwise, const struct echo_doc *const *pool, size_t npool,
-		   const struct echo_params *params, struct echo_result *out);
+                   size_t npairwise, const struct echo_doc *const *pool, size_t npool,
+                   const struct echo_params *params, struct echo_result *out);
 
 /* Convenience over texts (tests, CLI). params NULL → production. */
 void echo_evaluate_texts(const char *cand, const char *const *pairwise, size_t npairwise,
-			 const char *const *pool, size_t npool, const struct echo_params *params,
-			 struct echo_result *out);
+                         const char *const *pool, size_t npool, const struct echo_params *params,
+                         struct echo_result *out);
 
 /* --- conversation window ------------------------------------------------ */
 
@@ -162,7 +180,7 @@ size_t echo_window_max_bytes(size_t cap);
 /* Evaluates a normalised candidate against the window (pairwise = the last
  * 10 agent entries among the last 20, pool = all agent entries among them). */
 void echo_window_evaluate(const struct echo_window *w, const char *norm, size_t len,
-			  const struct echo_params *params, struct echo_result *out);
+                          const struct echo_params *params, struct echo_result *out);
 
 /* The pairwise set's texts, oldest first (borrowed; valid until the next
  * push/clear). Returns the count (≤ max). */

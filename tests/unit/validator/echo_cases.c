@@ -20,7 +20,8 @@ static char *trim(char *s)
 	while (*s == ' ' || *s == '\t')
 		s++;
 	size_t n = strlen(s);
-	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+	while (n > 0 &&
+	       (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
 		s[--n] = '\0';
 	return s;
 }
@@ -34,7 +35,8 @@ static void split_author(char *s, char **author, char **text)
 	if (!colon || colon == s || colon - s > 32 || colon[1] != ' ')
 		return;
 	for (char *p = s; p < colon; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_'))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' ||
+		      *p == '_'))
 			return;
 	*colon = '\0';
 	*author = s;
@@ -42,7 +44,7 @@ static void split_author(char *s, char **author, char **text)
 }
 
 static int load_file(const char *dir, const char *name, struct echo_cases *c, size_t *cap_m,
-		     size_t *cap_c, char *err, size_t errlen)
+                     size_t *cap_c, char *err, size_t errlen)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/%s", dir, name);
@@ -71,7 +73,7 @@ static int load_file(const char *dir, const char *name, struct echo_cases *c, si
 		}
 		if (c->nmsgs >= ECHO_CASES_MAX || c->ncases >= ECHO_CASES_MAX) {
 			snprintf(err, errlen, "%s:%zu: more than %d records", path, lineno,
-				 ECHO_CASES_MAX);
+			         ECHO_CASES_MAX);
 			rc = -1;
 			break;
 		}
@@ -83,14 +85,14 @@ static int load_file(const char *dir, const char *name, struct echo_cases *c, si
 				c->msgs = xreallocarray(c->msgs, *cap_m, sizeof *c->msgs);
 			}
 			c->msgs[c->nmsgs++] = (struct echo_case_msg){xstrdup(author), s[0] != '!',
-								     s[0] == '=', xstrdup(text)};
+			                                             s[0] == '=', xstrdup(text)};
 			continue;
 		}
 		if (s[0] == '+' || s[0] == '-') {
 			char *bar = strchr(s, '|');
 			if (!bar) {
 				snprintf(err, errlen, "%s:%zu: case needs 'kind | candidate'", path,
-					 lineno);
+				         lineno);
 				rc = -1;
 				break;
 			}
@@ -182,16 +184,17 @@ int echo_cases_load_mrpc(const char *path, struct echo_cases *out, char *err, si
 			p = tab + 1;
 		}
 		if (nf != 5 || (field[0][0] != '0' && field[0][0] != '1') || field[0][1]) {
-			snprintf(err, errlen,
-				 "%s:%zu: expected Quality (0/1), two ids and two strings separated "
-				 "by tabs",
-				 path, lineno);
+			snprintf(
+			        err, errlen,
+			        "%s:%zu: expected Quality (0/1), two ids and two strings separated "
+			        "by tabs",
+			        path, lineno);
 			rc = -1;
 			break;
 		}
 		if (out->ncases >= ECHO_CASES_MAX) {
 			snprintf(err, errlen, "%s:%zu: more than %d pairs", path, lineno,
-				 ECHO_CASES_MAX);
+			         ECHO_CASES_MAX);
 			rc = -1;
 			break;
 		}
@@ -201,7 +204,7 @@ int echo_cases_load_mrpc(const char *path, struct echo_cases *out, char *err, si
 			out->msgs = xreallocarray(out->msgs, cap, sizeof *out->msgs);
 		}
 		out->msgs[out->nmsgs] =
-			(struct echo_case_msg){xstrdup("peer"), true, false, xstrdup(field[3])};
+		        (struct echo_case_msg){xstrdup("peer"), true, false, xstrdup(field[3])};
 		struct echo_case *k = &out->cases[out->ncases++];
 		memset(k, 0, sizeof *k);
 		snprintf(k->id, sizeof k->id, "mrpc:%zu", lineno);
@@ -237,7 +240,7 @@ void echo_cases_free(struct echo_cases *c)
 bool echo_cases_is_echo_rule(const char *rule)
 {
 	return rule && (strcmp(rule, "semantic_echo") == 0 || strcmp(rule, "echo_opener") == 0 ||
-			strcmp(rule, "semantic_echo_judge") == 0);
+	                strcmp(rule, "semantic_echo_judge") == 0);
 }
 
 struct judge_state {
@@ -247,7 +250,7 @@ struct judge_state {
 };
 
 static void judge_ask(void *ud, const char *candidate, const char *const *window, size_t n,
-		      void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud)
+                      void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud)
 {
 	(void)candidate;
 	(void)window;
@@ -277,15 +280,17 @@ static void tally(struct echo_quality *q, bool said, bool label)
 }
 
 static void print_case(FILE *misses, const struct echo_case *k, bool said, const char *rule,
-		       const struct echo_result *r)
+                       const struct echo_result *r)
 {
 	if (!misses || (said == k->echo && !getenv("ECHO_CASES_ALL")))
 		return;
 	fprintf(misses,
-		"%s %s %-22s %-18s %-30s pair=%.3f dice=%.3f cos=%.3f nov=%.3f band=%d | %s\n",
-		said == k->echo ? (said ? "TP" : "TN") : said ? "FP" : "FN", k->id, k->kind,
-		rule ? rule : "-", r->strategy_text, r->pair, r->dice, r->cosine, r->novelty,
-		r->judge_band, k->candidate);
+	        "%s %s %-22s %-18s %-30s pair=%.3f dice=%.3f cos=%.3f nov=%.3f band=%d | %s\n",
+	        said == k->echo ? (said ? "TP" : "TN")
+	        : said          ? "FP"
+	                        : "FN",
+	        k->id, k->kind, rule ? rule : "-", r->strategy_text, r->pair, r->dice, r->cosine,
+	        r->novelty, r->judge_band, k->candidate);
 }
 
 static void window_of(const struct echo_cases *c, const struct echo_case *k, struct echo_window *w)
@@ -295,8 +300,8 @@ static void window_of(const struct echo_cases *c, const struct echo_case *k, str
 		echo_window_push(w, c->msgs[m].author, c->msgs[m].agent, c->msgs[m].text);
 }
 
-void echo_cases_evaluate_judge(const struct echo_cases *c, enum echo_judge_mode judge,
-			       FILE *misses, struct echo_quality *q)
+void echo_cases_evaluate_judge(const struct echo_cases *c, enum echo_judge_mode judge, FILE *misses,
+                               struct echo_quality *q)
 {
 	memset(q, 0, sizeof *q);
 	struct echo_window *w = echo_window_new(50);
@@ -305,8 +310,8 @@ void echo_cases_evaluate_judge(const struct echo_cases *c, enum echo_judge_mode 
 		window_of(c, k, w);
 		struct judge_state js = {judge, k->echo, false};
 		struct validator_judge vj = {judge_ask, &js};
-		struct validator_context ctx = {.window = w, .connected_agents = 1,
-						.is_action_owner = true};
+		struct validator_context ctx = {
+		        .window = w, .connected_agents = 1, .is_action_owner = true};
 		if (judge != ECHO_JUDGE_NONE)
 			ctx.judge = &vj;
 		struct validator_decision d;
@@ -326,7 +331,7 @@ void echo_cases_evaluate_judge(const struct echo_cases *c, enum echo_judge_mode 
 }
 
 void echo_cases_evaluate(const struct echo_cases *c, bool validator_level, FILE *misses,
-			 struct echo_quality *q)
+                         struct echo_quality *q)
 {
 	if (validator_level) {
 		echo_cases_evaluate_judge(c, ECHO_JUDGE_NONE, misses, q);

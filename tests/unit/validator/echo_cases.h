@@ -15,7 +15,7 @@
 #include <stdio.h>
 
 #define ECHO_CASES_LINE_MAX 8192
-#define ECHO_CASES_MAX 10000
+#define ECHO_CASES_MAX      10000
 
 struct echo_case_msg {
 	char *author; /* "" when the line has no "name:" */
@@ -25,11 +25,11 @@ struct echo_case_msg {
 };
 
 struct echo_case {
-	char id[96];      /* file:line */
-	bool echo;        /* label */
+	char id[96]; /* file:line */
+	bool echo;   /* label */
 	char kind[32];
 	char *candidate;
-	size_t first;     /* history = msgs[first .. first+nmsg) */
+	size_t first; /* history = msgs[first .. first+nmsg) */
 	size_t nmsg;
 };
 
@@ -59,11 +59,11 @@ enum echo_judge_mode { ECHO_JUDGE_NONE, ECHO_JUDGE_YES, ECHO_JUDGE_NO, ECHO_JUDG
  * check 5) in discussion mode with no commitments. Misclassified cases are
  * written to misses (may be NULL) with their scores. */
 void echo_cases_evaluate(const struct echo_cases *c, bool validator_level, FILE *misses,
-			 struct echo_quality *q);
+                         struct echo_quality *q);
 /* The validator's echo decision (checks 4–6, discussion mode, no
  * commitments, host lines as context) with the band put to `judge`. */
-void echo_cases_evaluate_judge(const struct echo_cases *c, enum echo_judge_mode judge,
-			       FILE *misses, struct echo_quality *q);
+void echo_cases_evaluate_judge(const struct echo_cases *c, enum echo_judge_mode judge, FILE *misses,
+                               struct echo_quality *q);
 /* Whether a validator decision is an echo verdict (opener, ensemble, judge). */
 bool echo_cases_is_echo_rule(const char *rule);
 double echo_quality_accuracy(const struct echo_quality *q);
