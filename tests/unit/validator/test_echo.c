@@ -14,7 +14,6 @@
  * "unrelated peers", the three-peer pools) use peers written here with the
  * property the spec states (unrelated; pool covering every candidate stem).
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "modules/validator/echo.h"
 #include "modules/validator/validator_text.h"
