@@ -31,6 +31,11 @@
 /* "… too" with at least this share of new stems moves the point to a new
  * subject ("the e2e suite races too") instead of repeating it. */
 #define ECHO_TRANSFER_NOVELTY_MIN 0.3
+/* A closest message of the other polarity stays in the band from here. */
+#define ECHO_POLARITY_BAND_MIN 0.40
+/* Below this share of new stems, a candidate of the other polarity is the
+ * same sentence denied ("we should not cache X" after "we should cache X"). */
+#define ECHO_NEGATION_ONLY_MAX 0.25
 /* The third band rectangle (see evaluate_core). */
 #define ECHO_BAND3_SCORE_MIN   0.30
 #define ECHO_BAND3_NOVELTY_MAX 0.6
@@ -275,7 +280,6 @@ struct tokenizer {
 	uint64_t last_surface; /* surface id of the word behind the last token */
 	bool last_emitted;     /* and that word emitted the last token */
 	bool prev_as;          /* the previous word was "as" ("as well") */
-	bool after_not;        /* the next stem is what a negation denies */
 	struct strbuf *trace;  /* echo_stems_string(): the stems as text */
 };
 
@@ -292,13 +296,6 @@ static void emit(struct tokenizer *z, uint64_t id)
 {
 	if (z->d->ntok < z->cap)
 		z->d->tok[z->d->ntok++] = id;
-	if (id == not_id) {
-		z->after_not = true;
-	} else if (z->after_not) {
-		z->after_not = false;
-		if (z->d->nnegobj < sizeof z->d->negobj / sizeof z->d->negobj[0])
-			z->d->negobj[z->d->nnegobj++] = id;
-	}
 }
 
 static void add_artifact(struct echo_doc *d, uint64_t id)
@@ -339,6 +336,7 @@ enum {
 	WF_NEGATION = 1u << 21,
 	WF_STOP = 1u << 22,
 	WF_FILLER = 1u << 23,
+	WF_ORDINAL = 1u << 24, /* also an ordinal ("a second look") */
 };
 
 enum num_class { NUM_DIGITS, NUM_SMALL, NUM_TENS, NUM_HUNDRED, NUM_SCALE, NUM_FRACTION };
@@ -443,7 +441,8 @@ static const struct {
          * can state the same thing ("stop two agents answering" / "two agents
          * never answer"). */
         WLIST(WF_NEGATIVE, "stop", "stops", "prevent", "prevents", "avoid", "avoids", "without",
-              "neither", "nobody", "nothing", "none", "lacks", "lack", "missing"),
+              "neither", "nobody", "nothing", "none", "lacks", "lack", "missing", "rather",
+              "instead"),
         WLIST(WF_NEGATION, "not", "no", "nor", "never", "cannot", "nope"),
         WLIST(WF_A, "a", "an", "one"),
         WLIST(WF_AND, "and"),
@@ -695,7 +694,7 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 	if (z->pending_a) {
 		z->pending_a = false;
 		double unit = unit_of(wi, false);
-		if (unit > 0) {
+		if (unit > 0 && !(f & WF_ORDINAL)) { /* "a second line" counts nothing */
 			emit_duration(z, 1, unit);
 			return true;
 		}
@@ -1241,22 +1240,6 @@ static bool polar(const struct echo_doc *d)
 	return d->negated || d->negative;
 }
 
-/* One message denies what the other, saying nothing in the negative,
- * states: "we should not cache the summary" against "cache the summary". A
- * negation that denies something the other never mentioned ("a rewritten
- * footer can't reset the count" against "the count survives a rewritten
- * footer") is another way of saying it. */
-static bool contradicts(const struct echo_doc *a, const struct echo_doc *b)
-{
-	for (size_t i = 0; i < a->nnegobj; i++)
-		if (!polar(b) && has_u64(b->uniq, b->nuniq, a->negobj[i]))
-			return true;
-	for (size_t i = 0; i < b->nnegobj; i++)
-		if (!polar(a) && has_u64(a->uniq, a->nuniq, b->negobj[i]))
-			return true;
-	return false;
-}
-
 static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const *pair,
                           size_t npair, const struct echo_doc *const *pool, size_t npool,
                           const struct df_table *df, const struct echo_scope *sc,
@@ -1362,9 +1345,9 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 			r->dice = dice;
 			r->cosine = cosine;
 			r->matched = (int)m;
-			r->polarity = contradicts(c, d);
+			r->polarity = polar(d) != polar(c);
 		}
-		if (!concept && !changed && !contradicts(c, d) && score >= tp &&
+		if (!concept && !changed && polar(d) == polar(c) && score >= tp &&
 		    r->novelty <= ECHO_NOVELTY_CEILING) {
 			r->echo = true;
 			r->strategy = ECHO_STRATEGY_ENSEMBLE;
@@ -1400,9 +1383,13 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 		                        : "transfer");
 		return;
 	}
-	/* The band excludes what disagrees with its closest message and a
-	 * negation nobody used. */
-	if (r->polarity || new_negation)
+	/* A negation nobody used, or a closest message of the other polarity,
+	 * leaves the band unless the two are close anyway and the candidate is
+	 * more than that sentence denied ("a rewritten footer can't reset the
+	 * count" restates "the count survives a rewritten footer"; "that is
+	 * not a problem" disagrees). */
+	if ((new_negation || r->polarity) &&
+	    (r->pair < ECHO_POLARITY_BAND_MIN || r->novelty < ECHO_NEGATION_ONLY_MAX))
 		return;
 	/* The spec's band (§9.1 check 6: pair ≥ 0.35, novelty < 0.40) plus two
 	 * rectangles where paraphrases with real synonyms land (pair ≥ 0.40

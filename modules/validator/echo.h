@@ -92,14 +92,12 @@ struct echo_doc {
 	                    * it is no figure the message gives */
 	uint64_t assigned[ECHO_DOC_MAX_ASSIGNED]; /* names given a task ("Bob takes …") */
 	size_t nassigned;
-	bool self_assign;   /* first person taking something on ("I'll", "I can", "mine") */
-	bool additive;      /* "too", "as well", "either", "likewise": the point moved elsewhere */
-	bool question;      /* ends with '?' */
-	bool negated;       /* has the negation token ("not", "no", "n't", …) */
-	bool negative;      /* says what must not happen ("stop", "prevent", "avoid", "without") */
-	uint64_t negobj[4]; /* the stem right after each negation ("not cache" → cache) */
-	size_t nnegobj;
-	size_t mentions; /* words dropped because they name a window author */
+	bool self_assign; /* first person taking something on ("I'll", "I can", "mine") */
+	bool additive;    /* "too", "as well", "either", "likewise": the point moved elsewhere */
+	bool question;    /* ends with '?' */
+	bool negated;     /* has the negation token ("not", "no", "n't", …) */
+	bool negative;    /* says what must not happen ("stop", "prevent", "avoid", "without") */
+	size_t mentions;  /* words dropped because they name a window author */
 };
 
 enum echo_strategy {

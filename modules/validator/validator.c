@@ -30,6 +30,8 @@
 #define OBSERVER_THRESHOLD_DISCUSSION 5
 /* After an echo opener, fewer content words than this is agreement alone. */
 #define VALIDATOR_OPENER_MIN_TOKENS 3
+/* After an echo opener, at most this share of new stems restates. */
+#define VALIDATOR_OPENER_NOVELTY_MAX 0.45
 /* GitHub comments are markdown documents; sentence count is no limit there. */
 #define VALIDATOR_GITHUB_MAX_SENTENCES 100000
 
@@ -369,8 +371,15 @@ static enum validator_verdict run_checks(int from, const char *text,
 			echo_window_evaluate(ctx->window, norm + oend, nlen - oend,
 			                     ctx->echo ? ctx->echo : &def, &d->echo);
 			d->echo_ran = true;
-			echo = d->echo.candidate_tokens < VALIDATOR_OPENER_MIN_TOKENS ||
-			       d->echo.echo || d->echo.judge_band;
+			/* The opener announces agreement: what follows is an
+			 * echo already when it is mostly old words and
+			 * changes nothing. */
+			const struct echo_result *e = &d->echo;
+			echo = e->candidate_tokens < VALIDATOR_OPENER_MIN_TOKENS || e->echo ||
+			       e->judge_band ||
+			       (!e->new_number && !e->new_owner && !e->transfer &&
+			        !e->new_artifact && !e->polarity &&
+			        e->novelty <= VALIDATOR_OPENER_NOVELTY_MAX);
 		}
 		if (echo) {
 			v = reject(d, "echo_opener", has_c, "Echo: opens with \"%s\" and %s", pat,
