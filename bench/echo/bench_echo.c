@@ -103,6 +103,41 @@ static void band(const char *name, const struct echo_cases *c)
 	}
 }
 
+/* The own-instructions check against every candidate of every set, with
+ * the space-participation skill as the instructions: none of these chat
+ * messages quotes or restates it, so every hit is a false positive. */
+static void own_check(const char *src, struct echo_cases *all, size_t nsets)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/skills/space-participation/SKILL.md", src);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		printf("own instructions: %s not readable, skipped\n", path);
+		return;
+	}
+	static char text[256 * 1024];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	const char *texts[] = {text};
+	struct echo_own *own = echo_own_new(texts, 1);
+	size_t total = 0, flagged = 0;
+	for (size_t s = 0; s < nsets; s++) {
+		for (size_t i = 0; i < all[s].ncases; i++) {
+			struct validator_context ctx = {.connected_agents = 1, .own = own};
+			struct validator_decision d;
+			validator_validate(all[s].cases[i].candidate, &ctx, &d);
+			total++;
+			flagged += d.rule && strcmp(d.rule, "own_instructions") == 0;
+			validator_decision_clear(&d);
+		}
+	}
+	printf("own instructions (the space-participation skill): %zu of %zu candidates "
+	       "flagged\n",
+	       flagged, total);
+	echo_own_free(own);
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -220,6 +255,7 @@ int main(int argc, char **argv)
 		if (strncmp(names[s], "chat", 4) == 0)
 			band(names[s], &all[s]);
 	}
+	own_check(src, all, nsets);
 	throughput(&all[0], runs, seconds);
 	for (size_t s = 0; s < nsets; s++)
 		echo_cases_free(&all[s]);

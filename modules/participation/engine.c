@@ -59,6 +59,9 @@ struct anchor {
 struct part_engine {
 	uv_loop_t *loop;
 	char *self;
+	/* The skill's prompt and rules and the decision tool's description:
+	 * words that must never reach the room (validator check 1c). */
+	struct echo_own *own;
 	bool social_only;
 	struct llm_client *llm;
 	struct budget *budget;
@@ -983,6 +986,7 @@ static void fill_ctx(struct part_engine *e, struct validator_context *ctx)
 	memset(ctx, 0, sizeof *ctx);
 	part_validator_context(&e->out, e->dec.commitments.n, ctx);
 	ctx->window = e->win;
+	ctx->own = e->own;
 	ctx->judge = part_judge_validator(e->judge);
 }
 
@@ -1908,6 +1912,10 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 			e->tool = tools[i];
 			e->have_tool = true;
 		}
+	const struct skill *sk = skills_find(e->skills, PART_ENGINE_SKILL);
+	const char *own[] = {sk ? sk->body : NULL, e->have_tool ? e->tool.description : NULL,
+	                     e->have_tool ? e->tool.schema_json : NULL};
+	e->own = echo_own_new(own, sizeof own / sizeof own[0]);
 	return e;
 }
 
@@ -1929,6 +1937,7 @@ void part_engine_free(struct part_engine *e)
 	part_judge_free(e->judge);
 	free(e->salvage_lead);
 	free(e->forced_lead);
+	echo_own_free(e->own);
 	echo_window_free(e->win);
 	free(e->win_last);
 	validator_decision_clear(&e->pre);

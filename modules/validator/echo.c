@@ -1044,8 +1044,8 @@ static bool ends_with_question(const char *t, size_t n)
 	return n > 0 && t[n - 1] == '?';
 }
 
-void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
-                              const uint64_t *exclude, size_t nexclude)
+static void doc_init(struct echo_doc *d, const char *norm, size_t len, const uint64_t *exclude,
+                     size_t nexclude, bool keep_fillers)
 {
 	tables_init();
 	memset(d, 0, sizeof *d);
@@ -1055,7 +1055,11 @@ void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
 	if (cap > ECHO_DOC_MAX_TOKENS)
 		cap = ECHO_DOC_MAX_TOKENS;
 	d->tok = xcalloc(cap, sizeof *d->tok);
-	struct tokenizer z = {.d = d, .cap = cap, .exclude = exclude, .nexclude = nexclude};
+	struct tokenizer z = {.d = d,
+	                      .cap = cap,
+	                      .exclude = exclude,
+	                      .nexclude = nexclude,
+	                      .keep_fillers = keep_fillers};
 	tokenize(&z, norm, len);
 	d->uniq = xcalloc(d->ntok ? d->ntok : 1, sizeof *d->uniq);
 	memcpy(d->uniq, d->tok, d->ntok * sizeof *d->tok);
@@ -1068,6 +1072,17 @@ void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
 	d->simhash = simhash(d->tok, d->ntok);
 	d->negated = has_u64(d->uniq, d->nuniq, not_id);
 	d->question = ends_with_question(norm, len);
+}
+
+void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
+                              const uint64_t *exclude, size_t nexclude)
+{
+	doc_init(d, norm, len, exclude, nexclude, false);
+}
+
+void echo_doc_init_content(struct echo_doc *d, const char *norm, size_t len)
+{
+	doc_init(d, norm, len, NULL, 0, true);
 }
 
 void echo_doc_init(struct echo_doc *d, const char *text, size_t len, const uint64_t *exclude,

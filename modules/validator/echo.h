@@ -140,6 +140,9 @@ void echo_doc_init(struct echo_doc *d, const char *text, size_t len, const uint6
 /* Same, for text already passed through validator_text_normalize(). */
 void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
                               const uint64_t *exclude, size_t nexclude);
+/* Same, keeping the agreement words ("agree", "point", "echo") that the
+ * echo comparison drops: for matching instructions, where they are content. */
+void echo_doc_init_content(struct echo_doc *d, const char *norm, size_t len);
 void echo_doc_clear(struct echo_doc *d);
 
 /* Id of a lowercase surface word (for exclusion lists). */

@@ -343,6 +343,20 @@ static enum validator_verdict run_checks(int from, const char *text,
 	const char *pat = NULL;
 	enum validator_verdict v = VALIDATOR_ACCEPT;
 
+	struct echo_own_hit own;
+	if (from <= 2 && ctx->own && echo_own_match(ctx->own, norm, nlen, &own)) {
+		if (own.quote_words)
+			v = reject(d, "own_instructions", has_c,
+			           "Own instructions: quotes %zu words of the agent's own prompt, "
+			           "skills or tool descriptions",
+			           own.quote_words);
+		else
+			v = reject(d, "own_instructions", has_c,
+			           "Own instructions: %zu of %zu clauses restate the agent's own "
+			           "prompt, skills or tool descriptions (\"%s\")",
+			           own.matched, own.clauses, own.example);
+		goto out;
+	}
 	if (from <= 2 && !lim->allow_lists && has_list(norm, nlen)) {
 		v = reject(d, "list", has_c,
 		           "Contains list: bullet or numbered lines read as a "
