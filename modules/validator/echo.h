@@ -87,6 +87,7 @@ struct echo_doc {
 	uint64_t simhash;
 	uint64_t num[ECHO_DOC_MAX_NUMBERS]; /* number / duration ids ("#40000", "dur:300") */
 	size_t nnum;
+	uint64_t num_bare[ECHO_DOC_MAX_NUMBERS]; /* a duration's figure without its unit, else 0 */
 	uint32_t num_said; /* bit i: num[i] only counts as said (a duration's bare
 	                    * figure, a small count, a unit without a figure),
 	                    * it is no figure the message gives */
