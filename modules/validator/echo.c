@@ -37,8 +37,9 @@
  * same-topic statements of different facts crowd the band. */
 #define ECHO_BAND_MIN_PAIRWISE 2
 #define ECHO_POLARITY_BAND_MIN 0.40
-/* Below this share of new stems, a candidate of the other polarity is the
- * same sentence denied ("we should not cache X" after "we should cache X"). */
+/* Below this share of new stems (the negation aside), a candidate of the
+ * other polarity is the same sentence denied or judged ("we should not cache
+ * X" after "we should cache X"; "… in 6 hours is not acceptable"). */
 #define ECHO_NEGATION_ONLY_MAX 0.25
 /* The third band rectangle (see evaluate_core). */
 #define ECHO_BAND3_SCORE_MIN   0.30
@@ -795,6 +796,8 @@ static void flush_word(struct tokenizer *z)
 	const struct winfo *wi = winfo_get(surface);
 	uint32_t f = wi ? wi->flags : 0;
 	track_roles(z, f, comma);
+	if (comma) /* "the second quarter, a second look": a comma ends a figure */
+		num_flush(z, wi);
 	if (number_word(z, wi, w, n, glued))
 		return;
 	if (f & WF_UNIT) /* "per minute" has said what "once a minute" says */
@@ -1268,6 +1271,21 @@ static bool number_said(const struct echo_scope *sc, uint64_t id, uint64_t bare)
 	return false;
 }
 
+/* The share of new stems besides a new negation: what a candidate of the
+ * other polarity adds to the sentence it denies ("… is not acceptable"
+ * adds one word). */
+static double denial_novelty(const struct echo_doc *c, const struct df_table *df)
+{
+	size_t fresh = 0, n = 0;
+	for (size_t i = 0; i < c->nuniq; i++) {
+		if (c->uniq[i] == not_id)
+			continue;
+		n++;
+		fresh += df_get(df, c->uniq[i]) == 0;
+	}
+	return n ? (double)fresh / (double)n : 0;
+}
+
 /* Whether a message states something in the negative (see negative_words). */
 static bool polar(const struct echo_doc *d)
 {
@@ -1423,7 +1441,7 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 	 * count" restates "the count survives a rewritten footer"; "that is
 	 * not a problem" disagrees). */
 	if ((new_negation || r->polarity) &&
-	    (r->pair < ECHO_POLARITY_BAND_MIN || r->novelty < ECHO_NEGATION_ONLY_MAX))
+	    (r->pair < ECHO_POLARITY_BAND_MIN || denial_novelty(c, df) < ECHO_NEGATION_ONLY_MAX))
 		return;
 	/* The spec's band (§9.1 check 6: pair ≥ 0.35, novelty < 0.40) plus two
 	 * rectangles where paraphrases with real synonyms land (pair ≥ 0.40
