@@ -986,6 +986,12 @@ static void fill_ctx(struct part_engine *e, struct validator_context *ctx)
 	memset(ctx, 0, sizeof *ctx);
 	part_validator_context(&e->out, e->dec.commitments.n, ctx);
 	ctx->window = e->win;
+	if (!e->own) { /* at the first validation: the stemmer loads then anyway */
+		const struct skill *sk = skills_find(e->skills, PART_ENGINE_SKILL);
+		const char *own[] = {sk ? sk->body : NULL, e->have_tool ? e->tool.description : NULL,
+		                     e->have_tool ? e->tool.schema_json : NULL};
+		e->own = echo_own_new(own, sizeof own / sizeof own[0]);
+	}
 	ctx->own = e->own;
 	ctx->judge = part_judge_validator(e->judge);
 }
@@ -1912,10 +1918,6 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 			e->tool = tools[i];
 			e->have_tool = true;
 		}
-	const struct skill *sk = skills_find(e->skills, PART_ENGINE_SKILL);
-	const char *own[] = {sk ? sk->body : NULL, e->have_tool ? e->tool.description : NULL,
-	                     e->have_tool ? e->tool.schema_json : NULL};
-	e->own = echo_own_new(own, sizeof own / sizeof own[0]);
 	return e;
 }
 
