@@ -147,7 +147,8 @@ struct echo_own *echo_own_new(const char *const *texts, size_t n)
 		free(norm);
 	}
 	o->grams = words;
-	qsort(o->grams, o->ngrams, sizeof *o->grams, cmp_u64);
+	if (o->ngrams)
+		qsort(o->grams, o->ngrams, sizeof *o->grams, cmp_u64);
 	if (o->nclauses == 0 && o->ngrams == 0) {
 		echo_own_free(o);
 		return NULL;
@@ -220,7 +221,7 @@ bool echo_own_match(const struct echo_own *o, const char *norm, size_t len,
 	word_hashes(norm, len, &words, &nwords, &cap);
 	for (size_t i = 0; i + ECHO_OWN_QUOTE_WORDS <= nwords; i++) {
 		uint64_t g = gram_hash(words + i);
-		if (bsearch(&g, o->grams, o->ngrams, sizeof g, cmp_u64)) {
+		if (o->ngrams && bsearch(&g, o->grams, o->ngrams, sizeof g, cmp_u64)) {
 			run = run ? run + 1 : ECHO_OWN_QUOTE_WORDS;
 			if (run > hit->quote_words)
 				hit->quote_words = run;
