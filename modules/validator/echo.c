@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <utf8proc.h>
 
 #include "common/strbuf.h"
@@ -1606,6 +1607,17 @@ static char *copy_bounded(const char *s, size_t max)
 	return xstrndup(s, n);
 }
 
+/* An author called by a role ("host"), not by a name. */
+static bool role_name(const char *author)
+{
+	static const char *const roles[] = {"host",  "human",  "owner",     "user",
+	                                    "admin", "system", "moderator", "terminal"};
+	for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+		if (strcasecmp(author, roles[i]) == 0)
+			return true;
+	return false;
+}
+
 static uint64_t name_id(const char *author)
 {
 	size_t nlen;
@@ -1661,8 +1673,9 @@ void echo_window_push(struct echo_window *w, const char *author, bool agent, con
 	e->text = copy_bounded(text, ECHO_TEXT_MAX_BYTES);
 	e->agent = agent;
 	e->name = e->author[0] ? name_id(e->author) : 0;
-	/* Only agents' names: "the host" is an ordinary word in a sentence. */
-	if (e->author[0] && agent) {
+	/* Members' names, people's too ("Sam, can you …"), but not a role
+	 * used as a name: "the host" is an ordinary word in a sentence. */
+	if (e->author[0] && (agent || !role_name(e->author))) {
 		uint64_t id = e->name;
 		bool known = false;
 		for (size_t i = 0; i < w->nnames && !known; i++)
@@ -1679,8 +1692,22 @@ void echo_window_push(struct echo_window *w, const char *author, bool agent, con
 void echo_window_evaluate(const struct echo_window *w, const char *norm, size_t len,
                           const struct echo_params *params, struct echo_result *out)
 {
+	echo_window_evaluate_members(w, norm, len, NULL, 0, params, out);
+}
+
+void echo_window_evaluate_members(const struct echo_window *w, const char *norm, size_t len,
+                                  const char *const *members, size_t nmembers,
+                                  const struct echo_params *params, struct echo_result *out)
+{
+	uint64_t names[ECHO_WINDOW_MAX + ECHO_MEMBERS_MAX];
+	size_t n = 0;
+	for (size_t i = 0; w && i < w->nnames; i++)
+		names[n++] = w->names[i];
+	for (size_t i = 0; i < nmembers && i < ECHO_MEMBERS_MAX; i++)
+		if (members[i] && members[i][0] && !role_name(members[i]))
+			names[n++] = name_id(members[i]);
 	struct echo_doc c;
-	echo_doc_init_normalized(&c, norm, len, w ? w->names : NULL, w ? w->nnames : 0);
+	echo_doc_init_normalized(&c, norm, len, n ? names : NULL, n);
 	if (!w) {
 		struct df_table empty = {0};
 		struct echo_scope none = {0};

@@ -192,6 +192,14 @@ size_t echo_window_max_bytes(size_t cap);
 void echo_window_evaluate(const struct echo_window *w, const char *norm, size_t len,
                           const struct echo_params *params, struct echo_result *out);
 
+/* Same, knowing the room's members besides the window's authors (names,
+ * at most ECHO_MEMBERS_MAX; NULL/0 for none): "Bob takes the migration"
+ * gives a task to Bob only when Bob is known as a member. */
+#define ECHO_MEMBERS_MAX 64
+void echo_window_evaluate_members(const struct echo_window *w, const char *norm, size_t len,
+                                  const char *const *members, size_t nmembers,
+                                  const struct echo_params *params, struct echo_result *out);
+
 /* The pairwise set's texts, oldest first (borrowed; valid until the next
  * push/clear). Returns the count (≤ max). */
 size_t echo_window_recent_texts(const struct echo_window *w, const char **out, size_t max);

@@ -382,8 +382,9 @@ static enum validator_verdict run_checks(int from, const char *text,
 		bool echo = true;
 		if (ctx->window) {
 			struct echo_params def = echo_params_default();
-			echo_window_evaluate(ctx->window, norm + oend, nlen - oend,
-			                     ctx->echo ? ctx->echo : &def, &d->echo);
+			echo_window_evaluate_members(ctx->window, norm + oend, nlen - oend,
+			                             ctx->members, ctx->n_members,
+			                             ctx->echo ? ctx->echo : &def, &d->echo);
 			d->echo_ran = true;
 			/* The opener announces agreement: what follows is an
 			 * echo already when it is mostly old words and
@@ -407,8 +408,8 @@ static enum validator_verdict run_checks(int from, const char *text,
 	}
 	if (from <= 5 && !has_c && ctx->window && !opener_cleared) {
 		struct echo_params def = echo_params_default();
-		echo_window_evaluate(ctx->window, norm, nlen, ctx->echo ? ctx->echo : &def,
-		                     &d->echo);
+		echo_window_evaluate_members(ctx->window, norm, nlen, ctx->members, ctx->n_members,
+		                             ctx->echo ? ctx->echo : &def, &d->echo);
 		d->echo_ran = true;
 		if (d->echo.echo) {
 			v = reject(d, "semantic_echo", false,

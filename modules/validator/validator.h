@@ -132,6 +132,10 @@ struct validator_context {
 	/* The agent's own instructions (its skill's prompt and rules, tool
 	 * descriptions: echo_own_new); NULL skips check 1c. Borrowed. */
 	const struct echo_own *own;
+	/* The room's members by name (the agents present, people), beside
+	 * the window's authors; NULL/0: the authors only. Borrowed. */
+	const char *const *members;
+	size_t n_members;
 };
 
 struct validator_decision {

@@ -52,6 +52,9 @@ static const char usage_text[] =
         "  --since-host N             agent messages since the host last spoke\n"
         "  --own N                    own messages in this host turn\n"
         "  --commitments N            commitments carried by the message\n"
+        "  --members A,B,...          the room's members by name besides the\n"
+        "                             history's authors (\"Bob takes it\" gives Bob\n"
+        "                             a task only if Bob is known as a member)\n"
         "  -h, --help                 this text\n"
         "\n"
         "exit status: 0 when a verdict was printed (whatever it is), 64 usage\n"
@@ -322,7 +325,8 @@ int validator_cli_main(int argc, char **argv)
 		OPT_AGENTS,
 		OPT_SINCE_HOST,
 		OPT_OWN,
-		OPT_COMMITMENTS
+		OPT_COMMITMENTS,
+		OPT_MEMBERS
 	};
 	static const struct option opts[] = {
 	        {"mode", required_argument, NULL, OPT_MODE},
@@ -337,12 +341,15 @@ int validator_cli_main(int argc, char **argv)
 	        {"since-host", required_argument, NULL, OPT_SINCE_HOST},
 	        {"own", required_argument, NULL, OPT_OWN},
 	        {"commitments", required_argument, NULL, OPT_COMMITMENTS},
+	        {"members", required_argument, NULL, OPT_MEMBERS},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	struct validator_context ctx = {.is_action_owner = true, .connected_agents = 1};
 	const char *history = NULL;
 	bool json = false, set_agents = false, set_since = false, set_own = false;
+	const char *members[ECHO_MEMBERS_MAX];
+	size_t nmembers = 0;
 
 	optind = 0; /* reset getopt: the caller may have parsed its own flags */
 	opterr = 0;
@@ -399,6 +406,21 @@ int validator_cli_main(int argc, char **argv)
 			break;
 		case OPT_REPO:
 			ctx.detected_repo = optarg;
+			break;
+		case OPT_MEMBERS:
+			/* split in place: optarg lives as long as argv */
+			for (char *p = optarg; *p && nmembers < ECHO_MEMBERS_MAX;) {
+				char *comma = strchr(p, ',');
+				if (comma)
+					*comma = '\0';
+				if (*p)
+					members[nmembers++] = p;
+				if (!comma)
+					break;
+				p = comma + 1;
+			}
+			ctx.members = members;
+			ctx.n_members = nmembers;
 			break;
 		case OPT_AGENTS:
 		case OPT_SINCE_HOST:
@@ -482,7 +504,8 @@ int validator_cli_main(int argc, char **argv)
 			size_t nlen;
 			char *norm = validator_text_normalize(t, strlen(t), &nlen);
 			struct echo_params p = echo_params_default();
-			echo_window_evaluate(w, norm, nlen, &p, &e);
+			echo_window_evaluate_members(w, norm, nlen, ctx.members, ctx.n_members, &p,
+			                             &e);
 			free(norm);
 		}
 		const char *texts[ECHO_PAIRWISE_MAX];

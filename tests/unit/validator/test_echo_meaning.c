@@ -152,6 +152,20 @@ static void test_other_owner_is_new(void **state)
 	                    "ok");
 	assert_true(d.echo.new_owner);
 	validator_decision_clear(&d);
+	/* A member who has not spoken in the window is known from the room's
+	 * member list. */
+	static const char *const quiet[] = {
+	        "! sam: The users table migration needs an owner.",
+	        "> ada: I'll take the users table migration and run it tonight in batches.", NULL};
+	struct echo_window *q = room(quiet);
+	const char *members[] = {"ada", "cal"};
+	struct validator_context ctx = {
+	        .window = q, .connected_agents = 2, .members = members, .n_members = 2};
+	validator_validate("Cal takes the users table migration tonight in batches.", &ctx, &d);
+	assert_string_equal(d.rule, "ok");
+	assert_true(d.echo.new_owner);
+	validator_decision_clear(&d);
+	echo_window_free(q);
 	/* The owner the room already has: a restatement. */
 	assert_string_equal(
 	        judge(w, "So Ada takes the users table migration tonight, in batches.", &d),

@@ -257,6 +257,24 @@ static void test_history_roles(void **state)
 	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "accept");
 	cJSON_Delete(j);
 
+	/* A member who has not spoken: known through --members. */
+	const char *mig = write_file("mig.jsonl",
+	                             "{\"author\": \"sam\", \"role\": \"host\", \"text\": \"The users "
+	                             "table migration needs an owner.\"}\n"
+	                             "{\"author\": \"ada\", \"role\": \"peer\", \"text\": \"I'll take the "
+	                             "users table migration and run it tonight in batches.\"}\n");
+	const char *bob = "Bob takes the users table migration tonight, in batches.";
+	run_cli(&r, (const char *const[]){"--history", mig, "--json", bob, NULL});
+	j = cJSON_Parse(r.out);
+	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "reject");
+	cJSON_Delete(j);
+	run_cli(&r, (const char *const[]){"--history", mig, "--json", "--members", "ada,bob", bob,
+	                                  NULL});
+	j = cJSON_Parse(r.out);
+	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "accept");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "scores"), "new_owner")));
+	cJSON_Delete(j);
+
 	const char *badrole = write_file("badrole.jsonl",
 					 "{\"text\": \"hi there all\", \"role\": \"bot\"}\n");
 	run_cli(&r, (const char *const[]){"--history", badrole, "text", NULL});
