@@ -20,6 +20,7 @@
 #include "modules/conversation/store.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/skills/skills.h"
+#include "modules/validator/echo.h"
 #include "modules/validator/validator.h"
 
 #define LOG_COMP "participation"
@@ -421,6 +422,13 @@ static void fill_ctx(struct part_engine *e, struct validator_context *ctx)
 	memset(ctx, 0, sizeof *ctx);
 	part_validator_context(&e->out, e->extracted ? 0 : e->dec.commitments.n, ctx);
 	ctx->judge = part_judge_validator(e->judge);
+	if (!e->own) { /* at the first validation: the stemmer loads then anyway */
+		const struct skill *sk = skills_find(e->skills, PART_ENGINE_SKILL);
+		const char *own[] = {sk ? sk->body : NULL, e->have_tool ? e->tool.description : NULL,
+		                     e->have_tool ? e->tool.schema_json : NULL};
+		e->own = echo_own_new(own, sizeof own / sizeof own[0]);
+	}
+	ctx->own = e->own;
 }
 
 void part_send(struct part_engine *e)
@@ -1111,6 +1119,7 @@ void part_engine_free(struct part_engine *e)
 		job_silent(e->trig_job, "stopping", stopping);
 	clear_l2(e);
 	part_judge_free(e->judge);
+	echo_own_free(e->own);
 	free(e->salvage_lead);
 	free(e->forced_lead);
 	free(e->host_lines);

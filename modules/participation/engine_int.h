@@ -57,6 +57,9 @@ struct anchor {
 struct part_engine {
 	uv_loop_t *loop;
 	char *self;
+	/* The skill's prompt and rules and the decision tool's description:
+	 * words that must never reach the room (validator check 1c). */
+	struct echo_own *own;
 	bool social_only;
 	struct llm_client *llm;
 	struct budget *budget;
