@@ -417,6 +417,19 @@ static void on_said_alone(void *ud, const struct decision *final, const char *ar
 	part_tick_end(e);
 }
 
+/* The room's members by name, for the validator (a task given to a member
+ * is new information); valid until the next call into the room. */
+static size_t member_names(struct part_engine *e, const char **names, size_t cap)
+{
+	struct part_member *m = xcalloc(PART_MEMBERS_MAX, sizeof *m);
+	size_t n = e->members(e->ud, m, PART_MEMBERS_MAX), k = 0;
+	for (size_t i = 0; i < n && k < cap; i++)
+		if (m[i].name)
+			names[k++] = m[i].name;
+	free(m);
+	return k;
+}
+
 static void fill_ctx(struct part_engine *e, struct validator_context *ctx)
 {
 	memset(ctx, 0, sizeof *ctx);
@@ -445,6 +458,9 @@ void part_send(struct part_engine *e)
 	e->said = xstrdup(e->dec.message);
 	struct validator_context ctx;
 	fill_ctx(e, &ctx);
+	const char *names[PART_MEMBERS_MAX];
+	ctx.members = names;
+	ctx.n_members = member_names(e, names, PART_MEMBERS_MAX);
 	/* What the room's port needs beside the words: the claims it makes
 	 * with them, the typing pause's range (space-config.json). */
 	cJSON *extra = cJSON_CreateObject();
