@@ -941,6 +941,13 @@ static void svc_commitment_abandoned(void *ud, const char *id, const char *sourc
 	struct daemon *d = ud;
 	space_runtime_commitment_abandoned(d->space, id, source);
 }
+
+static bool svc_peer_done(void *ud, const char *action, const char *target, char *who,
+                          size_t who_cap, char *link, size_t link_cap)
+{
+	struct daemon *d = ud;
+	return space_runtime_peer_done(d->space, action, target, who, who_cap, link, link_cap);
+}
 #endif
 
 static const char *svc_env(void *ud, const char *name)
@@ -999,6 +1006,7 @@ static void start_services(struct daemon *d)
 				 .room_reflection = svc_room_reflection,
 				 .room_identity = svc_room_identity,
 				 .commitment_abandoned = svc_commitment_abandoned,
+				 .peer_done = svc_peer_done,
 #endif
 				 .notify_owner = svc_notify,
 				 .fatal = svc_fatal,

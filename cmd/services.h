@@ -92,6 +92,10 @@ struct ga_svc_ctx {
 	 * participation engine opens the host's request again when it was made
 	 * for it (space_runtime_commitment_abandoned). May be NULL. */
 	void (*commitment_abandoned)(void *ud, const char *id, const char *source);
+	/* Another member of the room reported action+target done
+	 * (space_runtime_peer_done). May be NULL. */
+	bool (*peer_done)(void *ud, const char *action, const char *target, char *who,
+	                  size_t who_cap, char *link, size_t link_cap);
 	/* SELF.md changed on disk (a reflection rewrote it): the daemon reads
 	 * it again — identity, the gate's Social Mechanics, the owner's prompt.
 	 * The room's identity is not re-sent here (room_identity does that). */

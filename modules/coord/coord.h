@@ -35,8 +35,9 @@
  * Bounds: at most COORD_MAX_PENDING requests waiting for an answer per
  * backend; beyond that the call returns -1 (the caller is flooding).
  *
- * Keys are printable strings of 1..COORD_MAX_KEY bytes without spaces or
- * control characters (e.g. "respond:space:5f0c…", "budget:pair:bob").
+ * Keys are strings of 1..COORD_MAX_KEY bytes without control characters,
+ * not starting with a space (e.g. "respond:space:5f0c…", "budget:pair:bob",
+ * "create_issue:Login times out" — a piece of work's name, workkey.h).
  *
  * Closing: coord_close answers every pending callback with
  * COORD_UNAVAILABLE "shutting down" (count: -1) before it returns (Redis,

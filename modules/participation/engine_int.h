@@ -26,6 +26,7 @@
 #define PART_PIECE_MAX_BYTES  (64 * 1024)
 #define PART_ID_MAX           160
 #define PART_CONV_MAX         160
+#define PART_ENGINE_CTX_IDS   32
 
 struct pipeline_job;
 struct strbuf;
@@ -41,6 +42,8 @@ struct pending {
 	char *message_id;
 	char *conversation;
 	bool claim; /* a peer's action claim: text = the target */
+	bool context; /* observed, not a trigger (no walk) */
+	bool noted;   /* a trigger an earlier tick took in as context */
 	/* the chat's walk, held at its compose stage until a tick answers it
 	 * or ends it; NULL for a claim */
 	struct pipeline_job *job;
@@ -98,6 +101,9 @@ struct part_engine {
 	struct part_state st;
 	struct pending batch[PART_ENGINE_BATCH_MAX];
 	size_t nbatch;
+	/* the ids of the last chats taken in as context (a ring) */
+	char ctx_ids[PART_ENGINE_CTX_IDS][PART_ID_MAX];
+	size_t ctx_next;
 	uint64_t rng;
 
 	/* the tick in flight: its batch (taken from `batch` when it starts,

@@ -94,6 +94,25 @@ static void to_pipeline(struct space_runtime *rt, const struct space_event *ev)
 static void on_chat(void *ud, const struct space_event *ev)
 {
 	struct space_runtime *rt = ud;
+	if (rt->engine && !ev->from_history) {
+		/* the room's whole conversation is the engine's context */
+		struct conv_event ce;
+		conv_event_init(&ce, &(struct conv_event_src){
+		                             .platform = CONV_PLATFORM_SPACE,
+		                             .conversation = ev->conversation,
+		                             .message_id = ev->message_id,
+		                             .author_id = ev->author_id,
+		                             .author_name = ev->author_name,
+		                             .author_kind = kind_of(ev->author_kind),
+		                             .text = ev->text,
+		                             .text_len = ev->text_len,
+		                             .addressed = ev->addressed,
+		                             .naddressed = ev->naddressed,
+		                             .addressed_me = ev->addressed_me,
+		                             .time_ms = ev->time_ms});
+		part_engine_observe(rt->engine, &ce);
+		conv_event_free(&ce);
+	}
 	if (rt->pipeline)
 		to_pipeline(rt, ev);
 	if (ev->from_history) {
@@ -439,10 +458,13 @@ static void room_unclaim(void *ud, const char *action, const char *target, bool 
 		space_link_forget(rt->link, action, target);
 }
 
+/* Another member has the work: a live claim on it, or its report that it
+ * did it (a recent successful action_result). */
 static const char *room_claim_holder(void *ud, const char *action, const char *target)
 {
 	struct space_runtime *rt = ud;
-	return space_link_claim_holder(rt->link, action, target);
+	const char *h = space_link_claim_holder(rt->link, action, target);
+	return h ? h : space_link_result_of(rt->link, action, target, NULL);
 }
 
 /* §11's words in the agent's voice (issue 13: no operational text
@@ -569,6 +591,18 @@ static int broadcast(struct space_runtime *rt, const char *kind, const char *tex
 	outbound_submit(rt->outbound, &m, on_broadcast, rt);
 	cJSON_Delete(extra);
 	return 0;
+}
+
+bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const char *target,
+                             char *who, size_t who_cap, char *link, size_t link_cap)
+{
+	const char *l = NULL;
+	const char *w = rt ? space_link_result_of(rt->link, action, target, &l) : NULL;
+	if (!w)
+		return false;
+	snprintf(who, who_cap, "%s", w);
+	snprintf(link, link_cap, "%s", l ? l : "");
+	return true;
 }
 
 int space_runtime_send_reflection(struct space_runtime *rt, const char *summary)

@@ -93,6 +93,10 @@ struct part_engine *space_runtime_engine(struct space_runtime *rt);
  * engine, for other sources, or another request's commitment. */
 bool space_runtime_commitment_abandoned(struct space_runtime *rt, const char *id,
                                         const char *source);
+/* Another member reported action+target done (a successful action_result
+ * in the last SPACE_LINK_RESULT_KEEP_MS): true with who and link filled. */
+bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const char *target,
+                             char *who, size_t who_cap, char *link, size_t link_cap);
 /* Broadcasts this agent's `reflection` (1–2 sentences, after a reflection
  * cycle, §7.3) through outbound (permission space:<room>, audit, journal:
  * the same words never twice). 0 when submitted; -1 when there is no

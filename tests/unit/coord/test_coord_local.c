@@ -180,8 +180,9 @@ static void test_bad_args(void **state)
 	assert_int_equal(coord_claim(NULL, "k", 10, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, NULL, 10, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "", 10, ct_claim_cb, &a), -1);
-	assert_int_equal(coord_claim(f->c, "a b", 10, ct_claim_cb, &a), -1);
+	assert_int_equal(coord_claim(f->c, " ab", 10, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "a\nb", 10, ct_claim_cb, &a), -1);
+	assert_int_equal(coord_claim(f->c, "a\tb", 10, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "k", 0, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "k", -5, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "k", 10, NULL, &a), -1);
