@@ -578,13 +578,15 @@ static void on_plans(const struct gh_result *res, void *ud)
 			}
 		}
 	} else {
+		const char *rule = plan ? "plan_dedup" : "issue_dedup";
 		struct decision d;
-		decision_set(&d, VERDICT_FAIL, "plan_dedup", "cannot list the open plans: %s",
-		             res->msg);
+		decision_set(&d, VERDICT_FAIL, rule, "cannot list the open %s: %s",
+		             plan ? "plans" : "issues", res->msg);
 		note(f, a->id, a->type, STAGE_OUTBOUND, &d);
+		/* a repository we cannot read is one we cannot write to either */
 		if (res->kind == GH_ERR_AUTH || res->kind == GH_ERR_NOT_FOUND ||
 		    res->kind == GH_ERR_GONE || res->kind == GH_ERR_FORBIDDEN) {
-			fail_attempt(f, a->id, a->type, a->source, a->desc, "plan_dedup", res->msg);
+			fail_attempt(f, a->id, a->type, a->source, a->desc, rule, res->msg);
 			finish(a);
 			return;
 		}

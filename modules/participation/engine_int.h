@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "local-tools/tools.h"
+#include "modules/commitments/workkey.h"
 #include "modules/compose/compose.h"
 #include "modules/decisions/decision.h"
 #include "modules/participation/engine.h"
@@ -27,6 +28,7 @@
 #define PART_ID_MAX           160
 #define PART_CONV_MAX         160
 #define PART_ENGINE_CTX_IDS   32
+#define PART_ENGINE_SAID_WORK 32
 
 struct pipeline_job;
 struct strbuf;
@@ -101,6 +103,11 @@ struct part_engine {
 	struct part_state st;
 	struct pending batch[PART_ENGINE_BATCH_MAX];
 	size_t nbatch;
+	/* the work this agent already said a status line for ("On it —",
+	 * "Creating that now."): said at most once per piece of work (a ring
+	 * of promise-form keys) */
+	char said_work[PART_ENGINE_SAID_WORK][COMMIT_WORK_KEY_MAX];
+	size_t said_next;
 	/* the ids of the last chats taken in as context (a ring) */
 	char ctx_ids[PART_ENGINE_CTX_IDS][PART_ID_MAX];
 	size_t ctx_next;

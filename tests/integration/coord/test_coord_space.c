@@ -391,7 +391,7 @@ static void test_release_outcome(void **state)
 	/* not ours: accepted, nothing to release; a bad key refused */
 	assert_int_equal(
 	        coord_release_result(f->ada.coord, "respond:space:nobody", false, NULL, "x"), 0);
-	assert_int_equal(coord_release_result(f->ada.coord, "bad key", true, NULL, NULL), -1);
+	assert_int_equal(coord_release_result(f->ada.coord, "bad\tkey", true, NULL, NULL), -1);
 }
 
 static void test_out_of_room_and_close(void **state)
