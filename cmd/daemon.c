@@ -42,6 +42,7 @@
 #include "modules/budget/budget.h"
 #include "modules/commitments/ledger.h"
 #include "modules/coord/coord.h"
+#include "modules/space/coord_space.h"
 #include "modules/dashboard/dashboard.h"
 #include "modules/decisions/log.h"
 #include "modules/gate/gate.h"
@@ -317,7 +318,6 @@ static void finish(struct daemon *d, const char *why)
 	 * never closes one of its handles. */
 	if (d->pipeline)
 		pipeline_set_coord(d->pipeline, NULL);
-	space_runtime_set_coord(d->space, NULL);
 	/* The room's coordination uses the link: it withdraws its claims and
 	 * answers what waits now, before the link goes. */
 	if (d->space_coord) {
@@ -1084,7 +1084,6 @@ static void space_run(struct sched_job *job, void *ud)
 	if (!d->home->cfg.redis_url && d->pipeline) {
 		d->space_coord = coord_new_space(&d->loop, space_runtime_link(d->space),
 						 d->home->cfg.agent_name);
-		space_runtime_set_coord(d->space, d->space_coord);
 		pipeline_set_coord(d->pipeline, d->space_coord);
 	}
 }

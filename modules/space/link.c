@@ -63,6 +63,8 @@ struct peer_result {
 
 struct space_link {
 	uv_loop_t *loop;
+	space_claim_lost_fn watch; /* space_link_watch_claims */
+	void *watch_ud;
 	struct space_link_config cfg; /* strings below are our copies */
 	char *name, *version, *space_url, *identity_json;
 	char id[SPACE_ID_BUF];
@@ -673,9 +675,17 @@ static void claim_conflict(struct space_link *l, const char *msg)
 		       "target", target, "holder", owner);
 		if (l->h.on_claim_lost)
 			l->h.on_claim_lost(l->ud, action, target, owner);
+		if (l->watch)
+			l->watch(l->watch_ud, action, target, owner);
 		free(action);
 	}
 	free(target);
+}
+
+void space_link_watch_claims(struct space_link *l, space_claim_lost_fn fn, void *ud)
+{
+	l->watch = fn;
+	l->watch_ud = ud;
 }
 
 void space_link_set_identity(struct space_link *l, const char *identity_json)

@@ -230,6 +230,14 @@ const struct spc_client *space_link_client(const struct space_link *l);
  * no chain field. */
 int space_link_say(struct space_link *l, const char *text, const char *thread_id, int64_t chain,
                    space_say_fn done, void *ud, struct ga_err *err);
+/* A second listener of claims lost to another member (the room's "Claim
+ * conflict"), beside the handlers' on_claim_lost: the coordination backend
+ * that claims through this link (modules/coord, coord_new_space) watches
+ * its own claims this way. fn NULL stops. */
+typedef void (*space_claim_lost_fn)(void *ud, const char *action, const char *target,
+                                    const char *holder);
+void space_link_watch_claims(struct space_link *l, space_claim_lost_fn fn, void *ud);
+
 /* A chat with what goes with it:
  *   check   the last look before it leaves: called with the chat's text
  *           once its typing pause and the chat spacing are over, right

@@ -16,7 +16,6 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "modules/coord/coord.h"
 #include "modules/outbound/outbound.h"
 #include "modules/participation/engine.h"
 #include "modules/pipeline/pipeline.h"
@@ -35,7 +34,6 @@ struct space_runtime {
 	struct voice *voice;        /* the §11 words; NULL: built in */
 	struct pipeline *pipeline;
 	struct outbound *outbound; /* NULL: nothing is broadcast */
-	struct coord *coord;
 	void (*done)(void *);
 	void *done_ud;
 	size_t last_members;
@@ -160,11 +158,9 @@ static void on_connection(void *ud, bool joined, const char *why)
 
 static void on_claim_lost(void *ud, const char *action, const char *target, const char *holder)
 {
-	struct space_runtime *rt = ud;
+	(void)ud;
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "claim conflict", "action", action, "target", target,
 	       "holder", holder ? holder : "");
-	if (rt->coord)
-		coord_space_claim_lost(rt->coord, action, target, holder);
 }
 
 static void on_peer_claim(void *ud, const char *name, const char *action, const char *target)
@@ -738,11 +734,6 @@ struct space_link *space_runtime_link(struct space_runtime *rt)
 	return rt ? rt->link : NULL;
 }
 
-void space_runtime_set_coord(struct space_runtime *rt, struct coord *c)
-{
-	if (rt)
-		rt->coord = c;
-}
 
 void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 {

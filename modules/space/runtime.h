@@ -21,8 +21,6 @@
  *     and "replyDelayMs" {min, max} bounding its typing pause; the
  *     submitter's last look (outbound_send.look) is asked when the pause is
  *     over, and a chat it withdraws fails with its reason;
- *   - the room's "Claim conflict" is handed to the coordination backend
- *     set with space_runtime_set_coord (the space backend, modules/coord).
  *
  * The space runs in every mode; --social-only advertises ["social"].
  *
@@ -73,7 +71,6 @@ struct sched;
 struct part_engine;
 struct pipeline;
 struct outbound;
-struct coord;
 
 /* NULL with err when the link cannot be made (an unusable agent name). */
 struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_runtime_config *rc,
@@ -81,8 +78,6 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 void space_runtime_stop(struct space_runtime *rt, void (*done)(void *ud), void *ud);
 void space_runtime_free(struct space_runtime *rt);
 struct space_link *space_runtime_link(struct space_runtime *rt);
-/* The backend told of claim conflicts (NULL: none). */
-void space_runtime_set_coord(struct space_runtime *rt, struct coord *c);
 /* The room's target key ("space:<host>-<port>"): 0, or -1 when not joined. */
 int space_runtime_target(struct space_runtime *rt, char *buf, size_t cap);
 /* The participation engine, NULL when the room has none (no model). */

@@ -17,6 +17,7 @@
 
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
+#include "modules/space/coord_space.h"
 #include "tests/unit/coord/coord_test.h"
 
 /* TTLs and windows that must not run out between two steps of a test, even
