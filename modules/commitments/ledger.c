@@ -207,25 +207,6 @@ static void apply_status(struct ledger *l, struct ledger_item *it, enum ledger_s
 
 /* ---- the file -------------------------------------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0) {
-			errno = EIO;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* One line (with its '\n') in one write(2) on O_APPEND, then fsync: when
  * this returns 0 the line survives a crash. A new file's directory is
  * fsync'ed too. */
@@ -246,7 +227,7 @@ static int append_durable(struct ledger *l, const cJSON *o, struct ga_err *err)
 	const char *step = "write";
 	struct stat st;
 	off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
-	int rc = write_all(fd, line, n + 1);
+	int rc = fsx_write_all(fd, line, n + 1);
 	if (rc < 0 && before >= 0) {
 		/* Take back a partial line so the next one is not glued to it. */
 		int saved = errno;
@@ -474,7 +455,7 @@ int ledger_open(struct ledger *l, const char *memory_dir, struct ga_err *err)
 	if (st.torn_tail) {
 		/* End the cut line so the next one starts clean (one '\n'). */
 		int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
+		if (fd < 0 || fsx_write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
 			err_set(err, "%s ends in a cut line that cannot be ended: %s", path,
 			        strerror(errno));
 			if (fd >= 0)

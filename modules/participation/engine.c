@@ -536,7 +536,7 @@ void part_send(struct part_engine *e)
 	/* Exactly once across restarts (the journal): salvage, the owner
 	 * retry and forced action are further words for the same message and
 	 * get their own keys. */
-	char suffix[48] = "";
+	char suffix[32] = "";
 	if (e->phase != PH_DECISION)
 		snprintf(suffix, sizeof suffix, "#%s%u",
 		         e->phase == PH_SALVAGE ? "salvage"

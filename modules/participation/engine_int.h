@@ -142,7 +142,7 @@ struct part_engine {
 	bool trig_courtesy;
 	/* A tick without a walk to answer (forced action on a quiet tick)
 	 * says its words as a message of its own: its id. */
-	char say_id[PART_ID_MAX + 32];
+	char say_id[PART_ID_MAX + 64];
 	struct decision last; /* the tick's last decision: why a walk ends silent */
 	char *said;           /* the words handed to the pipeline */
 	enum { PH_DECISION, PH_SALVAGE, PH_RETRY, PH_FORCED } phase;
