@@ -1,0 +1,149 @@
+/*
+ * The general-agent command line, black-box:
+ *   - `--help` on every command (and after a subcommand's own words, such
+ *     as `self revert --help` or `cross allow --help`) prints that command's
+ *     usage, ending in a newline, on stdout, and exits 0 — it never acts
+ *     (`cross allow --help` adds no pattern);
+ *   - a misspelt command is refused (64) with the closest command named;
+ *   - `pause` in a home where the daemon never ran, then `status`: the
+ *     kill switch is reported set (exit 3: not running).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+/* cmocka needs the four above first */
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc.h"
+
+static void must_hold(const char *s, const char *needle)
+{
+	if (!s || !strstr(s, needle))
+		fail_msg("'%s' missing from:\n%s", needle, s ? s : "(nothing)");
+}
+
+/* `general-agent ARGS…`, expecting rc; its stdout and stderr out. */
+static void run(const char *home, const char *const *argv, int rc, char **out, char **err)
+{
+	int got = proc_run(home, argv, NULL, out, err);
+	if (got != rc)
+		fail_msg("general-agent %s %s %s: exit %d, not %d\nstdout: %s\nstderr: %s", argv[0],
+		         argv[1] ? argv[1] : "", argv[1] && argv[2] ? argv[2] : "", got, rc,
+		         *out ? *out : "", *err ? *err : "");
+}
+
+static void test_help_everywhere(void **state)
+{
+	(void)state;
+	char *home = home_new();
+	static const char *const cases[][4] = {
+	        {"doctor", "--help", NULL},
+	        {"status", "--help", NULL},
+	        {"soul", "--help", NULL},
+	        {"soul", "-h", NULL},
+	        {"validate", "--help", NULL},
+	        {"validate", "--json", "--help", NULL},
+	        {"decisions", "--help", NULL},
+	        {"decisions", "--tail", "3", "--help"},
+	        {"why", "--help", NULL},
+	        {"why", "abc123", "--help", NULL},
+	        {"commitments", "--help", NULL},
+	        {"self", "--help", NULL},
+	        {"self", "revert", "--help", NULL},
+	        {"self", "diff", "-h", NULL},
+	        {"pause", "--help", NULL},
+	        {"resume", "--help", NULL},
+	        {"cross", "--help", NULL},
+	        {"cross", "allow", "--help", NULL},
+	        {"cross", "mode", "-h", NULL},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *out = NULL, *err = NULL;
+		run(home, cases[i], 0, &out, &err);
+		char want[64];
+		snprintf(want, sizeof want, "usage: general-agent");
+		must_hold(out, want);
+		must_hold(out, cases[i][0]);
+		size_t n = strlen(out);
+		if (n == 0 || out[n - 1] != '\n')
+			fail_msg("%s %s: the usage does not end in a newline: %s", cases[i][0],
+			         cases[i][1], out);
+		if (err && *err)
+			fail_msg("%s %s: wrote to stderr: %s", cases[i][0], cases[i][1], err);
+		free(out);
+		free(err);
+	}
+	/* nothing acted: no pause, no pattern */
+	char *p = home_read(home, "memory/control.json");
+	if (p)
+		fail_msg("--help paused the agent: %s", p);
+	char *out = NULL, *err = NULL;
+	run(home, (const char *const[]){"cross", NULL}, 0, &out, &err);
+	if (strstr(out, "--help"))
+		fail_msg("--help became a pattern: %s", out);
+	free(out);
+	free(err);
+	home_remove(home);
+}
+
+static void test_did_you_mean(void **state)
+{
+	(void)state;
+	char *home = home_new();
+	char *out = NULL, *err = NULL;
+	run(home, (const char *const[]){"stauts", NULL}, 64, &out, &err);
+	must_hold(err, "unknown command 'stauts' (did you mean 'status'?)");
+	free(out);
+	free(err);
+	run(home, (const char *const[]){"docter", NULL}, 64, &out, &err);
+	must_hold(err, "did you mean 'doctor'?");
+	free(out);
+	free(err);
+	/* nothing near: no suggestion */
+	run(home, (const char *const[]){"frobnicate", NULL}, 64, &out, &err);
+	must_hold(err, "unknown command 'frobnicate'");
+	if (strstr(err, "did you mean"))
+		fail_msg("a suggestion for frobnicate: %s", err);
+	free(out);
+	free(err);
+	home_remove(home);
+}
+
+static void test_pause_before_first_start(void **state)
+{
+	(void)state;
+	char *home = home_new();
+	char *out = NULL, *err = NULL;
+	run(home, (const char *const[]){"pause", NULL}, 0, &out, &err);
+	free(out);
+	free(err);
+	run(home, (const char *const[]){"status", NULL}, 3, &out, &err);
+	must_hold(out, "not running");
+	must_hold(out, "no status recorded yet");
+	must_hold(out, "paused       yes");
+	free(out);
+	free(err);
+	run(home, (const char *const[]){"resume", NULL}, 0, &out, &err);
+	free(out);
+	free(err);
+	run(home, (const char *const[]){"status", NULL}, 3, &out, &err);
+	must_hold(out, "paused       no");
+	free(out);
+	free(err);
+	home_remove(home);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_help_everywhere),
+	        cmocka_unit_test(test_did_you_mean),
+	        cmocka_unit_test(test_pause_before_first_start),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
