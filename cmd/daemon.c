@@ -713,8 +713,19 @@ static void start_dashboard(struct daemon *d)
 	struct ga_err err = {{0}};
 	d->dash = dashboard_new(&dc, &err);
 	free(web);
-	if (!d->dash)
+	/* Said to the owner as well as logged: with the default port taken
+	 * (another agent on this machine), the page at that address is the
+	 * other agent's. */
+	if (!d->dash) {
 		log_kv(LOG_LEVEL_ERROR, "dashboard", "no dashboard", "error", err.msg);
+		printf("%s: no dashboard: %s (DASHBOARD_ADDR sets another address, e.g. "
+		       "127.0.0.1:0 for any free port)\n",
+		       cfg->agent_name, err.msg);
+	} else {
+		log_kv(LOG_LEVEL_INFO, "dashboard", "dashboard on", "url", dashboard_url(d->dash));
+		printf("%s: my dashboard is %s\n", cfg->agent_name, dashboard_url(d->dash));
+	}
+	fflush(stdout);
 }
 
 /* Decision log, journal, outbound, coordination, pipeline, console. A
@@ -935,10 +946,16 @@ static void report_features(struct daemon *d)
 {
 	struct config_feature f[CONFIG_FEATURE_COUNT];
 	config_features(&d->home->cfg, f);
+	/* A feature not configured is a choice, not a warning (the owner's
+	 * terminal shows warnings). */
 	for (int i = 0; i < CONFIG_FEATURE_COUNT; i++)
-		log_kv(f[i].enabled ? LOG_LEVEL_INFO : LOG_LEVEL_WARN, "daemon",
-		       f[i].enabled ? "feature on" : "feature off", "feature", f[i].name, "detail",
-		       f[i].detail);
+		log_kv(LOG_LEVEL_INFO, "daemon", f[i].enabled ? "feature on" : "feature off",
+		       "feature", f[i].name, "detail", f[i].detail);
+	/* What doctor calls warnings (an unknown .env variable, with the name
+	 * it probably meant) is said at every start too. */
+	for (int i = 0; i < d->home->problems.nwarnings; i++)
+		log_kv(LOG_LEVEL_WARN, "config", d->home->problems.warnings[i].msg, "var",
+		       d->home->problems.warnings[i].var);
 	if (d->home->opts.social_only)
 		log_kv(LOG_LEVEL_INFO, "daemon", "social-only mode", "github", "off by flag");
 	if (d->home->env_missing)
@@ -964,6 +981,19 @@ int ga_cmd_daemon(struct ga_home *h)
 			fprintf(stderr, "general-agent: %s\n", safe);
 			free(safe);
 		}
+		return EXIT_CONFIG;
+	}
+	/* No SOUL.md and no memory yet: refused before anything is written
+	 * (no memory/ made in a directory that is not an agent's home yet).
+	 * With a memory, soul_check below also says whether one was pinned. */
+	if (!fsx_exists(h->soul_path) && !fsx_exists(h->cfg.memory_dir)) {
+		struct soul_check sc;
+		soul_check(h->soul_path, NULL, d.started_ms, SOUL_CHECK_READONLY, NULL, &sc);
+		fprintf(stderr, "general-agent: %s\n", sc.message);
+		const char *data = ga_data_dir();
+		if (data)
+			fprintf(stderr, "general-agent: an example to start from: %s/SOUL.md\n",
+			        data);
 		return EXIT_CONFIG;
 	}
 	struct ga_err err = {{0}};

@@ -16,15 +16,19 @@
 #include "cmd/cli.h"
 #include "common/fsx.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "common/timeutil.h"
 #include "modules/budget/budget.h"
 #include "modules/coder/coder.h"
+#include "modules/doctor/room.h"
 #include "modules/identity/self.h"
 #include "modules/identity/soul.h"
 #include "modules/pipeline/control.h"
 #include "modules/status/status.h"
 
 #define DOCTOR_PROBE_TIMEOUT_MS 15000
+/* The room is local (loopback or the LAN): it answers at once or not at all. */
+#define DOCTOR_ROOM_TIMEOUT_MS 3000
 
 static void row(const char *what, const char *verdict, const char *detail)
 {
@@ -158,9 +162,17 @@ static bool feature_owns(int feature, const char *var, const char *detail)
 	return false;
 }
 
+/* A configured service that did not answer: named in the verdict. */
+static void note_down(char *down, size_t cap, const char *what)
+{
+	size_t n = strlen(down);
+	snprintf(down + n, cap - n, "%s%s", n ? ", " : "", what);
+}
+
 int ga_cmd_doctor(struct ga_home *h)
 {
 	int can_start = 1;
+	char down[200] = ""; /* configured, but not answering */
 	char buf[1200];
 	printf("general-agent %s doctor\n", GA_VERSION);
 	printf("  home         %s\n", h->cfg.home);
@@ -297,6 +309,7 @@ int ga_cmd_doctor(struct ga_home *h)
 				can_start = 0;
 			} else {
 				row("model call", "warn", pr.error.msg);
+				note_down(down, sizeof down, "the model");
 			}
 			llm_config_free(&lc);
 		}
@@ -307,6 +320,26 @@ int ga_cmd_doctor(struct ga_home *h)
 		row("github call", g > 0 ? "ok" : g < 0 ? "FAIL" : "warn", buf);
 		if (g < 0)
 			can_start = 0;
+		else if (g == 0)
+			note_down(down, sizeof down, "GitHub");
+	}
+	/* The room, found as the daemon finds it. A SPACE_URL that does not
+	 * answer is a service down; without one, a room not found yet is the
+	 * daemon's to keep looking for. */
+	if (h->problems.count == 0) {
+		bool named = h->cfg.space_url && *h->cfg.space_url;
+		enum log_level lvl = log_get_level();
+		log_set_level(LOG_LEVEL_WARN); /* the discovery's steps are the row's detail */
+		int up = doctor_room_probe(&h->cfg, DOCTOR_ROOM_TIMEOUT_MS, buf, sizeof buf);
+		log_set_level(lvl);
+		if (up) {
+			row("room", "ok", buf);
+		} else if (named) {
+			row("room", "warn", buf);
+			note_down(down, sizeof down, "the room");
+		} else {
+			row("room", "note", buf);
+		}
 	}
 	/* The coder and its sandbox (a coder that cannot run stops task work,
 	 * not the daemon). */
@@ -342,15 +375,21 @@ int ga_cmd_doctor(struct ga_home *h)
 	}
 	state_store_free(&st);
 
-	if (running)
-		printf("%s\n",
-		       can_start ? "verdict: the daemon is running and its configuration is sound"
-		                 : "verdict: the daemon is running, but a restart would fail "
-		                   "(see FAIL above)");
+	/* 0 ready, 1 cannot start, 2 can start but something configured is
+	 * down (the daemon would run without it and retry). */
+	if (!can_start)
+		printf("%s\n", running ? "verdict: the daemon is running, but a restart would fail "
+		                         "(see FAIL above)"
+		                       : "verdict: the daemon cannot start (see FAIL above)");
+	else if (down[0])
+		printf("verdict: the daemon %s, but %s did not answer (see warn above)\n",
+		       running ? "is running" : "can start", down);
 	else
-		printf("%s\n", can_start ? "verdict: the daemon can start"
-		                         : "verdict: the daemon cannot start (see FAIL above)");
-	return can_start ? 0 : 1;
+		printf("%s\n", running ? "verdict: the daemon is running and everything configured "
+		                         "answers"
+		                       : "verdict: the daemon can start and everything configured "
+		                         "answers (ready)");
+	return !can_start ? 1 : down[0] ? 2 : 0;
 }
 
 int ga_cmd_status(struct ga_home *h)

@@ -6,7 +6,10 @@
  *     (`cross allow --help` adds no pattern);
  *   - a misspelt command is refused (64) with the closest command named;
  *   - `pause` in a home where the daemon never ran, then `status`: the
- *     kill switch is reported set (exit 3: not running).
+ *     kill switch is reported set (exit 3: not running);
+ *   - doctor asks the room: a real agent-space at SPACE_URL answers (exit 0,
+ *     "ready"), the same port after the room stopped does not (exit 2,
+ *     naming the room and SPACE_URL).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,11 +18,13 @@
 /* cmocka needs the four above first */
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proc.h"
+#include "support_room.h"
 
 static void must_hold(const char *s, const char *needle)
 {
@@ -138,12 +143,41 @@ static void test_pause_before_first_start(void **state)
 	home_remove(home);
 }
 
+static void test_doctor_asks_the_room(void **state)
+{
+	(void)state;
+	struct support_room room;
+	char e[512];
+	if (support_room_start(&room, 0, NULL, false, e, sizeof e) != 0)
+		fail_msg("agent-space did not start: %s", e);
+	char *home = home_new();
+	char url[64];
+	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
+	const char *env[] = {"AGENT_NAME=Ada", url, NULL};
+	char *out = NULL, *err = NULL;
+	int rc = proc_run(home, (const char *const[]){"doctor", NULL}, env, &out, &err);
+	if (rc != 0 || !strstr(out, "room         ok") || !strstr(out, "answers (ready)"))
+		fail_msg("doctor with the room up (%d):\n%s", rc, out);
+	free(out);
+	free(err);
+	support_room_stop(&room, SIGTERM);
+	support_room_free(&room);
+	rc = proc_run(home, (const char *const[]){"doctor", NULL}, env, &out, &err);
+	if (rc != 2 || !strstr(out, "room         warn") || !strstr(out, "SPACE_URL") ||
+	    !strstr(out, "verdict: the daemon can start, but the room did not answer"))
+		fail_msg("doctor with the room down (%d):\n%s", rc, out);
+	free(out);
+	free(err);
+	home_remove(home);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_help_everywhere),
 	        cmocka_unit_test(test_did_you_mean),
 	        cmocka_unit_test(test_pause_before_first_start),
+	        cmocka_unit_test(test_doctor_asks_the_room),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
