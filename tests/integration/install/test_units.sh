@@ -5,7 +5,7 @@
 # failure), `systemd-sysusers --dry-run` must accept the sysusers entry, and
 # the units must carry what README.md "Installing as a service" promises.
 # Exits 77 (skipped) when systemd-analyze is not installed (Debian package
-# systemd; scripts/bootstrap.sh installs it).
+# systemd; scripts/bootstrap.sh --test installs it).
 # Usage: test_units.sh ROOT
 set -uo pipefail
 ROOT=$1
