@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,21 @@ struct daemon {
 };
 
 /* --- status ------------------------------------------------------------------- */
+
+/* A line for the owner ("Ada: …"), above the prompt when there is one. */
+static void say(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct daemon *d, const char *fmt, ...)
+{
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_printf(&sb, "%s: ", d->home->cfg.agent_name);
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	terminal_say(d->term, sb_cstr(&sb));
+	sb_free(&sb);
+}
 
 /* The room's service, when it runs (cmd/svc_space.c); *svc its object. */
 static const struct ga_room *room(struct daemon *d, void **svc)
@@ -527,9 +543,8 @@ static void space_state(struct daemon *d, bool busy, const char *detail)
 /* The console's hooks (modules/owner/console.h). */
 static void console_print(void *ud, const char *text)
 {
-	(void)ud;
-	printf("%s\n", text);
-	fflush(stdout);
+	struct daemon *d = ud;
+	terminal_say(d->term, text);
 }
 
 static void console_status(void *ud, struct strbuf *out)
@@ -580,9 +595,8 @@ static void owner_say(const char *text, void *ud)
 {
 	struct daemon *d = ud;
 	char *safe = log_redact(text);
-	printf("%s: %s\n", d->home->cfg.agent_name, safe);
+	say(d, "%s", safe);
 	free(safe);
-	fflush(stdout);
 }
 
 /* The model refused the credentials (401/402/403): nothing the agent does
@@ -594,8 +608,7 @@ static void owner_fatal(const char *msg, void *ud)
 	/* Providers echo the refused key in their error text: never print
 	 * it unredacted. */
 	char *safe = log_redact(msg);
-	printf("%s: I have to stop: %s\n", d->home->cfg.agent_name, safe);
-	fflush(stdout);
+	say(d, "I have to stop: %s", safe);
 	fprintf(stderr, "general-agent: %s\n", safe);
 	free(safe);
 	log_kv(LOG_LEVEL_ERROR, "daemon", "the model refused the credentials", "error", msg);
@@ -665,9 +678,8 @@ static void on_control(void *ud, bool paused)
 	struct daemon *d = ud;
 	pipeline_set_paused(d->pipeline, paused);
 	dashboard_paused_changed(d->dash, paused);
-	printf("%s: %s from outside (general-agent %s)\n", d->home->cfg.agent_name,
-	       paused ? "paused" : "resumed", paused ? "pause" : "resume");
-	fflush(stdout);
+	say(d, "%s from outside (general-agent %s)", paused ? "paused" : "resumed",
+	    paused ? "pause" : "resume");
 	write_status(d, "running");
 }
 
@@ -682,9 +694,7 @@ static void dash_paused(void *ud, bool paused)
 {
 	struct daemon *d = ud;
 	control_watch_seen(d->control, paused);
-	printf("%s: %s from the dashboard\n", d->home->cfg.agent_name,
-	       paused ? "paused" : "resumed");
-	fflush(stdout);
+	say(d, "%s from the dashboard", paused ? "paused" : "resumed");
 	write_status(d, "running");
 }
 
@@ -718,14 +728,14 @@ static void start_dashboard(struct daemon *d)
 	 * other agent's. */
 	if (!d->dash) {
 		log_kv(LOG_LEVEL_ERROR, "dashboard", "no dashboard", "error", err.msg);
-		printf("%s: no dashboard: %s (DASHBOARD_ADDR sets another address, e.g. "
-		       "127.0.0.1:0 for any free port)\n",
-		       cfg->agent_name, err.msg);
+		say(d,
+		    "no dashboard: %s (DASHBOARD_ADDR sets another address, e.g. 127.0.0.1:0 "
+		    "for any free port)",
+		    err.msg);
 	} else {
 		log_kv(LOG_LEVEL_INFO, "dashboard", "dashboard on", "url", dashboard_url(d->dash));
-		printf("%s: my dashboard is %s\n", cfg->agent_name, dashboard_url(d->dash));
+		say(d, "my dashboard is %s", dashboard_url(d->dash));
 	}
-	fflush(stdout);
 }
 
 /* Decision log, journal, outbound, coordination, pipeline, console. A
@@ -826,8 +836,7 @@ static void svc_fatal(void *ud, int exit_code, const char *text)
 {
 	struct daemon *d = ud;
 	char *safe = log_redact(text);
-	printf("%s: I have to stop: %s\n", d->home->cfg.agent_name, safe);
-	fflush(stdout);
+	say(d, "I have to stop: %s", safe);
 	fprintf(stderr, "general-agent: %s\n", safe);
 	free(safe);
 	log_kv(LOG_LEVEL_ERROR, "daemon", "fatal", "error", text);

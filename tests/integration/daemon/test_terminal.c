@@ -117,6 +117,9 @@ static void test_terminal_conversation(void **state)
 	must_show(&t, "Ada: running");
 	tty_say(&t, "hello\n");
 	must_show(&t, "Ada: I can't answer: owner conversation needs a model");
+	/* an answer replaces the prompt's line: never "> Ada: …" */
+	if (strstr(t.out, "> Ada:"))
+		fail_msg("an answer printed after the prompt:\n%s", t.out);
 	/* the daemon's log lines went to the file, not to the terminal */
 	if (strstr(t.out, "INFO") || strstr(t.out, "ready and listening"))
 		fail_msg("log lines on the terminal:\n%s", t.out);
