@@ -7,6 +7,10 @@
  *   - a misspelt command is refused (64) with the closest command named;
  *   - `pause` in a home where the daemon never ran, then `status`: the
  *     kill switch is reported set (exit 3: not running);
+ *   - what the daemon says at start: a .env typo (with the name it meant),
+ *     the dashboard's URL, or — its port taken — that there is none and
+ *     why; no SOUL.md in a fresh directory: refused (78) naming the shipped
+ *     example, and no memory/ made there;
  *   - doctor asks the room: a real agent-space at SPACE_URL answers (exit 0,
  *     "ready"), the same port after the room stopped does not (exit 2,
  *     naming the room and SPACE_URL).
@@ -18,10 +22,14 @@
 /* cmocka needs the four above first */
 #include <cmocka.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "proc.h"
 #include "support_room.h"
@@ -171,6 +179,60 @@ static void test_doctor_asks_the_room(void **state)
 	home_remove(home);
 }
 
+static void test_daemon_tells_the_owner(void **state)
+{
+	(void)state;
+	char *home = home_new();
+	char *out = NULL, *err = NULL;
+	home_write(home, ".env", "AGENT_NAME=Ada\nLLM_BASE_ULR=http://127.0.0.1:1/v1\n");
+	const char *env[] = {"GA_EXIT_WHEN_IDLE=1", "DASHBOARD_ADDR=127.0.0.1:0", NULL};
+	int rc = proc_run(home, (const char *const[]){"--no-terminal", NULL}, env, &out, &err);
+	if (rc != 0 || !strstr(err, "LLM_BASE_ULR") || !strstr(err, "LLM_BASE_URL") ||
+	    !strstr(err, "WARN"))
+		fail_msg("the .env typo was not reported at start (%d):\n%s", rc, err);
+	if (!strstr(out, "Ada: my dashboard is http://127.0.0.1:"))
+		fail_msg("no dashboard URL on stdout:\n%s", out);
+	free(out);
+	free(err);
+	/* the dashboard's port taken: said on stdout, with the variable */
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof a;
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	assert_int_equal(listen(fd, 1), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+	char taken[64];
+	snprintf(taken, sizeof taken, "DASHBOARD_ADDR=127.0.0.1:%d", ntohs(a.sin_port));
+	const char *env2[] = {"GA_EXIT_WHEN_IDLE=1", taken, NULL};
+	rc = proc_run(home, (const char *const[]){"--no-terminal", NULL}, env2, &out, &err);
+	close(fd);
+	if (rc != 0 || !strstr(out, "Ada: no dashboard:") || !strstr(out, "DASHBOARD_ADDR"))
+		fail_msg("a taken dashboard port was not said (%d):\n%s\n%s", rc, out, err);
+	free(out);
+	free(err);
+	home_remove(home);
+
+	/* no SOUL.md in a fresh directory */
+	home = home_new();
+	char soul[512];
+	snprintf(soul, sizeof soul, "%s/SOUL.md", home);
+	unlink(soul);
+	run(home, (const char *const[]){"--no-terminal", NULL}, 78, &out, &err);
+	must_hold(err, "SOUL.md not found");
+	must_hold(err, "an example to start from: ");
+	char *mem = home_read(home, "memory/daemon.lock");
+	if (mem)
+		fail_msg("a refused start made memory/");
+	char memdir[512];
+	snprintf(memdir, sizeof memdir, "%s/memory", home);
+	if (access(memdir, F_OK) == 0)
+		fail_msg("a refused start made %s", memdir);
+	free(out);
+	free(err);
+	home_remove(home);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -178,6 +240,7 @@ int main(void)
 	        cmocka_unit_test(test_did_you_mean),
 	        cmocka_unit_test(test_pause_before_first_start),
 	        cmocka_unit_test(test_doctor_asks_the_room),
+	        cmocka_unit_test(test_daemon_tells_the_owner),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
