@@ -847,9 +847,17 @@ static bool consider(struct fulfil *f, const char *id)
 		return false;
 	}
 	if (!outbound_has_port(f->c.outbound, fulfil_type_platform(t))) {
-		snprintf(why, sizeof why,
-		         "%s has no outbound port in this process yet: left pending until it has one",
-		         conv_platform_name(fulfil_type_platform(t)));
+		enum conv_platform pf = fulfil_type_platform(t);
+		snprintf(why, sizeof why, "%s is off in this agent (%s): left pending until it is on",
+		         pf == CONV_PLATFORM_GITHUB    ? "GitHub"
+		         : pf == CONV_PLATFORM_BLUESKY ? "Bluesky"
+		                                       : conv_platform_name(pf),
+		         pf == CONV_PLATFORM_GITHUB ? "AGENT_GITHUB_TOKEN is not set, or its client "
+		                                      "could not start"
+		         : pf == CONV_PLATFORM_BLUESKY
+		                 ? "AGENT_BLUESKY_USERNAME and AGENT_BLUESKY_PASSWORD are not set, or "
+		                   "its client could not start"
+		                 : "it could not start");
 		note_wait(f, &e, t, "no_port", why);
 		return false;
 	}

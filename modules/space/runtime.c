@@ -561,10 +561,10 @@ static int broadcast(struct space_runtime *rt, const char *kind, const char *tex
                      const cJSON *state)
 {
 	char target[PIPELINE_TARGET_MAX];
-	const char *why = !rt->outbound                                ? "no outbound in this process"
+	const char *why = !rt->outbound ? "no outbound in this process"
 	                  : space_runtime_target(rt, target, sizeof target) != 0 ? "not joined"
-	                  : !text || !*text                            ? "nothing to say"
-	                                                               : NULL;
+	                  : !text || !*text                                      ? "nothing to say"
+	                                                                         : NULL;
 	if (why) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "broadcast not sent", "kind", kind, "why", why);
 		return -1;
@@ -762,7 +762,9 @@ void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 		break;
 	case SPC_WAITING:
 		snprintf(buf, cap, "not joined: %s; backing off before attempt %u",
-		         rt->last_why[0] ? rt->last_why : "the last attempt failed",
+		         c && *spc_client_last_error(c) ? spc_client_last_error(c)
+		         : rt->last_why[0]              ? rt->last_why
+		                                        : "the last attempt failed",
 		         stats.attempts + 1);
 		break;
 	case SPC_DISCOVERING:
