@@ -121,13 +121,30 @@ static void say(struct daemon *d, const char *fmt, ...)
 {
 	struct strbuf sb;
 	sb_init(&sb, 0);
-	sb_printf(&sb, "%s: ", d->home->cfg.agent_name);
 	va_list ap;
 	va_start(ap, fmt);
 	sb_vprintf(&sb, fmt, ap);
 	va_end(ap);
-	terminal_say(d->term, sb_cstr(&sb));
+	char *line = console_notice(d->home->cfg.agent_name, sb_cstr(&sb));
+	terminal_say(d->term, line);
+	free(line);
 	sb_free(&sb);
+}
+
+static void shutdown_begin(struct daemon *d, const char *why);
+
+/* Something the agent cannot go on without (a refused key or token): tell
+ * the owner at the terminal and on stderr, redacted, log it, and stop with
+ * exit_code. */
+static void stop_fatal(struct daemon *d, int exit_code, const char *what, const char *text)
+{
+	char *safe = log_redact(text);
+	say(d, "I have to stop: %s", safe);
+	fprintf(stderr, "general-agent: %s\n", safe);
+	free(safe);
+	log_kv(LOG_LEVEL_ERROR, "daemon", what, "error", text);
+	d->exit_code = exit_code;
+	shutdown_begin(d, what);
 }
 
 /* The room's service, when it runs (cmd/svc_space.c); *svc its object. */
@@ -590,27 +607,16 @@ static void on_terminal_line(void *ud, const char *line)
 
 static void owner_say(const char *text, void *ud)
 {
-	struct daemon *d = ud;
-	char *safe = log_redact(text);
-	say(d, "%s", safe);
-	free(safe);
+	say(ud, "%s", text);
 }
 
 /* The model refused the credentials (401/402/403): nothing the agent does
  * will work until the owner fixes the key, so say which variable and stop
- * with 69 (EX_UNAVAILABLE) instead of retrying forever. */
+ * with 69 (EX_UNAVAILABLE) instead of retrying forever. Providers echo the
+ * refused key in their error text: stop_fatal never prints it unredacted. */
 static void owner_fatal(const char *msg, void *ud)
 {
-	struct daemon *d = ud;
-	/* Providers echo the refused key in their error text: never print
-	 * it unredacted. */
-	char *safe = log_redact(msg);
-	say(d, "I have to stop: %s", safe);
-	fprintf(stderr, "general-agent: %s\n", safe);
-	free(safe);
-	log_kv(LOG_LEVEL_ERROR, "daemon", "the model refused the credentials", "error", msg);
-	d->exit_code = EXIT_UNAVAILABLE;
-	shutdown_begin(d, "the model refused the credentials");
+	stop_fatal(ud, EXIT_UNAVAILABLE, "the model refused the credentials", msg);
 }
 
 /* The owner at a terminal: log lines to memory/daemon.log so they do not
@@ -831,14 +837,7 @@ static void svc_notify(void *ud, const char *text)
 
 static void svc_fatal(void *ud, int exit_code, const char *text)
 {
-	struct daemon *d = ud;
-	char *safe = log_redact(text);
-	say(d, "I have to stop: %s", safe);
-	fprintf(stderr, "general-agent: %s\n", safe);
-	free(safe);
-	log_kv(LOG_LEVEL_ERROR, "daemon", "fatal", "error", text);
-	d->exit_code = exit_code;
-	shutdown_begin(d, text);
+	stop_fatal(ud, exit_code, "a service cannot go on", text);
 }
 
 static int svc_room_reflection(void *ud, const char *summary)
