@@ -172,10 +172,20 @@ size_t utf8_cut(const char *s, size_t len, size_t max)
 {
 	if (len <= max)
 		return len;
-	size_t n = max;
-	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n--;
-	return n;
+	/* the lead byte of the sequence s[max] belongs to (at most 3 back) */
+	for (size_t back = 0; back < 4 && back <= max; back++) {
+		unsigned char c = (unsigned char)s[max - back];
+		if ((c & 0xC0) == 0x80)
+			continue;
+		size_t seq = c < 0x80             ? 1
+		             : (c & 0xE0) == 0xC0 ? 2
+		             : (c & 0xF0) == 0xE0 ? 3
+		             : (c & 0xF8) == 0xF0 ? 4
+		                                  : 1;
+		/* a sequence that would run past max is left out whole */
+		return max - back + seq > max ? max - back : max;
+	}
+	return max;
 }
 
 size_t utf8_utf16_length(const char *s, size_t len)

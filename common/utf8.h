@@ -33,8 +33,10 @@ char *utf8_nfkc_casefold(const char *s, size_t len);
 int utf8_decode(const char *s, size_t len, unsigned int *cp);
 
 /* The longest prefix of s[0..len) of at most max bytes that does not end
- * inside a UTF-8 sequence (a stray continuation byte stays with the byte
- * before it): the one byte cut. */
+ * inside a UTF-8 sequence: the one byte cut. It looks at most 3 bytes back
+ * for the sequence s[max] belongs to (a sequence is at most 4 bytes); a
+ * longer run of continuation bytes is invalid anyway and is cut at max, so
+ * garbage never costs more than 3 bytes of what was kept. */
 size_t utf8_cut(const char *s, size_t len, size_t max);
 
 /* JavaScript's view of a string (what a TypeScript peer's .length and

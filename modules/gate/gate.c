@@ -377,7 +377,7 @@ static const char *shown(const char *s, char buf[NAME_MAX_BYTES + 1])
 {
 	if (!s || !*s)
 		return "someone";
-	size_t n = conv_text_cut(s, strlen(s), NAME_MAX_BYTES);
+	size_t n = utf8_cut(s, strlen(s), NAME_MAX_BYTES);
 	memcpy(buf, s, n);
 	buf[n] = '\0';
 	return buf;

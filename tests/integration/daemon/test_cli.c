@@ -44,10 +44,14 @@ static void must_hold(const char *s, const char *needle)
 static void run(const char *home, const char *const *argv, int rc, char **out, char **err)
 {
 	int got = proc_run(home, argv, NULL, out, err);
-	if (got != rc)
-		fail_msg("general-agent %s %s %s: exit %d, not %d\nstdout: %s\nstderr: %s", argv[0],
-		         argv[1] ? argv[1] : "", argv[1] && argv[2] ? argv[2] : "", got, rc,
-		         *out ? *out : "", *err ? *err : "");
+	if (got == rc)
+		return;
+	char line[256] = "";
+	size_t used = 0;
+	for (size_t i = 0; argv[i] && used < sizeof(line) - 1; i++)
+		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", i ? " " : "", argv[i]);
+	fail_msg("general-agent %s: exit %d, not %d\nstdout: %s\nstderr: %s", line, got, rc,
+	         *out ? *out : "", *err ? *err : "");
 }
 
 static void test_help_everywhere(void **state)
