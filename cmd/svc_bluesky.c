@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "adapters/atproto/atproto.h"
-#include "adapters/atproto/port.h"
+#include "modules/bluesky/port.h"
 #include "cmd/services.h"
 #include "common/log.h"
 #include "common/xalloc.h"

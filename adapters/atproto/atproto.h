@@ -293,9 +293,9 @@ uint64_t atp_reply_resolve(struct atp_client *c, const struct atp_strong_ref *pa
 /* createRecord app.bsky.feed.like {subject, createdAt, gaKey?}. */
 uint64_t atp_like(struct atp_client *c, const struct atp_strong_ref *subject, const char *idem_key,
                   atp_done_fn cb, void *ud, struct ga_err *err);
-/* createRecord app.bsky.graph.follow {subject: did, createdAt}. */
-uint64_t atp_follow(struct atp_client *c, const char *did, atp_done_fn cb, void *ud,
-                    struct ga_err *err);
+/* createRecord app.bsky.graph.follow {subject: did, createdAt, gaKey?}. */
+uint64_t atp_follow(struct atp_client *c, const char *did, const char *idem_key, atp_done_fn cb,
+                    void *ud, struct ga_err *err);
 /* deleteRecord of the record an at:// URI of our own repo names (a post, a
  * like, a follow). */
 uint64_t atp_delete_uri(struct atp_client *c, const char *uri, atp_done_fn cb, void *ud,

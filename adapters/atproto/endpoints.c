@@ -321,12 +321,14 @@ uint64_t atp_like(struct atp_client *c, const struct atp_strong_ref *subject, co
 	return id;
 }
 
-uint64_t atp_follow(struct atp_client *c, const char *did, atp_done_fn cb, void *ud,
-                    struct ga_err *err)
+uint64_t atp_follow(struct atp_client *c, const char *did, const char *idem_key, atp_done_fn cb,
+                    void *ud, struct ga_err *err)
 {
 	cJSON *rec = atp_follow_record(did, atp_now_ms(c), err);
 	if (!rec)
 		return 0;
+	if (idem_key)
+		cJSON_AddStringToObject(rec, ATP_FIELD_KEY, idem_key);
 	uint64_t id = atp_create_record(c, ATP_COLL_FOLLOW, rec, cb, ud, err);
 	cJSON_Delete(rec);
 	return id;

@@ -30,7 +30,6 @@
 #include <time.h>
 
 #include "adapters/atproto/atproto.h"
-#include "adapters/atproto/port.h"
 #include "common/fsx.h"
 #include "common/hash.h"
 #include "common/json.h"
@@ -39,6 +38,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "local-tools/tools.h"
+#include "modules/bluesky/port.h"
 #include "modules/budget/budget.h"
 #include "modules/commitments/ledger.h"
 #include "modules/compose/compose.h"

@@ -35,12 +35,12 @@
 #include <cmocka.h>
 
 #include "adapters/atproto/atproto.h"
-#include "adapters/atproto/port.h"
 #include "atptest.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "modules/bluesky/port.h"
 #include "tests/fakes/bsky/bskyfake.h"
 #include "tests/unit/llm/testloop.h"
 
@@ -369,7 +369,7 @@ static void test_429_pauses_until_reset_then_resumes(void **state)
 	assert_int_equal(b.remaining, 0);
 	/* a write is another budget: it is not held by the read limit */
 	struct got gw = {0};
-	assert_true(atp_follow(fx->atp, fx->alice_did, on_done, &gw, &err) > 0);
+	assert_true(atp_follow(fx->atp, fx->alice_did, NULL, on_done, &gw, &err) > 0);
 	wait_done(fx, &gw);
 	assert_int_equal(gw.r.kind, ATP_OK);
 	got_reset(&gw);
@@ -595,7 +595,7 @@ static void test_post_reply_with_facets(void **state)
 	snprintf(like_uri, sizeof like_uri, "%s", json_string_or(g.json, "uri", ""));
 	got_reset(&g);
 	assert_int_equal(bskyfake_record_count(fx->fake, AGENT, ATP_COLL_LIKE), 1);
-	assert_true(atp_follow(fx->atp, fx->alice_did, on_done, &g, &err) > 0);
+	assert_true(atp_follow(fx->atp, fx->alice_did, NULL, on_done, &g, &err) > 0);
 	wait_done(fx, &g);
 	assert_int_equal(g.r.kind, ATP_OK);
 	got_reset(&g);
@@ -811,7 +811,7 @@ static void test_error_sentences(void **state)
 	got_reset(&g);
 	/* a 502 on a create: not repeated, the caller reconciles */
 	bskyfake_fail_next(fx->fake, 1, 502, false);
-	assert_true(atp_follow(fx->atp, fx->alice_did, on_done, &g, &err) > 0);
+	assert_true(atp_follow(fx->atp, fx->alice_did, NULL, on_done, &g, &err) > 0);
 	wait_done(fx, &g);
 	assert_int_equal(g.r.kind, ATP_ERR_TRANSIENT);
 	assert_true(g.r.maybe_applied);

@@ -30,11 +30,11 @@
 
 #include <cmocka.h>
 
-#include "adapters/atproto/port.h"
 #include "atptest.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "modules/bluesky/port.h"
 #include "modules/journal/journal.h"
 #include "modules/outbound/audit.h"
 #include "modules/outbound/outbound.h"
@@ -402,7 +402,7 @@ static void test_follow_and_delete_reconciled(void **state)
 	cJSON_AddStringToObject(rec, ATP_FIELD_KEY, k_alice);
 	assert_true(atp_create_record(fx->atp, ATP_COLL_FOLLOW, rec, on_done, &g[0], &e) > 0);
 	cJSON_Delete(rec);
-	assert_true(atp_follow(fx->atp, bob_did, on_done, &g[1], &e) > 0);
+	assert_true(atp_follow(fx->atp, bob_did, NULL, on_done, &g[1], &e) > 0);
 	assert_true(atp_delete_uri(fx->atp, gone, on_done, &g[2], &e) > 0);
 	assert_true(atp_delete_uri(fx->atp, legacy, on_done, &g[3], &e) > 0);
 	for (int i = 0; i < 4; i++) {

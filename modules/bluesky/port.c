@@ -1,9 +1,7 @@
 /*
- * atproto port — the Bluesky outbound port; see port.h.
+ * bluesky port — the Bluesky outbound port; see port.h.
  */
-#include "adapters/atproto/port.h"
-
-#include "adapters/atproto/internal.h"
+#include "modules/bluesky/port.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,14 +155,7 @@ static int follow_now(struct send_ctx *x, const char *did, struct ga_err *err)
 		               "a follow's text must be the DID the target names (%s), not "
 		               "'%.80s'",
 		               did, x->text);
-	cJSON *rec = atp_follow_record(did, atp_now_ms(x->c), err);
-	if (!rec)
-		return -1;
-	if (x->key)
-		cJSON_AddStringToObject(rec, ATP_FIELD_KEY, x->key);
-	uint64_t id = atp_create_record(x->c, ATP_COLL_FOLLOW, rec, on_created, x, err);
-	cJSON_Delete(rec);
-	return id ? 0 : -1;
+	return atp_follow(x->c, did, x->key, on_created, x, err) ? 0 : -1;
 }
 
 /* The record an at:// URI names, if it is in own_did's repository: its
