@@ -71,26 +71,6 @@ static void on_closed(void *ud)
 	((struct fx *)ud)->closed = true;
 }
 
-static void on_slice(uv_timer_t *t)
-{
-	*(bool *)t->data = true;
-}
-
-/* Runs the loop for about ms (the reconciliation has no callback of its
- * own: the test polls the journal between slices). */
-static void run_slice(uv_loop_t *loop, unsigned ms)
-{
-	bool done = false;
-	uv_timer_t t;
-	uv_timer_init(loop, &t);
-	t.data = &done;
-	uv_timer_start(&t, on_slice, ms, 0);
-	while (!done)
-		uv_run(loop, UV_RUN_ONCE);
-	uv_close((uv_handle_t *)&t, NULL);
-	uv_run(loop, UV_RUN_NOWAIT);
-}
-
 static void start_outbound(struct fx *fx)
 {
 	struct ga_err e = {{0}};
@@ -241,7 +221,7 @@ static void test_crash_between_post_and_done_reconciled(void **state)
 	for (int i = 0; i < 500 && (journal_state_of(fx->j, "made-key") == JOURNAL_INTENT ||
 	                            journal_state_of(fx->j, "lost-key") == JOURNAL_INTENT);
 	     i++)
-		run_slice(&fx->loop, 20);
+		atptest_run_for(&fx->loop, 20);
 	assert_int_equal(journal_state_of(fx->j, "made-key"), JOURNAL_DONE);
 	assert_string_equal(journal_artifact(fx->j, "made-key"), made_uri);
 	assert_int_equal(journal_state_of(fx->j, "lost-key"), JOURNAL_FAILED);
@@ -427,7 +407,7 @@ static void test_follow_and_delete_reconciled(void **state)
 			open = open || journal_state_of(fx->j, keys[k]) == JOURNAL_INTENT;
 		if (!open)
 			break;
-		run_slice(&fx->loop, 20);
+		atptest_run_for(&fx->loop, 20);
 	}
 	assert_int_equal(journal_state_of(fx->j, k_alice), JOURNAL_DONE);
 	assert_string_equal(journal_artifact(fx->j, k_alice), alice_follow);
