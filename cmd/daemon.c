@@ -1072,10 +1072,15 @@ static void space_run(struct sched_job *job, void *ud)
 		return;
 	}
 	/* Without REDIS_URL, agents in one room coordinate through its
-	 * claims (modules/coord: the space backend). */
+	 * claims (modules/coord: the space backend). Without SPACE_URL either
+	 * (coord_choose: no shared backend), claims stay in process until a
+	 * room found by discovery is joined. */
 	if (!d->home->cfg.redis_url && d->pipeline) {
 		d->space_coord = coord_new_space(&d->loop, space_runtime_link(d->space),
 						 d->home->cfg.agent_name);
+		coord_space_set_alone(d->space_coord,
+				      coord_choose(NULL, d->home->cfg.space_url, NULL, 0) ==
+					      COORD_CHOICE_ALONE);
 		space_runtime_set_coord(d->space, d->space_coord);
 		pipeline_set_coord(d->pipeline, d->space_coord);
 	}
@@ -1104,9 +1109,11 @@ static void report_features(struct daemon *d)
 	if (d->home->env_missing)
 		log_kv(LOG_LEVEL_INFO, "daemon", "no .env file; using the environment only",
 		       "looked_for", d->home->env_path);
-	if (d->home->cfg.redis_url)
-		log_kv(LOG_LEVEL_INFO, "daemon", "coordination through Redis", "url",
-		       d->home->cfg.redis_url);
+	char why[300];
+	enum coord_choice ch =
+		coord_choose(d->home->cfg.redis_url, d->home->cfg.space_url, why, sizeof why);
+	log_kv(ch == COORD_CHOICE_ALONE ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, "daemon", "coordination",
+	       "backend", why, "url", d->home->cfg.redis_url ? d->home->cfg.redis_url : "");
 }
 
 int ga_cmd_daemon(struct ga_home *h)

@@ -164,6 +164,25 @@ void coord_close(struct coord *c, void (*done)(void *ud), void *ud);
  * runtime from the link's on_claim_lost. */
 void coord_space_claim_lost(struct coord *c, const char *action, const char *target,
                             const char *holder);
+/* space backend only: until the room is joined for the first time, claims
+ * are answered in process, as the local backend answers them (WON / HELD,
+ * the reason says "local: no shared coordination backend …"; describe says
+ * "local (…)"). For an agent with no shared backend configured (the room
+ * only found by discovery, if at all): alone, it answers peers; once a room
+ * is joined the room decides, and out of it claims fail closed as before.
+ * Default off (the room is required: fail closed until joined). */
+void coord_space_set_alone(struct coord *c, bool alone);
+/* Which backend an agent's configuration asks for (coord_choose): */
+enum coord_choice {
+	COORD_CHOICE_REDIS, /* REDIS_URL: Redis; fail closed when unreachable */
+	COORD_CHOICE_ROOM,  /* SPACE_URL: the room's claims; fail closed out of it */
+	/* neither: no shared backend — claims in process until a room found by
+	 * discovery is joined (coord_space_set_alone), then the room's */
+	COORD_CHOICE_ALONE,
+};
+/* The choice for REDIS_URL / SPACE_URL (either may be NULL or ""), and one
+ * sentence saying it for doctor (why, may be NULL). */
+enum coord_choice coord_choose(const char *redis_url, const char *space_url, char *why, size_t cap);
 /* space backend only: the settle time (default COORD_SPACE_SETTLE_MS). */
 void coord_space_set_settle_ms(struct coord *c, int64_t ms);
 /* redis backend only: the per-command timeout (default
