@@ -98,6 +98,9 @@ struct bnote {
 	} thread[BSKY_THREAD_MAX];
 	size_t nthread;
 	struct bsky_seen_replies seen; /* under this post, when the thread was read */
+	/* our reply to this post was sent but its fate is unknown (the journal
+	 * holds its intent): nothing is said until the platform was asked */
+	bool reply_unresolved;
 	char ritual[128];
 	/* compose */
 	struct pipeline_job *job;

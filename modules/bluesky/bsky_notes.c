@@ -123,8 +123,12 @@ void bk_on_walk_done(void *ud, const struct conv_event *ev, const struct decisio
 	if (!n || n->ended)
 		return;
 	n->sent = final && final->verdict == VERDICT_SENT;
-	/* a failure we noted ourselves (no room for the refs) stays one */
-	n->send_failed |= final && final->verdict == VERDICT_FAIL;
+	/* a failure we noted ourselves (no room for the refs) stays one; a
+	 * reply outbound's journal held back (sent before, or unresolved) is
+	 * looked at again: the next walk learns from the journal which */
+	n->send_failed |= final && (final->verdict == VERDICT_FAIL ||
+	                            (final->verdict == VERDICT_DROP && final->rule &&
+	                             strcmp(final->rule, "journal") == 0));
 	n->ended = true;
 	uv_timer_start(&n->timer, on_note_finish, 0, 0);
 }
@@ -705,6 +709,8 @@ static void compose_reply(struct bnote *n)
 		compose_end(n, err.msg);
 }
 
+static void ask_journal(struct bnote *n, struct decision *d);
+
 /* The Bluesky gate (after the shared one, recorded at the gate stage):
  * never a second reply to one post (§6.8 step 2), should-respond (§6.5),
  * the conversation's Social Mechanics (§6.7, our replies counted from the
@@ -727,6 +733,10 @@ void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result 
 	int64_t now = bk_now_ms();
 	if (n->seen.own[0] && replies_check(n, &n->seen, d) == BSKY_REPLY_ALREADY) {
 		d->verdict = VERDICT_BLOCK;
+		return;
+	}
+	if (n->reply_unresolved) {
+		ask_journal(n, d);
 		return;
 	}
 	enum bsky_response r = bsky_should_respond(n->reason, n->owner, n->text, d);
@@ -757,6 +767,10 @@ void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result 
 	}
 	if (strcmp(d->rule, "reengage") == 0)
 		bsky_conv_reengage(c, !n->owner);
+	/* the conversation's verdict is the decision's reason; later checks
+	 * reuse d */
+	char conv_why[DECISION_REASON_MAX];
+	snprintf(conv_why, sizeof conv_why, "%s", d->reason);
 	/* circular conversations: a hard stop that concludes (§11.27) */
 	struct bsky_thread_post posts[BSKY_THREAD_MAX];
 	for (size_t i = 0; i < n->nthread; i++)
@@ -799,7 +813,7 @@ void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result 
 		d->verdict = VERDICT_BLOCK;
 		return;
 	}
-	decision_set(d, VERDICT_PASS, "conversation", "%s", d->reason);
+	decision_set(d, VERDICT_PASS, "conversation", "%s", conv_why);
 }
 
 /* The pipeline's compose stage: both gates passed. */
@@ -869,6 +883,49 @@ const char *bk_str_at(const cJSON *o, const char *a, const char *b_)
 	                                 : "";
 }
 
+/* The journal key of our reply to n (pipeline.h: "reply:<message id>"). */
+static void reply_key(const struct bnote *n, char key[BSKY_KEY_MAX])
+{
+	snprintf(key, BSKY_KEY_MAX, "reply:%s", n->uri);
+}
+
+/* What outbound's journal knows of our reply to n: made (a reconcile
+ * found it, or the crash came after the journal's done) → it is ours
+ * under the post, whatever the thread shows yet; sent without an answer →
+ * reply_unresolved. */
+static void journal_reply(struct bnote *n)
+{
+	struct journal *j = n->b->c.journal;
+	char key[BSKY_KEY_MAX];
+	reply_key(n, key);
+	if (!j)
+		return;
+	enum journal_state js = journal_state_of(j, key);
+	const char *art = js == JOURNAL_DONE ? journal_artifact(j, key) : NULL;
+	if (art && strncmp(art, "at://", 5) == 0 && strlen(art) < BSKY_URI_MAX && !n->seen.own[0])
+		snprintf(n->seen.own, sizeof n->seen.own, "%s", art);
+	n->reply_unresolved = js == JOURNAL_INTENT;
+}
+
+/* Our reply's fate is unknown: the platform is asked (outbound reconciles
+ * the intent by its key), the post is looked at again at the next check. */
+static void ask_journal(struct bnote *n, struct decision *d)
+{
+	char key[BSKY_KEY_MAX];
+	reply_key(n, key);
+	struct ga_err err = {{0}};
+	const char *how = "the platform is being asked whether it exists";
+	if (!outbound_key_busy(n->b->c.outbound, key))
+		how = outbound_reconcile_key(n->b->c.outbound, key, NULL, NULL, &err) == 0
+		              ? "the platform is asked whether it exists"
+		              : err.msg;
+	n->send_failed = true;
+	decision_set(d, VERDICT_BLOCK, "reply_unresolved",
+	             "our reply to this post was sent but never answered (%s): looked at again "
+	             "at the next check",
+	             how);
+}
+
 /* A post of the thread into the conversation store (by its URI: a post
  * already there is not added twice), so the derived chain, the echo
  * window and our reply count read the thread as it is. */
@@ -904,7 +961,8 @@ static void start_event(struct bnote *n)
 {
 	struct bsky *b = n->b;
 	/* the posts above this one (its branch), and a reply of ours found
-	 * under it */
+	 * under it or known to the journal */
+	journal_reply(n);
 	for (size_t i = 0; i + 1 < n->nthread; i++)
 		store_post(n, n->thread[i].uri, i ? n->thread[i - 1].uri : NULL, n->thread[i].did,
 		           n->thread[i].handle, n->thread[i].agent, n->thread[i].text, (int)i);

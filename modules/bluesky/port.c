@@ -85,9 +85,10 @@ static void on_created(const struct atp_result *r, void *ud)
 		const char *uri = json_string_or(r->json, "uri", NULL);
 		x->done(x->done_ud, 1, uri, NULL);
 	} else {
-		/* maybe_applied: the journal keeps the intent; reconcile finds
-		 * the record by its key if it was made. */
-		x->done(x->done_ud, 0, NULL, r->msg);
+		/* A write that may have been carried out (its answer lost) is
+		 * not "failed": outbound keeps the intent, and the reconcile
+		 * finds the record by its key if it was made. */
+		x->done(x->done_ud, r->maybe_applied ? OUTBOUND_PORT_UNKNOWN : 0, NULL, r->msg);
 	}
 	ctx_free(x);
 }

@@ -45,7 +45,10 @@
  * mentions resolved, 300 graphemes checked) with s->chain as ATP_FIELD_CHAIN
  * (when >= 0) and s->idem_key as ATP_FIELD_KEY; likes and follows with
  * ATP_FIELD_KEY.
- * The artifact is the new record's at:// URI.
+ * The artifact is the new record's at:// URI. A write whose answer was lost
+ * after it may have reached the PDS (a timeout, a 5xx: the client's
+ * maybe_applied) ends OUTBOUND_PORT_UNKNOWN: outbound keeps the intent
+ * until the reconcile below has asked.
  *
  * reconcile(idem_key, target): lists the agent's own most recent records of
  * the target's collection (ATP_PORT_RECONCILE_RECORDS, newest first) and
