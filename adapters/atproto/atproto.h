@@ -335,8 +335,6 @@ enum atp_error_kind atp_classify(long status, const char *content_type, const ch
  * cannot be read. The signature is not checked (the server does that). */
 int64_t atp_jwt_exp_ms(const char *jwt);
 
-uint64_t atp_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac);
-
 const char *atp_error_kind_name(enum atp_error_kind k);
 /* True for ATP_ERR_AUTH: the credentials are refused; the owner must act. */
 bool atp_error_is_fatal(enum atp_error_kind k);

@@ -395,7 +395,9 @@ static void op_fail(struct atp_op *op, enum atp_error_kind kind, const char *msg
 	op_finish(op, &r);
 }
 
-int atp_op_cancel(struct atp_client *c, uint64_t id)
+/* A composite operation and the call it waits on: ids come from the
+ * client's one counter, so an id is either an operation's or a call's. */
+int atp_cancel(struct atp_client *c, uint64_t id)
 {
 	for (struct atp_op *op = c->ops; op; op = op->next) {
 		if (op->id != id)
@@ -406,7 +408,7 @@ int atp_op_cancel(struct atp_client *c, uint64_t id)
 		op_free(op);
 		return 0;
 	}
-	return -1;
+	return atp_call_cancel(c, id);
 }
 
 static struct atp_op *op_new(struct atp_client *c, enum op_type type, atp_done_fn cb, void *ud)

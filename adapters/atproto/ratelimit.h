@@ -117,4 +117,9 @@ int atp_rate_budget(struct atp_rate *r, enum atp_rate_class cls, int64_t now_ms,
 const char *atp_wait_reason_name(enum atp_wait_reason w);
 const char *atp_rate_class_name(enum atp_rate_class c);
 
+/* The wait before retry number retry (1 = the first): base_ms doubled per
+ * retry up to cap_ms, plus up to 30 % of it by jitter_frac (0..1, the
+ * caller's randomness), never above cap_ms. */
+uint64_t atp_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac);
+
 #endif
