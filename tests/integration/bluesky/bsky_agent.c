@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "bsky_agent.h"
+#include "support_story.h"
 
 int64_t bsky_mono_ms(void)
 {
@@ -184,4 +185,15 @@ void bsky_agent_kill(struct bsky_agent *a)
 	proc_signal(&a->p, SIGKILL);
 	proc_wait(&a->p, BSKY_AGENT_WAIT_MS);
 	proc_cleanup(&a->p);
+}
+
+void bsky_story_one_walk(struct bsky_agent *a, const char *text, const char *rule)
+{
+	char id[400], why[4096];
+	if (story_id_of(a->home, text, id, sizeof id) != 0) {
+		bsky_agent_dump(a);
+		fail_msg("no event holds '%s'", text);
+	}
+	if (!story_is_one_walk(a->home, id, rule, why, sizeof why))
+		fail_msg("the story of %s is not one walk: %s", id, why);
 }

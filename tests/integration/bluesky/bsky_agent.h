@@ -69,5 +69,9 @@ void bsky_agent_stop(struct bsky_agent *a);
 void bsky_agent_kill(struct bsky_agent *a);
 /* Its stderr, stdout and decisions.jsonl on stderr (a failure's evidence). */
 void bsky_agent_dump(struct bsky_agent *a);
+/* The story of the message whose event holds text (`general-agent why ID`,
+ * support_story.h) is one walk ending with one record decision, rule;
+ * fails the test otherwise. */
+void bsky_story_one_walk(struct bsky_agent *a, const char *text, const char *rule);
 
 #endif

@@ -753,10 +753,27 @@ static void test_thanks_liked(void **state)
 	assert_string_equal(bsky_jstr(cJSON_GetArrayItem(likes, 0), "value", "subject", "uri"),
 	                    thanks);
 	cJSON_Delete(likes);
+	/* a mention that only thanks: a like too (rule react) */
+	char thanks2[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test",
+	                               "Thank you, that settles it for me @agent.test", NULL,
+	                               thanks2, NULL),
+	                 0);
+	end = bsky_mono_ms() + W;
+	while (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") < 2 &&
+	       bsky_mono_ms() < end)
+		usleep(50000);
+	if (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") != 2) {
+		bsky_agent_dump(&a);
+		fail_msg("the thank-you mention was not liked");
+	}
 	settle(1500);
 	assert_int_equal(replies_of(w.f, "agent.test"), 1); /* no reply to a thank-you */
 	assert_int_equal(bsky_llm_calls(a.home), 2);        /* never shown to the model */
 	bsky_agent_stop(&a);
+	/* `general-agent why`: each one walk, one record decision */
+	bsky_story_one_walk(&a, "who keeps the escape", "answered");
+	bsky_story_one_walk(&a, "settles it for me", "answered");
 	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);

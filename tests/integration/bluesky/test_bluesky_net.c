@@ -46,7 +46,6 @@
 #include "bsky_agent.h"
 #include "proc.h"
 #include "support_redis.h"
-#include "support_story.h"
 
 #define W  BSKY_AGENT_WAIT_MS
 #define PW "net-pass-1234-abcd"
@@ -231,17 +230,6 @@ static void new_agent(struct bsky_agent *a, struct who *w, const char *name)
 	account(w, name);
 }
 
-static void story_one_walk(struct bsky_agent *a, const char *text, const char *rule)
-{
-	char id[400], why[4096];
-	if (story_id_of(a->home, text, id, sizeof id) != 0) {
-		bsky_agent_dump(a);
-		fail_msg("no event holds '%s'", text);
-	}
-	if (!story_is_one_walk(a->home, id, rule, why, sizeof why))
-		fail_msg("the story of %s is not one walk: %s", id, why);
-}
-
 /* ---- 1. a mention -------------------------------------------------------------------- */
 
 static void test_mention_one_reply(void **state)
@@ -324,8 +312,22 @@ static void test_mention_one_reply(void **state)
 	assert_string_equal(bsky_jstr(rep, "post", "author", "did"), ada.did);
 	assert_string_equal(bsky_jstr(rep, "post", "record", "text"), reply_text);
 	cJSON_Delete(t);
+	/* a mention that only thanks: a like (rule react), one story too */
+	snprintf(text, sizeof text, "Thank you, that settles it for me @%s", ada.handle);
+	struct ref thanks;
+	post(&human, text, NULL, -1, &thanks);
+	if (!wait_count(likes_of, &ada, 1, W)) {
+		bsky_agent_dump(&a);
+		fail_msg("the thank-you mention was not liked");
+	}
+	cJSON *likes = records(&ada, "app.bsky.feed.like");
+	assert_string_equal(bsky_jstr(cJSON_GetArrayItem(likes, 0), "value", "subject", "uri"),
+	                    thanks.uri);
+	cJSON_Delete(likes);
+	assert_int_equal(replies_of(&ada), 1);
 	bsky_agent_stop(&a);
-	story_one_walk(&a, "trailing backslash", "answered");
+	bsky_story_one_walk(&a, "trailing backslash", "answered");
+	bsky_story_one_walk(&a, "settles it for me", "answered");
 	bsky_llm_stop(&llm);
 	home_remove(a.home);
 }
@@ -447,7 +449,7 @@ static void test_thread_kills_and_limit(void **state)
 		fail_msg("no decision counted 3 of 4 replies before the fourth");
 	}
 	free(log);
-	story_one_walk(&a, "second lexer pass", "answered");
+	bsky_story_one_walk(&a, "second lexer pass", "answered");
 	bsky_llm_stop(&llm);
 	home_remove(a.home);
 }
