@@ -141,9 +141,9 @@ static int sink_enqueue(const char *action, const cJSON *params, void *ud, char 
 }
 
 /* §6.3 step 6's relationship history line: what this person and the agent
- * did before this post (the interaction being answered is left out). The
- * reference wrote it without a format; ours names counts, types, sentiment
- * and whether the agent has ever answered them. */
+ * did before this post (the interaction being answered is left out): the
+ * counts, the types, the sentiment and whether the agent has ever answered
+ * them. */
 static void relationship_line(struct strbuf *sb, const struct bnote *n)
 {
 	const struct bsky_rel *r = bsky_state_rel(n->b->st, n->author_did);
@@ -190,7 +190,7 @@ static void relationship_line(struct strbuf *sb, const struct bnote *n)
 /* What the agent remembers of the peer agents in this thread (§7.4's
  * relationship memory, kept by name from the room): a peer matches by its
  * handle's first label (bo.example.com → Bo) or the GitHub name its
- * identity post gave. The reference fed this to the room's prompt only. */
+ * identity post gave. */
 static void peer_memory(struct strbuf *sb, const struct bnote *n)
 {
 	if (!n->b->c.st)
@@ -500,8 +500,8 @@ static bool promise_check(struct bnote *n)
 }
 
 /* The refresh of §6.8 step 6 (and step 2 again: the model took its time):
- * the replies under the post now. An unreadable thread fails open — the
- * reply goes on, as in the reference. */
+ * the replies under the post now. An unreadable thread fails open: the
+ * reply goes on. */
 static void on_refresh(const struct atp_result *res, void *ud)
 {
 	struct bnote *n = ud;

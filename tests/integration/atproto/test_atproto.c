@@ -9,7 +9,7 @@
  *     interval is refused rather than stormed;
  *   - 429 with ratelimit-reset → paused until then, then resumed; a spent
  *     budget (ratelimit-remaining 0) → no request until the reset, then
- *     resumed — the reference's lockout cannot happen;
+ *     resumed, never locked out;
  *   - notifications paged by cursor, updateSeen, threads, author feeds,
  *     profiles; posts with facets at byte offsets after emoji and CJK and
  *     reply refs from the thread; likes, follows, deletes;

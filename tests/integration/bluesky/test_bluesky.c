@@ -1,8 +1,10 @@
 /*
- * The agent on Bluesky end to end (issue 12 item 9), black-box: the real
- * general-agent binary against the Bluesky fake (tests/fakes/bsky, in this
- * process: its state outlives the agent's restarts) and llmfake-server (a
- * process; its --record file shows every model call).
+ * The agent on Bluesky end to end, black-box: the real general-agent binary
+ * against the Bluesky fake (tests/fakes/bsky, in this process: its state
+ * outlives the agent's restarts) and llmfake-server (a process; its record
+ * shows every model call). The real network runs what it can do on demand
+ * (test_bluesky_net.c); the fake stays for what it cannot: a 429 with
+ * ratelimit-reset, an answer lost after a write, an AppView that lags.
  *
  *   - a human mentions the agent: exactly one reply, with reply refs to the
  *     mention (root and parent), a mention facet with the human's DID and a
@@ -12,6 +14,10 @@
  *   - SIGKILL while the model is composing, restart: the mention is
  *     answered (none lost); SIGKILL right after the reply was created,
  *     restart: still one reply (none answered twice);
+ *   - the PDS writes a reply but its answer is lost (a 502 after the
+ *     write) while the AppView does not show our posts yet: reconciled,
+ *     never sent twice, counted once — the thread ends with a like at
+ *     SELF.md's 4 replies;
  *   - the access token expires mid-run (400 ExpiredToken): the agent
  *     refreshes and answers the next mention; createSession was called
  *     once in the whole run;
@@ -36,7 +42,9 @@
  *     validator (an echo): nothing posted (§7.1);
  *   - the peer announcement is the agent's voice phrase
  *     (voice-phrases.json bluesky.peer_announcement), the built-in one
- *     without a file (issue 13 item 3).
+ *     without a file;
+ *   - `general-agent why` tells one walk for a mention answered with a
+ *     reply and for one answered with a like.
  *
  * Timing: the awareness check runs every 0.4 s here (GA_BLUESKY_AWARENESS_MS)
  * and the pacing gaps are 50 ms; waits poll until true or their timeout.
@@ -1125,9 +1133,8 @@ static void test_peers(void **state)
 	bskyfake_free(w.f);
 }
 
-/* Issue 13 item 3: the announcement is the agent's voice phrase
- * (voice-phrases.json bluesky.peer_announcement beside SELF.md), not a text
- * in the code. */
+/* The announcement is the agent's voice phrase (voice-phrases.json
+ * bluesky.peer_announcement beside SELF.md), not a text in the code. */
 static void test_peer_announcement_in_voice(void **state)
 {
 	(void)state;

@@ -524,8 +524,7 @@ static void test_default_voice_and_not_followed(void **state)
 	world_free(&w);
 }
 
-/* Issue 11 item 4: a post_bluesky commitment is fulfilled once the Bluesky
- * client exists — one top-level post with its text (through outbound:
+/* A post_bluesky commitment is fulfilled once the Bluesky client exists — one top-level post with its text (through outbound:
  * bluesky:post), completed in the ledger; a restart posts nothing more
  * (the journal's commitment:<id>). */
 static void test_post_bluesky_fulfilled(void **state)
