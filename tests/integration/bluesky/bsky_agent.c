@@ -128,6 +128,38 @@ const char *bsky_jstr(const cJSON *o, const char *a, const char *b, const char *
 	return cJSON_GetStringValue(x) ? cJSON_GetStringValue(x) : "";
 }
 
+void bsky_check_facets(const cJSON *v, const char *mention, const char *did, const char *link)
+{
+	const char *text = bsky_jstr(v, "text", NULL, NULL);
+	const char *m = strstr(text, mention), *l = strstr(text, link);
+	assert_non_null(m);
+	assert_non_null(l);
+	bool saw_mention = false, saw_link = false;
+	const cJSON *f;
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(v, "facets"))
+	{
+		const cJSON *idx = cJSON_GetObjectItem(f, "index");
+		long bs = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteStart"));
+		long be = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteEnd"));
+		const cJSON *feat = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "features"), 0);
+		const char *type = bsky_jstr(feat, "$type", NULL, NULL);
+		if (strcmp(type, "app.bsky.richtext.facet#mention") == 0) {
+			assert_int_equal(bs, m - text);
+			assert_int_equal(be, m - text + (long)strlen(mention));
+			assert_string_equal(bsky_jstr(feat, "did", NULL, NULL), did);
+			saw_mention = true;
+		} else if (strcmp(type, "app.bsky.richtext.facet#link") == 0) {
+			assert_int_equal(bs, l - text);
+			assert_int_equal(be, l - text + (long)strlen(link));
+			saw_link = true;
+		} else {
+			fail_msg("a facet of an unexpected type: %s", type);
+		}
+	}
+	assert_true(saw_mention);
+	assert_true(saw_link);
+}
+
 /* ---- the agent ------------------------------------------------------------------------ */
 
 void bsky_agent_start(struct bsky_agent *a, const char *service, const char *name,

@@ -45,6 +45,10 @@ char *bsky_reply_script(const char *text, int delay_ms);
 /* Five substantive answers about a lexer, for threads that go on. */
 extern const char *const bsky_lexer_answers[5];
 
+/* A post record v (its "text" and "facets") has exactly the facets of
+ * the mention in its text (resolved to did) and of the link, each at its
+ * UTF-8 byte offsets; fails the test otherwise. */
+void bsky_check_facets(const cJSON *v, const char *mention, const char *did, const char *link);
 /* o[a][b][c] as a string ("" when absent; b and c may be NULL). */
 const char *bsky_jstr(const cJSON *o, const char *a, const char *b, const char *c);
 

@@ -204,30 +204,7 @@ static void test_mention_one_reply(void **state)
 	assert_string_equal(bsky_jstr(v, "reply", "root", "cid"), cid);
 	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(v, "gaChain")), 1);
 	/* facets: the mention (with the human's DID) and the link, in bytes */
-	const char *mention = strstr(reply_text, "@human.test");
-	const char *link = strstr(reply_text, "https://example.com/docs");
-	bool saw_mention = false, saw_link = false;
-	const cJSON *fct;
-	cJSON_ArrayForEach(fct, cJSON_GetObjectItem(v, "facets"))
-	{
-		const cJSON *idx = cJSON_GetObjectItem(fct, "index");
-		int bs = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteStart"));
-		int be = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteEnd"));
-		const cJSON *feat = cJSON_GetArrayItem(cJSON_GetObjectItem(fct, "features"), 0);
-		const char *type = bsky_jstr(feat, "$type", NULL, NULL);
-		if (strcmp(type, "app.bsky.richtext.facet#mention") == 0) {
-			assert_int_equal(bs, mention - reply_text);
-			assert_int_equal(be, mention - reply_text + 11);
-			assert_string_equal(bsky_jstr(feat, "did", NULL, NULL), w.human_did);
-			saw_mention = true;
-		} else if (strcmp(type, "app.bsky.richtext.facet#link") == 0) {
-			assert_int_equal(bs, link - reply_text);
-			assert_int_equal(be, link - reply_text + 24);
-			saw_link = true;
-		}
-	}
-	assert_true(saw_mention);
-	assert_true(saw_link);
+	bsky_check_facets(v, "@human.test", w.human_did, "https://example.com/docs");
 	cJSON_Delete(r);
 	/* the cursor reached the server */
 	assert_true(bskyfake_seen_at(w.f, "agent.test") > 0);

@@ -277,29 +277,7 @@ static void test_mention_one_reply(void **state)
 	 * DID) and the link, at byte offsets */
 	char at[80];
 	snprintf(at, sizeof at, "@%s", human.handle);
-	long mention = strstr(reply_text, at) - reply_text;
-	long link = strstr(reply_text, "https://") - reply_text;
-	bool saw_mention = false, saw_link = false;
-	const cJSON *f;
-	cJSON_ArrayForEach(f, cJSON_GetObjectItem(v, "facets"))
-	{
-		const cJSON *idx = cJSON_GetObjectItem(f, "index");
-		long bs = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteStart"));
-		long be = (long)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteEnd"));
-		const cJSON *feat = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "features"), 0);
-		const char *type = bsky_jstr(feat, "$type", NULL, NULL);
-		if (strcmp(type, "app.bsky.richtext.facet#mention") == 0) {
-			assert_int_equal(bs, mention);
-			assert_int_equal(be, mention + (long)strlen(at));
-			assert_string_equal(bsky_jstr(feat, "did", NULL, NULL), human.did);
-			saw_mention = true;
-		} else if (strcmp(type, "app.bsky.richtext.facet#link") == 0) {
-			assert_int_equal(bs, link);
-			assert_int_equal(be, link + (long)strlen("https://example.com/docs"));
-			saw_link = true;
-		}
-	}
-	assert_true(saw_mention && saw_link);
+	bsky_check_facets(v, at, human.did, "https://example.com/docs");
 	char uri[300];
 	snprintf(uri, sizeof uri, "%s", bsky_jstr(r, "uri", NULL, NULL));
 	cJSON_Delete(r);
