@@ -13,7 +13,8 @@
  *
  *   - a mention after multi-byte text is answered once: reply refs to it,
  *     facets at byte offsets that the PDS accepts, the reply read back
- *     through the AppView; `general-agent why` tells one walk;
+ *     through the AppView; a mention that only thanks gets a like (rule
+ *     react); `general-agent why` tells one walk for each;
  *   - a thread with SIGKILL at three points — the model composing (the
  *     notification read), the reply's request sent and held by the proxy
  *     (never reaching the PDS), the reply created by the PDS with its
@@ -261,7 +262,7 @@ static void test_mention_one_reply(void **state)
 		bsky_agent_dump(&a);
 		fail_msg("no reply to the mention");
 	}
-	/* a few more checks: still one */
+	/* a few more awareness checks (0.4 s each): still one */
 	cJSON_Delete(call("process", "{}"));
 	usleep(1500 * 1000);
 	assert_int_equal(replies_of(&ada), 1);
@@ -394,6 +395,7 @@ static void test_thread_kills_and_limit(void **state)
 		bsky_agent_dump(&a);
 		fail_msg("the thread did not end with a like at 4 replies");
 	}
+	/* a few more awareness checks (0.4 s each): nothing more is said */
 	cJSON_Delete(call("process", "{}"));
 	usleep(2000 * 1000);
 	/* each post answered exactly once; four replies, one like, of h[3] */
