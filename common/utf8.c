@@ -167,3 +167,49 @@ char *utf8_nfkc_casefold(const char *s, size_t len)
 	}
 	return (char *)out;
 }
+
+size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	size_t n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+size_t utf8_utf16_length(const char *s, size_t len)
+{
+	size_t units = 0, i = 0;
+	while (i < len) {
+		unsigned int cp;
+		int n = utf8_decode(s + i, len - i, &cp);
+		if (n < 0) {
+			units++;
+			i++;
+			continue;
+		}
+		units += cp > 0xFFFF ? 2 : 1;
+		i += (size_t)n;
+	}
+	return units;
+}
+
+size_t utf8_utf16_prefix(const char *s, size_t len, size_t max_units)
+{
+	size_t units = 0, i = 0;
+	while (i < len) {
+		unsigned int cp;
+		int n = utf8_decode(s + i, len - i, &cp);
+		size_t u = 1, step = 1;
+		if (n > 0) {
+			u = cp > 0xFFFF ? 2 : 1;
+			step = (size_t)n;
+		}
+		if (units + u > max_units)
+			break;
+		units += u;
+		i += step;
+	}
+	return i;
+}

@@ -187,14 +187,14 @@ void coord_base_init(struct coord *c, const struct coord_ops *ops, uv_loop_t *lo
 
 static bool key_ok(const char *key)
 {
-	if (!key || !*key)
+	if (!key || !*key || key[0] == ' ')
 		return false;
 	size_t n = strlen(key);
 	if (n > COORD_MAX_KEY)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)key[i];
-		if (ch <= 0x20 || ch == 0x7f)
+		if (ch < 0x20 || ch == 0x7f)
 			return false;
 	}
 	return true;

@@ -41,6 +41,7 @@ struct pipeline_job {
 	struct validator_context vctx; /* the caller's facts; strings below */
 	bool has_vctx;
 	char *vctx_request, *vctx_repo;
+	char **vctx_members; /* owned copies of vctx.members */
 	cJSON *extra; /* the reply's or the say's platform fields, or NULL */
 	bool last_look;
 	pipeline_ended_fn ended;
@@ -139,6 +140,10 @@ static void candidate_clear(struct pipeline_job *j)
 	free(j->vctx_request);
 	free(j->vctx_repo);
 	j->vctx_request = j->vctx_repo = NULL;
+	for (size_t i = 0; j->vctx_members && i < j->vctx.n_members; i++)
+		free(j->vctx_members[i]);
+	free(j->vctx_members);
+	j->vctx_members = NULL;
 	j->has_vctx = false;
 	cJSON_Delete(j->extra);
 	j->extra = NULL;
@@ -536,6 +541,7 @@ static void context_of(struct pipeline_job *j, struct validator_context *ctx)
 		*ctx = j->vctx;
 		ctx->pending_request = j->vctx_request;
 		ctx->detected_repo = j->vctx_repo;
+		ctx->members = (const char *const *)j->vctx_members;
 	} else {
 		*ctx = (struct validator_context){
 		        .mode = j->is_say ? VALIDATOR_MODE_ACTION : VALIDATOR_MODE_DISCUSSION,
@@ -547,6 +553,25 @@ static void context_of(struct pipeline_job *j, struct validator_context *ctx)
 	}
 	ctx->platform = (enum validator_platform)validator_platform_of(j->ev.platform);
 	ctx->window = j->own_win ? j->own_win : j->win;
+}
+
+/* The caller's validator facts, as the job's own (strings copied). */
+static void take_vctx(struct pipeline_job *j, const struct validator_context *v)
+{
+	if (!v)
+		return;
+	j->vctx = *v;
+	j->has_vctx = true;
+	j->vctx_request = v->pending_request ? xstrdup(v->pending_request) : NULL;
+	j->vctx_repo = v->detected_repo ? xstrdup(v->detected_repo) : NULL;
+	j->vctx.window = NULL; /* the job's own, built at validation */
+	j->vctx.n_members = 0;
+	if (v->members && v->n_members) {
+		j->vctx_members = xcalloc(v->n_members, sizeof *j->vctx_members);
+		for (size_t i = 0; i < v->n_members; i++)
+			if (v->members[i])
+				j->vctx_members[j->vctx.n_members++] = xstrdup(v->members[i]);
+	}
 }
 
 /* The caller's echo window, as the job's own. */
@@ -670,14 +695,7 @@ void pipeline_reply(struct pipeline_job *j, const struct pipeline_reply *r)
 	j->text[len] = '\0';
 	j->len = len;
 	j->key_suffix = r->key_suffix && *r->key_suffix ? xstrdup(r->key_suffix) : NULL;
-	if (r->vctx) {
-		j->vctx = *r->vctx;
-		j->has_vctx = true;
-		j->vctx_request =
-		        r->vctx->pending_request ? xstrdup(r->vctx->pending_request) : NULL;
-		j->vctx_repo = r->vctx->detected_repo ? xstrdup(r->vctx->detected_repo) : NULL;
-		j->vctx.window = NULL; /* the job's own, built at validation */
-	}
+	take_vctx(j, r->vctx);
 	take_window(j, r->window, r->nwindow);
 	j->extra = r->extra ? cJSON_Duplicate(r->extra, 1) : NULL;
 	j->last_look = r->last_look;
@@ -966,14 +984,7 @@ int pipeline_say_with(struct pipeline *p, const struct pipeline_say_req *r)
 		memcpy(j->text, r->text, r->len);
 	j->text[r->len] = '\0';
 	j->len = r->len;
-	if (r->vctx) {
-		j->vctx = *r->vctx;
-		j->has_vctx = true;
-		j->vctx_request =
-		        r->vctx->pending_request ? xstrdup(r->vctx->pending_request) : NULL;
-		j->vctx_repo = r->vctx->detected_repo ? xstrdup(r->vctx->detected_repo) : NULL;
-		j->vctx.window = NULL;
-	}
+	take_vctx(j, r->vctx);
 	take_window(j, r->window, r->nwindow);
 	if (r->extra && r->extra->child)
 		j->extra = cJSON_Duplicate(r->extra, 1);

@@ -4,17 +4,18 @@
  */
 #include "modules/space/runtime.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "adapters/space/wire.h"
 #include "common/fsx.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "modules/coord/coord.h"
 #include "modules/outbound/outbound.h"
 #include "modules/participation/engine.h"
 #include "modules/pipeline/pipeline.h"
@@ -32,7 +33,7 @@ struct space_runtime {
 	struct part_engine *engine; /* NULL: no model */
 	struct voice *voice;        /* the §11 words; NULL: built in */
 	struct pipeline *pipeline;
-	struct coord *coord;
+	struct outbound *outbound; /* NULL: nothing is broadcast */
 	void (*done)(void *);
 	void *done_ud;
 	size_t last_members;
@@ -91,6 +92,25 @@ static void to_pipeline(struct space_runtime *rt, const struct space_event *ev)
 static void on_chat(void *ud, const struct space_event *ev)
 {
 	struct space_runtime *rt = ud;
+	if (rt->engine && !ev->from_history) {
+		/* the room's whole conversation is the engine's context */
+		struct conv_event ce;
+		conv_event_init(&ce, &(struct conv_event_src){
+		                             .platform = CONV_PLATFORM_SPACE,
+		                             .conversation = ev->conversation,
+		                             .message_id = ev->message_id,
+		                             .author_id = ev->author_id,
+		                             .author_name = ev->author_name,
+		                             .author_kind = kind_of(ev->author_kind),
+		                             .text = ev->text,
+		                             .text_len = ev->text_len,
+		                             .addressed = ev->addressed,
+		                             .naddressed = ev->naddressed,
+		                             .addressed_me = ev->addressed_me,
+		                             .time_ms = ev->time_ms});
+		part_engine_observe(rt->engine, &ce);
+		conv_event_free(&ce);
+	}
 	if (rt->pipeline)
 		to_pipeline(rt, ev);
 	if (ev->from_history) {
@@ -138,11 +158,9 @@ static void on_connection(void *ud, bool joined, const char *why)
 
 static void on_claim_lost(void *ud, const char *action, const char *target, const char *holder)
 {
-	struct space_runtime *rt = ud;
+	(void)ud;
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "claim conflict", "action", action, "target", target,
 	       "holder", holder ? holder : "");
-	if (rt->coord)
-		coord_space_claim_lost(rt->coord, action, target, holder);
 }
 
 static void on_peer_claim(void *ud, const char *name, const char *action, const char *target)
@@ -228,10 +246,42 @@ static size_t extra_claims(const cJSON *extra, struct space_say_claim *out, size
 	return n;
 }
 
+/* A broadcast that is not a chat ("kind" in the platform fields): the
+ * room's `reflection` (§7.3) or `workspace_state`. */
+static int port_broadcast(struct space_runtime *rt, const char *kind, const struct outbound_send *s,
+                          outbound_port_done_fn done, void *done_ud)
+{
+	struct ga_err err;
+	err_clear(&err);
+	int rc = -1;
+	if (strcmp(kind, "reflection") == 0) {
+		rc = space_link_send_reflection(rt->link, s->text, &err);
+	} else if (strcmp(kind, "workspace_state") == 0) {
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(s->extra, "state");
+		rc = space_link_send_workspace_state(
+		        rt->link, json_string_or(w, "workspace", ""), json_int_or(w, "plan", 0),
+		        json_int_or(w, "total", 0), json_int_or(w, "completed", 0),
+		        json_int_or(w, "blocked", 0), json_int_or(w, "inProgress", 0), &err);
+	} else {
+		err_set(&err, "the room has no broadcast of kind '%s'", kind);
+	}
+	if (rc != 0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "broadcast not sent", "kind", kind, "error",
+		       err.msg);
+		done(done_ud, 0, NULL, err.msg);
+	} else {
+		done(done_ud, 1, NULL, NULL);
+	}
+	return 0;
+}
+
 static int port_send(void *ud, const struct outbound_send *s, outbound_port_done_fn done,
                      void *done_ud)
 {
 	struct space_runtime *rt = ud;
+	const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s->extra, "kind"));
+	if (kind)
+		return port_broadcast(rt, kind, s, done, done_ud);
 	struct port_send *ps = xcalloc(1, sizeof *ps);
 	ps->done = done;
 	ps->done_ud = done_ud;
@@ -404,10 +454,13 @@ static void room_unclaim(void *ud, const char *action, const char *target, bool 
 		space_link_forget(rt->link, action, target);
 }
 
+/* Another member has the work: a live claim on it, or its report that it
+ * did it (a recent successful action_result). */
 static const char *room_claim_holder(void *ud, const char *action, const char *target)
 {
 	struct space_runtime *rt = ud;
-	return space_link_claim_holder(rt->link, action, target);
+	const char *h = space_link_claim_holder(rt->link, action, target);
+	return h ? h : space_link_result_of(rt->link, action, target, NULL);
 }
 
 /* §11's words in the agent's voice (issue 13: no operational text
@@ -492,17 +545,67 @@ bool space_runtime_commitment_abandoned(struct space_runtime *rt, const char *id
 	return part_engine_commitment_failed(rt->engine, id);
 }
 
+static void on_broadcast(void *ud, const struct decision *final, const char *artifact)
+{
+	(void)ud;
+	(void)artifact;
+	if (final->verdict != VERDICT_SENT)
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "broadcast not sent", "rule",
+		       final->rule ? final->rule : "", "reason", final->reason);
+}
+
+/* A broadcast through outbound (permission space:<room>, audit, journal
+ * under a key derived from its text: the same words are never broadcast
+ * twice). */
+static int broadcast(struct space_runtime *rt, const char *kind, const char *text,
+                     const cJSON *state)
+{
+	char target[PIPELINE_TARGET_MAX];
+	const char *why = !rt->outbound ? "no outbound in this process"
+	                  : space_runtime_target(rt, target, sizeof target) != 0 ? "not joined"
+	                  : !text || !*text                                      ? "nothing to say"
+	                                                                         : NULL;
+	if (why) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "broadcast not sent", "kind", kind, "why", why);
+		return -1;
+	}
+	cJSON *extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(extra, "kind", kind);
+	if (state)
+		cJSON_AddItemToObject(extra, "state", cJSON_Duplicate(state, 1));
+	char id[64];
+	snprintf(id, sizeof id, "%s:%" PRId64, kind, time_now_ms());
+	struct outbound_msg m = {.platform = CONV_PLATFORM_SPACE,
+	                         .target = target,
+	                         .source = kind,
+	                         .conversation = "space:room",
+	                         .message_id = id,
+	                         .text = text,
+	                         .text_len = strlen(text),
+	                         .chain = -1,
+	                         .extra = extra};
+	outbound_submit(rt->outbound, &m, on_broadcast, rt);
+	cJSON_Delete(extra);
+	return 0;
+}
+
+bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const char *target,
+                             char *who, size_t who_cap, char *link, size_t link_cap)
+{
+	const char *l = NULL;
+	const char *w = rt ? space_link_result_of(rt->link, action, target, &l) : NULL;
+	if (!w)
+		return false;
+	snprintf(who, who_cap, "%s", w);
+	snprintf(link, link_cap, "%s", l ? l : "");
+	return true;
+}
+
 int space_runtime_send_reflection(struct space_runtime *rt, const char *summary)
 {
 	if (!rt)
 		return -1;
-	struct ga_err err;
-	err_clear(&err);
-	if (space_link_send_reflection(rt->link, summary, &err) != 0) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "reflection not sent", "error", err.msg);
-		return -1;
-	}
-	return 0;
+	return broadcast(rt, "reflection", summary, NULL);
 }
 
 int space_runtime_refresh_identity(struct space_runtime *rt)
@@ -552,6 +655,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 
 	struct space_runtime *rt = xcalloc(1, sizeof *rt);
 	rt->pipeline = rc->pipeline;
+	rt->outbound = rc->outbound;
 	rt->soul_text = rc->soul_text ? xstrdup(rc->soul_text) : NULL;
 	rt->st = rc->st;
 	rt->self_path = rc->cfg->home ? fsx_join(rc->cfg->home, "SELF.md") : NULL;
@@ -630,11 +734,6 @@ struct space_link *space_runtime_link(struct space_runtime *rt)
 	return rt ? rt->link : NULL;
 }
 
-void space_runtime_set_coord(struct space_runtime *rt, struct coord *c)
-{
-	if (rt)
-		rt->coord = c;
-}
 
 void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 {
@@ -663,7 +762,9 @@ void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 		break;
 	case SPC_WAITING:
 		snprintf(buf, cap, "not joined: %s; backing off before attempt %u",
-		         rt->last_why[0] ? rt->last_why : "the last attempt failed",
+		         c && *spc_client_last_error(c) ? spc_client_last_error(c)
+		         : rt->last_why[0]              ? rt->last_why
+		                                        : "the last attempt failed",
 		         stats.attempts + 1);
 		break;
 	case SPC_DISCOVERING:

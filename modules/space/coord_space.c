@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord_impl.h"
+#include "modules/space/coord_space.h"
 #include "modules/space/link.h"
 
 enum sc_state {
@@ -404,6 +405,7 @@ static void space_shutdown(struct coord *c)
 		if (cb)
 			coord_answer_claim(c, cb, ud, COORD_UNAVAILABLE, NULL, NULL);
 	}
+	space_link_watch_claims(s->link, NULL, NULL);
 	uv_timer_stop(&s->timer);
 	coord_handle_close(c, (uv_handle_t *)&s->timer);
 }
@@ -425,6 +427,12 @@ static const struct coord_ops space_ops = {
         .destroy = space_destroy,
 };
 
+/* The link's "Claim conflict" for one of our claims. */
+static void lost(void *ud, const char *action, const char *target, const char *holder)
+{
+	coord_space_claim_lost(ud, action, target, holder);
+}
+
 struct coord *coord_new_space(uv_loop_t *loop, struct space_link *link, const char *agent_id)
 {
 	if (!loop || !link || !agent_id || !*agent_id)
@@ -436,5 +444,6 @@ struct coord *coord_new_space(uv_loop_t *loop, struct space_link *link, const ch
 	s->counts = coord_table_new(COORD_LOCAL_MAX_KEYS);
 	uv_timer_init(loop, &s->timer);
 	coord_handle_open(&s->base, (uv_handle_t *)&s->timer);
+	space_link_watch_claims(link, lost, &s->base);
 	return &s->base;
 }
