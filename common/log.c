@@ -139,20 +139,8 @@ static int put_escaped_byte(struct line *l, unsigned char c, enum piece_mode mod
 	default:
 		break;
 	}
-	if (mode == MODE_JSON) {
-		switch (c) {
-		case '\b':
-			return put_raw(l, "\\b", 2);
-		case '\f':
-			return put_raw(l, "\\f", 2);
-		default:
-			break;
-		}
-		memcpy(e, "\\u00", 4);
-		e[4] = hex[c >> 4];
-		e[5] = hex[c & 15];
-		return put_raw(l, e, 6);
-	}
+	if (mode == MODE_JSON)
+		return put_raw(l, e, sb_json_escape_byte(c, e));
 	e[0] = '\\';
 	e[1] = 'x';
 	e[2] = hex[c >> 4];

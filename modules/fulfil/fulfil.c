@@ -583,9 +583,11 @@ static void on_plans(const struct gh_result *res, void *ud)
 		decision_set(&d, VERDICT_FAIL, rule, "cannot list the open %s: %s",
 		             plan ? "plans" : "issues", res->msg);
 		note(f, a->id, a->type, STAGE_OUTBOUND, &d);
-		/* a repository we cannot read is one we cannot write to either */
-		if (res->kind == GH_ERR_AUTH || res->kind == GH_ERR_NOT_FOUND ||
-		    res->kind == GH_ERR_GONE || res->kind == GH_ERR_FORBIDDEN) {
+		/* a repository we cannot read is one we cannot write to either;
+		 * a refused token (401) goes on to the send, whose port tells the
+		 * owner and stops the daemon — one path for a refused token */
+		if (res->kind == GH_ERR_NOT_FOUND || res->kind == GH_ERR_GONE ||
+		    res->kind == GH_ERR_FORBIDDEN) {
 			fail_attempt(f, a->id, a->type, a->source, a->desc, rule, res->msg);
 			finish(a);
 			return;

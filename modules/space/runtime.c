@@ -424,26 +424,6 @@ static void tick_stop(struct sched_job *job, void *ud)
 	part_engine_cancel(rt->engine);
 }
 
-/* SELF.md's gist for the prompt: name, identity, purpose, voice. */
-static char *self_excerpt(const struct self_doc *s)
-{
-	if (!s)
-		return NULL;
-	struct strbuf sb;
-	sb_init(&sb, PART_ENGINE_SELF_MAX_BYTES);
-	if (s->name)
-		sb_printf(&sb, "Name: %s\n", s->name);
-	if (s->identity)
-		sb_printf(&sb, "%s\n", s->identity);
-	if (s->purpose)
-		sb_printf(&sb, "Purpose: %s\n", s->purpose);
-	if (s->voice)
-		sb_printf(&sb, "Voice: %s\n", s->voice);
-	char *t = sb.len ? sb_detach(&sb) : NULL;
-	sb_free(&sb);
-	return t;
-}
-
 static void room_unclaim(void *ud, const char *action, const char *target, bool failed,
                          const char *why)
 {
@@ -479,7 +459,7 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	if (!rc->pipeline || !rc->llm || !rc->skills || !rc->sched)
 		return;
 	rt->voice = rc->voice_path ? voice_open(rc->voice_path) : NULL;
-	char *self = self_excerpt(rc->self);
+	char *self = self_excerpt(rc->self, true, PART_ENGINE_SELF_MAX_BYTES);
 	struct part_engine_config ec = {
 	        .loop = loop,
 	        .self_name = rc->cfg->agent_name,
