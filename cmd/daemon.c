@@ -975,9 +975,11 @@ static void report_features(struct daemon *d)
 	if (d->home->env_missing)
 		log_kv(LOG_LEVEL_INFO, "daemon", "no .env file; using the environment only",
 		       "looked_for", d->home->env_path);
-	if (d->home->cfg.redis_url)
-		log_kv(LOG_LEVEL_INFO, "daemon", "coordination through Redis", "url",
-		       d->home->cfg.redis_url);
+	char why[300];
+	enum coord_choice ch =
+		coord_choose(d->home->cfg.redis_url, d->home->cfg.space_url, why, sizeof why);
+	log_kv(ch == COORD_CHOICE_ALONE ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, "daemon", "coordination",
+	       "backend", why, "url", d->home->cfg.redis_url ? d->home->cfg.redis_url : "");
 }
 
 int ga_cmd_daemon(struct ga_home *h)

@@ -20,6 +20,7 @@
 #include "common/timeutil.h"
 #include "modules/budget/budget.h"
 #include "modules/coder/coder.h"
+#include "modules/coord/coord.h"
 #include "modules/doctor/room.h"
 #include "modules/identity/self.h"
 #include "modules/identity/soul.h"
@@ -288,6 +289,12 @@ int ga_cmd_doctor(struct ga_home *h)
 	}
 	if (h->opts.social_only)
 		row("mode", "", "--social-only: GitHub work is off");
+	/* Where peers' claims go (modules/coord: the choice and its words). */
+	if (coord_choose(h->cfg.redis_url, h->cfg.space_url, buf, sizeof buf) ==
+	    COORD_CHOICE_ALONE)
+		row("coordination", "note", buf);
+	else
+		row("coordination", "ok", buf);
 
 	/* One cheap request to the model endpoint: a wrong key, URL or model
 	 * name shows up here instead of at the first conversation. */

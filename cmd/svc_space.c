@@ -7,8 +7,10 @@
  * the moment it starts joining until the daemon stops, so the scheduler's
  * stop waits for the polite leave (close 1000) before the loop is torn
  * down. Without REDIS_URL, agents in one room coordinate through its claims
- * (modules/coord's space backend): the pipeline is pointed at them once the
- * room starts, and back off them when the service quiesces.
+ * (modules/space/coord_space.h): the pipeline is pointed at them once the
+ * room starts, and back off them when the service quiesces; without
+ * SPACE_URL either, the claims stay in process until a room found by
+ * discovery is joined (coord_space_set_alone).
  *
  * What others ask of the room goes through svc_space_room (struct ga_room):
  * the target for pipeline_say, reflections, the identity again, abandoned
@@ -74,6 +76,10 @@ static void space_run(struct sched_job *job, void *ud)
 	}
 	if (!c->cfg->redis_url && c->pipeline) {
 		s->coord = coord_new_space(c->loop, space_runtime_link(s->rt), c->cfg->agent_name);
+		/* no SPACE_URL either: no shared backend (coord_choose), claims
+		 * in process until a room found by discovery is joined */
+		coord_space_set_alone(s->coord, coord_choose(NULL, c->cfg->space_url, NULL, 0) ==
+		                                        COORD_CHOICE_ALONE);
 		pipeline_set_coord(c->pipeline, s->coord);
 	}
 }

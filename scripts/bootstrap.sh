@@ -9,10 +9,12 @@
 #                                 make install run this.
 #   scripts/bootstrap.sh --test   that, and what only the tests use: clang
 #                                 (fuzzing, sanitizer runtimes), redis-server,
-#                                 Chromium (the pages' browser tests), systemd
-#                                 (the units' checks), bc, and Node 22 with
-#                                 the AT Protocol PDS (about 560 MB, outside
-#                                 the clone). make test runs this.
+#                                 PostgreSQL (the AppView of the Bluesky
+#                                 network tests), Chromium (the pages'
+#                                 browser tests), systemd (the units'
+#                                 checks), bc, and Node 22 with the AT
+#                                 Protocol PDS and network (about 1 GB,
+#                                 outside the clone). make test runs this.
 set -euo pipefail
 
 want_test=0
@@ -41,6 +43,8 @@ PACKAGES=(
 TEST_PACKAGES=(
   clang libclang-rt-14-dev          # libFuzzer and sanitizer runtimes (make fuzz)
   redis-server                      # the Redis coordination tests
+  postgresql                        # the AT Protocol AppView of the Bluesky network tests
+                                    # (they run a private cluster of their own on loopback)
   procps bc                         # benches (RSS, arithmetic)
   chromium                          # the dashboard's pages tested in headless Chromium
   systemd                           # systemd-analyze, systemd-sysusers: tests/integration/install
@@ -77,17 +81,19 @@ install_packages "${missing[@]}"
 [ $want_test = 1 ] || exit 0
 
 # npm (Debian's, unless a Node with npm is already there): it fetches the
-# Node 22 and the AT Protocol PDS that the Bluesky tests run against.
+# Node 22 and the AT Protocol servers that the Bluesky tests run against.
 if ! command -v npm >/dev/null 2>&1; then
   install_packages npm
 fi
 
-# The real AT Protocol PDS for the Bluesky tests (ctest -L pds): Node 22,
-# @atproto/pds and @did-plc/server from npm into a cache OUTSIDE the clone
-# (~/.cache/general-agent/pds, GA_PDS_CACHE moves it): about 2.5 min and
-# 560 MB the first time, nothing afterwards. GA_SKIP_PDS=1 skips it; without
-# it those tests are skipped (exit 77), saying why.
+# The real AT Protocol servers for the Bluesky tests (ctest -L pds): Node 22,
+# @atproto/pds and @did-plc/server (the PDS alone) and @atproto/dev-env (a
+# whole network: PLC, PDS, AppView; the tests start PostgreSQL and Redis for
+# it) from npm into a cache OUTSIDE the clone (~/.cache/general-agent/pds,
+# GA_PDS_CACHE moves it): 3 to 10 min and about 1 GB the first time, nothing
+# afterwards. GA_SKIP_PDS=1 skips it; without it those tests are skipped
+# (exit 77), saying why.
 if [ "${GA_SKIP_PDS:-0}" != 1 ]; then
   "$(dirname "$0")/pds/install.sh" ||
-    echo "bootstrap: the real PDS could not be installed; ctest -L pds will be skipped" >&2
+    echo "bootstrap: the real AT Protocol servers could not be installed; ctest -L pds will be skipped" >&2
 fi

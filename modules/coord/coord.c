@@ -263,6 +263,25 @@ const char *coord_name(const struct coord *c)
 	return c ? c->ops->name : "none";
 }
 
+enum coord_choice coord_choose(const char *redis_url, const char *space_url, char *why, size_t cap)
+{
+	enum coord_choice ch = redis_url && *redis_url   ? COORD_CHOICE_REDIS
+	                       : space_url && *space_url ? COORD_CHOICE_ROOM
+	                                                 : COORD_CHOICE_ALONE;
+	if (why && cap)
+		err_fmt(why, cap, "%s",
+		        ch == COORD_CHOICE_REDIS
+		                ? "Redis (REDIS_URL): claims shared with every agent on it; "
+		                  "peers' messages are not answered while it cannot be reached"
+		        : ch == COORD_CHOICE_ROOM
+		                ? "the room's claims (SPACE_URL): peers' messages are not "
+		                  "answered while out of the room"
+		                : "no shared backend (no REDIS_URL, no SPACE_URL): claims in "
+		                  "this process until a room found by discovery is joined; run "
+		                  "a fleet with a room or Redis");
+	return ch;
+}
+
 void coord_describe(const struct coord *c, char *buf, size_t cap)
 {
 	if (!cap)

@@ -137,6 +137,19 @@ const char *coord_name(const struct coord *c); /* "local", "space", "redis" */
 void coord_describe(const struct coord *c, char *buf, size_t cap);
 void coord_close(struct coord *c, void (*done)(void *ud), void *ud);
 
+/* Which backend an agent's configuration asks for: */
+enum coord_choice {
+	COORD_CHOICE_REDIS, /* REDIS_URL: Redis; fail closed when unreachable */
+	COORD_CHOICE_ROOM,  /* SPACE_URL: the room's claims; fail closed out of it */
+	/* neither: no shared backend — claims in process until a room found by
+	 * discovery is joined (the room's backend, coord_space_set_alone), then
+	 * the room's */
+	COORD_CHOICE_ALONE,
+};
+/* The choice for REDIS_URL / SPACE_URL (either may be NULL or ""), and one
+ * sentence saying it for doctor (why, may be NULL). */
+enum coord_choice coord_choose(const char *redis_url, const char *space_url, char *why,
+                               size_t cap);
 /* redis backend only: the per-command timeout (default
  * COORD_REDIS_TIMEOUT_MS), also used as the connect timeout. */
 void coord_redis_set_timeout_ms(struct coord *c, int64_t ms);

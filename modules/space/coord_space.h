@@ -24,12 +24,14 @@
  *   - at most SPACE_LINK_MAX_CLAIMS claims are held at once (the link's
  *     bound): beyond that UNAVAILABLE;
  *   - counts are kept in process (the room has no counter): a space backend
- *     counts exactly like the local one.
+ *     counts exactly like the local one;
+ *   - alone (coord_space_set_alone): in process until a room is joined.
  * The link is borrowed: close the coord before freeing the link.
  */
 #ifndef GA_MODULES_SPACE_COORD_SPACE_H
 #define GA_MODULES_SPACE_COORD_SPACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -49,5 +51,14 @@ void coord_space_claim_lost(struct coord *c, const char *action, const char *tar
 /* The settle time (default COORD_SPACE_SETTLE_MS; ignored by other
  * backends). */
 void coord_space_set_settle_ms(struct coord *c, int64_t ms);
+/* Until the room is joined for the first time, claims are answered in
+ * process, as the local backend answers them (WON / HELD, the reason says
+ * "local: no shared coordination backend …"; describe says "local (…)").
+ * For an agent with no shared backend configured (coord_choose
+ * COORD_CHOICE_ALONE: the room only found by discovery, if at all): alone,
+ * it answers peers; once a room is joined the room decides, and out of it
+ * claims fail closed as before. Default off (the room is required: fail
+ * closed until joined). Ignored by other backends. */
+void coord_space_set_alone(struct coord *c, bool alone);
 
 #endif
