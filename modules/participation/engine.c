@@ -932,6 +932,7 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 	e->done = done;
 	e->done_ud = ud;
 	part_claims_expire(e);
+	part_claims_lapsed(e);
 	load_cfg(e);
 	/* this tick's batch */
 	memcpy(e->tb, e->batch, e->nbatch * sizeof e->batch[0]);

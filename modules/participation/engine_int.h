@@ -143,9 +143,9 @@ struct part_engine {
 	bool trig_courtesy;
 	/* A tick without a walk to answer (forced action on a quiet tick)
 	 * says its words as a message of its own: its id. */
-	char say_id[PART_ID_MAX + 32];
-	struct decision last; /* the tick's last decision: why a walk ends silent */
-	char *said;           /* the words handed to the pipeline */
+	char say_id[PART_ID_MAX + 48]; /* the trigger's id and a suffix of < 48 */
+	struct decision last;          /* the tick's last decision: why a walk ends silent */
+	char *said;                    /* the words handed to the pipeline */
 	enum { PH_DECISION, PH_SALVAGE, PH_RETRY, PH_FORCED } phase;
 	bool salvaged, retried, forced_now;
 	/* the commitments were read from the words (§8.4), not given with
@@ -193,6 +193,9 @@ const char *part_live_holder(void *ud, const char *action, const char *target);
 bool part_own_has(struct part_engine *e, const struct part_commitment *c);
 void part_drop_taken(struct part_engine *e);
 void part_claims_expire(struct part_engine *e);
+/* A request a peer's claim took, whose claims lapsed with no work
+ * reported done, is open again (on every tick). */
+void part_claims_lapsed(struct part_engine *e);
 /* The claims the room's port makes with the chat ({"claims":[{action,
  * target}]} in extra), and, once the chat was said, their hold. */
 void part_claims_extra(struct part_engine *e, cJSON *extra);
