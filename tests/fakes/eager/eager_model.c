@@ -90,6 +90,7 @@ static bool is_agent_name(const struct eager_model *m, const char *s, size_t len
 struct line {
 	char author[EAGER_NAME_MAX];
 	bool host;
+	bool answered; /* a host line: self spoke after it */
 	char text[EAGER_TEXT_MAX];
 };
 
@@ -121,6 +122,8 @@ static bool read_history(const struct eager_model *m, const char *self, const ch
 				         colon + 2);
 				if (h)
 					*host = l;
+				else if (strcmp(l.author, self) == 0)
+					host->answered = true;
 				if (strcmp(l.author, self) != 0) {
 					*last = l;
 					got = true;
@@ -372,8 +375,9 @@ static cJSON *decide(struct eager_agent *a, const char *prompt)
 	bool commits = false;
 	char link[EAGER_TEXT_MAX];
 	/* what a model with a real prompt does when the host asks after the
-	 * work and the prompt says what it became: it gives the link */
-	if (last.host && asks_after_work(last.text) && work_link(prompt, link, sizeof link))
+	 * work and the prompt says what it became: it gives the link (once) */
+	if (host.text[0] && !host.answered && asks_after_work(host.text) &&
+	    work_link(prompt, link, sizeof link))
 		style = EAGER_STYLE_LINK;
 	switch (style) {
 	case EAGER_STYLE_LINK:
