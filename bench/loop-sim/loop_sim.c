@@ -386,7 +386,7 @@ static void peer_script(struct sim *s, int r, bool action)
 	peer_queue(s, d, peer_frame("chat", "content", text, NULL, NULL));
 	peer_queue(s, d + 4000, peer_frame("claim", "action", "create_issue", "target", target));
 	peer_queue(s, d + 4000, peer_frame("chat", "content", text, NULL, NULL));
-	if (r % 2 == 0) {
+	if ((r / 2) % 2 == 1) { /* every other request (they come every other round) */
 		char url[96];
 		snprintf(url, sizeof url, "https://github.com/%s/issues/%d", EAGER_REPO, 1000 + r);
 		peer_queue(s, d + 5000,
