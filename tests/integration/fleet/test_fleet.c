@@ -82,7 +82,8 @@ struct rec {
 	char name[32];
 	char *text; /* chat content, claim target, error message, action_result target */
 	char action[32];
-	int chain; /* -1: none */
+	int chain;    /* -1: none */
+	bool success; /* an action_result's */
 	int64_t t_ms;
 };
 
@@ -351,6 +352,7 @@ static void record(struct fleet *f, const cJSON *m)
 	r->text = strdup(text ? text : "");
 	const cJSON *ch = cJSON_GetObjectItemCaseSensitive(m, "chain");
 	r->chain = cJSON_IsNumber(ch) ? (int)ch->valuedouble : -1;
+	r->success = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "success"));
 	r->t_ms = th_now_ms();
 	peer_react(f, r);
 }
@@ -638,6 +640,41 @@ static void check_claims(struct fleet *f)
 	}
 }
 
+/* No claim churn: each of our claims on the work is made once (the room
+ * relays a claim only when it is new: renewals are silent), and ended at
+ * most once with an action_result; through the room (no Redis), every one
+ * of them ends with one, successful. */
+static void check_claim_churn(struct fleet *f)
+{
+	for (size_t i = 0; i < f->nlog; i++) {
+		const struct rec *c = &f->log[i];
+		if (strcmp(c->type, "claim") || strcmp(c->action, "create_issue") ||
+		    ours(c->name) < 0)
+			continue;
+		int claims = 0, results = 0, ok = 0;
+		for (size_t k = 0; k < f->nlog; k++) {
+			const struct rec *r = &f->log[k];
+			if (strcmp(r->name, c->name) || strcmp(r->action, c->action) ||
+			    strcmp(r->text, c->text))
+				continue;
+			claims += !strcmp(r->type, "claim");
+			if (!strcmp(r->type, "action_result")) {
+				results++;
+				ok += r->success;
+			}
+		}
+		if (claims > 1)
+			failf(f, "%s claimed %s %d times", c->name, c->text, claims);
+		if (results > 1)
+			failf(f, "%s ended its claim on %s %d times", c->name, c->text, results);
+		if (!f->use_redis && strcasestr(c->text, "login timeout") && ok != 1)
+			failf(f,
+			      "%s's claim on %s did not end with its work's result (%d results, %d "
+			      "successful)",
+			      c->name, c->text, results, ok);
+	}
+}
+
 /* Our agents' issues: none when another existed before, exactly one when
  * the peer made none. */
 static void check_issues(struct fleet *f)
@@ -680,6 +717,40 @@ static void check_repeats(struct fleet *f)
 				failf(f, "%s said twice: %s", a->name, a->text);
 		}
 	}
+}
+
+/* Whether a line of the room is about the request's work: it names it or
+ * links one of its issues. */
+static bool about_work(const char *text, const struct issue *is, size_t n)
+{
+	if (strcasestr(text, "login timeout"))
+		return true;
+	for (size_t i = 0; i < n; i++)
+		if (strstr(text, is[i].url))
+			return true;
+	return false;
+}
+
+/* A status line about the work ("On it —", "Creating that now:", "Done —")
+ * at most once per agent, whatever its words. */
+static void check_status_lines(struct fleet *f)
+{
+	static const char *const kinds[] = {"On it", "Creating that now", "Done"};
+	struct issue is[32];
+	size_t nis = issues_of(f, is, 32);
+	for (int a = 0; a < NAGENTS; a++)
+		for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+			int n = 0;
+			for (size_t i = 0; i < f->nlog; i++) {
+				const struct rec *r = &f->log[i];
+				n += !strcmp(r->type, "chat") && !strcmp(r->name, OURS[a]) &&
+				     !strncmp(r->text, kinds[k], strlen(kinds[k])) &&
+				     about_work(r->text, is, nis);
+			}
+			if (n > 1)
+				failf(f, "%s said \"%s …\" %d times about the work", OURS[a],
+				      kinds[k], n);
+		}
 }
 
 /* Every chat of ours carries a chain ≤ MAX_ACL and none comes later than
@@ -808,7 +879,9 @@ static void scenario(enum variant v, const int order[NAGENTS], bool chatter)
 
 	check_issues(f);
 	check_claims(f);
+	check_claim_churn(f);
 	check_repeats(f);
+	check_status_lines(f);
 	check_chains(f, chatter ? chatter_from : f->nlog);
 	fleet_stop(f);
 }
