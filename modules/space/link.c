@@ -767,8 +767,8 @@ static void note_result(struct space_link *l, const struct spc_msg *m)
 	        .time_ms = time_now_ms()};
 }
 
-const char *space_link_result_of(const struct space_link *l, const char *action,
-                                 const char *target, const char **link)
+const char *space_link_result_of(const struct space_link *l, const char *action, const char *target,
+                                 const char **link)
 {
 	int64_t now = time_now_ms();
 	for (size_t i = l->nres; action && target && i-- > 0;) {
@@ -965,6 +965,24 @@ bool space_link_reflection_at(const struct space_link *l, size_t i,
 size_t space_link_workspace_count(const struct space_link *l)
 {
 	return l->nws;
+}
+
+size_t space_link_result_count(const struct space_link *l)
+{
+	return l->nres;
+}
+
+bool space_link_result_at(const struct space_link *l, size_t i, struct space_result_view *out)
+{
+	if (i >= l->nres)
+		return false;
+	const struct peer_result *r = &l->res[i];
+	*out = (struct space_result_view){.name = r->name,
+	                                  .action = r->action,
+	                                  .target = r->target,
+	                                  .link = r->link,
+	                                  .time_ms = r->time_ms};
+	return true;
 }
 
 bool space_link_workspace_at(const struct space_link *l, size_t i, struct space_workspace_view *out)

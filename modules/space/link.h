@@ -102,10 +102,10 @@
 #define SPACE_LINK_MAX_WORKSPACES        16
 /* Members' reports of work done (successful action_results), kept this
  * long, at most this many. */
-#define SPACE_LINK_MAX_RESULTS       64
-#define SPACE_LINK_RESULT_KEEP_MS    (30 * 60 * 1000)
-#define SPACE_LINK_RESULT_KEEP_BYTES 1000
-#define SPACE_LINK_WORKSPACE_KEEP_BYTES  200
+#define SPACE_LINK_MAX_RESULTS          64
+#define SPACE_LINK_RESULT_KEEP_MS       (30 * 60 * 1000)
+#define SPACE_LINK_RESULT_KEEP_BYTES    1000
+#define SPACE_LINK_WORKSPACE_KEEP_BYTES 200
 /* What we send: the room relays a reflection cut to 5,000 UTF-16 units
  * (§3.10), so a longer one is refused rather than cut by the room; a
  * workspace name is refused past 1,000 units (the room has no limit below
@@ -284,8 +284,8 @@ void space_link_set_reply_delay(struct space_link *l, uint64_t min_ms, uint64_t 
  * in the last SPACE_LINK_RESULT_KEEP_MS: its name (and *link, when link
  * is given, the link it reported, "" for none), else NULL. Valid until the
  * next call into the link. */
-const char *space_link_result_of(const struct space_link *l, const char *action,
-                                 const char *target, const char **link);
+const char *space_link_result_of(const struct space_link *l, const char *action, const char *target,
+                                 const char **link);
 
 /* detail may be NULL. Sent now when joined; remembered either way. */
 void space_link_set_state(struct space_link *l, enum space_agent_state s, const char *detail);
@@ -356,5 +356,16 @@ struct space_workspace_view {
 size_t space_link_workspace_count(const struct space_link *l);
 bool space_link_workspace_at(const struct space_link *l, size_t i,
                              struct space_workspace_view *out);
+
+/* Members' reports of work done (successful action_results) kept
+ * (SPACE_LINK_RESULT_KEEP_MS, at most SPACE_LINK_MAX_RESULTS), oldest
+ * first; link "" when none was reported. Strings valid until the next call
+ * into the link. */
+struct space_result_view {
+	const char *name, *action, *target, *link;
+	int64_t time_ms; /* when it arrived */
+};
+size_t space_link_result_count(const struct space_link *l);
+bool space_link_result_at(const struct space_link *l, size_t i, struct space_result_view *out);
 
 #endif

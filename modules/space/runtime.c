@@ -95,19 +95,19 @@ static void on_chat(void *ud, const struct space_event *ev)
 	if (rt->engine && !ev->from_history) {
 		/* the room's whole conversation is the engine's context */
 		struct conv_event ce;
-		conv_event_init(&ce, &(struct conv_event_src){
-		                             .platform = CONV_PLATFORM_SPACE,
-		                             .conversation = ev->conversation,
-		                             .message_id = ev->message_id,
-		                             .author_id = ev->author_id,
-		                             .author_name = ev->author_name,
-		                             .author_kind = kind_of(ev->author_kind),
-		                             .text = ev->text,
-		                             .text_len = ev->text_len,
-		                             .addressed = ev->addressed,
-		                             .naddressed = ev->naddressed,
-		                             .addressed_me = ev->addressed_me,
-		                             .time_ms = ev->time_ms});
+		conv_event_init(&ce,
+		                &(struct conv_event_src){.platform = CONV_PLATFORM_SPACE,
+		                                         .conversation = ev->conversation,
+		                                         .message_id = ev->message_id,
+		                                         .author_id = ev->author_id,
+		                                         .author_name = ev->author_name,
+		                                         .author_kind = kind_of(ev->author_kind),
+		                                         .text = ev->text,
+		                                         .text_len = ev->text_len,
+		                                         .addressed = ev->addressed,
+		                                         .naddressed = ev->naddressed,
+		                                         .addressed_me = ev->addressed_me,
+		                                         .time_ms = ev->time_ms});
 		part_engine_observe(rt->engine, &ce);
 		conv_event_free(&ce);
 	}
@@ -402,6 +402,25 @@ static size_t room_workspaces(void *ud, struct part_workspace_note *out, size_t 
 	return k;
 }
 
+/* Members' reports of work done (modules/space/link keeps them). */
+static size_t room_results(void *ud, struct part_result_note *out, size_t cap)
+{
+	struct space_runtime *rt = ud;
+	size_t n = space_link_result_count(rt->link), k = 0;
+	/* the newest cap of them */
+	for (size_t i = n > cap ? n - cap : 0; i < n && k < cap; i++) {
+		struct space_result_view v;
+		if (!space_link_result_at(rt->link, i, &v))
+			break;
+		out[k++] = (struct part_result_note){.who = v.name,
+		                                     .action = v.action,
+		                                     .target = v.target,
+		                                     .link = v.link,
+		                                     .time_ms = v.time_ms};
+	}
+	return k;
+}
+
 static void tick_done(void *job)
 {
 	sched_job_done(job);
@@ -478,6 +497,7 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	        .target = room_target,
 	        .peers = room_peers,
 	        .workspaces = room_workspaces,
+	        .results = room_results,
 	        .relationships = room_relationships,
 	        .unclaim = room_unclaim,
 	        .claim_holder = room_claim_holder,
