@@ -81,7 +81,7 @@ struct daemon {
 	struct soul soul;
 	struct self_doc self;
 	struct sched *sched;
-	/* the model and what speaks through it (issue 5) */
+	/* the model and what speaks through it */
 	struct http_client *http;
 	struct llm_client *llm;
 	struct budget budget;
@@ -91,7 +91,7 @@ struct daemon {
 	struct compose_tool tools[TOOLS_MAX];
 	size_t n_tools;
 	struct tools_sink sink;
-	/* the message pipeline (issue 9) */
+	/* the message pipeline */
 	struct decision_log *dlog;
 	struct journal *journal;
 	struct outbound *outbound;
@@ -102,7 +102,7 @@ struct daemon {
 	struct pipeline_actions actions;
 	struct console *console;
 	struct control_watch *control;
-	struct dashboard *dash; /* issue 14; NULL when DASHBOARD_ADDR=off or it could not start */
+	struct dashboard *dash; /* NULL when DASHBOARD_ADDR=off or it could not start */
 	struct ga_services services; /* the room, GitHub, Bluesky, reflection (cmd/services.h) */
 	struct gh_client *github;    /* shared by the services; NULL when off */
 	int lock_fd;

@@ -1,5 +1,5 @@
 /*
- * svc_commitments — the commitment fulfilment service (issue 11 items 4-5):
+ * svc_commitments — the commitment fulfilment service:
  * the GitHub outbound port on the shared client (modules/github/port.h)
  * and the fulfilment cycle (modules/fulfil). Wiring only.
  *
@@ -86,7 +86,7 @@ static void notify(void *ud, const char *text)
 		s->ctx.notify_owner(s->ctx.ud, text);
 }
 
-/* Announcements come from the agent's voice (issue 13: no operational
+/* Announcements come from the agent's voice (no operational
  * text hard-coded); without a link, the built-in text names what was done. */
 static char *phrase(void *ud, enum fulfil_type t, const char *description, const char *url)
 {

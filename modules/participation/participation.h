@@ -264,7 +264,7 @@ struct part_tick_out {
 	/* §11's fixed words in the agent's voice (voice-phrases.json
 	 * space.on_it with {{type}}, space.creating); NULL or "" = the
 	 * built-in PART_SALVAGE_MESSAGE / PART_FORCED_MESSAGE. Not set by
-	 * part_tick: the caller fills them after it (issue 13: no
+	 * part_tick: the caller fills them after it (no
 	 * operational text hard-coded). */
 	const char *salvage_lead;
 	const char *forced_lead;

@@ -462,7 +462,7 @@ static const char *room_claim_holder(void *ud, const char *action, const char *t
 	return h ? h : space_link_result_of(rt->link, action, target, NULL);
 }
 
-/* §11's words in the agent's voice (issue 13: no operational text
+/* §11's words in the agent's voice (no operational text
  * hard-coded): 0 = space.on_it, 1 = space.creating. */
 static char *room_phrase(void *ud, int which)
 {
