@@ -198,6 +198,17 @@ static int reply_target(void *ud, const struct conv_event *ev, char *buf, size_t
 	return space_runtime_target(ud, buf, cap);
 }
 
+/* What the agent says in the room on its own (an announcement, the owner's
+ * space_say) is the room's conversation, as the chats it hears are: the
+ * target key names the server, the conversation the room. */
+static int say_conversation(void *ud, const char *target, char *buf, size_t cap)
+{
+	(void)ud;
+	(void)target;
+	int n = snprintf(buf, cap, "space:room");
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
 /* Why a chat was withdrawn by its last look, at most (the port's error). */
 #define RUNTIME_WHY_MAX 400
 
@@ -679,6 +690,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 		struct pipeline_source src = {.platform = CONV_PLATFORM_SPACE,
 		                              .compose = rt->engine ? compose : NULL,
 		                              .reply_target = reply_target,
+		                              .say_conversation = say_conversation,
 		                              .ud = rt};
 		pipeline_add_source(rt->pipeline, &src);
 	}
