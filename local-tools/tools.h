@@ -27,8 +27,8 @@
  *   comment_issue    {owner, repo, issue_number, body}
  *   create_plan      {owner, repo, title, goal, context, tasks[]}
  */
-#ifndef GA_LOCAL_TOOLS_H
-#define GA_LOCAL_TOOLS_H
+#ifndef GA_LOCAL_TOOLS_TOOLS_H
+#define GA_LOCAL_TOOLS_TOOLS_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

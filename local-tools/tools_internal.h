@@ -2,8 +2,8 @@
  * tools_internal — what the tool families share (not for use outside
  * local-tools/).
  */
-#ifndef GA_LOCAL_TOOLS_INTERNAL_H
-#define GA_LOCAL_TOOLS_INTERNAL_H
+#ifndef GA_LOCAL_TOOLS_TOOLS_INTERNAL_H
+#define GA_LOCAL_TOOLS_TOOLS_INTERNAL_H
 
 #include "local-tools/tools.h"
 

@@ -87,8 +87,8 @@
  * plan_free / plan_draft_free release them (a zeroed struct is fine).
  * Functions returning char * say "caller frees".
  */
-#ifndef GA_MODULES_PLAN_H
-#define GA_MODULES_PLAN_H
+#ifndef GA_MODULES_PLAN_PLAN_H
+#define GA_MODULES_PLAN_PLAN_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
