@@ -886,7 +886,8 @@ static void start_pipeline(struct daemon *d)
 					       .room_target = room_target,
 					       .notify = action_notify,
 					       .ud = d};
-	d->sink = (struct tools_sink){.enqueue = pipeline_actions_enqueue, .ud = &d->actions};
+	d->sink = (struct tools_sink){
+		.enqueue = pipeline_actions_enqueue, .ud = &d->actions, .call = pipeline_actions_call};
 	unsigned caps = tools_agent_caps(d->home->opts.social_only) | TOOLS_CAP_OWNER;
 	d->n_tools = tools_select(TOOLS_MODE_OWNER, caps, &d->sink, d->tools, TOOLS_MAX);
 	struct console_opts co = {.pipeline = d->pipeline,
@@ -930,6 +931,12 @@ static int svc_room_reflection(void *ud, const char *summary)
 	return d->space ? space_runtime_send_reflection(d->space, summary) : -1;
 }
 
+static int svc_room_workspace_state(void *ud, const cJSON *state)
+{
+	struct daemon *d = ud;
+	return d->space ? space_runtime_send_workspace_state(d->space, state) : -1;
+}
+
 static int svc_room_identity(void *ud)
 {
 	struct daemon *d = ud;
@@ -947,6 +954,16 @@ static const char *svc_env(void *ud, const char *name)
 {
 	struct daemon *d = ud;
 	return env_lookup(&d->home->env, name);
+}
+
+static void svc_route_actions(void *ud,
+			      int (*route)(void *route_ud, const char *action, const cJSON *params,
+					   struct compose_call *call),
+			      void *route_ud)
+{
+	struct daemon *d = ud;
+	d->actions.route = route;
+	d->actions.route_ud = route_ud;
 }
 
 static struct coord *svc_coord(void *ud)
@@ -995,8 +1012,11 @@ static void start_services(struct daemon *d)
 				 .coord = svc_coord,
 				 .reload_self = svc_reload_self,
 				 .env = svc_env,
+				 .env_file = &d->home->env,
+				 .route_actions = svc_route_actions,
 #ifdef GA_HAVE_SPACE
 				 .room_reflection = svc_room_reflection,
+				 .room_workspace_state = svc_room_workspace_state,
 				 .room_identity = svc_room_identity,
 				 .commitment_abandoned = svc_commitment_abandoned,
 #endif

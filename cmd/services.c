@@ -13,6 +13,7 @@ extern const struct ga_service svc_commitments __attribute__((weak));
 extern const struct ga_service svc_github __attribute__((weak));
 extern const struct ga_service svc_bluesky __attribute__((weak));
 extern const struct ga_service svc_reflection __attribute__((weak));
+extern const struct ga_service svc_workspace __attribute__((weak));
 
 static const struct ga_service *known(int i)
 {
@@ -21,10 +22,11 @@ static const struct ga_service *known(int i)
 	case 1: return &svc_github;
 	case 2: return &svc_bluesky;
 	case 3: return &svc_reflection;
+	case 4: return &svc_workspace;
 	default: return NULL;
 	}
 }
-#define KNOWN_COUNT 4
+#define KNOWN_COUNT 5
 
 void ga_services_start(struct ga_services *s, const struct ga_svc_ctx *ctx)
 {

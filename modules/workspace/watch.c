@@ -1,0 +1,262 @@
+/* The watched workspaces and their discovery: see watch.h. */
+#include "modules/workspace/watch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/json.h"
+#include "common/log.h"
+#include "common/xalloc.h"
+
+static const char *const source_names[WS_SOURCE_COUNT] = {"created", "owner", "room", "bluesky",
+                                                          "github"};
+
+const char *ws_source_name(enum ws_source s)
+{
+	return (unsigned)s < WS_SOURCE_COUNT ? source_names[s] : "?";
+}
+
+int ws_source_parse(const char *s)
+{
+	for (int i = 0; s && i < WS_SOURCE_COUNT; i++)
+		if (strcmp(s, source_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+void ws_watchlist_free(struct ws_watchlist *l)
+{
+	free(l->w);
+	l->w = NULL;
+	l->n = 0;
+}
+
+struct ws_watch *ws_watch_find(struct ws_watchlist *l, const char *owner, const char *repo)
+{
+	for (size_t i = 0; owner && repo && i < l->n; i++)
+		if (strcasecmp(l->w[i].owner, owner) == 0 && strcasecmp(l->w[i].repo, repo) == 0)
+			return &l->w[i];
+	return NULL;
+}
+
+int ws_watch_add(struct ws_watchlist *l, const char *owner, const char *repo, enum ws_source src,
+                 const char *thread, int64_t now_ms, struct ga_err *err)
+{
+	if (!owner || !repo || !gh_valid_owner(owner) || !gh_valid_repo(repo))
+		return err_set(err, "'%.60s/%.100s' is not a GitHub repository name",
+		               owner ? owner : "", repo ? repo : "");
+	struct ws_watch *w = ws_watch_find(l, owner, repo);
+	if (w) {
+		if (!w->thread[0] && thread && *thread)
+			snprintf(w->thread, sizeof w->thread, "%s", thread);
+		return 0;
+	}
+	if (l->n >= WS_MAX_WATCHED)
+		return err_set(err,
+		               "%d workspaces are watched already (the limit): %s/%s is not "
+		               "watched; unwatch one first",
+		               WS_MAX_WATCHED, owner, repo);
+	l->w = xrealloc(l->w, (l->n + 1) * sizeof *l->w);
+	w = &l->w[l->n++];
+	memset(w, 0, sizeof *w);
+	snprintf(w->owner, sizeof w->owner, "%s", owner);
+	snprintf(w->repo, sizeof w->repo, "%s", repo);
+	w->source = src;
+	if (thread)
+		snprintf(w->thread, sizeof w->thread, "%s", thread);
+	w->discovered_ms = now_ms;
+	return 1;
+}
+
+int ws_watch_remove(struct ws_watchlist *l, const char *owner, const char *repo)
+{
+	struct ws_watch *w = ws_watch_find(l, owner, repo);
+	if (!w)
+		return 0;
+	size_t i = (size_t)(w - l->w);
+	memmove(&l->w[i], &l->w[i + 1], (l->n - i - 1) * sizeof *l->w);
+	l->n--;
+	return 1;
+}
+
+void ws_watch_set_plans(struct ws_watch *w, const int *plans, size_t n, int64_t now_ms)
+{
+	size_t from = n > WS_MAX_PLAN_NUMBERS ? n - WS_MAX_PLAN_NUMBERS : 0;
+	w->n_plans = n - from;
+	memcpy(w->plans, plans + from, w->n_plans * sizeof *plans);
+	w->polled_ms = now_ms;
+}
+
+void ws_watch_url(const struct ws_watch *w, char *out, size_t cap)
+{
+	snprintf(out, cap, "https://github.com/%s/%s", w->owner, w->repo);
+}
+
+cJSON *ws_watchlist_to_json(const struct ws_watchlist *l)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "format", WS_STATE_FORMAT);
+	cJSON *arr = cJSON_AddArrayToObject(o, "workspaces");
+	for (size_t i = 0; i < l->n; i++) {
+		const struct ws_watch *w = &l->w[i];
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "owner", w->owner);
+		cJSON_AddStringToObject(e, "repo", w->repo);
+		cJSON_AddStringToObject(e, "source", ws_source_name(w->source));
+		cJSON_AddStringToObject(e, "thread", w->thread);
+		cJSON_AddNumberToObject(e, "discoveredMs", (double)w->discovered_ms);
+		cJSON_AddNumberToObject(e, "polledMs", (double)w->polled_ms);
+		cJSON *pl = cJSON_AddArrayToObject(e, "plans");
+		for (size_t k = 0; k < w->n_plans; k++)
+			cJSON_AddItemToArray(pl, cJSON_CreateNumber(w->plans[k]));
+		cJSON_AddItemToArray(arr, e);
+	}
+	return o;
+}
+
+int ws_watchlist_from_json(struct ws_watchlist *l, const cJSON *data, size_t *skipped,
+                           struct ga_err *err)
+{
+	size_t bad = 0;
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(data, "workspaces");
+	if (!cJSON_IsObject(data) || !cJSON_IsArray(arr))
+		return err_set(err, "the watched workspaces are not {\"workspaces\": [...]}");
+	ws_watchlist_free(l);
+	const cJSON *e;
+	cJSON_ArrayForEach(e, arr)
+	{
+		int src = ws_source_parse(json_string_or(e, "source", ""));
+		struct ga_err e2 = {{0}};
+		if (src < 0 || ws_watch_add(l, json_string_or(e, "owner", NULL),
+		                            json_string_or(e, "repo", NULL), (enum ws_source)src,
+		                            json_string_or(e, "thread", ""),
+		                            json_int_or(e, "discoveredMs", 0), &e2) != 1) {
+			bad++;
+			continue;
+		}
+		struct ws_watch *w = &l->w[l->n - 1];
+		int plans[WS_MAX_PLAN_NUMBERS];
+		size_t np = 0;
+		const cJSON *p;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(e, "plans"))
+		{
+			if (cJSON_IsNumber(p) && p->valuedouble >= 1 && p->valuedouble < 1e9 &&
+			    np < WS_MAX_PLAN_NUMBERS)
+				plans[np++] = (int)p->valuedouble;
+		}
+		ws_watch_set_plans(w, plans, np, json_int_or(e, "polledMs", 0));
+	}
+	if (skipped)
+		*skipped = bad;
+	return 0;
+}
+
+/* The data carries its own format: a new agent version keeps the list. */
+static int keep_format(cJSON *data, const char *from_version, void *ud)
+{
+	(void)from_version;
+	(void)ud;
+	return json_int_or(data, "format", 0) == WS_STATE_FORMAT ? 0 : -1;
+}
+
+int ws_watchlist_load(struct ws_watchlist *l, const struct state_store *st, struct ga_err *err)
+{
+	struct state_load_info info;
+	cJSON *data = state_load(st, WS_STATE_NAME, keep_format, NULL, &info);
+	ws_watchlist_free(l);
+	if (!data) {
+		if (info.status == STATE_CORRUPT || info.status == STATE_UNREADABLE)
+			log_kv(LOG_LEVEL_WARN, "workspace",
+			       "watched workspaces not read: none watched", "status",
+			       state_status_name(info.status), "detail", info.detail);
+		return 0;
+	}
+	size_t skipped = 0;
+	int rc = ws_watchlist_from_json(l, data, &skipped, err);
+	cJSON_Delete(data);
+	if (skipped)
+		log_kv(LOG_LEVEL_WARN, "workspace", "watched workspaces: records skipped", "count",
+		       LOG_INT((int64_t)skipped));
+	return rc;
+}
+
+int ws_watchlist_save(const struct ws_watchlist *l, const struct state_store *st, int64_t now_ms,
+                      struct ga_err *err)
+{
+	cJSON *o = ws_watchlist_to_json(l);
+	int rc = state_save(st, WS_STATE_NAME, o, now_ms, err);
+	cJSON_Delete(o);
+	return rc;
+}
+
+/* --- discovery ------------------------------------------------------------------------ */
+
+bool ws_has_prefix(const char *repo, const char *prefix)
+{
+	size_t n = prefix ? strlen(prefix) : 0;
+	return repo && strlen(repo) >= n && strncasecmp(repo, prefix, n) == 0;
+}
+
+static bool owner_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '-';
+}
+
+static bool repo_char(char c)
+{
+	return owner_char(c) || c == '.' || c == '_';
+}
+
+/* After "github.com/" at s: owner '/' repo. 0 with ref filled, or -1. */
+static int read_ref(const char *s, struct ws_ref *ref)
+{
+	size_t o = 0;
+	while (owner_char(s[o]))
+		o++;
+	if (o == 0 || o > GH_OWNER_MAX || s[o] != '/')
+		return -1;
+	const char *r = s + o + 1;
+	size_t n = 0;
+	while (repo_char(r[n]))
+		n++;
+	/* sentence punctuation is not part of a name: "see github.com/a/b." */
+	while (n > 0 && (r[n - 1] == '.' || r[n - 1] == '_' || r[n - 1] == '-'))
+		n--;
+	if (n > 4 && strncasecmp(r + n - 4, ".git", 4) == 0)
+		n -= 4;
+	if (n == 0 || n > GH_REPO_MAX)
+		return -1;
+	snprintf(ref->owner, sizeof ref->owner, "%.*s", (int)o, s);
+	snprintf(ref->repo, sizeof ref->repo, "%.*s", (int)n, r);
+	return gh_valid_owner(ref->owner) && gh_valid_repo(ref->repo) ? 0 : -1;
+}
+
+size_t ws_find_refs(const char *text, const char *prefix, struct ws_ref *out, size_t max)
+{
+	static const char host[] = "github.com/";
+	size_t n = 0;
+	for (const char *p = text; p && *p && n < max;) {
+		const char *h = strcasestr(p, host);
+		if (!h)
+			break;
+		p = h + sizeof host - 1;
+		/* "notgithub.com/…" is another host; "www.github.com/" and
+		 * "https://github.com/" are GitHub */
+		if (h > text && (owner_char(h[-1]) || h[-1] == '_') &&
+		    !(h - text >= 4 && strncasecmp(h - 4, "www.", 4) == 0))
+			continue;
+		struct ws_ref r;
+		if (read_ref(p, &r) != 0 || !ws_has_prefix(r.repo, prefix))
+			continue;
+		bool dup = false;
+		for (size_t i = 0; i < n && !dup; i++)
+			dup = strcasecmp(out[i].owner, r.owner) == 0 &&
+			      strcasecmp(out[i].repo, r.repo) == 0;
+		if (!dup)
+			out[n++] = r;
+	}
+	return n;
+}

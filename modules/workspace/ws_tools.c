@@ -1,0 +1,57 @@
+/* The model's workspace tools, answered by the engine (workspace.h
+ * ws_tool_call). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "modules/compose/compose.h"
+#include "modules/workspace/ws_int.h"
+
+static void answered(void *ud, bool ok, const char *text)
+{
+	struct compose_call *call = ud;
+	if (ok) {
+		compose_call_done(call, text, false, false);
+		return;
+	}
+	char buf[1200];
+	snprintf(buf, sizeof buf, "Error: %s", text ? text : "failed");
+	compose_call_done(call, buf, true, false);
+}
+
+int ws_tool_call(struct ws *w, const char *action, const cJSON *params, enum ws_source source,
+                 const char *thread, struct compose_call *call)
+{
+	struct ga_err err = {{0}};
+	int rc;
+	if (strcmp(action, "workspace_find") == 0) {
+		rc = ws_find(w, json_string_or(params, "org", NULL), answered, call, &err);
+	} else if (strcmp(action, "workspace_create") == 0) {
+		rc = ws_create(w, json_string_or(params, "org", NULL),
+		               json_string_or(params, "name", NULL),
+		               json_string_or(params, "description", NULL), thread, answered, call,
+		               &err);
+	} else if (strcmp(action, "workspace_watch") == 0) {
+		const char *owner = json_string_or(params, "owner", NULL);
+		const char *repo = json_string_or(params, "repo", NULL);
+		rc = ws_watch(w, owner, repo, source, thread, &err);
+		if (rc >= 0) {
+			char text[WS_REPO_FULL_MAX + 200];
+			snprintf(text, sizeof text,
+			         "%s %s/%s: its plans are read now, and I claim and work on their "
+			         "open "
+			         "tasks one at a time (a pull request each). Progress shows in "
+			         "status "
+			         "and on the dashboard.",
+			         rc == 1 ? "Now watching" : "Already watching", owner, repo);
+			compose_call_done(call, text, false, false);
+			return 1;
+		}
+	} else {
+		return 0;
+	}
+	if (rc != 0)
+		answered(call, false, err.msg);
+	return 1;
+}
