@@ -21,6 +21,7 @@
 #include "modules/identity/self.h"
 #include "modules/budget/budget.h"
 #include "modules/coder/coder.h"
+#include "modules/workspace/workspace.h"
 #include "modules/identity/soul.h"
 
 #define DOCTOR_PROBE_TIMEOUT_MS 15000
@@ -407,6 +408,15 @@ int ga_cmd_status(struct ga_home *h)
 		       (long long)json_int_or(cm, "in_progress", 0),
 		       (long long)json_int_or(cm, "failed", 0),
 		       (long long)json_int_or(cm, "completed", 0));
+	const cJSON *ws = cJSON_GetObjectItemCaseSensitive(
+		cJSON_GetObjectItemCaseSensitive(s, "services"), "workspace");
+	if (ws) {
+		char line[600];
+		ws_status_summary(ws, line, sizeof line);
+		printf("  workspaces   %s\n", line);
+		if (ws_status_task_line(ws, line, sizeof line))
+			printf("  task         %s\n", line);
+	}
 	const cJSON *by = cJSON_GetObjectItemCaseSensitive(s, "lastActivityBy");
 	const cJSON *pl;
 	cJSON_ArrayForEach(pl, by)

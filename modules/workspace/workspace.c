@@ -878,6 +878,28 @@ cJSON *ws_status(const struct ws *w)
 	return o;
 }
 
+void ws_status_summary(const cJSON *status, char *out, size_t cap)
+{
+	const cJSON *plans = cJSON_GetObjectItemCaseSensitive(status, "plans");
+	long long done = 0, total = 0, inprog = 0;
+	const cJSON *p;
+	cJSON_ArrayForEach(p, plans)
+	{
+		done += json_int_or(p, "completed", 0);
+		total += json_int_or(p, "total", 0);
+		inprog += json_int_or(p, "inProgress", 0);
+	}
+	const cJSON *lc = cJSON_GetObjectItemCaseSensitive(status, "lastCycle");
+	snprintf(out, cap,
+	         "%d watched, %d open plans (%lld of %lld tasks completed, %lld in progress), "
+	         "last cycle %lld requests (%lld not modified)%s",
+	         cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(status, "watched")),
+	         cJSON_GetArraySize(plans), done, total, inprog,
+	         (long long)json_int_or(lc, "requests", 0),
+	         (long long)json_int_or(lc, "notModified", 0),
+	         json_bool_or(status, "taskWork", false) ? "" : "; no task work (no coder)");
+}
+
 bool ws_status_task_line(const cJSON *status, char *out, size_t cap)
 {
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(status, "task");

@@ -203,6 +203,10 @@ int ws_tool_call(struct ws *w, const char *action, const cJSON *params, enum ws_
  * {ms, requests, notModified, plans}, "counters": {…}, "lastError"}.
  * Caller frees. */
 cJSON *ws_status(const struct ws *w);
+/* One line on the workspaces from a ws_status object: "2 watched, 3 open
+ * plans (5 of 9 tasks completed, 2 in progress), last cycle 4 requests (3
+ * not modified)". */
+void ws_status_summary(const cJSON *status, char *out, size_t cap);
 /* One line naming the task in progress ("task 2 of acme/www-x#4: Add the
  * page (coder, attempt 1)") from a ws_status object; false when none. */
 bool ws_status_task_line(const cJSON *status, char *out, size_t cap);
