@@ -168,7 +168,7 @@ static void check_three(struct wsfix *fx)
 static void run_three(struct wsfix *fx, const int *order, int n)
 {
 	g_plan = wsfix_plan(fx, "Greetings", 3);
-	if (!wsfix_run(fx, order, n, three_prs, 120000))
+	if (!wsfix_run(fx, order, n, three_prs, 240000))
 		fail_msg("three PRs were not opened");
 	assert_true(wsfix_settle(fx, 60000));
 	/* one more cycle each: the body shows the last reports */
@@ -217,7 +217,7 @@ static void test_one_first(void **state)
 	const int first[] = {1};
 	assert_true(wsfix_run(&fx, first, 1, one_pr, 60000));
 	const int all[] = {1, 0, 2};
-	if (!wsfix_run(&fx, all, 3, three_prs, 120000))
+	if (!wsfix_run(&fx, all, 3, three_prs, 240000))
 		fail_msg("three PRs were not opened");
 	assert_true(wsfix_settle(&fx, 60000));
 	for (int i = 0; i < 3; i++)

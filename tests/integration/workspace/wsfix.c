@@ -348,6 +348,7 @@ void wsfix_cycle(struct wsfix *fx, int i)
 	if (a->cycling || !a->ws)
 		return;
 	a->cycling = true;
+	a->last_cycle_ms = uv_now(&fx->loop);
 	ws_cycle(a->ws, on_cycle, a);
 }
 
@@ -364,8 +365,13 @@ static bool run_tick(void *ctx, const void *arg)
 	struct run_ctx *r = ctx;
 	if (r->cond(r->fx))
 		return true;
-	for (int k = 0; k < r->n; k++)
-		wsfix_cycle(r->fx, r->order[k]);
+	/* each agent again soon after its last cycle: a busy machine is not
+	 * made busier by agents polling back to back */
+	for (int k = 0; k < r->n; k++) {
+		struct wsfix_agent *a = &r->fx->a[r->order[k]];
+		if (!a->cycles || uv_now(&r->fx->loop) - a->last_cycle_ms >= WSFIX_CYCLE_GAP_MS)
+			wsfix_cycle(r->fx, r->order[k]);
+	}
 	return false;
 }
 

@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <uv.h>
 
 #include "adapters/git/git.h"
@@ -33,9 +34,10 @@
 #include "modules/workspace/workspace.h"
 #include "tests/fakes/github/ghfake.h"
 
-#define WSFIX_OWNER "acme"
-#define WSFIX_REPO  "www-lil-intdev-demo"
-#define WSFIX_MAX   4
+#define WSFIX_OWNER        "acme"
+#define WSFIX_REPO         "www-lil-intdev-demo"
+#define WSFIX_MAX          4
+#define WSFIX_CYCLE_GAP_MS 150
 
 struct wsfix_agent {
 	char name[16], login[32], token[48];
@@ -52,6 +54,7 @@ struct wsfix_agent {
 	struct ws *ws;
 	bool cycling;
 	int cycles;
+	uint64_t last_cycle_ms;
 	int room_states; /* workspace_state broadcasts asked */
 	struct wsfix *fx;
 };
