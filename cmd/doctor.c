@@ -412,9 +412,9 @@ int ga_cmd_status(struct ga_home *h)
 		cJSON_GetObjectItemCaseSensitive(s, "services"), "workspace");
 	if (ws) {
 		char line[600];
-		ws_status_summary(ws, line, sizeof line);
+		wsp_status_summary(ws, line, sizeof line);
 		printf("  workspaces   %s\n", line);
-		if (ws_status_task_line(ws, line, sizeof line))
+		if (wsp_status_task_line(ws, line, sizeof line))
 			printf("  task         %s\n", line);
 	}
 	const cJSON *by = cJSON_GetObjectItemCaseSensitive(s, "lastActivityBy");

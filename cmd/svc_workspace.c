@@ -1,6 +1,6 @@
 /*
  * svc_workspace — the work loop as a daemon service (cmd/services.h):
- * modules/workspace's plan-awareness cycle every WS_CYCLE_MS ± 12 % on the
+ * modules/workspace's plan-awareness cycle every WSP_CYCLE_MS ± 12 % on the
  * scheduler ("plan-awareness", spec §3.6), the owner's workspace tools
  * routed to it, the room told of each plan's state. Wiring only.
  *
@@ -41,7 +41,7 @@
 
 struct svc_ws {
 	struct ga_svc_ctx ctx;
-	struct ws *ws;
+	struct wsp *ws;
 	struct git_ctx git;
 	bool have_git;
 	struct coder_config coder;
@@ -105,7 +105,7 @@ static void poke_closed(uv_handle_t *h)
 static int route(void *ud, const char *action, const cJSON *params, struct compose_call *call)
 {
 	struct svc_ws *s = ud;
-	return ws_tool_call(s->ws, action, params, WS_SOURCE_OWNER, "owner:terminal", call);
+	return wsp_tool_call(s->ws, action, params, WSP_SOURCE_OWNER, "owner:terminal", call);
 }
 
 static void cycle_done(void *job)
@@ -116,14 +116,14 @@ static void cycle_done(void *job)
 static void cycle_run(struct sched_job *job, void *ud)
 {
 	struct svc_ws *s = ud;
-	ws_cycle(s->ws, cycle_done, job);
+	wsp_cycle(s->ws, cycle_done, job);
 }
 
 static void cycle_stop(struct sched_job *job, void *ud)
 {
 	(void)job;
 	struct svc_ws *s = ud;
-	ws_quiesce(s->ws);
+	wsp_quiesce(s->ws);
 }
 
 static const char *env_or(const struct ga_svc_ctx *ctx, const char *name)
@@ -142,9 +142,9 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		return NULL;
 	}
 	int64_t cycle, ttl, orphan;
-	if (ga_svc_env_ms(ctx, "GA_WS_CYCLE_MS", 1000, 86400000, WS_CYCLE_MS, &cycle, err) ||
-	    ga_svc_env_ms(ctx, "GA_WS_CLAIM_TTL_MS", 1000, 3600000, WS_CLAIM_TTL_MS, &ttl, err) ||
-	    ga_svc_env_ms(ctx, "GA_WS_ORPHAN_MS", 1000, 86400000, WS_ORPHAN_MS, &orphan, err))
+	if (ga_svc_env_ms(ctx, "GA_WS_CYCLE_MS", 1000, 86400000, WSP_CYCLE_MS, &cycle, err) ||
+	    ga_svc_env_ms(ctx, "GA_WS_CLAIM_TTL_MS", 1000, 3600000, WSP_CLAIM_TTL_MS, &ttl, err) ||
+	    ga_svc_env_ms(ctx, "GA_WS_ORPHAN_MS", 1000, 86400000, WSP_ORPHAN_MS, &orphan, err))
 		return NULL;
 	struct svc_ws *s = xcalloc(1, sizeof *s);
 	s->ctx = *ctx;
@@ -158,7 +158,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		memset(&s->coder, 0, sizeof s->coder);
 	}
 	char *cache = fsx_join(ctx->cfg->memory_dir, GH_PORT_GIT_DIR);
-	s->work_root = fsx_join(ctx->cfg->memory_dir, WS_WORK_DIR);
+	s->work_root = fsx_join(ctx->cfg->memory_dir, WSP_WORK_DIR);
 	if (git_ctx_init(&s->git, ctx->loop, cache, &cerr) == 0)
 		s->have_git = true;
 	else
@@ -173,34 +173,34 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		s->voice = voice_open(path);
 		free(path);
 	}
-	struct ws_config c = {.loop = ctx->loop,
-	                      .gh = ctx->github,
-	                      .outbound = ctx->outbound,
-	                      .journal = ctx->journal,
-	                      .st = ctx->st,
-	                      .dlog = ctx->dlog,
-	                      .coord = coord_of,
-	                      .git = s->have_git ? &s->git : NULL,
-	                      .work_root = s->work_root,
-	                      .coder = &s->coder,
-	                      .skills = ctx->skills,
-	                      .voice = s->voice,
-	                      .login = ctx->cfg->github_username,
-	                      .agent_name = ctx->cfg->agent_name,
-	                      .api_url = ctx->cfg->github_api_url,
-	                      .token = ctx->cfg->github_token,
-	                      .prefix = env_or(ctx, "WORKSPACE_PREFIX"),
-	                      .template_repo = env_or(ctx, "WORKSPACE_TEMPLATE"),
-	                      .default_org = env_or(ctx, "WORKSPACE_ORG"),
-	                      .claim_ttl_ms = ttl,
-	                      .orphan_ms = orphan,
-	                      .store = store_of,
-	                      .paused = paused,
-	                      .room_state = room_state,
-	                      .notify_owner = notify,
-	                      .poke = poke,
-	                      .ud = s};
-	s->ws = ws_new(&c, err);
+	struct wsp_config c = {.loop = ctx->loop,
+	                       .gh = ctx->github,
+	                       .outbound = ctx->outbound,
+	                       .journal = ctx->journal,
+	                       .st = ctx->st,
+	                       .dlog = ctx->dlog,
+	                       .coord = coord_of,
+	                       .git = s->have_git ? &s->git : NULL,
+	                       .work_root = s->work_root,
+	                       .coder = &s->coder,
+	                       .skills = ctx->skills,
+	                       .voice = s->voice,
+	                       .login = ctx->cfg->github_username,
+	                       .agent_name = ctx->cfg->agent_name,
+	                       .api_url = ctx->cfg->github_api_url,
+	                       .token = ctx->cfg->github_token,
+	                       .prefix = env_or(ctx, "WORKSPACE_PREFIX"),
+	                       .template_repo = env_or(ctx, "WORKSPACE_TEMPLATE"),
+	                       .default_org = env_or(ctx, "WORKSPACE_ORG"),
+	                       .claim_ttl_ms = ttl,
+	                       .orphan_ms = orphan,
+	                       .store = store_of,
+	                       .paused = paused,
+	                       .room_state = room_state,
+	                       .notify_owner = notify,
+	                       .poke = poke,
+	                       .ud = s};
+	s->ws = wsp_new(&c, err);
 	if (!s->ws)
 		goto fail;
 	uv_timer_init(ctx->loop, &s->poke);
@@ -208,7 +208,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	struct sched_job_opts o = {
 	        .name = "plan-awareness",
 	        .interval_ms = (uint64_t)cycle,
-	        .jitter_pct = WS_CYCLE_JITTER,
+	        .jitter_pct = WSP_CYCLE_JITTER,
 	        .first_delay_ms =
 	                (uint64_t)(cycle < SVC_FIRST_CYCLE_MAX_MS ? cycle : SVC_FIRST_CYCLE_MAX_MS),
 	        .run = cycle_run,
@@ -218,7 +218,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	if (!s->job) {
 		err_set(err, "the plan-awareness job could not be scheduled");
 		uv_close((uv_handle_t *)&s->poke, NULL);
-		ws_free(s->ws);
+		wsp_free(s->ws);
 		s->ws = NULL;
 		goto fail;
 	}
@@ -241,7 +241,7 @@ fail:
 static cJSON *status(void *svc)
 {
 	struct svc_ws *s = svc;
-	cJSON *o = ws_status(s->ws);
+	cJSON *o = wsp_status(s->ws);
 	if (!s->coder.configured)
 		cJSON_AddStringToObject(o, "coder",
 		                        s->coder_error[0] ? s->coder_error
@@ -252,7 +252,7 @@ static cJSON *status(void *svc)
 static void quiesce(void *svc)
 {
 	struct svc_ws *s = svc;
-	ws_quiesce(s->ws);
+	wsp_quiesce(s->ws);
 	uv_timer_stop(&s->poke);
 }
 
@@ -261,7 +261,7 @@ static void svc_free(void *svc)
 	struct svc_ws *s = svc;
 	if (s->ctx.route_actions)
 		s->ctx.route_actions(s->ctx.ud, NULL, NULL);
-	ws_free(s->ws);
+	wsp_free(s->ws);
 	if (s->have_git)
 		git_ctx_free(&s->git);
 	coder_config_free(&s->coder);

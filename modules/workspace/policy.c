@@ -18,8 +18,8 @@ static void lower_into(char *dst, size_t cap, const char *s)
 	dst[i] = '\0';
 }
 
-void ws_reviewer_hash(const char *login, const char *owner, const char *repo, int64_t pr,
-                      char out[SHA256_HEX_LEN + 1])
+void wsp_reviewer_hash(const char *login, const char *owner, const char *repo, int64_t pr,
+                       char out[SHA256_HEX_LEN + 1])
 {
 	char who[PLAN_LOGIN_MAX + 8];
 	lower_into(who, sizeof who, login);
@@ -28,9 +28,9 @@ void ws_reviewer_hash(const char *login, const char *owner, const char *repo, in
 	sha256_hex(buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : strlen(buf), out);
 }
 
-int ws_designated_reviewer(const char *owner, const char *repo, int64_t pr, const char *author,
-                           const char *const *candidates, size_t n, char *out, size_t cap,
-                           struct decision *d)
+int wsp_designated_reviewer(const char *owner, const char *repo, int64_t pr, const char *author,
+                            const char *const *candidates, size_t n, char *out, size_t cap,
+                            struct decision *d)
 {
 	char best_hex[SHA256_HEX_LEN + 1] = "";
 	const char *best = NULL;
@@ -41,7 +41,7 @@ int ws_designated_reviewer(const char *owner, const char *repo, int64_t pr, cons
 			continue;
 		considered++;
 		char hex[SHA256_HEX_LEN + 1];
-		ws_reviewer_hash(c, owner, repo, pr, hex);
+		wsp_reviewer_hash(c, owner, repo, pr, hex);
 		if (!best || strcmp(hex, best_hex) < 0) {
 			best = c;
 			memcpy(best_hex, hex, sizeof hex);
@@ -63,14 +63,15 @@ int ws_designated_reviewer(const char *owner, const char *repo, int64_t pr, cons
 	return 0;
 }
 
-void ws_agents_add(struct ws_agents *a, const char *login)
+void wsp_agents_add(struct wsp_agents *a, const char *login)
 {
-	if (!login || !plan_valid_login(login) || ws_agents_has(a, login) || a->n >= WS_MAX_AGENTS)
+	if (!login || !plan_valid_login(login) || wsp_agents_has(a, login) ||
+	    a->n >= WSP_MAX_AGENTS)
 		return;
 	lower_into(a->login[a->n++], PLAN_LOGIN_MAX, login);
 }
 
-bool ws_agents_has(const struct ws_agents *a, const char *login)
+bool wsp_agents_has(const struct wsp_agents *a, const char *login)
 {
 	for (size_t i = 0; login && i < a->n; i++)
 		if (strcasecmp(a->login[i], login) == 0)
@@ -78,8 +79,8 @@ bool ws_agents_has(const struct ws_agents *a, const char *login)
 	return false;
 }
 
-int ws_key(char *out, size_t cap, const char *kind, const char *owner, const char *repo, int plan,
-           int task, int attempt)
+int wsp_key(char *out, size_t cap, const char *kind, const char *owner, const char *repo, int plan,
+            int task, int attempt)
 {
 	char both[300];
 	char low[300];
@@ -94,10 +95,10 @@ int ws_key(char *out, size_t cap, const char *kind, const char *owner, const cha
 		n = snprintf(out, cap, "ws-%s:%.12s#%d/%d", kind, hex, plan, task);
 	else
 		n = snprintf(out, cap, "ws-%s:%.12s#%d/%d/a%d", kind, hex, plan, task, attempt);
-	return n < 0 || (size_t)n >= cap || n > WS_KEY_MAX ? -1 : 0;
+	return n < 0 || (size_t)n >= cap || n > WSP_KEY_MAX ? -1 : 0;
 }
 
-char *ws_comment(const char *phrase, const struct plan_marker *m)
+char *wsp_comment(const char *phrase, const struct plan_marker *m)
 {
 	char mk[PLAN_MARKER_MAX];
 	if (plan_marker_format(m, mk, sizeof mk) != 0)
@@ -110,15 +111,15 @@ char *ws_comment(const char *phrase, const struct plan_marker *m)
 	return sb_detach(&sb);
 }
 
-char *ws_task_details(const char *pr_url, const char *shortstat, const struct git_file *files,
-                      size_t n_files, size_t files_dropped, const char *tests_line)
+char *wsp_task_details(const char *pr_url, const char *shortstat, const struct git_file *files,
+                       size_t n_files, size_t files_dropped, const char *tests_line)
 {
 	struct strbuf sb;
 	sb_init(&sb, 0);
 	sb_printf(&sb, "Task completed. PR: %s\n\n", pr_url && *pr_url ? pr_url : "(unknown)");
 	if (shortstat && *shortstat)
 		sb_printf(&sb, "**Changes:** %s\n\n", shortstat);
-	size_t shown = n_files < WS_DETAILS_FILES ? n_files : WS_DETAILS_FILES;
+	size_t shown = n_files < WSP_DETAILS_FILES ? n_files : WSP_DETAILS_FILES;
 	sb_printf(&sb, "**Files changed (%zu):**\n", n_files + files_dropped);
 	for (size_t i = 0; i < shown; i++)
 		sb_printf(&sb, "- `%s`\n", files[i].path);
@@ -129,7 +130,7 @@ char *ws_task_details(const char *pr_url, const char *shortstat, const struct gi
 	return sb_detach(&sb);
 }
 
-void ws_title_norm(const char *title, char *out, size_t cap)
+void wsp_title_norm(const char *title, char *out, size_t cap)
 {
 	size_t k = 0;
 	bool space = false;
@@ -152,14 +153,14 @@ void ws_title_norm(const char *title, char *out, size_t cap)
 	out[k] = '\0';
 }
 
-size_t ws_plan_duplicates(const struct ws_plan_brief *p, size_t n, struct ws_supersede *out,
-                          size_t cap)
+size_t wsp_plan_duplicates(const struct wsp_plan_brief *p, size_t n, struct wsp_supersede *out,
+                           size_t cap)
 {
-	if (n > WS_MAX_PLANS_SEEN)
-		n = WS_MAX_PLANS_SEEN;
-	char norm[WS_MAX_PLANS_SEEN][PLAN_TITLE_MAX];
+	if (n > WSP_MAX_PLANS_SEEN)
+		n = WSP_MAX_PLANS_SEEN;
+	char norm[WSP_MAX_PLANS_SEEN][PLAN_TITLE_MAX];
 	for (size_t i = 0; i < n; i++)
-		ws_title_norm(p[i].title, norm[i], sizeof norm[i]);
+		wsp_title_norm(p[i].title, norm[i], sizeof norm[i]);
 	size_t k = 0;
 	for (size_t i = 0; i < n && k < cap; i++) {
 		if (!norm[i][0])
@@ -177,13 +178,13 @@ size_t ws_plan_duplicates(const struct ws_plan_brief *p, size_t n, struct ws_sup
 		}
 		if (keep != i && !p[i].touched)
 			out[k++] =
-			        (struct ws_supersede){.number = p[i].number, .by = p[keep].number};
+			        (struct wsp_supersede){.number = p[i].number, .by = p[keep].number};
 	}
 	return k;
 }
 
-bool ws_claim_lapsed(const struct plan_task_state *st, const char *me, int64_t now_ms,
-                     int64_t orphan_ms, struct decision *d)
+bool wsp_claim_lapsed(const struct plan_task_state *st, const char *me, int64_t now_ms,
+                      int64_t orphan_ms, struct decision *d)
 {
 	if ((st->status != PLAN_CLAIMED && st->status != PLAN_IN_PROGRESS) || !st->assignee[0]) {
 		decision_set(d, VERDICT_INFO, "claim_live", "task %d is %s, nobody's claim",
@@ -220,7 +221,7 @@ bool ws_claim_lapsed(const struct plan_task_state *st, const char *me, int64_t n
 	return true;
 }
 
-void ws_count(const struct plan_task_state *st, size_t n, struct ws_counts *out)
+void wsp_count(const struct plan_task_state *st, size_t n, struct wsp_counts *out)
 {
 	memset(out, 0, sizeof *out);
 	out->total = (int)n;

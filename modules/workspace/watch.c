@@ -10,30 +10,30 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 
-static const char *const source_names[WS_SOURCE_COUNT] = {"created", "owner", "room", "bluesky",
-                                                          "github"};
+static const char *const source_names[WSP_SOURCE_COUNT] = {"created", "owner", "room", "bluesky",
+                                                           "github"};
 
-const char *ws_source_name(enum ws_source s)
+const char *wsp_source_name(enum wsp_source s)
 {
-	return (unsigned)s < WS_SOURCE_COUNT ? source_names[s] : "?";
+	return (unsigned)s < WSP_SOURCE_COUNT ? source_names[s] : "?";
 }
 
-int ws_source_parse(const char *s)
+int wsp_source_parse(const char *s)
 {
-	for (int i = 0; s && i < WS_SOURCE_COUNT; i++)
+	for (int i = 0; s && i < WSP_SOURCE_COUNT; i++)
 		if (strcmp(s, source_names[i]) == 0)
 			return i;
 	return -1;
 }
 
-void ws_watchlist_free(struct ws_watchlist *l)
+void wsp_watchlist_free(struct wsp_watchlist *l)
 {
 	free(l->w);
 	l->w = NULL;
 	l->n = 0;
 }
 
-struct ws_watch *ws_watch_find(struct ws_watchlist *l, const char *owner, const char *repo)
+struct wsp_watch *wsp_watch_find(struct wsp_watchlist *l, const char *owner, const char *repo)
 {
 	for (size_t i = 0; owner && repo && i < l->n; i++)
 		if (strcasecmp(l->w[i].owner, owner) == 0 && strcasecmp(l->w[i].repo, repo) == 0)
@@ -41,23 +41,23 @@ struct ws_watch *ws_watch_find(struct ws_watchlist *l, const char *owner, const 
 	return NULL;
 }
 
-int ws_watch_add(struct ws_watchlist *l, const char *owner, const char *repo, enum ws_source src,
-                 const char *thread, int64_t now_ms, struct ga_err *err)
+int wsp_watch_add(struct wsp_watchlist *l, const char *owner, const char *repo, enum wsp_source src,
+                  const char *thread, int64_t now_ms, struct ga_err *err)
 {
 	if (!owner || !repo || !gh_valid_owner(owner) || !gh_valid_repo(repo))
 		return err_set(err, "'%.60s/%.100s' is not a GitHub repository name",
 		               owner ? owner : "", repo ? repo : "");
-	struct ws_watch *w = ws_watch_find(l, owner, repo);
+	struct wsp_watch *w = wsp_watch_find(l, owner, repo);
 	if (w) {
 		if (!w->thread[0] && thread && *thread)
 			snprintf(w->thread, sizeof w->thread, "%s", thread);
 		return 0;
 	}
-	if (l->n >= WS_MAX_WATCHED)
+	if (l->n >= WSP_MAX_WATCHED)
 		return err_set(err,
 		               "%d workspaces are watched already (the limit): %s/%s is not "
 		               "watched; unwatch one first",
-		               WS_MAX_WATCHED, owner, repo);
+		               WSP_MAX_WATCHED, owner, repo);
 	l->w = xrealloc(l->w, (l->n + 1) * sizeof *l->w);
 	w = &l->w[l->n++];
 	memset(w, 0, sizeof *w);
@@ -70,9 +70,9 @@ int ws_watch_add(struct ws_watchlist *l, const char *owner, const char *repo, en
 	return 1;
 }
 
-int ws_watch_remove(struct ws_watchlist *l, const char *owner, const char *repo)
+int wsp_watch_remove(struct wsp_watchlist *l, const char *owner, const char *repo)
 {
-	struct ws_watch *w = ws_watch_find(l, owner, repo);
+	struct wsp_watch *w = wsp_watch_find(l, owner, repo);
 	if (!w)
 		return 0;
 	size_t i = (size_t)(w - l->w);
@@ -81,30 +81,30 @@ int ws_watch_remove(struct ws_watchlist *l, const char *owner, const char *repo)
 	return 1;
 }
 
-void ws_watch_set_plans(struct ws_watch *w, const int *plans, size_t n, int64_t now_ms)
+void wsp_watch_set_plans(struct wsp_watch *w, const int *plans, size_t n, int64_t now_ms)
 {
-	size_t from = n > WS_MAX_PLAN_NUMBERS ? n - WS_MAX_PLAN_NUMBERS : 0;
+	size_t from = n > WSP_MAX_PLAN_NUMBERS ? n - WSP_MAX_PLAN_NUMBERS : 0;
 	w->n_plans = n - from;
 	memcpy(w->plans, plans + from, w->n_plans * sizeof *plans);
 	w->polled_ms = now_ms;
 }
 
-void ws_watch_url(const struct ws_watch *w, char *out, size_t cap)
+void wsp_watch_url(const struct wsp_watch *w, char *out, size_t cap)
 {
 	snprintf(out, cap, "https://github.com/%s/%s", w->owner, w->repo);
 }
 
-cJSON *ws_watchlist_to_json(const struct ws_watchlist *l)
+cJSON *wsp_watchlist_to_json(const struct wsp_watchlist *l)
 {
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "format", WS_STATE_FORMAT);
+	cJSON_AddNumberToObject(o, "format", WSP_STATE_FORMAT);
 	cJSON *arr = cJSON_AddArrayToObject(o, "workspaces");
 	for (size_t i = 0; i < l->n; i++) {
-		const struct ws_watch *w = &l->w[i];
+		const struct wsp_watch *w = &l->w[i];
 		cJSON *e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "owner", w->owner);
 		cJSON_AddStringToObject(e, "repo", w->repo);
-		cJSON_AddStringToObject(e, "source", ws_source_name(w->source));
+		cJSON_AddStringToObject(e, "source", wsp_source_name(w->source));
 		cJSON_AddStringToObject(e, "thread", w->thread);
 		cJSON_AddNumberToObject(e, "discoveredMs", (double)w->discovered_ms);
 		cJSON_AddNumberToObject(e, "polledMs", (double)w->polled_ms);
@@ -116,37 +116,37 @@ cJSON *ws_watchlist_to_json(const struct ws_watchlist *l)
 	return o;
 }
 
-int ws_watchlist_from_json(struct ws_watchlist *l, const cJSON *data, size_t *skipped,
-                           struct ga_err *err)
+int wsp_watchlist_from_json(struct wsp_watchlist *l, const cJSON *data, size_t *skipped,
+                            struct ga_err *err)
 {
 	size_t bad = 0;
 	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(data, "workspaces");
 	if (!cJSON_IsObject(data) || !cJSON_IsArray(arr))
 		return err_set(err, "the watched workspaces are not {\"workspaces\": [...]}");
-	ws_watchlist_free(l);
+	wsp_watchlist_free(l);
 	const cJSON *e;
 	cJSON_ArrayForEach(e, arr)
 	{
-		int src = ws_source_parse(json_string_or(e, "source", ""));
+		int src = wsp_source_parse(json_string_or(e, "source", ""));
 		struct ga_err e2 = {{0}};
-		if (src < 0 || ws_watch_add(l, json_string_or(e, "owner", NULL),
-		                            json_string_or(e, "repo", NULL), (enum ws_source)src,
-		                            json_string_or(e, "thread", ""),
-		                            json_int_or(e, "discoveredMs", 0), &e2) != 1) {
+		if (src < 0 || wsp_watch_add(l, json_string_or(e, "owner", NULL),
+		                             json_string_or(e, "repo", NULL), (enum wsp_source)src,
+		                             json_string_or(e, "thread", ""),
+		                             json_int_or(e, "discoveredMs", 0), &e2) != 1) {
 			bad++;
 			continue;
 		}
-		struct ws_watch *w = &l->w[l->n - 1];
-		int plans[WS_MAX_PLAN_NUMBERS];
+		struct wsp_watch *w = &l->w[l->n - 1];
+		int plans[WSP_MAX_PLAN_NUMBERS];
 		size_t np = 0;
 		const cJSON *p;
 		cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(e, "plans"))
 		{
 			if (cJSON_IsNumber(p) && p->valuedouble >= 1 && p->valuedouble < 1e9 &&
-			    np < WS_MAX_PLAN_NUMBERS)
+			    np < WSP_MAX_PLAN_NUMBERS)
 				plans[np++] = (int)p->valuedouble;
 		}
-		ws_watch_set_plans(w, plans, np, json_int_or(e, "polledMs", 0));
+		wsp_watch_set_plans(w, plans, np, json_int_or(e, "polledMs", 0));
 	}
 	if (skipped)
 		*skipped = bad;
@@ -158,14 +158,14 @@ static int keep_format(cJSON *data, const char *from_version, void *ud)
 {
 	(void)from_version;
 	(void)ud;
-	return json_int_or(data, "format", 0) == WS_STATE_FORMAT ? 0 : -1;
+	return json_int_or(data, "format", 0) == WSP_STATE_FORMAT ? 0 : -1;
 }
 
-int ws_watchlist_load(struct ws_watchlist *l, const struct state_store *st, struct ga_err *err)
+int wsp_watchlist_load(struct wsp_watchlist *l, const struct state_store *st, struct ga_err *err)
 {
 	struct state_load_info info;
-	cJSON *data = state_load(st, WS_STATE_NAME, keep_format, NULL, &info);
-	ws_watchlist_free(l);
+	cJSON *data = state_load(st, WSP_STATE_NAME, keep_format, NULL, &info);
+	wsp_watchlist_free(l);
 	if (!data) {
 		if (info.status == STATE_CORRUPT || info.status == STATE_UNREADABLE)
 			log_kv(LOG_LEVEL_WARN, "workspace",
@@ -174,7 +174,7 @@ int ws_watchlist_load(struct ws_watchlist *l, const struct state_store *st, stru
 		return 0;
 	}
 	size_t skipped = 0;
-	int rc = ws_watchlist_from_json(l, data, &skipped, err);
+	int rc = wsp_watchlist_from_json(l, data, &skipped, err);
 	cJSON_Delete(data);
 	if (skipped)
 		log_kv(LOG_LEVEL_WARN, "workspace", "watched workspaces: records skipped", "count",
@@ -182,18 +182,18 @@ int ws_watchlist_load(struct ws_watchlist *l, const struct state_store *st, stru
 	return rc;
 }
 
-int ws_watchlist_save(const struct ws_watchlist *l, const struct state_store *st, int64_t now_ms,
-                      struct ga_err *err)
+int wsp_watchlist_save(const struct wsp_watchlist *l, const struct state_store *st, int64_t now_ms,
+                       struct ga_err *err)
 {
-	cJSON *o = ws_watchlist_to_json(l);
-	int rc = state_save(st, WS_STATE_NAME, o, now_ms, err);
+	cJSON *o = wsp_watchlist_to_json(l);
+	int rc = state_save(st, WSP_STATE_NAME, o, now_ms, err);
 	cJSON_Delete(o);
 	return rc;
 }
 
 /* --- discovery ------------------------------------------------------------------------ */
 
-bool ws_has_prefix(const char *repo, const char *prefix)
+bool wsp_has_prefix(const char *repo, const char *prefix)
 {
 	size_t n = prefix ? strlen(prefix) : 0;
 	return repo && strlen(repo) >= n && strncasecmp(repo, prefix, n) == 0;
@@ -211,7 +211,7 @@ static bool repo_char(char c)
 }
 
 /* After "github.com/" at s: owner '/' repo. 0 with ref filled, or -1. */
-static int read_ref(const char *s, struct ws_ref *ref)
+static int read_ref(const char *s, struct wsp_ref *ref)
 {
 	size_t o = 0;
 	while (owner_char(s[o]))
@@ -234,7 +234,7 @@ static int read_ref(const char *s, struct ws_ref *ref)
 	return gh_valid_owner(ref->owner) && gh_valid_repo(ref->repo) ? 0 : -1;
 }
 
-size_t ws_find_refs(const char *text, const char *prefix, struct ws_ref *out, size_t max)
+size_t wsp_find_refs(const char *text, const char *prefix, struct wsp_ref *out, size_t max)
 {
 	static const char host[] = "github.com/";
 	size_t n = 0;
@@ -248,8 +248,8 @@ size_t ws_find_refs(const char *text, const char *prefix, struct ws_ref *out, si
 		if (h > text && (owner_char(h[-1]) || h[-1] == '_') &&
 		    !(h - text >= 4 && strncasecmp(h - 4, "www.", 4) == 0))
 			continue;
-		struct ws_ref r;
-		if (read_ref(p, &r) != 0 || !ws_has_prefix(r.repo, prefix))
+		struct wsp_ref r;
+		if (read_ref(p, &r) != 0 || !wsp_has_prefix(r.repo, prefix))
 			continue;
 		bool dup = false;
 		for (size_t i = 0; i < n && !dup; i++)

@@ -11,25 +11,25 @@
  * case-insensitively, as GitHub does):
  *   owner, repo, url        https://github.com/<owner>/<repo>
  *   source                  how it came: created, owner, room, bluesky,
- *                           github (WS_SOURCE_*)
+ *                           github (WSP_SOURCE_*)
  *   thread                  the conversation it was found in (a Bluesky
  *                           thread URI, "space:room"), "" when none; filled
  *                           in later when first unknown
  *   discovered_ms, polled_ms
  *   plans                   the open plan issues seen at the last poll
  *
- * Discovery (ws_find_refs): "github.com/<owner>/<repo>" in a text, with or
+ * Discovery (wsp_find_refs): "github.com/<owner>/<repo>" in a text, with or
  * without a scheme, the repository name starting with the prefix (compared
  * case-insensitively); the repository ends at '/', '?', '#', whitespace or
  * sentence punctuation, a trailing ".git" is dropped. Other GitHub pages
  * (github.com/orgs/…, /settings, …) are not repositories. Pure.
  *
- * Bounds: WS_MAX_WATCHED records (a new one beyond is refused with a
+ * Bounds: WSP_MAX_WATCHED records (a new one beyond is refused with a
  * sentence: the owner unwatches one first — `general-agent` never drops a
- * workspace it works in on its own), WS_MAX_PLAN_NUMBERS plan numbers per
- * record (the newest kept), WS_THREAD_MAX bytes of a thread.
+ * workspace it works in on its own), WSP_MAX_PLAN_NUMBERS plan numbers per
+ * record (the newest kept), WSP_THREAD_MAX bytes of a thread.
  *
- * Ownership: struct ws_watchlist owns its records (ws_watchlist_free;
+ * Ownership: struct wsp_watchlist owns its records (wsp_watchlist_free;
  * a zeroed list is empty). Pointers into it are valid until the next call
  * that adds or removes a record.
  */
@@ -45,86 +45,86 @@
 #include "common/err.h"
 #include "modules/state/state.h"
 
-#define WS_STATE_NAME       "watched_workspaces"
-#define WS_STATE_FORMAT     1
-#define WS_MAX_WATCHED      32
-#define WS_MAX_PLAN_NUMBERS 16
-#define WS_THREAD_MAX       300
-#define WS_PREFIX_MAX       64
-#define WS_DEFAULT_PREFIX   "www-lil-intdev-"
-#define WS_REPO_FULL_MAX    (GH_OWNER_MAX + GH_REPO_MAX + 2) /* "owner/repo" */
+#define WSP_STATE_NAME       "watched_workspaces"
+#define WSP_STATE_FORMAT     1
+#define WSP_MAX_WATCHED      32
+#define WSP_MAX_PLAN_NUMBERS 16
+#define WSP_THREAD_MAX       300
+#define WSP_PREFIX_MAX       64
+#define WSP_DEFAULT_PREFIX   "www-lil-intdev-"
+#define WSP_REPO_FULL_MAX    (GH_OWNER_MAX + GH_REPO_MAX + 2) /* "owner/repo" */
 
-enum ws_source {
-	WS_SOURCE_CREATED,
-	WS_SOURCE_OWNER,
-	WS_SOURCE_ROOM,
-	WS_SOURCE_BLUESKY,
-	WS_SOURCE_GITHUB,
-	WS_SOURCE_COUNT,
+enum wsp_source {
+	WSP_SOURCE_CREATED,
+	WSP_SOURCE_OWNER,
+	WSP_SOURCE_ROOM,
+	WSP_SOURCE_BLUESKY,
+	WSP_SOURCE_GITHUB,
+	WSP_SOURCE_COUNT,
 };
-const char *ws_source_name(enum ws_source s); /* "created", "owner", ... */
-int ws_source_parse(const char *s);           /* -1 when unknown */
+const char *wsp_source_name(enum wsp_source s); /* "created", "owner", ... */
+int wsp_source_parse(const char *s);            /* -1 when unknown */
 
-struct ws_watch {
+struct wsp_watch {
 	char owner[GH_OWNER_MAX + 1];
 	char repo[GH_REPO_MAX + 1];
-	enum ws_source source;
-	char thread[WS_THREAD_MAX];
+	enum wsp_source source;
+	char thread[WSP_THREAD_MAX];
 	int64_t discovered_ms;
 	int64_t polled_ms; /* 0 = never */
-	int plans[WS_MAX_PLAN_NUMBERS];
+	int plans[WSP_MAX_PLAN_NUMBERS];
 	size_t n_plans;
 };
 
-struct ws_watchlist {
-	struct ws_watch *w;
+struct wsp_watchlist {
+	struct wsp_watch *w;
 	size_t n;
 };
 
-void ws_watchlist_free(struct ws_watchlist *l);
+void wsp_watchlist_free(struct wsp_watchlist *l);
 
 /* The record of owner/repo (any case), or NULL. */
-struct ws_watch *ws_watch_find(struct ws_watchlist *l, const char *owner, const char *repo);
+struct wsp_watch *wsp_watch_find(struct wsp_watchlist *l, const char *owner, const char *repo);
 
 /* Watches owner/repo. 1 added; 0 already watched (a thread is filled in
  * when the record had none); -1 with err (a name GitHub would refuse, or
- * WS_MAX_WATCHED reached). thread may be NULL. */
-int ws_watch_add(struct ws_watchlist *l, const char *owner, const char *repo, enum ws_source src,
-                 const char *thread, int64_t now_ms, struct ga_err *err);
+ * WSP_MAX_WATCHED reached). thread may be NULL. */
+int wsp_watch_add(struct wsp_watchlist *l, const char *owner, const char *repo, enum wsp_source src,
+                  const char *thread, int64_t now_ms, struct ga_err *err);
 /* 1 removed, 0 not watched. */
-int ws_watch_remove(struct ws_watchlist *l, const char *owner, const char *repo);
-/* Replaces the record's plan numbers (the newest WS_MAX_PLAN_NUMBERS). */
-void ws_watch_set_plans(struct ws_watch *w, const int *plans, size_t n, int64_t now_ms);
+int wsp_watch_remove(struct wsp_watchlist *l, const char *owner, const char *repo);
+/* Replaces the record's plan numbers (the newest WSP_MAX_PLAN_NUMBERS). */
+void wsp_watch_set_plans(struct wsp_watch *w, const int *plans, size_t n, int64_t now_ms);
 
 /* "https://github.com/<owner>/<repo>" into out. */
-void ws_watch_url(const struct ws_watch *w, char *out, size_t cap);
+void wsp_watch_url(const struct wsp_watch *w, char *out, size_t cap);
 
 /* {"format":1,"workspaces":[{owner,repo,source,thread,discoveredMs,
  * polledMs,plans}]}. Caller frees. */
-cJSON *ws_watchlist_to_json(const struct ws_watchlist *l);
-/* Reads what ws_watchlist_to_json wrote (replacing l's records). Records
+cJSON *wsp_watchlist_to_json(const struct wsp_watchlist *l);
+/* Reads what wsp_watchlist_to_json wrote (replacing l's records). Records
  * that do not read (a bad name, a missing field) are skipped and counted
  * in *skipped (may be NULL). -1 with err when data is not that object. */
-int ws_watchlist_from_json(struct ws_watchlist *l, const cJSON *data, size_t *skipped,
-                           struct ga_err *err);
+int wsp_watchlist_from_json(struct wsp_watchlist *l, const cJSON *data, size_t *skipped,
+                            struct ga_err *err);
 
 /* The state file: load (a missing file is an empty list; a file from
  * another version is kept, the data has its own format) and save. */
-int ws_watchlist_load(struct ws_watchlist *l, const struct state_store *st, struct ga_err *err);
-int ws_watchlist_save(const struct ws_watchlist *l, const struct state_store *st, int64_t now_ms,
-                      struct ga_err *err);
+int wsp_watchlist_load(struct wsp_watchlist *l, const struct state_store *st, struct ga_err *err);
+int wsp_watchlist_save(const struct wsp_watchlist *l, const struct state_store *st, int64_t now_ms,
+                       struct ga_err *err);
 
 /* A repository named in a text. */
-struct ws_ref {
+struct wsp_ref {
 	char owner[GH_OWNER_MAX + 1];
 	char repo[GH_REPO_MAX + 1];
 };
 
 /* Finds workspace repositories (name starting with prefix, any case) in
  * text: at most max, without duplicates. Returns the number found. */
-size_t ws_find_refs(const char *text, const char *prefix, struct ws_ref *out, size_t max);
+size_t wsp_find_refs(const char *text, const char *prefix, struct wsp_ref *out, size_t max);
 
 /* True when repo starts with prefix (ASCII case-insensitive). */
-bool ws_has_prefix(const char *repo, const char *prefix);
+bool wsp_has_prefix(const char *repo, const char *prefix);
 
 #endif

@@ -17,14 +17,14 @@
 #include "modules/conversation/store.h"
 #include "modules/coord/coord.h"
 #include "modules/journal/journal.h"
-#include "modules/workspace/ws_int.h"
+#include "modules/workspace/wsp_int.h"
 
 static const char *or_default(const char *s, const char *def)
 {
 	return s && *s ? s : def;
 }
 
-struct ws *ws_new(const struct ws_config *c, struct ga_err *err)
+struct wsp *wsp_new(const struct wsp_config *c, struct ga_err *err)
 {
 	if (!c || !c->loop || !c->gh || !c->outbound || !c->journal || !c->st || !c->login ||
 	    !*c->login) {
@@ -36,26 +36,26 @@ struct ws *ws_new(const struct ws_config *c, struct ga_err *err)
 		err_set(err, "AGENT_GITHUB_USERNAME '%.60s' is not a GitHub login", c->login);
 		return NULL;
 	}
-	struct ws *w = xcalloc(1, sizeof *w);
+	struct wsp *w = xcalloc(1, sizeof *w);
 	w->c = *c;
 	w->login = xstrdup(c->login);
 	w->agent_name = xstrdup(or_default(c->agent_name, c->login));
 	w->api_url = xstrdup(or_default(c->api_url, "https://api.github.com"));
 	w->token = c->token ? xstrdup(c->token) : NULL;
 	w->work_root = c->work_root ? xstrdup(c->work_root) : NULL;
-	w->prefix = xstrdup(or_default(c->prefix, WS_DEFAULT_PREFIX));
-	w->template_repo = xstrdup(or_default(c->template_repo, WS_DEFAULT_TEMPLATE));
-	w->default_org = xstrdup(or_default(c->default_org, WS_DEFAULT_ORG));
+	w->prefix = xstrdup(or_default(c->prefix, WSP_DEFAULT_PREFIX));
+	w->template_repo = xstrdup(or_default(c->template_repo, WSP_DEFAULT_TEMPLATE));
+	w->default_org = xstrdup(or_default(c->default_org, WSP_DEFAULT_ORG));
 	w->c.login = w->login;
 	w->c.agent_name = w->agent_name;
 	if (w->c.claim_ttl_ms <= 0)
-		w->c.claim_ttl_ms = WS_CLAIM_TTL_MS;
+		w->c.claim_ttl_ms = WSP_CLAIM_TTL_MS;
 	if (w->c.orphan_ms <= 0)
-		w->c.orphan_ms = WS_ORPHAN_MS;
+		w->c.orphan_ms = WSP_ORPHAN_MS;
 	w->anchor = xcalloc(1, sizeof *w->anchor);
 	w->anchor->w = w;
 	w->anchor->refs = 1;
-	if (ws_watchlist_load(&w->watch, c->st, err) != 0)
+	if (wsp_watchlist_load(&w->watch, c->st, err) != 0)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "watched workspaces not read", "error", err->msg);
 	err_clear(err);
 	/* what the room and Bluesky said before this start is not discovery */
@@ -63,22 +63,22 @@ struct ws *ws_new(const struct ws_config *c, struct ga_err *err)
 	return w;
 }
 
-void ws_quiesce(struct ws *w)
+void wsp_quiesce(struct wsp *w)
 {
 	if (!w || w->quiescing)
 		return;
 	w->quiescing = true;
-	ws_run_cancel(w);
+	wsp_run_cancel(w);
 }
 
-void ws_free(struct ws *w)
+void wsp_free(struct wsp *w)
 {
 	if (!w)
 		return;
 	for (size_t i = 0; i < w->nplans; i++)
-		ws_plan_free(w->plans[i]);
-	ws_watchlist_free(&w->watch);
-	struct ws_anchor *a = w->anchor;
+		wsp_plan_free(w->plans[i]);
+	wsp_watchlist_free(&w->watch);
+	struct wsp_anchor *a = w->anchor;
 	a->w = NULL;
 	if (--a->refs <= 0)
 		free(a);
@@ -93,35 +93,35 @@ void ws_free(struct ws *w)
 	free(w);
 }
 
-bool ws_busy(const struct ws *w)
+bool wsp_busy(const struct wsp *w)
 {
 	return w && w->run != NULL;
 }
 
-static bool can_work(const struct ws *w)
+static bool can_work(const struct wsp *w)
 {
 	return w->c.git && w->work_root && w->c.coder && w->c.coder->configured && w->c.skills;
 }
 
-static void save_watch(struct ws *w)
+static void save_watch(struct wsp *w)
 {
 	struct ga_err err = {{0}};
-	if (ws_watchlist_save(&w->watch, w->c.st, time_now_ms(), &err) != 0)
-		ws_error(w, "the watched workspaces were not saved: %s", err.msg);
+	if (wsp_watchlist_save(&w->watch, w->c.st, time_now_ms(), &err) != 0)
+		wsp_error(w, "the watched workspaces were not saved: %s", err.msg);
 }
 
-int ws_watch(struct ws *w, const char *owner, const char *repo, enum ws_source src,
-             const char *thread, struct ga_err *err)
+int wsp_watch(struct wsp *w, const char *owner, const char *repo, enum wsp_source src,
+              const char *thread, struct ga_err *err)
 {
-	int rc = ws_watch_add(&w->watch, owner, repo, src, thread, time_now_ms(), err);
+	int rc = wsp_watch_add(&w->watch, owner, repo, src, thread, time_now_ms(), err);
 	if (rc < 0)
 		return -1;
 	if (rc == 1) {
 		save_watch(w);
 		struct decision d;
 		decision_set(&d, VERDICT_INFO, "workspace_watched", "%s/%s is watched (%s)", owner,
-		             repo, ws_source_name(src));
-		ws_note(w, owner, repo, 0, 0, STAGE_EVENT, &d);
+		             repo, wsp_source_name(src));
+		wsp_note(w, owner, repo, 0, 0, STAGE_EVENT, &d);
 	}
 	if (w->c.poke)
 		w->c.poke(w->c.ud);
@@ -134,18 +134,18 @@ int ws_watch(struct ws *w, const char *owner, const char *repo, enum ws_source s
 static int source_of_key(const char *key)
 {
 	if (strncmp(key, "space:", 6) == 0)
-		return WS_SOURCE_ROOM;
+		return WSP_SOURCE_ROOM;
 	if (strncmp(key, "owner:", 6) == 0)
-		return WS_SOURCE_OWNER;
+		return WSP_SOURCE_OWNER;
 	if (strncmp(key, "github:", 7) == 0)
-		return WS_SOURCE_GITHUB;
-	return WS_SOURCE_BLUESKY;
+		return WSP_SOURCE_GITHUB;
+	return WSP_SOURCE_BLUESKY;
 }
 
 /* New messages of people we take work from (the owner, the room's host,
  * peer agents) naming a workspace. A stranger's link is not a reason to
  * run a coder on a repository. */
-static void discover(struct ws *w)
+static void discover(struct wsp *w)
 {
 	struct conv_store *s = w->c.store ? w->c.store(w->c.ud) : NULL;
 	if (!s)
@@ -169,13 +169,13 @@ static void discover(struct ws *w)
 			    m->author_kind != CONV_AUTHOR_HOST &&
 			    m->author_kind != CONV_AUTHOR_PEER)
 				continue;
-			struct ws_ref refs[4];
-			size_t nr = ws_find_refs(m->text, w->prefix, refs, 4);
+			struct wsp_ref refs[4];
+			size_t nr = wsp_find_refs(m->text, w->prefix, refs, 4);
 			for (size_t r = 0; r < nr; r++) {
 				struct ga_err err = {{0}};
-				if (ws_watch(w, refs[r].owner, refs[r].repo, (enum ws_source)src,
-				             key, &err) < 0)
-					ws_error(w, "%s", err.msg);
+				if (wsp_watch(w, refs[r].owner, refs[r].repo, (enum wsp_source)src,
+				              key, &err) < 0)
+					wsp_error(w, "%s", err.msg);
 			}
 		}
 	}
@@ -185,13 +185,13 @@ static void discover(struct ws *w)
 /* --- the cycle ------------------------------------------------------------------------------ */
 
 struct cyc {
-	struct ws_anchor *a;
+	struct wsp_anchor *a;
 	void (*done)(void *ud);
 	void *ud;
 	size_t wi;
 	cJSON *issues; /* the current workspace's plan issues */
 	int pi;
-	struct ws_plan *fresh[WS_MAX_PLANS_SEEN];
+	struct wsp_plan *fresh[WSP_MAX_PLANS_SEEN];
 	size_t nfresh;
 	struct gh_stats before;
 	int64_t t0;
@@ -202,7 +202,7 @@ static void cyc_next_ws(struct cyc *cy);
 
 static void cyc_end(struct cyc *cy)
 {
-	struct ws *w = ws_drop(cy->a);
+	struct wsp *w = wsp_drop(cy->a);
 	if (w) {
 		struct gh_stats after;
 		gh_client_stats(w->c.gh, &after);
@@ -219,7 +219,7 @@ static void cyc_end(struct cyc *cy)
 	}
 	cJSON_Delete(cy->issues);
 	for (size_t i = 0; i < cy->nfresh; i++)
-		ws_plan_free(cy->fresh[i]);
+		wsp_plan_free(cy->fresh[i]);
 	void (*done)(void *) = cy->done;
 	void *ud = cy->ud;
 	free(cy);
@@ -228,23 +228,23 @@ static void cyc_end(struct cyc *cy)
 }
 
 /* The plans of workspace wi are replaced by the fresh ones. */
-static void replace_plans(struct ws *w, struct cyc *cy, const struct ws_watch *ww)
+static void replace_plans(struct wsp *w, struct cyc *cy, const struct wsp_watch *ww)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < w->nplans; i++) {
-		struct ws_plan *p = w->plans[i];
+		struct wsp_plan *p = w->plans[i];
 		if (strcasecmp(p->owner, ww->owner) == 0 && strcasecmp(p->repo, ww->repo) == 0)
-			ws_plan_free(p);
+			wsp_plan_free(p);
 		else
 			w->plans[k++] = p;
 	}
 	w->nplans = k;
 	for (size_t i = 0; i < cy->nfresh; i++) {
-		if (w->nplans < WS_MAX_PLANS) {
+		if (w->nplans < WSP_MAX_PLANS) {
 			w->plans[w->nplans++] = cy->fresh[i];
 		} else {
 			w->plans_dropped++;
-			ws_plan_free(cy->fresh[i]);
+			wsp_plan_free(cy->fresh[i]);
 		}
 	}
 	cy->nfresh = 0;
@@ -252,7 +252,7 @@ static void replace_plans(struct ws *w, struct cyc *cy, const struct ws_watch *w
 
 /* The tasks of a plan: number, title, status, assignee, pr, prUrl (and
  * attempt, failures for the status). */
-static cJSON *tasks_json(const struct ws_plan *p, bool full)
+static cJSON *tasks_json(const struct wsp_plan *p, bool full)
 {
 	cJSON *tasks = cJSON_CreateArray();
 	for (size_t i = 0; i < p->plan.n_tasks; i++) {
@@ -280,21 +280,22 @@ static cJSON *tasks_json(const struct ws_plan *p, bool full)
 }
 
 /* The room hears the state of each plan whose counts changed. */
-static void broadcast_state(struct ws *w, const struct ws_plan *p)
+static void broadcast_state(struct wsp *w, const struct wsp_plan *p)
 {
 	if (!w->c.room_state)
 		return;
 	char key[sizeof w->sent[0].key];
 	snprintf(key, sizeof key, "%s/%s#%d", p->owner, p->repo, p->number);
-	struct ws_sent *s = NULL;
+	struct wsp_sent *s = NULL;
 	for (size_t i = 0; i < w->nsent && !s; i++)
 		if (strcmp(w->sent[i].key, key) == 0)
 			s = &w->sent[i];
 	int64_t now = time_now_ms();
-	if (s && memcmp(&s->c, &p->counts, sizeof s->c) == 0 && now - s->at_ms < WS_STATE_RESEND_MS)
+	if (s && memcmp(&s->c, &p->counts, sizeof s->c) == 0 &&
+	    now - s->at_ms < WSP_STATE_RESEND_MS)
 		return;
 	cJSON *o = cJSON_CreateObject();
-	char repo[WS_REPO_FULL_MAX];
+	char repo[WSP_REPO_FULL_MAX];
 	snprintf(repo, sizeof repo, "%s/%s", p->owner, p->repo);
 	cJSON_AddStringToObject(o, "workspace", repo);
 	cJSON_AddNumberToObject(o, "plan", p->number);
@@ -309,8 +310,8 @@ static void broadcast_state(struct ws *w, const struct ws_plan *p)
 		return;
 	w->n.states_sent++;
 	if (!s) {
-		if (w->nsent >= WS_SENT_MAX) {
-			memmove(&w->sent[0], &w->sent[1], (WS_SENT_MAX - 1) * sizeof w->sent[0]);
+		if (w->nsent >= WSP_SENT_MAX) {
+			memmove(&w->sent[0], &w->sent[1], (WSP_SENT_MAX - 1) * sizeof w->sent[0]);
 			w->nsent--;
 		}
 		s = &w->sent[w->nsent++];
@@ -323,7 +324,7 @@ static void broadcast_state(struct ws *w, const struct ws_plan *p)
 /* --- duplicates ----------------------------------------------------------------------------- */
 
 struct dup_op {
-	struct ws_anchor *a;
+	struct wsp_anchor *a;
 	char owner[GH_OWNER_MAX + 1], repo[GH_REPO_MAX + 1];
 	int number, by;
 };
@@ -332,7 +333,7 @@ static void dup_closed(void *ud, bool ok, const char *artifact, const char *why)
 {
 	(void)artifact;
 	struct dup_op *op = ud;
-	struct ws *w = ws_drop(op->a);
+	struct wsp *w = wsp_drop(op->a);
 	if (w) {
 		struct decision d;
 		if (ok) {
@@ -343,7 +344,7 @@ static void dup_closed(void *ud, bool ok, const char *artifact, const char *why)
 			decision_set(&d, VERDICT_FAIL, "plan_superseded", "plan #%d not closed: %s",
 			             op->number, why ? why : "?");
 		}
-		ws_note(w, op->owner, op->repo, op->number, 0, STAGE_OUTBOUND, &d);
+		wsp_note(w, op->owner, op->repo, op->number, 0, STAGE_OUTBOUND, &d);
 	}
 	free(op);
 }
@@ -352,15 +353,15 @@ static void dup_commented(void *ud, bool ok, const char *artifact, const char *w
 {
 	(void)artifact;
 	struct dup_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w || !ok) {
 		dup_closed(op, false, NULL, why ? why : "stopping");
 		return;
 	}
-	char target[WS_REPO_FULL_MAX + 40];
+	char target[WSP_REPO_FULL_MAX + 40];
 	snprintf(target, sizeof target, "github:%s:%s:edit:%d", op->owner, op->repo, op->number);
-	char key[WS_KEY_MAX + 1];
-	ws_key(key, sizeof key, "supersede-labels", op->owner, op->repo, op->number, 0, 0);
+	char key[WSP_KEY_MAX + 1];
+	wsp_key(key, sizeof key, "supersede-labels", op->owner, op->repo, op->number, 0, 0);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "op", "labels");
 	cJSON *l = cJSON_AddArrayToObject(extra, "labels");
@@ -368,17 +369,17 @@ static void dup_commented(void *ud, bool ok, const char *artifact, const char *w
 	cJSON_AddItemToArray(l, cJSON_CreateString(PLAN_LABEL_SUPERSEDED));
 	char text[96];
 	snprintf(text, sizeof text, "plan #%d labelled superseded", op->number);
-	struct ws_send s = {.target = target, .text = text, .key = key, .extra = extra};
-	ws_send(w, &s, NULL, NULL);
+	struct wsp_send s = {.target = target, .text = text, .key = key, .extra = extra};
+	wsp_send(w, &s, NULL, NULL);
 	cJSON_Delete(extra);
 	cJSON *close = cJSON_CreateObject();
 	cJSON_AddStringToObject(close, "op", "issue");
 	cJSON_AddStringToObject(close, "state", "closed");
 	cJSON_AddStringToObject(close, "state_reason", "not_planned");
-	ws_key(key, sizeof key, "supersede-close", op->owner, op->repo, op->number, 0, 0);
+	wsp_key(key, sizeof key, "supersede-close", op->owner, op->repo, op->number, 0, 0);
 	snprintf(text, sizeof text, "plan #%d closed as superseded by #%d", op->number, op->by);
-	struct ws_send s2 = {.target = target, .text = text, .key = key, .extra = close};
-	ws_send(w, &s2, dup_closed, op);
+	struct wsp_send s2 = {.target = target, .text = text, .key = key, .extra = close};
+	wsp_send(w, &s2, dup_closed, op);
 	cJSON_Delete(close);
 }
 
@@ -387,9 +388,9 @@ static void on_dup_lock(void *ud, enum coord_result res, const char *holder, con
 	(void)holder;
 	(void)why;
 	struct dup_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w || res != COORD_WON) {
-		ws_drop(op->a);
+		wsp_drop(op->a);
 		free(op);
 		return;
 	}
@@ -400,29 +401,29 @@ static void on_dup_lock(void *ud, enum coord_result res, const char *holder, con
 	         "Superseded by #%d, which has the same title. Closing this one so every agent "
 	         "works from one plan.",
 	         op->by);
-	char target[WS_REPO_FULL_MAX + 40];
+	char target[WSP_REPO_FULL_MAX + 40];
 	snprintf(target, sizeof target, "github:%s:%s:issue:%d", op->owner, op->repo, op->number);
-	char key[WS_KEY_MAX + 1];
-	ws_key(key, sizeof key, "supersede", op->owner, op->repo, op->number, 0, 0);
-	struct ws_send s = {.target = target, .text = text, .key = key};
-	ws_send(w, &s, dup_commented, op);
+	char key[WSP_KEY_MAX + 1];
+	wsp_key(key, sizeof key, "supersede", op->owner, op->repo, op->number, 0, 0);
+	struct wsp_send s = {.target = target, .text = text, .key = key};
+	wsp_send(w, &s, dup_commented, op);
 }
 
-static void consolidate(struct ws *w, const struct ws_watch *ww)
+static void consolidate(struct wsp *w, const struct wsp_watch *ww)
 {
-	struct ws_plan_brief b[WS_MAX_PLANS_SEEN];
+	struct wsp_plan_brief b[WSP_MAX_PLANS_SEEN];
 	size_t n = 0;
-	for (size_t i = 0; i < w->nplans && n < WS_MAX_PLANS_SEEN; i++) {
-		const struct ws_plan *p = w->plans[i];
+	for (size_t i = 0; i < w->nplans && n < WSP_MAX_PLANS_SEEN; i++) {
+		const struct wsp_plan *p = w->plans[i];
 		if (strcasecmp(p->owner, ww->owner) == 0 && strcasecmp(p->repo, ww->repo) == 0)
-			b[n++] = (struct ws_plan_brief){p->number, p->plan.title, p->touched};
+			b[n++] = (struct wsp_plan_brief){p->number, p->plan.title, p->touched};
 	}
-	struct ws_supersede sup[WS_MAX_PLANS_SEEN];
-	size_t ns = ws_plan_duplicates(b, n, sup, WS_MAX_PLANS_SEEN);
-	struct coord *c = ws_coord(w);
+	struct wsp_supersede sup[WSP_MAX_PLANS_SEEN];
+	size_t ns = wsp_plan_duplicates(b, n, sup, WSP_MAX_PLANS_SEEN);
+	struct coord *c = wsp_coord(w);
 	for (size_t i = 0; i < ns; i++) {
 		struct dup_op *op = xcalloc(1, sizeof *op);
-		op->a = ws_hold(w);
+		op->a = wsp_hold(w);
 		snprintf(op->owner, sizeof op->owner, "%s", ww->owner);
 		snprintf(op->repo, sizeof op->repo, "%s", ww->repo);
 		op->number = sup[i].number;
@@ -440,23 +441,23 @@ static void consolidate(struct ws *w, const struct ws_watch *ww)
 
 static void cyc_ws_done(struct cyc *cy)
 {
-	struct ws *w = cy->a->w;
+	struct wsp *w = cy->a->w;
 	if (!w) {
 		cyc_end(cy);
 		return;
 	}
-	struct ws_watch *ww = &w->watch.w[cy->wi];
-	int nums[WS_MAX_PLANS_SEEN];
+	struct wsp_watch *ww = &w->watch.w[cy->wi];
+	int nums[WSP_MAX_PLANS_SEEN];
 	for (size_t i = 0; i < cy->nfresh; i++)
 		nums[i] = cy->fresh[i]->number;
-	ws_watch_set_plans(ww, nums, cy->nfresh, time_now_ms());
+	wsp_watch_set_plans(ww, nums, cy->nfresh, time_now_ms());
 	replace_plans(w, cy, ww);
 	consolidate(w, ww);
 	for (size_t i = 0; i < w->nplans; i++) {
-		struct ws_plan *p = w->plans[i];
+		struct wsp_plan *p = w->plans[i];
 		if (strcasecmp(p->owner, ww->owner) != 0 || strcasecmp(p->repo, ww->repo) != 0)
 			continue;
-		ws_sync_body(w, p, false);
+		wsp_sync_body(w, p, false);
 		broadcast_state(w, p);
 	}
 	cJSON_Delete(cy->issues);
@@ -470,28 +471,29 @@ static void cyc_next_plan(struct cyc *cy);
 static void on_plan_comments(const struct gh_result *res, void *ud)
 {
 	struct cyc *cy = ud;
-	struct ws *w = cy->a->w;
+	struct wsp *w = cy->a->w;
 	if (!w) {
 		cyc_end(cy);
 		return;
 	}
-	const struct ws_watch *ww = &w->watch.w[cy->wi];
+	const struct wsp_watch *ww = &w->watch.w[cy->wi];
 	const cJSON *issue = cJSON_GetArrayItem(cy->issues, cy->pi);
 	struct decision d;
 	if (res->kind != GH_OK) {
 		decision_set(&d, VERDICT_FAIL, "plan_comments", "the comments of #%d: %s",
 		             (int)json_int_or(issue, "number", 0), res->msg);
-		ws_note(w, ww->owner, ww->repo, (int)json_int_or(issue, "number", 0), 0,
-		        STAGE_EVENT, &d);
+		wsp_note(w, ww->owner, ww->repo, (int)json_int_or(issue, "number", 0), 0,
+		         STAGE_EVENT, &d);
 	} else {
-		struct ws_events e;
-		ws_events_read(&e, res->json);
-		struct ws_plan *p = ws_plan_new(ww->owner, ww->repo, issue, &e, time_now_ms(), &d);
-		ws_events_free(&e);
-		if (p && cy->nfresh < WS_MAX_PLANS_SEEN)
+		struct wsp_events e;
+		wsp_events_read(&e, res->json);
+		struct wsp_plan *p =
+		        wsp_plan_new(ww->owner, ww->repo, issue, &e, time_now_ms(), &d);
+		wsp_events_free(&e);
+		if (p && cy->nfresh < WSP_MAX_PLANS_SEEN)
 			cy->fresh[cy->nfresh++] = p;
 		else
-			ws_plan_free(p);
+			wsp_plan_free(p);
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, d.reason, "rule", d.rule);
 	}
 	cy->pi++;
@@ -500,22 +502,22 @@ static void on_plan_comments(const struct gh_result *res, void *ud)
 
 static void cyc_next_plan(struct cyc *cy)
 {
-	struct ws *w = cy->a->w;
+	struct wsp *w = cy->a->w;
 	if (!w || w->quiescing) {
 		cyc_end(cy);
 		return;
 	}
-	const struct ws_watch *ww = &w->watch.w[cy->wi];
+	const struct wsp_watch *ww = &w->watch.w[cy->wi];
 	int n = cJSON_GetArraySize(cy->issues);
 	while (cy->pi < n) {
 		const cJSON *issue = cJSON_GetArrayItem(cy->issues, cy->pi);
 		int64_t number = json_int_or(issue, "number", 0);
 		struct ga_err err = {{0}};
-		if (gh_comments_list(w->c.gh, ww->owner, ww->repo, number, WS_MAX_COMMENTS,
+		if (gh_comments_list(w->c.gh, ww->owner, ww->repo, number, WSP_MAX_COMMENTS,
 		                     on_plan_comments, cy, &err) != 0)
 			return;
-		ws_error(w, "the comments of %s/%s#%" PRId64 " were not asked for: %s", ww->owner,
-		         ww->repo, number, err.msg);
+		wsp_error(w, "the comments of %s/%s#%" PRId64 " were not asked for: %s", ww->owner,
+		          ww->repo, number, err.msg);
 		cy->pi++;
 	}
 	cyc_ws_done(cy);
@@ -524,17 +526,17 @@ static void cyc_next_plan(struct cyc *cy)
 static void on_plan_issues(const struct gh_result *res, void *ud)
 {
 	struct cyc *cy = ud;
-	struct ws *w = cy->a->w;
+	struct wsp *w = cy->a->w;
 	if (!w) {
 		cyc_end(cy);
 		return;
 	}
-	const struct ws_watch *ww = &w->watch.w[cy->wi];
+	const struct wsp_watch *ww = &w->watch.w[cy->wi];
 	if (res->kind != GH_OK) {
 		struct decision d;
 		decision_set(&d, VERDICT_FAIL, "plan_list", "the plans of %s/%s were not read: %s",
 		             ww->owner, ww->repo, res->msg);
-		ws_note(w, ww->owner, ww->repo, 0, 0, STAGE_EVENT, &d);
+		wsp_note(w, ww->owner, ww->repo, 0, 0, STAGE_EVENT, &d);
 		cy->wi++;
 		cyc_next_ws(cy);
 		return;
@@ -549,7 +551,7 @@ static void on_plan_issues(const struct gh_result *res, void *ud)
 		if (!plan_is_plan(json_string_or(it, "title", ""),
 		                  json_string_or(it, "body", NULL)))
 			continue;
-		if (cJSON_GetArraySize(cy->issues) >= WS_MAX_PLANS_SEEN)
+		if (cJSON_GetArraySize(cy->issues) >= WSP_MAX_PLANS_SEEN)
 			break;
 		cJSON_AddItemToArray(cy->issues, cJSON_Duplicate(it, 1));
 	}
@@ -565,7 +567,7 @@ static void cyc_choose(struct cyc *cy);
 struct reset_op {
 	struct cyc *cy;
 	char lock[COORD_MAX_KEY];
-	struct ws_plan *p; /* borrowed from w->plans: valid until the next poll */
+	struct wsp_plan *p; /* borrowed from w->plans: valid until the next poll */
 	struct plan_task_state st;
 };
 
@@ -574,9 +576,9 @@ static void on_reset_sent(void *ud, bool ok, const char *artifact, const char *w
 	(void)artifact;
 	struct reset_op *op = ud;
 	struct cyc *cy = op->cy;
-	struct ws *w = cy->a->w;
+	struct wsp *w = cy->a->w;
 	if (w) {
-		struct coord *c = ws_coord(w);
+		struct coord *c = wsp_coord(w);
 		if (c)
 			coord_release(c, op->lock);
 		struct decision d;
@@ -589,8 +591,8 @@ static void on_reset_sent(void *ud, bool ok, const char *artifact, const char *w
 			decision_set(&d, VERDICT_FAIL, "claim_reset", "task %d was not reset: %s",
 			             op->st.task, why ? why : "?");
 		}
-		ws_note(w, op->p->owner, op->p->repo, op->p->number, op->st.task, STAGE_OUTBOUND,
-		        &d);
+		wsp_note(w, op->p->owner, op->p->repo, op->p->number, op->st.task, STAGE_OUTBOUND,
+		         &d);
 	}
 	free(op);
 	cyc_choose(cy);
@@ -602,7 +604,7 @@ static void on_reset_lock(void *ud, enum coord_result res, const char *holder, c
 	(void)why;
 	struct reset_op *op = ud;
 	struct cyc *cy = op->cy;
-	struct ws *w = cy->a->w;
+	struct wsp *w = cy->a->w;
 	if (!w || res != COORD_WON) {
 		/* the holder (or someone resetting it) has the lock: alive */
 		free(op);
@@ -624,18 +626,18 @@ static void on_reset_lock(void *ud, enum coord_result res, const char *holder, c
 	                        .task = op->st.task,
 	                        .attempt = op->st.attempt};
 	snprintf(m.agent, sizeof m.agent, "%s", w->login);
-	char key[WS_KEY_MAX + 1];
-	ws_key(key, sizeof key, "reset", op->p->owner, op->p->repo, op->p->number, op->st.task,
-	       op->st.attempt);
-	ws_send_comment(w, op->p->owner, op->p->repo, op->p->number, VOICE_GH_TASK_FAILED, text,
-	                NULL, NULL, &m, key, on_reset_sent, op);
+	char key[WSP_KEY_MAX + 1];
+	wsp_key(key, sizeof key, "reset", op->p->owner, op->p->repo, op->p->number, op->st.task,
+	        op->st.attempt);
+	wsp_send_comment(w, op->p->owner, op->p->repo, op->p->number, VOICE_GH_TASK_FAILED, text,
+	                 NULL, NULL, &m, key, on_reset_sent, op);
 	free(text);
 }
 
 static void cyc_lapsed(struct cyc *cy)
 {
-	struct ws *w = cy->a->w;
-	struct coord *c = w ? ws_coord(w) : NULL;
+	struct wsp *w = cy->a->w;
+	struct coord *c = w ? wsp_coord(w) : NULL;
 	/* Only a shared backend tells a lapsed lock from a live one: with the
 	 * in-process one every other agent's lock looks free. */
 	if (!c || strcmp(coord_name(c), "local") == 0) {
@@ -644,18 +646,18 @@ static void cyc_lapsed(struct cyc *cy)
 	}
 	int64_t now = time_now_ms();
 	for (size_t i = 0; i < w->nplans; i++) {
-		struct ws_plan *p = w->plans[i];
+		struct wsp_plan *p = w->plans[i];
 		for (size_t k = 0; k < p->plan.n_tasks; k++) {
 			struct decision d;
-			if (!ws_claim_lapsed(&p->st[k], w->login, now, w->c.orphan_ms, &d))
+			if (!wsp_claim_lapsed(&p->st[k], w->login, now, w->c.orphan_ms, &d))
 				continue;
-			ws_note(w, p->owner, p->repo, p->number, p->st[k].task, STAGE_GATE, &d);
+			wsp_note(w, p->owner, p->repo, p->number, p->st[k].task, STAGE_GATE, &d);
 			struct reset_op *op = xcalloc(1, sizeof *op);
 			op->cy = cy;
 			op->p = p;
 			op->st = p->st[k];
-			ws_task_lock(op->lock, sizeof op->lock, p->owner, p->repo, p->number,
-			             p->st[k].task);
+			wsp_task_lock(op->lock, sizeof op->lock, p->owner, p->repo, p->number,
+			              p->st[k].task);
 			if (coord_claim(c, op->lock, w->c.claim_ttl_ms, on_reset_lock, op) != 0) {
 				free(op);
 				continue;
@@ -672,7 +674,7 @@ static void on_claim_settled(void *ud)
 }
 
 /* An abandon notice for a task that failed too often: once, any agent. */
-static void post_notice(struct ws *w, const struct ws_plan *p, int task, int failures)
+static void post_notice(struct wsp *w, const struct wsp_plan *p, int task, int failures)
 {
 	static const char notice_text[] =
 	        "Task {{number}} ({{title}}) has failed {{failures}} times across the agents and "
@@ -687,51 +689,51 @@ static void post_notice(struct ws *w, const struct ws_plan *p, int task, int fai
 	char *text = voice_interpolate(notice_text, names, values, 3);
 	struct plan_marker m = {.kind = PLAN_MARK_ABANDON, .plan = p->number, .task = task};
 	snprintf(m.agent, sizeof m.agent, "%s", w->login);
-	char key[WS_KEY_MAX + 1];
-	ws_key(key, sizeof key, "abandon", p->owner, p->repo, p->number, task, 0);
-	ws_send_comment(w, p->owner, p->repo, p->number, VOICE_GH_TASK_FAILED, text, NULL, NULL, &m,
-	                key, NULL, NULL);
+	char key[WSP_KEY_MAX + 1];
+	wsp_key(key, sizeof key, "abandon", p->owner, p->repo, p->number, task, 0);
+	wsp_send_comment(w, p->owner, p->repo, p->number, VOICE_GH_TASK_FAILED, text, NULL, NULL,
+	                 &m, key, NULL, NULL);
 	free(text);
-	ws_tell_owner(w, "task %d of %s/%s#%d failed %d times: it waits for you", task, p->owner,
-	              p->repo, p->number, failures);
+	wsp_tell_owner(w, "task %d of %s/%s#%d failed %d times: it waits for you", task, p->owner,
+	               p->repo, p->number, failures);
 }
 
 static void on_late_review(void *ud, bool ok, const char *artifact, const char *why)
 {
 	(void)artifact;
-	struct ws *w = ws_drop(ud);
+	struct wsp *w = wsp_drop(ud);
 	if (w && !ok)
-		ws_error(w, "a review request was not made: %s", why ? why : "?");
+		wsp_error(w, "a review request was not made: %s", why ? why : "?");
 }
 
 /* Our open PRs without a requested reviewer (none was known when the PR
  * was opened, or a restart came between): the designated one is asked now
  * that the markers name other agents. Once per PR (the journal's key). */
-static void request_late_reviews(struct ws *w)
+static void request_late_reviews(struct wsp *w)
 {
 	for (size_t i = 0; i < w->nplans; i++) {
-		struct ws_plan *p = w->plans[i];
+		struct wsp_plan *p = w->plans[i];
 		for (size_t k = 0; k < p->plan.n_tasks; k++) {
 			const struct plan_task_state *t = &p->st[k];
 			if (t->pr <= 0 || strcasecmp(t->assignee, w->login) != 0)
 				continue;
-			char key[WS_KEY_MAX + 1];
-			ws_key(key, sizeof key, "review-rq", p->owner, p->repo, t->pr, 0, 0);
+			char key[WSP_KEY_MAX + 1];
+			wsp_key(key, sizeof key, "review-rq", p->owner, p->repo, t->pr, 0, 0);
 			if (journal_state_of(w->c.journal, key) != JOURNAL_NONE &&
 			    journal_state_of(w->c.journal, key) != JOURNAL_FAILED)
 				continue;
 			char who[PLAN_LOGIN_MAX];
-			struct ws_anchor *a = ws_hold(w);
-			if (ws_request_review(w, p->owner, p->repo, p->number, t->task, t->pr, who,
-			                      sizeof who, on_late_review, a) != 0)
-				ws_drop(a);
+			struct wsp_anchor *a = wsp_hold(w);
+			if (wsp_request_review(w, p->owner, p->repo, p->number, t->task, t->pr, who,
+			                       sizeof who, on_late_review, a) != 0)
+				wsp_drop(a);
 		}
 	}
 }
 
 static void cyc_choose(struct cyc *cy)
 {
-	struct ws *w = cy->a->w;
+	struct wsp *w = cy->a->w;
 	if (w && !w->quiescing)
 		request_late_reviews(w);
 	if (!w || w->quiescing || w->run || !can_work(w) || (w->c.paused && w->c.paused(w->c.ud))) {
@@ -740,17 +742,17 @@ static void cyc_choose(struct cyc *cy)
 	}
 	/* ours first: a task we hold without a PR was cut by a restart */
 	for (size_t i = 0; i < w->nplans; i++) {
-		struct ws_plan *p = w->plans[i];
+		struct wsp_plan *p = w->plans[i];
 		for (size_t k = 0; k < p->plan.n_tasks; k++) {
 			const struct plan_task_state *t = &p->st[k];
 			if ((t->status == PLAN_CLAIMED || t->status == PLAN_IN_PROGRESS) &&
 			    t->pr == 0 && strcasecmp(t->assignee, w->login) == 0) {
-				ws_claim(w, p, t->task, t->attempt, true, on_claim_settled, cy);
+				wsp_claim(w, p, t->task, t->attempt, true, on_claim_settled, cy);
 				return;
 			}
 		}
 	}
-	struct plan_candidate cand[WS_MAX_PLANS];
+	struct plan_candidate cand[WSP_MAX_PLANS];
 	size_t n = 0;
 	for (size_t i = 0; i < w->nplans; i++)
 		cand[n++] = (struct plan_candidate){w->plans[i]->number, &w->plans[i]->plan,
@@ -765,40 +767,40 @@ static void cyc_choose(struct cyc *cy)
 		cyc_end(cy);
 		return;
 	}
-	struct ws_plan *p = w->plans[ch.candidate];
-	ws_note(w, p->owner, p->repo, p->number, ch.task, STAGE_GATE, &ch.d);
-	ws_claim(w, p, ch.task, ch.next_attempt, false, on_claim_settled, cy);
+	struct wsp_plan *p = w->plans[ch.candidate];
+	wsp_note(w, p->owner, p->repo, p->number, ch.task, STAGE_GATE, &ch.d);
+	wsp_claim(w, p, ch.task, ch.next_attempt, false, on_claim_settled, cy);
 }
 
 static void cyc_next_ws(struct cyc *cy)
 {
-	struct ws *w = cy->a->w;
+	struct wsp *w = cy->a->w;
 	if (!w || w->quiescing) {
 		cyc_end(cy);
 		return;
 	}
 	while (cy->wi < w->watch.n) {
-		const struct ws_watch *ww = &w->watch.w[cy->wi];
+		const struct wsp_watch *ww = &w->watch.w[cy->wi];
 		struct gh_issue_query q = {.state = "open",
 		                           .labels = PLAN_LABEL,
 		                           .sort = "created",
 		                           .direction = "desc",
-		                           .max_items = WS_MAX_PLANS_SEEN * 2};
+		                           .max_items = WSP_MAX_PLANS_SEEN * 2};
 		struct ga_err err = {{0}};
 		if (gh_issues_list(w->c.gh, ww->owner, ww->repo, &q, on_plan_issues, cy, &err) != 0)
 			return;
-		ws_error(w, "the plans of %s/%s were not asked for: %s", ww->owner, ww->repo,
-		         err.msg);
+		wsp_error(w, "the plans of %s/%s were not asked for: %s", ww->owner, ww->repo,
+		          err.msg);
 		cy->wi++;
 	}
 	save_watch(w);
 	cyc_lapsed(cy);
 }
 
-void ws_cycle(struct ws *w, void (*done)(void *ud), void *ud)
+void wsp_cycle(struct wsp *w, void (*done)(void *ud), void *ud)
 {
 	struct cyc *cy = xcalloc(1, sizeof *cy);
-	cy->a = ws_hold(w);
+	cy->a = wsp_hold(w);
 	cy->done = done;
 	cy->ud = ud;
 	cy->t0 = time_now_ms();
@@ -811,10 +813,10 @@ void ws_cycle(struct ws *w, void (*done)(void *ud), void *ud)
 
 /* --- status -------------------------------------------------------------------------------- */
 
-static cJSON *plan_json(const struct ws_plan *p)
+static cJSON *plan_json(const struct wsp_plan *p)
 {
 	cJSON *o = cJSON_CreateObject();
-	char repo[WS_REPO_FULL_MAX];
+	char repo[WSP_REPO_FULL_MAX];
 	snprintf(repo, sizeof repo, "%s/%s", p->owner, p->repo);
 	cJSON_AddStringToObject(o, "repo", repo);
 	cJSON_AddNumberToObject(o, "number", p->number);
@@ -830,21 +832,21 @@ static cJSON *plan_json(const struct ws_plan *p)
 	return o;
 }
 
-cJSON *ws_status(const struct ws *w)
+cJSON *wsp_status(const struct wsp *w)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "login", w->login);
 	cJSON_AddBoolToObject(o, "taskWork", can_work(w));
 	cJSON *wl = cJSON_AddArrayToObject(o, "watched");
 	for (size_t i = 0; i < w->watch.n; i++) {
-		const struct ws_watch *ww = &w->watch.w[i];
+		const struct wsp_watch *ww = &w->watch.w[i];
 		cJSON *e = cJSON_CreateObject();
-		char repo[WS_REPO_FULL_MAX], url[GH_URL_MAX];
+		char repo[WSP_REPO_FULL_MAX], url[GH_URL_MAX];
 		snprintf(repo, sizeof repo, "%s/%s", ww->owner, ww->repo);
-		ws_watch_url(ww, url, sizeof url);
+		wsp_watch_url(ww, url, sizeof url);
 		cJSON_AddStringToObject(e, "repo", repo);
 		cJSON_AddStringToObject(e, "url", url);
-		cJSON_AddStringToObject(e, "source", ws_source_name(ww->source));
+		cJSON_AddStringToObject(e, "source", wsp_source_name(ww->source));
 		cJSON_AddNumberToObject(e, "polledMs", (double)ww->polled_ms);
 		cJSON_AddItemToArray(wl, e);
 	}
@@ -853,7 +855,7 @@ cJSON *ws_status(const struct ws *w)
 		cJSON_AddItemToArray(pl, plan_json(w->plans[i]));
 	if (w->plans_dropped)
 		cJSON_AddNumberToObject(o, "plansDropped", (double)w->plans_dropped);
-	cJSON_AddItemToObject(o, "task", ws_run_status(w));
+	cJSON_AddItemToObject(o, "task", wsp_run_status(w));
 	cJSON *lc = cJSON_AddObjectToObject(o, "lastCycle");
 	cJSON_AddNumberToObject(lc, "atMs", (double)w->last.at_ms);
 	cJSON_AddNumberToObject(lc, "ms", (double)w->last.ms);
@@ -878,7 +880,7 @@ cJSON *ws_status(const struct ws *w)
 	return o;
 }
 
-void ws_status_summary(const cJSON *status, char *out, size_t cap)
+void wsp_status_summary(const cJSON *status, char *out, size_t cap)
 {
 	const cJSON *plans = cJSON_GetObjectItemCaseSensitive(status, "plans");
 	long long done = 0, total = 0, inprog = 0;
@@ -900,7 +902,7 @@ void ws_status_summary(const cJSON *status, char *out, size_t cap)
 	         json_bool_or(status, "taskWork", false) ? "" : "; no task work (no coder)");
 }
 
-bool ws_status_task_line(const cJSON *status, char *out, size_t cap)
+bool wsp_status_task_line(const cJSON *status, char *out, size_t cap)
 {
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(status, "task");
 	if (!cJSON_IsObject(t))

@@ -8,8 +8,8 @@
  * port is modules/github/port.h), with an idempotency key that makes it
  * happen once across restarts and kill -9.
  *
- * The cycle (ws_cycle; the daemon's "plan-awareness" job every
- * WS_CYCLE_MS ±12 %, never in --social-only mode, never two at once). It
+ * The cycle (wsp_cycle; the daemon's "plan-awareness" job every
+ * WSP_CYCLE_MS ±12 %, never in --social-only mode, never two at once). It
  * runs on the loop between network answers, so Bluesky, the room and the
  * commitments go on while it waits; the coder's run is not part of the
  * cycle (it goes on in its own job, one task at a time per agent):
@@ -39,7 +39,7 @@
  *
  * A claim (§3.7, per task, race-free):
  *   a. the coordination backend's lock "task:<owner>/<repo>#<plan>/task-<n>"
- *      (local, the room's claims, or Redis), WS_CLAIM_TTL_MS, renewed while
+ *      (local, the room's claims, or Redis), WSP_CLAIM_TTL_MS, renewed while
  *      the agent works on the task and released when it is done — so an
  *      agent killed mid-claim holds nothing past the TTL;
  *   b. the plan's comments read again: still claimable?
@@ -59,9 +59,9 @@
  * resumed: taskexec's record continues the same attempt (no second branch)
  * and the PR's key finds a PR opened before the kill.
  *
- * Workspaces (§3.1): ws_find lists an organisation's repositories for the
- * first one with the prefix (the oldest); ws_create does the same under
- * the coordination lock "workspace:<org>" (WS_CREATE_TTL_MS; a second agent
+ * Workspaces (§3.1): wsp_find lists an organisation's repositories for the
+ * first one with the prefix (the oldest); wsp_create does the same under
+ * the coordination lock "workspace:<org>" (WSP_CREATE_TTL_MS; a second agent
  * asked at once waits for it, then finds the first one's) and creates the
  * repository from the template (outbound, create-repo) when there is none:
  * one workspace per organisation. Created and found workspaces are watched.
@@ -70,15 +70,15 @@
  * under platform "github", conversation "plan:<owner>/<repo>#<n>" and
  * message id "task-<n>" (the plan's own steps: "plan").
  *
- * Bounds: WS_MAX_WATCHED workspaces (watch.h), WS_MAX_PLANS_SEEN open
- * plans read per workspace (the newest), WS_MAX_PLANS plans in the status
+ * Bounds: WSP_MAX_WATCHED workspaces (watch.h), WSP_MAX_PLANS_SEEN open
+ * plans read per workspace (the newest), WSP_MAX_PLANS plans in the status
  * (the rest counted), PLAN_MAX_EVENTS markers per plan (taskstate.h),
- * WS_MAX_COMMENTS comments read per plan, WS_MAX_TOOL_CALLS find/create
+ * WSP_MAX_COMMENTS comments read per plan, WSP_MAX_TOOL_CALLS find/create
  * requests in flight (more are refused with a sentence).
  *
- * Lifetime: ws_quiesce stops new work and cancels a running task at its
+ * Lifetime: wsp_quiesce stops new work and cancels a running task at its
  * next step (its record is kept: the next start resumes it); calls in
- * flight finish through an anchor, so answers after ws_free are dropped.
+ * flight finish through an anchor, so answers after wsp_free are dropped.
  * Free after outbound_close and before the GitHub client. One loop.
  */
 #ifndef GA_MODULES_WORKSPACE_H
@@ -92,20 +92,20 @@
 #include "common/err.h"
 #include "modules/workspace/watch.h"
 
-#define WS_CYCLE_MS         180000 /* plan awareness (§3.6) */
-#define WS_CYCLE_JITTER     0.12
-#define WS_CLAIM_TTL_MS     120000           /* the task lock; renewed every third of it */
-#define WS_ORPHAN_MS        (15 * 60 * 1000) /* a claim without progress lapses */
-#define WS_CREATE_TTL_MS    120000
-#define WS_CREATE_WAIT_MS   60000 /* how long a second creator waits for the first */
-#define WS_MAX_PLANS        64
-#define WS_MAX_COMMENTS     1000
-#define WS_MAX_TOOL_CALLS   8
-#define WS_STATE_RESEND_MS  (30 * 60 * 1000) /* workspace_state again, unchanged */
-#define WS_DEFAULT_TEMPLATE "internet-development/www-sacred"
-#define WS_DEFAULT_ORG      "internet-development"
-#define WS_DEFAULT_DESC     "Collaborative development workspace"
-#define WS_WORK_DIR         "tasks" /* the task clones, under the memory directory */
+#define WSP_CYCLE_MS         180000 /* plan awareness (§3.6) */
+#define WSP_CYCLE_JITTER     0.12
+#define WSP_CLAIM_TTL_MS     120000           /* the task lock; renewed every third of it */
+#define WSP_ORPHAN_MS        (15 * 60 * 1000) /* a claim without progress lapses */
+#define WSP_CREATE_TTL_MS    120000
+#define WSP_CREATE_WAIT_MS   60000 /* how long a second creator waits for the first */
+#define WSP_MAX_PLANS        64
+#define WSP_MAX_COMMENTS     1000
+#define WSP_MAX_TOOL_CALLS   8
+#define WSP_STATE_RESEND_MS  (30 * 60 * 1000) /* workspace_state again, unchanged */
+#define WSP_DEFAULT_TEMPLATE "internet-development/www-sacred"
+#define WSP_DEFAULT_ORG      "internet-development"
+#define WSP_DEFAULT_DESC     "Collaborative development workspace"
+#define WSP_WORK_DIR         "tasks" /* the task clones, under the memory directory */
 
 struct coder_config;
 struct compose_call;
@@ -120,7 +120,7 @@ struct skills;
 struct state_store;
 struct voice;
 
-struct ws_config {
+struct wsp_config {
 	uv_loop_t *loop;
 	struct gh_client *gh;         /* required: every read */
 	struct outbound *outbound;    /* required: every write */
@@ -140,11 +140,11 @@ struct ws_config {
 	const char *agent_name;           /* our holder name in coordination claims */
 	const char *api_url;              /* GITHUB_API_URL (the git host follows it) */
 	const char *token;                /* for git's fetches; NULL: none */
-	const char *prefix;               /* NULL: WS_DEFAULT_PREFIX */
-	const char *template_repo;        /* "owner/name"; NULL: WS_DEFAULT_TEMPLATE */
-	const char *default_org;          /* NULL: WS_DEFAULT_ORG */
-	int64_t claim_ttl_ms;             /* 0: WS_CLAIM_TTL_MS */
-	int64_t orphan_ms;                /* 0: WS_ORPHAN_MS */
+	const char *prefix;               /* NULL: WSP_DEFAULT_PREFIX */
+	const char *template_repo;        /* "owner/name"; NULL: WSP_DEFAULT_TEMPLATE */
+	const char *default_org;          /* NULL: WSP_DEFAULT_ORG */
+	int64_t claim_ttl_ms;             /* 0: WSP_CLAIM_TTL_MS */
+	int64_t orphan_ms;                /* 0: WSP_ORPHAN_MS */
 	/* Discovery reads the conversations (may be NULL). */
 	struct conv_store *(*store)(void *ud);
 	/* The kill switch: no claim while paused (may be NULL). */
@@ -160,57 +160,57 @@ struct ws_config {
 	void *ud;
 };
 
-struct ws;
+struct wsp;
 
 /* Loads the watch list. NULL with err when a required part is missing. */
-struct ws *ws_new(const struct ws_config *c, struct ga_err *err);
+struct wsp *wsp_new(const struct wsp_config *c, struct ga_err *err);
 /* No new work; a running task is cancelled at its next step (resumed at
  * the next start). Idempotent. */
-void ws_quiesce(struct ws *w);
-void ws_free(struct ws *w); /* NULL ok */
+void wsp_quiesce(struct wsp *w);
+void wsp_free(struct wsp *w); /* NULL ok */
 
 /* One plan-awareness cycle; done (may be NULL) is called once, from the
  * loop, when the cycle is over (a task it started runs on). */
-void ws_cycle(struct ws *w, void (*done)(void *ud), void *ud);
+void wsp_cycle(struct wsp *w, void (*done)(void *ud), void *ud);
 
 /* Watches owner/repo (the owner's "work on acme/www-…", a tool) and asks
  * for a cycle. 1 added, 0 already watched, -1 with err. */
-int ws_watch(struct ws *w, const char *owner, const char *repo, enum ws_source src,
-             const char *thread, struct ga_err *err);
+int wsp_watch(struct wsp *w, const char *owner, const char *repo, enum wsp_source src,
+              const char *thread, struct ga_err *err);
 
 /* The answer of a find or a create: ok, and a short text for the model
  * ({"found":…,"name":…,"url":…} or a sentence). Borrowed for the call. */
-typedef void (*ws_answer_fn)(void *ud, bool ok, const char *text);
+typedef void (*wsp_answer_fn)(void *ud, bool ok, const char *text);
 /* The workspace of org (NULL: the default organisation). -1 with err when
  * refused at once (bad name, too many calls). */
-int ws_find(struct ws *w, const char *org, ws_answer_fn done, void *ud, struct ga_err *err);
+int wsp_find(struct wsp *w, const char *org, wsp_answer_fn done, void *ud, struct ga_err *err);
 /* Creates <prefix><name> in org from the template unless org has a
  * workspace already (then that one is the answer). thread: the
  * conversation that asked (kept with the watch), may be NULL. */
-int ws_create(struct ws *w, const char *org, const char *name, const char *description,
-              const char *thread, ws_answer_fn done, void *ud, struct ga_err *err);
+int wsp_create(struct wsp *w, const char *org, const char *name, const char *description,
+               const char *thread, wsp_answer_fn done, void *ud, struct ga_err *err);
 
 /* The model's workspace tools (local-tools/tools_workspace.c), answered
  * on call when done: workspace_find {org?}, workspace_create {name,
  * description?, org?}, workspace_watch {owner, repo} (source: who asked,
  * thread: the conversation, may be NULL). 1 when action is one of them
  * (the call is answered, now or later), 0 otherwise. */
-int ws_tool_call(struct ws *w, const char *action, const cJSON *params, enum ws_source source,
-                 const char *thread, struct compose_call *call);
+int wsp_tool_call(struct wsp *w, const char *action, const cJSON *params, enum wsp_source source,
+                  const char *thread, struct compose_call *call);
 
 /* {"watched":[…], "plans":[{repo, number, title, url, counts…, tasks:[{number,
  * title, status, assignee, pr, prUrl}]}], "task": {…} | null, "lastCycle":
  * {ms, requests, notModified, plans}, "counters": {…}, "lastError"}.
  * Caller frees. */
-cJSON *ws_status(const struct ws *w);
-/* One line on the workspaces from a ws_status object: "2 watched, 3 open
+cJSON *wsp_status(const struct wsp *w);
+/* One line on the workspaces from a wsp_status object: "2 watched, 3 open
  * plans (5 of 9 tasks completed, 2 in progress), last cycle 4 requests (3
  * not modified)". */
-void ws_status_summary(const cJSON *status, char *out, size_t cap);
+void wsp_status_summary(const cJSON *status, char *out, size_t cap);
 /* One line naming the task in progress ("task 2 of acme/www-x#4: Add the
- * page (coder, attempt 1)") from a ws_status object; false when none. */
-bool ws_status_task_line(const cJSON *status, char *out, size_t cap);
+ * page (coder, attempt 1)") from a wsp_status object; false when none. */
+bool wsp_status_task_line(const cJSON *status, char *out, size_t cap);
 /* True while a task of ours runs. */
-bool ws_busy(const struct ws *w);
+bool wsp_busy(const struct wsp *w);
 
 #endif

@@ -31,7 +31,7 @@
 
 #include "common/json.h"
 #include "modules/workspace/policy.h"
-#include "modules/workspace/ws_int.h"
+#include "modules/workspace/wsp_int.h"
 #include "support_loop.h"
 #include "support_redis.h"
 #include "testutil.h"
@@ -70,8 +70,8 @@ static void fold_plan(struct wsfix *fx, int number, struct folded *f)
 	assert_int_equal(plan_parse(json_string_or(issue, "title", ""), f->body, &f->plan, &e), 0);
 	cJSON_Delete(issue);
 	cJSON *comments = wsfix_comments(fx, number);
-	struct ws_events ev;
-	ws_events_read(&ev, comments);
+	struct wsp_events ev;
+	wsp_events_read(&ev, comments);
 	assert_true(f->plan.n_tasks <= 8);
 	plan_state_fold(&f->plan, number, ev.ev, ev.n, f->st, NULL, NULL);
 	for (size_t i = 0; i < ev.n; i++) {
@@ -80,7 +80,7 @@ static void fold_plan(struct wsfix *fx, int number, struct folded *f)
 			snprintf(f->claimers[t][f->claims[t]++], PLAN_LOGIN_MAX, "%s",
 			         ev.ev[i].author);
 	}
-	ws_events_free(&ev);
+	wsp_events_free(&ev);
 	cJSON_Delete(comments);
 }
 
@@ -155,7 +155,7 @@ static void check_three(struct wsfix *fx)
 	folded_free(&f);
 	int won = 0, prs = 0;
 	for (int i = 0; i < fx->n; i++) {
-		cJSON *st = ws_status(fx->a[i].ws);
+		cJSON *st = wsp_status(fx->a[i].ws);
 		const cJSON *c = cJSON_GetObjectItem(st, "counters");
 		won += (int)json_int_or(c, "claimsWon", 0);
 		prs += (int)json_int_or(c, "prs", 0);
@@ -256,7 +256,7 @@ static void test_redis(void **state)
 	/* with the lock first, losers never even comment */
 	int lost = 0;
 	for (int i = 0; i < 3; i++) {
-		cJSON *st = ws_status(fx.a[i].ws);
+		cJSON *st = wsp_status(fx.a[i].ws);
 		lost += (int)json_int_or(cJSON_GetObjectItem(st, "counters"), "claimsLost", 0);
 		cJSON_Delete(st);
 	}

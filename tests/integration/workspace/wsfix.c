@@ -200,28 +200,28 @@ void wsfix_agent_open(struct wsfix *fx, int i, int64_t claim_ttl_ms, int64_t orp
 		a->coord = coord_new_local(&fx->loop, a->name);
 	}
 	load_coder(fx, a);
-	struct ws_config c = {.loop = &fx->loop,
-	                      .gh = a->gh,
-	                      .outbound = a->ob,
-	                      .journal = a->j,
-	                      .st = &a->st,
-	                      .coord = coord_of,
-	                      .git = &a->git,
-	                      .work_root = work,
-	                      .coder = &a->coder,
-	                      .skills = &fx->skills,
-	                      .login = a->login,
-	                      .agent_name = a->name,
-	                      .api_url = fx->base,
-	                      .token = a->token,
-	                      .claim_ttl_ms = claim_ttl_ms,
-	                      .orphan_ms = orphan_ms,
-	                      .room_state = room_state,
-	                      .ud = a};
-	a->ws = ws_new(&c, &e);
+	struct wsp_config c = {.loop = &fx->loop,
+	                       .gh = a->gh,
+	                       .outbound = a->ob,
+	                       .journal = a->j,
+	                       .st = &a->st,
+	                       .coord = coord_of,
+	                       .git = &a->git,
+	                       .work_root = work,
+	                       .coder = &a->coder,
+	                       .skills = &fx->skills,
+	                       .login = a->login,
+	                       .agent_name = a->name,
+	                       .api_url = fx->base,
+	                       .token = a->token,
+	                       .claim_ttl_ms = claim_ttl_ms,
+	                       .orphan_ms = orphan_ms,
+	                       .room_state = room_state,
+	                       .ud = a};
+	a->ws = wsp_new(&c, &e);
 	if (!a->ws)
-		fail_msg("ws_new: %s", e.msg);
-	assert_true(ws_watch(a->ws, WSFIX_OWNER, WSFIX_REPO, WS_SOURCE_OWNER, NULL, &e) >= 0);
+		fail_msg("wsp_new: %s", e.msg);
+	assert_true(wsp_watch(a->ws, WSFIX_OWNER, WSFIX_REPO, WSP_SOURCE_OWNER, NULL, &e) >= 0);
 }
 
 void wsfix_agents(struct wsfix *fx, int n, int64_t claim_ttl_ms, int64_t orphan_ms)
@@ -247,12 +247,12 @@ void wsfix_agent_close(struct wsfix *fx, int i)
 	struct wsfix_agent *a = &fx->a[i];
 	if (!a->ws)
 		return;
-	ws_quiesce(a->ws);
+	wsp_quiesce(a->ws);
 	support_run_until(&fx->loop, NULL, NULL, NULL, 50);
 	bool closed = false;
 	outbound_close(a->ob, set_flag, &closed);
 	assert_true(support_run_until(&fx->loop, flag_set, &closed, NULL, 20000));
-	ws_free(a->ws);
+	wsp_free(a->ws);
 	a->ws = NULL;
 	closed = false;
 	coord_close(a->coord, set_flag, &closed);
@@ -349,7 +349,7 @@ void wsfix_cycle(struct wsfix *fx, int i)
 		return;
 	a->cycling = true;
 	a->last_cycle_ms = uv_now(&fx->loop);
-	ws_cycle(a->ws, on_cycle, a);
+	wsp_cycle(a->ws, on_cycle, a);
 }
 
 struct run_ctx {
@@ -387,7 +387,7 @@ static bool all_idle(void *ctx, const void *arg)
 	(void)arg;
 	struct wsfix *fx = ctx;
 	for (int i = 0; i < fx->n; i++)
-		if (fx->a[i].ws && (fx->a[i].cycling || ws_busy(fx->a[i].ws)))
+		if (fx->a[i].ws && (fx->a[i].cycling || wsp_busy(fx->a[i].ws)))
 			return false;
 	return true;
 }

@@ -51,7 +51,7 @@ struct wsfix_agent {
 	struct state_store st;
 	struct coord *coord;
 	struct coder_config coder;
-	struct ws *ws;
+	struct wsp *ws;
 	bool cycling;
 	int cycles;
 	uint64_t last_cycle_ms;

@@ -31,30 +31,30 @@ static void test_reviewer(void **state)
 	struct decision d;
 	for (int pr = 1; pr < 40; pr++) {
 		/* the author never reviews; the order of the list never matters */
-		assert_int_equal(ws_designated_reviewer("acme", "web", pr, "ada-bot", a, 3, r1,
-		                                        sizeof r1, &d),
+		assert_int_equal(wsp_designated_reviewer("acme", "web", pr, "ada-bot", a, 3, r1,
+		                                         sizeof r1, &d),
 		                 0);
-		assert_int_equal(ws_designated_reviewer("acme", "web", pr, "ADA-bot", b, 4, r2,
-		                                        sizeof r2, NULL),
+		assert_int_equal(wsp_designated_reviewer("acme", "web", pr, "ADA-bot", b, 4, r2,
+		                                         sizeof r2, NULL),
 		                 0);
 		assert_string_equal(r1, r2);
 		assert_string_not_equal(r1, "ada-bot");
 		/* the smallest hash of the two others */
 		char h1[SHA256_HEX_LEN + 1], h2[SHA256_HEX_LEN + 1];
-		ws_reviewer_hash("bob-bot", "acme", "web", pr, h1);
-		ws_reviewer_hash("cal-bot", "acme", "web", pr, h2);
+		wsp_reviewer_hash("bob-bot", "acme", "web", pr, h1);
+		wsp_reviewer_hash("cal-bot", "acme", "web", pr, h2);
 		assert_string_equal(r1, strcmp(h1, h2) < 0 ? "bob-bot" : "cal-bot");
 	}
 	assert_string_equal(d.rule, "reviewer_designated");
 	/* the hash is of "<lower login><owner>/<repo>#<n>" */
 	char h[SHA256_HEX_LEN + 1], want[SHA256_HEX_LEN + 1];
-	ws_reviewer_hash("Bob-Bot", "acme", "web", 7, h);
+	wsp_reviewer_hash("Bob-Bot", "acme", "web", 7, h);
 	sha256_hex("bob-botacme/web#7", strlen("bob-botacme/web#7"), want);
 	assert_string_equal(h, want);
 	/* nobody but the author, or only names that are not logins */
 	const char *only[] = {"ada-bot", "not a login", NULL};
 	assert_int_equal(
-	        ws_designated_reviewer("acme", "web", 1, "ada-bot", only, 3, r1, sizeof r1, &d),
+	        wsp_designated_reviewer("acme", "web", 1, "ada-bot", only, 3, r1, sizeof r1, &d),
 	        -1);
 	assert_string_equal(d.rule, "reviewer_none");
 }
@@ -62,35 +62,35 @@ static void test_reviewer(void **state)
 static void test_agents_and_keys(void **state)
 {
 	(void)state;
-	struct ws_agents a = {0};
-	ws_agents_add(&a, "Ada-Bot");
-	ws_agents_add(&a, "ada-bot");
-	ws_agents_add(&a, "-bad-");
-	ws_agents_add(&a, NULL);
-	ws_agents_add(&a, "bob");
+	struct wsp_agents a = {0};
+	wsp_agents_add(&a, "Ada-Bot");
+	wsp_agents_add(&a, "ada-bot");
+	wsp_agents_add(&a, "-bad-");
+	wsp_agents_add(&a, NULL);
+	wsp_agents_add(&a, "bob");
 	assert_int_equal(a.n, 2);
-	assert_true(ws_agents_has(&a, "ADA-BOT"));
+	assert_true(wsp_agents_has(&a, "ADA-BOT"));
 	assert_string_equal(a.login[0], "ada-bot");
-	for (int i = 0; i < WS_MAX_AGENTS + 5; i++) {
+	for (int i = 0; i < WSP_MAX_AGENTS + 5; i++) {
 		char l[16];
 		snprintf(l, sizeof l, "agent-%d", i);
-		ws_agents_add(&a, l);
+		wsp_agents_add(&a, l);
 	}
-	assert_int_equal(a.n, WS_MAX_AGENTS); /* bounded */
+	assert_int_equal(a.n, WSP_MAX_AGENTS); /* bounded */
 
-	char k1[WS_KEY_MAX + 1], k2[WS_KEY_MAX + 1];
-	assert_int_equal(ws_key(k1, sizeof k1, "claim", "Acme", "Web", 12, 3, 2), 0);
-	assert_int_equal(ws_key(k2, sizeof k2, "claim", "acme", "web", 12, 3, 2), 0);
+	char k1[WSP_KEY_MAX + 1], k2[WSP_KEY_MAX + 1];
+	assert_int_equal(wsp_key(k1, sizeof k1, "claim", "Acme", "Web", 12, 3, 2), 0);
+	assert_int_equal(wsp_key(k2, sizeof k2, "claim", "acme", "web", 12, 3, 2), 0);
 	assert_string_equal(k1, k2); /* GitHub's names are case-insensitive */
 	assert_non_null(strstr(k1, "#12/3/a2"));
 	assert_int_equal(strncmp(k1, "ws-claim:", 9), 0);
-	assert_int_equal(ws_key(k2, sizeof k2, "claim", "acme", "web2", 12, 3, 2), 0);
+	assert_int_equal(wsp_key(k2, sizeof k2, "claim", "acme", "web2", 12, 3, 2), 0);
 	assert_string_not_equal(k1, k2);
-	assert_int_equal(ws_key(k1, sizeof k1, "body", "acme", "web", 12, 0, 0), 0);
+	assert_int_equal(wsp_key(k1, sizeof k1, "body", "acme", "web", 12, 0, 0), 0);
 	assert_non_null(strstr(k1, "#12"));
 	assert_null(strstr(k1, "/"));
 	char tiny[8];
-	assert_int_equal(ws_key(tiny, sizeof tiny, "claim", "acme", "web", 12, 3, 2), -1);
+	assert_int_equal(wsp_key(tiny, sizeof tiny, "claim", "acme", "web", 12, 3, 2), -1);
 	/* the longest owner and repository still fit the journal */
 	char owner[40], repo[101];
 	memset(owner, 'o', 39);
@@ -98,7 +98,7 @@ static void test_agents_and_keys(void **state)
 	memset(repo, 'r', 100);
 	repo[100] = '\0';
 	assert_int_equal(
-	        ws_key(k1, sizeof k1, "supersede-labels", owner, repo, 2147483647, 9999, 9999), 0);
+	        wsp_key(k1, sizeof k1, "supersede-labels", owner, repo, 2147483647, 9999, 9999), 0);
 	assert_true(strlen(k1) <= 128);
 }
 
@@ -107,7 +107,7 @@ static void test_texts(void **state)
 	(void)state;
 	struct plan_marker m = {.kind = PLAN_MARK_CLAIM, .plan = 4, .task = 2, .attempt = 1};
 	snprintf(m.agent, sizeof m.agent, "ada-bot");
-	char *c = ws_comment("🙋 **Claiming Task 2: Pages**", &m);
+	char *c = wsp_comment("🙋 **Claiming Task 2: Pages**", &m);
 	assert_string_equal(c, "🙋 **Claiming Task 2: Pages**\n\n<!-- ga:claim plan=4 task=2 "
 	                       "agent=ada-bot attempt=1 -->");
 	struct plan_marker back;
@@ -115,7 +115,7 @@ static void test_texts(void **state)
 	assert_int_equal(back.task, 2);
 	free(c);
 	snprintf(m.agent, sizeof m.agent, "not a login!");
-	assert_null(ws_comment("x", &m));
+	assert_null(wsp_comment("x", &m));
 
 	struct git_file files[40];
 	char names[40][16];
@@ -123,13 +123,13 @@ static void test_texts(void **state)
 		snprintf(names[i], sizeof names[i], "f%d.c", i);
 		files[i] = (struct git_file){'M', names[i], NULL};
 	}
-	char *d = ws_task_details("https://github.com/acme/web/pull/9",
-	                          "2 files changed, 3 insertions(+)", files, 2, 0, "Passed");
+	char *d = wsp_task_details("https://github.com/acme/web/pull/9",
+	                           "2 files changed, 3 insertions(+)", files, 2, 0, "Passed");
 	assert_non_null(strstr(d, "Task completed. PR: https://github.com/acme/web/pull/9"));
 	assert_non_null(strstr(d, "**Files changed (2):**\n- `f0.c`\n- `f1.c`\n"));
 	assert_non_null(strstr(d, "**Tests:** ✅ Passed"));
 	free(d);
-	d = ws_task_details(NULL, "", files, 40, 5, NULL);
+	d = wsp_task_details(NULL, "", files, 40, 5, NULL);
 	assert_non_null(strstr(d, "**Files changed (45):**"));
 	assert_non_null(strstr(d, "- … and 15 more"));
 	assert_non_null(strstr(d, "**Tests:** None found"));
@@ -141,38 +141,38 @@ static void test_duplicates(void **state)
 {
 	(void)state;
 	char n[64];
-	ws_title_norm("  Add  the Login-Page! ", n, sizeof n);
+	wsp_title_norm("  Add  the Login-Page! ", n, sizeof n);
 	assert_string_equal(n, "add the login page");
-	struct ws_plan_brief p[] = {
+	struct wsp_plan_brief p[] = {
 	        {3, "Login page", false},
 	        {5, "login  page!", false},
 	        {7, "Other", false},
 	        {9, "LOGIN PAGE", false},
 	};
-	struct ws_supersede out[8];
+	struct wsp_supersede out[8];
 	/* untouched: the newest is kept */
-	size_t k = ws_plan_duplicates(p, 4, out, 8);
+	size_t k = wsp_plan_duplicates(p, 4, out, 8);
 	assert_int_equal(k, 2);
 	assert_int_equal(out[0].number, 3);
 	assert_int_equal(out[0].by, 9);
 	assert_int_equal(out[1].number, 5);
 	/* the one with work is kept, and a plan with work is never closed */
 	p[1].touched = true;
-	k = ws_plan_duplicates(p, 4, out, 8);
+	k = wsp_plan_duplicates(p, 4, out, 8);
 	assert_int_equal(k, 2);
 	assert_int_equal(out[0].number, 3);
 	assert_int_equal(out[0].by, 5);
 	assert_int_equal(out[1].number, 9);
 	assert_int_equal(out[1].by, 5);
 	p[3].touched = true;
-	k = ws_plan_duplicates(p, 4, out, 8);
+	k = wsp_plan_duplicates(p, 4, out, 8);
 	assert_int_equal(k, 1);
 	assert_int_equal(out[0].number, 3);
 	/* distinct titles: nothing */
-	struct ws_plan_brief q[] = {{1, "A", false}, {2, "B", false}, {3, "", false}};
-	assert_int_equal(ws_plan_duplicates(q, 3, out, 8), 0);
+	struct wsp_plan_brief q[] = {{1, "A", false}, {2, "B", false}, {3, "", false}};
+	assert_int_equal(wsp_plan_duplicates(q, 3, out, 8), 0);
 	/* bounded output */
-	assert_int_equal(ws_plan_duplicates(p, 4, out, 0), 0);
+	assert_int_equal(wsp_plan_duplicates(p, 4, out, 0), 0);
 }
 
 static void test_lapsed(void **state)
@@ -185,33 +185,33 @@ static void test_lapsed(void **state)
 	                            .since_ms = 1000,
 	                            .from_markers = true};
 	int64_t orphan = 60000;
-	assert_false(ws_claim_lapsed(&s, "ada-bot", 1000 + orphan, orphan, &d));
+	assert_false(wsp_claim_lapsed(&s, "ada-bot", 1000 + orphan, orphan, &d));
 	assert_string_equal(d.rule, "claim_live");
-	assert_true(ws_claim_lapsed(&s, "ada-bot", 1001 + orphan, orphan, &d));
+	assert_true(wsp_claim_lapsed(&s, "ada-bot", 1001 + orphan, orphan, &d));
 	assert_string_equal(d.rule, "claim_lapsed");
 	/* ours, with a PR, from the body only, or nobody's: never */
-	assert_false(ws_claim_lapsed(&s, "BOB-BOT", 1 << 30, orphan, &d));
+	assert_false(wsp_claim_lapsed(&s, "BOB-BOT", 1 << 30, orphan, &d));
 	assert_string_equal(d.rule, "claim_ours");
 	s.pr = 4;
-	assert_false(ws_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
+	assert_false(wsp_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
 	s.pr = 0;
 	s.from_markers = false;
-	assert_false(ws_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
+	assert_false(wsp_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
 	s.from_markers = true;
 	s.status = PLAN_PENDING;
 	s.assignee[0] = '\0';
-	assert_false(ws_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
+	assert_false(wsp_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
 	s.status = PLAN_IN_PROGRESS;
 	snprintf(s.assignee, sizeof s.assignee, "cal-bot");
-	assert_true(ws_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
+	assert_true(wsp_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
 
 	struct plan_task_state st[] = {{.status = PLAN_COMPLETED},
 	                               {.status = PLAN_CLAIMED},
 	                               {.status = PLAN_IN_PROGRESS},
 	                               {.status = PLAN_BLOCKED},
 	                               {.status = PLAN_PENDING}};
-	struct ws_counts c;
-	ws_count(st, 5, &c);
+	struct wsp_counts c;
+	wsp_count(st, 5, &c);
 	assert_int_equal(c.total, 5);
 	assert_int_equal(c.completed, 1);
 	assert_int_equal(c.in_progress, 2);
@@ -221,66 +221,66 @@ static void test_lapsed(void **state)
 static void test_watchlist(void **state)
 {
 	(void)state;
-	struct ws_watchlist l = {0};
+	struct wsp_watchlist l = {0};
 	struct ga_err e = {{0}};
-	assert_int_equal(ws_watch_add(&l, "acme", "www-lil-intdev-a", WS_SOURCE_ROOM, NULL, 5, &e),
-	                 1);
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-a", WSP_SOURCE_ROOM, NULL, 5, &e), 1);
 	/* the same repository in another case is the same one; a thread is
 	 * filled in when it had none */
-	assert_int_equal(ws_watch_add(&l, "ACME", "WWW-LIL-INTDEV-A", WS_SOURCE_BLUESKY,
-	                              "at://did:plc:x/app.bsky.feed.post/1", 6, &e),
+	assert_int_equal(wsp_watch_add(&l, "ACME", "WWW-LIL-INTDEV-A", WSP_SOURCE_BLUESKY,
+	                               "at://did:plc:x/app.bsky.feed.post/1", 6, &e),
 	                 0);
 	assert_int_equal(l.n, 1);
 	assert_string_equal(l.w[0].thread, "at://did:plc:x/app.bsky.feed.post/1");
-	assert_int_equal(l.w[0].source, WS_SOURCE_ROOM);
-	assert_int_equal(ws_watch_add(&l, "acme", "bad name", WS_SOURCE_ROOM, NULL, 5, &e), -1);
+	assert_int_equal(l.w[0].source, WSP_SOURCE_ROOM);
+	assert_int_equal(wsp_watch_add(&l, "acme", "bad name", WSP_SOURCE_ROOM, NULL, 5, &e), -1);
 	assert_non_null(strstr(e.msg, "not a GitHub repository name"));
-	int plans[WS_MAX_PLAN_NUMBERS + 4];
-	for (int i = 0; i < WS_MAX_PLAN_NUMBERS + 4; i++)
+	int plans[WSP_MAX_PLAN_NUMBERS + 4];
+	for (int i = 0; i < WSP_MAX_PLAN_NUMBERS + 4; i++)
 		plans[i] = i + 1;
-	ws_watch_set_plans(&l.w[0], plans, WS_MAX_PLAN_NUMBERS + 4, 99);
-	assert_int_equal(l.w[0].n_plans, WS_MAX_PLAN_NUMBERS);
+	wsp_watch_set_plans(&l.w[0], plans, WSP_MAX_PLAN_NUMBERS + 4, 99);
+	assert_int_equal(l.w[0].n_plans, WSP_MAX_PLAN_NUMBERS);
 	assert_int_equal(l.w[0].plans[0], 5); /* the newest kept */
 	/* the state file, across an agent version */
 	char *dir = tu_tempdir();
 	struct state_store st, st2;
 	assert_int_equal(state_store_init(&st, dir, "1.0.0", &e), 0);
-	assert_int_equal(ws_watchlist_save(&l, &st, 100, &e), 0);
+	assert_int_equal(wsp_watchlist_save(&l, &st, 100, &e), 0);
 	assert_int_equal(state_store_init(&st2, dir, "2.0.0", &e), 0);
-	struct ws_watchlist back = {0};
-	assert_int_equal(ws_watchlist_load(&back, &st2, &e), 0);
+	struct wsp_watchlist back = {0};
+	assert_int_equal(wsp_watchlist_load(&back, &st2, &e), 0);
 	assert_int_equal(back.n, 1);
 	assert_string_equal(back.w[0].repo, "www-lil-intdev-a");
-	assert_int_equal(back.w[0].n_plans, WS_MAX_PLAN_NUMBERS);
+	assert_int_equal(back.w[0].n_plans, WSP_MAX_PLAN_NUMBERS);
 	assert_int_equal(back.w[0].polled_ms, 99);
 	char url[200];
-	ws_watch_url(&back.w[0], url, sizeof url);
+	wsp_watch_url(&back.w[0], url, sizeof url);
 	assert_string_equal(url, "https://github.com/acme/www-lil-intdev-a");
-	ws_watchlist_free(&back);
+	wsp_watchlist_free(&back);
 	/* bad records are skipped, a bad file is no list */
 	cJSON *bad = cJSON_Parse("{\"workspaces\":[{\"owner\":\"a\",\"repo\":\"b\",\"source\":"
 	                         "\"room\"},{\"owner\":\"-x\",\"repo\":\"b\",\"source\":\"room\"},"
 	                         "{\"owner\":\"a\",\"repo\":\"c\",\"source\":\"nowhere\"},7]}");
 	size_t skipped = 0;
-	assert_int_equal(ws_watchlist_from_json(&back, bad, &skipped, &e), 0);
+	assert_int_equal(wsp_watchlist_from_json(&back, bad, &skipped, &e), 0);
 	assert_int_equal(back.n, 1);
 	assert_int_equal(skipped, 3);
 	cJSON_Delete(bad);
 	bad = cJSON_Parse("[1,2]");
-	assert_int_equal(ws_watchlist_from_json(&back, bad, NULL, &e), -1);
+	assert_int_equal(wsp_watchlist_from_json(&back, bad, NULL, &e), -1);
 	cJSON_Delete(bad);
-	ws_watchlist_free(&back);
+	wsp_watchlist_free(&back);
 	/* the bound */
-	for (int i = 0; l.n < WS_MAX_WATCHED; i++) {
+	for (int i = 0; l.n < WSP_MAX_WATCHED; i++) {
 		char r[32];
 		snprintf(r, sizeof r, "repo-%d", i);
-		assert_int_equal(ws_watch_add(&l, "acme", r, WS_SOURCE_OWNER, NULL, 1, &e), 1);
+		assert_int_equal(wsp_watch_add(&l, "acme", r, WSP_SOURCE_OWNER, NULL, 1, &e), 1);
 	}
-	assert_int_equal(ws_watch_add(&l, "acme", "one-more", WS_SOURCE_OWNER, NULL, 1, &e), -1);
+	assert_int_equal(wsp_watch_add(&l, "acme", "one-more", WSP_SOURCE_OWNER, NULL, 1, &e), -1);
 	assert_non_null(strstr(e.msg, "unwatch one first"));
-	assert_int_equal(ws_watch_remove(&l, "ACME", "repo-0"), 1);
-	assert_int_equal(ws_watch_remove(&l, "acme", "repo-0"), 0);
-	ws_watchlist_free(&l);
+	assert_int_equal(wsp_watch_remove(&l, "ACME", "repo-0"), 1);
+	assert_int_equal(wsp_watch_remove(&l, "acme", "repo-0"), 0);
+	wsp_watchlist_free(&l);
 	state_store_free(&st);
 	state_store_free(&st2);
 	tu_rmrf(dir);
@@ -290,33 +290,34 @@ static void test_watchlist(void **state)
 static void test_discovery(void **state)
 {
 	(void)state;
-	struct ws_ref r[4];
-	const char *p = WS_DEFAULT_PREFIX;
-	size_t n = ws_find_refs("Work in https://github.com/acme/www-lil-intdev-demo please, and "
-	                        "github.com/Acme/WWW-LIL-INTDEV-demo.git/issues/3 too. Also "
-	                        "www.github.com/b-org/www-lil-intdev-two.",
-	                        p, r, 4);
+	struct wsp_ref r[4];
+	const char *p = WSP_DEFAULT_PREFIX;
+	size_t n = wsp_find_refs("Work in https://github.com/acme/www-lil-intdev-demo please, and "
+	                         "github.com/Acme/WWW-LIL-INTDEV-demo.git/issues/3 too. Also "
+	                         "www.github.com/b-org/www-lil-intdev-two.",
+	                         p, r, 4);
 	assert_int_equal(n, 2);
 	assert_string_equal(r[0].owner, "acme");
 	assert_string_equal(r[0].repo, "www-lil-intdev-demo");
 	assert_string_equal(r[1].owner, "b-org");
 	assert_string_equal(r[1].repo, "www-lil-intdev-two");
 	/* not workspaces, not GitHub, not repositories */
-	assert_int_equal(ws_find_refs("https://github.com/acme/widgets", p, r, 4), 0);
-	assert_int_equal(ws_find_refs("https://notgithub.com/acme/www-lil-intdev-x", p, r, 4), 0);
-	assert_int_equal(ws_find_refs("github.com/www-lil-intdev-x", p, r, 4), 0);
-	assert_int_equal(ws_find_refs("github.com/-bad/www-lil-intdev-x", p, r, 4), 0);
-	assert_int_equal(ws_find_refs("", p, r, 4), 0);
-	assert_int_equal(ws_find_refs(NULL, p, r, 4), 0);
+	assert_int_equal(wsp_find_refs("https://github.com/acme/widgets", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs("https://notgithub.com/acme/www-lil-intdev-x", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs("github.com/www-lil-intdev-x", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs("github.com/-bad/www-lil-intdev-x", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs("", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs(NULL, p, r, 4), 0);
 	/* bounded */
-	assert_int_equal(ws_find_refs("github.com/a/www-lil-intdev-1 github.com/a/www-lil-intdev-2 "
-	                              "github.com/a/www-lil-intdev-3",
-	                              p, r, 2),
-	                 2);
+	assert_int_equal(
+	        wsp_find_refs("github.com/a/www-lil-intdev-1 github.com/a/www-lil-intdev-2 "
+	                      "github.com/a/www-lil-intdev-3",
+	                      p, r, 2),
+	        2);
 	/* another prefix; the prefix alone is no name to stop at */
-	assert_int_equal(ws_find_refs("github.com/acme/www-site", "www-", r, 4), 1);
-	assert_true(ws_has_prefix("WWW-LIL-INTDEV-x", p));
-	assert_false(ws_has_prefix("www-lil", p));
+	assert_int_equal(wsp_find_refs("github.com/acme/www-site", "www-", r, 4), 1);
+	assert_true(wsp_has_prefix("WWW-LIL-INTDEV-x", p));
+	assert_false(wsp_has_prefix("www-lil", p));
 }
 
 int main(void)

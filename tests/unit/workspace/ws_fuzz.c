@@ -20,13 +20,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(s, data, size);
 	s[size] = '\0';
-	struct ws_ref r[8];
-	size_t n = ws_find_refs(s, WS_DEFAULT_PREFIX, r, 8);
+	struct wsp_ref r[8];
+	size_t n = wsp_find_refs(s, WSP_DEFAULT_PREFIX, r, 8);
 	if (n > 8)
 		abort();
 	for (size_t i = 0; i < n; i++) {
 		if (!gh_valid_owner(r[i].owner) || !gh_valid_repo(r[i].repo) ||
-		    !ws_has_prefix(r[i].repo, WS_DEFAULT_PREFIX))
+		    !wsp_has_prefix(r[i].repo, WSP_DEFAULT_PREFIX))
 			abort();
 		for (size_t j = 0; j < i; j++)
 			if (strcasecmp(r[i].owner, r[j].owner) == 0 &&
@@ -34,18 +34,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 	}
 	cJSON *j = cJSON_Parse(s);
-	struct ws_watchlist l = {0};
-	if (j && ws_watchlist_from_json(&l, j, NULL, NULL) == 0) {
-		if (l.n > WS_MAX_WATCHED)
+	struct wsp_watchlist l = {0};
+	if (j && wsp_watchlist_from_json(&l, j, NULL, NULL) == 0) {
+		if (l.n > WSP_MAX_WATCHED)
 			abort();
-		cJSON *out = ws_watchlist_to_json(&l);
-		struct ws_watchlist b = {0};
-		if (ws_watchlist_from_json(&b, out, NULL, NULL) != 0 || b.n != l.n)
+		cJSON *out = wsp_watchlist_to_json(&l);
+		struct wsp_watchlist b = {0};
+		if (wsp_watchlist_from_json(&b, out, NULL, NULL) != 0 || b.n != l.n)
 			abort();
-		ws_watchlist_free(&b);
+		wsp_watchlist_free(&b);
 		cJSON_Delete(out);
 	}
-	ws_watchlist_free(&l);
+	wsp_watchlist_free(&l);
 	cJSON_Delete(j);
 	free(s);
 	return 0;

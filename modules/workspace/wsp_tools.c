@@ -1,12 +1,12 @@
 /* The model's workspace tools, answered by the engine (workspace.h
- * ws_tool_call). */
+ * wsp_tool_call). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
 #include "modules/compose/compose.h"
-#include "modules/workspace/ws_int.h"
+#include "modules/workspace/wsp_int.h"
 
 static void answered(void *ud, bool ok, const char *text)
 {
@@ -20,24 +20,24 @@ static void answered(void *ud, bool ok, const char *text)
 	compose_call_done(call, buf, true, false);
 }
 
-int ws_tool_call(struct ws *w, const char *action, const cJSON *params, enum ws_source source,
-                 const char *thread, struct compose_call *call)
+int wsp_tool_call(struct wsp *w, const char *action, const cJSON *params, enum wsp_source source,
+                  const char *thread, struct compose_call *call)
 {
 	struct ga_err err = {{0}};
 	int rc;
 	if (strcmp(action, "workspace_find") == 0) {
-		rc = ws_find(w, json_string_or(params, "org", NULL), answered, call, &err);
+		rc = wsp_find(w, json_string_or(params, "org", NULL), answered, call, &err);
 	} else if (strcmp(action, "workspace_create") == 0) {
-		rc = ws_create(w, json_string_or(params, "org", NULL),
-		               json_string_or(params, "name", NULL),
-		               json_string_or(params, "description", NULL), thread, answered, call,
-		               &err);
+		rc = wsp_create(w, json_string_or(params, "org", NULL),
+		                json_string_or(params, "name", NULL),
+		                json_string_or(params, "description", NULL), thread, answered, call,
+		                &err);
 	} else if (strcmp(action, "workspace_watch") == 0) {
 		const char *owner = json_string_or(params, "owner", NULL);
 		const char *repo = json_string_or(params, "repo", NULL);
-		rc = ws_watch(w, owner, repo, source, thread, &err);
+		rc = wsp_watch(w, owner, repo, source, thread, &err);
 		if (rc >= 0) {
-			char text[WS_REPO_FULL_MAX + 200];
+			char text[WSP_REPO_FULL_MAX + 200];
 			snprintf(text, sizeof text,
 			         "%s %s/%s: its plans are read now, and I claim and work on their "
 			         "open "

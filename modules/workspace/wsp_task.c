@@ -15,28 +15,29 @@
 #include "modules/coord/coord.h"
 #include "modules/github/port.h"
 #include "modules/taskexec/taskexec.h"
-#include "modules/workspace/ws_int.h"
+#include "modules/workspace/wsp_int.h"
 
-struct coord *ws_coord(struct ws *w)
+struct coord *wsp_coord(struct wsp *w)
 {
 	return w->c.coord ? w->c.coord(w->c.ud) : NULL;
 }
 
-void ws_task_lock(char *out, size_t cap, const char *owner, const char *repo, int plan, int task)
+void wsp_task_lock(char *out, size_t cap, const char *owner, const char *repo, int plan, int task)
 {
 	snprintf(out, cap, "task:%s/%s#%d/task-%d", owner, repo, plan, task);
 }
 
-void ws_workspace_agents(struct ws *w, const char *owner, const char *repo, struct ws_agents *out)
+void wsp_workspace_agents(struct wsp *w, const char *owner, const char *repo,
+                          struct wsp_agents *out)
 {
 	memset(out, 0, sizeof *out);
-	ws_agents_add(out, w->login);
+	wsp_agents_add(out, w->login);
 	for (size_t i = 0; i < w->nplans; i++) {
-		const struct ws_plan *p = w->plans[i];
+		const struct wsp_plan *p = w->plans[i];
 		if (strcasecmp(p->owner, owner) != 0 || strcasecmp(p->repo, repo) != 0)
 			continue;
 		for (size_t k = 0; k < p->agents.n; k++)
-			ws_agents_add(out, p->agents.login[k]);
+			wsp_agents_add(out, p->agents.login[k]);
 	}
 }
 
@@ -59,7 +60,7 @@ static void after_fire(uv_timer_t *t)
 	uv_close((uv_handle_t *)&a->t, after_closed);
 }
 
-static void after(struct ws *w, uint64_t ms, void (*fn)(void *ud), void *ud)
+static void after(struct wsp *w, uint64_t ms, void (*fn)(void *ud), void *ud)
 {
 	struct after *a = xcalloc(1, sizeof *a);
 	a->fn = fn;
@@ -79,7 +80,7 @@ struct plan_copy {
 	struct plan plan;
 };
 
-static void copy_plan(struct plan_copy *c, const struct ws_plan *p)
+static void copy_plan(struct plan_copy *c, const struct wsp_plan *p)
 {
 	memset(c, 0, sizeof *c);
 	snprintf(c->owner, sizeof c->owner, "%s", p->owner);
@@ -102,7 +103,7 @@ static void plan_copy_free(struct plan_copy *c)
 }
 
 /* The state of task after folding comments into c's plan. */
-static bool fold_task(const struct plan_copy *c, const struct ws_events *e, int task,
+static bool fold_task(const struct plan_copy *c, const struct wsp_events *e, int task,
                       struct plan_task_state *out)
 {
 	size_t n = c->plan.n_tasks;
@@ -119,8 +120,8 @@ static bool fold_task(const struct plan_copy *c, const struct ws_events *e, int 
 
 /* --- the run --------------------------------------------------------------------------------- */
 
-struct ws_run {
-	struct ws_anchor *a;
+struct wsp_run {
+	struct wsp_anchor *a;
 	struct plan_copy pc;
 	int task, attempt;
 	bool resumed;
@@ -148,7 +149,7 @@ struct ws_run {
 
 static void renew_closed(uv_handle_t *h)
 {
-	struct ws_run *r = h->data;
+	struct wsp_run *r = h->data;
 	r->renew_closed = true;
 	plan_copy_free(&r->pc);
 	free(r->shortstat);
@@ -161,17 +162,17 @@ static void renew_closed(uv_handle_t *h)
 		free(r->files[i].old_path);
 	}
 	free(r->files);
-	struct ws *w = ws_drop(r->a);
+	struct wsp *w = wsp_drop(r->a);
 	(void)w;
 	free(r);
 }
 
 /* The run is over: the lock released with how it ended, the engine free
  * for the next task. */
-static void run_end(struct ws_run *r, bool success, const char *link, const char *error)
+static void run_end(struct wsp_run *r, bool success, const char *link, const char *error)
 {
-	struct ws *w = r->a->w;
-	struct coord *c = w ? ws_coord(w) : NULL;
+	struct wsp *w = r->a->w;
+	struct coord *c = w ? wsp_coord(w) : NULL;
 	if (c && r->lock[0])
 		coord_release_result(c, r->lock, success, link, error);
 	if (w && w->run == r)
@@ -182,8 +183,8 @@ static void run_end(struct ws_run *r, bool success, const char *link, const char
 
 static void on_renewed(void *ud, enum coord_result res, const char *holder, const char *why)
 {
-	struct ws_anchor *a = ud;
-	struct ws *w = ws_drop(a);
+	struct wsp_anchor *a = ud;
+	struct wsp *w = wsp_drop(a);
 	if (w && res != COORD_WON)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "the task lock was not renewed", "result",
 		       coord_result_name(res), "holder", holder, "why", why);
@@ -191,19 +192,19 @@ static void on_renewed(void *ud, enum coord_result res, const char *holder, cons
 
 static void renew_tick(uv_timer_t *t)
 {
-	struct ws_run *r = t->data;
-	struct ws *w = r->a->w;
-	struct coord *c = w ? ws_coord(w) : NULL;
+	struct wsp_run *r = t->data;
+	struct wsp *w = r->a->w;
+	struct coord *c = w ? wsp_coord(w) : NULL;
 	if (!c || !r->lock[0])
 		return;
-	if (coord_renew(c, r->lock, w->c.claim_ttl_ms, on_renewed, ws_hold(w)) != 0)
-		ws_drop(w->anchor);
+	if (coord_renew(c, r->lock, w->c.claim_ttl_ms, on_renewed, wsp_hold(w)) != 0)
+		wsp_drop(w->anchor);
 }
 
 /* ---- the ports taskexec asks -------------------------------------------------------------- */
 
 struct push_wait {
-	struct ws_run *r;
+	struct wsp_run *r;
 	taskexec_push_done_fn done;
 	void *done_ud;
 };
@@ -219,34 +220,34 @@ static void on_push_sent(void *ud, bool ok, const char *artifact, const char *wh
 static int port_push(void *ud, const struct taskexec_push *req, taskexec_push_done_fn done,
                      void *done_ud, struct ga_err *err)
 {
-	struct ws_run *r = ud;
-	struct ws *w = r->a->w;
+	struct wsp_run *r = ud;
+	struct wsp *w = r->a->w;
 	if (!w)
 		return err_set(err, "the agent is stopping");
 	char key[GH_PORT_KEY_MAX + 1];
 	if (gh_port_push_key(req->branch, req->sha, key, sizeof key) != 0)
 		return err_set(err, "no push key for %s at %s", req->branch, req->sha);
-	char target[WS_REPO_FULL_MAX + 32];
+	char target[WSP_REPO_FULL_MAX + 32];
 	snprintf(target, sizeof target, "github:%s:%s:push", req->owner, req->repo);
 	char text[PLAN_BRANCH_MAX + GIT_SHA_MAX + 64];
 	snprintf(text, sizeof text, "push %s at %.12s", req->branch, req->sha);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "branch", req->branch);
 	cJSON_AddStringToObject(extra, "sha", req->sha);
-	char conv[WS_REPO_FULL_MAX + 40];
+	char conv[WSP_REPO_FULL_MAX + 40];
 	snprintf(conv, sizeof conv, "plan:%s/%s#%d", req->owner, req->repo, r->pc.number);
 	struct push_wait *pw = xcalloc(1, sizeof *pw);
 	*pw = (struct push_wait){r, done, done_ud};
-	struct ws_send s = {
+	struct wsp_send s = {
 	        .target = target, .text = text, .key = key, .extra = extra, .conversation = conv};
-	ws_send(w, &s, on_push_sent, pw);
+	wsp_send(w, &s, on_push_sent, pw);
 	cJSON_Delete(extra);
 	return 0;
 }
 
 struct check_wait {
-	struct ws_run *r;
-	struct ws_anchor *a;
+	struct wsp_run *r;
+	struct wsp_anchor *a;
 	taskexec_claim_done_fn done;
 	void *done_ud;
 };
@@ -254,13 +255,13 @@ struct check_wait {
 static void on_check_comments(const struct gh_result *res, void *ud)
 {
 	struct check_wait *cw = ud;
-	struct ws *w = ws_drop(cw->a);
-	struct ws_run *r = cw->r;
+	struct wsp *w = wsp_drop(cw->a);
+	struct wsp_run *r = cw->r;
 	enum taskexec_claim_state st = TASKEXEC_CLAIM_UNKNOWN;
 	char detail[200] = "";
 	if (w && res->kind == GH_OK) {
-		struct ws_events e;
-		ws_events_read(&e, res->json);
+		struct wsp_events e;
+		wsp_events_read(&e, res->json);
 		struct plan_task_state t;
 		if (fold_task(&r->pc, &e, r->task, &t)) {
 			if (t.status == PLAN_COMPLETED)
@@ -275,7 +276,7 @@ static void on_check_comments(const struct gh_result *res, void *ud)
 				                       : "nobody (the claim was reset)");
 			}
 		}
-		ws_events_free(&e);
+		wsp_events_free(&e);
 	}
 	cw->done(cw->done_ud, st, detail[0] ? detail : NULL);
 	free(cw);
@@ -284,15 +285,15 @@ static void on_check_comments(const struct gh_result *res, void *ud)
 static int port_claim(void *ud, const struct taskexec_claim *req, taskexec_claim_done_fn done,
                       void *done_ud, struct ga_err *err)
 {
-	struct ws_run *r = ud;
-	struct ws *w = r->a->w;
+	struct wsp_run *r = ud;
+	struct wsp *w = r->a->w;
 	if (!w)
 		return err_set(err, "the agent is stopping");
 	struct check_wait *cw = xcalloc(1, sizeof *cw);
-	*cw = (struct check_wait){r, ws_hold(w), done, done_ud};
-	if (gh_comments_list(w->c.gh, req->owner, req->repo, req->plan_number, WS_MAX_COMMENTS,
+	*cw = (struct check_wait){r, wsp_hold(w), done, done_ud};
+	if (gh_comments_list(w->c.gh, req->owner, req->repo, req->plan_number, WSP_MAX_COMMENTS,
 	                     on_check_comments, cw, err) == 0) {
-		ws_drop(cw->a);
+		wsp_drop(cw->a);
 		free(cw);
 		return -1;
 	}
@@ -301,11 +302,11 @@ static int port_claim(void *ud, const struct taskexec_claim *req, taskexec_claim
 
 static void port_step(void *ud, const struct taskexec_step *s)
 {
-	struct ws_run *r = ud;
-	struct ws *w = r->a->w;
+	struct wsp_run *r = ud;
+	struct wsp *w = r->a->w;
 	snprintf(r->phase, sizeof r->phase, "%s", s->phase);
 	if (w)
-		ws_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_COMPOSE, &s->d);
+		wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_COMPOSE, &s->d);
 }
 
 /* ---- after the run: the PR, the reviewer, the report -------------------------------------- */
@@ -313,17 +314,17 @@ static void port_step(void *ud, const struct taskexec_step *s)
 static void report_done(void *ud, bool ok, const char *artifact, const char *why)
 {
 	(void)artifact;
-	struct ws_run *r = ud;
-	struct ws *w = r->a->w;
+	struct wsp_run *r = ud;
+	struct wsp *w = r->a->w;
 	if (w && !ok)
-		ws_error(w, "the report on plan #%d of %s/%s was not posted: %s", r->pc.number,
-		         r->pc.owner, r->pc.repo, why ? why : "?");
+		wsp_error(w, "the report on plan #%d of %s/%s was not posted: %s", r->pc.number,
+		          r->pc.owner, r->pc.repo, why ? why : "?");
 	if (w && r->outcome == TASKEXEC_PUSHED && r->pr_number > 0) {
 		char key[TASKEXEC_KEY_MAX];
 		taskexec_key(r->pc.owner, r->pc.repo, r->pc.number, r->task, key, sizeof key);
 		struct ga_err err = {{0}};
 		if (taskexec_forget(w->c.st, key, time_now_ms(), &err) != 0)
-			ws_error(w, "the task record was not dropped: %s", err.msg);
+			wsp_error(w, "the task record was not dropped: %s", err.msg);
 		w->c.poke ? w->c.poke(w->c.ud) : (void)0;
 		run_end(r, true, r->pr_url, NULL);
 		return;
@@ -331,38 +332,38 @@ static void report_done(void *ud, bool ok, const char *artifact, const char *why
 	run_end(r, false, NULL, r->d.reason);
 }
 
-static void post_report(struct ws *w, struct ws_run *r)
+static void post_report(struct wsp *w, struct wsp_run *r)
 {
 	struct plan_marker m = {.plan = r->pc.number, .task = r->task, .attempt = r->attempt};
 	snprintf(m.agent, sizeof m.agent, "%s", w->login);
-	char key[WS_KEY_MAX + 1];
+	char key[WSP_KEY_MAX + 1];
 	enum voice_key k;
 	if (r->outcome == TASKEXEC_PUSHED) {
 		m.kind = PLAN_MARK_PR;
 		m.pr = (int)r->pr_number;
 		snprintf(m.branch, sizeof m.branch, "%s", r->branch);
 		k = VOICE_GH_TASK_COMPLETE;
-		ws_key(key, sizeof key, "pr", r->pc.owner, r->pc.repo, r->pc.number, r->task,
-		       r->attempt);
+		wsp_key(key, sizeof key, "pr", r->pc.owner, r->pc.repo, r->pc.number, r->task,
+		        r->attempt);
 		free(r->details);
-		r->details = ws_task_details(r->pr_url, r->shortstat, r->files, r->n_files,
-		                             r->files_dropped, r->tests_line);
+		r->details = wsp_task_details(r->pr_url, r->shortstat, r->files, r->n_files,
+		                              r->files_dropped, r->tests_line);
 	} else {
 		bool blocked = r->outcome == TASKEXEC_BLOCKED;
 		m.kind = blocked ? PLAN_MARK_BLOCKED : PLAN_MARK_FAILED;
 		k = blocked ? VOICE_GH_TASK_BLOCKED : VOICE_GH_TASK_FAILED;
-		ws_key(key, sizeof key, blocked ? "blocked" : "failed", r->pc.owner, r->pc.repo,
-		       r->pc.number, r->task, r->attempt);
+		wsp_key(key, sizeof key, blocked ? "blocked" : "failed", r->pc.owner, r->pc.repo,
+		        r->pc.number, r->task, r->attempt);
 	}
-	ws_send_comment(w, r->pc.owner, r->pc.repo, r->pc.number, k, NULL, r->title, r->details, &m,
-	                key, report_done, r);
+	wsp_send_comment(w, r->pc.owner, r->pc.repo, r->pc.number, k, NULL, r->title, r->details,
+	                 &m, key, report_done, r);
 }
 
 static void on_reviewer(void *ud, bool ok, const char *artifact, const char *why)
 {
 	(void)artifact;
-	struct ws_run *r = ud;
-	struct ws *w = r->a->w;
+	struct wsp_run *r = ud;
+	struct wsp *w = r->a->w;
 	if (!w) {
 		run_end(r, false, NULL, "stopping");
 		return;
@@ -377,50 +378,50 @@ static void on_reviewer(void *ud, bool ok, const char *artifact, const char *why
 		decision_set(&d, VERDICT_FAIL, "reviewer_requested",
 		             "the review of PR #%" PRId64 " was not requested from %s: %s",
 		             r->pr_number, r->reviewer, why ? why : "?");
-	ws_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_OUTBOUND, &d);
+	wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_OUTBOUND, &d);
 	post_report(w, r);
 }
 
-int ws_request_review(struct ws *w, const char *owner, const char *repo, int plan, int task,
-                      int64_t pr, char *who, size_t cap, ws_sent_fn cb, void *ud)
+int wsp_request_review(struct wsp *w, const char *owner, const char *repo, int plan, int task,
+                       int64_t pr, char *who, size_t cap, wsp_sent_fn cb, void *ud)
 {
-	struct ws_agents ag;
-	ws_workspace_agents(w, owner, repo, &ag);
-	const char *cand[WS_MAX_AGENTS];
+	struct wsp_agents ag;
+	wsp_workspace_agents(w, owner, repo, &ag);
+	const char *cand[WSP_MAX_AGENTS];
 	for (size_t i = 0; i < ag.n; i++)
 		cand[i] = ag.login[i];
 	struct decision d;
-	int rc = ws_designated_reviewer(owner, repo, pr, w->login, cand, ag.n, who, cap, &d);
-	ws_note(w, owner, repo, plan, task, STAGE_OUTBOUND, &d);
+	int rc = wsp_designated_reviewer(owner, repo, pr, w->login, cand, ag.n, who, cap, &d);
+	wsp_note(w, owner, repo, plan, task, STAGE_OUTBOUND, &d);
 	if (rc != 0)
 		return -1;
-	char target[WS_REPO_FULL_MAX + 40];
+	char target[WSP_REPO_FULL_MAX + 40];
 	snprintf(target, sizeof target, "github:%s:%s:edit:%" PRId64, owner, repo, pr);
-	char key[WS_KEY_MAX + 1];
-	ws_key(key, sizeof key, "review-rq", owner, repo, (int)pr, 0, 0);
+	char key[WSP_KEY_MAX + 1];
+	wsp_key(key, sizeof key, "review-rq", owner, repo, (int)pr, 0, 0);
 	char text[160];
 	snprintf(text, sizeof text, "request a review of PR #%" PRId64 " from %s", pr, who);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "op", "reviewers");
 	cJSON *l = cJSON_AddArrayToObject(extra, "logins");
 	cJSON_AddItemToArray(l, cJSON_CreateString(who));
-	struct ws_send s = {.target = target, .text = text, .key = key, .extra = extra};
-	ws_send(w, &s, cb, ud);
+	struct wsp_send s = {.target = target, .text = text, .key = key, .extra = extra};
+	wsp_send(w, &s, cb, ud);
 	cJSON_Delete(extra);
 	return 0;
 }
 
-static void request_reviewer(struct ws *w, struct ws_run *r)
+static void request_reviewer(struct wsp *w, struct wsp_run *r)
 {
-	if (ws_request_review(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, r->pr_number,
-	                      r->reviewer, sizeof r->reviewer, on_reviewer, r) != 0)
+	if (wsp_request_review(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, r->pr_number,
+	                       r->reviewer, sizeof r->reviewer, on_reviewer, r) != 0)
 		post_report(w, r);
 }
 
 static void on_pr(void *ud, bool ok, const char *artifact, const char *why)
 {
-	struct ws_run *r = ud;
-	struct ws *w = r->a->w;
+	struct wsp_run *r = ud;
+	struct wsp *w = r->a->w;
 	if (!w) {
 		run_end(r, false, NULL, "stopping");
 		return;
@@ -434,7 +435,7 @@ static void on_pr(void *ud, bool ok, const char *artifact, const char *why)
 		struct decision d;
 		decision_set(&d, VERDICT_FAIL, "pr_open", "the PR of %s was not opened: %s",
 		             r->branch, ok ? err.msg : (why ? why : "?"));
-		ws_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_OUTBOUND, &d);
+		wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_OUTBOUND, &d);
 		run_end(r, false, NULL, d.reason);
 		return;
 	}
@@ -444,13 +445,13 @@ static void on_pr(void *ud, bool ok, const char *artifact, const char *why)
 	struct decision d;
 	decision_set(&d, VERDICT_SENT, "pr_open", "PR #%" PRId64 " opened for task %d: %s",
 	             r->pr_number, r->task, r->pr_url);
-	ws_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_OUTBOUND, &d);
-	ws_tell_owner(w, "task %d of %s/%s#%d (%s): pull request %s", r->task, r->pc.owner,
-	              r->pc.repo, r->pc.number, r->title, r->pr_url);
+	wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_OUTBOUND, &d);
+	wsp_tell_owner(w, "task %d of %s/%s#%d (%s): pull request %s", r->task, r->pc.owner,
+	               r->pc.repo, r->pc.number, r->title, r->pr_url);
 	request_reviewer(w, r);
 }
 
-static void open_pr(struct ws *w, struct ws_run *r)
+static void open_pr(struct wsp *w, struct wsp_run *r)
 {
 	snprintf(r->phase, sizeof r->phase, "pr");
 	r->pr_t0 = time_now_ms();
@@ -459,20 +460,20 @@ static void open_pr(struct ws *w, struct ws_run *r)
 		on_pr(r, false, NULL, "no PR key for the branch");
 		return;
 	}
-	char target[WS_REPO_FULL_MAX + 32];
+	char target[WSP_REPO_FULL_MAX + 32];
 	snprintf(target, sizeof target, "github:%s:%s:new-pr", r->pc.owner, r->pc.repo);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "title", r->pr_title ? r->pr_title : r->title);
 	cJSON_AddStringToObject(extra, "head", r->branch);
 	cJSON_AddStringToObject(extra, "base", r->base);
-	char conv[WS_REPO_FULL_MAX + 40];
+	char conv[WSP_REPO_FULL_MAX + 40];
 	snprintf(conv, sizeof conv, "plan:%s/%s#%d", r->pc.owner, r->pc.repo, r->pc.number);
-	struct ws_send s = {.target = target,
-	                    .text = r->pr_body ? r->pr_body : "",
-	                    .key = key,
-	                    .extra = extra,
-	                    .conversation = conv};
-	ws_send(w, &s, on_pr, r);
+	struct wsp_send s = {.target = target,
+	                     .text = r->pr_body ? r->pr_body : "",
+	                     .key = key,
+	                     .extra = extra,
+	                     .conversation = conv};
+	wsp_send(w, &s, on_pr, r);
 	cJSON_Delete(extra);
 }
 
@@ -483,8 +484,8 @@ static char *dup_or_null(const char *s)
 
 static void on_run_done(void *ud, const struct taskexec_result *res)
 {
-	struct ws_run *r = ud;
-	struct ws *w = r->a->w;
+	struct wsp_run *r = ud;
+	struct wsp *w = r->a->w;
 	r->x = NULL;
 	r->outcome = res->outcome;
 	r->d = res->d;
@@ -513,7 +514,7 @@ static void on_run_done(void *ud, const struct taskexec_result *res)
 		run_end(r, false, NULL, "stopping");
 		return;
 	}
-	ws_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_COMPOSE, &res->d);
+	wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_COMPOSE, &res->d);
 	switch (res->outcome) {
 	case TASKEXEC_PUSHED:
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "task pushed", "branch", r->branch, "clone_ms",
@@ -533,10 +534,10 @@ static void on_run_done(void *ud, const struct taskexec_result *res)
 		if (*tail)
 			sb_printf(&sb, "\n\n%.1500s", tail);
 		r->details = sb_detach(&sb);
-		ws_tell_owner(w, "task %d of %s/%s#%d (%s) %s: %s", r->task, r->pc.owner,
-		              r->pc.repo, r->pc.number, r->title,
-		              res->outcome == TASKEXEC_BLOCKED ? "is blocked" : "failed",
-		              res->d.reason);
+		wsp_tell_owner(w, "task %d of %s/%s#%d (%s) %s: %s", r->task, r->pc.owner,
+		               r->pc.repo, r->pc.number, r->title,
+		               res->outcome == TASKEXEC_BLOCKED ? "is blocked" : "failed",
+		               res->d.reason);
 		post_report(w, r);
 		return;
 	}
@@ -565,12 +566,12 @@ static char *deps_done(const struct plan *p, const struct plan_task *t)
 	return sb.len ? sb_detach(&sb) : (sb_free(&sb), NULL);
 }
 
-static void start_run(struct ws *w, struct plan_copy *pc, int task, int attempt, bool resumed,
+static void start_run(struct wsp *w, struct plan_copy *pc, int task, int attempt, bool resumed,
                       const char *lock)
 {
 	const struct plan_task *t = plan_task_find(&pc->plan, task);
-	struct ws_run *r = xcalloc(1, sizeof *r);
-	r->a = ws_hold(w);
+	struct wsp_run *r = xcalloc(1, sizeof *r);
+	r->a = wsp_hold(w);
 	r->pc = *pc; /* taken */
 	memset(pc, 0, sizeof *pc);
 	r->task = task;
@@ -583,7 +584,7 @@ static void start_run(struct ws *w, struct plan_copy *pc, int task, int attempt,
 	uv_timer_init(w->c.loop, &r->renew);
 	r->renew.data = r;
 	w->run = r;
-	if (r->lock[0] && ws_coord(w)) {
+	if (r->lock[0] && wsp_coord(w)) {
 		uint64_t every = (uint64_t)(w->c.claim_ttl_ms / 3);
 		uv_timer_start(&r->renew, renew_tick, every, every);
 	}
@@ -623,14 +624,14 @@ static void start_run(struct ws *w, struct plan_copy *pc, int task, int attempt,
 	decision_set(&d, VERDICT_PASS, resumed ? "task_resumed" : "task_started",
 	             "task %d (%s), attempt %d: %s", task, r->title, attempt,
 	             resumed ? "continued after a restart" : "the coder starts on a fresh clone");
-	ws_note(w, r->pc.owner, r->pc.repo, r->pc.number, task, STAGE_COMPOSE, &d);
+	wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, task, STAGE_COMPOSE, &d);
 	r->x = taskexec_start(&cfg, &tt, on_run_done, r, &err);
 	free(deps);
 	free(files);
 	if (!r->x) {
 		decision_set(&r->d, VERDICT_FAIL, "task_start", "the task could not start: %s",
 		             err.msg);
-		ws_note(w, r->pc.owner, r->pc.repo, r->pc.number, task, STAGE_COMPOSE, &r->d);
+		wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, task, STAGE_COMPOSE, &r->d);
 		r->outcome = TASKEXEC_FAILED;
 		r->details = xstrdup(r->d.reason);
 		w->n.failed++;
@@ -638,19 +639,19 @@ static void start_run(struct ws *w, struct plan_copy *pc, int task, int attempt,
 	}
 }
 
-void ws_run_cancel(struct ws *w)
+void wsp_run_cancel(struct wsp *w)
 {
 	if (w->run && w->run->x)
 		taskexec_cancel(w->run->x);
 }
 
-cJSON *ws_run_status(const struct ws *w)
+cJSON *wsp_run_status(const struct wsp *w)
 {
-	const struct ws_run *r = w->run;
+	const struct wsp_run *r = w->run;
 	if (!r)
 		return cJSON_CreateNull();
 	cJSON *o = cJSON_CreateObject();
-	char repo[WS_REPO_FULL_MAX];
+	char repo[WSP_REPO_FULL_MAX];
 	snprintf(repo, sizeof repo, "%s/%s", r->pc.owner, r->pc.repo);
 	cJSON_AddStringToObject(o, "repo", repo);
 	cJSON_AddNumberToObject(o, "plan", r->pc.number);
@@ -670,7 +671,7 @@ cJSON *ws_run_status(const struct ws *w)
 /* --- the claim ------------------------------------------------------------------------------ */
 
 struct claim_op {
-	struct ws_anchor *a;
+	struct wsp_anchor *a;
 	struct plan_copy pc;
 	int task, attempt;
 	bool resume;
@@ -684,17 +685,18 @@ struct claim_op {
 
 static void claim_end(struct claim_op *op)
 {
-	struct ws *w = ws_drop(op->a);
+	struct wsp *w = wsp_drop(op->a);
 	if (w && op->done)
 		op->done(op->ud);
 	plan_copy_free(&op->pc);
 	free(op);
 }
 
-static void claim_note(struct ws *w, struct claim_op *op, enum decision_verdict v, const char *rule,
-                       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void claim_note(struct ws *w, struct claim_op *op, enum decision_verdict v, const char *rule,
-                       const char *fmt, ...)
+static void claim_note(struct wsp *w, struct claim_op *op, enum decision_verdict v,
+                       const char *rule, const char *fmt, ...)
+        __attribute__((format(printf, 5, 6)));
+static void claim_note(struct wsp *w, struct claim_op *op, enum decision_verdict v,
+                       const char *rule, const char *fmt, ...)
 {
 	struct decision d;
 	d.verdict = v;
@@ -703,19 +705,19 @@ static void claim_note(struct ws *w, struct claim_op *op, enum decision_verdict 
 	va_start(ap, fmt);
 	vsnprintf(d.reason, sizeof d.reason, fmt, ap);
 	va_end(ap);
-	ws_note(w, op->pc.owner, op->pc.repo, op->pc.number, op->task, STAGE_GATE, &d);
+	wsp_note(w, op->pc.owner, op->pc.repo, op->pc.number, op->task, STAGE_GATE, &d);
 }
 
 /* Gives up the claim: the lock released, nothing else. */
-static void claim_abandon(struct ws *w, struct claim_op *op)
+static void claim_abandon(struct wsp *w, struct claim_op *op)
 {
-	struct coord *c = w ? ws_coord(w) : NULL;
+	struct coord *c = w ? wsp_coord(w) : NULL;
 	if (c && op->locked)
 		coord_release(c, op->lock);
 	claim_end(op);
 }
 
-static void claim_won(struct ws *w, struct claim_op *op)
+static void claim_won(struct wsp *w, struct claim_op *op)
 {
 	if (!op->resume)
 		w->n.claims_won++;
@@ -725,8 +727,8 @@ static void claim_won(struct ws *w, struct claim_op *op)
 	           "task %d (%s), attempt %d is ours%s", op->task, op->title, op->attempt,
 	           op->resume ? ": continued after a restart" : "");
 	if (!op->resume)
-		ws_tell_owner(w, "claimed task %d of %s/%s#%d: %s (attempt %d)", op->task,
-		              op->pc.owner, op->pc.repo, op->pc.number, op->title, op->attempt);
+		wsp_tell_owner(w, "claimed task %d of %s/%s#%d: %s (attempt %d)", op->task,
+		               op->pc.owner, op->pc.repo, op->pc.number, op->title, op->attempt);
 	start_run(w, &op->pc, op->task, op->attempt, op->resume, op->locked ? op->lock : NULL);
 	claim_end(op);
 }
@@ -737,16 +739,16 @@ static void on_lost_deleted(void *ud, bool ok, const char *artifact, const char 
 {
 	(void)artifact;
 	struct claim_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (w && !ok)
-		ws_error(w, "our losing claim comment was not deleted: %s", why ? why : "?");
+		wsp_error(w, "our losing claim comment was not deleted: %s", why ? why : "?");
 	claim_abandon(w, op);
 }
 
 static void on_verify_comments(const struct gh_result *res, void *ud)
 {
 	struct claim_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w) {
 		claim_end(op);
 		return;
@@ -759,19 +761,19 @@ static void on_verify_comments(const struct gh_result *res, void *ud)
 		claim_abandon(w, op);
 		return;
 	}
-	struct ws_events e;
-	ws_events_read(&e, res->json);
-	int64_t mine = ws_events_claim_of(&e, w->login, op->task, op->attempt);
+	struct wsp_events e;
+	wsp_events_read(&e, res->json);
+	int64_t mine = wsp_events_claim_of(&e, w->login, op->task, op->attempt);
 	struct plan_task_state t;
 	bool have = fold_task(&op->pc, &e, op->task, &t);
-	if (!mine && op->tries < WS_REREAD_TRIES) {
-		ws_events_free(&e);
+	if (!mine && op->tries < WSP_REREAD_TRIES) {
+		wsp_events_free(&e);
 		op->tries++;
-		after(w, WS_REREAD_MS, claim_verify, op);
+		after(w, WSP_REREAD_MS, claim_verify, op);
 		return;
 	}
 	if (have && mine && t.claim_comment_id == mine) {
-		ws_events_free(&e);
+		wsp_events_free(&e);
 		claim_won(w, op);
 		return;
 	}
@@ -779,35 +781,35 @@ static void on_verify_comments(const struct gh_result *res, void *ud)
 	claim_note(w, op, VERDICT_BLOCK, "claim_lost",
 	           "task %d went to @%s (the first claim by comment id wins)", op->task,
 	           have && t.assignee[0] ? t.assignee : "nobody yet");
-	ws_events_free(&e);
+	wsp_events_free(&e);
 	if (!mine) {
 		claim_abandon(w, op);
 		return;
 	}
 	/* Our comment would mislead a reader: it goes. */
-	char target[WS_REPO_FULL_MAX + 40];
+	char target[WSP_REPO_FULL_MAX + 40];
 	snprintf(target, sizeof target, "github:%s:%s:delete:%d", op->pc.owner, op->pc.repo,
 	         op->pc.number);
-	char key[WS_KEY_MAX + 1];
-	ws_key(key, sizeof key, "unclaim", op->pc.owner, op->pc.repo, op->pc.number, op->task,
-	       op->attempt);
+	char key[WSP_KEY_MAX + 1];
+	wsp_key(key, sizeof key, "unclaim", op->pc.owner, op->pc.repo, op->pc.number, op->task,
+	        op->attempt);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddNumberToObject(extra, "comment_id", (double)mine);
 	char text[160];
 	snprintf(text, sizeof text, "delete our losing claim of task %d, attempt %d (comment %lld)",
 	         op->task, op->attempt, (long long)mine);
-	struct ws_send s = {.target = target, .text = text, .key = key, .extra = extra};
-	ws_send(w, &s, on_lost_deleted, op);
+	struct wsp_send s = {.target = target, .text = text, .key = key, .extra = extra};
+	wsp_send(w, &s, on_lost_deleted, op);
 	cJSON_Delete(extra);
 }
 
 static void claim_verify(void *ud)
 {
 	struct claim_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	struct ga_err err = {{0}};
 	if (!w || gh_comments_list(w->c.gh, op->pc.owner, op->pc.repo, op->pc.number,
-	                           WS_MAX_COMMENTS, on_verify_comments, op, &err) == 0) {
+	                           WSP_MAX_COMMENTS, on_verify_comments, op, &err) == 0) {
 		if (w)
 			claim_note(w, op, VERDICT_FAIL, "claim_verify", "%s", err.msg);
 		claim_abandon(w, op);
@@ -818,7 +820,7 @@ static void on_claim_posted(void *ud, bool ok, const char *artifact, const char 
 {
 	(void)artifact;
 	struct claim_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w || !ok) {
 		if (w)
 			claim_note(w, op, VERDICT_FAIL, "claim_comment",
@@ -832,7 +834,7 @@ static void on_claim_posted(void *ud, bool ok, const char *artifact, const char 
 static void on_reread(const struct gh_result *res, void *ud)
 {
 	struct claim_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w) {
 		claim_end(op);
 		return;
@@ -843,12 +845,12 @@ static void on_reread(const struct gh_result *res, void *ud)
 		claim_abandon(w, op);
 		return;
 	}
-	struct ws_events e;
-	ws_events_read(&e, res->json);
+	struct wsp_events e;
+	wsp_events_read(&e, res->json);
 	size_t n = op->pc.plan.n_tasks;
 	struct plan_task_state *st = xcalloc(n ? n : 1, sizeof *st);
 	plan_state_fold(&op->pc.plan, op->pc.number, e.ev, e.n, st, NULL, NULL);
-	ws_events_free(&e);
+	wsp_events_free(&e);
 	const struct plan_task_state *t = plan_state_find(st, n, op->task);
 	if (op->resume) {
 		bool ours = t && strcasecmp(t->assignee, w->login) == 0 && t->pr == 0 &&
@@ -882,17 +884,17 @@ static void on_reread(const struct gh_result *res, void *ud)
 	                        .task = op->task,
 	                        .attempt = op->attempt};
 	snprintf(m.agent, sizeof m.agent, "%s", w->login);
-	char key[WS_KEY_MAX + 1];
-	ws_key(key, sizeof key, "claim", op->pc.owner, op->pc.repo, op->pc.number, op->task,
-	       op->attempt);
-	ws_send_comment(w, op->pc.owner, op->pc.repo, op->pc.number, VOICE_GH_TASK_CLAIM, NULL,
-	                op->title, NULL, &m, key, on_claim_posted, op);
+	char key[WSP_KEY_MAX + 1];
+	wsp_key(key, sizeof key, "claim", op->pc.owner, op->pc.repo, op->pc.number, op->task,
+	        op->attempt);
+	wsp_send_comment(w, op->pc.owner, op->pc.repo, op->pc.number, VOICE_GH_TASK_CLAIM, NULL,
+	                 op->title, NULL, &m, key, on_claim_posted, op);
 }
 
-static void claim_read(struct ws *w, struct claim_op *op)
+static void claim_read(struct wsp *w, struct claim_op *op)
 {
 	struct ga_err err = {{0}};
-	if (gh_comments_list(w->c.gh, op->pc.owner, op->pc.repo, op->pc.number, WS_MAX_COMMENTS,
+	if (gh_comments_list(w->c.gh, op->pc.owner, op->pc.repo, op->pc.number, WSP_MAX_COMMENTS,
 	                     on_reread, op, &err) == 0) {
 		claim_note(w, op, VERDICT_FAIL, "claim_reread", "%s", err.msg);
 		claim_abandon(w, op);
@@ -902,13 +904,22 @@ static void claim_read(struct ws *w, struct claim_op *op)
 static void on_locked(void *ud, enum coord_result res, const char *holder, const char *why)
 {
 	struct claim_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w) {
 		claim_end(op);
 		return;
 	}
 	bool ours = res == COORD_WON ||
 	            (res == COORD_HELD && holder && strcmp(holder, w->agent_name) == 0);
+	if (res == COORD_UNAVAILABLE) {
+		/* The backend cannot tell (the room is down, Redis away): the
+		 * markers alone decide, first claim by comment id. */
+		claim_note(w, op, VERDICT_INFO, "claim_lock",
+		           "the lock %s cannot be asked for (%s): the markers alone decide",
+		           op->lock, why ? why : "unavailable");
+		claim_read(w, op);
+		return;
+	}
 	if (!ours) {
 		claim_note(w, op, VERDICT_BLOCK, "claim_lock", "the task's lock %s is %s%s%s: %s",
 		           op->lock, coord_result_name(res), holder ? " by " : "",
@@ -920,11 +931,11 @@ static void on_locked(void *ud, enum coord_result res, const char *holder, const
 	claim_read(w, op);
 }
 
-void ws_claim(struct ws *w, const struct ws_plan *p, int task, int attempt, bool resume,
-              void (*done)(void *ud), void *ud)
+void wsp_claim(struct wsp *w, const struct wsp_plan *p, int task, int attempt, bool resume,
+               void (*done)(void *ud), void *ud)
 {
 	struct claim_op *op = xcalloc(1, sizeof *op);
-	op->a = ws_hold(w);
+	op->a = wsp_hold(w);
 	copy_plan(&op->pc, p);
 	op->task = task;
 	op->attempt = attempt;
@@ -933,8 +944,8 @@ void ws_claim(struct ws *w, const struct ws_plan *p, int task, int attempt, bool
 	op->ud = ud;
 	const struct plan_task *t = plan_task_find(&op->pc.plan, task);
 	snprintf(op->title, sizeof op->title, "%s", t ? t->title : "?");
-	ws_task_lock(op->lock, sizeof op->lock, p->owner, p->repo, p->number, task);
-	struct coord *c = ws_coord(w);
+	wsp_task_lock(op->lock, sizeof op->lock, p->owner, p->repo, p->number, task);
+	struct coord *c = wsp_coord(w);
 	if (!c) {
 		claim_read(w, op);
 		return;

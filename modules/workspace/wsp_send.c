@@ -1,5 +1,5 @@
 /* The workspace engine's shared parts: the anchor, plans read and folded,
- * the decision log, one send that ends once. See ws_int.h. */
+ * the decision log, one send that ends once. See wsp_int.h. */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,19 +15,19 @@
 #include "modules/decisions/log.h"
 #include "modules/journal/journal.h"
 #include "modules/outbound/outbound.h"
-#include "modules/workspace/ws_int.h"
+#include "modules/workspace/wsp_int.h"
 
 /* --- the anchor ------------------------------------------------------------------------- */
 
-struct ws_anchor *ws_hold(struct ws *w)
+struct wsp_anchor *wsp_hold(struct wsp *w)
 {
 	w->anchor->refs++;
 	return w->anchor;
 }
 
-struct ws *ws_drop(struct ws_anchor *a)
+struct wsp *wsp_drop(struct wsp_anchor *a)
 {
-	struct ws *w = a->w;
+	struct wsp *w = a->w;
 	a->refs--;
 	if (!w && a->refs <= 0)
 		free(a);
@@ -36,10 +36,10 @@ struct ws *ws_drop(struct ws_anchor *a)
 
 /* --- notes -------------------------------------------------------------------------------- */
 
-void ws_note(struct ws *w, const char *owner, const char *repo, int plan, int task,
-             enum decision_stage stage, const struct decision *d)
+void wsp_note(struct wsp *w, const char *owner, const char *repo, int plan, int task,
+              enum decision_stage stage, const struct decision *d)
 {
-	char conv[WS_REPO_FULL_MAX + 40];
+	char conv[WSP_REPO_FULL_MAX + 40];
 	char id[32];
 	if (plan > 0)
 		snprintf(conv, sizeof conv, "plan:%s/%s#%d", owner, repo, plan);
@@ -57,7 +57,7 @@ void ws_note(struct ws *w, const char *owner, const char *repo, int plan, int ta
 		snprintf(w->last_error, sizeof w->last_error, "%s", d->reason);
 }
 
-void ws_error(struct ws *w, const char *fmt, ...)
+void wsp_error(struct wsp *w, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -66,7 +66,7 @@ void ws_error(struct ws *w, const char *fmt, ...)
 	log_write(LOG_LEVEL_WARN, LOG_COMP, w->last_error, NULL);
 }
 
-void ws_tell_owner(struct ws *w, const char *fmt, ...)
+void wsp_tell_owner(struct wsp *w, const char *fmt, ...)
 {
 	char text[1024];
 	va_list ap;
@@ -80,7 +80,7 @@ void ws_tell_owner(struct ws *w, const char *fmt, ...)
 
 /* --- plans read and folded ---------------------------------------------------------------- */
 
-void ws_plan_free(struct ws_plan *p)
+void wsp_plan_free(struct wsp_plan *p)
 {
 	if (!p)
 		return;
@@ -92,7 +92,7 @@ void ws_plan_free(struct ws_plan *p)
 	free(p);
 }
 
-void ws_events_read(struct ws_events *e, const cJSON *comments)
+void wsp_events_read(struct wsp_events *e, const cJSON *comments)
 {
 	memset(e, 0, sizeof e[0]);
 	size_t cap = (size_t)cJSON_GetArraySize(comments);
@@ -130,14 +130,14 @@ void ws_events_read(struct ws_events *e, const cJSON *comments)
 	}
 }
 
-void ws_events_free(struct ws_events *e)
+void wsp_events_free(struct wsp_events *e)
 {
 	free(e->ev);
 	free(e->author);
 	memset(e, 0, sizeof *e);
 }
 
-int64_t ws_events_claim_of(const struct ws_events *e, const char *login, int task, int attempt)
+int64_t wsp_events_claim_of(const struct wsp_events *e, const char *login, int task, int attempt)
 {
 	for (size_t i = 0; i < e->n; i++) {
 		const struct plan_event *v = &e->ev[i];
@@ -165,7 +165,7 @@ static void on_ignored(void *ud, const struct plan_event *ev, const struct decis
 	       "why", d->reason);
 }
 
-void ws_plan_fold(struct ws_plan *p, const struct ws_events *e)
+void wsp_plan_fold(struct wsp_plan *p, const struct wsp_events *e)
 {
 	free(p->st);
 	p->st = xcalloc(p->plan.n_tasks ? p->plan.n_tasks : 1, sizeof *p->st);
@@ -174,7 +174,7 @@ void ws_plan_fold(struct ws_plan *p, const struct ws_events *e)
 	size_t applied =
 	        plan_state_fold(&p->plan, p->number, e->ev, e->n, p->st, on_ignored, &notes);
 	p->touched = applied > 0;
-	ws_count(p->st, p->plan.n_tasks, &p->counts);
+	wsp_count(p->st, p->plan.n_tasks, &p->counts);
 	memset(&p->agents, 0, sizeof p->agents);
 	p->last_author[0] = '\0';
 	int64_t last_id = 0;
@@ -182,7 +182,7 @@ void ws_plan_fold(struct ws_plan *p, const struct ws_events *e)
 		const struct plan_event *v = &e->ev[i];
 		if (v->m.plan != p->number || strcasecmp(v->author, v->m.agent) != 0)
 			continue;
-		ws_agents_add(&p->agents, v->author);
+		wsp_agents_add(&p->agents, v->author);
 		bool ign = false;
 		for (size_t k = 0; k < notes.n && !ign; k++)
 			ign = notes.ignored[k] == v->comment_id;
@@ -193,8 +193,8 @@ void ws_plan_fold(struct ws_plan *p, const struct ws_events *e)
 	}
 }
 
-struct ws_plan *ws_plan_new(const char *owner, const char *repo, const cJSON *issue,
-                            const struct ws_events *e, int64_t now_ms, struct decision *d)
+struct wsp_plan *wsp_plan_new(const char *owner, const char *repo, const cJSON *issue,
+                              const struct wsp_events *e, int64_t now_ms, struct decision *d)
 {
 	const char *title = json_string_or(issue, "title", "");
 	const char *body = json_string_or(issue, "body", NULL);
@@ -204,7 +204,7 @@ struct ws_plan *ws_plan_new(const char *owner, const char *repo, const cJSON *is
 		             number);
 		return NULL;
 	}
-	struct ws_plan *p = xcalloc(1, sizeof *p);
+	struct wsp_plan *p = xcalloc(1, sizeof *p);
 	snprintf(p->owner, sizeof p->owner, "%s", owner);
 	snprintf(p->repo, sizeof p->repo, "%s", repo);
 	p->number = number;
@@ -212,7 +212,7 @@ struct ws_plan *ws_plan_new(const char *owner, const char *repo, const cJSON *is
 	if (plan_parse(title, body, &p->plan, &err) != 0) {
 		decision_set(d, VERDICT_FAIL, "plan_unreadable", "plan #%d does not read: %s",
 		             number, err.msg);
-		ws_plan_free(p);
+		wsp_plan_free(p);
 		return NULL;
 	}
 	p->title = xstrdup(title);
@@ -221,7 +221,7 @@ struct ws_plan *ws_plan_new(const char *owner, const char *repo, const cJSON *is
 	const cJSON *user = cJSON_GetObjectItemCaseSensitive(issue, "user");
 	snprintf(p->author, sizeof p->author, "%s", json_string_or(user, "login", ""));
 	p->polled_ms = now_ms;
-	ws_plan_fold(p, e);
+	wsp_plan_fold(p, e);
 	decision_set(d, VERDICT_INFO, "plan_read",
 	             "plan #%d: %d tasks, %d completed, %d in progress, %d blocked, %zu markers",
 	             number, p->counts.total, p->counts.completed, p->counts.in_progress,
@@ -232,8 +232,8 @@ struct ws_plan *ws_plan_new(const char *owner, const char *repo, const cJSON *is
 /* --- one send that ends once -------------------------------------------------------------- */
 
 struct send_op {
-	struct ws_anchor *a;
-	ws_sent_fn cb;
+	struct wsp_anchor *a;
+	wsp_sent_fn cb;
 	void *ud;
 	char *target, *text, *key, *conv, *msgid;
 	cJSON *extra;
@@ -253,18 +253,18 @@ static void send_op_free(struct send_op *op)
 
 static void send_end(struct send_op *op, bool ok, const char *artifact, const char *why)
 {
-	struct ws *w = ws_drop(op->a);
+	struct wsp *w = wsp_drop(op->a);
 	if (w && op->cb)
 		op->cb(op->ud, ok, artifact, why);
 	send_op_free(op);
 }
 
-static void submit_op(struct ws *w, struct send_op *op);
+static void submit_op(struct wsp *w, struct send_op *op);
 
 static void on_reconciled(void *ud, int exists, const char *artifact)
 {
 	struct send_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w) {
 		send_end(op, false, NULL, "stopping");
 		return;
@@ -273,7 +273,7 @@ static void on_reconciled(void *ud, int exists, const char *artifact)
 		send_end(op, true, artifact, NULL);
 	} else if (exists == 0 && !op->resent) {
 		op->resent = true;
-		ws_drop(op->a);
+		wsp_drop(op->a);
 		submit_op(w, op);
 	} else {
 		send_end(op, false, NULL,
@@ -282,7 +282,7 @@ static void on_reconciled(void *ud, int exists, const char *artifact)
 	}
 }
 
-static void reconcile_op(struct ws *w, struct send_op *op)
+static void reconcile_op(struct wsp *w, struct send_op *op)
 {
 	struct ga_err err = {{0}};
 	if (outbound_reconcile_key(w->c.outbound, op->key, on_reconciled, op, &err) != 0)
@@ -292,7 +292,7 @@ static void reconcile_op(struct ws *w, struct send_op *op)
 static void on_final(void *ud, const struct decision *final, const char *artifact)
 {
 	struct send_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (final->verdict == VERDICT_SENT) {
 		send_end(op, true, artifact, NULL);
 		return;
@@ -319,9 +319,9 @@ static void on_final(void *ud, const struct decision *final, const char *artifac
 	send_end(op, false, NULL, why);
 }
 
-static void submit_op(struct ws *w, struct send_op *op)
+static void submit_op(struct wsp *w, struct send_op *op)
 {
-	op->a = ws_hold(w);
+	op->a = wsp_hold(w);
 	struct outbound_msg m = {.platform = CONV_PLATFORM_GITHUB,
 	                         .target = op->target,
 	                         .source = "workspace",
@@ -335,7 +335,7 @@ static void submit_op(struct ws *w, struct send_op *op)
 	outbound_submit(w->c.outbound, &m, on_final, op);
 }
 
-void ws_send(struct ws *w, const struct ws_send *s, ws_sent_fn cb, void *ud)
+void wsp_send(struct wsp *w, const struct wsp_send *s, wsp_sent_fn cb, void *ud)
 {
 	struct send_op *op = xcalloc(1, sizeof *op);
 	op->cb = cb;
@@ -349,9 +349,10 @@ void ws_send(struct ws *w, const struct ws_send *s, ws_sent_fn cb, void *ud)
 	submit_op(w, op);
 }
 
-void ws_send_comment(struct ws *w, const char *owner, const char *repo, int plan, enum voice_key k,
-                     const char *phrase_override, const char *title, const char *details,
-                     const struct plan_marker *m, const char *key, ws_sent_fn cb, void *ud)
+void wsp_send_comment(struct wsp *w, const char *owner, const char *repo, int plan,
+                      enum voice_key k, const char *phrase_override, const char *title,
+                      const char *details, const struct plan_marker *m, const char *key,
+                      wsp_sent_fn cb, void *ud)
 {
 	char num[16];
 	snprintf(num, sizeof num, "%d", m->task);
@@ -364,22 +365,22 @@ void ws_send_comment(struct ws *w, const char *owner, const char *repo, int plan
 		phrase = voice_render(w->c.voice, k, names, values, 3);
 	else
 		phrase = voice_interpolate(voice_default(k), names, values, 3);
-	char *text = ws_comment(phrase, m);
+	char *text = wsp_comment(phrase, m);
 	free(phrase);
 	if (!text) {
 		if (cb)
 			cb(ud, false, NULL, "the marker does not format");
 		return;
 	}
-	char target[WS_REPO_FULL_MAX + 40];
+	char target[WSP_REPO_FULL_MAX + 40];
 	snprintf(target, sizeof target, "github:%s:%s:issue:%d", owner, repo, plan);
-	char conv[WS_REPO_FULL_MAX + 40];
+	char conv[WSP_REPO_FULL_MAX + 40];
 	snprintf(conv, sizeof conv, "plan:%s/%s#%d", owner, repo, plan);
 	char id[32];
 	snprintf(id, sizeof id, "task-%d", m->task);
-	struct ws_send s = {
+	struct wsp_send s = {
 	        .target = target, .text = text, .key = key, .conversation = conv, .message_id = id};
-	ws_send(w, &s, cb, ud);
+	wsp_send(w, &s, cb, ud);
 	free(text);
 }
 
@@ -388,15 +389,15 @@ void ws_send_comment(struct ws *w, const char *owner, const char *repo, int plan
 static void on_body_sent(void *ud, bool ok, const char *artifact, const char *why)
 {
 	(void)artifact;
-	struct ws_anchor *a = ud;
-	struct ws *w = ws_drop(a);
+	struct wsp_anchor *a = ud;
+	struct wsp *w = wsp_drop(a);
 	if (w && ok)
 		w->n.body_syncs++;
 	else if (w)
-		ws_error(w, "a plan body was not updated: %s", why ? why : "?");
+		wsp_error(w, "a plan body was not updated: %s", why ? why : "?");
 }
 
-void ws_sync_body(struct ws *w, const struct ws_plan *p, bool force)
+void wsp_sync_body(struct wsp *w, const struct wsp_plan *p, bool force)
 {
 	bool mine = p->last_author[0] ? strcasecmp(p->last_author, w->login) == 0
 	                              : strcasecmp(p->author, w->login) == 0;
@@ -406,8 +407,8 @@ void ws_sync_body(struct ws *w, const struct ws_plan *p, bool force)
 	struct ga_err err = {{0}};
 	char *body = plan_state_sync_body(p->body, p->st, p->plan.n_tasks, &changed, &err);
 	if (!body) {
-		ws_error(w, "plan #%d of %s/%s: the body cannot show the state: %s", p->number,
-		         p->owner, p->repo, err.msg);
+		wsp_error(w, "plan #%d of %s/%s: the body cannot show the state: %s", p->number,
+		          p->owner, p->repo, err.msg);
 		return;
 	}
 	if (!changed) {
@@ -424,11 +425,11 @@ void ws_sync_body(struct ws *w, const struct ws_plan *p, bool force)
 	char hex[SHA256_HEX_LEN + 1];
 	sha256_hex(both.buf, both.len, hex);
 	sb_free(&both);
-	char key[WS_KEY_MAX + 1];
-	char base[WS_KEY_MAX + 1];
-	ws_key(base, sizeof base, "body", p->owner, p->repo, p->number, 0, 0);
+	char key[WSP_KEY_MAX + 1];
+	char base[WSP_KEY_MAX + 1];
+	wsp_key(base, sizeof base, "body", p->owner, p->repo, p->number, 0, 0);
 	snprintf(key, sizeof key, "%.90s:%.16s", base, hex);
-	char target[WS_REPO_FULL_MAX + 40];
+	char target[WSP_REPO_FULL_MAX + 40];
 	snprintf(target, sizeof target, "github:%s:%s:edit:%d", p->owner, p->repo, p->number);
 	char text[128];
 	snprintf(text, sizeof text, "plan #%d: the task list made to show the markers (%.12s)",
@@ -436,8 +437,8 @@ void ws_sync_body(struct ws *w, const struct ws_plan *p, bool force)
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "op", "issue");
 	cJSON_AddStringToObject(extra, "body", body);
-	struct ws_send s = {.target = target, .text = text, .key = key, .extra = extra};
-	ws_send(w, &s, on_body_sent, ws_hold(w));
+	struct wsp_send s = {.target = target, .text = text, .key = key, .extra = extra};
+	wsp_send(w, &s, on_body_sent, wsp_hold(w));
 	cJSON_Delete(extra);
 	free(body);
 }

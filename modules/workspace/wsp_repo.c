@@ -11,13 +11,13 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
-#include "modules/workspace/ws_int.h"
+#include "modules/workspace/wsp_int.h"
 
-#define WS_CREATE_RETRY_MS 2000
+#define WSP_CREATE_RETRY_MS 2000
 
 struct repo_op {
-	struct ws_anchor *a;
-	ws_answer_fn done;
+	struct wsp_anchor *a;
+	wsp_answer_fn done;
 	void *ud;
 	bool create, user; /* user: the owner is a user, not an organisation */
 	char org[GH_OWNER_MAX + 1];
@@ -29,7 +29,7 @@ struct repo_op {
 	uv_timer_t *retry;
 };
 
-void ws_tool_done(struct ws *w)
+void wsp_tool_done(struct wsp *w)
 {
 	if (w && w->tool_calls > 0)
 		w->tool_calls--;
@@ -37,10 +37,10 @@ void ws_tool_done(struct ws *w)
 
 static void op_answer(struct repo_op *op, bool ok, const char *text)
 {
-	struct ws *w = ws_drop(op->a);
+	struct wsp *w = wsp_drop(op->a);
 	if (w) {
-		ws_tool_done(w);
-		struct coord *c = ws_coord(w);
+		wsp_tool_done(w);
+		struct coord *c = wsp_coord(w);
 		if (c && op->locked)
 			coord_release_result(c, op->lock, ok, ok ? text : NULL, ok ? NULL : text);
 	}
@@ -56,7 +56,7 @@ static void answer_json(struct repo_op *op, bool found, bool created, const char
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddBoolToObject(o, "found", found);
 	if (found) {
-		char full[WS_REPO_FULL_MAX], url[GH_URL_MAX];
+		char full[WSP_REPO_FULL_MAX], url[GH_URL_MAX];
 		snprintf(full, sizeof full, "%s/%s", op->org, name);
 		snprintf(url, sizeof url, "https://github.com/%s/%s", op->org, name);
 		cJSON_AddStringToObject(o, "name", name);
@@ -77,7 +77,7 @@ static void on_created(void *ud, bool ok, const char *artifact, const char *why)
 {
 	(void)artifact;
 	struct repo_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w) {
 		op_answer(op, false, "the agent is stopping");
 		return;
@@ -86,44 +86,44 @@ static void on_created(void *ud, bool ok, const char *artifact, const char *why)
 	if (!ok) {
 		decision_set(&d, VERDICT_FAIL, "workspace_create", "%s/%s was not created: %s",
 		             op->org, op->name, why ? why : "?");
-		ws_note(w, op->org, op->name, 0, 0, STAGE_OUTBOUND, &d);
+		wsp_note(w, op->org, op->name, 0, 0, STAGE_OUTBOUND, &d);
 		op_answer(op, false, d.reason);
 		return;
 	}
 	decision_set(&d, VERDICT_SENT, "workspace_create", "%s/%s created from %s", op->org,
 	             op->name, w->template_repo);
-	ws_note(w, op->org, op->name, 0, 0, STAGE_OUTBOUND, &d);
+	wsp_note(w, op->org, op->name, 0, 0, STAGE_OUTBOUND, &d);
 	struct ga_err err = {{0}};
-	if (ws_watch(w, op->org, op->name, WS_SOURCE_CREATED, op->thread, &err) < 0)
-		ws_error(w, "%s", err.msg);
-	ws_tell_owner(w, "workspace created: https://github.com/%s/%s", op->org, op->name);
+	if (wsp_watch(w, op->org, op->name, WSP_SOURCE_CREATED, op->thread, &err) < 0)
+		wsp_error(w, "%s", err.msg);
+	wsp_tell_owner(w, "workspace created: https://github.com/%s/%s", op->org, op->name);
 	answer_json(op, true, true, op->name, NULL);
 }
 
-static void create_now(struct ws *w, struct repo_op *op)
+static void create_now(struct wsp *w, struct repo_op *op)
 {
-	char target[WS_REPO_FULL_MAX + 40];
+	char target[WSP_REPO_FULL_MAX + 40];
 	snprintf(target, sizeof target, "github:%s:%s:create-repo", op->org, op->name);
-	char key[WS_KEY_MAX + 1];
-	ws_key(key, sizeof key, "repo", op->org, op->name, 0, 0, 0);
+	char key[WSP_KEY_MAX + 1];
+	wsp_key(key, sizeof key, "repo", op->org, op->name, 0, 0, 0);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "template", w->template_repo);
 	cJSON_AddStringToObject(extra, "description",
-	                        op->description ? op->description : WS_DEFAULT_DESC);
-	char text[WS_REPO_FULL_MAX + 80];
+	                        op->description ? op->description : WSP_DEFAULT_DESC);
+	char text[WSP_REPO_FULL_MAX + 80];
 	snprintf(text, sizeof text, "create the workspace %s/%s from %s", op->org, op->name,
 	         w->template_repo);
-	struct ws_send s = {.target = target, .text = text, .key = key, .extra = extra};
-	ws_send(w, &s, on_created, op);
+	struct wsp_send s = {.target = target, .text = text, .key = key, .extra = extra};
+	wsp_send(w, &s, on_created, op);
 	cJSON_Delete(extra);
 }
 
-static void list_repos(struct ws *w, struct repo_op *op);
+static void list_repos(struct wsp *w, struct repo_op *op);
 
 static void on_repos(const struct gh_result *res, void *ud)
 {
 	struct repo_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w) {
 		op_answer(op, false, "the agent is stopping");
 		return;
@@ -148,7 +148,7 @@ static void on_repos(const struct gh_result *res, void *ud)
 	cJSON_ArrayForEach(it, res->json)
 	{
 		const char *name = json_string_or(it, "name", "");
-		if (!ws_has_prefix(name, w->prefix))
+		if (!wsp_has_prefix(name, w->prefix))
 			continue;
 		int64_t at = 0;
 		time_parse_iso(json_string_or(it, "created_at", ""), &at);
@@ -175,7 +175,7 @@ static void on_repos(const struct gh_result *res, void *ud)
 	create_now(w, op);
 }
 
-static void list_repos(struct ws *w, struct repo_op *op)
+static void list_repos(struct wsp *w, struct repo_op *op)
 {
 	struct gh_repo_query q = {.sort = "created", .direction = "asc", .max_items = 1000};
 	struct ga_err err = {{0}};
@@ -190,14 +190,14 @@ static void retry_closed(uv_handle_t *h)
 	free(h);
 }
 
-static void ask_lock(struct ws *w, struct repo_op *op);
+static void ask_lock(struct wsp *w, struct repo_op *op);
 
 static void on_retry(uv_timer_t *t)
 {
 	struct repo_op *op = t->data;
 	uv_close((uv_handle_t *)t, retry_closed);
 	op->retry = NULL;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w) {
 		op_answer(op, false, "the agent is stopping");
 		return;
@@ -208,7 +208,7 @@ static void on_retry(uv_timer_t *t)
 static void on_lock(void *ud, enum coord_result res, const char *holder, const char *why)
 {
 	struct repo_op *op = ud;
-	struct ws *w = op->a->w;
+	struct wsp *w = op->a->w;
 	if (!w) {
 		op_answer(op, false, "the agent is stopping");
 		return;
@@ -218,12 +218,12 @@ static void on_lock(void *ud, enum coord_result res, const char *holder, const c
 		list_repos(w, op);
 		return;
 	}
-	if (res == COORD_HELD && time_now_ms() - op->waited_since < WS_CREATE_WAIT_MS) {
+	if (res == COORD_HELD && time_now_ms() - op->waited_since < WSP_CREATE_WAIT_MS) {
 		/* another agent creates it now: when it is done, we find its one */
 		op->retry = xcalloc(1, sizeof *op->retry);
 		uv_timer_init(w->c.loop, op->retry);
 		op->retry->data = op;
-		uv_timer_start(op->retry, on_retry, WS_CREATE_RETRY_MS, 0);
+		uv_timer_start(op->retry, on_retry, WSP_CREATE_RETRY_MS, 0);
 		return;
 	}
 	char msg[300];
@@ -233,18 +233,18 @@ static void on_lock(void *ud, enum coord_result res, const char *holder, const c
 	op_answer(op, false, msg);
 }
 
-static void ask_lock(struct ws *w, struct repo_op *op)
+static void ask_lock(struct wsp *w, struct repo_op *op)
 {
-	struct coord *c = ws_coord(w);
+	struct coord *c = wsp_coord(w);
 	if (!c) {
 		list_repos(w, op);
 		return;
 	}
-	if (coord_claim(c, op->lock, WS_CREATE_TTL_MS, on_lock, op) != 0)
+	if (coord_claim(c, op->lock, WSP_CREATE_TTL_MS, on_lock, op) != 0)
 		op_answer(op, false, "the coordination backend refused the request");
 }
 
-static struct repo_op *op_new(struct ws *w, const char *org, ws_answer_fn done, void *ud,
+static struct repo_op *op_new(struct wsp *w, const char *org, wsp_answer_fn done, void *ud,
                               struct ga_err *err)
 {
 	const char *o = org && *org ? org : w->default_org;
@@ -252,13 +252,13 @@ static struct repo_op *op_new(struct ws *w, const char *org, ws_answer_fn done, 
 		err_set(err, "'%.60s' is not a GitHub organisation name", o);
 		return NULL;
 	}
-	if (w->tool_calls >= WS_MAX_TOOL_CALLS) {
+	if (w->tool_calls >= WSP_MAX_TOOL_CALLS) {
 		err_set(err, "%d workspace requests are in flight already: ask again later",
-		        WS_MAX_TOOL_CALLS);
+		        WSP_MAX_TOOL_CALLS);
 		return NULL;
 	}
 	struct repo_op *op = xcalloc(1, sizeof *op);
-	op->a = ws_hold(w);
+	op->a = wsp_hold(w);
 	op->done = done;
 	op->ud = ud;
 	snprintf(op->org, sizeof op->org, "%s", o);
@@ -266,7 +266,7 @@ static struct repo_op *op_new(struct ws *w, const char *org, ws_answer_fn done, 
 	return op;
 }
 
-int ws_find(struct ws *w, const char *org, ws_answer_fn done, void *ud, struct ga_err *err)
+int wsp_find(struct wsp *w, const char *org, wsp_answer_fn done, void *ud, struct ga_err *err)
 {
 	struct repo_op *op = op_new(w, org, done, ud, err);
 	if (!op)
@@ -275,13 +275,13 @@ int ws_find(struct ws *w, const char *org, ws_answer_fn done, void *ud, struct g
 	return 0;
 }
 
-int ws_create(struct ws *w, const char *org, const char *name, const char *description,
-              const char *thread, ws_answer_fn done, void *ud, struct ga_err *err)
+int wsp_create(struct wsp *w, const char *org, const char *name, const char *description,
+               const char *thread, wsp_answer_fn done, void *ud, struct ga_err *err)
 {
-	char full[GH_REPO_MAX + WS_PREFIX_MAX + 2];
+	char full[GH_REPO_MAX + WSP_PREFIX_MAX + 2];
 	if (!name || !*name)
 		return err_set(err, "a workspace needs a name");
-	if (ws_has_prefix(name, w->prefix))
+	if (wsp_has_prefix(name, w->prefix))
 		snprintf(full, sizeof full, "%s", name);
 	else
 		snprintf(full, sizeof full, "%s%s", w->prefix, name);
