@@ -442,6 +442,12 @@ static void on_pr(void *ud, bool ok, const char *artifact, const char *why)
 	r->pr_number = ref.number;
 	snprintf(r->pr_url, sizeof r->pr_url, "%s", artifact);
 	w->n.prs++;
+	/* the task's wall time, phase by phase (bench/workspace reads it) */
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "task timing", "task", LOG_INT(r->task), "resumed",
+	       LOG_BOOL(r->resumed), "clone_ms", LOG_INT(r->ms_clone), "coder_ms",
+	       LOG_INT(r->ms_coder), "tests_ms", LOG_INT(r->ms_tests), "push_ms",
+	       LOG_INT(r->ms_push), "pr_ms", LOG_INT(r->ms_pr), "total_ms",
+	       LOG_INT(time_now_ms() - r->started_ms));
 	struct decision d;
 	decision_set(&d, VERDICT_SENT, "pr_open", "PR #%" PRId64 " opened for task %d: %s",
 	             r->pr_number, r->task, r->pr_url);
