@@ -41,7 +41,9 @@
  *   a. the coordination backend's lock "task:<owner>/<repo>#<plan>/task-<n>"
  *      (local, the room's claims, or Redis), WSP_CLAIM_TTL_MS, renewed while
  *      the agent works on the task and released when it is done — so an
- *      agent killed mid-claim holds nothing past the TTL;
+ *      agent killed mid-claim holds nothing past the TTL. Held by another
+ *      agent: stand down; the backend cannot answer (the room down, Redis
+ *      away): go on, the markers alone decide;
  *   b. the plan's comments read again: still claimable?
  *   c. the claim comment: the agent's phrase (github.task_claim) with the
  *      marker <!-- ga:claim plan=P task=N agent=LOGIN attempt=K -->;
