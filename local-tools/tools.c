@@ -56,6 +56,11 @@ static const struct tools_def catalogue[] = {
          "open a pull request for each. Use it when your owner asks you to work on a plan.",
          tools_workspace_watch_schema, TOOLS_CAP_GITHUB | TOOLS_CAP_CODE | TOOLS_CAP_OWNER,
          TOOLS_MODE_OWNER, tools_workspace_watch},
+        {"workspace_unwatch",
+         "Stop working on a repository's plans: no new task of it is claimed (one that runs "
+         "goes on to its pull request).",
+         tools_workspace_watch_schema, TOOLS_CAP_GITHUB | TOOLS_CAP_OWNER, TOOLS_MODE_OWNER,
+         tools_workspace_unwatch},
 };
 
 const struct tools_def *tools_catalogue(size_t *n)

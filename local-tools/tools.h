@@ -30,6 +30,7 @@
  *   workspace_find   {org?}
  *   workspace_create {name, description?, org?}
  *   workspace_watch  {owner, repo}
+ *   workspace_unwatch {owner, repo}
  */
 #ifndef GA_LOCAL_TOOLS_H
 #define GA_LOCAL_TOOLS_H

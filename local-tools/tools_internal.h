@@ -30,6 +30,7 @@ void tools_plan_create(struct compose_call *call, const cJSON *args, void *ud);
 void tools_workspace_find(struct compose_call *call, const cJSON *args, void *ud);
 void tools_workspace_create(struct compose_call *call, const cJSON *args, void *ud);
 void tools_workspace_watch(struct compose_call *call, const cJSON *args, void *ud);
+void tools_workspace_unwatch(struct compose_call *call, const cJSON *args, void *ud);
 
 extern const char tools_space_decision_schema[];
 extern const char tools_space_say_schema[];

@@ -1,7 +1,7 @@
 /*
  * tools_workspace — the workspaces (github-commitments.md §3.1, §5.1):
  * find an organisation's workspace, create it, and (the owner's) work on a
- * repository's plans. They read GitHub, so they are answered later, by the
+ * repository's plans or stop. They read GitHub, so they are answered later, by the
  * sink's call hook (the workspace engine, modules/workspace); here only
  * the arguments are checked.
  */
@@ -69,17 +69,30 @@ void tools_workspace_create(struct compose_call *call, const cJSON *args, void *
 	tools_hand_off_later(call, ud, "workspace_create", args);
 }
 
-void tools_workspace_watch(struct compose_call *call, const cJSON *args, void *ud)
+/* owner and repo of a repository: 0, or -1 after refusing the call. */
+static int repo_args(struct compose_call *call, const cJSON *args)
 {
 	const char *owner = json_string_or(args, "owner", "");
 	const char *repo = json_string_or(args, "repo", "");
 	if (strchr(repo, '/')) {
 		tools_refuse(call, "give the owner in 'owner' and only the name in 'repo'");
-		return;
+		return -1;
 	}
 	if (!plain_name(owner) || !plain_name(repo)) {
 		tools_refuse(call, "'owner' and 'repo' must name a GitHub repository");
-		return;
+		return -1;
 	}
-	tools_hand_off_later(call, ud, "workspace_watch", args);
+	return 0;
+}
+
+void tools_workspace_watch(struct compose_call *call, const cJSON *args, void *ud)
+{
+	if (repo_args(call, args) == 0)
+		tools_hand_off_later(call, ud, "workspace_watch", args);
+}
+
+void tools_workspace_unwatch(struct compose_call *call, const cJSON *args, void *ud)
+{
+	if (repo_args(call, args) == 0)
+		tools_hand_off_later(call, ud, "workspace_unwatch", args);
 }

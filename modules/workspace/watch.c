@@ -31,12 +31,55 @@ void wsp_watchlist_free(struct wsp_watchlist *l)
 	free(l->w);
 	l->w = NULL;
 	l->n = 0;
+	l->n_unwatched = 0;
+}
+
+static bool same_repo(const char *o1, const char *r1, const char *o2, const char *r2)
+{
+	return strcasecmp(o1, o2) == 0 && strcasecmp(r1, r2) == 0;
+}
+
+/* The index of owner/repo among the unwatched, or -1. */
+static int unwatched_at(const struct wsp_watchlist *l, const char *owner, const char *repo)
+{
+	for (size_t i = 0; owner && repo && i < l->n_unwatched; i++)
+		if (same_repo(l->unwatched[i].owner, l->unwatched[i].repo, owner, repo))
+			return (int)i;
+	return -1;
+}
+
+bool wsp_watch_unwatched(const struct wsp_watchlist *l, const char *owner, const char *repo)
+{
+	return unwatched_at(l, owner, repo) >= 0;
+}
+
+static void forget_unwatched(struct wsp_watchlist *l, const char *owner, const char *repo)
+{
+	int i = unwatched_at(l, owner, repo);
+	if (i < 0)
+		return;
+	memmove(&l->unwatched[i], &l->unwatched[i + 1],
+	        (l->n_unwatched - (size_t)i - 1) * sizeof l->unwatched[0]);
+	l->n_unwatched--;
+}
+
+static void remember_unwatched(struct wsp_watchlist *l, const char *owner, const char *repo)
+{
+	forget_unwatched(l, owner, repo);
+	if (l->n_unwatched >= WSP_MAX_UNWATCHED) {
+		memmove(&l->unwatched[0], &l->unwatched[1],
+		        (WSP_MAX_UNWATCHED - 1) * sizeof l->unwatched[0]);
+		l->n_unwatched--;
+	}
+	struct wsp_ref *r = &l->unwatched[l->n_unwatched++];
+	snprintf(r->owner, sizeof r->owner, "%s", owner);
+	snprintf(r->repo, sizeof r->repo, "%s", repo);
 }
 
 struct wsp_watch *wsp_watch_find(struct wsp_watchlist *l, const char *owner, const char *repo)
 {
 	for (size_t i = 0; owner && repo && i < l->n; i++)
-		if (strcasecmp(l->w[i].owner, owner) == 0 && strcasecmp(l->w[i].repo, repo) == 0)
+		if (same_repo(l->w[i].owner, l->w[i].repo, owner, repo))
 			return &l->w[i];
 	return NULL;
 }
@@ -47,6 +90,8 @@ int wsp_watch_add(struct wsp_watchlist *l, const char *owner, const char *repo, 
 	if (!owner || !repo || !gh_valid_owner(owner) || !gh_valid_repo(repo))
 		return err_set(err, "'%.60s/%.100s' is not a GitHub repository name",
 		               owner ? owner : "", repo ? repo : "");
+	if (src == WSP_SOURCE_OWNER || src == WSP_SOURCE_CREATED)
+		forget_unwatched(l, owner, repo);
 	struct wsp_watch *w = wsp_watch_find(l, owner, repo);
 	if (w) {
 		if (!w->thread[0] && thread && *thread)
@@ -56,7 +101,7 @@ int wsp_watch_add(struct wsp_watchlist *l, const char *owner, const char *repo, 
 	if (l->n >= WSP_MAX_WATCHED)
 		return err_set(err,
 		               "%d workspaces are watched already (the limit): %s/%s is not "
-		               "watched; unwatch one first",
+		               "watched; unwatch one first (workspace_unwatch)",
 		               WSP_MAX_WATCHED, owner, repo);
 	l->w = xrealloc(l->w, (l->n + 1) * sizeof *l->w);
 	w = &l->w[l->n++];
@@ -76,6 +121,7 @@ int wsp_watch_remove(struct wsp_watchlist *l, const char *owner, const char *rep
 	if (!w)
 		return 0;
 	size_t i = (size_t)(w - l->w);
+	remember_unwatched(l, w->owner, w->repo);
 	memmove(&l->w[i], &l->w[i + 1], (l->n - i - 1) * sizeof *l->w);
 	l->n--;
 	return 1;
@@ -113,6 +159,13 @@ cJSON *wsp_watchlist_to_json(const struct wsp_watchlist *l)
 			cJSON_AddItemToArray(pl, cJSON_CreateNumber(w->plans[k]));
 		cJSON_AddItemToArray(arr, e);
 	}
+	cJSON *un = cJSON_AddArrayToObject(o, "unwatched");
+	for (size_t i = 0; i < l->n_unwatched; i++) {
+		cJSON *e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "owner", l->unwatched[i].owner);
+		cJSON_AddStringToObject(e, "repo", l->unwatched[i].repo);
+		cJSON_AddItemToArray(un, e);
+	}
 	return o;
 }
 
@@ -147,6 +200,17 @@ int wsp_watchlist_from_json(struct wsp_watchlist *l, const cJSON *data, size_t *
 				plans[np++] = (int)p->valuedouble;
 		}
 		wsp_watch_set_plans(w, plans, np, json_int_or(e, "polledMs", 0));
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(data, "unwatched"))
+	{
+		const char *owner = json_string_or(e, "owner", NULL);
+		const char *repo = json_string_or(e, "repo", NULL);
+		if (!owner || !repo || !gh_valid_owner(owner) || !gh_valid_repo(repo) ||
+		    wsp_watch_find(l, owner, repo)) {
+			bad++;
+			continue;
+		}
+		remember_unwatched(l, owner, repo);
 	}
 	if (skipped)
 		*skipped = bad;
@@ -253,8 +317,7 @@ size_t wsp_find_refs(const char *text, const char *prefix, struct wsp_ref *out, 
 			continue;
 		bool dup = false;
 		for (size_t i = 0; i < n && !dup; i++)
-			dup = strcasecmp(out[i].owner, r.owner) == 0 &&
-			      strcasecmp(out[i].repo, r.repo) == 0;
+			dup = same_repo(out[i].owner, out[i].repo, r.owner, r.repo);
 		if (!dup)
 			out[n++] = r;
 	}

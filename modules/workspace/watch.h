@@ -27,7 +27,9 @@
  * Bounds: WSP_MAX_WATCHED records (a new one beyond is refused with a
  * sentence: the owner unwatches one first — `general-agent` never drops a
  * workspace it works in on its own), WSP_MAX_PLAN_NUMBERS plan numbers per
- * record (the newest kept), WSP_THREAD_MAX bytes of a thread.
+ * record (the newest kept), WSP_THREAD_MAX bytes of a thread,
+ * WSP_MAX_UNWATCHED unwatched repositories remembered (the oldest
+ * forgotten).
  *
  * Ownership: struct wsp_watchlist owns its records (wsp_watchlist_free;
  * a zeroed list is empty). Pointers into it are valid until the next call
@@ -49,6 +51,7 @@
 #define WSP_STATE_FORMAT     1
 #define WSP_MAX_WATCHED      32
 #define WSP_MAX_PLAN_NUMBERS 16
+#define WSP_MAX_UNWATCHED    32
 #define WSP_THREAD_MAX       300
 #define WSP_PREFIX_MAX       64
 #define WSP_DEFAULT_PREFIX   "www-lil-intdev-"
@@ -76,9 +79,20 @@ struct wsp_watch {
 	size_t n_plans;
 };
 
+/* A repository (named in a text, or unwatched). */
+struct wsp_ref {
+	char owner[GH_OWNER_MAX + 1];
+	char repo[GH_REPO_MAX + 1];
+};
+
 struct wsp_watchlist {
 	struct wsp_watch *w;
 	size_t n;
+	/* Unwatched by the owner, oldest first: discovery does not bring
+	 * them back (wsp_watch_unwatched); the owner's own watch and a
+	 * workspace we create do. At the bound the oldest is forgotten. */
+	struct wsp_ref unwatched[WSP_MAX_UNWATCHED];
+	size_t n_unwatched;
 };
 
 void wsp_watchlist_free(struct wsp_watchlist *l);
@@ -88,11 +102,17 @@ struct wsp_watch *wsp_watch_find(struct wsp_watchlist *l, const char *owner, con
 
 /* Watches owner/repo. 1 added; 0 already watched (a thread is filled in
  * when the record had none); -1 with err (a name GitHub would refuse, or
- * WSP_MAX_WATCHED reached). thread may be NULL. */
+ * WSP_MAX_WATCHED reached). thread may be NULL. The owner's watch and
+ * our own (WSP_SOURCE_OWNER, WSP_SOURCE_CREATED) take the repository off
+ * the unwatched ones. */
 int wsp_watch_add(struct wsp_watchlist *l, const char *owner, const char *repo, enum wsp_source src,
                   const char *thread, int64_t now_ms, struct ga_err *err);
-/* 1 removed, 0 not watched. */
+/* Stops watching owner/repo and remembers it as unwatched. 1 removed, 0
+ * not watched (nothing remembered). */
 int wsp_watch_remove(struct wsp_watchlist *l, const char *owner, const char *repo);
+/* True when the owner unwatched owner/repo (and no watch of the owner or
+ * of ours came since). */
+bool wsp_watch_unwatched(const struct wsp_watchlist *l, const char *owner, const char *repo);
 /* Replaces the record's plan numbers (the newest WSP_MAX_PLAN_NUMBERS). */
 void wsp_watch_set_plans(struct wsp_watch *w, const int *plans, size_t n, int64_t now_ms);
 
@@ -100,11 +120,12 @@ void wsp_watch_set_plans(struct wsp_watch *w, const int *plans, size_t n, int64_
 void wsp_watch_url(const struct wsp_watch *w, char *out, size_t cap);
 
 /* {"format":1,"workspaces":[{owner,repo,source,thread,discoveredMs,
- * polledMs,plans}]}. Caller frees. */
+ * polledMs,plans}],"unwatched":[{owner,repo}]}. Caller frees. */
 cJSON *wsp_watchlist_to_json(const struct wsp_watchlist *l);
 /* Reads what wsp_watchlist_to_json wrote (replacing l's records). Records
  * that do not read (a bad name, a missing field) are skipped and counted
- * in *skipped (may be NULL). -1 with err when data is not that object. */
+ * in *skipped (may be NULL); "unwatched" may be missing (a file of an
+ * older version). -1 with err when data is not that object. */
 int wsp_watchlist_from_json(struct wsp_watchlist *l, const cJSON *data, size_t *skipped,
                             struct ga_err *err);
 
@@ -113,12 +134,6 @@ int wsp_watchlist_from_json(struct wsp_watchlist *l, const cJSON *data, size_t *
 int wsp_watchlist_load(struct wsp_watchlist *l, const struct state_store *st, struct ga_err *err);
 int wsp_watchlist_save(const struct wsp_watchlist *l, const struct state_store *st, int64_t now_ms,
                        struct ga_err *err);
-
-/* A repository named in a text. */
-struct wsp_ref {
-	char owner[GH_OWNER_MAX + 1];
-	char repo[GH_REPO_MAX + 1];
-};
 
 /* Finds workspace repositories (name starting with prefix, any case) in
  * text: at most max, without duplicates. Returns the number found. */

@@ -128,6 +128,36 @@ int wsp_watch(struct wsp *w, const char *owner, const char *repo, enum wsp_sourc
 	return rc;
 }
 
+/* The plans of workspaces no longer watched are forgotten. Not while a
+ * cycle runs: it borrows plans (a lapsed claim's reset); the cycle calls
+ * this itself before it chooses a task and when it ends. */
+static void drop_unwatched_plans(struct wsp *w)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < w->nplans; i++) {
+		struct wsp_plan *p = w->plans[i];
+		if (wsp_watch_find(&w->watch, p->owner, p->repo))
+			w->plans[k++] = p;
+		else
+			wsp_plan_free(p);
+	}
+	w->nplans = k;
+}
+
+int wsp_unwatch(struct wsp *w, const char *owner, const char *repo)
+{
+	if (wsp_watch_remove(&w->watch, owner, repo) != 1)
+		return 0;
+	if (!w->cycling)
+		drop_unwatched_plans(w);
+	save_watch(w);
+	struct decision d;
+	decision_set(&d, VERDICT_INFO, "workspace_unwatched", "%s/%s is no longer watched", owner,
+	             repo);
+	wsp_note(w, owner, repo, 0, 0, STAGE_EVENT, &d);
+	return 1;
+}
+
 /* --- discovery ---------------------------------------------------------------------------- */
 
 /* Where a conversation key comes from: the room, the owner, Bluesky. */
@@ -173,6 +203,14 @@ static void discover(struct wsp *w)
 			size_t nr = wsp_find_refs(m->text, w->prefix, refs, 4);
 			for (size_t r = 0; r < nr; r++) {
 				struct ga_err err = {{0}};
+				if (src != WSP_SOURCE_OWNER &&
+				    wsp_watch_unwatched(&w->watch, refs[r].owner, refs[r].repo)) {
+					log_kv(LOG_LEVEL_DEBUG, LOG_COMP,
+					       "a workspace the owner unwatched is named: not "
+					       "watched",
+					       "repo", refs[r].repo, "from", key);
+					continue;
+				}
 				if (wsp_watch(w, refs[r].owner, refs[r].repo, (enum wsp_source)src,
 				              key, &err) < 0)
 					wsp_error(w, "%s", err.msg);
@@ -188,7 +226,11 @@ struct cyc {
 	struct wsp_anchor *a;
 	void (*done)(void *ud);
 	void *ud;
-	size_t wi;
+	/* The workspace being read, by name: the watch list may change while
+	 * an answer is awaited (the owner watches or unwatches one). */
+	struct wsp_ref cur;
+	struct wsp_ref polled[WSP_MAX_WATCHED]; /* read (or tried) in this cycle */
+	size_t npolled;
 	cJSON *issues; /* the current workspace's plan issues */
 	int pi;
 	struct wsp_plan *fresh[WSP_MAX_PLANS_SEEN];
@@ -212,6 +254,7 @@ static void cyc_end(struct cyc *cy)
 		w->last.not_modified = after.not_modified - cy->before.not_modified;
 		w->last.plans = w->nplans;
 		w->cycling = false;
+		drop_unwatched_plans(w);
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "plan cycle done", "ms", LOG_INT(w->last.ms),
 		       "requests", LOG_INT((int64_t)w->last.requests), "not_modified",
 		       LOG_INT((int64_t)w->last.not_modified), "plans",
@@ -227,13 +270,14 @@ static void cyc_end(struct cyc *cy)
 		done(ud);
 }
 
-/* The plans of workspace wi are replaced by the fresh ones. */
-static void replace_plans(struct wsp *w, struct cyc *cy, const struct wsp_watch *ww)
+/* The plans of the current workspace are replaced by the fresh ones. */
+static void replace_plans(struct wsp *w, struct cyc *cy)
 {
 	size_t k = 0;
 	for (size_t i = 0; i < w->nplans; i++) {
 		struct wsp_plan *p = w->plans[i];
-		if (strcasecmp(p->owner, ww->owner) == 0 && strcasecmp(p->repo, ww->repo) == 0)
+		if (strcasecmp(p->owner, cy->cur.owner) == 0 &&
+		    strcasecmp(p->repo, cy->cur.repo) == 0)
 			wsp_plan_free(p);
 		else
 			w->plans[k++] = p;
@@ -446,23 +490,30 @@ static void cyc_ws_done(struct cyc *cy)
 		cyc_end(cy);
 		return;
 	}
-	struct wsp_watch *ww = &w->watch.w[cy->wi];
-	int nums[WSP_MAX_PLANS_SEEN];
-	for (size_t i = 0; i < cy->nfresh; i++)
-		nums[i] = cy->fresh[i]->number;
-	wsp_watch_set_plans(ww, nums, cy->nfresh, time_now_ms());
-	replace_plans(w, cy, ww);
-	consolidate(w, ww);
-	for (size_t i = 0; i < w->nplans; i++) {
-		struct wsp_plan *p = w->plans[i];
-		if (strcasecmp(p->owner, ww->owner) != 0 || strcasecmp(p->repo, ww->repo) != 0)
-			continue;
-		wsp_sync_body(w, p, false);
-		broadcast_state(w, p);
+	struct wsp_watch *ww = wsp_watch_find(&w->watch, cy->cur.owner, cy->cur.repo);
+	if (!ww) {
+		/* unwatched while it was read: what was read is dropped */
+		for (size_t i = 0; i < cy->nfresh; i++)
+			wsp_plan_free(cy->fresh[i]);
+		cy->nfresh = 0;
+	} else {
+		int nums[WSP_MAX_PLANS_SEEN];
+		for (size_t i = 0; i < cy->nfresh; i++)
+			nums[i] = cy->fresh[i]->number;
+		wsp_watch_set_plans(ww, nums, cy->nfresh, time_now_ms());
+		replace_plans(w, cy);
+		consolidate(w, ww);
+		for (size_t i = 0; i < w->nplans; i++) {
+			struct wsp_plan *p = w->plans[i];
+			if (strcasecmp(p->owner, ww->owner) != 0 ||
+			    strcasecmp(p->repo, ww->repo) != 0)
+				continue;
+			wsp_sync_body(w, p, false);
+			broadcast_state(w, p);
+		}
 	}
 	cJSON_Delete(cy->issues);
 	cy->issues = NULL;
-	cy->wi++;
 	cyc_next_ws(cy);
 }
 
@@ -476,7 +527,7 @@ static void on_plan_comments(const struct gh_result *res, void *ud)
 		cyc_end(cy);
 		return;
 	}
-	const struct wsp_watch *ww = &w->watch.w[cy->wi];
+	const struct wsp_ref *ww = &cy->cur;
 	const cJSON *issue = cJSON_GetArrayItem(cy->issues, cy->pi);
 	struct decision d;
 	if (res->kind != GH_OK) {
@@ -507,9 +558,11 @@ static void cyc_next_plan(struct cyc *cy)
 		cyc_end(cy);
 		return;
 	}
-	const struct wsp_watch *ww = &w->watch.w[cy->wi];
+	const struct wsp_ref *ww = &cy->cur;
 	int n = cJSON_GetArraySize(cy->issues);
-	while (cy->pi < n) {
+	/* unwatched meanwhile: no more of its comments (cyc_ws_done drops
+	 * what was read) */
+	while (cy->pi < n && wsp_watch_find(&w->watch, ww->owner, ww->repo)) {
 		const cJSON *issue = cJSON_GetArrayItem(cy->issues, cy->pi);
 		int64_t number = json_int_or(issue, "number", 0);
 		struct ga_err err = {{0}};
@@ -531,13 +584,15 @@ static void on_plan_issues(const struct gh_result *res, void *ud)
 		cyc_end(cy);
 		return;
 	}
-	const struct wsp_watch *ww = &w->watch.w[cy->wi];
+	if (!wsp_watch_find(&w->watch, cy->cur.owner, cy->cur.repo)) {
+		cyc_next_ws(cy); /* unwatched while its plans were asked for */
+		return;
+	}
 	if (res->kind != GH_OK) {
 		struct decision d;
 		decision_set(&d, VERDICT_FAIL, "plan_list", "the plans of %s/%s were not read: %s",
-		             ww->owner, ww->repo, res->msg);
-		wsp_note(w, ww->owner, ww->repo, 0, 0, STAGE_EVENT, &d);
-		cy->wi++;
+		             cy->cur.owner, cy->cur.repo, res->msg);
+		wsp_note(w, cy->cur.owner, cy->cur.repo, 0, 0, STAGE_EVENT, &d);
 		cyc_next_ws(cy);
 		return;
 	}
@@ -734,6 +789,8 @@ static void request_late_reviews(struct wsp *w)
 static void cyc_choose(struct cyc *cy)
 {
 	struct wsp *w = cy->a->w;
+	if (w)
+		drop_unwatched_plans(w);
 	if (w && !w->quiescing)
 		request_late_reviews(w);
 	if (!w || w->quiescing || w->run || !can_work(w) || (w->c.paused && w->c.paused(w->c.ud))) {
@@ -772,6 +829,24 @@ static void cyc_choose(struct cyc *cy)
 	wsp_claim(w, p, ch.task, ch.next_attempt, false, on_claim_settled, cy);
 }
 
+/* The next watched workspace this cycle has not read (one watched while
+ * the cycle runs included), or NULL. */
+static const struct wsp_watch *next_unpolled(const struct cyc *cy, const struct wsp *w)
+{
+	if (cy->npolled >= WSP_MAX_WATCHED)
+		return NULL;
+	for (size_t i = 0; i < w->watch.n; i++) {
+		const struct wsp_watch *ww = &w->watch.w[i];
+		bool seen = false;
+		for (size_t k = 0; k < cy->npolled && !seen; k++)
+			seen = strcasecmp(cy->polled[k].owner, ww->owner) == 0 &&
+			       strcasecmp(cy->polled[k].repo, ww->repo) == 0;
+		if (!seen)
+			return ww;
+	}
+	return NULL;
+}
+
 static void cyc_next_ws(struct cyc *cy)
 {
 	struct wsp *w = cy->a->w;
@@ -779,8 +854,11 @@ static void cyc_next_ws(struct cyc *cy)
 		cyc_end(cy);
 		return;
 	}
-	while (cy->wi < w->watch.n) {
-		const struct wsp_watch *ww = &w->watch.w[cy->wi];
+	const struct wsp_watch *ww;
+	while ((ww = next_unpolled(cy, w))) {
+		snprintf(cy->cur.owner, sizeof cy->cur.owner, "%s", ww->owner);
+		snprintf(cy->cur.repo, sizeof cy->cur.repo, "%s", ww->repo);
+		cy->polled[cy->npolled++] = cy->cur;
 		struct gh_issue_query q = {.state = "open",
 		                           .labels = PLAN_LABEL,
 		                           .sort = "created",
@@ -791,14 +869,40 @@ static void cyc_next_ws(struct cyc *cy)
 			return;
 		wsp_error(w, "the plans of %s/%s were not asked for: %s", ww->owner, ww->repo,
 		          err.msg);
-		cy->wi++;
 	}
 	save_watch(w);
 	cyc_lapsed(cy);
 }
 
+/* The loop gate of §1.2 and §3.6: with fewer than WSP_LOW_BUDGET core
+ * requests left the cycle is skipped until the bucket's reset (the
+ * client's snapshot forgets the count once the reset has passed): the
+ * requests left are for answering people and for the task that runs. */
+static bool budget_low(struct wsp *w)
+{
+	struct gh_bucket b;
+	if (gh_rate_snapshot(w->c.gh, "core", &b) != 0 || b.remaining < 0 ||
+	    b.remaining >= WSP_LOW_BUDGET) {
+		w->last.skipped[0] = '\0';
+		return false;
+	}
+	struct decision d;
+	decision_set(&d, VERDICT_BLOCK, "rate_budget",
+	             "%lld GitHub requests left until the reset (below %d): no plan cycle",
+	             (long long)b.remaining, WSP_LOW_BUDGET);
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, d.reason, "rule", d.rule);
+	snprintf(w->last.skipped, sizeof w->last.skipped, "%s", d.reason);
+	w->n.budget_skips++;
+	return true;
+}
+
 void wsp_cycle(struct wsp *w, void (*done)(void *ud), void *ud)
 {
+	if (w->cycling || budget_low(w)) {
+		if (done)
+			done(ud);
+		return;
+	}
 	struct cyc *cy = xcalloc(1, sizeof *cy);
 	cy->a = wsp_hold(w);
 	cy->done = done;
@@ -862,6 +966,8 @@ cJSON *wsp_status(const struct wsp *w)
 	cJSON_AddNumberToObject(lc, "requests", (double)w->last.requests);
 	cJSON_AddNumberToObject(lc, "notModified", (double)w->last.not_modified);
 	cJSON_AddNumberToObject(lc, "plans", (double)w->last.plans);
+	if (w->last.skipped[0])
+		cJSON_AddStringToObject(lc, "skipped", w->last.skipped);
 	cJSON *n = cJSON_AddObjectToObject(o, "counters");
 	cJSON_AddNumberToObject(n, "cycles", (double)w->n.cycles);
 	cJSON_AddNumberToObject(n, "claims", (double)w->n.claims);
@@ -875,6 +981,7 @@ cJSON *wsp_status(const struct wsp *w)
 	cJSON_AddNumberToObject(n, "superseded", (double)w->n.superseded);
 	cJSON_AddNumberToObject(n, "bodySyncs", (double)w->n.body_syncs);
 	cJSON_AddNumberToObject(n, "statesSent", (double)w->n.states_sent);
+	cJSON_AddNumberToObject(n, "budgetSkips", (double)w->n.budget_skips);
 	if (w->last_error[0])
 		cJSON_AddStringToObject(o, "lastError", w->last_error);
 	return o;

@@ -9,7 +9,8 @@
  * happen once across restarts and kill -9.
  *
  * The cycle (wsp_cycle; the daemon's "plan-awareness" job every
- * WSP_CYCLE_MS ±12 %, never in --social-only mode, never two at once). It
+ * WSP_CYCLE_MS ±12 %, never in --social-only mode, never two at once, not
+ * while fewer than WSP_LOW_BUDGET GitHub requests are left). It
  * runs on the loop between network answers, so Bluesky, the room and the
  * commitments go on while it waits; the coder's run is not part of the
  * cycle (it goes on in its own job, one task at a time per agent):
@@ -104,6 +105,7 @@
 #define WSP_MAX_COMMENTS     1000
 #define WSP_MAX_TOOL_CALLS   8
 #define WSP_STATE_RESEND_MS  (30 * 60 * 1000) /* workspace_state again, unchanged */
+#define WSP_LOW_BUDGET       200 /* §3.6: no cycle below this many core requests left */
 #define WSP_DEFAULT_TEMPLATE "internet-development/www-sacred"
 #define WSP_DEFAULT_ORG      "internet-development"
 #define WSP_DEFAULT_DESC     "Collaborative development workspace"
@@ -180,6 +182,13 @@ void wsp_cycle(struct wsp *w, void (*done)(void *ud), void *ud);
 int wsp_watch(struct wsp *w, const char *owner, const char *repo, enum wsp_source src,
               const char *thread, struct ga_err *err);
 
+/* The owner's "stop working on owner/repo": no longer watched (its plans
+ * are no longer read, no new task of it is claimed; a task of it that
+ * runs goes on to its PR), and remembered as unwatched so that discovery
+ * does not bring it back — only the owner's own watch does. 1 removed, 0
+ * not watched. */
+int wsp_unwatch(struct wsp *w, const char *owner, const char *repo);
+
 /* The answer of a find or a create: ok, and a short text for the model
  * ({"found":…,"name":…,"url":…} or a sentence). Borrowed for the call. */
 typedef void (*wsp_answer_fn)(void *ud, bool ok, const char *text);
@@ -194,7 +203,7 @@ int wsp_create(struct wsp *w, const char *org, const char *name, const char *des
 
 /* The model's workspace tools (local-tools/tools_workspace.c), answered
  * on call when done: workspace_find {org?}, workspace_create {name,
- * description?, org?}, workspace_watch {owner, repo} (source: who asked,
+ * description?, org?}, workspace_watch / workspace_unwatch {owner, repo} (source: who asked,
  * thread: the conversation, may be NULL). 1 when action is one of them
  * (the call is answered, now or later), 0 otherwise. */
 int wsp_tool_call(struct wsp *w, const char *action, const cJSON *params, enum wsp_source source,

@@ -111,12 +111,13 @@ struct wsp {
 	/* figures */
 	struct {
 		uint64_t cycles, claims, claims_won, claims_lost, prs, failed, blocked, resumed,
-		        resets, superseded, body_syncs, states_sent;
+		        resets, superseded, body_syncs, states_sent, budget_skips;
 	} n;
 	struct {
 		int64_t at_ms, ms;
 		uint64_t requests, not_modified;
 		size_t plans;
+		char skipped[DECISION_REASON_MAX]; /* why the latest cycle did not run; "" it ran */
 	} last;
 	char last_error[GA_ERR_MSG_MAX];
 };

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/json.h"
 #include "modules/compose/compose.h"
@@ -18,6 +19,23 @@ static void answered(void *ud, bool ok, const char *text)
 	char buf[1200];
 	snprintf(buf, sizeof buf, "Error: %s", text ? text : "failed");
 	compose_call_done(call, buf, true, false);
+}
+
+/* The answer to an unwatch: what stops, and what goes on (our task of
+ * that repository, if one runs). */
+static void unwatched_text(struct wsp *w, const char *owner, const char *repo, char *out,
+                           size_t cap)
+{
+	char full[WSP_REPO_FULL_MAX];
+	snprintf(full, sizeof full, "%s/%s", owner, repo);
+	cJSON *run = wsp_run_status(w);
+	const char *running = json_string_or(run, "repo", "");
+	bool ours = strcasecmp(running, full) == 0;
+	snprintf(out, cap,
+	         "No longer watching %s: its plans are not read and I claim no new task of it; a "
+	         "link to it in the room or on Bluesky does not bring it back (only you can)%s.",
+	         full, ours ? ". The task of it I am on goes on to its pull request" : "");
+	cJSON_Delete(run);
 }
 
 int wsp_tool_call(struct wsp *w, const char *action, const cJSON *params, enum wsp_source source,
@@ -48,6 +66,17 @@ int wsp_tool_call(struct wsp *w, const char *action, const cJSON *params, enum w
 			compose_call_done(call, text, false, false);
 			return 1;
 		}
+	} else if (strcmp(action, "workspace_unwatch") == 0) {
+		const char *owner = json_string_or(params, "owner", "");
+		const char *repo = json_string_or(params, "repo", "");
+		char text[2 * WSP_REPO_FULL_MAX + 200];
+		if (wsp_unwatch(w, owner, repo) == 1)
+			unwatched_text(w, owner, repo, text, sizeof text);
+		else
+			snprintf(text, sizeof text,
+			         "%.100s/%.100s was not watched: nothing changed.", owner, repo);
+		compose_call_done(call, text, false, false);
+		return 1;
 	} else {
 		return 0;
 	}

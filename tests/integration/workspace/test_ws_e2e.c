@@ -15,11 +15,15 @@
  *     started again: the task is resumed (same attempt, same branch, the
  *     clone reused), never lost, and there is no second branch or PR for it;
  *   - the owner at the terminal says "work on the plan in acme/…": the
- *     model calls workspace_watch, the agent takes the task and opens its
- *     PR; `general-agent status` names the task while it runs.
+ *     model calls workspace_watch, the agent claims the task; while its
+ *     coder runs (held by the test) `general-agent status` names the task
+ *     and its phase; then the PR is opened and the owner is told. "Stop
+ *     the work in acme/…": the model calls workspace_unwatch, the owner is
+ *     told, and status shows no workspace watched.
  *
- * Skips (77) without git or bubblewrap's namespaces (the coder then runs
- * unsandboxed: CODER_SANDBOX=off).
+ * Skips (77) without git (ghfake-server serves real repositories); without
+ * bubblewrap's namespaces the coder runs with CODER_SANDBOX=off and the
+ * rest is the same.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -50,6 +54,7 @@
 #define OWNER   "acme"
 #define REPO    "www-lil-intdev-demo"
 #define WAIT_MS 20000
+#define VAR_MAX 600    /* one variable of an agent's environment */
 #define WORK_MS 240000 /* three tasks through a loaded machine */
 
 static const char *const NAMES[3] = {"Ada", "Bob", "Cal"};
@@ -57,12 +62,15 @@ static const char *const LOGINS[3] = {"ada-bot", "bob-bot", "cal-bot"};
 
 static bool g_sandbox;
 
-/* The coder: the task's file, committed. Task 2's first run commits a
- * first part and stops for a long while (the test kills its agent then);
- * a run after that finds that commit (a resumed run keeps the commits)
- * and goes on at once. */
+/* The coder: the task's file, committed. While <dir>/gate/hold exists it
+ * waits (the gate directory is bound read-only into the sandbox: the test
+ * holds a run to look at it). Task 2's first run commits a first part and
+ * stops for a long while (the test kills its agent then); a run after
+ * that finds that commit (a resumed run keeps the commits) and goes on at
+ * once. */
 static const char CODER[] =
         "set -e\n"
+        "i=0; while [ -e \"$GATE/hold\" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done\n"
         "n=$(sed -n 's/^### Task \\([0-9]*\\):.*/\\1/p' \"$1\" | head -1)\n"
         "if [ \"$n\" = 2 ] && ! git log --format=%s | grep -q wip; then\n"
         "  echo wip > wip.txt; git add wip.txt; git commit -q -m \"task(2): wip\"; sleep 300\n"
@@ -123,33 +131,38 @@ static void start_fakes(struct world *w, const char *llm_script)
 	                       (const char *const[]){"--script", script, NULL}, err,
 	                       sizeof err) != 0)
 		fail_msg("%s", err);
-	tu_write(w->dir, "coder.sh", CODER);
+	char gate[300], coder[sizeof CODER + 400];
+	snprintf(gate, sizeof gate, "%s/gate", w->dir);
+	mkdir(gate, 0700);
+	snprintf(coder, sizeof coder, "GATE='%s'\n%s", gate, CODER);
+	tu_write(w->dir, "coder.sh", coder);
 }
 
 /* The agent's variables (as a .env would give them). */
-static void agent_env(struct world *w, int i, bool in_room, char vars[20][300], const char *env[21])
+static void agent_env(struct world *w, int i, bool in_room, char vars[20][VAR_MAX],
+                      const char *env[21])
 {
 	char tok[64];
 	token_of(i, tok, sizeof tok);
 	int k = 0;
-	snprintf(vars[k++], 300, "AGENT_NAME=%s", NAMES[i]);
-	snprintf(vars[k++], 300, "AGENT_GITHUB_USERNAME=%s", LOGINS[i]);
-	snprintf(vars[k++], 300, "AGENT_GITHUB_TOKEN=%s", tok);
-	snprintf(vars[k++], 300, "GITHUB_API_URL=%s", w->gh.url);
-	snprintf(vars[k++], 300, "LLM_BASE_URL=%s/v1", w->llm.url);
-	snprintf(vars[k++], 300, "LLM_MODEL=fake-model");
-	snprintf(vars[k++], 300, "LLM_API_KEY=test-key-0123456789");
-	snprintf(vars[k++], 300, "CODER_COMMAND=sh %s/coder.sh {prompt_file}", w->dir);
-	snprintf(vars[k++], 300, "CODER_RO_PATHS=%s/coder.sh", w->dir);
-	snprintf(vars[k++], 300, "CODER_SANDBOX=%s", g_sandbox ? "on" : "off");
-	snprintf(vars[k++], 300, "GA_WS_CYCLE_MS=2000");
-	snprintf(vars[k++], 300, "GA_FULFIL_INTERVAL_MS=1000");
-	snprintf(vars[k++], 300, "GA_GITHUB_SPACING_MS=10");
-	snprintf(vars[k++], 300, "GA_GITHUB_WRITE_SPACING_MS=50");
-	snprintf(vars[k++], 300, "GA_GITHUB_POLL_MS=86400000");
-	snprintf(vars[k++], 300, "DASHBOARD_ADDR=off");
+	snprintf(vars[k++], VAR_MAX, "AGENT_NAME=%s", NAMES[i]);
+	snprintf(vars[k++], VAR_MAX, "AGENT_GITHUB_USERNAME=%s", LOGINS[i]);
+	snprintf(vars[k++], VAR_MAX, "AGENT_GITHUB_TOKEN=%s", tok);
+	snprintf(vars[k++], VAR_MAX, "GITHUB_API_URL=%s", w->gh.url);
+	snprintf(vars[k++], VAR_MAX, "LLM_BASE_URL=%s/v1", w->llm.url);
+	snprintf(vars[k++], VAR_MAX, "LLM_MODEL=fake-model");
+	snprintf(vars[k++], VAR_MAX, "LLM_API_KEY=test-key-0123456789");
+	snprintf(vars[k++], VAR_MAX, "CODER_COMMAND=sh %s/coder.sh {prompt_file}", w->dir);
+	snprintf(vars[k++], VAR_MAX, "CODER_RO_PATHS=%s/coder.sh:%s/gate", w->dir, w->dir);
+	snprintf(vars[k++], VAR_MAX, "CODER_SANDBOX=%s", g_sandbox ? "on" : "off");
+	snprintf(vars[k++], VAR_MAX, "GA_WS_CYCLE_MS=2000");
+	snprintf(vars[k++], VAR_MAX, "GA_FULFIL_INTERVAL_MS=1000");
+	snprintf(vars[k++], VAR_MAX, "GA_GITHUB_SPACING_MS=10");
+	snprintf(vars[k++], VAR_MAX, "GA_GITHUB_WRITE_SPACING_MS=50");
+	snprintf(vars[k++], VAR_MAX, "GA_GITHUB_POLL_MS=86400000");
+	snprintf(vars[k++], VAR_MAX, "DASHBOARD_ADDR=off");
 	if (in_room)
-		snprintf(vars[k++], 300, "SPACE_URL=ws://127.0.0.1:%d", w->room.port);
+		snprintf(vars[k++], VAR_MAX, "SPACE_URL=ws://127.0.0.1:%d", w->room.port);
 	for (int j = 0; j < k; j++)
 		env[j] = vars[j];
 	env[k] = NULL;
@@ -157,7 +170,7 @@ static void agent_env(struct world *w, int i, bool in_room, char vars[20][300], 
 
 static void start_agent(struct world *w, int i, bool in_room, bool terminal)
 {
-	char vars[20][300];
+	char vars[20][VAR_MAX];
 	const char *env[21];
 	agent_env(w, i, in_room, vars, env);
 	const char *argv[] = {terminal ? NULL : "--no-terminal", NULL};
@@ -385,7 +398,6 @@ static void test_room_to_prs(void **state)
 			fail_msg("%s did not join the room", NAMES[i]);
 	}
 	w.obs = th_observe(&w.room, "Obs");
-	th_msleep(500);
 	th_room_host(&w.room, "Please build greeting pages in https://github.com/" OWNER "/" REPO
 	                      ": a page that says hello, one that says goodbye, and the day's "
 	                      "schedule.");
@@ -487,6 +499,31 @@ static void test_room_to_prs(void **state)
 	th_room_stop(&w.room, SIGTERM);
 }
 
+/* `general-agent status` of agent 0 contains want (asked again, after a
+ * /status that writes the status file now, until it does). */
+static bool status_says(struct world *w, const char *want)
+{
+	int64_t end = th_now_ms() + WAIT_MS;
+	char *last = NULL;
+	while (th_now_ms() < end) {
+		assert_int_equal(proc_write_stdin(&w->a[0], "/status\n"), 0);
+		free(last);
+		last = NULL;
+		char *serr = NULL;
+		int rc = proc_run(w->homes[0], (const char *const[]){"status", NULL}, NULL, &last,
+		                  &serr);
+		free(serr);
+		if (rc == 0 && last && strstr(last, want)) {
+			free(last);
+			return true;
+		}
+		th_msleep(300);
+	}
+	fprintf(stderr, "status said:\n%s\n", last ? last : "(nothing)");
+	free(last);
+	return false;
+}
+
 /* --- the owner at the terminal ------------------------------------------------------------------
  */
 
@@ -494,6 +531,10 @@ static void test_room_to_prs(void **state)
 	"[{\"match\":{\"tools\":[\"workspace_watch\"],\"last_user_contains\":\"work on the "       \
 	"plan\",\"call\":0},\"tool_calls\":[{\"name\":\"workspace_watch\",\"arguments\":{"         \
 	"\"owner\":\"" OWNER "\",\"repo\":\"" REPO "\"}}]},"                                       \
+	"{\"match\":{\"tools\":[\"workspace_unwatch\"],\"last_user_contains\":\"stop the work\"}," \
+	"\"times\":1,\"tool_calls\":[{\"name\":\"workspace_unwatch\",\"arguments\":{\"owner\":"    \
+	"\"" OWNER "\",\"repo\":\"" REPO "\"}}]},"                                                 \
+	"{\"match\":{\"last_user_contains\":\"stop the work\"},\"content\":\"Stopped.\"},"         \
 	"{\"match\":{\"tools\":[\"workspace_watch\"]},\"content\":\"I am on it: I watch " OWNER    \
 	"/" REPO " and take its open task.\"},"                                                    \
 	"{\"content\":\"OK.\"}]"
@@ -532,11 +573,27 @@ static void test_owner_at_terminal(void **state)
 	         "application/json' --data @%s/plan.json '%s/repos/" OWNER "/" REPO "/issues'",
 	         tok, w.dir, w.gh.url);
 	assert_int_equal(system(cmd), 0);
+	/* the coder waits at the gate until the test has seen the status */
+	tu_write(w.dir, "gate/hold", "");
 	th_home_new(w.homes[0], sizeof w.homes[0]);
 	start_agent(&w, 0, false, true);
 	assert_int_equal(proc_write_stdin(&w.a[0], "work on the plan in " OWNER "/" REPO "\n"), 0);
-	/* the model's answer reaches the owner, and the task its PR */
 	int64_t end = th_now_ms() + WORK_MS;
+	while (coding_task(&w, 1, 1) != 0 && th_now_ms() < end)
+		th_msleep(200);
+	if (coding_task(&w, 1, 1) != 0) {
+		dump_agent(&w, 0);
+		fail_msg("the owner's task was not taken");
+	}
+	/* `general-agent status` names the task while its coder runs */
+	if (!status_says(&w, "task         task 1 of " OWNER "/" REPO "#1: Add the page (coder, "
+	                     "attempt 1)"))
+		fail_msg("status did not name the task in progress");
+	char gate[300];
+	snprintf(gate, sizeof gate, "%s/gate/hold", w.dir);
+	assert_int_equal(unlink(gate), 0);
+	/* the task's PR, and the owner told */
+	end = th_now_ms() + WORK_MS;
 	while (!all_with_pr(&w, 1) && th_now_ms() < end)
 		th_msleep(500);
 	if (!all_with_pr(&w, 1)) {
@@ -547,18 +604,19 @@ static void test_owner_at_terminal(void **state)
 	char *out = proc_stdout(&w.a[0]);
 	assert_non_null(strstr(out, "claimed task 1 of " OWNER "/" REPO "#1"));
 	free(out);
-	/* status says what it did (the owner's /status writes the status file
-	 * now, not at the next status tick) */
-	assert_int_equal(proc_write_stdin(&w.a[0], "/status\n"), 0);
-	assert_true(proc_wait_output(&w.a[0], "coordination   ", WAIT_MS));
-	th_msleep(300);
-	char *sout = NULL, *serr = NULL;
-	int rc = proc_run(w.homes[0], (const char *const[]){"status", NULL}, NULL, &sout, &serr);
-	assert_int_equal(rc, 0);
-	if (!strstr(sout, "workspaces   1 watched, 1 open plans"))
-		fail_msg("status said:\n%s", sout);
-	free(sout);
-	free(serr);
+	if (!status_says(&w, "workspaces   1 watched, 1 open plans"))
+		fail_msg("status did not show the watched workspace");
+	/* the owner stops it */
+	assert_int_equal(proc_write_stdin(&w.a[0], "stop the work in " OWNER "/" REPO "\n"), 0);
+	assert_true(proc_wait_output(&w.a[0], "Stopped.", WAIT_MS));
+	if (!status_says(&w, "workspaces   0 watched, 0 open plans"))
+		fail_msg("status still shows the workspace");
+	char *mem = home_read(w.homes[0], "memory/watched_workspaces.json");
+	assert_non_null(mem);
+	const char *un = strstr(mem, "\"unwatched\"");
+	assert_non_null(un);
+	assert_non_null(strstr(un, REPO));
+	free(mem);
 	stop_world(&w);
 }
 

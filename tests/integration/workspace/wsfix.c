@@ -123,6 +123,11 @@ static struct coord *coord_of(void *ud)
 	return ((struct wsfix_agent *)ud)->coord;
 }
 
+static struct conv_store *store_of(void *ud)
+{
+	return ((struct wsfix_agent *)ud)->store;
+}
+
 static int room_state(void *ud, const cJSON *state)
 {
 	(void)state;
@@ -217,6 +222,7 @@ void wsfix_agent_open(struct wsfix *fx, int i, int64_t claim_ttl_ms, int64_t orp
 	                       .claim_ttl_ms = claim_ttl_ms,
 	                       .orphan_ms = orphan_ms,
 	                       .room_state = room_state,
+	                       .store = store_of,
 	                       .ud = a};
 	a->ws = wsp_new(&c, &e);
 	if (!a->ws)

@@ -56,6 +56,8 @@ struct wsfix_agent {
 	int cycles;
 	uint64_t last_cycle_ms;
 	int room_states; /* workspace_state broadcasts asked */
+	/* What discovery reads (NULL: none); the test's, set before a cycle. */
+	struct conv_store *store;
 	struct wsfix *fx;
 };
 

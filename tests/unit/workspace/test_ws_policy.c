@@ -287,6 +287,81 @@ static void test_watchlist(void **state)
 	free(dir);
 }
 
+/* The owner's unwatch is remembered (across a restart: the state file)
+ * so that discovery does not bring the workspace back; the owner's watch
+ * or our own creation does. */
+static void test_unwatched(void **state)
+{
+	(void)state;
+	struct wsp_watchlist l = {0};
+	struct ga_err e = {{0}};
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-a", WSP_SOURCE_ROOM, NULL, 1, &e), 1);
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-b", WSP_SOURCE_OWNER, NULL, 1, &e), 1);
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-a"));
+	assert_int_equal(wsp_watch_remove(&l, "ACME", "WWW-lil-intdev-a"), 1);
+	assert_null(wsp_watch_find(&l, "acme", "www-lil-intdev-a"));
+	assert_true(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-a"));
+	assert_true(wsp_watch_unwatched(&l, "Acme", "WWW-LIL-INTDEV-A"));
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-b"));
+	/* not watched: nothing is remembered */
+	assert_int_equal(wsp_watch_remove(&l, "acme", "www-lil-intdev-z"), 0);
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-z"));
+	/* kept in the file; a file without the field (an older version) reads */
+	cJSON *j = wsp_watchlist_to_json(&l);
+	struct wsp_watchlist back = {0};
+	size_t skipped = 9;
+	assert_int_equal(wsp_watchlist_from_json(&back, j, &skipped, &e), 0);
+	cJSON_Delete(j);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(back.n, 1);
+	assert_true(wsp_watch_unwatched(&back, "acme", "www-lil-intdev-a"));
+	cJSON *old = cJSON_Parse("{\"format\":1,\"workspaces\":[{\"owner\":\"a\",\"repo\":"
+	                         "\"b\",\"source\":\"room\"}]}");
+	assert_int_equal(wsp_watchlist_from_json(&back, old, &skipped, &e), 0);
+	cJSON_Delete(old);
+	assert_int_equal(back.n, 1);
+	assert_int_equal(back.n_unwatched, 0);
+	/* a bad or a watched record among the unwatched is skipped */
+	cJSON *odd = cJSON_Parse("{\"workspaces\":[{\"owner\":\"a\",\"repo\":\"b\",\"source\":"
+	                         "\"room\"}],\"unwatched\":[{\"owner\":\"a\",\"repo\":\"b\"},"
+	                         "{\"owner\":\"-x\",\"repo\":\"c\"},{\"owner\":\"a\"},"
+	                         "{\"owner\":\"a\",\"repo\":\"d\"}]}");
+	assert_int_equal(wsp_watchlist_from_json(&back, odd, &skipped, &e), 0);
+	cJSON_Delete(odd);
+	assert_int_equal(skipped, 3);
+	assert_int_equal(back.n_unwatched, 1);
+	assert_true(wsp_watch_unwatched(&back, "a", "d"));
+	wsp_watchlist_free(&back);
+	/* the room's link does not clear it; the owner's watch does */
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-a", WSP_SOURCE_ROOM, NULL, 2, &e), 1);
+	assert_true(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-a"));
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-a", WSP_SOURCE_OWNER, NULL, 2, &e), 0);
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-a"));
+	assert_int_equal(wsp_watch_remove(&l, "acme", "www-lil-intdev-b"), 1);
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-b", WSP_SOURCE_CREATED, NULL, 3, &e), 1);
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-b"));
+	/* the bound: the oldest is forgotten */
+	for (int i = 0; i < WSP_MAX_UNWATCHED + 3; i++) {
+		char r[32];
+		snprintf(r, sizeof r, "repo-%d", i);
+		assert_int_equal(wsp_watch_add(&l, "acme", r, WSP_SOURCE_OWNER, NULL, 1, &e), 1);
+		assert_int_equal(wsp_watch_remove(&l, "acme", r), 1);
+	}
+	assert_int_equal(l.n_unwatched, WSP_MAX_UNWATCHED);
+	assert_false(wsp_watch_unwatched(&l, "acme", "repo-2"));
+	assert_true(wsp_watch_unwatched(&l, "acme", "repo-3"));
+	char last[32];
+	snprintf(last, sizeof last, "repo-%d", WSP_MAX_UNWATCHED + 2);
+	assert_true(wsp_watch_unwatched(&l, "acme", last));
+	wsp_watchlist_free(&l);
+	assert_int_equal(l.n_unwatched, 0);
+}
+
 static void test_discovery(void **state)
 {
 	(void)state;
@@ -326,7 +401,7 @@ int main(void)
 	        cmocka_unit_test(test_reviewer),  cmocka_unit_test(test_agents_and_keys),
 	        cmocka_unit_test(test_texts),     cmocka_unit_test(test_duplicates),
 	        cmocka_unit_test(test_lapsed),    cmocka_unit_test(test_watchlist),
-	        cmocka_unit_test(test_discovery),
+	        cmocka_unit_test(test_discovery), cmocka_unit_test(test_unwatched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
