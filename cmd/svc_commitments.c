@@ -60,6 +60,14 @@ static int room_target(void *ud, char *buf, size_t cap)
 	return s->ctx.room_target ? s->ctx.room_target(s->ctx.ud, buf, cap) : -1;
 }
 
+static bool peer_done(void *ud, const char *action, const char *target, char *who,
+                      size_t who_cap, char *link, size_t link_cap)
+{
+	struct svc_commit *s = ud;
+	return s->ctx.peer_done &&
+	       s->ctx.peer_done(s->ctx.ud, action, target, who, who_cap, link, link_cap);
+}
+
 static struct coord *coord_of(void *ud)
 {
 	struct svc_commit *s = ud;
@@ -164,6 +172,7 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                           .notify_owner = notify,
 	                           .phrase = phrase,
 	                           .abandoned = abandoned,
+	                           .peer_done = peer_done,
 	                           .ud = s};
 	s->fulfil = fulfil_new(&fc, err);
 	if (!s->fulfil) {

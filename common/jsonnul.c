@@ -98,43 +98,5 @@ size_t json_unmark_nul(char *s)
 
 int json_put_string_nul(struct strbuf *sb, const char *s, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
-	/* the two-character escapes JSON.stringify uses, pairwise (as in
-	 * sb_put_json_string, which this extends by the marker) */
-	static const char short_from[] = "\"\\\b\f\n\r\t";
-	static const char short_to[] = "\"\\bfnrt";
-	size_t start = sb->len;
-	if (sb_putc(sb, '"') < 0)
-		goto fail;
-	size_t run = 0; /* start of the pending verbatim run */
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == (unsigned char)JSON_NUL_MARK)
-			c = 0;
-		else if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		char esc[6] = {'\\'};
-		size_t n;
-		const char *hit = c ? memchr(short_from, c, sizeof(short_from) - 1) : NULL;
-		if (hit) {
-			esc[1] = short_to[hit - short_from];
-			n = 2;
-		} else {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			n = 6;
-		}
-		if (sb_append(sb, s + run, i - run) < 0 || sb_append(sb, esc, n) < 0)
-			goto fail;
-		run = i + 1;
-	}
-	if (sb_append(sb, s + run, len - run) < 0 || sb_putc(sb, '"') < 0)
-		goto fail;
-	return 0;
-fail:
-	sb->len = start;
-	if (sb->buf)
-		sb->buf[start] = '\0';
-	return -1;
+	return sb_put_json_string_marked(sb, s, len, (unsigned char)JSON_NUL_MARK);
 }

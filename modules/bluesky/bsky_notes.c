@@ -1,11 +1,14 @@
-/* Notifications and replies (§6): the awareness check, the thread, compose,
- * the self-check, pacing, promises (§6.12), the pipeline source hooks. */
+/* A notification on its walk (§6): its thread read, its event, the pipeline
+ * source's hooks (gate, compose, react, done, reply refs, sent id), the
+ * model's reply, the self-check, pacing, promises (§6.12). Started and
+ * ended by the awareness check (bsky_aware.c), which it tells through
+ * b->note_finished. */
 #include "modules/bluesky/bsky_int.h"
 #include "modules/reflection/peers.h"
 
 /* ---- notes ------------------------------------------------------------------------------ */
 
-static void note_clear(struct bnote *n)
+void bk_note_clear(struct bnote *n)
 {
 	free(n->text);
 	free(n->reply);
@@ -27,89 +30,18 @@ size_t bk_notes_in_flight(const struct bsky *b)
 	return k;
 }
 
-static bool is_agent_record(const struct bsky *b, const char *did, const cJSON *record)
-{
-	return strcmp(did, b->did) == 0 || atp_record_chain(record) >= 0 ||
-	       bsky_state_is_peer(b->st, did);
-}
-
-static int attempts_of(struct bsky *b, const char *uri, bool bump)
-{
-	for (size_t i = 0; i < sizeof b->attempts / sizeof b->attempts[0]; i++)
-		if (strcmp(b->attempts[i].uri, uri) == 0)
-			return bump ? ++b->attempts[i].n : b->attempts[i].n;
-	if (!bump)
-		return 0;
-	struct attempt *a = &b->attempts[b->attempt_next];
-	b->attempt_next = (b->attempt_next + 1) % (sizeof b->attempts / sizeof b->attempts[0]);
-	snprintf(a->uri, sizeof a->uri, "%s", uri);
-	a->n = 1;
-	return 1;
-}
-
-static void start_next(struct bsky *b);
-static void check_end(struct bsky *b);
-
-/* The cursor: every batch notification indexed at or before it is handled. */
-static void advance_cursor(struct bsky *b)
-{
-	int64_t best = b->st->seen_until_ms;
-	/* the batch is sorted oldest first for this walk */
-	for (size_t i = 0; i < b->nbatch; i++) {
-		if (!b->batch[i].done)
-			break;
-		if (b->batch[i].indexed_ms > best)
-			best = b->batch[i].indexed_ms;
-	}
-	b->st->seen_until_ms = best;
-}
-
-static void batch_done(struct bsky *b, const char *uri)
-{
-	for (size_t i = 0; i < b->nbatch; i++)
-		if (strcmp(b->batch[i].uri, uri) == 0)
-			b->batch[i].done = true;
-}
-
-static void on_note_finish(uv_timer_t *t)
+/* The walk is over: the awareness check takes the note from here, on the
+ * loop. */
+static void on_note_timer(uv_timer_t *t)
 {
 	struct bnote *n = t->data;
-	struct bsky *b = n->b;
-	if (n->sent) {
-		/* we answered this person (relationship record, §6.2) */
-		bsky_state_rel_responded(b->st, n->author_did, n->uri);
-		struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, bk_now_ms());
-		if (c)
-			bsky_conv_note_our_reply(c, n->depth + 1, bk_now_ms());
-		if (n->ritual[0]) {
-			struct bsky_ritual_state *r = bsky_state_ritual(b->st, n->ritual);
-			char date[11];
-			bk_local_now(bk_now_ms(), NULL, NULL, date);
-			if (r)
-				bsky_state_ritual_run(r, date, n->root_uri, false);
-		}
-	}
-	bool retry = false;
-	if (n->send_failed && !n->sent) {
-		int a = attempts_of(b, n->uri, true);
-		retry = a < BSKY_MAX_ATTEMPTS;
-		bk_note_decision(
-		        b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO,
-		        retry ? "retry" : "given_up",
-		        retry ? "the reply could not be sent (attempt %d of %d): asked again at "
-		                "the next check"
-		              : "the reply could not be sent %d times (of %d): given up",
-		        a, BSKY_MAX_ATTEMPTS);
-	}
-	if (!retry) {
-		bsky_state_mark_processed(b->st, n->uri);
-		batch_done(b, n->uri);
-		advance_cursor(b);
-	}
-	bk_save_state(b);
-	note_clear(n);
-	start_next(b);
-	check_end(b);
+	n->b->note_finished(n);
+}
+
+void bk_note_end(struct bnote *n)
+{
+	n->ended = true;
+	uv_timer_start(&n->timer, on_note_timer, 0, 0);
 }
 
 /* The pipeline tells how each walk ended (its source done() hook: once per
@@ -123,10 +55,13 @@ void bk_on_walk_done(void *ud, const struct conv_event *ev, const struct decisio
 	if (!n || n->ended)
 		return;
 	n->sent = final && final->verdict == VERDICT_SENT;
-	/* a failure we noted ourselves (no room for the refs) stays one */
-	n->send_failed |= final && final->verdict == VERDICT_FAIL;
-	n->ended = true;
-	uv_timer_start(&n->timer, on_note_finish, 0, 0);
+	/* a failure we noted ourselves (no room for the refs) stays one; a
+	 * reply outbound's journal held back (sent before, or unresolved) is
+	 * looked at again: the next walk learns from the journal which */
+	n->send_failed |= final && (final->verdict == VERDICT_FAIL ||
+	                            (final->verdict == VERDICT_DROP && final->rule &&
+	                             strcmp(final->rule, "journal") == 0));
+	bk_note_end(n);
 }
 
 /* The reply refs of a reply the pipeline sends (its reply_extra hook):
@@ -205,18 +140,10 @@ static int sink_enqueue(const char *action, const cJSON *params, void *ud, char 
 	return -1;
 }
 
-char *bk_read_self(const struct bsky *b)
-{
-	if (!b->self_path)
-		return NULL;
-	struct ga_err err = {{0}};
-	return fsx_read_file(b->self_path, SELF_MAX_BYTES, NULL, &err);
-}
-
 /* §6.3 step 6's relationship history line: what this person and the agent
- * did before this post (the interaction being answered is left out). The
- * reference wrote it without a format; ours names counts, types, sentiment
- * and whether the agent has ever answered them. */
+ * did before this post (the interaction being answered is left out): the
+ * counts, the types, the sentiment and whether the agent has ever answered
+ * them. */
 static void relationship_line(struct strbuf *sb, const struct bnote *n)
 {
 	const struct bsky_rel *r = bsky_state_rel(n->b->st, n->author_did);
@@ -263,7 +190,7 @@ static void relationship_line(struct strbuf *sb, const struct bnote *n)
 /* What the agent remembers of the peer agents in this thread (§7.4's
  * relationship memory, kept by name from the room): a peer matches by its
  * handle's first label (bo.example.com → Bo) or the GitHub name its
- * identity post gave. The reference fed this to the room's prompt only. */
+ * identity post gave. */
 static void peer_memory(struct strbuf *sb, const struct bnote *n)
 {
 	if (!n->b->c.st)
@@ -410,7 +337,6 @@ static bool replies_allow(struct bnote *n, const struct bsky_seen_replies *seen)
 /* ---- commitments from our replies (§6.12) ----------------------------------------------- */
 
 static void send_reply(struct bnote *n);
-static void on_note_finish(uv_timer_t *t);
 
 /* The reply's outcome: its commitments join the ledger only when it went
  * out (source bluesky, the thread in the params), each in its own story
@@ -574,8 +500,8 @@ static bool promise_check(struct bnote *n)
 }
 
 /* The refresh of §6.8 step 6 (and step 2 again: the model took its time):
- * the replies under the post now. An unreadable thread fails open — the
- * reply goes on, as in the reference. */
+ * the replies under the post now. An unreadable thread fails open: the
+ * reply goes on. */
 static void on_refresh(const struct atp_result *res, void *ud)
 {
 	struct bnote *n = ud;
@@ -705,6 +631,8 @@ static void compose_reply(struct bnote *n)
 		compose_end(n, err.msg);
 }
 
+static void ask_journal(struct bnote *n, struct decision *d);
+
 /* The Bluesky gate (after the shared one, recorded at the gate stage):
  * never a second reply to one post (§6.8 step 2), should-respond (§6.5),
  * the conversation's Social Mechanics (§6.7, our replies counted from the
@@ -727,6 +655,10 @@ void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result 
 	int64_t now = bk_now_ms();
 	if (n->seen.own[0] && replies_check(n, &n->seen, d) == BSKY_REPLY_ALREADY) {
 		d->verdict = VERDICT_BLOCK;
+		return;
+	}
+	if (n->reply_unresolved) {
+		ask_journal(n, d);
 		return;
 	}
 	enum bsky_response r = bsky_should_respond(n->reason, n->owner, n->text, d);
@@ -757,6 +689,10 @@ void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result 
 	}
 	if (strcmp(d->rule, "reengage") == 0)
 		bsky_conv_reengage(c, !n->owner);
+	/* the conversation's verdict is the decision's reason; later checks
+	 * reuse d */
+	char conv_why[DECISION_REASON_MAX];
+	snprintf(conv_why, sizeof conv_why, "%s", d->reason);
 	/* circular conversations: a hard stop that concludes (§11.27) */
 	struct bsky_thread_post posts[BSKY_THREAD_MAX];
 	for (size_t i = 0; i < n->nthread; i++)
@@ -799,7 +735,7 @@ void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result 
 		d->verdict = VERDICT_BLOCK;
 		return;
 	}
-	decision_set(d, VERDICT_PASS, "conversation", "%s", d->reason);
+	decision_set(d, VERDICT_PASS, "conversation", "%s", conv_why);
 }
 
 /* The pipeline's compose stage: both gates passed. */
@@ -859,14 +795,49 @@ int bk_reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap
 	return k < 0 || (size_t)k >= cap ? -1 : 0;
 }
 
-/* ---- the awareness check ----------------------------------------------------------------- */
+/* ---- the thread ---------------------------------------------------------------------------- */
 
-const char *bk_str_at(const cJSON *o, const char *a, const char *b_)
+/* The journal key of our reply to n (pipeline.h: "reply:<message id>"). */
+static void reply_key(const struct bnote *n, char key[BSKY_KEY_MAX])
 {
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-	return b_                        ? json_string_or(x, b_, "")
-	       : cJSON_GetStringValue(x) ? cJSON_GetStringValue(x)
-	                                 : "";
+	snprintf(key, BSKY_KEY_MAX, "reply:%s", n->uri);
+}
+
+/* What outbound's journal knows of our reply to n: made (a reconcile
+ * found it, or the crash came after the journal's done) → it is ours
+ * under the post, whatever the thread shows yet; sent without an answer →
+ * reply_unresolved. */
+static void journal_reply(struct bnote *n)
+{
+	struct journal *j = n->b->c.journal;
+	char key[BSKY_KEY_MAX];
+	reply_key(n, key);
+	if (!j)
+		return;
+	enum journal_state js = journal_state_of(j, key);
+	const char *art = js == JOURNAL_DONE ? journal_artifact(j, key) : NULL;
+	if (art && strncmp(art, "at://", 5) == 0 && strlen(art) < BSKY_URI_MAX && !n->seen.own[0])
+		snprintf(n->seen.own, sizeof n->seen.own, "%s", art);
+	n->reply_unresolved = js == JOURNAL_INTENT;
+}
+
+/* Our reply's fate is unknown: the platform is asked (outbound reconciles
+ * the intent by its key), the post is looked at again at the next check. */
+static void ask_journal(struct bnote *n, struct decision *d)
+{
+	char key[BSKY_KEY_MAX];
+	reply_key(n, key);
+	struct ga_err err = {{0}};
+	const char *how = "the platform is being asked whether it exists";
+	if (!outbound_key_busy(n->b->c.outbound, key))
+		how = outbound_reconcile_key(n->b->c.outbound, key, NULL, NULL, &err) == 0
+		              ? "the platform is asked whether it exists"
+		              : err.msg;
+	n->send_failed = true;
+	decision_set(d, VERDICT_BLOCK, "reply_unresolved",
+	             "our reply to this post was sent but never answered (%s): looked at again "
+	             "at the next check",
+	             how);
 }
 
 /* A post of the thread into the conversation store (by its URI: a post
@@ -904,7 +875,8 @@ static void start_event(struct bnote *n)
 {
 	struct bsky *b = n->b;
 	/* the posts above this one (its branch), and a reply of ours found
-	 * under it */
+	 * under it or known to the journal */
+	journal_reply(n);
 	for (size_t i = 0; i + 1 < n->nthread; i++)
 		store_post(n, n->thread[i].uri, i ? n->thread[i - 1].uri : NULL, n->thread[i].did,
 		           n->thread[i].handle, n->thread[i].agent, n->thread[i].text, (int)i);
@@ -942,8 +914,7 @@ static void start_event(struct bnote *n)
 	if (r < 0 && !n->ended) {
 		/* overload: not handled; the next check asks again */
 		n->send_failed = true;
-		n->ended = true;
-		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+		bk_note_end(n);
 	}
 }
 
@@ -972,7 +943,7 @@ static void parse_thread(struct bnote *n, const cJSON *thread)
 		snprintf(n->thread[i].handle, sizeof n->thread[i].handle, "@%s",
 		         bk_str_at(post, "author", "handle"));
 		n->thread[i].text = xstrdup(json_string_or(rec, "text", ""));
-		n->thread[i].agent = is_agent_record(n->b, did, rec);
+		n->thread[i].agent = bk_is_agent_record(n->b, did, rec);
 		if (i == 0 && k > 0 && !n->root_cid[0] &&
 		    strcmp(json_string_or(post, "uri", ""), n->root_uri) == 0)
 			snprintf(n->root_cid, sizeof n->root_cid, "%s",
@@ -993,8 +964,7 @@ static void on_thread(const struct atp_result *res, void *ud)
 	} else if (res->kind == ATP_ERR_NOT_FOUND) {
 		bk_note_decision(b, n->conversation, n->uri, STAGE_EVENT, VERDICT_INFO, "deleted",
 		                 "the post is gone (%s): nothing to answer", res->msg);
-		n->ended = true;
-		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+		bk_note_end(n);
 		return;
 	} else if (res->kind == ATP_ERR_CANCELLED) {
 		return;
@@ -1028,290 +998,6 @@ void bk_fetch_thread(struct bnote *n)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "thread not asked", "id", n->uri, "error",
 		       err.msg);
 		n->send_failed = true;
-		n->ended = true;
-		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+		bk_note_end(n);
 	}
-}
-
-/* @handles in a notification: candidates for peer SOULs (§7.4), scanned
- * by the peers job; only an identity post makes one a peer. */
-static void register_mentions(struct bsky *b, const struct bnote *n)
-{
-	if (strcmp(n->author_did, b->did) == 0 || !n->text)
-		return;
-	for (const char *t = n->text; (t = strchr(t, '@')) != NULL; t++) {
-		if (t != n->text && t[-1] != ' ' && t[-1] != '(' && t[-1] != '\n')
-			continue;
-		char h[BSKY_HANDLE_MAX];
-		size_t k = 0;
-		for (const char *q = t + 1; *q && k + 1 < sizeof h &&
-		                            (isalnum((unsigned char)*q) || *q == '.' || *q == '-');
-		     q++)
-			h[k++] = (char)tolower((unsigned char)*q);
-		while (k && h[k - 1] == '.')
-			k--;
-		h[k] = 0;
-		if (!strchr(h, '.') || strcasecmp(h, b->handle) == 0 ||
-		    (b->owner_handle && strcasecmp(h, b->owner_handle) == 0) ||
-		    strcasecmp(h, n->author_handle) == 0)
-			continue;
-		if (!bsky_state_peer(b->st, h, NULL))
-			bsky_state_peer_add(b->st, h, NULL, n->owner ? "owner_mention" : "thread",
-			                    bk_now_ms());
-	}
-}
-
-static void note_start(struct bsky *b, struct batch_item *it)
-{
-	struct bnote *n = NULL;
-	for (size_t i = 0; i < BSKY_MAX_INFLIGHT && !n; i++)
-		if (!b->notes[i].used)
-			n = &b->notes[i];
-	if (!n)
-		return;
-	const cJSON *x = it->n;
-	const cJSON *rec = cJSON_GetObjectItemCaseSensitive(x, "record");
-	n->used = true;
-	snprintf(n->uri, sizeof n->uri, "%s", it->uri);
-	snprintf(n->cid, sizeof n->cid, "%s", json_string_or(x, "cid", ""));
-	snprintf(n->author_did, sizeof n->author_did, "%s", bk_str_at(x, "author", "did"));
-	snprintf(n->author_handle, sizeof n->author_handle, "%s", bk_str_at(x, "author", "handle"));
-	n->reason = bsky_reason_parse(json_string_or(x, "reason", ""));
-	n->text = xstrdup(json_string_or(rec, "text", ""));
-	n->indexed_ms = it->indexed_ms;
-	n->carried = atp_record_chain(rec);
-	n->owner = b->owner_did && strcmp(n->author_did, b->owner_did) == 0;
-	n->agent = is_agent_record(b, n->author_did, rec);
-	n->to_us = n->reason == BSKY_REASON_MENTION || n->reason == BSKY_REASON_QUOTE;
-	const cJSON *reply = cJSON_GetObjectItemCaseSensitive(rec, "reply");
-	const char *root = reply ? bk_str_at(reply, "root", "uri") : "";
-	snprintf(n->root_uri, sizeof n->root_uri, "%s", *root ? root : n->uri);
-	if (reply) {
-		snprintf(n->root_cid, sizeof n->root_cid, "%s", bk_str_at(reply, "root", "cid"));
-		snprintf(n->parent_uri, sizeof n->parent_uri, "%s",
-		         bk_str_at(reply, "parent", "uri"));
-		if (strstr(n->parent_uri, b->did))
-			n->to_us = true;
-	}
-	snprintf(n->conversation, sizeof n->conversation, "bluesky:%s", n->root_uri);
-	it->started = true;
-	register_mentions(b, n);
-	cJSON_Delete(it->n);
-	it->n = NULL;
-	/* an author we do not know yet (or a handle-only one, rescanned at
-	 * most every BSKY_PEER_RESCAN_MS): their identity post decides whether
-	 * they are a peer SOUL (an agent) before the chain is derived */
-	struct bsky_peer *p = bsky_state_peer(b->st, n->author_handle, n->author_did);
-	if (!n->owner && strcmp(n->author_did, b->did) != 0 &&
-	    (!p || (!p->github[0] && bk_now_ms() - p->verified_ms > BSKY_PEER_RESCAN_MS))) {
-		struct ga_err err = {{0}};
-		if (atp_get_author_feed(b->c.atp, n->author_did, "posts_no_replies", NULL,
-		                        BSKY_FEED_LIMIT, bk_on_author_feed, n, &err) != 0)
-			return;
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "identity scan not asked", "actor", n->author_did,
-		       "error", err.msg);
-	}
-	bk_fetch_thread(n);
-}
-
-static int cmp_prio(const void *a_, const void *b_)
-{
-	const struct batch_item *a = a_, *b = b_;
-	if (a->owner != b->owner)
-		return a->owner ? -1 : 1;
-	if (a->prio != b->prio)
-		return a->prio > b->prio ? -1 : 1;
-	return a->indexed_ms < b->indexed_ms ? -1 : (a->indexed_ms > b->indexed_ms);
-}
-
-static int cmp_time(const void *a_, const void *b_)
-{
-	const struct batch_item *a = a_, *b = b_;
-	return a->indexed_ms < b->indexed_ms ? -1 : (a->indexed_ms > b->indexed_ms);
-}
-
-/* Starts the highest-priority waiting candidates while there is room. */
-static void start_next(struct bsky *b)
-{
-	if (b->quiescing)
-		return;
-	while (bk_notes_in_flight(b) < BSKY_MAX_INFLIGHT) {
-		struct batch_item *best = NULL;
-		for (size_t i = 0; i < b->nbatch; i++) {
-			struct batch_item *it = &b->batch[i];
-			if (it->done || it->started || !it->n)
-				continue;
-			if (!best || cmp_prio(it, best) < 0)
-				best = it;
-		}
-		if (!best)
-			return;
-		note_start(b, best);
-	}
-}
-
-static void on_seen(const struct atp_result *res, void *ud)
-{
-	(void)ud;
-	if (res->kind != ATP_OK && res->kind != ATP_ERR_CANCELLED)
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "updateSeen failed", "error", res->msg);
-}
-
-void bk_batch_clear(struct bsky *b)
-{
-	for (size_t i = 0; i < b->nbatch; i++)
-		cJSON_Delete(b->batch[i].n);
-	b->nbatch = 0;
-}
-
-static void check_end(struct bsky *b)
-{
-	if (!b->aware_running || bk_notes_in_flight(b) > 0)
-		return;
-	for (size_t i = 0; i < b->nbatch; i++)
-		if (!b->batch[i].done && b->batch[i].n && !b->quiescing)
-			return; /* start_next will take them */
-	struct ga_err err = {{0}};
-	if (!b->quiescing && b->st->seen_until_ms > 0)
-		atp_update_seen(b->c.atp, bk_now_ms(), on_seen, b, &err);
-	bk_batch_clear(b);
-	bk_save_state(b);
-	struct sched_job *j = b->aware_running;
-	b->aware_running = NULL;
-	if (j)
-		sched_job_done(j);
-}
-
-/* Handles what needs no walk, orders the rest, starts them. */
-static void process_batch(struct bsky *b)
-{
-	qsort(b->batch, b->nbatch, sizeof b->batch[0], cmp_time);
-	for (size_t i = 0; i < b->nbatch; i++) {
-		struct batch_item *it = &b->batch[i];
-		const cJSON *x = it->n;
-		const char *did = bk_str_at(x, "author", "did");
-		enum bsky_reason r = bsky_reason_parse(json_string_or(x, "reason", ""));
-		bool talk = r == BSKY_REASON_REPLY || r == BSKY_REASON_MENTION ||
-		            r == BSKY_REASON_QUOTE;
-		bool self = strcmp(did, b->did) == 0;
-		/* the relationship as it stood before this notification (an
-		 * unknown person scores as unknown), then this one recorded —
-		 * every kind, walked or not */
-		struct bsky_prio_facts f = {.reason = r};
-		bsky_state_rel_facts(b->st, did, &f);
-		if (!self && r != BSKY_REASON_OTHER)
-			bsky_state_rel_note(b->st, did, bk_str_at(x, "author", "handle"), r,
-			                    it->uri,
-			                    it->indexed_ms > 0 ? it->indexed_ms : bk_now_ms());
-		if (!talk || self) {
-			/* likes, follows, reposts, our own: nothing to walk */
-			bsky_state_mark_processed(b->st, it->uri);
-			it->done = true;
-			cJSON_Delete(it->n);
-			it->n = NULL;
-			continue;
-		}
-		it->owner = b->owner_did && strcmp(did, b->owner_did) == 0;
-		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(x, "record");
-		const cJSON *reply = cJSON_GetObjectItemCaseSensitive(rec, "reply");
-		f.to_our_content = reply && strstr(bk_str_at(reply, "parent", "uri"), b->did);
-		f.from_owner = it->owner;
-		f.unread = !json_bool_or(x, "isRead", false);
-		it->prio = bsky_priority(&f);
-	}
-	advance_cursor(b);
-	start_next(b);
-	check_end(b);
-}
-
-static void fetch_page(struct bsky *b, const char *cursor);
-
-static void on_page(const struct atp_result *res, void *ud)
-{
-	struct bsky *b = ud;
-	if (res->kind != ATP_OK || !res->json) {
-		if (res->kind != ATP_ERR_CANCELLED)
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "notifications unreadable", "error",
-			       res->msg);
-		if (b->nbatch)
-			process_batch(b);
-		else
-			check_end(b);
-		return;
-	}
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(res->json, "notifications");
-	const cJSON *x;
-	int64_t oldest = INT64_MAX;
-	size_t got = 0;
-	cJSON_ArrayForEach(x, arr)
-	{
-		got++;
-		const char *uri = json_string_or(x, "uri", "");
-		int64_t ms = 0;
-		if (time_parse_iso(json_string_or(x, "indexedAt", ""), &ms) < 0)
-			ms = 0;
-		if (ms < oldest)
-			oldest = ms;
-		if (!*uri || strlen(uri) >= BSKY_URI_MAX || ms <= b->st->seen_until_ms ||
-		    bsky_state_processed(b->st, uri) || b->nbatch == BSKY_BATCH_MAX)
-			continue;
-		bool dup = false;
-		for (size_t i = 0; i < b->nbatch && !dup; i++)
-			dup = strcmp(b->batch[i].uri, uri) == 0;
-		if (dup)
-			continue;
-		struct batch_item *it = &b->batch[b->nbatch++];
-		memset(it, 0, sizeof *it);
-		snprintf(it->uri, sizeof it->uri, "%s", uri);
-		it->indexed_ms = ms;
-		it->n = cJSON_Duplicate(x, true);
-	}
-	const char *cursor = json_string_or(res->json, "cursor", NULL);
-	b->pages++;
-	if (cursor && got >= BSKY_PAGE_LIMIT && oldest > b->st->seen_until_ms &&
-	    b->pages < BSKY_MAX_PAGES && b->nbatch < BSKY_BATCH_MAX) {
-		fetch_page(b, cursor);
-		return;
-	}
-	process_batch(b);
-}
-
-static void fetch_page(struct bsky *b, const char *cursor)
-{
-	struct ga_err err = {{0}};
-	if (atp_list_notifications(b->c.atp, cursor, BSKY_PAGE_LIMIT, on_page, b, &err) == 0) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "notifications not asked", "error", err.msg);
-		check_end(b);
-	}
-}
-
-void bk_awareness_run(struct sched_job *job, void *ud)
-{
-	struct bsky *b = ud;
-	if (!b->logged_in || b->quiescing) {
-		sched_job_done(job);
-		return;
-	}
-	b->aware_running = job;
-	b->last_check_ms = bk_now_ms();
-	b->checks++;
-	b->pages = 0;
-	bk_batch_clear(b);
-	/* the conversation sweep: silence and no-response end threads
-	 * quietly, evaluated here, never against a post that just came */
-	for (size_t i = 0; i < b->st->nconvs; i++) {
-		struct decision d;
-		if (bsky_conv_sweep(&b->st->convs[i].c, bk_mechanics(b), b->last_check_ms, &d)) {
-			char conv[BSKY_URI_MAX + 16];
-			snprintf(conv, sizeof conv, "bluesky:%s", b->st->convs[i].root);
-			pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, conv, "", STAGE_RECORD,
-			              &d);
-		}
-	}
-	fetch_page(b, NULL);
-}
-
-bool bsky_check_now(struct bsky *b)
-{
-	return b->j_aware && sched_job_trigger(b->j_aware);
 }

@@ -259,8 +259,7 @@ static void post_compose(struct bsky *b, const char *skill_name, int warn_slot, 
 	post_compose_msgs(b, skill_name, warn_slot, &msg, 1);
 }
 
-/* A seed from SELF.md for the expression (the reference's prompt
- * generators pick one section's item). */
+/* A seed from SELF.md for the expression: one item of one section. */
 static void expression_seed(const struct bsky *b, struct strbuf *sb)
 {
 	const struct self_doc *d = b->c.self;

@@ -602,7 +602,7 @@ cJSON *bsky_peers_to_json(const struct bsky_state *s)
 		cJSON_AddNumberToObject(x, "lastVerifiedAtMs", (double)p->verified_ms);
 		cJSON_AddBoolToObject(x, "followedOnBluesky", p->followed);
 		cJSON_AddBoolToObject(x, "announcedOnBluesky", p->announced);
-		/* the reference's key: the GitHub name, else the handle */
+		/* the file's key: the GitHub name, else the handle */
 		const char *key = p->github[0] ? p->github : p->handle[0] ? p->handle : p->did;
 		char k[BSKY_DID_MAX + 32];
 		snprintf(k, sizeof k, "%.255s", key);
@@ -629,8 +629,8 @@ int bsky_peers_from_json(struct bsky_state *s, const cJSON *data, struct ga_err 
 		const char *handle = json_string_or(x, "blueskyHandle", "");
 		const char *did = json_string_or(x, "did", "");
 		const char *gh = json_string_or(x, "githubUsername", "");
-		/* the reference keyed handle-only peers by the handle (a key with a
-		 * dot) and left githubUsername as that placeholder */
+		/* a handle-only peer may carry its handle (a name with a dot) as
+		 * githubUsername, a placeholder: not a GitHub name */
 		if (strchr(gh, '.'))
 			gh = "";
 		if (!*handle && !*did)

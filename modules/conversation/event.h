@@ -125,11 +125,8 @@ int conv_author_kind_parse(const char *s); /* -1 when unknown */
 /* True when the author is a person: owner, host or human. */
 bool conv_author_is_person(enum conv_author_kind k);
 
-/* The length of the longest prefix of s[0..len) of at most max bytes that
- * does not end inside a UTF-8 sequence (a run of more than three
- * continuation bytes is invalid UTF-8 and cut at max). */
-size_t conv_text_cut(const char *s, size_t len, size_t max);
-/* A NUL-terminated heap copy of at most max bytes of s (cut as above; s may
+/* A NUL-terminated heap copy of at most max bytes of s (cut on a character
+ * boundary: utf8_cut in common/utf8.h; s may
  * hold NULs; NULL s is ""); *kept (may be NULL) receives its length. */
 char *conv_text_dup(const char *s, size_t len, size_t max, size_t *kept);
 

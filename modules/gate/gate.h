@@ -145,9 +145,8 @@ struct gate_config {
 	int max_replies_per_conversation;
 	int max_thread_depth;
 	/* Where those apply: bits (1u << enum conv_platform); 0 = on every
-	 * platform. The daemon sets Bluesky and GitHub: the room is one
-	 * conversation, where a per-conversation reply cap would silence the
-	 * agent for good. */
+	 * platform. An agent's gate applies them to GitHub only
+	 * (modules/gate/policy.h says why). */
 	unsigned mechanics_platforms;
 	const char *self_id;   /* our author id (may be NULL) */
 	const char *self_name; /* our display name (may be NULL) */

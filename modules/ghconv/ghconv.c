@@ -757,23 +757,6 @@ static void on_composed(const struct compose_result *res, void *ud)
 	silent(g, it, "declined", why, false);
 }
 
-static char *self_excerpt(const struct self_doc *s)
-{
-	if (!s)
-		return NULL;
-	struct strbuf sb;
-	sb_init(&sb, GHCONV_SELF_BYTES);
-	if (s->identity)
-		sb_printf(&sb, "%s\n", s->identity);
-	if (s->purpose)
-		sb_printf(&sb, "Purpose: %s\n", s->purpose);
-	if (s->voice)
-		sb_printf(&sb, "Voice: %s\n", s->voice);
-	char *t = sb.len ? sb_detach(&sb) : NULL;
-	sb_free(&sb);
-	return t;
-}
-
 static void start_model(struct ghconv *g, struct item *it)
 {
 	struct ga_err err = {{0}};
@@ -782,7 +765,7 @@ static void start_model(struct ghconv *g, struct item *it)
 	if (!skill && g->c.skills)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "no skill text", "skill", GHCONV_SKILL, "error",
 		       err.msg);
-	char *self = self_excerpt(g->c.self);
+	char *self = self_excerpt(g->c.self, false, GHCONV_SELF_BYTES);
 	char *system = skills_system_prompt(g->c.soul_text, self, skill);
 	free(skill);
 	free(self);

@@ -12,6 +12,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/journal/journal.h"
+#include "modules/gate/gate.h"
 #include "modules/outbound/audit.h"
 #include "modules/outbound/dedup.h"
 #include "modules/outbound/perms.h"
@@ -315,7 +316,7 @@ static void process(struct ob_platform *pl, struct ob_item *it)
 	bool courtesy_added = false;
 	size_t with_n = 0;
 	if (it->m.courtesy) {
-		sb_puts(&out, COURTESY_SEP OUTBOUND_COURTESY_NOTICE);
+		sb_puts(&out, COURTESY_SEP GATE_COURTESY_NOTICE);
 		sb_puts(&out, marker);
 		with_n = validator_measure(out.buf, out.len, lim->unit);
 		courtesy_added = with_n <= lim->max_len;

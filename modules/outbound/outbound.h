@@ -55,8 +55,6 @@
 #define OUTBOUND_TEXT_MAX_BYTES (256 * 1024)
 /* The owner terminal has no platform limit of its own. */
 #define OUTBOUND_OWNER_MAX_CODEPOINTS 65536
-#define OUTBOUND_COURTESY_NOTICE                                                                   \
-	"For your information only. Replies to this message will not be processed."
 
 struct journal; /* modules/journal/journal.h */
 struct outbound;
@@ -118,7 +116,7 @@ struct outbound_msg {
 	const char *text;
 	size_t text_len;
 	int64_t chain;        /* -1 = none */
-	bool courtesy;        /* append OUTBOUND_COURTESY_NOTICE where it fits */
+	bool courtesy;        /* append GATE_COURTESY_NOTICE (modules/gate) where it fits */
 	const char *idem_key; /* NULL = sha256(platform, target, text) */
 	const cJSON *extra;   /* may be NULL */
 	/* passed to the port as outbound_send.look (may be NULL); ud must

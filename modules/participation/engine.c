@@ -17,6 +17,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/commitments/ledger.h"
+#include "modules/commitments/workkey.h"
 #include "modules/conversation/store.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/skills/skills.h"
@@ -127,15 +128,9 @@ void part_tick_end(struct part_engine *e)
 
 static struct pending *batch_slot(struct part_engine *e);
 
-void part_engine_offer(struct part_engine *e, struct pipeline_job *job, const struct conv_event *ev,
-                       const struct gate_result *g)
+/* Fills p from ev (a chat of the room). */
+static void pending_fill(struct pending *p, const struct conv_event *ev)
 {
-	(void)g;
-	if (!e || !ev) {
-		job_silent(job, "no_engine", "the room's engine is not running");
-		return;
-	}
-	struct pending *p = batch_slot(e);
 	p->author = xstrdup(ev->author_name ? ev->author_name : "?");
 	size_t len = ev->text ? ev->text_len : 0;
 	p->text = xmalloc(len + 1);
@@ -155,6 +150,39 @@ void part_engine_offer(struct part_engine *e, struct pipeline_job *job, const st
 	p->from_history = ev->from_history;
 	p->message_id = xstrdup(ev->message_id ? ev->message_id : "");
 	p->conversation = xstrdup(ev->conversation ? ev->conversation : "space:room");
+}
+
+void part_engine_observe(struct part_engine *e, const struct conv_event *ev)
+{
+	if (!e || !ev || ev->from_history || ev->author_kind == CONV_AUTHOR_SELF)
+		return;
+	struct pending *p = batch_slot(e);
+	pending_fill(p, ev);
+	p->context = true;
+}
+
+void part_engine_offer(struct part_engine *e, struct pipeline_job *job, const struct conv_event *ev,
+                       const struct gate_result *g)
+{
+	(void)g;
+	if (!e || !ev) {
+		job_silent(job, "no_engine", "the room's engine is not running");
+		return;
+	}
+	/* the chat is in the batch already when the room showed it to us
+	 * (part_engine_observe): it becomes a trigger with its walk */
+	struct pending *p = NULL;
+	for (size_t i = e->nbatch; ev->message_id && i-- > 0 && !p;)
+		if (e->batch[i].context && e->batch[i].message_id &&
+		    strcmp(e->batch[i].message_id, ev->message_id) == 0)
+			p = &e->batch[i];
+	if (!p) {
+		p = batch_slot(e);
+		pending_fill(p, ev);
+		for (size_t i = 0; ev->message_id && i < PART_ENGINE_CTX_IDS && !p->noted; i++)
+			p->noted = strcmp(e->ctx_ids[i], ev->message_id) == 0;
+	}
+	p->context = false;
 	p->job = job;
 }
 
@@ -233,14 +261,17 @@ bool part_engine_commitment_failed(struct part_engine *e, const char *id)
 /* ---- the send (§12) --------------------------------------------------------------------- */
 
 /* A commitment as the ledger's action params (the tools' argument shapes). */
-static cJSON *commit_params(const struct part_commitment *c)
+static cJSON *commit_params(const struct part_commitment *c, const char *detected_repo)
 {
 	cJSON *p = cJSON_CreateObject();
-	if (c->repo) {
-		const char *slash = strchr(c->repo, '/');
+	/* the repository the claims named: the commitment's, else the one the
+	 * conversation names */
+	const char *repo = c->repo && c->repo[0] ? c->repo : detected_repo;
+	if (repo) {
+		const char *slash = strchr(repo, '/');
 		if (slash) {
 			char owner[PART_REPO_MAX];
-			snprintf(owner, sizeof owner, "%.*s", (int)(slash - c->repo), c->repo);
+			snprintf(owner, sizeof owner, "%.*s", (int)(slash - repo), repo);
 			cJSON_AddStringToObject(p, "owner", owner);
 			cJSON_AddStringToObject(p, "repo", slash + 1);
 		}
@@ -295,9 +326,12 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 	for (size_t i = 0; i < e->dec.commitments.n; i++) {
 		const struct part_commitment *c = &e->dec.commitments.item[i];
 		struct decision d;
-		char target[PART_CLAIM_TARGET_MAX];
-		part_claim_target(c, e->out.repo, target, sizeof target);
-		const char *holder = part_live_holder(e, part_commit_type_name(c->type), target);
+		struct commit_work w;
+		part_claim_work(c, e->out.repo, &w);
+		const char *target = w.promise_target;
+		const char *holder = part_live_holder(e, w.action, target);
+		if (!holder && w.has_work && (holder = part_live_holder(e, w.action, w.work_target)))
+			target = w.work_target;
 		if (!holder && part_own_has(e, c)) {
 			decision_set(&d, VERDICT_DROP, "already_committed",
 			             "%s:%s is already in my ledger: not enqueued again",
@@ -314,7 +348,7 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 			commitment_note(e, NULL, &d, what);
 			continue;
 		}
-		cJSON *params = commit_params(c);
+		cJSON *params = commit_params(c, e->out.repo);
 		char id[LEDGER_ID_MAX] = "";
 		struct ga_err err = {{0}};
 		int r = e->ledger ? ledger_add(e->ledger, part_commit_type_name(c->type), "space",
@@ -339,11 +373,42 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 	return kept;
 }
 
+/* Has this agent said a status line for every commitment of the decision
+ * already (each piece of work by its promise key)? */
+static bool status_said(struct part_engine *e)
+{
+	if (!e->dec.commitments.n)
+		return false;
+	for (size_t i = 0; i < e->dec.commitments.n; i++) {
+		struct commit_work w;
+		part_claim_work(&e->dec.commitments.item[i], e->out.repo, &w);
+		char key[COMMIT_WORK_KEY_MAX];
+		commit_work_key(&w, true, key, sizeof key);
+		bool found = false;
+		for (size_t k = 0; k < PART_ENGINE_SAID_WORK && !found; k++)
+			found = strcmp(e->said_work[k], key) == 0;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static void status_note(struct part_engine *e)
+{
+	for (size_t i = 0; i < e->dec.commitments.n; i++) {
+		struct commit_work w;
+		part_claim_work(&e->dec.commitments.item[i], e->out.repo, &w);
+		commit_work_key(&w, true, e->said_work[e->said_next], sizeof e->said_work[0]);
+		e->said_next = (e->said_next + 1) % PART_ENGINE_SAID_WORK;
+	}
+}
+
 /* The words went out: the cooldown, the claims' hold, the commitments (or
  * the extraction when the words promise without them). what: the record's
  * note, NULL for words of their own. */
 static void said(struct part_engine *e, struct strbuf *what)
 {
+	status_note(e);
 	int64_t now = time_now_ms();
 	int64_t span = e->cd_max > e->cd_min ? e->cd_max - e->cd_min : 0;
 	int64_t cd = e->cd_min + (span ? (int64_t)(next_rand(e) % (uint64_t)span) : 0);
@@ -471,7 +536,7 @@ void part_send(struct part_engine *e)
 	/* Exactly once across restarts (the journal): salvage, the owner
 	 * retry and forced action are further words for the same message and
 	 * get their own keys. */
-	char suffix[48] = "";
+	char suffix[32] = "";
 	if (e->phase != PH_DECISION)
 		snprintf(suffix, sizeof suffix, "#%s%u",
 		         e->phase == PH_SALVAGE ? "salvage"
@@ -527,6 +592,21 @@ void part_speak(struct part_engine *e)
 		struct decision d;
 		decision_set(&d, VERDICT_DROP, "nothing_to_promise",
 		             "the %s's commitments were all taken: its words are not said",
+		             e->phase == PH_SALVAGE ? "salvage"
+		             : e->phase == PH_RETRY ? "owner retry"
+		                                    : "forced action");
+		part_record_at(e, STAGE_VALIDATOR, &d);
+		if (e->phase == PH_FORCED)
+			part_note_forced(&e->st);
+		part_tick_end(e);
+		return;
+	}
+	/* A status line ("On it —", "Creating that now.") at most once per
+	 * piece of work per agent. */
+	if (e->phase != PH_DECISION && status_said(e)) {
+		struct decision d;
+		decision_set(&d, VERDICT_DROP, "status_repeat",
+		             "the %s's words were said for this work already: not again",
 		             e->phase == PH_SALVAGE ? "salvage"
 		             : e->phase == PH_RETRY ? "owner retry"
 		                                    : "forced action");
@@ -698,6 +778,8 @@ static size_t tick_events(struct part_engine *e, struct part_event *evs)
 		        .addressed_me = p->addressed_me,
 		        .addressed_others = p->addressed_others,
 		        .from_history = p->from_history,
+		        .context = p->context,
+		        .noted = p->noted,
 		};
 	}
 	return e->ntb;
@@ -957,6 +1039,12 @@ static void run_tick(struct part_engine *e)
 	};
 	part_tick(&e->st, &in, &e->out);
 	free(members);
+	for (size_t i = 0; i < e->ntb; i++)
+		if (e->tb[i].context && e->tb[i].message_id && e->tb[i].message_id[0]) {
+			snprintf(e->ctx_ids[e->ctx_next], sizeof e->ctx_ids[0], "%s",
+			         e->tb[i].message_id);
+			e->ctx_next = (e->ctx_next + 1) % PART_ENGINE_CTX_IDS;
+		}
 	free(e->salvage_lead);
 	free(e->forced_lead);
 	e->salvage_lead = e->phrase ? e->phrase(e->ud, 0) : NULL;

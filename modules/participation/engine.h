@@ -191,6 +191,14 @@ struct pipeline_job;
 void part_engine_offer(struct part_engine *e, struct pipeline_job *job, const struct conv_event *ev,
                        const struct gate_result *g);
 
+/* Every live chat of the room another member said, whatever the gate
+ * decides about answering it: the room's whole recent conversation is
+ * context for the tick (the history, the prompt, what was already
+ * promised or done), and only what the gate made a trigger is a reason to
+ * speak. Call it before the chat walks the pipeline (part_engine_offer
+ * then finds it). ev borrowed. */
+void part_engine_observe(struct part_engine *e, const struct conv_event *ev);
+
 /* A peer claimed action+target in the room (the claim frame). Only the
  * commitment types count (create_issue, create_plan, comment_issue,
  * post_bluesky: the coordination backend's "respond" claims are not

@@ -11,6 +11,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/commitments/ledger.h"
+#include "modules/commitments/workkey.h"
 #include "modules/participation/engine_int.h"
 
 static bool member_present(struct part_engine *e, const char *name)
@@ -152,7 +153,8 @@ void part_drop_taken(struct part_engine *e)
 	}
 }
 
-/* {"claims":[{"action","target"}]}: one per commitment of the chat, made by
+/* {"claims":[{"action","target"}]}: each commitment of the chat under both
+ * of its names (the promise form and the work form, workkey.h), made by
  * the room's port right before the chat itself (so a claim is never made
  * for words that are not said). */
 void part_claims_extra(struct part_engine *e, cJSON *extra)
@@ -161,37 +163,47 @@ void part_claims_extra(struct part_engine *e, cJSON *extra)
 		return;
 	cJSON *arr = cJSON_AddArrayToObject(extra, "claims");
 	for (size_t i = 0; i < e->dec.commitments.n; i++) {
-		const struct part_commitment *c = &e->dec.commitments.item[i];
-		char target[PART_CLAIM_TARGET_MAX];
-		part_claim_target(c, e->out.repo, target, sizeof target);
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "action", part_commit_type_name(c->type));
-		cJSON_AddStringToObject(o, "target", target);
-		cJSON_AddItemToArray(arr, o);
+		struct commit_work w;
+		part_claim_work(&e->dec.commitments.item[i], e->out.repo, &w);
+		for (int form = 0; form < 2; form++) {
+			if (form == 1 && !w.has_work)
+				break;
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "action", w.action);
+			cJSON_AddStringToObject(o, "target",
+			                        form == 0 ? w.promise_target : w.work_target);
+			cJSON_AddItemToArray(arr, o);
+		}
 	}
 }
 
+static void hold(struct part_engine *e, const char *action, const char *target, int64_t until)
+{
+	size_t k = 0;
+	while (k < e->nheld &&
+	       (strcmp(e->held[k].action, action) || strcmp(e->held[k].target, target)))
+		k++;
+	if (k == e->nheld) {
+		if (e->nheld == PART_ENGINE_HELD_MAX)
+			unclaim_at(e, 0, false, "too many claims held");
+		k = e->nheld++;
+		snprintf(e->held[k].action, sizeof e->held[k].action, "%s", action);
+		snprintf(e->held[k].target, sizeof e->held[k].target, "%s", target);
+	}
+	e->held[k].until_ms = until;
+}
+
 /* The chat that promised the work was said with its claims: they are held
- * PART_ENGINE_CLAIM_HOLD_MS (renewed by the room's link meanwhile). */
+ * PART_ENGINE_CLAIM_HOLD_MS (renewed by the room's link meanwhile), until
+ * the fulfilment holds them. */
 void part_claims_said(struct part_engine *e)
 {
 	int64_t until = time_now_ms() + PART_ENGINE_CLAIM_HOLD_MS;
 	for (size_t i = 0; i < e->dec.commitments.n; i++) {
-		const struct part_commitment *c = &e->dec.commitments.item[i];
-		const char *action = part_commit_type_name(c->type);
-		char target[PART_CLAIM_TARGET_MAX];
-		part_claim_target(c, e->out.repo, target, sizeof target);
-		size_t k = 0;
-		while (k < e->nheld &&
-		       (strcmp(e->held[k].action, action) || strcmp(e->held[k].target, target)))
-			k++;
-		if (k == e->nheld) {
-			if (e->nheld == PART_ENGINE_HELD_MAX)
-				unclaim_at(e, 0, false, "too many claims held");
-			k = e->nheld++;
-			snprintf(e->held[k].action, sizeof e->held[k].action, "%s", action);
-			snprintf(e->held[k].target, sizeof e->held[k].target, "%s", target);
-		}
-		e->held[k].until_ms = until;
+		struct commit_work w;
+		part_claim_work(&e->dec.commitments.item[i], e->out.repo, &w);
+		hold(e, w.action, w.promise_target, until);
+		if (w.has_work)
+			hold(e, w.action, w.work_target, until);
 	}
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "local-tools/tools.h"
+#include "modules/commitments/workkey.h"
 #include "modules/compose/compose.h"
 #include "modules/decisions/decision.h"
 #include "modules/participation/engine.h"
@@ -26,6 +27,8 @@
 #define PART_PIECE_MAX_BYTES  (64 * 1024)
 #define PART_ID_MAX           160
 #define PART_CONV_MAX         160
+#define PART_ENGINE_CTX_IDS   32
+#define PART_ENGINE_SAID_WORK 32
 
 struct pipeline_job;
 struct strbuf;
@@ -41,6 +44,8 @@ struct pending {
 	char *message_id;
 	char *conversation;
 	bool claim; /* a peer's action claim: text = the target */
+	bool context; /* observed, not a trigger (no walk) */
+	bool noted;   /* a trigger an earlier tick took in as context */
 	/* the chat's walk, held at its compose stage until a tick answers it
 	 * or ends it; NULL for a claim */
 	struct pipeline_job *job;
@@ -98,6 +103,14 @@ struct part_engine {
 	struct part_state st;
 	struct pending batch[PART_ENGINE_BATCH_MAX];
 	size_t nbatch;
+	/* the work this agent already said a status line for ("On it —",
+	 * "Creating that now."): said at most once per piece of work (a ring
+	 * of promise-form keys) */
+	char said_work[PART_ENGINE_SAID_WORK][COMMIT_WORK_KEY_MAX];
+	size_t said_next;
+	/* the ids of the last chats taken in as context (a ring) */
+	char ctx_ids[PART_ENGINE_CTX_IDS][PART_ID_MAX];
+	size_t ctx_next;
 	uint64_t rng;
 
 	/* the tick in flight: its batch (taken from `batch` when it starts,
@@ -129,7 +142,7 @@ struct part_engine {
 	bool trig_courtesy;
 	/* A tick without a walk to answer (forced action on a quiet tick)
 	 * says its words as a message of its own: its id. */
-	char say_id[PART_ID_MAX + 32];
+	char say_id[PART_ID_MAX + 64];
 	struct decision last; /* the tick's last decision: why a walk ends silent */
 	char *said;           /* the words handed to the pipeline */
 	enum { PH_DECISION, PH_SALVAGE, PH_RETRY, PH_FORCED } phase;

@@ -10,6 +10,7 @@
 
 #include "common/strbuf.h"
 #include "common/xalloc.h"
+#include "modules/commitments/ledger.h"
 #include "modules/participation/engine_int.h"
 #include "modules/skills/skills.h"
 
@@ -174,6 +175,26 @@ static char *peers_text(struct part_engine *e)
 	return s;
 }
 
+/* What this agent's commitments for the host's request became: the
+ * action, what it names, its state and what was made (a follow-up such as
+ * "where is the link?" is answered from it). */
+static void work_done(struct part_engine *e, struct strbuf *sb)
+{
+	bool any = false;
+	for (size_t i = 0; e->ledger && i < e->req_commits.n; i++) {
+		struct ledger_entry le;
+		if (ledger_get(e->ledger, e->req_commits.id[i], &le) != 0)
+			continue;
+		const char *what = cJSON_GetStringValue(cJSON_GetObjectItem(le.params, "title"));
+		if (!what)
+			what = cJSON_GetStringValue(cJSON_GetObjectItem(le.params, "text"));
+		sb_printf(sb, "%s\n- %s \"%.200s\": %s%s%s", any ? "" : "\nYour work for it:",
+		          le.action, what ? what : "", ledger_status_name(le.status),
+		          le.link ? " — " : "", le.link ? le.link : "");
+		any = true;
+	}
+}
+
 char *part_user_message(struct part_engine *e, struct ga_err *err)
 {
 	const struct part_tick_out *t = &e->out;
@@ -182,11 +203,13 @@ char *part_user_message(struct part_engine *e, struct ga_err *err)
 	ownership_text(t, &own);
 	struct strbuf req;
 	sb_init(&req, PART_PIECE_MAX_BYTES);
-	if (t->request)
+	if (t->request) {
 		sb_printf(&req, "%s: \"%.2000s\"", t->request_open ? "open" : "fulfilled",
 		          t->request);
-	else
+		work_done(e, &req);
+	} else {
 		sb_puts(&req, "no request");
+	}
 	char *hist = part_history_text(&e->st, false);
 	char *mine = part_history_text(&e->st, true);
 	char typing[512];

@@ -54,8 +54,17 @@ struct peer_workspace {
 	int64_t time_ms;
 };
 
+/* A member's report that it did a piece of work (a successful
+ * action_result). */
+struct peer_result {
+	char *name, *action, *target, *link;
+	int64_t time_ms;
+};
+
 struct space_link {
 	uv_loop_t *loop;
+	space_claim_lost_fn watch; /* space_link_watch_claims */
+	void *watch_ud;
 	struct space_link_config cfg; /* strings below are our copies */
 	char *name, *version, *space_url, *identity_json;
 	char id[SPACE_ID_BUF];
@@ -82,6 +91,8 @@ struct space_link {
 	size_t nrefl;
 	struct peer_workspace ws[SPACE_LINK_MAX_WORKSPACES]; /* oldest first */
 	size_t nws;
+	struct peer_result res[SPACE_LINK_MAX_RESULTS]; /* oldest first */
+	size_t nres;
 
 	uv_timer_t say_timer, renew_timer;
 	int open_handles;
@@ -664,9 +675,17 @@ static void claim_conflict(struct space_link *l, const char *msg)
 		       "target", target, "holder", owner);
 		if (l->h.on_claim_lost)
 			l->h.on_claim_lost(l->ud, action, target, owner);
+		if (l->watch)
+			l->watch(l->watch_ud, action, target, owner);
 		free(action);
 	}
 	free(target);
+}
+
+void space_link_watch_claims(struct space_link *l, space_claim_lost_fn fn, void *ud)
+{
+	l->watch = fn;
+	l->watch_ud = ud;
 }
 
 void space_link_set_identity(struct space_link *l, const char *identity_json)
@@ -712,12 +731,57 @@ static void ws_remove(struct space_link *l, size_t i)
 	l->nws--;
 }
 
+static void res_remove(struct space_link *l, size_t i)
+{
+	free(l->res[i].name);
+	free(l->res[i].action);
+	free(l->res[i].target);
+	free(l->res[i].link);
+	memmove(&l->res[i], &l->res[i + 1], (l->nres - i - 1) * sizeof l->res[0]);
+	l->nres--;
+}
+
 static void notes_clear(struct space_link *l)
 {
 	while (l->nrefl)
 		refl_remove(l, l->nrefl - 1);
 	while (l->nws)
 		ws_remove(l, l->nws - 1);
+	while (l->nres)
+		res_remove(l, l->nres - 1);
+}
+
+/* A member reported work done: kept SPACE_LINK_RESULT_KEEP_MS, the oldest
+ * giving way (a member leaving does not undo what it did). */
+static void note_result(struct space_link *l, const struct spc_msg *m)
+{
+	if (!m->success || !m->action || !m->target || blank(m->action) || blank(m->target))
+		return;
+	if (l->nres == SPACE_LINK_MAX_RESULTS)
+		res_remove(l, 0);
+	l->res[l->nres++] = (struct peer_result){
+	        .name = xstrdup(m->name),
+	        .action = note_text(m->action, SPACE_LINK_RESULT_KEEP_BYTES),
+	        .target = xstrdup(m->target),
+	        .link = note_text(m->link ? m->link : "", SPACE_LINK_RESULT_KEEP_BYTES),
+	        .time_ms = time_now_ms()};
+}
+
+const char *space_link_result_of(const struct space_link *l, const char *action,
+                                 const char *target, const char **link)
+{
+	int64_t now = time_now_ms();
+	for (size_t i = l->nres; action && target && i-- > 0;) {
+		const struct peer_result *r = &l->res[i];
+		if (now - r->time_ms > SPACE_LINK_RESULT_KEEP_MS)
+			break; /* oldest first: the rest are older */
+		if (strcmp(r->action, action) == 0 && strcmp(r->target, target) == 0) {
+			if (link)
+				*link = r->link;
+			return r->name;
+		}
+	}
+	return NULL;
 }
 
 /* The room relays any JSON number (§3.12): fractions truncated, the rest
@@ -808,6 +872,9 @@ static void peer_notes_apply(struct space_link *l, const struct spc_msg *m)
 		break;
 	case SPC_T_WORKSPACE_STATE:
 		note_workspace(l, m);
+		break;
+	case SPC_T_ACTION_RESULT:
+		note_result(l, m);
 		break;
 	case SPC_T_LEAVE:
 		note_leave(l, m->name);

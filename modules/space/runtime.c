@@ -17,7 +17,6 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "modules/coord/coord.h"
 #include "modules/outbound/outbound.h"
 #include "modules/participation/engine.h"
 #include "modules/pipeline/pipeline.h"
@@ -38,7 +37,6 @@ struct space_runtime {
 	struct voice *voice;        /* the §11 words; NULL: built in */
 	struct pipeline *pipeline;
 	struct outbound *outbound; /* NULL: nothing is broadcast */
-	struct coord *coord;
 	void (*done)(void *);
 	void *done_ud;
 	size_t last_members;
@@ -97,6 +95,25 @@ static void to_pipeline(struct space_runtime *rt, const struct space_event *ev)
 static void on_chat(void *ud, const struct space_event *ev)
 {
 	struct space_runtime *rt = ud;
+	if (rt->engine && !ev->from_history) {
+		/* the room's whole conversation is the engine's context */
+		struct conv_event ce;
+		conv_event_init(&ce, &(struct conv_event_src){
+		                             .platform = CONV_PLATFORM_SPACE,
+		                             .conversation = ev->conversation,
+		                             .message_id = ev->message_id,
+		                             .author_id = ev->author_id,
+		                             .author_name = ev->author_name,
+		                             .author_kind = kind_of(ev->author_kind),
+		                             .text = ev->text,
+		                             .text_len = ev->text_len,
+		                             .addressed = ev->addressed,
+		                             .naddressed = ev->naddressed,
+		                             .addressed_me = ev->addressed_me,
+		                             .time_ms = ev->time_ms});
+		part_engine_observe(rt->engine, &ce);
+		conv_event_free(&ce);
+	}
 	if (rt->pipeline)
 		to_pipeline(rt, ev);
 	if (ev->from_history) {
@@ -144,11 +161,9 @@ static void on_connection(void *ud, bool joined, const char *why)
 
 static void on_claim_lost(void *ud, const char *action, const char *target, const char *holder)
 {
-	struct space_runtime *rt = ud;
+	(void)ud;
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "claim conflict", "action", action, "target", target,
 	       "holder", holder ? holder : "");
-	if (rt->coord)
-		coord_space_claim_lost(rt->coord, action, target, holder);
 }
 
 static void on_peer_claim(void *ud, const char *name, const char *action, const char *target)
@@ -413,26 +428,6 @@ static void tick_stop(struct sched_job *job, void *ud)
 	part_engine_cancel(rt->engine);
 }
 
-/* SELF.md's gist for the prompt: name, identity, purpose, voice. */
-static char *self_excerpt(const struct self_doc *s)
-{
-	if (!s)
-		return NULL;
-	struct strbuf sb;
-	sb_init(&sb, PART_ENGINE_SELF_MAX_BYTES);
-	if (s->name)
-		sb_printf(&sb, "Name: %s\n", s->name);
-	if (s->identity)
-		sb_printf(&sb, "%s\n", s->identity);
-	if (s->purpose)
-		sb_printf(&sb, "Purpose: %s\n", s->purpose);
-	if (s->voice)
-		sb_printf(&sb, "Voice: %s\n", s->voice);
-	char *t = sb.len ? sb_detach(&sb) : NULL;
-	sb_free(&sb);
-	return t;
-}
-
 static void room_unclaim(void *ud, const char *action, const char *target, bool failed,
                          const char *why)
 {
@@ -443,10 +438,13 @@ static void room_unclaim(void *ud, const char *action, const char *target, bool 
 		space_link_forget(rt->link, action, target);
 }
 
+/* Another member has the work: a live claim on it, or its report that it
+ * did it (a recent successful action_result). */
 static const char *room_claim_holder(void *ud, const char *action, const char *target)
 {
 	struct space_runtime *rt = ud;
-	return space_link_claim_holder(rt->link, action, target);
+	const char *h = space_link_claim_holder(rt->link, action, target);
+	return h ? h : space_link_result_of(rt->link, action, target, NULL);
 }
 
 /* §11's words in the agent's voice (issue 13: no operational text
@@ -465,7 +463,7 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	if (!rc->pipeline || !rc->llm || !rc->skills || !rc->sched)
 		return;
 	rt->voice = rc->voice_path ? voice_open(rc->voice_path) : NULL;
-	char *self = self_excerpt(rc->self);
+	char *self = self_excerpt(rc->self, true, PART_ENGINE_SELF_MAX_BYTES);
 	struct part_engine_config ec = {
 	        .loop = loop,
 	        .self_name = rc->cfg->agent_name,
@@ -547,10 +545,10 @@ static int broadcast(struct space_runtime *rt, const char *kind, const char *tex
                      const cJSON *state, const char *key)
 {
 	char target[PIPELINE_TARGET_MAX];
-	const char *why = !rt->outbound                                ? "no outbound in this process"
+	const char *why = !rt->outbound ? "no outbound in this process"
 	                  : space_runtime_target(rt, target, sizeof target) != 0 ? "not joined"
-	                  : !text || !*text                            ? "nothing to say"
-	                                                               : NULL;
+	                  : !text || !*text                                      ? "nothing to say"
+	                                                                         : NULL;
 	if (why) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "broadcast not sent", "kind", kind, "why", why);
 		return -1;
@@ -574,6 +572,18 @@ static int broadcast(struct space_runtime *rt, const char *kind, const char *tex
 	outbound_submit(rt->outbound, &m, on_broadcast, rt);
 	cJSON_Delete(extra);
 	return 0;
+}
+
+bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const char *target,
+                             char *who, size_t who_cap, char *link, size_t link_cap)
+{
+	const char *l = NULL;
+	const char *w = rt ? space_link_result_of(rt->link, action, target, &l) : NULL;
+	if (!w)
+		return false;
+	snprintf(who, who_cap, "%s", w);
+	snprintf(link, link_cap, "%s", l ? l : "");
+	return true;
 }
 
 int space_runtime_send_reflection(struct space_runtime *rt, const char *summary)
@@ -734,11 +744,6 @@ struct space_link *space_runtime_link(struct space_runtime *rt)
 	return rt ? rt->link : NULL;
 }
 
-void space_runtime_set_coord(struct space_runtime *rt, struct coord *c)
-{
-	if (rt)
-		rt->coord = c;
-}
 
 void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 {
@@ -767,7 +772,9 @@ void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 		break;
 	case SPC_WAITING:
 		snprintf(buf, cap, "not joined: %s; backing off before attempt %u",
-		         rt->last_why[0] ? rt->last_why : "the last attempt failed",
+		         c && *spc_client_last_error(c) ? spc_client_last_error(c)
+		         : rt->last_why[0]              ? rt->last_why
+		                                        : "the last attempt failed",
 		         stats.attempts + 1);
 		break;
 	case SPC_DISCOVERING:

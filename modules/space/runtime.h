@@ -21,8 +21,6 @@
  *     and "replyDelayMs" {min, max} bounding its typing pause; the
  *     submitter's last look (outbound_send.look) is asked when the pause is
  *     over, and a chat it withdraws fails with its reason;
- *   - the room's "Claim conflict" is handed to the coordination backend
- *     set with space_runtime_set_coord (the space backend, modules/coord).
  *
  * The space runs in every mode; --social-only advertises ["social"].
  *
@@ -74,7 +72,6 @@ struct sched;
 struct part_engine;
 struct pipeline;
 struct outbound;
-struct coord;
 
 /* NULL with err when the link cannot be made (an unusable agent name). */
 struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_runtime_config *rc,
@@ -82,8 +79,6 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 void space_runtime_stop(struct space_runtime *rt, void (*done)(void *ud), void *ud);
 void space_runtime_free(struct space_runtime *rt);
 struct space_link *space_runtime_link(struct space_runtime *rt);
-/* The backend told of claim conflicts (NULL: none). */
-void space_runtime_set_coord(struct space_runtime *rt, struct coord *c);
 /* The room's target key ("space:<host>-<port>"): 0, or -1 when not joined. */
 int space_runtime_target(struct space_runtime *rt, char *buf, size_t cap);
 /* The participation engine, NULL when the room has none (no model). */
@@ -94,6 +89,10 @@ struct part_engine *space_runtime_engine(struct space_runtime *rt);
  * engine, for other sources, or another request's commitment. */
 bool space_runtime_commitment_abandoned(struct space_runtime *rt, const char *id,
                                         const char *source);
+/* Another member reported action+target done (a successful action_result
+ * in the last SPACE_LINK_RESULT_KEEP_MS): true with who and link filled. */
+bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const char *target,
+                             char *who, size_t who_cap, char *link, size_t link_cap);
 /* Broadcasts this agent's `reflection` (1–2 sentences, after a reflection
  * cycle, §7.3) through outbound (permission space:<room>, audit, journal:
  * the same words never twice). 0 when submitted; -1 when there is no

@@ -14,6 +14,7 @@
 #include <utf8proc.h>
 
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/validator/validator_text.h"
 
@@ -1598,13 +1599,7 @@ size_t echo_window_max_bytes(size_t cap)
 /* Copies at most max bytes of s, never cutting a UTF-8 sequence. */
 static char *copy_bounded(const char *s, size_t max)
 {
-	size_t n = strlen(s);
-	if (n > max) {
-		n = max;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
-	return xstrndup(s, n);
+	return xstrndup(s, utf8_cut(s, strlen(s), max));
 }
 
 /* An author called by a role ("host"), not by a name. */

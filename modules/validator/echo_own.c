@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/validator/echo.h"
 #include "modules/validator/validator_text.h"
@@ -111,9 +112,7 @@ static void add_clause(void *ud, const char *s, size_t n)
 		c->n = d.nuniq;
 		while (n > 0 && (*s == ' ' || *s == '-' || *s == ','))
 			s++, n--;
-		size_t k = n < ECHO_OWN_EXAMPLE_BYTES ? n : ECHO_OWN_EXAMPLE_BYTES;
-		while (k > 0 && k < n && ((unsigned char)s[k] & 0xC0) == 0x80)
-			k--; /* never cut a UTF-8 sequence */
+		size_t k = utf8_cut(s, n, ECHO_OWN_EXAMPLE_BYTES);
 		memcpy(c->example, s, k);
 		c->example[k] = '\0';
 	}

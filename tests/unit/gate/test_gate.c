@@ -838,6 +838,33 @@ static void test_claim_keys_and_invalid(void **state)
 	assert_int_equal(strncmp(r.claim_key, "respond:sha256:", 15), 0);
 	assert_string_not_equal(r.claim_key, first);
 	conv_event_free(&ev);
+	/* the reason shows the key whole (a Bluesky post's at:// URI) */
+	const char *uri = "at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.post/3kabcdefghij2";
+	struct ev_spec s3 = {.kind = CONV_AUTHOR_PEER, .author = "bob", .me = true, .id = uri};
+	ev_build(&ev, &s3);
+	in.ev = &ev;
+	gate_check(NULL, &in, T0, NULL, &r);
+	char want[GATE_CLAIM_KEY_MAX];
+	snprintf(want, sizeof want, "claim respond:%s for", uri);
+	if (!strstr(r.d.reason, want))
+		fail_msg("the claim key is not whole in: %s", r.d.reason);
+	conv_event_free(&ev);
+	/* a longer one: its start and its end, the middle elided */
+	char mid[181];
+	for (size_t i = 0; i < sizeof mid - 1; i++)
+		mid[i] = (char)('a' + i % 26);
+	mid[sizeof mid - 1] = '\0';
+	memcpy(mid + sizeof mid - 6, "-END", 5);
+	struct ev_spec s4 = {.kind = CONV_AUTHOR_PEER, .author = "bob", .me = true, .id = mid};
+	ev_build(&ev, &s4);
+	in.ev = &ev;
+	gate_check(NULL, &in, T0, NULL, &r);
+	assert_int_equal(strlen(r.claim_key), 8 + strlen(mid));
+	assert_non_null(strstr(r.d.reason, "claim respond:abcdefghij"));
+	assert_non_null(strstr(r.d.reason, "\xE2\x80\xA6"));
+	assert_non_null(strstr(r.d.reason, "-END for 60 s"));
+	assert_null(strstr(r.d.reason, mid));
+	conv_event_free(&ev);
 }
 
 static void test_defaults_and_names(void **state)

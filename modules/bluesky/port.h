@@ -1,6 +1,9 @@
 /*
- * atproto port — the outbound port for CONV_PLATFORM_BLUESKY
- * (modules/outbound/outbound.h struct outbound_port).
+ * bluesky port — the outbound port for CONV_PLATFORM_BLUESKY
+ * (modules/outbound/outbound.h struct outbound_port) on the AT Protocol
+ * client (adapters/atproto): how a send that walked outbound becomes a
+ * post, a reply, a like, a follow or a deletion, and how an unresolved
+ * intent is reconciled.
  *
  * Targets (the canonical target keys; send permissions name them):
  *   "bluesky:post"            a top-level post. extra may be NULL or
@@ -42,7 +45,10 @@
  * mentions resolved, 300 graphemes checked) with s->chain as ATP_FIELD_CHAIN
  * (when >= 0) and s->idem_key as ATP_FIELD_KEY; likes and follows with
  * ATP_FIELD_KEY.
- * The artifact is the new record's at:// URI.
+ * The artifact is the new record's at:// URI. A write whose answer was lost
+ * after it may have reached the PDS (a timeout, a 5xx: the client's
+ * maybe_applied) ends OUTBOUND_PORT_UNKNOWN: outbound keeps the intent
+ * until the reconcile below has asked.
  *
  * reconcile(idem_key, target): lists the agent's own most recent records of
  * the target's collection (ATP_PORT_RECONCILE_RECORDS, newest first) and
@@ -69,8 +75,8 @@
  * the loop until outbound's done_cb — rather than waiting for outbound to
  * drain before freeing the client.
  */
-#ifndef GA_ADAPTERS_ATPROTO_PORT_H
-#define GA_ADAPTERS_ATPROTO_PORT_H
+#ifndef GA_MODULES_BLUESKY_PORT_H
+#define GA_MODULES_BLUESKY_PORT_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -81,7 +87,8 @@
 
 #define ATP_PORT_RECONCILE_RECORDS 100
 #define ATP_LEGACY_PRUNE_TARGET    "bluesky:prune"
-#define ATP_PORT_MIN_INTERVAL_MS   ((uint64_t)10 * 1000) /* the reference's "any action" pacing */
+#define ATP_PORT_MIN_INTERVAL_MS                                                                   \
+	((uint64_t)10 * 1000) /* §6.11: the pause between any two actions */
 
 enum atp_target_kind {
 	ATP_TARGET_POST,

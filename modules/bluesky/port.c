@@ -1,9 +1,7 @@
 /*
- * atproto port — the Bluesky outbound port; see port.h.
+ * bluesky port — the Bluesky outbound port; see port.h.
  */
-#include "adapters/atproto/port.h"
-
-#include "adapters/atproto/internal.h"
+#include "modules/bluesky/port.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,9 +85,10 @@ static void on_created(const struct atp_result *r, void *ud)
 		const char *uri = json_string_or(r->json, "uri", NULL);
 		x->done(x->done_ud, 1, uri, NULL);
 	} else {
-		/* maybe_applied: the journal keeps the intent; reconcile finds
-		 * the record by its key if it was made. */
-		x->done(x->done_ud, 0, NULL, r->msg);
+		/* A write that may have been carried out (its answer lost) is
+		 * not "failed": outbound keeps the intent, and the reconcile
+		 * finds the record by its key if it was made. */
+		x->done(x->done_ud, r->maybe_applied ? OUTBOUND_PORT_UNKNOWN : 0, NULL, r->msg);
 	}
 	ctx_free(x);
 }
@@ -157,14 +156,7 @@ static int follow_now(struct send_ctx *x, const char *did, struct ga_err *err)
 		               "a follow's text must be the DID the target names (%s), not "
 		               "'%.80s'",
 		               did, x->text);
-	cJSON *rec = atp_follow_record(did, atp_now_ms(x->c), err);
-	if (!rec)
-		return -1;
-	if (x->key)
-		cJSON_AddStringToObject(rec, ATP_FIELD_KEY, x->key);
-	uint64_t id = atp_create_record(x->c, ATP_COLL_FOLLOW, rec, on_created, x, err);
-	cJSON_Delete(rec);
-	return id ? 0 : -1;
+	return atp_follow(x->c, did, x->key, on_created, x, err) ? 0 : -1;
 }
 
 /* The record an at:// URI names, if it is in own_did's repository: its

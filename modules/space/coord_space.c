@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapters/space/client.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord_impl.h"
+#include "modules/space/coord_space.h"
 #include "modules/space/link.h"
 
 enum sc_state {
@@ -33,6 +35,10 @@ struct coord_space {
 	struct coord base;
 	struct space_link *link;
 	struct coord_table *counts;
+	/* claims made in process before the first join (coord_space_set_alone);
+	 * NULL when the room is required */
+	struct coord_table *alone;
+	bool joined_once; /* a room was joined: alone no more */
 	struct sc_entry e[SPACE_LINK_MAX_CLAIMS];
 	size_t n;
 	int64_t settle_ms;
@@ -66,6 +72,51 @@ static void drop(struct coord_space *s, struct sc_entry *e)
 }
 
 static void arm(struct coord_space *s);
+
+/* Was a room ever joined? The link's client (its join count) is gone
+ * while the daemon stops: then what was seen last stands. */
+static bool ever_joined(const struct coord_space *s)
+{
+	if (s->joined_once || space_link_joined(s->link))
+		return true;
+	const struct spc_client *cl = space_link_client(s->link);
+	struct spc_client_stats st = {0};
+	if (cl)
+		spc_client_stats(cl, &st);
+	return st.joins > 0;
+}
+
+/* Claims are made in process: alone is on and no room was ever joined (a
+ * room joined once is the shared backend, and out of it claims fail
+ * closed). */
+static bool claims_alone(struct coord_space *s)
+{
+	if (!s->alone)
+		return false;
+	s->joined_once = ever_joined(s);
+	return !s->joined_once;
+}
+
+#define ALONE_WHY                                                                                  \
+	"local: no shared coordination backend (no REDIS_URL, no SPACE_URL, no room joined): "     \
+	"claimed in this process"
+
+/* A claim or renewal in the in-process table (claims_alone). */
+static void claim_alone(struct coord *c, struct coord_space *s, const char *key, int64_t ttl_ms,
+                        bool renewal, coord_claim_cb cb, void *ud)
+{
+	const char *holder = NULL;
+	int r = renewal ? coord_table_renew(s->alone, key, c->agent_id, ttl_ms, coord_now_ms(),
+	                                    &holder)
+	                : coord_table_claim(s->alone, key, c->agent_id, ttl_ms, coord_now_ms(),
+	                                    &holder);
+	if (r > 0)
+		coord_defer_claim(c, cb, ud, COORD_WON, NULL, ALONE_WHY);
+	else if (r == 0)
+		coord_defer_claim(c, cb, ud, COORD_HELD, holder, "local: already held");
+	else
+		coord_defer_claim(c, cb, ud, COORD_UNAVAILABLE, NULL, "local: table full");
+}
 
 static void settle_done(struct coord_space *s, struct sc_entry *e, int64_t now)
 {
@@ -177,7 +228,9 @@ static int space_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_c
 	}
 	char why[GA_ERR_MSG_MAX + 16];
 	const char *holder;
-	if (!space_link_joined(s->link)) {
+	if (claims_alone(s)) {
+		claim_alone(c, s, key, ttl_ms, false, cb, ud);
+	} else if (!space_link_joined(s->link)) {
 		coord_defer_claim(c, cb, ud, COORD_UNAVAILABLE, NULL,
 		                  "space: not in the agent-space room");
 	} else if (find(s, key) || space_link_holds(s->link, action, target)) {
@@ -223,7 +276,9 @@ static int space_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_c
 	}
 	char why[GA_ERR_MSG_MAX + 16];
 	struct sc_entry *e = find(s, key);
-	if (!space_link_joined(s->link)) {
+	if (claims_alone(s)) {
+		claim_alone(c, s, key, ttl_ms, true, cb, ud);
+	} else if (!space_link_joined(s->link)) {
 		coord_defer_claim(c, cb, ud, COORD_UNAVAILABLE, NULL,
 		                  "space: not in the agent-space room");
 	} else if (!e) {
@@ -253,6 +308,8 @@ static int space_release(struct coord *c, const char *key, bool success, const c
 {
 	struct coord_space *s = (struct coord_space *)c;
 	struct sc_entry *e = find(s, key);
+	if (s->alone)
+		coord_table_release(s->alone, key, c->agent_id, coord_now_ms());
 	if (!e)
 		return 0; /* not ours: the room's claim (if any) is left alone */
 	if (e->cb)
@@ -302,6 +359,19 @@ void coord_space_claim_lost(struct coord *c, const char *action, const char *tar
 	}
 }
 
+void coord_space_set_alone(struct coord *c, bool alone)
+{
+	if (!c || strcmp(c->ops->name, "space") != 0)
+		return;
+	struct coord_space *s = (struct coord_space *)c;
+	if (alone && !s->alone)
+		s->alone = coord_table_new(COORD_LOCAL_MAX_KEYS);
+	else if (!alone) {
+		coord_table_free(s->alone);
+		s->alone = NULL;
+	}
+}
+
 void coord_space_set_settle_ms(struct coord *c, int64_t ms)
 {
 	if (c && strcmp(c->ops->name, "space") == 0 && ms >= 0)
@@ -311,6 +381,13 @@ void coord_space_set_settle_ms(struct coord *c, int64_t ms)
 static void space_describe(const struct coord *c, char *buf, size_t cap)
 {
 	const struct coord_space *s = (const struct coord_space *)c;
+	if (s->alone && !ever_joined(s)) {
+		err_fmt(buf, cap,
+		        "local (no shared backend: no REDIS_URL, no SPACE_URL, no room joined; "
+		        "claims in this process until a room is joined — a fleet needs a room or "
+		        "Redis)");
+		return;
+	}
 	err_fmt(buf, cap, "space (%s; %zu claims of ours, settle %lld ms)",
 	        space_link_joined(s->link) ? "in the room" : "not in the room", s->n,
 	        (long long)s->settle_ms);
@@ -328,6 +405,7 @@ static void space_shutdown(struct coord *c)
 		if (cb)
 			coord_answer_claim(c, cb, ud, COORD_UNAVAILABLE, NULL, NULL);
 	}
+	space_link_watch_claims(s->link, NULL, NULL);
 	uv_timer_stop(&s->timer);
 	coord_handle_close(c, (uv_handle_t *)&s->timer);
 }
@@ -335,6 +413,7 @@ static void space_shutdown(struct coord *c)
 static void space_destroy(struct coord *c)
 {
 	coord_table_free(((struct coord_space *)c)->counts);
+	coord_table_free(((struct coord_space *)c)->alone);
 }
 
 static const struct coord_ops space_ops = {
@@ -348,6 +427,12 @@ static const struct coord_ops space_ops = {
         .destroy = space_destroy,
 };
 
+/* The link's "Claim conflict" for one of our claims. */
+static void lost(void *ud, const char *action, const char *target, const char *holder)
+{
+	coord_space_claim_lost(ud, action, target, holder);
+}
+
 struct coord *coord_new_space(uv_loop_t *loop, struct space_link *link, const char *agent_id)
 {
 	if (!loop || !link || !agent_id || !*agent_id)
@@ -359,5 +444,6 @@ struct coord *coord_new_space(uv_loop_t *loop, struct space_link *link, const ch
 	s->counts = coord_table_new(COORD_LOCAL_MAX_KEYS);
 	uv_timer_init(loop, &s->timer);
 	coord_handle_open(&s->base, (uv_handle_t *)&s->timer);
+	space_link_watch_claims(link, lost, &s->base);
 	return &s->base;
 }
