@@ -10,6 +10,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 static const char *const type_names[FULFIL_TYPE_COUNT] = {"create_issue", "create_plan",
@@ -155,7 +156,8 @@ const struct fulfil_cooldown *fulfil_cooled(const struct fulfil_cooldown *cd, si
 	return NULL;
 }
 
-/* --- prepare ------------------------------------------------------------------------------------ */
+/* --- prepare ------------------------------------------------------------------------------------
+ */
 
 static const char *str_param(const cJSON *params, const char *name)
 {
@@ -341,12 +343,7 @@ int fulfil_plan_docs(struct fulfil_plan *p, bool has_agents, bool has_scenarios,
 /* Copies s into out (cap) cut on a UTF-8 boundary. */
 static void cut_utf8(char *out, size_t cap, const char *s)
 {
-	size_t n = strlen(s);
-	if (n >= cap) {
-		n = cap - 1;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
+	size_t n = utf8_cut(s, strlen(s), cap - 1);
 	memcpy(out, s, n);
 	out[n] = '\0';
 }
@@ -372,11 +369,12 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	if (out->type == FULFIL_POST_BLUESKY) {
 		/* text first, then content (fix 14: the room's commitments carry
 		 * content), then the description */
-		const char *text = first_of(p, (const char *const[]){"text", "content", "description",
-		                                                     "title", NULL});
+		const char *text = first_of(
+		        p, (const char *const[]){"text", "content", "description", "title", NULL});
 		if (!text) {
-			decision_set(d, VERDICT_FAIL, "commitment_params",
-			             "post_bluesky has no text (params text, content or description)");
+			decision_set(
+			        d, VERDICT_FAIL, "commitment_params",
+			        "post_bluesky has no text (params text, content or description)");
 			sb_free(&sb);
 			return -1;
 		}
@@ -387,11 +385,12 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	}
 
 	if (fulfil_repo_of(p, out->repo) != 0) {
-		decision_set(d, VERDICT_FAIL, "commitment_params",
-		             "%s names no repository: params owner (%.40s) and repo (%.60s) are both "
-		             "needed",
-		             fulfil_type_name(out->type), json_string_or(p, "owner", "missing"),
-		             json_string_or(p, "repo", "missing"));
+		decision_set(
+		        d, VERDICT_FAIL, "commitment_params",
+		        "%s names no repository: params owner (%.40s) and repo (%.60s) are both "
+		        "needed",
+		        fulfil_type_name(out->type), json_string_or(p, "owner", "missing"),
+		        json_string_or(p, "repo", "missing"));
 		sb_free(&sb);
 		return -1;
 	}
@@ -399,8 +398,9 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 
 	if (out->type == FULFIL_COMMENT_ISSUE) {
 		int64_t n = issue_number_of(p);
-		const char *body = first_of(p, (const char *const[]){"body", "description", "content",
-		                                                     "text", "title", NULL});
+		const char *body =
+		        first_of(p, (const char *const[]){"body", "description", "content", "text",
+		                                          "title", NULL});
 		if (n <= 0 || !body) {
 			decision_set(d, VERDICT_FAIL, "commitment_params",
 			             "comment_issue in %s: missing %s", out->repo,
@@ -409,15 +409,15 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 			sb_free(&sb);
 			return -1;
 		}
-		snprintf(out->target, sizeof out->target, "github:%s:%s:issue:%" PRId64, owner, name,
-		         n);
+		snprintf(out->target, sizeof out->target, "github:%s:%s:issue:%" PRId64, owner,
+		         name, n);
 		out->text = xstrdup(body);
 		sb_free(&sb);
 		return 0;
 	}
 
-	const char *title = first_of(p, (const char *const[]){"title", "description", "body",
-	                                                      "content", NULL});
+	const char *title =
+	        first_of(p, (const char *const[]){"title", "description", "body", "content", NULL});
 	if (!title) {
 		decision_set(d, VERDICT_FAIL, "commitment_params",
 		             "%s in %s has neither a title nor a description",
@@ -450,18 +450,22 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 			return -1;
 		}
 		sb_puts(&sb, out->text);
+		/* the body below is the text; this copy is not kept */
+		free(out->text);
+		out->text = NULL;
 		cJSON_AddItemToArray(labels, cJSON_CreateString(PLAN_LABEL));
 		cJSON_AddItemToArray(labels, cJSON_CreateString(PLAN_LABEL_ACTIVE));
 	} else {
 		snprintf(out->title, sizeof out->title, "%s", t1);
-		const char *body = first_of(p, (const char *const[]){"body", "description", "content",
-		                                                     "title", NULL});
+		const char *body = first_of(
+		        p, (const char *const[]){"body", "description", "content", "title", NULL});
 		sb_printf(&sb, "%s\n\n---\n\n%s", body, provenance(e->source));
 		const cJSON *given = cJSON_GetObjectItemCaseSensitive(p, "labels");
 		const cJSON *l;
 		cJSON_ArrayForEach(l, given)
 		{
-			if (cJSON_IsString(l) && l->valuestring[0] && cJSON_GetArraySize(labels) < 10)
+			if (cJSON_IsString(l) && l->valuestring[0] &&
+			    cJSON_GetArraySize(labels) < 10)
 				cJSON_AddItemToArray(labels, cJSON_CreateString(l->valuestring));
 		}
 		if (cJSON_GetArraySize(labels) == 0)
@@ -471,8 +475,8 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	cJSON_AddItemToObject(out->extra, "labels", labels);
 	if (sb.len > FULFIL_TEXT_MAX) {
 		decision_set(d, VERDICT_FAIL, "commitment_params",
-		             "the body of %s in %s is %zu bytes, over %d", fulfil_type_name(out->type),
-		             out->repo, sb.len, FULFIL_TEXT_MAX);
+		             "the body of %s in %s is %zu bytes, over %d",
+		             fulfil_type_name(out->type), out->repo, sb.len, FULFIL_TEXT_MAX);
 		sb_free(&sb);
 		fulfil_plan_free(out);
 		return -1;
@@ -480,8 +484,8 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	out->text = sb_detach(&sb);
 	sb_free(&sb);
 	if (!out->text) {
-		decision_set(d, VERDICT_FAIL, "commitment_params", "the body of %s could not be built",
-		             fulfil_type_name(out->type));
+		decision_set(d, VERDICT_FAIL, "commitment_params",
+		             "the body of %s could not be built", fulfil_type_name(out->type));
 		fulfil_plan_free(out);
 		return -1;
 	}
@@ -506,8 +510,8 @@ void fulfil_description(const struct ledger_entry *e, char *out, size_t cap)
 	const char *s = first_of(e->params, (const char *const[]){"title", "description", "body",
 	                                                          "text", "content", NULL});
 	char buf[FULFIL_DESC_MAX + 1];
-	cut_utf8(buf, sizeof buf, s ? s : fulfil_type_name((enum fulfil_type)fulfil_type_parse(
-	                                          e->action)));
+	cut_utf8(buf, sizeof buf,
+	         s ? s : fulfil_type_name((enum fulfil_type)fulfil_type_parse(e->action)));
 	for (char *c = buf; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';

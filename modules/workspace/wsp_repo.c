@@ -294,7 +294,8 @@ int wsp_create(struct wsp *w, const char *org, const char *name, const char *des
 	if (!op)
 		return -1;
 	op->create = true;
-	snprintf(op->name, sizeof op->name, "%s", full);
+	/* the length was checked above; the bound says so to the compiler */
+	snprintf(op->name, sizeof op->name, "%.*s", GH_REPO_MAX, full);
 	op->description = description && *description ? xstrdup(description) : NULL;
 	op->thread = thread && *thread ? xstrdup(thread) : NULL;
 	snprintf(op->lock, sizeof op->lock, "workspace:%s", op->org);
