@@ -84,8 +84,8 @@
  * flight finish through an anchor, so answers after wsp_free are dropped.
  * Free after outbound_close and before the GitHub client. One loop.
  */
-#ifndef GA_MODULES_WORKSPACE_H
-#define GA_MODULES_WORKSPACE_H
+#ifndef GA_MODULES_WORKSPACE_WORKSPACE_H
+#define GA_MODULES_WORKSPACE_WORKSPACE_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

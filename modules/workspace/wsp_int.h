@@ -9,8 +9,8 @@
  *   wsp_send.c    one outbound send that ends once (reconciled when unsure),
  *                the plan's comments read and folded
  */
-#ifndef GA_MODULES_WORKSPACE_WS_INT_H
-#define GA_MODULES_WORKSPACE_WS_INT_H
+#ifndef GA_MODULES_WORKSPACE_WSP_INT_H
+#define GA_MODULES_WORKSPACE_WSP_INT_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

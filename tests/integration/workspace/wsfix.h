@@ -14,8 +14,8 @@
  * The coder (WSFIX_CODER): writes task-<n>.txt naming the task and its
  * author and commits it. A test may replace the script (wsfix_coder).
  */
-#ifndef GA_TESTS_WSFIX_H
-#define GA_TESTS_WSFIX_H
+#ifndef GA_TESTS_INTEGRATION_WORKSPACE_WSFIX_H
+#define GA_TESTS_INTEGRATION_WORKSPACE_WSFIX_H
 
 #include <stdbool.h>
 #include <stddef.h>
