@@ -100,9 +100,10 @@ struct daemon {
 	bool after_services;    /* the shutdown waits for them */
 	struct pipeline *pipeline;
 	struct pipeline_actions actions;
+	struct wsp *wsp; /* the workspace service's engine, NULL when it is off */
 	struct console *console;
 	struct control_watch *control;
-	struct dashboard *dash; /* NULL when DASHBOARD_ADDR=off or it could not start */
+	struct dashboard *dash;      /* NULL when DASHBOARD_ADDR=off or it could not start */
 	struct ga_services services; /* the room, GitHub, Bluesky, reflection (cmd/services.h) */
 	struct gh_client *github;    /* shared by the services; NULL when off */
 	int lock_fd;
@@ -895,6 +896,18 @@ static void svc_route_actions(void *ud,
 	d->actions.route_ud = route_ud;
 }
 
+static void svc_offer_workspaces(void *ud, struct wsp *ws)
+{
+	struct daemon *d = ud;
+	d->wsp = ws;
+}
+
+static struct wsp *svc_workspaces(void *ud)
+{
+	struct daemon *d = ud;
+	return d->wsp;
+}
+
 static struct coord *svc_coord(void *ud)
 {
 	return peer_coord(ud);
@@ -940,6 +953,8 @@ static void start_services(struct daemon *d)
 	                         .env = svc_env,
 	                         .env_file = &d->home->env,
 	                         .route_actions = svc_route_actions,
+	                         .offer_workspaces = svc_offer_workspaces,
+	                         .workspaces = svc_workspaces,
 	                         .room_reflection = svc_room_reflection,
 	                         .room_workspace_state = svc_room_workspace_state,
 	                         .room_identity = svc_room_identity,

@@ -62,6 +62,7 @@ struct sched;
 struct self_doc;
 struct skills;
 struct state_store;
+struct wsp;
 
 struct ga_svc_ctx {
 	uv_loop_t *loop;
@@ -113,6 +114,12 @@ struct ga_svc_ctx {
 	                      int (*route)(void *route_ud, const char *action, const cJSON *params,
 	                                   struct compose_call *call),
 	                      void *route_ud);
+	/* The workspace engine of this agent: the workspace service offers it
+	 * when it starts and takes it back (NULL) when it is freed; the
+	 * commitments' create_workspace goes to it (workspaces answers NULL
+	 * while there is none). May be NULL. */
+	void (*offer_workspaces)(void *ud, struct wsp *ws);
+	struct wsp *(*workspaces)(void *ud);
 	/* The agent's .env as read at start (coder_config_load needs it for
 	 * CODER_ENV's values). May be NULL. */
 	const struct env_file *env_file;

@@ -1,7 +1,8 @@
 /*
  * svc_commitments — the commitment fulfilment service:
  * the GitHub outbound port on the shared client (modules/github/port.h)
- * and the fulfilment cycle (modules/fulfil). Wiring only.
+ * and the fulfilment cycle (modules/fulfil), a create_workspace handed to
+ * the workspace engine the workspace service offers. Wiring only.
  *
  * GitHub off (no token) or --social-only: no GitHub port; the cycle still
  * runs (post_bluesky, and GitHub types wait, pending). A 401 from GitHub
@@ -27,6 +28,7 @@
 #include "modules/github/port.h"
 #include "modules/outbound/outbound.h"
 #include "modules/reflection/voice.h"
+#include "modules/workspace/workspace.h"
 
 struct svc_commit {
 	struct ga_svc_ctx ctx; /* the functions and ud; the pointers outlive us */
@@ -60,8 +62,8 @@ static int room_target(void *ud, char *buf, size_t cap)
 	return s->ctx.room_target ? s->ctx.room_target(s->ctx.ud, buf, cap) : -1;
 }
 
-static bool peer_done(void *ud, const char *action, const char *target, char *who,
-                      size_t who_cap, char *link, size_t link_cap)
+static bool peer_done(void *ud, const char *action, const char *target, char *who, size_t who_cap,
+                      char *link, size_t link_cap)
 {
 	struct svc_commit *s = ud;
 	return s->ctx.peer_done &&
@@ -87,6 +89,27 @@ static void notify(void *ud, const char *text)
 	struct svc_commit *s = ud;
 	if (s->ctx.notify_owner)
 		s->ctx.notify_owner(s->ctx.ud, text);
+}
+
+static bool workspaces_on(void *ud)
+{
+	struct svc_commit *s = ud;
+	return s->ctx.workspaces && s->ctx.workspaces(s->ctx.ud);
+}
+
+/* create_workspace → the workspace engine's create; the watch is the
+ * room's (or Bluesky's) by the commitment's thread. */
+static int create_workspace(void *ud, const char *org, const char *name, const char *description,
+                            const char *thread, fulfil_ws_answer_fn done, void *done_ud,
+                            struct ga_err *err)
+{
+	struct svc_commit *s = ud;
+	struct wsp *ws = s->ctx.workspaces ? s->ctx.workspaces(s->ctx.ud) : NULL;
+	if (!ws)
+		return err_set(err, "the workspace service is not running");
+	enum wsp_source src =
+	        thread && strncmp(thread, "at://", 5) == 0 ? WSP_SOURCE_BLUESKY : WSP_SOURCE_ROOM;
+	return wsp_create(ws, org, name, description, src, thread, done, done_ud, err);
 }
 
 /* Announcements come from the agent's voice (no operational
@@ -173,6 +196,8 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                           .phrase = phrase,
 	                           .abandoned = abandoned,
 	                           .peer_done = peer_done,
+	                           .workspaces_on = workspaces_on,
+	                           .create_workspace = create_workspace,
 	                           .ud = s};
 	s->fulfil = fulfil_new(&fc, err);
 	if (!s->fulfil) {

@@ -2,7 +2,8 @@
  * svc_workspace — the work loop as a daemon service (cmd/services.h):
  * modules/workspace's plan-awareness cycle every WSP_CYCLE_MS ± 12 % on the
  * scheduler ("plan-awareness", spec §3.6), the owner's workspace tools
- * routed to it, the room told of each plan's state. Wiring only.
+ * routed to it, the engine offered to the commitments (a create_workspace
+ * from the room), the room told of each plan's state. Wiring only.
  *
  * Off (start returns NULL, "not configured") without the shared GitHub
  * client (no token) or in --social-only mode, without outbound or the
@@ -224,6 +225,8 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	}
 	if (ctx->route_actions)
 		ctx->route_actions(ctx->ud, route, s);
+	if (ctx->offer_workspaces)
+		ctx->offer_workspaces(ctx->ud, s->ws);
 	log_kv(LOG_LEVEL_INFO, "workspace", "workspaces on", "login", ctx->cfg->github_username,
 	       "cycle_ms", LOG_INT(cycle), "task_work",
 	       s->coder.configured && s->have_git ? "yes" : "no (no coder)");
@@ -261,6 +264,8 @@ static void svc_free(void *svc)
 	struct svc_ws *s = svc;
 	if (s->ctx.route_actions)
 		s->ctx.route_actions(s->ctx.ud, NULL, NULL);
+	if (s->ctx.offer_workspaces)
+		s->ctx.offer_workspaces(s->ctx.ud, NULL);
 	wsp_free(s->ws);
 	if (s->have_git)
 		git_ctx_free(&s->git);

@@ -13,8 +13,8 @@
 #include "common/utf8.h"
 #include "common/xalloc.h"
 
-static const char *const type_names[FULFIL_TYPE_COUNT] = {"create_issue", "create_plan",
-                                                          "comment_issue", "post_bluesky"};
+static const char *const type_names[FULFIL_TYPE_COUNT] = {
+        "create_issue", "create_plan", "comment_issue", "post_bluesky", "create_workspace"};
 
 int fulfil_type_parse(const char *action)
 {
@@ -31,7 +31,37 @@ const char *fulfil_type_name(enum fulfil_type t)
 
 bool fulfil_type_is_github(enum fulfil_type t)
 {
-	return t == FULFIL_CREATE_ISSUE || t == FULFIL_CREATE_PLAN || t == FULFIL_COMMENT_ISSUE;
+	return t == FULFIL_CREATE_ISSUE || t == FULFIL_CREATE_PLAN || t == FULFIL_COMMENT_ISSUE ||
+	       t == FULFIL_CREATE_WORKSPACE;
+}
+
+void fulfil_workspace_name(const char *title, char out[FULFIL_WS_NAME_MAX + 1])
+{
+	size_t n = 0;
+	bool dash = false;
+	for (const char *c = title ? title : ""; *c && n < FULFIL_WS_NAME_MAX; c++) {
+		unsigned char ch = (unsigned char)*c;
+		if (isalnum(ch) && ch < 0x80) {
+			if (dash && n > 0)
+				out[n++] = '-';
+			dash = false;
+			if (n < FULFIL_WS_NAME_MAX)
+				out[n++] = (char)tolower(ch);
+		} else {
+			dash = true;
+		}
+	}
+	out[n] = '\0';
+	/* cut in the middle of a word: back to the last '-' past the half */
+	if (title && n == FULFIL_WS_NAME_MAX) {
+		char *last = strrchr(out, '-');
+		if (last && last - out >= FULFIL_WS_NAME_MAX / 2)
+			*last = '\0';
+	}
+	while (n > 0 && out[n - 1] == '-')
+		out[--n] = '\0';
+	if (!out[0])
+		snprintf(out, FULFIL_WS_NAME_MAX + 1, "%s", FULFIL_WS_NAME_DEFAULT);
 }
 
 enum conv_platform fulfil_type_platform(enum fulfil_type t)
@@ -355,7 +385,7 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	if (t < 0) {
 		decision_set(d, VERDICT_FAIL, "commitment_params",
 		             "'%.60s' is not a commitment type (create_issue, create_plan, "
-		             "comment_issue, post_bluesky)",
+		             "comment_issue, post_bluesky, create_workspace)",
 		             e->action ? e->action : "");
 		return -1;
 	}
@@ -380,6 +410,21 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 		}
 		snprintf(out->target, sizeof out->target, "bluesky:post");
 		out->text = xstrdup(text);
+		sb_free(&sb);
+		return 0;
+	}
+
+	if (out->type == FULFIL_CREATE_WORKSPACE) {
+		/* the organisation was checked when the commitment was read; a
+		 * ledger written by hand is checked again by the workspace module */
+		const char *org = json_string_or(p, "owner", "");
+		cut_utf8(out->repo, sizeof out->repo, org);
+		fulfil_workspace_name(first_of(p, (const char *const[]){"name", "title", NULL}),
+		                      out->title);
+		snprintf(out->target, sizeof out->target, "workspace:%.100s/%.*s",
+		         out->repo[0] ? out->repo : "<default>", FULFIL_WS_NAME_MAX, out->title);
+		const char *desc = first_of(p, (const char *const[]){"description", NULL});
+		out->text = desc ? xstrdup(desc) : NULL;
 		sb_free(&sb);
 		return 0;
 	}
@@ -510,6 +555,12 @@ void fulfil_description(const struct ledger_entry *e, char *out, size_t cap)
 	const char *s = first_of(e->params, (const char *const[]){"title", "description", "body",
 	                                                          "text", "content", NULL});
 	char buf[FULFIL_DESC_MAX + 1];
+	char ws[FULFIL_DESC_MAX + 1];
+	if (!s && fulfil_type_parse(e->action) == FULFIL_CREATE_WORKSPACE) {
+		snprintf(ws, sizeof ws, "the workspace of %.60s",
+		         json_string_or(e->params, "owner", "the organisation"));
+		s = ws;
+	}
 	cut_utf8(buf, sizeof buf,
 	         s ? s : fulfil_type_name((enum fulfil_type)fulfil_type_parse(e->action)));
 	for (char *c = buf; *c; c++)
@@ -524,6 +575,11 @@ void fulfil_announcement(const char *description, const char *url, char *out, si
 		snprintf(out, cap, "Done — %s: %s", description, url);
 	else
 		snprintf(out, cap, "Done — %s", description);
+}
+
+void fulfil_workspace_exists(const char *full_name, const char *url, char *out, size_t cap)
+{
+	snprintf(out, cap, "The workspace %s already exists: %s", full_name, url);
 }
 
 enum fulfil_outcome fulfil_outcome_of(const struct decision *final)

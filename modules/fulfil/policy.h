@@ -51,11 +51,11 @@
 #define FULFIL_COOLDOWN_WINDOW_MS     ((int64_t)7 * 24 * 3600 * 1000)
 #define FULFIL_COOLDOWN_FAILURES      5
 #define FULFIL_COOLDOWN_MS            ((int64_t)48 * 3600 * 1000)
-#define FULFIL_COOLDOWN_MAX           64  /* repos on cooldown tracked at once */
-#define FULFIL_RECHECK_MS             1000 /* a deferred commitment is looked at again */
+#define FULFIL_COOLDOWN_MAX           64          /* repos on cooldown tracked at once */
+#define FULFIL_RECHECK_MS             1000        /* a deferred commitment is looked at again */
 #define FULFIL_TEXT_MAX               (60 * 1024) /* GitHub takes 65,536 characters */
-#define FULFIL_DESC_MAX               120 /* bytes of the description in an announcement */
-#define FULFIL_HELD_MAX               16  /* room announcements waiting for the room */
+#define FULFIL_DESC_MAX               120         /* bytes of the description in an announcement */
+#define FULFIL_HELD_MAX               16          /* room announcements waiting for the room */
 #define FULFIL_HELD_MS                ((int64_t)30 * 60 * 1000) /* … at most this long */
 #define FULFIL_TARGET_MAX             256
 #define FULFIL_REPO_MAX               200 /* "owner/repo" */
@@ -65,6 +65,8 @@ enum fulfil_type {
 	FULFIL_CREATE_PLAN,
 	FULFIL_COMMENT_ISSUE,
 	FULFIL_POST_BLUESKY,
+	FULFIL_CREATE_WORKSPACE, /* the organisation's workspace (§3.1), through modules/workspace
+	                          */
 	FULFIL_TYPE_COUNT,
 };
 
@@ -124,6 +126,21 @@ const struct fulfil_cooldown *fulfil_cooled(const struct fulfil_cooldown *cd, si
  * "owner/repo"): 0, or -1 when either is missing. */
 int fulfil_repo_of(const cJSON *params, char out[FULFIL_REPO_MAX]);
 
+/* create_workspace: the workspace's name (the prefix is the workspace
+ * module's) from the commitment's title: ASCII letters and digits
+ * lower-cased, every other run one '-', none at either end, at most
+ * FULFIL_WS_NAME_MAX bytes (cut at a '-' when there is one in the second
+ * half); FULFIL_WS_NAME_DEFAULT when the title is absent or nothing is
+ * left. Pure. */
+#define FULFIL_WS_NAME_MAX     40
+#define FULFIL_WS_NAME_DEFAULT "workspace"
+void fulfil_workspace_name(const char *title, char out[FULFIL_WS_NAME_MAX + 1]);
+
+/* What the fulfilment of commitment e does. For create_workspace: repo is
+ * the organisation ("" = the agent's default), title the workspace's name
+ * (fulfil_workspace_name), text the description or NULL, target
+ * "workspace:<org or <default>>/<name>" (a label for the decision log: the
+ * workspace module sends to github:<org>:<repo>:create-repo itself). */
 struct fulfil_plan {
 	enum fulfil_type type;
 	struct plan_draft draft; /* create_plan: the plan (modules/plan) */
@@ -155,6 +172,9 @@ int fulfil_plan_docs(struct fulfil_plan *p, bool has_agents, bool has_scenarios,
 void fulfil_description(const struct ledger_entry *e, char *out, size_t cap);
 /* "Done — <description>: <url>" (§2.8), or without ": <url>". */
 void fulfil_announcement(const char *description, const char *url, char *out, size_t cap);
+/* A create_workspace whose organisation had one: "The workspace
+ * <owner/name> already exists: <url>". */
+void fulfil_workspace_exists(const char *full_name, const char *url, char *out, size_t cap);
 
 /* --- work that already exists -------------------------------------------- */
 
@@ -162,19 +182,20 @@ void fulfil_announcement(const char *description, const char *url, char *out, si
  * once case, punctuation and spacing are set aside, or, for titles of at
  * least FULFIL_SAME_MIN_WORDS words, at least FULFIL_SAME_WORDS_PCT % of
  * their words shared (Jaccard). Pure. */
-#define FULFIL_SAME_MIN_WORDS  3
-#define FULFIL_SAME_WORDS_PCT  80
-#define FULFIL_SAME_RECENT_MS  (24LL * 60 * 60 * 1000)
+#define FULFIL_SAME_MIN_WORDS 3
+#define FULFIL_SAME_WORDS_PCT 80
+#define FULFIL_SAME_RECENT_MS (24LL * 60 * 60 * 1000)
 bool fulfil_same_title(const char *a, const char *b);
 
 /* --- reading outbound's final decision ----------------------------------- */
 
 enum fulfil_outcome {
-	FULFIL_OUT_SENT,     /* made: completed */
-	FULFIL_OUT_ALREADY,  /* the journal says it was made before: completed */
-	FULFIL_OUT_UNKNOWN,  /* it may have been made: a failed attempt, reconciled before any retry */
-	FULFIL_OUT_DEFER,    /* not attempted (unresolved intent, shutdown): try later, no attempt */
-	FULFIL_OUT_FAILED,   /* refused: a failed attempt */
+	FULFIL_OUT_SENT,    /* made: completed */
+	FULFIL_OUT_ALREADY, /* the journal says it was made before: completed */
+	FULFIL_OUT_UNKNOWN, /* it may have been made: a failed attempt, reconciled before any retry
+	                     */
+	FULFIL_OUT_DEFER,   /* not attempted (unresolved intent, shutdown): try later, no attempt */
+	FULFIL_OUT_FAILED,  /* refused: a failed attempt */
 };
 enum fulfil_outcome fulfil_outcome_of(const struct decision *final);
 

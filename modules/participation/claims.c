@@ -18,6 +18,10 @@ static bool filled(const char *s)
 void part_claim_work(const struct part_commitment *c, const char *detected_repo,
                      struct commit_work *out)
 {
+	if (c->type == PART_COMMIT_CREATE_WORKSPACE) {
+		commit_work_of_workspace(c->org, out);
+		return;
+	}
 	commit_work_of(part_commit_type_name(c->type), filled(c->repo) ? c->repo : detected_repo,
 	               c->title, c->description, NULL, out);
 }

@@ -196,10 +196,14 @@ typedef void (*wsp_answer_fn)(void *ud, bool ok, const char *text);
  * refused at once (bad name, too many calls). */
 int wsp_find(struct wsp *w, const char *org, wsp_answer_fn done, void *ud, struct ga_err *err);
 /* Creates <prefix><name> in org from the template unless org has a
- * workspace already (then that one is the answer). thread: the
- * conversation that asked (kept with the watch), may be NULL. */
+ * workspace already (then that one is the answer, {"created":false}).
+ * Either way the workspace is watched (source src: who asked; a found one
+ * the owner unwatched is watched again only when src is the owner).
+ * thread: the conversation that asked (kept with the watch), may be
+ * NULL. */
 int wsp_create(struct wsp *w, const char *org, const char *name, const char *description,
-               const char *thread, wsp_answer_fn done, void *ud, struct ga_err *err);
+               enum wsp_source src, const char *thread, wsp_answer_fn done, void *ud,
+               struct ga_err *err);
 
 /* The model's workspace tools (local-tools/tools_workspace.c), answered
  * on call when done: workspace_find {org?}, workspace_create {name,

@@ -19,7 +19,8 @@ struct repo_op {
 	struct wsp_anchor *a;
 	wsp_answer_fn done;
 	void *ud;
-	bool create, user; /* user: the owner is a user, not an organisation */
+	bool create, user;   /* user: the owner is a user, not an organisation */
+	enum wsp_source src; /* create: who asked (the watch of a found one is theirs) */
 	char org[GH_OWNER_MAX + 1];
 	char name[GH_REPO_MAX + 1];
 	char *description, *thread;
@@ -120,6 +121,24 @@ static void create_now(struct wsp *w, struct repo_op *op)
 
 static void list_repos(struct wsp *w, struct repo_op *op);
 
+/* A create that found the organisation's workspace watches it, as a
+ * created one would be — unless the owner stopped the work in it and the
+ * request is not the owner's (only the owner brings it back). */
+static void watch_found(struct wsp *w, struct repo_op *op, const char *name)
+{
+	struct decision d;
+	if (op->src != WSP_SOURCE_OWNER && wsp_watch_unwatched(&w->watch, op->org, name)) {
+		decision_set(&d, VERDICT_DROP, "workspace_watch",
+		             "%s/%s exists; not watched again: the owner stopped the work in it",
+		             op->org, name);
+		wsp_note(w, op->org, name, 0, 0, STAGE_GATE, &d);
+		return;
+	}
+	struct ga_err err = {{0}};
+	if (wsp_watch(w, op->org, name, op->src, op->thread, &err) < 0)
+		wsp_error(w, "%s", err.msg);
+}
+
 static void on_repos(const struct gh_result *res, void *ud)
 {
 	struct repo_op *op = ud;
@@ -160,6 +179,8 @@ static void on_repos(const struct gh_result *res, void *ud)
 	if (best) {
 		char name[GH_REPO_MAX + 1];
 		snprintf(name, sizeof name, "%s", json_string_or(best, "name", ""));
+		if (op->create)
+			watch_found(w, op, name);
 		answer_json(op, true, false, name,
 		            op->create ? "one workspace per organisation: this one exists already"
 		                       : NULL);
@@ -276,7 +297,8 @@ int wsp_find(struct wsp *w, const char *org, wsp_answer_fn done, void *ud, struc
 }
 
 int wsp_create(struct wsp *w, const char *org, const char *name, const char *description,
-               const char *thread, wsp_answer_fn done, void *ud, struct ga_err *err)
+               enum wsp_source src, const char *thread, wsp_answer_fn done, void *ud,
+               struct ga_err *err)
 {
 	char full[GH_REPO_MAX + WSP_PREFIX_MAX + 2];
 	if (!name || !*name)
@@ -294,6 +316,7 @@ int wsp_create(struct wsp *w, const char *org, const char *name, const char *des
 	if (!op)
 		return -1;
 	op->create = true;
+	op->src = src;
 	/* the length was checked above; the bound says so to the compiler */
 	snprintf(op->name, sizeof op->name, "%.*s", GH_REPO_MAX, full);
 	op->description = description && *description ? xstrdup(description) : NULL;

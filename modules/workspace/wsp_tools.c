@@ -48,8 +48,8 @@ int wsp_tool_call(struct wsp *w, const char *action, const cJSON *params, enum w
 	} else if (strcmp(action, "workspace_create") == 0) {
 		rc = wsp_create(w, json_string_or(params, "org", NULL),
 		                json_string_or(params, "name", NULL),
-		                json_string_or(params, "description", NULL), thread, answered, call,
-		                &err);
+		                json_string_or(params, "description", NULL), source, thread,
+		                answered, call, &err);
 	} else if (strcmp(action, "workspace_watch") == 0) {
 		const char *owner = json_string_or(params, "owner", NULL);
 		const char *repo = json_string_or(params, "repo", NULL);
