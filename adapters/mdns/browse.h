@@ -6,8 +6,8 @@
  *
  * mdns_browse_start() browses for `type` (e.g. MDNS_SPACE_SERVICE_TYPE) in
  * the local domain and resolves each instance that appears; the FIRST one
- * that resolves wins (space-protocol.md §7.1: the first service that comes
- * up is the room). The callback fires exactly once:
+ * that resolves wins (the reference client takes the first service that
+ * comes up, space-protocol.md §7.1). The callback fires exactly once:
  *   - found: host (the SRV target, e.g. "box.local"), address (the
  *     resolved IPv4 address when there is one, else IPv6, else ""), port,
  *     instance name, and whether avahi says the service lives on this host;
