@@ -420,8 +420,7 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 			cfg->memory_dir = mem;
 		} else {
 			/* A relative MEMORY_DIR is relative to the home, so the
-			 * daemon does not depend on where it was started from
-			 * (the reference's CWD-relative paths, spec §11.23). */
+			 * daemon does not depend on where it was started from. */
 			cfg->memory_dir = fsx_join(cfg->home, mem);
 			free(mem);
 		}

@@ -8,7 +8,7 @@
  * compose_tool entries for one conversation: a tool is offered when the
  * mode is one of its modes AND the agent has every capability it needs.
  * `--social-only` is simply an agent without TOOLS_CAP_GITHUB / CODE, so
- * no GitHub tool reaches any prompt (the reference leaked them).
+ * no GitHub tool reaches any prompt.
  *
  * Handlers do not act on the outside world themselves: after checking
  * what the schema cannot (300 graphemes for a Bluesky post, an

@@ -5,7 +5,7 @@
  * Participation forces this tool (tool_choice names it). Its arguments are
  * the decision; the sink (the participation module) takes them, and the
  * loop stops: there is nothing more for the model to do this tick. The
- * schema is the one the reference gives the model; alias keys inside
+ * schema is space-validation.md §8.2's; alias keys inside
  * commitments ("action", "repository", ...) are normalised later by the
  * participation module, so only the canonical "type" is required here.
  */

@@ -5,7 +5,7 @@
  * cooldowns and how an outbound outcome is read. No I/O, no clock of its
  * own: time enters as now_ms, so tests drive it with a table.
  *
- * Rules (the reference's defects §7.2 fixed where noted):
+ * Rules:
  *   - pending work = pending, failed (attemptCount < 3) and in_progress that
  *     no attempt of this process holds (a crash left it: resumed without
  *     burning an attempt, the journal says whether the side effect happened);
@@ -18,8 +18,8 @@
  *   - repo cooldown: ≥ FULFIL_COOLDOWN_FAILURES commitments of one type in
  *     one repo failed or abandoned within FULFIL_COOLDOWN_WINDOW_MS put that
  *     repo on cooldown until FULFIL_COOLDOWN_MS after the latest of them.
- *     Keyed on the resolved owner/repo (fix 13), and a cooled repo DEFERS
- *     its commitments instead of failing them (fix 13: no attempt burnt);
+ *     Keyed on the resolved owner/repo (§7.2 item 13), and a cooled repo
+ *     DEFERS its commitments instead of failing them (no attempt burnt);
  *     derived from the ledger, so a restart recomputes the same answer;
  *   - social-only agents never fulfil GitHub types (they wait, untouched);
  *     a type whose platform has no outbound port waits, pending (post_bluesky

@@ -1,5 +1,5 @@
 /*
- * claims — §12.1 step 4 and its 🐞: the claim target of a commitment, the
+ * claims — §12.1 step 4: the claim target of a commitment, the
  * peers' live claims as this agent was told of them, and the drop of our
  * commitments a peer already claimed. See participation.h ("claims").
  */

@@ -237,7 +237,7 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 		if (cJSON_IsNumber(num)) {
 			v = num->valuedouble;
 		} else if (cJSON_IsString(num)) {
-			/* "42" and "#42": the model often quotes numbers (§8.3 🐞 fixed). */
+			/* "42" and "#42": the model often quotes numbers (§8.3). */
 			const char *s = num->valuestring;
 			if (*s == '#')
 				s++;

@@ -7,7 +7,7 @@
  *
  * Commitment normalisation (§8.3), per item, order kept:
  *   1. alias keys → canonical (part_commitment_normalize; the 14-entry map);
- *      first non-empty value wins in key order, as the reference does;
+ *      first non-empty value wins in key order;
  *   2. schema: type ∈ {create_issue, create_plan, comment_issue,
  *      post_bluesky, create_workspace} (exact case); repo/title/description/
  *      content strings; issue_number a number; at least one of title/
@@ -20,9 +20,9 @@
  * organisation) a GitHub organisation name, else the owner of repo, else
  * absent (the agent's default organisation); title (alias name) the
  * workspace's name (optional). org is checked for this type only.
- * Deliberate departures (§16, each tested):
+ * Further rules (§16, each tested):
  *   - a JSON null in an optional field is "absent", not a reason to drop
- *     the commitment or the whole decision (§8.2/§8.3 🐞);
+ *     the commitment or the whole decision (§8.2/§8.3);
  *   - issue_number accepts "42" and "#42" and refuses 3.5 or 0 (an issue
  *     number is a positive whole number);
  *   - repo given as a URL ("https://github.com/o/r.git") is cleaned to
@@ -143,8 +143,8 @@ int part_extract_parse(const char *reply, size_t len, bool social_only,
 /* §8.4 around the call (extract.c):
  *
  * part_extract_wanted — whether the sent words promise anything at all, so
- * that an extraction call is worth its cost (§16.26: the reference asked
- * the model after every commitment-free message). True when the text
+ * that an extraction call is worth its cost (§16.26: not one call per
+ * commitment-free message). True when the text
  * (’ read as ') holds, as whole words, a first-person future or present-
  * progressive promise: I'll, I will, I'm going to, I am going to, Let me,
  * I can, I'd be happy to, we'll, we will, or I'm / I am + opening,

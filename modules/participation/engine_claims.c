@@ -187,7 +187,7 @@ bool part_own_has(struct part_engine *e, const struct part_commitment *c)
 }
 
 /* Before validation: a peer's live claim on the same action:target
- * (§12.1 🐞), or our own ledger's commitment for it. Either way the open
+ * (§12.1), or our own ledger's commitment for it. Either way the open
  * request is taken: no owner retry, no forced action for it. */
 void part_drop_taken(struct part_engine *e)
 {

@@ -60,8 +60,8 @@
  * history: the conversation store does (modules/conversation/store.h).
  *
  * Chain (DESIGN.md "The gate", seed 000): a host message has chain 0.
- * Another message has the `chain` field it carries (our server relays it;
- * the reference does not; history entries carry none), with chain_explicit
+ * Another message has the `chain` field it carries (agent-space relays it;
+ * a ts-agent-space room drops it; history entries carry none), with chain_explicit
  * set; 0 when it carries none. The chain derived from history (agent
  * messages in a row since the last person's) is not the link's job: the
  * pipeline adds every event to the conversation store, which derives it

@@ -2,8 +2,8 @@
  * echo — semantic echo detection (spec space-validation.md §10).
  *
  * An "echo" is a message that restates what an agent in the conversation
- * already said. The detector is the reference's ensemble, kept in shape and
- * thresholds, with the defects of §16.18–21 fixed:
+ * already said. The detector is an ensemble of lexical scores with the
+ * shape and thresholds of §10, and §16.18–21 applied:
  *
  *   tokens   NFKC + case fold; Unicode-aware words (letters, digits, marks,
  *            '_'); contractions split ("I'll" → i + ll, "don't" → do + not),
