@@ -5,8 +5,8 @@
 #include "space/room.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,24 +19,26 @@
 #include "common/xalloc.h"
 #include "space/proto.h"
 
-#define LOG_COMP "space"
+#define LOG_COMP      "space"
 #define CLAIM_BUCKETS 1024
 
 /* Exact texts of §3.20: peers and tests match on them. */
 #define ERR_INVALID_JSON "Invalid JSON"
-#define ERR_BAD_JOIN \
-	"Invalid join: name (1-100 chars), id (1-100 chars), and version (1-50 chars) are required"
-#define ERR_MUST_JOIN "Must join before sending chat"
-#define ERR_CHAT_EMPTY "Invalid chat: content must be a non-empty string"
-#define ERR_CHAT_LONG "Invalid chat: content exceeds 100KB limit"
-#define ERR_RATE "Rate limited \u2014 wait before sending another message"
-#define ERR_IDENTITY "Invalid identity: summary must be an object"
+#define ERR_BAD_JOIN                                                                               \
+	"Invalid join: name (1-100 chars), id (1-100 chars), and version (1-50 chars) are "        \
+	"required"
+#define ERR_MUST_JOIN    "Must join before sending chat"
+#define ERR_CHAT_EMPTY   "Invalid chat: content must be a non-empty string"
+#define ERR_CHAT_LONG    "Invalid chat: content exceeds 100KB limit"
+#define ERR_RATE         "Rate limited \u2014 wait before sending another message"
+#define ERR_IDENTITY     "Invalid identity: summary must be an object"
 #define ERR_IDENTITY_BIG "Invalid identity: summary exceeds 16KB limit"
-#define ERR_ACTION_RESULT \
-	"Invalid action_result: action, target (non-empty strings) and success (boolean) are required"
+#define ERR_ACTION_RESULT                                                                          \
+	"Invalid action_result: action, target (non-empty strings) and success (boolean) are "     \
+	"required"
 #define ERR_REFLECTION "Invalid reflection: summary must be a non-empty string"
-#define ERR_WORKSPACE                                                                   \
-	"Invalid workspace_state: workspace (non-empty string), totalTasks and completedTasks " \
+#define ERR_WORKSPACE                                                                              \
+	"Invalid workspace_state: workspace (non-empty string), totalTasks and completedTasks "    \
 	"(numbers) are required"
 #define SHUTDOWN_REASON "Server shutting down"
 
@@ -178,7 +180,7 @@ static void touch(struct space_conn *c, int64_t now)
 }
 
 static void log_event(struct space_room *r, const char *ts, const struct space_conn *c,
-		      const char *type, const char *content, size_t len)
+                      const char *type, const char *content, size_t len)
 {
 	space_store_append(r->store, ts, c->name, c->id, type, content, len);
 }
@@ -299,8 +301,8 @@ static void claims_filter(struct space_room *r, const char *owner, int64_t now, 
 	for (size_t i = 0; i < CLAIM_BUCKETS; i++) {
 		struct claim **pp = &r->claims[i];
 		while (*pp) {
-			bool drop = owner ? strcmp((*pp)->owner, owner) == 0
-					  : now - (*pp)->at >= ttl;
+			bool drop =
+			        owner ? strcmp((*pp)->owner, owner) == 0 : now - (*pp)->at >= ttl;
 			if (drop)
 				claim_unlink(r, pp);
 			else
@@ -329,7 +331,7 @@ static void ws_unlink(struct space_room *r, struct ws_entry *e)
 }
 
 static void ws_put(struct space_room *r, const char *key, const char *reporter, int64_t at,
-		   struct space_buf *msg)
+                   struct space_buf *msg)
 {
 	for (struct ws_entry *e = r->ws_first; e; e = e->next) {
 		if (strcmp(e->key, key) == 0) {
@@ -344,7 +346,7 @@ static void ws_put(struct space_room *r, const char *key, const char *reporter, 
 	}
 	if (r->nws >= SPACE_WORKSPACES_MAX) {
 		log_warn(LOG_COMP, "workspace cache full (%d): evicting the oldest entry",
-			 SPACE_WORKSPACES_MAX);
+		         SPACE_WORKSPACES_MAX);
 		ws_unlink(r, r->ws_first);
 	}
 	struct ws_entry *e = xcalloc(1, sizeof *e);
@@ -393,8 +395,8 @@ static void disconnect_member(struct space_room *r, struct space_conn *c, int64_
 	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member left", "name", c->name, "id", c->id,
-	       "members", LOG_INT(r->nmembers));
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member left", "name", c->name, "id", c->id, "members",
+	       LOG_INT(r->nmembers));
 	show(r, "<< %s left", c->name);
 
 	for (struct ws_entry *e = r->ws_first, *n; e; e = n) {
@@ -449,17 +451,15 @@ static char *normalise_caps(const cJSON *caps)
 	return sb_detach(&sb);
 }
 
-static void handle_join(struct space_room *r, struct space_conn *c, const cJSON *root,
-			int64_t now)
+static void handle_join(struct space_room *r, struct space_conn *c, const cJSON *root, int64_t now)
 {
 	c->join_seen = true;
 	const cJSON *name = space_js_get(root, "name");
 	const cJSON *id = space_js_get(root, "id");
 	const cJSON *version = space_js_get(root, "version");
 	bool ok = space_js_nonblank_string(name) && units_between(name, 1, SPACE_NAME_MAX_UNITS) &&
-		  space_js_nonblank_string(id) && units_between(id, 1, SPACE_ID_MAX_UNITS) &&
-		  cJSON_IsString(version) &&
-		  units_between(version, 1, SPACE_VERSION_MAX_UNITS);
+	          space_js_nonblank_string(id) && units_between(id, 1, SPACE_ID_MAX_UNITS) &&
+	          cJSON_IsString(version) && units_between(version, 1, SPACE_VERSION_MAX_UNITS);
 	if (!ok) {
 		/* Validation runs before the "already a member" check, so a
 		 * member sending a malformed join is disconnected (§3.3 step 2). */
@@ -530,14 +530,13 @@ static void handle_join(struct space_room *r, struct space_conn *c, const cJSON 
 	space_buf_unref(hist);
 	for (struct ws_entry *e = r->ws_first; e; e = e->next)
 		send_buf(r, c, e->msg);
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member joined", "name", c->name, "id", c->id,
-	       "version", c->version, "members", LOG_INT(r->nmembers));
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member joined", "name", c->name, "id", c->id, "version",
+	       c->version, "members", LOG_INT(r->nmembers));
 	show(r, ">> %s joined (%s)", c->name, c->version);
 	broadcast_presence_buf(r, presence);
 }
 
-static void handle_chat(struct space_room *r, struct space_conn *c, const cJSON *root,
-			int64_t now)
+static void handle_chat(struct space_room *r, struct space_conn *c, const cJSON *root, int64_t now)
 {
 	if (!c->member) {
 		send_error(r, c, ERR_MUST_JOIN);
@@ -606,7 +605,7 @@ static void handle_typing(struct space_room *r, struct space_conn *c, int64_t no
 }
 
 static void handle_identity(struct space_room *r, struct space_conn *c, const cJSON *root,
-			    int64_t now)
+                            int64_t now)
 {
 	const cJSON *summary = space_js_get(root, "summary");
 	/* typeof summary === 'object' && summary !== null: arrays pass (§3.6). */
@@ -640,15 +639,15 @@ static void handle_identity(struct space_room *r, struct space_conn *c, const cJ
 	broadcast_presence(r);
 }
 
-static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON *root,
-			 int64_t now)
+static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON *root, int64_t now)
 {
 	const cJSON *action = space_js_get(root, "action");
 	const cJSON *target = space_js_get(root, "target");
 	if (!space_js_nonblank_string(action) || !space_js_nonblank_string(target)) {
 		struct strbuf sb;
 		sb_init(&sb, 0);
-		sb_puts(&sb, "Invalid claim: action and target must be non-empty strings (got action=");
+		sb_puts(&sb,
+		        "Invalid claim: action and target must be non-empty strings (got action=");
 		space_js_stringify(&sb, action);
 		sb_puts(&sb, ", target=");
 		space_js_stringify(&sb, target);
@@ -681,7 +680,7 @@ static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON
 		struct strbuf sb;
 		sb_init(&sb, 0);
 		sb_printf(&sb, "Claim conflict \u2014 %s and %s both claimed %s. %s claimed first.",
-			  (*pp)->owner, c->name, target->valuestring, (*pp)->owner);
+		          (*pp)->owner, c->name, target->valuestring, (*pp)->owner);
 		send_error(r, c, sb_cstr(&sb));
 		sb_free(&sb);
 		free(key);
@@ -715,8 +714,7 @@ static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON
 	sb_free(&sb);
 }
 
-static void handle_state(struct space_room *r, struct space_conn *c, const cJSON *root,
-			 int64_t now)
+static void handle_state(struct space_room *r, struct space_conn *c, const cJSON *root, int64_t now)
 {
 	static const char *const states[] = {"idle", "thinking", "acting", "blocked"};
 	const cJSON *state = space_js_get(root, "state");
@@ -759,9 +757,9 @@ static void handle_state(struct space_room *r, struct space_conn *c, const cJSON
 		sb_puts(&sb, ",\"detail\":");
 		if (cJSON_IsString(detail)) {
 			size_t dl = strlen(detail->valuestring);
-			space_put_strn(&sb, detail->valuestring,
-				       space_js_cut(detail->valuestring, dl,
-							SPACE_DETAIL_CUT_UNITS));
+			space_put_strn(
+			        &sb, detail->valuestring,
+			        space_js_cut(detail->valuestring, dl, SPACE_DETAIL_CUT_UNITS));
 		} else {
 			space_js_stringify(&sb, detail); /* relayed as is (§2.2) */
 		}
@@ -771,8 +769,8 @@ static void handle_state(struct space_room *r, struct space_conn *c, const cJSON
 	sb_free(&sb);
 }
 
-static void handle_action_result(struct space_room *r, struct space_conn *c,
-				 const cJSON *root, int64_t now)
+static void handle_action_result(struct space_room *r, struct space_conn *c, const cJSON *root,
+                                 int64_t now)
 {
 	const cJSON *action = space_js_get(root, "action");
 	const cJSON *target = space_js_get(root, "target");
@@ -834,7 +832,7 @@ static void handle_action_result(struct space_room *r, struct space_conn *c,
 }
 
 static void handle_reflection(struct space_room *r, struct space_conn *c, const cJSON *root,
-			      int64_t now)
+                              int64_t now)
 {
 	const cJSON *summary = space_js_get(root, "summary");
 	if (!space_js_nonblank_string(summary)) {
@@ -852,7 +850,7 @@ static void handle_reflection(struct space_room *r, struct space_conn *c, const 
 	open_msg(&sb, "reflection", c);
 	sb_puts(&sb, ",\"summary\":");
 	space_put_strn(&sb, summary->valuestring,
-		       space_js_cut(summary->valuestring, len, SPACE_REFLECTION_CUT_UNITS));
+	               space_js_cut(summary->valuestring, len, SPACE_REFLECTION_CUT_UNITS));
 	put_ts_close(&sb, ts);
 	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
@@ -874,13 +872,12 @@ static void put_raw_field(struct strbuf *sb, const char *key, const cJSON *v)
 }
 
 static void handle_workspace(struct space_room *r, struct space_conn *c, const cJSON *root,
-			     int64_t now)
+                             int64_t now)
 {
 	const cJSON *ws = space_js_get(root, "workspace");
 	const cJSON *total = space_js_get(root, "totalTasks");
 	const cJSON *completed = space_js_get(root, "completedTasks");
-	if (!space_js_nonblank_string(ws) || !cJSON_IsNumber(total) ||
-	    !cJSON_IsNumber(completed)) {
+	if (!space_js_nonblank_string(ws) || !cJSON_IsNumber(total) || !cJSON_IsNumber(completed)) {
 		send_error(r, c, ERR_WORKSPACE);
 		return;
 	}
@@ -922,8 +919,8 @@ static void handle_workspace(struct space_room *r, struct space_conn *c, const c
 
 /* --- public entry points -------------------------------------------------------- */
 
-void space_room_input(struct space_room *r, struct space_conn *c, const char *buf,
-		      size_t len, int64_t now)
+void space_room_input(struct space_room *r, struct space_conn *c, const char *buf, size_t len,
+                      int64_t now)
 {
 	if (c->closing)
 		return;
@@ -991,11 +988,12 @@ void space_room_join_timeout(struct space_room *r, struct space_conn *c, int64_t
 	/* The reference hard-codes "5 seconds" (§9 item 21); a tuned timeout
 	 * for tests names its own value. */
 	if (r->cfg.join_timeout_ms % 1000 == 0)
-		snprintf(msg, sizeof msg, "Join timeout: must send join message within %" PRId64
-			 " seconds", secs);
+		snprintf(msg, sizeof msg,
+		         "Join timeout: must send join message within %" PRId64 " seconds", secs);
 	else
-		snprintf(msg, sizeof msg, "Join timeout: must send join message within %" PRId64
-			 " ms", r->cfg.join_timeout_ms);
+		snprintf(msg, sizeof msg,
+		         "Join timeout: must send join message within %" PRId64 " ms",
+		         r->cfg.join_timeout_ms);
 	send_error(r, c, msg);
 	c->closing = true;
 	r->ops->close(r->ud, c, SPACE_CLOSE_JOIN_TIMEOUT, "Join timeout");
@@ -1153,8 +1151,8 @@ void space_room_host_chat(struct space_room *r, const char *text, size_t len, in
 	sb_putc(&sb, '}');
 	broadcast(r, NULL, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, "host message", "addressed",
-	       addressed ? addressed : "[]", "members", LOG_INT(r->nmembers));
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "host message", "addressed", addressed ? addressed : "[]",
+	       "members", LOG_INT(r->nmembers));
 	free(addressed);
 	free(content);
 }
@@ -1207,10 +1205,8 @@ void space_room_config_init(struct space_room_config *cfg)
 	cfg->join_timeout_ms = 5000;
 }
 
-struct space_room *space_room_new(const struct space_room_config *cfg,
-				  struct space_store *store,
-				  const struct space_room_ops *ops, void *ud,
-				  int64_t started_ms)
+struct space_room *space_room_new(const struct space_room_config *cfg, struct space_store *store,
+                                  const struct space_room_ops *ops, void *ud, int64_t started_ms)
 {
 	struct space_room *r = xcalloc(1, sizeof *r);
 	if (cfg)

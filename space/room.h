@@ -38,29 +38,29 @@
 #include "space/buf.h"
 #include "space/store.h"
 
-#define SPACE_CLAIMS_MAX 16384
-#define SPACE_WORKSPACES_MAX 1024
+#define SPACE_CLAIMS_MAX               16384
+#define SPACE_WORKSPACES_MAX           1024
 #define SPACE_WORKSPACE_TTL_MS_DEFAULT 86400000
-#define SPACE_CLAIM_TTL_MS_DEFAULT 60000
+#define SPACE_CLAIM_TTL_MS_DEFAULT     60000
 #define SPACE_CHAT_INTERVAL_MS_DEFAULT 3000
 
 /* WebSocket close codes used by the room (§3.21). */
-#define SPACE_CLOSE_GOING_AWAY 1001
+#define SPACE_CLOSE_GOING_AWAY   1001
 #define SPACE_CLOSE_JOIN_TIMEOUT 4001
-#define SPACE_CLOSE_REPLACED 4002
-#define SPACE_CLOSE_BAD_JOIN 4003
+#define SPACE_CLOSE_REPLACED     4002
+#define SPACE_CLOSE_BAD_JOIN     4003
 
 struct space_conn {
-	void *io;               /* the I/O layer's state for this connection */
-	bool member;            /* registered by a valid join */
-	bool join_seen;         /* any "join" arrived: the join timer is moot */
-	bool closing;           /* the room asked for a close: ignore input */
+	void *io;       /* the I/O layer's state for this connection */
+	bool member;    /* registered by a valid join */
+	bool join_seen; /* any "join" arrived: the join timer is moot */
+	bool closing;   /* the room asked for a close: ignore input */
 	/* member fields (valid while member) */
 	char *name, *id, *version;
-	char *caps_json;        /* normalised capabilities array, or NULL */
-	char *identity_json;    /* JSON.stringify(summary), or NULL */
+	char *caps_json;     /* normalised capabilities array, or NULL */
+	char *identity_json; /* JSON.stringify(summary), or NULL */
 	int64_t joined_at, last_seen;
-	int64_t last_chat;      /* last accepted chat, or INT64_MIN */
+	int64_t last_chat; /* last accepted chat, or INT64_MIN */
 	bool alive;
 	/* This member's entry in presence, cached: a presence of 1000 members
 	 * is then a concatenation, not 2000 timestamp renderings. */
@@ -103,11 +103,11 @@ struct space_room_event {
 typedef void (*space_room_observer_fn)(void *ud, const struct space_room_event *ev);
 
 struct space_room_config {
-	int64_t claim_ttl_ms;      /* §3.7 */
-	int64_t chat_interval_ms;  /* §3.4 step 4; 0 disables the limit */
-	int64_t workspace_ttl_ms;  /* §3.15 */
-	int64_t join_timeout_ms;   /* the timer lives in the I/O layer; this
-				    * only words the timeout error */
+	int64_t claim_ttl_ms;     /* §3.7 */
+	int64_t chat_interval_ms; /* §3.4 step 4; 0 disables the limit */
+	int64_t workspace_ttl_ms; /* §3.15 */
+	int64_t join_timeout_ms;  /* the timer lives in the I/O layer; this
+	                           * only words the timeout error */
 };
 
 struct space_room;
@@ -117,10 +117,8 @@ void space_room_config_init(struct space_room_config *cfg);
 
 /* cfg NULL → defaults. store is borrowed and must outlive the room. started_ms fixes the host id
  * ("host-<base36 started_ms>", §3.16). */
-struct space_room *space_room_new(const struct space_room_config *cfg,
-				  struct space_store *store,
-				  const struct space_room_ops *ops, void *ud,
-				  int64_t started_ms);
+struct space_room *space_room_new(const struct space_room_config *cfg, struct space_store *store,
+                                  const struct space_room_ops *ops, void *ud, int64_t started_ms);
 /* Registers the observer (fn NULL: none). One at a time; a later call
  * replaces the earlier one. */
 void space_room_set_observer(struct space_room *r, space_room_observer_fn fn, void *ud);
@@ -133,8 +131,8 @@ struct space_conn *space_room_conn_new(struct space_room *r, void *io);
 void space_room_conn_closed(struct space_room *r, struct space_conn *c, int64_t now);
 
 /* One complete inbound message (valid UTF-8). */
-void space_room_input(struct space_room *r, struct space_conn *c, const char *buf,
-		      size_t len, int64_t now);
+void space_room_input(struct space_room *r, struct space_conn *c, const char *buf, size_t len,
+                      int64_t now);
 /* A pong arrived (any pong counts, §3.10). */
 void space_room_pong(struct space_room *r, struct space_conn *c, int64_t now);
 /* The per-connection join timer fired (§3.2). */

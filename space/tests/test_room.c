@@ -1,10 +1,10 @@
 /* Unit tests for space/room: the rules of space-protocol.md §3, driven
  * through fake I/O ops that record what each connection receives. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,8 +92,9 @@ static void in(int i, const char *msg, int64_t t)
 static void join(int i, const char *name, const char *id, int64_t t)
 {
 	char buf[256];
-	snprintf(buf, sizeof buf, "{\"type\":\"join\",\"name\":\"%s\",\"id\":\"%s\",\"version\":\"1.0.0\"}",
-		 name, id);
+	snprintf(buf, sizeof buf,
+	         "{\"type\":\"join\",\"name\":\"%s\",\"id\":\"%s\",\"version\":\"1.0.0\"}", name,
+	         id);
 	in(i, buf, t);
 }
 
@@ -107,25 +108,30 @@ static void expect(int i, int k, const char *prefix)
 
 static void test_join_sequence(void **state)
 {
-	in(0, "{\"type\":\"join\",\"name\":\"A\",\"id\":\"a1\",\"version\":\"1\",\"capabilities\":"
-	      "[\"social\",5,\"github\"],\"extra\":1}", T0);
+	in(0,
+	   "{\"type\":\"join\",\"name\":\"A\",\"id\":\"a1\",\"version\":\"1\",\"capabilities\":"
+	   "[\"social\",5,\"github\"],\"extra\":1}",
+	   T0);
 	assert_int_equal(f[0].n, 4);
-	assert_string_equal(f[0].msgs[0], "{\"type\":\"join\",\"name\":\"A\",\"id\":\"a1\","
-					  "\"version\":\"1\",\"capabilities\":[\"social\",\"github\"]}");
+	assert_string_equal(f[0].msgs[0],
+	                    "{\"type\":\"join\",\"name\":\"A\",\"id\":\"a1\","
+	                    "\"version\":\"1\",\"capabilities\":[\"social\",\"github\"]}");
 	assert_string_equal(f[0].msgs[1],
-			    "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\",\"id\":\"a1\","
-			    "\"version\":\"1\",\"joinedAt\":\"2025-01-04T14:13:20.000Z\","
-			    "\"lastSeen\":\"2025-01-04T14:13:20.000Z\",\"capabilities\":"
-			    "[\"social\",\"github\"]}]}");
+	                    "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\",\"id\":\"a1\","
+	                    "\"version\":\"1\",\"joinedAt\":\"2025-01-04T14:13:20.000Z\","
+	                    "\"lastSeen\":\"2025-01-04T14:13:20.000Z\",\"capabilities\":"
+	                    "[\"social\",\"github\"]}]}");
 	assert_string_equal(f[0].msgs[2],
-			    "{\"type\":\"history_response\",\"entries\":[{\"timestamp\":"
-			    "\"2025-01-04T14:13:20.000Z\",\"agentName\":\"A\",\"agentId\":\"a1\","
-			    "\"type\":\"join\",\"content\":\"\"}]}");
+	                    "{\"type\":\"history_response\",\"entries\":[{\"timestamp\":"
+	                    "\"2025-01-04T14:13:20.000Z\",\"agentName\":\"A\",\"agentId\":\"a1\","
+	                    "\"type\":\"join\",\"content\":\"\"}]}");
 	assert_string_equal(f[0].msgs[3], f[0].msgs[1]);
 	clear();
 	/* A cached workspace_state is replayed to the next joiner. */
-	in(0, "{\"type\":\"workspace_state\",\"workspace\":\"o/r\",\"totalTasks\":5,"
-	      "\"completedTasks\":2}", T0 + 10);
+	in(0,
+	   "{\"type\":\"workspace_state\",\"workspace\":\"o/r\",\"totalTasks\":5,"
+	   "\"completedTasks\":2}",
+	   T0 + 10);
 	join(1, "B", "b1", T0 + 20);
 	expect(0, 1, "{\"type\":\"join\",\"name\":\"B\"");
 	expect(0, 2, "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\"");
@@ -147,21 +153,24 @@ static void test_bad_join_and_pending(void **state)
 	in(0, "{\"type\":\"chat\",\"content\":\"x\"}", T0);
 	assert_int_equal(f[0].n, 1);
 	assert_string_equal(f[0].msgs[0],
-			    "{\"type\":\"error\",\"message\":\"Must join before sending chat\"}");
+	                    "{\"type\":\"error\",\"message\":\"Must join before sending chat\"}");
 	in(0, "{\"type\":\"join\",\"name\":\" \",\"id\":\"x\",\"version\":\"1\"}", T0);
 	expect(0, 1, "{\"type\":\"error\",\"message\":\"Invalid join:");
 	assert_int_equal(f[0].close_code, 4003);
 	/* Whitespace-only version is accepted; 51 units is not. */
 	in(1, "{\"type\":\"join\",\"name\":\"V\",\"id\":\"v\",\"version\":\"  \"}", T0);
 	assert_int_equal(f[1].close_code, 0);
-	in(2, "{\"type\":\"join\",\"name\":\"W\",\"id\":\"w\",\"version\":"
-	      "\"123456789012345678901234567890123456789012345678901\"}", T0);
+	in(2,
+	   "{\"type\":\"join\",\"name\":\"W\",\"id\":\"w\",\"version\":"
+	   "\"123456789012345678901234567890123456789012345678901\"}",
+	   T0);
 	assert_int_equal(f[2].close_code, 4003);
 	/* Join timeout only for connections that never sent a join. */
 	space_room_join_timeout(room, f[3].c, T0 + 5000);
 	assert_int_equal(f[3].close_code, 4001);
-	expect(3, 0, "{\"type\":\"error\",\"message\":\"Join timeout: must send join message "
-		     "within 5 seconds\"}");
+	expect(3, 0,
+	       "{\"type\":\"error\",\"message\":\"Join timeout: must send join message "
+	       "within 5 seconds\"}");
 }
 
 static void test_replacement_order(void **state)
@@ -193,20 +202,25 @@ static void test_chat_rules(void **state)
 	join(0, "A", "a1", T0);
 	join(1, "B", "b1", T0);
 	clear();
-	in(1, "{\"type\":\"chat\",\"name\":\"X\",\"id\":\"x\",\"content\":\"hi\",\"threadId\":7,"
-	      "\"addressed\":[\"A\"],\"chain\":2}", T0 + 1);
-	assert_string_equal(f[0].msgs[0], "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b1\","
-					  "\"content\":\"hi\",\"timestamp\":\"2025-01-04T14:13:20.001Z\","
-					  "\"threadId\":7,\"chain\":2}");
+	in(1,
+	   "{\"type\":\"chat\",\"name\":\"X\",\"id\":\"x\",\"content\":\"hi\",\"threadId\":7,"
+	   "\"addressed\":[\"A\"],\"chain\":2}",
+	   T0 + 1);
+	assert_string_equal(f[0].msgs[0],
+	                    "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b1\","
+	                    "\"content\":\"hi\",\"timestamp\":\"2025-01-04T14:13:20.001Z\","
+	                    "\"threadId\":7,\"chain\":2}");
 	assert_string_equal(f[1].msgs[0], f[0].msgs[0]);
 	in(1, "{\"type\":\"chat\",\"content\":\"again\"}", T0 + 2999);
-	assert_string_equal(f[1].msgs[1], "{\"type\":\"error\",\"message\":\"Rate limited \xE2\x80\x94"
-					  " wait before sending another message\"}");
+	assert_string_equal(f[1].msgs[1],
+	                    "{\"type\":\"error\",\"message\":\"Rate limited \xE2\x80\x94"
+	                    " wait before sending another message\"}");
 	in(1, "{\"type\":\"chat\",\"content\":\"   \"}", T0 + 3001);
 	expect(1, 2, "{\"type\":\"error\",\"message\":\"Invalid chat: content must be");
 	in(1, "{\"type\":\"chat\",\"content\":\"ok\",\"threadId\":\"\",\"chain\":1.5}", T0 + 3001);
-	assert_string_equal(f[1].msgs[3], "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b1\","
-					  "\"content\":\"ok\",\"timestamp\":\"2025-01-04T14:13:23.001Z\"}");
+	assert_string_equal(f[1].msgs[3],
+	                    "{\"type\":\"chat\",\"name\":\"B\",\"id\":\"b1\","
+	                    "\"content\":\"ok\",\"timestamp\":\"2025-01-04T14:13:23.001Z\"}");
 	/* 100,000 units pass, 100,001 do not. */
 	char *big = malloc(100100);
 	strcpy(big, "{\"type\":\"chat\",\"content\":\"");
@@ -233,22 +247,27 @@ static void test_claims(void **state)
 	in(0, claim, T0 + 2); /* silent renewal */
 	assert_int_equal(f[0].n, 1);
 	in(1, claim, T0 + 3);
-	assert_string_equal(f[1].msgs[1], "{\"type\":\"error\",\"message\":\"Claim conflict \xE2\x80\x94"
-					  " Alice and Bob both claimed o/r#1. Alice claimed first.\"}");
+	assert_string_equal(f[1].msgs[1],
+	                    "{\"type\":\"error\",\"message\":\"Claim conflict \xE2\x80\x94"
+	                    " Alice and Bob both claimed o/r#1. Alice claimed first.\"}");
 	in(1, "{\"type\":\"claim\",\"action\":5}", T0 + 3);
-	assert_string_equal(f[1].msgs[2],
-			    "{\"type\":\"error\",\"message\":\"Invalid claim: action and target must "
-			    "be non-empty strings (got action=5, target=undefined)\"}");
+	assert_string_equal(
+	        f[1].msgs[2],
+	        "{\"type\":\"error\",\"message\":\"Invalid claim: action and target must "
+	        "be non-empty strings (got action=5, target=undefined)\"}");
 	/* Expired (age >= TTL) entries are absent: Bob claims it fresh. */
 	in(1, claim, T0 + 2 + 60000);
 	expect(0, 1, "{\"type\":\"claim\",\"name\":\"Bob\"");
 	/* Released by an action_result from anyone. */
-	in(0, "{\"type\":\"action_result\",\"action\":\"create_issue\",\"target\":\"o/r#1\","
-	      "\"success\":true,\"link\":5}", T0 + 70000);
-	assert_string_equal(f[1].msgs[f[1].n - 1],
-			    "{\"type\":\"action_result\",\"name\":\"Alice\",\"id\":\"a\",\"action\":"
-			    "\"create_issue\",\"target\":\"o/r#1\",\"success\":true,\"timestamp\":"
-			    "\"2025-01-04T14:14:30.000Z\"}");
+	in(0,
+	   "{\"type\":\"action_result\",\"action\":\"create_issue\",\"target\":\"o/r#1\","
+	   "\"success\":true,\"link\":5}",
+	   T0 + 70000);
+	assert_string_equal(
+	        f[1].msgs[f[1].n - 1],
+	        "{\"type\":\"action_result\",\"name\":\"Alice\",\"id\":\"a\",\"action\":"
+	        "\"create_issue\",\"target\":\"o/r#1\",\"success\":true,\"timestamp\":"
+	        "\"2025-01-04T14:14:30.000Z\"}");
 	assert_int_equal(space_room_claim_count(room), 0);
 }
 
@@ -258,11 +277,12 @@ static void test_state_identity_reflection(void **state)
 	clear();
 	in(0, "{\"type\":\"state\",\"state\":\"flying\"}", T0);
 	assert_string_equal(f[0].msgs[0],
-			    "{\"type\":\"error\",\"message\":\"Invalid state: must be one of idle, "
-			    "thinking, acting, blocked (got \\\"flying\\\")\"}");
+	                    "{\"type\":\"error\",\"message\":\"Invalid state: must be one of idle, "
+	                    "thinking, acting, blocked (got \\\"flying\\\")\"}");
 	in(0, "{\"type\":\"state\",\"state\":\"acting\",\"detail\":null}", T0);
-	expect(0, 1, "{\"type\":\"state\",\"name\":\"A\",\"id\":\"a\",\"state\":\"acting\","
-		     "\"detail\":null,");
+	expect(0, 1,
+	       "{\"type\":\"state\",\"name\":\"A\",\"id\":\"a\",\"state\":\"acting\","
+	       "\"detail\":null,");
 	in(0, "{\"type\":\"identity\",\"summary\":null}", T0);
 	expect(0, 2, "{\"type\":\"error\",\"message\":\"Invalid identity");
 	in(0, "{\"type\":\"identity\",\"summary\":[1]}", T0 + 5);
@@ -302,7 +322,8 @@ static void test_host_addressing(void **state)
 	const char *t = "@marvin what do you think, @MARVIN?";
 	space_room_host_chat(room, t, strlen(t), T0);
 	assert_non_null(strstr(f[0].msgs[0], "\"addressed\":[\"Marvin\",\"Marvin\"]"));
-	assert_true(strncmp(f[0].msgs[0], "{\"type\":\"chat\",\"name\":\"host\",\"id\":\"host-m5i", 42) == 0);
+	assert_true(strncmp(f[0].msgs[0], "{\"type\":\"chat\",\"name\":\"host\",\"id\":\"host-m5i",
+	                    42) == 0);
 	t = "I went bobsledding yesterday";
 	space_room_host_chat(room, t, strlen(t), T0);
 	assert_null(strstr(f[0].msgs[1], "addressed"));
@@ -331,12 +352,24 @@ static void test_control_characters_relayed(void **state)
 		const char *mid;
 		char hex[8];
 		switch (c) {
-		case 0x08: mid = "\\b"; break;
-		case 0x09: mid = "\\t"; break;
-		case 0x0A: mid = "\\n"; break;
-		case 0x0C: mid = "\\f"; break;
-		case 0x0D: mid = "\\r"; break;
-		case 0x7F: mid = "\x7F"; break;
+		case 0x08:
+			mid = "\\b";
+			break;
+		case 0x09:
+			mid = "\\t";
+			break;
+		case 0x0A:
+			mid = "\\n";
+			break;
+		case 0x0C:
+			mid = "\\f";
+			break;
+		case 0x0D:
+			mid = "\\r";
+			break;
+		case 0x7F:
+			mid = "\x7F";
+			break;
 		default:
 			snprintf(hex, sizeof hex, "\\u%04x", c);
 			mid = hex;
@@ -352,7 +385,9 @@ static void test_control_characters_relayed(void **state)
 	in(2, "{\"type\":\"join\",\"name\":\"N\\u0000\",\"id\":\"n\\u0000\",\"version\":\"1\"}", t);
 	expect(0, 0, "{\"type\":\"join\",\"name\":\"N\\u0000\",\"id\":\"n\\u0000\"");
 	in(2, "{\"type\":\"chat\",\"content\":\"\\u0000\"}", t);
-	expect(0, 2, "{\"type\":\"chat\",\"name\":\"N\\u0000\",\"id\":\"n\\u0000\",\"content\":\"\\u0000\"");
+	expect(0, 2,
+	       "{\"type\":\"chat\",\"name\":\"N\\u0000\",\"id\":\"n\\u0000\",\"content\":"
+	       "\"\\u0000\"");
 }
 
 /* Several presence broadcasts in one I/O turn: the first goes out at once,
@@ -402,7 +437,7 @@ static void test_shutdown(void **state)
 	clear();
 	space_room_shutdown_notice(room, T0);
 	assert_string_equal(f[0].msgs[0], "{\"type\":\"shutdown\",\"reason\":\"Server shutting "
-					  "down\",\"timestamp\":\"2025-01-04T14:13:20.000Z\"}");
+	                                  "down\",\"timestamp\":\"2025-01-04T14:13:20.000Z\"}");
 	space_room_shutdown_close(room);
 	assert_int_equal(f[0].close_code, 1001);
 	assert_int_equal(space_room_member_count(room), 0);
@@ -411,17 +446,17 @@ static void test_shutdown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_join_sequence, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_join_and_pending, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_replacement_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_chat_rules, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state_identity_reflection, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_disconnect_and_heartbeat, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_host_addressing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_control_characters_relayed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_presence_per_turn, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_join_sequence, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bad_join_and_pending, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_replacement_order, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_chat_rules, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_state_identity_reflection, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_disconnect_and_heartbeat, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_host_addressing, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_control_characters_relayed, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_presence_per_turn, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
