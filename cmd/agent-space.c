@@ -68,6 +68,11 @@ static const char usage_text[] =
         "  SPACE_HISTORY_MAX_BYTES   bound on one history_response, bytes (4194304)\n"
         "  SPACE_SENDQ_MAX_BYTES     per-member unsent bytes before it is dropped\n"
         "                            (8388608)\n"
+        "  SPACE_PRESENCE_BYTES_PER_S   presence a large room may send, bytes per\n"
+        "                            second summed over its members (1000000000;\n"
+        "                            0: a snapshot every loop turn)\n"
+        "  SPACE_PRESENCE_MAX_DELAY_MS  the longest a member waits for a newer\n"
+        "                            snapshot (1000)\n"
         "\n"
         "HTTP: GET /healthz answers 200 {\"name\",\"agents\",\"uptime\"} (uptime in\n"
         "seconds). GET / from a browser (Accept: text/html) serves the room's\n"
@@ -172,6 +177,8 @@ int main(int argc, char **argv)
 	uint64_t grace = (uint64_t)cfg.shutdown_grace_ms, sweep = (uint64_t)cfg.sweep_ms;
 	uint64_t wsttl = (uint64_t)cfg.workspace_ttl_ms, logmax = cfg.log_max_bytes;
 	uint64_t histmax = cfg.history_max_bytes, sendq = cfg.sendq_max_bytes;
+	uint64_t prate = (uint64_t)cfg.presence_bytes_per_ms * 1000;
+	uint64_t pdelay = (uint64_t)cfg.presence_delay_max_ms;
 	const uint64_t day = 86400000ull * 365;
 	int bad = 0;
 	bad |= env_u64(&envf, "SPACE_PORT", 0, 65535, &port);
@@ -186,6 +193,8 @@ int main(int argc, char **argv)
 	bad |= env_u64(&envf, "SPACE_LOG_MAX_BYTES", 1, UINT64_C(1) << 40, &logmax);
 	bad |= env_u64(&envf, "SPACE_HISTORY_MAX_BYTES", 1024, UINT64_C(1) << 30, &histmax);
 	bad |= env_u64(&envf, "SPACE_SENDQ_MAX_BYTES", 65536, UINT64_C(1) << 32, &sendq);
+	bad |= env_u64(&envf, "SPACE_PRESENCE_BYTES_PER_S", 0, UINT64_C(1) << 40, &prate);
+	bad |= env_u64(&envf, "SPACE_PRESENCE_MAX_DELAY_MS", 0, 60000, &pdelay);
 	if (bad) {
 		env_file_free(&envf);
 		return EX_CONFIG_;
@@ -202,6 +211,8 @@ int main(int argc, char **argv)
 	cfg.log_max_bytes = (size_t)logmax;
 	cfg.history_max_bytes = (size_t)histmax;
 	cfg.sendq_max_bytes = (size_t)sendq;
+	cfg.presence_bytes_per_ms = prate ? (int64_t)(prate < 1000 ? 1 : prate / 1000) : 0;
+	cfg.presence_delay_max_ms = (int64_t)pdelay;
 	cfg.name = env_str(&envf, "SPACE_NAME", SPACE_DEFAULT_NAME);
 	cfg.bind = env_str(&envf, "SPACE_BIND", SPACE_DEFAULT_BIND);
 	cfg.data_dir = env_str(&envf, "SPACE_DATA_DIR", SPACE_DEFAULT_DATA_DIR);

@@ -9,7 +9,7 @@
 
 _Static_assert(SPACE_BUF_PRE >= WS_HDR_MAX, "headroom must hold a frame header");
 
-struct space_buf *space_buf_new(const char *data, size_t len, unsigned flags)
+struct space_buf *space_buf_alloc(size_t len, unsigned flags)
 {
 	struct space_buf *b = xmalloc(sizeof *b + SPACE_BUF_PRE + len + 1);
 	b->refs = 1;
@@ -22,9 +22,15 @@ struct space_buf *space_buf_new(const char *data, size_t len, unsigned flags)
 		memcpy(b->mem + SPACE_BUF_PRE - n, hdr, n);
 		b->hdr_len = (unsigned char)n;
 	}
+	b->mem[SPACE_BUF_PRE + len] = '\0';
+	return b;
+}
+
+struct space_buf *space_buf_new(const char *data, size_t len, unsigned flags)
+{
+	struct space_buf *b = space_buf_alloc(len, flags);
 	if (len)
 		memcpy(b->mem + SPACE_BUF_PRE, data, len);
-	b->mem[SPACE_BUF_PRE + len] = '\0';
 	return b;
 }
 

@@ -35,6 +35,11 @@ struct space_buf {
 	unsigned char mem[];   /* SPACE_BUF_PRE headroom, len bytes, NUL */
 };
 
+/* A buffer for len bytes of message that the caller writes at
+ * space_buf_data() before anyone else sees it (the header and the NUL
+ * after them are in place); refs = 1. For messages whose size is known
+ * before they are written: one allocation, no copy. Never NULL. */
+struct space_buf *space_buf_alloc(size_t len, unsigned flags);
 /* Copies len bytes; refs = 1. Never NULL (aborts on OOM). */
 struct space_buf *space_buf_new(const char *data, size_t len, unsigned flags);
 /* Takes the strbuf's content (the strbuf is reset). */

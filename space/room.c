@@ -86,8 +86,9 @@ struct space_room {
 	void *observer_ud;
 	int64_t now; /* the time of the call being handled, for the observer */
 
-	bool presence_sent;     /* a presence was broadcast in this turn */
-	bool presence_deferred; /* another one is due at space_room_flush */
+	bool presence_sent;  /* a presence was broadcast in this turn */
+	bool presence_owed;  /* a newer snapshot is due (room.h: presence pacing) */
+	int64_t presence_at; /* not before this time (epoch ms) */
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -187,84 +188,129 @@ static void log_event(struct space_room *r, const char *ts, const struct space_c
 
 /* --- presence --------------------------------------------------------------- */
 
-/* AgentPresence (§2.3) of one member, from its cache when still valid. */
-static void put_presence_entry(struct strbuf *out, struct space_conn *m)
+/* AgentPresence (§2.3) of one member, cached until its lastSeen or
+ * identity changes: a presence of 1000 members is then a concatenation,
+ * not 2000 timestamp renderings. */
+static void presence_entry(struct space_conn *m)
 {
-	if (!m->presence_json) {
-		char ts[TIME_ISO_LEN + 1];
-		struct strbuf sb;
-		sb_init(&sb, 0);
-		sb_puts(&sb, "{\"name\":");
-		space_put_str(&sb, m->name);
-		sb_puts(&sb, ",\"id\":");
-		space_put_str(&sb, m->id);
-		sb_puts(&sb, ",\"version\":");
-		space_put_str(&sb, m->version);
-		sb_puts(&sb, ",\"joinedAt\":\"");
-		sb_puts(&sb, (iso(m->joined_at, ts), ts));
-		sb_puts(&sb, "\",\"lastSeen\":\"");
-		sb_puts(&sb, (iso(m->last_seen, ts), ts));
-		sb_putc(&sb, '"');
-		if (m->identity_json) {
-			sb_puts(&sb, ",\"identity\":");
-			sb_puts(&sb, m->identity_json);
-		}
-		if (m->caps_json) {
-			sb_puts(&sb, ",\"capabilities\":");
-			sb_puts(&sb, m->caps_json);
-		}
-		sb_putc(&sb, '}');
-		m->presence_len = sb.len;
-		m->presence_json = sb_detach(&sb);
-	}
-	sb_append(out, m->presence_json, m->presence_len);
-}
-
-static struct space_buf *build_presence(struct space_room *r)
-{
+	if (m->presence_json)
+		return;
+	char ts[TIME_ISO_LEN + 1];
 	struct strbuf sb;
 	sb_init(&sb, 0);
-	sb_puts(&sb, "{\"type\":\"presence\",\"agents\":[");
+	sb_puts(&sb, "{\"name\":");
+	space_put_str(&sb, m->name);
+	sb_puts(&sb, ",\"id\":");
+	space_put_str(&sb, m->id);
+	sb_puts(&sb, ",\"version\":");
+	space_put_str(&sb, m->version);
+	sb_puts(&sb, ",\"joinedAt\":\"");
+	sb_puts(&sb, (iso(m->joined_at, ts), ts));
+	sb_puts(&sb, "\",\"lastSeen\":\"");
+	sb_puts(&sb, (iso(m->last_seen, ts), ts));
+	sb_putc(&sb, '"');
+	if (m->identity_json) {
+		sb_puts(&sb, ",\"identity\":");
+		sb_puts(&sb, m->identity_json);
+	}
+	if (m->caps_json) {
+		sb_puts(&sb, ",\"capabilities\":");
+		sb_puts(&sb, m->caps_json);
+	}
+	sb_putc(&sb, '}');
+	m->presence_len = sb.len;
+	m->presence_json = sb_detach(&sb);
+}
+
+/* The snapshot, written once into a buffer of its exact size: in a join
+ * storm every newcomer gets one of up to N entries. */
+static struct space_buf *build_presence(struct space_room *r)
+{
+	static const char head[] = "{\"type\":\"presence\",\"agents\":[";
+	static const char tail[] = "]}";
+	size_t len = sizeof head - 1 + sizeof tail - 1;
+	for (struct space_conn *m = r->first; m; m = m->next) {
+		presence_entry(m);
+		len += m->presence_len + (m != r->first);
+	}
+	struct space_buf *b = space_buf_alloc(len, SPACE_BUF_PRESENCE);
+	char *p = space_buf_data(b);
+	memcpy(p, head, sizeof head - 1);
+	p += sizeof head - 1;
 	for (struct space_conn *m = r->first; m; m = m->next) {
 		if (m != r->first)
-			sb_putc(&sb, ',');
-		put_presence_entry(&sb, m);
+			*p++ = ',';
+		memcpy(p, m->presence_json, m->presence_len);
+		p += m->presence_len;
 	}
-	sb_puts(&sb, "]}");
-	struct space_buf *b = space_buf_from_sb(&sb, SPACE_BUF_PRESENCE);
-	sb_free(&sb);
+	memcpy(p, tail, sizeof tail - 1);
 	return b;
 }
 
-/* Broadcasts b (a presence snapshot, consumed) now when it is the turn's
- * first, else defers a fresh one to space_room_flush (see room.h). */
+/* Broadcasts the snapshot b (consumed) and sets when the next may follow:
+ * a snapshot costs its length times its recipients, and the room spends at
+ * most cfg.presence_bytes_per_ms on presence, never waiting more than
+ * cfg.presence_delay_max_ms. A small room's cost rounds to no wait at all. */
+static void presence_send(struct space_room *r, struct space_buf *b)
+{
+	uint64_t cost = (uint64_t)b->len * r->nmembers;
+	int64_t wait = r->cfg.presence_bytes_per_ms > 0
+	                       ? (int64_t)(cost / (uint64_t)r->cfg.presence_bytes_per_ms)
+	                       : 0;
+	if (wait > r->cfg.presence_delay_max_ms)
+		wait = r->cfg.presence_delay_max_ms;
+	r->presence_sent = true;
+	r->presence_at = r->now + wait;
+	broadcast(r, NULL, b);
+}
+
+/* True when a presence may go out now: the turn has sent none yet and the
+ * pacing wait is over (a wait longer than the maximum means the clock went
+ * back: it is over too). */
+static bool presence_may_send(const struct space_room *r)
+{
+	return !r->presence_sent && !r->presence_owed &&
+	       (r->now >= r->presence_at || r->presence_at - r->now > r->cfg.presence_delay_max_ms);
+}
+
+/* Broadcasts b (a presence snapshot, consumed) now when allowed, else owes
+ * a fresh one to space_room_flush (see room.h). */
 static void broadcast_presence_buf(struct space_room *r, struct space_buf *b)
 {
-	if (r->presence_sent) {
-		r->presence_deferred = true;
+	if (!presence_may_send(r)) {
+		r->presence_owed = true;
 		space_buf_unref(b);
 		return;
 	}
-	r->presence_sent = true;
-	broadcast(r, NULL, b);
+	presence_send(r, b);
 }
 
 static void broadcast_presence(struct space_room *r)
 {
-	if (r->presence_sent) {
-		r->presence_deferred = true;
+	if (!presence_may_send(r)) {
+		r->presence_owed = true;
 		return;
 	}
-	broadcast_presence_buf(r, build_presence(r));
+	presence_send(r, build_presence(r));
 }
 
-void space_room_flush(struct space_room *r)
+void space_room_flush(struct space_room *r, int64_t now)
 {
-	if (r->presence_deferred) {
-		r->presence_deferred = false;
-		broadcast(r, NULL, build_presence(r));
+	r->now = now;
+	r->presence_sent = false;
+	if (r->presence_owed) {
+		r->presence_owed = false;
+		if (presence_may_send(r))
+			presence_send(r, build_presence(r));
+		else
+			r->presence_owed = true;
 	}
 	r->presence_sent = false;
+}
+
+int64_t space_room_presence_due(const struct space_room *r)
+{
+	return r->presence_owed ? r->presence_at : -1;
 }
 
 /* --- claims ----------------------------------------------------------------- */
@@ -1203,6 +1249,8 @@ void space_room_config_init(struct space_room_config *cfg)
 	cfg->chat_interval_ms = SPACE_CHAT_INTERVAL_MS_DEFAULT;
 	cfg->workspace_ttl_ms = SPACE_WORKSPACE_TTL_MS_DEFAULT;
 	cfg->join_timeout_ms = 5000;
+	cfg->presence_bytes_per_ms = SPACE_PRESENCE_BYTES_PER_MS_DEFAULT;
+	cfg->presence_delay_max_ms = SPACE_PRESENCE_DELAY_MAX_MS_DEFAULT;
 }
 
 struct space_room *space_room_new(const struct space_room_config *cfg, struct space_store *store,

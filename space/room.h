@@ -43,6 +43,12 @@
 #define SPACE_WORKSPACE_TTL_MS_DEFAULT 86400000
 #define SPACE_CLAIM_TTL_MS_DEFAULT     60000
 #define SPACE_CHAT_INTERVAL_MS_DEFAULT 3000
+/* Presence pacing (space_room_flush): the presence bytes the room may
+ * queue per millisecond, summed over recipients (1 GB/s: a 5,000-member
+ * snapshot of ~750 KB to everyone is 3.75 GB), and the longest a member
+ * waits for a newer snapshot. */
+#define SPACE_PRESENCE_BYTES_PER_MS_DEFAULT 1000000
+#define SPACE_PRESENCE_DELAY_MAX_MS_DEFAULT 1000
 
 /* WebSocket close codes used by the room (§3.21). */
 #define SPACE_CLOSE_GOING_AWAY   1001
@@ -103,11 +109,13 @@ struct space_room_event {
 typedef void (*space_room_observer_fn)(void *ud, const struct space_room_event *ev);
 
 struct space_room_config {
-	int64_t claim_ttl_ms;     /* §3.7 */
-	int64_t chat_interval_ms; /* §3.4 step 4; 0 disables the limit */
-	int64_t workspace_ttl_ms; /* §3.15 */
-	int64_t join_timeout_ms;  /* the timer lives in the I/O layer; this
-	                           * only words the timeout error */
+	int64_t claim_ttl_ms;          /* §3.7 */
+	int64_t chat_interval_ms;      /* §3.4 step 4; 0 disables the limit */
+	int64_t workspace_ttl_ms;      /* §3.15 */
+	int64_t join_timeout_ms;       /* the timer lives in the I/O layer; this
+	                                * only words the timeout error */
+	int64_t presence_bytes_per_ms; /* pacing; 0: none (every turn) */
+	int64_t presence_delay_max_ms; /* pacing: the longest wait */
 };
 
 struct space_room;
@@ -139,14 +147,28 @@ void space_room_pong(struct space_room *r, struct space_conn *c, int64_t now);
 void space_room_join_timeout(struct space_room *r, struct space_conn *c, int64_t now);
 
 /* End of an I/O turn (the server calls it once per event-loop iteration,
- * before writing). The first presence broadcast of a turn goes out at
- * once; later ones in the same turn are merged into one snapshot sent
- * here, so a burst of joins or identities (a reconnect storm: 1000 joins
- * would otherwise queue 1000 presences of up to 1000 members each on every
- * member) costs one presence per turn. A client rebuilds its member list
- * from each presence (§7.4), and one event per turn — every test, any
- * quiet room — still sees the reference's exact sequence. */
-void space_room_flush(struct space_room *r);
+ * before writing). Presence is a full snapshot, and a client rebuilds its
+ * member list from each one (§7.4), so a member that receives only the
+ * newest loses nothing; a join storm, on the other hand, would send every
+ * member one snapshot of up to N members per join — O(N²) messages of O(N)
+ * bytes. Two rules keep that bounded:
+ *   - per turn: the first presence broadcast of a turn goes out at once;
+ *     later ones in the same turn become one snapshot sent here;
+ *   - pacing: after a snapshot of L bytes to M members, the next waits
+ *     L × M / presence_bytes_per_ms ms (at most presence_delay_max_ms);
+ *     what falls in the wait becomes one fresh snapshot, sent here once
+ *     the wait is over. In a room of tens of members the wait rounds to
+ *     nothing, so every test and any quiet room sees the reference's exact
+ *     sequence.
+ * Join, leave and every other message are never delayed or reordered; only
+ * the snapshot that follows them may come later, built when it is sent, so
+ * it always describes the room as of its place in each member's stream.
+ * A newcomer still gets its own snapshot right after its join (the member
+ * list before any chat from them); its second one is the paced broadcast. */
+void space_room_flush(struct space_room *r, int64_t now);
+/* When the owed snapshot may go (epoch ms; call space_room_flush then), or
+ * -1 when none is owed. */
+int64_t space_room_presence_due(const struct space_room *r);
 
 /* Heartbeat tick: ping live members, drop those that missed a round. */
 void space_room_heartbeat(struct space_room *r, int64_t now);

@@ -145,6 +145,7 @@ struct server {
 	struct space_host *host;
 	struct mdns_publisher *mdns;
 	uv_timer_t heartbeat, sweep, phase_timer;
+	uv_timer_t presence_timer; /* wakes the loop for a paced presence */
 	uv_signal_t sigint, sigterm;
 	uv_prepare_t prepare;
 	uv_check_t check;
@@ -227,13 +228,21 @@ static void dirty_unlink(struct conn *p)
 	p->dirty_prev = p->dirty_next = NULL;
 }
 
+static void on_presence_timer(uv_timer_t *t);
+
 /* Writes what every dirty connection has queued. Runs once per loop turn
  * (twice, counting uv_prepare); this is also where the room emits the
- * presence it deferred during the turn. */
+ * presence it deferred (room.h: per turn and paced), and where the timer
+ * for a paced one is set. */
 static void flush_all(struct server *s)
 {
 	if (s->phase != PHASE_DONE) {
-		space_room_flush(s->room);
+		int64_t now = now_ms();
+		space_room_flush(s->room, now);
+		int64_t due = space_room_presence_due(s->room);
+		if (due >= 0 && !uv_is_active((uv_handle_t *)&s->presence_timer))
+			uv_timer_start(&s->presence_timer, on_presence_timer,
+			               due > now ? (uint64_t)(due - now) : 0, 0);
 		if (s->web)
 			web_flush(s);
 	}
@@ -243,6 +252,11 @@ static void flush_all(struct server *s)
 		flush_conn(p);
 	}
 	s->turn++;
+}
+
+static void on_presence_timer(uv_timer_t *t)
+{
+	flush_all(t->data);
 }
 
 static void on_prepare(uv_prepare_t *h)
@@ -692,7 +706,8 @@ static void on_room_event(void *ud, const struct space_room_event *ev)
 	}
 	web_fanout_take(s, space_web_tap(s->web, ev->msg, p ? &p->webp : NULL, ev->now));
 	if (p && space_web_profile_apply(&p->webprof, space_buf_data(ev->msg), ev->msg->len))
-		web_fanout_take(s, space_web_profile_event(&p->webprof, ev->who->name, ev->who->id));
+		web_fanout_take(s,
+		                space_web_profile_event(&p->webprof, ev->who->name, ev->who->id));
 }
 
 /* --- room ops -------------------------------------------------------------------------- */
@@ -1178,12 +1193,12 @@ static void print_who(struct server *s)
 
 /* The host's commands, for /help. A line that is none of them is chat. */
 static const char HOST_HELP[] =
-	"host commands:\n"
-	"  /who          list the agents in the room\n"
-	"  /help         this list (also /?)\n"
-	"  /quit, /exit  shut the room down (also quit, exit)\n"
-	"  //text        say \"/text\" to the room\n"
-	"any other line is said to the room as the host (@Name addresses an agent)\n";
+        "host commands:\n"
+        "  /who          list the agents in the room\n"
+        "  /help         this list (also /?)\n"
+        "  /quit, /exit  shut the room down (also quit, exit)\n"
+        "  //text        say \"/text\" to the room\n"
+        "any other line is said to the room as the host (@Name addresses an agent)\n";
 
 static void host_line(void *ud, const char *line, size_t len)
 {
@@ -1218,7 +1233,8 @@ static void host_line(void *ud, const char *line, size_t len)
 		while (w < n && w < 40 && t[w] != ' ' && t[w] != '\t')
 			w++;
 		if (utf8_valid(t, w))
-			printf("unknown command %.*s: /help lists the commands; start the line with "
+			printf("unknown command %.*s: /help lists the commands; start the line "
+			       "with "
 			       "// to say it to the room\n",
 			       (int)w, t);
 		else
@@ -1269,6 +1285,7 @@ static void finish(struct server *s)
 		s->listener_open = false;
 	}
 	close_handle((uv_handle_t *)&s->phase_timer);
+	close_handle((uv_handle_t *)&s->presence_timer);
 	close_handle((uv_handle_t *)&s->heartbeat);
 	close_handle((uv_handle_t *)&s->sweep);
 	close_handle((uv_handle_t *)&s->sigint);
@@ -1446,6 +1463,8 @@ void space_server_config_init(struct space_server_config *cfg)
 	cfg->log_max_bytes = SPACE_LOG_ROTATE_BYTES_DEFAULT;
 	cfg->history_max_bytes = SPACE_HISTORY_MAX_BYTES_DEFAULT;
 	cfg->sendq_max_bytes = SPACE_SENDQ_MAX_BYTES_DEFAULT;
+	cfg->presence_bytes_per_ms = SPACE_PRESENCE_BYTES_PER_MS_DEFAULT;
+	cfg->presence_delay_max_ms = SPACE_PRESENCE_DELAY_MAX_MS_DEFAULT;
 	cfg->web = true;
 }
 
@@ -1474,6 +1493,8 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	rcfg.chat_interval_ms = cfg->chat_interval_ms;
 	rcfg.workspace_ttl_ms = cfg->workspace_ttl_ms;
 	rcfg.join_timeout_ms = cfg->join_timeout_ms;
+	rcfg.presence_bytes_per_ms = cfg->presence_bytes_per_ms;
+	rcfg.presence_delay_max_ms = cfg->presence_delay_max_ms;
 	s->room = space_room_new(&rcfg, s->store, &room_ops, s, s->started_ms);
 	uv_loop_init(&s->loop);
 
@@ -1509,7 +1530,8 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	uv_timer_init(&s->loop, &s->heartbeat);
 	uv_timer_init(&s->loop, &s->sweep);
 	uv_timer_init(&s->loop, &s->phase_timer);
-	s->heartbeat.data = s->sweep.data = s->phase_timer.data = s;
+	uv_timer_init(&s->loop, &s->presence_timer);
+	s->heartbeat.data = s->sweep.data = s->phase_timer.data = s->presence_timer.data = s;
 	uv_timer_start(&s->heartbeat, on_heartbeat, (uint64_t)cfg->heartbeat_ms,
 	               (uint64_t)cfg->heartbeat_ms);
 	uv_timer_start(&s->sweep, on_sweep, (uint64_t)cfg->sweep_ms, (uint64_t)cfg->sweep_ms);

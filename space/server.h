@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "space/room.h"
 
 #define SPACE_DEFAULT_NAME        "agent-space"
 #define SPACE_DEFAULT_PORT        7777
@@ -62,6 +63,8 @@ struct space_server_config {
 	size_t log_max_bytes;
 	size_t history_max_bytes;
 	size_t sendq_max_bytes;
+	int64_t presence_bytes_per_ms; /* presence pacing (space/room.h) */
+	int64_t presence_delay_max_ms;
 };
 
 /* Fills the defaults of the reference (§6). */

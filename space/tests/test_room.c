@@ -1,10 +1,13 @@
 /* Unit tests for space/room: the rules of space-protocol.md §3, driven
  * through fake I/O ops that record what each connection receives. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* cmocka needs the four headers above included first */
+#include <cmocka.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +89,7 @@ static int teardown(void **state)
 static void in(int i, const char *msg, int64_t t)
 {
 	space_room_input(room, f[i].c, msg, strlen(msg), t);
-	space_room_flush(room);
+	space_room_flush(room, t);
 }
 
 static void join(int i, const char *name, const char *id, int64_t t)
@@ -191,7 +194,7 @@ static void test_replacement_order(void **state)
 	/* The replaced connection's close later is a no-op. */
 	clear();
 	space_room_conn_closed(room, f[0].c, T0 + 6);
-	space_room_flush(room);
+	space_room_flush(room, T0 + 6);
 	f[0].c = space_room_conn_new(room, &f[0]);
 	assert_int_equal(f[1].n, 0);
 	assert_int_equal(space_room_member_count(room), 2);
@@ -300,7 +303,7 @@ static void test_disconnect_and_heartbeat(void **state)
 	in(1, "{\"type\":\"claim\",\"action\":\"x\",\"target\":\"y\"}", T0);
 	clear();
 	space_room_conn_closed(room, f[1].c, T0 + 1);
-	space_room_flush(room);
+	space_room_flush(room, T0 + 1);
 	f[1].c = space_room_conn_new(room, &f[1]);
 	expect(0, 0, "{\"type\":\"leave\",\"name\":\"B\",\"id\":\"b\"");
 	expect(0, 1, "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\"");
@@ -412,7 +415,7 @@ static void test_presence_per_turn(void **state)
 	assert_int_equal(f[2].n, 4);
 	expect(2, 1, "{\"type\":\"presence\"");
 	expect(2, 2, "{\"type\":\"history_response\"");
-	space_room_flush(room);
+	space_room_flush(room, T0 + 2);
 	/* One snapshot with everything, to everyone, at the end of the turn. */
 	assert_int_equal(f[0].n, 5);
 	expect(0, 4, "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\"");
@@ -427,8 +430,62 @@ static void test_presence_per_turn(void **state)
 	expect(0, 0, "{\"type\":\"leave\",\"name\":\"C\"");
 	expect(0, 1, "{\"type\":\"presence\"");
 	assert_null(strstr(f[0].msgs[1], "\"name\":\"C\""));
-	space_room_flush(room);
+	space_room_flush(room, T0 + 3);
 	assert_int_equal(f[0].n, 2);
+}
+
+/* Pacing: after a snapshot of L bytes to M members the next waits L × M /
+ * presence_bytes_per_ms; what falls in the wait is one fresh snapshot when
+ * it is over. Joins and leaves themselves are never held back. */
+static void test_presence_paced(void **state)
+{
+	struct space_room_config cfg;
+	space_room_config_init(&cfg);
+	cfg.presence_bytes_per_ms = 1; /* each snapshot waits its bytes × members in ms */
+	cfg.presence_delay_max_ms = 50;
+	space_room_free(room);
+	room = space_room_new(&cfg, store, &ops, NULL, T0);
+	for (int i = 0; i < MAXC; i++)
+		f[i].c = space_room_conn_new(room, &f[i]);
+	assert_int_equal(space_room_presence_due(room), -1);
+	join(0, "A", "a", T0);
+	/* A's own join: the snapshot goes at once; the next may follow at
+	 * T0 + 50 (its cost is over the maximum wait). */
+	assert_int_equal(f[0].n, 4);
+	expect(0, 3, "{\"type\":\"presence\"");
+	clear();
+	join(1, "B", "b", T0 + 10);
+	/* A gets B's join at once, no presence yet; B its join, its own
+	 * snapshot (the member list before any chat) and its history. */
+	assert_int_equal(f[0].n, 1);
+	expect(0, 0, "{\"type\":\"join\",\"name\":\"B\"");
+	assert_int_equal(f[1].n, 3);
+	expect(1, 1, "{\"type\":\"presence\",\"agents\":[{\"name\":\"A\"");
+	expect(1, 2, "{\"type\":\"history_response\"");
+	assert_int_equal(space_room_presence_due(room), T0 + 50);
+	join(2, "C", "c", T0 + 20);
+	in(1, "{\"type\":\"chat\",\"content\":\"hi\"}", T0 + 30);
+	space_room_conn_closed(room, f[2].c, T0 + 40);
+	f[2].c = space_room_conn_new(room, &f[2]);
+	space_room_flush(room, T0 + 49);
+	assert_int_equal(f[0].n, 4); /* joins of B and C, the chat, C's leave */
+	expect(0, 1, "{\"type\":\"join\",\"name\":\"C\"");
+	expect(0, 2, "{\"type\":\"chat\",\"name\":\"B\"");
+	expect(0, 3, "{\"type\":\"leave\",\"name\":\"C\"");
+	/* The wait is over: one snapshot of the room as it is now, to all. */
+	space_room_flush(room, T0 + 50);
+	assert_int_equal(f[0].n, 5);
+	const char *p0 = f[0].msgs[4];
+	assert_int_equal(strncmp(p0, "{\"type\":\"presence\"", 18), 0);
+	assert_non_null(strstr(p0, "\"name\":\"A\""));
+	assert_non_null(strstr(p0, "\"name\":\"B\""));
+	assert_null(strstr(p0, "\"name\":\"C\""));
+	assert_string_equal(f[1].msgs[f[1].n - 1], p0);
+	assert_int_equal(space_room_presence_due(room), -1);
+	/* A clock that went back: the wait counts as over, never longer. */
+	clear();
+	join(2, "D", "d", T0 - 3600000);
+	expect(0, 1, "{\"type\":\"presence\"");
 }
 
 static void test_shutdown(void **state)
@@ -456,6 +513,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_host_addressing, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_control_characters_relayed, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_presence_per_turn, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_presence_paced, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_shutdown, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,7 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				}
 			}
 			free(fixed);
-			space_room_flush(r);
+			space_room_flush(r, now);
 			if (space_web_take_members_dirty(web))
 				check_events(space_web_members_event(web, r, now));
 		}
