@@ -2,7 +2,7 @@
  * Fuzz target for the room's web page (space/web.c, space/web_state.c):
  * the request classifier over outside bytes, and the mirror the page
  * reads, fed by a real room (space/room.c) through its observer, as
- * server.c does: every broadcast to space_web_tap and to the sender's
+ * server_sse.c does: every broadcast to space_web_tap and to the sender's
  * profile (space_web_profile_apply), every silent renewal to
  * space_web_input.
  *
