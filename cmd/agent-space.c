@@ -72,7 +72,7 @@ static const char usage_text[] =
         "                            second summed over its members (1000000000;\n"
         "                            0: a snapshot every loop turn)\n"
         "  SPACE_PRESENCE_MAX_DELAY_MS  the longest a member waits for a newer\n"
-        "                            snapshot (1000)\n"
+        "                            snapshot (5000)\n"
         "\n"
         "HTTP: GET /healthz answers 200 {\"name\",\"agents\",\"uptime\"} (uptime in\n"
         "seconds). GET / from a browser (Accept: text/html) serves the room's\n"

@@ -16,6 +16,7 @@ struct space_buf *space_buf_alloc(size_t len, unsigned flags)
 	b->flags = flags;
 	b->len = len;
 	b->hdr_len = 0;
+	b->target = NULL;
 	if (!(flags & SPACE_BUF_RAW)) {
 		uint8_t hdr[WS_HDR_MAX];
 		size_t n = ws_frame_header(hdr, WS_OP_TEXT, len);
@@ -41,6 +42,20 @@ struct space_buf *space_buf_from_sb(struct strbuf *sb, unsigned flags)
 	return b;
 }
 
+struct space_buf *space_buf_deferred(unsigned flags)
+{
+	return space_buf_alloc(0, flags | SPACE_BUF_DEFERRED | SPACE_BUF_RAW);
+}
+
+void space_buf_resolve(struct space_buf *ph, struct space_buf *real)
+{
+	if (ph->target)
+		return;
+	ph->target = space_buf_ref(real);
+	ph->len = real->len;
+	ph->hdr_len = real->hdr_len;
+}
+
 struct space_buf *space_buf_ref(struct space_buf *b)
 {
 	b->refs++;
@@ -49,6 +64,8 @@ struct space_buf *space_buf_ref(struct space_buf *b)
 
 void space_buf_unref(struct space_buf *b)
 {
-	if (b && --b->refs == 0)
+	if (b && --b->refs == 0) {
+		space_buf_unref(b->target);
 		free(b);
+	}
 }

@@ -89,6 +89,10 @@ struct space_room {
 	bool presence_sent;  /* a presence was broadcast in this turn */
 	bool presence_owed;  /* a newer snapshot is due (room.h: presence pacing) */
 	int64_t presence_at; /* not before this time (epoch ms) */
+	/* The newcomers' snapshot of this turn while pacing holds presence
+	 * back: one placeholder queued for each of them, resolved by
+	 * newcomers_resolve (see room.h). NULL: none pending. */
+	struct space_buf *newcomers;
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -294,17 +298,38 @@ static void broadcast_presence(struct space_room *r)
 	presence_send(r, build_presence(r));
 }
 
+/* Gives the pending newcomers' placeholder its snapshot (snap, or one
+ * built now when NULL). Called at the end of the turn and before anything
+ * that would make the room as it is now wrong for a newcomer that joined
+ * earlier in the turn: a member leaving (its later chat would come from
+ * someone the newcomer was never told about). Later joins, identities and
+ * lastSeen only add to what the newcomer learns. */
+static void newcomers_resolve(struct space_room *r, struct space_buf *snap)
+{
+	if (!r->newcomers)
+		return;
+	struct space_buf *b = snap ? space_buf_ref(snap) : build_presence(r);
+	space_buf_resolve(r->newcomers, b);
+	space_buf_unref(b);
+	space_buf_unref(r->newcomers);
+	r->newcomers = NULL;
+}
+
 void space_room_flush(struct space_room *r, int64_t now)
 {
 	r->now = now;
 	r->presence_sent = false;
+	struct space_buf *snap = NULL;
 	if (r->presence_owed) {
 		r->presence_owed = false;
 		if (presence_may_send(r))
-			presence_send(r, build_presence(r));
+			snap = build_presence(r);
 		else
 			r->presence_owed = true;
 	}
+	newcomers_resolve(r, snap);
+	if (snap)
+		presence_send(r, snap);
 	r->presence_sent = false;
 }
 
@@ -432,6 +457,7 @@ static void disconnect_member(struct space_room *r, struct space_conn *c, int64_
 	char ts[TIME_ISO_LEN + 1];
 	iso(now, ts);
 	log_event(r, ts, c, "leave", "", 0);
+	newcomers_resolve(r, NULL);
 	member_unlink(r, c);
 
 	struct strbuf sb;
@@ -568,8 +594,19 @@ static void handle_join(struct space_room *r, struct space_conn *c, const cJSON 
 	sb_free(&sb);
 
 	/* Newcomer: join → presence → history → workspace_state×N → presence.
-	 * Nothing changes between the two presences, so one buffer serves. */
-	struct space_buf *presence = build_presence(r);
+	 * Nothing changes between the two presences, so one buffer serves.
+	 * While pacing holds the broadcast back (a storm), the newcomers of
+	 * the turn share one snapshot instead: a placeholder now, its bytes
+	 * written at the end of the turn (newcomers_resolve). */
+	struct space_buf *presence;
+	if (presence_may_send(r)) {
+		newcomers_resolve(r, NULL);
+		presence = build_presence(r);
+	} else {
+		if (!r->newcomers)
+			r->newcomers = space_buf_deferred(SPACE_BUF_PRESENCE);
+		presence = space_buf_ref(r->newcomers);
+	}
 	send_buf(r, c, presence);
 	struct space_buf *hist = space_store_history(r->store, space_history_limit(r->nmembers));
 	send_buf(r, c, hist);
@@ -1217,6 +1254,7 @@ void space_room_shutdown_notice(struct space_room *r, int64_t now)
 
 void space_room_shutdown_close(struct space_room *r)
 {
+	newcomers_resolve(r, NULL);
 	/* §3.17: no leave entries, no leave/presence broadcasts. */
 	while (r->first) {
 		struct space_conn *m = r->first;
@@ -1311,6 +1349,7 @@ void space_room_free(struct space_room *r)
 			claim_unlink(r, &r->claims[i]);
 	while (r->ws_first)
 		ws_unlink(r, r->ws_first);
+	space_buf_unref(r->newcomers);
 	free(r);
 }
 

@@ -44,11 +44,12 @@
 #define SPACE_CLAIM_TTL_MS_DEFAULT     60000
 #define SPACE_CHAT_INTERVAL_MS_DEFAULT 3000
 /* Presence pacing (space_room_flush): the presence bytes the room may
- * queue per millisecond, summed over recipients (1 GB/s: a 5,000-member
- * snapshot of ~750 KB to everyone is 3.75 GB), and the longest a member
- * waits for a newer snapshot. */
+ * queue per millisecond, summed over recipients, and the longest a member
+ * waits for a newer snapshot. At 1 GB/s a 1,000-member snapshot (~150 KB
+ * to each of 1,000) waits 0.15 s, a 5,000-member one (~750 KB to each of
+ * 5,000: 3.75 GB) 3.75 s; ten members, nothing. */
 #define SPACE_PRESENCE_BYTES_PER_MS_DEFAULT 1000000
-#define SPACE_PRESENCE_DELAY_MAX_MS_DEFAULT 1000
+#define SPACE_PRESENCE_DELAY_MAX_MS_DEFAULT 5000
 
 /* WebSocket close codes used by the room (§3.21). */
 #define SPACE_CLOSE_GOING_AWAY   1001

@@ -95,12 +95,43 @@ static void on_conn_timer(uv_timer_t *t);
 
 /* --- dirty list ---------------------------------------------------------------- */
 
+static void dirty_unlink(struct conn *p);
+
+/* Connections waiting for their first answer — an HTTP response, the 101,
+ * a newcomer's join sequence — are written first in the turn, the members
+ * receiving broadcasts after them. In a join storm a flush of thousands of
+ * members takes tens of milliseconds; newcomers at its end would wait for
+ * all of it before they can join, so joiners would arrive in small
+ * batches and each batch cost a whole flush. */
 void srv_mark_dirty(struct conn *p)
 {
 	struct server *s = p->s;
-	if (p->dirty || p->state == CONN_GONE)
+	if (p->state == CONN_GONE)
 		return;
+	bool first = !(p->room && p->room->member && p->greeted);
+	if (p->dirty) {
+		if (!first || p->dirty_urgent)
+			return;
+		dirty_unlink(p);
+	}
 	p->dirty = true;
+	p->dirty_urgent = first;
+	if (first) {
+		/* after the other urgent ones: first come, first served */
+		struct conn *after = s->dirty_urgent_last;
+		p->dirty_prev = after;
+		p->dirty_next = after ? after->dirty_next : s->dirty_first;
+		if (p->dirty_next)
+			p->dirty_next->dirty_prev = p;
+		else
+			s->dirty_last = p;
+		if (after)
+			after->dirty_next = p;
+		else
+			s->dirty_first = p;
+		s->dirty_urgent_last = p;
+		return;
+	}
 	p->dirty_next = NULL;
 	p->dirty_prev = s->dirty_last;
 	if (s->dirty_last)
@@ -115,6 +146,8 @@ static void dirty_unlink(struct conn *p)
 	struct server *s = p->s;
 	if (!p->dirty)
 		return;
+	if (s->dirty_urgent_last == p)
+		s->dirty_urgent_last = p->dirty_prev; /* urgent ones come first */
 	if (p->dirty_prev)
 		p->dirty_prev->dirty_next = p->dirty_next;
 	else
@@ -127,33 +160,77 @@ static void dirty_unlink(struct conn *p)
 	p->dirty_prev = p->dirty_next = NULL;
 }
 
-static void on_presence_timer(uv_timer_t *t);
+static void on_wake_timer(uv_timer_t *t);
+
+/* A join or a member's departure: counted per second to tell a storm. */
+void srv_churn(struct server *s)
+{
+	uint64_t now = uv_now(&s->loop);
+	if (now - s->churn_since >= 1000) {
+		s->churn_prev = now - s->churn_since < 2000 ? s->churn_now : 0;
+		s->churn_now = 0;
+		s->churn_since = now;
+	}
+	s->churn_now++;
+}
+
+/* In a join or leave storm (SPACE_STORM_CHURN_PER_S joins and departures
+ * within about a second) the members that only receive broadcasts are
+ * written at most every SPACE_STORM_FLUSH_MS instead of every turn: a turn
+ * of a storm brings a few joins, and writing thousands of members for each
+ * few is what made a storm slow; now each write carries the joins of several
+ * turns. Connections waiting for their first answer (srv_mark_dirty) are
+ * still written every turn, so joiners never wait for the room. */
+static bool storm(struct server *s)
+{
+	uint64_t now = uv_now(&s->loop);
+	unsigned recent = now - s->churn_since < 1000   ? s->churn_now + s->churn_prev
+	                  : now - s->churn_since < 2000 ? s->churn_now
+	                                                : 0;
+	return recent >= SPACE_STORM_CHURN_PER_S;
+}
 
 /* Writes what every dirty connection has queued. Runs once per loop turn
  * (twice, counting uv_prepare); this is also where the room emits the
- * presence it deferred (room.h: per turn and paced), and where the timer
- * for a paced one is set. */
+ * presence it deferred (room.h: per turn and paced), and where the timers
+ * for a paced presence and a held-back storm write are set. */
 static void flush_all(struct server *s)
 {
+	uint64_t wake = UINT64_MAX;
 	if (s->phase != PHASE_DONE) {
 		int64_t now = now_ms();
 		space_room_flush(s->room, now);
 		int64_t due = space_room_presence_due(s->room);
-		if (due >= 0 && !uv_is_active((uv_handle_t *)&s->presence_timer))
-			uv_timer_start(&s->presence_timer, on_presence_timer,
-			               due > now ? (uint64_t)(due - now) : 0, 0);
+		if (due >= 0)
+			wake = due > now ? (uint64_t)(due - now) : 0;
 		if (s->web)
 			srv_web_flush(s);
 	}
+	uint64_t mono = uv_now(&s->loop);
+	bool hold = s->phase == PHASE_RUNNING && mono < s->bulk_next && storm(s);
 	struct conn *p;
+	bool bulk = false;
 	while ((p = s->dirty_first)) {
+		if (hold && !p->dirty_urgent)
+			break;
+		bulk |= !p->dirty_urgent;
 		dirty_unlink(p);
 		flush_conn(p);
 	}
+	if (bulk) {
+		uv_update_time(&s->loop);
+		s->bulk_next = uv_now(&s->loop) + SPACE_STORM_FLUSH_MS;
+	}
+	if (hold && s->dirty_first && s->bulk_next - mono < wake)
+		wake = s->bulk_next - mono;
+	if (wake != UINT64_MAX && s->phase != PHASE_DONE &&
+	    (!uv_is_active((uv_handle_t *)&s->wake_timer) ||
+	     uv_timer_get_due_in(&s->wake_timer) > wake))
+		uv_timer_start(&s->wake_timer, on_wake_timer, wake, 0);
 	s->turn++;
 }
 
-static void on_presence_timer(uv_timer_t *t)
+static void on_wake_timer(uv_timer_t *t)
 {
 	flush_all(t->data);
 }
@@ -172,7 +249,7 @@ static void on_check(uv_check_t *h)
 
 static struct qent *q_at(struct conn *p, size_t i)
 {
-	return &p->q[(p->qhead + i) % p->qcap];
+	return &p->q[(p->qhead + i) & (p->qcap - 1)];
 }
 
 static void q_clear(struct conn *p)
@@ -199,8 +276,9 @@ void srv_q_push(struct conn *p, struct space_buf *b)
 	struct qent *e = q_at(p, p->qcount);
 	e->b = b;
 	e->turn = p->s->turn;
+	e->bytes = b->hdr_len + b->len;
 	p->qcount++;
-	p->qbytes += b->hdr_len + b->len;
+	p->qbytes += e->bytes;
 }
 
 /* Removes the first n entries; unref says whether their references are
@@ -210,12 +288,12 @@ static void q_drop_front(struct conn *p, size_t n, bool unref)
 	for (size_t i = 0; i < n; i++) {
 		struct qent *e = q_at(p, 0);
 		if (e->b) {
-			p->qbytes -= e->b->hdr_len + e->b->len;
+			p->qbytes -= e->bytes;
 			if (unref)
 				space_buf_unref(e->b);
 		}
 		e->b = NULL;
-		p->qhead = (p->qhead + 1) % p->qcap;
+		p->qhead = (p->qhead + 1) & (p->qcap - 1);
 		p->qcount--;
 	}
 	if (!p->qcount && p->qcap > 64) {
@@ -235,7 +313,7 @@ static void q_coalesce_presence(struct conn *p)
 	for (size_t i = p->qcount; i-- > 0;) {
 		struct qent *e = q_at(p, i);
 		if (e->b && (e->b->flags & SPACE_BUF_PRESENCE) && e->turn < p->s->turn) {
-			p->qbytes -= e->b->hdr_len + e->b->len;
+			p->qbytes -= e->bytes;
 			space_buf_unref(e->b);
 			e->b = NULL;
 			return;
@@ -366,7 +444,13 @@ static void flush_conn(struct conn *p)
 		}
 		while (taken < p->qcount && n < SPACE_FLUSH_IOV_MAX &&
 		       total < SPACE_FLUSH_BYTES_MAX) {
-			struct space_buf *b = q_at(p, taken++)->b;
+			struct space_buf *b = q_at(p, taken)->b;
+			/* The newcomers' snapshot gets its bytes at the end of
+			 * the turn (space/room.h); a write completing before that
+			 * stops here, and the end-of-turn flush goes on. */
+			if (b && !space_buf_ready(b))
+				break;
+			taken++;
 			if (!b)
 				continue;
 			size_t len;
@@ -418,6 +502,8 @@ static void flush_conn(struct conn *p)
 		write_rest(p, iov, owner, n, (size_t)r, total);
 		break;
 	}
+	if (p->room && p->room->member)
+		p->greeted = true;
 	after_flush(p);
 }
 
@@ -427,6 +513,8 @@ static void conn_free(struct conn *p)
 {
 	struct server *s = p->s;
 	if (p->room) {
+		if (p->room->member && s->phase == PHASE_RUNNING)
+			srv_churn(s);
 		/* The leave goes to the page through the room's observer. */
 		space_room_conn_closed(s->room, p->room, now_ms());
 		p->room = NULL;
@@ -659,6 +747,7 @@ void srv_upgrade(struct server *s, struct conn *p, const struct ws_request *req)
 	ws_parser_init(&p->parser, SPACE_MAX_PAYLOAD_BYTES, WS_ROLE_SERVER);
 	p->room = space_room_conn_new(s->room, p);
 	s->nconns++;
+	srv_churn(s);
 	uv_timer_start(&p->timer, on_conn_timer, (uint64_t)s->cfg->join_timeout_ms, 0);
 	/* Frames may have come in the same packets as the head. */
 	size_t extra = p->head.len - req->head_len;
@@ -788,7 +877,7 @@ static void finish(struct server *s)
 		s->listener_open = false;
 	}
 	close_handle((uv_handle_t *)&s->phase_timer);
-	close_handle((uv_handle_t *)&s->presence_timer);
+	close_handle((uv_handle_t *)&s->wake_timer);
 	close_handle((uv_handle_t *)&s->heartbeat);
 	close_handle((uv_handle_t *)&s->sweep);
 	close_handle((uv_handle_t *)&s->sigint);
@@ -1030,8 +1119,8 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	uv_timer_init(&s->loop, &s->heartbeat);
 	uv_timer_init(&s->loop, &s->sweep);
 	uv_timer_init(&s->loop, &s->phase_timer);
-	uv_timer_init(&s->loop, &s->presence_timer);
-	s->heartbeat.data = s->sweep.data = s->phase_timer.data = s->presence_timer.data = s;
+	uv_timer_init(&s->loop, &s->wake_timer);
+	s->heartbeat.data = s->sweep.data = s->phase_timer.data = s->wake_timer.data = s;
 	uv_timer_start(&s->heartbeat, on_heartbeat, (uint64_t)cfg->heartbeat_ms,
 	               (uint64_t)cfg->heartbeat_ms);
 	uv_timer_start(&s->sweep, on_sweep, (uint64_t)cfg->sweep_ms, (uint64_t)cfg->sweep_ms);

@@ -33,6 +33,12 @@
 
 #define LOG_COMP "space"
 
+/* Join and leave storms (server.c: storm()): joins and departures per
+ * second from which broadcasts to members are written every
+ * SPACE_STORM_FLUSH_MS rather than every loop turn. */
+#define SPACE_STORM_CHURN_PER_S 100
+#define SPACE_STORM_FLUSH_MS    50
+
 enum phase {
 	PHASE_RUNNING,  /* normal service */
 	PHASE_DRAINING, /* shutdown sent; still serving for the grace period */
@@ -51,6 +57,7 @@ enum conn_state {
 struct qent {
 	struct space_buf *b; /* NULL: coalesced away */
 	uint64_t turn;       /* flush turn in which it was queued */
+	size_t bytes;        /* counted in qbytes (0 for a placeholder, space/buf.h) */
 };
 
 struct conn {
@@ -60,6 +67,8 @@ struct conn {
 	struct conn *prev, *next;             /* every connection */
 	struct conn *dirty_prev, *dirty_next; /* waiting for the next flush */
 	bool dirty;
+	bool dirty_urgent; /* in the head part of the dirty list (srv_mark_dirty) */
+	bool greeted;      /* a member whose join sequence has been written */
 	enum conn_state state;
 	int handles; /* open libuv handles; freed at 0 */
 
@@ -68,7 +77,7 @@ struct conn {
 	struct space_conn *room;
 	bool input_done; /* the peer's close arrived: ignore the rest */
 
-	/* send queue: ring of shared buffers */
+	/* send queue: ring of shared buffers; qcap is 0 or a power of two */
 	struct qent *q;
 	size_t qhead, qcount, qcap, qbytes;
 	size_t inflight; /* bytes held by the uv_write in flight */
@@ -103,7 +112,10 @@ struct server {
 	struct space_host *host;
 	struct mdns_publisher *mdns;
 	uv_timer_t heartbeat, sweep, phase_timer;
-	uv_timer_t presence_timer; /* wakes the loop for a paced presence */
+	uv_timer_t wake_timer;          /* a paced presence, a held-back storm write */
+	uint64_t churn_since;           /* loop ms: joins and departures counted since */
+	unsigned churn_now, churn_prev; /* in this second, in the one before */
+	uint64_t bulk_next;             /* storm: members' next write, loop ms */
 	uv_signal_t sigint, sigterm;
 	uv_prepare_t prepare;
 	uv_check_t check;
@@ -117,7 +129,8 @@ struct server {
 	unsigned nclosing; /* of which a close frame was queued */
 	struct conn *conns;
 	struct conn *dirty_first, *dirty_last;
-	bool tty_out; /* stdout is a terminal: show room events there */
+	struct conn *dirty_urgent_last; /* the urgent part's end (srv_mark_dirty) */
+	bool tty_out;                   /* stdout is a terminal: show room events there */
 	char *rbuf;
 
 	/* The read-only web page (space/web.h); NULL when cfg->web is off. */
@@ -137,6 +150,8 @@ struct server {
 void srv_mark_dirty(struct conn *p);
 /* Queues b (the queue takes the caller's reference) without a check. */
 void srv_q_push(struct conn *p, struct space_buf *b);
+/* A join or a member's departure happened (storm detection). */
+void srv_churn(struct server *s);
 /* Closes the socket now, without a close frame. */
 void srv_conn_abort(struct conn *p);
 /* Answers the upgrade (101), hands the connection to the room with its join
