@@ -46,7 +46,7 @@ static const char usage_text[] =
         "  SPACE_BIND         address to listen on (default 0.0.0.0 = all, dual-stack\n"
         "                     when IPv6 is available)\n"
         "  SPACE_DATA_DIR     directory of the chat.jsonl log (default data/)\n"
-        "  SPACE_MAX_CLIENTS  WebSocket connections, joined or not (default 1024);\n"
+        "  SPACE_MAX_CLIENTS  WebSocket connections, joined or not (default 8192);\n"
         "                     more are refused before the upgrade\n"
         "  SPACE_WEB          on | off: the read-only web page on the room's port\n"
         "                     (default on; docs/space-web.md)\n"

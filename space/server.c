@@ -833,7 +833,7 @@ static void on_connection(uv_stream_t *ls, int status)
 		srv_conn_abort(p);
 		return;
 	}
-	if (s->ntcp > s->cfg->max_clients + SPACE_TCP_SLACK || s->phase >= PHASE_CLOSING) {
+	if (s->ntcp > s->max_clients + SPACE_TCP_SLACK || s->phase >= PHASE_CLOSING) {
 		srv_conn_abort(p);
 		return;
 	}
@@ -933,20 +933,38 @@ static void on_signal(uv_signal_t *h, int signum)
 
 /* --- startup ---------------------------------------------------------------------------- */
 
-/* Room for every client plus the listener, the log, stdin and avahi. */
-static void raise_fd_limit(unsigned max_clients)
+/* Descriptors beyond the connections: the listener, the log, stdin, the
+ * loop's own, avahi's. */
+#define SPACE_FD_RESERVE 64
+
+/* Raises the soft open-file limit to hold every connection (the default
+ * soft limit, 1,024, would refuse a large room at accept, where a client
+ * gets no answer). When the hard limit is lower, the connection bound
+ * comes down to what fits, so a refused client still gets the 503. */
+static unsigned fit_fd_limit(unsigned max_clients)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return;
-	rlim_t want = (rlim_t)max_clients + SPACE_TCP_SLACK + 64;
+		return max_clients;
+	rlim_t want = (rlim_t)max_clients + SPACE_TCP_SLACK + SPACE_FD_RESERVE;
+	if (rl.rlim_cur < want) {
+		struct rlimit up = rl;
+		up.rlim_cur =
+		        rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+	}
 	if (rl.rlim_cur >= want)
-		return;
-	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
-		log_warn(LOG_COMP, "open-file limit %llu is below SPACE_MAX_CLIENTS + %d (%llu)",
-		         (unsigned long long)rl.rlim_cur, SPACE_TCP_SLACK + 64,
-		         (unsigned long long)want);
+		return max_clients;
+	rlim_t fit = rl.rlim_cur > SPACE_TCP_SLACK + SPACE_FD_RESERVE + 1
+	                     ? rl.rlim_cur - SPACE_TCP_SLACK - SPACE_FD_RESERVE
+	                     : 1;
+	log_kv(LOG_LEVEL_WARN, LOG_COMP,
+	       "the open-file limit cannot hold SPACE_MAX_CLIENTS connections: fewer admitted "
+	       "(raise the hard limit, e.g. LimitNOFILE= or ulimit -Hn)",
+	       "open_files", LOG_INT(rl.rlim_cur), "wanted", LOG_INT(want), "SPACE_MAX_CLIENTS",
+	       LOG_INT(max_clients), "admitted", LOG_INT(fit));
+	return (unsigned)fit;
 }
 
 static void print_space_url(int port)
@@ -1066,7 +1084,7 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	s->started_mono = time_mono_ms();
 	s->tty_out = isatty(STDOUT_FILENO);
 	signal(SIGPIPE, SIG_IGN);
-	raise_fd_limit(cfg->max_clients);
+	s->max_clients = fit_fd_limit(cfg->max_clients);
 
 	struct ga_err serr = {{0}};
 	s->store =
@@ -1104,7 +1122,7 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	int port = listen_port(s);
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "listening", "name", cfg->name, "bind", cfg->bind, "port",
 	       LOG_INT(port), "data", space_store_path(s->store), "max_clients",
-	       LOG_INT(cfg->max_clients));
+	       LOG_INT(s->max_clients));
 	print_space_url(port);
 	if (cfg->port_file && write_port_file(cfg->port_file, port, err) < 0)
 		goto out;

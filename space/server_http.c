@@ -184,10 +184,10 @@ void srv_http_input(struct server *s, struct conn *p, const char *buf, size_t le
 	}
 	/* Beyond the reference: a connection limit, applied before the
 	 * upgrade so an over-capacity client gets no WebSocket at all. */
-	if (s->nconns >= s->cfg->max_clients || s->phase >= PHASE_CLOSING) {
+	if (s->nconns >= s->max_clients || s->phase >= PHASE_CLOSING) {
 		if (s->phase < PHASE_CLOSING)
 			log_kv(LOG_LEVEL_WARN, LOG_COMP, "connection refused: room is full",
-			       "limit", LOG_INT(s->cfg->max_clients));
+			       "limit", LOG_INT(s->max_clients));
 		http_error(p, 503, "Service Unavailable",
 		           "agent-space is full (SPACE_MAX_CLIENTS)");
 		return;

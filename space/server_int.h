@@ -124,9 +124,10 @@ struct server {
 	uint64_t started_mono;
 	uint64_t close_deadline;
 	uint64_t turn;
-	unsigned ntcp;     /* TCP connections */
-	unsigned nconns;   /* upgraded WebSocket connections */
-	unsigned nclosing; /* of which a close frame was queued */
+	unsigned max_clients; /* cfg's, or fewer when the open-file limit is lower */
+	unsigned ntcp;        /* TCP connections */
+	unsigned nconns;      /* upgraded WebSocket connections */
+	unsigned nclosing;    /* of which a close frame was queued */
 	struct conn *conns;
 	struct conn *dirty_first, *dirty_last;
 	struct conn *dirty_urgent_last; /* the urgent part's end (srv_mark_dirty) */
