@@ -15,16 +15,22 @@
 #include "space/proto.h"
 #include "space/server_int.h"
 
-/* Writes text received from members to the terminal: a U+0000 (the marker,
- * space/proto.h) is shown as the symbol for NUL, U+2400, never as a byte
- * that is invalid in UTF-8. */
+/* Writes text received from members to the terminal, never a byte that is
+ * invalid in UTF-8: a U+0000 (the marker, space/proto.h) is shown as the
+ * symbol for NUL, U+2400, a lone surrogate (WTF-8, common/jsonnul.h) as
+ * U+FFFD. */
 void srv_show(const char *text)
 {
 	for (const char *p = text; *p; p++) {
-		if (*p == JSON_NUL_MARK)
+		if (*p == JSON_NUL_MARK) {
 			fputs("\u2400", stdout);
-		else
+		} else if ((unsigned char)p[0] == 0xED && ((unsigned char)p[1] & 0xE0) == 0xA0 &&
+		           p[2]) {
+			fputs("\uFFFD", stdout);
+			p += 2;
+		} else {
 			fputc(*p, stdout);
+		}
 	}
 }
 

@@ -40,7 +40,7 @@ static void check_message(const struct space_buf *b)
 {
 	const char *data = (const char *)b->mem + SPACE_BUF_PRE;
 	/* "\u0000" is relayed (space/proto.h): parse as the room does */
-	cJSON *v = json_parse_nul(data, b->len, NULL);
+	cJSON *v = json_parse_js(data, b->len, NULL);
 	if (!cJSON_IsObject(v)) {
 		fprintf(stderr, "room emitted a non-object: %.*s\n", (int)b->len, data);
 		abort();
