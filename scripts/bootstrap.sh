@@ -7,7 +7,8 @@ PACKAGES=(
   build-essential cmake pkg-config git
   clang libclang-rt-14-dev          # libFuzzer and sanitizer runtimes (make fuzz)
   libuv1-dev                        # the event loop
-  libcurl4-openssl-dev              # HTTP client (curl multi on libuv)
+  libcurl4-openssl-dev              # HTTP client (curl multi on libuv): headers
+  libcurl3-gnutls                   # the libcurl the daemon loads (adapters/http/curl_shim.h)
   libcjson-dev                      # JSON
   libmicrohttpd-dev                 # dashboard and test fakes
   libavahi-client-dev avahi-daemon avahi-utils  # mDNS publish/browse
