@@ -52,6 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 #define DEFAULT_MEMBERS         200
 #define DEFAULT_DURATION_S      30
 #define DEFAULT_INTERVAL_MS     3000.0 /* the server's chat rate limit */
@@ -155,26 +157,6 @@ static uint32_t rand32(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return (uint32_t)(rng >> 16);
-}
-
-static long read_status_kb(int pid, const char *key)
-{
-	if (pid <= 0)
-		return -1;
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/status", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	long v = -1;
-	size_t kl = strlen(key);
-	while (fgets(line, sizeof line, f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
-			v = strtol(line + kl + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
 }
 
 static void hist_add(int64_t us)
@@ -718,7 +700,7 @@ static uint64_t expected_deliveries(uint64_t *lost, uint64_t *dups, uint64_t *un
 
 static void tick(int64_t t)
 {
-	long rss = read_status_kb(opt.server_pid, "VmRSS");
+	long rss = tu_proc_status_kb(opt.server_pid, "VmRSS");
 	if (rss > rss_peak_kb)
 		rss_peak_kb = rss;
 	switch (phase) {
@@ -727,7 +709,7 @@ static void tick(int64_t t)
 			start_connect(&members[n_started]);
 		if (n_joined + n_failed >= opt.n && n_connecting <= 0) {
 			t_joined = t;
-			rss_joined_kb = read_status_kb(opt.server_pid, "VmRSS");
+			rss_joined_kb = tu_proc_status_kb(opt.server_pid, "VmRSS");
 			fprintf(stderr, "space-load: %d/%d joined in %.2f s (%d failed)\n",
 			        n_joined, opt.n, (double)(t_joined - t_begin) / 1e6, n_failed);
 			phase = n_joined ? PH_SETTLE : PH_DONE;
@@ -987,11 +969,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	rss_idle_kb = read_status_kb(opt.server_pid, "VmRSS");
+	rss_idle_kb = tu_proc_status_kb(opt.server_pid, "VmRSS");
 	rss_peak_kb = rss_idle_kb;
 	run();
 
-	hwm_end_kb = read_status_kb(opt.server_pid, "VmHWM");
+	hwm_end_kb = tu_proc_status_kb(opt.server_pid, "VmHWM");
 	uint64_t lost, dups, unconfirmed;
 	uint64_t expected = expected_deliveries(&lost, &dups, &unconfirmed);
 	double win = t_load_end > t_load_start ? (double)(t_load_end - t_load_start) / 1e6 : 0;
