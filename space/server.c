@@ -275,8 +275,8 @@ void srv_q_push(struct conn *p, struct space_buf *b)
 	}
 	struct qent *e = q_at(p, p->qcount);
 	e->b = b;
-	e->turn = p->s->turn;
-	e->bytes = b->hdr_len + b->len;
+	e->turn = (uint32_t)p->s->turn;
+	e->bytes = (uint32_t)(b->hdr_len + b->len);
 	p->qcount++;
 	p->qbytes += e->bytes;
 }
@@ -312,7 +312,7 @@ static void q_coalesce_presence(struct conn *p)
 {
 	for (size_t i = p->qcount; i-- > 0;) {
 		struct qent *e = q_at(p, i);
-		if (e->b && (e->b->flags & SPACE_BUF_PRESENCE) && e->turn < p->s->turn) {
+		if (e->b && (e->b->flags & SPACE_BUF_PRESENCE) && e->turn != (uint32_t)p->s->turn) {
 			p->qbytes -= e->bytes;
 			space_buf_unref(e->b);
 			e->b = NULL;

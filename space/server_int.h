@@ -54,10 +54,12 @@ enum conn_state {
 	CONN_GONE,  /* handles closing; the room is told in the close callback */
 };
 
+/* 16 bytes: a member that cannot keep up holds one per message queued for
+ * it, so under backlog these slots are much of the server's memory. */
 struct qent {
 	struct space_buf *b; /* NULL: coalesced away */
-	uint64_t turn;       /* flush turn in which it was queued */
-	size_t bytes;        /* counted in qbytes (0 for a placeholder, space/buf.h) */
+	uint32_t turn;       /* flush turn in which it was queued (low 32 bits) */
+	uint32_t bytes;      /* counted in qbytes (0 for a placeholder, space/buf.h) */
 };
 
 struct conn {
