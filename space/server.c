@@ -264,13 +264,14 @@ static void q_clear(struct conn *p)
 void srv_q_push(struct conn *p, struct space_buf *b)
 {
 	if (p->qcount == p->qcap) {
+		/* Doubles in place: the slots before the head move after the old
+		 * end, so the ring is contiguous again. No zeroing, no copy of
+		 * the rest: a member that fell behind can hold many slots, and
+		 * growing them must not cost more than queuing them. */
 		size_t ncap = p->qcap ? p->qcap * 2 : 8;
-		struct qent *nq = xcalloc(ncap, sizeof *nq);
-		for (size_t i = 0; i < p->qcount; i++)
-			nq[i] = *q_at(p, i);
-		free(p->q);
-		p->q = nq;
-		p->qhead = 0;
+		p->q = xreallocarray(p->q, ncap, sizeof *p->q);
+		if (p->qhead)
+			memcpy(p->q + p->qcap, p->q, p->qhead * sizeof *p->q);
 		p->qcap = ncap;
 	}
 	struct qent *e = q_at(p, p->qcount);
