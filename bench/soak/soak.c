@@ -271,19 +271,16 @@ static void start_agent(struct soak *s, int i)
 	snprintf(bu, sizeof bu, "AGENT_BLUESKY_USERNAME=soak%d.test", i);
 	snprintf(bp, sizeof bp, "AGENT_BLUESKY_PASSWORD=app-password-%d", i);
 	snprintf(bs, sizeof bs, "BLUESKY_SERVICE=%s", s->bsky.url);
-	const char *env[] = {name,
-	                     url,
-	                     llm,
-	                     "LLM_MODEL=eager-model",
-	                     "LLM_API_KEY=soak-key-0123456789",
-	                     ghu,
-	                     ght,
-	                     gha,
-	                     bu,
-	                     bp,
-	                     bs,
+	const char *env[] = {name, url, llm, "LLM_MODEL=eager-model",
+	                     "LLM_API_KEY=soak-key-0123456789", ghu, ght, gha, bu, bp, bs,
 	                     EAGER_AGENT_TIMING_ENV,
-	                     NULL};
+	                     /* The room is one conversation to the gate, and 200
+	                      * members chatting fill its budget (20 events a
+	                      * minute) many times over: the agents would stop
+	                      * answering the host at all. The soak is about what
+	                      * they hold over time, so the budget is widened to
+	                      * what the room produces. */
+	                     "GATE_MAX_EVENTS=128", "GATE_WINDOW_MS=10000", NULL};
 	if (proc_start(&s->agent[i], s->home[i], (const char *const[]){NULL}, env) != 0)
 		die("cannot start general-agent %s", agent_names[i]);
 }
