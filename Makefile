@@ -1,5 +1,10 @@
 # The two commands a user needs: `make demo` and `make test`.
 # Everything else here is a convenience over cmake/ctest.
+#
+# Setup follows the goal: build, demo and install install only what
+# building and running need (scripts/bootstrap.sh); test, test-asan,
+# build-release and fuzz also what only the tests use (bootstrap.sh --test:
+# clang, Chromium, redis-server, Node and the AT Protocol PDS).
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
@@ -10,12 +15,15 @@ PREFIX     ?= /usr/local
 FUZZ_SECONDS ?= 300
 CMAKE_FLAGS ?=
 
-.PHONY: all bootstrap configure build build-release test test-fast test-asan demo fuzz bench install clean format
+.PHONY: all bootstrap bootstrap-test configure build build-release test test-fast test-asan demo fuzz bench install clean format
 
 all: build
 
 bootstrap:
 	@scripts/bootstrap.sh
+
+bootstrap-test:
+	@scripts/bootstrap.sh --test
 
 $(BUILD)/CMakeCache.txt:
 	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
@@ -25,23 +33,23 @@ configure: $(BUILD)/CMakeCache.txt
 build: bootstrap configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The whole suite, then again under ASan + UBSan, then a Release build
-# (optimiser warnings such as -Wformat-truncation only show there; the
-# default build is RelWithDebInfo, Debug is the ASan one).
-test: build
+# The whole suite, then again under ASan + UBSan. The default build is
+# RelWithDebInfo compiled at -O3 (CMakeLists.txt), so the optimiser's
+# warnings a Release build shows are already errors there; Debug is the
+# ASan one.
+test: bootstrap-test build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-asan
-	$(MAKE) --no-print-directory build-release
 
 # Builds the whole tree with -DCMAKE_BUILD_TYPE=Release (no tests run).
-build-release: bootstrap
+build-release: bootstrap-test
 	cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
 	cmake --build $(RELEASE_BUILD) -j $(JOBS)
 
-test-fast: build
+test-fast: bootstrap-test build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-test-asan: bootstrap
+test-asan: bootstrap-test
 	cmake -S . -B $(ASAN_BUILD) -DGA_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -54,7 +62,7 @@ demo:
 	@JOBS=$(JOBS) PREFIX="$(PREFIX)" CMAKE_FLAGS="$(CMAKE_FLAGS)" scripts/demo.sh $(BUILD)
 
 # libFuzzer targets (clang); each runs FUZZ_SECONDS (default 300).
-fuzz: bootstrap
+fuzz: bootstrap-test
 	CC=clang cmake -S . -B $(FUZZ_BUILD) -DGA_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
 	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
@@ -66,7 +74,9 @@ bench: build
 # configured with: the prefix is given at install time, and the systemd
 # units are written then (contrib/systemd/install-units.cmake). DESTDIR
 # stages the tree for a package: make install PREFIX=/usr DESTDIR=/tmp/pkg.
-install: build
+# Only what is installed is built (the two binaries; not the test suite).
+install: bootstrap configure
+	cmake --build $(BUILD) -j $(JOBS) --target general-agent agent-space
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD) --prefix "$(PREFIX)"
 
 format:

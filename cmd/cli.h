@@ -19,11 +19,11 @@
 #include "modules/skills/skills.h"
 #include "modules/state/state.h"
 
-#define EXIT_USAGE 64
+#define EXIT_USAGE       64
 #define EXIT_UNAVAILABLE 69
-#define EXIT_TEMPFAIL 75
-#define EXIT_NOPERM 77
-#define EXIT_CONFIG 78
+#define EXIT_TEMPFAIL    75
+#define EXIT_NOPERM      77
+#define EXIT_CONFIG      78
 
 struct ga_opts {
 	const char *home;   /* --home, else AGENT_HOME, else "." */
@@ -59,11 +59,14 @@ int ga_skills_load(const struct ga_home *h, struct skills *s, bool again, struct
 
 int ga_cmd_daemon(struct ga_home *h);
 
-/* SIGINT, SIGTERM and SIGHUP are held pending from the top of main until
- * the daemon's handlers exist (a stop sent while the daemon loads its
- * memory would otherwise kill it with the default action, exit 143, in
- * the middle of a write). Lets them through: a pending one is delivered
- * at once. Idempotent; every other command calls it before its work. */
+/* SIGINT, SIGTERM and SIGHUP are held pending from the top of main
+ * (ga_hold_stop_signals) until the daemon's handlers exist (a stop sent
+ * while the daemon loads its memory would otherwise kill it with the
+ * default action, exit 143, in the middle of a write).
+ * ga_release_stop_signals lets them through: a pending one is delivered at
+ * once. Idempotent; every other command calls it before its work.
+ * (cmd/signals.c) */
+void ga_hold_stop_signals(void);
 void ga_release_stop_signals(void);
 int ga_cmd_doctor(struct ga_home *h);
 int ga_cmd_status(struct ga_home *h);

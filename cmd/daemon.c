@@ -17,34 +17,33 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
+#include "adapters/github/github.h"
+#include "adapters/http/http.h"
+#include "adapters/llm/llm.h"
+#include "adapters/terminal/terminal.h"
 #include "cmd/cli.h"
 #include "cmd/datadir.h"
 #include "cmd/services.h"
 #include "common/fsx.h"
-#include "common/json.h"
 #include "common/log.h"
 #include "common/sdnotify.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "adapters/github/github.h"
-#include "adapters/http/http.h"
-#include "adapters/llm/llm.h"
-#include "adapters/terminal/terminal.h"
 #include "local-tools/tools.h"
 #include "modules/budget/budget.h"
 #include "modules/commitments/ledger.h"
 #include "modules/coord/coord.h"
 #include "modules/dashboard/dashboard.h"
 #include "modules/decisions/log.h"
-#include "modules/gate/gate.h"
+#include "modules/gate/policy.h"
 #include "modules/identity/self.h"
 #include "modules/identity/soul.h"
 #include "modules/journal/journal.h"
@@ -54,24 +53,20 @@
 #include "modules/pipeline/actions.h"
 #include "modules/pipeline/control.h"
 #include "modules/pipeline/pipeline.h"
-#include "modules/reflection/voice.h"
 #include "modules/scheduler/sched.h"
 #include "modules/skills/skills.h"
 #include "modules/state/state.h"
-#ifdef GA_HAVE_SPACE
-#include "modules/space/link.h"
-#include "modules/space/runtime.h"
-#endif
+#include "modules/status/status.h"
 
-#define SHUTDOWN_GRACE_MS 5000
+#define SHUTDOWN_GRACE_MS     5000
 #define HEARTBEAT_INTERVAL_MS (5 * 60 * 1000)
-#define HEARTBEAT_JITTER 0.12
-#define STATUS_STATE_NAME "status"
-#define STATUS_INTERVAL_MS 15000
-/* With the owner at a terminal, log lines go to this file (rotated once
- * past DAEMON_LOG_MAX_BYTES, one backup) instead of between the owner's
- * question and the answer; LOG_LEVEL=debug keeps them on stderr. */
-#define DAEMON_LOG_FILE "daemon.log"
+#define HEARTBEAT_JITTER      0.12
+#define STATUS_INTERVAL_MS    15000
+/* With the owner at a terminal, log lines go to this file (rotated at
+ * DAEMON_LOG_MAX_BYTES, one backup: common/log.h) instead of between the
+ * owner's question and the answer, and only warnings and errors reach the
+ * terminal, compactly; LOG_LEVEL=debug keeps them all on stderr. */
+#define DAEMON_LOG_FILE      "daemon.log"
 #define DAEMON_LOG_MAX_BYTES (8 * 1024 * 1024)
 
 struct daemon {
@@ -81,14 +76,11 @@ struct daemon {
 	uv_timer_t grace;
 	uv_timer_t stop_soon; /* runs the stop outside whatever callback asked for it */
 	struct terminal *term;
-	FILE *log_file; /* the log when the owner is at a terminal */
+	bool log_file; /* the log goes to memory/daemon.log (the owner is at a terminal) */
 	struct state_store st;
 	struct soul soul;
 	struct self_doc self;
 	struct sched *sched;
-#ifdef GA_HAVE_SPACE
-	struct space_runtime *space; /* the agent-space (issue 4) */
-#endif
 	/* the model and what speaks through it (issue 5) */
 	struct http_client *http;
 	struct llm_client *llm;
@@ -103,16 +95,15 @@ struct daemon {
 	struct decision_log *dlog;
 	struct journal *journal;
 	struct outbound *outbound;
-	struct coord *coord;       /* redis or local */
-	struct coord *space_coord; /* the room's claims, when no REDIS_URL */
-	bool space_coord_closing;  /* closed before the room's link is freed */
-	bool after_space_coord;    /* the shutdown waits for that close */
+	struct coord *coord;    /* redis or local */
+	bool services_draining; /* the services' drains are not done yet */
+	bool after_services;    /* the shutdown waits for them */
 	struct pipeline *pipeline;
 	struct pipeline_actions actions;
 	struct console *console;
 	struct control_watch *control;
 	struct dashboard *dash; /* issue 14; NULL when DASHBOARD_ADDR=off or it could not start */
-	struct ga_services services; /* GitHub, Bluesky, reflection (cmd/services.h) */
+	struct ga_services services; /* the room, GitHub, Bluesky, reflection (cmd/services.h) */
 	struct gh_client *github;    /* shared by the services; NULL when off */
 	int lock_fd;
 	int64_t started_ms;
@@ -124,82 +115,88 @@ struct daemon {
 
 /* --- status ------------------------------------------------------------------- */
 
-/* The backend peers' claims go through: the room's, else Redis or local. */
-static void describe_coord(const struct daemon *d, char *buf, size_t cap)
+/* A line for the owner ("Ada: …"), above the prompt when there is one. */
+static void say(struct daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct daemon *d, const char *fmt, ...)
 {
-	if (d->space_coord)
-		coord_describe(d->space_coord, buf, cap);
-	else if (d->coord)
-		coord_describe(d->coord, buf, cap);
-	else
-		snprintf(buf, cap, "none");
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(&sb, fmt, ap);
+	va_end(ap);
+	char *line = console_notice(d->home->cfg.agent_name, sb_cstr(&sb));
+	terminal_say(d->term, line);
+	free(line);
+	sb_free(&sb);
 }
 
-/* The status object: the status file's content and the dashboard's
- * /api/status. Caller deletes. */
+static void shutdown_begin(struct daemon *d, const char *why);
+
+/* Something the agent cannot go on without (a refused key or token): tell
+ * the owner at the terminal and on stderr, redacted, log it, and stop with
+ * exit_code. */
+static void stop_fatal(struct daemon *d, int exit_code, const char *what, const char *text)
+{
+	char *safe = log_redact(text);
+	say(d, "I have to stop: %s", safe);
+	fprintf(stderr, "general-agent: %s\n", safe);
+	free(safe);
+	log_kv(LOG_LEVEL_ERROR, "daemon", what, "error", text);
+	d->exit_code = exit_code;
+	shutdown_begin(d, what);
+}
+
+/* The room's service, when it runs (cmd/svc_space.c); *svc its object. */
+static const struct ga_room *room(struct daemon *d, void **svc)
+{
+	return ga_services_room(&d->services, svc);
+}
+
+/* The backend peers' claims go through now: the room's, else Redis or
+ * local. */
+static struct coord *peer_coord(struct daemon *d)
+{
+	void *svc;
+	const struct ga_room *r = room(d, &svc);
+	struct coord *c = r ? r->coord(svc) : NULL;
+	return c ? c : d->coord;
+}
+
+/* The status object (modules/status): the status file's content and the
+ * dashboard's /api/status. Caller deletes. */
 static cJSON *status_object(struct daemon *d, const char *state)
 {
-	cJSON *s = cJSON_CreateObject();
-	char iso[TIME_ISO_LEN + 1];
-	cJSON_AddNumberToObject(s, "pid", (double)getpid());
-	cJSON_AddStringToObject(s, "state", state);
-	cJSON_AddStringToObject(s, "agent", d->home->cfg.agent_name);
-	cJSON_AddStringToObject(s, "startedAt", time_format_iso(d->started_ms, iso));
-	cJSON_AddBoolToObject(s, "socialOnly", d->home->opts.social_only);
-	struct config_feature f[CONFIG_FEATURE_COUNT];
-	config_features(&d->home->cfg, f);
-	cJSON *feats = cJSON_AddObjectToObject(s, "features");
-	for (int i = 0; i < CONFIG_FEATURE_COUNT; i++) {
-		cJSON *o = cJSON_AddObjectToObject(feats, f[i].name);
-		cJSON_AddBoolToObject(o, "enabled", f[i].enabled);
-		cJSON_AddStringToObject(o, "detail", f[i].detail);
-	}
-	if (d->pipeline) {
-		cJSON_AddBoolToObject(s, "paused", pipeline_paused(d->pipeline));
-		cJSON_AddNumberToObject(s, "jobsInFlight", (double)pipeline_jobs(d->pipeline));
-		int64_t last = pipeline_last_event_ms(d->pipeline);
-		if (last)
-			cJSON_AddStringToObject(s, "lastActivity", time_format_iso(last, iso));
-		cJSON *per = cJSON_AddObjectToObject(s, "lastActivityBy");
-		for (int i = 0; i < CONV_PLATFORM_COUNT; i++) {
-			int64_t t = pipeline_last_event_ms_of(d->pipeline, (enum conv_platform)i);
-			if (t)
-				cJSON_AddStringToObject(per, conv_platform_name((enum conv_platform)i),
-							time_format_iso(t, iso));
-		}
-	}
-	char buf[300];
-	describe_coord(d, buf, sizeof buf);
-	cJSON_AddStringToObject(s, "coordination", buf);
-	cJSON *cm = cJSON_AddObjectToObject(s, "commitments");
-	for (int i = LEDGER_PENDING; i <= LEDGER_ABANDONED; i++)
-		cJSON_AddNumberToObject(cm, ledger_status_name((enum ledger_status)i),
-					(double)ledger_count(&d->ledger, (enum ledger_status)i));
-	ga_services_status(&d->services, s);
-#ifdef GA_HAVE_SPACE
-	space_runtime_describe(d->space, buf, sizeof buf);
-	cJSON_AddStringToObject(s, "space", buf);
-#endif
-	cJSON *jobs = cJSON_AddArrayToObject(s, "jobs");
-	struct sched_job_stats st[SCHED_MAX_JOBS];
-	size_t n = d->sched ? sched_stats(d->sched, st, SCHED_MAX_JOBS) : 0;
-	for (size_t i = 0; i < n; i++) {
-		cJSON *j = cJSON_CreateObject();
-		cJSON_AddStringToObject(j, "name", st[i].name);
-		cJSON_AddNumberToObject(j, "intervalMs", (double)st[i].interval_ms);
-		cJSON_AddNumberToObject(j, "runs", (double)st[i].runs);
-		cJSON_AddNumberToObject(j, "skipped", (double)st[i].skipped);
-		cJSON_AddBoolToObject(j, "running", st[i].running);
-		cJSON_AddItemToArray(jobs, j);
-	}
-	return s;
+	char coord[300] = "none", space[300];
+	struct coord *c = peer_coord(d);
+	if (c)
+		coord_describe(c, coord, sizeof coord);
+	void *svc;
+	const struct ga_room *r = room(d, &svc);
+	if (r)
+		r->describe(svc, space, sizeof space);
+	cJSON *services = cJSON_CreateObject();
+	ga_services_status(&d->services, services);
+	cJSON *svcs = cJSON_DetachItemFromObject(services, "services");
+	cJSON_Delete(services);
+	struct status_inputs in = {.state = state,
+	                           .cfg = &d->home->cfg,
+	                           .social_only = d->home->opts.social_only,
+	                           .started_ms = d->started_ms,
+	                           .pipeline = d->pipeline,
+	                           .coordination = coord,
+	                           .ledger = d->ledger.path ? &d->ledger : NULL,
+	                           .sched = d->sched,
+	                           .space = r ? space : NULL,
+	                           .services = svcs};
+	return status_build(&in);
 }
 
 static void write_status(struct daemon *d, const char *state)
 {
 	cJSON *s = status_object(d, state);
 	struct ga_err err = {{0}};
-	if (state_save(&d->st, STATUS_STATE_NAME, s, time_now_ms(), &err) != 0)
+	if (status_save(&d->st, s, time_now_ms(), &err) != 0)
 		log_kv(LOG_LEVEL_WARN, "daemon", "could not write the status file", "error",
 		       err.msg);
 	cJSON_Delete(s);
@@ -270,18 +267,18 @@ static void after_outbound(void *ud)
 {
 	struct daemon *d = ud;
 	d->outbound = NULL;
-	if (d->space_coord_closing) {
-		d->after_space_coord = true; /* space_coord_closed goes on */
+	if (d->services_draining) {
+		d->after_services = true; /* services_drained goes on */
 		return;
 	}
 	after_coord(d);
 }
 
-static void space_coord_closed(void *ud)
+static void services_drained(void *ud)
 {
 	struct daemon *d = ud;
-	d->space_coord_closing = false;
-	if (d->after_space_coord)
+	d->services_draining = false;
+	if (d->after_services)
 		after_coord(d);
 }
 
@@ -310,25 +307,11 @@ static void finish(struct daemon *d, const char *why)
 	 * the pipeline, the decision log and the ledger freed below. */
 	dashboard_close(d->dash);
 	d->dash = NULL;
-	ga_services_quiesce(&d->services);
-#ifdef GA_HAVE_SPACE
-	/* Normally stopped already (its job waited for the polite leave);
-	 * after the grace period this tears it down so that the walk below
-	 * never closes one of its handles. */
-	if (d->pipeline)
-		pipeline_set_coord(d->pipeline, NULL);
-	space_runtime_set_coord(d->space, NULL);
-	/* The room's coordination uses the link: it withdraws its claims and
-	 * answers what waits now, before the link goes. */
-	if (d->space_coord) {
-		struct coord *c = d->space_coord;
-		d->space_coord = NULL;
-		d->space_coord_closing = true;
-		coord_close(c, space_coord_closed, d);
-	}
-	space_runtime_free(d->space);
-	d->space = NULL;
-#endif
+	/* The room among them: it leaves (normally it has already, its job
+	 * waited for the polite leave) and its claims are withdrawn before
+	 * its link goes; the shutdown waits for that below (after_outbound). */
+	d->services_draining = true;
+	ga_services_quiesce(&d->services, services_drained, d);
 	sched_close(d->sched);
 	if (d->owner)
 		owner_close(d->owner, after_owner, d);
@@ -379,8 +362,7 @@ static void log_self(struct daemon *d, const char *what)
 	       "max_replies", LOG_INT(m->max_replies_before_exit), "max_depth",
 	       LOG_INT(m->max_thread_depth), "silence_ms", LOG_INT(m->silence_threshold_ms),
 	       "no_response_ms", LOG_INT(m->no_response_timeout_ms), "skip_low_value",
-	       LOG_BOOL(m->skip_low_value_acks), "rituals",
-	       LOG_INT(d->self.ritual_count));
+	       LOG_BOOL(m->skip_low_value_acks), "rituals", LOG_INT(d->self.ritual_count));
 	for (int i = 0; i < d->self.warning_count; i++)
 		log_kv(LOG_LEVEL_WARN, "identity", "SELF.md", "problem", d->self.warnings[i]);
 }
@@ -397,8 +379,6 @@ static int load_self(struct daemon *d, struct self_doc *out)
 }
 
 static void owner_say(const char *text, void *ud);
-static void gate_config_from(struct gate_config *g, const struct ga_config *cfg,
-			     const struct self_doc *self);
 static void owner_fatal(const char *msg, void *ud);
 
 /* Skills: the agent's own (<home>/skills) override the installed ones;
@@ -451,17 +431,17 @@ static void start_model(struct daemon *d)
 	d->llm = llm_client_new(d->http, &lc);
 	llm_config_free(&lc);
 	struct owner_opts o = {
-		.loop = &d->loop,
-		.llm = d->llm,
-		.budget = &d->budget,
-		.skills = &d->skills,
-		.tools = d->tools,
-		.n_tools = d->n_tools,
-		.bluesky_username = cfg->bsky_username,
-		.owner_handle = cfg->owner_handle,
-		.say = owner_say,
-		.fatal = owner_fatal,
-		.ud = d,
+	        .loop = &d->loop,
+	        .llm = d->llm,
+	        .budget = &d->budget,
+	        .skills = &d->skills,
+	        .tools = d->tools,
+	        .n_tools = d->n_tools,
+	        .bluesky_username = cfg->bsky_username,
+	        .owner_handle = cfg->owner_handle,
+	        .say = owner_say,
+	        .fatal = owner_fatal,
+	        .ud = d,
 	};
 	d->owner = owner_new(&o);
 	if (d->console)
@@ -484,7 +464,7 @@ static void reload_self(struct daemon *d)
 	}
 	if (d->pipeline) {
 		struct gate_config g;
-		gate_config_from(&g, &d->home->cfg, &d->self);
+		gate_policy_config(&g, &d->home->cfg, &d->self.mechanics);
 		pipeline_set_gate(d->pipeline, &g);
 	}
 	owner_identity(d);
@@ -502,8 +482,9 @@ static void reload(struct daemon *d)
 	char env_error[512];
 	int rc = ga_home_load(&fresh, &d->home->opts, env_error, sizeof env_error);
 	if (rc < 0) {
-		log_kv(LOG_LEVEL_ERROR, "daemon", "reload: .env unreadable; keeping the running "
-						  "configuration",
+		log_kv(LOG_LEVEL_ERROR, "daemon",
+		       "reload: .env unreadable; keeping the running "
+		       "configuration",
 		       "error", env_error);
 		ga_home_free(&fresh);
 	} else if (rc != 0) {
@@ -522,8 +503,8 @@ static void reload(struct daemon *d)
 		if (strcmp(fresh.cfg.memory_dir, d->home->cfg.memory_dir) != 0 ||
 		    strcmp(fresh.cfg.agent_name, d->home->cfg.agent_name) != 0)
 			log_kv(LOG_LEVEL_WARN, "daemon",
-			       "reload: MEMORY_DIR and AGENT_NAME changes need a restart", "running",
-			       d->home->cfg.agent_name);
+			       "reload: MEMORY_DIR and AGENT_NAME changes need a restart",
+			       "running", d->home->cfg.agent_name);
 		struct ga_config keep = d->home->cfg;
 		char *name = xstrdup(keep.agent_name), *mem = xstrdup(keep.memory_dir);
 		d->home->cfg = fresh.cfg;
@@ -543,11 +524,7 @@ static void reload(struct daemon *d)
 	}
 	load_skills(d, true);
 	reload_self(d);
-#ifdef GA_HAVE_SPACE
-	/* The room hears who we are now (SELF.md may have changed). */
-	if (d->space)
-		space_runtime_refresh_identity(d->space);
-#endif
+	/* the room among them: it hears who we are now */
 	ga_services_reload(&d->services);
 	d->budget.daily_limit = d->home->cfg.llm_daily_token_budget;
 	/* The model client, the owner's handles and the room keep the
@@ -569,53 +546,31 @@ static void on_signal(uv_signal_t *s, int signum)
 
 /* Tells the room what the agent is doing (thinking while it works for its
  * owner, idle after), so peers and the host can see it is busy. */
-static void space_state(struct daemon *d, int busy, const char *detail)
+static void space_state(struct daemon *d, bool busy, const char *detail)
 {
-#ifdef GA_HAVE_SPACE
-	struct space_link *l = d->space ? space_runtime_link(d->space) : NULL;
-	if (l)
-		space_link_set_state(l, busy ? SPACE_STATE_THINKING : SPACE_STATE_IDLE, detail);
-#else
-	(void)d;
-	(void)busy;
-	(void)detail;
-#endif
+	void *svc;
+	const struct ga_room *r = room(d, &svc);
+	if (r)
+		r->set_busy(svc, busy, detail);
 }
 
 /* The console's hooks (modules/owner/console.h). */
 static void console_print(void *ud, const char *text)
 {
-	(void)ud;
-	printf("%s\n", text);
-	fflush(stdout);
+	struct daemon *d = ud;
+	terminal_say(d->term, text);
 }
 
 static void console_status(void *ud, struct strbuf *out)
 {
 	struct daemon *d = ud;
-	write_status(d, "running");
-	struct sched_job_stats st[SCHED_MAX_JOBS];
-	size_t n = sched_stats(d->sched, st, SCHED_MAX_JOBS);
-	char buf[300];
-	sb_printf(out, "%s, %zu job(s)", pipeline_paused(d->pipeline) ? "PAUSED" : "running", n);
-	for (size_t i = 0; i < n; i++) {
-		char when[48];
-		if (st[i].interval_ms)
-			snprintf(when, sizeof when, "every %llus",
-				 (unsigned long long)(st[i].interval_ms / 1000));
-		else
-			snprintf(when, sizeof when, "%s", st[i].running ? "long-running" : "once");
-		sb_printf(out, "\n  %-14s %-12s runs %llu  skipped %llu%s", st[i].name, when,
-			  (unsigned long long)st[i].runs, (unsigned long long)st[i].skipped,
-			  st[i].running ? "  (running)" : "");
-	}
-#ifdef GA_HAVE_SPACE
-	space_runtime_describe(d->space, buf, sizeof buf);
-	sb_printf(out, "\n  room           %s", buf);
-#endif
-	describe_coord(d, buf, sizeof buf);
-	sb_printf(out, "\n  coordination   %s", buf);
-	sb_printf(out, "\n  in flight      %zu message(s)", pipeline_jobs(d->pipeline));
+	cJSON *s = status_object(d, "running");
+	struct ga_err err = {{0}};
+	if (status_save(&d->st, s, time_now_ms(), &err) != 0)
+		log_kv(LOG_LEVEL_WARN, "daemon", "could not write the status file", "error",
+		       err.msg);
+	status_console(out, s);
+	cJSON_Delete(s);
 }
 
 static int console_set_paused(void *ud, bool paused, struct ga_err *err)
@@ -652,52 +607,38 @@ static void on_terminal_line(void *ud, const char *line)
 
 static void owner_say(const char *text, void *ud)
 {
-	struct daemon *d = ud;
-	char *safe = log_redact(text);
-	printf("%s: %s\n", d->home->cfg.agent_name, safe);
-	free(safe);
-	fflush(stdout);
+	say(ud, "%s", text);
 }
 
 /* The model refused the credentials (401/402/403): nothing the agent does
  * will work until the owner fixes the key, so say which variable and stop
- * with 69 (EX_UNAVAILABLE) instead of retrying forever. */
+ * with 69 (EX_UNAVAILABLE) instead of retrying forever. Providers echo the
+ * refused key in their error text: stop_fatal never prints it unredacted. */
 static void owner_fatal(const char *msg, void *ud)
 {
-	struct daemon *d = ud;
-	/* Providers echo the refused key in their error text: never print
-	 * it unredacted. */
-	char *safe = log_redact(msg);
-	printf("%s: I have to stop: %s\n", d->home->cfg.agent_name, safe);
-	fflush(stdout);
-	fprintf(stderr, "general-agent: %s\n", safe);
-	free(safe);
-	log_kv(LOG_LEVEL_ERROR, "daemon", "the model refused the credentials", "error", msg);
-	d->exit_code = EXIT_UNAVAILABLE;
-	shutdown_begin(d, "the model refused the credentials");
+	stop_fatal(ud, EXIT_UNAVAILABLE, "the model refused the credentials", msg);
 }
 
 /* The owner at a terminal: log lines to memory/daemon.log so they do not
- * land between a question and its answer (LOG_LEVEL=debug: stderr). */
+ * land between a question and its answer; warnings and errors are still
+ * shown on the terminal (stderr), compactly (LOG_LEVEL=debug: all on
+ * stderr). */
 static void logs_to_file(struct daemon *d)
 {
 	const struct ga_config *cfg = &d->home->cfg;
 	if (cfg->log_level == LOG_LEVEL_DEBUG)
 		return;
 	char *path = fsx_join(cfg->memory_dir, DAEMON_LOG_FILE);
-	struct stat sb;
-	if (stat(path, &sb) == 0 && sb.st_size > DAEMON_LOG_MAX_BYTES) {
-		char *old = fsx_join(cfg->memory_dir, DAEMON_LOG_FILE ".1");
-		rename(path, old);
-		free(old);
-	}
-	d->log_file = fopen(path, "a");
-	if (d->log_file) {
-		setvbuf(d->log_file, NULL, _IOLBF, 0);
-		log_init(cfg->log_level, cfg->log_json ? 1 : -1, d->log_file);
-		printf("%s: my log is %s (LOG_LEVEL=debug keeps it on the terminal). Type /help.\n",
+	struct ga_err err = {{0}};
+	if (log_to_file(path, DAEMON_LOG_MAX_BYTES, &err) == 0) {
+		d->log_file = true;
+		log_set_echo(stderr, LOG_LEVEL_WARN);
+		printf("%s: my log is %s; warnings and errors also show here "
+		       "(LOG_LEVEL=debug puts every line here). Type /help.\n",
 		       cfg->agent_name, path);
 		fflush(stdout);
+	} else {
+		fprintf(stderr, "general-agent: %s; the log stays on the terminal\n", err.msg);
 	}
 	free(path);
 }
@@ -706,9 +647,9 @@ static void logs_restore(struct daemon *d)
 {
 	if (!d->log_file)
 		return;
-	log_init(d->home->cfg.log_level, d->home->cfg.log_json ? 1 : -1, stderr);
-	fclose(d->log_file);
-	d->log_file = NULL;
+	log_set_echo(NULL, LOG_LEVEL_WARN);
+	log_close_file();
+	d->log_file = false;
 }
 
 static void start_terminal(struct daemon *d)
@@ -730,15 +671,9 @@ static void action_notify(void *ud, const char *text)
 
 static int room_target(void *ud, char *buf, size_t cap)
 {
-#ifdef GA_HAVE_SPACE
-	struct daemon *d = ud;
-	return space_runtime_target(d->space, buf, cap);
-#else
-	(void)ud;
-	(void)buf;
-	(void)cap;
-	return -1;
-#endif
+	void *svc;
+	const struct ga_room *r = room(ud, &svc);
+	return r ? r->target(svc, buf, cap) : -1;
 }
 
 static void on_control(void *ud, bool paused)
@@ -746,9 +681,8 @@ static void on_control(void *ud, bool paused)
 	struct daemon *d = ud;
 	pipeline_set_paused(d->pipeline, paused);
 	dashboard_paused_changed(d->dash, paused);
-	printf("%s: %s from outside (general-agent %s)\n", d->home->cfg.agent_name,
-	       paused ? "paused" : "resumed", paused ? "pause" : "resume");
-	fflush(stdout);
+	say(d, "%s from outside (general-agent %s)", paused ? "paused" : "resumed",
+	    paused ? "pause" : "resume");
 	write_status(d, "running");
 }
 
@@ -763,8 +697,7 @@ static void dash_paused(void *ud, bool paused)
 {
 	struct daemon *d = ud;
 	control_watch_seen(d->control, paused);
-	printf("%s: %s from the dashboard\n", d->home->cfg.agent_name, paused ? "paused" : "resumed");
-	fflush(stdout);
+	say(d, "%s from the dashboard", paused ? "paused" : "resumed");
 	write_status(d, "running");
 }
 
@@ -776,45 +709,36 @@ static void start_dashboard(struct daemon *d)
 	const char *data = ga_data_dir();
 	char *web = fsx_join(data ? data : ".", "web/dashboard");
 	struct dashboard_config dc = {.loop = &d->loop,
-				      .addr = cfg->dashboard_addr,
-				      .token = cfg->dashboard_token,
-				      .web_dir = web,
-				      .dlog = d->dlog,
-				      .pipeline = d->pipeline,
-				      .st = &d->st,
-				      .ledger = &d->ledger,
-				      .budget = &d->budget,
-				      .memory_dir = cfg->memory_dir,
-				      .agent_name = cfg->agent_name,
-				      .started_ms = d->started_ms,
-				      .status_json = dash_status,
-				      .on_paused = dash_paused,
-				      .ud = d};
+	                              .addr = cfg->dashboard_addr,
+	                              .token = cfg->dashboard_token,
+	                              .web_dir = web,
+	                              .dlog = d->dlog,
+	                              .pipeline = d->pipeline,
+	                              .st = &d->st,
+	                              .ledger = &d->ledger,
+	                              .budget = &d->budget,
+	                              .memory_dir = cfg->memory_dir,
+	                              .agent_name = cfg->agent_name,
+	                              .started_ms = d->started_ms,
+	                              .status_json = dash_status,
+	                              .on_paused = dash_paused,
+	                              .ud = d};
 	struct ga_err err = {{0}};
 	d->dash = dashboard_new(&dc, &err);
 	free(web);
-	if (!d->dash)
+	/* Said to the owner as well as logged: with the default port taken
+	 * (another agent on this machine), the page at that address is the
+	 * other agent's. */
+	if (!d->dash) {
 		log_kv(LOG_LEVEL_ERROR, "dashboard", "no dashboard", "error", err.msg);
-}
-
-/* The gate's configuration: the environment's numbers and SELF.md's Social
- * Mechanics. */
-static void gate_config_from(struct gate_config *g, const struct ga_config *cfg,
-			     const struct self_doc *self)
-{
-	gate_config_defaults(g);
-	g->max_acl = cfg->max_acl;
-	g->max_events = (int)cfg->gate_max_events;
-	g->window_ms = cfg->gate_window_ms;
-	g->cooldown_ms = cfg->gate_cooldown_ms;
-	g->max_bot_chain = (int)cfg->max_bot_chain_length;
-	g->self_name = cfg->agent_name;
-	/* SELF.md's Social Mechanics (replies per thread, thread depth) are
-	 * thresholds of threaded platforms (Bluesky, GitHub); the room is one
-	 * conversation, where they would silence the agent for good. */
-	g->max_replies_per_conversation = self->mechanics.max_replies_before_exit;
-	g->max_thread_depth = self->mechanics.max_thread_depth;
-	g->mechanics_platforms = (1u << CONV_PLATFORM_BLUESKY) | (1u << CONV_PLATFORM_GITHUB);
+		say(d,
+		    "no dashboard: %s (DASHBOARD_ADDR sets another address, e.g. 127.0.0.1:0 "
+		    "for any free port)",
+		    err.msg);
+	} else {
+		log_kv(LOG_LEVEL_INFO, "dashboard", "dashboard on", "url", dashboard_url(d->dash));
+		say(d, "my dashboard is %s", dashboard_url(d->dash));
+	}
 }
 
 /* Decision log, journal, outbound, coordination, pipeline, console. A
@@ -832,26 +756,27 @@ static void start_pipeline(struct daemon *d)
 	err_clear(&err);
 	d->journal = journal_open(cfg->memory_dir, &err);
 	if (!d->journal)
-		log_kv(LOG_LEVEL_ERROR, "journal", "journal unusable: nothing will be sent", "error",
-		       err.msg);
+		log_kv(LOG_LEVEL_ERROR, "journal", "journal unusable: nothing will be sent",
+		       "error", err.msg);
 	if (d->journal) {
 		struct outbound_config oc = {.memory_dir = cfg->memory_dir,
-					     .agent_name = cfg->agent_name,
-					     .journal = d->journal,
-					     .on_decision = pipeline_outbound_decision,
-					     .ud = d->dlog};
+		                             .agent_name = cfg->agent_name,
+		                             .journal = d->journal,
+		                             .on_decision = pipeline_outbound_decision,
+		                             .ud = d->dlog};
 		err_clear(&err);
 		d->outbound = outbound_new(&d->loop, &oc, &err);
 		if (!d->outbound)
-			log_kv(LOG_LEVEL_ERROR, "outbound", "outbound unusable: nothing will be sent",
-			       "error", err.msg);
+			log_kv(LOG_LEVEL_ERROR, "outbound",
+			       "outbound unusable: nothing will be sent", "error", err.msg);
 	}
 	if (cfg->redis_url) {
 		err_clear(&err);
 		d->coord = coord_new_redis(&d->loop, cfg->redis_url, cfg->agent_name, &err);
 		if (!d->coord)
 			log_kv(LOG_LEVEL_ERROR, "coord",
-			       "REDIS_URL unusable: peer messages will not be answered (fail closed)",
+			       "REDIS_URL unusable: peer messages will not be answered (fail "
+			       "closed)",
 			       "error", err.msg);
 	} else {
 		d->coord = coord_new_local(&d->loop, cfg->agent_name);
@@ -859,15 +784,15 @@ static void start_pipeline(struct daemon *d)
 	struct control_state cs;
 	control_load(&d->st, &cs);
 	if (cs.paused)
-		log_kv(LOG_LEVEL_WARN, "control", "starting paused: answering only /resume and /status",
-		       "by", cs.by);
+		log_kv(LOG_LEVEL_WARN, "control",
+		       "starting paused: answering only /resume and /status", "by", cs.by);
 	struct pipeline_config pc = {.loop = &d->loop,
-				     .st = &d->st,
-				     .dlog = d->dlog,
-				     .outbound = d->outbound,
-				     .coord = cfg->redis_url ? d->coord : NULL,
-				     .paused = cs.paused};
-	gate_config_from(&pc.gate, cfg, &d->self);
+	                             .st = &d->st,
+	                             .dlog = d->dlog,
+	                             .outbound = d->outbound,
+	                             .coord = cfg->redis_url ? d->coord : NULL,
+	                             .paused = cs.paused};
+	gate_policy_config(&pc.gate, cfg, &d->self.mechanics);
 	err_clear(&err);
 	d->pipeline = pipeline_new(&pc, &err);
 	if (!d->pipeline) {
@@ -881,22 +806,22 @@ static void start_pipeline(struct daemon *d)
 	d->control = control_watch_start(&d->loop, &d->st, cs.paused, on_control, d);
 	start_dashboard(d);
 	d->actions = (struct pipeline_actions){.pipeline = d->pipeline,
-					       .ledger = &d->ledger,
-					       .outbound = d->outbound,
-					       .room_target = room_target,
-					       .notify = action_notify,
-					       .ud = d};
+	                                       .ledger = &d->ledger,
+	                                       .outbound = d->outbound,
+	                                       .room_target = room_target,
+	                                       .notify = action_notify,
+	                                       .ud = d};
 	d->sink = (struct tools_sink){.enqueue = pipeline_actions_enqueue, .ud = &d->actions};
 	unsigned caps = tools_agent_caps(d->home->opts.social_only) | TOOLS_CAP_OWNER;
 	d->n_tools = tools_select(TOOLS_MODE_OWNER, caps, &d->sink, d->tools, TOOLS_MAX);
 	struct console_opts co = {.pipeline = d->pipeline,
-				  .agent_name = cfg->agent_name,
-				  .print = console_print,
-				  .status = console_status,
-				  .set_paused = console_set_paused,
-				  .shutdown = console_shutdown,
-				  .busy = console_busy,
-				  .ud = d};
+	                          .agent_name = cfg->agent_name,
+	                          .print = console_print,
+	                          .status = console_status,
+	                          .set_paused = console_set_paused,
+	                          .shutdown = console_shutdown,
+	                          .busy = console_busy,
+	                          .ud = d};
 	err_clear(&err);
 	d->console = console_new(&co, &err);
 	if (!d->console)
@@ -912,36 +837,38 @@ static void svc_notify(void *ud, const char *text)
 
 static void svc_fatal(void *ud, int exit_code, const char *text)
 {
-	struct daemon *d = ud;
-	char *safe = log_redact(text);
-	printf("%s: I have to stop: %s\n", d->home->cfg.agent_name, safe);
-	fflush(stdout);
-	fprintf(stderr, "general-agent: %s\n", safe);
-	free(safe);
-	log_kv(LOG_LEVEL_ERROR, "daemon", "fatal", "error", text);
-	d->exit_code = exit_code;
-	shutdown_begin(d, text);
+	stop_fatal(ud, exit_code, "a service cannot go on", text);
 }
 
-#ifdef GA_HAVE_SPACE
 static int svc_room_reflection(void *ud, const char *summary)
 {
-	struct daemon *d = ud;
-	return d->space ? space_runtime_send_reflection(d->space, summary) : -1;
+	void *svc;
+	const struct ga_room *r = room(ud, &svc);
+	return r ? r->reflection(svc, summary) : -1;
 }
 
 static int svc_room_identity(void *ud)
 {
-	struct daemon *d = ud;
-	return d->space ? space_runtime_refresh_identity(d->space) : -1;
+	void *svc;
+	const struct ga_room *r = room(ud, &svc);
+	return r ? r->identity(svc) : -1;
 }
 
 static void svc_commitment_abandoned(void *ud, const char *id, const char *source)
 {
-	struct daemon *d = ud;
-	space_runtime_commitment_abandoned(d->space, id, source);
+	void *svc;
+	const struct ga_room *r = room(ud, &svc);
+	if (r)
+		r->commitment_abandoned(svc, id, source);
 }
-#endif
+
+static bool svc_peer_done(void *ud, const char *action, const char *target, char *who,
+                          size_t who_cap, char *link, size_t link_cap)
+{
+	void *svc;
+	const struct ga_room *r = room(ud, &svc);
+	return r && r->peer_done(svc, action, target, who, who_cap, link, link_cap);
+}
 
 static const char *svc_env(void *ud, const char *name)
 {
@@ -951,17 +878,14 @@ static const char *svc_env(void *ud, const char *name)
 
 static struct coord *svc_coord(void *ud)
 {
-	struct daemon *d = ud;
-	return d->space_coord ? d->space_coord : d->coord;
+	return peer_coord(ud);
 }
 
 static void start_services(struct daemon *d)
 {
-	if (!d->http)
-		return;
 	struct config_feature f[CONFIG_FEATURE_COUNT];
 	config_features(&d->home->cfg, f);
-	if (f[CONFIG_FEATURE_GITHUB].enabled && !d->home->opts.social_only) {
+	if (f[CONFIG_FEATURE_GITHUB].enabled && !d->home->opts.social_only && d->http) {
 		struct gh_config gc;
 		struct ga_err err = {{0}};
 		if (gh_config_from_ga(&d->home->cfg, &gc, &err) == 0) {
@@ -972,37 +896,36 @@ static void start_services(struct daemon *d)
 		}
 	}
 	struct ga_svc_ctx ctx = {.loop = &d->loop,
-				 .cfg = &d->home->cfg,
-				 .social_only = d->home->opts.social_only,
-				 .st = &d->st,
-				 .sched = d->sched,
-				 .http = d->http,
-				 .llm = d->llm,
-				 .github = d->github,
-				 .budget = &d->budget,
-				 .skills = &d->skills,
-				 .ledger = d->ledger.path ? &d->ledger : NULL,
-				 .journal = d->journal,
-				 .outbound = d->outbound,
-				 .pipeline = d->pipeline,
-				 .dlog = d->dlog,
-				 .self = &d->self,
-				 .soul_text = d->soul.text,
-				 .self_path = d->home->self_path,
-				 .soul_path = d->home->soul_path,
-				 .version = GA_VERSION,
-				 .room_target = room_target,
-				 .coord = svc_coord,
-				 .reload_self = svc_reload_self,
-				 .env = svc_env,
-#ifdef GA_HAVE_SPACE
-				 .room_reflection = svc_room_reflection,
-				 .room_identity = svc_room_identity,
-				 .commitment_abandoned = svc_commitment_abandoned,
-#endif
-				 .notify_owner = svc_notify,
-				 .fatal = svc_fatal,
-				 .ud = d};
+	                         .cfg = &d->home->cfg,
+	                         .social_only = d->home->opts.social_only,
+	                         .st = &d->st,
+	                         .sched = d->sched,
+	                         .http = d->http,
+	                         .llm = d->llm,
+	                         .github = d->github,
+	                         .budget = &d->budget,
+	                         .skills = &d->skills,
+	                         .ledger = d->ledger.path ? &d->ledger : NULL,
+	                         .journal = d->journal,
+	                         .outbound = d->outbound,
+	                         .pipeline = d->pipeline,
+	                         .dlog = d->dlog,
+	                         .self = &d->self,
+	                         .soul_text = d->soul.text,
+	                         .self_path = d->home->self_path,
+	                         .soul_path = d->home->soul_path,
+	                         .version = GA_VERSION,
+	                         .room_target = room_target,
+	                         .coord = svc_coord,
+	                         .reload_self = svc_reload_self,
+	                         .env = svc_env,
+	                         .room_reflection = svc_room_reflection,
+	                         .room_identity = svc_room_identity,
+	                         .commitment_abandoned = svc_commitment_abandoned,
+	                         .peer_done = svc_peer_done,
+	                         .notify_owner = svc_notify,
+	                         .fatal = svc_fatal,
+	                         .ud = d};
 	ga_services_start(&d->services, &ctx);
 }
 
@@ -1011,8 +934,7 @@ static void start_services(struct daemon *d)
 static void heartbeat(struct sched_job *job, void *ud)
 {
 	struct daemon *d = ud;
-	log_kv(LOG_LEVEL_INFO, "daemon", "ready and listening", "agent",
-	       d->home->cfg.agent_name);
+	log_kv(LOG_LEVEL_INFO, "daemon", "ready and listening", "agent", d->home->cfg.agent_name);
 	/* systemd Type=notify: ready once the loop runs (repeated each
 	 * heartbeat: harmless). */
 	sdnotify_ready();
@@ -1032,81 +954,32 @@ static void exit_when_idle(struct sched_job *job, void *ud)
 	shutdown_begin(ud, "GA_EXIT_WHEN_IDLE");
 }
 
-/* --- agent-space (issue 4) -----------------------------------------------------
- * The room is one long-running job: "running" from the moment it starts
- * joining until the daemon stops, so the scheduler's stop waits for the
- * polite leave (close 1000) before the loop is torn down. It runs in every
- * mode, --social-only included (runtime-bluesky.md §4.3). */
-#ifdef GA_HAVE_SPACE
-static void space_stopped(void *job)
-{
-	sched_job_done(job);
-}
-
-static void space_run(struct sched_job *job, void *ud)
-{
-	struct daemon *d = ud;
-	struct space_runtime_config rc = {.cfg = &d->home->cfg,
-					  .st = &d->st,
-					  .soul_text = d->soul.text,
-					  .self = &d->self,
-					  .version = GA_VERSION,
-					  .social_only = d->home->opts.social_only,
-					  .pipeline = d->pipeline,
-					  .outbound = d->outbound,
-					  /* the participation engine (issue 10):
-					   * only with a model */
-					  .llm = d->llm,
-					  .budget = &d->budget,
-					  .skills = &d->skills,
-					  .ledger = d->ledger.path ? &d->ledger : NULL,
-					  .sched = d->sched};
-	char *voice = d->home->self_path ? voice_path_beside(d->home->self_path) : NULL;
-	rc.voice_path = voice;
-	struct ga_err err = {{0}};
-	d->space = space_runtime_start(&d->loop, &rc, &err);
-	free(voice);
-	if (!d->space) {
-		log_kv(LOG_LEVEL_WARN, "space", "not joining the agent-space", "error", err.msg);
-		sched_job_done(job);
-		return;
-	}
-	/* Without REDIS_URL, agents in one room coordinate through its
-	 * claims (modules/coord: the space backend). */
-	if (!d->home->cfg.redis_url && d->pipeline) {
-		d->space_coord = coord_new_space(&d->loop, space_runtime_link(d->space),
-						 d->home->cfg.agent_name);
-		space_runtime_set_coord(d->space, d->space_coord);
-		pipeline_set_coord(d->pipeline, d->space_coord);
-	}
-}
-
-static void space_on_stop(struct sched_job *job, void *ud)
-{
-	struct daemon *d = ud;
-	space_runtime_stop(d->space, space_stopped, job);
-}
-#endif
-/* --- end agent-space ------------------------------------------------------------ */
-
 /* --- start -------------------------------------------------------------------- */
 
 static void report_features(struct daemon *d)
 {
 	struct config_feature f[CONFIG_FEATURE_COUNT];
 	config_features(&d->home->cfg, f);
+	/* A feature not configured is a choice, not a warning (the owner's
+	 * terminal shows warnings). */
 	for (int i = 0; i < CONFIG_FEATURE_COUNT; i++)
-		log_kv(f[i].enabled ? LOG_LEVEL_INFO : LOG_LEVEL_WARN, "daemon",
-		       f[i].enabled ? "feature on" : "feature off", "feature", f[i].name, "detail",
-		       f[i].detail);
+		log_kv(LOG_LEVEL_INFO, "daemon", f[i].enabled ? "feature on" : "feature off",
+		       "feature", f[i].name, "detail", f[i].detail);
+	/* What doctor calls warnings (an unknown .env variable, with the name
+	 * it probably meant) is said at every start too. */
+	for (int i = 0; i < d->home->problems.nwarnings; i++)
+		log_kv(LOG_LEVEL_WARN, "config", d->home->problems.warnings[i].msg, "var",
+		       d->home->problems.warnings[i].var);
 	if (d->home->opts.social_only)
 		log_kv(LOG_LEVEL_INFO, "daemon", "social-only mode", "github", "off by flag");
 	if (d->home->env_missing)
 		log_kv(LOG_LEVEL_INFO, "daemon", "no .env file; using the environment only",
 		       "looked_for", d->home->env_path);
-	if (d->home->cfg.redis_url)
-		log_kv(LOG_LEVEL_INFO, "daemon", "coordination through Redis", "url",
-		       d->home->cfg.redis_url);
+	char why[300];
+	enum coord_choice ch =
+		coord_choose(d->home->cfg.redis_url, d->home->cfg.space_url, why, sizeof why);
+	log_kv(ch == COORD_CHOICE_ALONE ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, "daemon", "coordination",
+	       "backend", why, "url", d->home->cfg.redis_url ? d->home->cfg.redis_url : "");
 }
 
 int ga_cmd_daemon(struct ga_home *h)
@@ -1124,6 +997,19 @@ int ga_cmd_daemon(struct ga_home *h)
 			fprintf(stderr, "general-agent: %s\n", safe);
 			free(safe);
 		}
+		return EXIT_CONFIG;
+	}
+	/* No SOUL.md and no memory yet: refused before anything is written
+	 * (no memory/ made in a directory that is not an agent's home yet).
+	 * With a memory, soul_check below also says whether one was pinned. */
+	if (!fsx_exists(h->soul_path) && !fsx_exists(h->cfg.memory_dir)) {
+		struct soul_check sc;
+		soul_check(h->soul_path, NULL, d.started_ms, SOUL_CHECK_READONLY, NULL, &sc);
+		fprintf(stderr, "general-agent: %s\n", sc.message);
+		const char *data = ga_data_dir();
+		if (data)
+			fprintf(stderr, "general-agent: an example to start from: %s/SOUL.md\n",
+			        data);
 		return EXIT_CONFIG;
 	}
 	struct ga_err err = {{0}};
@@ -1145,19 +1031,19 @@ int ga_cmd_daemon(struct ga_home *h)
 		int rc = EXIT_TEMPFAIL;
 		if (holder) {
 			fprintf(stderr,
-				"general-agent: another general-agent (pid %d) is running with the "
-				"memory directory %s; two daemons on one memory would post twice\n",
-				holder, h->cfg.memory_dir);
+			        "general-agent: another general-agent (pid %d) is running with the "
+			        "memory directory %s; two daemons on one memory would post twice\n",
+			        holder, h->cfg.memory_dir);
 		} else if (state_errno_denied(e)) {
 			fprintf(stderr,
-				"general-agent: cannot open the lock %s/daemon.lock: %s (this "
-				"process runs as uid %ld; the memory directory and its files must "
-				"be readable and writable by it)\n",
-				h->cfg.memory_dir, strerror(e), (long)geteuid());
+			        "general-agent: cannot open the lock %s/daemon.lock: %s (this "
+			        "process runs as uid %ld; the memory directory and its files must "
+			        "be readable and writable by it)\n",
+			        h->cfg.memory_dir, strerror(e), (long)geteuid());
 			rc = EXIT_NOPERM;
 		} else {
 			fprintf(stderr, "general-agent: cannot lock %s/daemon.lock: %s\n",
-				h->cfg.memory_dir, strerror(e));
+			        h->cfg.memory_dir, strerror(e));
 		}
 		state_store_free(&d.st);
 		return rc;
@@ -1179,7 +1065,7 @@ int ga_cmd_daemon(struct ga_home *h)
 	}
 	bool created = false;
 	if (self_ensure(h->self_path, h->self_template, h->cfg.agent_name, d.started_ms, &created,
-			&err) != 0)
+	                &err) != 0)
 		log_kv(LOG_LEVEL_WARN, "identity", "could not write SELF.md", "error", err.msg);
 	load_self(&d, &d.self);
 	load_skills(&d, false);
@@ -1213,28 +1099,21 @@ int ga_cmd_daemon(struct ga_home *h)
 	report_features(&d);
 
 	sched_add(d.sched, &(struct sched_job_opts){.name = "heartbeat",
-						     .interval_ms = HEARTBEAT_INTERVAL_MS,
-						     .jitter_pct = HEARTBEAT_JITTER,
-						     .first_delay_ms = 0,
-						     .run = heartbeat,
-						     .ud = &d});
+	                                            .interval_ms = HEARTBEAT_INTERVAL_MS,
+	                                            .jitter_pct = HEARTBEAT_JITTER,
+	                                            .first_delay_ms = 0,
+	                                            .run = heartbeat,
+	                                            .ud = &d});
 	sched_add(d.sched, &(struct sched_job_opts){.name = "status",
-						     .interval_ms = STATUS_INTERVAL_MS,
-						     .first_delay_ms = STATUS_INTERVAL_MS,
-						     .run = status_job,
-						     .ud = &d});
+	                                            .interval_ms = STATUS_INTERVAL_MS,
+	                                            .first_delay_ms = STATUS_INTERVAL_MS,
+	                                            .run = status_job,
+	                                            .ud = &d});
 	if (d.exit_when_idle)
 		sched_add(d.sched, &(struct sched_job_opts){.name = "exit-when-idle",
-							     .first_delay_ms = 0,
-							     .run = exit_when_idle,
-							     .ud = &d});
-#ifdef GA_HAVE_SPACE
-	sched_add(d.sched, &(struct sched_job_opts){.name = "space",
-						     .first_delay_ms = 0,
-						     .run = space_run,
-						     .on_stop = space_on_stop,
-						     .ud = &d});
-#endif
+		                                            .first_delay_ms = 0,
+		                                            .run = exit_when_idle,
+		                                            .ud = &d});
 	/* One HTTP client for the model, GitHub and Bluesky; none (and no
 	 * TLS library initialised) when none of them is configured. */
 	struct config_feature feat[CONFIG_FEATURE_COUNT];

@@ -14,19 +14,32 @@
 #include "adapters/http/http.h"
 #include "adapters/llm/llm.h"
 #include "cmd/cli.h"
-#include "modules/pipeline/control.h"
 #include "common/fsx.h"
 #include "common/json.h"
+#include "common/log.h"
 #include "common/timeutil.h"
-#include "modules/identity/self.h"
 #include "modules/budget/budget.h"
+#include "modules/coder/coder.h"
+#include "modules/coord/coord.h"
+#include "modules/doctor/room.h"
+#include "modules/identity/self.h"
 #include "modules/identity/soul.h"
+#include "modules/pipeline/control.h"
+#include "modules/status/status.h"
 
 #define DOCTOR_PROBE_TIMEOUT_MS 15000
+/* The room is local (loopback or the LAN): it answers at once or not at all. */
+#define DOCTOR_ROOM_TIMEOUT_MS 3000
 
 static void row(const char *what, const char *verdict, const char *detail)
 {
 	printf("  %-12s %-4s %s\n", what, verdict, detail);
+}
+
+static void coder_row(void *ud, const char *what, const char *verdict, const char *detail)
+{
+	(void)ud;
+	row(what, verdict, detail);
 }
 
 /* --- one cheap GitHub call (GET /user): the token, the login, the budget -------- */
@@ -45,7 +58,8 @@ static void gh_probe_done(const struct gh_result *r, void *ud)
 	p->done = true;
 	p->kind = r->kind;
 	snprintf(p->msg, sizeof p->msg, "%s", r->msg);
-	snprintf(p->login, sizeof p->login, "%s", r->json ? json_string_or(r->json, "login", "") : "");
+	snprintf(p->login, sizeof p->login, "%s",
+	         r->json ? json_string_or(r->json, "login", "") : "");
 	uv_stop(p->loop);
 }
 
@@ -89,26 +103,27 @@ static int github_probe(const struct ga_config *cfg, char *buf, size_t cap)
 		struct gh_bucket b;
 		if (!p.done) {
 			snprintf(buf, cap, "no answer from %s within %d s", gc.api_url,
-				 DOCTOR_PROBE_TIMEOUT_MS / 1000);
+			         DOCTOR_PROBE_TIMEOUT_MS / 1000);
 		} else if (p.kind == GH_OK) {
 			rc = 1;
 			char reset[TIME_ISO_LEN + 1] = "?";
 			if (gh_rate_snapshot(c, "core", &b) == 0 && b.reset_ms)
 				time_format_iso(b.reset_ms, reset);
 			if (gh_rate_snapshot(c, "core", &b) == 0 && b.remaining >= 0)
-				snprintf(buf, cap, "%s: logged in as %s; %lld of %lld requests left until %s",
-					 gc.api_url, p.login[0] ? p.login : "?", (long long)b.remaining,
-					 (long long)b.limit, reset);
+				snprintf(buf, cap,
+				         "%s: logged in as %s; %lld of %lld requests left until %s",
+				         gc.api_url, p.login[0] ? p.login : "?",
+				         (long long)b.remaining, (long long)b.limit, reset);
 			else
 				snprintf(buf, cap, "%s: logged in as %s", gc.api_url,
-					 p.login[0] ? p.login : "?");
+				         p.login[0] ? p.login : "?");
 			if (cfg->github_username && p.login[0] &&
 			    strcasecmp(cfg->github_username, p.login) != 0) {
 				size_t n = strlen(buf);
 				snprintf(buf + n, cap - n,
-					 " — but AGENT_GITHUB_USERNAME is %s: the token is another "
-					 "account's",
-					 cfg->github_username);
+				         " — but AGENT_GITHUB_USERNAME is %s: the token is another "
+				         "account's",
+				         cfg->github_username);
 				rc = 0;
 			}
 		} else {
@@ -132,11 +147,11 @@ static int github_probe(const struct ga_config *cfg, char *buf, size_t cap)
 static bool feature_owns(int feature, const char *var, const char *detail)
 {
 	static const char *const prefixes[CONFIG_FEATURE_COUNT][4] = {
-	    [CONFIG_FEATURE_MODEL] = {"LLM_", "AI_GATEWAY", NULL},
-	    [CONFIG_FEATURE_BLUESKY] = {"AGENT_BLUESKY", "BLUESKY", NULL},
-	    [CONFIG_FEATURE_GITHUB] = {"AGENT_GITHUB", "GITHUB", NULL},
-	    [CONFIG_FEATURE_SPACE] = {"SPACE_", "GA_SPACE_", NULL},
-	    [CONFIG_FEATURE_OWNER] = {"OWNER_", NULL},
+	        [CONFIG_FEATURE_MODEL] = {"LLM_", "AI_GATEWAY", NULL},
+	        [CONFIG_FEATURE_BLUESKY] = {"AGENT_BLUESKY", "BLUESKY", NULL},
+	        [CONFIG_FEATURE_GITHUB] = {"AGENT_GITHUB", "GITHUB", NULL},
+	        [CONFIG_FEATURE_SPACE] = {"SPACE_", "GA_SPACE_", NULL},
+	        [CONFIG_FEATURE_OWNER] = {"OWNER_", NULL},
 	};
 	if (!var[0])
 		return false;
@@ -148,16 +163,24 @@ static bool feature_owns(int feature, const char *var, const char *detail)
 	return false;
 }
 
+/* A configured service that did not answer: named in the verdict. */
+static void note_down(char *down, size_t cap, const char *what)
+{
+	size_t n = strlen(down);
+	snprintf(down + n, cap - n, "%s%s", n ? ", " : "", what);
+}
+
 int ga_cmd_doctor(struct ga_home *h)
 {
 	int can_start = 1;
+	char down[200] = ""; /* configured, but not answering */
 	char buf[1200];
 	printf("general-agent %s doctor\n", GA_VERSION);
 	printf("  home         %s\n", h->cfg.home);
 
 	if (h->problems.count == 0) {
 		snprintf(buf, sizeof buf, "%s%s", h->env_path,
-			 h->env_missing ? " (not found; environment only)" : "");
+		         h->env_missing ? " (not found; environment only)" : "");
 		row("config", "ok", buf);
 	} else {
 		can_start = 0;
@@ -181,8 +204,8 @@ int ga_cmd_doctor(struct ga_home *h)
 		can_start = 0;
 		if (lock_denied)
 			snprintf(err.msg, sizeof err.msg,
-				 "%s: %s (this process runs as uid %ld; the daemon would exit 77)",
-				 lock, strerror(errno), (long)geteuid());
+			         "%s: %s (this process runs as uid %ld; the daemon would exit 77)",
+			         lock, strerror(errno), (long)geteuid());
 		row("memory", "FAIL", err.msg);
 	}
 	free(lock);
@@ -193,21 +216,21 @@ int ga_cmd_doctor(struct ga_home *h)
 		if (soul_check(h->soul_path, NULL, time_now_ms(), SOUL_CHECK_READONLY, NULL, &sc) ==
 		    0) {
 			snprintf(buf, sizeof buf,
-				 "%s is readable; its pin cannot be checked until the memory "
-				 "directory is usable",
-				 h->soul_path);
+			         "%s is readable; its pin cannot be checked until the memory "
+			         "directory is usable",
+			         h->soul_path);
 			row("SOUL.md", "?", buf);
 		} else {
 			row("SOUL.md", "FAIL", sc.message);
 		}
 	} else if (soul_check(h->soul_path, &st, time_now_ms(), SOUL_CHECK_READONLY, NULL, &sc) ==
-		   0) {
+	           0) {
 		if (sc.pinned_sha256[0])
 			snprintf(buf, sizeof buf, "%s, pinned %s (sha256 %.12s…)", h->soul_path,
-				 sc.pinned_at, sc.pinned_sha256);
+			         sc.pinned_at, sc.pinned_sha256);
 		else
 			snprintf(buf, sizeof buf, "%s, not pinned yet (pinned at first start)",
-				 h->soul_path);
+			         h->soul_path);
 		row("SOUL.md", "ok", buf);
 	} else {
 		can_start = 0;
@@ -217,9 +240,9 @@ int ga_cmd_doctor(struct ga_home *h)
 	struct self_doc self;
 	if (!fsx_exists(h->self_path)) {
 		snprintf(buf, sizeof buf, "%s missing; %s", h->self_path,
-			 h->self_template ? "it will be written from the template at first start"
-					  : "no SELF.md.template either: the agent runs with an "
-					    "empty self-description");
+		         h->self_template ? "it will be written from the template at first start"
+		                          : "no SELF.md.template either: the agent runs with an "
+		                            "empty self-description");
 		row("SELF.md", "note", buf);
 	} else if (self_load(h->self_path, &self, &err) != 0) {
 		snprintf(buf, sizeof buf, "%s: %s (defaults will be used)", h->self_path, err.msg);
@@ -227,10 +250,10 @@ int ga_cmd_doctor(struct ga_home *h)
 		self_doc_free(&self);
 	} else {
 		snprintf(buf, sizeof buf,
-			 "%s: %zu values, %zu rituals, replies/thread %d, depth %d, %d warning(s)",
-			 h->self_path, self.values.count, self.ritual_count,
-			 self.mechanics.max_replies_before_exit, self.mechanics.max_thread_depth,
-			 self.warning_count);
+		         "%s: %zu values, %zu rituals, replies/thread %d, depth %d, %d warning(s)",
+		         h->self_path, self.values.count, self.ritual_count,
+		         self.mechanics.max_replies_before_exit, self.mechanics.max_thread_depth,
+		         self.warning_count);
 		row("SELF.md", self.warning_count ? "warn" : "ok", buf);
 		for (int i = 0; i < self.warning_count; i++)
 			row("", "", self.warnings[i]);
@@ -241,7 +264,8 @@ int ga_cmd_doctor(struct ga_home *h)
 	 * at the first conversation. */
 	struct skills sk;
 	if (ga_skills_load(h, &sk, false, &err) == 0) {
-		snprintf(buf, sizeof buf, "%zu loaded (<home>/skills, then the shipped ones)", sk.n);
+		snprintf(buf, sizeof buf, "%zu loaded (<home>/skills, then the shipped ones)",
+		         sk.n);
 		row("skills", sk.n ? "ok" : "warn", buf);
 		skills_free(&sk);
 	} else {
@@ -265,6 +289,12 @@ int ga_cmd_doctor(struct ga_home *h)
 	}
 	if (h->opts.social_only)
 		row("mode", "", "--social-only: GitHub work is off");
+	/* Where peers' claims go (modules/coord: the choice and its words). */
+	if (coord_choose(h->cfg.redis_url, h->cfg.space_url, buf, sizeof buf) ==
+	    COORD_CHOICE_ALONE)
+		row("coordination", "note", buf);
+	else
+		row("coordination", "ok", buf);
 
 	/* One cheap request to the model endpoint: a wrong key, URL or model
 	 * name shows up here instead of at the first conversation. */
@@ -277,8 +307,8 @@ int ga_cmd_doctor(struct ga_home *h)
 		} else {
 			if (llm_probe(&lc, DOCTOR_PROBE_TIMEOUT_MS, &pr) == 0) {
 				snprintf(buf, sizeof buf, "%s answered in %llu ms (model %s)",
-					 lc.base_url, (unsigned long long)pr.elapsed_ms,
-					 pr.model[0] ? pr.model : lc.model);
+				         lc.base_url, (unsigned long long)pr.elapsed_ms,
+				         pr.model[0] ? pr.model : lc.model);
 				row("model call", "ok", buf);
 			} else if (pr.error.kind == LLM_ERR_FATAL) {
 				/* The daemon would exit 69 at its first model call. */
@@ -286,6 +316,7 @@ int ga_cmd_doctor(struct ga_home *h)
 				can_start = 0;
 			} else {
 				row("model call", "warn", pr.error.msg);
+				note_down(down, sizeof down, "the model");
 			}
 			llm_config_free(&lc);
 		}
@@ -296,10 +327,34 @@ int ga_cmd_doctor(struct ga_home *h)
 		row("github call", g > 0 ? "ok" : g < 0 ? "FAIL" : "warn", buf);
 		if (g < 0)
 			can_start = 0;
+		else if (g == 0)
+			note_down(down, sizeof down, "GitHub");
 	}
+	/* The room, found as the daemon finds it. A SPACE_URL that does not
+	 * answer is a service down; without one, a room not found yet is the
+	 * daemon's to keep looking for. */
+	if (h->problems.count == 0) {
+		bool named = h->cfg.space_url && *h->cfg.space_url;
+		enum log_level lvl = log_get_level();
+		log_set_level(LOG_LEVEL_WARN); /* the discovery's steps are the row's detail */
+		int up = doctor_room_probe(&h->cfg, DOCTOR_ROOM_TIMEOUT_MS, buf, sizeof buf);
+		log_set_level(lvl);
+		if (up) {
+			row("room", "ok", buf);
+		} else if (named) {
+			row("room", "warn", buf);
+			note_down(down, sizeof down, "the room");
+		} else {
+			row("room", "note", buf);
+		}
+	}
+	/* The coder and its sandbox (a coder that cannot run stops task work,
+	 * not the daemon). */
+	if (!h->opts.social_only)
+		coder_doctor(&h->env, h->cfg.home, h->cfg.memory_dir, coder_row, NULL);
 	if (have_store) {
 		budget_status_from_store(&st, h->cfg.llm_daily_token_budget, time_now_ms(), buf,
-					 sizeof buf);
+		                         sizeof buf);
 		row("tokens", "", buf);
 	}
 
@@ -314,12 +369,12 @@ int ga_cmd_doctor(struct ga_home *h)
 		    "cannot tell whether a daemon runs: its lock in the memory directory cannot "
 		    "be read by this user");
 	} else if (running) {
-		cJSON *s = state_load(&st, "status", NULL, NULL, NULL);
+		cJSON *s = status_load(&st);
 		const char *space = s ? json_string_or(s, "space", NULL) : NULL;
 		snprintf(buf, sizeof buf, "running, pid %d, since %s%s%s%s", pid,
-			 s ? json_string_or(s, "startedAt", "?") : "?",
-			 s && json_bool_or(s, "paused", false) ? ", PAUSED" : "",
-			 space ? "; space: " : "", space ? space : "");
+		         s ? json_string_or(s, "startedAt", "?") : "?",
+		         s && json_bool_or(s, "paused", false) ? ", PAUSED" : "",
+		         space ? "; space: " : "", space ? space : "");
 		row("daemon", "ok", buf);
 		cJSON_Delete(s);
 	} else {
@@ -327,14 +382,21 @@ int ga_cmd_doctor(struct ga_home *h)
 	}
 	state_store_free(&st);
 
-	if (running)
-		printf("%s\n", can_start ? "verdict: the daemon is running and its configuration is sound"
-					 : "verdict: the daemon is running, but a restart would fail "
-					   "(see FAIL above)");
+	/* 0 ready, 1 cannot start, 2 can start but something configured is
+	 * down (the daemon would run without it and retry). */
+	if (!can_start)
+		printf("%s\n", running ? "verdict: the daemon is running, but a restart would fail "
+		                         "(see FAIL above)"
+		                       : "verdict: the daemon cannot start (see FAIL above)");
+	else if (down[0])
+		printf("verdict: the daemon %s, but %s did not answer (see warn above)\n",
+		       running ? "is running" : "can start", down);
 	else
-		printf("%s\n", can_start ? "verdict: the daemon can start"
-					 : "verdict: the daemon cannot start (see FAIL above)");
-	return can_start ? 0 : 1;
+		printf("%s\n", running ? "verdict: the daemon is running and everything configured "
+		                         "answers"
+		                       : "verdict: the daemon can start and everything configured "
+		                         "answers (ready)");
+	return !can_start ? 1 : down[0] ? 2 : 0;
 }
 
 int ga_cmd_status(struct ga_home *h)
@@ -347,84 +409,14 @@ int ga_cmd_status(struct ga_home *h)
 	}
 	int pid = 0;
 	int running = ga_lock_probe(h->cfg.memory_dir, &pid);
-	struct state_load_info info;
-	cJSON *s = state_load(&st, "status", NULL, NULL, &info);
+	cJSON *s = status_load(&st);
 	char tokens[300];
 	budget_status_from_store(&st, h->cfg.llm_daily_token_budget, time_now_ms(), tokens,
-				 sizeof tokens);
+	                         sizeof tokens);
 	struct control_state cs;
 	control_load(&st, &cs);
 	state_store_free(&st);
-	if (!running)
-		printf("general-agent: not running (memory %s)\n", h->cfg.memory_dir);
-	else
-		printf("general-agent: running, pid %d (memory %s)\n", pid, h->cfg.memory_dir);
-	if (!s) {
-		printf("  no status recorded yet\n");
-		return running ? 0 : 3;
-	}
-	printf("  agent %s, started %s, last state %s%s\n", json_string_or(s, "agent", "?"),
-	       json_string_or(s, "startedAt", "?"), json_string_or(s, "state", "?"),
-	       json_bool_or(s, "socialOnly", false) ? ", social-only" : "");
-	printf("  tokens       %s\n", tokens);
-	/* The kill switch is read from its own file: it holds even when the
-	 * status file is older than the last pause. */
-	if (cs.paused) {
-		char since[TIME_ISO_LEN + 1] = "?";
-		if (cs.since_ms)
-			time_format_iso(cs.since_ms, since);
-		printf("  paused       yes, since %s (by %s): answers only /resume and /status; "
-		       "'general-agent resume' resumes\n",
-		       since, cs.by[0] ? cs.by : "?");
-	} else {
-		printf("  paused       no\n");
-	}
-	const char *space = json_string_or(s, "space", NULL);
-	if (space)
-		printf("  space        %s\n", space);
-	const char *coord = json_string_or(s, "coordination", NULL);
-	if (coord)
-		printf("  coordination %s\n", coord);
-	const char *last = json_string_or(s, "lastActivity", NULL);
-	printf("  last message %s, %lld in flight\n", last ? last : "none yet",
-	       (long long)json_int_or(s, "jobsInFlight", 0));
-	const cJSON *cm = cJSON_GetObjectItemCaseSensitive(s, "commitments");
-	if (cm)
-		printf("  commitments  %lld pending, %lld in progress, %lld failed, %lld completed "
-		       "(general-agent commitments lists them)\n",
-		       (long long)json_int_or(cm, "pending", 0),
-		       (long long)json_int_or(cm, "in_progress", 0),
-		       (long long)json_int_or(cm, "failed", 0),
-		       (long long)json_int_or(cm, "completed", 0));
-	const cJSON *by = cJSON_GetObjectItemCaseSensitive(s, "lastActivityBy");
-	const cJSON *pl;
-	cJSON_ArrayForEach(pl, by)
-	{
-		if (cJSON_IsString(pl))
-			printf("    %-10s %s\n", pl->string, pl->valuestring);
-	}
-	const cJSON *feats = cJSON_GetObjectItemCaseSensitive(s, "features");
-	const cJSON *it;
-	cJSON_ArrayForEach(it, feats)
-	{
-		printf("  %-12s %-4s %s\n", it->string, json_bool_or(it, "enabled", false) ? "on" : "off",
-		       json_string_or(it, "detail", ""));
-	}
-	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(s, "jobs");
-	cJSON_ArrayForEach(it, jobs)
-	{
-		int64_t every = json_int_or(it, "intervalMs", 0);
-		char when[48];
-		if (every > 0)
-			snprintf(when, sizeof when, "every %llds", (long long)(every / 1000));
-		else
-			snprintf(when, sizeof when, "%s",
-				 json_bool_or(it, "running", false) ? "long-running" : "once");
-		printf("  job %-16s %-12s runs %lld skipped %lld%s\n",
-		       json_string_or(it, "name", "?"), when, (long long)json_int_or(it, "runs", 0),
-		       (long long)json_int_or(it, "skipped", 0),
-		       json_bool_or(it, "running", false) ? " (running)" : "");
-	}
+	status_report(stdout, running, pid, h->cfg.memory_dir, s, tokens, &cs);
 	cJSON_Delete(s);
 	/* LSB: 3 = program is not running. */
 	return running ? 0 : 3;
@@ -441,7 +433,7 @@ int ga_cmd_soul(struct ga_home *h, bool accept)
 	struct soul_check sc;
 	struct soul s = {0};
 	int rc = soul_check(h->soul_path, &st, time_now_ms(),
-			    accept ? SOUL_CHECK_ACCEPT : SOUL_CHECK_READONLY, &s, &sc);
+	                    accept ? SOUL_CHECK_ACCEPT : SOUL_CHECK_READONLY, &s, &sc);
 	state_store_free(&st);
 	if (rc != 0) {
 		fprintf(stderr, "general-agent soul: %s\n", sc.message);

@@ -13,25 +13,34 @@ extern const struct ga_service svc_commitments __attribute__((weak));
 extern const struct ga_service svc_github __attribute__((weak));
 extern const struct ga_service svc_bluesky __attribute__((weak));
 extern const struct ga_service svc_reflection __attribute__((weak));
+extern const struct ga_service svc_space __attribute__((weak));
 
 static const struct ga_service *known(int i)
 {
 	switch (i) {
-	case 0: return &svc_commitments;
-	case 1: return &svc_github;
-	case 2: return &svc_bluesky;
-	case 3: return &svc_reflection;
-	default: return NULL;
+	case 0:
+		return &svc_commitments;
+	case 1:
+		return &svc_github;
+	case 2:
+		return &svc_bluesky;
+	case 3:
+		return &svc_reflection;
+	/* last: quiesced after the others, as it leaves the room politely */
+	case 4:
+		return &svc_space;
+	default:
+		return NULL;
 	}
 }
-#define KNOWN_COUNT 4
+#define KNOWN_COUNT 5
 
 void ga_services_start(struct ga_services *s, const struct ga_svc_ctx *ctx)
 {
 	memset(s, 0, sizeof *s);
 	for (int i = 0; i < KNOWN_COUNT && s->n < GA_SERVICES_MAX; i++) {
 		const struct ga_service *svc = known(i);
-		if (!svc || !svc->start)
+		if (!svc || !svc->start || (!ctx->http && !svc->without_http))
 			continue;
 		struct ga_err err = {{0}};
 		void *obj = svc->start(ctx, &err);
@@ -69,11 +78,40 @@ void ga_services_status(struct ga_services *s, cJSON *obj)
 	}
 }
 
-void ga_services_quiesce(struct ga_services *s)
+static void one_drained(void *ud)
+{
+	struct ga_services *s = ud;
+	if (--s->draining == 0 && s->drained)
+		s->drained(s->drained_ud);
+}
+
+void ga_services_quiesce(struct ga_services *s, void (*done)(void *ud), void *ud)
 {
 	for (int i = 0; i < s->n; i++)
 		if (s->svc[i]->quiesce)
 			s->svc[i]->quiesce(s->obj[i]);
+	s->drained = done;
+	s->drained_ud = ud;
+	s->draining = 1; /* held until every drain is asked, so done comes once */
+	for (int i = 0; i < s->n; i++) {
+		if (s->svc[i]->drain) {
+			s->draining++;
+			s->svc[i]->drain(s->obj[i], one_drained, s);
+		}
+	}
+	one_drained(s);
+}
+
+const struct ga_room *ga_services_room(const struct ga_services *s, void **svc)
+{
+	for (int i = 0; i < s->n; i++) {
+		if (s->svc[i]->room) {
+			*svc = s->obj[i];
+			return s->svc[i]->room;
+		}
+	}
+	*svc = NULL;
+	return NULL;
 }
 
 void ga_services_free(struct ga_services *s)
@@ -95,8 +133,9 @@ int ga_svc_env_ms(const struct ga_svc_ctx *ctx, const char *name, int64_t lo, in
 	errno = 0;
 	long long n = strtoll(v, &end, 10);
 	if (errno || *end || n < lo || n > hi)
-		return err_set(err, "%s=\"%.40s\" is invalid: expected a whole number of "
-		                    "milliseconds from %lld to %lld",
+		return err_set(err,
+		               "%s=\"%.40s\" is invalid: expected a whole number of "
+		               "milliseconds from %lld to %lld",
 		               name, v, (long long)lo, (long long)hi);
 	*out = n;
 	return 0;

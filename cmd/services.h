@@ -13,6 +13,10 @@
  * The table (services.c) names every known service through a weak
  * reference: a build without a service's file simply has none.
  *
+ * The room (agent-space) is a service too (svc_space.c); what the daemon
+ * and the other services ask of it goes through struct ga_room, which the
+ * table finds with ga_services_room.
+ *
  * Life of a service, in the daemon's order:
  *   start    after the pipeline, the outbound (its ports are added here)
  *            and the model, before the loop runs. NULL with err.msg empty
@@ -23,6 +27,10 @@
  *            {name: …}); may be NULL. The caller owns the result.
  *   quiesce  the daemon is stopping: stop timers and take no new work.
  *            Calls in flight may finish. May be NULL.
+ *   drain    after quiesce: work that must end on the loop before the
+ *            outbound and the services are freed (the room's coordination
+ *            withdrawing its claims through the link); done(ud) is called
+ *            once, possibly at once. May be NULL.
  *   free     after the outbound has closed (it waits for port calls in
  *            flight, so a send is never cut between intent and done by our
  *            own shutdown) and before the HTTP client closes. Handles close
@@ -59,19 +67,22 @@ struct ga_svc_ctx {
 	bool social_only;
 	struct state_store *st;
 	struct sched *sched;
-	struct http_client *http; /* always there */
-	struct llm_client *llm;   /* NULL without a model */
+	/* NULL when none of the model, GitHub and Bluesky is configured (or
+	 * the client could not be made): then only the services marked
+	 * without_http start. */
+	struct http_client *http;
+	struct llm_client *llm; /* NULL without a model */
 	/* One GitHub client (adapters/github) shared by every service, so one
 	 * rate limiter sees every request on the token. NULL when GitHub is not
 	 * configured, or in --social-only mode. */
 	struct gh_client *github;
 	struct budget *budget;
 	struct skills *skills;
-	struct ledger *ledger;     /* NULL when unreadable */
-	struct journal *journal;   /* NULL when unusable */
-	struct outbound *outbound; /* NULL when unusable */
-	struct pipeline *pipeline; /* NULL when unusable */
-	struct decision_log *dlog; /* NULL when unusable */
+	struct ledger *ledger;       /* NULL when unreadable */
+	struct journal *journal;     /* NULL when unusable */
+	struct outbound *outbound;   /* NULL when unusable */
+	struct pipeline *pipeline;   /* NULL when unusable */
+	struct decision_log *dlog;   /* NULL when unusable */
 	const struct self_doc *self; /* re-read on SIGHUP: the pointer stays */
 	const char *soul_text;
 	const char *self_path;
@@ -92,6 +103,10 @@ struct ga_svc_ctx {
 	 * participation engine opens the host's request again when it was made
 	 * for it (space_runtime_commitment_abandoned). May be NULL. */
 	void (*commitment_abandoned)(void *ud, const char *id, const char *source);
+	/* Another member of the room reported action+target done
+	 * (space_runtime_peer_done). May be NULL. */
+	bool (*peer_done)(void *ud, const char *action, const char *target, char *who,
+	                  size_t who_cap, char *link, size_t link_cap);
 	/* SELF.md changed on disk (a reflection rewrote it): the daemon reads
 	 * it again — identity, the gate's Social Mechanics, the owner's prompt.
 	 * The room's identity is not re-sent here (room_identity does that). */
@@ -107,13 +122,39 @@ struct ga_svc_ctx {
 	void *ud;
 };
 
+/* The room as the daemon and the other services see it; svc is the room
+ * service's object. Every call is safe while the agent is not (or no longer)
+ * in the room: target, reflection and identity return -1 then. */
+struct ga_room {
+	/* The room's target for pipeline_say ("space:<host>-<port>"). */
+	int (*target)(void *svc, char *buf, size_t cap);
+	/* A `reflection` message with this summary (through outbound). */
+	int (*reflection)(void *svc, const char *summary);
+	/* The identity summary built again (SELF.md re-read) and re-sent. */
+	int (*identity)(void *svc);
+	/* The fulfilment abandoned commitment id of that source. */
+	void (*commitment_abandoned)(void *svc, const char *id, const char *source);
+	/* Another member reported action+target done (space_runtime_peer_done). */
+	bool (*peer_done)(void *svc, const char *action, const char *target, char *who,
+	                  size_t who_cap, char *link, size_t link_cap);
+	/* What the agent is doing, for the others in the room. */
+	void (*set_busy)(void *svc, bool busy, const char *detail);
+	/* The room's claims backend, NULL when none (REDIS_URL, not joined). */
+	struct coord *(*coord)(void *svc);
+	/* "joined ws://… (3 members)", "connecting", … */
+	void (*describe)(void *svc, char *buf, size_t cap);
+};
+
 struct ga_service {
 	const char *name;
 	void *(*start)(const struct ga_svc_ctx *ctx, struct ga_err *err);
 	void (*reload)(void *svc);
 	cJSON *(*status)(void *svc);
 	void (*quiesce)(void *svc);
+	void (*drain)(void *svc, void (*done)(void *ud), void *ud);
 	void (*free)(void *svc);
+	const struct ga_room *room; /* the room service only */
+	bool without_http;          /* starts when the process has no HTTP client */
 };
 
 #define GA_SERVICES_MAX 8
@@ -131,13 +172,20 @@ struct ga_services {
 	const struct ga_service *svc[GA_SERVICES_MAX];
 	void *obj[GA_SERVICES_MAX];
 	int n;
+	int draining; /* drains not done yet */
+	void (*drained)(void *ud);
+	void *drained_ud;
 };
 
 void ga_services_start(struct ga_services *s, const struct ga_svc_ctx *ctx);
 void ga_services_reload(struct ga_services *s);
 /* Adds "services": {name: status} to obj. */
 void ga_services_status(struct ga_services *s, cJSON *obj);
-void ga_services_quiesce(struct ga_services *s);
+/* quiesce, then every drain; done(ud) once all drains are done (at once
+ * when none has one). */
+void ga_services_quiesce(struct ga_services *s, void (*done)(void *ud), void *ud);
+/* The room's service: its ops, *svc its object; NULL when not running. */
+const struct ga_room *ga_services_room(const struct ga_services *s, void **svc);
 void ga_services_free(struct ga_services *s);
 
 #endif

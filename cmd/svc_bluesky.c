@@ -5,18 +5,21 @@
  * start: nothing when Bluesky is not configured (AGENT_BLUESKY_USERNAME /
  * AGENT_BLUESKY_PASSWORD missing: off, not an error). Otherwise the AT
  * Protocol client on the shared HTTP client (session persisted in
- * <memory>/bluesky_session.json), the Bluesky outbound port (atp_port,
- * wrapped by bsky_port_init: the reply refs of replies sent with their
- * commitments), the commitment ledger (§6.12: promises in replies), and the
- * engine's jobs on the scheduler. A refused app password is fatal for the
+ * <memory>/bluesky_session.json), the Bluesky outbound port
+ * (modules/bluesky/port.h, wrapped by bsky_port_init for the post pacing;
+ * the reply refs come from the pipeline source's reply_extra hook), the
+ * commitment ledger (§6.12: promises in replies), and the engine's jobs on
+ * the scheduler. A refused app password is fatal for the
  * Bluesky side only: logged, and the owner is told.
  *
  * Timing knobs for tests (milliseconds, 0..86400000, 0 or unset = the
- * reference's default; read through ga_svc_env_ms: the environment, then
- * .env; an invalid value stops the service with a message naming it): GA_BLUESKY_AWARENESS_MS (45 s), GA_BLUESKY_FEED_MS (15 min),
- * GA_BLUESKY_PEERS_MS (3 min), GA_BLUESKY_EXPRESSION_MS (the expression check, 5 min),
- * GA_BLUESKY_RITUAL_MS (the ritual check and its first delay: 30 / 10 min), GA_BLUESKY_PACE_MS
- * (every per-type pacing gap), GA_BLUESKY_MIN_INTERVAL_MS (outbound's spacing on Bluesky, 10 s),
+ * default; read through ga_svc_env_ms: the environment, then .env; an
+ * invalid value stops the service with a message naming it):
+ * GA_BLUESKY_AWARENESS_MS (45 s), GA_BLUESKY_FEED_MS (15 min),
+ * GA_BLUESKY_PEERS_MS (3 min), GA_BLUESKY_EXPRESSION_MS (the expression
+ * check, 5 min), GA_BLUESKY_RITUAL_MS (the ritual check and its first
+ * delay: 30 / 10 min), GA_BLUESKY_PACE_MS (every per-type pacing gap),
+ * GA_BLUESKY_MIN_INTERVAL_MS (outbound's spacing on Bluesky, 10 s),
  * GA_BLUESKY_SPACING_MS (the client's request spacing, 5 s).
  */
 #include <stdio.h>
@@ -24,11 +27,11 @@
 #include <string.h>
 
 #include "adapters/atproto/atproto.h"
-#include "adapters/atproto/port.h"
 #include "cmd/services.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/bluesky/bsky.h"
+#include "modules/bluesky/port.h"
 #include "modules/outbound/outbound.h"
 
 struct svc_bsky {

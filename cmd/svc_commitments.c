@@ -1,6 +1,6 @@
 /*
  * svc_commitments — the commitment fulfilment service (issue 11 items 4-5):
- * the GitHub outbound port on the shared client (adapters/github/port.h)
+ * the GitHub outbound port on the shared client (modules/github/port.h)
  * and the fulfilment cycle (modules/fulfil). Wiring only.
  *
  * GitHub off (no token) or --social-only: no GitHub port; the cycle still
@@ -18,12 +18,12 @@
 #include <string.h>
 
 #include "adapters/github/github.h"
-#include "adapters/github/port.h"
 #include "cmd/services.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/commitments/ledger.h"
 #include "modules/fulfil/fulfil.h"
+#include "modules/github/port.h"
 #include "modules/outbound/outbound.h"
 #include "modules/reflection/voice.h"
 
@@ -55,6 +55,14 @@ static int room_target(void *ud, char *buf, size_t cap)
 {
 	struct svc_commit *s = ud;
 	return s->ctx.room_target ? s->ctx.room_target(s->ctx.ud, buf, cap) : -1;
+}
+
+static bool peer_done(void *ud, const char *action, const char *target, char *who,
+                      size_t who_cap, char *link, size_t link_cap)
+{
+	struct svc_commit *s = ud;
+	return s->ctx.peer_done &&
+	       s->ctx.peer_done(s->ctx.ud, action, target, who, who_cap, link, link_cap);
 }
 
 static struct coord *coord_of(void *ud)
@@ -98,9 +106,10 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 {
 	if (!ctx->ledger || !ctx->journal || !ctx->outbound || !ctx->sched) {
 		err_set(err, "commitments need the ledger, the journal and outbound (%s missing)",
-		        !ctx->ledger ? "the ledger" : !ctx->journal ? "the journal"
-		                                    : !ctx->outbound ? "outbound"
-		                                                     : "the scheduler");
+		        !ctx->ledger     ? "the ledger"
+		        : !ctx->journal  ? "the journal"
+		        : !ctx->outbound ? "outbound"
+		                         : "the scheduler");
 		return NULL;
 	}
 	int64_t interval, timeout, renew;
@@ -125,8 +134,9 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 			return NULL;
 		}
 	} else {
-		log_kv(LOG_LEVEL_INFO, "commitments", "GitHub off: GitHub commitments wait, pending",
-		       "why", ctx->social_only ? "--social-only" : "AGENT_GITHUB_TOKEN not set");
+		log_kv(LOG_LEVEL_INFO, "commitments",
+		       "GitHub off: GitHub commitments wait, pending", "why",
+		       ctx->social_only ? "--social-only" : "AGENT_GITHUB_TOKEN not set");
 	}
 	struct fulfil_config fc = {.loop = ctx->loop,
 	                           .sched = ctx->sched,
@@ -146,12 +156,14 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                           .notify_owner = notify,
 	                           .phrase = phrase,
 	                           .abandoned = abandoned,
+	                           .peer_done = peer_done,
 	                           .ud = s};
 	s->fulfil = fulfil_new(&fc, err);
 	if (!s->fulfil) {
 		/* The port is outbound's now (there is no removing it), so the
 		 * service stays, sending nothing by itself; status says why. */
-		snprintf(s->last_error, sizeof s->last_error, "no fulfilment cycle: %.400s", err->msg);
+		snprintf(s->last_error, sizeof s->last_error, "no fulfilment cycle: %.400s",
+		         err->msg);
 		log_kv(LOG_LEVEL_ERROR, "commitments", "no fulfilment cycle", "error", err->msg);
 	}
 	return s;

@@ -78,6 +78,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	        .loop = ctx->loop,
 	        .gh = ctx->github,
 	        .pipeline = ctx->pipeline,
+	        .outbound = ctx->outbound,
 	        .llm = ctx->llm,
 	        .budget = ctx->budget,
 	        .skills = ctx->skills,

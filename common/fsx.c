@@ -28,7 +28,7 @@
 /* fsx_move_aside gives up after this many same-second name collisions. */
 #define FSX_ASIDE_MAX_SUFFIX 1000
 
-static int write_all(int fd, const void *data, size_t len)
+int fsx_write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;
 	while (len) {
@@ -94,7 +94,7 @@ int fsx_write_atomic(const char *path, const void *data, size_t len, struct ga_e
 		return -1;
 	}
 	const char *step = "write";
-	if (write_all(fd, data, len) < 0)
+	if (fsx_write_all(fd, data, len) < 0)
 		goto fail;
 	step = "fsync";
 	if (fsync(fd) < 0)
@@ -242,7 +242,7 @@ int fsx_append_line(const char *path, const char *line, size_t len, struct ga_er
 	char *buf = xmalloc(len + 1);
 	memcpy(buf, line, len);
 	buf[len] = '\n';
-	int rc = write_all(fd, buf, len + 1);
+	int rc = fsx_write_all(fd, buf, len + 1);
 	int saved = errno;
 	free(buf);
 	if (rc < 0) {

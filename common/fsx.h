@@ -28,6 +28,9 @@ int fsx_write_atomic(const char *path, const void *data, size_t len, struct ga_e
  * (may be NULL). NULL on error; err names the path and errno text. A missing
  * file sets errno = ENOENT before returning NULL so callers can tell. */
 char *fsx_read_file(const char *path, size_t max, size_t *len_out, struct ga_err *err);
+/* Writes all len bytes to fd (EINTR retried, short writes continued): 0, or
+ * -1 with errno (a write of 0 bytes is EIO). */
+int fsx_write_all(int fd, const void *data, size_t len);
 
 /* mkdir -p with mode 0700 for new directories. */
 int fsx_mkdir_p(const char *path, struct ga_err *err);

@@ -162,50 +162,27 @@ size_t json_unmark_nul(char *s)
 int json_put_string_nul(struct strbuf *sb, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
-	/* the two-character escapes JSON.stringify uses, pairwise (as in
-	 * sb_put_json_string, which this extends by the marker) */
-	static const char short_from[] = "\"\\\b\f\n\r\t";
-	static const char short_to[] = "\"\\bfnrt";
 	size_t start = sb->len;
 	if (sb_putc(sb, '"') < 0)
 		goto fail;
-	size_t run = 0; /* start of the pending verbatim run */
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[6] = {'\\'};
-		size_t n;
-		if (c == 0xED && i + 2 < len && ((unsigned char)s[i + 1] & 0xE0) == 0xA0) {
-			/* a lone surrogate (WTF-8, json_parse_js): "\udxxx" */
-			unsigned u = 0xD000 | (((unsigned char)s[i + 1] & 0x3Fu) << 6) |
-			             ((unsigned char)s[i + 2] & 0x3Fu);
-			memcpy(esc, "\\u", 2);
-			for (int k = 0; k < 4; k++)
-				esc[2 + k] = hex[(u >> (12 - 4 * k)) & 15];
-			if (sb_append(sb, s + run, i - run) < 0 || sb_append(sb, esc, 6) < 0)
-				goto fail;
-			i += 2;
-			run = i + 1;
+	size_t run = 0; /* start of the part not yet written */
+	for (size_t i = 0; i + 2 < len; i++) {
+		if ((unsigned char)s[i] != 0xED || ((unsigned char)s[i + 1] & 0xE0) != 0xA0)
 			continue;
-		}
-		if (c == (unsigned char)JSON_NUL_MARK)
-			c = 0;
-		else if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		const char *hit = c ? memchr(short_from, c, sizeof(short_from) - 1) : NULL;
-		if (hit) {
-			esc[1] = short_to[hit - short_from];
-			n = 2;
-		} else {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			n = 6;
-		}
-		if (sb_append(sb, s + run, i - run) < 0 || sb_append(sb, esc, n) < 0)
+		/* a lone surrogate (WTF-8, json_parse_js): "\udxxx" */
+		unsigned u = 0xD000 | (((unsigned char)s[i + 1] & 0x3Fu) << 6) |
+		             ((unsigned char)s[i + 2] & 0x3Fu);
+		char esc[6] = {'\\', 'u'};
+		for (int k = 0; k < 4; k++)
+			esc[2 + k] = hex[(u >> (12 - 4 * k)) & 15];
+		if (sb_put_json_chars_marked(sb, s + run, i - run, (unsigned char)JSON_NUL_MARK) < 0 ||
+		    sb_append(sb, esc, 6) < 0)
 			goto fail;
+		i += 2;
 		run = i + 1;
 	}
-	if (sb_append(sb, s + run, len - run) < 0 || sb_putc(sb, '"') < 0)
+	if (sb_put_json_chars_marked(sb, s + run, len - run, (unsigned char)JSON_NUL_MARK) < 0 ||
+	    sb_putc(sb, '"') < 0)
 		goto fail;
 	return 0;
 fail:

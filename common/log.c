@@ -18,12 +18,15 @@
 
 #include "common/strbuf.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "common/fsx.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
@@ -47,6 +50,13 @@ static struct {
 	char *secrets[LOG_MAX_SECRETS];
 	size_t secret_len[LOG_MAX_SECRETS];
 	int nsecrets;
+	/* the echo (log_set_echo): compact copies of the serious lines */
+	FILE *echo;
+	enum log_level echo_min;
+	/* the rotated file (log_to_file): its path, bound and size so far */
+	FILE *file;
+	char *file_path;
+	size_t file_max, file_size;
 } L = {.min = LOG_LEVEL_INFO};
 
 static char line_buf[LOG_LINE_MAX];
@@ -129,20 +139,8 @@ static int put_escaped_byte(struct line *l, unsigned char c, enum piece_mode mod
 	default:
 		break;
 	}
-	if (mode == MODE_JSON) {
-		switch (c) {
-		case '\b':
-			return put_raw(l, "\\b", 2);
-		case '\f':
-			return put_raw(l, "\\f", 2);
-		default:
-			break;
-		}
-		memcpy(e, "\\u00", 4);
-		e[4] = hex[c >> 4];
-		e[5] = hex[c & 15];
-		return put_raw(l, e, 6);
-	}
+	if (mode == MODE_JSON)
+		return put_raw(l, e, sb_json_escape_byte(c, e));
 	e[0] = '\\';
 	e[1] = 'x';
 	e[2] = hex[c >> 4];
@@ -285,11 +283,14 @@ static const char *level_upper(enum log_level lvl)
 	}
 }
 
+/* ts NULL: the compact form of the echo (no time). */
 static void build_text(struct line *l, const char *ts, enum log_level lvl, const char *comp,
                        const char *msg, size_t msg_len, bool msg_cut, const char *const *kv)
 {
-	put_str(l, ts);
-	put_raw(l, " ", 1);
+	if (ts) {
+		put_str(l, ts);
+		put_raw(l, " ", 1);
+	}
 	put_str(l, level_upper(lvl));
 	put_raw(l, " ", 1);
 	if (put_piece(l, comp, strlen(comp), MODE_TEXT, false) < 0 || put_raw(l, ": ", 2) < 0 ||
@@ -415,6 +416,38 @@ static const char *redact_line(const char *s, size_t n, size_t *out_n)
 	return final_buf;
 }
 
+static void finish_line(struct line *l, bool json)
+{
+	if (l->full) {
+		if (!json)
+			put_final(l, TRUNCATED "\n");
+		else if (l->in_string)
+			put_final(l, TRUNCATED "\"}\n");
+		else
+			put_final(l, ",\"truncated\":true}\n");
+	} else {
+		put_final(l, json ? "}\n" : "\n");
+	}
+}
+
+/* The rotated file got n bytes: past its bound it becomes <path>.1 (the
+ * older .1 dropped) and writing goes on in a new file. When the new file
+ * cannot be opened, lines go to the stream of log_init. */
+static void file_grew(size_t n)
+{
+	L.file_size += n;
+	if (L.file_size < L.file_max)
+		return;
+	fclose(L.file);
+	L.file = NULL;
+	struct ga_err err = {{0}};
+	fsx_rotate(L.file_path, 0, 1, &err);
+	L.file = fopen(L.file_path, "a");
+	L.file_size = 0;
+	if (L.file)
+		setvbuf(L.file, NULL, _IOLBF, 0);
+}
+
 static void emit(enum log_level lvl, const char *comp, const char *msg, size_t msg_len,
                  bool msg_cut, const char *const *kv)
 {
@@ -427,21 +460,23 @@ static void emit(enum log_level lvl, const char *comp, const char *msg, size_t m
 		build_json(&l, ts, lvl, comp, msg, msg_len, msg_cut, kv);
 	else
 		build_text(&l, ts, lvl, comp, msg, msg_len, msg_cut, kv);
-	if (l.full) {
-		if (!L.json)
-			put_final(&l, TRUNCATED "\n");
-		else if (l.in_string)
-			put_final(&l, TRUNCATED "\"}\n");
-		else
-			put_final(&l, ",\"truncated\":true}\n");
-	} else {
-		put_final(&l, L.json ? "}\n" : "\n");
-	}
+	finish_line(&l, L.json);
 	size_t n;
 	const char *out = redact_line(l.buf, l.len, &n);
-	FILE *f = L.out ? L.out : stderr;
+	FILE *f = L.file ? L.file : L.out ? L.out : stderr;
 	fwrite(out, 1, n, f);
 	fflush(f);
+	if (L.file)
+		file_grew(n);
+	if (L.echo && lvl >= L.echo_min) {
+		struct line e = {
+		        .buf = line_buf, .limit = LOG_LINE_MAX - LOG_RESERVE, .cap = LOG_LINE_MAX};
+		build_text(&e, NULL, lvl, comp, msg, msg_len, msg_cut, kv);
+		finish_line(&e, false);
+		out = redact_line(e.buf, e.len, &n);
+		fwrite(out, 1, n, L.echo);
+		fflush(L.echo);
+	}
 }
 
 void log_init(enum log_level min, int json, FILE *out)
@@ -454,6 +489,38 @@ void log_init(enum log_level min, int json, FILE *out)
 		L.json = json != 0;
 	}
 	L.out = out;
+}
+
+void log_set_echo(FILE *out, enum log_level min)
+{
+	L.echo = out;
+	L.echo_min = min;
+}
+
+int log_to_file(const char *path, size_t max_bytes, struct ga_err *err)
+{
+	log_close_file();
+	if (max_bytes && fsx_rotate(path, max_bytes, 1, err) < 0)
+		return -1;
+	FILE *f = fopen(path, "a");
+	if (!f)
+		return err_set(err, "cannot open the log %s: %s", path, strerror(errno));
+	setvbuf(f, NULL, _IOLBF, 0);
+	long at = ftell(f);
+	L.file = f;
+	L.file_path = xstrdup(path);
+	L.file_max = max_bytes ? max_bytes : SIZE_MAX;
+	L.file_size = at > 0 ? (size_t)at : 0;
+	return 0;
+}
+
+void log_close_file(void)
+{
+	if (L.file)
+		fclose(L.file);
+	L.file = NULL;
+	free(L.file_path);
+	L.file_path = NULL;
 }
 
 void log_set_level(enum log_level min)

@@ -100,40 +100,45 @@ int sb_printf(struct strbuf *sb, const char *fmt, ...)
 	return rc;
 }
 
-int sb_put_json_string(struct strbuf *sb, const char *s, size_t len)
+size_t sb_json_escape_byte(unsigned char c, char out[6])
 {
 	static const char hex[] = "0123456789abcdef";
 	/* the two-character escapes JSON.stringify uses, pairwise */
 	static const char short_from[] = "\"\\\b\f\n\r\t";
 	static const char short_to[] = "\"\\bfnrt";
-	size_t start = sb->len;
+	if (c >= 0x20 && c != '"' && c != '\\')
+		return 0;
+	out[0] = '\\';
+	const char *hit = c ? memchr(short_from, c, sizeof(short_from) - 1) : NULL;
+	if (hit) {
+		out[1] = short_to[hit - short_from];
+		return 2;
+	}
+	memcpy(out, "\\u00", 4);
+	out[4] = hex[c >> 4];
+	out[5] = hex[c & 15];
+	return 6;
+}
 
+int sb_put_json_chars_marked(struct strbuf *sb, const char *s, size_t len, int nul_mark)
+{
+	size_t start = sb->len;
 	/* Rolling back on failure keeps the "unchanged on error" promise
 	 * without a second pass to measure the escaped length. */
-	if (sb_putc(sb, '"') < 0)
-		goto fail;
 	size_t run = 0; /* start of the pending verbatim run */
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != '"' && c != '\\')
+		if (nul_mark >= 0 && c == (unsigned char)nul_mark)
+			c = 0;
+		char esc[6];
+		size_t n = sb_json_escape_byte(c, esc);
+		if (!n)
 			continue;
-		char esc[6] = {'\\'};
-		size_t n;
-		const char *hit = c ? memchr(short_from, c, sizeof(short_from) - 1) : NULL;
-		if (hit) {
-			esc[1] = short_to[hit - short_from];
-			n = 2;
-		} else {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[c >> 4];
-			esc[5] = hex[c & 15];
-			n = 6;
-		}
 		if (sb_append(sb, s + run, i - run) < 0 || sb_append(sb, esc, n) < 0)
 			goto fail;
 		run = i + 1;
 	}
-	if (sb_append(sb, s + run, len - run) < 0 || sb_putc(sb, '"') < 0)
+	if (sb_append(sb, s + run, len - run) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -141,6 +146,24 @@ fail:
 	if (sb->buf)
 		sb->buf[start] = '\0';
 	return -1;
+}
+
+int sb_put_json_string_marked(struct strbuf *sb, const char *s, size_t len, int nul_mark)
+{
+	size_t start = sb->len;
+	if (sb_putc(sb, '"') < 0 || sb_put_json_chars_marked(sb, s, len, nul_mark) < 0 ||
+	    sb_putc(sb, '"') < 0) {
+		sb->len = start;
+		if (sb->buf)
+			sb->buf[start] = '\0';
+		return -1;
+	}
+	return 0;
+}
+
+int sb_put_json_string(struct strbuf *sb, const char *s, size_t len)
+{
+	return sb_put_json_string_marked(sb, s, len, -1);
 }
 
 const char *sb_cstr(const struct strbuf *sb)

@@ -36,6 +36,15 @@ int sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
  * JavaScript's JSON.stringify does (\" \\ \b \f \n \r \t, other control
  * characters as \u00XX, everything else verbatim including non-ASCII). */
 int sb_put_json_string(struct strbuf *sb, const char *s, size_t len);
+/* The same, with the byte nul_mark (0..255; -1: none) written as \u0000
+ * (common/jsonnul.h's marked NUL). */
+int sb_put_json_string_marked(struct strbuf *sb, const char *s, size_t len, int nul_mark);
+/* The inside of that literal: s escaped the same way, without the quotes
+ * (for a caller that writes a string in pieces). Unchanged on error. */
+int sb_put_json_chars_marked(struct strbuf *sb, const char *s, size_t len, int nul_mark);
+/* The JSON escape of byte c into out (2 or 6 bytes, returned), or 0 when c
+ * stands as it is (the escapes JSON.stringify writes). */
+size_t sb_json_escape_byte(unsigned char c, char out[6]);
 /* Appends tmpl with every {{names[i]}} replaced by values[i] (NULL = ""),
  * literally; an unknown {{…}} stays as written. -1 when the bound was hit. */
 int sb_fill(struct strbuf *sb, const char *tmpl, const char *const *names,

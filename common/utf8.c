@@ -167,3 +167,59 @@ char *utf8_nfkc_casefold(const char *s, size_t len)
 	}
 	return (char *)out;
 }
+
+size_t utf8_cut(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	/* the lead byte of the sequence s[max] belongs to (at most 3 back) */
+	for (size_t back = 0; back < 4 && back <= max; back++) {
+		unsigned char c = (unsigned char)s[max - back];
+		if ((c & 0xC0) == 0x80)
+			continue;
+		size_t seq = c < 0x80             ? 1
+		             : (c & 0xE0) == 0xC0 ? 2
+		             : (c & 0xF0) == 0xE0 ? 3
+		             : (c & 0xF8) == 0xF0 ? 4
+		                                  : 1;
+		/* a sequence that would run past max is left out whole */
+		return max - back + seq > max ? max - back : max;
+	}
+	return max;
+}
+
+size_t utf8_utf16_length(const char *s, size_t len)
+{
+	size_t units = 0, i = 0;
+	while (i < len) {
+		unsigned int cp;
+		int n = utf8_decode(s + i, len - i, &cp);
+		if (n < 0) {
+			units++;
+			i++;
+			continue;
+		}
+		units += cp > 0xFFFF ? 2 : 1;
+		i += (size_t)n;
+	}
+	return units;
+}
+
+size_t utf8_utf16_prefix(const char *s, size_t len, size_t max_units)
+{
+	size_t units = 0, i = 0;
+	while (i < len) {
+		unsigned int cp;
+		int n = utf8_decode(s + i, len - i, &cp);
+		size_t u = 1, step = 1;
+		if (n > 0) {
+			u = cp > 0xFFFF ? 2 : 1;
+			step = (size_t)n;
+		}
+		if (units + u > max_units)
+			break;
+		units += u;
+		i += step;
+	}
+	return i;
+}

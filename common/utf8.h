@@ -32,4 +32,18 @@ char *utf8_nfkc_casefold(const char *s, size_t len);
  * *cp, or returns -1 on an invalid sequence (consume 1 byte to resync). */
 int utf8_decode(const char *s, size_t len, unsigned int *cp);
 
+/* The longest prefix of s[0..len) of at most max bytes that does not end
+ * inside a UTF-8 sequence: the one byte cut. It looks at most 3 bytes back
+ * for the sequence s[max] belongs to (a sequence is at most 4 bytes); a
+ * longer run of continuation bytes is invalid anyway and is cut at max, so
+ * garbage never costs more than 3 bytes of what was kept. */
+size_t utf8_cut(const char *s, size_t len, size_t max);
+
+/* JavaScript's view of a string (what a TypeScript peer's .length and
+ * .slice count): its length in UTF-16 code units (a code point above
+ * U+FFFF is two, an invalid byte one), and the byte length of its longest
+ * prefix of at most max_units units that does not split a code point. */
+size_t utf8_utf16_length(const char *s, size_t len);
+size_t utf8_utf16_prefix(const char *s, size_t len, size_t max_units);
+
 #endif

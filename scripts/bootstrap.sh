@@ -1,28 +1,58 @@
 #!/usr/bin/env bash
-# Installs every build and test dependency from Debian packages, idempotently:
-# apt-get update and install run only when a package is missing.
+# Installs the Debian packages general-agent needs, idempotently (apt-get
+# update and install run only when a package is missing).
+#
+#   scripts/bootstrap.sh          what building and running need: the
+#                                 compiler, the libraries, avahi (mDNS),
+#                                 bubblewrap (the coder's sandbox), curl
+#                                 (the demo). make build, make demo and
+#                                 make install run this.
+#   scripts/bootstrap.sh --test   that, and what only the tests use: clang
+#                                 (fuzzing, sanitizer runtimes), redis-server,
+#                                 PostgreSQL (the AppView of the Bluesky
+#                                 network tests), Chromium (the pages'
+#                                 browser tests), systemd (the units'
+#                                 checks), bc, and Node 22 with the AT
+#                                 Protocol PDS and network (about 1 GB,
+#                                 outside the clone). make test runs this.
 set -euo pipefail
+
+want_test=0
+case "${1:-}" in
+  --test) want_test=1 ;;
+  "") ;;
+  *) echo "usage: scripts/bootstrap.sh [--test]" >&2; exit 64 ;;
+esac
 
 PACKAGES=(
   build-essential cmake pkg-config git
-  clang libclang-rt-14-dev          # libFuzzer and sanitizer runtimes (make fuzz)
   libuv1-dev                        # the event loop
   libcurl4-openssl-dev              # HTTP client (curl multi on libuv): headers
   libcurl3-gnutls                   # the libcurl the daemon loads (adapters/http/curl_shim.h)
   libcjson-dev                      # JSON
-  libmicrohttpd-dev                 # dashboard and test fakes
+  libmicrohttpd-dev                 # the dashboard (and the tests' stand-ins)
   libavahi-client-dev avahi-daemon avahi-utils  # mDNS publish/browse
-  libssl-dev                        # libcrypto: SHA-256, random
+  libssl-dev                        # libcrypto: random
   libutf8proc-dev                   # graphemes, NFKC
   libstemmer-dev                    # Snowball English stemmer
-  libcmocka-dev                     # unit tests
-  libhiredis-dev redis-server       # Redis coordination (REDIS_URL) and its tests
-  procps bc curl                    # benches (RSS, arithmetic) and the demo (healthz)
+  libcmocka-dev                     # the unit tests, configured with the rest
+  libhiredis-dev                    # Redis coordination (REDIS_URL)
+  bubblewrap                        # bwrap: the sandbox the external coder and a task's tests
+                                    # run in (modules/coder); without it no coder runs
+  curl                              # the demo (the room's /healthz)
+)
+TEST_PACKAGES=(
+  clang libclang-rt-14-dev          # libFuzzer and sanitizer runtimes (make fuzz)
+  redis-server                      # the Redis coordination tests
+  postgresql                        # the AT Protocol AppView of the Bluesky network tests
+                                    # (they run a private cluster of their own on loopback)
+  procps bc                         # benches (RSS, arithmetic)
   chromium                          # the dashboard's pages tested in headless Chromium
   systemd                           # systemd-analyze, systemd-sysusers: tests/integration/install
                                     # verifies the units (installs without a running systemd)
   python3                           # node-gyp: builds the PDS's native module (scripts/pds)
 )
+[ $want_test = 1 ] && PACKAGES+=("${TEST_PACKAGES[@]}")
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -49,18 +79,22 @@ install_packages() {
 
 install_packages "${missing[@]}"
 
+[ $want_test = 1 ] || exit 0
+
 # npm (Debian's, unless a Node with npm is already there): it fetches the
-# Node 22 and the AT Protocol PDS that the Bluesky tests run against.
+# Node 22 and the AT Protocol servers that the Bluesky tests run against.
 if ! command -v npm >/dev/null 2>&1; then
   install_packages npm
 fi
 
-# The real AT Protocol PDS for the Bluesky tests (ctest -L pds): Node 22,
-# @atproto/pds and @did-plc/server from npm into a cache OUTSIDE the clone
-# (~/.cache/general-agent/pds, GA_PDS_CACHE moves it): about 2.5 min and
-# 560 MB the first time, nothing afterwards. GA_SKIP_PDS=1 skips it; without
-# it those tests are skipped (exit 77), saying why.
+# The real AT Protocol servers for the Bluesky tests (ctest -L pds): Node 22,
+# @atproto/pds and @did-plc/server (the PDS alone) and @atproto/dev-env (a
+# whole network: PLC, PDS, AppView; the tests start PostgreSQL and Redis for
+# it) from npm into a cache OUTSIDE the clone (~/.cache/general-agent/pds,
+# GA_PDS_CACHE moves it): 3 to 10 min and about 1 GB the first time, nothing
+# afterwards. GA_SKIP_PDS=1 skips it; without it those tests are skipped
+# (exit 77), saying why.
 if [ "${GA_SKIP_PDS:-0}" != 1 ]; then
   "$(dirname "$0")/pds/install.sh" ||
-    echo "bootstrap: the real PDS could not be installed; ctest -L pds will be skipped" >&2
+    echo "bootstrap: the real AT Protocol servers could not be installed; ctest -L pds will be skipped" >&2
 fi

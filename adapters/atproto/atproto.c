@@ -1,8 +1,9 @@
 /*
- * atproto — the client: configuration, the session, the queue, dispatch
- * through the rate limiter, classification and retries. Endpoint helpers and
- * the composite operations (a post with resolved mentions, reply refs) are
- * in endpoints.c.
+ * atproto — the client's core: configuration, the queue, dispatch through
+ * the rate limiter, classification and retries. The session's tokens, file
+ * and rules are session.c's; endpoint helpers, the composite operations (a
+ * post with resolved mentions, reply refs) and atp_cancel are endpoints.c's.
+ * Calls go one way: endpoints.c → atproto.c → session.c.
  *
  * One request is in flight at a time. Session steps (createSession,
  * refreshSession) are calls like any other, put at the head of the queue;
@@ -31,8 +32,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 
-#define LOG_COMP         "atproto"
-#define SESSION_FILE_MAX ((size_t)64 * 1024)
+#define LOG_COMP "atproto"
 
 /* --- configuration ------------------------------------------------------------ */
 
@@ -138,21 +138,6 @@ const char *atp_error_kind_name(enum atp_error_kind k)
 bool atp_error_is_fatal(enum atp_error_kind k)
 {
 	return k == ATP_ERR_AUTH;
-}
-
-uint64_t atp_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac)
-{
-	uint64_t w = base_ms;
-	for (int i = 1; i < retry && w < cap_ms; i++)
-		w *= 2;
-	if (jitter_frac < 0)
-		jitter_frac = 0;
-	if (jitter_frac > 1)
-		jitter_frac = 1;
-	w += (uint64_t)((double)w * 0.3 * jitter_frac);
-	if (w > cap_ms)
-		w = cap_ms;
-	return w;
 }
 
 /* At most ATP_MSG_QUOTE_MAX bytes of s, control characters made spaces,
@@ -273,63 +258,6 @@ enum atp_error_kind atp_classify(long status, const char *content_type, const ch
 	return kind;
 }
 
-/* base64url without padding (JWT segments) into out; -1 on a bad digit. */
-static int b64url_decode(const char *s, size_t n, unsigned char *out, size_t cap, size_t *out_len)
-{
-	uint32_t acc = 0;
-	int bits = 0;
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		char ch = s[i];
-		int v;
-		if (ch >= 'A' && ch <= 'Z')
-			v = ch - 'A';
-		else if (ch >= 'a' && ch <= 'z')
-			v = ch - 'a' + 26;
-		else if (ch >= '0' && ch <= '9')
-			v = ch - '0' + 52;
-		else if (ch == '-' || ch == '+')
-			v = 62;
-		else if (ch == '_' || ch == '/')
-			v = 63;
-		else if (ch == '=')
-			break;
-		else
-			return -1;
-		acc = (acc << 6) | (uint32_t)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= cap)
-				return -1;
-			out[o++] = (unsigned char)((acc >> bits) & 0xFF);
-		}
-	}
-	*out_len = o;
-	return 0;
-}
-
-int64_t atp_jwt_exp_ms(const char *jwt)
-{
-	if (!jwt)
-		return -1;
-	const char *d1 = strchr(jwt, '.');
-	const char *d2 = d1 ? strchr(d1 + 1, '.') : NULL;
-	if (!d1 || !d2 || d2 - d1 - 1 > 4096)
-		return -1;
-	unsigned char buf[3100];
-	size_t n = 0;
-	if (b64url_decode(d1 + 1, (size_t)(d2 - d1 - 1), buf, sizeof buf, &n) != 0)
-		return -1;
-	cJSON *p = cJSON_ParseWithLength((const char *)buf, n);
-	const cJSON *exp = cJSON_GetObjectItemCaseSensitive(p, "exp");
-	int64_t ms = -1;
-	if (cJSON_IsNumber(exp) && exp->valuedouble > 0 && exp->valuedouble < 1e13)
-		ms = (int64_t)exp->valuedouble * 1000;
-	cJSON_Delete(p);
-	return ms;
-}
-
 /* --- queue -------------------------------------------------------------------- */
 
 static void q_unlink(struct atp_client *c, struct atp_call *k)
@@ -396,16 +324,20 @@ void atp_kick(struct atp_client *c)
 		schedule(c, 0);
 }
 
-static void session_done(struct atp_client *c, struct atp_call *k, enum atp_error_kind kind,
-                         const cJSON *json, const char *msg, const char *xrpc_error);
+static void fail_waiting(struct atp_client *c, enum atp_error_kind kind);
+static void refresh_timer_arm(struct atp_client *c);
 
-/* Ends a call: the callback (or the session bookkeeping), then the free. */
+/* Ends a call: the callback (or the session's bookkeeping), then the free. */
 static void finish(struct atp_call *k, enum atp_error_kind kind, const cJSON *json, const char *msg,
                    bool maybe_applied, const char *xrpc_error)
 {
 	struct atp_client *c = k->c;
 	if (k->kind != ATP_CALL_USER && k->kind != ATP_CALL_ENSURE) {
-		session_done(c, k, kind, json, msg, xrpc_error);
+		enum atp_error_kind waiting = ATP_ERR_AUTH;
+		if (atp_session_done(c, k, kind, json, msg, xrpc_error, atp_now_ms(c), &waiting))
+			fail_waiting(c, waiting);
+		else if (kind == ATP_OK)
+			refresh_timer_arm(c);
 		call_free(k);
 		return;
 	}
@@ -431,299 +363,40 @@ static void finish(struct atp_call *k, enum atp_error_kind kind, const cJSON *js
 	call_free(k);
 }
 
-/* --- session ------------------------------------------------------------------------ */
-
-static void secret(const char *s)
-{
-	if (s && *s)
-		log_add_secret(s);
-}
-
-/* The tokens rotate on every refresh: the old ones are forgotten by the
- * log's redaction (session_clear) as the new ones are registered, so the
- * table never fills up. They are never logged by this client;
- * redaction is the safety net. */
-static void session_clear(struct atp_client *c)
-{
-	log_remove_secret(c->access);
-	log_remove_secret(c->refresh);
-	free(c->access);
-	free(c->refresh);
-	c->access = c->refresh = NULL;
-	c->access_exp_ms = c->refresh_exp_ms = 0;
-}
-
-static void session_persist(struct atp_client *c)
-{
-	if (!c->cfg.session_path)
-		return;
-	cJSON *o = cJSON_CreateObject();
-	char ts[TIME_ISO_LEN + 1];
-	cJSON_AddStringToObject(o, "service", c->cfg.service);
-	cJSON_AddStringToObject(o, "identifier", c->cfg.identifier ? c->cfg.identifier : "");
-	cJSON_AddStringToObject(o, "did", c->did);
-	cJSON_AddStringToObject(o, "handle", c->handle);
-	if (c->access && c->refresh) {
-		cJSON_AddStringToObject(o, "accessJwt", c->access);
-		cJSON_AddStringToObject(o, "refreshJwt", c->refresh);
-	}
-	cJSON_AddStringToObject(o, "savedAt", time_format_iso(atp_now_ms(c), ts));
-	char *text = json_print(o);
-	cJSON_Delete(o);
-	struct ga_err err = {{0}};
-	if (fsx_write_atomic(c->cfg.session_path, text, strlen(text), &err) != 0)
-		log_kv(LOG_LEVEL_WARN, LOG_COMP,
-		       "the Bluesky session could not be saved; it lives in memory until exit",
-		       "error", err.msg);
-	free(text);
-}
-
-static int session_take(struct atp_client *c, const cJSON *o, char *msg, size_t cap)
-{
-	const char *did = json_string_or(o, "did", NULL);
-	const char *handle = json_string_or(o, "handle", "");
-	const char *acc = json_string_or(o, "accessJwt", NULL);
-	const char *ref = json_string_or(o, "refreshJwt", NULL);
-	if (!did || !atp_valid_did(did) || !acc || !*acc || !ref || !*ref ||
-	    strlen(handle) > ATP_HANDLE_MAX) {
-		err_fmt(msg, cap, "the session answer lacks did, accessJwt or refreshJwt");
-		return -1;
-	}
-	session_clear(c);
-	secret(acc);
-	secret(ref);
-	c->access = xstrdup(acc);
-	c->refresh = xstrdup(ref);
-	snprintf(c->did, sizeof c->did, "%s", did);
-	snprintf(c->handle, sizeof c->handle, "%s", handle);
-	c->access_exp_ms = atp_jwt_exp_ms(acc);
-	c->refresh_exp_ms = atp_jwt_exp_ms(ref);
-	c->obtained_ms = atp_now_ms(c);
-	c->force_refresh = false;
-	c->refresh_dead = false;
-	return 0;
-}
-
-static void session_load(struct atp_client *c)
-{
-	if (!c->cfg.session_path)
-		return;
-	struct ga_err err = {{0}};
-	size_t len = 0;
-	char *text = fsx_read_file(c->cfg.session_path, SESSION_FILE_MAX, &len, &err);
-	if (!text)
-		return; /* none yet (or unreadable: a login will make a new one) */
-	cJSON *o = cJSON_ParseWithLength(text, len);
-	free(text);
-	const char *svc = json_string_or(o, "service", "");
-	const char *ident = json_string_or(o, "identifier", "");
-	if (!cJSON_IsObject(o) || strcmp(svc, c->cfg.service) != 0 ||
-	    strcasecmp(ident, c->cfg.identifier ? c->cfg.identifier : "") != 0) {
-		log_kv(LOG_LEVEL_INFO, LOG_COMP,
-		       "the saved Bluesky session is for another service or account; not used",
-		       "path", c->cfg.session_path);
-		cJSON_Delete(o);
-		return;
-	}
-	char msg[GA_ERR_MSG_MAX];
-	if (session_take(c, o, msg, sizeof msg) == 0) {
-		c->from_file = true;
-		/* Its age is unknown: judge it by its exp only. */
-		c->obtained_ms = 0;
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "Bluesky session loaded", "did", c->did, "handle",
-		       c->handle);
-	}
-	cJSON_Delete(o);
-}
-
-/* The margin before exp at which the access token counts as expiring. A
- * token that lives shorter than four margins gets a quarter of its life:
- * otherwise a short-lived token would be refreshed before every request. */
-static int64_t margin_ms(const struct atp_client *c)
-{
-	int64_t m = c->cfg.refresh_margin_ms;
-	if (c->obtained_ms > 0 && c->access_exp_ms > c->obtained_ms) {
-		int64_t life = c->access_exp_ms - c->obtained_ms;
-		if (life / 4 < m)
-			m = life / 4;
-	}
-	return m;
-}
-
-static bool access_fresh(const struct atp_client *c, int64_t now)
-{
-	if (!c->access || c->force_refresh)
-		return false;
-	if (c->access_exp_ms <= 0)
-		return true; /* unknown: the server will say (reactive refresh) */
-	return now < c->access_exp_ms - margin_ms(c);
-}
+/* --- the session (session.c) -------------------------------------------------------- */
 
 static void refresh_timer_arm(struct atp_client *c);
 
-static struct atp_call *session_call(struct atp_client *c, enum atp_call_kind kind)
+/* Queues a session step at the head (calls that need the session wait
+ * behind it). */
+static void start_step(struct atp_client *c, enum atp_call_kind kind)
 {
-	struct atp_call *k = xcalloc(1, sizeof *k);
-	k->c = c;
-	k->id = ++c->next_id;
-	k->kind = kind;
-	k->procedure = true;
-	k->rclass = ATP_RL_SESSION;
-	k->enqueued_ms = atp_now_ms(c);
-	if (kind == ATP_CALL_CREATE_SESSION) {
-		k->nsid = xstrdup("com.atproto.server.createSession");
-		k->what = xasprintf("log in to %s as %s (createSession)", c->cfg.service,
-		                    c->cfg.identifier ? c->cfg.identifier : "?");
-		k->body = cJSON_CreateObject();
-		cJSON_AddStringToObject(k->body, "identifier", c->cfg.identifier);
-		cJSON_AddStringToObject(k->body, "password", c->cfg.password);
-	} else {
-		k->nsid = xstrdup("com.atproto.server.refreshSession");
-		k->what = xasprintf("refresh the Bluesky session of %s (refreshSession)",
-		                    c->handle[0] ? c->handle : c->did);
-	}
-	return k;
-}
-
-/* Can a createSession be sent now? Fills why when not. */
-static bool login_allowed(struct atp_client *c, int64_t now, char *why, size_t cap)
-{
-	if (c->logins_refused) {
-		err_fmt(why, cap, "%s", c->login_error);
-		return false;
-	}
-	if (!c->cfg.identifier || !c->cfg.password) {
-		err_fmt(why, cap,
-		        "there is no Bluesky session and no credentials to make one: "
-		        "set " ATP_USERNAME_VAR " and " ATP_PASSWORD_VAR);
-		return false;
-	}
-	if (c->creates > 0 && now - c->last_create_ms < ATP_LOGIN_MIN_INTERVAL_MS) {
-		err_fmt(why, cap,
-		        "the Bluesky session was lost again %lld s after the last login; no new "
-		        "login before %lld s have passed (a login storm gets the account "
-		        "limited)%s%s",
-		        (long long)((now - c->last_create_ms) / 1000),
-		        (long long)(ATP_LOGIN_MIN_INTERVAL_MS / 1000),
-		        c->session_error[0] ? ": " : "", c->session_error);
-		return false;
-	}
-	return true;
-}
-
-enum sess_state { SESS_READY, SESS_BUSY, SESS_STARTED, SESS_FAIL };
-
-static enum sess_state session_state(struct atp_client *c, int64_t now, char *why, size_t cap)
-{
-	if (c->session_busy)
-		return SESS_BUSY;
-	if (access_fresh(c, now))
-		return SESS_READY;
-	if (c->session_not_before_ms > now) {
-		err_fmt(why, cap, "no Bluesky session (retrying after %lld s): %s",
-		        (long long)((c->session_not_before_ms - now + 999) / 1000),
-		        c->session_error);
-		return SESS_FAIL;
-	}
-	if (c->refresh && !c->refresh_dead) {
-		q_push_front(c, session_call(c, ATP_CALL_REFRESH_SESSION));
-		c->session_busy = true;
-		return SESS_STARTED;
-	}
-	if (!login_allowed(c, now, why, cap))
-		return SESS_FAIL;
-	q_push_front(c, session_call(c, ATP_CALL_CREATE_SESSION));
+	q_push_front(c, atp_session_call(c, kind, atp_now_ms(c)));
 	c->session_busy = true;
-	return SESS_STARTED;
 }
 
-/* A session step ended. */
-static void session_done(struct atp_client *c, struct atp_call *k, enum atp_error_kind kind,
-                         const cJSON *json, const char *msg, const char *xrpc_error)
+/* The calls waiting for the session learn why it could not be had. They
+ * are taken out first: a callback that enqueues again must not be failed
+ * in the same sweep (nor loop forever). */
+static void fail_waiting(struct atp_client *c, enum atp_error_kind kind)
 {
-	c->session_busy = false;
-	int64_t now = atp_now_ms(c);
-	bool create = k->kind == ATP_CALL_CREATE_SESSION;
-	if (kind == ATP_OK) {
-		char m[GA_ERR_MSG_MAX];
-		if (session_take(c, json, m, sizeof m) != 0) {
-			err_fmt(c->session_error, sizeof c->session_error,
-			        "Bluesky's answer to the attempt to %s was unusable: %s", k->what,
-			        m);
-			goto failed;
+	struct atp_call *list = NULL, **tail = &list;
+	for (struct atp_call *w = c->head; w;) {
+		struct atp_call *next = w->next;
+		if (w->needs_session) {
+			q_unlink(c, w);
+			*tail = w;
+			tail = &w->next;
 		}
-		c->session_error[0] = '\0';
-		c->session_fails = 0;
-		c->session_not_before_ms = 0;
-		session_persist(c);
-		refresh_timer_arm(c);
-		log_kv(LOG_LEVEL_INFO, LOG_COMP,
-		       create ? "Bluesky login (createSession)" : "Bluesky session refreshed",
-		       "did", c->did, "handle", c->handle);
-		return;
+		w = next;
 	}
-	if (kind == ATP_ERR_CANCELLED)
-		return;
-	err_fmt(c->session_error, sizeof c->session_error, "%s", msg);
-	if (!create && (kind == ATP_ERR_AUTH || kind == ATP_ERR_INVALID)) {
-		/* The refresh token is expired or revoked: only a login helps.
-		 * That is decided by the next call that needs the session. */
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "the Bluesky refresh token was refused", "error",
-		       msg);
-		c->refresh_dead = true;
-		session_clear(c);
-		session_persist(c);
-		return;
-	}
-	if (create &&
-	    (kind == ATP_ERR_AUTH || kind == ATP_ERR_INVALID || kind == ATP_ERR_FORBIDDEN)) {
-		c->logins_refused = true;
-		err_fmt(c->login_error, sizeof c->login_error,
-		        "%s: check " ATP_USERNAME_VAR " and " ATP_PASSWORD_VAR
-		        " (an app password from Bluesky's settings); no further login is tried "
-		        "until restart",
-		        msg);
-		snprintf(c->session_error, sizeof c->session_error, "%s", c->login_error);
-		log_kv(LOG_LEVEL_ERROR, LOG_COMP, "Bluesky login refused", "error", msg, "xrpc",
-		       xrpc_error ? xrpc_error : "");
-		goto fail_waiting;
-	}
-failed:
-	/* Transient, rate limited, malformed: back off the whole session so the
-	 * waiting calls do not each start another step. */
-	c->session_fails++;
-	{
-		uint64_t wait = atp_backoff_ms(c->cfg.backoff_base_ms, c->cfg.backoff_cap_ms,
-		                               c->session_fails, 0);
-		c->session_not_before_ms = now + (int64_t)wait;
-	}
-fail_waiting:
-	/* Calls waiting for the session learn why now rather than later. They
-	 * are taken out first: a callback that enqueues again must not be
-	 * failed in the same sweep (nor loop forever). */
-	{
-		struct atp_call *list = NULL, **tail = &list;
-		for (struct atp_call *w = c->head; w;) {
-			struct atp_call *next = w->next;
-			if (w->needs_session) {
-				q_unlink(c, w);
-				*tail = w;
-				tail = &w->next;
-			}
-			w = next;
-		}
-		enum atp_error_kind wk = c->logins_refused              ? ATP_ERR_AUTH
-		                         : kind == ATP_ERR_RATE_LIMITED ? ATP_ERR_RATE_LIMITED
-		                         : kind == ATP_ERR_TRANSIENT    ? ATP_ERR_TRANSIENT
-		                                                        : ATP_ERR_AUTH;
-		while (list) {
-			struct atp_call *w = list;
-			list = w->next;
-			w->next = NULL;
-			char full[GA_ERR_MSG_MAX];
-			err_fmt(full, sizeof full, "could not %s: %s", w->what, c->session_error);
-			finish(w, wk, NULL, full, false, NULL);
-		}
+	while (list) {
+		struct atp_call *w = list;
+		list = w->next;
+		w->next = NULL;
+		char full[GA_ERR_MSG_MAX];
+		err_fmt(full, sizeof full, "could not %s: %s", w->what, c->session_error);
+		finish(w, kind, NULL, full, false, NULL);
 	}
 }
 
@@ -732,21 +405,20 @@ static void on_refresh_timer(uv_timer_t *t)
 	struct atp_client *c = t->data;
 	if (c->closing || c->session_busy || !c->refresh || c->refresh_dead)
 		return;
-	int64_t now = atp_now_ms(c);
-	if (access_fresh(c, now)) {
+	if (atp_session_fresh(c, atp_now_ms(c))) {
 		refresh_timer_arm(c);
 		return;
 	}
-	q_push_front(c, session_call(c, ATP_CALL_REFRESH_SESSION));
-	c->session_busy = true;
+	start_step(c, ATP_CALL_REFRESH_SESSION);
 	atp_kick(c);
 }
 
+/* The idle refresh: shortly before the access token expires. */
 static void refresh_timer_arm(struct atp_client *c)
 {
-	if (c->closing || c->access_exp_ms <= 0)
+	int64_t at = atp_session_refresh_at(c);
+	if (c->closing || at < 0)
 		return;
-	int64_t at = c->access_exp_ms - margin_ms(c);
 	int64_t d = at - atp_now_ms(c);
 	if (d < 1000)
 		d = 1000;
@@ -846,12 +518,15 @@ again:
 			continue;
 		if (k->needs_session) {
 			char why[GA_ERR_MSG_MAX] = "";
-			enum sess_state st = session_state(c, now, why, sizeof why);
-			if (st == SESS_STARTED)
+			enum atp_session_next st = atp_session_next(c, now, why, sizeof why);
+			if (st == ATP_SESSION_REFRESH || st == ATP_SESSION_LOGIN) {
+				start_step(c, st == ATP_SESSION_REFRESH ? ATP_CALL_REFRESH_SESSION
+				                                        : ATP_CALL_CREATE_SESSION);
 				goto again; /* a session step now heads the queue */
-			if (st == SESS_BUSY)
+			}
+			if (st == ATP_SESSION_BUSY)
 				continue;
-			if (st == SESS_FAIL) {
+			if (st == ATP_SESSION_FAIL) {
 				q_unlink(c, k);
 				char msg[GA_ERR_MSG_MAX];
 				err_fmt(msg, sizeof msg, "could not %s: %s", k->what, why);
@@ -1078,7 +753,7 @@ struct atp_client *atp_client_new(struct http_client *http, const struct atp_con
 	c->cfg.identifier = dup_or_null(cfg->identifier);
 	c->cfg.password = dup_or_null(cfg->password);
 	c->cfg.session_path = dup_or_null(cfg->session_path);
-	secret(c->cfg.password);
+	atp_secret(c->cfg.password);
 	atp_rate_init(&c->rate, c->cfg.spacing_ms, c->cfg.low_budget);
 	uv_loop_t *loop = http_client_loop(http);
 	c->timer = xcalloc(1, sizeof *c->timer);
@@ -1087,7 +762,7 @@ struct atp_client *atp_client_new(struct http_client *http, const struct atp_con
 	c->refresh_timer = xcalloc(1, sizeof *c->refresh_timer);
 	uv_timer_init(loop, c->refresh_timer);
 	c->refresh_timer->data = c;
-	session_load(c);
+	atp_session_load(c);
 	refresh_timer_arm(c);
 	return c;
 }
@@ -1120,7 +795,7 @@ void atp_client_free(struct atp_client *c)
 	}
 	uv_close((uv_handle_t *)c->timer, on_timer_closed);
 	uv_close((uv_handle_t *)c->refresh_timer, on_timer_closed);
-	session_clear(c);
+	atp_session_clear(c);
 	atp_config_free(&c->cfg);
 	free(c);
 }
@@ -1226,10 +901,8 @@ uint64_t atp_login(struct atp_client *c, atp_done_fn cb, void *ud, struct ga_err
 	return atp_enqueue(c, &s, cb, ud, err);
 }
 
-int atp_cancel(struct atp_client *c, uint64_t id)
+int atp_call_cancel(struct atp_client *c, uint64_t id)
 {
-	if (atp_op_cancel(c, id) == 0)
-		return 0;
 	if (c->inflight && c->inflight->id == id && c->inflight->kind == ATP_CALL_USER) {
 		struct atp_call *k = c->inflight;
 		c->inflight = NULL;
@@ -1246,17 +919,6 @@ int atp_cancel(struct atp_client *c, uint64_t id)
 		}
 	}
 	return -1;
-}
-
-void atp_session_get(const struct atp_client *c, struct atp_session_info *out)
-{
-	memset(out, 0, sizeof *out);
-	out->active = c->access != NULL;
-	snprintf(out->did, sizeof out->did, "%s", c->did);
-	snprintf(out->handle, sizeof out->handle, "%s", c->handle);
-	out->access_exp_ms = c->access_exp_ms > 0 ? c->access_exp_ms : 0;
-	out->refresh_exp_ms = c->refresh_exp_ms > 0 ? c->refresh_exp_ms : 0;
-	out->from_file = c->from_file;
 }
 
 int atp_rate_snapshot(struct atp_client *c, enum atp_rate_class cls, struct atp_budget *out)

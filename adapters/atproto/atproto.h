@@ -293,9 +293,9 @@ uint64_t atp_reply_resolve(struct atp_client *c, const struct atp_strong_ref *pa
 /* createRecord app.bsky.feed.like {subject, createdAt, gaKey?}. */
 uint64_t atp_like(struct atp_client *c, const struct atp_strong_ref *subject, const char *idem_key,
                   atp_done_fn cb, void *ud, struct ga_err *err);
-/* createRecord app.bsky.graph.follow {subject: did, createdAt}. */
-uint64_t atp_follow(struct atp_client *c, const char *did, atp_done_fn cb, void *ud,
-                    struct ga_err *err);
+/* createRecord app.bsky.graph.follow {subject: did, createdAt, gaKey?}. */
+uint64_t atp_follow(struct atp_client *c, const char *did, const char *idem_key, atp_done_fn cb,
+                    void *ud, struct ga_err *err);
 /* deleteRecord of the record an at:// URI of our own repo names (a post, a
  * like, a follow). */
 uint64_t atp_delete_uri(struct atp_client *c, const char *uri, atp_done_fn cb, void *ud,
@@ -334,8 +334,6 @@ enum atp_error_kind atp_classify(long status, const char *content_type, const ch
 /* The "exp" claim of a JWT (base64url payload), in epoch ms; -1 when it
  * cannot be read. The signature is not checked (the server does that). */
 int64_t atp_jwt_exp_ms(const char *jwt);
-
-uint64_t atp_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac);
 
 const char *atp_error_kind_name(enum atp_error_kind k);
 /* True for ATP_ERR_AUTH: the credentials are refused; the owner must act. */

@@ -321,12 +321,14 @@ uint64_t atp_like(struct atp_client *c, const struct atp_strong_ref *subject, co
 	return id;
 }
 
-uint64_t atp_follow(struct atp_client *c, const char *did, atp_done_fn cb, void *ud,
-                    struct ga_err *err)
+uint64_t atp_follow(struct atp_client *c, const char *did, const char *idem_key, atp_done_fn cb,
+                    void *ud, struct ga_err *err)
 {
 	cJSON *rec = atp_follow_record(did, atp_now_ms(c), err);
 	if (!rec)
 		return 0;
+	if (idem_key)
+		cJSON_AddStringToObject(rec, ATP_FIELD_KEY, idem_key);
 	uint64_t id = atp_create_record(c, ATP_COLL_FOLLOW, rec, cb, ud, err);
 	cJSON_Delete(rec);
 	return id;
@@ -393,7 +395,9 @@ static void op_fail(struct atp_op *op, enum atp_error_kind kind, const char *msg
 	op_finish(op, &r);
 }
 
-int atp_op_cancel(struct atp_client *c, uint64_t id)
+/* A composite operation and the call it waits on: ids come from the
+ * client's one counter, so an id is either an operation's or a call's. */
+int atp_cancel(struct atp_client *c, uint64_t id)
 {
 	for (struct atp_op *op = c->ops; op; op = op->next) {
 		if (op->id != id)
@@ -404,7 +408,7 @@ int atp_op_cancel(struct atp_client *c, uint64_t id)
 		op_free(op);
 		return 0;
 	}
-	return -1;
+	return atp_call_cancel(c, id);
 }
 
 static struct atp_op *op_new(struct atp_client *c, enum op_type type, atp_done_fn cb, void *ud)

@@ -25,8 +25,8 @@ static struct atp_budget *budget(struct atp_rate *r, enum atp_rate_class cls)
 	return &r->budget[cls < ATP_RL_COUNT ? cls : ATP_RL_READ];
 }
 
-/* The fix of the reference's permanent lockout: once the reset moment has
- * passed, what we knew about the window is stale, whatever it said. */
+/* Once the reset moment has passed, what we knew about the window is
+ * stale, whatever it said (so a spent budget never locks us out). */
 static void expire(struct atp_budget *b, int64_t now_ms)
 {
 	if (b->known && b->reset_ms > 0 && now_ms >= b->reset_ms) {
@@ -79,9 +79,8 @@ int64_t atp_rate_wait_ms(struct atp_rate *r, enum atp_rate_class cls, int points
 		raise_wait(&wait, &w, b->reset_ms - now_ms, ATP_WAIT_EXHAUSTED);
 	} else if (b->remaining > 0 && b->remaining < r->low_budget && b->reset_ms > now_ms &&
 	           r->started) {
-		/* Spread what is left over the time left: never refuse (the
-		 * reference's synthetic 503 forever), never spend the last
-		 * requests in a burst. */
+		/* Spread what is left over the time left: never refuse, never
+		 * spend the last requests in a burst. */
 		int64_t gap = (b->reset_ms - now_ms) / (b->remaining + 1);
 		raise_wait(&wait, &w, r->last_start_ms + gap - now_ms, ATP_WAIT_LOW_BUDGET);
 	}
@@ -243,4 +242,19 @@ const char *atp_rate_class_name(enum atp_rate_class c)
 		break;
 	}
 	return "?";
+}
+
+uint64_t atp_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac)
+{
+	uint64_t w = base_ms;
+	for (int i = 1; i < retry && w < cap_ms; i++)
+		w *= 2;
+	if (jitter_frac < 0)
+		jitter_frac = 0;
+	if (jitter_frac > 1)
+		jitter_frac = 1;
+	w += (uint64_t)((double)w * 0.3 * jitter_frac);
+	if (w > cap_ms)
+		w = cap_ms;
+	return w;
 }

@@ -1,6 +1,6 @@
 /*
  * atproto ratelimit — when may the next XRPC request start (pure policy, no
- * I/O). Spec runtime-bluesky §5.4 and the defect it names (§11.6).
+ * I/O). Spec runtime-bluesky §5.4, §11.6.
  *
  * Time enters as now_ms (epoch ms, the client's injectable clock), so tests
  * drive it through a limit and past its reset. Nothing here sleeps.
@@ -10,13 +10,12 @@
  *     ratelimit-limit / -remaining / -reset / -policy headers of the last
  *     answer to a request of that class. Bluesky's budgets are separate
  *     (3000 reads / 5 min per IP; write points per account; createSession
- *     30 / 5 min and 300 / day per handle), so one counter for all of them
- *     (the reference) is wrong twice: a spent write budget must not stop
- *     reads, and reads must not spend the write estimate.
+ *     30 / 5 min and 300 / day per handle), so each class has its own: a
+ *     spent write budget does not stop reads, and reads do not spend the
+ *     write estimate.
  *   - spacing: a minimum gap between request starts (ATP_DEFAULT_SPACING_MS,
- *     the reference's 5 s); one request is in flight at a time, so the
- *     spacing is serialized (the reference's concurrent callers computed
- *     the same sleep and fired together).
+ *     5 s); one request is in flight at a time, so the spacing is
+ *     serialized: callers never compute the same sleep and fire together.
  *   - low-budget pacing: remaining < low_budget spreads what is left over
  *     the time until reset instead of refusing.
  *   - a hold per class: a 429 (or a 403 with remaining 0) holds that class
@@ -25,12 +24,12 @@
  *     5000 points / hour and 35000 / day, fixed windows from the first
  *     write; a write that would exceed waits for the window's end.
  *
- * The defect this avoids (§5.4 "Bug"): the reference stopped sending once
- * remaining < 20 and only refreshed `remaining` from responses, so it never
- * sent again. Here a budget whose reset has passed is forgotten (unknown =
- * full) the first time it is looked at, so requests ALWAYS resume after the
- * reset; a reset further away than ATP_RATE_RESET_MAX_MS (a bogus header or
- * a skewed clock) is clamped when booked.
+ * Requests ALWAYS resume after a reset: a budget whose reset has passed is
+ * forgotten (unknown = full) the first time it is looked at — `remaining`
+ * is learnt only from answers, so a client that stopped sending while it
+ * was low would never learn it again; a reset further away than
+ * ATP_RATE_RESET_MAX_MS (a bogus header or a skewed clock) is clamped when
+ * booked.
  */
 #ifndef GA_ADAPTERS_ATPROTO_RATELIMIT_H
 #define GA_ADAPTERS_ATPROTO_RATELIMIT_H
@@ -116,5 +115,10 @@ int atp_rate_budget(struct atp_rate *r, enum atp_rate_class cls, int64_t now_ms,
 
 const char *atp_wait_reason_name(enum atp_wait_reason w);
 const char *atp_rate_class_name(enum atp_rate_class c);
+
+/* The wait before retry number retry (1 = the first): base_ms doubled per
+ * retry up to cap_ms, plus up to 30 % of it by jitter_frac (0..1, the
+ * caller's randomness), never above cap_ms. */
+uint64_t atp_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac);
 
 #endif

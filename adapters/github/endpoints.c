@@ -11,84 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapters/github/ghcall.h"
 #include "adapters/github/github.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-
-#define QUERY_MAX 4096 /* bytes of an encoded query string */
-
-/* Fills err (may be NULL) and returns 0, the id of no call. */
-static uint64_t refuse(struct ga_err *err, const char *fmt, ...)
-        __attribute__((format(printf, 2, 3)));
-static uint64_t refuse(struct ga_err *err, const char *fmt, ...)
-{
-	if (err) {
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-	}
-	return 0;
-}
-
-static int check_repo(const char *owner, const char *repo, struct ga_err *err)
-{
-	if (!gh_valid_owner(owner))
-		return err_set(
-		        err,
-		        "'%.60s' is not a GitHub owner name (1-39 letters, digits or '-', not "
-		        "starting with '-')",
-		        owner ? owner : "");
-	if (!gh_valid_repo(repo))
-		return err_set(
-		        err,
-		        "'%.120s' is not a GitHub repository name (1-100 letters, digits, '.', "
-		        "'_' or '-')",
-		        repo ? repo : "");
-	return 0;
-}
-
-static int check_number(int64_t number, const char *what, struct ga_err *err)
-{
-	if (number < 1 || number > GH_NUMBER_MAX)
-		return err_set(err, "%s %lld is not a valid number (a positive integer)", what,
-		               (long long)number);
-	return 0;
-}
-
-/* Appends "&name=value" (or "?name=value" first), value percent-encoded. */
-static int add_param(struct strbuf *sb, const char *name, const char *value)
-{
-	if (!value)
-		return 0;
-	if (sb_printf(sb, "%c%s=", strchr(sb_cstr(sb), '?') ? '&' : '?', name) != 0)
-		return -1;
-	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
-		int rc = isalnum(*p) || *p == '-' || *p == '.' || *p == '_' || *p == '~'
-		                 ? sb_putc(sb, (char)*p)
-		                 : sb_printf(sb, "%%%02X", *p);
-		if (rc != 0)
-			return -1;
-	}
-	return 0;
-}
-
-static uint64_t call_with(struct gh_client *c, struct gh_req *req, struct strbuf *path,
-                          gh_done_fn cb, void *ud, struct ga_err *err)
-{
-	req->path = sb_cstr(path);
-	uint64_t id = gh_call(c, req, cb, ud, err);
-	sb_free(path);
-	return id;
-}
-
-static uint64_t too_long(struct strbuf *path, const char *what, struct ga_err *err)
-{
-	sb_free(path);
-	err_set(err, "the query to %s is longer than %d bytes", what, QUERY_MAX);
-	return 0;
-}
 
 uint64_t gh_repo_get(struct gh_client *c, const char *owner, const char *repo, gh_done_fn cb,
                      void *ud, struct ga_err *err)
@@ -102,24 +29,6 @@ uint64_t gh_repo_get(struct gh_client *c, const char *owner, const char *repo, g
 	sb_printf(&path, "/repos/%s/%s", owner, repo);
 	struct gh_req req = {.method = "GET", .what = what};
 	return call_with(c, &req, &path, cb, ud, err);
-}
-
-static char *json_body(cJSON *o, struct ga_err *err, const char *what)
-{
-	char *s = cJSON_PrintUnformatted(o);
-	cJSON_Delete(o);
-	if (!s)
-		err_set(err, "the request to %s could not be serialised (out of memory)", what);
-	return s;
-}
-
-static cJSON *string_array(const char *const *v, size_t n)
-{
-	cJSON *a = cJSON_CreateArray();
-	for (size_t i = 0; i < n; i++)
-		if (v[i])
-			cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
-	return a;
 }
 
 uint64_t gh_issue_create(struct gh_client *c, const char *owner, const char *repo,
@@ -163,14 +72,6 @@ uint64_t gh_issue_get(struct gh_client *c, const char *owner, const char *repo, 
 	sb_printf(&path, "/repos/%s/%s/issues/%lld", owner, repo, (long long)number);
 	struct gh_req req = {.method = "GET", .what = what};
 	return call_with(c, &req, &path, cb, ud, err);
-}
-
-static bool one_of(const char *v, const char *const *allowed)
-{
-	for (size_t i = 0; allowed[i]; i++)
-		if (strcmp(v, allowed[i]) == 0)
-			return true;
-	return false;
 }
 
 uint64_t gh_issues_list(struct gh_client *c, const char *owner, const char *repo,

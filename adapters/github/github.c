@@ -12,6 +12,8 @@
  */
 #include "adapters/github/github.h"
 
+#include "adapters/github/etag.h"
+
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,6 +53,7 @@ struct call {
 	char *what;
 	char *resource;
 	char *items_field;
+	char *if_none_match; /* "If-None-Match: <tag>" while a conditional GET is in flight */
 	bool write, idempotent, list;
 	size_t max_items, max_pages;
 	int attempts;        /* HTTP requests made */
@@ -79,6 +82,7 @@ struct gh_client {
 	struct call *head, *tail;
 	size_t n_queued;
 	struct call *inflight;
+	struct gh_etags *etags; /* conditional GETs (etag.h) */
 	uv_timer_t *timer;
 	uint64_t next_id;
 	bool closing;
@@ -443,6 +447,7 @@ static void call_free(struct call *k)
 	free(k->what);
 	free(k->resource);
 	free(k->items_field);
+	free(k->if_none_match);
 	cJSON_Delete(k->acc);
 	free(k);
 }
@@ -502,6 +507,15 @@ static int send_call(struct gh_client *c, struct call *k, int64_t now, struct ga
 	headers[n++] = c->ua_header;
 	if (k->body)
 		headers[n++] = "Content-Type: application/json";
+	/* A GET seen before with an ETag asks whether it changed: GitHub
+	 * answers 304, which does not count against the rate limit. */
+	struct gh_etag_entry seen;
+	free(k->if_none_match);
+	k->if_none_match = NULL;
+	if (!k->write && gh_etag_find(c->etags, k->url, &seen)) {
+		k->if_none_match = xasprintf("If-None-Match: %s", seen.tag);
+		headers[n++] = k->if_none_match;
+	}
 	headers[n] = NULL;
 	struct http_request req = {
 	        .method = k->method,
@@ -743,23 +757,49 @@ static void on_http_done(const struct http_response *hr, void *ud)
 	int64_t retry_after = -1;
 	char msg[GA_ERR_MSG_MAX];
 	struct hdr_ctx hc = {hr};
-	enum gh_error_kind kind =
-	        gh_classify(hr->status, http_response_header(hr, "Content-Type"), hr->body,
-	                    hr->body_len, hdr_lookup, &hc, k->what, c->auth_header != NULL, now,
-	                    &primary, &retry_after, msg, sizeof msg);
+	/* The answer as the rest of the code sees it: a 304 to a conditional
+	 * GET is the stored 200 it confirms. */
+	long status = hr->status;
+	const char *body = hr->body, *link = http_response_header(hr, "Link");
+	size_t body_len = hr->body_len;
+	struct gh_etag_entry seen;
+	if (k->if_none_match && status == 304) {
+		if (!gh_etag_find(c->etags, k->url, &seen)) {
+			transient(c, k,
+			          "GitHub answered 304 to a request the client has no copy of",
+			          true, false, -1);
+			pump(c);
+			return;
+		}
+		c->stats.not_modified++;
+		status = k->status = 200;
+		body = seen.body;
+		body_len = seen.body_len;
+		link = seen.link;
+	}
+	enum gh_error_kind kind = gh_classify(
+	        status, http_response_header(hr, "Content-Type"), body, body_len, hdr_lookup, &hc,
+	        k->what, c->auth_header != NULL, now, &primary, &retry_after, msg, sizeof msg);
+	if (kind == GH_OK && !k->write && hr->status == 200) {
+		const char *tag = http_response_header(hr, "ETag");
+		if (tag)
+			gh_etag_put(c->etags, k->url, tag, body, body_len, link);
+		else
+			gh_etag_drop(c->etags, k->url);
+	}
 	switch (kind) {
 	case GH_OK: {
 		gh_rate_success(&c->rate);
 		k->transient_fails = 0;
 		size_t i = 0;
-		while (i < hr->body_len && isspace((unsigned char)hr->body[i]))
+		while (i < body_len && isspace((unsigned char)body[i]))
 			i++;
-		if (i == hr->body_len) { /* 204, 205 */
+		if (i == body_len) { /* 204, 205 */
 			finish(k, GH_OK, k->acc, NULL, false);
 			break;
 		}
 		struct ga_err perr = {{0}};
-		cJSON *root = json_parse(hr->body, hr->body_len, &perr);
+		cJSON *root = json_parse(body, body_len, &perr);
 		if (!root) {
 			err_fmt(msg, sizeof msg,
 			        "GitHub's answer to the attempt to %s is not valid JSON (%s)",
@@ -772,8 +812,7 @@ static void on_http_done(const struct http_response *hr, void *ud)
 			cJSON_Delete(root);
 			break;
 		}
-		int more =
-		        merge_page(c, k, root, http_response_header(hr, "Link"), msg, sizeof msg);
+		int more = merge_page(c, k, root, link, msg, sizeof msg);
 		cJSON_Delete(root);
 		if (more < 0)
 			finish(k, GH_ERR_MALFORMED, NULL, msg, false);
@@ -833,6 +872,7 @@ struct gh_client *gh_client_new(struct http_client *http, const struct gh_config
 	else
 		c->ua_header = xstrdup("User-Agent: " HTTP_USER_AGENT);
 	gh_rate_init(&c->rate, c->cfg.spacing_ms, c->cfg.write_spacing_ms, c->cfg.low_budget);
+	c->etags = gh_etags_new(GH_ETAG_ENTRIES, GH_ETAG_MAX_BYTES);
 	c->timer = xcalloc(1, sizeof *c->timer);
 	uv_timer_init(http_client_loop(http), c->timer);
 	c->timer->data = c;
@@ -865,6 +905,7 @@ void gh_client_free(struct gh_client *c)
 		finish(k, GH_ERR_CANCELLED, NULL, msg, false);
 	}
 	uv_close((uv_handle_t *)c->timer, on_timer_closed);
+	gh_etags_free(c->etags);
 	free(c->auth_header);
 	free(c->ua_header);
 	gh_config_free(&c->cfg);

@@ -46,6 +46,12 @@
  *   GH_ERR_MALFORMED    a 2xx answer that is not the JSON expected.
  *   GH_ERR_CANCELLED    gh_client_free or http_client_close while pending.
  *
+ * Conditional GETs: the client keeps the ETag of every GET it made (the
+ * last GH_ETAG_ENTRIES URLs, GH_ETAG_MAX_BYTES of answers; etag.h) and
+ * sends If-None-Match; a 304 — free of rate budget on GitHub — is handed
+ * to the callback as the stored 200 it confirms (gh_stats.not_modified
+ * counts them). Pages of a list are cached one by one.
+ *
  * Lists: endpoints that list follow rel="next" links and merge the pages
  * into one array, stopping at max_items items or max_pages pages
  * (gh_result.truncated says there was more). At most GH_MAX_ITEMS_CAP
@@ -257,6 +263,7 @@ struct gh_stats {
 	uint64_t requests;     /* HTTP requests made (pages and retries included) */
 	uint64_t retries;      /* transient retries */
 	uint64_t rate_limited; /* answers that were a rate limit */
+	uint64_t not_modified; /* 304s answered from the ETag cache (free of rate budget) */
 	uint64_t failures;     /* calls that ended in an error */
 	char last_error[GA_ERR_MSG_MAX];
 };

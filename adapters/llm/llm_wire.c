@@ -529,8 +529,13 @@ enum llm_error_kind llm_parse_http(const struct llm_config *cfg, enum http_error
 	switch (http_error) {
 	case HTTP_OK:
 		break;
-	case HTTP_ERR_TIMEOUT:
 	case HTTP_ERR_CONNECT:
+		/* nothing answers at that address: most often the URL is wrong */
+		err->kind = LLM_ERR_TRANSIENT;
+		err_fmt(err->msg, sizeof err->msg, "%s (check %s)",
+		        http_error_msg ? http_error_msg : "cannot connect", cfg->url_var);
+		return err->kind;
+	case HTTP_ERR_TIMEOUT:
 	case HTTP_ERR_TRANSPORT:
 		err->kind = LLM_ERR_TRANSIENT;
 		err_fmt(err->msg, sizeof err->msg, "%s", http_error_msg ? http_error_msg : "");

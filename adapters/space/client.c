@@ -74,6 +74,7 @@ struct qmsg {
 
 struct spc_client {
 	uv_loop_t *loop;
+	char last_why[160]; /* why the last attempt or connection ended, for status */
 	char *name, *id, *version, *space_url, *identity_json;
 	char *caps[SPC_MAX_CAPS];
 	size_t ncaps;
@@ -299,9 +300,13 @@ static void next_attempt(struct spc_client *c, bool was_joined, const char *why)
 	if (c->server_shutdown || was_joined)
 		c->attempt = 0; /* a fresh start: the room itself went away */
 	uint64_t delay = spc_backoff_delay(&c->t, c->attempt, jitter_rnd());
+	snprintf(c->last_why, sizeof c->last_why, "%s", why ? why : "");
+	/* the first failure of a run is a warning (the owner's terminal shows
+	 * it: a wrong SPACE_URL); the retries after it are not */
+	bool first = c->attempt == 0;
 	if (c->attempt < 1000)
 		c->attempt++;
-	log_kv(was_joined ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, LOG_COMP,
+	log_kv(was_joined || first ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, LOG_COMP,
 	       was_joined ? "left the room; reconnecting after a pause"
 	                  : "could not join the room; retrying after a pause",
 	       "url", c->url, "why", why, "retry_in_ms", LOG_INT(delay));
@@ -1142,6 +1147,11 @@ enum spc_state spc_client_state(const struct spc_client *c)
 const char *spc_client_url(const struct spc_client *c)
 {
 	return c->url;
+}
+
+const char *spc_client_last_error(const struct spc_client *c)
+{
+	return c->last_why;
 }
 
 const struct spc_roster *spc_client_roster(const struct spc_client *c)

@@ -152,6 +152,9 @@ void spc_client_free(struct spc_client *c);
 enum spc_state spc_client_state(const struct spc_client *c);
 /* The URL in use or last tried ("" before discovery finished). */
 const char *spc_client_url(const struct spc_client *c);
+/* Why the last attempt failed or the last connection ended ("" when none
+ * has yet). */
+const char *spc_client_last_error(const struct spc_client *c);
 const struct spc_roster *spc_client_roster(const struct spc_client *c);
 const char *spc_client_name(const struct spc_client *c);
 const char *spc_client_id(const struct spc_client *c);

@@ -48,38 +48,12 @@ const char *spc_type_name(enum spc_type t)
 
 size_t spc_js_length(const char *s, size_t len)
 {
-	size_t units = 0, i = 0;
-	while (i < len) {
-		unsigned int cp;
-		int n = utf8_decode(s + i, len - i, &cp);
-		if (n < 0) {
-			units++;
-			i++;
-			continue;
-		}
-		units += cp > 0xFFFF ? 2 : 1;
-		i += (size_t)n;
-	}
-	return units;
+	return utf8_utf16_length(s, len);
 }
 
 size_t spc_js_prefix(const char *s, size_t len, size_t max_units)
 {
-	size_t units = 0, i = 0;
-	while (i < len) {
-		unsigned int cp;
-		int n = utf8_decode(s + i, len - i, &cp);
-		size_t u = 1, step = 1;
-		if (n > 0) {
-			u = cp > 0xFFFF ? 2 : 1;
-			step = (size_t)n;
-		}
-		if (units + u > max_units)
-			break;
-		units += u;
-		i += step;
-	}
-	return i;
+	return utf8_utf16_prefix(s, len, max_units);
 }
 
 /* --- parsing ------------------------------------------------------------------------ */

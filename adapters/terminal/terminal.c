@@ -19,6 +19,11 @@ struct terminal {
 	bool is_tty;
 	bool stopped;
 	bool discarding; /* inside an over-long line */
+	/* a prompt was shown and nothing printed since: the owner's typing
+	 * (echoed by the terminal) follows it, or they pressed Enter and the
+	 * cursor is on an empty line; either way a line for the owner clears
+	 * it and the prompt comes back under that line */
+	bool prompted;
 	struct strbuf line;
 	struct terminal_handlers cb;
 	char slab[4096];
@@ -104,10 +109,25 @@ bool terminal_is_tty(const struct terminal *t)
 
 void terminal_prompt(struct terminal *t)
 {
-	if (!t || !t->is_tty || t->stopped)
+	if (!t || !t->is_tty || t->stopped || t->prompted)
 		return;
 	fputs(TERMINAL_PROMPT, stdout);
 	fflush(stdout);
+	t->prompted = true;
+}
+
+void terminal_say(struct terminal *t, const char *text)
+{
+	bool over_prompt = t && t->is_tty && t->prompted && !t->stopped;
+	if (over_prompt)
+		fputs("\r\033[K", stdout); /* the prompt's line, cleared */
+	fputs(text, stdout);
+	fputc('\n', stdout);
+	fflush(stdout);
+	if (over_prompt) {
+		t->prompted = false;
+		terminal_prompt(t);
+	}
 }
 
 void terminal_stop(struct terminal *t)

@@ -32,8 +32,12 @@ struct terminal_handlers {
 /* NULL when stdin is not a TTY or a pipe (nobody is typing). */
 struct terminal *terminal_start(uv_loop_t *loop, const struct terminal_handlers *h);
 bool terminal_is_tty(const struct terminal *t);
-/* Shows the prompt (TTY only). */
+/* Shows the prompt (TTY only), unless it is showing already. */
 void terminal_prompt(struct terminal *t);
+/* Prints text and a newline on stdout for the owner. On a TTY where the
+ * prompt is showing, the text replaces the prompt's line and the prompt
+ * comes back under it (an answer never reads "> Ada: …"). t NULL: plain. */
+void terminal_say(struct terminal *t, const char *text);
 void terminal_stop(struct terminal *t);
 /* Stops, closes the handle and frees; NULL accepted. */
 void terminal_close(struct terminal *t);

@@ -1,157 +1,7 @@
-/* The agent's life on Bluesky, wired on the loop: helpers, likes, the port
- * wrapper, start and stop. See bsky.h (the contract) and bsky_int.h. */
+/* The agent's life on Bluesky, wired on the loop: the port wrapper, the
+ * jobs, start, quiesce, free and status. See bsky.h (the contract) and
+ * bsky_int.h (the files of the engine). */
 #include "modules/bluesky/bsky_int.h"
-
-int64_t bk_now_ms(void)
-{
-	return time_now_ms();
-}
-
-void bk_note_decision(struct bsky *b, const char *conversation, const char *id,
-                      enum decision_stage stage, enum decision_verdict v, const char *rule,
-                      const char *fmt, ...)
-{
-	struct decision d;
-	char buf[DECISION_REASON_MAX];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	decision_set(&d, v, rule, "%s", buf);
-	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, conversation ? conversation : "",
-	              id ? id : "", stage, &d);
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, rule, "id", id ? id : "", "reason", buf);
-}
-
-void bk_save_state(struct bsky *b)
-{
-	struct ga_err err = {{0}};
-	/* no reflection hook on this side: idle relationships go here */
-	bsky_state_prune_rels(b->st, bk_now_ms());
-	if (bsky_state_save(b->st, b->c.st, bk_now_ms(), &err) < 0)
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "could not save the Bluesky state", "error",
-		       err.msg);
-}
-
-void bk_local_now(int64_t ms, int *wday, int *hour, char date[11])
-{
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	if (wday)
-		*wday = tm.tm_wday;
-	if (hour)
-		*hour = tm.tm_hour;
-	if (date) {
-		char buf[32];
-		snprintf(buf, sizeof buf, "%04d-%02d-%02d", tm.tm_year + 1900, tm.tm_mon + 1,
-		         tm.tm_mday);
-		memcpy(date, buf, 10);
-		date[10] = 0;
-	}
-}
-
-const struct self_mechanics *bk_mechanics(const struct bsky *b)
-{
-	static const struct self_mechanics def = {SELF_DEFAULT_MAX_REPLIES, SELF_DEFAULT_MAX_DEPTH,
-	                                          SELF_DEFAULT_SILENCE_MS,
-	                                          SELF_DEFAULT_NO_RESPONSE_MS, true};
-	return b->c.self ? &b->c.self->mechanics : &def;
-}
-
-/* ---- likes (outbound: target bluesky:like:<did>) ------------------------------------ */
-
-static void on_like_sent(void *ud, const struct decision *final, const char *artifact)
-{
-	(void)ud;
-	log_kv(final->verdict == VERDICT_SENT ? LOG_LEVEL_INFO : LOG_LEVEL_WARN, LOG_COMP, "like",
-	       "verdict", decision_verdict_name(final->verdict), "reason", final->reason,
-	       "artifact", artifact ? artifact : "");
-}
-
-static void submit_like(struct bsky *b, const struct like_entry *l)
-{
-	char target[BSKY_DID_MAX + 16], key[BSKY_KEY_MAX];
-	snprintf(target, sizeof target, "bluesky:like:%s", l->did);
-	/* the journal key never holds a second like of the same post (§11.26) */
-	if (strlen(l->uri) + 5 <= JOURNAL_KEY_MAX)
-		snprintf(key, sizeof key, "like:%s", l->uri);
-	else
-		outbound_idem_key(CONV_PLATFORM_BLUESKY, target, l->uri, strlen(l->uri), key);
-	cJSON *extra = cJSON_CreateObject();
-	cJSON *subj = cJSON_AddObjectToObject(extra, "subject");
-	cJSON_AddStringToObject(subj, "uri", l->uri);
-	cJSON_AddStringToObject(subj, "cid", l->cid);
-	struct outbound_msg m = {.platform = CONV_PLATFORM_BLUESKY,
-	                         .target = target,
-	                         .source = "bluesky",
-	                         .conversation = l->conversation,
-	                         .message_id = l->message_id,
-	                         .text = l->uri,
-	                         .text_len = strlen(l->uri),
-	                         .chain = -1,
-	                         .idem_key = key,
-	                         .extra = extra};
-	bsky_pacing_note(&b->pacing, BSKY_ACT_LIKE, bk_now_ms());
-	outbound_submit(b->c.outbound, &m, on_like_sent, b);
-	cJSON_Delete(extra);
-}
-
-static void drain_likes(struct bsky *b);
-
-static void on_like_timer(uv_timer_t *t)
-{
-	drain_likes(t->data);
-}
-
-static void drain_likes(struct bsky *b)
-{
-	while (b->nlikes > 0 && !b->quiescing) {
-		int64_t w = bsky_pacing_wait(&b->pacing, BSKY_ACT_LIKE, bk_now_ms());
-		if (w > 0) {
-			uv_timer_start(&b->like_timer, on_like_timer, (uint64_t)w, 0);
-			return;
-		}
-		struct like_entry l = b->likes[0];
-		memmove(b->likes, b->likes + 1, (b->nlikes - 1) * sizeof b->likes[0]);
-		b->nlikes--;
-		submit_like(b, &l);
-	}
-}
-
-/* Queues a like of (uri, cid) by did, paced; a second like of a queued post
- * is dropped here, one of a sent post by the journal. */
-void bk_like(struct bsky *b, const char *uri, const char *cid, const char *did,
-             const char *conversation, const char *message_id, const char *why)
-{
-	if (!uri || !*uri || !cid || !*cid || !did || !*did)
-		return;
-	for (size_t i = 0; i < b->nlikes; i++)
-		if (strcmp(b->likes[i].uri, uri) == 0)
-			return;
-	if (b->nlikes == BSKY_LIKES_MAX) {
-		bk_note_decision(b, conversation, message_id, STAGE_OUTBOUND, VERDICT_DROP,
-		                 "likes_full",
-		                 "%d likes are waiting for their pacing: this one is not made",
-		                 BSKY_LIKES_MAX);
-		return;
-	}
-	struct like_entry *l = &b->likes[b->nlikes++];
-	snprintf(l->uri, sizeof l->uri, "%s", uri);
-	snprintf(l->cid, sizeof l->cid, "%s", cid);
-	snprintf(l->did, sizeof l->did, "%s", did);
-	snprintf(l->conversation, sizeof l->conversation, "%s", conversation ? conversation : "");
-	snprintf(l->message_id, sizeof l->message_id, "%s", message_id ? message_id : "");
-	snprintf(l->why, sizeof l->why, "%s", why ? why : "");
-	drain_likes(b);
-}
-
-void bk_like_note(struct bnote *n, const char *rule, const char *why)
-{
-	bk_note_decision(n->b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_REACT, rule,
-	                 "%s: a like instead of a reply", why);
-	bk_like(n->b, n->uri, n->cid, n->author_did, n->conversation, n->uri, why);
-}
 
 /* ---- the port: the post pacing ------------------------------------------------------- */
 
@@ -161,14 +11,6 @@ struct port_call {
 	void *done_ud;
 	char key[BSKY_KEY_MAX];
 };
-
-struct bnote *bk_note_by_uri(struct bsky *b, const char *uri)
-{
-	for (size_t i = 0; i < BSKY_MAX_INFLIGHT; i++)
-		if (b->notes[i].used && strcmp(b->notes[i].uri, uri) == 0)
-			return &b->notes[i];
-	return NULL;
-}
 
 static void port_done(void *ud, int ok, const char *artifact, const char *error)
 {
@@ -300,6 +142,7 @@ struct bsky *bsky_new(const struct bsky_config *c, struct ga_err *err)
 		b->voice = voice_open(path);
 		free(path);
 	}
+	b->note_finished = bk_note_finished;
 	b->st = bsky_state_new();
 	b->batch = xcalloc(BSKY_BATCH_MAX, sizeof *b->batch);
 	bsky_pacing_init(&b->pacing);
@@ -325,10 +168,13 @@ int bsky_start(struct bsky *b, struct ga_err *err)
 		bsky_state_prune_rels(b->st, bk_now_ms());
 	}
 	struct pipeline_source src = {.platform = CONV_PLATFORM_BLUESKY,
+	                              .gate = bk_on_gate,
 	                              .compose = bk_on_compose,
 	                              .reply_target = bk_reply_target,
+	                              .react = bk_on_react,
 	                              .done = bk_on_walk_done,
 	                              .reply_extra = bk_on_reply_extra,
+	                              .sent_id = bk_on_sent_id,
 	                              .ud = b};
 	if (pipeline_add_source(b->c.pipeline, &src) < 0) {
 		err_set(err, "the pipeline already has a Bluesky source");

@@ -1,16 +1,17 @@
 /*
  * bsky — the agent's life on Bluesky (runtime-bluesky.md §6, §7.1, §7.3,
- * §7.4; issue 12 items 3–7): it reads its notifications and answers like
- * a person, and leaves conversations well. The rules are policy.h's; the
- * memory is bstate.h's; this engine (bsky.c and its bsky_*.c files, bsky_int.h)
- * is the wiring on the loop.
+ * §7.4): it reads its notifications and answers like a person, and leaves
+ * conversations well. The rules are policy.h's; the memory is bstate.h's;
+ * this engine (bsky.c and its bsky_*.c files, bsky_int.h) is the wiring on
+ * the loop.
  *
- * Every notification walks the message pipeline (pipeline.h): event →
- * gate → compose (here) → validator → outbound → record. Nothing is posted
- * around it: replies leave through the pipeline's outbound stage, likes,
- * follows, prunes and identity posts through outbound_submit /
- * pipeline_say, so the send permissions, the audit, the journal, dedup and
- * pacing see every side effect.
+ * Every notification walks the message pipeline (pipeline.h) as its
+ * Bluesky source: event → gate → the source's gate → [claim] → compose →
+ * validator → outbound → record. Nothing is posted around it: replies
+ * leave through the pipeline's outbound stage, likes, follows, prunes and
+ * identity posts through outbound_submit / pipeline_say, so the send
+ * permissions, the audit, the journal, dedup and pacing see every side
+ * effect.
  *
  * Awareness check (job "bluesky-awareness", 45 s ± 12 %; §6.1, §11.8):
  *   1. listNotifications, newest first, paging with the cursor (at most
@@ -18,36 +19,44 @@
  *      (seen_until_ms);
  *   2. likes, follows, reposts and our own posts are handled at once;
  *      replies, mentions and quotes are ordered (the owner's first, then
- *      §6.2's priority) and at most BSKY_MAX_INFLIGHT of them are taken —
- *      the rest wait for the next check, they are not skipped;
- *   3. for each: the thread (getPostThread, depth 1) — its parent chain
- *      gives the depth, the derived chain (agents: our own posts, known
- *      peers, any post carrying the gaChain field) and the circular
- *      detection; the chain is max(carried gaChain, derived); its direct
- *      replies whether we answered this post already and whether a known
- *      peer did in the last 30 s (§6.8 steps 2 and 6); then
+ *      §6.2's priority) and at most BSKY_MAX_INFLIGHT of them walk at once
+ *      — the rest wait for the next check, they are not skipped;
+ *   3. for each: the thread (getPostThread, depth 1) — its parent chain (the
+ *      branch) gives the depth, the chain derived from the agents' posts on
+ *      it (ours, known peers', any carrying the gaChain field) and the
+ *      circular detection; the chain is max(carried gaChain, derived); its
+ *      direct replies tell whether we answered this post already and
+ *      whether a known peer did in the last 30 s (§6.8 steps 2 and 6); what
+ *      outbound's journal knows of our reply to it counts as well (made: it
+ *      is ours under the post, whatever the AppView shows yet; sent without
+ *      an answer: nothing is said until the platform was asked). The
+ *      branch's posts and a reply of ours join the conversation store (so
+ *      our replies are counted there, each once, however learnt), then
  *      pipeline_event();
- *   4. compose (called by the pipeline only when the gate passed): already
- *      replied (→ nothing, rule already_replied) → shouldRespondTo →
- *      conversation state (SELF.md Social Mechanics) → circular → a peer's
- *      reply within 30 s (→ a like, rule peer_replied; not on the owner's
- *      posts) → the model with the bluesky-reply skill and the
- *      bluesky_reply / graceful_exit tools → the output self-check → per-
- *      type pacing → the replies under the post read again (both checks
- *      once more: the model took its time; unreadable → the reply goes on)
- *      → pipeline_composed(). A like instead of a reply (closing, emoji,
- *      limit, circular, peer replied, self-check, graceful exit) is an
- *      outbound like and "nothing to send" for the pipeline;
- *   5. the gate's REACT (chain at MAX_ACL, Social Mechanics) is a like;
+ *   4. the source's gate (after the shared one): already replied (BLOCK,
+ *      already_replied) → a reply whose fate is unknown (BLOCK,
+ *      reply_unresolved, asked again at the next check) → shouldRespondTo
+ *      (§6.4) → the conversation state (SELF.md Social Mechanics, our
+ *      replies from the store) → circular → rituals → a peer's reply within
+ *      30 s (a like, rule peer_replied; not on the owner's posts). REACT is
+ *      a like;
+ *   5. compose (the model with the bluesky-reply skill and the
+ *      bluesky_reply / graceful_exit tools) → the output self-check →
+ *      per-type pacing → the replies under the post read again (both
+ *      checks once more: the model took its time; unreadable → the reply
+ *      goes on) → §6.12's promise extraction → pipeline_reply() with the
+ *      reply refs (reply_extra). A like instead of a reply (closing, emoji,
+ *      limit, circular, peer replied, self-check, graceful exit) is
+ *      pipeline_react(): the like is made through outbound on the walk;
  *   6. a notification is HANDLED when the pipeline tells how its walk
  *      ended (the source's done() hook, after the record stage; a SENT
- *      final is the reply, REACT a like): it joins the processed set, the cursor
- *      advances over every handled notification, and the state file is
- *      written (atomically) — so a crash loses none (not yet recorded →
- *      handled again; the outbound journal then refuses a second reply to
- *      the same post: key "reply:<uri>") and answers none twice. A send
- *      that failed at the platform is retried at the next check, at most
- *      BSKY_MAX_ATTEMPTS times.
+ *      final is the reply or the like): it joins the processed set, the
+ *      cursor advances over every handled notification, and the state
+ *      file is written (atomically) — so a crash loses none (not yet
+ *      recorded → handled again; the journal then refuses a second reply
+ *      to the same post: key "reply:<uri>") and answers none twice. A send
+ *      that failed at the platform, or that outbound's journal held back,
+ *      is asked again at the next check, at most BSKY_MAX_ATTEMPTS times.
  *
  * Owner (OWNER_BLUESKY_SOCIAL_HANDLE_DID): author kind OWNER in the event,
  * so the gate lets it past the budgets (never past "self" and "paused");
@@ -73,9 +82,9 @@
  * "bluesky:peers" and the follow is asked again on a later run) and
  * announced once, in the agent's voice (voice-phrases.json
  * bluesky.peer_announcement; the built-in phrase without one) (state
- * "discovered_peers",
- * migrated across versions). Job "bluesky-peers" (every 3 min), its own
- * loop so it runs in social-only mode and without a workspace.
+ * "discovered_peers", migrated across versions). Job "bluesky-peers"
+ * (every 3 min), its own loop so it runs in social-only mode and without a
+ * workspace.
  *
  * Rituals (§7.3; job "bluesky-rituals", first after 10 min then 30 min):
  * initiator rituals due today (policy.h bsky_ritual_due, one local clock,
@@ -99,27 +108,24 @@
  * (part_extract_wanted) is read by the extraction prompt (no tools,
  * PART_EXTRACT_MAX_TOKENS, temperature 0; part_extract_parse keeps high /
  * medium) BEFORE it is sent; each is checked by bsky_commitment_params.
- * With ≥ 1 valid one, the event's walk ends with nothing to send and the
- * reply leaves through pipeline_say_ctx (id = the post's URI, key
- * "say:<uri>", n_commitments in the validator context so its empty_promise
- * check knows the promise is backed); once SENT, each commitment is added
- * to the ledger (source "bluesky", params with sourceThreadUri/Cid and
- * sourceRootUri/Cid). Without a valid one the reply walks on as usual and
- * the validator refuses the unbacked promise.
+ * The reply then goes on its walk with n_commitments in the validator's
+ * context (its empty_promise check knows whether the promise is backed);
+ * once it is SENT, each commitment is added to the ledger (source
+ * "bluesky", params with sourceThreadUri/Cid and sourceRootUri/Cid), each
+ * in its own story ("commitment:<id>"). Without a valid one the validator
+ * refuses the unbacked promise.
+ *
+ * Reply refs: every reply of a walk gets them from the source's
+ * reply_extra hook (root and parent: the post answered) as
+ * outbound_send.extra.
  *
  * Bounds: BSKY_MAX_INFLIGHT notifications in flight, BSKY_BATCH_MAX
  * notifications per check, BSKY_THREAD_MAX posts of a parent chain,
- * BSKY_LIKES_MAX likes
- * waiting for their pacing, plus bstate.h's.
- *
- * Reply refs: a reply of the event's walk gets them from the source's
- * reply_extra hook; a reply sent with its commitments carries them in its
- * pipeline_say_with request (outbound_send.extra either way).
+ * BSKY_LIKES_MAX likes waiting for their pacing, plus bstate.h's.
  *
  * Lifetime: bsky_new, then bsky_port_init (the outbound port with the post
- * pacing), bsky_start;
- * bsky_quiesce stops the jobs and takes no new work; bsky_free after the
- * outbound closed.
+ * pacing), bsky_start; bsky_quiesce stops the jobs and takes no new work;
+ * bsky_free after the outbound closed.
  */
 #ifndef GA_MODULES_BLUESKY_BSKY_H
 #define GA_MODULES_BLUESKY_BSKY_H
@@ -204,13 +210,12 @@ struct bsky;
 
 /* Copies the strings. NULL with err naming what is missing. */
 struct bsky *bsky_new(const struct bsky_config *c, struct ga_err *err);
-/* The outbound port to add for CONV_PLATFORM_BLUESKY: inner (atp_port_init's)
- * wrapped so a reply sent with its commitments (pipeline_say_ctx) gets its
- * reply refs, and a top-level post counts for the post pacing. */
+/* The outbound port to add for CONV_PLATFORM_BLUESKY: inner (atp_port_init's,
+ * port.h) wrapped so a post counts for the engine's post pacing. */
 void bsky_port_init(struct bsky *b, struct outbound_port *out, const struct outbound_port *inner);
-/* Loads the state, adds the pipeline source (compose, reply_target, done,
- * reply_extra), logs in and starts the jobs once the session is there. 0,
- * or -1 with err. */
+/* Loads the state, adds the pipeline source (gate, compose, reply_target,
+ * react, done, reply_extra, sent_id), logs in and starts the jobs once the
+ * session is there. 0, or -1 with err. */
 int bsky_start(struct bsky *b, struct ga_err *err);
 /* Runs an awareness check now (tests, `--once`); false when one is running. */
 bool bsky_check_now(struct bsky *b);

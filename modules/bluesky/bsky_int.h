@@ -2,16 +2,25 @@
  * bsky_int — the insides of the Bluesky engine shared by its files; not an
  * API (only modules/bluesky/bsky*.c include it; the contract is bsky.h's).
  *
- *   bsky.c         helpers (clock, decisions, state, local time), likes,
- *                  the outbound port wrapper, start / quiesce / free / status;
- *   bsky_notes.c   notifications and replies: the awareness check, the
- *                  thread, compose, the self-check, pacing, §6.12 promises,
- *                  the pipeline source's hooks;
+ *   bsky.c         the outbound port wrapper, the jobs, start / quiesce /
+ *                  free / status;
+ *   bsky_aware.c   the awareness check: notifications, the batch, the
+ *                  cursor, starting and ending notes;
+ *   bsky_notes.c   a notification on its walk: the thread, the event, the
+ *                  pipeline source's hooks, compose, the self-check,
+ *                  pacing, §6.12 promises;
+ *   bsky_likes.c   likes through outbound, paced;
  *   bsky_feed.c    feed hygiene: the identity post, pruning, the expression
  *                  schedule from the feed;
  *   bsky_peers.c   peer identity posts, follow, announce once;
  *   bsky_posts.c   proactive posts: expression (with its invitation check)
- *                  and ritual openings.
+ *                  and ritual openings;
+ *   bsky_common.c  what they all use: the clock, decisions, the state file,
+ *                  local time, SELF.md, JSON access.
+ *
+ * Calls between the files go one way (the arrows below): a file never
+ * calls one that calls it. A note's end reaches the awareness check
+ * through b->note_finished.
  *
  * Single-threaded: everything runs on the loop of bsky_config.loop.
  */
@@ -30,7 +39,6 @@
 #include <time.h>
 
 #include "adapters/atproto/atproto.h"
-#include "adapters/atproto/port.h"
 #include "common/fsx.h"
 #include "common/hash.h"
 #include "common/json.h"
@@ -39,6 +47,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "local-tools/tools.h"
+#include "modules/bluesky/port.h"
 #include "modules/budget/budget.h"
 #include "modules/commitments/ledger.h"
 #include "modules/compose/compose.h"
@@ -72,8 +81,7 @@ struct bnote {
 	struct bsky *b;
 	bool used;
 	bool ended; /* the record stage was seen */
-	bool react; /* the gate said REACT */
-	bool sent;  /* the reply was created */
+	bool sent;  /* the reply (or the reaction) was made */
 	bool send_failed;
 	bool composing; /* compose() was called */
 	char uri[BSKY_URI_MAX];
@@ -91,6 +99,7 @@ struct bnote {
 	bool owner, agent, to_us;
 	int depth;
 	struct {
+		char uri[BSKY_URI_MAX];
 		char did[BSKY_DID_MAX];
 		char handle[BSKY_HANDLE_MAX + 2];
 		char *text;
@@ -98,6 +107,9 @@ struct bnote {
 	} thread[BSKY_THREAD_MAX];
 	size_t nthread;
 	struct bsky_seen_replies seen; /* under this post, when the thread was read */
+	/* our reply to this post was sent but its fate is unknown (the journal
+	 * holds its intent): nothing is said until the platform was asked */
+	bool reply_unresolved;
 	char ritual[128];
 	/* compose */
 	struct pipeline_job *job;
@@ -106,10 +118,10 @@ struct bnote {
 	struct compose_tool tools[TOOLS_MAX];
 	size_t ntools;
 	char *reply;
-	int64_t chain_out; /* the gate's, for a reply sent with its commitments */
-	bool courtesy;
-	bool saying;     /* the reply goes out through pipeline_say_ctx (§6.12) */
 	cJSON *promises; /* [{type, params}]: enqueued once the reply is sent */
+	/* what a reaction likes: the post, or the one graceful_exit named */
+	char like_uri[BSKY_URI_MAX];
+	char like_cid[ATP_CID_MAX];
 	bool exit_like;
 	char exit_uri[BSKY_URI_MAX];
 	char exit_cid[ATP_CID_MAX];
@@ -136,6 +148,7 @@ struct like_entry {
 	char conversation[BSKY_URI_MAX + 16];
 	char message_id[BSKY_URI_MAX];
 	char why[120];
+	struct pipeline_job *job; /* the walk this like answers, or NULL */
 };
 
 struct attempt {
@@ -189,9 +202,11 @@ struct bsky {
 	size_t nrecent;
 	bool warned_skill[2];
 	int closing_handles;
+	/* a note's walk is over (bk_note_finished, set by bsky_new) */
+	void (*note_finished)(struct bnote *n);
 };
 
-/* ---- bsky.c ---- */
+/* ---- bsky_common.c (calls no other engine file) ---- */
 /* The clock (time_now_ms). */
 int64_t bk_now_ms(void);
 /* A decision on the story of a conversation / message (pipeline_note) and
@@ -205,46 +220,67 @@ void bk_save_state(struct bsky *b);
 void bk_local_now(int64_t ms, int *wday, int *hour, char date[11]);
 /* SELF.md's Social Mechanics, or the defaults. */
 const struct self_mechanics *bk_mechanics(const struct bsky *b);
-/* A like through outbound (target bluesky:like:<did>), paced (at most
- * BSKY_LIKES_MAX waiting). */
-void bk_like(struct bsky *b, const char *uri, const char *cid, const char *did,
-             const char *conversation, const char *message_id, const char *why);
-/* Likes the note's post and concludes the author's part of the thread. */
-void bk_like_note(struct bnote *n, const char *rule, const char *why);
+/* SELF.md's text (caller frees), or NULL. */
+char *bk_read_self(const struct bsky *b);
+/* o[a][b_] as a string, "" when absent. */
+const char *bk_str_at(const cJSON *o, const char *a, const char *b_);
 /* The note in flight for a post, or NULL. */
 struct bnote *bk_note_by_uri(struct bsky *b, const char *uri);
+/* Is the post (its author's DID, its record) an agent's: ours, a known
+ * peer's, or one carrying the gaChain field? */
+bool bk_is_agent_record(const struct bsky *b, const char *did, const cJSON *record);
 
-/* ---- bsky_notes.c ---- */
+/* ---- bsky_likes.c (→ common) ---- */
+/* A like through outbound (target bluesky:like:<did>), paced (at most
+ * BSKY_LIKES_MAX waiting). job (may be NULL): the walk it answers, told
+ * with pipeline_reacted once the like is made or not. */
+void bk_like(struct bsky *b, const char *uri, const char *cid, const char *did,
+             const char *conversation, const char *message_id, const char *why,
+             struct pipeline_job *job);
+
+/* ---- bsky_notes.c (→ likes, common) ---- */
 /* Notifications on their walk now. */
 size_t bk_notes_in_flight(const struct bsky *b);
-/* The pipeline source's hooks: done, reply_extra, compose, reply_target. */
+/* Frees what the note holds; the slot is free again. */
+void bk_note_clear(struct bnote *n);
+/* The note's walk is over: b->note_finished(n) follows on the loop. */
+void bk_note_end(struct bnote *n);
+/* getPostThread for the note, then its event. */
+void bk_fetch_thread(struct bnote *n);
+/* The pipeline source's hooks: gate, compose, react, done, reply_extra,
+ * reply_target, sent_id. */
+void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result *g,
+                struct decision *d);
+void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                   const struct gate_result *g);
+void bk_on_react(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                 const struct decision *why);
 void bk_on_walk_done(void *ud, const struct conv_event *ev, const struct decision *final,
                      const char *artifact);
 int bk_on_reply_extra(void *ud, const struct conv_event *ev, cJSON *extra);
-/* SELF.md's text (caller frees), or NULL. */
-char *bk_read_self(const struct bsky *b);
-void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
-                   const struct gate_result *g);
+int bk_on_sent_id(void *ud, const struct conv_event *ev, const char *artifact, char *buf,
+                  size_t cap);
 int bk_reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap);
-/* o[a][b_] as a string, "" when absent. */
-const char *bk_str_at(const cJSON *o, const char *a, const char *b_);
-/* getPostThread for the note, then its event. */
-void bk_fetch_thread(struct bnote *n);
-/* Frees the awareness check's batch. */
-void bk_batch_clear(struct bsky *b);
-/* The scheduler jobs. */
-void bk_awareness_run(struct sched_job *job, void *ud);
 
-/* ---- bsky_feed.c ---- */
-void bk_feed_run(struct sched_job *job, void *ud);
-
-/* ---- bsky_peers.c ---- */
-/* A peer candidate's author feed (getAuthorFeed answer). */
+/* ---- bsky_peers.c (→ notes, common) ---- */
+/* A peer candidate's author feed (getAuthorFeed answer); ud is the note
+ * that asked, whose thread is read next. */
 void bk_on_author_feed(const struct atp_result *res, void *ud);
 void bk_peers_run(struct sched_job *job, void *ud);
 
-/* ---- bsky_posts.c ---- */
+/* ---- bsky_aware.c (→ peers, notes, common) ---- */
+/* The awareness job. */
+void bk_awareness_run(struct sched_job *job, void *ud);
+/* b->note_finished: a note's end (bsky_aware.c). */
+void bk_note_finished(struct bnote *n);
+/* Frees the awareness check's batch. */
+void bk_batch_clear(struct bsky *b);
+
+/* ---- bsky_feed.c, bsky_posts.c (→ common) ---- */
+void bk_feed_run(struct sched_job *job, void *ud);
 void bk_expression_run(struct sched_job *job, void *ud);
 void bk_ritual_run(struct sched_job *job, void *ud);
+
+/* bsky.c (the top: → every file) holds no internal function. */
 
 #endif

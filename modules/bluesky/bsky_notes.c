@@ -1,11 +1,14 @@
-/* Notifications and replies (§6): the awareness check, the thread, compose,
- * the self-check, pacing, promises (§6.12), the pipeline source hooks. */
+/* A notification on its walk (§6): its thread read, its event, the pipeline
+ * source's hooks (gate, compose, react, done, reply refs, sent id), the
+ * model's reply, the self-check, pacing, promises (§6.12). Started and
+ * ended by the awareness check (bsky_aware.c), which it tells through
+ * b->note_finished. */
 #include "modules/bluesky/bsky_int.h"
 #include "modules/reflection/peers.h"
 
 /* ---- notes ------------------------------------------------------------------------------ */
 
-static void note_clear(struct bnote *n)
+void bk_note_clear(struct bnote *n)
 {
 	free(n->text);
 	free(n->reply);
@@ -27,92 +30,18 @@ size_t bk_notes_in_flight(const struct bsky *b)
 	return k;
 }
 
-static bool is_agent_record(const struct bsky *b, const char *did, const cJSON *record)
-{
-	return strcmp(did, b->did) == 0 || atp_record_chain(record) >= 0 ||
-	       bsky_state_is_peer(b->st, did);
-}
-
-static int attempts_of(struct bsky *b, const char *uri, bool bump)
-{
-	for (size_t i = 0; i < sizeof b->attempts / sizeof b->attempts[0]; i++)
-		if (strcmp(b->attempts[i].uri, uri) == 0)
-			return bump ? ++b->attempts[i].n : b->attempts[i].n;
-	if (!bump)
-		return 0;
-	struct attempt *a = &b->attempts[b->attempt_next];
-	b->attempt_next = (b->attempt_next + 1) % (sizeof b->attempts / sizeof b->attempts[0]);
-	snprintf(a->uri, sizeof a->uri, "%s", uri);
-	a->n = 1;
-	return 1;
-}
-
-static void start_next(struct bsky *b);
-static void check_end(struct bsky *b);
-
-/* The cursor: every batch notification indexed at or before it is handled. */
-static void advance_cursor(struct bsky *b)
-{
-	int64_t best = b->st->seen_until_ms;
-	/* the batch is sorted oldest first for this walk */
-	for (size_t i = 0; i < b->nbatch; i++) {
-		if (!b->batch[i].done)
-			break;
-		if (b->batch[i].indexed_ms > best)
-			best = b->batch[i].indexed_ms;
-	}
-	b->st->seen_until_ms = best;
-}
-
-static void batch_done(struct bsky *b, const char *uri)
-{
-	for (size_t i = 0; i < b->nbatch; i++)
-		if (strcmp(b->batch[i].uri, uri) == 0)
-			b->batch[i].done = true;
-}
-
-static void on_note_finish(uv_timer_t *t)
+/* The walk is over: the awareness check takes the note from here, on the
+ * loop. */
+static void on_note_timer(uv_timer_t *t)
 {
 	struct bnote *n = t->data;
-	struct bsky *b = n->b;
-	if (n->react && !n->sent)
-		bk_like_note(n, "react_only",
-		             "the gate allows a reaction at most (chain or limits)");
-	if (n->sent) {
-		/* we answered this person (relationship record, §6.2) */
-		bsky_state_rel_responded(b->st, n->author_did, n->uri);
-		struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, bk_now_ms());
-		if (c)
-			bsky_conv_note_our_reply(c, n->depth + 1, bk_now_ms());
-		if (n->ritual[0]) {
-			struct bsky_ritual_state *r = bsky_state_ritual(b->st, n->ritual);
-			char date[11];
-			bk_local_now(bk_now_ms(), NULL, NULL, date);
-			if (r)
-				bsky_state_ritual_run(r, date, n->root_uri, false);
-		}
-	}
-	bool retry = false;
-	if (n->send_failed && !n->sent) {
-		int a = attempts_of(b, n->uri, true);
-		retry = a < BSKY_MAX_ATTEMPTS;
-		bk_note_decision(
-		        b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO,
-		        retry ? "retry" : "given_up",
-		        retry ? "the reply could not be sent (attempt %d of %d): asked again at "
-		                "the next check"
-		              : "the reply could not be sent %d times (of %d): given up",
-		        a, BSKY_MAX_ATTEMPTS);
-	}
-	if (!retry) {
-		bsky_state_mark_processed(b->st, n->uri);
-		batch_done(b, n->uri);
-		advance_cursor(b);
-	}
-	bk_save_state(b);
-	note_clear(n);
-	start_next(b);
-	check_end(b);
+	n->b->note_finished(n);
+}
+
+void bk_note_end(struct bnote *n)
+{
+	n->ended = true;
+	uv_timer_start(&n->timer, on_note_timer, 0, 0);
 }
 
 /* The pipeline tells how each walk ended (its source done() hook: once per
@@ -123,14 +52,16 @@ void bk_on_walk_done(void *ud, const struct conv_event *ev, const struct decisio
 	(void)artifact;
 	struct bsky *b = ud;
 	struct bnote *n = ev && ev->message_id ? bk_note_by_uri(b, ev->message_id) : NULL;
-	if (!n || n->ended || n->saying)
-		return; /* a reply with commitments: its say callback ends it */
-	n->react = final && final->verdict == VERDICT_REACT;
+	if (!n || n->ended)
+		return;
 	n->sent = final && final->verdict == VERDICT_SENT;
-	/* a failure we noted ourselves (no room for the refs) stays one */
-	n->send_failed |= final && final->verdict == VERDICT_FAIL;
-	n->ended = true;
-	uv_timer_start(&n->timer, on_note_finish, 0, 0);
+	/* a failure we noted ourselves (no room for the refs) stays one; a
+	 * reply outbound's journal held back (sent before, or unresolved) is
+	 * looked at again: the next walk learns from the journal which */
+	n->send_failed |= final && (final->verdict == VERDICT_FAIL ||
+	                            (final->verdict == VERDICT_DROP && final->rule &&
+	                             strcmp(final->rule, "journal") == 0));
+	bk_note_end(n);
 }
 
 /* The reply refs of a reply the pipeline sends (its reply_extra hook):
@@ -209,18 +140,10 @@ static int sink_enqueue(const char *action, const cJSON *params, void *ud, char 
 	return -1;
 }
 
-char *bk_read_self(const struct bsky *b)
-{
-	if (!b->self_path)
-		return NULL;
-	struct ga_err err = {{0}};
-	return fsx_read_file(b->self_path, SELF_MAX_BYTES, NULL, &err);
-}
-
 /* §6.3 step 6's relationship history line: what this person and the agent
- * did before this post (the interaction being answered is left out). The
- * reference wrote it without a format; ours names counts, types, sentiment
- * and whether the agent has ever answered them. */
+ * did before this post (the interaction being answered is left out): the
+ * counts, the types, the sentiment and whether the agent has ever answered
+ * them. */
 static void relationship_line(struct strbuf *sb, const struct bnote *n)
 {
 	const struct bsky_rel *r = bsky_state_rel(n->b->st, n->author_did);
@@ -267,7 +190,7 @@ static void relationship_line(struct strbuf *sb, const struct bnote *n)
 /* What the agent remembers of the peer agents in this thread (§7.4's
  * relationship memory, kept by name from the room): a peer matches by its
  * handle's first label (bo.example.com → Bo) or the GitHub name its
- * identity post gave. The reference fed this to the room's prompt only. */
+ * identity post gave. */
 static void peer_memory(struct strbuf *sb, const struct bnote *n)
 {
 	if (!n->b->c.st)
@@ -320,13 +243,28 @@ static char *user_message(struct bnote *n, enum bsky_ritual_role role)
 	return sb_detach(&sb);
 }
 
-static void compose_end(struct bnote *n, const char *text, const char *why)
+/* The walk's job leaves the note (it is the pipeline's again). */
+static struct pipeline_job *take_job(struct bnote *n)
 {
 	struct pipeline_job *job = n->job;
 	n->job = NULL;
-	if (!job)
-		return;
-	pipeline_composed(job, text, text ? strlen(text) : 0, why);
+	return job;
+}
+
+static void compose_end(struct bnote *n, const char *why)
+{
+	struct pipeline_job *job = take_job(n);
+	if (job)
+		pipeline_silent(job, "nothing_to_send", why);
+}
+
+/* A like of n->like_uri (the post, unless graceful_exit named another)
+ * instead of a reply. */
+static void compose_react(struct bnote *n, const char *rule, const char *why)
+{
+	struct pipeline_job *job = take_job(n);
+	if (job)
+		pipeline_react(job, rule, why);
 }
 
 /* The direct replies under the thread view node t (getPostThread with
@@ -362,61 +300,56 @@ static void reduce_replies(const struct bsky *b, const cJSON *t, struct bsky_see
 }
 
 /* §6.8 steps 2 and 6 on what was seen under the post (policy.h
- * bsky_reply_check), the decision on the story; true when the reply goes
- * on. Otherwise the walk ends here: nothing (already replied) or a like
- * (a peer just answered). */
-static bool replies_allow(struct bnote *n, const struct bsky_seen_replies *seen)
+ * bsky_reply_check): GO, or why not — nothing (already replied) or a like (a
+ * peer just answered). The decision is d. */
+static enum bsky_reply_check replies_check(struct bnote *n, const struct bsky_seen_replies *seen,
+                                           struct decision *d)
 {
 	const struct bsky_reply_facts f = {seen->own, seen->peer, seen->peer_ms};
+	enum bsky_reply_check r = bsky_reply_check(&f, n->owner, bk_now_ms(), d);
+	if (r == BSKY_REPLY_ALREADY)
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "BLOCKED: already replied", "id", n->uri, "ours",
+		       seen->own);
+	return r;
+}
+
+/* The same check again once the reply is composed (the model took its
+ * time): true when the reply goes on; otherwise the walk ends here. */
+static bool replies_allow(struct bnote *n, const struct bsky_seen_replies *seen)
+{
 	struct decision d;
-	enum bsky_reply_check r = bsky_reply_check(&f, n->owner, bk_now_ms(), &d);
+	enum bsky_reply_check r = replies_check(n, seen, &d);
 	if (r == BSKY_REPLY_GO) {
 		if (seen->peer[0]) /* the owner's post a peer answered: say why we still do */
 			pipeline_note(n->b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation,
 			              n->uri, STAGE_COMPOSE, &d);
 		return true;
 	}
-	if (r == BSKY_REPLY_PEER_LIKE) {
-		bk_like_note(n, d.rule, d.reason);
-	} else {
-		pipeline_note(n->b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri,
-		              STAGE_COMPOSE, &d);
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "BLOCKED: already replied", "id", n->uri, "ours",
-		       seen->own);
-	}
 	free(n->reply);
 	n->reply = NULL;
-	compose_end(n, NULL, d.reason);
+	if (r == BSKY_REPLY_PEER_LIKE)
+		compose_react(n, d.rule, d.reason);
+	else
+		compose_end(n, d.reason);
 	return false;
 }
 
 /* ---- commitments from our replies (§6.12) ----------------------------------------------- */
 
 static void send_reply(struct bnote *n);
-static void on_note_finish(uv_timer_t *t);
 
-/* The reply went out (or not): its commitments join the ledger only when
- * it did (source bluesky, the thread in the params). */
-static void on_promise_said(void *ud, const struct decision *final, const char *artifact)
+/* The reply's outcome: its commitments join the ledger only when it went
+ * out (source bluesky, the thread in the params), each in its own story
+ * ("commitment:<id>"), summed up in the record. */
+static void on_reply_ended(void *ud, struct pipeline_job *job, const struct pipeline_outcome *o)
 {
+	(void)job;
 	struct bnote *n = ud;
 	struct bsky *b = n->b;
-	n->saying = false;
-	n->sent = final && final->verdict == VERDICT_SENT;
-	n->send_failed = final && final->verdict == VERDICT_FAIL;
-	size_t np = (size_t)cJSON_GetArraySize(n->promises);
-	if (n->sent) /* the gate counts it as a walk's reply (Social Mechanics, pairs) */
-		pipeline_note_reply(b->c.pipeline, n->conversation,
-		                    n->agent ? n->author_did : NULL);
-	if (!n->sent) {
-		bk_note_decision(
-		        b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO, "commitment",
-		        "the reply did not go out (%s: %s): its %zu commitment(s) are not kept",
-		        final ? final->rule : "?", final ? final->reason : "", np);
-	}
+	if (!o->sent || !n->promises)
+		return;
 	const cJSON *it;
-	const cJSON *keep = n->sent ? n->promises : NULL;
-	cJSON_ArrayForEach(it, keep)
+	cJSON_ArrayForEach(it, n->promises)
 	{
 		const char *type = json_string_or(it, "type", "");
 		char id[LEDGER_ID_MAX] = "";
@@ -427,66 +360,48 @@ static void on_promise_said(void *ud, const struct decision *final, const char *
 			               cJSON_GetObjectItem(it, "params"), bk_now_ms(), id, &err);
 		else
 			err_set(&err, "no commitment ledger in this process");
+		struct decision d;
 		if (r == LEDGER_ADDED || r == LEDGER_DUPLICATE)
-			bk_note_decision(b, n->conversation, n->uri, STAGE_RECORD, VERDICT_INFO,
-			                 "commitment", "%s %s (source bluesky, reply %s)%s", type,
-			                 id, artifact ? artifact : "",
-			                 r == LEDGER_DUPLICATE ? ": already open" : " enqueued");
+			decision_set(&d, VERDICT_INFO, "commitment",
+			             "%s %s (source bluesky, reply %s)%s", type, id,
+			             o->artifact ? o->artifact : "",
+			             r == LEDGER_DUPLICATE ? ": already open" : " enqueued");
 		else
-			bk_note_decision(b, n->conversation, n->uri, STAGE_RECORD, VERDICT_FAIL,
-			                 "commitment", "%s not enqueued: %s", type, err.msg);
+			decision_set(&d, VERDICT_FAIL, "commitment", "%s not enqueued: %s", type,
+			             err.msg);
+		if (id[0]) {
+			char conv[LEDGER_ID_MAX + 16];
+			snprintf(conv, sizeof conv, "commitment:%s", id);
+			pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, conv, id, STAGE_RECORD,
+			              &d);
+		}
+		if (o->note)
+			sb_printf(o->note, "%s%s", o->note->len ? "; " : "commitments: ", d.reason);
 	}
-	n->ended = true;
-	uv_timer_start(&n->timer, on_note_finish, 0, 0);
 }
 
-/* A reply that carries commitments leaves through pipeline_say_ctx, so the
- * validator knows it is backed (its empty_promise check refuses a promise
- * without commitments); the event's walk ends here with nothing to send. */
-static void send_promise(struct bnote *n)
+/* The reply goes out on the event's walk: the validator (told how many
+ * commitments back it: its empty_promise check refuses a promise without
+ * any), outbound with the reply refs (reply_extra). */
+static void send_reply(struct bnote *n)
 {
-	struct bsky *b = n->b;
-	size_t np = (size_t)cJSON_GetArraySize(n->promises);
 	char *text = n->reply;
 	n->reply = NULL;
-	n->saying = true;
-	char why[160];
-	snprintf(why, sizeof why,
-	         "the reply carries %zu commitment(s): it goes out with them (pipeline_say_with)",
-	         np);
-	compose_end(n, NULL, why);
-	char target[BSKY_DID_MAX + 16];
-	snprintf(target, sizeof target, "bluesky:reply:%s", n->author_did);
-	/* the echo window: the thread's posts, agents' compared */
-	struct echo_window *w = echo_window_new(BSKY_THREAD_MAX);
-	for (size_t i = 0; i < n->nthread; i++)
-		echo_window_push(w, n->thread[i].handle, n->thread[i].agent,
-		                 n->thread[i].text ? n->thread[i].text : "");
+	struct pipeline_job *job = take_job(n);
+	if (!job) {
+		free(text);
+		return;
+	}
+	size_t np = (size_t)cJSON_GetArraySize(n->promises);
 	struct validator_context vc = {.platform = VALIDATOR_PLATFORM_BLUESKY,
 	                               .mode = VALIDATOR_MODE_DISCUSSION,
 	                               .role = VALIDATOR_ROLE_ACTOR,
 	                               .is_action_owner = true,
-	                               .window = w,
 	                               .connected_agents = 1,
 	                               .n_commitments = np};
-	/* the reply refs travel with the message (outbound_send.extra) */
-	cJSON *extra = cJSON_CreateObject();
-	add_reply_refs(n, extra);
-	struct pipeline_say_req r = {.platform = CONV_PLATFORM_BLUESKY,
-	                             .target = target,
-	                             .source = "bluesky",
-	                             .text = text,
-	                             .len = strlen(text),
-	                             .chain = n->chain_out,
-	                             .courtesy = n->courtesy,
-	                             .id = n->uri,
-	                             .vctx = &vc,
-	                             .extra = extra,
-	                             .done = on_promise_said,
-	                             .ud = n};
-	pipeline_say_with(b->c.pipeline, &r);
-	cJSON_Delete(extra);
-	echo_window_free(w);
+	struct pipeline_reply r = {
+	        .text = text, .len = strlen(text), .vctx = &vc, .ended = on_reply_ended, .ud = n};
+	pipeline_reply(job, &r);
 	free(text);
 }
 
@@ -538,10 +453,7 @@ static void on_promises(const struct compose_result *res, void *ud)
 		cJSON_AddItemToArray(n->promises, o);
 	}
 	part_commitments_clear(&got);
-	if (cJSON_GetArraySize(n->promises) > 0)
-		send_promise(n);
-	else
-		send_reply(n); /* the validator judges the promise without backing */
+	send_reply(n); /* without commitments the validator judges the bare promise */
 }
 
 /* Our reply promises something (part_extract_wanted)? Then the extraction
@@ -588,8 +500,8 @@ static bool promise_check(struct bnote *n)
 }
 
 /* The refresh of §6.8 step 6 (and step 2 again: the model took its time):
- * the replies under the post now. An unreadable thread fails open — the
- * reply goes on, as in the reference. */
+ * the replies under the post now. An unreadable thread fails open: the
+ * reply goes on. */
 static void on_refresh(const struct atp_result *res, void *ud)
 {
 	struct bnote *n = ud;
@@ -628,16 +540,6 @@ static void on_pace(uv_timer_t *t)
 		send_reply(n);
 }
 
-/* The reply goes on through the event's walk: validator, outbound (its
- * reply refs come from the reply_extra hook). */
-static void send_reply(struct bnote *n)
-{
-	char *text = n->reply;
-	n->reply = NULL;
-	compose_end(n, text, NULL);
-	free(text);
-}
-
 static void on_composed(const struct compose_result *res, void *ud)
 {
 	struct bnote *n = ud;
@@ -647,16 +549,16 @@ static void on_composed(const struct compose_result *res, void *ud)
 		return; /* stopping: the pipeline frees the job */
 	struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, bk_now_ms());
 	if (n->exit_like) {
-		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_REACT,
-		                 "graceful_exit", "the model ends the conversation with a like: %s",
-		                 n->exit_reason);
-		const char *did = n->author_did;
-		bk_like(b, n->exit_uri, n->exit_cid, did, n->conversation, n->uri, "graceful exit");
 		if (c)
 			bsky_conv_conclude(c, NULL, n->exit_reason, bk_now_ms());
 		free(n->reply);
 		n->reply = NULL;
-		compose_end(n, NULL, "graceful exit: a like, no message");
+		snprintf(n->like_uri, sizeof n->like_uri, "%s", n->exit_uri);
+		snprintf(n->like_cid, sizeof n->like_cid, "%s", n->exit_cid);
+		char why[sizeof n->exit_reason + 64];
+		snprintf(why, sizeof why, "the model ends the conversation with a like: %s",
+		         n->exit_reason);
+		compose_react(n, "graceful_exit", why);
 		return;
 	}
 	if (!n->reply || !*n->reply) {
@@ -665,19 +567,17 @@ static void on_composed(const struct compose_result *res, void *ud)
 		         res->content ? ": " : "", res->content ? res->content : res->reason);
 		if (res->stop == COMPOSE_STOP_ERROR && res->llm_error == LLM_ERR_TRANSIENT)
 			n->send_failed = true; /* asked again at the next check */
-		compose_end(n, NULL, why);
+		compose_end(n, why);
 		return;
 	}
 	/* the output self-check (§6.8 step 4): prevention beats pruning */
 	if (bsky_self_check_to_like(c, n->reply)) {
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "Self-check: converting low-value reply to like",
 		       "id", n->uri, "text", n->reply);
-		bk_like_note(
-		        n, "self_check",
-		        "Self-check: converting low-value reply to like (we already replied here)");
 		if (c)
 			bsky_conv_conclude(c, n->author_did, "self-check", bk_now_ms());
-		compose_end(n, NULL, "self-check: a low-value closing became a like");
+		compose_react(n, "self_check",
+		              "a low-value closing becomes a like (we already replied here)");
 		return;
 	}
 	int64_t w = bsky_pacing_wait(&b->pacing, BSKY_ACT_REPLY, bk_now_ms());
@@ -692,14 +592,14 @@ static void compose_reply(struct bnote *n)
 	struct bsky *b = n->b;
 	struct ga_err err = {{0}};
 	if (!b->c.llm || !b->c.skills) {
-		compose_end(n, NULL, "no model is configured: nothing is composed");
+		compose_end(n, "no model is configured: nothing is composed");
 		return;
 	}
 	struct skill_var vars[] = {{"blueskyUsername", b->handle},
 	                           {"ownerHandle", b->owner_handle ? b->owner_handle : "(none)"}};
 	char *skill = skills_render(b->c.skills, BSKY_REPLY_SKILL, NULL, vars, 2, &err);
 	if (!skill) {
-		compose_end(n, NULL, err.msg[0] ? err.msg : "the bluesky-reply skill is missing");
+		compose_end(n, err.msg[0] ? err.msg : "the bluesky-reply skill is missing");
 		return;
 	}
 	char *self = bk_read_self(b);
@@ -728,77 +628,81 @@ static void compose_reply(struct bnote *n)
 	free(system);
 	free(user);
 	if (!n->run)
-		compose_end(n, NULL, err.msg);
+		compose_end(n, err.msg);
 }
 
-/* The pipeline's compose stage: the gate passed. */
-void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
-                   const struct gate_result *g)
+static void ask_journal(struct bnote *n, struct decision *d);
+
+/* The Bluesky gate (after the shared one, recorded at the gate stage):
+ * never a second reply to one post (§6.8 step 2), should-respond (§6.5),
+ * the conversation's Social Mechanics (§6.7, our replies counted from the
+ * conversation store: each once, however it was learnt), circular
+ * conversations (§11.27), rituals, and a like when a known peer answered
+ * the post moments ago (§6.14). */
+void bk_on_gate(void *ud, const struct conv_event *ev, const struct gate_result *g,
+                struct decision *d)
 {
+	(void)g;
 	struct bsky *b = ud;
 	struct bnote *n = bk_note_by_uri(b, ev->message_id);
 	if (!n) {
-		pipeline_composed(job, NULL, 0, "not a notification this agent is handling now");
+		decision_set(d, VERDICT_BLOCK, "not_handling",
+		             "not a notification this agent is handling now");
 		return;
 	}
-	n->job = job;
-	n->chain_out = g ? g->chain_out : -1;
-	n->courtesy = g && g->courtesy;
-	n->composing = true;
+	snprintf(n->like_uri, sizeof n->like_uri, "%s", n->uri);
+	snprintf(n->like_cid, sizeof n->like_cid, "%s", n->cid);
 	int64_t now = bk_now_ms();
-	/* §6.8 step 2, before the model: never a second reply to one post */
-	if (n->seen.own[0] && !replies_allow(n, &n->seen))
+	if (n->seen.own[0] && replies_check(n, &n->seen, d) == BSKY_REPLY_ALREADY) {
+		d->verdict = VERDICT_BLOCK;
 		return;
-	struct decision d;
-	enum bsky_response r = bsky_should_respond(n->reason, n->owner, n->text, &d);
-	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri, STAGE_COMPOSE,
-	              &d);
+	}
+	if (n->reply_unresolved) {
+		ask_journal(n, d);
+		return;
+	}
+	enum bsky_response r = bsky_should_respond(n->reason, n->owner, n->text, d);
 	struct bsky_conv *c = bsky_state_conv(b->st, n->root_uri, true, now);
 	if (!c) {
-		compose_end(n, NULL, "the thread root is not a usable URI");
+		decision_set(d, VERDICT_BLOCK, "thread_root",
+		             "the thread root is not a usable URI");
 		return;
 	}
+	bsky_conv_sync_replies(
+	        c, (int)conv_store_count_ours(pipeline_store(b->c.pipeline), n->conversation));
 	bool low = r == BSKY_LIKE;
 	bsky_conv_note_incoming(c, n->author_did, n->depth, low, now);
 	if (r == BSKY_SKIP) {
-		compose_end(n, NULL, d.reason);
+		d->verdict = VERDICT_BLOCK;
 		return;
 	}
 	if (r == BSKY_LIKE) {
-		bk_like(b, n->uri, n->cid, n->author_did, n->conversation, n->uri, d.reason);
-		bsky_conv_conclude(c, n->author_did, d.reason, now);
-		compose_end(n, NULL, d.reason);
+		bsky_conv_conclude(c, n->author_did, d->reason, now);
+		d->verdict = VERDICT_REACT;
 		return;
 	}
-	if (!bsky_conv_should_respond(c, n->author_did, n->owner, true, bk_mechanics(b), now, &d)) {
-		pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri,
-		              STAGE_COMPOSE, &d);
-		if (d.verdict == VERDICT_REACT) {
-			bk_like(b, n->uri, n->cid, n->author_did, n->conversation, n->uri,
-			        d.reason);
-			bsky_conv_conclude(c, NULL, d.rule, now);
-		}
-		compose_end(n, NULL, d.reason);
+	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri, STAGE_GATE, d);
+	if (!bsky_conv_should_respond(c, n->author_did, n->owner, true, bk_mechanics(b), now, d)) {
+		if (d->verdict == VERDICT_REACT)
+			bsky_conv_conclude(c, NULL, d->rule, now);
 		return;
 	}
-	pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri, STAGE_COMPOSE,
-	              &d);
-	if (strcmp(d.rule, "reengage") == 0)
+	if (strcmp(d->rule, "reengage") == 0)
 		bsky_conv_reengage(c, !n->owner);
-	/* circular conversations: a hard block that concludes (§11.27) */
+	/* the conversation's verdict is the decision's reason; later checks
+	 * reuse d */
+	char conv_why[DECISION_REASON_MAX];
+	snprintf(conv_why, sizeof conv_why, "%s", d->reason);
+	/* circular conversations: a hard stop that concludes (§11.27) */
 	struct bsky_thread_post posts[BSKY_THREAD_MAX];
 	for (size_t i = 0; i < n->nthread; i++)
 		posts[i] = (struct bsky_thread_post){n->thread[i].did, n->thread[i].text};
 	enum bsky_circular circ = bsky_circular_level(posts, n->nthread);
 	if (!n->owner && (circ == BSKY_CIRC_MEDIUM || circ == BSKY_CIRC_HIGH)) {
-		char why[120];
-		snprintf(why, sizeof why,
-		         "circular conversation (%s): the last posts only thank and "
-		         "restate",
-		         bsky_circular_name(circ));
-		bk_like_note(n, "circular", why);
 		bsky_conv_conclude(c, NULL, "circular", now);
-		compose_end(n, NULL, why);
+		decision_set(d, VERDICT_REACT, "circular",
+		             "circular conversation (%s): the last posts only thank and restate",
+		             bsky_circular_name(circ));
 		return;
 	}
 	/* ritual threads: recognised by root, or by the workspace named in a
@@ -822,9 +726,66 @@ void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *
 		snprintf(n->ritual, sizeof n->ritual, "%s", rname);
 	/* §6.14: a known peer answered this post moments ago — a like, and
 	 * the model is not asked (checked again before sending) */
-	if (!replies_allow(n, &n->seen))
+	enum bsky_reply_check rc = replies_check(n, &n->seen, d);
+	if (rc == BSKY_REPLY_PEER_LIKE) {
+		d->verdict = VERDICT_REACT;
 		return;
+	}
+	if (rc == BSKY_REPLY_ALREADY) {
+		d->verdict = VERDICT_BLOCK;
+		return;
+	}
+	decision_set(d, VERDICT_PASS, "conversation", "%s", conv_why);
+}
+
+/* The pipeline's compose stage: both gates passed. */
+void bk_on_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                   const struct gate_result *g)
+{
+	(void)g;
+	struct bsky *b = ud;
+	struct bnote *n = bk_note_by_uri(b, ev->message_id);
+	if (!n) {
+		pipeline_silent(job, "not_handling",
+		                "not a notification this agent is handling now");
+		return;
+	}
+	n->job = job;
+	n->composing = true;
 	compose_reply(n);
+}
+
+/* A reaction decided by a gate or by compose: a like of n->like_uri. */
+void bk_on_react(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                 const struct decision *why)
+{
+	struct bsky *b = ud;
+	struct bnote *n = bk_note_by_uri(b, ev->message_id);
+	if (!n) {
+		struct decision d;
+		decision_set(&d, VERDICT_DROP, "not_handling",
+		             "not a notification this agent is handling now: no like");
+		pipeline_reacted(job, &d, NULL);
+		return;
+	}
+	const char *uri = n->like_uri[0] ? n->like_uri : n->uri;
+	const char *cid = n->like_uri[0] ? n->like_cid : n->cid;
+	bk_note_decision(b, n->conversation, n->uri, STAGE_OUTBOUND, VERDICT_REACT, "react_only",
+	                 "a like of %s instead of a reply (%s)", uri,
+	                 why && why->rule ? why->rule : "react");
+	bk_like(b, uri, cid, n->author_did, n->conversation, n->uri, why ? why->reason : "", job);
+}
+
+/* Our reply is stored under the URI of the post the port made. */
+int bk_on_sent_id(void *ud, const struct conv_event *ev, const char *artifact, char *buf,
+                  size_t cap)
+{
+	(void)ud;
+	(void)ev;
+	if (!artifact || strncmp(artifact, "at://", 5) != 0)
+		return -1;
+	int k = snprintf(buf, cap, "%s", artifact);
+	return k < 0 || (size_t)k >= cap ? -1 : 0;
 }
 
 int bk_reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap)
@@ -834,19 +795,93 @@ int bk_reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap
 	return k < 0 || (size_t)k >= cap ? -1 : 0;
 }
 
-/* ---- the awareness check ----------------------------------------------------------------- */
+/* ---- the thread ---------------------------------------------------------------------------- */
 
-const char *bk_str_at(const cJSON *o, const char *a, const char *b_)
+/* The journal key of our reply to n (pipeline.h: "reply:<message id>"). */
+static void reply_key(const struct bnote *n, char key[BSKY_KEY_MAX])
 {
-	const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, a);
-	return b_                        ? json_string_or(x, b_, "")
-	       : cJSON_GetStringValue(x) ? cJSON_GetStringValue(x)
-	                                 : "";
+	snprintf(key, BSKY_KEY_MAX, "reply:%s", n->uri);
+}
+
+/* What outbound's journal knows of our reply to n: made (a reconcile
+ * found it, or the crash came after the journal's done) → it is ours
+ * under the post, whatever the thread shows yet; sent without an answer →
+ * reply_unresolved. */
+static void journal_reply(struct bnote *n)
+{
+	struct journal *j = n->b->c.journal;
+	char key[BSKY_KEY_MAX];
+	reply_key(n, key);
+	if (!j)
+		return;
+	enum journal_state js = journal_state_of(j, key);
+	const char *art = js == JOURNAL_DONE ? journal_artifact(j, key) : NULL;
+	if (art && strncmp(art, "at://", 5) == 0 && strlen(art) < BSKY_URI_MAX && !n->seen.own[0])
+		snprintf(n->seen.own, sizeof n->seen.own, "%s", art);
+	n->reply_unresolved = js == JOURNAL_INTENT;
+}
+
+/* Our reply's fate is unknown: the platform is asked (outbound reconciles
+ * the intent by its key), the post is looked at again at the next check. */
+static void ask_journal(struct bnote *n, struct decision *d)
+{
+	char key[BSKY_KEY_MAX];
+	reply_key(n, key);
+	struct ga_err err = {{0}};
+	const char *how = "the platform is being asked whether it exists";
+	if (!outbound_key_busy(n->b->c.outbound, key))
+		how = outbound_reconcile_key(n->b->c.outbound, key, NULL, NULL, &err) == 0
+		              ? "the platform is asked whether it exists"
+		              : err.msg;
+	n->send_failed = true;
+	decision_set(d, VERDICT_BLOCK, "reply_unresolved",
+	             "our reply to this post was sent but never answered (%s): looked at again "
+	             "at the next check",
+	             how);
+}
+
+/* A post of the thread into the conversation store (by its URI: a post
+ * already there is not added twice), so the derived chain, the echo
+ * window and our reply count read the thread as it is. */
+static void store_post(struct bnote *n, const char *uri, const char *parent, const char *did,
+                       const char *handle, bool agent, const char *text, int depth)
+{
+	struct bsky *b = n->b;
+	if (!uri || !uri[0])
+		return;
+	bool self = strcmp(did, b->did) == 0;
+	struct conv_event_src es = {.platform = CONV_PLATFORM_BLUESKY,
+	                            .conversation = n->conversation,
+	                            .message_id = uri,
+	                            .parent_id = parent && parent[0] ? parent : NULL,
+	                            .thread_id = n->root_uri,
+	                            .author_id = did,
+	                            .author_name = handle,
+	                            .author_kind = self    ? CONV_AUTHOR_SELF
+	                                           : agent ? CONV_AUTHOR_PEER
+	                                                   : CONV_AUTHOR_HUMAN,
+	                            .is_bot = self || agent,
+	                            .text = text ? text : "",
+	                            .text_len = text ? strlen(text) : 0,
+	                            .from_history = true,
+	                            .thread_depth = depth};
+	struct conv_event ev;
+	conv_event_init(&ev, &es);
+	conv_store_add(pipeline_store(b->c.pipeline), &ev);
+	conv_event_free(&ev);
 }
 
 static void start_event(struct bnote *n)
 {
 	struct bsky *b = n->b;
+	/* the posts above this one (its branch), and a reply of ours found
+	 * under it or known to the journal */
+	journal_reply(n);
+	for (size_t i = 0; i + 1 < n->nthread; i++)
+		store_post(n, n->thread[i].uri, i ? n->thread[i - 1].uri : NULL, n->thread[i].did,
+		           n->thread[i].handle, n->thread[i].agent, n->thread[i].text, (int)i);
+	if (n->seen.own[0])
+		store_post(n, n->seen.own, n->uri, b->did, b->handle, true, "", n->depth + 1);
 	const char *addressed[1] = {b->handle};
 	struct conv_event_src es = {.platform = CONV_PLATFORM_BLUESKY,
 	                            .conversation = n->conversation,
@@ -864,7 +899,8 @@ static void start_event(struct bnote *n)
 	                            .addressed = n->to_us ? addressed : NULL,
 	                            .naddressed = n->to_us ? 1 : 0,
 	                            .addressed_me = n->to_us,
-	                            .time_ms = n->indexed_ms};
+	                            .time_ms = n->indexed_ms,
+	                            .thread_depth = n->depth};
 	bool flags[BSKY_THREAD_MAX];
 	for (size_t i = 0; i < n->nthread; i++)
 		flags[i] = n->thread[i].agent;
@@ -878,8 +914,7 @@ static void start_event(struct bnote *n)
 	if (r < 0 && !n->ended) {
 		/* overload: not handled; the next check asks again */
 		n->send_failed = true;
-		n->ended = true;
-		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+		bk_note_end(n);
 	}
 }
 
@@ -902,11 +937,13 @@ static void parse_thread(struct bnote *n, const cJSON *thread)
 		const cJSON *post = chain[k - 1 - i];
 		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(post, "record");
 		const char *did = bk_str_at(post, "author", "did");
+		snprintf(n->thread[i].uri, sizeof n->thread[i].uri, "%s",
+		         json_string_or(post, "uri", ""));
 		snprintf(n->thread[i].did, sizeof n->thread[i].did, "%s", did);
 		snprintf(n->thread[i].handle, sizeof n->thread[i].handle, "@%s",
 		         bk_str_at(post, "author", "handle"));
 		n->thread[i].text = xstrdup(json_string_or(rec, "text", ""));
-		n->thread[i].agent = is_agent_record(n->b, did, rec);
+		n->thread[i].agent = bk_is_agent_record(n->b, did, rec);
 		if (i == 0 && k > 0 && !n->root_cid[0] &&
 		    strcmp(json_string_or(post, "uri", ""), n->root_uri) == 0)
 			snprintf(n->root_cid, sizeof n->root_cid, "%s",
@@ -927,8 +964,7 @@ static void on_thread(const struct atp_result *res, void *ud)
 	} else if (res->kind == ATP_ERR_NOT_FOUND) {
 		bk_note_decision(b, n->conversation, n->uri, STAGE_EVENT, VERDICT_INFO, "deleted",
 		                 "the post is gone (%s): nothing to answer", res->msg);
-		n->ended = true;
-		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+		bk_note_end(n);
 		return;
 	} else if (res->kind == ATP_ERR_CANCELLED) {
 		return;
@@ -962,290 +998,6 @@ void bk_fetch_thread(struct bnote *n)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "thread not asked", "id", n->uri, "error",
 		       err.msg);
 		n->send_failed = true;
-		n->ended = true;
-		uv_timer_start(&n->timer, on_note_finish, 0, 0);
+		bk_note_end(n);
 	}
-}
-
-/* @handles in a notification: candidates for peer SOULs (§7.4), scanned
- * by the peers job; only an identity post makes one a peer. */
-static void register_mentions(struct bsky *b, const struct bnote *n)
-{
-	if (strcmp(n->author_did, b->did) == 0 || !n->text)
-		return;
-	for (const char *t = n->text; (t = strchr(t, '@')) != NULL; t++) {
-		if (t != n->text && t[-1] != ' ' && t[-1] != '(' && t[-1] != '\n')
-			continue;
-		char h[BSKY_HANDLE_MAX];
-		size_t k = 0;
-		for (const char *q = t + 1; *q && k + 1 < sizeof h &&
-		                            (isalnum((unsigned char)*q) || *q == '.' || *q == '-');
-		     q++)
-			h[k++] = (char)tolower((unsigned char)*q);
-		while (k && h[k - 1] == '.')
-			k--;
-		h[k] = 0;
-		if (!strchr(h, '.') || strcasecmp(h, b->handle) == 0 ||
-		    (b->owner_handle && strcasecmp(h, b->owner_handle) == 0) ||
-		    strcasecmp(h, n->author_handle) == 0)
-			continue;
-		if (!bsky_state_peer(b->st, h, NULL))
-			bsky_state_peer_add(b->st, h, NULL, n->owner ? "owner_mention" : "thread",
-			                    bk_now_ms());
-	}
-}
-
-static void note_start(struct bsky *b, struct batch_item *it)
-{
-	struct bnote *n = NULL;
-	for (size_t i = 0; i < BSKY_MAX_INFLIGHT && !n; i++)
-		if (!b->notes[i].used)
-			n = &b->notes[i];
-	if (!n)
-		return;
-	const cJSON *x = it->n;
-	const cJSON *rec = cJSON_GetObjectItemCaseSensitive(x, "record");
-	n->used = true;
-	snprintf(n->uri, sizeof n->uri, "%s", it->uri);
-	snprintf(n->cid, sizeof n->cid, "%s", json_string_or(x, "cid", ""));
-	snprintf(n->author_did, sizeof n->author_did, "%s", bk_str_at(x, "author", "did"));
-	snprintf(n->author_handle, sizeof n->author_handle, "%s", bk_str_at(x, "author", "handle"));
-	n->reason = bsky_reason_parse(json_string_or(x, "reason", ""));
-	n->text = xstrdup(json_string_or(rec, "text", ""));
-	n->indexed_ms = it->indexed_ms;
-	n->carried = atp_record_chain(rec);
-	n->owner = b->owner_did && strcmp(n->author_did, b->owner_did) == 0;
-	n->agent = is_agent_record(b, n->author_did, rec);
-	n->to_us = n->reason == BSKY_REASON_MENTION || n->reason == BSKY_REASON_QUOTE;
-	const cJSON *reply = cJSON_GetObjectItemCaseSensitive(rec, "reply");
-	const char *root = reply ? bk_str_at(reply, "root", "uri") : "";
-	snprintf(n->root_uri, sizeof n->root_uri, "%s", *root ? root : n->uri);
-	if (reply) {
-		snprintf(n->root_cid, sizeof n->root_cid, "%s", bk_str_at(reply, "root", "cid"));
-		snprintf(n->parent_uri, sizeof n->parent_uri, "%s",
-		         bk_str_at(reply, "parent", "uri"));
-		if (strstr(n->parent_uri, b->did))
-			n->to_us = true;
-	}
-	snprintf(n->conversation, sizeof n->conversation, "bluesky:%s", n->root_uri);
-	it->started = true;
-	register_mentions(b, n);
-	cJSON_Delete(it->n);
-	it->n = NULL;
-	/* an author we do not know yet (or a handle-only one, rescanned at
-	 * most every BSKY_PEER_RESCAN_MS): their identity post decides whether
-	 * they are a peer SOUL (an agent) before the chain is derived */
-	struct bsky_peer *p = bsky_state_peer(b->st, n->author_handle, n->author_did);
-	if (!n->owner && strcmp(n->author_did, b->did) != 0 &&
-	    (!p || (!p->github[0] && bk_now_ms() - p->verified_ms > BSKY_PEER_RESCAN_MS))) {
-		struct ga_err err = {{0}};
-		if (atp_get_author_feed(b->c.atp, n->author_did, "posts_no_replies", NULL,
-		                        BSKY_FEED_LIMIT, bk_on_author_feed, n, &err) != 0)
-			return;
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "identity scan not asked", "actor", n->author_did,
-		       "error", err.msg);
-	}
-	bk_fetch_thread(n);
-}
-
-static int cmp_prio(const void *a_, const void *b_)
-{
-	const struct batch_item *a = a_, *b = b_;
-	if (a->owner != b->owner)
-		return a->owner ? -1 : 1;
-	if (a->prio != b->prio)
-		return a->prio > b->prio ? -1 : 1;
-	return a->indexed_ms < b->indexed_ms ? -1 : (a->indexed_ms > b->indexed_ms);
-}
-
-static int cmp_time(const void *a_, const void *b_)
-{
-	const struct batch_item *a = a_, *b = b_;
-	return a->indexed_ms < b->indexed_ms ? -1 : (a->indexed_ms > b->indexed_ms);
-}
-
-/* Starts the highest-priority waiting candidates while there is room. */
-static void start_next(struct bsky *b)
-{
-	if (b->quiescing)
-		return;
-	while (bk_notes_in_flight(b) < BSKY_MAX_INFLIGHT) {
-		struct batch_item *best = NULL;
-		for (size_t i = 0; i < b->nbatch; i++) {
-			struct batch_item *it = &b->batch[i];
-			if (it->done || it->started || !it->n)
-				continue;
-			if (!best || cmp_prio(it, best) < 0)
-				best = it;
-		}
-		if (!best)
-			return;
-		note_start(b, best);
-	}
-}
-
-static void on_seen(const struct atp_result *res, void *ud)
-{
-	(void)ud;
-	if (res->kind != ATP_OK && res->kind != ATP_ERR_CANCELLED)
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "updateSeen failed", "error", res->msg);
-}
-
-void bk_batch_clear(struct bsky *b)
-{
-	for (size_t i = 0; i < b->nbatch; i++)
-		cJSON_Delete(b->batch[i].n);
-	b->nbatch = 0;
-}
-
-static void check_end(struct bsky *b)
-{
-	if (!b->aware_running || bk_notes_in_flight(b) > 0)
-		return;
-	for (size_t i = 0; i < b->nbatch; i++)
-		if (!b->batch[i].done && b->batch[i].n && !b->quiescing)
-			return; /* start_next will take them */
-	struct ga_err err = {{0}};
-	if (!b->quiescing && b->st->seen_until_ms > 0)
-		atp_update_seen(b->c.atp, bk_now_ms(), on_seen, b, &err);
-	bk_batch_clear(b);
-	bk_save_state(b);
-	struct sched_job *j = b->aware_running;
-	b->aware_running = NULL;
-	if (j)
-		sched_job_done(j);
-}
-
-/* Handles what needs no walk, orders the rest, starts them. */
-static void process_batch(struct bsky *b)
-{
-	qsort(b->batch, b->nbatch, sizeof b->batch[0], cmp_time);
-	for (size_t i = 0; i < b->nbatch; i++) {
-		struct batch_item *it = &b->batch[i];
-		const cJSON *x = it->n;
-		const char *did = bk_str_at(x, "author", "did");
-		enum bsky_reason r = bsky_reason_parse(json_string_or(x, "reason", ""));
-		bool talk = r == BSKY_REASON_REPLY || r == BSKY_REASON_MENTION ||
-		            r == BSKY_REASON_QUOTE;
-		bool self = strcmp(did, b->did) == 0;
-		/* the relationship as it stood before this notification (an
-		 * unknown person scores as unknown), then this one recorded —
-		 * every kind, walked or not */
-		struct bsky_prio_facts f = {.reason = r};
-		bsky_state_rel_facts(b->st, did, &f);
-		if (!self && r != BSKY_REASON_OTHER)
-			bsky_state_rel_note(b->st, did, bk_str_at(x, "author", "handle"), r,
-			                    it->uri,
-			                    it->indexed_ms > 0 ? it->indexed_ms : bk_now_ms());
-		if (!talk || self) {
-			/* likes, follows, reposts, our own: nothing to walk */
-			bsky_state_mark_processed(b->st, it->uri);
-			it->done = true;
-			cJSON_Delete(it->n);
-			it->n = NULL;
-			continue;
-		}
-		it->owner = b->owner_did && strcmp(did, b->owner_did) == 0;
-		const cJSON *rec = cJSON_GetObjectItemCaseSensitive(x, "record");
-		const cJSON *reply = cJSON_GetObjectItemCaseSensitive(rec, "reply");
-		f.to_our_content = reply && strstr(bk_str_at(reply, "parent", "uri"), b->did);
-		f.from_owner = it->owner;
-		f.unread = !json_bool_or(x, "isRead", false);
-		it->prio = bsky_priority(&f);
-	}
-	advance_cursor(b);
-	start_next(b);
-	check_end(b);
-}
-
-static void fetch_page(struct bsky *b, const char *cursor);
-
-static void on_page(const struct atp_result *res, void *ud)
-{
-	struct bsky *b = ud;
-	if (res->kind != ATP_OK || !res->json) {
-		if (res->kind != ATP_ERR_CANCELLED)
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "notifications unreadable", "error",
-			       res->msg);
-		if (b->nbatch)
-			process_batch(b);
-		else
-			check_end(b);
-		return;
-	}
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(res->json, "notifications");
-	const cJSON *x;
-	int64_t oldest = INT64_MAX;
-	size_t got = 0;
-	cJSON_ArrayForEach(x, arr)
-	{
-		got++;
-		const char *uri = json_string_or(x, "uri", "");
-		int64_t ms = 0;
-		if (time_parse_iso(json_string_or(x, "indexedAt", ""), &ms) < 0)
-			ms = 0;
-		if (ms < oldest)
-			oldest = ms;
-		if (!*uri || strlen(uri) >= BSKY_URI_MAX || ms <= b->st->seen_until_ms ||
-		    bsky_state_processed(b->st, uri) || b->nbatch == BSKY_BATCH_MAX)
-			continue;
-		bool dup = false;
-		for (size_t i = 0; i < b->nbatch && !dup; i++)
-			dup = strcmp(b->batch[i].uri, uri) == 0;
-		if (dup)
-			continue;
-		struct batch_item *it = &b->batch[b->nbatch++];
-		memset(it, 0, sizeof *it);
-		snprintf(it->uri, sizeof it->uri, "%s", uri);
-		it->indexed_ms = ms;
-		it->n = cJSON_Duplicate(x, true);
-	}
-	const char *cursor = json_string_or(res->json, "cursor", NULL);
-	b->pages++;
-	if (cursor && got >= BSKY_PAGE_LIMIT && oldest > b->st->seen_until_ms &&
-	    b->pages < BSKY_MAX_PAGES && b->nbatch < BSKY_BATCH_MAX) {
-		fetch_page(b, cursor);
-		return;
-	}
-	process_batch(b);
-}
-
-static void fetch_page(struct bsky *b, const char *cursor)
-{
-	struct ga_err err = {{0}};
-	if (atp_list_notifications(b->c.atp, cursor, BSKY_PAGE_LIMIT, on_page, b, &err) == 0) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "notifications not asked", "error", err.msg);
-		check_end(b);
-	}
-}
-
-void bk_awareness_run(struct sched_job *job, void *ud)
-{
-	struct bsky *b = ud;
-	if (!b->logged_in || b->quiescing) {
-		sched_job_done(job);
-		return;
-	}
-	b->aware_running = job;
-	b->last_check_ms = bk_now_ms();
-	b->checks++;
-	b->pages = 0;
-	bk_batch_clear(b);
-	/* the conversation sweep: silence and no-response end threads
-	 * quietly, evaluated here, never against a post that just came */
-	for (size_t i = 0; i < b->st->nconvs; i++) {
-		struct decision d;
-		if (bsky_conv_sweep(&b->st->convs[i].c, bk_mechanics(b), b->last_check_ms, &d)) {
-			char conv[BSKY_URI_MAX + 16];
-			snprintf(conv, sizeof conv, "bluesky:%s", b->st->convs[i].root);
-			pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, conv, "", STAGE_RECORD,
-			              &d);
-		}
-	}
-	fetch_page(b, NULL);
-}
-
-bool bsky_check_now(struct bsky *b)
-{
-	return b->j_aware && sched_job_trigger(b->j_aware);
 }

@@ -161,8 +161,8 @@ static void on_peer_rescan(const struct atp_result *res, void *ud)
 }
 
 /* §7.4's announcement in the agent's voice: voice-phrases.json's
- * bluesky.peer_announcement with {{handle}} and {{url}} (issue 13: no
- * operational text hard-coded); the built-in phrase without a file or when
+ * bluesky.peer_announcement with {{handle}} and {{url}} (no operational
+ * text is hard-coded); the built-in phrase without a file or when
  * the file's is blank. Caller frees; NULL when the peer has nothing
  * sayable (no handle, no valid GitHub name). */
 static char *announcement(struct bsky *b, const struct bsky_peer *p)

@@ -144,14 +144,14 @@ static void on_post_composed(const struct compose_result *res, void *ud)
 	}
 	/* the validator compares with our own recent posts: no echo of
 	 * ourselves (§7.1) */
-	struct echo_window *w = echo_window_new(BSKY_RECENT_POSTS);
-	for (size_t i = 0; i < b->nrecent; i++)
-		echo_window_push(w, b->handle, true, b->recent[i]);
+	struct pipeline_msg w[BSKY_RECENT_POSTS];
+	size_t nw = 0;
+	for (size_t i = 0; i < b->nrecent && nw < BSKY_RECENT_POSTS; i++)
+		w[nw++] = (struct pipeline_msg){b->handle, b->recent[i], true};
 	struct validator_context vc = {.platform = VALIDATOR_PLATFORM_BLUESKY,
 	                               .mode = VALIDATOR_MODE_DISCUSSION,
 	                               .role = VALIDATOR_ROLE_ACTOR,
 	                               .is_action_owner = true,
-	                               .window = w,
 	                               .connected_agents = 1};
 	char id[200];
 	if (strcmp(b->post_kind, "ritual") == 0)
@@ -163,9 +163,19 @@ static void on_post_composed(const struct compose_result *res, void *ud)
 	for (char *c = id; *c; c++)
 		if (*c <= ' ' || *c > '~')
 			*c = '_';
-	pipeline_say_ctx(b->c.pipeline, CONV_PLATFORM_BLUESKY, "bluesky:post", "bluesky",
-	                 b->post_text, strlen(b->post_text), -1, false, id, &vc, on_post_sent, b);
-	echo_window_free(w);
+	struct pipeline_say_req r = {.platform = CONV_PLATFORM_BLUESKY,
+	                             .target = "bluesky:post",
+	                             .source = "bluesky",
+	                             .text = b->post_text,
+	                             .len = strlen(b->post_text),
+	                             .chain = -1,
+	                             .id = id,
+	                             .vctx = &vc,
+	                             .window = w,
+	                             .nwindow = nw,
+	                             .done = on_post_sent,
+	                             .ud = b};
+	pipeline_say_with(b->c.pipeline, &r);
 }
 
 /* Starts the model on a proactive post with skill and the messages. */
@@ -249,8 +259,7 @@ static void post_compose(struct bsky *b, const char *skill_name, int warn_slot, 
 	post_compose_msgs(b, skill_name, warn_slot, &msg, 1);
 }
 
-/* A seed from SELF.md for the expression (the reference's prompt
- * generators pick one section's item). */
+/* A seed from SELF.md for the expression: one item of one section. */
 static void expression_seed(const struct bsky *b, struct strbuf *sb)
 {
 	const struct self_doc *d = b->c.self;

@@ -424,6 +424,7 @@ static cJSON *conv_to_json(const struct bsky_conv_entry *e)
 	cJSON_AddStringToObject(o, "state", bsky_conv_state_name(c->state));
 	cJSON_AddBoolToObject(o, "project", c->project);
 	cJSON_AddNumberToObject(o, "ourReplies", c->our_replies);
+	cJSON_AddNumberToObject(o, "repliesBase", c->replies_base);
 	cJSON_AddNumberToObject(o, "ourLastReplyMs", (double)c->our_last_reply_ms);
 	cJSON_AddNumberToObject(o, "depth", c->depth);
 	cJSON_AddNumberToObject(o, "quickAcks", c->quick_acks);
@@ -452,6 +453,7 @@ static void conv_from_json(struct bsky_conv *c, const cJSON *o)
 	c->state = st < 0 ? BSKY_CONV_NEW : (enum bsky_conv_state)st;
 	c->project = json_bool_or(o, "project", false);
 	c->our_replies = (int)json_int_or(o, "ourReplies", 0);
+	c->replies_base = (int)json_int_or(o, "repliesBase", 0);
 	c->our_last_reply_ms = json_int_or(o, "ourLastReplyMs", 0);
 	c->depth = (int)json_int_or(o, "depth", 0);
 	c->quick_acks = (int)json_int_or(o, "quickAcks", 0);
@@ -600,7 +602,7 @@ cJSON *bsky_peers_to_json(const struct bsky_state *s)
 		cJSON_AddNumberToObject(x, "lastVerifiedAtMs", (double)p->verified_ms);
 		cJSON_AddBoolToObject(x, "followedOnBluesky", p->followed);
 		cJSON_AddBoolToObject(x, "announcedOnBluesky", p->announced);
-		/* the reference's key: the GitHub name, else the handle */
+		/* the file's key: the GitHub name, else the handle */
 		const char *key = p->github[0] ? p->github : p->handle[0] ? p->handle : p->did;
 		char k[BSKY_DID_MAX + 32];
 		snprintf(k, sizeof k, "%.255s", key);
@@ -627,8 +629,8 @@ int bsky_peers_from_json(struct bsky_state *s, const cJSON *data, struct ga_err 
 		const char *handle = json_string_or(x, "blueskyHandle", "");
 		const char *did = json_string_or(x, "did", "");
 		const char *gh = json_string_or(x, "githubUsername", "");
-		/* the reference keyed handle-only peers by the handle (a key with a
-		 * dot) and left githubUsername as that placeholder */
+		/* a handle-only peer may carry its handle (a name with a dot) as
+		 * githubUsername, a placeholder: not a GitHub name */
 		if (strchr(gh, '.'))
 			gh = "";
 		if (!*handle && !*did)

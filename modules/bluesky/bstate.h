@@ -13,10 +13,10 @@
  *                       re-answer old notifications nor re-post a ritual).
  *   "discovered_peers"  the peers: handle, DID, GitHub name, followed,
  *                       announced. MIGRATED across versions (§3.1): an
- *                       upgrade never repeats an announcement. Entries
- *                       from the reference's shape ({peers: {key: {
- *                       githubUsername, blueskyHandle, followedOnBluesky,
- *                       announcedOnBluesky, ...}}}) are read too.
+ *                       upgrade never repeats an announcement. Its shape
+ *                       is {peers: {key: {githubUsername, blueskyHandle,
+ *                       followedOnBluesky, announcedOnBluesky, ...}}},
+ *                       keyed by the GitHub name, else the handle.
  *
  * Bounds (what happens at the limit):
  *   BSKY_PROCESSED_MAX processed URIs (kept as 128-bit SHA-256 prefixes; the
@@ -32,17 +32,15 @@
  *     (the oldest run dropped).
  *
  * Relationships (runtime-bluesky.md "Relationship" records, used by the §6.2
- * priority): one per person we got a notification from, KEYED BY DID — the
- * reference keyed them by handle, so a handle change split a person in two
- * and lost their history; the handle is kept as a field, updated to the
- * newest seen. Each holds the last BSKY_REL_RECENT interactions {type, uri,
+ * priority): one per person we got a notification from, KEYED BY DID (a
+ * handle can change; the person and their history stay one); the handle is
+ * kept as a field, updated to the newest seen. Each holds the last BSKY_REL_RECENT interactions {type, uri,
  * time = the notification's indexedAt, responded}, the interactions counted
  * in all, first seen, last interaction, sentiment (bsky_sentiment_of over
  * the recent ones) and whether we ever answered them. Pruned by
  * bsky_state_prune_rels (policy bsky_rel_expired: idle > 60 days, > 90 if
- * positive or >= 5 interactions): the reference pruned at each reflection;
- * there is no reflection hook on this side, so the engine prunes right
- * after loading and before every save. A file without "relationships"
+ * positive or >= 5 interactions): the engine prunes right after loading
+ * and before every save. A file without "relationships"
  * (older) loads with none.
  *
  * Ownership: struct bsky_state is allocated by bsky_state_new and freed by

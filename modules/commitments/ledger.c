@@ -42,6 +42,7 @@ struct ledger_item {
 	int64_t updated_ms;
 	int attempts;
 	char *error;
+	char *link; /* what was made (completed), or NULL */
 };
 
 static const char *const status_names[LEDGER_STATUS_COUNT] = {
@@ -83,6 +84,7 @@ static void item_free(struct ledger_item *it)
 	free(it->source);
 	cJSON_Delete(it->params);
 	free(it->error);
+	free(it->link);
 	free(it);
 }
 
@@ -178,8 +180,12 @@ static int transition(enum ledger_status from, enum ledger_status to)
 
 /* Applies an allowed change; error (may be NULL) is already clean. */
 static void apply_status(struct ledger *l, struct ledger_item *it, enum ledger_status to,
-                         int64_t ms, const char *error)
+                         int64_t ms, const char *error, const char *link)
 {
+	if (link && *link) {
+		free(it->link);
+		it->link = xstrdup(link);
+	}
 	bool was_open = ledger_status_open(it->status);
 	if (it->status == LEDGER_IN_PROGRESS &&
 	    (to == LEDGER_COMPLETED || to == LEDGER_FAILED || to == LEDGER_ABANDONED))
@@ -201,25 +207,6 @@ static void apply_status(struct ledger *l, struct ledger_item *it, enum ledger_s
 
 /* ---- the file -------------------------------------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0) {
-			errno = EIO;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* One line (with its '\n') in one write(2) on O_APPEND, then fsync: when
  * this returns 0 the line survives a crash. A new file's directory is
  * fsync'ed too. */
@@ -240,7 +227,7 @@ static int append_durable(struct ledger *l, const cJSON *o, struct ga_err *err)
 	const char *step = "write";
 	struct stat st;
 	off_t before = fstat(fd, &st) == 0 ? st.st_size : -1;
-	int rc = write_all(fd, line, n + 1);
+	int rc = fsx_write_all(fd, line, n + 1);
 	if (rc < 0 && before >= 0) {
 		/* Take back a partial line so the next one is not glued to it. */
 		int saved = errno;
@@ -294,6 +281,8 @@ static cJSON *item_json(const struct ledger_item *it)
 		cJSON_AddNumberToObject(o, "ms", (double)it->updated_ms);
 		if (it->error)
 			cJSON_AddStringToObject(o, "error", it->error);
+		if (it->link)
+			cJSON_AddStringToObject(o, "link", it->link);
 	}
 	return o;
 }
@@ -396,7 +385,8 @@ static int replay_one(const cJSON *v, size_t lineno, void *ud)
 		else if (transition(it->status, (enum ledger_status)status) < 0)
 			replay_skip(lineno, "a status change the transition table refuses");
 		else
-			apply_status(l, it, (enum ledger_status)status, ms, clean);
+			apply_status(l, it, (enum ledger_status)status, ms, clean,
+			             json_string_or(v, "link", NULL));
 		free(clean);
 		return 0;
 	}
@@ -440,6 +430,8 @@ static int replay_one(const cJSON *v, size_t lineno, void *ud)
 	if (it->attempts < 0)
 		it->attempts = 0;
 	it->error = clean;
+	const char *link = json_string_or(v, "link", NULL);
+	it->link = link && *link ? xstrdup(link) : NULL;
 	push(l, it);
 	return 0;
 }
@@ -463,7 +455,7 @@ int ledger_open(struct ledger *l, const char *memory_dir, struct ga_err *err)
 	if (st.torn_tail) {
 		/* End the cut line so the next one starts clean (one '\n'). */
 		int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd < 0 || write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
+		if (fd < 0 || fsx_write_all(fd, "\n", 1) < 0 || fsync(fd) < 0) {
 			err_set(err, "%s ends in a cut line that cannot be ended: %s", path,
 			        strerror(errno));
 			if (fd >= 0)
@@ -576,6 +568,12 @@ int ledger_add(struct ledger *l, const char *action, const char *source, const c
 int ledger_set_status(struct ledger *l, const char *id, enum ledger_status status, int64_t now_ms,
                       const char *error, struct ga_err *err)
 {
+	return ledger_set_result(l, id, status, now_ms, error, NULL, err);
+}
+
+int ledger_set_result(struct ledger *l, const char *id, enum ledger_status status, int64_t now_ms,
+                      const char *error, const char *link, struct ga_err *err)
+{
 	if (!l->path)
 		return err_set(err, "the commitment ledger could not be opened");
 	if ((unsigned)status >= LEDGER_STATUS_COUNT)
@@ -598,12 +596,14 @@ int ledger_set_status(struct ledger *l, const char *id, enum ledger_status statu
 	cJSON_AddNumberToObject(o, "ms", (double)now_ms);
 	if (clean)
 		cJSON_AddStringToObject(o, "error", clean);
+	if (link && *link)
+		cJSON_AddStringToObject(o, "link", link);
 	int rc = append_durable(l, o, err);
 	cJSON_Delete(o);
 	if (rc == 0) {
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "commitment status", "id", id, "from",
 		       ledger_status_name(it->status), "to", ledger_status_name(status));
-		apply_status(l, it, status, now_ms, clean); /* may free it */
+		apply_status(l, it, status, now_ms, clean, link); /* may free it */
 	}
 	free(clean);
 	if (rc != 0)
@@ -624,6 +624,7 @@ static void fill(const struct ledger_item *it, struct ledger_entry *out)
 	        .updated_ms = it->updated_ms,
 	        .attempts = it->attempts,
 	        .error = it->error,
+	        .link = it->link,
 	};
 }
 

@@ -96,6 +96,7 @@ struct ledger_entry {
 	int64_t updated_ms; /* the last status change (created_ms at first) */
 	int attempts;       /* finished attempts */
 	const char *error;  /* the last error, or NULL */
+	const char *link;   /* what was made (the URL, …), or NULL */
 };
 
 /* Replays the file. -1 with err when the directory or the file cannot be
@@ -119,6 +120,11 @@ int ledger_add(struct ledger *l, const char *action, const char *source, const c
  * id, a transition the table above refuses, or the write failed. */
 int ledger_set_status(struct ledger *l, const char *id, enum ledger_status status, int64_t now_ms,
                       const char *error, struct ga_err *err);
+
+/* ledger_set_status that also records what was made (link, may be NULL:
+ * kept as it was). */
+int ledger_set_result(struct ledger *l, const char *id, enum ledger_status status, int64_t now_ms,
+                      const char *error, const char *link, struct ga_err *err);
 
 /* 0 and *out filled, or -1 when the id is not in memory. */
 int ledger_get(const struct ledger *l, const char *id, struct ledger_entry *out);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 static const char *const platform_names[CONV_PLATFORM_COUNT] = {
@@ -18,31 +19,11 @@ static const char *const author_kind_names[CONV_AUTHOR_COUNT] = {
         [CONV_AUTHOR_HUMAN] = "human", [CONV_AUTHOR_PEER] = "peer",
 };
 
-size_t conv_text_cut(const char *s, size_t len, size_t max)
-{
-	if (len <= max)
-		return len;
-	/* the lead byte of the sequence s[max] belongs to (at most 3 back) */
-	for (size_t back = 0; back < 4 && back <= max; back++) {
-		unsigned char c = (unsigned char)s[max - back];
-		if ((c & 0xC0) == 0x80)
-			continue;
-		size_t seq = c < 0x80             ? 1
-		             : (c & 0xE0) == 0xC0 ? 2
-		             : (c & 0xF0) == 0xE0 ? 3
-		             : (c & 0xF8) == 0xF0 ? 4
-		                                  : 1;
-		/* a sequence that would run past max is left out whole */
-		return max - back + seq > max ? max - back : max;
-	}
-	return max;
-}
-
 char *conv_text_dup(const char *s, size_t len, size_t max, size_t *kept)
 {
 	if (!s)
 		len = 0;
-	size_t n = conv_text_cut(s, len, max);
+	size_t n = utf8_cut(s, len, max);
 	char *out = xmalloc(n + 1);
 	if (n)
 		memcpy(out, s, n);
@@ -86,6 +67,7 @@ void conv_event_init(struct conv_event *ev, const struct conv_event_src *src)
 	ev->addressed_me = src->addressed_me;
 	ev->time_ms = src->time_ms;
 	ev->from_history = src->from_history;
+	ev->thread_depth = src->thread_depth;
 }
 
 void conv_event_copy(struct conv_event *dst, const struct conv_event *src)
@@ -109,6 +91,7 @@ void conv_event_copy(struct conv_event *dst, const struct conv_event *src)
 	        .addressed_me = src->addressed_me,
 	        .time_ms = src->time_ms,
 	        .from_history = src->from_history,
+	        .thread_depth = src->thread_depth,
 	};
 	conv_event_init(dst, &s);
 }

@@ -30,7 +30,10 @@
  *                  CONV_MAX_ADDRESSED; addressed_me: one of them is us, or
  *                  the message replies to one of ours;
  *   time_ms        when it was said (the platform's clock; 0 unknown);
- *   from_history   replayed history rather than live: context only.
+ *   from_history   replayed history rather than live: context only;
+ *   thread_depth   how many posts this one answers up its thread's branch
+ *                  (0: a root post; -1: unknown or not threaded) — SELF.md's
+ *                  Social Mechanics read it.
  *
  * Ownership: a struct conv_event owns every string in it (conv_event_init
  * copies). conv_event_free() accepts NULL fields and releases them.
@@ -81,6 +84,7 @@ struct conv_event {
 	bool addressed_me;
 	int64_t time_ms;
 	bool from_history;
+	int thread_depth;
 };
 
 /* What an adapter fills (all borrowed) to make an event. */
@@ -103,6 +107,7 @@ struct conv_event_src {
 	bool addressed_me;
 	int64_t time_ms;
 	bool from_history;
+	int thread_depth; /* -1 unknown; 0 when not set: a root */
 };
 
 /* Copies src into ev (ev is overwritten, not freed first). NULL strings
@@ -120,11 +125,8 @@ int conv_author_kind_parse(const char *s); /* -1 when unknown */
 /* True when the author is a person: owner, host or human. */
 bool conv_author_is_person(enum conv_author_kind k);
 
-/* The length of the longest prefix of s[0..len) of at most max bytes that
- * does not end inside a UTF-8 sequence (a run of more than three
- * continuation bytes is invalid UTF-8 and cut at max). */
-size_t conv_text_cut(const char *s, size_t len, size_t max);
-/* A NUL-terminated heap copy of at most max bytes of s (cut as above; s may
+/* A NUL-terminated heap copy of at most max bytes of s (cut on a character
+ * boundary: utf8_cut in common/utf8.h; s may
  * hold NULs; NULL s is ""); *kept (may be NULL) receives its length. */
 char *conv_text_dup(const char *s, size_t len, size_t max, size_t *kept);
 

@@ -252,12 +252,24 @@ int64_t conv_store_derived_chain(const struct conv_store *s, const char *convers
 	const struct conv *c = s ? get_conv(s, conversation) : NULL;
 	if (!c || c->len == 0)
 		return 0;
-	long end = conv_find_msg(c, message_id);
-	if (end < 0)
-		end = (long)c->len - 1;
+	long i = conv_find_msg(c, message_id);
+	if (i < 0)
+		i = (long)c->len - 1;
+	/* A message that answers another walks up its branch (the parents;
+	 * siblings never count), at most len steps whatever the links say;
+	 * otherwise the conversation is a sequence. */
+	bool branch = conv_at(c, (size_t)i)->parent_id != NULL;
 	int64_t n = 0;
-	for (long i = end; i >= 0 && conv_at(c, (size_t)i)->is_bot; i--)
+	for (size_t steps = 0; i >= 0 && steps < c->len && conv_at(c, (size_t)i)->is_bot; steps++) {
 		n++;
+		const char *parent = conv_at(c, (size_t)i)->parent_id;
+		if (!branch)
+			i--;
+		else if (!parent)
+			break; /* the branch's root */
+		else
+			i = conv_find_msg(c, parent); /* -1: the rest is not in the history */
+	}
 	return n;
 }
 
@@ -276,6 +288,16 @@ bool conv_store_is_ours(const struct conv_store *s, const char *conversation,
 {
 	const struct conv_message *m = conv_store_find(s, conversation, message_id);
 	return m && m->author_kind == CONV_AUTHOR_SELF;
+}
+
+size_t conv_store_count_ours(const struct conv_store *s, const char *conversation)
+{
+	size_t n = conv_store_message_count(s, conversation), k = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct conv_message *m = conv_store_message_at(s, conversation, i);
+		k += m && m->author_kind == CONV_AUTHOR_SELF;
+	}
+	return k;
 }
 
 size_t conv_store_count(const struct conv_store *s)

@@ -94,11 +94,15 @@ int conv_store_add(struct conv_store *s, const struct conv_event *ev);
 void conv_store_mark_answered(struct conv_store *s, const char *message_id);
 bool conv_store_answered(const struct conv_store *s, const char *message_id);
 
-/* The chain derived from history (seed 000; issue 9 item 4.3): the number of
- * agent messages (is_bot) in a row at the end of the conversation, up to and
- * including message_id when it is in the history (the whole conversation
- * when message_id is NULL or not found), since the last person's message.
- * 0 for an unknown conversation. */
+/* The chain derived from history (seed 000): the number of agent messages
+ * (is_bot) in a row ending with message_id when it is in the history (with
+ * the conversation's last message when message_id is NULL or not found),
+ * since the last person's message. When that message answers another (it
+ * has a parent_id: a threaded platform), the row runs up its branch — its
+ * parent, the parent's parent, … — and ends at a person's message, at the
+ * branch's root (no parent) or at a parent no longer in the history, so a
+ * sibling branch never counts; otherwise the row is the conversation's
+ * messages in order. 0 for an unknown conversation. */
 int64_t conv_store_derived_chain(const struct conv_store *s, const char *conversation,
                                  const char *message_id);
 
@@ -111,6 +115,9 @@ bool conv_store_is_ours(const struct conv_store *s, const char *conversation,
                         const char *message_id);
 
 /* Conversations, most recently active first: i in [0, count). */
+/* Our own messages (author kind SELF) in conversation: every reply of ours
+ * counted once, by its message id, however it was learnt. */
+size_t conv_store_count_ours(const struct conv_store *s, const char *conversation);
 size_t conv_store_count(const struct conv_store *s);
 /* The key of the i-th conversation and its message count; NULL when out of range. */
 const char *conv_store_key_at(const struct conv_store *s, size_t i, size_t *nmessages,

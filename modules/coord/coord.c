@@ -187,14 +187,14 @@ void coord_base_init(struct coord *c, const struct coord_ops *ops, uv_loop_t *lo
 
 static bool key_ok(const char *key)
 {
-	if (!key || !*key)
+	if (!key || !*key || key[0] == ' ')
 		return false;
 	size_t n = strlen(key);
 	if (n > COORD_MAX_KEY)
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)key[i];
-		if (ch <= 0x20 || ch == 0x7f)
+		if (ch < 0x20 || ch == 0x7f)
 			return false;
 	}
 	return true;
@@ -261,6 +261,25 @@ int coord_count(struct coord *c, const char *key, int64_t window_ms, coord_count
 const char *coord_name(const struct coord *c)
 {
 	return c ? c->ops->name : "none";
+}
+
+enum coord_choice coord_choose(const char *redis_url, const char *space_url, char *why, size_t cap)
+{
+	enum coord_choice ch = redis_url && *redis_url   ? COORD_CHOICE_REDIS
+	                       : space_url && *space_url ? COORD_CHOICE_ROOM
+	                                                 : COORD_CHOICE_ALONE;
+	if (why && cap)
+		err_fmt(why, cap, "%s",
+		        ch == COORD_CHOICE_REDIS
+		                ? "Redis (REDIS_URL): claims shared with every agent on it; "
+		                  "peers' messages are not answered while it cannot be reached"
+		        : ch == COORD_CHOICE_ROOM
+		                ? "the room's claims (SPACE_URL): peers' messages are not "
+		                  "answered while out of the room"
+		                : "no shared backend (no REDIS_URL, no SPACE_URL): claims in "
+		                  "this process until a room found by discovery is joined; run "
+		                  "a fleet with a room or Redis");
+	return ch;
 }
 
 void coord_describe(const struct coord *c, char *buf, size_t cap)

@@ -7,7 +7,7 @@
  *     claims and as many counters; expired entries are evicted first; a
  *     table full of live entries answers COORD_UNAVAILABLE "table full";
  *   - space: the agent-space room's own `claim` messages (agents sharing a
- *     room), through modules/space/link.h. See "space" below;
+ *     room), modules/space/coord_space.h;
  *   - redis: REDIS_URL, hiredis on the loop, for fleets across machines.
  *     See "redis" below.
  *
@@ -35,8 +35,9 @@
  * Bounds: at most COORD_MAX_PENDING requests waiting for an answer per
  * backend; beyond that the call returns -1 (the caller is flooding).
  *
- * Keys are printable strings of 1..COORD_MAX_KEY bytes without spaces or
- * control characters (e.g. "respond:space:5f0c…", "budget:pair:bob").
+ * Keys are strings of 1..COORD_MAX_KEY bytes without control characters,
+ * not starting with a space (e.g. "respond:space:5f0c…", "budget:pair:bob",
+ * "create_issue:Login times out" — a piece of work's name, workkey.h).
  *
  * Closing: coord_close answers every pending callback with
  * COORD_UNAVAILABLE "shutting down" (count: -1) before it returns (Redis,
@@ -47,28 +48,8 @@
  * return -1. Call coord_close once; the loop must keep running until done.
  * One thread, one loop.
  *
- * space: the key is split at the first ':' into the room's action and
- * target ("respond:space:ab12" → action "respond", target "space:ab12"); a
- * key without ':' (or with an empty side) is refused (-1). The room's claim
- * table is keyed by action:target and owned by member *name*, with its own
- * fixed TTL (60 s, renewed by the link every 30 s while held), so:
- *   - not joined → UNAVAILABLE; another member holds a live claim
- *     (space_link_claim_holder) → HELD with that member's name;
- *   - otherwise the claim is sent and we wait the settle time
- *     (COORD_SPACE_SETTLE_MS, coord_space_set_settle_ms) for the room's
- *     "Claim conflict" — the room answers it to the late claimant only —
- *     which the space runtime passes on through coord_space_claim_lost()
- *     (from the link's on_claim_lost): HELD with the holder; else WON;
- *   - our TTL is kept here: when it runs out the claim is released with a
- *     failed action_result ("claim expired"), so the link stops renewing;
- *   - release sends the room an action_result: coord_release a success
- *     without a link, coord_release_result the outcome it is given;
- *   - renew re-sends the claim and settles the same way;
- *   - at most SPACE_LINK_MAX_CLAIMS claims are held at once (the link's
- *     bound): beyond that UNAVAILABLE;
- *   - counts are kept in process (the room has no counter): a space backend
- *     counts exactly like the local one.
- * The link is borrowed: close the coord before freeing the link.
+ * space: the agent-space room's claims — the backend lives with the room,
+ * modules/space/coord_space.h.
  *
  * redis: every key is stored as "ga:" + key (COORD_REDIS_PREFIX), so a
  * shared Redis can tell our keys apart. claim = SET ga:key agent_id NX PX
@@ -107,7 +88,6 @@
 #define COORD_MAX_PENDING          1024
 #define COORD_MAX_KEY              512
 #define COORD_LOCAL_MAX_KEYS       4096
-#define COORD_SPACE_SETTLE_MS      1500
 #define COORD_RESULT_TEXT_MAX      1024
 #define COORD_REDIS_PREFIX         "ga:"
 #define COORD_REDIS_TIMEOUT_MS     2000
@@ -124,12 +104,10 @@ typedef void (*coord_claim_cb)(void *ud, enum coord_result r, const char *holder
 typedef void (*coord_count_cb)(void *ud, int64_t count);
 
 struct coord;
-struct space_link;
 
 /* agent_id: who we are (the value stored as holder; for space, our member
  * name in the room). Copied. Never NULL for valid arguments. */
 struct coord *coord_new_local(uv_loop_t *loop, const char *agent_id);
-struct coord *coord_new_space(uv_loop_t *loop, struct space_link *link, const char *agent_id);
 /* NULL with err for a URL that is not one of the forms above (the error
  * names REDIS_URL and never shows the password). Starts connecting at once;
  * requests made before the connection is up are queued behind AUTH/SELECT. */
@@ -159,13 +137,19 @@ const char *coord_name(const struct coord *c); /* "local", "space", "redis" */
 void coord_describe(const struct coord *c, char *buf, size_t cap);
 void coord_close(struct coord *c, void (*done)(void *ud), void *ud);
 
-/* space backend only (ignored by the others): the room said "Claim
- * conflict" for action/target and `holder` holds it. Called by the space
- * runtime from the link's on_claim_lost. */
-void coord_space_claim_lost(struct coord *c, const char *action, const char *target,
-                            const char *holder);
-/* space backend only: the settle time (default COORD_SPACE_SETTLE_MS). */
-void coord_space_set_settle_ms(struct coord *c, int64_t ms);
+/* Which backend an agent's configuration asks for: */
+enum coord_choice {
+	COORD_CHOICE_REDIS, /* REDIS_URL: Redis; fail closed when unreachable */
+	COORD_CHOICE_ROOM,  /* SPACE_URL: the room's claims; fail closed out of it */
+	/* neither: no shared backend — claims in process until a room found by
+	 * discovery is joined (the room's backend, coord_space_set_alone), then
+	 * the room's */
+	COORD_CHOICE_ALONE,
+};
+/* The choice for REDIS_URL / SPACE_URL (either may be NULL or ""), and one
+ * sentence saying it for doctor (why, may be NULL). */
+enum coord_choice coord_choose(const char *redis_url, const char *space_url, char *why,
+                               size_t cap);
 /* redis backend only: the per-command timeout (default
  * COORD_REDIS_TIMEOUT_MS), also used as the connect timeout. */
 void coord_redis_set_timeout_ms(struct coord *c, int64_t ms);

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/utf8.h"
+
 static const char *const verdict_names[VERDICT_COUNT] = {
         [VERDICT_PASS] = "pass",       [VERDICT_BLOCK] = "block",     [VERDICT_REACT] = "react",
         [VERDICT_CONTEXT] = "context", [VERDICT_APPROVE] = "approve", [VERDICT_EDIT] = "edit",
@@ -49,30 +51,6 @@ int decision_stage_parse(const char *s)
 		if (strcmp(s, stage_names[i]) == 0)
 			return i;
 	return -1;
-}
-
-/* The longest prefix of s[0..len) of at most max bytes that does not end
- * inside a UTF-8 sequence: s[n] (the first byte left out) must not be a
- * continuation byte. At most 3 steps back (a sequence is at most 4 bytes);
- * a longer run of continuation bytes is invalid anyway and cut at max. */
-static size_t utf8_cut(const char *s, size_t len, size_t max)
-{
-	if (len <= max)
-		return len;
-	/* the lead byte of the sequence s[max] belongs to (at most 3 back) */
-	for (size_t back = 0; back < 4 && back <= max; back++) {
-		unsigned char c = (unsigned char)s[max - back];
-		if ((c & 0xC0) == 0x80)
-			continue;
-		size_t seq = c < 0x80             ? 1
-		             : (c & 0xE0) == 0xC0 ? 2
-		             : (c & 0xF0) == 0xE0 ? 3
-		             : (c & 0xF8) == 0xF0 ? 4
-		                                  : 1;
-		/* a sequence that would run past max is left out whole */
-		return max - back + seq > max ? max - back : max;
-	}
-	return max;
 }
 
 struct decision *decision_set(struct decision *d, enum decision_verdict v, const char *rule,

@@ -13,6 +13,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/commitments/ledger.h"
+#include "modules/commitments/workkey.h"
 #include "modules/coord/coord.h"
 #include "modules/decisions/log.h"
 #include "modules/journal/journal.h"
@@ -33,11 +34,16 @@ struct attempt {
 	enum fulfil_type type;
 	char id[LEDGER_ID_MAX];
 	char key[LEDGER_IDEM_KEY_MAX];
-	char claim_key[CLAIM_KEY_MAX];
+	/* the work's claim keys (workkey.h: the promise form, the work form) */
+	char claim_keys[2][COMMIT_WORK_KEY_MAX];
+	size_t nkeys;
+	bool key_won[2];
+	size_t ikey; /* the key being claimed */
+	struct commit_work work;
 	char source[LEDGER_FIELD_MAX];
 	char desc[FULFIL_DESC_MAX + 1];
 	struct coord *coord; /* the backend the claim went to */
-	bool claimed;
+	bool claimed; /* at least one key is ours */
 	struct fulfil_plan plan;
 	bool have_plan;
 	/* How it ended, for the claim's release (the room's action_result,
@@ -149,7 +155,11 @@ static struct attempt *attempt_new(struct fulfil *f, const struct ledger_entry *
 	a->type = t;
 	snprintf(a->id, sizeof a->id, "%s", e->id);
 	ledger_idem_key(e->id, a->key);
-	snprintf(a->claim_key, sizeof a->claim_key, "%s:%s", fulfil_type_name(t), e->id);
+	commit_work_of_params(fulfil_type_name(t), e->params, &a->work);
+	commit_work_key(&a->work, true, a->claim_keys[0], sizeof a->claim_keys[0]);
+	a->nkeys = 1;
+	if (a->work.has_work)
+		commit_work_key(&a->work, false, a->claim_keys[a->nkeys++], sizeof a->claim_keys[0]);
 	snprintf(a->source, sizeof a->source, "%s", e->source ? e->source : "");
 	fulfil_description(e, a->desc, sizeof a->desc);
 	f->cur = a;
@@ -185,8 +195,10 @@ static void finish(struct attempt *a)
 		uv_timer_stop(&f->watchdog);
 		uv_timer_stop(&f->renew);
 		if (a->claimed && a->coord && f->c.coord && f->c.coord(f->c.ud) == a->coord)
-			coord_release_result(a->coord, a->claim_key, a->ok, a->out_link,
-			                     a->out_error);
+			for (size_t k = 0; k < a->nkeys; k++)
+				if (a->key_won[k])
+					coord_release_result(a->coord, a->claim_keys[k], a->ok,
+					                     a->out_link, a->out_error);
 		if (f->cur == a)
 			f->cur = NULL;
 	}
@@ -197,8 +209,8 @@ static void finish(struct attempt *a)
 
 /* Moves the ledger entry to status, passing through in_progress when the
  * table asks for it (pending → completed is not a transition). */
-static int set_status(struct fulfil *f, const char *id, enum ledger_status to, const char *error,
-                      struct ga_err *err)
+static int set_result(struct fulfil *f, const char *id, enum ledger_status to, const char *error,
+                      const char *link, struct ga_err *err)
 {
 	struct ledger_entry e;
 	if (ledger_get(f->c.ledger, id, &e) != 0)
@@ -207,7 +219,13 @@ static int set_status(struct fulfil *f, const char *id, enum ledger_status to, c
 	if ((to == LEDGER_COMPLETED || to == LEDGER_FAILED) && e.status != LEDGER_IN_PROGRESS &&
 	    ledger_set_status(f->c.ledger, id, LEDGER_IN_PROGRESS, now, NULL, err) != 0)
 		return -1;
-	return ledger_set_status(f->c.ledger, id, to, now, error, err);
+	return ledger_set_result(f->c.ledger, id, to, now, error, link, err);
+}
+
+static int set_status(struct fulfil *f, const char *id, enum ledger_status to, const char *error,
+                      struct ga_err *err)
+{
+	return set_result(f, id, to, error, NULL, err);
 }
 
 /* Says text in the room when the agent is in one: true when handed to
@@ -384,13 +402,16 @@ static void announce(struct fulfil *f, const char *id, const char *source, const
 	note(f, id, t, STAGE_RECORD, &d);
 }
 
-static void complete(struct fulfil *f, const char *id, enum fulfil_type t, const char *source,
-                     const char *desc, const char *url, const char *how)
+/* Completed: recorded with what was made, and announced unless quiet
+ * (the work was done by someone else, or already existed: whoever did it
+ * said so). */
+static void complete_as(struct fulfil *f, const char *id, enum fulfil_type t, const char *source,
+                        const char *desc, const char *url, const char *how, bool quiet)
 {
 	struct ga_err err = {{0}};
 	struct decision d;
 	outcome(f, id, true, url, NULL); /* made, whatever the ledger says next */
-	if (set_status(f, id, LEDGER_COMPLETED, NULL, &err) != 0) {
+	if (set_result(f, id, LEDGER_COMPLETED, NULL, url, &err) != 0) {
 		decision_set(&d, VERDICT_FAIL, "ledger", "cannot record completed (%s): %s", how,
 		             err.msg);
 		note(f, id, t, STAGE_RECORD, &d);
@@ -400,7 +421,14 @@ static void complete(struct fulfil *f, const char *id, enum fulfil_type t, const
 	decision_set(&d, VERDICT_SENT, "commitment", "completed (%s): %s", how,
 	             url && url[0] ? url : "no link");
 	note(f, id, t, STAGE_RECORD, &d);
-	announce(f, id, source, desc, url, t);
+	if (!quiet)
+		announce(f, id, source, desc, url, t);
+}
+
+static void complete(struct fulfil *f, const char *id, enum fulfil_type t, const char *source,
+                     const char *desc, const char *url, const char *how)
+{
+	complete_as(f, id, t, source, desc, url, how, false);
 }
 
 /* Tells config.abandoned that id is abandoned now (the ledger's entry). */
@@ -513,8 +541,10 @@ static void submit(struct attempt *a)
 }
 
 /* create_plan: an open plan with the same title is the plan (no second
- * one). Only an exact title match counts — the reference took any plan of
- * the repo (§7.2 fix 18). */
+ * one; an exact title match only). create_issue: an open issue created in
+ * the last FULFIL_SAME_RECENT_MS with the same or a near-identical title
+ * (fulfil_same_title) is the issue — another agent, or an earlier promise
+ * of ours, opened it: linked, not opened again, nothing said. */
 static void on_plans(const struct gh_result *res, void *ud)
 {
 	struct attempt *a = ud;
@@ -527,25 +557,38 @@ static void on_plans(const struct gh_result *res, void *ud)
 	}
 	attempt_unref(a);
 	const char *found = NULL;
+	bool plan = a->type == FULFIL_CREATE_PLAN;
+	int64_t now = time_now_ms();
 	if (res->kind == GH_OK) {
 		const cJSON *it;
 		cJSON_ArrayForEach(it, res->json)
 		{
 			const char *title = cJSON_GetStringValue(cJSON_GetObjectItem(it, "title"));
-			if (title && strcasecmp(title, a->plan.title) == 0 &&
-			    !cJSON_GetObjectItem(it, "pull_request")) {
+			int64_t created = 0;
+			const char *at = cJSON_GetStringValue(cJSON_GetObjectItem(it, "created_at"));
+			if (!title || cJSON_GetObjectItem(it, "pull_request"))
+				continue;
+			bool same = plan ? strcasecmp(title, a->plan.title) == 0
+			                 : fulfil_same_title(title, a->plan.title) && at &&
+			                           time_parse_iso(at, &created) == 0 &&
+			                           now - created < FULFIL_SAME_RECENT_MS;
+			if (same) {
 				found = cJSON_GetStringValue(cJSON_GetObjectItem(it, "html_url"));
 				break;
 			}
 		}
 	} else {
+		const char *rule = plan ? "plan_dedup" : "issue_dedup";
 		struct decision d;
-		decision_set(&d, VERDICT_FAIL, "plan_dedup", "cannot list the open plans: %s",
-		             res->msg);
+		decision_set(&d, VERDICT_FAIL, rule, "cannot list the open %s: %s",
+		             plan ? "plans" : "issues", res->msg);
 		note(f, a->id, a->type, STAGE_OUTBOUND, &d);
-		if (res->kind == GH_ERR_AUTH || res->kind == GH_ERR_NOT_FOUND ||
-		    res->kind == GH_ERR_GONE || res->kind == GH_ERR_FORBIDDEN) {
-			fail_attempt(f, a->id, a->type, a->source, a->desc, "plan_dedup", res->msg);
+		/* a repository we cannot read is one we cannot write to either;
+		 * a refused token (401) goes on to the send, whose port tells the
+		 * owner and stops the daemon — one path for a refused token */
+		if (res->kind == GH_ERR_NOT_FOUND || res->kind == GH_ERR_GONE ||
+		    res->kind == GH_ERR_FORBIDDEN) {
+			fail_attempt(f, a->id, a->type, a->source, a->desc, rule, res->msg);
 			finish(a);
 			return;
 		}
@@ -557,8 +600,12 @@ static void on_plans(const struct gh_result *res, void *ud)
 		if (journal_intent(f->c.journal, a->key, "github", a->plan.target, NULL, time_now_ms(),
 		                   &err) == 0)
 			journal_done(f->c.journal, a->key, found, time_now_ms(), &err);
-		complete(f, a->id, a->type, a->source, a->desc, found,
-		         "deduplicated: an open plan has this title");
+		if (plan)
+			complete(f, a->id, a->type, a->source, a->desc, found,
+			         "deduplicated: an open plan has this title");
+		else
+			complete_as(f, a->id, a->type, a->source, a->desc, found,
+			            "deduplicated: a recent open issue has this title", true);
 		finish(a);
 		return;
 	}
@@ -601,12 +648,17 @@ static void go_send(struct attempt *a)
 	             FULFIL_MAX_ATTEMPTS);
 	note(f, a->id, a->type, STAGE_OUTBOUND, &d);
 	uv_timer_start(&f->watchdog, on_watchdog, (uint64_t)f->c.in_progress_timeout_ms, 0);
-	if (a->type == FULFIL_CREATE_PLAN && f->c.github) {
+	if ((a->type == FULFIL_CREATE_PLAN || a->type == FULFIL_CREATE_ISSUE) && f->c.github) {
 		char owner[FULFIL_REPO_MAX], name[FULFIL_REPO_MAX];
 		const char *slash = strchr(a->plan.repo, '/');
 		snprintf(owner, sizeof owner, "%.*s", (int)(slash - a->plan.repo), a->plan.repo);
 		snprintf(name, sizeof name, "%s", slash + 1);
 		struct gh_issue_query q = {.state = "open", .labels = "plan", .max_items = 100};
+		if (a->type == FULFIL_CREATE_ISSUE)
+			q = (struct gh_issue_query){.state = "open",
+			                            .sort = "created",
+			                            .direction = "desc",
+			                            .max_items = 50};
 		a->refs++;
 		f->gh_call = gh_issues_list(f->c.github, owner, name, &q, on_plans, a, &err);
 		if (f->gh_call == 0) {
@@ -637,10 +689,16 @@ static void on_renew_timer(uv_timer_t *t)
 	struct attempt *a = f->cur;
 	if (!a || a->done || !a->claimed || !f->c.coord || f->c.coord(f->c.ud) != a->coord)
 		return;
-	a->refs++;
-	if (coord_renew(a->coord, a->claim_key, FULFIL_CLAIM_TTL_MS, on_renew, a) != 0)
-		a->refs--;
+	for (size_t k = 0; k < a->nkeys; k++) {
+		if (!a->key_won[k])
+			continue;
+		a->refs++;
+		if (coord_renew(a->coord, a->claim_keys[k], FULFIL_CLAIM_TTL_MS, on_renew, a) != 0)
+			a->refs--;
+	}
 }
+
+static void claim_next(struct attempt *a);
 
 static void on_claim(void *ud, enum coord_result r, const char *holder, const char *why)
 {
@@ -652,42 +710,88 @@ static void on_claim(void *ud, enum coord_result r, const char *holder, const ch
 	}
 	attempt_unref(a);
 	struct decision d;
+	const char *key = a->claim_keys[a->ikey];
 	if (r == COORD_HELD && holder && strcmp(holder, f->agent_name) != 0) {
-		decision_set(&d, VERDICT_INFO, "claim", "%s holds the claim %s: left for later",
-		             holder, a->claim_key);
+		/* Another agent has the work: it is theirs while they hold it
+		 * (a room's "Claim conflict" included). Nothing is said; a
+		 * later cycle finds it done by them, or free again. */
+		decision_set(&d, VERDICT_INFO, "claim",
+		             "%s holds the claim %s: the work is theirs for now, nothing said",
+		             holder, key);
 		note(f, a->id, a->type, STAGE_GATE, &d);
 		f->stats.deferred++;
+		if (!a->have_out) { /* releases what we hold with no result said */
+			a->have_out = true;
+			a->out_error = xstrdup("the work is another agent's");
+		}
 		finish(a);
 		return;
 	}
 	if (r == COORD_WON || r == COORD_HELD) {
 		a->claimed = true;
-		uv_timer_start(&f->renew, on_renew_timer, f->c.claim_renew_ms, f->c.claim_renew_ms);
+		a->key_won[a->ikey] = true;
 		decision_set(&d, VERDICT_PASS, "claim", "claimed %s (renewed every %" PRIu64 " s)",
-		             a->claim_key, f->c.claim_renew_ms / 1000);
+		             key, f->c.claim_renew_ms / 1000);
 	} else {
 		/* Nobody to coordinate with (not in a room, no Redis): the
 		 * commitment is ours alone. */
-		decision_set(&d, VERDICT_PASS, "claim", "no claim (%s): going on",
+		decision_set(&d, VERDICT_PASS, "claim", "no claim on %s (%s): going on", key,
 		             why ? why : "unavailable");
 	}
 	note(f, a->id, a->type, STAGE_GATE, &d);
+	a->ikey++;
+	claim_next(a);
+}
+
+/* Claims the work's keys one after the other, then sends. */
+static void claim_next(struct attempt *a)
+{
+	struct fulfil *f = a->f;
+	if (a->ikey < a->nkeys && a->coord) {
+		a->refs++;
+		if (coord_claim(a->coord, a->claim_keys[a->ikey], FULFIL_CLAIM_TTL_MS, on_claim, a) ==
+		    0)
+			return;
+		a->refs--;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "claim not asked", "key", a->claim_keys[a->ikey]);
+	}
+	if (a->claimed)
+		uv_timer_start(&f->renew, on_renew_timer, f->c.claim_renew_ms, f->c.claim_renew_ms);
 	go_send(a);
+}
+
+/* Another member reported this work done (the room's action_result under
+ * either of its names): completed with their link, nothing said. */
+static bool done_by_peer(struct attempt *a)
+{
+	struct fulfil *f = a->f;
+	if (!f->c.peer_done)
+		return false;
+	char link[JOURNAL_FIELD_MAX] = "";
+	for (size_t k = 0; k < a->nkeys; k++) {
+		const char *colon = strchr(a->claim_keys[k], ':');
+		char who[128];
+		if (!colon || !f->c.peer_done(f->c.ud, a->work.action, colon + 1, who, sizeof who,
+		                              link, sizeof link))
+			continue;
+		char how[256];
+		snprintf(how, sizeof how, "done by %s, who reported it in the room", who);
+		complete_as(f, a->id, a->type, a->source, a->desc, link[0] ? link : NULL, how, true);
+		return true;
+	}
+	return false;
 }
 
 static void go_claim(struct attempt *a)
 {
 	struct fulfil *f = a->f;
-	struct coord *c = f->c.coord ? f->c.coord(f->c.ud) : NULL;
-	a->coord = c;
-	if (c) {
-		a->refs++;
-		if (coord_claim(c, a->claim_key, FULFIL_CLAIM_TTL_MS, on_claim, a) == 0)
-			return;
-		a->refs--;
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "claim not asked", "key", a->claim_key);
+	if (done_by_peer(a)) {
+		finish(a);
+		return;
 	}
-	go_send(a);
+	a->coord = f->c.coord ? f->c.coord(f->c.ud) : NULL;
+	a->ikey = 0;
+	claim_next(a);
 }
 
 /* --- reconcile ----------------------------------------------------------------------------- */
@@ -745,9 +849,17 @@ static bool consider(struct fulfil *f, const char *id)
 		return false;
 	}
 	if (!outbound_has_port(f->c.outbound, fulfil_type_platform(t))) {
-		snprintf(why, sizeof why,
-		         "%s has no outbound port in this process yet: left pending until it has one",
-		         conv_platform_name(fulfil_type_platform(t)));
+		enum conv_platform pf = fulfil_type_platform(t);
+		snprintf(why, sizeof why, "%s is off in this agent (%s): left pending until it is on",
+		         pf == CONV_PLATFORM_GITHUB    ? "GitHub"
+		         : pf == CONV_PLATFORM_BLUESKY ? "Bluesky"
+		                                       : conv_platform_name(pf),
+		         pf == CONV_PLATFORM_GITHUB ? "AGENT_GITHUB_TOKEN is not set, or its client "
+		                                      "could not start"
+		         : pf == CONV_PLATFORM_BLUESKY
+		                 ? "AGENT_BLUESKY_USERNAME and AGENT_BLUESKY_PASSWORD are not set, or "
+		                   "its client could not start"
+		                 : "it could not start");
 		note_wait(f, &e, t, "no_port", why);
 		return false;
 	}

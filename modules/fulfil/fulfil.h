@@ -102,6 +102,11 @@ struct fulfil_config {
 	 * opens the host's request again (space-validation.md §6.3 → false).
 	 * May be NULL. */
 	void (*abandoned)(void *ud, const struct ledger_entry *e);
+	/* Another agent reported action+target done (the room's
+	 * action_result, either of the work's names — workkey.h): true with
+	 * who and link filled (link "" when none). May be NULL. */
+	bool (*peer_done)(void *ud, const char *action, const char *target, char *who,
+	                  size_t who_cap, char *link, size_t link_cap);
 	void *ud;
 };
 

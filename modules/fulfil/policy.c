@@ -499,3 +499,65 @@ enum fulfil_outcome fulfil_outcome_of(const struct decision *final)
 		return FULFIL_OUT_FAILED;
 	}
 }
+
+/* The words of a title, lower case, letters and digits only; at most max
+ * words of at most 63 bytes (the rest of a long word is dropped). */
+static size_t title_words(const char *t, char (*w)[64], size_t max)
+{
+	size_t n = 0, k = 0;
+	for (const char *p = t ? t : "";; p++) {
+		unsigned char c = (unsigned char)*p;
+		bool word = isalnum(c) || c >= 0x80;
+		if (word && k < 63 && n < max) {
+			w[n][k++] = (char)tolower(c);
+			continue;
+		}
+		if (!word && k) {
+			w[n][k] = '\0';
+			n++;
+			k = 0;
+		}
+		if (!c)
+			break;
+	}
+	return n;
+}
+
+bool fulfil_same_title(const char *a, const char *b)
+{
+	enum { MAXW = 48 };
+	char wa[MAXW][64], wb[MAXW][64];
+	size_t na = title_words(a, wa, MAXW), nb = title_words(b, wb, MAXW);
+	if (!na || !nb)
+		return false;
+	bool equal = na == nb;
+	for (size_t i = 0; equal && i < na; i++)
+		equal = strcmp(wa[i], wb[i]) == 0;
+	if (equal)
+		return true;
+	if (na < FULFIL_SAME_MIN_WORDS || nb < FULFIL_SAME_MIN_WORDS)
+		return false;
+	/* |A ∩ B| / |A ∪ B| over distinct words */
+	size_t inter = 0, ua = 0, ub = 0;
+	for (size_t i = 0; i < na; i++) {
+		bool dup = false;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = strcmp(wa[i], wa[j]) == 0;
+		if (dup)
+			continue;
+		ua++;
+		for (size_t j = 0; j < nb; j++)
+			if (strcmp(wa[i], wb[j]) == 0) {
+				inter++;
+				break;
+			}
+	}
+	for (size_t i = 0; i < nb; i++) {
+		bool dup = false;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = strcmp(wb[i], wb[j]) == 0;
+		ub += !dup;
+	}
+	size_t uni = ua + ub - inter;
+	return uni && inter * 100 >= (size_t)FULFIL_SAME_WORDS_PCT * uni;
+}

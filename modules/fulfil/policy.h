@@ -146,6 +146,17 @@ void fulfil_description(const struct ledger_entry *e, char *out, size_t cap);
 /* "Done — <description>: <url>" (§2.8), or without ": <url>". */
 void fulfil_announcement(const char *description, const char *url, char *out, size_t cap);
 
+/* --- work that already exists -------------------------------------------- */
+
+/* An issue with this title is already the one promised: the same words
+ * once case, punctuation and spacing are set aside, or, for titles of at
+ * least FULFIL_SAME_MIN_WORDS words, at least FULFIL_SAME_WORDS_PCT % of
+ * their words shared (Jaccard). Pure. */
+#define FULFIL_SAME_MIN_WORDS  3
+#define FULFIL_SAME_WORDS_PCT  80
+#define FULFIL_SAME_RECENT_MS  (24LL * 60 * 60 * 1000)
+bool fulfil_same_title(const char *a, const char *b);
+
 /* --- reading outbound's final decision ----------------------------------- */
 
 enum fulfil_outcome {

@@ -16,7 +16,8 @@
 #define KEY_BYTES       16 /* SHA-256 prefix kept for keys and texts */
 #define RING_FIRST_CAP  4
 #define TABLE_FIRST_CAP 16
-#define NAME_MAX_BYTES  64 /* names and keys quoted in reasons are cut here */
+#define NAME_MAX_BYTES  64  /* names quoted in reasons are cut here */
+#define KEY_SHOWN_MAX   100 /* keys (claim, conversation) quoted in reasons: whole up to here */
 
 /* A ring of event times, oldest first, growing up to GATE_RATE_SLOTS. */
 struct ring {
@@ -29,7 +30,6 @@ struct conv_entry {
 	uint64_t tick;      /* when it was last noted (LRU) */
 	struct ring events; /* incoming events */
 	struct ring run;    /* the current run of agent messages (ours included) */
-	int64_t replies;    /* our replies here */
 };
 
 struct pair_entry {
@@ -378,9 +378,25 @@ static const char *shown(const char *s, char buf[NAME_MAX_BYTES + 1])
 {
 	if (!s || !*s)
 		return "someone";
-	size_t n = conv_text_cut(s, strlen(s), NAME_MAX_BYTES);
+	size_t n = utf8_cut(s, strlen(s), NAME_MAX_BYTES);
 	memcpy(buf, s, n);
 	buf[n] = '\0';
+	return buf;
+}
+
+/* A key (a claim's, a conversation's) for a reason: whole when it has at
+ * most KEY_SHOWN_MAX bytes; otherwise its start and its end (where message
+ * ids differ) around "…", each cut on a UTF-8 boundary. */
+static const char *key_shown(const char *k, char buf[KEY_SHOWN_MAX + 1])
+{
+	size_t n = strlen(k);
+	if (n <= KEY_SHOWN_MAX)
+		return k;
+	size_t head = utf8_cut(k, n, KEY_SHOWN_MAX / 2);
+	size_t from = n - (KEY_SHOWN_MAX - KEY_SHOWN_MAX / 2 - 3);
+	while (from < n && ((unsigned char)k[from] & 0xC0) == 0x80)
+		from++;
+	snprintf(buf, KEY_SHOWN_MAX + 1, "%.*s\xE2\x80\xA6%s", (int)head, k, k + from);
 	return buf;
 }
 
@@ -523,9 +539,9 @@ void gate_check(const struct gate_state *st, const struct gate_input *in, int64_
 		return;
 	}
 	const struct conv_event *ev = in->ev;
-	char nb[NAME_MAX_BYTES + 1], cb[NAME_MAX_BYTES + 1], d1[32], d2[32];
+	char nb[NAME_MAX_BYTES + 1], cb[KEY_SHOWN_MAX + 1], d1[32], d2[32];
 	const char *who = author_shown(ev, nb);
-	const char *conv = shown(ev->conversation, cb);
+	const char *conv = key_shown(ev->conversation ? ev->conversation : "", cb);
 
 	/* 1 */
 	if (ev->author_kind == CONV_AUTHOR_SELF ||
@@ -604,7 +620,7 @@ void gate_check(const struct gate_state *st, const struct gate_input *in, int64_
 	}
 
 	/* 4 */
-	if (agent && !addresses_us(ev, in, cfg)) {
+	if (agent && !in->platform_decides && !addresses_us(ev, in, cfg)) {
 		decision_set(&out->d, VERDICT_CONTEXT, "response_only",
 		             "%s is an agent and neither named us nor replied to us: context, not "
 		             "a trigger",
@@ -696,13 +712,13 @@ void gate_check(const struct gate_state *st, const struct gate_input *in, int64_
 	}
 	bool mechanics = cfg->mechanics_platforms == 0 ||
 	                 (cfg->mechanics_platforms & (1u << (unsigned)in->ev->platform)) != 0;
-	if (mechanics && cfg->max_replies_per_conversation > 0 && ce &&
-	    ce->replies >= cfg->max_replies_per_conversation) {
+	if (mechanics && cfg->max_replies_per_conversation > 0 &&
+	    in->our_replies >= cfg->max_replies_per_conversation) {
 		out->courtesy = false;
 		decision_set(&out->d, VERDICT_REACT, "social_mechanics",
 		             "we already replied %lld times in %s (SELF.md: at most %d): a "
 		             "reaction at most",
-		             (long long)ce->replies, conv, cfg->max_replies_per_conversation);
+		             (long long)in->our_replies, conv, cfg->max_replies_per_conversation);
 		return;
 	}
 	if (mechanics && cfg->max_thread_depth > 0 && in->thread_depth > cfg->max_thread_depth) {
@@ -718,11 +734,11 @@ void gate_check(const struct gate_state *st, const struct gate_input *in, int64_
 		out->claim_needed = true;
 		out->claim_ttl_ms = GATE_CLAIM_TTL_MS;
 		set_claim_key(out, ev);
-		char kb[NAME_MAX_BYTES + 1];
+		char kb[KEY_SHOWN_MAX + 1];
 		decision_set(&out->d, VERDICT_PASS, "claim",
 		             "%s addressed us (chain %lld: %s): claim %s for %s before answering; "
 		             "the reply carries chain %lld%s",
-		             who, (long long)chain, chain_src, shown(out->claim_key, kb),
+		             who, (long long)chain, chain_src, key_shown(out->claim_key, kb),
 		             dur(GATE_CLAIM_TTL_MS, d1), (long long)out->chain_out, courtesy_note);
 		return;
 	}
@@ -760,7 +776,6 @@ void gate_note_reply(struct gate_state *st, const char *conversation, const char
 	if (!st)
 		return;
 	struct conv_entry *ce = conv_get(st, conversation);
-	ce->replies++;
 	ring_push(&ce->run, now);
 	if (peer_id && *peer_id) {
 		struct pair_entry *pe = pair_get(st, peer_id);

@@ -43,6 +43,8 @@
  *                    addresses us (ev->addressed_me, our name or id among
  *                    ev->addressed — case-insensitive, a leading '@'
  *                    ignored — or in->replies_to_us); otherwise CONTEXT.
+ *                    Skipped when in->platform_decides (the platform's own
+ *                    gate reads the whole thread for it).
  *  5 budgets, in this order:
  *    "banlist"             author_id or author_name in cfg->banlist
  *                          (case-insensitive): BLOCK;
@@ -66,10 +68,12 @@
  *                          the author (both directions);
  *    "social_mechanics"    SELF.md thresholds where the caller sets them (0 =
  *                          off; only on the platforms of mechanics_platforms
- *                          when that is not 0): our replies in this conversation >=
- *                          max_replies_per_conversation, or thread_depth >
- *                          max_thread_depth: REACT (we have said enough here;
- *                          a like is still fine).
+ *                          when that is not 0): in->our_replies (our messages
+ *                          in the conversation store: each reply counted once,
+ *                          however it was learnt) >= max_replies_per_conversation,
+ *                          or the event's thread_depth > max_thread_depth:
+ *                          REACT (we have said enough here; a like is still
+ *                          fine).
  *    Persons (host, human) meet banlist, the budgets and social mechanics;
  *    bot_chain and duplicate_payload concern agents.
  *  6 "claim"         an agent's message that passed everything: PASS with
@@ -141,9 +145,8 @@ struct gate_config {
 	int max_replies_per_conversation;
 	int max_thread_depth;
 	/* Where those apply: bits (1u << enum conv_platform); 0 = on every
-	 * platform. The daemon sets Bluesky and GitHub: the room is one
-	 * conversation, where a per-conversation reply cap would silence the
-	 * agent for good. */
+	 * platform. An agent's gate applies them to GitHub only
+	 * (modules/gate/policy.h says why). */
 	unsigned mechanics_platforms;
 	const char *self_id;   /* our author id (may be NULL) */
 	const char *self_name; /* our display name (may be NULL) */
@@ -165,9 +168,13 @@ struct gate_input {
 	 * in it: conv_store_derived_chain(store, conv, NULL) + 1 for an agent's
 	 * message. -1: unknown. */
 	int64_t derived_chain;
-	bool replies_to_us; /* ev->parent_id is a message of ours */
-	bool paused;        /* the kill switch */
-	int thread_depth;   /* -1 unknown */
+	bool replies_to_us;  /* ev->parent_id is a message of ours */
+	bool paused;         /* the kill switch */
+	int thread_depth;    /* the event's; -1 unknown */
+	int64_t our_replies; /* our messages in the conversation (the store); -1 unknown */
+	/* the platform decides which messages are triggers from the whole
+	 * thread (GitHub's reply decision): rule 4 is left to it */
+	bool platform_decides;
 };
 
 struct gate_result {
@@ -194,8 +201,9 @@ void gate_check(const struct gate_state *st, const struct gate_input *in, int64_
 void gate_note_incoming(struct gate_state *st, const struct conv_event *ev, int64_t now_ms);
 
 /* Records that we replied in conversation (to peer_id, or NULL): the pair
- * window in our direction, our replies in the conversation (social
- * mechanics), and the run of agent messages (our reply is one). */
+ * window in our direction and the run of agent messages (our reply is
+ * one). Our replies per conversation are counted from the store
+ * (gate_input.our_replies). */
 void gate_note_reply(struct gate_state *st, const char *conversation, const char *peer_id,
                      int64_t now_ms);
 

@@ -20,6 +20,7 @@
 #include "modules/conversation/store.h"
 #include "modules/ghconv/policy.h"
 #include "modules/identity/self.h"
+#include "modules/outbound/outbound.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/skills/skills.h"
 #include "modules/state/state.h"
@@ -38,11 +39,9 @@ enum item_state {
 	IT_FETCH_ISSUE,
 	IT_FETCH_COMMENTS,
 	IT_CLEANUP,
-	IT_GATE,    /* pipeline_event accepted it: compose, or its walk's end (done) */
-	IT_COMPOSE, /* the model */
-	IT_SEND,    /* pipeline_say_ctx */
-	IT_REACT,   /* the reaction */
-	IT_MARK,    /* marking the notification read */
+	IT_WALK, /* pipeline_event accepted it: its walk (gate, compose, reply or
+	            reaction) ends in src_done */
+	IT_MARK, /* marking the notification read */
 };
 
 struct item {
@@ -61,19 +60,21 @@ struct item {
 	struct ghconv_peers peers;
 	struct ghconv_verdict v;
 	char trigger_id[MSG_ID_MAX];
-	int64_t trigger_comment; /* comment id, 0 = the description */
+	int64_t trigger_comment;             /* comment id, 0 = the description */
 	char trigger_peer[GHCONV_LOGIN_MAX]; /* its author when an agent, else "" */
 	struct gate_result g;
 	int64_t dups[GHCONV_MAX_DUPLICATES];
 	size_t ndups, idup;
+	/* the walk's job while the model composes */
+	struct pipeline_job *job;
+	bool retry; /* the walk ended on a failure worth another poll */
 	/* what the model gave */
 	char *reply;
 	bool exit_like;
-	char say_id[MSG_ID_MAX];
 };
 
 /* A GitHub call of ours (cancelled on free). */
-enum call_kind { CALL_LIST, CALL_ISSUE, CALL_COMMENTS, CALL_DELETE, CALL_REACT, CALL_MARK };
+enum call_kind { CALL_LIST, CALL_ISSUE, CALL_COMMENTS, CALL_MARK };
 
 struct gcall {
 	struct ghconv *g;
@@ -83,8 +84,8 @@ struct gcall {
 	struct gcall *prev, *next;
 };
 
-/* Callbacks that cannot be cancelled (compose, pipeline_say) hold a
- * reference; ghconv_free detaches it. */
+/* Callbacks that cannot be cancelled (compose, outbound) hold a reference;
+ * ghconv_free detaches it. */
 struct anchor {
 	struct ghconv *g;
 	int refs;
@@ -343,60 +344,70 @@ static void next_item(struct ghconv *g)
 /* ---- thread walk: duplicate cleanup (§4.6) --------------------------------------------------- */
 
 static void delete_next(struct ghconv *g);
+static struct ghconv *anchor_drop(struct anchor *a);
 
-static void on_deleted(const struct gh_result *r, void *ud)
+/* A deletion is a side effect like any other: outbound (permission
+ * github:<owner>:<repo>:delete:<n>, audit, journal key
+ * "delete:<comment id>"). */
+static void on_deleted(void *ud, const struct decision *final, const char *artifact)
 {
-	struct ghconv *g;
-	struct item *it = call_end(ud, r, &g);
-	if (!it)
+	(void)artifact;
+	struct ghconv *g = anchor_drop(ud);
+	struct item *it = g ? g->active : NULL;
+	if (!it || it->st != IT_CLEANUP)
 		return;
 	int64_t id = it->dups[it->idup++];
 	char msg_id[MSG_ID_MAX];
 	snprintf(msg_id, sizeof msg_id, "%s:c%" PRId64, it->conv, id);
 	struct decision d;
-	/* 404: already gone, which is what we wanted (§1.4 #7). */
-	if (r->kind == GH_OK || r->kind == GH_ERR_NOT_FOUND) {
+	if (final->verdict == VERDICT_SENT)
 		decision_set(&d, VERDICT_INFO, "duplicate_comment",
-		             "our comment %" PRId64 " repeated an older one of ours: deleted%s", id,
-		             r->kind == GH_ERR_NOT_FOUND ? " (it was already gone)" : "");
+		             "our comment %" PRId64 " repeated an older one of ours: deleted", id);
+	else
+		decision_set(&d, VERDICT_FAIL, "duplicate_comment",
+		             "our duplicate comment %" PRId64 " could not be deleted: %s", id,
+		             final->reason);
+	note(g, it, msg_id, STAGE_OUTBOUND, &d);
+	if (final->verdict == VERDICT_SENT) {
 		g->stats.duplicates_deleted++;
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "duplicate comment deleted", "thread", it->key,
 		       "comment", LOG_INT(id));
 	} else {
-		decision_set(&d, VERDICT_FAIL, "duplicate_comment",
-		             "our duplicate comment %" PRId64 " could not be deleted: %s", id,
-		             r->msg);
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "duplicate comment not deleted", "thread", it->key,
-		       "error", r->msg);
+		       "comment", LOG_INT(id), "reason", final->reason);
 	}
-	note(g, it, msg_id, STAGE_OUTBOUND, &d);
 	delete_next(g);
 }
 
 static void delete_next(struct ghconv *g)
 {
 	struct item *it = g->active;
-	if (it->idup >= it->ndups) {
+	if (it->idup >= it->ndups || !g->c.outbound) {
 		after_cleanup(g);
 		return;
 	}
-	char path[GH_OWNER_MAX + GH_REPO_MAX + 80], what[GH_OWNER_MAX + GH_REPO_MAX + 80];
 	int64_t id = it->dups[it->idup];
-	snprintf(path, sizeof path, "/repos/%s/%s/issues/comments/%" PRId64, it->ref.owner,
-	         it->ref.repo, id);
-	snprintf(what, sizeof what, "delete our duplicate comment %" PRId64 " in %s/%s", id,
-	         it->ref.owner, it->ref.repo);
-	struct gh_req req = {.method = "DELETE", .path = path, .what = what, .idempotent = true};
-	struct gcall *c = call_new(g, CALL_DELETE);
-	struct ga_err err = {{0}};
-	c->id = gh_call(g->c.gh, &req, on_deleted, c, &err);
-	if (!c->id) {
-		call_free(c);
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "duplicate comment not deleted", "thread", it->key,
-		       "error", err.msg);
-		it->idup = it->ndups;
-		after_cleanup(g);
-	}
+	char target[PIPELINE_TARGET_MAX], key[64], msg_id[MSG_ID_MAX], text[160];
+	snprintf(target, sizeof target, "github:%s:%s:delete:%" PRId64, it->ref.owner, it->ref.repo,
+	         it->ref.number);
+	snprintf(key, sizeof key, "delete:%" PRId64, id);
+	snprintf(msg_id, sizeof msg_id, "%s:c%" PRId64, it->conv, id);
+	snprintf(text, sizeof text, "our comment %" PRId64 " repeats an older one of ours", id);
+	cJSON *extra = cJSON_CreateObject();
+	cJSON_AddNumberToObject(extra, "comment_id", (double)id);
+	struct outbound_msg m = {.platform = CONV_PLATFORM_GITHUB,
+	                         .target = target,
+	                         .source = "github",
+	                         .conversation = it->conv,
+	                         .message_id = msg_id,
+	                         .text = text,
+	                         .text_len = strlen(text),
+	                         .chain = -1,
+	                         .idem_key = key,
+	                         .extra = extra};
+	g->anchor->refs++;
+	outbound_submit(g->c.outbound, &m, on_deleted, g->anchor);
+	cJSON_Delete(extra);
 }
 
 /* Drops the deleted comments from the thread as we know it. */
@@ -498,48 +509,14 @@ static const struct ghconv_comment *trigger_comment(const struct item *it)
 	               : &it->t.issue;
 }
 
-static void on_reacted(const struct gh_result *r, void *ud)
+/* The message the thread's walk is about: the one the reply decision
+ * answers, or, when it says no reply, the newest (whose story then tells
+ * why not). */
+static const struct ghconv_comment *walked_comment(const struct item *it)
 {
-	struct ghconv *g;
-	struct item *it = call_end(ud, r, &g);
-	if (!it)
-		return;
-	struct decision d;
-	if (r->kind == GH_OK) {
-		decision_set(&d, VERDICT_SENT, "reaction", "reacted %s to %s %s", GHCONV_REACTION,
-		             it->trigger_comment ? "the comment" : "the issue", it->trigger_id);
-		conv_store_mark_answered(pipeline_store(g->c.pipeline), it->trigger_id);
-		g->stats.reactions++;
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "reacted", "thread", it->key, "content",
-		       GHCONV_REACTION);
-	} else {
-		decision_set(&d, VERDICT_FAIL, "reaction", "the reaction failed: %s", r->msg);
-	}
-	note(g, it, NULL, STAGE_OUTBOUND, &d);
-	/* A failed reaction is not worth a retry loop: it was at most a like. */
-	finish(g, true);
-}
-
-static void react(struct ghconv *g, struct item *it, const char *why)
-{
-	it->st = IT_REACT;
-	struct gcall *c = call_new(g, CALL_REACT);
-	struct ga_err err = {{0}};
-	if (c)
-		c->id = gh_reaction_create(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number,
-		                           it->trigger_comment, GHCONV_REACTION, on_reacted, c,
-		                           &err);
-	if (!c || !c->id) {
-		if (c)
-			call_free(c);
-		struct decision d;
-		decision_set(&d, VERDICT_FAIL, "reaction", "no reaction (%s): %s", why,
-		             c ? err.msg : "too many GitHub calls in flight");
-		note(g, it, NULL, STAGE_OUTBOUND, &d);
-		finish(g, true);
-		return;
-	}
-	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "reacting", "thread", it->key, "why", why);
+	if (it->v.respond)
+		return trigger_comment(it);
+	return it->t.n ? &it->t.comments[it->t.n - 1] : &it->t.issue;
 }
 
 static void after_cleanup(struct ghconv *g)
@@ -549,24 +526,11 @@ static void after_cleanup(struct ghconv *g)
 	ghconv_effective_peers(&it->t, g->login, (const char *const *)g->peers, g->c.npeers,
 	                       &it->peers);
 	ghconv_decide(&it->t, g->login, &it->peers, NULL, &it->v);
-	struct decision d;
-	if (!it->v.respond) {
-		decision_set(&d, VERDICT_INFO, it->v.rule, "no reply: %s", it->v.reason);
-		note(g, it, it->conv, STAGE_GATE, &d);
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "silence", "thread", it->key, "rule", it->v.rule,
-		       "reason", it->v.reason);
-		g->stats.silences++;
-		finish(g, true);
-		return;
-	}
-	const struct ghconv_comment *tc = trigger_comment(it);
+	const struct ghconv_comment *tc = walked_comment(it);
 	message_id(it, tc, it->trigger_id, sizeof it->trigger_id);
 	it->trigger_comment = tc->id;
 	snprintf(it->trigger_peer, sizeof it->trigger_peer, "%s",
 	         ghconv_is_agent(tc, g->login, &it->peers) ? tc->login : "");
-	decision_set(&d, VERDICT_PASS, it->v.rule, "reply considered (%s urgency): %s",
-	             ghconv_urgency_name(it->v.urgency), it->v.reason);
-	note(g, it, NULL, STAGE_GATE, &d);
 
 	/* The thread into the conversation store, oldest first: the gate's
 	 * derived chain and the validator's echo window read it. */
@@ -585,7 +549,7 @@ static void after_cleanup(struct ghconv *g)
 		return;
 	}
 	event_of(g, it, tc, true, &ev);
-	it->st = IT_GATE;
+	it->st = IT_WALK;
 	int rc = pipeline_event(g->c.pipeline, &ev);
 	conv_event_free(&ev);
 	if (rc != 0) {
@@ -594,8 +558,8 @@ static void after_cleanup(struct ghconv *g)
 		finish(g, false);
 		return;
 	}
-	/* The walk goes on: src_compose when the gate (and a peer's claim)
-	 * let it through; src_done, later, however it ended. */
+	/* The walk goes on: src_gate, then src_compose or src_react; src_done,
+	 * later, however it ended. */
 }
 
 /* ---- compose (§4.5) ---------------------------------------------------------------------------
@@ -624,7 +588,7 @@ static int sink(const char *action, const cJSON *params, void *ud, char *result,
 	struct anchor *a = ud;
 	struct ghconv *g = a->g;
 	struct item *it = g ? g->active : NULL;
-	if (!it || it->st != IT_COMPOSE)
+	if (!it || !it->job)
 		return err_set(err, "this conversation is over");
 	if (strcmp(action, "comment_issue") == 0) {
 		if (!same_thread(it, params))
@@ -668,80 +632,85 @@ static int sink(const char *action, const cJSON *params, void *ud, char *result,
 	return err_set(err, "%s is not available in a GitHub conversation", action);
 }
 
-static void on_said(void *ud, const struct decision *final, const char *artifact)
+/* The reply's outcome (the pipeline then records it; src_done finishes
+ * the thread). */
+static void on_reply_ended(void *ud, struct pipeline_job *job, const struct pipeline_outcome *o)
 {
+	(void)job;
 	struct ghconv *g = anchor_drop(ud);
-	if (!g || !g->active || g->active->st != IT_SEND)
+	struct item *it = g ? g->active : NULL;
+	if (!it)
 		return;
-	struct item *it = g->active;
-	bool sent = final && final->verdict == VERDICT_SENT;
-	if (sent) {
-		conv_store_mark_answered(pipeline_store(g->c.pipeline), it->trigger_id);
-		/* the gate counts it (SELF.md's replies per conversation) */
-		pipeline_note_reply(g->c.pipeline, it->conv,
-		                    it->trigger_peer[0] ? it->trigger_peer : NULL);
+	if (o->sent) {
 		g->stats.replies++;
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "replied", "thread", it->key, "comment",
-		       artifact ? artifact : "");
-	} else {
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "reply not sent", "thread", it->key, "rule",
-		       final && final->rule ? final->rule : "", "reason",
-		       final ? final->reason : "");
-		g->stats.silences++;
+		       o->artifact ? o->artifact : "");
+		return;
 	}
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "reply not sent", "thread", it->key, "rule",
+	       o->final->rule ? o->final->rule : "", "reason", o->final->reason);
+	g->stats.silences++;
 	/* A failed send (the port or GitHub said no) comes back on a later
-	 * poll; a drop or a rejection was a decision, recorded. */
-	finish(g, sent || !final || final->verdict != VERDICT_FAIL);
+	 * poll; a drop or a rejection was a decision. */
+	it->retry = o->final->verdict == VERDICT_FAIL;
+}
+
+static struct pipeline_job *take_job(struct item *it)
+{
+	struct pipeline_job *job = it->job;
+	it->job = NULL;
+	return job;
+}
+
+/* The walk ends here without a reply: rule, why; retry: the notification
+ * stays unread (a later poll brings the thread back). */
+static void silent(struct ghconv *g, struct item *it, const char *rule, const char *why, bool retry)
+{
+	struct pipeline_job *job = take_job(it);
+	it->retry = retry;
+	if (!retry)
+		g->stats.silences++;
+	if (job)
+		pipeline_silent(job, rule, why);
 }
 
 static void send_reply(struct ghconv *g, struct item *it)
 {
 	bool names_self = false;
 	char *clean = ghconv_clean_reply(it->reply, g->agent_name, g->login, &names_self);
-	struct decision d;
 	if (!clean || names_self) {
-		decision_set(&d, VERDICT_REJECT, clean ? "self_name" : "empty", "%s",
-		             clean ? "the reply names the agent itself (seed 004: GitHub "
-		                     "shows the author; no signature, no introduction): not sent"
-		                   : "the reply is empty once its signature is removed");
-		note(g, it, NULL, STAGE_VALIDATOR, &d);
+		silent(g, it, clean ? "self_name" : "empty",
+		       clean ? "the reply names the agent itself (seed 004: GitHub shows the "
+		               "author; "
+		               "no signature, no introduction): not sent"
+		             : "the reply is empty once its signature is removed",
+		       false);
 		free(clean);
-		g->stats.silences++;
-		finish(g, true);
 		return;
 	}
-	/* The echo window: the thread's recent messages, agents' compared. */
-	struct echo_window *w = echo_window_new(PIPELINE_ECHO_WINDOW);
-	size_t from = it->t.n > PIPELINE_ECHO_WINDOW ? it->t.n - PIPELINE_ECHO_WINDOW : 0;
 	size_t agents_since_person = 0;
-	for (size_t i = from; i < it->t.n; i++) {
-		const struct ghconv_comment *c = &it->t.comments[i];
-		bool agent = ghconv_is_agent(c, g->login, &it->peers);
-		char *b = ghconv_strip_markers(c->body);
-		echo_window_push(w, c->login, agent, b);
-		free(b);
-		agents_since_person = agent ? agents_since_person + 1 : 0;
-	}
+	size_t from = it->t.n > PIPELINE_ECHO_WINDOW ? it->t.n - PIPELINE_ECHO_WINDOW : 0;
+	for (size_t i = from; i < it->t.n; i++)
+		agents_since_person = ghconv_is_agent(&it->t.comments[i], g->login, &it->peers)
+		                              ? agents_since_person + 1
+		                              : 0;
+	/* The echo window is the thread (in the conversation store). */
 	struct validator_context vctx = {
 	        .platform = VALIDATOR_PLATFORM_GITHUB,
 	        .mode = VALIDATOR_MODE_DISCUSSION,
 	        .role = VALIDATOR_ROLE_ACTOR,
 	        .is_action_owner = true,
-	        .window = w,
 	        .connected_agents = 1 + it->peers.n,
 	        .agent_msgs_since_host = agents_since_person,
 	};
-	char target[PIPELINE_TARGET_MAX];
-	snprintf(target, sizeof target, "github:%s:%s:issue:%" PRId64, it->ref.owner, it->ref.repo,
-	         it->ref.number);
-	snprintf(it->say_id, sizeof it->say_id, "%s:re:%s", it->conv,
-	         it->trigger_comment ? strrchr(it->trigger_id, ':') + 1 : "body");
-	it->st = IT_SEND;
+	struct pipeline_job *job = take_job(it);
 	g->anchor->refs++;
-	pipeline_say_ctx(g->c.pipeline, CONV_PLATFORM_GITHUB, target, "github", clean,
-	                 strlen(clean), it->g.chain_out, it->g.courtesy, it->say_id, &vctx, on_said,
-	                 g->anchor);
-	echo_window_free(w);
+	struct pipeline_reply r = {.text = clean,
+	                           .len = strlen(clean),
+	                           .vctx = &vctx,
+	                           .ended = on_reply_ended,
+	                           .ud = g->anchor};
+	pipeline_reply(job, &r);
 	free(clean);
 }
 
@@ -752,19 +721,19 @@ static void on_composed(const struct compose_result *res, void *ud)
 		return;
 	g->run = NULL;
 	struct item *it = g->active;
-	if (!it || it->st != IT_COMPOSE)
+	if (!it || !it->job)
 		return;
 	struct decision d;
 	if (res->stop == COMPOSE_STOP_CANCELLED) {
-		finish(g, false);
+		silent(g, it, "cancelled", "the model call was cancelled", true);
 		return;
 	}
 	if (res->stop == COMPOSE_STOP_ERROR && !it->reply && !it->exit_like) {
-		decision_set(&d, VERDICT_FAIL, "model", "the model call failed: %s", res->reason);
-		note(g, it, NULL, STAGE_COMPOSE, &d);
+		char why[DECISION_REASON_MAX];
+		snprintf(why, sizeof why, "the model call failed: %.280s", res->reason);
 		if (res->llm_error == LLM_ERR_FATAL && g->c.fatal)
 			g->c.fatal(g->c.ud, 69, res->reason);
-		finish(g, false);
+		silent(g, it, "model", why, true);
 		return;
 	}
 	if (it->reply) {
@@ -775,36 +744,17 @@ static void on_composed(const struct compose_result *res, void *ud)
 		return;
 	}
 	if (it->exit_like) {
-		decision_set(&d, VERDICT_REACT, "graceful_exit",
-		             "the model ends its part with a like, no comment");
-		note(g, it, NULL, STAGE_COMPOSE, &d);
 		it->trigger_comment = 0; /* the like is on the issue (§4.5 graceful_exit) */
-		react(g, it, "graceful exit");
+		struct pipeline_job *job = take_job(it);
+		pipeline_react(job, "graceful_exit",
+		               "the model ends its part with a like, no comment");
 		return;
 	}
-	decision_set(&d, VERDICT_INFO, "declined", "the model wrote no comment (%s)%s%.200s",
-	             res->stop_name ? res->stop_name : "?", res->content ? ": " : "",
-	             res->content ? res->content : "");
-	note(g, it, NULL, STAGE_COMPOSE, &d);
-	g->stats.silences++;
-	finish(g, true);
-}
-
-static char *self_excerpt(const struct self_doc *s)
-{
-	if (!s)
-		return NULL;
-	struct strbuf sb;
-	sb_init(&sb, GHCONV_SELF_BYTES);
-	if (s->identity)
-		sb_printf(&sb, "%s\n", s->identity);
-	if (s->purpose)
-		sb_printf(&sb, "Purpose: %s\n", s->purpose);
-	if (s->voice)
-		sb_printf(&sb, "Voice: %s\n", s->voice);
-	char *t = sb.len ? sb_detach(&sb) : NULL;
-	sb_free(&sb);
-	return t;
+	char why[DECISION_REASON_MAX];
+	snprintf(why, sizeof why, "the model wrote no comment (%s)%s%.200s",
+	         res->stop_name ? res->stop_name : "?", res->content ? ": " : "",
+	         res->content ? res->content : "");
+	silent(g, it, "declined", why, false);
 }
 
 static void start_model(struct ghconv *g, struct item *it)
@@ -815,7 +765,7 @@ static void start_model(struct ghconv *g, struct item *it)
 	if (!skill && g->c.skills)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "no skill text", "skill", GHCONV_SKILL, "error",
 		       err.msg);
-	char *self = self_excerpt(g->c.self);
+	char *self = self_excerpt(g->c.self, false, GHCONV_SELF_BYTES);
 	char *system = skills_system_prompt(g->c.soul_text, self, skill);
 	free(skill);
 	free(self);
@@ -838,86 +788,198 @@ static void start_model(struct ghconv *g, struct item *it)
 	        .done = on_composed,
 	        .ud = g->anchor,
 	};
-	it->st = IT_COMPOSE;
 	g->anchor->refs++;
 	g->run = compose_start(&o, &err);
 	free(system);
 	free(user);
 	if (!g->run) {
 		g->anchor->refs--;
-		struct decision d;
-		decision_set(&d, VERDICT_FAIL, "model", "the model could not be asked: %s",
-		             err.msg);
-		note(g, it, NULL, STAGE_COMPOSE, &d);
-		finish(g, false);
+		char why[DECISION_REASON_MAX];
+		snprintf(why, sizeof why, "the model could not be asked: %.280s", err.msg);
+		silent(g, it, "model", why, true);
 	}
 }
 
 /* ---- the pipeline's GitHub source --------------------------------------------------------------
  */
 
-/* The gate passed the message (and its claim, for a peer's). The reply is
- * composed with the whole thread and goes out through pipeline_say_ctx
- * with the gate's chain, so its outcome comes back to us (on_said) and the
- * notification is marked read only then. */
+/* The walked message is the active thread's. */
+static struct item *walking(struct ghconv *g, const struct conv_event *ev)
+{
+	struct item *it = g->active;
+	return it && it->st == IT_WALK && strcmp(ev->message_id, it->trigger_id) == 0 ? it : NULL;
+}
+
+/* GitHub's own gate: the reply decision of §4.3 (made on the whole thread
+ * when it was read; the walked message is the one it answers, or the newest
+ * when it says no reply). */
+static void src_gate(void *ud, const struct conv_event *ev, const struct gate_result *gr,
+                     struct decision *d)
+{
+	(void)gr;
+	struct ghconv *g = ud;
+	struct item *it = walking(g, ev);
+	if (!it) {
+		decision_set(d, VERDICT_BLOCK, "no_thread",
+		             "no GitHub thread is waiting for this message");
+		return;
+	}
+	if (!it->v.respond) {
+		decision_set(d, VERDICT_BLOCK, it->v.rule, "no reply: %s", it->v.reason);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "silence", "thread", it->key, "rule", it->v.rule,
+		       "reason", it->v.reason);
+		return;
+	}
+	decision_set(d, VERDICT_PASS, it->v.rule, "reply considered (%s urgency): %s",
+	             ghconv_urgency_name(it->v.urgency), it->v.reason);
+}
+
+/* Both gates (and a peer's claim) passed: the reply is composed with the
+ * whole thread and goes out on this walk. */
 static void src_compose(void *ud, struct pipeline_job *job, const struct conv_event *ev,
                         const struct gate_result *gr)
 {
 	struct ghconv *g = ud;
-	struct item *it = g->active;
-	if (!it || it->st != IT_GATE || strcmp(ev->message_id, it->trigger_id) != 0 ||
-	    g->quiesced) {
-		pipeline_composed(job, NULL, 0,
-		                  g->quiesced ? "the agent is stopping"
-		                              : "no GitHub thread is waiting for this message");
+	struct item *it = walking(g, ev);
+	if (!it || g->quiesced) {
+		pipeline_silent(job, g->quiesced ? "stopping" : "no_thread",
+		                g->quiesced ? "the agent is stopping"
+		                            : "no GitHub thread is waiting for this message");
 		return;
 	}
 	it->g = *gr;
-	pipeline_composed(job, NULL, 0,
-	                  "deferred: the reply is composed with the whole thread and sent as "
-	                  "its own message (…:re:…)");
+	it->job = job;
 	start_model(g, it);
 }
 
-/* How the walk of a message we handed to pipeline_event ended (called
- * once, from the loop). Only a walk that never reached src_compose matters
- * here: one that did goes on as its own message (IT_COMPOSE and after) and
- * its "deferred" end is ignored. */
+struct react_call {
+	struct anchor *a;
+	struct pipeline_job *job;
+};
+
+static void on_reacted(void *ud, const struct decision *final, const char *artifact)
+{
+	struct react_call *rc = ud;
+	struct pipeline_job *job = rc->job;
+	struct ghconv *g = anchor_drop(rc->a);
+	free(rc);
+	struct item *it = g ? g->active : NULL;
+	if (it) {
+		struct decision d;
+		if (final->verdict == VERDICT_SENT)
+			decision_set(&d, VERDICT_SENT, "reaction", "reacted %s to %s %s",
+			             GHCONV_REACTION,
+			             it->trigger_comment ? "the comment" : "the issue",
+			             it->trigger_id);
+		else
+			decision_set(&d, final->verdict, "reaction",
+			             "the reaction was not made: %s", final->reason);
+		note(g, it, NULL, STAGE_OUTBOUND, &d);
+	}
+	if (g && final->verdict == VERDICT_SENT) {
+		g->stats.reactions++;
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "reacted", "content", GHCONV_REACTION);
+	}
+	pipeline_reacted(job, final, artifact);
+}
+
+/* A reaction (a gate's REACT at MAX_ACL or the Social Mechanics, or
+ * graceful_exit): a heart on the walked comment, or on the issue, through
+ * outbound (github:<owner>:<repo>:reaction:<n>, key "react:<message id>"). */
+static void src_react(void *ud, struct pipeline_job *job, const struct conv_event *ev,
+                      const struct decision *why)
+{
+	(void)why;
+	struct ghconv *g = ud;
+	struct item *it = walking(g, ev);
+	struct decision d;
+	if (!it || !g->c.outbound) {
+		decision_set(&d, VERDICT_DROP, "no_reaction",
+		             !it ? "no GitHub thread is waiting for this message"
+		                 : "nothing can be sent from this process");
+		pipeline_reacted(job, &d, NULL);
+		return;
+	}
+	char target[PIPELINE_TARGET_MAX], key[MSG_ID_MAX + 8], text[96];
+	snprintf(target, sizeof target, "github:%s:%s:reaction:%" PRId64, it->ref.owner,
+	         it->ref.repo, it->ref.number);
+	if (it->trigger_comment)
+		snprintf(text, sizeof text, "%s on comment %" PRId64, GHCONV_REACTION,
+		         it->trigger_comment);
+	else
+		snprintf(text, sizeof text, "%s on #%" PRId64, GHCONV_REACTION, it->ref.number);
+	snprintf(key, sizeof key, "react:%s", ev->message_id);
+	cJSON *extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(extra, "content", GHCONV_REACTION);
+	if (it->trigger_comment)
+		cJSON_AddNumberToObject(extra, "comment_id", (double)it->trigger_comment);
+	struct outbound_msg m = {.platform = CONV_PLATFORM_GITHUB,
+	                         .target = target,
+	                         .source = "github",
+	                         .conversation = it->conv,
+	                         .message_id = ev->message_id,
+	                         .text = text,
+	                         .text_len = strlen(text),
+	                         .chain = -1,
+	                         .idem_key = key,
+	                         .extra = extra};
+	struct react_call *rc = xcalloc(1, sizeof *rc);
+	rc->a = g->anchor;
+	rc->job = job;
+	g->anchor->refs++;
+	outbound_submit(g->c.outbound, &m, on_reacted, rc);
+	cJSON_Delete(extra);
+}
+
+/* How the walk ended (once, from the loop): the thread is handled — the
+ * notification marked read — unless it ended on a failure worth another
+ * poll (the model, GitHub, a pause, a stop). */
 static void src_done(void *ud, const struct conv_event *ev, const struct decision *final,
                      const char *artifact)
 {
-	(void)artifact; /* a reply is never sent from the event's walk */
+	(void)artifact;
 	struct ghconv *g = ud;
-	struct item *it = g->active;
-	if (!it || it->st != IT_GATE || strcmp(ev->message_id, it->trigger_id) != 0)
+	struct item *it = walking(g, ev);
+	if (!it)
 		return;
 	if (g->quiesced) {
 		finish(g, false); /* stopping: the notification stays unread */
 		return;
 	}
-	if (final->verdict == VERDICT_BLOCK && final->rule && strcmp(final->rule, "paused") == 0) {
-		finish(g, false); /* paused meanwhile: the thread comes back later */
-		return;
-	}
-	if (final->verdict == VERDICT_REACT) {
-		/* The gate allows a reaction at most (chain at MAX_ACL, or
-		 * SELF.md's social mechanics): a heart, never a comment. */
-		react(g, it, final->rule ? final->rule : "the gate");
-		return;
-	}
-	/* The gate or the claim stopped it (recorded there): nothing to
-	 * send; the thread is handled. */
-	g->stats.silences++;
-	finish(g, true);
+	bool paused = final->verdict == VERDICT_BLOCK && final->rule &&
+	              strcmp(final->rule, "paused") == 0;
+	if (final->verdict == VERDICT_BLOCK || final->verdict == VERDICT_CONTEXT)
+		g->stats.silences++;
+	finish(g, !paused && !it->retry);
 }
 
 static int src_target(void *ud, const struct conv_event *ev, char *buf, size_t cap)
 {
+	struct ghconv *g = ud;
+	struct item *it = walking(g, ev);
+	if (!it)
+		return -1;
+	int k = snprintf(buf, cap, "github:%s:%s:issue:%" PRId64, it->ref.owner, it->ref.repo,
+	                 it->ref.number);
+	return k > 0 && (size_t)k < cap ? 0 : -1;
+}
+
+/* Our comment is stored under the id its thread read gives it
+ * ("github:<owner>/<repo>#<n>:c<id>", from the html_url's
+ * "#issuecomment-<id>"). */
+static int src_sent_id(void *ud, const struct conv_event *ev, const char *artifact, char *buf,
+                       size_t cap)
+{
 	(void)ud;
-	(void)ev;
-	(void)buf;
-	(void)cap;
-	return -1; /* replies are sent by pipeline_say_ctx, never from the event's walk */
+	const char *h = artifact ? strstr(artifact, "#issuecomment-") : NULL;
+	if (!h || !ev->conversation)
+		return -1;
+	char *end;
+	long long id = strtoll(h + 14, &end, 10);
+	if (id <= 0 || *end)
+		return -1;
+	int k = snprintf(buf, cap, "%s:c%lld", ev->conversation, id);
+	return k > 0 && (size_t)k < cap ? 0 : -1;
 }
 
 /* ---- handled: seen, saved, then marked read ----------------------------------------------------
@@ -1154,10 +1216,14 @@ struct ghconv *ghconv_new(const struct ghconv_config *c, struct ga_err *err)
 	g->c.agent_name = g->c.login = g->c.api_url = NULL;
 	g->c.peers = NULL;
 	struct pipeline_source src = {.platform = CONV_PLATFORM_GITHUB,
+	                              .gate = src_gate,
 	                              .compose = src_compose,
 	                              .reply_target = src_target,
+	                              .react = src_react,
 	                              .done = src_done,
-	                              .ud = g};
+	                              .sent_id = src_sent_id,
+	                              .ud = g,
+	                              .decides_triggers = true};
 	if (pipeline_add_source(c->pipeline, &src) != 0) {
 		err_set(err, "the pipeline already has a GitHub source");
 		for (size_t i = 0; i < c->npeers; i++)

@@ -93,9 +93,9 @@
 #define GHCONV_MAX_QUEUE         32
 #define GHCONV_MAX_NOTIFS        100
 #define GHCONV_MAX_CALLS         64
-#define GHCONV_MAX_DUPLICATES    16    /* deleted per thread visit */
-#define GHCONV_PAUSED_RECHECK_MS 5000  /* a paused agent's queue is looked at again */
-#define GHCONV_MAX_ROUNDS        4     /* model calls per reply */
+#define GHCONV_MAX_DUPLICATES    16   /* deleted per thread visit */
+#define GHCONV_PAUSED_RECHECK_MS 5000 /* a paused agent's queue is looked at again */
+#define GHCONV_MAX_ROUNDS        4    /* model calls per reply */
 #define GHCONV_REACTION          "heart"
 #define GHCONV_STATE_NAME        "ghconv"
 
@@ -112,6 +112,7 @@ struct ghconv_config {
 	uv_loop_t *loop;
 	struct gh_client *gh;         /* required */
 	struct pipeline *pipeline;    /* required */
+	struct outbound *outbound;    /* reactions, deletions; may be NULL: none are made */
 	struct llm_client *llm;       /* required */
 	struct budget *budget;        /* may be NULL */
 	const struct skills *skills;  /* may be NULL: the prompt has no skill text */

@@ -771,3 +771,26 @@ int self_ensure(const char *self_path, const char *template_path, const char *ag
 	}
 	return rc;
 }
+
+char *self_excerpt(const struct self_doc *s, bool with_name, size_t max)
+{
+	if (!s)
+		return NULL;
+	struct strbuf sb;
+	sb_init(&sb, max);
+	if (with_name && s->name)
+		sb_printf(&sb, "Name: %s\n", s->name);
+	if (s->identity)
+		sb_printf(&sb, "%s\n", s->identity);
+	if (s->purpose)
+		sb_printf(&sb, "Purpose: %s\n", s->purpose);
+	if (s->voice)
+		sb_printf(&sb, "Voice: %s\n", s->voice);
+	char *t = NULL;
+	if (sb.len) {
+		size_t n = utf8_cut(sb.buf, sb.len, max);
+		t = xstrndup(sb.buf, n);
+	}
+	sb_free(&sb);
+	return t;
+}

@@ -97,6 +97,11 @@ struct self_doc {
 int self_parse(const char *text, size_t len, struct self_doc *out, struct ga_err *err);
 void self_doc_free(struct self_doc *d);
 
+/* SELF.md's gist for a prompt: "Name: …" (when with_name), the identity,
+ * "Purpose: …", "Voice: …", one per line, at most max bytes (cut on a
+ * character boundary). Caller frees; NULL when s is NULL or says nothing. */
+char *self_excerpt(const struct self_doc *s, bool with_name, size_t max);
+
 /* Defaults only (no SELF.md). */
 void self_defaults(struct self_doc *out);
 

@@ -295,25 +295,6 @@ static char *clean_error(const char *s)
 
 /* ---- the file ---------------------------------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0) {
-			errno = EIO;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int fsync_dir(const char *path, struct ga_err *err)
 {
 	const char *slash = strrchr(path, '/');
@@ -366,7 +347,7 @@ static int append_durable(struct journal *j, const char *line, size_t len, struc
 	sb_append(&sb, line, len);
 	sb_putc(&sb, '\n');
 	size_t n = sb.len;
-	int rc = write_all(j->fd, sb.buf, n);
+	int rc = fsx_write_all(j->fd, sb.buf, n);
 	int saved = errno;
 	sb_free(&sb);
 	if (rc < 0) {

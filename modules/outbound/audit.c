@@ -16,12 +16,7 @@ static char *field(const char *s)
 {
 	if (!s)
 		s = "";
-	size_t n = strlen(s);
-	if (n > AUDIT_FIELD_MAX) {
-		n = AUDIT_FIELD_MAX;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
+	size_t n = utf8_cut(s, strlen(s), AUDIT_FIELD_MAX);
 	if (!utf8_valid(s, n))
 		return xstrdup("(invalid UTF-8)");
 	return xstrndup(s, n);

@@ -12,6 +12,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/journal/journal.h"
+#include "modules/gate/gate.h"
 #include "modules/outbound/audit.h"
 #include "modules/outbound/dedup.h"
 #include "modules/outbound/perms.h"
@@ -315,7 +316,7 @@ static void process(struct ob_platform *pl, struct ob_item *it)
 	bool courtesy_added = false;
 	size_t with_n = 0;
 	if (it->m.courtesy) {
-		sb_puts(&out, COURTESY_SEP OUTBOUND_COURTESY_NOTICE);
+		sb_puts(&out, COURTESY_SEP GATE_COURTESY_NOTICE);
 		sb_puts(&out, marker);
 		with_n = validator_measure(out.buf, out.len, lim->unit);
 		courtesy_added = with_n <= lim->max_len;
@@ -373,6 +374,8 @@ static void process(struct ob_platform *pl, struct ob_item *it)
 	        .chain = it->m.chain,
 	        .idem_key = it->key,
 	        .extra = it->m.extra,
+	        .look = it->m.look,
+	        .look_ud = it->m.look_ud,
 	};
 	pl->ever_sent = true;
 	pl->last_send = uv_now(ob->loop);
@@ -448,6 +451,8 @@ static struct ob_item *item_new(struct outbound *ob, const struct outbound_msg *
 	it->m.courtesy = m->courtesy;
 	it->m.idem_key = dup_or_null(m->idem_key);
 	it->m.extra = m->extra ? cJSON_Duplicate(m->extra, 1) : NULL;
+	it->m.look = m->look;
+	it->m.look_ud = m->look_ud;
 	return it;
 }
 

@@ -55,8 +55,6 @@
 #define OUTBOUND_TEXT_MAX_BYTES (256 * 1024)
 /* The owner terminal has no platform limit of its own. */
 #define OUTBOUND_OWNER_MAX_CODEPOINTS 65536
-#define OUTBOUND_COURTESY_NOTICE                                                                   \
-	"For your information only. Replies to this message will not be processed."
 
 struct journal; /* modules/journal/journal.h */
 struct outbound;
@@ -70,6 +68,12 @@ struct outbound_send {
 	int64_t chain;        /* -1 none: the port carries it in its own field */
 	const char *idem_key; /* the journal key */
 	const cJSON *extra;   /* platform reply refs, passed through (may be NULL) */
+	/* The submitter's last look (outbound_msg.look): a port that waits
+	 * before the side effect (the room's typing pause) asks it right
+	 * before; false = withdrawn (why: one sentence), report ok 0. NULL:
+	 * none. */
+	bool (*look)(void *ud, const char *text, char *why, size_t cap);
+	void *look_ud;
 };
 
 /* ok 1 = sent (artifact: the URI/URL/id of what was made, may be NULL);
@@ -112,9 +116,13 @@ struct outbound_msg {
 	const char *text;
 	size_t text_len;
 	int64_t chain;        /* -1 = none */
-	bool courtesy;        /* append OUTBOUND_COURTESY_NOTICE where it fits */
+	bool courtesy;        /* append GATE_COURTESY_NOTICE (modules/gate) where it fits */
 	const char *idem_key; /* NULL = sha256(platform, target, text) */
 	const cJSON *extra;   /* may be NULL */
+	/* passed to the port as outbound_send.look (may be NULL); ud must
+	 * live until the submit's callback */
+	bool (*look)(void *ud, const char *text, char *why, size_t cap);
+	void *look_ud;
 };
 
 struct outbound_config {

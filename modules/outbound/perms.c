@@ -187,6 +187,13 @@ static void tmpl_push(struct tmpl *t, enum seg_class c, const char *lit)
 
 /* The target forms, DIDs expanded to every length that fits. Calls fn on
  * each; stops when fn returns true. */
+/* GitHub target kinds: those about one issue or pull request number, and
+ * those about the repository as a whole (perms.h lists what each is). */
+static const char *const gh_numbered[] = {"issue", "pr",     "reaction", "delete",
+                                          "edit",  "review", "merge"};
+static const char *const gh_bare[] = {"new-issue", "new-pr", "push", "delete-branch",
+                                      "create-repo"};
+
 static bool for_each_form(bool (*fn)(const struct tmpl *, void *), void *ud)
 {
 	struct tmpl t;
@@ -220,14 +227,14 @@ static bool for_each_form(bool (*fn)(const struct tmpl *, void *), void *ud)
 				return true;
 		}
 	}
-	static const char *const kinds[] = {"issue", "new-issue", "pr"};
-	for (size_t k = 0; k < 3; k++) {
+	size_t nnum = sizeof gh_numbered / sizeof *gh_numbered;
+	for (size_t k = 0; k < nnum + sizeof gh_bare / sizeof *gh_bare; k++) {
 		t.n = 0;
 		tmpl_push(&t, C_LIT, "github");
 		tmpl_push(&t, C_OWNER, NULL);
 		tmpl_push(&t, C_REPO, NULL);
-		tmpl_push(&t, C_LIT, kinds[k]);
-		if (k != 1)
+		tmpl_push(&t, C_LIT, k < nnum ? gh_numbered[k] : gh_bare[k - nnum]);
+		if (k < nnum)
 			tmpl_push(&t, C_NUM, NULL);
 		if (fn(&t, ud))
 			return true;
@@ -265,9 +272,10 @@ static void fold(struct segs *sg)
 	bool bluesky = strcmp(sg->s[0], "bluesky") == 0;
 	if (!github && !bluesky) {
 		/* space rooms are exact; under a leading '*' only the fixed words fold */
-		static const char *const words[] = {"issue", "new-issue", "pr",     "post",
-		                                    "reply", "like",      "follow", "delete",
-		                                    "did"};
+		static const char *const words[] = {
+		        "issue",  "new-issue", "pr",       "post",          "reply",      "like",
+		        "follow", "delete",    "did",      "edit",          "review",     "merge",
+		        "new-pr", "push",      "reaction", "delete-branch", "create-repo"};
 		if (is_star(sg->s[0]))
 			for (size_t i = 1; i < sg->n; i++)
 				for (size_t w = 0; w < sizeof words / sizeof *words; w++)
@@ -341,17 +349,23 @@ static int explain_fixed(const struct segs *sg, const char *s, struct ga_err *er
 		               "'.', '_' and '-', at most %d)",
 		               s, sg->s[2], PERMS_REPO_MAX);
 	const char *kind = sg->s[3];
-	if (!strcmp(kind, "new-issue"))
-		return err_set(err, "\"%s\": new-issue takes nothing after it", s);
-	if (!strcmp(kind, "issue") || !strcmp(kind, "pr")) {
+	for (size_t k = 0; k < sizeof gh_bare / sizeof *gh_bare; k++)
+		if (!strcmp(kind, gh_bare[k]))
+			return err_set(err, "\"%s\": %s takes nothing after it", s, kind);
+	for (size_t k = 0; k < sizeof gh_numbered / sizeof *gh_numbered; k++) {
+		if (strcmp(kind, gh_numbered[k]))
+			continue;
 		if (sg->n != 5)
 			return err_set(err, "\"%s\": %s needs exactly one number after it", s,
 			               kind);
 		return err_set(err, "\"%s\": %s number \"%s\" is not a number from 1 to %lld", s,
 		               kind, sg->s[4], PERMS_NUM_MAX);
 	}
-	return err_set(err, "\"%s\": unknown GitHub target kind \"%s\" (issue, new-issue or pr)", s,
-	               kind);
+	return err_set(err,
+	               "\"%s\": unknown GitHub target kind \"%s\" (issue, pr, reaction, delete, "
+	               "edit, review, merge, new-issue, new-pr, push, delete-branch, "
+	               "create-repo)",
+	               s, kind);
 }
 
 int perms_canonical(const char *s, bool is_pattern, char *out, size_t cap, struct ga_err *err)
@@ -400,8 +414,10 @@ int perms_canonical(const char *s, bool is_pattern, char *out, size_t cap, struc
 		        err,
 		        "pattern \"%s\" cannot match any target (forms: space:<room>, "
 		        "bluesky:post, bluesky:reply:<did>, bluesky:like:<did>, "
-		        "bluesky:follow:<did>, bluesky:delete, github:<owner>:<repo>:issue:<n>, "
-		        "github:<owner>:<repo>:new-issue, github:<owner>:<repo>:pr:<n>)",
+		        "bluesky:follow:<did>, bluesky:delete, github:<owner>:<repo>:<kind>:<n> "
+		        "for issue, pr, reaction, delete, edit, review, merge, and "
+		        "github:<owner>:<repo>:<kind> for new-issue, new-pr, push, delete-branch, "
+		        "create-repo)",
 		        s);
 	}
 	struct strbuf sb;

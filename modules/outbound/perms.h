@@ -12,9 +12,22 @@
  *   bluesky:delete                         (deleting one of the agent's own
  *                                           records: feed pruning; the
  *                                           port refuses any other repo)
- *   github:<owner>:<repo>:issue:<n>
- *   github:<owner>:<repo>:new-issue
- *   github:<owner>:<repo>:pr:<n>
+ *   github:<owner>:<repo>:issue:<n>        a comment on issue n
+ *   github:<owner>:<repo>:pr:<n>           a comment on pull request n
+ *   github:<owner>:<repo>:reaction:<n>     a reaction on issue / PR n or one
+ *                                          of its comments
+ *   github:<owner>:<repo>:delete:<n>       deleting one of the agent's own
+ *                                          comments on issue / PR n
+ *   github:<owner>:<repo>:edit:<n>         changing issue / PR n: body, state,
+ *                                          labels, assignees (a plan's tasks)
+ *   github:<owner>:<repo>:review:<n>       a review of pull request n
+ *   github:<owner>:<repo>:merge:<n>        merging pull request n
+ *   github:<owner>:<repo>:new-issue        opening an issue
+ *   github:<owner>:<repo>:new-pr           opening a pull request
+ *   github:<owner>:<repo>:push             pushing a branch
+ *   github:<owner>:<repo>:delete-branch    deleting a branch
+ *   github:<owner>:<repo>:create-repo      creating the repository (a
+ *                                          workspace from its template)
  * A pattern is such a key in which whole segments may be `*`; one `*`
  * matches ONE OR MORE segments (`github:acme:*` matches every issue, PR and
  * new issue of every acme repository; `space:*` every room).
@@ -31,7 +44,7 @@
  * cannot be canonicalised is refused (a pattern when it is added, a target
  * when it is checked):
  *   - the fixed words (space, bluesky, github, post, reply, like, follow,
- *     delete, issue, pr, new-issue, did) are ASCII case-folded;
+ *     delete, did and the GitHub kinds above) are ASCII case-folded;
  *   - GitHub owner and repository names are ASCII case-folded (GitHub treats
  *     them case-insensitively) and must use only the characters GitHub
  *     allows (owner: A-Z a-z 0-9 '-', 1..39, no leading '-'; repository:

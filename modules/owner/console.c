@@ -19,15 +19,23 @@ struct console {
 	unsigned waiting;
 };
 
-static void say(struct console *c, const char *text)
+char *console_notice(const char *agent_name, const char *text)
 {
-	char *safe = log_redact(text);
+	char *safe = log_redact(text ? text : "");
 	struct strbuf sb;
 	sb_init(&sb, STRBUF_DEFAULT_MAX);
-	sb_printf(&sb, "%s: %s", c->o.agent_name, safe);
-	c->o.print(c->o.ud, sb_cstr(&sb));
-	sb_free(&sb);
+	sb_printf(&sb, "%s: %s", agent_name, safe);
 	free(safe);
+	char *line = xstrdup(sb_cstr(&sb));
+	sb_free(&sb);
+	return line;
+}
+
+static void say(struct console *c, const char *text)
+{
+	char *line = console_notice(c->o.agent_name, text);
+	c->o.print(c->o.ud, line);
+	free(line);
 }
 
 static void set_busy(struct console *c)

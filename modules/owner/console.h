@@ -55,4 +55,9 @@ void console_line(struct console *c, const char *line);
 /* Lines submitted and not yet answered. */
 unsigned console_waiting(const struct console *c);
 
+/* What the agent tells its owner at the terminal, as one line: "<name>:
+ * <text>" with secrets redacted (log_redact) — the owner's answers and the
+ * daemon's own notices ("I have to stop: …") alike. Caller frees. */
+char *console_notice(const char *agent_name, const char *text);
+
 #endif

@@ -47,9 +47,7 @@ static char *clip(const char *s)
 	if (n <= OWNER_TURN_MAX_BYTES)
 		return xstrdup(s);
 	/* Back off to a character boundary, then to a whole grapheme. */
-	n = OWNER_TURN_MAX_BYTES;
-	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n--;
+	n = utf8_cut(s, n, OWNER_TURN_MAX_BYTES);
 	n = utf8_truncate_graphemes(s, n, n);
 	return xstrndup(s, n);
 }

@@ -7,27 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "modules/commitments/workkey.h"
 #include "modules/participation/participation.h"
-
-/* Bytes of the first `chars` code points of s, never inside a UTF-8
- * sequence (a stray continuation byte stays with the character before). */
-static size_t prefix_chars(const char *s, size_t chars)
-{
-	size_t i = 0, n = 0;
-	while (s[i]) {
-		if (((unsigned char)s[i] & 0xC0) != 0x80) {
-			if (n == chars)
-				break;
-			n++;
-		}
-		i++;
-	}
-	return i;
-}
 
 static bool filled(const char *s)
 {
 	return s && s[0];
+}
+
+void part_claim_work(const struct part_commitment *c, const char *detected_repo,
+                     struct commit_work *out)
+{
+	commit_work_of(part_commit_type_name(c->type), filled(c->repo) ? c->repo : detected_repo,
+	               c->title, c->description, NULL, out);
 }
 
 size_t part_claim_target(const struct part_commitment *c, const char *detected_repo, char *buf,
@@ -35,22 +27,10 @@ size_t part_claim_target(const struct part_commitment *c, const char *detected_r
 {
 	if (!cap)
 		return 0;
-	const char *repo = filled(c->repo)         ? c->repo
-	                   : filled(detected_repo) ? detected_repo
-	                                           : "unknown";
-	const char *what = filled(c->title)         ? c->title
-	                   : filled(c->description) ? c->description
-	                                            : "";
-	size_t rl = part_utf8_cut(repo, strlen(repo), cap - 1);
-	memcpy(buf, repo, rl);
-	size_t n = rl;
-	if (n + 1 < cap) {
-		buf[n++] = '#';
-		size_t wl = part_utf8_cut(what, prefix_chars(what, PART_CLAIM_TARGET_CHARS),
-		                          cap - 1 - n);
-		memcpy(buf + n, what, wl);
-		n += wl;
-	}
+	struct commit_work w;
+	part_claim_work(c, detected_repo, &w);
+	size_t n = part_utf8_cut(w.promise_target, strlen(w.promise_target), cap - 1);
+	memcpy(buf, w.promise_target, n);
 	buf[n] = '\0';
 	return n;
 }
@@ -136,10 +116,14 @@ size_t part_drop_claimed_commitments(struct part_commitments *c, const char *det
 	char first_holder[PART_NAME_MAX] = "",
 	     first_key[PART_CLAIM_ACTION_MAX + 1 + PART_CLAIM_TARGET_MAX] = "";
 	for (size_t i = 0; i < had; i++) {
-		char target[PART_CLAIM_TARGET_MAX];
-		part_claim_target(&c->item[i], detected_repo, target, sizeof target);
-		const char *action = part_commit_type_name(c->item[i].type);
+		struct commit_work w;
+		part_claim_work(&c->item[i], detected_repo, &w);
+		const char *action = w.action, *target = w.promise_target;
 		const char *h = holder(ud, action, target);
+		if ((!h || !h[0]) && w.has_work) {
+			target = w.work_target;
+			h = holder(ud, action, target);
+		}
 		if (!h || !h[0]) {
 			c->item[k++] = c->item[i];
 			continue;

@@ -1,12 +1,10 @@
 /*
  * engine — the participation tick wired to the room, the model and the
- * pipeline. See engine.h.
+ * pipeline. See engine.h; engine_int.h says how the files divide the work.
  */
-#include "modules/participation/engine.h"
+#include "modules/participation/engine_int.h"
 
 #include "modules/participation/judge.h"
-#include "modules/participation/reqcommits.h"
-#include "modules/participation/spacecfg.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,128 +16,15 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "local-tools/tools.h"
 #include "modules/commitments/ledger.h"
-#include "modules/compose/compose.h"
+#include "modules/commitments/workkey.h"
 #include "modules/conversation/store.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/skills/skills.h"
 #include "modules/validator/echo.h"
 #include "modules/validator/validator.h"
 
-#define LOG_COMP         "participation"
-#define PROMPT_MAX_BYTES (256 * 1024)
-#define PIECE_MAX_BYTES  (64 * 1024)
-#define ID_MAX           160
-#define CONV_MAX         160
-
-/* One chat waiting for the tick (copied). */
-struct pending {
-	char *author;
-	char *text;
-	size_t len;
-	int64_t time_ms;
-	enum part_author_kind kind;
-	bool addressed_known, addressed_me, addressed_others, from_history;
-	char *message_id;
-	char *conversation;
-	int64_t chain_out;
-	bool courtesy;
-	bool claim; /* a peer's action claim: text = the target */
-};
-
-/* What outlives the engine while a model call or a send is in flight: the
- * engine pointer is cleared when the engine goes, and the last user frees
- * the anchor. */
-struct anchor {
-	struct part_engine *e;
-	int refs;
-};
-
-struct part_engine {
-	uv_loop_t *loop;
-	char *self;
-	bool social_only;
-	struct llm_client *llm;
-	struct budget *budget;
-	const struct skills *skills;
-	struct ledger *ledger;
-	struct pipeline *pipeline;
-	char *soul;
-	char *self_text;
-	int64_t cd_min, cd_max;
-	bool cd_fixed; /* set by the caller: the file's cooldown is not used */
-	char *memory_dir, *version;
-	struct space_cfg cfg;  /* memory/space-config.json as last read */
-	char cfg_problem[256]; /* the last problem reported, not repeated */
-	bool (*joined)(void *);
-	size_t (*members)(void *, struct part_member *, size_t);
-	int (*target)(void *, char *, size_t);
-	size_t (*peers)(void *, struct part_peer_note *, size_t);
-	size_t (*workspaces)(void *, struct part_workspace_note *, size_t);
-	char *(*relationships)(void *, const char *const *, size_t);
-	int (*claim)(void *, const char *, const char *, struct ga_err *);
-	void (*unclaim)(void *, const char *, const char *, bool, const char *);
-	const char *(*claim_holder)(void *, const char *, const char *);
-	char *(*phrase)(void *, int);
-	char *salvage_lead, *forced_lead; /* this tick's §11 words (voice) */
-	void *ud;
-	struct part_judge *judge;
-	/* §12.1 step 4: the peers' claims we were told of, and ours */
-	struct part_peer_claims peer_claims;
-	struct held {
-		char action[PART_CLAIM_ACTION_MAX];
-		char target[PART_CLAIM_TARGET_MAX];
-		int64_t until_ms; /* 0: the chat is in flight (this tick's) */
-	} held[PART_ENGINE_HELD_MAX];
-	size_t nheld;
-
-	struct part_state st;
-	struct pending batch[PART_ENGINE_BATCH_MAX];
-	size_t nbatch;
-	uint64_t rng;
-
-	/* the tick in flight: its batch (taken from `batch` when it starts,
-	 * so chats offered meanwhile wait for the next tick), the Layer-2
-	 * texts still to ask (copies) */
-	struct pending tb[PART_ENGINE_BATCH_MAX];
-	size_t ntb;
-	char *l2[PART_LAYER2_MAX];
-	size_t nl2, il2;
-	int64_t l2_quiet_until_ms; /* after a failed Layer-2 call */
-	bool ticking;
-	void (*done)(void *);
-	void *done_ud;
-	struct anchor *anchor;
-	struct compose_run *run;
-	struct part_tick_out out;
-	struct part_decision dec;
-	bool have_dec;
-	char trig_id[ID_MAX];
-	char trig_conv[CONV_MAX];
-	int64_t trig_chain;
-	bool trig_courtesy;
-	char *said; /* the words handed to the pipeline */
-	/* validation before the send, and the §11 recovery of this tick */
-	struct echo_window *win; /* the candidate's echo window */
-	char *win_last;          /* id of the store's last message when win was built; NULL: none */
-	struct validator_decision pre;
-	bool judged_new; /* the judge found the candidate new */
-	enum { PH_DECISION, PH_SALVAGE, PH_RETRY, PH_FORCED } phase;
-	bool salvaged, retried, forced_now;
-	/* the discussion retry (part_discussion_retry_due): made on this
-	 * tick; the host message it was made for */
-	bool disc_retried;
-	uint64_t disc_done_seq;
-	char *host_lines;    /* the batch's host messages, for the extraction */
-	uint64_t norepo_seq; /* the request whose forced action lacked a repo, told once */
-	/* the tool handed to compose (its sink must outlive the run) */
-	struct tools_sink sink;
-	struct compose_tool tool;
-	bool have_tool;
-	/* §6.3: the ledger ids enqueued for the open request (reqcommits.h) */
-	struct part_req_commits req_commits;
-};
+#define LOG_COMP "participation"
 
 /* ---- small helpers ----------------------------------------------------------------- */
 
@@ -152,7 +37,7 @@ static void pending_clear(struct pending *p)
 	memset(p, 0, sizeof *p);
 }
 
-static struct anchor *anchor_take(struct part_engine *e)
+struct anchor *part_anchor_take(struct part_engine *e)
 {
 	e->anchor->refs++;
 	return e->anchor;
@@ -160,7 +45,7 @@ static struct anchor *anchor_take(struct part_engine *e)
 
 /* Drops one reference; returns the engine, or NULL when it is gone (the
  * anchor is freed then if nobody else holds it). */
-static struct part_engine *anchor_drop(struct anchor *a)
+struct part_engine *part_anchor_drop(struct anchor *a)
 {
 	struct part_engine *e = a->e;
 	a->refs--;
@@ -182,228 +67,53 @@ static uint64_t next_rand(struct part_engine *e)
 
 static void adjust_cfg(struct part_engine *e);
 
-static void record_at(struct part_engine *e, enum decision_stage stage, const struct decision *d)
+/* The tick's decisions go into the story of the message it answers; a
+ * tick without one (a forced action on a quiet tick, the extraction after
+ * the answer was recorded) into the story of its own words. */
+void part_record_at(struct part_engine *e, enum decision_stage stage, const struct decision *d)
 {
-	if (e->trig_id[0])
+	e->last = *d;
+	if (e->trig_job)
 		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id, stage, d);
+	else if (e->say_id[0])
+		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->say_id, stage, d);
 	else
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "tick", "verdict",
 		       decision_verdict_name(d->verdict), "rule", d->rule ? d->rule : "", "reason",
 		       d->reason);
 }
 
-static void record(struct part_engine *e, const struct decision *d)
+void part_record(struct part_engine *e, const struct decision *d)
 {
-	record_at(e, STAGE_COMPOSE, d);
+	part_record_at(e, STAGE_COMPOSE, d);
 }
 
-/* ---- claims (§12.1 step 4) ------------------------------------------------------------ */
-
-static bool member_present(struct part_engine *e, const char *name)
+/* A walk the engine holds ends without an answer: rule and why. */
+static void job_silent(struct pipeline_job *job, const char *rule, const char *why)
 {
-	struct part_member *m = xcalloc(PART_MEMBERS_MAX, sizeof *m);
-	size_t n = e->members(e->ud, m, PART_MEMBERS_MAX);
-	bool found = false;
-	for (size_t i = 0; i < n && !found; i++)
-		found = m[i].name && strcmp(m[i].name, name) == 0;
-	free(m);
-	return found;
+	if (job)
+		pipeline_silent(job, rule, why);
 }
 
-/* Another member's live claim on action:target (part_claim_holder_fn). */
-static const char *live_holder(void *ud, const char *action, const char *target)
+void part_tick_end(struct part_engine *e)
 {
-	struct part_engine *e = ud;
-	const char *h = e->claim_holder ? e->claim_holder(e->ud, action, target) : NULL;
-	if (h && h[0] && strcmp(h, e->self) != 0)
-		return h;
-	h = part_peer_claims_holder(&e->peer_claims, action, target, time_now_ms());
-	return h && member_present(e, h) ? h : NULL;
-}
-
-static void unclaim_at(struct part_engine *e, size_t i, bool failed, const char *why)
-{
-	if (e->unclaim)
-		e->unclaim(e->ud, e->held[i].action, e->held[i].target, failed, why);
-	memmove(&e->held[i], &e->held[i + 1], (e->nheld - i - 1) * sizeof e->held[0]);
-	e->nheld--;
-}
-
-/* The chat in flight was said (until = now + hold) or not (ended now). */
-static void claims_settle(struct part_engine *e, bool said)
-{
-	int64_t now = time_now_ms();
-	for (size_t i = e->nheld; i-- > 0;) {
-		if (e->held[i].until_ms)
-			continue;
-		if (said)
-			e->held[i].until_ms = now + PART_ENGINE_CLAIM_HOLD_MS;
-		else
-			unclaim_at(e, i, true, "the chat that promised it was not said");
+	/* The message the tick answered ends here unless its words are with
+	 * the pipeline: the last decision says why it is not answered. */
+	if (e->trig_job && !e->trig_lent) {
+		struct pipeline_job *j = e->trig_job;
+		e->trig_job = NULL;
+		job_silent(j, e->last.rule ? e->last.rule : "declined",
+		           e->last.reason[0] ? e->last.reason : "the tick ended without words");
 	}
-}
-
-/* Held claims whose time is over end (on every tick). */
-static void claims_expire(struct part_engine *e)
-{
-	int64_t now = time_now_ms();
-	for (size_t i = e->nheld; i-- > 0;)
-		if (e->held[i].until_ms && now >= e->held[i].until_ms)
-			unclaim_at(e, i, false, "claim period over; the commitment is in the ledger");
-}
-
-/* Our own ledger already holds this work: a space commitment of the same
- * action, repository and title (in full — the claim target's 50
- * characters would make "… (round 7)" and "… (round 15)" one request), open
- * or completed within PART_ENGINE_DONE_RECENT_MS: the request was
- * fulfilled and the model promised it again on a later turn. A repository
- * not named on either side is the detected one. */
-struct own_dup {
-	const char *action, *repo, *what, *detected;
-	int64_t now;
-	bool found;
-};
-
-static const char *param_str(const cJSON *params, const char *key)
-{
-	const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, key));
-	return v && v[0] ? v : NULL;
-}
-
-static const char *filled_or(const char *a, const char *b)
-{
-	return a && a[0] ? a : b;
-}
-
-static void own_dup_each(void *ud, const struct ledger_entry *le)
-{
-	struct own_dup *o = ud;
-	if (o->found || !le->source || strcmp(le->source, "space") != 0 || !le->action ||
-	    strcmp(le->action, o->action) != 0)
-		return;
-	if (!ledger_status_open(le->status) &&
-	    !(le->status == LEDGER_COMPLETED &&
-	      o->now - le->updated_ms < PART_ENGINE_DONE_RECENT_MS))
-		return;
-	const char *owner = param_str(le->params, "owner"), *name = param_str(le->params, "repo");
-	char repo[PART_REPO_MAX * 2];
-	snprintf(repo, sizeof repo, "%s%s%s", owner && name ? owner : "", owner && name ? "/" : "",
-	         owner && name ? name : filled_or(o->detected, "unknown"));
-	const char *what = filled_or(param_str(le->params, "title"),
-	                             filled_or(param_str(le->params, "body"),
-	                                       filled_or(param_str(le->params, "goal"), "")));
-	o->found = strcmp(repo, o->repo) == 0 && strcmp(what, o->what) == 0;
-}
-
-static bool own_has(struct part_engine *e, const struct part_commitment *c)
-{
-	if (!e->ledger)
-		return false;
-	struct own_dup o = {
-	        .action = part_commit_type_name(c->type),
-	        .repo = filled_or(c->repo, filled_or(e->out.repo, "unknown")),
-	        .what = filled_or(c->title, filled_or(c->description, filled_or(c->content, ""))),
-	        .detected = e->out.repo,
-	        .now = time_now_ms(),
-	};
-	ledger_each(e->ledger, own_dup_each, &o);
-	return o.found;
-}
-
-/* Before validation: a peer's live claim on the same action:target
- * (§12.1 🐞), or our own ledger's commitment for it. Either way the open
- * request is taken: no owner retry, no forced action for it. */
-static void drop_taken(struct part_engine *e)
-{
-	struct decision d;
-	bool taken = false;
-	struct part_commitments *cs = &e->dec.commitments;
-	if (part_drop_claimed_commitments(cs, e->out.repo, live_holder, e, &d)) {
-		record_at(e, STAGE_VALIDATOR, &d);
-		taken = true;
-		if (e->out.request_open)
-			part_note_fulfilled(&e->st, "peer_claim");
-	}
-	size_t had = cs->n, k = 0;
-	for (size_t i = 0; i < had; i++) {
-		if (!own_has(e, &cs->item[i]))
-			cs->item[k++] = cs->item[i];
-		else
-			part_commitment_clear(&cs->item[i]);
-	}
-	for (size_t i = k; i < had; i++)
-		memset(&cs->item[i], 0, sizeof cs->item[i]);
-	cs->n = k;
-	if (k < had) {
-		decision_set(
-		        &d, VERDICT_DROP, "already_committed",
-		        "%zu of %zu commitment(s) dropped: my ledger already holds the same work "
-		        "(open, or done in the last %d min)",
-		        had - k, had, PART_ENGINE_DONE_RECENT_MS / 60000);
-		record_at(e, STAGE_VALIDATOR, &d);
-		taken = true;
-		if (e->out.request_open)
-			part_note_fulfilled(&e->st, "commitment");
-	}
-	if (taken && e->out.request_open) {
-		e->out.request_open = false;
-		e->out.force_action_due = false;
-	}
-}
-
-/* One claim per commitment of the chat about to be handed to the pipeline. */
-static void claims_send(struct part_engine *e)
-{
-	if (!e->claim)
-		return;
-	claims_settle(e, false); /* a previous attempt of this tick */
-	for (size_t i = 0; i < e->dec.commitments.n; i++) {
-		const struct part_commitment *c = &e->dec.commitments.item[i];
-		const char *action = part_commit_type_name(c->type);
-		char target[PART_CLAIM_TARGET_MAX];
-		part_claim_target(c, e->out.repo, target, sizeof target);
-		bool again = false;
-		for (size_t k = 0; k < e->nheld && !again; k++)
-			again = !strcmp(e->held[k].action, action) &&
-			        !strcmp(e->held[k].target, target);
-		struct ga_err err = {{0}};
-		struct decision d;
-		if (e->claim(e->ud, action, target, &err) != 0) {
-			decision_set(&d, VERDICT_INFO, "claim", "no claim for %s:%s: %s", action,
-			             target, err.msg);
-			record_at(e, STAGE_OUTBOUND, &d);
-			continue;
-		}
-		decision_set(&d, VERDICT_INFO, "claim", "claimed %s:%s in the room (§12.1)", action,
-		             target);
-		record_at(e, STAGE_OUTBOUND, &d);
-		if (again)
-			continue; /* already held: renewed by the room's link */
-		if (e->nheld == PART_ENGINE_HELD_MAX)
-			unclaim_at(e, 0, false, "too many claims held");
-		struct held *h = &e->held[e->nheld++];
-		snprintf(h->action, sizeof h->action, "%s", action);
-		snprintf(h->target, sizeof h->target, "%s", target);
-		h->until_ms = 0;
-	}
-}
-
-static void tick_end(struct part_engine *e)
-{
 	e->ticking = false;
 	e->run = NULL;
 	part_decision_clear(&e->dec);
 	e->have_dec = false;
 	free(e->said);
 	e->said = NULL;
-	echo_window_free(e->win);
-	e->win = NULL;
-	free(e->win_last);
-	e->win_last = NULL;
-	validator_decision_clear(&e->pre);
-	memset(&e->pre, 0, sizeof e->pre);
-	e->judged_new = e->salvaged = e->retried = e->forced_now = e->disc_retried = false;
+	e->salvaged = e->retried = e->forced_now = e->disc_retried = e->extracted = false;
 	e->phase = PH_DECISION;
+	e->say_id[0] = '\0';
 	free(e->host_lines);
 	e->host_lines = NULL;
 	void (*done)(void *) = e->done;
@@ -418,12 +128,9 @@ static void tick_end(struct part_engine *e)
 
 static struct pending *batch_slot(struct part_engine *e);
 
-void part_engine_offer(struct part_engine *e, const struct conv_event *ev,
-                       const struct gate_result *g)
+/* Fills p from ev (a chat of the room). */
+static void pending_fill(struct pending *p, const struct conv_event *ev)
 {
-	if (!e || !ev)
-		return;
-	struct pending *p = batch_slot(e);
 	p->author = xstrdup(ev->author_name ? ev->author_name : "?");
 	size_t len = ev->text ? ev->text_len : 0;
 	p->text = xmalloc(len + 1);
@@ -443,16 +150,51 @@ void part_engine_offer(struct part_engine *e, const struct conv_event *ev,
 	p->from_history = ev->from_history;
 	p->message_id = xstrdup(ev->message_id ? ev->message_id : "");
 	p->conversation = xstrdup(ev->conversation ? ev->conversation : "space:room");
-	p->chain_out = g ? g->chain_out : ev->chain + 1;
-	p->courtesy = g && g->courtesy;
 }
 
-/* The batch is full: the oldest entry goes, logged. */
+void part_engine_observe(struct part_engine *e, const struct conv_event *ev)
+{
+	if (!e || !ev || ev->from_history || ev->author_kind == CONV_AUTHOR_SELF)
+		return;
+	struct pending *p = batch_slot(e);
+	pending_fill(p, ev);
+	p->context = true;
+}
+
+void part_engine_offer(struct part_engine *e, struct pipeline_job *job, const struct conv_event *ev,
+                       const struct gate_result *g)
+{
+	(void)g;
+	if (!e || !ev) {
+		job_silent(job, "no_engine", "the room's engine is not running");
+		return;
+	}
+	/* the chat is in the batch already when the room showed it to us
+	 * (part_engine_observe): it becomes a trigger with its walk */
+	struct pending *p = NULL;
+	for (size_t i = e->nbatch; ev->message_id && i-- > 0 && !p;)
+		if (e->batch[i].context && e->batch[i].message_id &&
+		    strcmp(e->batch[i].message_id, ev->message_id) == 0)
+			p = &e->batch[i];
+	if (!p) {
+		p = batch_slot(e);
+		pending_fill(p, ev);
+		for (size_t i = 0; ev->message_id && i < PART_ENGINE_CTX_IDS && !p->noted; i++)
+			p->noted = strcmp(e->ctx_ids[i], ev->message_id) == 0;
+	}
+	p->context = false;
+	p->job = job;
+}
+
+/* The batch is full: the oldest entry goes, logged, its walk ended. */
 static struct pending *batch_slot(struct part_engine *e)
 {
 	if (e->nbatch == PART_ENGINE_BATCH_MAX) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "batch full: the oldest chat is dropped", "id",
 		       e->batch[0].message_id, "max", LOG_INT(PART_ENGINE_BATCH_MAX));
+		job_silent(e->batch[0].job, "batch_full",
+		           "too many chats waiting for the participation tick: the oldest is "
+		           "dropped");
 		pending_clear(&e->batch[0]);
 		memmove(&e->batch[0], &e->batch[1], (e->nbatch - 1) * sizeof e->batch[0]);
 		e->nbatch--;
@@ -516,246 +258,20 @@ bool part_engine_commitment_failed(struct part_engine *e, const char *id)
 	return reopened;
 }
 
-/* ---- the prompt (§14) ------------------------------------------------------------------ */
-
-static char *history_text(const struct part_state *st, bool own_only)
-{
-	/* §14.8 keeps the latest lines: when the piece would pass its bound,
-	 * the OLDEST lines are left out (and counted), never the newest — the
-	 * host's last message is always there. */
-	size_t first = st->hist_n, used = 0, left_out = 0;
-	const size_t budget = PIECE_MAX_BYTES - 64; /* the "left out" line */
-	while (first > 0) {
-		const struct part_entry *en = part_history_at(st, first - 1);
-		if (own_only && !en->self) {
-			first--;
-			continue;
-		}
-		size_t line = strlen(en->author) + 9 + en->len + 1;
-		if (used + line > budget)
-			break;
-		used += line;
-		first--;
-	}
-	for (size_t i = 0; i < first; i++)
-		left_out += !own_only || part_history_at(st, i)->self;
-	struct strbuf sb;
-	sb_init(&sb, PIECE_MAX_BYTES);
-	if (left_out)
-		sb_printf(&sb, "(%zu earlier message%s left out)\n", left_out,
-		          left_out == 1 ? "" : "s");
-	for (size_t i = first; i < st->hist_n; i++) {
-		const struct part_entry *en = part_history_at(st, i);
-		if (own_only && !en->self)
-			continue;
-		sb_printf(&sb, "%s%s: %.*s\n", en->author, en->host ? " (host)" : "", (int)en->len,
-		          en->text);
-	}
-	char *s = sb.len ? sb_detach(&sb) : xstrdup(own_only ? "(none yet)" : "(nothing yet)");
-	sb_free(&sb);
-	return s;
-}
-
-/* §14: who is typing right now (the members' live `typing` marks), or
- * "nobody". The reference always wrote "nobody" after the first tick. */
-static void typing_text(struct part_engine *e, char *buf, size_t cap)
-{
-	struct part_member *m = xcalloc(PART_MEMBERS_MAX, sizeof *m);
-	size_t n = e->members ? e->members(e->ud, m, PART_MEMBERS_MAX) : 0;
-	size_t len = 0;
-	buf[0] = '\0';
-	for (size_t i = 0; i < n; i++) {
-		if (!m[i].typing || !m[i].name || strcmp(m[i].name, e->self) == 0)
-			continue;
-		int w = snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", m[i].name);
-		if (w < 0 || (size_t)w >= cap - len) {
-			buf[len] = '\0'; /* whole names only */
-			break;
-		}
-		len += (size_t)w;
-	}
-	free(m);
-	if (!len)
-		snprintf(buf, cap, "nobody");
-}
-
-static void ownership_text(const struct part_tick_out *t, struct strbuf *sb)
-{
-	if (!t->own.computed) {
-		sb_puts(sb, t->request ? "you are the only agent here: the request is yours"
-		                       : "no host request is open");
-		return;
-	}
-	if (!t->own.owner[0])
-		sb_puts(sb, "no agent here can take this kind of action");
-	else if (t->own.is_owner)
-		sb_printf(sb, "YOU own the host's request (%zu agents considered): commit to it",
-		          t->own.n_agents);
-	else
-		sb_printf(sb,
-		          "%s owns the host's request: do not take it over; stay quiet unless you "
-		          "add something they lack",
-		          t->own.owner);
-}
-
-static void notes_text(const struct part_tick_out *t, struct strbuf *sb)
-{
-	if (t->context & PART_CTX_MODE)
-		sb_printf(sb, "\nConversation mode: %s.", part_mode_name(t->mode));
-	if (t->context & PART_CTX_ROLE)
-		sb_printf(sb,
-		          "\nYour role this turn: %s (budget %u messages per host turn; you sent "
-		          "%zu).",
-		          part_role_name(t->own.role), t->budget, t->own_msgs_since_host);
-	if ((t->context & PART_CTX_ESCALATION) && t->escalation != PART_ESC_NONE)
-		sb_printf(sb,
-		          "\nEscalation: %s — the host's request has waited %" PRId64
-		          " s over %u cycles without a commitment.",
-		          part_escalation_name(t->escalation), t->waiting_ms / 1000, t->cycles);
-	if ((t->context & PART_CTX_SATURATION) && t->saturation != PART_SAT_NONE)
-		sb_printf(
-		        sb,
-		        "\nSaturation: %s (%zu agent messages since the host spoke): add only what "
-		        "is new.",
-		        part_saturation_name(t->saturation), t->agent_msgs_since_host);
-	if (t->context & PART_CTX_ADDRESSED) {
-		if (t->addressed_me)
-			sb_puts(sb, "\nThe host addressed you by name: answer.");
-		else if (t->addressed_others)
-			sb_puts(sb, "\nThe host addressed other agents, not you: stay quiet unless "
-			            "asked.");
-	}
-	if ((t->context & PART_CTX_FOLLOW_UP) && t->follow_up)
-		sb_puts(sb, "\nThe host is following up on the request: say what was done.");
-}
-
-/* The discussion retry's note (after the validator refused the answer). */
-static const char disc_retry_note[] =
-        "\nYour previous answer to the host was refused by the validator. Nobody has answered "
-        "the host yet: answer the host's question now, briefly and in your own words — no "
-        "agreement opener, no restating of anyone, no promise without a commitment.";
-
-/* §14.10: the peers and workspaces the room knows, when the tick wants them. */
-static char *peers_text(struct part_engine *e)
-{
-	const struct part_tick_out *t = &e->out;
-	struct part_peer_note *pn = NULL;
-	struct part_workspace_note *wn = NULL;
-	size_t np = 0, nw = 0;
-	if (e->peers && (t->context & PART_CTX_PEER_IDENTITIES)) {
-		pn = xcalloc(PART_ENGINE_PEERS_MAX, sizeof *pn);
-		np = e->peers(e->ud, pn, PART_ENGINE_PEERS_MAX);
-	}
-	if (e->workspaces && (t->context & PART_CTX_WORKSPACES)) {
-		wn = xcalloc(PART_ENGINE_WORKSPACES_MAX, sizeof *wn);
-		nw = e->workspaces(e->ud, wn, PART_ENGINE_WORKSPACES_MAX);
-	}
-	char *s = part_peers_context(e->self, pn, np, wn, nw);
-	if (e->relationships && np) {
-		/* what we remember of them (§7.4), after what they say of themselves */
-		const char **names = xcalloc(np, sizeof *names);
-		for (size_t i = 0; i < np; i++)
-			names[i] = pn[i].name;
-		char *rel = e->relationships(e->ud, names, np);
-		free(names);
-		if (rel && rel[0]) {
-			struct strbuf sb;
-			sb_init(&sb, 0);
-			sb_puts(&sb, s);
-			if (sb.len && sb.buf[sb.len - 1] != '\n')
-				sb_putc(&sb, '\n');
-			sb_puts(&sb, rel);
-			free(s);
-			s = sb_detach(&sb);
-		}
-		free(rel);
-	}
-	free(pn);
-	free(wn);
-	if (!s[0]) {
-		free(s);
-		s = xstrdup("nothing known yet");
-	}
-	return s;
-}
-
-static char *user_message(struct part_engine *e, struct ga_err *err)
-{
-	const struct part_tick_out *t = &e->out;
-	struct strbuf own;
-	sb_init(&own, PIECE_MAX_BYTES);
-	ownership_text(t, &own);
-	struct strbuf req;
-	sb_init(&req, PIECE_MAX_BYTES);
-	if (t->request)
-		sb_printf(&req, "%s: \"%.2000s\"", t->request_open ? "open" : "fulfilled",
-		          t->request);
-	else
-		sb_puts(&req, "no request");
-	char *hist = history_text(&e->st, false);
-	char *mine = history_text(&e->st, true);
-	char typing[512];
-	typing_text(e, typing, sizeof typing);
-	char *peers = part_peer_commitments(&e->st);
-	char *others = peers_text(e);
-	struct strbuf cfgs;
-	sb_init(&cfgs, 4096);
-	if (e->cd_fixed) {
-		struct space_cfg shown = e->cfg;
-		shown.cooldown_min_ms = e->cd_min;
-		shown.cooldown_max_ms = e->cd_max;
-		space_cfg_render(&shown, &cfgs);
-	} else {
-		space_cfg_render(&e->cfg, &cfgs);
-	}
-	const char *cfg = sb_cstr(&cfgs);
-	struct skill_var vars[] = {
-	        {"detectedRepo", t->repo ? t->repo : "none named"},
-	        {"actionOwnership", sb_cstr(&own)},
-	        {"hostRequestStatus", sb_cstr(&req)},
-	        {"conversationHistory", hist},
-	        {"typingAgents", typing},
-	        {"ownPreviousMessages", mine},
-	        {"commitmentContext", peers[0] ? peers : "none"},
-	        {"currentConfig", cfg},
-	        {"selfExcerpt", e->self_text ? e->self_text : "(no SELF.md)"},
-	        {"peerContext", others},
-	};
-	char *body = skills_render(e->skills, PART_ENGINE_SKILL, "User Message Template", vars,
-	                           sizeof vars / sizeof vars[0], err);
-	char *msg = NULL;
-	if (body) {
-		struct strbuf sb;
-		sb_init(&sb, PROMPT_MAX_BYTES);
-		sb_puts(&sb, body);
-		notes_text(t, &sb);
-		if (e->disc_retried)
-			sb_puts(&sb, disc_retry_note);
-		msg = sb_detach(&sb);
-		sb_free(&sb);
-		free(body);
-	}
-	sb_free(&own);
-	sb_free(&req);
-	sb_free(&cfgs);
-	free(hist);
-	free(mine);
-	free(peers);
-	free(others);
-	return msg;
-}
-
 /* ---- the send (§12) --------------------------------------------------------------------- */
 
 /* A commitment as the ledger's action params (the tools' argument shapes). */
-static cJSON *commit_params(const struct part_commitment *c)
+static cJSON *commit_params(const struct part_commitment *c, const char *detected_repo)
 {
 	cJSON *p = cJSON_CreateObject();
-	if (c->repo) {
-		const char *slash = strchr(c->repo, '/');
+	/* the repository the claims named: the commitment's, else the one the
+	 * conversation names */
+	const char *repo = c->repo && c->repo[0] ? c->repo : detected_repo;
+	if (repo) {
+		const char *slash = strchr(repo, '/');
 		if (slash) {
 			char owner[PART_REPO_MAX];
-			snprintf(owner, sizeof owner, "%.*s", (int)(slash - c->repo), c->repo);
+			snprintf(owner, sizeof owner, "%.*s", (int)(slash - repo), repo);
 			cJSON_AddStringToObject(p, "owner", owner);
 			cJSON_AddStringToObject(p, "repo", slash + 1);
 		}
@@ -788,21 +304,39 @@ static cJSON *commit_params(const struct part_commitment *c)
 	return p;
 }
 
-static size_t enqueue_commitments(struct part_engine *e)
+/* One commitment's decision: in its own story ("commitment:<ledger id>"
+ * when it has an id), summed up in what. */
+static void commitment_note(struct part_engine *e, const char *id, const struct decision *d,
+                            struct strbuf *what)
+{
+	if (id && *id) {
+		char conv[LEDGER_ID_MAX + 16];
+		snprintf(conv, sizeof conv, "commitment:%s", id);
+		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, conv, id, STAGE_RECORD, d);
+	}
+	if (what)
+		sb_printf(what, "%s%s", what->len ? "; " : "commitments: ", d->reason);
+	else
+		part_record(e, d);
+}
+
+size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < e->dec.commitments.n; i++) {
 		const struct part_commitment *c = &e->dec.commitments.item[i];
 		struct decision d;
-		char target[PART_CLAIM_TARGET_MAX];
-		part_claim_target(c, e->out.repo, target, sizeof target);
-		const char *holder = live_holder(e, part_commit_type_name(c->type), target);
-		if (!holder && own_has(e, c)) {
+		struct commit_work w;
+		part_claim_work(c, e->out.repo, &w);
+		const char *target = w.promise_target;
+		const char *holder = part_live_holder(e, w.action, target);
+		if (!holder && w.has_work && (holder = part_live_holder(e, w.action, w.work_target)))
+			target = w.work_target;
+		if (!holder && part_own_has(e, c)) {
 			decision_set(&d, VERDICT_DROP, "already_committed",
 			             "%s:%s is already in my ledger: not enqueued again",
 			             part_commit_type_name(c->type), target);
-			pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id,
-			              STAGE_RECORD, &d);
+			commitment_note(e, NULL, &d, what);
 			continue;
 		}
 		if (holder) {
@@ -811,11 +345,10 @@ static size_t enqueue_commitments(struct part_engine *e)
 			             "%s holds a live claim on %s:%s: not enqueued (no duplicate "
 			             "action)",
 			             holder, part_commit_type_name(c->type), target);
-			pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id,
-			              STAGE_RECORD, &d);
+			commitment_note(e, NULL, &d, what);
 			continue;
 		}
-		cJSON *params = commit_params(c);
+		cJSON *params = commit_params(c, e->out.repo);
 		char id[LEDGER_ID_MAX] = "";
 		struct ga_err err = {{0}};
 		int r = e->ledger ? ledger_add(e->ledger, part_commit_type_name(c->type), "space",
@@ -834,235 +367,226 @@ static size_t enqueue_commitments(struct part_engine *e)
 			decision_set(&d, VERDICT_FAIL, "commitment", "%s not enqueued: %s",
 			             part_commit_type_name(c->type), err.msg);
 		}
-		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, e->trig_conv, e->trig_id,
-		              STAGE_RECORD, &d);
+		commitment_note(e, id, &d, what);
 		cJSON_Delete(params);
 	}
 	return kept;
 }
 
-static void recover(struct part_engine *e, bool validator_ran, bool validator_salvage);
-static void call_model(struct part_engine *e);
-static void extract(struct part_engine *e);
-
-static void on_said(void *ud, const struct decision *final, const char *artifact)
+/* Has this agent said a status line for every commitment of the decision
+ * already (each piece of work by its promise key)? */
+static bool status_said(struct part_engine *e)
 {
-	(void)artifact;
-	struct part_engine *e = anchor_drop(ud);
-	if (!e)
-		return;
-	claims_settle(e, final && final->verdict == VERDICT_SENT);
+	if (!e->dec.commitments.n)
+		return false;
+	for (size_t i = 0; i < e->dec.commitments.n; i++) {
+		struct commit_work w;
+		part_claim_work(&e->dec.commitments.item[i], e->out.repo, &w);
+		char key[COMMIT_WORK_KEY_MAX];
+		commit_work_key(&w, true, key, sizeof key);
+		bool found = false;
+		for (size_t k = 0; k < PART_ENGINE_SAID_WORK && !found; k++)
+			found = strcmp(e->said_work[k], key) == 0;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static void status_note(struct part_engine *e)
+{
+	for (size_t i = 0; i < e->dec.commitments.n; i++) {
+		struct commit_work w;
+		part_claim_work(&e->dec.commitments.item[i], e->out.repo, &w);
+		commit_work_key(&w, true, e->said_work[e->said_next], sizeof e->said_work[0]);
+		e->said_next = (e->said_next + 1) % PART_ENGINE_SAID_WORK;
+	}
+}
+
+/* The words went out: the cooldown, the claims' hold, the commitments (or
+ * the extraction when the words promise without them). what: the record's
+ * note, NULL for words of their own. */
+static void said(struct part_engine *e, struct strbuf *what)
+{
+	status_note(e);
+	int64_t now = time_now_ms();
+	int64_t span = e->cd_max > e->cd_min ? e->cd_max - e->cd_min : 0;
+	int64_t cd = e->cd_min + (span ? (int64_t)(next_rand(e) % (uint64_t)span) : 0);
+	part_note_sent(&e->st, e->self, e->said, strlen(e->said), now, now + cd);
 	/* A forced action counts against its cap (§16.8) whether or not it was
 	 * said: one refused downstream is not tried again on every tick. */
 	if (e->phase == PH_FORCED)
 		part_note_forced(&e->st);
-	if (final && final->verdict == VERDICT_SENT) {
-		int64_t now = time_now_ms();
-		int64_t span = e->cd_max > e->cd_min ? e->cd_max - e->cd_min : 0;
-		int64_t cd = e->cd_min + (span ? (int64_t)(next_rand(e) % (uint64_t)span) : 0);
-		part_note_sent(&e->st, e->self, e->said, strlen(e->said), now, now + cd);
-		if (e->dec.commitments.n) {
-			if (enqueue_commitments(e) > 0 && e->out.request_open)
-				part_note_fulfilled(&e->st, "commitment");
-		} else {
-			extract(e); /* §12.3; ends the tick */
-			return;
-		}
-		tick_end(e);
+	part_claims_said(e);
+	if (e->dec.commitments.n && part_enqueue_commitments(e, what) > 0 && e->out.request_open)
+		part_note_fulfilled(&e->st, "commitment");
+	part_tick_end(e);
+}
+
+/* The outcome of the trigger's words (pipeline_reply). */
+static void on_reply_ended(void *ud, struct pipeline_job *job, const struct pipeline_outcome *o)
+{
+	struct part_engine *e = part_anchor_drop(ud);
+	if (!e) {
+		if (!o->sent)
+			pipeline_silent(job, "stopping", "the room's engine stopped");
 		return;
 	}
-	/* The pipeline's validator said no: §11 decides what is left. Any
-	 * other end (outbound refused, paused, the room gone) ends the tick. */
-	if (final && final->verdict == VERDICT_REJECT) {
-		recover(e, true, e->pre.salvage);
+	e->trig_lent = false;
+	if (o->sent) {
+		e->trig_job = NULL; /* the pipeline records it */
+		said(e, o->note);
+		return;
+	}
+	/* The job is ours again; its story ends with this refusal's reason
+	 * unless the recovery below says more. */
+	e->last = *o->final;
+	if (e->phase == PH_FORCED)
+		part_note_forced(&e->st);
+	if (o->stage == STAGE_VALIDATOR) {
+		part_recover(e, true, o->salvage);
 		return;
 	}
 	/* The owner's words were refused after the validator (outbound dedup,
 	 * withdrawn by the last look): the request still waits on us, so the
 	 * owner retry / forced action follow as after a rejection (each once
-	 * per tick, part_recover_next); before, the tick just ended and the
-	 * request went untaken. */
-	if (final && e->out.own.is_owner && e->out.request_open && !e->social_only &&
+	 * per tick, part_recover_next). */
+	if (e->out.own.is_owner && e->out.request_open && !e->social_only &&
 	    e->phase != PH_FORCED) {
 		struct decision d;
 		decision_set(&d, VERDICT_INFO, "not_said",
 		             "my words for the open request were not said (%s: %s): recovering",
-		             final->rule ? final->rule : decision_verdict_name(final->verdict),
-		             final->reason);
-		record(e, &d);
-		recover(e, true, false);
+		             o->final->rule ? o->final->rule
+		                            : decision_verdict_name(o->final->verdict),
+		             o->final->reason);
+		part_record(e, &d);
+		part_recover(e, true, false);
 		return;
 	}
-	tick_end(e);
+	part_tick_end(e);
 }
 
-/* The echo window of the candidate: the trigger's conversation (the room),
- * agents' messages compared, persons' context (§9.1) — what the pipeline's
- * validator stage would build. */
-static struct echo_window *window_now(struct part_engine *e)
+/* The outcome of words said on a tick without a message to answer. */
+static void on_said_alone(void *ud, const struct decision *final, const char *artifact)
 {
-	struct conv_store *cs = pipeline_store(e->pipeline);
-	struct echo_window *w = echo_window_new(PIPELINE_ECHO_WINDOW);
-	size_t n = conv_store_message_count(cs, e->trig_conv);
-	for (size_t i = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0; i < n; i++) {
-		const struct conv_message *m = conv_store_message_at(cs, e->trig_conv, i);
-		if (m)
-			echo_window_push(w, m->author_name, !conv_author_is_person(m->author_kind),
-			                 m->text ? m->text : "");
+	(void)artifact;
+	struct part_engine *e = part_anchor_drop(ud);
+	if (!e)
+		return;
+	if (final && final->verdict == VERDICT_SENT) {
+		said(e, NULL);
+		return;
 	}
-	return w;
+	if (e->phase == PH_FORCED)
+		part_note_forced(&e->st);
+	part_tick_end(e);
 }
 
-static void build_window(struct part_engine *e)
+/* The room's members by name, for the validator (a task given to a member
+ * is new information); valid until the next call into the room. */
+static size_t member_names(struct part_engine *e, const char **names, size_t cap)
 {
-	echo_window_free(e->win);
-	e->win = window_now(e);
-	/* Where the window ended: what comes after it arrived during the delays. */
-	struct conv_store *cs = pipeline_store(e->pipeline);
-	size_t n = conv_store_message_count(cs, e->trig_conv);
-	const struct conv_message *last = n ? conv_store_message_at(cs, e->trig_conv, n - 1) : NULL;
-	free(e->win_last);
-	e->win_last = last && last->message_id ? xstrdup(last->message_id) : NULL;
-}
-
-/* Other agents' messages of the trigger's conversation after e->win_last
- * (all of the window's when the store had none then), oldest first. */
-static size_t fresh_since(struct part_engine *e, struct part_fresh *out, size_t cap)
-{
-	struct conv_store *cs = pipeline_store(e->pipeline);
-	size_t n = conv_store_message_count(cs, e->trig_conv), k = 0;
-	size_t low = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0;
-	for (size_t i = n; i-- > low && k < cap;) {
-		const struct conv_message *m = conv_store_message_at(cs, e->trig_conv, i);
-		if (!m)
-			continue;
-		if (e->win_last && m->message_id && strcmp(m->message_id, e->win_last) == 0)
-			break;
-		if (conv_author_is_person(m->author_kind) || m->author_kind == CONV_AUTHOR_SELF)
-			continue;
-		out[k++] = (struct part_fresh){.author = m->author_name, .text = m->text};
-	}
-	for (size_t i = 0; i < k / 2; i++) {
-		struct part_fresh t = out[i];
-		out[i] = out[k - 1 - i];
-		out[k - 1 - i] = t;
-	}
+	struct part_member *m = xcalloc(PART_MEMBERS_MAX, sizeof *m);
+	size_t n = e->members(e->ud, m, PART_MEMBERS_MAX), k = 0;
+	for (size_t i = 0; i < n && k < cap; i++)
+		if (m[i].name)
+			names[k++] = m[i].name;
+	free(m);
 	return k;
-}
-
-bool part_engine_send_check(struct part_engine *e, const char *text, char *why, size_t cap)
-{
-	if (cap)
-		why[0] = '\0';
-	if (!e || !e->ticking || !e->said || !text)
-		return true;
-	size_t m = strlen(e->said);
-	if (m > PART_ENGINE_SEND_MATCH_BYTES)
-		m = PART_ENGINE_SEND_MATCH_BYTES;
-	if (strncmp(text, e->said, m) != 0)
-		return true; /* not ours: another sender's chat */
-	struct part_fresh fresh[PIPELINE_ECHO_WINDOW];
-	size_t nfresh = fresh_since(e, fresh, PIPELINE_ECHO_WINDOW);
-	if (!nfresh)
-		return true;
-	struct echo_window *w = window_now(e);
-	struct decision d;
-	bool echo = part_late_echo(text, e->dec.commitments.n, w,
-	                           e->pre.echo_ran ? &e->pre.echo : NULL, fresh, nfresh, &d);
-	echo_window_free(w);
-	if (!echo)
-		return true;
-	record_at(e, STAGE_OUTBOUND, &d);
-	if (cap)
-		snprintf(why, cap, "%s: %s", d.rule, d.reason);
-	return false;
 }
 
 static void fill_ctx(struct part_engine *e, struct validator_context *ctx)
 {
 	memset(ctx, 0, sizeof *ctx);
-	part_validator_context(&e->out, e->dec.commitments.n, ctx);
-	ctx->window = e->win;
+	part_validator_context(&e->out, e->extracted ? 0 : e->dec.commitments.n, ctx);
 	ctx->judge = part_judge_validator(e->judge);
+	if (!e->own) { /* at the first validation: the stemmer loads then anyway */
+		const struct skill *sk = skills_find(e->skills, PART_ENGINE_SKILL);
+		const char *own[] = {sk ? sk->body : NULL, e->have_tool ? e->tool.description : NULL,
+		                     e->have_tool ? e->tool.schema_json : NULL};
+		e->own = echo_own_new(own, sizeof own / sizeof own[0]);
+	}
+	ctx->own = e->own;
 }
 
-static void send_now(struct part_engine *e)
+void part_send(struct part_engine *e)
 {
 	struct decision d;
 	char target[PIPELINE_TARGET_MAX];
 	if (e->target(e->ud, target, sizeof target) != 0) {
 		decision_set(&d, VERDICT_DROP, "no_target", "not in the room any more: not said");
-		record(e, &d);
-		tick_end(e);
+		part_record(e, &d);
+		part_tick_end(e);
 		return;
 	}
 	free(e->said);
 	e->said = xstrdup(e->dec.message);
-	claims_send(e);
 	struct validator_context ctx;
 	fill_ctx(e, &ctx);
-	/* The pipeline's stage has no judge; once ours has found the words
-	 * new, the echo checks are settled and the stage gets an empty window
-	 * (every other check runs there again). */
-	ctx.judge = NULL;
-	struct echo_window *empty = e->judged_new ? echo_window_new(1) : NULL;
-	if (empty)
-		ctx.window = empty;
-	/* The pipeline's journal sends one chat per id, ever (exactly once
-	 * across restarts): the decision's words go under the trigger's id;
-	 * salvage, the owner retry and forced action are further chats for the
-	 * same trigger and get their own ids — under the trigger's id the
-	 * forced action after the owner's plain answer was dropped as "already
-	 * sent" on every tick and the request went untaken. */
-	char sid[ID_MAX + 32];
-	const char *id = e->trig_id[0] ? e->trig_id : NULL;
-	if (id && e->phase != PH_DECISION) {
-		snprintf(sid, sizeof sid, "%s#%s%u", e->trig_id,
+	const char *names[PART_MEMBERS_MAX];
+	ctx.members = names;
+	ctx.n_members = member_names(e, names, PART_MEMBERS_MAX);
+	/* What the room's port needs beside the words: the claims it makes
+	 * with them, the typing pause's range (space-config.json). */
+	cJSON *extra = cJSON_CreateObject();
+	part_claims_extra(e, extra);
+	cJSON *delay = cJSON_AddObjectToObject(extra, "replyDelayMs");
+	cJSON_AddNumberToObject(delay, "min", (double)e->cfg.reply_delay_min_ms);
+	cJSON_AddNumberToObject(delay, "max", (double)e->cfg.reply_delay_max_ms);
+	/* Exactly once across restarts (the journal): salvage, the owner
+	 * retry and forced action are further words for the same message and
+	 * get their own keys. */
+	char suffix[32] = "";
+	if (e->phase != PH_DECISION)
+		snprintf(suffix, sizeof suffix, "#%s%u",
 		         e->phase == PH_SALVAGE ? "salvage"
 		         : e->phase == PH_RETRY ? "retry"
 		                                : "forced",
 		         e->phase == PH_SALVAGE ? 1u
 		         : e->phase == PH_RETRY ? e->st.owner_rejections
 		                                : e->st.forced_attempts + 1);
-		id = sid;
+	if (e->trig_job) {
+		struct pipeline_reply r = {.text = e->said,
+		                           .len = strlen(e->said),
+		                           .key_suffix = suffix,
+		                           .vctx = &ctx,
+		                           .extra = extra,
+		                           .last_look = true,
+		                           .ended = on_reply_ended,
+		                           .ud = part_anchor_take(e),
+		                           .revise = true};
+		e->trig_lent = true;
+		pipeline_reply(e->trig_job, &r);
+	} else {
+		if (!e->say_id[0])
+			snprintf(e->say_id, sizeof e->say_id, "%s%s", e->trig_id, suffix);
+		struct pipeline_say_req r = {.platform = CONV_PLATFORM_SPACE,
+		                             .target = target,
+		                             .source = "participation",
+		                             .text = e->said,
+		                             .len = strlen(e->said),
+		                             .chain = e->trig_chain,
+		                             .courtesy = e->trig_courtesy,
+		                             .id = e->say_id,
+		                             .vctx = &ctx,
+		                             .extra = extra,
+		                             .done = on_said_alone,
+		                             .ud = part_anchor_take(e)};
+		pipeline_say_with(e->pipeline, &r);
 	}
-	pipeline_say_ctx(e->pipeline, CONV_PLATFORM_SPACE, target, "participation", e->said,
-	                 strlen(e->said), e->trig_chain, e->trig_courtesy, id, &ctx, on_said,
-	                 anchor_take(e));
-	echo_window_free(empty);
+	cJSON_Delete(extra);
 }
 
-static void on_judged(void *ud, int verdict, const char *reason)
-{
-	struct part_engine *e = anchor_drop(ud);
-	if (!e)
-		return;
-	struct validator_context ctx;
-	fill_ctx(e, &ctx);
-	validator_resume(e->dec.message, &ctx, verdict, reason, &e->pre);
-	struct decision d;
-	if (verdict == 1) {
-		/* An echo: it never reaches the room. */
-		validator_to_decision(&e->pre, &d);
-		record_at(e, STAGE_VALIDATOR, &d);
-		recover(e, true, e->pre.salvage);
-		return;
-	}
-	decision_set(&d, VERDICT_INFO, "echo_judge", "%s", reason ? reason : "not an echo");
-	record_at(e, STAGE_VALIDATOR, &d);
-	e->judged_new = true;
-	send_now(e);
-}
-
-/* §9–§10 before the send: the validator with the judge; see engine.h. */
-static void validate_then_send(struct part_engine *e)
+/* The commitments' checks (§4, §12.1 step 4), then the words go to the
+ * pipeline's validator (with the judge) and outbound. */
+void part_speak(struct part_engine *e)
 {
 	/* §4 whatever the words: another agent's request is not ours to act on. */
 	struct decision own;
 	if (part_drop_foreign_commitments(&e->dec.commitments, &e->out, &own))
-		record_at(e, STAGE_VALIDATOR, &own);
+		part_record_at(e, STAGE_VALIDATOR, &own);
 	size_t had = e->dec.commitments.n;
-	drop_taken(e);
+	part_drop_taken(e);
 	if (e->phase != PH_DECISION && had && !e->dec.commitments.n) {
 		/* salvage / retry / forced words exist only for their commitments */
 		struct decision d;
@@ -1071,32 +595,34 @@ static void validate_then_send(struct part_engine *e)
 		             e->phase == PH_SALVAGE ? "salvage"
 		             : e->phase == PH_RETRY ? "owner retry"
 		                                    : "forced action");
-		record_at(e, STAGE_VALIDATOR, &d);
+		part_record_at(e, STAGE_VALIDATOR, &d);
 		if (e->phase == PH_FORCED)
 			part_note_forced(&e->st);
-		tick_end(e);
+		part_tick_end(e);
 		return;
 	}
-	build_window(e);
-	e->judged_new = false;
-	validator_decision_clear(&e->pre);
-	memset(&e->pre, 0, sizeof e->pre);
-	struct validator_context ctx;
-	fill_ctx(e, &ctx);
-	if (validator_validate(e->dec.message, &ctx, &e->pre) != VALIDATOR_REFER) {
-		send_now(e);
+	/* A status line ("On it —", "Creating that now.") at most once per
+	 * piece of work per agent. */
+	if (e->phase != PH_DECISION && status_said(e)) {
+		struct decision d;
+		decision_set(&d, VERDICT_DROP, "status_repeat",
+		             "the %s's words were said for this work already: not again",
+		             e->phase == PH_SALVAGE ? "salvage"
+		             : e->phase == PH_RETRY ? "owner retry"
+		                                    : "forced action");
+		part_record_at(e, STAGE_VALIDATOR, &d);
+		if (e->phase == PH_FORCED)
+			part_note_forced(&e->st);
+		part_tick_end(e);
 		return;
 	}
-	struct decision d;
-	decision_set(&d, VERDICT_INFO, "echo_judge",
-	             "borderline echo (pair %.2f, novelty %.2f): asking the judge",
-	             e->pre.echo.pair, e->pre.echo.novelty);
-	record_at(e, STAGE_VALIDATOR, &d);
-	e->anchor->refs++;
-	if (validator_refer(&ctx, e->dec.message, on_judged, e->anchor) != 0) {
-		e->anchor->refs--;
-		on_judged(anchor_take(e), -1, "no judge to ask: not an echo");
+	/* §8.4: words that promise without a structured commitment are read
+	 * for one before they go (part_send continues) */
+	if (!e->dec.commitments.n && e->phase == PH_DECISION) {
+		part_extract(e);
+		return;
 	}
+	part_send(e);
 }
 
 /* ---- the model call (§8) ----------------------------------------------------------------- */
@@ -1126,7 +652,7 @@ static int sink_enqueue(const char *action, const cJSON *params, void *ud, char 
 
 static void on_composed(const struct compose_result *res, void *ud)
 {
-	struct part_engine *e = anchor_drop(ud);
+	struct part_engine *e = part_anchor_drop(ud);
 	if (!e)
 		return;
 	e->run = NULL;
@@ -1143,22 +669,22 @@ static void on_composed(const struct compose_result *res, void *ud)
 	if (!e->have_dec && res->stop == COMPOSE_STOP_CANCELLED) {
 		decision_set(&d, VERDICT_INFO, "cancelled", "the decision call was cancelled: %s",
 		             res->reason);
-		record(e, &d);
-		tick_end(e);
+		part_record(e, &d);
+		part_tick_end(e);
 		return;
 	}
 	if (!e->have_dec) {
 		decision_set(&d, VERDICT_FAIL, "decision",
 		             "the model gave no usable space_decision (%s: %s): silent",
 		             res->stop_name ? res->stop_name : "?", res->reason);
-		record(e, &d);
-		tick_end(e);
+		part_record(e, &d);
+		part_tick_end(e);
 		return;
 	}
 	adjust_cfg(e);
 	bool speaks = e->dec.should_speak && e->dec.message && e->dec.message[0];
 	if (!speaks) {
-		recover(e, false, false);
+		part_recover(e, false, false);
 		return;
 	}
 	decision_set(&d, VERDICT_PASS, "decided",
@@ -1167,15 +693,15 @@ static void on_composed(const struct compose_result *res, void *ud)
 	             e->dec.from_text ? ", read from text" : "", e->dec.commitments.ndropped_total,
 	             e->dec.reason && e->dec.reason[0] ? ": " : "",
 	             e->dec.reason ? e->dec.reason : "");
-	record(e, &d);
-	validate_then_send(e);
+	part_record(e, &d);
+	part_speak(e);
 }
 
 /* One tool-less model call for the tick (Layer 2, the issue body, the
  * extraction): the engine's anchor rides along. 0 when started; -1 with err
  * (nothing will be called back). temperature < 0: the provider's. */
-static int ask_plain(struct part_engine *e, const char *system, char *user, int max_tokens,
-                     double temperature, compose_done_fn done, struct ga_err *err)
+int part_ask_plain(struct part_engine *e, const char *system, char *user, int max_tokens,
+                   double temperature, compose_done_fn done, struct ga_err *err)
 {
 	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
 	struct compose_opts o = {
@@ -1203,8 +729,8 @@ static int ask_plain(struct part_engine *e, const char *system, char *user, int 
 
 /* The space_decision call (the decision, the owner retry): the tool
  * forced, one correction round. 0 when started; -1 with err. */
-static int ask_decision(struct part_engine *e, const char *system, char *user, compose_done_fn done,
-                        struct ga_err *err)
+int part_ask_decision(struct part_engine *e, const char *system, char *user, compose_done_fn done,
+                      struct ga_err *err)
 {
 	if (!e->have_tool)
 		return err_set(err, "the space_decision tool is not offered");
@@ -1235,327 +761,6 @@ static int ask_decision(struct part_engine *e, const char *system, char *user, c
 	return 0;
 }
 
-/* ---- §11: salvage, the owner retry, forced action ------------------------------------- */
-
-static void owner_retry(struct part_engine *e);
-static void forced_action(struct part_engine *e, bool due_now);
-
-static bool blank_text(const char *s)
-{
-	for (; s && *s; s++)
-		if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
-			return false;
-	return true;
-}
-
-/* The decision did not speak (validator_ran false) or the validator
- * rejected it: salvage once, then what part_recover_next says. */
-static void recover(struct part_engine *e, bool validator_ran, bool validator_salvage)
-{
-	struct decision why;
-	size_t had = e->dec.commitments.n;
-	if (!e->salvaged && had) {
-		bool ok = part_salvage(&e->dec, &e->out, validator_ran, validator_salvage, &why);
-		record(e, &why);
-		if (ok) {
-			e->salvaged = true;
-			e->phase = PH_SALVAGE;
-			validate_then_send(e);
-			return;
-		}
-	}
-	enum part_recovery r = part_recover_next(&e->st, &e->out, e->retried, &why);
-	if (r != PART_RECOVER_NONE || (e->out.own.is_owner && e->out.request_open))
-		record(e, &why);
-	if (r == PART_RECOVER_NONE && validator_ran && !e->disc_retried) {
-		/* a host question nobody answered: one agent asks once more */
-		struct part_member *m = xcalloc(PART_MEMBERS_MAX, sizeof *m);
-		size_t nm = e->members(e->ud, m, PART_MEMBERS_MAX);
-		uint64_t seq = part_discussion_retry_due(&e->st, &e->out, e->self, e->social_only,
-		                                         m, nm, e->disc_done_seq, &why);
-		free(m);
-		if (seq) {
-			record(e, &why);
-			e->disc_retried = true;
-			e->disc_done_seq = seq;
-			e->phase = PH_DECISION; /* the refused words were never sent */
-			call_model(e);
-			return;
-		}
-	}
-	if (r == PART_RECOVER_RETRY) {
-		e->retried = true;
-		owner_retry(e);
-		return;
-	}
-	if (r == PART_RECOVER_FORCE && e->phase != PH_FORCED) {
-		forced_action(e, true);
-		return;
-	}
-	if (!validator_ran && e->phase == PH_DECISION) {
-		part_note_declined(&e->st, time_now_ms());
-		decision_set(&why, VERDICT_INFO, "declined", "the model stays silent: %s",
-		             e->dec.reason && e->dec.reason[0] ? e->dec.reason : "(no reason)");
-		record(e, &why);
-	}
-	tick_end(e);
-}
-
-static const char retry_system[] =
-        "You are an autonomous agent in a chatroom with a human host and other agents. You own "
-        "the host's request: call the space_decision tool with a commitment that fulfils it. No "
-        "discussion.";
-
-static void on_retry(const struct compose_result *res, void *ud)
-{
-	struct part_engine *e = anchor_drop(ud);
-	if (!e)
-		return;
-	e->run = NULL;
-	struct decision why;
-	if (res->stop == COMPOSE_STOP_CANCELLED) {
-		decision_set(&why, VERDICT_INFO, "cancelled", "the owner retry was cancelled");
-		record(e, &why);
-		tick_end(e);
-		return;
-	}
-	if (!e->have_dec && res->content) {
-		struct ga_err err = {{0}};
-		if (part_decision_from_text(res->content, strlen(res->content), e->social_only,
-		                            &e->dec, &err) == 0)
-			e->have_dec = true;
-	}
-	if (e->have_dec && part_owner_retry_accept(&e->dec, &e->out, &why) == 0) {
-		record(e, &why);
-		e->phase = PH_RETRY;
-		validate_then_send(e);
-		return;
-	}
-	if (!e->have_dec)
-		decision_set(&why, VERDICT_FAIL, "owner_retry",
-		             "the owner retry gave no usable space_decision (%s: %s)",
-		             res->stop_name ? res->stop_name : "?", res->reason);
-	record(e, &why);
-	recover(e, false, false);
-}
-
-/* §11.2: one call, space_decision forced, the commitment-only prompt. */
-static void owner_retry(struct part_engine *e)
-{
-	const char *repo = e->out.repo ? e->out.repo : "";
-	struct strbuf sb;
-	sb_init(&sb, PROMPT_MAX_BYTES);
-	sb_printf(&sb, "HOST REQUEST: \"%s\"\nREPO: %s\n",
-	          e->st.req_content ? e->st.req_content : "", repo[0] ? repo : "not detected");
-	sb_puts(&sb, "You are the action owner. Return only the decision with a commitment that "
-	             "fulfils the request, no discussion. Template:\n");
-	cJSON *t = cJSON_CreateObject();
-	cJSON_AddBoolToObject(t, "shouldSpeak", true);
-	cJSON_AddStringToObject(t, "reason", "I own the request");
-	cJSON_AddStringToObject(t, "message", PART_FORCED_MESSAGE);
-	cJSON *arr = cJSON_AddArrayToObject(t, "commitments");
-	cJSON *c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "type", "create_issue");
-	cJSON_AddStringToObject(c, "repo", repo);
-	cJSON_AddStringToObject(c, "title", "brief title");
-	cJSON_AddStringToObject(c, "description", "full issue body in markdown");
-	cJSON_AddItemToArray(arr, c);
-	char *tj = cJSON_PrintUnformatted(t);
-	cJSON_Delete(t);
-	sb_puts(&sb, tj ? tj : "");
-	free(tj);
-	struct ga_err err = {{0}};
-	int rc = ask_decision(e, retry_system, sb.buf, on_retry, &err);
-	sb_free(&sb);
-	if (rc != 0) {
-		struct decision d;
-		decision_set(&d, VERDICT_FAIL, "owner_retry", "the owner retry could not start: %s",
-		             err.msg);
-		record(e, &d);
-		recover(e, false, false);
-	}
-}
-
-static const char enrich_system[] =
-        "You are a technical writer. Produce a well-structured GitHub issue body in markdown: a "
-        "description, an acceptance-criteria checklist and the relevant context. Be concise. "
-        "Markdown only.";
-
-static void forced_with_body(struct part_engine *e, const char *body)
-{
-	struct decision why;
-	if (part_forced_decision(&e->st, &e->out, e->forced_now, body, &e->dec, &why) != 0) {
-		record(e, &why);
-		tick_end(e);
-		return;
-	}
-	record(e, &why);
-	e->phase = PH_FORCED;
-	validate_then_send(e);
-}
-
-static void on_enriched(const struct compose_result *res, void *ud)
-{
-	struct part_engine *e = anchor_drop(ud);
-	if (!e)
-		return;
-	e->run = NULL;
-	if (res->stop == COMPOSE_STOP_CANCELLED) {
-		tick_end(e);
-		return;
-	}
-	char *body = NULL;
-	if (res->stop == COMPOSE_STOP_FINAL && res->content) {
-		body = xstrdup(res->content);
-		size_t n = strlen(body);
-		while (n && (body[n - 1] == ' ' || body[n - 1] == '\n' || body[n - 1] == '\t' ||
-		             body[n - 1] == '\r'))
-			body[--n] = '\0';
-		if (n <= PART_ENGINE_ENRICH_MIN_BYTES || blank_text(body)) {
-			free(body);
-			body = NULL;
-		}
-	}
-	if (!body)
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "forced action: the default issue body", "stop",
-		       res->stop_name ? res->stop_name : "?", "reason", res->reason);
-	forced_with_body(e, body);
-	free(body);
-}
-
-/* §11.3: check it can be done (repo, due, not social-only) with the default
- * body, then ask the model for a better body, then decide. */
-static void forced_action(struct part_engine *e, bool due_now)
-{
-	e->forced_now = due_now;
-	struct part_decision probe;
-	memset(&probe, 0, sizeof probe);
-	struct decision why;
-	int ok = part_forced_decision(&e->st, &e->out, due_now, NULL, &probe, &why);
-	part_decision_clear(&probe);
-	if (ok != 0) {
-		/* Due on every message-less tick until a repository is named: said
-		 * once per request, not every 5 s. */
-		bool norepo = strcmp(why.rule, "forced_no_repo") == 0;
-		if (!norepo || e->norepo_seq != e->st.req_seq)
-			record(e, &why);
-		if (norepo)
-			e->norepo_seq = e->st.req_seq;
-		tick_end(e);
-		return;
-	}
-	char *hist = history_text(&e->st, false);
-	struct strbuf sb;
-	sb_init(&sb, PROMPT_MAX_BYTES);
-	sb_printf(&sb,
-	          "The request: %s\n\nThe conversation:\n%s\nThe repository: %s\n\nWrite the "
-	          "issue body:",
-	          e->st.req_content ? e->st.req_content : "", hist, e->out.repo ? e->out.repo : "");
-	free(hist);
-	struct ga_err err = {{0}};
-	int rc = ask_plain(e, enrich_system, sb.buf, PART_ENGINE_ENRICH_MAX_TOKENS, -1, on_enriched,
-	                   &err);
-	sb_free(&sb);
-	if (rc != 0)
-		forced_with_body(e, NULL);
-}
-
-/* ---- §8.4 / §12.3: extraction after commitment-free words ----------------------------- */
-
-static void on_extracted(const struct compose_result *res, void *ud)
-{
-	struct part_engine *e = anchor_drop(ud);
-	if (!e)
-		return;
-	e->run = NULL;
-	struct decision d;
-	if (res->stop != COMPOSE_STOP_FINAL || !res->content) {
-		decision_set(&d, VERDICT_INFO, "extraction", "no extraction (%s: %s)",
-		             res->stop_name ? res->stop_name : "?", res->reason);
-		record_at(e, STAGE_RECORD, &d);
-		tick_end(e);
-		return;
-	}
-	struct part_commitments got;
-	memset(&got, 0, sizeof got);
-	struct ga_err err = {{0}};
-	if (part_extract_parse(res->content, strlen(res->content), e->social_only, &got, &err) !=
-	    0) {
-		decision_set(&d, VERDICT_INFO, "extraction",
-		             "the extraction reply was unusable: %s", err.msg);
-		record_at(e, STAGE_RECORD, &d);
-		tick_end(e);
-		return;
-	}
-	decision_set(&d, VERDICT_INFO, "extraction",
-	             "%zu commitment(s) extracted from the sent words (%zu dropped)", got.n,
-	             got.ndropped_total);
-	record_at(e, STAGE_RECORD, &d);
-	if (part_drop_foreign_commitments(&got, &e->out, &d))
-		record_at(e, STAGE_RECORD, &d);
-	if (got.n) {
-		part_commitments_clear(&e->dec.commitments);
-		e->dec.commitments = got;
-		memset(&got, 0, sizeof got);
-		if (enqueue_commitments(e) > 0 && e->out.request_open)
-			part_note_fulfilled(&e->st, "extracted");
-	}
-	part_commitments_clear(&got);
-	tick_end(e);
-}
-
-static void extract(struct part_engine *e)
-{
-	char why[160];
-	if (!part_extract_wanted(e->said, strlen(e->said), why, sizeof why)) {
-		tick_end(e);
-		return;
-	}
-	char *user = part_extract_prompt(e->said, e->out.repo, e->host_lines);
-	struct ga_err err = {{0}};
-	int rc = ask_plain(e, part_extract_system(), user, PART_EXTRACT_MAX_TOKENS, 0, on_extracted,
-	                   &err);
-	free(user);
-	if (rc != 0) {
-		struct decision d;
-		decision_set(&d, VERDICT_INFO, "extraction", "no extraction call: %s", err.msg);
-		record_at(e, STAGE_RECORD, &d);
-		tick_end(e);
-		return;
-	}
-	struct decision d;
-	decision_set(&d, VERDICT_INFO, "extraction", "%s: asking the model for commitments", why);
-	record_at(e, STAGE_RECORD, &d);
-}
-
-static void call_model(struct part_engine *e)
-{
-	struct ga_err err = {{0}};
-	struct decision d;
-	char *skill = skills_render(e->skills, PART_ENGINE_SKILL, NULL, NULL, 0, &err);
-	char *user = skill ? user_message(e, &err) : NULL;
-	if (!skill || !user || !e->have_tool) {
-		decision_set(&d, VERDICT_FAIL, "prompt", "no decision call: %s",
-		             !e->have_tool ? "the space_decision tool is not offered" : err.msg);
-		record(e, &d);
-		free(skill);
-		free(user);
-		tick_end(e);
-		return;
-	}
-	char *system = skills_system_prompt(e->soul, e->self_text, skill);
-	free(skill);
-	int rc = ask_decision(e, system, user, on_composed, &err);
-	free(system);
-	free(user);
-	if (rc != 0) {
-		decision_set(&d, VERDICT_FAIL, "decision", "the decision call could not start: %s",
-		             err.msg);
-		record(e, &d);
-		tick_end(e);
-	}
-}
-
 /* ---- the tick (§1) ------------------------------------------------------------------------- */
 
 static size_t tick_events(struct part_engine *e, struct part_event *evs)
@@ -1573,9 +778,21 @@ static size_t tick_events(struct part_engine *e, struct part_event *evs)
 		        .addressed_me = p->addressed_me,
 		        .addressed_others = p->addressed_others,
 		        .from_history = p->from_history,
+		        .context = p->context,
+		        .noted = p->noted,
 		};
 	}
 	return e->ntb;
+}
+
+/* Every walk of this tick's batch that is still held ends: rule, why. */
+static void tb_end(struct part_engine *e, const char *rule, const char *why)
+{
+	for (size_t i = 0; i < e->ntb; i++) {
+		job_silent(e->tb[i].job, rule, why);
+		pending_clear(&e->tb[i]);
+	}
+	e->ntb = 0;
 }
 
 static void clear_l2(struct part_engine *e)
@@ -1607,16 +824,14 @@ static const char layer2_system[] =
 
 static void on_layer2(const struct compose_result *res, void *ud)
 {
-	struct part_engine *e = anchor_drop(ud);
+	struct part_engine *e = part_anchor_drop(ud);
 	if (!e)
 		return;
 	e->run = NULL;
 	if (res->stop == COMPOSE_STOP_CANCELLED) {
 		clear_l2(e);
-		for (size_t i = 0; i < e->ntb; i++)
-			pending_clear(&e->tb[i]);
-		e->ntb = 0;
-		tick_end(e);
+		tb_end(e, "cancelled", "the tick was cancelled (the agent is stopping)");
+		part_tick_end(e);
 		return;
 	}
 	const char *text = e->l2[e->il2];
@@ -1654,7 +869,7 @@ static void ask_layer2(struct part_engine *e)
 	struct ga_err err = {{0}};
 	char user[PART_TEXT_MAX_BYTES + 32];
 	snprintf(user, sizeof user, "Message: \"%s\"", e->l2[e->il2]);
-	if (ask_plain(e, layer2_system, user, 10, 0, on_layer2, &err) != 0) {
+	if (part_ask_plain(e, layer2_system, user, 10, 0, on_layer2, &err) != 0) {
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "layer 2 not asked", "error", err.msg);
 		clear_l2(e);
 		run_tick(e);
@@ -1699,7 +914,7 @@ static void adjust_cfg(struct part_engine *e)
 	else
 		decision_set(&d, VERDICT_INFO, "adjust_behavior", "space-config.json adjusted%s%s",
 		             p.len ? "; refused: " : "", sb_cstr(&p));
-	record(e, &d);
+	part_record(e, &d);
 	sb_free(&p);
 	load_cfg(e);
 }
@@ -1714,7 +929,7 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 	e->ticking = true;
 	e->done = done;
 	e->done_ud = ud;
-	claims_expire(e);
+	part_claims_expire(e);
 	load_cfg(e);
 	/* this tick's batch */
 	memcpy(e->tb, e->batch, e->nbatch * sizeof e->batch[0]);
@@ -1746,33 +961,71 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 	ask_layer2(e);
 }
 
-static void run_tick(struct part_engine *e)
+/* The walks of the tick's batch: the message the tick answers (the best
+ * live chat: the host's before an agent's, addressed to us before not,
+ * newest last; or the one carried over a cooldown) and the others, which
+ * end as merged into it — or, when the tick does not speak, with its
+ * verdict. A cooldown carries the best one to the next tick. */
+static void settle_walks(struct part_engine *e)
 {
-	/* The trigger of the last tick stays when this batch has no live
-	 * chat: messages taken in during a cooldown are answered on a later
-	 * tick, and their reply belongs to the newest of them. */
-	struct part_event evs[PART_ENGINE_BATCH_MAX];
-	size_t n = tick_events(e, evs);
-	const struct pending *trig = NULL;
-	int trig_score = -1;
-	for (size_t i = 0; i < n; i++) {
+	size_t best = e->ntb;
+	int best_score = -1;
+	for (size_t i = 0; i < e->ntb; i++) {
 		const struct pending *p = &e->tb[i];
-		/* The message the answer belongs to: a live one, the host's
-		 * before an agent's, addressed to us before not, newest last. */
-		if (p->from_history || p->claim)
+		if (p->from_history || p->claim || !p->job)
 			continue;
 		int score = (p->kind == PART_AUTHOR_HOST) * 2 + p->addressed_me;
-		if (score >= trig_score) {
-			trig_score = score;
-			trig = p;
+		if (score >= best_score) {
+			best_score = score;
+			best = i;
 		}
 	}
-	if (trig) {
-		snprintf(e->trig_id, sizeof e->trig_id, "%s", trig->message_id);
-		snprintf(e->trig_conv, sizeof e->trig_conv, "%s", trig->conversation);
-		e->trig_chain = trig->chain_out;
-		e->trig_courtesy = trig->courtesy;
+	struct pipeline_job *chosen = NULL;
+	if (best < e->ntb) {
+		chosen = e->tb[best].job;
+		e->tb[best].job = NULL;
+		snprintf(e->trig_id, sizeof e->trig_id, "%s", e->tb[best].message_id);
+		snprintf(e->trig_conv, sizeof e->trig_conv, "%s", e->tb[best].conversation);
+		if (e->carry) {
+			char why[PART_ID_MAX + 64];
+			snprintf(why, sizeof why, "merged into the answer to the newer %s",
+			         e->trig_id);
+			job_silent(e->carry, "merged", why);
+			e->carry = NULL;
+		}
+	} else if (e->carry) {
+		chosen = e->carry; /* trig_id is still its id */
+		e->carry = NULL;
 	}
+	if (chosen) {
+		const struct gate_result *g = pipeline_job_gate(chosen);
+		e->trig_chain = g->chain_out;
+		e->trig_courtesy = g->courtesy;
+	}
+	const struct decision *v = &e->out.verdict;
+	bool cooling = !e->out.call_model && v->rule && strcmp(v->rule, "cooldown") == 0;
+	char why[PART_ID_MAX + 64];
+	if (cooling) {
+		e->carry = chosen;
+		snprintf(why, sizeof why, "merged: %s is answered after the cooldown", e->trig_id);
+		tb_end(e, "merged", why);
+		return;
+	}
+	if (e->out.call_model) {
+		e->trig_job = chosen;
+		e->trig_lent = false;
+		snprintf(why, sizeof why, "merged into the tick that answers %s", e->trig_id);
+		tb_end(e, "merged", why);
+		return;
+	}
+	job_silent(chosen, v->rule ? v->rule : "silent", v->reason);
+	tb_end(e, v->rule ? v->rule : "silent", v->reason);
+}
+
+static void run_tick(struct part_engine *e)
+{
+	struct part_event evs[PART_ENGINE_BATCH_MAX];
+	size_t n = tick_events(e, evs);
 	struct part_member *members = xcalloc(PART_MEMBERS_MAX, sizeof *members);
 	size_t nm = e->members(e->ud, members, PART_MEMBERS_MAX);
 	struct part_tick_in in = {
@@ -1786,6 +1039,12 @@ static void run_tick(struct part_engine *e)
 	};
 	part_tick(&e->st, &in, &e->out);
 	free(members);
+	for (size_t i = 0; i < e->ntb; i++)
+		if (e->tb[i].context && e->tb[i].message_id && e->tb[i].message_id[0]) {
+			snprintf(e->ctx_ids[e->ctx_next], sizeof e->ctx_ids[0], "%s",
+			         e->tb[i].message_id);
+			e->ctx_next = (e->ctx_next + 1) % PART_ENGINE_CTX_IDS;
+		}
 	free(e->salvage_lead);
 	free(e->forced_lead);
 	e->salvage_lead = e->phrase ? e->phrase(e->ud, 0) : NULL;
@@ -1804,24 +1063,52 @@ static void run_tick(struct part_engine *e)
 	free(e->host_lines);
 	e->host_lines = hl.len ? sb_detach(&hl) : NULL;
 	sb_free(&hl);
-	for (size_t i = 0; i < n; i++)
-		pending_clear(&e->tb[i]);
-	e->ntb = 0;
-	/* layer2 points into the batch just freed */
+	/* layer2 points into the batch freed below */
 	e->out.nlayer2 = 0;
+	settle_walks(e);
 
-	if (e->out.has_new || e->out.call_model)
-		record(e, &e->out.verdict);
+	if (e->trig_job)
+		part_record(e, &e->out.verdict);
 	if (!e->out.call_model) {
 		/* §11.3 without new messages: the owner's request has waited. */
 		if (e->out.force_action_due && !e->social_only) {
-			forced_action(e, false);
+			snprintf(e->say_id, sizeof e->say_id, "%s#forced%u", e->trig_id,
+			         e->st.forced_attempts + 1);
+			part_forced_action(e, false);
 			return;
 		}
-		tick_end(e);
+		part_tick_end(e);
 		return;
 	}
-	call_model(e);
+	part_call_model(e);
+}
+
+void part_call_model(struct part_engine *e)
+{
+	struct ga_err err = {{0}};
+	struct decision d;
+	char *skill = skills_render(e->skills, PART_ENGINE_SKILL, NULL, NULL, 0, &err);
+	char *user = skill ? part_user_message(e, &err) : NULL;
+	if (!skill || !user || !e->have_tool) {
+		decision_set(&d, VERDICT_FAIL, "prompt", "no decision call: %s",
+		             !e->have_tool ? "the space_decision tool is not offered" : err.msg);
+		part_record(e, &d);
+		free(skill);
+		free(user);
+		part_tick_end(e);
+		return;
+	}
+	char *system = skills_system_prompt(e->soul, e->self_text, skill);
+	free(skill);
+	int rc = part_ask_decision(e, system, user, on_composed, &err);
+	free(system);
+	free(user);
+	if (rc != 0) {
+		decision_set(&d, VERDICT_FAIL, "decision", "the decision call could not start: %s",
+		             err.msg);
+		part_record(e, &d);
+		part_tick_end(e);
+	}
 }
 
 void part_engine_cancel(struct part_engine *e)
@@ -1887,7 +1174,6 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 	e->peers = c->peers;
 	e->workspaces = c->workspaces;
 	e->relationships = c->relationships;
-	e->claim = c->claim;
 	e->unclaim = c->unclaim;
 	e->claim_holder = c->claim_holder;
 	e->phrase = c->phrase;
@@ -1921,17 +1207,25 @@ void part_engine_free(struct part_engine *e)
 	a->e = NULL;
 	if (a->refs == 0)
 		free(a);
-	for (size_t i = 0; i < e->nbatch; i++)
+	/* The walks the engine holds end now; one lent to the pipeline ends
+	 * there (its ended() finds the engine gone). */
+	static const char stopping[] = "the room's engine stopped";
+	for (size_t i = 0; i < e->nbatch; i++) {
+		job_silent(e->batch[i].job, "stopping", stopping);
 		pending_clear(&e->batch[i]);
-	for (size_t i = 0; i < e->ntb; i++)
+	}
+	for (size_t i = 0; i < e->ntb; i++) {
+		job_silent(e->tb[i].job, "stopping", stopping);
 		pending_clear(&e->tb[i]);
+	}
+	job_silent(e->carry, "stopping", stopping);
+	if (!e->trig_lent)
+		job_silent(e->trig_job, "stopping", stopping);
 	clear_l2(e);
 	part_judge_free(e->judge);
+	echo_own_free(e->own);
 	free(e->salvage_lead);
 	free(e->forced_lead);
-	echo_window_free(e->win);
-	free(e->win_last);
-	validator_decision_clear(&e->pre);
 	free(e->host_lines);
 	part_decision_clear(&e->dec);
 	part_state_free(&e->st);

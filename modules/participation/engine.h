@@ -1,141 +1,84 @@
 /*
  * engine — the participation policy (participation.h) wired to the room,
- * the model and the message pipeline (issue 10, space-validation.md §1,
- * §8, §12, §14): what the agent actually does in the agent-space.
+ * the model and the message pipeline (space-validation.md §1, §8, §12,
+ * §14): what the agent actually does in the agent-space.
  *
  *   feeding   the space source's compose() hands each gate-passed room
- *             chat here (part_engine_offer) instead of composing per
- *             message; the pipeline then ends that message's job with
- *             "deferred to the participation tick". The chat waits in a
- *             batch (PART_ENGINE_BATCH_MAX; beyond, the oldest is dropped
- *             and logged);
+ *             chat here with its walk (part_engine_offer): the walk waits at
+ *             its compose stage in a batch (PART_ENGINE_BATCH_MAX; beyond,
+ *             the oldest ends, rule batch_full) until a tick answers it;
  *   the tick  part_engine_tick() (the runtime's scheduler job, every
  *             part_jittered_interval_ms(name, "space-participation", 5000,
- *             40) while joined; the scheduler's guard keeps it one at a
- *             time) turns the batch into part_events (host → author kind,
- *             the room's addressed list → the addressed flags, history →
- *             from_history), takes the members from the room and runs
- *             part_tick. Its verdict is recorded (stage compose) under the
- *             message that triggered it;
- *   the call  when the tick says call_model: one compose run (compose.h)
- *             with the space_decision tool only and tool_choice forced to
- *             it; system prompt = SOUL + SELF + the space-participation
- *             skill's "System Prompt"; the user message = the skill's "User
- *             Message Template" filled from the tick (repo, ownership,
- *             request, history, own messages, peers' promises, pacing, SELF
- *             excerpt) plus the §14 notes the tick names (mode, role,
- *             escalation, saturation, addressed, follow-up). The tool's
- *             arguments are read with part_decision_from_json (a bad one
- *             goes back to the model as an error, one more round), a text
- *             answer with part_decision_from_text;
- *   the send  a decision that speaks goes out through pipeline_say_ctx
- *             (validator with part_validator_context's facts and the
- *             conversation's echo window → outbound → record) keyed by the
- *             trigger's message id, with the gate's chain_out (the
- *             trigger's chain + 1) and courtesy flag (MAX − 1). Sent:
- *             part_note_sent (cooldown drawn from [cooldown_min_ms,
- *             cooldown_max_ms)), each commitment enqueued in the ledger
- *             with source "space", and part_note_fulfilled when one really
- *             was. A silent decision: part_salvage (§11.1, its commitments
- *             become "On it — …"), else part_note_declined;
+ *             40) while joined; one at a time) turns the batch into
+ *             part_events and runs part_tick. The walks of the batch settle:
+ *             the message the tick answers (the host's before an agent's,
+ *             addressed to us before not, newest last) stays with the tick;
+ *             the others end "merged" into it; a tick that does not call
+ *             the model ends them with its verdict (a cooldown carries the
+ *             best one to the next tick instead). Chats offered meanwhile
+ *             wait for the next tick;
+ *   the call  when the tick says call_model: one compose run with the
+ *             space_decision tool only, tool_choice forced to it; system
+ *             prompt = SOUL + SELF + the space-participation skill; the user
+ *             message = the skill's template filled from the tick plus the
+ *             §14 notes (engine_prompt.c). The tool's arguments are read with
+ *             part_decision_from_json (a bad one goes back to the model, one
+ *             more round), a text answer with part_decision_from_text;
+ *   the words a decision that speaks goes back to the walk it answers as
+ *             its candidate (pipeline_reply): the pipeline's validator with
+ *             part_validator_context's facts and the echo judge (judge.h: a
+ *             borderline echo is put to the model), outbound with the gate's
+ *             chain_out and courtesy flag, the claims the room's port makes
+ *             with the chat, the typing pause's range, and the last look
+ *             (pipeline_late_echo: words that became an echo of a peer's
+ *             message during the typing pause are withdrawn, rule
+ *             echo_late). Sent: part_note_sent (cooldown), the claims held
+ *             PART_ENGINE_CLAIM_HOLD_MS, each commitment enqueued in the
+ *             ledger with source "space" (its decision in the story
+ *             "commitment:<id>", a summary in the record), part_note_fulfilled
+ *             when one really was. A tick without a walk to answer (a
+ *             forced action on a quiet tick) says its words with
+ *             pipeline_say under "<last trigger>#forced<n>";
  *   Layer 2   before the tick, the host messages Layer 1 finds ambiguous
- *             and the cache does not know (part_intent_unknown, at most
- *             PART_LAYER2_MAX) are put to the model one by one, without
- *             tools: the spec's label prompt, `Message: "<text>"`, 10
- *             tokens, temperature 0; a readable label is learnt
- *             (part_intent_learn), an error or an unreadable reply is not
- *             (§16.15: asked again, after PART_ENGINE_LAYER2_RETRY_MS
- *             with no Layer-2 call, so a failing model is not called on
- *             every tick). The tick's batch is
- *             taken when the tick starts; chats offered meanwhile wait for
- *             the next one.
- *   validation before the send: the candidate meets the validator
- *             (validator_validate, the same context the pipeline's stage
- *             gets) first, with the echo judge (judge.h) as its judge: a
- *             borderline echo (refer) is put to the model (§10.6; verdicts
- *             cached, booked in the budget); YES → rejected as
- *             semantic_echo_judge, recorded at the validator stage and
- *             never sent; NO or a failed judge → sent through the pipeline
- *             with an empty echo window (the judge has settled the echo
- *             checks; every other check runs there again). Anything else
- *             goes to the pipeline as it is, whose validator stage decides
- *             and records (the pipeline's own stage has no judge: it
- *             treats refer as reject, see "hooks" in the report);
- *   ownership (§4, §16.16) before validation: when another agent owns
+ *             and the cache does not know are put to the model one by one
+ *             (no tools, the spec's label prompt, 10 tokens, temperature 0);
+ *             a readable label is learnt, an error is not (asked again after
+ *             PART_ENGINE_LAYER2_RETRY_MS);
+ *   ownership (§4, §16.16) before the words go: when another agent owns
  *             the open request, the decision's GitHub commitments are
- *             dropped (part_drop_foreign_commitments, recorded at the
- *             validator stage, rule action_owner), whatever the words say;
- *             the words are validated without them. The same holds for
- *             what the extraction finds;
- *   the last look (§9 checks 5–6 after the delays): the room's port asks
- *             part_engine_send_check just before the chat leaves (after
- *             the pipeline's reply delay and the typing pause); when
- *             peers' messages arrived since the words were validated and
- *             the words are now an echo of them (part_late_echo), the chat
- *             is withdrawn, recorded at the outbound stage (rule
- *             echo_late, naming the message), and the tick ends as after
- *             any failed send (no cooldown, nothing enqueued);
- *   recovery  (§11, in order) when the decision is silent, the
- *             validator rejected it, or — for the owner of the open
- *             request — its words were refused after the validator
- *             (outbound dedup, withdrawn by the last look; recorded as
- *             not_said): salvage (part_salvage: valid commitments speak
- *             as "On it — <type> incoming: <title>."; once per tick),
- *             then part_recover_next: the owner retry — one call
- *             with space_decision forced and the commitment-only prompt,
- *             accepted only with a valid commitment
- *             (part_owner_retry_accept), validated like any candidate —
- *             or forced action: the issue body written by one more call
- *             (no tools; the reply replaces part_forced_body's default
- *             when longer than PART_ENGINE_ENRICH_MIN_BYTES), then
- *             part_forced_decision. A tick without new messages whose
- *             verdict is forced_action goes there directly. A
- *             social-only agent never retries nor forces (seed 004).
- *             Salvage, retry and forced words go to the pipeline under
- *             their own ids ("<trigger>#retry1", "#forced1", …: its journal
- *             sends one chat per id); a forced action counts against its
- *             cap whether or not it was said. When nothing is left (no
- *             owner retry or forced action due) and the validator refused
- *             an answer to a host question nobody has answered yet, the
- *             first agent of the ranking over it asks its model once more
- *             (part_discussion_retry_due, rule discussion_retry);
- *   extraction (§8.4, §12.3) after words without structured commitments
- *             were sent, when part_extract_wanted finds a promise in
- *             them (§16.26): one call (no tools, 500 tokens, temperature
- *             0) with the sent words, the repository and the batch's host
- *             messages; what part_extract_parse accepts is enqueued like
- *             structured commitments (and may fulfil the request);
- *   peers     the prompt's {{peerContext}} (part_peers_context) from the
- *             room's peers(): identities, latest reflections, and its
- *             workspaces(); peers' action claims (part_engine_claim, only
- *             the four commitment types) enter the tick as PART_EV_CLAIM:
- *             a claim after the open request means a peer is on it
- *             (§16.5);
- *   claims    (§12.1 step 4 and its 🐞) before a chat with commitments is
- *             handed to the pipeline, one claim per commitment (config
- *             claim; action = type, target = part_claim_target with the
- *             detected repo), ended (unclaim) when the chat is not said,
- *             else PART_ENGINE_CLAIM_HOLD_MS later (checked on the ticks).
- *             The room's live claims are consulted — claim_holder, and the
- *             peers' claims this engine was told of (part_engine_claim,
- *             PART_CLAIM_TTL_MS, a holder no longer present does not
- *             count) — twice: before validation, beside the ownership drop
- *             (part_drop_claimed_commitments: a commitment another member
- *             claimed is dropped, rule claimed_by_peer naming the holder,
- *             and the open request counts as taken by that peer: no owner
- *             retry, no forced action for it), and again right before each
- *             commitment reaches the ledger (a claim that arrived during
- *             the delays). The same two looks drop a commitment our own
- *             ledger already holds (a space commitment of that action,
- *             repository and full title, open or completed within
- *             PART_ENGINE_DONE_RECENT_MS; rule already_committed): the
- *             model promising a fulfilled request again on a later turn;
+ *             dropped (rule action_owner); so are commitments a member
+ *             claimed (claimed_by_peer) or our ledger already holds
+ *             (already_committed: the same action, repository and full
+ *             title, open or completed within PART_ENGINE_DONE_RECENT_MS) —
+ *             looked at again right before each reaches the ledger;
+ *   recovery  (§11, engine_recover.c) when the decision is silent, the
+ *             validator refused its words, or — for the owner of the open
+ *             request — they were refused after the validator (outbound
+ *             dedup, the last look; rule not_said): salvage (valid
+ *             commitments speak as "On it — <type> incoming: <title>."),
+ *             then part_recover_next: the owner retry (space_decision forced,
+ *             the commitment-only prompt) or forced action (the issue body
+ *             written by one more call). Each is another candidate of the
+ *             same walk with its own idempotency key ("#salvage1",
+ *             "#retry1", "#forced1"). A social-only agent never retries nor
+ *             forces. When nothing is left and the validator refused an
+ *             answer to a host question nobody has answered, the first agent
+ *             of a ranking over it asks its model once more;
+ *   extraction (§8.4) words without structured commitments that promise
+ *             something are read for them before they go: one call (no
+ *             tools, 500 tokens, temperature 0); what it finds goes with
+ *             the words like structured commitments (claimed with the chat,
+ *             enqueued once it was said, counted by the validator);
+ *   peers     the prompt's {{peerContext}} from the room's peers():
+ *             identities, latest reflections, workspaces, and what this
+ *             agent remembers of them; peers' action claims
+ *             (part_engine_claim) enter the tick as PART_EV_CLAIM.
  *
  * Ownership: the engine copies its configuration's strings; the llm
  * client, budget, skills, ledger and pipeline are borrowed and must
- * outlive it — or it must be freed first. part_engine_free() may be called
- * with a tick in flight: the model call is cancelled, a send already
- * handed to the pipeline finishes without the engine, and the tick's done
+ * outlive it. part_engine_free() may be called with a tick in flight: the
+ * model call is cancelled, the walks it holds end ("stopping"), a
+ * candidate already with the pipeline finishes there, and the tick's done
  * callback is then never called.
  *
  * One thread, one loop.
@@ -212,20 +155,17 @@ struct part_engine_config {
 	 * memory, modules/reflection/peers.h), a paragraph the caller frees,
 	 * "" when nothing is known. Appended to {{peerContext}}. */
 	char *(*relationships)(void *ud, const char *const *names, size_t n);
-	/* §12.1 step 4, each may be NULL. claim: announce this agent's claim
-	 * of action+target in the room (the runtime: space_link_claim); 0, or
-	 * -1 with err (logged, the chat goes on). unclaim: end a claim made
-	 * with claim — failed: the chat that promised it was not said (the
-	 * runtime: space_link_release(link, action, target, false, NULL, why),
-	 * peers see the action_result); not failed: PART_ENGINE_CLAIM_HOLD_MS
-	 * after it was said (the commitment is in the ledger, whose fulfilment
-	 * claims its own key) or the table is full (the runtime:
-	 * space_link_forget: no longer renewed, no result). claim_holder: the room's
-	 * claim table (space_link_claim_holder): the name of another member
-	 * holding a live claim on action+target, else NULL (valid until the
-	 * next call into the room). Without it, the peers' claims the engine
-	 * is told of (part_engine_claim) are its table. */
-	int (*claim)(void *ud, const char *action, const char *target, struct ga_err *err);
+	/* §12.1 step 4, each may be NULL. The room's port claims the
+	 * commitments of a chat with the chat (outbound_send.extra "claims").
+	 * unclaim: end such a claim PART_ENGINE_CLAIM_HOLD_MS after the chat
+	 * was said (the commitment is in the ledger, whose fulfilment claims
+	 * its own key) or when the table is full (the runtime:
+	 * space_link_forget: no longer renewed, no result); failed is false.
+	 * claim_holder: the room's claim table (space_link_claim_holder): the
+	 * name of another member holding a live claim on action+target, else
+	 * NULL (valid until the next call into the room). Without it, the
+	 * peers' claims the engine is told of (part_engine_claim) are its
+	 * table. */
 	void (*unclaim)(void *ud, const char *action, const char *target, bool failed,
 	                const char *why);
 	const char *(*claim_holder)(void *ud, const char *action, const char *target);
@@ -244,9 +184,20 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 /* NULL ok. See "Ownership" above. */
 void part_engine_free(struct part_engine *e);
 
-/* A gate-passed room chat (ev and g borrowed for the call). */
-void part_engine_offer(struct part_engine *e, const struct conv_event *ev,
+/* A gate-passed room chat and its walk, held at the compose stage until a
+ * tick answers it or ends it (ev and g borrowed for the call). e NULL: the
+ * walk ends at once. */
+struct pipeline_job;
+void part_engine_offer(struct part_engine *e, struct pipeline_job *job, const struct conv_event *ev,
                        const struct gate_result *g);
+
+/* Every live chat of the room another member said, whatever the gate
+ * decides about answering it: the room's whole recent conversation is
+ * context for the tick (the history, the prompt, what was already
+ * promised or done), and only what the gate made a trigger is a reason to
+ * speak. Call it before the chat walks the pipeline (part_engine_offer
+ * then finds it). ev borrowed. */
+void part_engine_observe(struct part_engine *e, const struct conv_event *ev);
 
 /* A peer claimed action+target in the room (the claim frame). Only the
  * commitment types count (create_issue, create_plan, comment_issue,
@@ -265,16 +216,6 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud);
 /* Ends a tick in flight as soon as possible (shutdown): the model call is
  * cancelled; done is still called. */
 void part_engine_cancel(struct part_engine *e);
-
-/* The last look before the room hears text (see "the last look"): true
- * to send it. Text that is not the words of the engine's send in flight
- * (another sender's chat, a trimmed form aside: compared on the first
- * PART_ENGINE_SEND_MATCH_BYTES) and e NULL: true. false: the words are now
- * an echo of a message that arrived during the delays; why (cap bytes,
- * may be 0) says which, and the decision is recorded. */
-#define PART_ENGINE_SEND_MATCH_BYTES 24
-#define PART_ENGINE_SEND_WHY_MAX     400
-bool part_engine_send_check(struct part_engine *e, const char *text, char *why, size_t cap);
 
 /* Chats waiting for the next tick; the policy's state (read only). */
 size_t part_engine_pending(const struct part_engine *e);

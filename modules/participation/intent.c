@@ -307,6 +307,9 @@ void part_intent_classify(const char *text, size_t len, struct part_intent_resul
 	} else if ((p = list_find(INTENT_LIST_F_WEAK, tt, tn)) && !a0 &&
 	           !list_find(INTENT_LIST_A1, tt, tn) && !list_find(INTENT_LIST_A2, tt, tn)) {
 		set(out, PART_INTENT_FOLLOW_UP, false, "F", p);
+	} else if ((p = list_find(INTENT_LIST_A2, tt, tn))) {
+		/* before the questions: a polite request ends in '?' too */
+		set(out, PART_INTENT_ACTION, false, "A2", p);
 	} else if (has_q && (p = list_find(INTENT_LIST_D1, tt, tn))) {
 		set(out, PART_INTENT_DISCUSSION, false, "D1", p);
 	} else if ((p = list_find(INTENT_LIST_D2, tt, tn))) {
@@ -332,8 +335,6 @@ void part_intent_classify(const char *text, size_t len, struct part_intent_resul
 		set(out, PART_INTENT_ACTION, false, "A0", p);
 	} else if ((p = list_find(INTENT_LIST_A1, tt, tn))) {
 		set(out, PART_INTENT_ACTION, false, "A1", p);
-	} else if ((p = list_find(INTENT_LIST_A2, tt, tn))) {
-		set(out, PART_INTENT_ACTION, false, "A2", p);
 	} else if ((p = list_find(INTENT_LIST_A3, tt, tn))) {
 		set(out, PART_INTENT_ACTION, false, "A3", p);
 	} else {

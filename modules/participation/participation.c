@@ -532,6 +532,11 @@ static void ingest(struct part_state *st, const struct part_tick_in *in, bool *h
 			continue;
 		if (self && is_own_echo(st, ev->text, ev->len))
 			continue;
+		if (ev->noted) {
+			*has_new = !self;
+			st->last_activity_ms = in->now_ms;
+			continue;
+		}
 		bool host = !self && event_is_host(st, in, ev);
 		bool me = ev->addressed_me, others = ev->addressed_others;
 		if (host && !ev->addressed_known) {
@@ -545,7 +550,7 @@ static void ingest(struct part_state *st, const struct part_tick_in *in, bool *h
 		append_entry(st, author, ev->text, ev->len, ev->time_ms, self, host,
 		             !ev->from_history, me, others);
 		st->last_activity_ms = in->now_ms;
-		if (!self)
+		if (!self && !ev->context)
 			*has_new = true;
 	}
 }

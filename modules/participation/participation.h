@@ -114,6 +114,14 @@ struct part_event {
 	bool addressed_me;     /* the host named this agent */
 	bool addressed_others; /* ... named other agents but not this one */
 	bool from_history;     /* replayed history: context only */
+	/* a live chat the gate did not make a trigger (another agent's words
+	 * to someone else): in the history as what was said, not a reason
+	 * to speak */
+	bool context;
+	/* a trigger whose words an earlier tick already took in as context
+	 * (its walk arrived later: a peer's claim settled meanwhile): new,
+	 * but not appended to the history twice */
+	bool noted;
 };
 
 struct part_tick_in {
@@ -298,31 +306,6 @@ struct validator_context;
 void part_validator_context(const struct part_tick_out *t, size_t n_commitments,
                             struct validator_context *ctx);
 
-/* §9 checks 5–6 once more at the last moment before the send (after the
- * reply delay and the typing pause), for the messages that arrived since
- * the candidate was validated (§16: the echo checks ran against the window
- * of that moment). now: the conversation's echo window as it is now, built
- * as for the validator (agents compared, persons context); fresh: the
- * other agents' messages among them that arrived since the validation
- * (nfresh 0: nothing changed, false). before: the validation's echo
- * result, NULL when the echo checks did not run. Follows the validator:
- * a candidate with commitments is exempt (checks 5–6 need C = ∅), the
- * production thresholds (echo_params_default). Returns true when the
- * candidate is now an echo — the ensemble says so, or it now falls in the
- * borderline band and did not before (no time is left to ask the judge:
- * silence, as the validator without a judge) — and then why is a DROP,
- * rule "echo_late", naming the message it echoes and the scores;
- * otherwise false and why untouched. */
-struct part_fresh {
-	const char *author; /* may be NULL */
-	const char *text;
-};
-struct echo_window;
-struct echo_result;
-bool part_late_echo(const char *candidate, size_t n_commitments, const struct echo_window *now,
-                    const struct echo_result *before, const struct part_fresh *fresh, size_t nfresh,
-                    struct decision *why);
-
 /* --- §11: when the decision did not speak ------------------------------ */
 
 #define PART_FORCED_MESSAGE     "Creating that now."
@@ -373,13 +356,15 @@ size_t part_utf8_cut(const char *s, size_t len, size_t max);
 
 /* --- claims (§12.1 step 4 and its 🐞, claims.c) ------------------------ */
 
-/* The claim target of a commitment: "<repo>#<what>", repo = c->repo, else
- * detected_repo, else "unknown"; what = the first PART_CLAIM_TARGET_CHARS
- * characters (code points: a UTF-8 sequence is never split; the reference
- * counted UTF-16 units) of c->title, else c->description, else "". Cut at a
- * character boundary to cap − 1 bytes (cap ≥ PART_CLAIM_TARGET_MAX never
- * cuts: the repo is < PART_REPO_MAX bytes when it came through the
- * commitment parse or the repo detection). Returns the bytes written. */
+/* The claim keys of a commitment (modules/commitments/workkey.h: the
+ * promise form "<repo>#<what, 50 UTF-16 units>" and the work form
+ * "<what>"), repo = c->repo, else detected_repo, else "unknown"; what =
+ * c->title, else c->description. part_claim_target writes the promise
+ * form's target, cut at a character boundary to cap − 1 bytes (cap ≥
+ * PART_CLAIM_TARGET_MAX never cuts). Returns the bytes written. */
+struct commit_work;
+void part_claim_work(const struct part_commitment *c, const char *detected_repo,
+                     struct commit_work *out);
 #define PART_CLAIM_TARGET_CHARS 50
 #define PART_CLAIM_TARGET_MAX   (PART_REPO_MAX + 1 + 4 * PART_CLAIM_TARGET_CHARS + 1)
 #define PART_CLAIM_ACTION_MAX   32

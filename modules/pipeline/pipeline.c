@@ -8,6 +8,7 @@
 
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
@@ -17,21 +18,48 @@
 #include "modules/validator/validator.h"
 
 #define LOG_COMP "pipeline"
+/* What the record decision adds from the source's note, at most. */
+#define PIPELINE_NOTE_MAX 200
+
+/* A judge's answer may come after the job is gone (pipeline_free): it
+ * finds the ticket's job cleared and frees the ticket. */
+struct judge_ticket {
+	struct pipeline_job *job;
+};
 
 struct pipeline_job {
 	struct pipeline *p;
 	struct conv_event ev;
 	struct gate_result g;
 	const struct pipeline_source *src; /* NULL for a say */
-	/* pipeline_say */
 	bool is_say;
+	int rounds;
+	/* the candidate being validated and sent (owned copies) */
+	char *text;
+	size_t len;
+	char *key_suffix;
+	struct validator_context vctx; /* the caller's facts; strings below */
+	bool has_vctx;
+	char *vctx_request, *vctx_repo;
+	char **vctx_members; /* owned copies of vctx.members */
+	cJSON *extra; /* the reply's or the say's platform fields, or NULL */
+	bool last_look;
+	pipeline_ended_fn ended;
+	void *ended_ud;
+	bool revise;
+	/* the caller's echo window (owned), NULL: the store's */
+	struct echo_window *own_win;
+	/* the validation: its window (kept for the last look) and decision */
+	struct echo_window *win;
+	size_t win_agents; /* agents' messages in it */
+	char *win_last;    /* id of the store's last message when win was built */
+	struct validator_decision vd;
+	struct judge_ticket *ticket; /* a judge asked; NULL: none */
+	/* pipeline_say */
 	char *target;
 	char *source_name;
 	pipeline_say_fn say_done;
 	void *say_ud;
-	cJSON *say_extra; /* pipeline_say_with's platform fields (a copy), or NULL */
-	/* pipeline_say_ctx: the caller's facts, borrowed during validate() */
-	const struct validator_context *vctx;
 	/* The walk is over and the source's done() is due on the loop: the
 	 * job stays in the list (and counts) until it is called. */
 	struct decision final;
@@ -77,8 +105,7 @@ void pipeline_note(struct pipeline *p, enum conv_platform platform, const char *
 	                 message_id, stage, d);
 }
 
-void pipeline_outbound_decision(void *dlog, const struct outbound_msg *m,
-                                const struct decision *d)
+void pipeline_outbound_decision(void *dlog, const struct outbound_msg *m, const struct decision *d)
 {
 	decision_log_add(dlog, time_now_ms(), conv_platform_name(m->platform), m->conversation,
 	                 m->message_id, STAGE_OUTBOUND, d);
@@ -103,6 +130,37 @@ static struct pipeline_job *job_new(struct pipeline *p)
 	return j;
 }
 
+static void candidate_clear(struct pipeline_job *j)
+{
+	free(j->text);
+	j->text = NULL;
+	j->len = 0;
+	free(j->key_suffix);
+	j->key_suffix = NULL;
+	free(j->vctx_request);
+	free(j->vctx_repo);
+	j->vctx_request = j->vctx_repo = NULL;
+	for (size_t i = 0; j->vctx_members && i < j->vctx.n_members; i++)
+		free(j->vctx_members[i]);
+	free(j->vctx_members);
+	j->vctx_members = NULL;
+	j->has_vctx = false;
+	cJSON_Delete(j->extra);
+	j->extra = NULL;
+	echo_window_free(j->win);
+	j->win = NULL;
+	echo_window_free(j->own_win);
+	j->own_win = NULL;
+	free(j->win_last);
+	j->win_last = NULL;
+	validator_decision_clear(&j->vd);
+	memset(&j->vd, 0, sizeof j->vd);
+	if (j->ticket) {
+		j->ticket->job = NULL; /* the judge's answer frees it */
+		j->ticket = NULL;
+	}
+}
+
 static void job_free(struct pipeline_job *j)
 {
 	struct pipeline *p = j->p;
@@ -113,18 +171,17 @@ static void job_free(struct pipeline_job *j)
 	if (j->next)
 		j->next->prev = j->prev;
 	p->njobs--;
+	candidate_clear(j);
 	conv_event_free(&j->ev);
 	free(j->target);
-	cJSON_Delete(j->say_extra);
 	free(j->source_name);
 	free(j->artifact);
 	free(j);
 }
 
 /* The source's done() of every walk over, oldest first, from the loop
- * (never from inside pipeline_event or pipeline_composed). Only those due
- * when the timer fired: a walk that ends during a done() waits for the next
- * turn. */
+ * (never from inside pipeline_event). Only those due when the timer fired:
+ * a walk that ends during a done() waits for the next turn. */
 static void on_done_timer(uv_timer_t *t)
 {
 	struct pipeline *p = t->data;
@@ -186,27 +243,67 @@ static void save_store(struct pipeline *p, bool force)
 		       err.msg);
 }
 
-/* The end of a job's walk: the record stage. answered = something was
- * sent, delivered or reacted to in answer to the message. */
+/* Our sent reply joins the conversation under the platform's own id of what
+ * was made (sent_id), so it is counted once however it is learnt again. */
+static void store_reply(struct pipeline_job *j, const char *artifact)
+{
+	if (j->is_say || !j->src || !j->src->sent_id || !j->text)
+		return;
+	char id[PIPELINE_ID_MAX];
+	if (j->src->sent_id(j->src->ud, &j->ev, artifact, id, sizeof id) != 0 || !id[0])
+		return;
+	struct conv_event_src es = {
+	        .platform = j->ev.platform,
+	        .conversation = j->ev.conversation,
+	        .message_id = id,
+	        .parent_id = j->ev.message_id,
+	        .thread_id = j->ev.thread_id,
+	        .author_id = j->p->gate.self_id ? j->p->gate.self_id : "self",
+	        .author_name = j->p->gate.self_name ? j->p->gate.self_name : "self",
+	        .author_kind = CONV_AUTHOR_SELF,
+	        .is_bot = true,
+	        .chain = j->g.chain_out,
+	        .chain_explicit = j->g.chain_out >= 0,
+	        .text = j->text,
+	        .text_len = j->len,
+	        .time_ms = time_now_ms(),
+	        .thread_depth = j->ev.thread_depth >= 0 ? j->ev.thread_depth + 1 : -1,
+	};
+	struct conv_event ev;
+	conv_event_init(&ev, &es);
+	conv_store_add(j->p->store, &ev);
+	conv_event_free(&ev);
+}
+
+/* The end of a job's walk: the record stage, its one decision. answered =
+ * something was sent, delivered or reacted to in answer to the message.
+ * note (may be NULL): what the source recorded in answer. */
 static void job_end(struct pipeline_job *j, bool answered, const struct decision *final,
-                    const char *artifact)
+                    const char *artifact, const char *what)
 {
 	struct pipeline *p = j->p;
 	struct decision d;
 	if (answered) {
 		conv_store_mark_answered(p->store, j->ev.message_id);
-		if (!j->is_say)
+		if (!j->is_say) {
 			gate_note_reply(p->gs, j->ev.conversation,
-			                j->ev.author_kind == CONV_AUTHOR_PEER ? j->ev.author_id : NULL,
+			                j->ev.author_kind == CONV_AUTHOR_PEER ? j->ev.author_id
+			                                                      : NULL,
 			                time_now_ms());
-		decision_set(&d, VERDICT_INFO, "answered", "%s%s%s", j->is_say ? "sent" : "answered",
-		             artifact && *artifact ? ": " : "", artifact ? artifact : "");
+			store_reply(j, artifact);
+		}
+		decision_set(&d, VERDICT_INFO, "answered", "%s%s%s%s%.*s",
+		             j->is_say                                                 ? "sent"
+		             : final && final->rule && !strcmp(final->rule, "reacted") ? "reacted"
+		                                                                       : "answered",
+		             artifact && *artifact ? ": " : "", artifact ? artifact : "",
+		             what && *what ? "; " : "", PIPELINE_NOTE_MAX, what ? what : "");
 		note(j, STAGE_RECORD, &d);
 		if (j->g.claim_needed && p->coord)
 			coord_release(p->coord, j->g.claim_key);
 	} else if (final) {
-		decision_set(&d, VERDICT_INFO, "not_answered", "not answered: %s (%s)", final->reason,
-		             final->rule ? final->rule : "");
+		decision_set(&d, VERDICT_INFO, "not_answered", "not answered: %s (%s)",
+		             final->reason, final->rule ? final->rule : "");
 		note(j, STAGE_RECORD, &d);
 	}
 	save_store(p, false);
@@ -219,12 +316,130 @@ static void job_end(struct pipeline_job *j, bool answered, const struct decision
 	job_free(j);
 }
 
+/* A candidate was refused (validator REJECT, outbound not SENT): back to
+ * the source when it asked to hear it, else the walk ends. */
+static void refused(struct pipeline_job *j, enum decision_stage stage, const struct decision *d,
+                    bool salvage)
+{
+	struct pipeline_outcome o = {
+	        .sent = false, .stage = stage, .final = d, .artifact = NULL, .salvage = salvage};
+	if (j->ended && j->revise) {
+		/* The job is the source's again: it answers with pipeline_reply,
+		 * pipeline_silent or pipeline_react, now (from inside) or later. */
+		j->ended(j->ended_ud, j, &o);
+		return;
+	}
+	if (j->ended)
+		j->ended(j->ended_ud, j, &o);
+	job_end(j, false, d, NULL, NULL);
+}
+
+/* The candidate went out: the source hears it (and may add what it
+ * recorded), then the record. */
+static void sent(struct pipeline_job *j, const struct decision *final, const char *artifact)
+{
+	struct strbuf what;
+	sb_init(&what, PIPELINE_NOTE_MAX + 1);
+	if (j->ended) {
+		struct pipeline_outcome o = {.sent = true,
+		                             .stage = STAGE_OUTBOUND,
+		                             .final = final,
+		                             .artifact = artifact,
+		                             .note = &what};
+		j->ended(j->ended_ud, j, &o);
+	}
+	job_end(j, true, final, artifact, sb_cstr(&what));
+	sb_free(&what);
+}
+
+/* ---- the last look ------------------------------------------------------------- */
+
+/* An echo window of the conversation as the validator builds it: agents
+ * compared, persons context (§9.1). */
+static struct echo_window *window_of(struct pipeline *p, const char *conversation, size_t *agents)
+{
+	struct echo_window *w = echo_window_new(PIPELINE_ECHO_WINDOW);
+	size_t n = conv_store_message_count(p->store, conversation);
+	size_t from = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0, k = 0;
+	for (size_t i = from; i < n; i++) {
+		const struct conv_message *m = conv_store_message_at(p->store, conversation, i);
+		if (!m)
+			continue;
+		bool agent = !conv_author_is_person(m->author_kind);
+		k += agent;
+		echo_window_push(w, m->author_name, agent, m->text ? m->text : "");
+	}
+	if (agents)
+		*agents = k;
+	return w;
+}
+
+/* The store's last message id in conversation, copied; NULL when none. */
+static char *last_id(struct pipeline *p, const char *conversation)
+{
+	size_t n = conv_store_message_count(p->store, conversation);
+	const struct conv_message *m =
+	        n ? conv_store_message_at(p->store, conversation, n - 1) : NULL;
+	return m && m->message_id ? xstrdup(m->message_id) : NULL;
+}
+
+/* Other agents' messages of the conversation after j->win_last (all of the
+ * window's when the store had none then), oldest first. */
+static size_t fresh_since(struct pipeline_job *j, struct pipeline_fresh *out, size_t cap)
+{
+	struct conv_store *cs = j->p->store;
+	size_t n = conv_store_message_count(cs, j->ev.conversation), k = 0;
+	size_t low = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0;
+	for (size_t i = n; i-- > low && k < cap;) {
+		const struct conv_message *m = conv_store_message_at(cs, j->ev.conversation, i);
+		if (!m)
+			continue;
+		if (j->win_last && m->message_id && strcmp(m->message_id, j->win_last) == 0)
+			break;
+		if (conv_author_is_person(m->author_kind) || m->author_kind == CONV_AUTHOR_SELF)
+			continue;
+		out[k++] = (struct pipeline_fresh){.author = m->author_name, .text = m->text};
+	}
+	for (size_t i = 0; i < k / 2; i++) {
+		struct pipeline_fresh t = out[i];
+		out[i] = out[k - 1 - i];
+		out[k - 1 - i] = t;
+	}
+	return k;
+}
+
+/* outbound_send.look: right before the port sends the candidate. */
+static bool last_look(void *ud, const char *text, char *why, size_t cap)
+{
+	struct pipeline_job *j = ud;
+	if (cap)
+		why[0] = '\0';
+	struct pipeline_fresh fresh[PIPELINE_ECHO_WINDOW];
+	size_t nfresh = fresh_since(j, fresh, PIPELINE_ECHO_WINDOW);
+	if (!nfresh)
+		return true;
+	struct echo_window *w = window_of(j->p, j->ev.conversation, NULL);
+	struct decision d;
+	bool echo = pipeline_late_echo(text, j->has_vctx ? j->vctx.n_commitments : 0, w,
+	                               j->vd.echo_ran ? &j->vd.echo : NULL, fresh, nfresh, &d);
+	echo_window_free(w);
+	if (!echo)
+		return true;
+	note(j, STAGE_OUTBOUND, &d);
+	if (cap)
+		snprintf(why, cap, "%s: %s", d.rule, d.reason);
+	return false;
+}
+
 /* ---- outbound ------------------------------------------------------------------ */
 
 static void on_sent(void *ud, const struct decision *final, const char *artifact)
 {
 	struct pipeline_job *j = ud;
-	job_end(j, final->verdict == VERDICT_SENT, final, artifact);
+	if (final->verdict == VERDICT_SENT)
+		sent(j, final, artifact);
+	else
+		refused(j, STAGE_OUTBOUND, final, false);
 }
 
 static void send_text(struct pipeline_job *j, const char *text, size_t len)
@@ -235,7 +450,7 @@ static void send_text(struct pipeline_job *j, const char *text, size_t len)
 		j->src->deliver(j->src->ud, &j->ev, text, len);
 		decision_set(&d, VERDICT_SENT, "delivered", "shown to the owner (%zu bytes)", len);
 		note(j, STAGE_OUTBOUND, &d);
-		job_end(j, true, &d, NULL);
+		sent(j, &d, NULL);
 		return;
 	}
 	char target[PIPELINE_TARGET_MAX];
@@ -243,21 +458,24 @@ static void send_text(struct pipeline_job *j, const char *text, size_t len)
 		snprintf(target, sizeof target, "%s", j->target);
 	} else if (!j->src || !j->src->reply_target ||
 	           j->src->reply_target(j->src->ud, &j->ev, target, sizeof target) != 0) {
-		decision_set(&d, VERDICT_DROP, "no_target", "a reply to this message has nowhere to go");
+		decision_set(&d, VERDICT_DROP, "no_target",
+		             "a reply to this message has nowhere to go");
 		note(j, STAGE_OUTBOUND, &d);
-		job_end(j, false, &d, NULL);
+		refused(j, STAGE_OUTBOUND, &d, false);
 		return;
 	}
 	if (!p->outbound) {
-		decision_set(&d, VERDICT_DROP, "no_outbound", "nothing can be sent from this process");
+		decision_set(&d, VERDICT_DROP, "no_outbound",
+		             "nothing can be sent from this process");
 		note(j, STAGE_OUTBOUND, &d);
-		job_end(j, false, &d, NULL);
+		refused(j, STAGE_OUTBOUND, &d, false);
 		return;
 	}
-	/* The source's platform fields for the port (reply refs, …). */
+	/* The platform fields for the port (reply refs, …): the candidate's
+	 * own, else the source's. */
 	cJSON *extra = NULL;
-	if (j->is_say && j->say_extra) {
-		extra = cJSON_Duplicate(j->say_extra, 1);
+	if (j->extra) {
+		extra = cJSON_Duplicate(j->extra, 1);
 	} else if (!j->is_say && j->src && j->src->reply_extra) {
 		extra = cJSON_CreateObject();
 		if (j->src->reply_extra(j->src->ud, &j->ev, extra) != 0) {
@@ -267,16 +485,17 @@ static void send_text(struct pipeline_job *j, const char *text, size_t len)
 			             "(the reply refs): not sent",
 			             conv_platform_name(j->ev.platform));
 			note(j, STAGE_OUTBOUND, &d);
-			job_end(j, false, &d, NULL);
+			refused(j, STAGE_OUTBOUND, &d, false);
 			return;
 		}
-		if (!extra->child) {
-			cJSON_Delete(extra);
-			extra = NULL;
-		}
 	}
-	char key[300];
-	snprintf(key, sizeof key, "%s:%s", j->is_say ? "say" : "reply", j->ev.message_id);
+	if (extra && !extra->child) {
+		cJSON_Delete(extra);
+		extra = NULL;
+	}
+	char key[PIPELINE_ID_MAX + 64];
+	snprintf(key, sizeof key, "%s:%s%s", j->is_say ? "say" : "reply", j->ev.message_id,
+	         j->key_suffix ? j->key_suffix : "");
 	struct outbound_msg m = {
 	        .platform = j->ev.platform,
 	        .target = target,
@@ -289,6 +508,8 @@ static void send_text(struct pipeline_job *j, const char *text, size_t len)
 	        .courtesy = j->g.courtesy,
 	        .idem_key = key,
 	        .extra = extra,
+	        .look = j->last_look ? last_look : NULL,
+	        .look_ud = j,
 	};
 	/* outbound copies the message and its extra; the job may be over
 	 * when this returns (an immediate drop). */
@@ -301,14 +522,111 @@ static void send_text(struct pipeline_job *j, const char *text, size_t len)
 static int validator_platform_of(enum conv_platform p)
 {
 	switch (p) {
-	case CONV_PLATFORM_SPACE: return VALIDATOR_PLATFORM_SPACE;
-	case CONV_PLATFORM_BLUESKY: return VALIDATOR_PLATFORM_BLUESKY;
-	case CONV_PLATFORM_GITHUB: return VALIDATOR_PLATFORM_GITHUB;
-	default: return -1;
+	case CONV_PLATFORM_SPACE:
+		return VALIDATOR_PLATFORM_SPACE;
+	case CONV_PLATFORM_BLUESKY:
+		return VALIDATOR_PLATFORM_BLUESKY;
+	case CONV_PLATFORM_GITHUB:
+		return VALIDATOR_PLATFORM_GITHUB;
+	default:
+		return -1;
 	}
 }
 
-static void validate(struct pipeline_job *j, const char *text, size_t len)
+/* The context of this candidate's validation: the caller's facts, or the
+ * defaults, with the job's platform and window. */
+static void context_of(struct pipeline_job *j, struct validator_context *ctx)
+{
+	if (j->has_vctx) {
+		*ctx = j->vctx;
+		ctx->pending_request = j->vctx_request;
+		ctx->detected_repo = j->vctx_repo;
+		ctx->members = (const char *const *)j->vctx_members;
+	} else {
+		*ctx = (struct validator_context){
+		        .mode = j->is_say ? VALIDATOR_MODE_ACTION : VALIDATOR_MODE_DISCUSSION,
+		        .role = VALIDATOR_ROLE_ACTOR,
+		        .is_action_owner = true,
+		        .connected_agents = 1,
+		        .agent_msgs_since_host = j->win_agents,
+		};
+	}
+	ctx->platform = (enum validator_platform)validator_platform_of(j->ev.platform);
+	ctx->window = j->own_win ? j->own_win : j->win;
+}
+
+/* The caller's validator facts, as the job's own (strings copied). */
+static void take_vctx(struct pipeline_job *j, const struct validator_context *v)
+{
+	if (!v)
+		return;
+	j->vctx = *v;
+	j->has_vctx = true;
+	j->vctx_request = v->pending_request ? xstrdup(v->pending_request) : NULL;
+	j->vctx_repo = v->detected_repo ? xstrdup(v->detected_repo) : NULL;
+	j->vctx.window = NULL; /* the job's own, built at validation */
+	j->vctx.n_members = 0;
+	if (v->members && v->n_members) {
+		j->vctx_members = xcalloc(v->n_members, sizeof *j->vctx_members);
+		for (size_t i = 0; i < v->n_members; i++)
+			if (v->members[i])
+				j->vctx_members[j->vctx.n_members++] = xstrdup(v->members[i]);
+	}
+}
+
+/* The caller's echo window, as the job's own. */
+static void take_window(struct pipeline_job *j, const struct pipeline_msg *w, size_t n)
+{
+	if (!w || !n)
+		return;
+	j->own_win = echo_window_new(n < PIPELINE_ECHO_WINDOW ? n : PIPELINE_ECHO_WINDOW);
+	size_t from = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0;
+	for (size_t i = from; i < n; i++)
+		echo_window_push(j->own_win, w[i].author, w[i].agent, w[i].text ? w[i].text : "");
+}
+
+/* The validator's verdict in vd, recorded: on to outbound, or refused. */
+static void after_validation(struct pipeline_job *j, enum validator_verdict v)
+{
+	struct decision d;
+	validator_to_decision(&j->vd, &d);
+	note(j, STAGE_VALIDATOR, &d);
+	if (v == VALIDATOR_ACCEPT || (v == VALIDATOR_TRIM && !j->vd.text)) {
+		send_text(j, j->text, j->len);
+		return;
+	}
+	if (v == VALIDATOR_TRIM) {
+		free(j->text);
+		j->text = j->vd.text;
+		j->len = strlen(j->text);
+		j->vd.text = NULL;
+		send_text(j, j->text, j->len);
+		return;
+	}
+	refused(j, STAGE_VALIDATOR, &d, j->vd.salvage);
+}
+
+static void on_judged(void *ud, int verdict, const char *reason)
+{
+	struct judge_ticket *t = ud;
+	struct pipeline_job *j = t->job;
+	free(t);
+	if (!j)
+		return;
+	j->ticket = NULL;
+	struct validator_context ctx;
+	context_of(j, &ctx);
+	enum validator_verdict v = validator_resume(j->text, &ctx, verdict, reason, &j->vd);
+	if (verdict != 1) {
+		struct decision d;
+		decision_set(&d, VERDICT_INFO, "echo_judge", "%s",
+		             reason && *reason ? reason : "not an echo");
+		note(j, STAGE_VALIDATOR, &d);
+	}
+	after_validation(j, v);
+}
+
+static void validate(struct pipeline_job *j)
 {
 	struct pipeline *p = j->p;
 	struct decision d;
@@ -317,83 +635,127 @@ static void validate(struct pipeline_job *j, const char *text, size_t len)
 		decision_set(&d, VERDICT_APPROVE, "owner_private",
 		             "private answer to the owner: nothing to moderate");
 		note(j, STAGE_VALIDATOR, &d);
-		send_text(j, text, len);
+		send_text(j, j->text, j->len);
 		return;
 	}
-	if (memchr(text, '\0', len)) {
+	if (memchr(j->text, '\0', j->len)) {
 		decision_set(&d, VERDICT_REJECT, "nul", "the candidate holds a NUL byte");
 		note(j, STAGE_VALIDATOR, &d);
-		job_end(j, false, &d, NULL);
+		refused(j, STAGE_VALIDATOR, &d, false);
 		return;
 	}
-	/* The echo window: the conversation's recent messages, agents'
-	 * compared, persons' context only (§9.1). */
-	struct echo_window *w = echo_window_new(PIPELINE_ECHO_WINDOW);
-	size_t n = conv_store_message_count(p->store, j->ev.conversation);
-	size_t from = n > PIPELINE_ECHO_WINDOW ? n - PIPELINE_ECHO_WINDOW : 0;
-	size_t agents = 0;
-	for (size_t i = from; i < n; i++) {
-		const struct conv_message *m = conv_store_message_at(p->store, j->ev.conversation, i);
-		if (!m)
-			continue;
-		bool agent = !conv_author_is_person(m->author_kind);
-		agents += agent;
-		echo_window_push(w, m->author_name, agent, m->text ? m->text : "");
+	/* The echo window of this moment, and where it ended (the last look
+	 * compares what arrives after it). */
+	echo_window_free(j->win);
+	j->win = window_of(p, j->ev.conversation, &j->win_agents);
+	free(j->win_last);
+	j->win_last = last_id(p, j->ev.conversation);
+	struct validator_context ctx;
+	context_of(j, &ctx);
+	validator_decision_clear(&j->vd);
+	memset(&j->vd, 0, sizeof j->vd);
+	enum validator_verdict v = validator_validate(j->text, &ctx, &j->vd);
+	if (v != VALIDATOR_REFER) {
+		after_validation(j, v);
+		return;
 	}
-	struct validator_context ctx = {
-	        .platform = (enum validator_platform)vp,
-	        .mode = j->is_say ? VALIDATOR_MODE_ACTION : VALIDATOR_MODE_DISCUSSION,
-	        .role = VALIDATOR_ROLE_ACTOR,
-	        .is_action_owner = true,
-	        .window = w,
-	        .connected_agents = 1,
-	        .agent_msgs_since_host = agents,
-	};
-	if (j->vctx) {
-		/* The caller's facts (participation); the platform is the
-		 * job's, and the echo window the store's unless it brought
-		 * its own. */
-		ctx = *j->vctx;
-		ctx.platform = (enum validator_platform)vp;
-		if (!ctx.window)
-			ctx.window = w;
-	}
-	struct validator_decision vd;
-	memset(&vd, 0, sizeof vd);
-	enum validator_verdict v = validator_validate(text, &ctx, &vd);
-	echo_window_free(w);
-	validator_to_decision(&vd, &d);
+	decision_set(&d, VERDICT_INFO, "echo_judge",
+	             "borderline echo (pair %.2f, novelty %.2f): asking the judge", j->vd.echo.pair,
+	             j->vd.echo.novelty);
 	note(j, STAGE_VALIDATOR, &d);
-	if (v == VALIDATOR_ACCEPT || (v == VALIDATOR_TRIM && !vd.text)) {
-		validator_decision_clear(&vd);
-		send_text(j, text, len);
+	j->ticket = xcalloc(1, sizeof *j->ticket);
+	j->ticket->job = j;
+	struct judge_ticket *t = j->ticket;
+	if (validator_refer(&ctx, j->text, on_judged, t) != 0)
+		on_judged(t, -1, "no judge to ask: not an echo");
+}
+
+/* ---- compose -------------------------------------------------------------------- */
+
+void pipeline_reply(struct pipeline_job *j, const struct pipeline_reply *r)
+{
+	struct decision d;
+	candidate_clear(j);
+	j->ended = r->ended;
+	j->ended_ud = r->ud;
+	j->revise = r->revise;
+	if (j->rounds >= PIPELINE_MAX_ROUNDS) {
+		decision_set(&d, VERDICT_DROP, "rounds",
+		             "%d candidates for one message: no more (PIPELINE_MAX_ROUNDS)",
+		             PIPELINE_MAX_ROUNDS);
+		note(j, STAGE_COMPOSE, &d);
+		job_end(j, false, &d, NULL, NULL);
 		return;
 	}
-	if (v == VALIDATOR_TRIM) {
-		char *t = vd.text;
-		vd.text = NULL;
-		validator_decision_clear(&vd);
-		send_text(j, t, strlen(t));
-		free(t);
-		return;
-	}
-	validator_decision_clear(&vd);
-	job_end(j, false, &d, NULL);
+	j->rounds++;
+	size_t len = r->text ? r->len : 0;
+	j->text = xmalloc(len + 1);
+	if (len)
+		memcpy(j->text, r->text, len);
+	j->text[len] = '\0';
+	j->len = len;
+	j->key_suffix = r->key_suffix && *r->key_suffix ? xstrdup(r->key_suffix) : NULL;
+	take_vctx(j, r->vctx);
+	take_window(j, r->window, r->nwindow);
+	j->extra = r->extra ? cJSON_Duplicate(r->extra, 1) : NULL;
+	j->last_look = r->last_look;
+	decision_set(&d, VERDICT_PASS, "composed", "candidate of %zu bytes%s", len,
+	             j->rounds > 1 ? " (another try)" : "");
+	note(j, STAGE_COMPOSE, &d);
+	validate(j);
+}
+
+void pipeline_silent(struct pipeline_job *j, const char *rule, const char *why)
+{
+	struct decision d;
+	decision_set(&d, VERDICT_INFO, rule && *rule ? rule : "nothing_to_send", "%s",
+	             why && *why ? why : "the composer had nothing to say");
+	note(j, STAGE_COMPOSE, &d);
+	job_end(j, false, &d, NULL, NULL);
 }
 
 void pipeline_composed(struct pipeline_job *j, const char *text, size_t len, const char *why)
 {
-	struct decision d;
 	if (!text) {
-		decision_set(&d, VERDICT_INFO, "nothing_to_send", "%s",
-		             why && *why ? why : "the composer had nothing to say");
-		note(j, STAGE_COMPOSE, &d);
-		job_end(j, false, &d, NULL);
+		pipeline_silent(j, "nothing_to_send", why);
 		return;
 	}
-	decision_set(&d, VERDICT_PASS, "composed", "candidate of %zu bytes", len);
+	struct pipeline_reply r = {.text = text, .len = len};
+	pipeline_reply(j, &r);
+}
+
+static void start_react(struct pipeline_job *j, const struct decision *why)
+{
+	if (j->src && j->src->react) {
+		j->src->react(j->src->ud, j, &j->ev, why);
+		return;
+	}
+	job_end(j, false, why, NULL, NULL);
+}
+
+void pipeline_react(struct pipeline_job *j, const char *rule, const char *why)
+{
+	struct decision d;
+	decision_set(&d, VERDICT_REACT, rule && *rule ? rule : "react", "%s",
+	             why && *why ? why : "a reaction instead of a reply");
 	note(j, STAGE_COMPOSE, &d);
-	validate(j, text, len);
+	start_react(j, &d);
+}
+
+void pipeline_reacted(struct pipeline_job *j, const struct decision *final, const char *artifact)
+{
+	if (final && final->verdict == VERDICT_SENT) {
+		struct decision d;
+		decision_set(&d, VERDICT_SENT, "reacted", "%s", final->reason);
+		job_end(j, true, &d, artifact, NULL);
+		return;
+	}
+	struct decision d;
+	if (final)
+		d = *final;
+	else
+		decision_set(&d, VERDICT_FAIL, "reaction", "the reaction was not made");
+	job_end(j, false, &d, NULL, NULL);
 }
 
 const struct conv_event *pipeline_job_event(const struct pipeline_job *job)
@@ -401,17 +763,20 @@ const struct conv_event *pipeline_job_event(const struct pipeline_job *job)
 	return &job->ev;
 }
 
-/* ---- compose -------------------------------------------------------------------- */
+const struct gate_result *pipeline_job_gate(const struct pipeline_job *job)
+{
+	return &job->g;
+}
 
 static void compose(struct pipeline_job *j)
 {
 	struct decision d;
 	if (!j->src || !j->src->compose) {
 		decision_set(&d, VERDICT_INFO, "no_composer",
-		             "nothing composes replies on %s yet: recorded only",
+		             "nothing composes replies on %s in this process: recorded only",
 		             conv_platform_name(j->ev.platform));
 		note(j, STAGE_COMPOSE, &d);
-		job_end(j, false, &d, NULL);
+		job_end(j, false, &d, NULL, NULL);
 		return;
 	}
 	j->src->compose(j->src->ud, j, &j->ev, &j->g);
@@ -422,8 +787,8 @@ static void on_claim(void *ud, enum coord_result r, const char *holder, const ch
 	struct pipeline_job *j = ud;
 	struct decision d;
 	if (r == COORD_WON) {
-		decision_set(&d, VERDICT_PASS, "claim", "claimed %s for %" PRId64 " s", j->g.claim_key,
-		             j->g.claim_ttl_ms / 1000);
+		decision_set(&d, VERDICT_PASS, "claim", "claimed %s for %" PRId64 " s",
+		             j->g.claim_key, j->g.claim_ttl_ms / 1000);
 		note(j, STAGE_GATE, &d);
 		compose(j);
 		return;
@@ -438,14 +803,44 @@ static void on_claim(void *ud, enum coord_result r, const char *holder, const ch
 		             why && *why ? why : "no answer");
 	j->g.claim_needed = false; /* nothing of ours to release */
 	note(j, STAGE_GATE, &d);
-	job_end(j, false, &d, NULL);
+	job_end(j, false, &d, NULL, NULL);
 }
 
 /* ---- the walk -------------------------------------------------------------------- */
 
-static int64_t effective_chain(const struct pipeline *p, const struct conv_event *ev)
+/* After the shared gate passed (or allowed a reaction): the platform's own
+ * gate, then the claim, compose or the reaction. */
+static void after_gate(struct pipeline_job *j)
 {
-	return conv_store_derived_chain(p->store, ev->conversation, ev->message_id);
+	struct pipeline *p = j->p;
+	struct decision pd;
+	if (j->src && j->src->gate) {
+		decision_set(&pd, VERDICT_PASS, "platform", "the platform's gate let it through");
+		j->src->gate(j->src->ud, &j->ev, &j->g, &pd);
+		note(j, STAGE_GATE, &pd);
+		if (pd.verdict == VERDICT_REACT) {
+			start_react(j, &pd);
+			return;
+		}
+		if (pd.verdict != VERDICT_PASS) {
+			job_end(j, false, &pd, NULL, NULL);
+			return;
+		}
+	}
+	if (j->g.d.verdict == VERDICT_REACT) {
+		start_react(j, &j->g.d);
+		return;
+	}
+	if (j->g.claim_needed) {
+		if (!p->coord) {
+			on_claim(j, COORD_UNAVAILABLE, NULL, "no coordination backend");
+			return;
+		}
+		if (coord_claim(p->coord, j->g.claim_key, j->g.claim_ttl_ms, on_claim, j) != 0)
+			on_claim(j, COORD_UNAVAILABLE, NULL, "the claim could not be asked");
+		return;
+	}
+	compose(j);
 }
 
 int pipeline_event(struct pipeline *p, const struct conv_event *ev)
@@ -472,13 +867,14 @@ int pipeline_event(struct pipeline *p, const struct conv_event *ev)
 	decision_set(&d, VERDICT_PASS, "event", "%s %s%s (chain %" PRId64 "%s): %.120s",
 	             conv_author_kind_name(ev->author_kind),
 	             ev->author_name ? ev->author_name : "?", ev->from_history ? ", history" : "",
-	             ev->chain, ev->chain_explicit ? "" : ", none carried", ev->text ? ev->text : "");
+	             ev->chain, ev->chain_explicit ? "" : ", none carried",
+	             ev->text ? ev->text : "");
 	note(j, STAGE_EVENT, &d);
 	if (answered) {
 		decision_set(&d, VERDICT_BLOCK, "answered",
 		             "already answered (before a restart, perhaps): not again");
 		note(j, STAGE_GATE, &d);
-		job_end(j, false, &d, NULL);
+		job_end(j, false, &d, NULL, NULL);
 		return 0;
 	}
 
@@ -486,47 +882,38 @@ int pipeline_event(struct pipeline *p, const struct conv_event *ev)
 	int64_t now = time_now_ms();
 	struct gate_input in = {
 	        .ev = &j->ev,
-	        .derived_chain = effective_chain(p, &j->ev),
+	        .derived_chain =
+	                conv_store_derived_chain(p->store, ev->conversation, ev->message_id),
 	        .replies_to_us = ev->parent_id &&
 	                         conv_store_is_ours(p->store, ev->conversation, ev->parent_id),
 	        .paused = p->paused,
-	        .thread_depth = -1,
+	        .thread_depth = ev->thread_depth,
+	        .our_replies = (int64_t)conv_store_count_ours(p->store, ev->conversation),
+	        .platform_decides = j->src && j->src->decides_triggers && j->src->gate,
 	};
 	gate_check(p->gs, &in, now, &p->gate, &j->g);
 	gate_note_incoming(p->gs, &j->ev, now);
 	note(j, STAGE_GATE, &j->g.d);
-	if (j->g.d.verdict != VERDICT_PASS) {
-		/* REACT: a reaction at most. No platform reacts yet in the
-		 * room (silence); Bluesky's like and GitHub's reaction come
-		 * with their clients. */
-		job_end(j, false, &j->g.d, NULL);
+	if (j->g.d.verdict != VERDICT_PASS && j->g.d.verdict != VERDICT_REACT) {
+		job_end(j, false, &j->g.d, NULL, NULL);
 		return 0;
 	}
-	if (j->g.claim_needed) {
-		if (!p->coord) {
-			on_claim(j, COORD_UNAVAILABLE, NULL, "no coordination backend");
-			return 0;
-		}
-		if (coord_claim(p->coord, j->g.claim_key, j->g.claim_ttl_ms, on_claim, j) != 0)
-			on_claim(j, COORD_UNAVAILABLE, NULL, "the claim could not be asked");
-		return 0;
-	}
-	compose(j);
+	after_gate(j);
 	return 0;
 }
 
 int pipeline_say(struct pipeline *p, enum conv_platform platform, const char *target,
-                 const char *source, const char *text, size_t len, int64_t chain,
-                 const char *id, pipeline_say_fn done, void *ud)
+                 const char *source, const char *text, size_t len, int64_t chain, const char *id,
+                 pipeline_say_fn done, void *ud)
 {
 	return pipeline_say_ctx(p, platform, target, source, text, len, chain, false, id, NULL,
 	                        done, ud);
 }
 
 int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char *target,
-                     const char *source, const char *text, size_t len, int64_t chain,
-                     bool courtesy, const char *id, const struct validator_context *vctx,
-                     pipeline_say_fn done, void *ud)
+                     const char *source, const char *text, size_t len, int64_t chain, bool courtesy,
+                     const char *id, const struct validator_context *vctx, pipeline_say_fn done,
+                     void *ud)
 {
 	struct pipeline_say_req r = {.platform = platform,
 	                             .target = target,
@@ -544,14 +931,7 @@ int pipeline_say_ctx(struct pipeline *p, enum conv_platform platform, const char
 
 int pipeline_say_with(struct pipeline *p, const struct pipeline_say_req *r)
 {
-	enum conv_platform platform = r->platform;
-	const char *target = r->target, *source = r->source, *text = r->text, *id = r->id;
-	size_t len = r->len;
-	int64_t chain = r->chain;
-	bool courtesy = r->courtesy;
-	const struct validator_context *vctx = r->vctx;
-	pipeline_say_fn done = r->done;
-	void *ud = r->ud;
+	const char *id = r->id;
 	struct decision d;
 	char made[64];
 	if (!id) {
@@ -567,42 +947,48 @@ int pipeline_say_with(struct pipeline *p, const struct pipeline_say_req *r)
 		decision_set(&d, VERDICT_BLOCK, p->paused ? "paused" : "overload", "%s",
 		             p->paused ? "the agent is paused: nothing is sent"
 		                       : "too many messages in flight");
-		pipeline_note(p, platform, target, id, STAGE_GATE, &d);
-		if (done)
-			done(ud, &d, NULL);
+		pipeline_note(p, r->platform, r->target, id, STAGE_GATE, &d);
+		if (r->done)
+			r->done(r->ud, &d, NULL);
 		return -1;
 	}
 	struct pipeline_job *j = job_new(p);
 	struct conv_event_src es = {
-	        .platform = platform,
-	        .conversation = target,
+	        .platform = r->platform,
+	        .conversation = r->target,
 	        .message_id = id,
 	        .author_id = "self",
 	        .author_name = "self",
 	        .author_kind = CONV_AUTHOR_SELF,
-	        .chain = chain,
-	        .chain_explicit = chain >= 0,
-	        .text = text,
-	        .text_len = len,
+	        .chain = r->chain,
+	        .chain_explicit = r->chain >= 0,
+	        .text = r->text,
+	        .text_len = r->len,
 	        .time_ms = time_now_ms(),
+	        .thread_depth = -1,
 	};
 	conv_event_init(&j->ev, &es);
 	j->is_say = true;
-	j->target = xstrdup(target);
-	j->source_name = xstrdup(source ? source : "agent");
-	j->say_done = done;
-	j->say_ud = ud;
-	if (r->extra && r->extra->child)
-		j->say_extra = cJSON_Duplicate(r->extra, 1);
-	j->g.chain_out = chain;
-	j->g.courtesy = courtesy;
-	decision_set(&d, VERDICT_PASS, "say", "%s asks to send %zu bytes to %s", j->source_name, len,
-	             target);
+	j->target = xstrdup(r->target);
+	j->source_name = xstrdup(r->source ? r->source : "agent");
+	j->say_done = r->done;
+	j->say_ud = r->ud;
+	j->g.chain_out = r->chain;
+	j->g.courtesy = r->courtesy;
+	decision_set(&d, VERDICT_PASS, "say", "%s asks to send %zu bytes to %s", j->source_name,
+	             r->len, r->target);
 	note(j, STAGE_COMPOSE, &d);
-	j->vctx = vctx;
-	/* validate() reads vctx before anything can end the job: the
-	 * validator runs synchronously (no judge is asked on this path). */
-	validate(j, j->ev.text, j->ev.text_len);
+	j->rounds = 1;
+	j->text = xmalloc(r->len + 1);
+	if (r->len)
+		memcpy(j->text, r->text, r->len);
+	j->text[r->len] = '\0';
+	j->len = r->len;
+	take_vctx(j, r->vctx);
+	take_window(j, r->window, r->nwindow);
+	if (r->extra && r->extra->child)
+		j->extra = cJSON_Duplicate(r->extra, 1);
+	validate(j);
 	return 0;
 }
 
@@ -696,12 +1082,6 @@ void pipeline_set_paused(struct pipeline *p, bool paused)
 bool pipeline_paused(const struct pipeline *p)
 {
 	return p->paused;
-}
-
-void pipeline_note_reply(struct pipeline *p, const char *conversation, const char *peer_id)
-{
-	if (p && conversation && *conversation)
-		gate_note_reply(p->gs, conversation, peer_id, time_now_ms());
 }
 
 void pipeline_set_coord(struct pipeline *p, struct coord *c)

@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/conversation/event.h"
 #include "modules/reflection/internal.h"
@@ -68,7 +69,7 @@ struct peer_rel *peers_get(struct peer_memory *pm, const char *name, int64_t now
 	}
 	r = &pm->items[pm->n++];
 	memset(r, 0, sizeof *r);
-	size_t keep = conv_text_cut(name, strlen(name), PEER_NAME_MAX - 1);
+	size_t keep = utf8_cut(name, strlen(name), PEER_NAME_MAX - 1);
 	memcpy(r->name, name, keep);
 	r->name[keep] = '\0';
 	r->first_seen_ms = now_ms;

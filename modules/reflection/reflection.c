@@ -163,7 +163,7 @@ char *reflect_summary_cut(const char *s)
 		    (p[1] == '\0' || isspace((unsigned char)p[1])))
 			sentences++;
 	}
-	size_t keep = conv_text_cut(sb_cstr(&sb), sb.len, REFLECT_SUMMARY_MAX);
+	size_t keep = utf8_cut(sb_cstr(&sb), sb.len, REFLECT_SUMMARY_MAX);
 	char *out = xstrndup(sb_cstr(&sb), keep);
 	sb_free(&sb);
 	return out;

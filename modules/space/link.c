@@ -27,6 +27,10 @@ struct say {
 	char *text;
 	char *thread_id;
 	int64_t chain;
+	space_send_check_fn check;
+	void *check_ud;
+	char *claims[SPACE_LINK_SAY_CLAIMS_MAX][2]; /* action, target */
+	size_t nclaims;
 	space_say_fn done;
 	void *ud;
 };
@@ -50,8 +54,17 @@ struct peer_workspace {
 	int64_t time_ms;
 };
 
+/* A member's report that it did a piece of work (a successful
+ * action_result). */
+struct peer_result {
+	char *name, *action, *target, *link;
+	int64_t time_ms;
+};
+
 struct space_link {
 	uv_loop_t *loop;
+	space_claim_lost_fn watch; /* space_link_watch_claims */
+	void *watch_ud;
 	struct space_link_config cfg; /* strings below are our copies */
 	char *name, *version, *space_url, *identity_json;
 	char id[SPACE_ID_BUF];
@@ -62,8 +75,6 @@ struct space_link {
 
 	struct say q[SPACE_LINK_MAX_PENDING];
 	size_t qhead, qn;
-	space_send_check_fn check; /* the last look before a chat leaves; NULL: none */
-	void *check_ud;
 	bool saying;        /* the head's pause is running */
 	uint64_t say_due;   /* uv_now when the head's chat may go */
 	uint64_t last_chat; /* uv_now of the last chat sent; 0 = none */
@@ -80,6 +91,8 @@ struct space_link {
 	size_t nrefl;
 	struct peer_workspace ws[SPACE_LINK_MAX_WORKSPACES]; /* oldest first */
 	size_t nws;
+	struct peer_result res[SPACE_LINK_MAX_RESULTS]; /* oldest first */
+	size_t nres;
 
 	uv_timer_t say_timer, renew_timer;
 	int open_handles;
@@ -343,6 +356,10 @@ static void say_free(struct say *s)
 {
 	free(s->text);
 	free(s->thread_id);
+	for (size_t i = 0; i < s->nclaims; i++) {
+		free(s->claims[i][0]);
+		free(s->claims[i][1]);
+	}
 	memset(s, 0, sizeof *s);
 }
 
@@ -389,10 +406,17 @@ static void on_say_timer(uv_timer_t *t)
 		return;
 	}
 	struct say *s = &l->q[l->qhead];
-	if (l->check && !l->check(l->check_ud, s->text)) {
+	if (s->check && !s->check(s->check_ud, s->text)) {
 		say_finish_head(l, SPACE_SAY_WITHDRAWN);
 		say_kick(l);
 		return;
+	}
+	for (size_t i = 0; i < s->nclaims; i++) {
+		struct ga_err err;
+		err_clear(&err);
+		if (space_link_claim(l, s->claims[i][0], s->claims[i][1], &err) != 0)
+			log_kv(LOG_LEVEL_INFO, LOG_COMP, "no claim with the chat", "action",
+			       s->claims[i][0], "target", s->claims[i][1], "error", err.msg);
 	}
 	char *json = spc_build_chat(&w, s->text, s->thread_id, s->chain, time_now_ms());
 	enum space_say_result r =
@@ -422,12 +446,6 @@ static void say_kick(struct space_link *l)
 	               0);
 }
 
-void space_link_set_send_check(struct space_link *l, space_send_check_fn fn, void *ud)
-{
-	l->check = fn;
-	l->check_ud = ud;
-}
-
 /* Blank as JavaScript's trim() sees it (space-protocol.md §0): the room
  * rejects such a chat, claim or reflection. */
 static bool js_space(unsigned int cp)
@@ -453,6 +471,14 @@ static bool blank(const char *s)
 int space_link_say(struct space_link *l, const char *text, const char *thread_id, int64_t chain,
                    space_say_fn done, void *ud, struct ga_err *err)
 {
+	struct space_say_req r = {
+	        .text = text, .thread_id = thread_id, .chain = chain, .done = done, .ud = ud};
+	return space_link_say_with(l, &r, err);
+}
+
+int space_link_say_with(struct space_link *l, const struct space_say_req *r, struct ga_err *err)
+{
+	const char *text = r->text, *thread_id = r->thread_id;
 	if (!l->joined || l->stopping || !l->client)
 		return err_set(err, "not in the agent-space room (state %s)",
 		               l->client && !l->stopping
@@ -472,9 +498,19 @@ int space_link_say(struct space_link *l, const char *text, const char *thread_id
 	struct say *s = &l->q[(l->qhead + l->qn) % SPACE_LINK_MAX_PENDING];
 	s->text = xstrdup(text);
 	s->thread_id = thread_id && *thread_id ? xstrdup(thread_id) : NULL;
-	s->chain = chain;
-	s->done = done;
-	s->ud = ud;
+	s->chain = r->chain;
+	s->check = r->check;
+	s->check_ud = r->check_ud;
+	s->nclaims = 0;
+	for (size_t i = 0; i < r->nclaims && s->nclaims < SPACE_LINK_SAY_CLAIMS_MAX; i++) {
+		if (!r->claims[i].action || !r->claims[i].target)
+			continue;
+		s->claims[s->nclaims][0] = xstrdup(r->claims[i].action);
+		s->claims[s->nclaims][1] = xstrdup(r->claims[i].target);
+		s->nclaims++;
+	}
+	s->done = r->done;
+	s->ud = r->ud;
 	l->qn++;
 	say_kick(l);
 	return 0;
@@ -639,9 +675,17 @@ static void claim_conflict(struct space_link *l, const char *msg)
 		       "target", target, "holder", owner);
 		if (l->h.on_claim_lost)
 			l->h.on_claim_lost(l->ud, action, target, owner);
+		if (l->watch)
+			l->watch(l->watch_ud, action, target, owner);
 		free(action);
 	}
 	free(target);
+}
+
+void space_link_watch_claims(struct space_link *l, space_claim_lost_fn fn, void *ud)
+{
+	l->watch = fn;
+	l->watch_ud = ud;
 }
 
 void space_link_set_identity(struct space_link *l, const char *identity_json)
@@ -687,12 +731,57 @@ static void ws_remove(struct space_link *l, size_t i)
 	l->nws--;
 }
 
+static void res_remove(struct space_link *l, size_t i)
+{
+	free(l->res[i].name);
+	free(l->res[i].action);
+	free(l->res[i].target);
+	free(l->res[i].link);
+	memmove(&l->res[i], &l->res[i + 1], (l->nres - i - 1) * sizeof l->res[0]);
+	l->nres--;
+}
+
 static void notes_clear(struct space_link *l)
 {
 	while (l->nrefl)
 		refl_remove(l, l->nrefl - 1);
 	while (l->nws)
 		ws_remove(l, l->nws - 1);
+	while (l->nres)
+		res_remove(l, l->nres - 1);
+}
+
+/* A member reported work done: kept SPACE_LINK_RESULT_KEEP_MS, the oldest
+ * giving way (a member leaving does not undo what it did). */
+static void note_result(struct space_link *l, const struct spc_msg *m)
+{
+	if (!m->success || !m->action || !m->target || blank(m->action) || blank(m->target))
+		return;
+	if (l->nres == SPACE_LINK_MAX_RESULTS)
+		res_remove(l, 0);
+	l->res[l->nres++] = (struct peer_result){
+	        .name = xstrdup(m->name),
+	        .action = note_text(m->action, SPACE_LINK_RESULT_KEEP_BYTES),
+	        .target = xstrdup(m->target),
+	        .link = note_text(m->link ? m->link : "", SPACE_LINK_RESULT_KEEP_BYTES),
+	        .time_ms = time_now_ms()};
+}
+
+const char *space_link_result_of(const struct space_link *l, const char *action,
+                                 const char *target, const char **link)
+{
+	int64_t now = time_now_ms();
+	for (size_t i = l->nres; action && target && i-- > 0;) {
+		const struct peer_result *r = &l->res[i];
+		if (now - r->time_ms > SPACE_LINK_RESULT_KEEP_MS)
+			break; /* oldest first: the rest are older */
+		if (strcmp(r->action, action) == 0 && strcmp(r->target, target) == 0) {
+			if (link)
+				*link = r->link;
+			return r->name;
+		}
+	}
+	return NULL;
 }
 
 /* The room relays any JSON number (§3.12): fractions truncated, the rest
@@ -783,6 +872,9 @@ static void peer_notes_apply(struct space_link *l, const struct spc_msg *m)
 		break;
 	case SPC_T_WORKSPACE_STATE:
 		note_workspace(l, m);
+		break;
+	case SPC_T_ACTION_RESULT:
+		note_result(l, m);
 		break;
 	case SPC_T_LEAVE:
 		note_leave(l, m->name);
@@ -995,7 +1087,8 @@ struct space_link *space_link_new(uv_loop_t *loop, const struct space_link_confi
 void space_link_start(struct space_link *l)
 {
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "joining the agent-space", "name", l->name, "id", l->id,
-	       "capabilities", l->cfg.social_only ? "[\"social\"]" : "[\"social\",\"github\",\"code\"]");
+	       "capabilities",
+	       l->cfg.social_only ? "[\"social\"]" : "[\"social\",\"github\",\"code\"]");
 	spc_client_start(l->client);
 }
 

@@ -100,6 +100,11 @@
 #define SPACE_LINK_MAX_REFLECTIONS       32
 #define SPACE_LINK_REFLECTION_KEEP_BYTES 1000
 #define SPACE_LINK_MAX_WORKSPACES        16
+/* Members' reports of work done (successful action_results), kept this
+ * long, at most this many. */
+#define SPACE_LINK_MAX_RESULTS       64
+#define SPACE_LINK_RESULT_KEEP_MS    (30 * 60 * 1000)
+#define SPACE_LINK_RESULT_KEEP_BYTES 1000
 #define SPACE_LINK_WORKSPACE_KEEP_BYTES  200
 /* What we send: the room relays a reflection cut to 5,000 UTF-16 units
  * (§3.10), so a longer one is refused rather than cut by the room; a
@@ -225,15 +230,46 @@ const struct spc_client *space_link_client(const struct space_link *l);
  * no chain field. */
 int space_link_say(struct space_link *l, const char *text, const char *thread_id, int64_t chain,
                    space_say_fn done, void *ud, struct ga_err *err);
-/* The last look before a chat leaves: called with the chat's text once
- * its typing pause and the chat spacing are over, right before the `chat`
- * frame is written. false withdraws it: nothing is sent, done gets
- * SPACE_SAY_WITHDRAWN (the check says why to whoever it tells; the link
- * logs nothing) and the next chat's pause starts. Used for what may have
- * changed during the pause (§9 checks 5–6: a peer said the same meanwhile).
- * fn NULL: every chat goes. The check must not call into the link. */
+/* A second listener of claims lost to another member (the room's "Claim
+ * conflict"), beside the handlers' on_claim_lost: the coordination backend
+ * that claims through this link (modules/coord, coord_new_space) watches
+ * its own claims this way. fn NULL stops. */
+typedef void (*space_claim_lost_fn)(void *ud, const char *action, const char *target,
+                                    const char *holder);
+void space_link_watch_claims(struct space_link *l, space_claim_lost_fn fn, void *ud);
+
+/* A chat with what goes with it:
+ *   check   the last look before it leaves: called with the chat's text
+ *           once its typing pause and the chat spacing are over, right
+ *           before the `chat` frame is written. false withdraws it:
+ *           nothing is sent (no claim either), done gets
+ *           SPACE_SAY_WITHDRAWN (the check says why to whoever it tells;
+ *           the link logs nothing) and the next chat's pause starts. Used
+ *           for what may have changed during the pause (a peer said the
+ *           same meanwhile). NULL: the chat goes. The check must not call
+ *           into the link; check_ud must live until done;
+ *   claims  action+target pairs claimed (space_link_claim) right before
+ *           the chat, so the room never sees a claim for words that were
+ *           not said (a claim that cannot be made is logged; the chat
+ *           goes on). At most SPACE_LINK_SAY_CLAIMS_MAX, copied. */
+#define SPACE_LINK_SAY_CLAIMS_MAX 8
 typedef bool (*space_send_check_fn)(void *ud, const char *text);
-void space_link_set_send_check(struct space_link *l, space_send_check_fn fn, void *ud);
+struct space_say_claim {
+	const char *action;
+	const char *target;
+};
+struct space_say_req {
+	const char *text;
+	const char *thread_id; /* may be NULL */
+	int64_t chain;         /* < 0: no chain field */
+	space_send_check_fn check;
+	void *check_ud;
+	const struct space_say_claim *claims;
+	size_t nclaims;
+	space_say_fn done;
+	void *ud;
+};
+int space_link_say_with(struct space_link *l, const struct space_say_req *r, struct ga_err *err);
 /* The pause before a chat of text (exposed for tests and the dashboard):
  * base + per_char × graphemes, at most max, then kept inside the reply
  * delay range when one is set (space-validation.md §12.1 step 2 sleeps
@@ -243,6 +279,13 @@ uint64_t space_link_typing_delay(const struct space_link_config *cfg, const char
 /* Sets the reply delay range (ms; 0/0 clears it; max below min is raised
  * to min). Applies from the next chat. */
 void space_link_set_reply_delay(struct space_link *l, uint64_t min_ms, uint64_t max_ms);
+
+/* Another member reported action+target done (a successful action_result)
+ * in the last SPACE_LINK_RESULT_KEEP_MS: its name (and *link, when link
+ * is given, the link it reported, "" for none), else NULL. Valid until the
+ * next call into the link. */
+const char *space_link_result_of(const struct space_link *l, const char *action,
+                                 const char *target, const char **link);
 
 /* detail may be NULL. Sent now when joined; remembered either way. */
 void space_link_set_state(struct space_link *l, enum space_agent_state s, const char *detail);

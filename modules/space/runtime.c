@@ -4,17 +4,18 @@
  */
 #include "modules/space/runtime.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "adapters/space/wire.h"
 #include "common/fsx.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "modules/coord/coord.h"
 #include "modules/outbound/outbound.h"
 #include "modules/participation/engine.h"
 #include "modules/pipeline/pipeline.h"
@@ -32,7 +33,7 @@ struct space_runtime {
 	struct part_engine *engine; /* NULL: no model */
 	struct voice *voice;        /* the §11 words; NULL: built in */
 	struct pipeline *pipeline;
-	struct coord *coord;
+	struct outbound *outbound; /* NULL: nothing is broadcast */
 	void (*done)(void *);
 	void *done_ud;
 	size_t last_members;
@@ -40,12 +41,10 @@ struct space_runtime {
 	char last_why[200];
 	int64_t last_change_ms;
 	/* for space_runtime_refresh_identity */
-	char *soul_text;  /* NULL when none */
-	char *self_path;  /* <home>/SELF.md, NULL when no home */
-	char *self_start; /* the identity summary built at start */
+	char *soul_text;              /* NULL when none */
+	char *self_path;              /* <home>/SELF.md, NULL when no home */
+	char *self_start;             /* the identity summary built at start */
 	const struct state_store *st; /* relationship memory; may be NULL */
-	/* why the send check last withdrew a chat (the port's error) */
-	char withdrawn_why[PART_ENGINE_SEND_WHY_MAX];
 };
 
 static enum conv_author_kind kind_of(enum space_author_kind k)
@@ -93,6 +92,25 @@ static void to_pipeline(struct space_runtime *rt, const struct space_event *ev)
 static void on_chat(void *ud, const struct space_event *ev)
 {
 	struct space_runtime *rt = ud;
+	if (rt->engine && !ev->from_history) {
+		/* the room's whole conversation is the engine's context */
+		struct conv_event ce;
+		conv_event_init(&ce, &(struct conv_event_src){
+		                             .platform = CONV_PLATFORM_SPACE,
+		                             .conversation = ev->conversation,
+		                             .message_id = ev->message_id,
+		                             .author_id = ev->author_id,
+		                             .author_name = ev->author_name,
+		                             .author_kind = kind_of(ev->author_kind),
+		                             .text = ev->text,
+		                             .text_len = ev->text_len,
+		                             .addressed = ev->addressed,
+		                             .naddressed = ev->naddressed,
+		                             .addressed_me = ev->addressed_me,
+		                             .time_ms = ev->time_ms});
+		part_engine_observe(rt->engine, &ce);
+		conv_event_free(&ce);
+	}
 	if (rt->pipeline)
 		to_pipeline(rt, ev);
 	if (ev->from_history) {
@@ -140,11 +158,9 @@ static void on_connection(void *ud, bool joined, const char *why)
 
 static void on_claim_lost(void *ud, const char *action, const char *target, const char *holder)
 {
-	struct space_runtime *rt = ud;
+	(void)ud;
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "claim conflict", "action", action, "target", target,
 	       "holder", holder ? holder : "");
-	if (rt->coord)
-		coord_space_claim_lost(rt->coord, action, target, holder);
 }
 
 static void on_peer_claim(void *ud, const char *name, const char *action, const char *target)
@@ -182,10 +198,15 @@ static int reply_target(void *ud, const struct conv_event *ev, char *buf, size_t
 	return space_runtime_target(ud, buf, cap);
 }
 
+/* Why a chat was withdrawn by its last look, at most (the port's error). */
+#define RUNTIME_WHY_MAX 400
+
 struct port_send {
-	struct space_runtime *rt;
 	outbound_port_done_fn done;
 	void *done_ud;
+	bool (*look)(void *ud, const char *text, char *why, size_t cap);
+	void *look_ud;
+	char why[RUNTIME_WHY_MAX];
 };
 
 static void port_said(void *ud, enum space_say_result r)
@@ -194,39 +215,98 @@ static void port_said(void *ud, enum space_say_result r)
 	if (r == SPACE_SAY_SENT)
 		ps->done(ps->done_ud, 1, NULL, NULL);
 	else if (r == SPACE_SAY_WITHDRAWN)
-		ps->done(ps->done_ud, 0, NULL,
-		         ps->rt->withdrawn_why[0] ? ps->rt->withdrawn_why : "withdrawn");
+		ps->done(ps->done_ud, 0, NULL, ps->why[0] ? ps->why : "withdrawn");
 	else
 		ps->done(ps->done_ud, 0, NULL, space_say_result_name(r));
 	free(ps);
 }
 
-/* The link's last look before a chat leaves: the engine withdraws its own
- * words when a peer said the same during the reply and typing delays. */
-static bool send_check(void *ud, const char *text)
+/* The link's last look before the chat leaves is the submitter's
+ * (outbound_send.look). */
+static bool port_check(void *ud, const char *text)
 {
-	struct space_runtime *rt = ud;
-	rt->withdrawn_why[0] = '\0';
-	return part_engine_send_check(rt->engine, text, rt->withdrawn_why,
-	                              sizeof rt->withdrawn_why);
+	struct port_send *ps = ud;
+	ps->why[0] = '\0';
+	return ps->look(ps->look_ud, text, ps->why, sizeof ps->why);
+}
+
+/* The chat's platform fields: "claims" [{action, target}] made with it,
+ * "replyDelayMs" {min, max} bounding its typing pause (§12.1 step 2). */
+static size_t extra_claims(const cJSON *extra, struct space_say_claim *out, size_t cap)
+{
+	size_t n = 0;
+	const cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(extra, "claims"))
+	{
+		const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "action"));
+		const char *t = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "target"));
+		if (a && t && n < cap)
+			out[n++] = (struct space_say_claim){a, t};
+	}
+	return n;
+}
+
+/* A broadcast that is not a chat ("kind" in the platform fields): the
+ * room's `reflection` (§7.3) or `workspace_state`. */
+static int port_broadcast(struct space_runtime *rt, const char *kind, const struct outbound_send *s,
+                          outbound_port_done_fn done, void *done_ud)
+{
+	struct ga_err err;
+	err_clear(&err);
+	int rc = -1;
+	if (strcmp(kind, "reflection") == 0) {
+		rc = space_link_send_reflection(rt->link, s->text, &err);
+	} else if (strcmp(kind, "workspace_state") == 0) {
+		const cJSON *w = cJSON_GetObjectItemCaseSensitive(s->extra, "state");
+		rc = space_link_send_workspace_state(
+		        rt->link, json_string_or(w, "workspace", ""), json_int_or(w, "plan", 0),
+		        json_int_or(w, "total", 0), json_int_or(w, "completed", 0),
+		        json_int_or(w, "blocked", 0), json_int_or(w, "inProgress", 0), &err);
+	} else {
+		err_set(&err, "the room has no broadcast of kind '%s'", kind);
+	}
+	if (rc != 0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "broadcast not sent", "kind", kind, "error",
+		       err.msg);
+		done(done_ud, 0, NULL, err.msg);
+	} else {
+		done(done_ud, 1, NULL, NULL);
+	}
+	return 0;
 }
 
 static int port_send(void *ud, const struct outbound_send *s, outbound_port_done_fn done,
                      void *done_ud)
 {
 	struct space_runtime *rt = ud;
+	const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s->extra, "kind"));
+	if (kind)
+		return port_broadcast(rt, kind, s, done, done_ud);
 	struct port_send *ps = xcalloc(1, sizeof *ps);
-	ps->rt = rt;
 	ps->done = done;
 	ps->done_ud = done_ud;
+	ps->look = s->look;
+	ps->look_ud = s->look_ud;
 	struct ga_err err;
 	err_clear(&err);
-	/* §12.1 step 2: the room's reply delay (space-config.json, as the
-	 * engine last read it) bounds this chat's typing pause */
-	int64_t dmin = 0, dmax = 0;
-	part_engine_reply_delay(rt->engine, &dmin, &dmax);
-	space_link_set_reply_delay(rt->link, (uint64_t)dmin, (uint64_t)dmax);
-	if (space_link_say(rt->link, s->text, NULL, s->chain, port_said, ps, &err) != 0) {
+	const cJSON *delay = cJSON_GetObjectItemCaseSensitive(s->extra, "replyDelayMs");
+	if (delay) {
+		double dmin = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(delay, "min"));
+		double dmax = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(delay, "max"));
+		if (dmin == dmin && dmax == dmax && dmin >= 0 && dmax >= 0)
+			space_link_set_reply_delay(rt->link, (uint64_t)dmin, (uint64_t)dmax);
+	}
+	struct space_say_claim claims[SPACE_LINK_SAY_CLAIMS_MAX];
+	struct space_say_req r = {.text = s->text,
+	                          .chain = s->chain,
+	                          .check = s->look ? port_check : NULL,
+	                          .check_ud = ps,
+	                          .claims = claims,
+	                          .nclaims =
+	                                  extra_claims(s->extra, claims, SPACE_LINK_SAY_CLAIMS_MAX),
+	                          .done = port_said,
+	                          .ud = ps};
+	if (space_link_say_with(rt->link, &r, &err) != 0) {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "chat not sent", "error", err.msg);
 		free(ps);
 		return -1;
@@ -240,8 +320,7 @@ static void compose(void *ud, struct pipeline_job *job, const struct conv_event 
                     const struct gate_result *g)
 {
 	struct space_runtime *rt = ud;
-	part_engine_offer(rt->engine, ev, g);
-	pipeline_composed(job, NULL, 0, "deferred to the participation tick");
+	part_engine_offer(rt->engine, job, ev, g);
 }
 
 static bool room_joined(void *ud)
@@ -258,12 +337,11 @@ static size_t room_members(void *ud, struct part_member *out, size_t cap)
 		struct space_member_view m;
 		if (!space_link_member_at(rt->link, i, &m))
 			break;
-		out[k++] = (struct part_member){
-		        .name = m.name,
-		        .caps = m.caps,
-		        .ncaps = m.ncaps,
-		        .has_caps = m.has_caps,
-		        .typing = m.typing};
+		out[k++] = (struct part_member){.name = m.name,
+		                                .caps = m.caps,
+		                                .ncaps = m.ncaps,
+		                                .has_caps = m.has_caps,
+		                                .typing = m.typing};
 	}
 	return k;
 }
@@ -346,33 +424,6 @@ static void tick_stop(struct sched_job *job, void *ud)
 	part_engine_cancel(rt->engine);
 }
 
-/* SELF.md's gist for the prompt: name, identity, purpose, voice. */
-static char *self_excerpt(const struct self_doc *s)
-{
-	if (!s)
-		return NULL;
-	struct strbuf sb;
-	sb_init(&sb, PART_ENGINE_SELF_MAX_BYTES);
-	if (s->name)
-		sb_printf(&sb, "Name: %s\n", s->name);
-	if (s->identity)
-		sb_printf(&sb, "%s\n", s->identity);
-	if (s->purpose)
-		sb_printf(&sb, "Purpose: %s\n", s->purpose);
-	if (s->voice)
-		sb_printf(&sb, "Voice: %s\n", s->voice);
-	char *t = sb.len ? sb_detach(&sb) : NULL;
-	sb_free(&sb);
-	return t;
-}
-
-/* §12.1 step 4: the engine's claims are the room's (modules/space/link). */
-static int room_claim(void *ud, const char *action, const char *target, struct ga_err *err)
-{
-	struct space_runtime *rt = ud;
-	return space_link_claim(rt->link, action, target, err);
-}
-
 static void room_unclaim(void *ud, const char *action, const char *target, bool failed,
                          const char *why)
 {
@@ -383,10 +434,13 @@ static void room_unclaim(void *ud, const char *action, const char *target, bool 
 		space_link_forget(rt->link, action, target);
 }
 
+/* Another member has the work: a live claim on it, or its report that it
+ * did it (a recent successful action_result). */
 static const char *room_claim_holder(void *ud, const char *action, const char *target)
 {
 	struct space_runtime *rt = ud;
-	return space_link_claim_holder(rt->link, action, target);
+	const char *h = space_link_claim_holder(rt->link, action, target);
+	return h ? h : space_link_result_of(rt->link, action, target, NULL);
 }
 
 /* §11's words in the agent's voice (issue 13: no operational text
@@ -405,7 +459,7 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	if (!rc->pipeline || !rc->llm || !rc->skills || !rc->sched)
 		return;
 	rt->voice = rc->voice_path ? voice_open(rc->voice_path) : NULL;
-	char *self = self_excerpt(rc->self);
+	char *self = self_excerpt(rc->self, true, PART_ENGINE_SELF_MAX_BYTES);
 	struct part_engine_config ec = {
 	        .loop = loop,
 	        .self_name = rc->cfg->agent_name,
@@ -425,7 +479,6 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	        .peers = room_peers,
 	        .workspaces = room_workspaces,
 	        .relationships = room_relationships,
-	        .claim = room_claim,
 	        .unclaim = room_unclaim,
 	        .claim_holder = room_claim_holder,
 	        .phrase = room_phrase,
@@ -472,17 +525,67 @@ bool space_runtime_commitment_abandoned(struct space_runtime *rt, const char *id
 	return part_engine_commitment_failed(rt->engine, id);
 }
 
+static void on_broadcast(void *ud, const struct decision *final, const char *artifact)
+{
+	(void)ud;
+	(void)artifact;
+	if (final->verdict != VERDICT_SENT)
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "broadcast not sent", "rule",
+		       final->rule ? final->rule : "", "reason", final->reason);
+}
+
+/* A broadcast through outbound (permission space:<room>, audit, journal
+ * under a key derived from its text: the same words are never broadcast
+ * twice). */
+static int broadcast(struct space_runtime *rt, const char *kind, const char *text,
+                     const cJSON *state)
+{
+	char target[PIPELINE_TARGET_MAX];
+	const char *why = !rt->outbound ? "no outbound in this process"
+	                  : space_runtime_target(rt, target, sizeof target) != 0 ? "not joined"
+	                  : !text || !*text                                      ? "nothing to say"
+	                                                                         : NULL;
+	if (why) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "broadcast not sent", "kind", kind, "why", why);
+		return -1;
+	}
+	cJSON *extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(extra, "kind", kind);
+	if (state)
+		cJSON_AddItemToObject(extra, "state", cJSON_Duplicate(state, 1));
+	char id[64];
+	snprintf(id, sizeof id, "%s:%" PRId64, kind, time_now_ms());
+	struct outbound_msg m = {.platform = CONV_PLATFORM_SPACE,
+	                         .target = target,
+	                         .source = kind,
+	                         .conversation = "space:room",
+	                         .message_id = id,
+	                         .text = text,
+	                         .text_len = strlen(text),
+	                         .chain = -1,
+	                         .extra = extra};
+	outbound_submit(rt->outbound, &m, on_broadcast, rt);
+	cJSON_Delete(extra);
+	return 0;
+}
+
+bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const char *target,
+                             char *who, size_t who_cap, char *link, size_t link_cap)
+{
+	const char *l = NULL;
+	const char *w = rt ? space_link_result_of(rt->link, action, target, &l) : NULL;
+	if (!w)
+		return false;
+	snprintf(who, who_cap, "%s", w);
+	snprintf(link, link_cap, "%s", l ? l : "");
+	return true;
+}
+
 int space_runtime_send_reflection(struct space_runtime *rt, const char *summary)
 {
 	if (!rt)
 		return -1;
-	struct ga_err err;
-	err_clear(&err);
-	if (space_link_send_reflection(rt->link, summary, &err) != 0) {
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "reflection not sent", "error", err.msg);
-		return -1;
-	}
-	return 0;
+	return broadcast(rt, "reflection", summary, NULL);
 }
 
 int space_runtime_refresh_identity(struct space_runtime *rt)
@@ -532,6 +635,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 
 	struct space_runtime *rt = xcalloc(1, sizeof *rt);
 	rt->pipeline = rc->pipeline;
+	rt->outbound = rc->outbound;
 	rt->soul_text = rc->soul_text ? xstrdup(rc->soul_text) : NULL;
 	rt->st = rc->st;
 	rt->self_path = rc->cfg->home ? fsx_join(rc->cfg->home, "SELF.md") : NULL;
@@ -551,8 +655,6 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 		return NULL;
 	}
 	start_engine(rt, loop, rc);
-	if (rt->engine)
-		space_link_set_send_check(rt->link, send_check, rt);
 	if (rt->pipeline) {
 		struct pipeline_source src = {.platform = CONV_PLATFORM_SPACE,
 		                              .compose = rt->engine ? compose : NULL,
@@ -597,7 +699,6 @@ void space_runtime_free(struct space_runtime *rt)
 {
 	if (!rt)
 		return;
-	space_link_set_send_check(rt->link, NULL, NULL);
 	part_engine_free(rt->engine);
 	rt->engine = NULL;
 	space_link_free(rt->link);
@@ -613,11 +714,6 @@ struct space_link *space_runtime_link(struct space_runtime *rt)
 	return rt ? rt->link : NULL;
 }
 
-void space_runtime_set_coord(struct space_runtime *rt, struct coord *c)
-{
-	if (rt)
-		rt->coord = c;
-}
 
 void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 {
@@ -646,7 +742,9 @@ void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 		break;
 	case SPC_WAITING:
 		snprintf(buf, cap, "not joined: %s; backing off before attempt %u",
-		         rt->last_why[0] ? rt->last_why : "the last attempt failed",
+		         c && *spc_client_last_error(c) ? spc_client_last_error(c)
+		         : rt->last_why[0]              ? rt->last_why
+		                                        : "the last attempt failed",
 		         stats.attempts + 1);
 		break;
 	case SPC_DISCOVERING:

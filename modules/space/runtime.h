@@ -5,27 +5,22 @@
  * (modules/pipeline):
  *   - every chat (live or replayed from history) becomes a conv_event on
  *     platform "space" and walks the pipeline: the store records it, the
- *     gate decides (chain length, response-only, budgets, claim), and —
- *     until the participation engine composes in the room (a later issue)
- *     — the record stage notes it; a host message addressed to this agent
- *     is also logged at info level ("host addressed me: …");
+ *     gate decides (chain length, response-only, budgets, claim); with a
+ *     model (llm, skills and sched given) the space source's compose hands
+ *     the chat and its walk to the participation engine
+ *     (modules/participation/engine.h), whose tick — a scheduler job
+ *     "space-participation" every part_jittered_interval_ms(name,
+ *     "space-participation", 5000, 40) while joined, one at a time —
+ *     answers it on that same walk (or ends it, merged or silent). Without
+ *     a model the room's chats end at the pipeline's "no_composer";
  *   - the room is the outbound port of platform "space": what the pipeline
- *     sends (an owner's space_say) is typed and said through
- *     space_link_say with its chain; the target key is
- *     "space:<host>-<port>" of the room's URL (send permissions name it).
- *     With the participation engine, the link's send check asks
- *     part_engine_send_check right before each chat leaves: the engine's
- *     words that became an echo during the reply and typing delays are
- *     withdrawn, and the send fails with the engine's reason (echo_late);
- *   - the room's "Claim conflict" is handed to the coordination backend
- *     set with space_runtime_set_coord (the space backend, modules/coord);
- *   - with a model (llm, skills and sched given), the participation engine
- *     (modules/participation/engine.h) speaks in the room: the SPACE
- *     source's compose hands each gate-passed chat to its batch ("deferred
- *     to the participation tick") and a scheduler job "space-participation"
- *     runs its tick every part_jittered_interval_ms(name,
- *     "space-participation", 5000, 40) while joined, one at a time. Without
- *     a model the room's chats end at the pipeline's "no_composer".
+ *     sends is said through space_link_say_with with its chain; the target
+ *     key is "space:<host>-<port>" of the room's URL (send permissions name
+ *     it). The platform fields of a chat (outbound_send.extra) may carry
+ *     "claims" [{action, target}] made in the room right before the chat,
+ *     and "replyDelayMs" {min, max} bounding its typing pause; the
+ *     submitter's last look (outbound_send.look) is asked when the pause is
+ *     over, and a chat it withdraws fails with its reason;
  *
  * The space runs in every mode; --social-only advertises ["social"].
  *
@@ -76,7 +71,6 @@ struct sched;
 struct part_engine;
 struct pipeline;
 struct outbound;
-struct coord;
 
 /* NULL with err when the link cannot be made (an unusable agent name). */
 struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_runtime_config *rc,
@@ -84,8 +78,6 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 void space_runtime_stop(struct space_runtime *rt, void (*done)(void *ud), void *ud);
 void space_runtime_free(struct space_runtime *rt);
 struct space_link *space_runtime_link(struct space_runtime *rt);
-/* The backend told of claim conflicts (NULL: none). */
-void space_runtime_set_coord(struct space_runtime *rt, struct coord *c);
 /* The room's target key ("space:<host>-<port>"): 0, or -1 when not joined. */
 int space_runtime_target(struct space_runtime *rt, char *buf, size_t cap);
 /* The participation engine, NULL when the room has none (no model). */
@@ -96,10 +88,15 @@ struct part_engine *space_runtime_engine(struct space_runtime *rt);
  * engine, for other sources, or another request's commitment. */
 bool space_runtime_commitment_abandoned(struct space_runtime *rt, const char *id,
                                         const char *source);
-/* Sends this agent's `reflection` (1–2 sentences, after a reflection
- * cycle, §7.3). 0 when handed to the connection; -1 when not joined, the
- * summary is blank or too long (space_link_send_reflection; the reason is
- * logged at warn). */
+/* Another member reported action+target done (a successful action_result
+ * in the last SPACE_LINK_RESULT_KEEP_MS): true with who and link filled. */
+bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const char *target,
+                             char *who, size_t who_cap, char *link, size_t link_cap);
+/* Broadcasts this agent's `reflection` (1–2 sentences, after a reflection
+ * cycle, §7.3) through outbound (permission space:<room>, audit, journal:
+ * the same words never twice). 0 when submitted; -1 when there is no
+ * outbound, the room is not joined or the summary is empty (logged at
+ * warn). What outbound or the room refuse later is logged. */
 int space_runtime_send_reflection(struct space_runtime *rt, const char *summary);
 /* Builds the identity summary again — SOUL.md's text as given at start,
  * SELF.md read again from <home>/SELF.md (the reflection cycle may have

@@ -4,15 +4,17 @@
  */
 #include "modules/validator/echo.h"
 
+#include <dlfcn.h>
 #include <libstemmer.h>
 #include <math.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <utf8proc.h>
 
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/validator/validator_text.h"
 
@@ -28,9 +30,25 @@
 #define ECHO_QUESTION_PAIR_MIN 0.80
 /* SimHash fast path: at most this many differing bits out of 64. */
 #define ECHO_SIMHASH_MAX_DISTANCE 3
-#define ECHO_MIN_TOKENS 3
-#define ECHO_WORD_MAX_BYTES 64
-#define ECHO_STEM_MAX_BYTES 128
+/* "… too" with at least this share of new stems moves the point to a new
+ * subject ("the e2e suite races too") instead of repeating it. */
+#define ECHO_TRANSFER_NOVELTY_MIN 0.3
+/* A closest message of the other polarity stays in the band from here. */
+/* The band needs this many agent messages to compare with (§9.1 check 6:
+ * |recentAgent| ≥ 2): one message alone is a pair of sentences, where
+ * same-topic statements of different facts crowd the band. */
+#define ECHO_BAND_MIN_PAIRWISE 2
+#define ECHO_POLARITY_BAND_MIN 0.40
+/* Below this share of new stems (the negation aside), a candidate of the
+ * other polarity is the same sentence denied or judged ("we should not cache
+ * X" after "we should cache X"; "… in 6 hours is not acceptable"). */
+#define ECHO_NEGATION_ONLY_MAX 0.25
+/* The third band rectangle (see evaluate_core). */
+#define ECHO_BAND3_SCORE_MIN   0.30
+#define ECHO_BAND3_NOVELTY_MAX 0.6
+#define ECHO_MIN_TOKENS        3
+#define ECHO_WORD_MAX_BYTES    64
+#define ECHO_STEM_MAX_BYTES    128
 
 /* --- process-wide tables ------------------------------------------------ */
 
@@ -61,12 +79,12 @@ static void stemmer_load(void)
 		h = dlopen("libstemmer.so", RTLD_NOW | RTLD_LOCAL);
 	void *f[4] = {0};
 	static const char *const names[4] = {"sb_stemmer_new", "sb_stemmer_delete",
-					     "sb_stemmer_stem", "sb_stemmer_length"};
+	                                     "sb_stemmer_stem", "sb_stemmer_length"};
 	for (int i = 0; h && i < 4; i++)
 		f[i] = dlsym(h, names[i]);
 	if (!h || !f[0] || !f[1] || !f[2] || !f[3]) {
 		fprintf(stderr, "echo: cannot load %s (%s): install the libstemmer0d package\n",
-			STEMMER_LIBRARY, h ? "symbol missing" : dlerror());
+		        STEMMER_LIBRARY, h ? "symbol missing" : dlerror());
 		abort();
 	}
 	memcpy(&sb.create, &f[0], sizeof f[0]);
@@ -75,8 +93,6 @@ static void stemmer_load(void)
 	memcpy(&sb.length, &f[3], sizeof f[3]);
 	/* kept open for the life of the process */
 }
-static uint64_t *stop_ids, *filler_ids;
-static size_t nstop, nfiller;
 static struct syn *syns;
 static size_t nsyn;
 static uint64_t not_id;
@@ -91,9 +107,13 @@ static const char *const filler_words[] = {
 };
 static const char *const syn_pairs[][2] = {
 #define VSYN(w, c) {w, c},
-#include "modules/validator/validator_phrases.def"
+#include "modules/validator/echo_synonyms.def"
 };
-static const char *const negations[] = {"not", "no", "nor", "never", "cannot", "nope"};
+/* Pairs of words read as one ("sign in" is "login"): first, second, canonical. */
+static const char *const bigrams[][3] = {
+#define VBIGRAM(a, b, c) {a, b, c},
+#include "modules/validator/echo_synonyms.def"
+};
 
 static uint64_t fnv1a(const void *p, size_t n, uint64_t h)
 {
@@ -156,14 +176,13 @@ static size_t stem_word(const char *w, size_t n, char out[ECHO_STEM_MAX_BYTES])
 	return len;
 }
 
-static uint64_t *word_set(const char *const *words, size_t n)
-{
-	uint64_t *v = xcalloc(n ? n : 1, sizeof *v);
-	for (size_t i = 0; i < n; i++)
-		v[i] = echo_word_id(words[i], strlen(words[i]));
-	qsort(v, n, sizeof *v, cmp_u64);
-	return v;
-}
+struct winfo;
+struct bigram_ids;
+static struct winfo *winfo;
+static size_t nwinfo;
+static struct bigram_ids *bigram_tab;
+static size_t nbigram;
+static void winfo_build(void);
 
 static void tables_init(void)
 {
@@ -176,10 +195,6 @@ static void tables_init(void)
 		fprintf(stderr, "echo: libstemmer has no English stemmer\n");
 		abort();
 	}
-	nstop = sizeof stop_words / sizeof stop_words[0];
-	stop_ids = word_set(stop_words, nstop);
-	nfiller = sizeof filler_words / sizeof filler_words[0];
-	filler_ids = word_set(filler_words, nfiller);
 	nsyn = sizeof syn_pairs / sizeof syn_pairs[0];
 	syns = xcalloc(nsyn ? nsyn : 1, sizeof *syns);
 	char buf[ECHO_STEM_MAX_BYTES];
@@ -191,6 +206,7 @@ static void tables_init(void)
 	}
 	qsort(syns, nsyn, sizeof *syns, cmp_syn);
 	not_id = echo_word_id("not", 3);
+	winfo_build();
 }
 
 void echo_shutdown(void)
@@ -198,12 +214,13 @@ void echo_shutdown(void)
 	if (stemmer)
 		sb.destroy(stemmer);
 	stemmer = NULL;
-	free(stop_ids);
-	free(filler_ids);
 	free(syns);
-	stop_ids = filler_ids = NULL;
+	free(winfo);
+	free(bigram_tab);
 	syns = NULL;
-	nstop = nfiller = nsyn = 0;
+	winfo = NULL;
+	bigram_tab = NULL;
+	nsyn = nwinfo = nbigram = 0;
 }
 
 static uint64_t synonym(uint64_t id)
@@ -229,25 +246,48 @@ struct echo_params echo_params_default(void)
 const char *echo_strategy_name(enum echo_strategy s)
 {
 	switch (s) {
-	case ECHO_STRATEGY_NEW_ARTIFACT: return "new-artifact";
-	case ECHO_STRATEGY_SIMHASH: return "simhash";
-	case ECHO_STRATEGY_CONCEPT_NOVELTY: return "concept-novelty";
-	case ECHO_STRATEGY_ENSEMBLE: return "ensemble";
-	default: return "none";
+	case ECHO_STRATEGY_NEW_ARTIFACT:
+		return "new-artifact";
+	case ECHO_STRATEGY_SIMHASH:
+		return "simhash";
+	case ECHO_STRATEGY_CONCEPT_NOVELTY:
+		return "concept-novelty";
+	case ECHO_STRATEGY_ENSEMBLE:
+		return "ensemble";
+	default:
+		return "none";
 	}
 }
 
 /* --- tokenizer ---------------------------------------------------------- */
+
+enum name_state { NAME_NONE, NAME_SEEN, NAME_IS, NAME_ASK };
 
 struct tokenizer {
 	struct echo_doc *d;
 	size_t cap;
 	const uint64_t *exclude;
 	size_t nexclude;
+	bool keep_fillers; /* instruction matching: agreement words are content there */
 	char word[ECHO_WORD_MAX_BYTES + 8];
-	size_t wlen;   /* bytes in word */
-	size_t wcps;   /* code points in word */
-	struct strbuf *trace; /* echo_stems_string(): the stems as text */
+	size_t wlen; /* bytes in word */
+	size_t wcps; /* code points in word */
+	bool glued;  /* word follows digits with no separator ("10k", "30s") */
+	bool comma;  /* a comma stands between the previous word and this one */
+	/* a number being read: "forty thousand", "2 hundred and 20", "1,500" */
+	bool num_on;
+	double num_total, num_cur;
+	int num_last;   /* class of its last word (enum num_class) */
+	bool num_small; /* one spelled word ≤ 10 ("two" in "the two causes") */
+	bool pending_a; /* "a" / "an" / "one" just read: "an hour" is 1 hour */
+	/* who takes what: "Bob takes …", "Lin, can you …", "Ada is doing …" */
+	enum name_state name;
+	uint64_t name_id;
+	bool prev_i;           /* the previous word was "i" */
+	uint64_t last_surface; /* surface id of the word behind the last token */
+	bool last_emitted;     /* and that word emitted the last token */
+	bool prev_as;          /* the previous word was "as" ("as well") */
+	struct strbuf *trace;  /* echo_stems_string(): the stems as text */
 };
 
 static void trace_stem(struct tokenizer *z, const char *s, size_t n)
@@ -274,32 +314,528 @@ static void add_artifact(struct echo_doc *d, uint64_t id)
 		d->art[d->nart++] = id;
 }
 
-static void flush_word(struct tokenizer *z)
+/* --- word classes ------------------------------------------------------- */
+
+/* Every word the tokenizer treats specially, by surface id, in one sorted
+ * table built at first use (one binary search per word). */
+enum {
+	WF_NUM = 1u << 0,        /* a number word (winfo.num, winfo.ncls) */
+	WF_UNIT = 1u << 1,       /* a time unit (winfo.unit seconds) */
+	WF_UNIT_GLUED = 1u << 2, /* a time unit only right after digits ("30s") */
+	WF_ASSIGN = 1u << 3,     /* after a name, gives that member a task */
+	WF_ASSIGN_IS = 1u << 4,  /* after "<name> is", gives a task */
+	WF_SELF = 1u << 5,       /* after "I": taking something on */
+	WF_NEGATIVE = 1u << 6,   /* says what must not happen */
+	WF_COUNT = 1u << 7,      /* a count noun ("the two causes") */
+	WF_A = 1u << 8,          /* "a", "an", "one": one of the next unit */
+	WF_AND = 1u << 9,
+	WF_OF = 1u << 10,
+	WF_K = 1u << 11, /* "10k" */
+	WF_IS = 1u << 12,
+	WF_ASK = 1u << 13, /* "<name>, can you …" */
+	WF_YOU = 1u << 14,
+	WF_I = 1u << 15,
+	WF_MINE = 1u << 16,
+	WF_ADDITIVE = 1u << 17, /* "too", "either", "likewise" */
+	WF_AS = 1u << 18,
+	WF_WELL = 1u << 19,
+	WF_BIGRAM = 1u << 20, /* the second word of a bigram */
+	WF_NEGATION = 1u << 21,
+	WF_STOP = 1u << 22,
+	WF_FILLER = 1u << 23,
+	WF_ORDINAL = 1u << 24, /* also an ordinal ("a second look") */
+};
+
+enum num_class { NUM_DIGITS, NUM_SMALL, NUM_TENS, NUM_HUNDRED, NUM_SCALE, NUM_FRACTION };
+
+struct winfo {
+	uint64_t id;
+	uint32_t flags;
+	uint8_t ncls;
+	double num;  /* WF_NUM */
+	double unit; /* WF_UNIT / WF_UNIT_GLUED: seconds */
+};
+
+struct bigram_ids {
+	uint64_t first, second, canonical;
+};
+
+static const struct {
+	const char *w;
+	double v;
+	enum num_class c;
+} num_words[] = {
+        {"zero", 0, NUM_SMALL},          {"two", 2, NUM_SMALL},
+        {"three", 3, NUM_SMALL},         {"four", 4, NUM_SMALL},
+        {"five", 5, NUM_SMALL},          {"six", 6, NUM_SMALL},
+        {"seven", 7, NUM_SMALL},         {"eight", 8, NUM_SMALL},
+        {"nine", 9, NUM_SMALL},          {"ten", 10, NUM_SMALL},
+        {"eleven", 11, NUM_SMALL},       {"twelve", 12, NUM_SMALL},
+        {"thirteen", 13, NUM_SMALL},     {"fourteen", 14, NUM_SMALL},
+        {"fifteen", 15, NUM_SMALL},      {"sixteen", 16, NUM_SMALL},
+        {"seventeen", 17, NUM_SMALL},    {"eighteen", 18, NUM_SMALL},
+        {"nineteen", 19, NUM_SMALL},     {"twenty", 20, NUM_TENS},
+        {"thirty", 30, NUM_TENS},        {"forty", 40, NUM_TENS},
+        {"fifty", 50, NUM_TENS},         {"sixty", 60, NUM_TENS},
+        {"seventy", 70, NUM_TENS},       {"eighty", 80, NUM_TENS},
+        {"ninety", 90, NUM_TENS},        {"hundred", 100, NUM_HUNDRED},
+        {"thousand", 1e3, NUM_SCALE},    {"million", 1e6, NUM_SCALE},
+        {"billion", 1e9, NUM_SCALE},     {"half", 0.5, NUM_FRACTION},
+        {"quarter", 0.25, NUM_FRACTION}, {"dozen", 12, NUM_SMALL},
+};
+
+/* Time units, in seconds. glued: only right after digits ("30s", "2h"). */
+static const struct {
+	const char *w;
+	double s;
+	bool glued;
+} time_units[] = {
+        {"s", 1, true},
+        {"sec", 1, false},
+        {"secs", 1, false},
+        {"second", 1, false},
+        {"seconds", 1, false},
+        {"ms", 0.001, false},
+        {"millisecond", 0.001, false},
+        {"milliseconds", 0.001, false},
+        {"min", 60, false},
+        {"mins", 60, false},
+        {"minute", 60, false},
+        {"minutes", 60, false},
+        {"h", 3600, true},
+        {"hr", 3600, false},
+        {"hrs", 3600, false},
+        {"hour", 3600, false},
+        {"hours", 3600, false},
+        {"day", 86400, false},
+        {"days", 86400, false},
+        {"week", 604800, false},
+        {"weeks", 604800, false},
+        {"month", 2592000, false},
+        {"months", 2592000, false},
+        {"year", 31536000, false},
+        {"years", 31536000, false},
+        {"yr", 31536000, false},
+};
+
+/* Word lists by class; see the WF_ flags. */
+static const struct {
+	uint32_t flag;
+	const char *const *words;
+	size_t n;
+} word_lists[] = {
+#define WLIST(flag, ...)                                                                           \
+	{                                                                                          \
+		flag, (const char *const[]){__VA_ARGS__},                                          \
+		        sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)          \
+	}
+        /* Nouns that make a small spelled number a count of the list that
+         * follows ("the two causes are …"), not a figure. */
+        WLIST(WF_COUNT, "things", "points", "problems", "issues", "causes", "items", "steps",
+              "actions", "options", "changes", "fixes", "questions", "reasons", "parts", "ideas",
+              "concerns"),
+        /* After a member's name ("Bob takes the migration", "Juno should own
+         * it", "Omar covers Sunday"). */
+        WLIST(WF_ASSIGN, "should", "could", "can", "will", "would", "takes", "take", "owns", "own",
+              "covers", "cover", "has", "gets", "handles", "handle", "does", "drives", "leads",
+              "runs", "watches", "to", "needs", "must"),
+        /* "Ada is taking / doing / on …" */
+        WLIST(WF_ASSIGN_IS, "taking", "doing", "on", "handling", "covering", "owning", "running",
+              "driving", "writing", "watching", "leading", "building", "fixing", "in"),
+        /* "I will", "I can", "I take", "I am" */
+        WLIST(WF_SELF, "will", "can", "take", "am", "got", "own"),
+        /* What must not happen: a message with one of these and one with "not"
+         * can state the same thing ("stop two agents answering" / "two agents
+         * never answer"). */
+        WLIST(WF_NEGATIVE, "stop", "stops", "prevent", "prevents", "avoid", "avoids", "without",
+              "neither", "nobody", "nothing", "none", "lacks", "lack", "missing", "rather",
+              "instead"),
+        WLIST(WF_NEGATION, "not", "no", "nor", "never", "cannot", "nope"),
+        WLIST(WF_A, "a", "an", "one"),
+        WLIST(WF_AND, "and"),
+        WLIST(WF_OF, "of"),
+        WLIST(WF_K, "k"),
+        WLIST(WF_IS, "is"),
+        WLIST(WF_ASK, "can", "could", "would", "will"),
+        WLIST(WF_YOU, "you"),
+        WLIST(WF_I, "i"),
+        WLIST(WF_MINE, "mine"),
+        WLIST(WF_ADDITIVE, "too", "either", "likewise"),
+        WLIST(WF_AS, "as"),
+        WLIST(WF_WELL, "well"),
+        WLIST(WF_ORDINAL, "second"),
+#undef WLIST
+};
+
+static int cmp_winfo(const void *a, const void *b)
 {
-	size_t n = z->wlen, cps = z->wcps;
-	z->wlen = z->wcps = 0;
-	if (cps < 2) /* §10.1: tokens of length 1 carry nothing */
-		return;
-	uint64_t surface = echo_word_id(z->word, n);
-	for (size_t i = 0; i < sizeof negations / sizeof negations[0]; i++) {
-		if (strlen(negations[i]) == n && memcmp(negations[i], z->word, n) == 0) {
-			trace_stem(z, "not", 3);
-			emit(z, not_id);
+	return cmp_u64(&((const struct winfo *)a)->id, &((const struct winfo *)b)->id);
+}
+
+static struct winfo *winfo_add(struct winfo *v, size_t *n, const char *w, uint32_t flag)
+{
+	v[*n] = (struct winfo){.id = echo_word_id(w, strlen(w)), .flags = flag};
+	return &v[(*n)++];
+}
+
+static const struct winfo *winfo_get(uint64_t id)
+{
+	struct winfo key = {.id = id};
+	return bsearch(&key, winfo, nwinfo, sizeof *winfo, cmp_winfo);
+}
+
+static void winfo_build(void)
+{
+	size_t cap =
+	        sizeof num_words / sizeof num_words[0] + sizeof time_units / sizeof time_units[0] +
+	        sizeof stop_words / sizeof stop_words[0] +
+	        sizeof filler_words / sizeof filler_words[0] + sizeof bigrams / sizeof bigrams[0];
+	for (size_t l = 0; l < sizeof word_lists / sizeof word_lists[0]; l++)
+		cap += word_lists[l].n;
+	struct winfo *v = xcalloc(cap, sizeof *v);
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof num_words / sizeof num_words[0]; i++) {
+		struct winfo *e = winfo_add(v, &n, num_words[i].w, WF_NUM);
+		e->num = num_words[i].v;
+		e->ncls = (uint8_t)num_words[i].c;
+	}
+	for (size_t i = 0; i < sizeof time_units / sizeof time_units[0]; i++)
+		winfo_add(v, &n, time_units[i].w, time_units[i].glued ? WF_UNIT_GLUED : WF_UNIT)
+		        ->unit = time_units[i].s;
+	for (size_t i = 0; i < sizeof stop_words / sizeof stop_words[0]; i++)
+		winfo_add(v, &n, stop_words[i], WF_STOP);
+	for (size_t i = 0; i < sizeof filler_words / sizeof filler_words[0]; i++)
+		winfo_add(v, &n, filler_words[i], WF_FILLER);
+	for (size_t i = 0; i < sizeof bigrams / sizeof bigrams[0]; i++)
+		winfo_add(v, &n, bigrams[i][1], WF_BIGRAM);
+	for (size_t l = 0; l < sizeof word_lists / sizeof word_lists[0]; l++)
+		for (size_t i = 0; i < word_lists[l].n; i++)
+			winfo_add(v, &n, word_lists[l].words[i], word_lists[l].flag);
+	qsort(v, n, sizeof *v, cmp_winfo);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (u && v[u - 1].id == v[i].id) {
+			v[u - 1].flags |= v[i].flags;
+			if (v[i].flags & WF_NUM) {
+				v[u - 1].num = v[i].num;
+				v[u - 1].ncls = v[i].ncls;
+			}
+			if (v[i].flags & (WF_UNIT | WF_UNIT_GLUED))
+				v[u - 1].unit = v[i].unit;
+		} else {
+			v[u++] = v[i];
+		}
+	}
+	winfo = v;
+	nwinfo = u;
+	nbigram = sizeof bigrams / sizeof bigrams[0];
+	bigram_tab = xcalloc(nbigram, sizeof *bigram_tab);
+	char stem[ECHO_STEM_MAX_BYTES];
+	for (size_t i = 0; i < nbigram; i++) {
+		size_t sl = stem_word(bigrams[i][2], strlen(bigrams[i][2]), stem);
+		bigram_tab[i] =
+		        (struct bigram_ids){echo_word_id(bigrams[i][0], strlen(bigrams[i][0])),
+		                            echo_word_id(bigrams[i][1], strlen(bigrams[i][1])),
+		                            synonym(echo_word_id(stem, sl))};
+	}
+}
+
+/* --- numbers ------------------------------------------------------------ */
+
+static double unit_of(const struct winfo *wi, bool glued)
+{
+	if (!wi)
+		return 0;
+	if (wi->flags & WF_UNIT)
+		return wi->unit;
+	if ((wi->flags & WF_UNIT_GLUED) && glued)
+		return wi->unit;
+	return 0;
+}
+
+/* "1,500" / "2.5" / "09" → value; false for "4.2.1" and the like. */
+static bool parse_digits(const char *w, size_t n, double *out)
+{
+	char buf[ECHO_WORD_MAX_BYTES + 1];
+	size_t k = 0, dots = 0;
+	if (n == 0 || w[0] < '0' || w[0] > '9')
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (w[i] == ',')
+			continue;
+		if (w[i] == '.')
+			dots++;
+		else if (w[i] < '0' || w[i] > '9')
+			return false;
+		buf[k++] = w[i];
+	}
+	if (k == 0 || dots > 1 || buf[k - 1] == '.')
+		return false;
+	buf[k] = '\0';
+	*out = strtod(buf, NULL);
+	return true;
+}
+
+/* said_only: the figure counts as said by this message but is not one it
+ * gives (see echo_doc.num_said). */
+static void add_number(struct echo_doc *d, uint64_t id, bool said_only)
+{
+	for (size_t i = 0; i < d->nnum; i++) {
+		if (d->num[i] == id) {
+			if (!said_only)
+				d->num_said &= ~(1u << i);
 			return;
 		}
 	}
-	if (has_u64(stop_ids, nstop, surface) || has_u64(filler_ids, nfiller, surface))
+	if (d->nnum < ECHO_DOC_MAX_NUMBERS) {
+		if (said_only)
+			d->num_said |= 1u << d->nnum;
+		d->num[d->nnum++] = id;
+	}
+}
+
+static uint64_t number_id(const char *prefix, double v)
+{
+	char buf[48];
+	int n = snprintf(buf, sizeof buf, "%s%.6g", prefix, v);
+	return echo_word_id(buf, n > 0 && (size_t)n < sizeof buf ? (size_t)n : 0);
+}
+
+/* Emits a figure as one token: "#<value>" or, with a time unit,
+ * "dur:<seconds>" — so "10k" = "10,000" = "ten thousand" and "5 minutes" =
+ * "five minutes" = "300 seconds". */
+static void emit_number(struct tokenizer *z, const char *prefix, double v, bool said_only)
+{
+	char buf[48];
+	int n = snprintf(buf, sizeof buf, "%s%.6g", prefix, v);
+	if (n <= 0 || (size_t)n >= sizeof buf)
 		return;
+	uint64_t id = echo_word_id(buf, (size_t)n);
+	trace_stem(z, buf, (size_t)n);
+	emit(z, id);
+	add_number(z->d, id, said_only);
+	z->last_emitted = false;
+}
+
+/* A duration: its token, and its bare figure as said ("four seconds" then
+ * "needs four"). */
+static void emit_duration(struct tokenizer *z, double figure, double seconds)
+{
+	emit_number(z, "dur:", seconds, false);
+	uint64_t dur = number_id("dur:", seconds), bare = number_id("#", figure);
+	for (size_t i = 0; i < z->d->nnum; i++)
+		if (z->d->num[i] == dur)
+			z->d->num_bare[i] = bare;
+	add_number(z->d, bare, true);
+}
+
+static void num_start(struct tokenizer *z, double v, enum num_class c, bool small)
+{
+	z->num_on = true;
+	z->num_total = 0;
+	z->num_cur = v;
+	z->num_last = c;
+	z->num_small = small;
+}
+
+/* Ends the number being read; next: the word that ended it (NULL at the
+ * end of the text). */
+static void num_flush(struct tokenizer *z, const struct winfo *next)
+{
+	if (!z->num_on)
+		return;
+	z->num_on = false;
+	if (z->num_small && next && (next->flags & WF_COUNT))
+		return;
+	/* "the second quarter", "the first half": a fraction without a unit
+	 * is no figure ("half an hour" is, read with its unit). */
+	if (z->num_last == NUM_FRACTION && z->num_total == 0)
+		return;
+	/* A small spelled number counts things in the conversation ("Rebecca's
+	 * two missing variables"); it is compared, but is no new figure. */
+	emit_number(z, "#", z->num_total + z->num_cur, z->num_small);
+}
+
+/* Reads the word (w, n; its class wi, may be NULL) as part of a number.
+ * Returns true when it was consumed. */
+static bool number_word(struct tokenizer *z, const struct winfo *wi, const char *w, size_t n,
+                        bool glued)
+{
+	uint32_t f = wi ? wi->flags : 0;
+	if (z->num_on) {
+		double unit = unit_of(wi, glued);
+		if (unit > 0) {
+			z->num_on = false;
+			emit_duration(z, z->num_total + z->num_cur,
+			              (z->num_total + z->num_cur) * unit);
+			return true;
+		}
+		if (glued && (f & WF_K)) {
+			z->num_total += z->num_cur * 1e3;
+			z->num_cur = 0;
+			z->num_last = NUM_SCALE;
+			z->num_small = false;
+			return true;
+		}
+		if (((f & WF_AND) && (z->num_last == NUM_HUNDRED || z->num_last == NUM_SCALE)) ||
+		    ((f & (WF_A | WF_OF)) && z->num_last == NUM_FRACTION))
+			return true;
+		if ((f & WF_NUM) && wi->ncls == NUM_SCALE) {
+			z->num_total += (z->num_cur ? z->num_cur : 1) * wi->num;
+			z->num_cur = 0;
+			z->num_last = NUM_SCALE;
+			z->num_small = false;
+			return true;
+		}
+		if ((f & WF_NUM) && wi->ncls == NUM_HUNDRED) {
+			z->num_cur = (z->num_cur ? z->num_cur : 1) * wi->num;
+			z->num_last = NUM_HUNDRED;
+			z->num_small = false;
+			return true;
+		}
+		if ((f & WF_NUM) && wi->ncls == NUM_SMALL && z->num_last == NUM_TENS &&
+		    wi->num < 10) {
+			z->num_cur += wi->num; /* "twenty two" */
+			z->num_last = NUM_SMALL;
+			z->num_small = false;
+			return true;
+		}
+		if ((f & WF_NUM) && (z->num_last == NUM_HUNDRED || z->num_last == NUM_SCALE)) {
+			z->num_cur += wi->num; /* "two hundred twenty" */
+			z->num_last = wi->ncls;
+			return true;
+		}
+		num_flush(z, wi);
+	}
+	if (z->pending_a) {
+		z->pending_a = false;
+		double unit = unit_of(wi, false);
+		if (unit > 0 && !(f & WF_ORDINAL)) { /* "a second line" counts nothing */
+			emit_duration(z, 1, unit);
+			return true;
+		}
+		if ((f & WF_NUM) && wi->ncls == NUM_FRACTION) {
+			num_start(z, wi->num, NUM_FRACTION, false);
+			return true;
+		}
+	}
+	if (f & WF_A) {
+		z->pending_a = true;
+		return true;
+	}
+	double v;
+	if (parse_digits(w, n, &v)) {
+		num_start(z, v, NUM_DIGITS, false);
+		return true;
+	}
+	if (f & WF_NUM) {
+		num_start(z, wi->num, wi->ncls, wi->ncls == NUM_SMALL && wi->num <= 10);
+		return true;
+	}
+	return false;
+}
+
+/* --- who takes what ------------------------------------------------------ */
+
+static void add_assigned(struct echo_doc *d, uint64_t id)
+{
+	for (size_t i = 0; i < d->nassigned; i++)
+		if (d->assigned[i] == id)
+			return;
+	if (d->nassigned < ECHO_DOC_MAX_ASSIGNED)
+		d->assigned[d->nassigned++] = id;
+}
+
+/* Tracks names and first-person commitments across words (stop words
+ * included: "Lin, can you …" is all stop words but the name). */
+static void track_roles(struct tokenizer *z, uint32_t f, bool comma)
+{
+	if ((z->prev_i && (f & WF_SELF)) || (f & WF_MINE))
+		z->d->self_assign = true;
+	z->prev_i = f & WF_I;
+	enum name_state st = z->name;
+	z->name = NAME_NONE;
+	if (st == NAME_SEEN && !comma && (f & WF_ASSIGN))
+		add_assigned(z->d, z->name_id);
+	else if (st == NAME_SEEN && !comma && (f & WF_IS))
+		z->name = NAME_IS;
+	else if (st == NAME_SEEN && comma && (f & WF_ASK))
+		z->name = NAME_ASK;
+	else if ((st == NAME_IS && (f & WF_ASSIGN_IS)) || (st == NAME_ASK && (f & WF_YOU)))
+		add_assigned(z->d, z->name_id);
+	if ((f & WF_ADDITIVE) || (z->prev_as && (f & WF_WELL)))
+		z->d->additive = true;
+	z->prev_as = f & WF_AS;
+}
+
+/* Replaces the last token when it and the word (id) form a bigram. */
+static bool bigram(struct tokenizer *z, uint64_t id)
+{
+	if (!z->last_emitted || z->d->ntok == 0)
+		return false;
+	for (size_t i = 0; i < nbigram; i++) {
+		if (bigram_tab[i].second != id || bigram_tab[i].first != z->last_surface)
+			continue;
+		z->d->tok[z->d->ntok - 1] = bigram_tab[i].canonical;
+		z->last_emitted = false;
+		return true;
+	}
+	return false;
+}
+
+static void flush_word(struct tokenizer *z)
+{
+	size_t n = z->wlen, cps = z->wcps;
+	bool glued = z->glued, comma = z->comma;
+	z->wlen = z->wcps = 0;
+	if (n == 0)
+		return;
+	z->glued = z->comma = false;
+	if (n > ECHO_WORD_MAX_BYTES)
+		n = ECHO_WORD_MAX_BYTES;
+	const char *w = z->word;
+	uint64_t surface = echo_word_id(w, n);
+	const struct winfo *wi = winfo_get(surface);
+	uint32_t f = wi ? wi->flags : 0;
+	track_roles(z, f, comma);
+	if (comma) /* "the second quarter, a second look": a comma ends a figure */
+		num_flush(z, wi);
+	if (number_word(z, wi, w, n, glued))
+		return;
+	if (f & WF_UNIT) /* "per minute" has said what "once a minute" says */
+		add_number(z->d, number_id("dur:", wi->unit), true);
+	if (f & WF_NEGATIVE)
+		z->d->negative = true;
+	if ((f & WF_BIGRAM) && bigram(z, surface))
+		return;
+	if (cps < 2) /* §10.1: tokens of length 1 carry nothing */
+		return;
+	if (f & WF_NEGATION) {
+		trace_stem(z, "not", 3);
+		emit(z, not_id);
+		z->last_emitted = false;
+		return;
+	}
+	if ((f & WF_STOP) || (!z->keep_fillers && (f & WF_FILLER))) {
+		z->last_surface = surface;
+		z->last_emitted = false;
+		return;
+	}
 	for (size_t i = 0; i < z->nexclude; i++) {
 		if (z->exclude[i] == surface) {
 			z->d->mentions++;
+			z->name = NAME_SEEN;
+			z->name_id = surface;
+			z->last_emitted = false;
 			return;
 		}
 	}
 	char stem[ECHO_STEM_MAX_BYTES];
-	size_t sl = stem_word(z->word, n, stem);
+	size_t sl = stem_word(w, n, stem);
 	trace_stem(z, stem, sl);
 	emit(z, synonym(echo_word_id(stem, sl)));
+	z->last_surface = surface;
+	z->last_emitted = true;
 }
 
 static void word_append(struct tokenizer *z, const char *s, size_t n)
@@ -328,10 +864,17 @@ static bool is_word_cp(utf8proc_int32_t cp)
 		return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
 		       (cp >= '0' && cp <= '9');
 	switch (utf8proc_category(cp)) {
-	case UTF8PROC_CATEGORY_LU: case UTF8PROC_CATEGORY_LL: case UTF8PROC_CATEGORY_LT:
-	case UTF8PROC_CATEGORY_LM: case UTF8PROC_CATEGORY_LO: case UTF8PROC_CATEGORY_MN:
-	case UTF8PROC_CATEGORY_MC: case UTF8PROC_CATEGORY_ME: case UTF8PROC_CATEGORY_ND:
-	case UTF8PROC_CATEGORY_NL: case UTF8PROC_CATEGORY_NO:
+	case UTF8PROC_CATEGORY_LU:
+	case UTF8PROC_CATEGORY_LL:
+	case UTF8PROC_CATEGORY_LT:
+	case UTF8PROC_CATEGORY_LM:
+	case UTF8PROC_CATEGORY_LO:
+	case UTF8PROC_CATEGORY_MN:
+	case UTF8PROC_CATEGORY_MC:
+	case UTF8PROC_CATEGORY_ME:
+	case UTF8PROC_CATEGORY_ND:
+	case UTF8PROC_CATEGORY_NL:
+	case UTF8PROC_CATEGORY_NO:
 		return true;
 	default:
 		return false;
@@ -358,6 +901,9 @@ static size_t contraction(struct tokenizer *z, const char *t, size_t n, size_t i
 	for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++) {
 		if (strlen(drop[k]) == sl && memcmp(drop[k], t + i, sl) == 0) {
 			flush_word(z);
+			/* "I'll", "I'm": the first person taking something on */
+			if (z->prev_i && (sl == 2 ? t[i] == 'l' : t[i] == 'm'))
+				z->d->self_assign = true;
 			return sl;
 		}
 	}
@@ -427,11 +973,13 @@ static void tokenize(struct tokenizer *z, const char *t, size_t n)
 						size_t a = i + r, b = j;
 						while (a < b && is_ascii_space((unsigned char)t[a]))
 							a++;
-						while (b > a && is_ascii_space((unsigned char)t[b - 1]))
+						while (b > a &&
+						       is_ascii_space((unsigned char)t[b - 1]))
 							b--;
 						if (b > a)
 							add_artifact(z->d, fnv1a(t + a, b - a,
-										 fnv1a("code:", 5, FNV_SEED)));
+							                         fnv1a("code:", 5,
+							                               FNV_SEED)));
 						code_close = j;
 						code_ticks = r;
 						break;
@@ -443,7 +991,7 @@ static void tokenize(struct tokenizer *z, const char *t, size_t n)
 		}
 		utf8proc_int32_t cp;
 		utf8proc_ssize_t len = utf8proc_iterate((const utf8proc_uint8_t *)t + i,
-							(utf8proc_ssize_t)(n - i), &cp);
+		                                        (utf8proc_ssize_t)(n - i), &cp);
 		if (len <= 0) {
 			flush_word(z);
 			i++;
@@ -454,24 +1002,29 @@ static void tokenize(struct tokenizer *z, const char *t, size_t n)
 			 * then digits ("oauth2", "sha256") stay one word. */
 			bool digit = cp >= '0' && cp <= '9';
 			if (!digit && z->wlen > 0 && z->word[z->wlen - 1] >= '0' &&
-			    z->word[z->wlen - 1] <= '9' && all_digits(z))
+			    z->word[z->wlen - 1] <= '9' && all_digits(z)) {
 				flush_word(z);
+				z->glued = true;
+			}
 			word_append(z, t + i, (size_t)len);
-		} else if ((cp == '.' || cp == ',') && z->wlen > 0 && all_digits(z) &&
-			   i + 1 < n && t[i + 1] >= '0' && t[i + 1] <= '9') {
+		} else if ((cp == '.' || cp == ',') && z->wlen > 0 && all_digits(z) && i + 1 < n &&
+		           t[i + 1] >= '0' && t[i + 1] <= '9') {
 			/* "2.4", "1,000": one number, not two one-digit tokens */
 			word_append(z, t + i, 1);
 		} else if (cp == '\'' && z->wlen > 0 && i + 1 < n &&
-			   validator_is_word_byte((unsigned char)t[i + 1])) {
+		           validator_is_word_byte((unsigned char)t[i + 1])) {
 			size_t used = contraction(z, t, n, i + 1);
 			i += 1 + used;
 			continue;
 		} else {
 			flush_word(z);
+			if (cp == ',')
+				z->comma = true;
 		}
 		i += (size_t)len;
 	}
 	flush_word(z);
+	num_flush(z, NULL);
 }
 
 static uint64_t mix64(uint64_t x)
@@ -509,8 +1062,8 @@ static bool ends_with_question(const char *t, size_t n)
 	return n > 0 && t[n - 1] == '?';
 }
 
-void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
-			      const uint64_t *exclude, size_t nexclude)
+static void doc_init(struct echo_doc *d, const char *norm, size_t len, const uint64_t *exclude,
+                     size_t nexclude, bool keep_fillers)
 {
 	tables_init();
 	memset(d, 0, sizeof *d);
@@ -520,7 +1073,11 @@ void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
 	if (cap > ECHO_DOC_MAX_TOKENS)
 		cap = ECHO_DOC_MAX_TOKENS;
 	d->tok = xcalloc(cap, sizeof *d->tok);
-	struct tokenizer z = {.d = d, .cap = cap, .exclude = exclude, .nexclude = nexclude};
+	struct tokenizer z = {.d = d,
+	                      .cap = cap,
+	                      .exclude = exclude,
+	                      .nexclude = nexclude,
+	                      .keep_fillers = keep_fillers};
 	tokenize(&z, norm, len);
 	d->uniq = xcalloc(d->ntok ? d->ntok : 1, sizeof *d->uniq);
 	memcpy(d->uniq, d->tok, d->ntok * sizeof *d->tok);
@@ -535,8 +1092,19 @@ void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
 	d->question = ends_with_question(norm, len);
 }
 
+void echo_doc_init_normalized(struct echo_doc *d, const char *norm, size_t len,
+                              const uint64_t *exclude, size_t nexclude)
+{
+	doc_init(d, norm, len, exclude, nexclude, false);
+}
+
+void echo_doc_init_content(struct echo_doc *d, const char *norm, size_t len)
+{
+	doc_init(d, norm, len, NULL, 0, true);
+}
+
 void echo_doc_init(struct echo_doc *d, const char *text, size_t len, const uint64_t *exclude,
-		   size_t nexclude)
+                   size_t nexclude)
 {
 	size_t nlen;
 	char *norm = validator_text_normalize(text, len, &nlen);
@@ -661,8 +1229,8 @@ static bool covers(const struct echo_doc *m, const struct echo_doc *c)
 /* Pair score of the candidate against token list (tok, ntok) with unique
  * set (uniq, nuniq): 0.4 · LCS Dice + 0.6 · TF-IDF cosine (§10.3). */
 static double pair_score(const struct echo_doc *c, double cnorm, const uint64_t *tok, size_t ntok,
-			 const uint64_t *uniq, size_t nuniq, const struct df_table *df,
-			 size_t ndocs, double *dice_out, double *cos_out)
+                         const uint64_t *uniq, size_t nuniq, const struct df_table *df,
+                         size_t ndocs, double *dice_out, double *cos_out)
 {
 	double dice = 2.0 * (double)lcs(c->tok, c->ntok, tok, ntok) / (double)(c->ntok + ntok);
 	double dot = 0, mnorm = 0;
@@ -680,10 +1248,56 @@ static double pair_score(const struct echo_doc *c, double cnorm, const uint64_t 
 	return 0.4 * dice + 0.6 * cosine;
 }
 
+/* What a candidate is compared with beyond the pair and pool sets: every
+ * recent entry (host lines too: a figure the host gave is not new when an
+ * agent repeats it) and the members known to have a task. */
+struct echo_scope {
+	const struct echo_doc *const *all;
+	size_t nall;
+	const uint64_t *owners;
+	size_t nowners;
+};
+
+/* Whether a window message gave the figure id; bare (may be 0): the
+ * figure without its unit, said when a message gave it as a plain number
+ * ("aged 16 and 18" has said "18 years"). */
+static bool number_said(const struct echo_scope *sc, uint64_t id, uint64_t bare)
+{
+	for (size_t m = 0; m < sc->nall; m++) {
+		const struct echo_doc *d = sc->all[m];
+		for (size_t k = 0; k < d->nnum; k++)
+			if (d->num[k] == id ||
+			    (bare && d->num[k] == bare && !(d->num_said & (1u << k))))
+				return true;
+	}
+	return false;
+}
+
+/* The share of new stems besides a new negation: what a candidate of the
+ * other polarity adds to the sentence it denies ("… is not acceptable"
+ * adds one word). */
+static double denial_novelty(const struct echo_doc *c, const struct df_table *df)
+{
+	size_t fresh = 0, n = 0;
+	for (size_t i = 0; i < c->nuniq; i++) {
+		if (c->uniq[i] == not_id)
+			continue;
+		n++;
+		fresh += df_get(df, c->uniq[i]) == 0;
+	}
+	return n ? (double)fresh / (double)n : 0;
+}
+
+/* Whether a message states something in the negative (see negative_words). */
+static bool polar(const struct echo_doc *d)
+{
+	return d->negated || d->negative;
+}
+
 static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const *pair,
-			  size_t npair, const struct echo_doc *const *pool, size_t npool,
-			  const struct df_table *df, const struct echo_params *params,
-			  struct echo_result *r)
+                          size_t npair, const struct echo_doc *const *pool, size_t npool,
+                          const struct df_table *df, const struct echo_scope *sc,
+                          const struct echo_params *params, struct echo_result *r)
 {
 	struct echo_params def = echo_params_default();
 	if (!params)
@@ -715,21 +1329,33 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 				seen = pool[m]->art[b] == c->art[a];
 		r->new_artifact = !seen;
 	}
+	/* Meaning changes that share nearly every word with what was said: a
+	 * figure nobody gave ("30 seconds" after "5 minutes"), a task given to
+	 * a member who had none ("Bob takes the migration" after Ada took it),
+	 * the same point moved to something else ("the e2e suite races too"). */
+	for (size_t k = 0; k < c->nnum && !r->new_number; k++)
+		if (!(c->num_said & (1u << k)))
+			r->new_number = !number_said(sc, c->num[k], c->num_bare[k]);
+	for (size_t k = 0; k < c->nassigned && !r->new_owner; k++)
+		r->new_owner = !has_u64(sc->owners, sc->nowners, c->assigned[k]);
+	r->transfer = c->additive && r->novelty >= ECHO_TRANSFER_NOVELTY_MIN;
+	const bool changed = r->new_artifact || r->new_number || r->new_owner || r->transfer;
 
 	/* SimHash fast path: a near-duplicate needs no LCS. */
-	if (!r->new_artifact) {
+	if (!changed) {
 		for (size_t m = 0; m < npair; m++) {
 			int dist = __builtin_popcountll(c->simhash ^ pair[m]->simhash);
 			if (dist < r->simhash_distance)
 				r->simhash_distance = dist;
 			if (dist <= ECHO_SIMHASH_MAX_DISTANCE && pair[m]->ntok >= ECHO_MIN_TOKENS &&
-			    pair[m]->negated == c->negated && covers(pair[m], c)) {
+			    polar(pair[m]) == polar(c) && pair[m]->question == c->question &&
+			    covers(pair[m], c)) {
 				r->echo = true;
 				r->strategy = ECHO_STRATEGY_SIMHASH;
 				r->matched = (int)m;
 				r->score = 1.0 - r->novelty;
-				snprintf(r->strategy_text, sizeof r->strategy_text,
-					 "simhash(d=%d)", dist);
+				snprintf(r->strategy_text, sizeof r->strategy_text, "simhash(d=%d)",
+				         dist);
 				return;
 			}
 		}
@@ -739,10 +1365,12 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 	 * should NOT cache X" after "we should cache X") disagrees. A negation
 	 * nobody used is new content whatever its share of the tokens. */
 	bool new_negation = c->negated && df_get(df, not_id) == 0;
+	for (size_t m = 0; m < npool && new_negation; m++)
+		new_negation = !pool[m]->negative;
 	/* Concept novelty decides first (§10.5 step 3); the pair scores are
 	 * still computed so the caller (the CLI) can show them. */
-	bool concept = !r->new_artifact && !c->question && !new_negation &&
-		       r->novelty < params->novelty_threshold;
+	bool concept =
+	        !changed && !c->question && !new_negation && r->novelty < params->novelty_threshold;
 
 	/* Candidate TF-IDF vector (binary TF). N = candidate + pool. */
 	size_t ndocs = 1 + npool;
@@ -753,8 +1381,6 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 	}
 	cnorm = sqrt(cnorm);
 	double tp = params->pair_threshold;
-	if (c->question && tp < ECHO_QUESTION_PAIR_MIN)
-		tp = ECHO_QUESTION_PAIR_MIN;
 
 	for (size_t m = 0; m < npair; m++) {
 		const struct echo_doc *d = pair[m];
@@ -762,14 +1388,20 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 			continue;
 		double dice, cosine;
 		double score = pair_score(c, cnorm, d->tok, d->ntok, d->uniq, d->nuniq, df, ndocs,
-					  &dice, &cosine);
+		                          &dice, &cosine);
+		/* A question asks again only what was asked: against a
+		 * statement it restates only when it is nearly the same
+		 * sentence. */
+		if (c->question && !d->question && score < ECHO_QUESTION_PAIR_MIN)
+			continue;
 		if (score > r->pair) {
 			r->pair = score;
 			r->dice = dice;
 			r->cosine = cosine;
 			r->matched = (int)m;
+			r->polarity = polar(d) != polar(c);
 		}
-		if (!concept && !r->new_artifact && d->negated == c->negated && score >= tp &&
+		if (!concept && !changed && polar(d) == polar(c) && score >= tp &&
 		    r->novelty <= ECHO_NOVELTY_CEILING) {
 			r->echo = true;
 			r->strategy = ECHO_STRATEGY_ENSEMBLE;
@@ -778,8 +1410,9 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 			r->dice = dice;
 			r->cosine = cosine;
 			r->matched = (int)m;
+			r->polarity = false;
 			snprintf(r->strategy_text, sizeof r->strategy_text,
-				 "ensemble(lcs=%.2f,tfidf=%.2f)", dice, cosine);
+			         "ensemble(lcs=%.2f,tfidf=%.2f)", dice, cosine);
 			return;
 		}
 	}
@@ -788,7 +1421,7 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 		r->strategy = ECHO_STRATEGY_CONCEPT_NOVELTY;
 		r->score = 1.0 - r->novelty;
 		snprintf(r->strategy_text, sizeof r->strategy_text, "concept-novelty(%d%% new)",
-			 (int)lround(r->novelty * 100.0));
+		         (int)lround(r->novelty * 100.0));
 		return;
 	}
 	r->score = r->pair;
@@ -797,35 +1430,60 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 		snprintf(r->strategy_text, sizeof r->strategy_text, "new-artifact");
 		return;
 	}
-	/* The spec's band (§9.1 check 6: pair ≥ 0.35, novelty < 0.40) plus a
-	 * second rectangle, pair ≥ 0.40 with novelty ≤ 0.5, where paraphrases
-	 * with real synonyms land. The second edge was calibrated on
-	 * tests/data/echo (see bench/echo); the validator refers the band to
-	 * the judge, or without one rejects it. */
-	r->judge_band = npair >= 2 &&
-			((r->pair >= ECHO_JUDGE_SCORE_MIN && r->novelty < ECHO_JUDGE_NOVELTY_MAX) ||
-			 (r->pair >= ECHO_BAND2_SCORE_MIN && r->novelty <= ECHO_NOVELTY_CEILING));
+	if (changed) {
+		snprintf(r->strategy_text, sizeof r->strategy_text, "%s",
+		         r->new_number  ? "new-number"
+		         : r->new_owner ? "new-owner"
+		                        : "transfer");
+		return;
+	}
+	/* A negation nobody used, or a closest message of the other polarity,
+	 * leaves the band unless the two are close anyway and the candidate is
+	 * more than that sentence denied ("a rewritten footer can't reset the
+	 * count" restates "the count survives a rewritten footer"; "that is
+	 * not a problem" disagrees). */
+	if ((new_negation || r->polarity) &&
+	    (r->pair < ECHO_POLARITY_BAND_MIN || denial_novelty(c, df) < ECHO_NEGATION_ONLY_MAX))
+		return;
+	/* The spec's band (§9.1 check 6: pair ≥ 0.35, novelty < 0.40) plus two
+	 * rectangles where paraphrases with real synonyms land (pair ≥ 0.40
+	 * with novelty ≤ 0.5; pair ≥ ECHO_BAND3_SCORE_MIN with novelty ≤
+	 * ECHO_BAND3_NOVELTY_MAX), calibrated on the dev half of
+	 * tests/data/echo/chat once the meaning changes above are excluded
+	 * (see bench/echo). The validator refers the band to the judge, or
+	 * without one rejects it. */
+	r->judge_band = npair >= ECHO_BAND_MIN_PAIRWISE &&
+	                ((r->pair >= ECHO_JUDGE_SCORE_MIN && r->novelty < ECHO_JUDGE_NOVELTY_MAX) ||
+	                 (r->pair >= ECHO_BAND2_SCORE_MIN && r->novelty <= ECHO_NOVELTY_CEILING) ||
+	                 (r->pair >= ECHO_BAND3_SCORE_MIN && r->novelty <= ECHO_BAND3_NOVELTY_MAX));
 	/* "Marvin explained X and Ada proposes Y": naming the speakers while
 	 * adding little is the signature of a summary of previous speakers. */
-	r->attributed = c->mentions > 0 && !c->question &&
-			r->novelty <= ECHO_ATTRIBUTED_NOVELTY_MAX;
+	r->attributed =
+	        c->mentions > 0 && !c->question && r->novelty <= ECHO_ATTRIBUTED_NOVELTY_MAX;
 	if (r->attributed && npair >= 1)
 		r->judge_band = true;
 }
 
 void echo_evaluate(const struct echo_doc *cand, const struct echo_doc *const *pairwise,
-		   size_t npairwise, const struct echo_doc *const *pool, size_t npool,
-		   const struct echo_params *params, struct echo_result *out)
+                   size_t npairwise, const struct echo_doc *const *pool, size_t npool,
+                   const struct echo_params *params, struct echo_result *out)
 {
 	struct df_table df;
 	df_build(&df, pool, npool);
-	evaluate_core(cand, pairwise, npairwise, pool, npool, &df, params, out);
+	uint64_t owners[ECHO_RECENT_ENTRIES * ECHO_DOC_MAX_ASSIGNED];
+	size_t nowners = 0;
+	for (size_t m = 0; m < npool && m < ECHO_RECENT_ENTRIES; m++)
+		for (size_t k = 0; k < pool[m]->nassigned; k++)
+			owners[nowners++] = pool[m]->assigned[k];
+	qsort(owners, nowners, sizeof owners[0], cmp_u64);
+	struct echo_scope sc = {pool, npool, owners, nowners};
+	evaluate_core(cand, pairwise, npairwise, pool, npool, &df, &sc, params, out);
 	df_free(&df);
 }
 
 void echo_evaluate_texts(const char *cand, const char *const *pairwise, size_t npairwise,
-			 const char *const *pool, size_t npool, const struct echo_params *params,
-			 struct echo_result *out)
+                         const char *const *pool, size_t npool, const struct echo_params *params,
+                         struct echo_result *out)
 {
 	struct echo_doc c;
 	echo_doc_init(&c, cand, strlen(cand), NULL, 0);
@@ -857,6 +1515,7 @@ void echo_evaluate_texts(const char *cand, const char *const *pairwise, size_t n
 
 struct echo_entry {
 	char *author;
+	uint64_t name; /* word id of the author's name */
 	char *text;
 	bool agent;
 	struct echo_doc doc;
@@ -871,6 +1530,11 @@ struct echo_window {
 	size_t npair;
 	const struct echo_doc *pool[ECHO_RECENT_ENTRIES];
 	size_t npool;
+	const struct echo_doc *all[ECHO_RECENT_ENTRIES]; /* every recent entry, host's too */
+	size_t nall;
+	/* members known to have a task: authors who took one, names given one */
+	uint64_t owners[ECHO_RECENT_ENTRIES * (ECHO_DOC_MAX_ASSIGNED + 1)];
+	size_t nowners;
 	struct df_table df;
 	uint64_t names[ECHO_WINDOW_MAX];
 	size_t nnames;
@@ -903,7 +1567,7 @@ void echo_window_clear(struct echo_window *w)
 	for (size_t k = 0; k < w->len; k++)
 		entry_clear(&w->ring[(w->head + k) % w->cap]);
 	w->head = w->len = 0;
-	w->npair = w->npool = w->nnames = 0;
+	w->npair = w->npool = w->nnames = w->nall = w->nowners = 0;
 	df_free(&w->df);
 }
 
@@ -926,21 +1590,27 @@ size_t echo_window_max_bytes(size_t cap)
 	if (cap > ECHO_WINDOW_MAX)
 		cap = ECHO_WINDOW_MAX;
 	size_t entry = (ECHO_TEXT_MAX_BYTES + 1) + (ECHO_AUTHOR_MAX_BYTES + 1) +
-		       2 * ECHO_DOC_MAX_TOKENS * sizeof(uint64_t);
-	size_t df = ECHO_RECENT_ENTRIES * ECHO_DOC_MAX_TOKENS * (sizeof(uint64_t) + sizeof(uint32_t));
+	               2 * ECHO_DOC_MAX_TOKENS * sizeof(uint64_t);
+	size_t df =
+	        ECHO_RECENT_ENTRIES * ECHO_DOC_MAX_TOKENS * (sizeof(uint64_t) + sizeof(uint32_t));
 	return sizeof(struct echo_window) + cap * (sizeof(struct echo_entry) + entry) + df;
 }
 
 /* Copies at most max bytes of s, never cutting a UTF-8 sequence. */
 static char *copy_bounded(const char *s, size_t max)
 {
-	size_t n = strlen(s);
-	if (n > max) {
-		n = max;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
-	return xstrndup(s, n);
+	return xstrndup(s, utf8_cut(s, strlen(s), max));
+}
+
+/* An author called by a role ("host"), not by a name. */
+static bool role_name(const char *author)
+{
+	static const char *const roles[] = {"host",  "human",  "owner",     "user",
+	                                    "admin", "system", "moderator", "terminal"};
+	for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+		if (strcasecmp(author, roles[i]) == 0)
+			return true;
+	return false;
 }
 
 static uint64_t name_id(const char *author)
@@ -954,13 +1624,19 @@ static uint64_t name_id(const char *author)
 
 static void window_derive(struct echo_window *w)
 {
-	w->npair = w->npool = 0;
+	w->npair = w->npool = w->nall = w->nowners = 0;
 	size_t first = w->len > ECHO_RECENT_ENTRIES ? w->len - ECHO_RECENT_ENTRIES : 0;
 	for (size_t k = first; k < w->len; k++) {
 		struct echo_entry *e = &w->ring[(w->head + k) % w->cap];
+		w->all[w->nall++] = &e->doc;
+		if (e->doc.self_assign && e->author[0])
+			w->owners[w->nowners++] = e->name;
+		for (size_t a = 0; a < e->doc.nassigned; a++)
+			w->owners[w->nowners++] = e->doc.assigned[a];
 		if (e->agent)
 			w->pool[w->npool++] = &e->doc;
 	}
+	qsort(w->owners, w->nowners, sizeof w->owners[0], cmp_u64);
 	/* pairwise = the last ECHO_PAIRWISE_MAX agent entries, oldest first */
 	size_t skip = w->npool > ECHO_PAIRWISE_MAX ? w->npool - ECHO_PAIRWISE_MAX : 0;
 	size_t seen = 0;
@@ -991,9 +1667,11 @@ void echo_window_push(struct echo_window *w, const char *author, bool agent, con
 	e->author = copy_bounded(author ? author : "", ECHO_AUTHOR_MAX_BYTES);
 	e->text = copy_bounded(text, ECHO_TEXT_MAX_BYTES);
 	e->agent = agent;
-	/* Only agents' names: "the host" is an ordinary word in a sentence. */
-	if (e->author[0] && agent) {
-		uint64_t id = name_id(e->author);
+	e->name = e->author[0] ? name_id(e->author) : 0;
+	/* Members' names, people's too ("Sam, can you …"), but not a role
+	 * used as a name: "the host" is an ordinary word in a sentence. */
+	if (e->author[0] && (agent || !role_name(e->author))) {
+		uint64_t id = e->name;
 		bool known = false;
 		for (size_t i = 0; i < w->nnames && !known; i++)
 			known = w->names[i] == id;
@@ -1007,15 +1685,31 @@ void echo_window_push(struct echo_window *w, const char *author, bool agent, con
 }
 
 void echo_window_evaluate(const struct echo_window *w, const char *norm, size_t len,
-			  const struct echo_params *params, struct echo_result *out)
+                          const struct echo_params *params, struct echo_result *out)
 {
+	echo_window_evaluate_members(w, norm, len, NULL, 0, params, out);
+}
+
+void echo_window_evaluate_members(const struct echo_window *w, const char *norm, size_t len,
+                                  const char *const *members, size_t nmembers,
+                                  const struct echo_params *params, struct echo_result *out)
+{
+	uint64_t names[ECHO_WINDOW_MAX + ECHO_MEMBERS_MAX];
+	size_t n = 0;
+	for (size_t i = 0; w && i < w->nnames; i++)
+		names[n++] = w->names[i];
+	for (size_t i = 0; i < nmembers && i < ECHO_MEMBERS_MAX; i++)
+		if (members[i] && members[i][0] && !role_name(members[i]))
+			names[n++] = name_id(members[i]);
 	struct echo_doc c;
-	echo_doc_init_normalized(&c, norm, len, w ? w->names : NULL, w ? w->nnames : 0);
+	echo_doc_init_normalized(&c, norm, len, n ? names : NULL, n);
 	if (!w) {
 		struct df_table empty = {0};
-		evaluate_core(&c, NULL, 0, NULL, 0, &empty, params, out);
+		struct echo_scope none = {0};
+		evaluate_core(&c, NULL, 0, NULL, 0, &empty, &none, params, out);
 	} else {
-		evaluate_core(&c, w->pair, w->npair, w->pool, w->npool, &w->df, params, out);
+		struct echo_scope sc = {w->all, w->nall, w->owners, w->nowners};
+		evaluate_core(&c, w->pair, w->npair, w->pool, w->npool, &w->df, &sc, params, out);
 	}
 	echo_doc_clear(&c);
 }

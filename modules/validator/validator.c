@@ -12,32 +12,36 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#include "common/utf8.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/validator/validator_text.h"
 
 /* §5.3 role budgets in action mode; discussion doubles them. */
-#define ROLE_BUDGET_ACTOR 3
-#define ROLE_BUDGET_REVIEWER 2
-#define ROLE_BUDGET_OBSERVER 1
+#define ROLE_BUDGET_ACTOR             3
+#define ROLE_BUDGET_REVIEWER          2
+#define ROLE_BUDGET_OBSERVER          1
 #define ROLE_BUDGET_DISCUSSION_FACTOR 2
 /* §7: T_sat = base + N (+ discussion bonus). */
-#define SATURATION_BASE 4
+#define SATURATION_BASE             4
 #define SATURATION_DISCUSSION_BONUS 4
 /* §5.4 observer thresholds. */
-#define OBSERVER_THRESHOLD_ACTION 3
+#define OBSERVER_THRESHOLD_ACTION     3
 #define OBSERVER_THRESHOLD_DISCUSSION 5
+/* After an echo opener, fewer content words than this is agreement alone. */
+#define VALIDATOR_OPENER_MIN_TOKENS 3
+/* After an echo opener, at most this share of new stems restates. */
+#define VALIDATOR_OPENER_NOVELTY_MAX 0.45
 /* GitHub comments are markdown documents; sentence count is no limit there. */
 #define VALIDATOR_GITHUB_MAX_SENTENCES 100000
 
 static const struct validator_limits limits_table[] = {
-	[VALIDATOR_PLATFORM_SPACE] = {VALIDATOR_SPACE_MAX_UNITS, VALIDATOR_UNIT_UTF16,
-				      VALIDATOR_SPACE_MAX_SENTENCES, false},
-	[VALIDATOR_PLATFORM_BLUESKY] = {VALIDATOR_BLUESKY_MAX_GRAPHEMES, VALIDATOR_UNIT_GRAPHEMES,
-					VALIDATOR_SPACE_MAX_SENTENCES, false},
-	[VALIDATOR_PLATFORM_GITHUB] = {VALIDATOR_GITHUB_MAX_CHARS, VALIDATOR_UNIT_CODEPOINTS,
-				       VALIDATOR_GITHUB_MAX_SENTENCES, true},
+        [VALIDATOR_PLATFORM_SPACE] = {VALIDATOR_SPACE_MAX_UNITS, VALIDATOR_UNIT_UTF16,
+                                      VALIDATOR_SPACE_MAX_SENTENCES, false},
+        [VALIDATOR_PLATFORM_BLUESKY] = {VALIDATOR_BLUESKY_MAX_GRAPHEMES, VALIDATOR_UNIT_GRAPHEMES,
+                                        VALIDATOR_SPACE_MAX_SENTENCES, false},
+        [VALIDATOR_PLATFORM_GITHUB] = {VALIDATOR_GITHUB_MAX_CHARS, VALIDATOR_UNIT_CODEPOINTS,
+                                       VALIDATOR_GITHUB_MAX_SENTENCES, true},
 };
 
 const struct validator_limits *validator_limits_for(enum validator_platform p)
@@ -50,10 +54,14 @@ const struct validator_limits *validator_limits_for(enum validator_platform p)
 const char *validator_verdict_name(enum validator_verdict v)
 {
 	switch (v) {
-	case VALIDATOR_ACCEPT: return "accept";
-	case VALIDATOR_REJECT: return "reject";
-	case VALIDATOR_TRIM: return "trim";
-	case VALIDATOR_REFER: return "refer";
+	case VALIDATOR_ACCEPT:
+		return "accept";
+	case VALIDATOR_REJECT:
+		return "reject";
+	case VALIDATOR_TRIM:
+		return "trim";
+	case VALIDATOR_REFER:
+		return "refer";
 	}
 	return "?";
 }
@@ -61,9 +69,12 @@ const char *validator_verdict_name(enum validator_verdict v)
 const char *validator_platform_name(enum validator_platform p)
 {
 	switch (p) {
-	case VALIDATOR_PLATFORM_SPACE: return "space";
-	case VALIDATOR_PLATFORM_BLUESKY: return "bluesky";
-	case VALIDATOR_PLATFORM_GITHUB: return "github";
+	case VALIDATOR_PLATFORM_SPACE:
+		return "space";
+	case VALIDATOR_PLATFORM_BLUESKY:
+		return "bluesky";
+	case VALIDATOR_PLATFORM_GITHUB:
+		return "github";
 	}
 	return "?";
 }
@@ -76,9 +87,12 @@ const char *validator_mode_name(enum validator_mode m)
 const char *validator_role_name(enum validator_role r)
 {
 	switch (r) {
-	case VALIDATOR_ROLE_ACTOR: return "actor";
-	case VALIDATOR_ROLE_REVIEWER: return "reviewer";
-	case VALIDATOR_ROLE_OBSERVER: return "observer";
+	case VALIDATOR_ROLE_ACTOR:
+		return "actor";
+	case VALIDATOR_ROLE_REVIEWER:
+		return "reviewer";
+	case VALIDATOR_ROLE_OBSERVER:
+		return "observer";
 	}
 	return "?";
 }
@@ -89,9 +103,20 @@ const char *validator_role_name(enum validator_role r)
 static bool js_space(utf8proc_int32_t cp)
 {
 	switch (cp) {
-	case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0xA0:
-	case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F:
-	case 0x3000: case 0xFEFF:
+	case 0x09:
+	case 0x0A:
+	case 0x0B:
+	case 0x0C:
+	case 0x0D:
+	case 0x20:
+	case 0xA0:
+	case 0x1680:
+	case 0x2028:
+	case 0x2029:
+	case 0x202F:
+	case 0x205F:
+	case 0x3000:
+	case 0xFEFF:
 		return true;
 	default:
 		return cp >= 0x2000 && cp <= 0x200A;
@@ -104,8 +129,8 @@ static bool space_or_end(const char *s, size_t len, size_t i)
 	if (i >= len)
 		return true;
 	utf8proc_int32_t cp;
-	utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-					      (utf8proc_ssize_t)(len - i), &cp);
+	utf8proc_ssize_t n =
+	        utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &cp);
 	return n > 0 && js_space(cp);
 }
 
@@ -154,7 +179,7 @@ size_t validator_measure(const char *s, size_t len, enum validator_unit unit)
 	while (i < len) {
 		utf8proc_int32_t cp;
 		utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-						      (utf8proc_ssize_t)(len - i), &cp);
+		                                      (utf8proc_ssize_t)(len - i), &cp);
 		if (k <= 0) { /* invalid byte: counts as one of anything */
 			n++;
 			i++;
@@ -186,7 +211,7 @@ static size_t skip_ws(const char *s, size_t len, size_t i)
 	while (i < len && space_or_end(s, len, i)) {
 		utf8proc_int32_t cp;
 		utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-						      (utf8proc_ssize_t)(len - i), &cp);
+		                                      (utf8proc_ssize_t)(len - i), &cp);
 		i += k > 0 ? (size_t)k : 1;
 	}
 	return i;
@@ -253,11 +278,13 @@ static bool has_list(const char *t, size_t n)
 			j++;
 		if (j < n) {
 			unsigned char c = (unsigned char)t[j];
-			if ((c == '-' || c == '*') && j + 1 < n && (t[j + 1] == ' ' || t[j + 1] == '\t'))
+			if ((c == '-' || c == '*') && j + 1 < n &&
+			    (t[j + 1] == ' ' || t[j + 1] == '\t'))
 				return true;
 			/* • U+2022 */
 			if (c == 0xE2 && j + 3 < n && (unsigned char)t[j + 1] == 0x80 &&
-			    (unsigned char)t[j + 2] == 0xA2 && (t[j + 3] == ' ' || t[j + 3] == '\t'))
+			    (unsigned char)t[j + 2] == 0xA2 &&
+			    (t[j + 3] == ' ' || t[j + 3] == '\t'))
 				return true;
 			size_t k = j;
 			while (k < n && t[k] >= '0' && t[k] <= '9')
@@ -276,12 +303,11 @@ static bool has_list(const char *t, size_t n)
 
 /* --- the checks --------------------------------------------------------- */
 
-static enum validator_verdict reject(struct validator_decision *d, const char *rule,
-				     bool salvage, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static enum validator_verdict reject(struct validator_decision *d, const char *rule, bool salvage,
+                                     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static enum validator_verdict reject(struct validator_decision *d, const char *rule,
-				     bool salvage, const char *fmt, ...)
+static enum validator_verdict reject(struct validator_decision *d, const char *rule, bool salvage,
+                                     const char *fmt, ...)
 {
 	d->verdict = VALIDATOR_REJECT;
 	d->rule = rule;
@@ -298,51 +324,97 @@ static enum validator_verdict reject(struct validator_decision *d, const char *r
 static size_t role_budget(enum validator_role role, enum validator_mode mode)
 {
 	size_t b = role == VALIDATOR_ROLE_OBSERVER   ? ROLE_BUDGET_OBSERVER
-		   : role == VALIDATOR_ROLE_REVIEWER ? ROLE_BUDGET_REVIEWER
-						     : ROLE_BUDGET_ACTOR;
+	           : role == VALIDATOR_ROLE_REVIEWER ? ROLE_BUDGET_REVIEWER
+	                                             : ROLE_BUDGET_ACTOR;
 	return mode == VALIDATOR_MODE_DISCUSSION ? b * ROLE_BUDGET_DISCUSSION_FACTOR : b;
 }
 
 /* Checks `from`..14 on text (the candidate, or its trimmed form). */
 static enum validator_verdict run_checks(int from, const char *text,
-					 const struct validator_context *ctx,
-					 struct validator_decision *d)
+                                         const struct validator_context *ctx,
+                                         struct validator_decision *d)
 {
 	const bool has_c = ctx->n_commitments > 0;
 	const bool action = ctx->mode == VALIDATOR_MODE_ACTION;
 	const struct validator_limits *lim =
-		ctx->limits ? ctx->limits : validator_limits_for(ctx->platform);
+	        ctx->limits ? ctx->limits : validator_limits_for(ctx->platform);
 	size_t nlen;
 	char *norm = validator_text_normalize(text, strlen(text), &nlen);
 	const char *pat = NULL;
 	enum validator_verdict v = VALIDATOR_ACCEPT;
 
+	struct echo_own_hit own;
+	if (from <= 2 && ctx->own && echo_own_match(ctx->own, norm, nlen, &own)) {
+		if (own.quote_words)
+			v = reject(d, "own_instructions", has_c,
+			           "Own instructions: quotes %zu words of the agent's own prompt, "
+			           "skills or tool descriptions",
+			           own.quote_words);
+		else
+			v = reject(d, "own_instructions", has_c,
+			           "Own instructions: %zu of %zu clauses restate the agent's own "
+			           "prompt, skills or tool descriptions (\"%s\")",
+			           own.matched, own.clauses, own.example);
+		goto out;
+	}
 	if (from <= 2 && !lim->allow_lists && has_list(norm, nlen)) {
-		v = reject(d, "list", has_c, "Contains list: bullet or numbered lines read as a "
-					       "report, not a chat message");
+		v = reject(d, "list", has_c,
+		           "Contains list: bullet or numbered lines read as a "
+		           "report, not a chat message");
 		goto out;
 	}
 	if (from <= 3 && !has_c &&
 	    validator_phrase_find(VALIDATOR_LIST_EMPTY_PROMISE, norm, nlen, &pat, NULL)) {
 		v = reject(d, "empty_promise", false,
-			   "Empty promise: \"%s\" promises an action but no commitment backs it",
-			   pat);
+		           "Empty promise: \"%s\" promises an action but no commitment backs it",
+		           pat);
 		goto out;
 	}
-	if (from <= 4 && validator_phrase_find(VALIDATOR_LIST_ECHO_OPENER, norm, nlen, &pat, NULL)) {
-		v = reject(d, "echo_opener", has_c,
-			   "Echo: opens with \"%s\", restating agreement instead of adding", pat);
-		goto out;
+	/* 4 — an echo opener is an echo when what follows it adds nothing:
+	 * nothing at all ("Exactly."), or a restatement of the window. "Building
+	 * on that, <something new>" is a contribution. Without a window there
+	 * is nothing to compare with, and the opener alone decides, as in the
+	 * reference. */
+	bool opener_cleared = false;
+	size_t oend = 0;
+	if (from <= 4 &&
+	    validator_phrase_match(VALIDATOR_LIST_ECHO_OPENER, norm, nlen, &pat, NULL, &oend)) {
+		bool echo = true;
+		if (ctx->window) {
+			struct echo_params def = echo_params_default();
+			echo_window_evaluate_members(ctx->window, norm + oend, nlen - oend,
+			                             ctx->members, ctx->n_members,
+			                             ctx->echo ? ctx->echo : &def, &d->echo);
+			d->echo_ran = true;
+			/* The opener announces agreement: what follows is an
+			 * echo already when it is mostly old words and
+			 * changes nothing. */
+			const struct echo_result *e = &d->echo;
+			echo = e->candidate_tokens < VALIDATOR_OPENER_MIN_TOKENS || e->echo ||
+			       e->judge_band ||
+			       (!e->new_number && !e->new_owner && !e->transfer &&
+			        !e->new_artifact && !e->polarity &&
+			        e->novelty <= VALIDATOR_OPENER_NOVELTY_MAX);
+		}
+		if (echo) {
+			v = reject(d, "echo_opener", has_c, "Echo: opens with \"%s\" and %s", pat,
+			           !ctx->window ? "restates agreement instead of adding"
+			           : d->echo.candidate_tokens < VALIDATOR_OPENER_MIN_TOKENS
+			                   ? "adds nothing after it"
+			                   : "restates what was said after it");
+			goto out;
+		}
+		opener_cleared = true;
 	}
-	if (from <= 5 && !has_c && ctx->window) {
+	if (from <= 5 && !has_c && ctx->window && !opener_cleared) {
 		struct echo_params def = echo_params_default();
-		echo_window_evaluate(ctx->window, norm, nlen, ctx->echo ? ctx->echo : &def,
-				     &d->echo);
+		echo_window_evaluate_members(ctx->window, norm, nlen, ctx->members, ctx->n_members,
+		                             ctx->echo ? ctx->echo : &def, &d->echo);
 		d->echo_ran = true;
 		if (d->echo.echo) {
 			v = reject(d, "semantic_echo", false,
-				   "Semantic echo (ensemble): %s, score %.2f, novelty %.2f",
-				   d->echo.strategy_text, d->echo.score, d->echo.novelty);
+			           "Semantic echo (ensemble): %s, score %.2f, novelty %.2f",
+			           d->echo.strategy_text, d->echo.score, d->echo.novelty);
 			goto out;
 		}
 		if (d->echo.judge_band && ctx->judge && ctx->judge->ask) {
@@ -350,8 +422,8 @@ static enum validator_verdict run_checks(int from, const char *text,
 			d->rule = "semantic_echo_judge";
 			d->resume_at = 7;
 			snprintf(d->reason, sizeof d->reason,
-				 "Borderline echo (pair %.2f, novelty %.2f): the judge decides",
-				 d->echo.pair, d->echo.novelty);
+			         "Borderline echo (pair %.2f, novelty %.2f): the judge decides",
+			         d->echo.pair, d->echo.novelty);
 			goto out;
 		}
 		if (d->echo.judge_band) {
@@ -360,10 +432,11 @@ static enum validator_verdict run_checks(int from, const char *text,
 			 * more likely an echo than not (tests/data/echo: 1 of 145
 			 * non-echoes falls in the band, most band cases are
 			 * paraphrases). Silence is the cheap mistake. */
-			v = reject(d, "semantic_echo", false,
-				   "Semantic echo (ensemble, borderline band without a judge): pair "
-				   "%.2f, novelty %.2f",
-				   d->echo.pair, d->echo.novelty);
+			v = reject(
+			        d, "semantic_echo", false,
+			        "Semantic echo (ensemble, borderline band without a judge): pair "
+			        "%.2f, novelty %.2f",
+			        d->echo.pair, d->echo.novelty);
 			goto out;
 		}
 	}
@@ -371,57 +444,59 @@ static enum validator_verdict run_checks(int from, const char *text,
 		size_t budget = role_budget(ctx->role, ctx->mode);
 		if (ctx->own_msgs >= budget) {
 			v = reject(d, "role_budget", false,
-				   "Role message budget exceeded: %zu messages sent, %s budget in "
-				   "%s mode is %zu",
-				   ctx->own_msgs, validator_role_name(ctx->role),
-				   validator_mode_name(ctx->mode), budget);
+			           "Role message budget exceeded: %zu messages sent, %s budget in "
+			           "%s mode is %zu",
+			           ctx->own_msgs, validator_role_name(ctx->role),
+			           validator_mode_name(ctx->mode), budget);
 			goto out;
 		}
 	}
 	if (from <= 8 && action &&
 	    validator_phrase_find(VALIDATOR_LIST_DEFERENCE, norm, nlen, &pat, NULL)) {
 		v = reject(d, "deference", has_c,
-			   "Deference: \"%s\" waits for someone else instead of acting", pat);
+		           "Deference: \"%s\" waits for someone else instead of acting", pat);
 		goto out;
 	}
 	if (from <= 9 && action && ctx->detected_repo && ctx->detected_repo[0] &&
 	    validator_phrase_find(VALIDATOR_LIST_REPO_AMNESIA, norm, nlen, &pat, NULL)) {
 		v = reject(d, "repo_amnesia", has_c,
-			   "Repo amnesia: \"%s\" asks for a repo, but the conversation already "
-			   "names %.80s",
-			   pat, ctx->detected_repo);
+		           "Repo amnesia: \"%s\" asks for a repo, but the conversation already "
+		           "names %.80s",
+		           pat, ctx->detected_repo);
 		goto out;
 	}
 	if (from <= 10 && action && !has_c &&
 	    validator_phrase_find(VALIDATOR_LIST_META, norm, nlen, &pat, NULL)) {
 		v = reject(d, "meta_discussion", false,
-			   "Meta-discussion: \"%s\" talks about the artifact instead of making it",
-			   pat);
+		           "Meta-discussion: \"%s\" talks about the artifact instead of making it",
+		           pat);
 		goto out;
 	}
 	if (from <= 11 && action && !has_c &&
 	    validator_phrase_find(VALIDATOR_LIST_SCOPE, norm, nlen, &pat, NULL)) {
 		v = reject(d, "scope_inflation", false,
-			   "Scope inflation: \"%s\" adds scope to a request that has an owner", pat);
+		           "Scope inflation: \"%s\" adds scope to a request that has an owner",
+		           pat);
 		goto out;
 	}
 	if (from <= 12 && action && ctx->pending_request && !ctx->is_action_owner &&
 	    validator_phrase_find(VALIDATOR_LIST_NON_OWNER, norm, nlen, &pat, NULL)) {
 		/* Another agent owns the action: never salvage (§9.1 check 12). */
 		v = reject(d, "non_owner_action", false,
-			   "Non-owner action: \"%s\" announces the host's request, which another "
-			   "agent owns",
-			   pat);
+		           "Non-owner action: \"%s\" announces the host's request, which another "
+		           "agent owns",
+		           pat);
 		goto out;
 	}
 	if (from <= 13 && !has_c) {
 		size_t n = ctx->connected_agents ? ctx->connected_agents : 1;
 		size_t tsat = SATURATION_BASE + n + (action ? 0 : SATURATION_DISCUSSION_BONUS);
 		if (ctx->agent_msgs_since_host >= tsat) {
-			v = reject(d, "saturated", false,
-				   "Conversation saturated: %zu agent messages since the host spoke "
-				   "(limit %zu)",
-				   ctx->agent_msgs_since_host, tsat);
+			v = reject(
+			        d, "saturated", false,
+			        "Conversation saturated: %zu agent messages since the host spoke "
+			        "(limit %zu)",
+			        ctx->agent_msgs_since_host, tsat);
 			goto out;
 		}
 	}
@@ -429,9 +504,9 @@ static enum validator_verdict run_checks(int from, const char *text,
 		size_t tobs = action ? OBSERVER_THRESHOLD_ACTION : OBSERVER_THRESHOLD_DISCUSSION;
 		if (ctx->agent_msgs_since_host >= tobs) {
 			v = reject(d, "observer_silence", false,
-				   "Observer silence enforced: %zu agent messages since the host, "
-				   "observers stop at %zu",
-				   ctx->agent_msgs_since_host, tobs);
+			           "Observer silence enforced: %zu agent messages since the host, "
+			           "observers stop at %zu",
+			           ctx->agent_msgs_since_host, tobs);
 			goto out;
 		}
 	}
@@ -455,15 +530,15 @@ static bool blank(const char *s, size_t len)
 			return false;
 		utf8proc_int32_t cp;
 		utf8proc_ssize_t k = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-						      (utf8proc_ssize_t)(len - i), &cp);
+		                                      (utf8proc_ssize_t)(len - i), &cp);
 		i += k > 0 ? (size_t)k : 1;
 	}
 	return true;
 }
 
 enum validator_verdict validator_validate(const char *candidate,
-					  const struct validator_context *ctx,
-					  struct validator_decision *d)
+                                          const struct validator_context *ctx,
+                                          struct validator_decision *d)
 {
 	static const struct validator_context empty_ctx;
 	memset(d, 0, sizeof *d);
@@ -472,19 +547,19 @@ enum validator_verdict validator_validate(const char *candidate,
 	if (!ctx)
 		ctx = &empty_ctx;
 	const struct validator_limits *lim =
-		ctx->limits ? ctx->limits : validator_limits_for(ctx->platform);
+	        ctx->limits ? ctx->limits : validator_limits_for(ctx->platform);
 	const bool has_c = ctx->n_commitments > 0;
 
 	/* 0 — preconditions, like the schema gate (§8.2) before the checks. */
 	size_t len = candidate ? strnlen(candidate, VALIDATOR_INPUT_MAX_BYTES + 1) : 0;
 	if (len > VALIDATOR_INPUT_MAX_BYTES)
 		return reject(d, "too_long", has_c, "Too long: more than %d bytes",
-			      VALIDATOR_INPUT_MAX_BYTES);
+		              VALIDATOR_INPUT_MAX_BYTES);
 	if (!candidate || blank(candidate, len))
 		return reject(d, "empty", false, "Empty message: nothing to send");
 	if (!utf8_valid(candidate, len))
 		return reject(d, "invalid_utf8", false,
-			      "Invalid UTF-8: the message cannot be sent as text");
+		              "Invalid UTF-8: the message cannot be sent as text");
 
 	/* 1 — length, and 1b — discussion-mode recovery by trimming. */
 	d->length = validator_measure(candidate, len, lim->unit);
@@ -495,24 +570,24 @@ enum validator_verdict validator_validate(const char *candidate,
 			trimmed = auto_trim(candidate, len, lim);
 		if (!trimmed)
 			return reject(d, "too_long", has_c,
-				      "Too long: %zu %s and %zu sentences, limits %zu and %zu",
-				      d->length,
-				      lim->unit == VALIDATOR_UNIT_GRAPHEMES ? "graphemes"
-				      : lim->unit == VALIDATOR_UNIT_UTF16   ? "UTF-16 units"
-									    : "characters",
-				      d->sentences, lim->max_len, lim->max_sentences);
+			              "Too long: %zu %s and %zu sentences, limits %zu and %zu",
+			              d->length,
+			              lim->unit == VALIDATOR_UNIT_GRAPHEMES ? "graphemes"
+			              : lim->unit == VALIDATOR_UNIT_UTF16   ? "UTF-16 units"
+			                                                    : "characters",
+			              d->sentences, lim->max_len, lim->max_sentences);
 		d->text = trimmed;
 		snprintf(d->reason, sizeof d->reason,
-			 "[VALIDATION RECOVERED] trimmed from %zu to %zu %s to fit the limit",
-			 d->length, validator_measure(trimmed, strlen(trimmed), lim->unit),
-			 lim->unit == VALIDATOR_UNIT_GRAPHEMES ? "graphemes" : "units");
+		         "[VALIDATION RECOVERED] trimmed from %zu to %zu %s to fit the limit",
+		         d->length, validator_measure(trimmed, strlen(trimmed), lim->unit),
+		         lim->unit == VALIDATOR_UNIT_GRAPHEMES ? "graphemes" : "units");
 	}
 	/* Later checks see the text that would be sent (§16.10). */
 	return run_checks(2, d->text ? d->text : candidate, ctx, d);
 }
 
 int validator_refer(const struct validator_context *ctx, const char *candidate,
-		    void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud)
+                    void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud)
 {
 	if (!ctx || !ctx->judge || !ctx->judge->ask || !done)
 		return -1;
@@ -522,18 +597,19 @@ int validator_refer(const struct validator_context *ctx, const char *candidate,
 	return 0;
 }
 
-enum validator_verdict validator_resume(const char *candidate,
-					const struct validator_context *ctx, int verdict,
-					const char *judge_reason, struct validator_decision *d)
+enum validator_verdict validator_resume(const char *candidate, const struct validator_context *ctx,
+                                        int verdict, const char *judge_reason,
+                                        struct validator_decision *d)
 {
 	if (d->verdict != VALIDATOR_REFER)
 		return d->verdict;
 	if (verdict == 1)
 		return reject(d, "semantic_echo_judge", false, "Semantic echo (LLM judge): %.200s",
-			      judge_reason && judge_reason[0] ? judge_reason
-							      : "same point as a recent message");
+		              judge_reason && judge_reason[0] ? judge_reason
+		                                              : "same point as a recent message");
 	if (d->text) /* keep saying why the text was trimmed */
-		snprintf(d->reason, sizeof d->reason, "[VALIDATION RECOVERED] trimmed to fit the limit");
+		snprintf(d->reason, sizeof d->reason,
+		         "[VALIDATION RECOVERED] trimmed to fit the limit");
 	return run_checks(d->resume_at, d->text ? d->text : candidate, ctx, d);
 }
 
@@ -553,11 +629,15 @@ void validator_to_decision(const struct validator_decision *vd, struct decision 
 		decision_set(out, VERDICT_APPROVE, rule, "%s",
 		             vd->reason[0] ? vd->reason : "approved as written");
 		break;
-	case VALIDATOR_TRIM: decision_set(out, VERDICT_EDIT, rule, "%s", vd->reason); break;
+	case VALIDATOR_TRIM:
+		decision_set(out, VERDICT_EDIT, rule, "%s", vd->reason);
+		break;
 	case VALIDATOR_REFER:
 		decision_set(out, VERDICT_REJECT, rule, "borderline and no judge to ask: %s",
 		             vd->reason);
 		break;
-	default: decision_set(out, VERDICT_REJECT, rule, "%s", vd->reason); break;
+	default:
+		decision_set(out, VERDICT_REJECT, rule, "%s", vd->reason);
+		break;
 	}
 }

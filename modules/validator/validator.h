@@ -20,8 +20,13 @@
  *   0  precondition: empty / invalid UTF-8 / larger than
  *      VALIDATOR_INPUT_MAX_BYTES (like the §8.2 schema gate, before all)
  *   1  too_long            1b trim (discussion, no commitments)
+ *   1c own_instructions (ctx->own set): quotes or restates the agent's own
+ *      prompt, skills or tool descriptions (echo_own.h); salvages
+ *      commitments — the words are what must not reach the room
  *   2  list                3  empty_promise (no commitments)
- *   4  echo_opener         5  semantic_echo (ensemble; no commitments)
+ *   4  echo_opener (what follows restates, or nothing follows; without a
+ *      window the opener alone)
+ *   5  semantic_echo (ensemble; no commitments)
  *   6  semantic_echo_judge (refer; no commitments)
  *   7  role_budget (≥ 1 peer; no commitments)
  *   8  deference (action)  9  repo_amnesia (action, repo known)
@@ -50,17 +55,18 @@
 #include <stddef.h>
 
 #include "modules/validator/echo.h"
+#include "modules/validator/echo_own.h"
 
 /* Candidates larger than this are rejected as too long without being read:
  * bounds the work one message can cause. */
 #define VALIDATOR_INPUT_MAX_BYTES (1024 * 1024)
-#define VALIDATOR_REASON_MAX 256
+#define VALIDATOR_REASON_MAX      256
 
 /* §9.1 check 1 limits (UTF-16 units, as the reference counts). */
-#define VALIDATOR_SPACE_MAX_UNITS 50000
-#define VALIDATOR_SPACE_MAX_SENTENCES 1000
+#define VALIDATOR_SPACE_MAX_UNITS       50000
+#define VALIDATOR_SPACE_MAX_SENTENCES   1000
 #define VALIDATOR_BLUESKY_MAX_GRAPHEMES 300
-#define VALIDATOR_GITHUB_MAX_CHARS 65536
+#define VALIDATOR_GITHUB_MAX_CHARS      65536
 
 enum validator_platform {
 	VALIDATOR_PLATFORM_SPACE,
@@ -75,10 +81,10 @@ enum validator_unit {
 };
 
 struct validator_limits {
-	size_t max_len;           /* in `unit` */
+	size_t max_len; /* in `unit` */
 	enum validator_unit unit;
 	size_t max_sentences;
-	bool allow_lists;         /* GitHub markdown may have lists; chat may not */
+	bool allow_lists; /* GitHub markdown may have lists; chat may not */
 };
 
 enum validator_mode { VALIDATOR_MODE_DISCUSSION, VALIDATOR_MODE_ACTION };
@@ -97,7 +103,7 @@ enum validator_verdict {
  * ask(): copy what you keep. */
 struct validator_judge {
 	void (*ask)(void *ud, const char *candidate, const char *const *window, size_t n,
-		    void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud);
+	            void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud);
 	void *ud;
 };
 
@@ -121,21 +127,28 @@ struct validator_context {
 	size_t own_msgs;
 	/* Valid commitments carried by the decision (§8.3). */
 	size_t n_commitments;
-	const struct validator_judge *judge;  /* NULL → the ensemble decides */
-	const struct echo_params *echo;       /* NULL → production thresholds */
+	const struct validator_judge *judge; /* NULL → the ensemble decides */
+	const struct echo_params *echo;      /* NULL → production thresholds */
+	/* The agent's own instructions (its skill's prompt and rules, tool
+	 * descriptions: echo_own_new); NULL skips check 1c. Borrowed. */
+	const struct echo_own *own;
+	/* The room's members by name (the agents present, people), beside
+	 * the window's authors; NULL/0: the authors only. Borrowed. */
+	const char *const *members;
+	size_t n_members;
 };
 
 struct validator_decision {
 	enum validator_verdict verdict;
-	const char *rule;   /* static: "ok", "too_long", ... (validator.h list) */
+	const char *rule; /* static: "ok", "too_long", ... (validator.h list) */
 	char reason[VALIDATOR_REASON_MAX];
-	char *text;         /* trim (and refer after a trim): the text to send; owned */
-	bool salvage;       /* §11.1: commitments may still be enqueued */
-	int resume_at;      /* refer: next check for validator_resume */
-	bool echo_ran;      /* echo scores below are meaningful */
+	char *text;    /* trim (and refer after a trim): the text to send; owned */
+	bool salvage;  /* §11.1: commitments may still be enqueued */
+	int resume_at; /* refer: next check for validator_resume */
+	bool echo_ran; /* echo scores below are meaningful */
 	struct echo_result echo;
-	size_t length;      /* check 1: length in the limit's unit */
-	size_t sentences;   /* check 1: sentence count */
+	size_t length;    /* check 1: length in the limit's unit */
+	size_t sentences; /* check 1: sentence count */
 };
 
 const struct validator_limits *validator_limits_for(enum validator_platform p);
@@ -147,22 +160,22 @@ const char *validator_role_name(enum validator_role r);
 /* Runs the checks. d is overwritten (call validator_decision_clear on a
  * reused decision first). Returns d->verdict. */
 enum validator_verdict validator_validate(const char *candidate,
-					  const struct validator_context *ctx,
-					  struct validator_decision *d);
+                                          const struct validator_context *ctx,
+                                          struct validator_decision *d);
 
 /* For a refer decision: hands the candidate and the pairwise window to
  * ctx->judge. done fires once with the judge's verdict. Returns -1 (and
  * calls nothing) if there is no judge. */
 int validator_refer(const struct validator_context *ctx, const char *candidate,
-		    void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud);
+                    void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud);
 
 /* Finishes a refer decision once the judge answered: verdict 1 rejects
  * (semantic_echo_judge); 0 or -1 continues with the checks after 6 against
  * ctx as it is now (the conversation may have moved on: fresher is right).
  * d must be the refer decision; it is updated in place. */
-enum validator_verdict validator_resume(const char *candidate,
-					const struct validator_context *ctx, int verdict,
-					const char *judge_reason, struct validator_decision *d);
+enum validator_verdict validator_resume(const char *candidate, const struct validator_context *ctx,
+                                        int verdict, const char *judge_reason,
+                                        struct validator_decision *d);
 
 void validator_decision_clear(struct validator_decision *d);
 

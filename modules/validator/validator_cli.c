@@ -13,45 +13,52 @@
 #include <string.h>
 #include <utf8proc.h>
 
-#include "common/utf8.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/validator/validator.h"
 #include "modules/validator/validator_text.h"
 
 static const char usage_text[] =
-	"usage: general-agent validate [options] [--] TEXT...\n"
-	"\n"
-	"Runs the post-generation validator on TEXT (several words are joined with\n"
-	"spaces) and prints the verdict, the rule, the reason and every score.\n"
-	"Options end at the first TEXT word; put -- before a TEXT that starts\n"
-	"with '-'.\n"
-	"\n"
-	"options:\n"
-	"  --mode action|discussion   conversation mode (default discussion)\n"
-	"  --platform space|bluesky|github\n"
-	"                             length limits: space 50000 UTF-16 units,\n"
-	"                             bluesky 300 graphemes, github 65536 chars\n"
-	"                             (default space)\n"
-	"  --history FILE             recent messages of the conversation, oldest\n"
-	"                             first: one message per line, or JSON lines\n"
-	"                             {\"text\": \"...\", \"author\": \"...\"}; every\n"
-	"                             message counts as an agent's (echo window);\n"
-	"                             the last 50 are kept\n"
-	"  --json                     print one JSON object: {\"verdict\", \"rule\",\n"
-	"                             \"reason\", \"scores\": {...}}\n"
-	"  --role actor|reviewer|observer   space role (default actor)\n"
-	"  --not-owner                this agent does not own the pending action\n"
-	"  --request TEXT             the host's pending action request\n"
-	"  --repo OWNER/NAME          repo detected in the conversation\n"
-	"  --agents N                 connected agents including self (default 1)\n"
-	"  --since-host N             agent messages since the host last spoke\n"
-	"  --own N                    own messages in this host turn\n"
-	"  --commitments N            commitments carried by the message\n"
-	"  -h, --help                 this text\n"
-	"\n"
-	"exit status: 0 when a verdict was printed (whatever it is), 64 usage\n"
-	"error, 65 unreadable or malformed history file.\n";
+        "usage: general-agent validate [options] [--] TEXT...\n"
+        "\n"
+        "Runs the post-generation validator on TEXT (several words are joined with\n"
+        "spaces) and prints the verdict, the rule, the reason and every score.\n"
+        "Options end at the first TEXT word; put -- before a TEXT that starts\n"
+        "with '-'.\n"
+        "\n"
+        "options:\n"
+        "  --mode action|discussion   conversation mode (default discussion)\n"
+        "  --platform space|bluesky|github\n"
+        "                             length limits: space 50000 UTF-16 units,\n"
+        "                             bluesky 300 graphemes, github 65536 chars\n"
+        "                             (default space)\n"
+        "  --history FILE             recent messages of the conversation, oldest\n"
+        "                             first: one message per line, or JSON lines\n"
+        "                             {\"text\": \"...\", \"author\": \"...\",\n"
+        "                             \"role\": \"host|peer|self\"}; the last 50 are\n"
+        "                             kept. As in the room, host lines are context\n"
+        "                             (never compared), peer and self lines are\n"
+        "                             agents' messages; a line without a role is a\n"
+        "                             peer's. With roles, --since-host, --own and\n"
+        "                             --agents default to what the history shows\n"
+        "  --json                     print one JSON object: {\"verdict\", \"rule\",\n"
+        "                             \"reason\", \"scores\": {...}}\n"
+        "  --role actor|reviewer|observer   space role (default actor)\n"
+        "  --not-owner                this agent does not own the pending action\n"
+        "  --request TEXT             the host's pending action request\n"
+        "  --repo OWNER/NAME          repo detected in the conversation\n"
+        "  --agents N                 connected agents including self (default 1)\n"
+        "  --since-host N             agent messages since the host last spoke\n"
+        "  --own N                    own messages in this host turn\n"
+        "  --commitments N            commitments carried by the message\n"
+        "  --members A,B,...          the room's members by name besides the\n"
+        "                             history's authors (\"Bob takes it\" gives Bob\n"
+        "                             a task only if Bob is known as a member)\n"
+        "  -h, --help                 this text\n"
+        "\n"
+        "exit status: 0 when a verdict was printed (whatever it is), 64 usage\n"
+        "error, 65 unreadable or malformed history file.\n";
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -77,13 +84,50 @@ static int parse_count(const char *s, size_t *out)
 	return 0;
 }
 
+/* What the history says about the room, as the daemon derives it. */
+struct history_facts {
+	bool roles;            /* some line carried a role */
+	size_t since_host;     /* agent lines after the last host line */
+	size_t own_since_host; /* self lines after the last host line */
+	char peers[16][64];    /* distinct peer authors (bounded; more count as one) */
+	size_t npeers;
+};
+
+static void note_peer(struct history_facts *h, const char *author)
+{
+	for (size_t i = 0; i < h->npeers; i++)
+		if (strcmp(h->peers[i], author) == 0)
+			return;
+	if (h->npeers < sizeof h->peers / sizeof h->peers[0])
+		snprintf(h->peers[h->npeers++], sizeof h->peers[0], "%s", author);
+}
+
+/* role: "host" (or "human": context only, never compared), "peer" (another
+ * agent), "self" (this agent). Returns -1 for anything else. */
+static int parse_role(const char *r, bool *agent, bool *self)
+{
+	*self = false;
+	if (strcmp(r, "host") == 0 || strcmp(r, "human") == 0) {
+		*agent = false;
+		return 0;
+	}
+	*agent = true;
+	if (strcmp(r, "peer") == 0)
+		return 0;
+	if (strcmp(r, "self") == 0) {
+		*self = true;
+		return 0;
+	}
+	return -1;
+}
+
 /* Loads FILE into w. Returns 0, or -1 with a message on stderr. */
-static int load_history(const char *path, struct echo_window *w)
+static int load_history(const char *path, struct echo_window *w, struct history_facts *h)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f) {
 		fprintf(stderr, "general-agent validate: cannot read history file %s: %s\n", path,
-			strerror(errno));
+		        strerror(errno));
 		return -1;
 	}
 	struct strbuf all = {0};
@@ -94,8 +138,8 @@ static int load_history(const char *path, struct echo_window *w)
 	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
 		if (sb_append(&all, chunk, n) != 0) {
 			fprintf(stderr,
-				"general-agent validate: history file %s is larger than %d bytes\n",
-				path, VALIDATOR_CLI_HISTORY_MAX_BYTES);
+			        "general-agent validate: history file %s is larger than %d bytes\n",
+			        path, VALIDATOR_CLI_HISTORY_MAX_BYTES);
 			rc = -1;
 			break;
 		}
@@ -123,36 +167,63 @@ static int load_history(const char *path, struct echo_window *w)
 		if (k == ll)
 			continue; /* blank line */
 		if (ll > VALIDATOR_CLI_LINE_MAX_BYTES) {
-			fprintf(stderr, "general-agent validate: %s:%zu: line longer than %d bytes\n",
-				path, lineno, VALIDATOR_CLI_LINE_MAX_BYTES);
+			fprintf(stderr,
+			        "general-agent validate: %s:%zu: line longer than %d bytes\n", path,
+			        lineno, VALIDATOR_CLI_LINE_MAX_BYTES);
 			rc = -1;
 			break;
 		}
 		if (memchr(line, '\0', ll) || !utf8_valid(line, ll)) {
-			fprintf(stderr, "general-agent validate: %s:%zu: not valid UTF-8 text\n", path,
-				lineno);
+			fprintf(stderr, "general-agent validate: %s:%zu: not valid UTF-8 text\n",
+			        path, lineno);
 			rc = -1;
 			break;
 		}
+		bool agent = true, self = false;
 		if (line[k] == '{') {
 			cJSON *j = cJSON_ParseWithLength(line, ll);
 			const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "text");
 			const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "author");
-			if (!j || !cJSON_IsString(t) || (a && !cJSON_IsString(a))) {
+			const cJSON *r = cJSON_GetObjectItemCaseSensitive(j, "role");
+			if (!j || !cJSON_IsString(t) || (a && !cJSON_IsString(a)) ||
+			    (r && !cJSON_IsString(r))) {
 				fprintf(stderr,
-					"general-agent validate: %s:%zu: a JSON line needs a string "
-					"\"text\" (and \"author\", if present, must be a string)\n",
-					path, lineno);
+				        "general-agent validate: %s:%zu: a JSON line needs a "
+				        "string "
+				        "\"text\" (and \"author\" and \"role\", if present, must "
+				        "be "
+				        "strings)\n",
+				        path, lineno);
 				cJSON_Delete(j);
 				rc = -1;
 				break;
 			}
-			echo_window_push(w, a ? a->valuestring : NULL, true, t->valuestring);
+			if (r && parse_role(r->valuestring, &agent, &self) != 0) {
+				fprintf(stderr,
+				        "general-agent validate: %s:%zu: role must be host, peer "
+				        "or "
+				        "self, not '%.40s'\n",
+				        path, lineno, r->valuestring);
+				cJSON_Delete(j);
+				rc = -1;
+				break;
+			}
+			h->roles |= r != NULL;
+			const char *author = a ? a->valuestring : NULL;
+			echo_window_push(w, author, agent, t->valuestring);
+			if (agent && !self && author)
+				note_peer(h, author);
 			cJSON_Delete(j);
 		} else {
 			char *copy = xstrndup(line, ll);
 			echo_window_push(w, NULL, true, copy);
 			free(copy);
+		}
+		if (!agent) {
+			h->since_host = h->own_since_host = 0;
+		} else {
+			h->since_host++;
+			h->own_since_host += self;
 		}
 	}
 	sb_free(&all);
@@ -165,7 +236,7 @@ static double r4(double x)
 }
 
 static void print_json(const struct validator_decision *d, const struct echo_result *e,
-		       bool have_history, const char *matched_text)
+                       bool have_history, const char *matched_text)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "verdict", validator_verdict_name(d->verdict));
@@ -192,6 +263,10 @@ static void print_json(const struct validator_decision *d, const struct echo_res
 		cJSON_AddBoolToObject(s, "question", e->question);
 		cJSON_AddBoolToObject(s, "new_artifact", e->new_artifact);
 		cJSON_AddBoolToObject(s, "judge_band", e->judge_band);
+		cJSON_AddBoolToObject(s, "new_number", e->new_number);
+		cJSON_AddBoolToObject(s, "new_owner", e->new_owner);
+		cJSON_AddBoolToObject(s, "transfer", e->transfer);
+		cJSON_AddBoolToObject(s, "polarity", e->polarity);
 		if (matched_text)
 			cJSON_AddStringToObject(s, "matched", matched_text);
 		else
@@ -204,7 +279,7 @@ static void print_json(const struct validator_decision *d, const struct echo_res
 }
 
 static void print_text(const struct validator_decision *d, const struct echo_result *e,
-		       bool have_history, const char *matched_text)
+                       bool have_history, const char *matched_text)
 {
 	printf("verdict: %s\n", validator_verdict_name(d->verdict));
 	printf("rule:    %s\n", d->rule);
@@ -226,6 +301,9 @@ static void print_text(const struct validator_decision *d, const struct echo_res
 	       e->simhash_distance, e->candidate_tokens, e->pairwise_n, e->pool_n);
 	printf("         question=%s new_artifact=%s judge_band=%s\n", e->question ? "yes" : "no",
 	       e->new_artifact ? "yes" : "no", e->judge_band ? "yes" : "no");
+	printf("         new_number=%s new_owner=%s transfer=%s polarity=%s\n",
+	       e->new_number ? "yes" : "no", e->new_owner ? "yes" : "no",
+	       e->transfer ? "yes" : "no", e->polarity ? "yes" : "no");
 	if (matched_text)
 		printf("matched: %s\n", matched_text);
 }
@@ -235,27 +313,43 @@ static void print_text(const struct validator_decision *d, const struct echo_res
 
 int validator_cli_main(int argc, char **argv)
 {
-	enum { OPT_MODE = 256, OPT_PLATFORM, OPT_HISTORY, OPT_JSON, OPT_ROLE, OPT_NOT_OWNER,
-	       OPT_REQUEST, OPT_REPO, OPT_AGENTS, OPT_SINCE_HOST, OPT_OWN, OPT_COMMITMENTS };
+	enum {
+		OPT_MODE = 256,
+		OPT_PLATFORM,
+		OPT_HISTORY,
+		OPT_JSON,
+		OPT_ROLE,
+		OPT_NOT_OWNER,
+		OPT_REQUEST,
+		OPT_REPO,
+		OPT_AGENTS,
+		OPT_SINCE_HOST,
+		OPT_OWN,
+		OPT_COMMITMENTS,
+		OPT_MEMBERS
+	};
 	static const struct option opts[] = {
-		{"mode", required_argument, NULL, OPT_MODE},
-		{"platform", required_argument, NULL, OPT_PLATFORM},
-		{"history", required_argument, NULL, OPT_HISTORY},
-		{"json", no_argument, NULL, OPT_JSON},
-		{"role", required_argument, NULL, OPT_ROLE},
-		{"not-owner", no_argument, NULL, OPT_NOT_OWNER},
-		{"request", required_argument, NULL, OPT_REQUEST},
-		{"repo", required_argument, NULL, OPT_REPO},
-		{"agents", required_argument, NULL, OPT_AGENTS},
-		{"since-host", required_argument, NULL, OPT_SINCE_HOST},
-		{"own", required_argument, NULL, OPT_OWN},
-		{"commitments", required_argument, NULL, OPT_COMMITMENTS},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	        {"mode", required_argument, NULL, OPT_MODE},
+	        {"platform", required_argument, NULL, OPT_PLATFORM},
+	        {"history", required_argument, NULL, OPT_HISTORY},
+	        {"json", no_argument, NULL, OPT_JSON},
+	        {"role", required_argument, NULL, OPT_ROLE},
+	        {"not-owner", no_argument, NULL, OPT_NOT_OWNER},
+	        {"request", required_argument, NULL, OPT_REQUEST},
+	        {"repo", required_argument, NULL, OPT_REPO},
+	        {"agents", required_argument, NULL, OPT_AGENTS},
+	        {"since-host", required_argument, NULL, OPT_SINCE_HOST},
+	        {"own", required_argument, NULL, OPT_OWN},
+	        {"commitments", required_argument, NULL, OPT_COMMITMENTS},
+	        {"members", required_argument, NULL, OPT_MEMBERS},
+	        {"help", no_argument, NULL, 'h'},
+	        {NULL, 0, NULL, 0},
 	};
 	struct validator_context ctx = {.is_action_owner = true, .connected_agents = 1};
 	const char *history = NULL;
-	bool json = false;
+	bool json = false, set_agents = false, set_since = false, set_own = false;
+	const char *members[ECHO_MEMBERS_MAX];
+	size_t nmembers = 0;
 
 	optind = 0; /* reset getopt: the caller may have parsed its own flags */
 	opterr = 0;
@@ -272,7 +366,7 @@ int validator_cli_main(int argc, char **argv)
 				ctx.mode = VALIDATOR_MODE_DISCUSSION;
 			else
 				return usage_error("--mode must be action or discussion, not '%s'",
-						   optarg);
+				                   optarg);
 			break;
 		case OPT_PLATFORM:
 			if (strcmp(optarg, "space") == 0)
@@ -283,8 +377,8 @@ int validator_cli_main(int argc, char **argv)
 				ctx.platform = VALIDATOR_PLATFORM_GITHUB;
 			else
 				return usage_error("--platform must be space, bluesky or github, "
-						   "not '%s'",
-						   optarg);
+				                   "not '%s'",
+				                   optarg);
 			break;
 		case OPT_HISTORY:
 			history = optarg;
@@ -301,8 +395,8 @@ int validator_cli_main(int argc, char **argv)
 				ctx.role = VALIDATOR_ROLE_OBSERVER;
 			else
 				return usage_error("--role must be actor, reviewer or observer, "
-						   "not '%s'",
-						   optarg);
+				                   "not '%s'",
+				                   optarg);
 			break;
 		case OPT_NOT_OWNER:
 			ctx.is_action_owner = false;
@@ -313,20 +407,39 @@ int validator_cli_main(int argc, char **argv)
 		case OPT_REPO:
 			ctx.detected_repo = optarg;
 			break;
+		case OPT_MEMBERS:
+			/* split in place: optarg lives as long as argv */
+			for (char *p = optarg; *p && nmembers < ECHO_MEMBERS_MAX;) {
+				char *comma = strchr(p, ',');
+				if (comma)
+					*comma = '\0';
+				if (*p)
+					members[nmembers++] = p;
+				if (!comma)
+					break;
+				p = comma + 1;
+			}
+			ctx.members = members;
+			ctx.n_members = nmembers;
+			break;
 		case OPT_AGENTS:
 		case OPT_SINCE_HOST:
 		case OPT_OWN:
 		case OPT_COMMITMENTS: {
 			size_t v;
 			if (parse_count(optarg, &v) != 0)
-				return usage_error("expected a count (0..1000000), got '%s'", optarg);
-			if (c == OPT_AGENTS)
+				return usage_error("expected a count (0..1000000), got '%s'",
+				                   optarg);
+			if (c == OPT_AGENTS) {
 				ctx.connected_agents = v;
-			else if (c == OPT_SINCE_HOST)
+				set_agents = true;
+			} else if (c == OPT_SINCE_HOST) {
 				ctx.agent_msgs_since_host = v;
-			else if (c == OPT_OWN)
+				set_since = true;
+			} else if (c == OPT_OWN) {
 				ctx.own_msgs = v;
-			else
+				set_own = true;
+			} else
 				ctx.n_commitments = v;
 			break;
 		}
@@ -335,8 +448,8 @@ int validator_cli_main(int argc, char **argv)
 		default:
 			if (optopt > 0 && optopt < 256)
 				return usage_error("unknown option '-%c' (a TEXT starting with '-' "
-						   "goes after --)",
-						   optopt);
+				                   "goes after --)",
+				                   optopt);
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
@@ -354,12 +467,24 @@ int validator_cli_main(int argc, char **argv)
 	struct echo_window *w = NULL;
 	if (history) {
 		w = echo_window_new(VALIDATOR_CLI_WINDOW);
-		if (load_history(history, w) != 0) {
+		struct history_facts facts = {0};
+		if (load_history(history, w, &facts) != 0) {
 			echo_window_free(w);
 			sb_free(&text);
 			return VALIDATOR_CLI_EX_DATAERR;
 		}
 		ctx.window = w;
+		/* With roles the history says what the room would know: agent
+		 * messages since the host spoke (§7), own messages in this host
+		 * turn (§5.3), the agents present (peers seen + self). */
+		if (facts.roles) {
+			if (!set_since)
+				ctx.agent_msgs_since_host = facts.since_host;
+			if (!set_own)
+				ctx.own_msgs = facts.own_since_host;
+			if (!set_agents)
+				ctx.connected_agents = facts.npeers + 1;
+		}
 	}
 
 	struct validator_decision d;
@@ -379,7 +504,8 @@ int validator_cli_main(int argc, char **argv)
 			size_t nlen;
 			char *norm = validator_text_normalize(t, strlen(t), &nlen);
 			struct echo_params p = echo_params_default();
-			echo_window_evaluate(w, norm, nlen, &p, &e);
+			echo_window_evaluate_members(w, norm, nlen, ctx.members, ctx.n_members, &p,
+			                             &e);
 			free(norm);
 		}
 		const char *texts[ECHO_PAIRWISE_MAX];

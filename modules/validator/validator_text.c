@@ -49,9 +49,19 @@ const char *validator_list_name(enum validator_list list)
 static bool is_js_space_cp(utf8proc_int32_t cp)
 {
 	switch (cp) {
-	case 0x09: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0xA0:
-	case 0x1680: case 0x2028: case 0x2029: case 0x202F: case 0x205F:
-	case 0x3000: case 0xFEFF:
+	case 0x09:
+	case 0x0B:
+	case 0x0C:
+	case 0x0D:
+	case 0x20:
+	case 0xA0:
+	case 0x1680:
+	case 0x2028:
+	case 0x2029:
+	case 0x202F:
+	case 0x205F:
+	case 0x3000:
+	case 0xFEFF:
 		return true;
 	default:
 		return cp >= 0x2000 && cp <= 0x200A;
@@ -61,14 +71,33 @@ static bool is_js_space_cp(utf8proc_int32_t cp)
 static utf8proc_int32_t typographic_to_ascii(utf8proc_int32_t cp)
 {
 	switch (cp) {
-	case 0x2018: case 0x2019: case 0x201A: case 0x201B: case 0x02BC: case 0x2032:
+	case 0x2018:
+	case 0x2019:
+	case 0x201A:
+	case 0x201B:
+	case 0x02BC:
+	case 0x2032:
 	case 0xFF07:
 		return '\'';
-	case 0x201C: case 0x201D: case 0x201E: case 0x201F: case 0x00AB: case 0x00BB:
-	case 0x2033: case 0xFF02:
+	case 0x201C:
+	case 0x201D:
+	case 0x201E:
+	case 0x201F:
+	case 0x00AB:
+	case 0x00BB:
+	case 0x2033:
+	case 0xFF02:
 		return '"';
-	case 0x2010: case 0x2011: case 0x2012: case 0x2013: case 0x2014: case 0x2015:
-	case 0x2212: case 0xFE58: case 0xFE63: case 0xFF0D:
+	case 0x2010:
+	case 0x2011:
+	case 0x2012:
+	case 0x2013:
+	case 0x2014:
+	case 0x2015:
+	case 0x2212:
+	case 0xFE58:
+	case 0xFE63:
+	case 0xFF0D:
 		return '-';
 	default:
 		return is_js_space_cp(cp) ? ' ' : cp;
@@ -85,7 +114,7 @@ char *validator_text_normalize(const char *s, size_t len, size_t *out_len)
 	while (i < len) {
 		utf8proc_int32_t cp;
 		utf8proc_ssize_t n = utf8proc_iterate((const utf8proc_uint8_t *)s + i,
-						      (utf8proc_ssize_t)(len - i), &cp);
+		                                      (utf8proc_ssize_t)(len - i), &cp);
 		if (n <= 0 || cp == 0) {
 			sb_putc(&clean, ' ');
 			i++;
@@ -97,10 +126,9 @@ char *validator_text_normalize(const char *s, size_t len, size_t *out_len)
 
 	/* 2. NFKC + case fold. */
 	utf8proc_uint8_t *mapped = NULL;
-	utf8proc_ssize_t mlen = utf8proc_map((const utf8proc_uint8_t *)sb_cstr(&clean),
-					     (utf8proc_ssize_t)clean.len, &mapped,
-					     UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE |
-						     UTF8PROC_CASEFOLD);
+	utf8proc_ssize_t mlen = utf8proc_map(
+	        (const utf8proc_uint8_t *)sb_cstr(&clean), (utf8proc_ssize_t)clean.len, &mapped,
+	        UTF8PROC_STABLE | UTF8PROC_COMPAT | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD);
 	const utf8proc_uint8_t *src = mapped;
 	if (mlen < 0) {
 		/* Cannot happen on cleaned input short of OOM; fall back to the
@@ -144,8 +172,8 @@ static bool is_space(unsigned char c)
  * pattern after an alternative group) against t from i. Returns the end
  * offset or -1. Alternative groups do not nest, so the continuation is at
  * most one level deep. */
-static long match_here(const char *p, const char *pe, const char *k, const char *ke,
-		       const char *t, size_t n, size_t i)
+static long match_here(const char *p, const char *pe, const char *k, const char *ke, const char *t,
+                       size_t n, size_t i)
 {
 	for (;;) {
 		if (p == pe) {
@@ -243,7 +271,13 @@ static bool may_start(const char *pattern, unsigned char c)
 }
 
 bool validator_phrase_find(enum validator_list list, const char *norm, size_t len,
-			   const char **pattern, size_t *at)
+                           const char **pattern, size_t *at)
+{
+	return validator_phrase_match(list, norm, len, pattern, at, NULL);
+}
+
+bool validator_phrase_match(enum validator_list list, const char *norm, size_t len,
+                            const char **pattern, size_t *at, size_t *hit_end)
 {
 	if ((unsigned)list >= VALIDATOR_LIST_COUNT || !norm)
 		return false;
@@ -262,7 +296,8 @@ bool validator_phrase_find(enum validator_list list, const char *norm, size_t le
 			if (ph->list != list || ph->except ||
 			    !may_start(ph->pattern, (unsigned char)norm[i]))
 				continue;
-			if (match_at(ph->pattern, norm, len, i) < 0)
+			long e = match_at(ph->pattern, norm, len, i);
+			if (e < 0)
 				continue;
 			if (excused(list, norm, len, i))
 				continue;
@@ -270,6 +305,8 @@ bool validator_phrase_find(enum validator_list list, const char *norm, size_t le
 				*pattern = ph->pattern;
 			if (at)
 				*at = i;
+			if (hit_end)
+				*hit_end = (size_t)e;
 			return true;
 		}
 	}

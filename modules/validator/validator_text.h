@@ -36,7 +36,11 @@ char *validator_text_normalize(const char *s, size_t len, size_t *out_len);
  * one of the list's exceptions. Returns true on a hit and, if non-NULL, sets
  * *pattern to the phrase (a static string) and *at to its byte offset. */
 bool validator_phrase_find(enum validator_list list, const char *norm, size_t len,
-			   const char **pattern, size_t *at);
+                           const char **pattern, size_t *at);
+
+/* The same, also giving the byte offset just past the hit in *end. */
+bool validator_phrase_match(enum validator_list list, const char *norm, size_t len,
+                            const char **pattern, size_t *at, size_t *end);
 
 /* Name of a list for messages ("EMPTY_PROMISE"). */
 const char *validator_list_name(enum validator_list list);

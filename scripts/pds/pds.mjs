@@ -24,15 +24,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-function fail(msg) {
-	process.stderr.write(`pds: ${msg}\n`);
-	process.exit(1);
-}
+import { arg, fail as failWith, listenLoopback, writeAtomically } from './launch.mjs';
 
-function arg(name) {
-	const i = process.argv.indexOf(name);
-	return i > 0 && i + 1 < process.argv.length ? process.argv[i + 1] : null;
-}
+const fail = (msg) => failWith('pds', msg);
 
 const cache = arg('--cache');
 const portFile = arg('--port-file');
@@ -42,13 +36,6 @@ if (!fs.existsSync(path.join(appDir, 'node_modules', '@atproto', 'pds')))
 	fail(`@atproto/pds is not installed in ${appDir}: run scripts/pds/install.sh`);
 
 const require = createRequire(path.join(appDir, 'package.json'));
-
-function listenLoopback(server) {
-	return new Promise((resolve, reject) => {
-		server.once('error', reject);
-		server.listen(0, '127.0.0.1', () => resolve(server.address().port));
-	});
-}
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'ga-pds-'));
 let pds = null;
@@ -103,9 +90,7 @@ try {
 	pds = await mod.PDS.create(cfg, secrets);
 	await pds.ctx.sequencer.start();
 	pdsServer.on('request', pds.app);
-	const tmp = `${portFile}.tmp`;
-	fs.writeFileSync(tmp, `${port}\n`);
-	fs.renameSync(tmp, portFile);
+	writeAtomically(portFile, `${port}\n`);
 	process.stdout.write(`ready http://127.0.0.1:${port}\n`);
 } catch (e) {
 	process.stderr.write(`pds: could not start: ${e.stack || e.message}\n`);

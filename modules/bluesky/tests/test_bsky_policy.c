@@ -300,7 +300,7 @@ static void test_conv_replies(void **state)
 	struct decision d;
 	bsky_conv_init(&c, T0);
 	int64_t t = T0;
-	/* the reference stopped after our 2nd reply; we answer up to max */
+	/* not closed after our 2nd reply: answered up to the maximum */
 	for (int i = 0; i < 4; i++) {
 		t += 2 * MIN; /* quick, substantive answers */
 		bsky_conv_note_incoming(&c, "did:h", i * 2 + 1, false, t);

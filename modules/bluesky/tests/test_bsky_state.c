@@ -5,7 +5,7 @@
  * handle is not a peer SOUL until its GitHub name is known), the JSON round
  * trip, and across versions: a file saved by another version keeps the
  * cursor, the processed set and the peers' announced/followed flags (the
- * reference's discovered_peers shape included).
+ * keyed discovered_peers shape, handle-only keys included).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,7 +180,7 @@ static void test_versions(void **state)
 	assert_true(q->followed);
 	assert_string_equal(q->github, "peer-a");
 	bsky_state_free(t);
-	/* the reference's shape: a handle-only key and duplicate entries merged */
+	/* a handle-only key and duplicate entries merged */
 	cJSON *ref = json_parse(
 	        "{\"peers\":{\"peer-b\":{\"githubUsername\":\"peer-b\",\"blueskyHandle\":\"b."
 	        "test\","

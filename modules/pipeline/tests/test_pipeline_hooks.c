@@ -24,6 +24,7 @@
 
 #include "common/timeutil.h"
 #include "common/xalloc.h"
+#include "modules/conversation/store.h"
 #include "modules/outbound/outbound.h"
 #include "modules/pipeline/pipeline.h"
 #include "testutil.h"
@@ -646,12 +647,30 @@ static void test_say_is_not_a_walk(void **state)
 	assert_int_equal(f->nextra_calls, 0);
 }
 
-/* A reply a source sent itself (pipeline_say, then pipeline_note_reply)
- * counts like a walk's reply: with SELF.md's one reply per conversation,
- * the next message of that conversation gets a reaction, not a reply;
- * another conversation is untouched; and a note without a conversation is
- * ignored. */
-static void test_note_reply_counts(void **state)
+/* Our replies per conversation are counted from the store (SELF.md's
+ * replies per conversation): with one reply of ours already in a thread —
+ * however it was learnt: here a thread read — the next message of that
+ * thread gets a reaction, not a reply; another thread is untouched. */
+static void add_ours(struct fixture *f, const char *conv, const char *id)
+{
+	struct conv_event_src es = {.platform = CONV_PLATFORM_BLUESKY,
+	                            .conversation = conv,
+	                            .message_id = id,
+	                            .author_id = "ada",
+	                            .author_name = "ada",
+	                            .author_kind = CONV_AUTHOR_SELF,
+	                            .is_bot = true,
+	                            .text = "An earlier answer of ours.",
+	                            .text_len = 26,
+	                            .from_history = true};
+	struct conv_event ev;
+	conv_event_init(&ev, &es);
+	conv_store_add(pipeline_store(f->p), &ev);
+	conv_store_add(pipeline_store(f->p), &ev); /* learnt twice: counted once */
+	conv_event_free(&ev);
+}
+
+static void test_our_replies_counted_from_store(void **state)
 {
 	struct fixture *f = *state;
 	struct gate_config g;
@@ -659,24 +678,29 @@ static void test_note_reply_counts(void **state)
 	g.self_id = "ada";
 	g.self_name = "ada";
 	g.max_events = 0;
-	g.max_replies_per_conversation = 1;
+	g.max_replies_per_conversation = 2;
 	pipeline_set_gate(f->p, &g);
-	pipeline_note_reply(f->p, "bsky:thread-1", NULL);
-	pipeline_note_reply(f->p, "", NULL);
-	pipeline_note_reply(f->p, NULL, "bob");
-	pipeline_note_reply(NULL, "bsky:thread-1", NULL);
+	add_ours(f, "bsky:thread-1", "at://ada/1");
+	assert_int_equal(conv_store_count_ours(pipeline_store(f->p), "bsky:thread-1"), 1);
 	assert_int_equal(walk(f, CONV_PLATFORM_BLUESKY, "bsky:thread-1", "m-note-1",
 	                      CONV_AUTHOR_HUMAN, "And what about the second part?"),
 	                 0);
-	assert_int_equal(walk(f, CONV_PLATFORM_BLUESKY, "bsky:thread-2", "m-note-2",
+	run(f);
+	assert_int_equal(f->ndone, 1);
+	assert_int_not_equal(f->done[0].verdict, VERDICT_REACT);
+	add_ours(f, "bsky:thread-1", "at://ada/2");
+	assert_int_equal(walk(f, CONV_PLATFORM_BLUESKY, "bsky:thread-1", "m-note-2",
+	                      CONV_AUTHOR_HUMAN, "And the third part?"),
+	                 0);
+	assert_int_equal(walk(f, CONV_PLATFORM_BLUESKY, "bsky:thread-2", "m-note-3",
 	                      CONV_AUTHOR_HUMAN, "A question in another thread."),
 	                 0);
 	run(f);
-	assert_int_equal(f->ndone, 2);
-	assert_string_equal(f->done[0].message_id, "m-note-1");
-	assert_int_equal(f->done[0].verdict, VERDICT_REACT);
+	assert_int_equal(f->ndone, 3);
 	assert_string_equal(f->done[1].message_id, "m-note-2");
-	assert_int_not_equal(f->done[1].verdict, VERDICT_REACT);
+	assert_int_equal(f->done[1].verdict, VERDICT_REACT);
+	assert_string_equal(f->done[2].message_id, "m-note-3");
+	assert_int_not_equal(f->done[2].verdict, VERDICT_REACT);
 }
 
 /* pipeline_say_with: the caller's platform fields reach the port as
@@ -740,7 +764,8 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_event_from_done, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_free_calls_nobody, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_say_is_not_a_walk, setup, teardown),
-	        cmocka_unit_test_setup_teardown(test_note_reply_counts, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_our_replies_counted_from_store, setup,
+	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_say_with_extra, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

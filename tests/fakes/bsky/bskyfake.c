@@ -25,6 +25,7 @@ struct account {
 	char handle[254];
 	char password[128];
 	int64_t seen_at_ms;
+	bool hidden_in_threads; /* bskyfake_hide_in_threads */
 };
 
 struct rec {
@@ -88,6 +89,7 @@ struct bskyfake {
 	unsigned fail_n;
 	int fail_status;
 	bool fail_html;
+	unsigned lose_n; /* createRecord answers to lose after the write */
 	struct logline log[BSKYFAKE_LOG_MAX];
 	uint64_t n_log;
 };
@@ -405,6 +407,8 @@ static cJSON *thread_view(struct bskyfake *f, long idx, int depth, int parent_he
 			if (c->deleted || strcmp(c->collection, "app.bsky.feed.post") != 0)
 				continue;
 			const char *pu = parent_uri(c);
+			if (f->accounts[c->author].hidden_in_threads)
+				continue; /* not indexed yet */
 			if (pu && strcmp(pu, r->uri) == 0)
 				cJSON_AddItemToArray(replies, thread_view(f, (long)i, depth - 1, 0,
 				                                          viewer, false));
@@ -1433,9 +1437,19 @@ static void xrpc(struct bskyfake *f, const char *nsid, const struct httpfake_req
 	long a = authenticate(f, req, resp, false, NULL);
 	if (a < 0)
 		return;
-	if (!strcmp(nsid, "com.atproto.repo.createRecord"))
+	if (!strcmp(nsid, "com.atproto.repo.createRecord")) {
 		x_create_record(f, a, req, resp);
-	else if (!strcmp(nsid, "com.atproto.repo.deleteRecord"))
+		if (f->lose_n > 0 && resp->status == 200) {
+			/* written, but the answer is lost on its way back */
+			f->lose_n--;
+			const char *page =
+			        "<html><head><title>502 Bad Gateway</title></head><body>"
+			        "<center><h1>502 Bad Gateway</h1></center></body></html>";
+			resp->status = 502;
+			httpfake_response_header(resp, "Content-Type", "text/html");
+			httpfake_response_body(resp, page, strlen(page));
+		}
+	} else if (!strcmp(nsid, "com.atproto.repo.deleteRecord"))
 		x_delete_record(f, a, req, resp);
 	else if (!strcmp(nsid, "app.bsky.notification.updateSeen"))
 		x_update_seen(f, a, req, resp);
@@ -1639,6 +1653,23 @@ void bskyfake_fail_next(struct bskyfake *f, unsigned n, int status, bool html)
 	f->fail_n = n;
 	f->fail_status = status;
 	f->fail_html = html;
+	pthread_mutex_unlock(&f->mu);
+}
+
+void bskyfake_lose_answers(struct bskyfake *f, unsigned n)
+{
+	pthread_mutex_lock(&f->mu);
+	f->lose_n = n;
+	pthread_mutex_unlock(&f->mu);
+}
+
+void bskyfake_hide_in_threads(struct bskyfake *f, const char *handle, bool hidden)
+{
+	pthread_mutex_lock(&f->mu);
+	long a = find_account(f, handle);
+	if (a < 0)
+		die("hide_in_threads: unknown account %s", handle);
+	f->accounts[a].hidden_in_threads = hidden;
 	pthread_mutex_unlock(&f->mu);
 }
 

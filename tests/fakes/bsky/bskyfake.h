@@ -132,6 +132,13 @@ void bskyfake_rate_limit(struct bskyfake *f, enum bskyfake_class cls, int64_t li
 void bskyfake_force_429(struct bskyfake *f, unsigned n, int64_t reset_in_ms);
 /* The next n requests get status (5xx) as XRPC JSON, or an HTML page. */
 void bskyfake_fail_next(struct bskyfake *f, unsigned n, int status, bool html);
+/* The next n createRecord requests are carried out, then answered 502 (an
+ * HTML page): the record exists, its answer was lost on the way back. */
+void bskyfake_lose_answers(struct bskyfake *f, unsigned n);
+/* While hidden, getPostThread leaves handle's posts out of the replies
+ * under a post (an AppView that has not indexed them yet); the records
+ * themselves are there (listRecords, getRecord). */
+void bskyfake_hide_in_threads(struct bskyfake *f, const char *handle, bool hidden);
 
 /* --- what happened ----------------------------------------------------------------- */
 

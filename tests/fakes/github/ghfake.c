@@ -1,21 +1,24 @@
 /*
- * ghfake — see ghfake.h. One httpfake handler answers every path; it
- * parses the path into a route by hand, the way GitHub's URL scheme reads.
+ * ghfake — see ghfake.h. One httpfake handler answers every path: the
+ * control endpoints, git's smart HTTP, and the REST API, whose paths it
+ * parses by hand the way GitHub's URL scheme reads. This file holds the
+ * dispatch and what every answer shares (authentication, rate limits,
+ * faults, ETags, counters); the routes live in ghfake_issues.c,
+ * ghfake_repos.c, ghfake_pulls.c and ghfake_git.c (ghfake_int.h).
  */
-#include "tests/fakes/github/ghfake.h"
-
 #include <ctype.h>
-#include <pthread.h>
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "common/timeutil.h"
+#include "common/hash.h"
+#include "tests/fakes/github/ghfake_int.h"
 
-#define DOCS "https://docs.github.com/rest"
 #define PRIMARY_DOCS                                                                               \
 	"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-"    \
 	"rate-limit"
@@ -23,95 +26,9 @@
 	"https://docs.github.com/free-pro-team@latest/rest/overview/rate-limits-for-the-rest-"     \
 	"api#about-secondary-rate-limits"
 
-struct comment {
-	int64_t id;
-	char *author;
-	char *body;
-	int64_t created_ms, updated_ms;
-	bool deleted;
-};
+/* --- small helpers ----------------------------------------------------------------- */
 
-struct reaction {
-	int64_t id;
-	int64_t comment_id; /* 0 = on the issue */
-	char *user;
-	char content[16];
-};
-
-struct issue {
-	int64_t id;
-	int64_t number;
-	char *title, *body, *author;
-	bool closed;
-	cJSON *labels; /* array of strings */
-	cJSON *assignees;
-	int64_t created_ms, updated_ms, closed_ms;
-	struct comment *comments;
-	size_t n_comments;
-	struct reaction *reactions;
-	size_t n_reactions;
-};
-
-struct repo {
-	char owner[40];
-	char name[101];
-	unsigned flags;
-	int64_t id;
-	struct issue **issues;
-	size_t n_issues;
-};
-
-struct notif {
-	int64_t id;
-	size_t repo;
-	int64_t number;
-	char login[40]; /* the recipient; "" = every token sees it */
-	char reason[32];
-	bool unread;
-	int64_t updated_ms;
-};
-
-struct bucket {
-	int64_t limit; /* 0 = off */
-	int64_t remaining;
-	int64_t reset_ms;
-	int64_t window_ms;
-};
-
-struct logline {
-	char method[8];
-	char path[200];
-	int status;
-};
-
-struct ghfake {
-	struct httpfake *http;
-	pthread_mutex_t mu;
-	pthread_cond_t cond;
-	int64_t (*now)(void *);
-	void *now_ud;
-	struct {
-		char *token, *login;
-	} tokens[GHFAKE_TOKENS_MAX];
-	size_t n_tokens;
-	struct repo repos[GHFAKE_REPOS_MAX];
-	size_t n_repos;
-	struct notif *notifs;
-	size_t n_notifs;
-	int64_t next_id;
-	struct bucket core, search;
-	unsigned secondary_n;
-	int secondary_status, secondary_retry;
-	unsigned fail_n;
-	int fail_status;
-	bool fail_html;
-	unsigned delay_ms;
-	struct logline log[GHFAKE_LOG_MAX];
-	uint64_t n_log;
-};
-
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
+void gf_die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -122,19 +39,19 @@ static void die(const char *fmt, ...)
 	abort();
 }
 
-static char *dup(const char *s)
+char *gf_dup(const char *s)
 {
 	char *d = strdup(s ? s : "");
 	if (!d)
-		die("out of memory");
+		gf_die("out of memory");
 	return d;
 }
 
-static void *grow(void *p, size_t n, size_t size)
+void *gf_grow(void *p, size_t n, size_t size)
 {
 	void *q = realloc(p, (n ? n : 1) * size);
 	if (!q)
-		die("out of memory");
+		gf_die("out of memory");
 	return q;
 }
 
@@ -144,210 +61,109 @@ static int64_t real_now(void *ud)
 	return time_now_ms();
 }
 
-static int64_t now(struct ghfake *f)
+int64_t gf_now(struct ghfake *f)
 {
 	return f->now(f->now_ud);
 }
 
-static char *iso(int64_t ms, char buf[TIME_ISO_LEN + 1])
+char *gf_iso(int64_t ms, char buf[TIME_ISO_LEN + 1])
 {
-	/* GitHub writes seconds, no fraction: "2026-11-23T10:00:00Z". */
 	time_format_iso(ms, buf);
 	buf[19] = 'Z';
 	buf[20] = '\0';
 	return buf;
 }
 
-/* --- lookups (locked) ------------------------------------------------------- */
-
-static struct repo *find_repo(struct ghfake *f, const char *owner, const char *name)
+const char *gf_param(const struct httpfake_request *req, const char *name)
 {
-	for (size_t i = 0; i < f->n_repos; i++)
-		if (strcasecmp(f->repos[i].owner, owner) == 0 &&
-		    strcasecmp(f->repos[i].name, name) == 0)
-			return &f->repos[i];
-	return NULL;
+	return httpfake_request_param(req, name);
 }
 
-static struct issue *find_issue(struct repo *r, int64_t number)
+int64_t gf_num(const char *s, const char **end)
 {
-	if (!r || number < 1 || (size_t)number > r->n_issues)
-		return NULL;
-	return r->issues[number - 1];
+	*end = s;
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	char *e;
+	long long v = strtoll(s, &e, 10);
+	*end = e;
+	return v;
 }
 
-static struct comment *find_comment(struct repo *r, int64_t id, struct issue **in)
+/* GitHub's characters for owner and repository names, and never "." or
+ * "..": a name becomes a directory of the fake. */
+bool gf_valid_name(const char *s, size_t max)
 {
-	for (size_t i = 0; r && i < r->n_issues; i++)
-		for (size_t j = 0; j < r->issues[i]->n_comments; j++)
-			if (r->issues[i]->comments[j].id == id &&
-			    !r->issues[i]->comments[j].deleted) {
-				if (in)
-					*in = r->issues[i];
-				return &r->issues[i]->comments[j];
-			}
-	return NULL;
+	size_t n = s ? strlen(s) : 0;
+	if (n == 0 || n > max || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
+			return false;
+	return true;
 }
 
-/* --- rendering ------------------------------------------------------------------- */
+/* --- answers ------------------------------------------------------------------------- */
 
-static cJSON *user_json(const char *login)
-{
-	cJSON *u = cJSON_CreateObject();
-	cJSON_AddStringToObject(u, "login", login);
-	cJSON_AddStringToObject(u, "type", "User");
-	return u;
-}
-
-static cJSON *repo_json(struct ghfake *f, const struct repo *r)
-{
-	char buf[512];
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "id", (double)r->id);
-	cJSON_AddStringToObject(o, "name", r->name);
-	snprintf(buf, sizeof buf, "%s/%s", r->owner, r->name);
-	cJSON_AddStringToObject(o, "full_name", buf);
-	cJSON_AddItemToObject(o, "owner", user_json(r->owner));
-	cJSON_AddBoolToObject(o, "private", false);
-	snprintf(buf, sizeof buf, "https://github.com/%s/%s", r->owner, r->name);
-	cJSON_AddStringToObject(o, "html_url", buf);
-	snprintf(buf, sizeof buf, "%s/repos/%s/%s", httpfake_base_url(f->http), r->owner, r->name);
-	cJSON_AddStringToObject(o, "url", buf);
-	cJSON_AddBoolToObject(o, "has_issues", !(r->flags & GHFAKE_REPO_ISSUES_DISABLED));
-	size_t open = 0;
-	for (size_t i = 0; i < r->n_issues; i++)
-		open += !r->issues[i]->closed;
-	cJSON_AddNumberToObject(o, "open_issues_count", (double)open);
-	cJSON *perm = cJSON_AddObjectToObject(o, "permissions");
-	cJSON_AddBoolToObject(perm, "pull", true);
-	cJSON_AddBoolToObject(perm, "push", !(r->flags & GHFAKE_REPO_READONLY));
-	return o;
-}
-
-static size_t live_comments(const struct issue *is)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < is->n_comments; i++)
-		n += !is->comments[i].deleted;
-	return n;
-}
-
-static cJSON *issue_json(struct ghfake *f, const struct repo *r, const struct issue *is)
-{
-	char buf[512], t[TIME_ISO_LEN + 1];
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "id", (double)is->id);
-	cJSON_AddNumberToObject(o, "number", (double)is->number);
-	cJSON_AddStringToObject(o, "title", is->title);
-	cJSON_AddStringToObject(o, "body", is->body);
-	cJSON_AddStringToObject(o, "state", is->closed ? "closed" : "open");
-	cJSON_AddItemToObject(o, "user", user_json(is->author));
-	cJSON *labels = cJSON_AddArrayToObject(o, "labels");
-	const cJSON *l;
-	cJSON_ArrayForEach(l, is->labels)
-	{
-		cJSON *lo = cJSON_CreateObject();
-		cJSON_AddStringToObject(lo, "name", l->valuestring);
-		cJSON_AddItemToArray(labels, lo);
-	}
-	cJSON *as = cJSON_AddArrayToObject(o, "assignees");
-	cJSON_ArrayForEach(l, is->assignees) cJSON_AddItemToArray(as, user_json(l->valuestring));
-	cJSON_AddNumberToObject(o, "comments", (double)live_comments(is));
-	snprintf(buf, sizeof buf, "https://github.com/%s/%s/issues/%lld", r->owner, r->name,
-	         (long long)is->number);
-	cJSON_AddStringToObject(o, "html_url", buf);
-	snprintf(buf, sizeof buf, "%s/repos/%s/%s/issues/%lld", httpfake_base_url(f->http),
-	         r->owner, r->name, (long long)is->number);
-	cJSON_AddStringToObject(o, "url", buf);
-	snprintf(buf, sizeof buf, "%s/repos/%s/%s", httpfake_base_url(f->http), r->owner, r->name);
-	cJSON_AddStringToObject(o, "repository_url", buf);
-	cJSON_AddStringToObject(o, "created_at", iso(is->created_ms, t));
-	cJSON_AddStringToObject(o, "updated_at", iso(is->updated_ms, t));
-	if (is->closed)
-		cJSON_AddStringToObject(o, "closed_at", iso(is->closed_ms, t));
-	else
-		cJSON_AddNullToObject(o, "closed_at");
-	return o;
-}
-
-static cJSON *comment_json(struct ghfake *f, const struct repo *r, const struct issue *is,
-                           const struct comment *c)
-{
-	char buf[512], t[TIME_ISO_LEN + 1];
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "id", (double)c->id);
-	cJSON_AddStringToObject(o, "body", c->body);
-	cJSON_AddItemToObject(o, "user", user_json(c->author));
-	snprintf(buf, sizeof buf, "https://github.com/%s/%s/issues/%lld#issuecomment-%lld",
-	         r->owner, r->name, (long long)is->number, (long long)c->id);
-	cJSON_AddStringToObject(o, "html_url", buf);
-	snprintf(buf, sizeof buf, "%s/repos/%s/%s/issues/%lld", httpfake_base_url(f->http),
-	         r->owner, r->name, (long long)is->number);
-	cJSON_AddStringToObject(o, "issue_url", buf);
-	cJSON_AddStringToObject(o, "created_at", iso(c->created_ms, t));
-	cJSON_AddStringToObject(o, "updated_at", iso(c->updated_ms, t));
-	return o;
-}
-
-static cJSON *notif_json(struct ghfake *f, const struct notif *n)
-{
-	const struct repo *r = &f->repos[n->repo];
-	const struct issue *is = find_issue((struct repo *)r, n->number);
-	char buf[512], t[TIME_ISO_LEN + 1];
-	cJSON *o = cJSON_CreateObject();
-	snprintf(buf, sizeof buf, "%lld", (long long)n->id);
-	cJSON_AddStringToObject(o, "id", buf);
-	cJSON_AddBoolToObject(o, "unread", n->unread);
-	cJSON_AddStringToObject(o, "reason", n->reason);
-	if (n->login[0])
-		cJSON_AddStringToObject(o, "recipient", n->login);
-	cJSON_AddStringToObject(o, "updated_at", iso(n->updated_ms, t));
-	cJSON *s = cJSON_AddObjectToObject(o, "subject");
-	cJSON_AddStringToObject(s, "title", is ? is->title : "");
-	snprintf(buf, sizeof buf, "%s/repos/%s/%s/issues/%lld", httpfake_base_url(f->http),
-	         r->owner, r->name, (long long)n->number);
-	cJSON_AddStringToObject(s, "url", buf);
-	cJSON_AddStringToObject(s, "type", "Issue");
-	cJSON *ro = cJSON_AddObjectToObject(o, "repository");
-	cJSON_AddStringToObject(ro, "name", r->name);
-	snprintf(buf, sizeof buf, "%s/%s", r->owner, r->name);
-	cJSON_AddStringToObject(ro, "full_name", buf);
-	cJSON_AddItemToObject(ro, "owner", user_json(r->owner));
-	snprintf(buf, sizeof buf, "%s/notifications/threads/%lld", httpfake_base_url(f->http),
-	         (long long)n->id);
-	cJSON_AddStringToObject(o, "url", buf);
-	return o;
-}
-
-/* --- answers ---------------------------------------------------------------------- */
-
-static void error(struct httpfake_response *resp, int status, const char *message)
+void gf_error(struct httpfake_response *resp, int status, const char *message)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "message", message);
-	cJSON_AddStringToObject(o, "documentation_url", DOCS);
+	cJSON_AddStringToObject(o, "documentation_url", GF_DOCS);
 	httpfake_response_cjson(resp, status, o);
 }
 
-/* 422 Validation Failed naming the field, as GitHub words it. */
-static void invalid(struct httpfake_response *resp, const char *resource, const char *field,
-                    const char *code)
+static void validation_failed(struct httpfake_response *resp, cJSON *err)
 {
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "message", "Validation Failed");
 	cJSON *errs = cJSON_AddArrayToObject(o, "errors");
+	cJSON_AddItemToArray(errs, err);
+	cJSON_AddStringToObject(o, "documentation_url", GF_DOCS);
+	httpfake_response_cjson(resp, 422, o);
+}
+
+void gf_invalid(struct httpfake_response *resp, const char *resource, const char *field,
+                const char *code)
+{
 	cJSON *e = cJSON_CreateObject();
 	cJSON_AddStringToObject(e, "resource", resource);
 	cJSON_AddStringToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "field", field);
-	cJSON_AddItemToArray(errs, e);
-	cJSON_AddStringToObject(o, "documentation_url", DOCS);
+	validation_failed(resp, e);
+}
+
+void gf_invalid_custom(struct httpfake_response *resp, const char *resource, const char *field,
+                       const char *message)
+{
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "resource", resource);
+	cJSON_AddStringToObject(e, "code", "custom");
+	if (field)
+		cJSON_AddStringToObject(e, "field", field);
+	cJSON_AddStringToObject(e, "message", message);
+	validation_failed(resp, e);
+}
+
+void gf_unprocessable(struct httpfake_response *resp, const char *message)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "message", "Unprocessable Entity");
+	cJSON *errs = cJSON_AddArrayToObject(o, "errors");
+	cJSON_AddItemToArray(errs, cJSON_CreateString(message));
+	cJSON_AddStringToObject(o, "documentation_url", GF_DOCS);
 	httpfake_response_cjson(resp, 422, o);
 }
 
-static const char *param(const struct httpfake_request *req, const char *name)
+cJSON *gf_parse_body(const struct httpfake_request *req, struct httpfake_response *resp)
 {
-	return httpfake_request_param(req, name);
+	cJSON *b = cJSON_ParseWithLength(req->body, req->body_len);
+	if (!cJSON_IsObject(b)) {
+		cJSON_Delete(b);
+		gf_error(resp, 400, "Problems parsing JSON");
+		return NULL;
+	}
+	return b;
 }
 
 static void append_encoded(char *out, size_t cap, const char *v)
@@ -379,12 +195,11 @@ static void page_url(struct ghfake *f, const struct httpfake_request *req, long 
 	snprintf(out + n, cap - n, "page=%ld", page);
 }
 
-/* Answers one page of all (consumed). items_field: wrap as search does. */
-static void paginate(struct ghfake *f, const struct httpfake_request *req,
-                     struct httpfake_response *resp, cJSON *all, long def_per_page,
-                     const char *items_field)
+void gf_paginate(struct ghfake *f, const struct httpfake_request *req,
+                 struct httpfake_response *resp, cJSON *all, long def_per_page,
+                 const char *items_field)
 {
-	const char *pp = param(req, "per_page"), *pg = param(req, "page");
+	const char *pp = gf_param(req, "per_page"), *pg = gf_param(req, "page");
 	long per_page = pp ? strtol(pp, NULL, 10) : def_per_page;
 	long page = pg ? strtol(pg, NULL, 10) : 1;
 	if (per_page < 1)
@@ -431,9 +246,159 @@ static void paginate(struct ghfake *f, const struct httpfake_request *req,
 	httpfake_response_cjson(resp, 200, out);
 }
 
-/* --- rate limits --------------------------------------------------------------------- */
+/* --- rendering ----------------------------------------------------------------------- */
 
-static void refill(struct bucket *b, int64_t t)
+cJSON *gf_user_json(const char *login)
+{
+	cJSON *u = cJSON_CreateObject();
+	cJSON_AddStringToObject(u, "login", login ? login : "");
+	cJSON_AddStringToObject(u, "type", "User");
+	return u;
+}
+
+size_t gf_live_comments(const struct gf_issue *is)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < is->n_comments; i++)
+		n += !is->comments[i].deleted;
+	return n;
+}
+
+void gf_add_times(cJSON *o, const struct gf_issue *is)
+{
+	char t[TIME_ISO_LEN + 1];
+	cJSON_AddStringToObject(o, "created_at", gf_iso(is->created_ms, t));
+	cJSON_AddStringToObject(o, "updated_at", gf_iso(is->updated_ms, t));
+	if (is->closed)
+		cJSON_AddStringToObject(o, "closed_at", gf_iso(is->closed_ms, t));
+	else
+		cJSON_AddNullToObject(o, "closed_at");
+}
+
+cJSON *gf_issue_json(struct ghfake *f, const struct gf_repo *r, const struct gf_issue *is)
+{
+	char buf[512], t[TIME_ISO_LEN + 1];
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "id", (double)is->id);
+	cJSON_AddNumberToObject(o, "number", (double)is->number);
+	cJSON_AddStringToObject(o, "title", is->title);
+	cJSON_AddStringToObject(o, "body", is->body);
+	cJSON_AddStringToObject(o, "state", is->closed ? "closed" : "open");
+	cJSON_AddItemToObject(o, "user", gf_user_json(is->author));
+	cJSON *labels = cJSON_AddArrayToObject(o, "labels");
+	const cJSON *l;
+	cJSON_ArrayForEach(l, is->labels)
+	{
+		cJSON *lo = cJSON_CreateObject();
+		cJSON_AddStringToObject(lo, "name", l->valuestring);
+		cJSON_AddItemToArray(labels, lo);
+	}
+	cJSON *as = cJSON_AddArrayToObject(o, "assignees");
+	cJSON_ArrayForEach(l, is->assignees) cJSON_AddItemToArray(as, gf_user_json(l->valuestring));
+	if (cJSON_GetArraySize(is->assignees) > 0)
+		cJSON_AddItemToObject(
+		        o, "assignee",
+		        gf_user_json(cJSON_GetArrayItem(is->assignees, 0)->valuestring));
+	else
+		cJSON_AddNullToObject(o, "assignee");
+	cJSON_AddNumberToObject(o, "comments", (double)gf_live_comments(is));
+	snprintf(buf, sizeof buf, "https://github.com/%s/%s/%s/%lld", r->owner, r->name,
+	         is->pr ? "pull" : "issues", (long long)is->number);
+	cJSON_AddStringToObject(o, "html_url", buf);
+	snprintf(buf, sizeof buf, "%s/repos/%s/%s/issues/%lld", httpfake_base_url(f->http),
+	         r->owner, r->name, (long long)is->number);
+	cJSON_AddStringToObject(o, "url", buf);
+	snprintf(buf, sizeof buf, "%s/repos/%s/%s", httpfake_base_url(f->http), r->owner, r->name);
+	cJSON_AddStringToObject(o, "repository_url", buf);
+	gf_add_times(o, is);
+	if (is->pr) {
+		cJSON *pr = cJSON_AddObjectToObject(o, "pull_request");
+		snprintf(buf, sizeof buf, "%s/repos/%s/%s/pulls/%lld", httpfake_base_url(f->http),
+		         r->owner, r->name, (long long)is->number);
+		cJSON_AddStringToObject(pr, "url", buf);
+		snprintf(buf, sizeof buf, "https://github.com/%s/%s/pull/%lld", r->owner, r->name,
+		         (long long)is->number);
+		cJSON_AddStringToObject(pr, "html_url", buf);
+		if (is->pr->merged)
+			cJSON_AddStringToObject(pr, "merged_at", gf_iso(is->pr->merged_ms, t));
+		else
+			cJSON_AddNullToObject(pr, "merged_at");
+		cJSON_AddBoolToObject(o, "draft", is->pr->draft);
+	}
+	return o;
+}
+
+cJSON *gf_comment_json(struct ghfake *f, const struct gf_repo *r, const struct gf_issue *is,
+                       const struct gf_comment *c)
+{
+	char buf[512], t[TIME_ISO_LEN + 1];
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "id", (double)c->id);
+	cJSON_AddStringToObject(o, "body", c->body);
+	cJSON_AddItemToObject(o, "user", gf_user_json(c->author));
+	snprintf(buf, sizeof buf, "https://github.com/%s/%s/%s/%lld#issuecomment-%lld", r->owner,
+	         r->name, is->pr ? "pull" : "issues", (long long)is->number, (long long)c->id);
+	cJSON_AddStringToObject(o, "html_url", buf);
+	snprintf(buf, sizeof buf, "%s/repos/%s/%s/issues/%lld", httpfake_base_url(f->http),
+	         r->owner, r->name, (long long)is->number);
+	cJSON_AddStringToObject(o, "issue_url", buf);
+	cJSON_AddStringToObject(o, "created_at", gf_iso(c->created_ms, t));
+	cJSON_AddStringToObject(o, "updated_at", gf_iso(c->updated_ms, t));
+	return o;
+}
+
+static cJSON *notif_json(struct ghfake *f, const struct gf_notif *n)
+{
+	struct gf_repo *r = &f->repos[n->repo];
+	const struct gf_issue *is = gf_find_issue(r, n->number);
+	bool pr = is && is->pr;
+	char buf[512], t[TIME_ISO_LEN + 1];
+	cJSON *o = cJSON_CreateObject();
+	snprintf(buf, sizeof buf, "%lld", (long long)n->id);
+	cJSON_AddStringToObject(o, "id", buf);
+	cJSON_AddBoolToObject(o, "unread", n->unread);
+	cJSON_AddStringToObject(o, "reason", n->reason);
+	if (n->login[0])
+		cJSON_AddStringToObject(o, "recipient", n->login);
+	cJSON_AddStringToObject(o, "updated_at", gf_iso(n->updated_ms, t));
+	cJSON *s = cJSON_AddObjectToObject(o, "subject");
+	cJSON_AddStringToObject(s, "title", is ? is->title : "");
+	snprintf(buf, sizeof buf, "%s/repos/%s/%s/%s/%lld", httpfake_base_url(f->http), r->owner,
+	         r->name, pr ? "pulls" : "issues", (long long)n->number);
+	cJSON_AddStringToObject(s, "url", buf);
+	cJSON_AddStringToObject(s, "type", pr ? "PullRequest" : "Issue");
+	cJSON *ro = cJSON_AddObjectToObject(o, "repository");
+	cJSON_AddStringToObject(ro, "name", r->name);
+	snprintf(buf, sizeof buf, "%s/%s", r->owner, r->name);
+	cJSON_AddStringToObject(ro, "full_name", buf);
+	cJSON_AddItemToObject(ro, "owner", gf_user_json(r->owner));
+	snprintf(buf, sizeof buf, "%s/notifications/threads/%lld", httpfake_base_url(f->http),
+	         (long long)n->id);
+	cJSON_AddStringToObject(o, "url", buf);
+	return o;
+}
+
+/* --- lookups --------------------------------------------------------------------------- */
+
+struct gf_repo *gf_find_repo(struct ghfake *f, const char *owner, const char *name)
+{
+	for (size_t i = 0; i < f->n_repos; i++)
+		if (strcasecmp(f->repos[i].owner, owner) == 0 &&
+		    strcasecmp(f->repos[i].name, name) == 0)
+			return &f->repos[i];
+	return NULL;
+}
+
+struct gf_issue *gf_find_issue(struct gf_repo *r, int64_t number)
+{
+	if (!r || number < 1 || (size_t)number > r->n_issues)
+		return NULL;
+	return r->issues[number - 1];
+}
+
+/* --- rate limits -------------------------------------------------------------------------- */
+
+static void refill(struct gf_bucket *b, int64_t t)
 {
 	if (b->limit > 0 && t >= b->reset_ms) {
 		b->remaining = b->limit;
@@ -441,8 +406,8 @@ static void refill(struct bucket *b, int64_t t)
 	}
 }
 
-static void rate_headers(struct httpfake_response *resp, const struct bucket *b, const char *name,
-                         int64_t t)
+static void rate_headers(struct httpfake_response *resp, const struct gf_bucket *b,
+                         const char *name, int64_t t)
 {
 	char v[32];
 	int64_t limit = b->limit > 0 ? b->limit : 5000;
@@ -459,7 +424,185 @@ static void rate_headers(struct httpfake_response *resp, const struct bucket *b,
 	httpfake_response_header(resp, "x-ratelimit-resource", name);
 }
 
-/* --- routes --------------------------------------------------------------------------- */
+/* --- conditional requests ------------------------------------------------------------------- */
+
+static const char *resp_header(const struct httpfake_response *resp, const char *name)
+{
+	for (size_t i = 0; i < resp->n_headers; i++)
+		if (strcasecmp(resp->headers[i].name, name) == 0)
+			return resp->headers[i].value;
+	return NULL;
+}
+
+/* W/"…": the body and the Link header hashed, so a list whose pages moved
+ * is a new version even when this page's items did not change. */
+static void etag_of(const struct httpfake_response *resp, char out[48])
+{
+	const char *link = resp_header(resp, "Link");
+	size_t ll = link ? strlen(link) : 0;
+	char *buf = malloc(resp->body_len + ll + 2);
+	if (!buf)
+		gf_die("out of memory");
+	if (resp->body_len)
+		memcpy(buf, resp->body, resp->body_len);
+	buf[resp->body_len] = '\n';
+	if (ll)
+		memcpy(buf + resp->body_len + 1, link, ll);
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_hex(buf, resp->body_len + 1 + ll, hex);
+	free(buf);
+	snprintf(out, 48, "W/\"%.40s\"", hex);
+}
+
+/* If-None-Match holds a list of tags (weak or strong, compared weakly) or
+ * "*". */
+static bool none_match_hits(const char *inm, const char *etag)
+{
+	const char *want = strncmp(etag, "W/", 2) == 0 ? etag + 2 : etag;
+	size_t wl = strlen(want);
+	for (const char *p = inm; p && *p;) {
+		while (*p == ' ' || *p == ',')
+			p++;
+		if (*p == '*')
+			return true;
+		if (strncmp(p, "W/", 2) == 0)
+			p += 2;
+		if (strncmp(p, want, wl) == 0 && (p[wl] == '\0' || p[wl] == ',' || p[wl] == ' '))
+			return true;
+		p = strchr(p, ',');
+	}
+	return false;
+}
+
+/* --- counters --------------------------------------------------------------------------------- */
+
+/* The endpoint's name: method and path with the variable parts named. */
+static void endpoint_key(const char *method, const char *path, bool git, char *out, size_t cap)
+{
+	if (git) {
+		const char *svc = strstr(path, "/info/refs")          ? "info/refs"
+		                  : strstr(path, "/git-receive-pack") ? "git-receive-pack"
+		                                                      : "git-upload-pack";
+		snprintf(out, cap, "GIT /{o}/{r}.git/%s", svc);
+		return;
+	}
+	snprintf(out, cap, "%s ", method);
+	size_t n = strlen(out);
+	const char *p = path;
+	const char *prev = "", *prev2 = "";
+	char seg[128];
+	int i = 0;
+	while (*p == '/' && n + 1 < cap) {
+		p++;
+		size_t sl = strcspn(p, "/");
+		snprintf(seg, sizeof seg, "%.*s", (int)(sl < sizeof seg ? sl : sizeof seg - 1), p);
+		const char *name = seg;
+		bool rest = false;
+		if (i == 1 && strcmp(prev, "repos") == 0)
+			name = "{o}";
+		else if (i == 2 && strcmp(prev2, "repos") == 0)
+			name = "{r}";
+		else if (i == 1 && strcmp(prev, "orgs") == 0)
+			name = "{org}";
+		else if (i == 1 && strcmp(prev, "users") == 0)
+			name = "{u}";
+		else if (strcmp(prev, "branches") == 0)
+			name = "{b}", rest = true;
+		else if (strcmp(prev, "contents") == 0)
+			name = "{path}", rest = true;
+		else if (strcmp(prev, "labels") == 0)
+			name = "{name}", rest = true;
+		else if (strcmp(prev, "commits") == 0)
+			name = "{sha}";
+		else if ((strcmp(prev, "refs") == 0 || strcmp(prev, "ref") == 0 ||
+		          strcmp(prev, "matching-refs") == 0) &&
+		         strcmp(prev2, "git") == 0)
+			name = "{ref}", rest = true;
+		else if (isdigit((unsigned char)seg[0]))
+			name = strcmp(prev, "comments") == 0 || strcmp(prev, "threads") == 0 ||
+			                       strcmp(prev, "reviews") == 0
+			               ? "{id}"
+			               : "{n}";
+		n += (size_t)snprintf(out + n, cap - n, "/%s", name);
+		if (rest || n >= cap)
+			break;
+		p += sl;
+		prev2 = prev;
+		prev = strcmp(name, seg) == 0
+		               ? (strcmp(seg, "repos") == 0           ? "repos"
+		                  : strcmp(seg, "orgs") == 0          ? "orgs"
+		                  : strcmp(seg, "users") == 0         ? "users"
+		                  : strcmp(seg, "git") == 0           ? "git"
+		                  : strcmp(seg, "refs") == 0          ? "refs"
+		                  : strcmp(seg, "ref") == 0           ? "ref"
+		                  : strcmp(seg, "branches") == 0      ? "branches"
+		                  : strcmp(seg, "contents") == 0      ? "contents"
+		                  : strcmp(seg, "labels") == 0        ? "labels"
+		                  : strcmp(seg, "commits") == 0       ? "commits"
+		                  : strcmp(seg, "comments") == 0      ? "comments"
+		                  : strcmp(seg, "threads") == 0       ? "threads"
+		                  : strcmp(seg, "reviews") == 0       ? "reviews"
+		                  : strcmp(seg, "matching-refs") == 0 ? "matching-refs"
+		                                                      : "")
+		               : "";
+		i++;
+	}
+}
+
+static struct gf_endpoint *endpoint(struct ghfake *f, const char *key)
+{
+	for (size_t i = 0; i < f->n_endpoints; i++)
+		if (strcmp(f->endpoints[i].key, key) == 0)
+			return &f->endpoints[i];
+	if (f->n_endpoints == GHFAKE_ENDPOINTS_MAX - 1 && strcmp(key, "other") != 0)
+		return endpoint(f, "other");
+	struct gf_endpoint *e = &f->endpoints[f->n_endpoints++];
+	snprintf(e->key, sizeof e->key, "%s", key);
+	return e;
+}
+
+static void count(struct ghfake *f, const struct httpfake_request *req,
+                  const struct httpfake_response *resp, bool git)
+{
+	char key[96];
+	endpoint_key(req->method, req->path, git, key, sizeof key);
+	struct gf_endpoint *e = endpoint(f, key);
+	e->count++;
+	f->stats.requests++;
+	if (git) {
+		f->stats.git++;
+		return;
+	}
+	f->stats.rest++;
+	if (resp->status == 304) {
+		e->not_modified++;
+		f->stats.not_modified++;
+	}
+	if (strcmp(req->method, "GET") && strcmp(req->method, "HEAD") && resp->status >= 200 &&
+	    resp->status < 300)
+		f->stats.writes++;
+}
+
+static cJSON *stats_json(struct ghfake *f)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "requests", (double)f->stats.requests);
+	cJSON_AddNumberToObject(o, "rest", (double)f->stats.rest);
+	cJSON_AddNumberToObject(o, "git", (double)f->stats.git);
+	cJSON_AddNumberToObject(o, "not_modified", (double)f->stats.not_modified);
+	cJSON_AddNumberToObject(o, "writes", (double)f->stats.writes);
+	cJSON_AddNumberToObject(o, "rate_limited", (double)f->stats.rate_limited);
+	cJSON *eps = cJSON_AddObjectToObject(o, "endpoints");
+	for (size_t i = 0; i < f->n_endpoints; i++) {
+		cJSON *e = cJSON_AddObjectToObject(eps, f->endpoints[i].key);
+		cJSON_AddNumberToObject(e, "count", (double)f->endpoints[i].count);
+		cJSON_AddNumberToObject(e, "not_modified", (double)f->endpoints[i].not_modified);
+	}
+	return o;
+}
+
+/* --- authentication ----------------------------------------------------------------------------
+ */
 
 static const char *login_of(struct ghfake *f, const struct httpfake_request *req, bool *ok)
 {
@@ -467,421 +610,14 @@ static const char *login_of(struct ghfake *f, const struct httpfake_request *req
 	if (f->n_tokens == 0)
 		return "agent";
 	const char *a = httpfake_request_header(req, "Authorization");
-	if (a && strncmp(a, "Bearer ", 7) == 0)
+	if (a && (strncmp(a, "Bearer ", 7) == 0 || strncmp(a, "token ", 6) == 0)) {
+		const char *t = a + (a[0] == 'B' ? 7 : 6);
 		for (size_t i = 0; i < f->n_tokens; i++)
-			if (strcmp(a + 7, f->tokens[i].token) == 0)
+			if (strcmp(t, f->tokens[i].token) == 0)
 				return f->tokens[i].login;
+	}
 	*ok = false;
 	return NULL;
-}
-
-static cJSON *parse_body(const struct httpfake_request *req, struct httpfake_response *resp)
-{
-	cJSON *b = cJSON_ParseWithLength(req->body, req->body_len);
-	if (!cJSON_IsObject(b)) {
-		cJSON_Delete(b);
-		error(resp, 400, "Problems parsing JSON");
-		return NULL;
-	}
-	return b;
-}
-
-static bool labels_match(const struct issue *is, const char *want)
-{
-	if (!want || !*want)
-		return true;
-	char buf[512];
-	snprintf(buf, sizeof buf, "%s", want);
-	for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		bool found = false;
-		const cJSON *l;
-		cJSON_ArrayForEach(l, is->labels) found |= strcasecmp(l->valuestring, t) == 0;
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
-static void list_issues(struct ghfake *f, struct repo *r, const struct httpfake_request *req,
-                        struct httpfake_response *resp)
-{
-	const char *state = param(req, "state");
-	const char *sort = param(req, "sort");
-	const char *dir = param(req, "direction");
-	bool asc = dir && strcmp(dir, "asc") == 0;
-	bool by_updated = sort && strcmp(sort, "updated") == 0;
-	cJSON *all = cJSON_CreateArray();
-	for (size_t k = 0; k < r->n_issues; k++) {
-		/* default: newest first */
-		size_t i = asc ? k : r->n_issues - 1 - k;
-		const struct issue *is = r->issues[i];
-		if (by_updated) /* good enough: updated order = number order in the fake */
-			is = r->issues[i];
-		bool want = !state || strcmp(state, "open") == 0 ? !is->closed
-		            : strcmp(state, "closed") == 0       ? is->closed
-		                                                 : true;
-		if (want && labels_match(is, param(req, "labels")))
-			cJSON_AddItemToArray(all, issue_json(f, r, is));
-	}
-	paginate(f, req, resp, all, 30, NULL);
-}
-
-static cJSON *strings_of(const cJSON *v)
-{
-	cJSON *out = cJSON_CreateArray();
-	const cJSON *e;
-	cJSON_ArrayForEach(e, v)
-	{
-		if (cJSON_IsString(e))
-			cJSON_AddItemToArray(out, cJSON_CreateString(e->valuestring));
-		else if (cJSON_IsString(cJSON_GetObjectItem(e, "name")))
-			cJSON_AddItemToArray(
-			        out,
-			        cJSON_CreateString(cJSON_GetObjectItem(e, "name")->valuestring));
-	}
-	return out;
-}
-
-static struct issue *new_issue(struct ghfake *f, struct repo *r, const char *author,
-                               const char *title, const char *body)
-{
-	if (r->n_issues >= GHFAKE_ISSUES_MAX)
-		return NULL;
-	struct issue *is = calloc(1, sizeof *is);
-	if (!is)
-		die("out of memory");
-	is->id = ++f->next_id;
-	is->number = (int64_t)r->n_issues + 1;
-	is->title = dup(title);
-	is->body = dup(body);
-	is->author = dup(author);
-	is->labels = cJSON_CreateArray();
-	is->assignees = cJSON_CreateArray();
-	is->created_ms = is->updated_ms = now(f);
-	r->issues = grow(r->issues, r->n_issues + 1, sizeof *r->issues);
-	r->issues[r->n_issues++] = is;
-	return is;
-}
-
-static struct comment *new_comment(struct ghfake *f, struct issue *is, const char *author,
-                                   const char *body)
-{
-	if (is->n_comments >= GHFAKE_COMMENTS_MAX)
-		return NULL;
-	is->comments = grow(is->comments, is->n_comments + 1, sizeof *is->comments);
-	struct comment *c = &is->comments[is->n_comments++];
-	memset(c, 0, sizeof *c);
-	c->id = ++f->next_id;
-	c->author = dup(author);
-	c->body = dup(body);
-	c->created_ms = c->updated_ms = now(f);
-	is->updated_ms = c->created_ms;
-	return c;
-}
-
-/* "@login" in body, not glued to a longer login. */
-static bool mentions(const char *body, const char *login)
-{
-	size_t ll = strlen(login);
-	for (const char *p = body ? strchr(body, '@') : NULL; p; p = strchr(p + 1, '@')) {
-		char after = p[1 + ll];
-		if (strncasecmp(p + 1, login, ll) == 0 &&
-		    !((after >= 'a' && after <= 'z') || (after >= 'A' && after <= 'Z') ||
-		      (after >= '0' && after <= '9') || after == '-'))
-			return true;
-	}
-	return false;
-}
-
-static struct notif *notif_upsert(struct ghfake *f, struct repo *r, int64_t number,
-                                  const char *login, const char *reason)
-{
-	size_t ri = (size_t)(r - f->repos);
-	struct notif *n = NULL;
-	for (size_t i = 0; i < f->n_notifs && !n; i++)
-		if (f->notifs[i].repo == ri && f->notifs[i].number == number &&
-		    strcasecmp(f->notifs[i].login, login ? login : "") == 0 && login && *login)
-			n = &f->notifs[i];
-	if (!n) {
-		if (f->n_notifs == GHFAKE_NOTIFS_MAX)
-			return NULL;
-		f->notifs = grow(f->notifs, f->n_notifs + 1, sizeof *f->notifs);
-		n = &f->notifs[f->n_notifs++];
-		memset(n, 0, sizeof *n);
-		n->id = ++f->next_id;
-		n->repo = ri;
-		n->number = number;
-		snprintf(n->login, sizeof n->login, "%s", login ? login : "");
-	}
-	snprintf(n->reason, sizeof n->reason, "%s", reason ? reason : "mention");
-	n->unread = true;
-	n->updated_ms = now(f);
-	return n;
-}
-
-/* As GitHub does for participants: every token's login other than the
- * author gets (or has refreshed) an unread thread about the issue when the
- * text mentions it ("mention"), or when it opened the issue ("author") or
- * commented on it ("comment"). Nothing without registered tokens. */
-static void notify_participants(struct ghfake *f, struct repo *r, struct issue *is,
-                                const char *author, const char *body)
-{
-	for (size_t t = 0; t < f->n_tokens; t++) {
-		const char *login = f->tokens[t].login;
-		if (strcasecmp(login, author) == 0)
-			continue;
-		bool dup = false; /* two tokens of one login: one thread */
-		for (size_t u = 0; u < t; u++)
-			dup |= strcasecmp(f->tokens[u].login, login) == 0;
-		if (dup)
-			continue;
-		const char *reason = NULL;
-		if (mentions(body, login))
-			reason = "mention";
-		else if (strcasecmp(is->author, login) == 0)
-			reason = "author";
-		for (size_t i = 0; !reason && i < is->n_comments; i++)
-			if (!is->comments[i].deleted && strcasecmp(is->comments[i].author, login) == 0)
-				reason = "comment";
-		if (reason)
-			notif_upsert(f, r, is->number, login, reason);
-	}
-}
-
-static void create_issue(struct ghfake *f, struct repo *r, const char *login,
-                         const struct httpfake_request *req, struct httpfake_response *resp)
-{
-	cJSON *b = parse_body(req, resp);
-	if (!b)
-		return;
-	const cJSON *title = cJSON_GetObjectItem(b, "title");
-	const cJSON *body = cJSON_GetObjectItem(b, "body");
-	if (!cJSON_IsString(title) || !title->valuestring[0]) {
-		invalid(resp, "Issue", "title", "missing_field");
-	} else if (body && !cJSON_IsString(body) && !cJSON_IsNull(body)) {
-		invalid(resp, "Issue", "body", "invalid");
-	} else if (cJSON_IsString(body) && strlen(body->valuestring) > 65536) {
-		invalid(resp, "Issue", "body", "too_long");
-	} else {
-		struct issue *is = new_issue(f, r, login, title->valuestring,
-		                             cJSON_IsString(body) ? body->valuestring : "");
-		if (!is) {
-			error(resp, 422, "ghfake: too many issues in this repository");
-		} else {
-			cJSON_Delete(is->labels);
-			is->labels = strings_of(cJSON_GetObjectItem(b, "labels"));
-			cJSON_Delete(is->assignees);
-			is->assignees = strings_of(cJSON_GetObjectItem(b, "assignees"));
-			notify_participants(f, r, is, login, is->body);
-			httpfake_response_cjson(resp, 201, issue_json(f, r, is));
-		}
-	}
-	cJSON_Delete(b);
-}
-
-static void patch_issue(struct ghfake *f, struct repo *r, struct issue *is,
-                        const struct httpfake_request *req, struct httpfake_response *resp)
-{
-	cJSON *b = parse_body(req, resp);
-	if (!b)
-		return;
-	const cJSON *v;
-	if ((v = cJSON_GetObjectItem(b, "title")) && cJSON_IsString(v) && v->valuestring[0]) {
-		free(is->title);
-		is->title = dup(v->valuestring);
-	}
-	if ((v = cJSON_GetObjectItem(b, "body")) && cJSON_IsString(v)) {
-		free(is->body);
-		is->body = dup(v->valuestring);
-	}
-	if ((v = cJSON_GetObjectItem(b, "state")) && cJSON_IsString(v)) {
-		if (strcmp(v->valuestring, "open") && strcmp(v->valuestring, "closed")) {
-			invalid(resp, "Issue", "state", "invalid");
-			cJSON_Delete(b);
-			return;
-		}
-		bool closed = strcmp(v->valuestring, "closed") == 0;
-		if (closed && !is->closed)
-			is->closed_ms = now(f);
-		is->closed = closed;
-	}
-	if ((v = cJSON_GetObjectItem(b, "labels")) && cJSON_IsArray(v)) {
-		cJSON_Delete(is->labels);
-		is->labels = strings_of(v);
-	}
-	is->updated_ms = now(f);
-	cJSON_Delete(b);
-	httpfake_response_cjson(resp, 200, issue_json(f, r, is));
-}
-
-static void react(struct ghfake *f, struct issue *is, int64_t comment_id, const char *login,
-                  const struct httpfake_request *req, struct httpfake_response *resp)
-{
-	static const char *const kinds[] = {"+1",     "-1",     "laugh", "confused", "heart",
-	                                    "hooray", "rocket", "eyes",  NULL};
-	cJSON *b = parse_body(req, resp);
-	if (!b)
-		return;
-	const cJSON *c = cJSON_GetObjectItem(b, "content");
-	bool ok = false;
-	for (size_t i = 0; cJSON_IsString(c) && kinds[i]; i++)
-		ok |= strcmp(c->valuestring, kinds[i]) == 0;
-	if (!ok) {
-		invalid(resp, "Reaction", "content", "invalid");
-		cJSON_Delete(b);
-		return;
-	}
-	int status = 201;
-	struct reaction *r = NULL;
-	for (size_t i = 0; i < is->n_reactions; i++)
-		if (is->reactions[i].comment_id == comment_id &&
-		    strcmp(is->reactions[i].user, login) == 0 &&
-		    strcmp(is->reactions[i].content, c->valuestring) == 0) {
-			r = &is->reactions[i];
-			status = 200;
-		}
-	if (!r) {
-		if (is->n_reactions >= GHFAKE_REACTIONS_MAX) {
-			error(resp, 422, "ghfake: too many reactions on this issue");
-			cJSON_Delete(b);
-			return;
-		}
-		is->reactions = grow(is->reactions, is->n_reactions + 1, sizeof *is->reactions);
-		r = &is->reactions[is->n_reactions++];
-		r->id = ++f->next_id;
-		r->comment_id = comment_id;
-		r->user = dup(login);
-		snprintf(r->content, sizeof r->content, "%s", c->valuestring);
-	}
-	cJSON_Delete(b);
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "id", (double)r->id);
-	cJSON_AddStringToObject(o, "content", r->content);
-	cJSON_AddItemToObject(o, "user", user_json(r->user));
-	httpfake_response_cjson(resp, status, o);
-}
-
-/* --- search ---------------------------------------------------------------------------- */
-
-struct query {
-	char terms[8][257];
-	size_t n_terms;
-	char repo[160];
-	int is_pr;  /* -1 any */
-	int closed; /* -1 any */
-	char author[64];
-	bool in_title, in_body, in_comments;
-};
-
-static int parse_query(const char *q, struct query *out)
-{
-	memset(out, 0, sizeof *out);
-	out->is_pr = out->closed = -1;
-	bool any_in = false;
-	const char *p = q;
-	while (*p) {
-		while (*p == ' ' || *p == '+')
-			p++;
-		if (!*p)
-			break;
-		char tok[257];
-		size_t n = 0;
-		bool quoted = *p == '"';
-		if (quoted) {
-			p++;
-			while (*p && *p != '"' && n < sizeof tok - 1)
-				tok[n++] = *p++;
-			if (*p == '"')
-				p++;
-		} else {
-			while (*p && *p != ' ' && n < sizeof tok - 1)
-				tok[n++] = *p++;
-		}
-		tok[n] = '\0';
-		char *colon = quoted ? NULL : strchr(tok, ':');
-		if (colon) {
-			*colon = '\0';
-			const char *v = colon + 1;
-			if (strcmp(tok, "repo") == 0) {
-				snprintf(out->repo, sizeof out->repo, "%s", v);
-				continue;
-			} else if (strcmp(tok, "is") == 0 || strcmp(tok, "type") == 0 ||
-			           strcmp(tok, "state") == 0) {
-				if (strcmp(v, "issue") == 0)
-					out->is_pr = 0;
-				else if (strcmp(v, "pr") == 0)
-					out->is_pr = 1;
-				else if (strcmp(v, "open") == 0)
-					out->closed = 0;
-				else if (strcmp(v, "closed") == 0)
-					out->closed = 1;
-				continue;
-			} else if (strcmp(tok, "author") == 0) {
-				snprintf(out->author, sizeof out->author, "%s", v);
-				continue;
-			} else if (strcmp(tok, "in") == 0) {
-				any_in = true;
-				out->in_title |= strstr(v, "title") != NULL;
-				out->in_body |= strstr(v, "body") != NULL;
-				out->in_comments |= strstr(v, "comments") != NULL;
-				continue;
-			}
-			*colon = ':'; /* not a qualifier we know: a term */
-		}
-		if (out->n_terms == sizeof out->terms / sizeof out->terms[0])
-			return -1;
-		snprintf(out->terms[out->n_terms++], sizeof out->terms[0], "%s", tok);
-	}
-	if (!any_in)
-		out->in_title = out->in_body = out->in_comments = true;
-	return 0;
-}
-
-static bool issue_matches(const struct issue *is, const struct query *q)
-{
-	if (q->closed >= 0 && is->closed != (q->closed == 1))
-		return false;
-	if (q->is_pr == 1)
-		return false; /* the fake has no pull requests */
-	if (q->author[0] && strcasecmp(q->author, is->author) != 0)
-		return false;
-	for (size_t t = 0; t < q->n_terms; t++) {
-		const char *term = q->terms[t];
-		bool hit = (q->in_title && strcasestr(is->title, term)) ||
-		           (q->in_body && strcasestr(is->body, term));
-		for (size_t i = 0; !hit && q->in_comments && i < is->n_comments; i++)
-			hit = !is->comments[i].deleted && strcasestr(is->comments[i].body, term);
-		if (!hit)
-			return false;
-	}
-	return true;
-}
-
-static void search(struct ghfake *f, const struct httpfake_request *req,
-                   struct httpfake_response *resp)
-{
-	const char *qs = param(req, "q");
-	struct query q;
-	if (!qs || !*qs) {
-		invalid(resp, "Search", "q", "missing");
-		return;
-	}
-	if (parse_query(qs, &q) != 0) {
-		error(resp, 422, "ghfake: too many search terms");
-		return;
-	}
-	cJSON *all = cJSON_CreateArray();
-	for (size_t i = 0; i < f->n_repos; i++) {
-		struct repo *r = &f->repos[i];
-		char full[160];
-		snprintf(full, sizeof full, "%s/%s", r->owner, r->name);
-		if (q.repo[0] && strcasecmp(q.repo, full) != 0)
-			continue;
-		for (size_t j = 0; j < r->n_issues; j++)
-			if (issue_matches(r->issues[j], &q))
-				cJSON_AddItemToArray(all, issue_json(f, r, r->issues[j]));
-	}
-	paginate(f, req, resp, all, 30, "items");
 }
 
 /* --- control endpoints (/_ghfake/…, for tests that run the fake as a process) --- */
@@ -891,17 +627,17 @@ static cJSON *state_json(struct ghfake *f)
 	cJSON *o = cJSON_CreateObject();
 	cJSON *repos = cJSON_AddArrayToObject(o, "repos");
 	for (size_t i = 0; i < f->n_repos; i++) {
-		struct repo *r = &f->repos[i];
-		cJSON *ro = repo_json(f, r);
+		struct gf_repo *r = &f->repos[i];
+		cJSON *ro = gf_repo_json(f, r, NULL);
 		cJSON *issues = cJSON_AddArrayToObject(ro, "issues");
 		for (size_t j = 0; j < r->n_issues; j++) {
-			struct issue *is = r->issues[j];
-			cJSON *io = issue_json(f, r, is);
+			struct gf_issue *is = r->issues[j];
+			cJSON *io = gf_issue_json(f, r, is);
 			cJSON *cs = cJSON_AddArrayToObject(io, "comment_list");
 			for (size_t k = 0; k < is->n_comments; k++)
 				if (!is->comments[k].deleted)
 					cJSON_AddItemToArray(
-					        cs, comment_json(f, r, is, &is->comments[k]));
+					        cs, gf_comment_json(f, r, is, &is->comments[k]));
 			cJSON *rs = cJSON_AddArrayToObject(io, "reaction_list");
 			for (size_t k = 0; k < is->n_reactions; k++) {
 				cJSON *x = cJSON_CreateObject();
@@ -911,6 +647,8 @@ static cJSON *state_json(struct ghfake *f)
 				cJSON_AddStringToObject(x, "user", is->reactions[k].user);
 				cJSON_AddItemToArray(rs, x);
 			}
+			if (is->pr)
+				cJSON_AddItemToObject(io, "pull", gf_pull_json(f, r, is, false));
 			cJSON_AddItemToArray(issues, io);
 		}
 		cJSON_AddItemToArray(repos, ro);
@@ -923,8 +661,57 @@ static cJSON *state_json(struct ghfake *f)
 
 static long lparam(const struct httpfake_request *req, const char *name, long def)
 {
-	const char *v = param(req, name);
+	const char *v = gf_param(req, name);
 	return v && *v ? strtol(v, NULL, 10) : def;
+}
+
+/* POST /_ghfake/commit {owner, repo, branch, message, author, from,
+ * files: {path: content or null}}: a commit as if someone pushed it. */
+static void control_commit(struct ghfake *f, const struct httpfake_request *req,
+                           struct httpfake_response *resp)
+{
+	cJSON *b = gf_parse_body(req, resp);
+	if (!b)
+		return;
+	const char *owner = cJSON_GetStringValue(cJSON_GetObjectItem(b, "owner"));
+	const char *repo = cJSON_GetStringValue(cJSON_GetObjectItem(b, "repo"));
+	const char *branch = cJSON_GetStringValue(cJSON_GetObjectItem(b, "branch"));
+	const cJSON *files = cJSON_GetObjectItem(b, "files");
+	struct gf_repo *r = owner && repo ? gf_find_repo(f, owner, repo) : NULL;
+	if (!r || !cJSON_IsObject(files)) {
+		gf_error(resp, 400,
+		         "ghfake: commit needs an existing owner/repo and files {path: "
+		         "content or null}");
+		cJSON_Delete(b);
+		return;
+	}
+	size_t n = (size_t)cJSON_GetArraySize(files), i = 0;
+	struct ghfake_file *v = calloc(n ? n : 1, sizeof *v);
+	if (!v)
+		gf_die("out of memory");
+	const cJSON *e;
+	cJSON_ArrayForEach(e, files)
+	{
+		v[i].path = e->string;
+		v[i].content = cJSON_IsString(e) ? e->valuestring : NULL;
+		i++;
+	}
+	char sha[GF_SHA_LEN + 1], err[300];
+	const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(b, "message"));
+	if (gf_commit(f, r, branch && *branch ? branch : r->default_branch,
+	              cJSON_GetStringValue(cJSON_GetObjectItem(b, "from")), v, n,
+	              msg ? msg : "A commit",
+	              cJSON_GetStringValue(cJSON_GetObjectItem(b, "author")), sha, err,
+	              sizeof err) != 0) {
+		gf_error(resp, 400, err);
+	} else {
+		gf_pulls_sync(f, r);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "sha", sha);
+		httpfake_response_cjson(resp, 200, o);
+	}
+	free(v);
+	cJSON_Delete(b);
 }
 
 /* Answers 200 {"ok":true} or 400 naming the bad parameter. */
@@ -936,14 +723,19 @@ static void control(struct ghfake *f, const struct httpfake_request *req,
 		httpfake_response_cjson(resp, 200, state_json(f));
 		return;
 	}
+	if (strcmp(what, "stats") == 0) {
+		httpfake_response_cjson(resp, 200, stats_json(f));
+		return;
+	}
 	if (strcmp(req->method, "POST") != 0) {
-		error(resp, 405, "ghfake: control endpoints other than state take POST");
+		gf_error(resp, 405,
+		         "ghfake: control endpoints other than state and stats take POST");
 		return;
 	}
 	if (strcmp(what, "fail") == 0) {
 		long st = lparam(req, "status", 502);
 		if (st < 500 || st > 599) {
-			error(resp, 400, "ghfake: status must be 5xx");
+			gf_error(resp, 400, "ghfake: status must be 5xx");
 			return;
 		}
 		f->fail_n = (unsigned)lparam(req, "n", 1);
@@ -952,38 +744,43 @@ static void control(struct ghfake *f, const struct httpfake_request *req,
 	} else if (strcmp(what, "secondary") == 0) {
 		long st = lparam(req, "status", 403);
 		if (st != 403 && st != 429) {
-			error(resp, 400, "ghfake: status must be 403 or 429");
+			gf_error(resp, 400, "ghfake: status must be 403 or 429");
 			return;
 		}
 		f->secondary_n = (unsigned)lparam(req, "n", 1);
 		f->secondary_status = (int)st;
 		f->secondary_retry = (int)lparam(req, "retry_after", -1);
 	} else if (strcmp(what, "rate") == 0) {
-		const char *res = param(req, "resource");
-		struct bucket *b = res && strcmp(res, "search") == 0 ? &f->search : &f->core;
+		const char *res = gf_param(req, "resource");
+		struct gf_bucket *b = res && strcmp(res, "search") == 0 ? &f->search : &f->core;
 		b->limit = lparam(req, "limit", 0);
 		b->window_ms = lparam(req, "window_ms", 3600 * 1000);
 		if (b->window_ms <= 0)
 			b->window_ms = 3600 * 1000;
 		b->remaining = lparam(req, "remaining", b->limit);
-		b->reset_ms = now(f) + b->window_ms;
+		b->reset_ms = gf_now(f) + b->window_ms;
 	} else if (strcmp(what, "delay") == 0) {
 		f->delay_ms = (unsigned)lparam(req, "ms", 0);
 	} else if (strcmp(what, "repo") == 0) {
-		const char *o = param(req, "owner"), *n = param(req, "name");
-		if (!o || !n || !*o || !*n || strlen(o) >= 40 || strlen(n) >= 101 ||
-		    f->n_repos == GHFAKE_REPOS_MAX || find_repo(f, o, n)) {
-			error(resp, 400, "ghfake: owner and name required, new, within bounds");
+		const char *o = gf_param(req, "owner"), *n = gf_param(req, "name");
+		if (!gf_valid_name(o, 39) || !gf_valid_name(n, 100) ||
+		    f->n_repos == GHFAKE_REPOS_MAX || gf_find_repo(f, o, n)) {
+			gf_error(resp, 400, "ghfake: owner and name required, new, within bounds");
 			return;
 		}
-		struct repo *r = &f->repos[f->n_repos++];
-		memset(r, 0, sizeof *r);
-		snprintf(r->owner, sizeof r->owner, "%s", o);
-		snprintf(r->name, sizeof r->name, "%s", n);
-		r->flags = (unsigned)lparam(req, "flags", 0);
-		r->id = ++f->next_id;
+		gf_repo_new(f, o, n, (unsigned)lparam(req, "flags", 0));
+	} else if (strcmp(what, "org") == 0) {
+		const char *o = gf_param(req, "name");
+		if (!gf_valid_name(o, 39) || f->n_orgs == GHFAKE_ORGS_MAX) {
+			gf_error(resp, 400, "ghfake: name required, within bounds");
+			return;
+		}
+		snprintf(f->orgs[f->n_orgs++], sizeof f->orgs[0], "%s", o);
+	} else if (strcmp(what, "commit") == 0) {
+		control_commit(f, req, resp);
+		return;
 	} else {
-		error(resp, 404, "ghfake: unknown control endpoint");
+		gf_error(resp, 404, "ghfake: unknown control endpoint");
 		return;
 	}
 	cJSON *ok = cJSON_CreateObject();
@@ -991,27 +788,65 @@ static void control(struct ghfake *f, const struct httpfake_request *req,
 	httpfake_response_cjson(resp, 200, ok);
 }
 
-/* --- the handler ------------------------------------------------------------------------ */
+/* --- the REST routes ----------------------------------------------------------------------- */
 
-static int64_t num(const char *s, const char **end)
+static void patch_repo(struct ghfake *f, struct gf_repo *r, const char *login,
+                       const struct httpfake_request *req, struct httpfake_response *resp)
 {
-	if (!isdigit((unsigned char)*s))
-		return -1;
-	char *e;
-	long long v = strtoll(s, &e, 10);
-	*end = e;
-	return v;
+	if (!gf_may(f, r, login, GF_ADMIN, resp))
+		return;
+	cJSON *b = gf_parse_body(req, resp);
+	if (!b)
+		return;
+	const cJSON *v;
+	if ((v = cJSON_GetObjectItem(b, "default_branch")) && cJSON_IsString(v)) {
+		if (!gf_branch_exists(f, r, v->valuestring)) {
+			gf_invalid(resp, "Repository", "default_branch", "invalid");
+			cJSON_Delete(b);
+			return;
+		}
+		snprintf(r->default_branch, sizeof r->default_branch, "%s", v->valuestring);
+		char head[GF_REF_MAX + 16];
+		snprintf(head, sizeof head, "refs/heads/%s", r->default_branch);
+		const char *sym[] = {"git", "symbolic-ref", "HEAD", head, NULL};
+		gf_git_line(f, r, sym, NULL, 0);
+	}
+	if ((v = cJSON_GetObjectItem(b, "description")) && cJSON_IsString(v)) {
+		free(r->description);
+		r->description = gf_dup(v->valuestring);
+	}
+	if ((v = cJSON_GetObjectItem(b, "is_template")) && cJSON_IsBool(v))
+		r->flags = cJSON_IsTrue(v) ? r->flags | GHFAKE_REPO_TEMPLATE
+		                           : r->flags & ~GHFAKE_REPO_TEMPLATE;
+	if ((v = cJSON_GetObjectItem(b, "private")) && cJSON_IsBool(v))
+		r->flags = cJSON_IsTrue(v) ? r->flags | GHFAKE_REPO_PRIVATE
+		                           : r->flags & ~GHFAKE_REPO_PRIVATE;
+	r->updated_ms = gf_now(f);
+	cJSON_Delete(b);
+	httpfake_response_cjson(resp, 200, gf_repo_json(f, r, login));
+}
+
+void gf_collection(struct ghfake *f, struct gf_repo *r, const char *login,
+                   const struct httpfake_request *req, struct httpfake_response *resp,
+                   gf_route_fn list, gf_route_fn create)
+{
+	if (strcmp(req->method, "GET") == 0)
+		list(f, r, login, req, resp);
+	else if (strcmp(req->method, "POST") == 0)
+		create(f, r, login, req, resp);
+	else
+		gf_error(resp, 404, "Not Found");
 }
 
 static void route_repo(struct ghfake *f, const char *login, const struct httpfake_request *req,
                        struct httpfake_response *resp)
 {
-	/* /repos/{o}/{r}[/issues[/{n}[/comments|/reactions]|/comments/{id}[/reactions]]] */
+	/* /repos/{o}/{r}[/…] */
 	char owner[64] = "", name[128] = "";
 	const char *p = req->path + 7;
 	const char *s = strchr(p, '/');
 	if (!s || (size_t)(s - p) >= sizeof owner) {
-		error(resp, 404, "Not Found");
+		gf_error(resp, 404, "Not Found");
 		return;
 	}
 	memcpy(owner, p, (size_t)(s - p));
@@ -1019,107 +854,44 @@ static void route_repo(struct ghfake *f, const char *login, const struct httpfak
 	s = strchr(p, '/');
 	size_t nl = s ? (size_t)(s - p) : strlen(p);
 	if (nl == 0 || nl >= sizeof name) {
-		error(resp, 404, "Not Found");
+		gf_error(resp, 404, "Not Found");
 		return;
 	}
 	memcpy(name, p, nl);
 	p += nl;
-	struct repo *r = find_repo(f, owner, name);
-	if (!r) {
-		error(resp, 404, "Not Found");
+	struct gf_repo *r = gf_find_repo(f, owner, name);
+	if (!r || gf_perm_of(f, r, login) < GF_READ) {
+		gf_error(resp, 404, "Not Found");
 		return;
 	}
 	const char *m = req->method;
 	bool get = strcmp(m, "GET") == 0;
 	if (!*p) {
 		if (get)
-			httpfake_response_cjson(resp, 200, repo_json(f, r));
+			httpfake_response_cjson(resp, 200, gf_repo_json(f, r, login));
+		else if (strcmp(m, "PATCH") == 0)
+			patch_repo(f, r, login, req, resp);
 		else
-			error(resp, 404, "Not Found");
+			gf_error(resp, 404, "Not Found");
 		return;
 	}
-	if (strncmp(p, "/issues", 7) != 0) {
-		error(resp, 404, "Not Found");
-		return;
-	}
-	if (!get && (r->flags & GHFAKE_REPO_READONLY)) {
-		error(resp, 403, "Resource not accessible by personal access token");
-		return;
-	}
-	if (r->flags & GHFAKE_REPO_ISSUES_DISABLED) {
-		error(resp, 410, "Issues are disabled for this repo");
-		return;
-	}
-	p += 7;
-	if (!*p) {
-		if (get)
-			list_issues(f, r, req, resp);
-		else if (strcmp(m, "POST") == 0)
-			create_issue(f, r, login, req, resp);
-		else
-			error(resp, 404, "Not Found");
-		return;
-	}
-	const char *e;
-	if (strncmp(p, "/comments/", 10) == 0) {
-		int64_t id = num(p + 10, &e);
-		struct issue *is = NULL;
-		struct comment *c = id > 0 ? find_comment(r, id, &is) : NULL;
-		if (!c) {
-			error(resp, 404, "Not Found");
-		} else if (!*e && strcmp(m, "DELETE") == 0) {
-			c->deleted = true;
-			resp->status = 204;
-		} else if (!*e && get) {
-			httpfake_response_cjson(resp, 200, comment_json(f, r, is, c));
-		} else if (strcmp(e, "/reactions") == 0 && strcmp(m, "POST") == 0) {
-			react(f, is, id, login, req, resp);
-		} else {
-			error(resp, 404, "Not Found");
-		}
-		return;
-	}
-	int64_t n = *p == '/' ? num(p + 1, &e) : -1;
-	struct issue *is = n > 0 ? find_issue(r, n) : NULL;
-	if (!is) {
-		error(resp, 404, "Not Found");
-		return;
-	}
-	if (!*e && get) {
-		httpfake_response_cjson(resp, 200, issue_json(f, r, is));
-	} else if (!*e && strcmp(m, "PATCH") == 0) {
-		patch_issue(f, r, is, req, resp);
-	} else if (strcmp(e, "/comments") == 0 && get) {
-		cJSON *all = cJSON_CreateArray();
-		for (size_t i = 0; i < is->n_comments; i++)
-			if (!is->comments[i].deleted)
-				cJSON_AddItemToArray(all, comment_json(f, r, is, &is->comments[i]));
-		paginate(f, req, resp, all, 30, NULL);
-	} else if (strcmp(e, "/comments") == 0 && strcmp(m, "POST") == 0) {
-		cJSON *b = parse_body(req, resp);
-		if (!b)
-			return;
-		const cJSON *body = cJSON_GetObjectItem(b, "body");
-		if (!cJSON_IsString(body) || !body->valuestring[0]) {
-			invalid(resp, "IssueComment", "body", "missing_field");
-		} else {
-			struct comment *c = new_comment(f, is, login, body->valuestring);
-			if (!c) {
-				error(resp, 422, "ghfake: too many comments on this issue");
-			} else {
-				notify_participants(f, r, is, login, body->valuestring);
-				httpfake_response_cjson(resp, 201, comment_json(f, r, is, c));
-			}
-		}
-		cJSON_Delete(b);
-	} else if (strcmp(e, "/reactions") == 0 && strcmp(m, "POST") == 0) {
-		react(f, is, 0, login, req, resp);
-	} else {
-		error(resp, 404, "Not Found");
+	bool issues = strncmp(p, "/issues", 7) == 0 && (!p[7] || p[7] == '/');
+	bool pulls = strncmp(p, "/pulls", 6) == 0 && (!p[6] || p[6] == '/');
+	if ((issues || pulls) && !get &&
+	    ((r->flags & GHFAKE_REPO_READONLY) || gf_perm_of(f, r, login) < GF_READ)) {
+		gf_error(resp, 403, "Resource not accessible by personal access token");
+	} else if (issues && (r->flags & GHFAKE_REPO_ISSUES_DISABLED)) {
+		gf_error(resp, 410, "Issues are disabled for this repo");
+	} else if (issues) {
+		gf_route_issues(f, r, login, p + 7, req, resp);
+	} else if (pulls) {
+		gf_route_pulls(f, r, login, p + 6, req, resp);
+	} else if (!gf_route_repo_git(f, r, login, p, req, resp)) {
+		gf_error(resp, 404, "Not Found");
 	}
 }
 
-static bool notif_for(const struct notif *n, const char *login)
+static bool notif_for(const struct gf_notif *n, const char *login)
 {
 	return !n->login[0] || (login && strcasecmp(n->login, login) == 0);
 }
@@ -1127,44 +899,71 @@ static bool notif_for(const struct notif *n, const char *login)
 static void notifications(struct ghfake *f, const struct httpfake_request *req,
                           struct httpfake_response *resp, const char *login)
 {
-	const char *all_s = param(req, "all");
+	const char *all_s = gf_param(req, "all");
 	bool all = all_s && strcmp(all_s, "true") == 0;
 	int64_t since = 0;
-	const char *s = param(req, "since");
+	const char *s = gf_param(req, "since");
 	if (s && time_parse_iso(s, &since) != 0) {
-		invalid(resp, "Notification", "since", "invalid");
+		gf_invalid(resp, "Notification", "since", "invalid");
 		return;
 	}
 	cJSON *arr = cJSON_CreateArray();
 	for (size_t i = f->n_notifs; i-- > 0;) { /* newest first */
-		const struct notif *n = &f->notifs[i];
+		const struct gf_notif *n = &f->notifs[i];
 		if ((all || n->unread) && n->updated_ms >= since && notif_for(n, login))
 			cJSON_AddItemToArray(arr, notif_json(f, n));
 	}
-	paginate(f, req, resp, arr, 50, NULL);
+	gf_paginate(f, req, resp, arr, 50, NULL);
 }
 
-static void handle(const struct httpfake_request *req, struct httpfake_response *resp, void *ud)
+static void rest(struct ghfake *f, const char *login, const struct httpfake_request *req,
+                 struct httpfake_response *resp)
 {
-	struct ghfake *f = ud;
-	pthread_mutex_lock(&f->mu);
-	int64_t t = now(f);
-	/* The control endpoints answer at once: a test that watches the state
-	 * while the agent's request is held must see it then, not after. */
-	resp->delay_ms = strncmp(req->path, "/_ghfake/", 9) == 0 ? 0 : f->delay_ms;
+	const char *path = req->path, *m = req->method;
+	if (strcmp(path, "/user") == 0 && strcmp(m, "GET") == 0) {
+		cJSON *u = gf_user_json(login);
+		cJSON_AddNumberToObject(u, "id", 1);
+		httpfake_response_cjson(resp, 200, u);
+	} else if (strncmp(path, "/repos/", 7) == 0) {
+		route_repo(f, login, req, resp);
+	} else if (gf_route_repo_lists(f, login, req, resp)) {
+		/* answered */
+	} else if (strcmp(path, "/notifications") == 0 && strcmp(m, "GET") == 0) {
+		notifications(f, req, resp, login);
+	} else if (strncmp(path, "/notifications/threads/", 23) == 0 && strcmp(m, "PATCH") == 0) {
+		const char *e;
+		int64_t id = gf_num(path + 23, &e);
+		struct gf_notif *n = NULL;
+		for (size_t i = 0; id > 0 && !*e && i < f->n_notifs; i++)
+			if (f->notifs[i].id == id && notif_for(&f->notifs[i], login))
+				n = &f->notifs[i];
+		if (n) {
+			n->unread = false;
+			resp->status = 205;
+		} else {
+			gf_error(resp, 404, "Not Found");
+		}
+	} else if (strcmp(path, "/search/issues") == 0 && strcmp(m, "GET") == 0) {
+		gf_search(f, req, resp);
+	} else {
+		gf_error(resp, 404, "Not Found");
+	}
+}
+
+/* --- the handler ------------------------------------------------------------------------------ */
+
+static void handle_rest(struct ghfake *f, const struct httpfake_request *req,
+                        struct httpfake_response *resp, int64_t t)
+{
 	bool search_path = strncmp(req->path, "/search/", 8) == 0;
-	struct bucket *b = search_path ? &f->search : &f->core;
-	const char *bname = search_path ? "search" : "core";
+	struct gf_bucket *b = search_path ? &f->search : &f->core;
 	refill(b, t);
 	bool ok;
 	const char *login = login_of(f, req, &ok);
-	bool ctl = strncmp(req->path, "/_ghfake/", 9) == 0;
-	if (ctl) {
-		control(f, req, resp);
-	} else if (!ok) {
-		error(resp, 401,
-		      httpfake_request_header(req, "Authorization") ? "Bad credentials"
-		                                                    : "Requires authentication");
+	if (!ok) {
+		gf_error(resp, 401,
+		         httpfake_request_header(req, "Authorization") ? "Bad credentials"
+		                                                       : "Requires authentication");
 	} else if (f->fail_n > 0) {
 		f->fail_n--;
 		if (f->fail_html) {
@@ -1179,15 +978,15 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 			httpfake_response_header(resp, "Content-Type", "text/html; charset=utf-8");
 			httpfake_response_body(resp, page, strlen(page));
 		} else {
-			error(resp, f->fail_status, "Server Error");
+			gf_error(resp, f->fail_status, "Server Error");
 		}
 	} else if (f->secondary_n > 0) {
 		f->secondary_n--;
+		f->stats.rate_limited++;
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(
-		        o, "message",
-		        "You have exceeded a secondary rate limit. Please wait a few "
-		        "minutes before you try again.");
+		cJSON_AddStringToObject(o, "message",
+		                        "You have exceeded a secondary rate limit. Please wait a "
+		                        "few minutes before you try again.");
 		cJSON_AddStringToObject(o, "documentation_url", SECONDARY_DOCS);
 		httpfake_response_cjson(resp, f->secondary_status, o);
 		if (f->secondary_retry >= 0) {
@@ -1196,51 +995,52 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 			httpfake_response_header(resp, "retry-after", v);
 		}
 	} else if (b->limit > 0 && b->remaining <= 0) {
-		char msg[160];
-		snprintf(
-		        msg, sizeof msg,
-		        "API rate limit exceeded for user ID 1. If you reach out to GitHub Support "
-		        "for help, please include the request ID.");
+		f->stats.rate_limited++;
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "message", msg);
+		cJSON_AddStringToObject(
+		        o, "message",
+		        "API rate limit exceeded for user ID 1. If you reach out to "
+		        "GitHub Support for help, please include the request ID.");
 		cJSON_AddStringToObject(o, "documentation_url", PRIMARY_DOCS);
 		httpfake_response_cjson(resp, 403, o);
 	} else {
-		if (b->limit > 0)
-			b->remaining--;
-		if (strcmp(req->path, "/user") == 0 && strcmp(req->method, "GET") == 0) {
-			cJSON *u = user_json(login);
-			cJSON_AddNumberToObject(u, "id", 1);
-			httpfake_response_cjson(resp, 200, u);
-		} else if (strncmp(req->path, "/repos/", 7) == 0) {
-			route_repo(f, login, req, resp);
-		} else if (strcmp(req->path, "/notifications") == 0 &&
-		           strcmp(req->method, "GET") == 0) {
-			notifications(f, req, resp, login);
-		} else if (strncmp(req->path, "/notifications/threads/", 23) == 0 &&
-		           strcmp(req->method, "PATCH") == 0) {
-			const char *e;
-			int64_t id = num(req->path + 23, &e);
-			struct notif *n = NULL;
-			for (size_t i = 0; id > 0 && !*e && i < f->n_notifs; i++)
-				if (f->notifs[i].id == id && notif_for(&f->notifs[i], login))
-					n = &f->notifs[i];
-			if (n) {
-				n->unread = false;
-				resp->status = 205;
-			} else {
-				error(resp, 404, "Not Found");
+		rest(f, login, req, resp);
+		if (strcmp(req->method, "GET") == 0 && resp->status == 200) {
+			char etag[48];
+			etag_of(resp, etag);
+			httpfake_response_header(resp, "ETag", etag);
+			const char *inm = httpfake_request_header(req, "If-None-Match");
+			if (inm && none_match_hits(inm, etag)) {
+				resp->status = 304;
+				httpfake_response_body(resp, NULL, 0);
 			}
-		} else if (strcmp(req->path, "/search/issues") == 0 &&
-		           strcmp(req->method, "GET") == 0) {
-			search(f, req, resp);
-		} else {
-			error(resp, 404, "Not Found");
 		}
+		/* GitHub does not count a 304 against the budget. */
+		if (b->limit > 0 && resp->status != 304)
+			b->remaining--;
 	}
+	rate_headers(resp, b, search_path ? "search" : "core", t);
+}
+
+static void handle(const struct httpfake_request *req, struct httpfake_response *resp, void *ud)
+{
+	struct ghfake *f = ud;
+	pthread_mutex_lock(&f->mu);
+	int64_t t = gf_now(f);
+	bool ctl = strncmp(req->path, "/_ghfake/", 9) == 0;
+	bool git = !ctl && gf_git_path(req->path);
+	/* The control endpoints answer at once: a test that watches the state
+	 * while the agent's request is held must see it then, not after. */
+	resp->delay_ms = ctl || git ? 0 : f->delay_ms;
+	if (ctl)
+		control(f, req, resp);
+	else if (git)
+		gf_git_serve(f, req, resp);
+	else
+		handle_rest(f, req, resp, t);
 	if (!ctl)
-		rate_headers(resp, b, bname, t);
-	struct logline *l = &f->log[f->n_log % GHFAKE_LOG_MAX];
+		count(f, req, resp, git);
+	struct gf_logline *l = &f->log[f->n_log % GHFAKE_LOG_MAX];
 	snprintf(l->method, sizeof l->method, "%s", req->method);
 	snprintf(l->path, sizeof l->path, "%s", req->path);
 	l->status = resp->status;
@@ -1249,7 +1049,8 @@ static void handle(const struct httpfake_request *req, struct httpfake_response 
 	pthread_mutex_unlock(&f->mu);
 }
 
-/* --- public --------------------------------------------------------------------------- */
+/* --- public --------------------------------------------------------------------------------------
+ */
 
 struct ghfake *ghfake_new(char *err, size_t errlen)
 {
@@ -1258,15 +1059,32 @@ struct ghfake *ghfake_new(char *err, size_t errlen)
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	f->http = httpfake_new(0, err, errlen);
-	if (!f->http) {
+	const char *tmp = getenv("TMPDIR");
+	snprintf(f->dir, sizeof f->dir, "%s/ghfake-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(f->dir)) {
+		snprintf(err, errlen, "cannot make a temporary directory under %s",
+		         tmp && *tmp ? tmp : "/tmp");
 		free(f);
 		return NULL;
 	}
+	char sub[600];
+	const char *subs[] = {"git", "home", "tmp"};
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(sub, sizeof sub, "%s/%s", f->dir, subs[i]);
+		mkdir(sub, 0700);
+	}
+	f->http = httpfake_new(0, err, errlen);
+	if (!f->http) {
+		gf_git_cleanup(f);
+		free(f);
+		return NULL;
+	}
+	httpfake_set_body_limit(f->http, GHFAKE_GIT_BODY_MAX);
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->cond, NULL);
 	f->now = real_now;
 	f->secondary_retry = -1;
+	gf_git_probe(f);
 	httpfake_handle(f->http, "*", "/*", handle, f);
 	return f;
 }
@@ -1280,28 +1098,10 @@ void ghfake_free(struct ghfake *f)
 		free(f->tokens[i].token);
 		free(f->tokens[i].login);
 	}
-	for (size_t i = 0; i < f->n_repos; i++) {
-		struct repo *r = &f->repos[i];
-		for (size_t j = 0; j < r->n_issues; j++) {
-			struct issue *is = r->issues[j];
-			for (size_t k = 0; k < is->n_comments; k++) {
-				free(is->comments[k].author);
-				free(is->comments[k].body);
-			}
-			for (size_t k = 0; k < is->n_reactions; k++)
-				free(is->reactions[k].user);
-			free(is->comments);
-			free(is->reactions);
-			free(is->title);
-			free(is->body);
-			free(is->author);
-			cJSON_Delete(is->labels);
-			cJSON_Delete(is->assignees);
-			free(is);
-		}
-		free(r->issues);
-	}
+	for (size_t i = 0; i < f->n_repos; i++)
+		gf_repo_free(&f->repos[i]);
 	free(f->notifs);
+	gf_git_cleanup(f);
 	pthread_mutex_destroy(&f->mu);
 	pthread_cond_destroy(&f->cond);
 	free(f);
@@ -1329,11 +1129,23 @@ void ghfake_add_token(struct ghfake *f, const char *token, const char *login)
 {
 	pthread_mutex_lock(&f->mu);
 	if (f->n_tokens == GHFAKE_TOKENS_MAX || !token || !login)
-		die("ghfake_add_token: at most %d tokens, and both token and login are required",
-		    GHFAKE_TOKENS_MAX);
-	f->tokens[f->n_tokens].token = dup(token);
-	f->tokens[f->n_tokens].login = dup(login);
+		gf_die("ghfake_add_token: at most %d tokens, and both token and login are "
+		       "required",
+		       GHFAKE_TOKENS_MAX);
+	f->tokens[f->n_tokens].token = gf_dup(token);
+	f->tokens[f->n_tokens].login = gf_dup(login);
 	f->n_tokens++;
+	pthread_mutex_unlock(&f->mu);
+}
+
+void ghfake_add_org(struct ghfake *f, const char *org)
+{
+	pthread_mutex_lock(&f->mu);
+	if (f->n_orgs == GHFAKE_ORGS_MAX || !gf_valid_name(org, 39))
+		gf_die("ghfake_add_org: at most %d organisations, named with letters, digits, "
+		       "'-', '_' or '.'",
+		       GHFAKE_ORGS_MAX);
+	snprintf(f->orgs[f->n_orgs++], sizeof f->orgs[0], "%s", org);
 	pthread_mutex_unlock(&f->mu);
 }
 
@@ -1341,26 +1153,22 @@ void ghfake_add_repo(struct ghfake *f, const char *owner, const char *name, unsi
 {
 	pthread_mutex_lock(&f->mu);
 	if (f->n_repos == GHFAKE_REPOS_MAX)
-		die("ghfake_add_repo: more than %d repositories", GHFAKE_REPOS_MAX);
-	if (!owner || !name || strlen(owner) >= 40 || strlen(name) >= 101)
-		die("ghfake_add_repo: owner (< 40 bytes) and name (< 101 bytes) are required");
-	if (find_repo(f, owner, name))
-		die("ghfake_add_repo: %s/%s exists already", owner, name);
-	struct repo *r = &f->repos[f->n_repos++];
-	memset(r, 0, sizeof *r);
-	snprintf(r->owner, sizeof r->owner, "%s", owner);
-	snprintf(r->name, sizeof r->name, "%s", name);
-	r->flags = flags;
-	r->id = ++f->next_id;
+		gf_die("ghfake_add_repo: more than %d repositories", GHFAKE_REPOS_MAX);
+	if (!gf_valid_name(owner, 39) || !gf_valid_name(name, 100))
+		gf_die("ghfake_add_repo: owner (1-39) and name (1-100) of letters, digits, '-', "
+		       "'_' or '.' are required");
+	if (gf_find_repo(f, owner, name))
+		gf_die("ghfake_add_repo: %s/%s exists already", owner, name);
+	gf_repo_new(f, owner, name, flags);
 	pthread_mutex_unlock(&f->mu);
 }
 
-static struct repo *must_repo(struct ghfake *f, const char *owner, const char *repo)
+static struct gf_repo *must_repo(struct ghfake *f, const char *owner, const char *repo)
 {
-	struct repo *r = find_repo(f, owner ? owner : "", repo ? repo : "");
+	struct gf_repo *r = gf_find_repo(f, owner ? owner : "", repo ? repo : "");
 	if (!r)
-		die("no repository %s/%s: add it with ghfake_add_repo first", owner ? owner : "?",
-		    repo ? repo : "?");
+		gf_die("no repository %s/%s: add it with ghfake_add_repo first",
+		       owner ? owner : "?", repo ? repo : "?");
 	return r;
 }
 
@@ -1368,11 +1176,11 @@ int64_t ghfake_add_issue(struct ghfake *f, const char *owner, const char *repo, 
                          const char *title, const char *body)
 {
 	pthread_mutex_lock(&f->mu);
-	struct repo *r = must_repo(f, owner, repo);
-	struct issue *is = new_issue(f, r, author ? author : "someone", title, body);
+	struct gf_repo *r = must_repo(f, owner, repo);
+	struct gf_issue *is = gf_issue_new(f, r, author ? author : "someone", title, body);
 	if (!is)
-		die("ghfake_add_issue: more than %d issues", GHFAKE_ISSUES_MAX);
-	notify_participants(f, r, is, is->author, is->body);
+		gf_die("ghfake_add_issue: more than %d issues", GHFAKE_ISSUES_MAX);
+	gf_notify_participants(f, r, is, is->author, is->body);
 	int64_t n = is->number;
 	pthread_mutex_unlock(&f->mu);
 	return n;
@@ -1382,14 +1190,14 @@ int64_t ghfake_add_comment(struct ghfake *f, const char *owner, const char *repo
                            const char *author, const char *body)
 {
 	pthread_mutex_lock(&f->mu);
-	struct repo *r = must_repo(f, owner, repo);
-	struct issue *is = find_issue(r, number);
+	struct gf_repo *r = must_repo(f, owner, repo);
+	struct gf_issue *is = gf_find_issue(r, number);
 	if (!is)
-		die("ghfake_add_comment: no issue %s/%s#%lld", owner, repo, (long long)number);
-	struct comment *c = new_comment(f, is, author ? author : "someone", body);
+		gf_die("ghfake_add_comment: no issue %s/%s#%lld", owner, repo, (long long)number);
+	struct gf_comment *c = gf_comment_new(f, is, author ? author : "someone", body);
 	if (!c)
-		die("ghfake_add_comment: more than %d comments", GHFAKE_COMMENTS_MAX);
-	notify_participants(f, r, is, c->author, c->body);
+		gf_die("ghfake_add_comment: more than %d comments", GHFAKE_COMMENTS_MAX);
+	gf_notify_participants(f, r, is, c->author, c->body);
 	int64_t id = c->id;
 	pthread_mutex_unlock(&f->mu);
 	return id;
@@ -1399,20 +1207,13 @@ int64_t ghfake_add_notification(struct ghfake *f, const char *owner, const char 
                                 int64_t number, const char *reason)
 {
 	pthread_mutex_lock(&f->mu);
-	struct repo *r = must_repo(f, owner, repo);
-	if (!find_issue(r, number))
-		die("ghfake_add_notification: no issue %s/%s#%lld", owner, repo, (long long)number);
+	struct gf_repo *r = must_repo(f, owner, repo);
+	if (!gf_find_issue(r, number))
+		gf_die("ghfake_add_notification: no issue %s/%s#%lld", owner, repo,
+		       (long long)number);
 	if (f->n_notifs == GHFAKE_NOTIFS_MAX)
-		die("ghfake_add_notification: more than %d notifications", GHFAKE_NOTIFS_MAX);
-	f->notifs = grow(f->notifs, f->n_notifs + 1, sizeof *f->notifs);
-	struct notif *n = &f->notifs[f->n_notifs++];
-	memset(n, 0, sizeof *n);
-	n->id = ++f->next_id;
-	n->repo = (size_t)(r - f->repos);
-	n->number = number;
-	snprintf(n->reason, sizeof n->reason, "%s", reason ? reason : "mention");
-	n->unread = true;
-	n->updated_ms = now(f);
+		gf_die("ghfake_add_notification: more than %d notifications", GHFAKE_NOTIFS_MAX);
+	struct gf_notif *n = gf_notif_upsert(f, r, number, NULL, reason);
 	int64_t id = n->id;
 	pthread_mutex_unlock(&f->mu);
 	return id;
@@ -1421,8 +1222,10 @@ int64_t ghfake_add_notification(struct ghfake *f, const char *owner, const char 
 size_t ghfake_issue_count(struct ghfake *f, const char *owner, const char *repo)
 {
 	pthread_mutex_lock(&f->mu);
-	struct repo *r = find_repo(f, owner, repo);
-	size_t n = r ? r->n_issues : 0;
+	struct gf_repo *r = gf_find_repo(f, owner, repo);
+	size_t n = 0;
+	for (size_t i = 0; r && i < r->n_issues; i++)
+		n += r->issues[i]->pr == NULL;
 	pthread_mutex_unlock(&f->mu);
 	return n;
 }
@@ -1430,8 +1233,8 @@ size_t ghfake_issue_count(struct ghfake *f, const char *owner, const char *repo)
 size_t ghfake_comment_count(struct ghfake *f, const char *owner, const char *repo, int64_t number)
 {
 	pthread_mutex_lock(&f->mu);
-	struct issue *is = find_issue(find_repo(f, owner, repo), number);
-	size_t n = is ? live_comments(is) : 0;
+	struct gf_issue *is = gf_find_issue(gf_find_repo(f, owner, repo), number);
+	size_t n = is ? gf_live_comments(is) : 0;
 	pthread_mutex_unlock(&f->mu);
 	return n;
 }
@@ -1439,9 +1242,9 @@ size_t ghfake_comment_count(struct ghfake *f, const char *owner, const char *rep
 cJSON *ghfake_issue(struct ghfake *f, const char *owner, const char *repo, int64_t number)
 {
 	pthread_mutex_lock(&f->mu);
-	struct repo *r = find_repo(f, owner, repo);
-	struct issue *is = find_issue(r, number);
-	cJSON *o = is ? issue_json(f, r, is) : NULL;
+	struct gf_repo *r = gf_find_repo(f, owner, repo);
+	struct gf_issue *is = gf_find_issue(r, number);
+	cJSON *o = is ? gf_issue_json(f, r, is) : NULL;
 	pthread_mutex_unlock(&f->mu);
 	return o;
 }
@@ -1452,7 +1255,7 @@ size_t ghfake_count_body(struct ghfake *f, const char *s)
 	pthread_mutex_lock(&f->mu);
 	for (size_t i = 0; i < f->n_repos; i++)
 		for (size_t j = 0; j < f->repos[i].n_issues; j++) {
-			const struct issue *is = f->repos[i].issues[j];
+			const struct gf_issue *is = f->repos[i].issues[j];
 			n += strstr(is->body, s) != NULL;
 			for (size_t k = 0; k < is->n_comments; k++)
 				n += !is->comments[k].deleted && strstr(is->comments[k].body, s);
@@ -1465,10 +1268,10 @@ int64_t ghfake_notification_of(struct ghfake *f, const char *owner, const char *
                                int64_t number, const char *login, bool *unread)
 {
 	pthread_mutex_lock(&f->mu);
-	struct repo *r = find_repo(f, owner, repo);
+	struct gf_repo *r = gf_find_repo(f, owner, repo);
 	int64_t id = 0;
 	for (size_t i = 0; r && i < f->n_notifs; i++) {
-		const struct notif *n = &f->notifs[i];
+		const struct gf_notif *n = &f->notifs[i];
 		if (n->repo == (size_t)(r - f->repos) && n->number == number &&
 		    strcasecmp(n->login, login) == 0) {
 			id = n->id;
@@ -1496,7 +1299,7 @@ size_t ghfake_reaction_count(struct ghfake *f, const char *owner, const char *re
 {
 	size_t n = 0;
 	pthread_mutex_lock(&f->mu);
-	struct issue *is = find_issue(find_repo(f, owner, repo), number);
+	struct gf_issue *is = gf_find_issue(gf_find_repo(f, owner, repo), number);
 	for (size_t i = 0; is && i < is->n_reactions; i++)
 		n += is->reactions[i].comment_id == comment_id &&
 		     strcmp(is->reactions[i].content, content) == 0;
@@ -1504,24 +1307,206 @@ size_t ghfake_reaction_count(struct ghfake *f, const char *owner, const char *re
 	return n;
 }
 
-static struct bucket *bucket_named(struct ghfake *f, const char *resource)
+/* --- git, for tests --- */
+
+bool ghfake_git_available(struct ghfake *f, char *why, size_t cap)
+{
+	pthread_mutex_lock(&f->mu);
+	bool ok = f->git_ok;
+	if (why && cap)
+		snprintf(why, cap, "%s", ok ? "" : f->git_why);
+	pthread_mutex_unlock(&f->mu);
+	return ok;
+}
+
+bool ghfake_git_missing(const char *who)
+{
+	char err[256];
+	struct ghfake *f = ghfake_new(err, sizeof err);
+	bool ok = f && ghfake_git_available(f, err, sizeof err);
+	ghfake_free(f);
+	if (!ok)
+		fprintf(stderr, "%s: skipped: %s\n", who, err);
+	return !ok;
+}
+
+void ghfake_clone_url(struct ghfake *f, const char *owner, const char *repo, char *out, size_t cap)
+{
+	snprintf(out, cap, "%s/%s/%s.git", httpfake_base_url(f->http), owner, repo);
+}
+
+void ghfake_git_dir(struct ghfake *f, const char *owner, const char *repo, char *out, size_t cap)
+{
+	pthread_mutex_lock(&f->mu);
+	gf_repo_path(f, must_repo(f, owner, repo), out, cap);
+	pthread_mutex_unlock(&f->mu);
+}
+
+void ghfake_commit(struct ghfake *f, const char *owner, const char *repo, const char *branch,
+                   const struct ghfake_file *files, size_t n, const char *message,
+                   const char *author, char sha[41])
+{
+	pthread_mutex_lock(&f->mu);
+	struct gf_repo *r = must_repo(f, owner, repo);
+	char out[GF_SHA_LEN + 1], err[300];
+	if (gf_commit(f, r, branch && *branch ? branch : r->default_branch, NULL, files, n,
+	              message ? message : "A commit", author, out, err, sizeof err) != 0)
+		gf_die("ghfake_commit on %s/%s: %s", owner, repo, err);
+	gf_pulls_sync(f, r);
+	if (sha)
+		memcpy(sha, out, sizeof out);
+	pthread_mutex_unlock(&f->mu);
+}
+
+static void add_dir_files(const char *root, const char *rel, struct ghfake_file **v, size_t *n,
+                          char ***bufs)
+{
+	char path[2048];
+	snprintf(path, sizeof path, "%s%s%s", root, *rel ? "/" : "", rel);
+	DIR *d = opendir(path);
+	if (!d)
+		gf_die("ghfake_seed_dir: cannot read %s", path);
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
+		    !strcmp(e->d_name, ".git"))
+			continue;
+		char sub[2048], full[4096];
+		snprintf(sub, sizeof sub, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+		snprintf(full, sizeof full, "%s/%s", root, sub);
+		struct stat st;
+		if (lstat(full, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			add_dir_files(root, sub, v, n, bufs);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		FILE *fp = fopen(full, "rb");
+		if (!fp)
+			gf_die("ghfake_seed_dir: cannot read %s", full);
+		char *data = malloc((size_t)st.st_size + 1);
+		if (!data || fread(data, 1, (size_t)st.st_size, fp) != (size_t)st.st_size)
+			gf_die("ghfake_seed_dir: cannot read %s", full);
+		fclose(fp);
+		*v = gf_grow(*v, *n + 1, sizeof **v);
+		*bufs = gf_grow(*bufs, 2 * (*n + 1), sizeof **bufs);
+		(*bufs)[2 * *n] = data;
+		(*bufs)[2 * *n + 1] = gf_dup(sub);
+		(*v)[*n] = (struct ghfake_file){.path = (*bufs)[2 * *n + 1],
+		                                .content = data,
+		                                .len = (size_t)st.st_size,
+		                                .mode = (st.st_mode & 0111) ? 0100755 : 0100644};
+		/* An empty file: len 0 would mean strlen. */
+		data[st.st_size] = '\0';
+		(*n)++;
+	}
+	closedir(d);
+}
+
+void ghfake_seed_dir(struct ghfake *f, const char *owner, const char *repo, const char *branch,
+                     const char *dir, const char *message)
+{
+	struct ghfake_file *v = NULL;
+	char **bufs = NULL;
+	size_t n = 0;
+	add_dir_files(dir, "", &v, &n, &bufs);
+	ghfake_commit(f, owner, repo, branch, v, n, message ? message : "Initial commit", NULL,
+	              NULL);
+	for (size_t i = 0; i < 2 * n; i++)
+		free(bufs[i]);
+	free(bufs);
+	free(v);
+}
+
+int ghfake_branch_sha(struct ghfake *f, const char *owner, const char *repo, const char *branch,
+                      char sha[41])
+{
+	pthread_mutex_lock(&f->mu);
+	struct gf_repo *r = must_repo(f, owner, repo);
+	char ref[GF_REF_MAX + 16];
+	snprintf(ref, sizeof ref, "refs/heads/%s", branch);
+	int rc = gf_rev(f, r, ref, sha);
+	pthread_mutex_unlock(&f->mu);
+	return rc;
+}
+
+char *ghfake_file_at(struct ghfake *f, const char *owner, const char *repo, const char *ref,
+                     const char *path, size_t *len)
+{
+	pthread_mutex_lock(&f->mu);
+	struct gf_repo *r = must_repo(f, owner, repo);
+	char spec[2048];
+	snprintf(spec, sizeof spec, "%s:%s", ref, path);
+	const char *argv[] = {"git", "cat-file", "blob", spec, NULL};
+	struct gf_out o;
+	struct gf_run run = {.argv = argv, .repo = r};
+	char *data = NULL;
+	if (r->git && gf_git(f, &run, &o) == 0) {
+		data = o.out;
+		o.out = NULL;
+		if (len)
+			*len = o.out_len;
+	}
+	if (r->git)
+		gf_out_free(&o);
+	pthread_mutex_unlock(&f->mu);
+	return data;
+}
+
+size_t ghfake_pull_count(struct ghfake *f, const char *owner, const char *repo, const char *state)
+{
+	pthread_mutex_lock(&f->mu);
+	struct gf_repo *r = gf_find_repo(f, owner, repo);
+	size_t n = 0;
+	if (r)
+		gf_pulls_sync(f, r);
+	for (size_t i = 0; r && i < r->n_issues; i++) {
+		const struct gf_issue *is = r->issues[i];
+		if (!is->pr)
+			continue;
+		n += !state || (strcmp(state, "open") == 0 && !is->closed) ||
+		     (strcmp(state, "closed") == 0 && is->closed) ||
+		     (strcmp(state, "merged") == 0 && is->pr->merged);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+cJSON *ghfake_pull(struct ghfake *f, const char *owner, const char *repo, int64_t number)
+{
+	pthread_mutex_lock(&f->mu);
+	struct gf_repo *r = gf_find_repo(f, owner, repo);
+	struct gf_issue *is = gf_find_issue(r, number);
+	cJSON *o = NULL;
+	if (is && is->pr) {
+		gf_pulls_sync(f, r);
+		o = gf_pull_json(f, r, is, true);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return o;
+}
+
+/* --- limits, faults, record --- */
+
+static struct gf_bucket *bucket_named(struct ghfake *f, const char *resource)
 {
 	if (resource && strcmp(resource, "search") == 0)
 		return &f->search;
 	if (!resource || strcmp(resource, "core") == 0)
 		return &f->core;
-	die("unknown rate-limit bucket '%s' (core or search)", resource);
-	return NULL;
+	gf_die("unknown rate-limit bucket '%s' (core or search)", resource);
 }
 
 void ghfake_rate_limit(struct ghfake *f, const char *resource, int64_t limit, int64_t window_ms)
 {
 	pthread_mutex_lock(&f->mu);
-	struct bucket *b = bucket_named(f, resource);
+	struct gf_bucket *b = bucket_named(f, resource);
 	b->limit = limit;
 	b->remaining = limit;
 	b->window_ms = window_ms > 0 ? window_ms : 3600 * 1000;
-	b->reset_ms = now(f) + b->window_ms;
+	b->reset_ms = gf_now(f) + b->window_ms;
 	pthread_mutex_unlock(&f->mu);
 }
 
@@ -1529,9 +1514,9 @@ void ghfake_set_remaining(struct ghfake *f, const char *resource, int64_t remain
                           int64_t reset_ms)
 {
 	pthread_mutex_lock(&f->mu);
-	struct bucket *b = bucket_named(f, resource);
+	struct gf_bucket *b = bucket_named(f, resource);
 	if (b->limit <= 0)
-		die("ghfake_set_remaining: turn the limit on with ghfake_rate_limit first");
+		gf_die("ghfake_set_remaining: turn the limit on with ghfake_rate_limit first");
 	b->remaining = remaining;
 	b->reset_ms = reset_ms;
 	pthread_mutex_unlock(&f->mu);
@@ -1540,7 +1525,7 @@ void ghfake_set_remaining(struct ghfake *f, const char *resource, int64_t remain
 void ghfake_secondary_limit(struct ghfake *f, unsigned n, int status, int retry_after_s)
 {
 	if (status != 403 && status != 429)
-		die("ghfake_secondary_limit: status must be 403 or 429, not %d", status);
+		gf_die("ghfake_secondary_limit: status must be 403 or 429, not %d", status);
 	pthread_mutex_lock(&f->mu);
 	f->secondary_n = n;
 	f->secondary_status = status;
@@ -1551,7 +1536,7 @@ void ghfake_secondary_limit(struct ghfake *f, unsigned n, int status, int retry_
 void ghfake_fail_next(struct ghfake *f, unsigned n, int status, bool html)
 {
 	if (status < 500 || status > 599)
-		die("ghfake_fail_next: status must be 5xx, not %d", status);
+		gf_die("ghfake_fail_next: status must be 5xx, not %d", status);
 	pthread_mutex_lock(&f->mu);
 	f->fail_n = n;
 	f->fail_status = status;
@@ -1572,7 +1557,7 @@ size_t ghfake_count(struct ghfake *f, const char *method, const char *prefix, in
 	pthread_mutex_lock(&f->mu);
 	uint64_t first = f->n_log > GHFAKE_LOG_MAX ? f->n_log - GHFAKE_LOG_MAX : 0;
 	for (uint64_t i = first; i < f->n_log; i++) {
-		const struct logline *l = &f->log[i % GHFAKE_LOG_MAX];
+		const struct gf_logline *l = &f->log[i % GHFAKE_LOG_MAX];
 		if (method && strcmp(method, l->method) != 0)
 			continue;
 		if (prefix && strncmp(l->path, prefix, strlen(prefix)) != 0)
@@ -1596,4 +1581,35 @@ uint64_t ghfake_requests(struct ghfake *f)
 int ghfake_wait_requests(struct ghfake *f, uint64_t n, unsigned timeout_ms)
 {
 	return httpfake_wait_counter(&f->mu, &f->cond, &f->n_log, n, timeout_ms);
+}
+
+void ghfake_stats(struct ghfake *f, struct ghfake_stats *out)
+{
+	pthread_mutex_lock(&f->mu);
+	*out = f->stats;
+	pthread_mutex_unlock(&f->mu);
+}
+
+uint64_t ghfake_endpoint_count(struct ghfake *f, const char *key, uint64_t *not_modified)
+{
+	uint64_t n = 0;
+	pthread_mutex_lock(&f->mu);
+	if (not_modified)
+		*not_modified = 0;
+	for (size_t i = 0; i < f->n_endpoints; i++)
+		if (strcmp(f->endpoints[i].key, key) == 0) {
+			n = f->endpoints[i].count;
+			if (not_modified)
+				*not_modified = f->endpoints[i].not_modified;
+		}
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+cJSON *ghfake_stats_json(struct ghfake *f)
+{
+	pthread_mutex_lock(&f->mu);
+	cJSON *o = stats_json(f);
+	pthread_mutex_unlock(&f->mu);
+	return o;
 }

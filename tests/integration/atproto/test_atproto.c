@@ -9,7 +9,7 @@
  *     interval is refused rather than stormed;
  *   - 429 with ratelimit-reset → paused until then, then resumed; a spent
  *     budget (ratelimit-remaining 0) → no request until the reset, then
- *     resumed — the reference's lockout cannot happen;
+ *     resumed, never locked out;
  *   - notifications paged by cursor, updateSeen, threads, author feeds,
  *     profiles; posts with facets at byte offsets after emoji and CJK and
  *     reply refs from the thread; likes, follows, deletes;
@@ -35,12 +35,12 @@
 #include <cmocka.h>
 
 #include "adapters/atproto/atproto.h"
-#include "adapters/atproto/port.h"
 #include "atptest.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "modules/bluesky/port.h"
 #include "tests/fakes/bsky/bskyfake.h"
 #include "tests/unit/llm/testloop.h"
 
@@ -119,26 +119,6 @@ static int teardown(void **state)
 static void wait_done(struct fx *fx, struct got *g)
 {
 	got_wait(&fx->loop, g);
-}
-
-/* Runs the loop for ms of real time (to show that something does NOT
- * happen while a limit holds). */
-static void on_run_for(uv_timer_t *t)
-{
-	*(bool *)t->data = true;
-}
-
-static void run_for(struct fx *fx, unsigned ms)
-{
-	bool expired = false;
-	uv_timer_t t;
-	uv_timer_init(&fx->loop, &t);
-	t.data = &expired;
-	uv_timer_start(&t, on_run_for, ms, 0);
-	while (!expired)
-		uv_run(&fx->loop, UV_RUN_ONCE);
-	uv_close((uv_handle_t *)&t, NULL);
-	uv_run(&fx->loop, UV_RUN_NOWAIT);
 }
 
 static void login_ok(struct fx *fx)
@@ -232,7 +212,7 @@ static void test_wrong_password_is_fatal_once(void **state)
 	struct atp_post_in in = {.text = "hi @alice.test", .text_len = 14, .chain = -1};
 	assert_int_equal(atp_post_create(fx->atp, &in, on_done, &g, &err), 0);
 	assert_non_null(strstr(err.msg, "no further login"));
-	run_for(fx, 50);
+	atptest_run_for(&fx->loop, 50);
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.createSession", 0), 1);
 	/* reads that need no session still work */
 	assert_true(atp_resolve_handle(fx->atp, ALICE, on_done, &g, &err) > 0);
@@ -299,7 +279,7 @@ static void test_idle_session_refreshed_by_timer(void **state)
 	login_ok(fx);
 	for (int i = 0;
 	     i < 50 && !bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 200); i++)
-		run_for(fx, 100);
+		atptest_run_for(&fx->loop, 100);
 	assert_true(bskyfake_count(fx->fake, "com.atproto.server.refreshSession", 200) >= 1);
 	/* nothing was refused on the way, and a request now goes through with
 	 * the refreshed session (no login, no ExpiredToken) */
@@ -359,7 +339,7 @@ static void test_429_pauses_until_reset_then_resumes(void **state)
 	struct got g = {0};
 	struct ga_err err = {{0}};
 	assert_true(atp_list_notifications(fx->atp, NULL, 10, on_done, &g, &err) > 0);
-	run_for(fx, 150);
+	atptest_run_for(&fx->loop, 150);
 	assert_false(g.done); /* held: not retried before the reset */
 	assert_int_equal(bskyfake_count(fx->fake, "app.bsky.notification.listNotifications", 429),
 	                 1);
@@ -369,7 +349,7 @@ static void test_429_pauses_until_reset_then_resumes(void **state)
 	assert_int_equal(b.remaining, 0);
 	/* a write is another budget: it is not held by the read limit */
 	struct got gw = {0};
-	assert_true(atp_follow(fx->atp, fx->alice_did, on_done, &gw, &err) > 0);
+	assert_true(atp_follow(fx->atp, fx->alice_did, NULL, on_done, &gw, &err) > 0);
 	wait_done(fx, &gw);
 	assert_int_equal(gw.r.kind, ATP_OK);
 	got_reset(&gw);
@@ -395,7 +375,7 @@ static void test_spent_budget_waits_for_reset_and_resumes(void **state)
 	for (int i = 0; i < 5; i++)
 		assert_true(atp_get_profile(fx->atp, ALICE, on_done, &g[i], &err) > 0);
 	wait_done(fx, &g[2]);
-	run_for(fx, 100);
+	atptest_run_for(&fx->loop, 100);
 	assert_false(g[3].done); /* remaining 0: the client does not even ask */
 	assert_int_equal(bskyfake_count(fx->fake, "app.bsky.actor.getProfile", 0), 3);
 	advance(61 * 1000);
@@ -415,7 +395,7 @@ static void test_login_429_waits_for_reset(void **state)
 	struct got g = {0};
 	struct ga_err err = {{0}};
 	assert_true(atp_login(fx->atp, on_done, &g, &err) > 0);
-	run_for(fx, 100);
+	atptest_run_for(&fx->loop, 100);
 	assert_false(g.done);
 	assert_int_equal(bskyfake_count(fx->fake, "com.atproto.server.createSession", 0), 1);
 	advance(31 * 1000);
@@ -595,7 +575,7 @@ static void test_post_reply_with_facets(void **state)
 	snprintf(like_uri, sizeof like_uri, "%s", json_string_or(g.json, "uri", ""));
 	got_reset(&g);
 	assert_int_equal(bskyfake_record_count(fx->fake, AGENT, ATP_COLL_LIKE), 1);
-	assert_true(atp_follow(fx->atp, fx->alice_did, on_done, &g, &err) > 0);
+	assert_true(atp_follow(fx->atp, fx->alice_did, NULL, on_done, &g, &err) > 0);
 	wait_done(fx, &g);
 	assert_int_equal(g.r.kind, ATP_OK);
 	got_reset(&g);
@@ -811,7 +791,7 @@ static void test_error_sentences(void **state)
 	got_reset(&g);
 	/* a 502 on a create: not repeated, the caller reconciles */
 	bskyfake_fail_next(fx->fake, 1, 502, false);
-	assert_true(atp_follow(fx->atp, fx->alice_did, on_done, &g, &err) > 0);
+	assert_true(atp_follow(fx->atp, fx->alice_did, NULL, on_done, &g, &err) > 0);
 	wait_done(fx, &g);
 	assert_int_equal(g.r.kind, ATP_ERR_TRANSIENT);
 	assert_true(g.r.maybe_applied);
@@ -838,7 +818,7 @@ static void test_free_cancels_pending(void **state)
 	const char *text = "hi @alice.test";
 	struct atp_post_in in = {.text = text, .text_len = strlen(text), .chain = -1};
 	assert_true(atp_post_create(fx->atp, &in, on_done, &g2, &err) > 0);
-	run_for(fx, 50);
+	atptest_run_for(&fx->loop, 50);
 	assert_false(g1.done);
 	atp_client_free(fx->atp);
 	fx->atp = NULL;

@@ -30,11 +30,11 @@
 
 #include <cmocka.h>
 
-#include "adapters/atproto/port.h"
 #include "atptest.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
+#include "modules/bluesky/port.h"
 #include "modules/journal/journal.h"
 #include "modules/outbound/audit.h"
 #include "modules/outbound/outbound.h"
@@ -69,26 +69,6 @@ static void on_final(void *ud, const struct decision *d, const char *artifact)
 static void on_closed(void *ud)
 {
 	((struct fx *)ud)->closed = true;
-}
-
-static void on_slice(uv_timer_t *t)
-{
-	*(bool *)t->data = true;
-}
-
-/* Runs the loop for about ms (the reconciliation has no callback of its
- * own: the test polls the journal between slices). */
-static void run_slice(uv_loop_t *loop, unsigned ms)
-{
-	bool done = false;
-	uv_timer_t t;
-	uv_timer_init(loop, &t);
-	t.data = &done;
-	uv_timer_start(&t, on_slice, ms, 0);
-	while (!done)
-		uv_run(loop, UV_RUN_ONCE);
-	uv_close((uv_handle_t *)&t, NULL);
-	uv_run(loop, UV_RUN_NOWAIT);
 }
 
 static void start_outbound(struct fx *fx)
@@ -241,7 +221,7 @@ static void test_crash_between_post_and_done_reconciled(void **state)
 	for (int i = 0; i < 500 && (journal_state_of(fx->j, "made-key") == JOURNAL_INTENT ||
 	                            journal_state_of(fx->j, "lost-key") == JOURNAL_INTENT);
 	     i++)
-		run_slice(&fx->loop, 20);
+		atptest_run_for(&fx->loop, 20);
 	assert_int_equal(journal_state_of(fx->j, "made-key"), JOURNAL_DONE);
 	assert_string_equal(journal_artifact(fx->j, "made-key"), made_uri);
 	assert_int_equal(journal_state_of(fx->j, "lost-key"), JOURNAL_FAILED);
@@ -402,7 +382,7 @@ static void test_follow_and_delete_reconciled(void **state)
 	cJSON_AddStringToObject(rec, ATP_FIELD_KEY, k_alice);
 	assert_true(atp_create_record(fx->atp, ATP_COLL_FOLLOW, rec, on_done, &g[0], &e) > 0);
 	cJSON_Delete(rec);
-	assert_true(atp_follow(fx->atp, bob_did, on_done, &g[1], &e) > 0);
+	assert_true(atp_follow(fx->atp, bob_did, NULL, on_done, &g[1], &e) > 0);
 	assert_true(atp_delete_uri(fx->atp, gone, on_done, &g[2], &e) > 0);
 	assert_true(atp_delete_uri(fx->atp, legacy, on_done, &g[3], &e) > 0);
 	for (int i = 0; i < 4; i++) {
@@ -427,7 +407,7 @@ static void test_follow_and_delete_reconciled(void **state)
 			open = open || journal_state_of(fx->j, keys[k]) == JOURNAL_INTENT;
 		if (!open)
 			break;
-		run_slice(&fx->loop, 20);
+		atptest_run_for(&fx->loop, 20);
 	}
 	assert_int_equal(journal_state_of(fx->j, k_alice), JOURNAL_DONE);
 	assert_string_equal(journal_artifact(fx->j, k_alice), alice_follow);

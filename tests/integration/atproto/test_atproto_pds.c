@@ -28,12 +28,12 @@
 #include <cmocka.h>
 
 #include "adapters/atproto/atproto.h"
-#include "adapters/atproto/port.h"
 #include "atptest.h"
 #include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "modules/bluesky/port.h"
 #include "proc.h"
 #include "tests/unit/llm/testloop.h"
 

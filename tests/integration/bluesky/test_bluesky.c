@@ -1,8 +1,10 @@
 /*
- * The agent on Bluesky end to end (issue 12 item 9), black-box: the real
- * general-agent binary against the Bluesky fake (tests/fakes/bsky, in this
- * process: its state outlives the agent's restarts) and llmfake-server (a
- * process; its --record file shows every model call).
+ * The agent on Bluesky end to end, black-box: the real general-agent binary
+ * against the Bluesky fake (tests/fakes/bsky, in this process: its state
+ * outlives the agent's restarts) and llmfake-server (a process; its record
+ * shows every model call). The real network runs what it can do on demand
+ * (test_bluesky_net.c); the fake stays for what it cannot: a 429 with
+ * ratelimit-reset, an answer lost after a write, an AppView that lags.
  *
  *   - a human mentions the agent: exactly one reply, with reply refs to the
  *     mention (root and parent), a mention facet with the human's DID and a
@@ -12,6 +14,10 @@
  *   - SIGKILL while the model is composing, restart: the mention is
  *     answered (none lost); SIGKILL right after the reply was created,
  *     restart: still one reply (none answered twice);
+ *   - the PDS writes a reply but its answer is lost (a 502 after the
+ *     write) while the AppView does not show our posts yet: reconciled,
+ *     never sent twice, counted once — the thread ends with a like at
+ *     SELF.md's 4 replies;
  *   - the access token expires mid-run (400 ExpiredToken): the agent
  *     refreshes and answers the next mention; createSession was called
  *     once in the whole run;
@@ -36,7 +42,9 @@
  *     validator (an echo): nothing posted (§7.1);
  *   - the peer announcement is the agent's voice phrase
  *     (voice-phrases.json bluesky.peer_announcement), the built-in one
- *     without a file (issue 13 item 3).
+ *     without a file;
+ *   - `general-agent why` tells one walk for a mention answered with a
+ *     reply and for one answered with a like.
  *
  * Timing: the awareness check runs every 0.4 s here (GA_BLUESKY_AWARENESS_MS)
  * and the pacing gaps are 50 ms; waits poll until true or their timeout.
@@ -63,191 +71,25 @@
 #include <cjson/cJSON.h>
 #include <cmocka.h>
 
+#include "bsky_agent.h"
 #include "modules/reflection/voice.h"
 #include "proc.h"
 #include "tests/fakes/bsky/bskyfake.h"
 
-#define W        20000
+#define W        BSKY_AGENT_WAIT_MS
 #define PASSWORD "app-pass-1234-abcd"
 
-static int64_t mono_ms(void)
+/* The agent against the fake, with up to two more variables. */
+static void start_agent(struct bsky_agent *a, struct bskyfake *f, const char *name,
+                        const char *handle, const struct bsky_llm *llm, const char *extra_env,
+                        const char *extra_env2)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void dump(struct proc *p, const char *home)
-{
-	char *e = proc_stderr(p), *o = proc_stdout(p);
-	fprintf(stderr, "---- agent stderr ----\n%s\n---- agent stdout ----\n%s\n", e ? e : "",
-	        o ? o : "");
-	free(e);
-	free(o);
-	char *log = home ? home_read(home, "memory/decisions.jsonl") : NULL;
-	fprintf(stderr, "---- decisions.jsonl ----\n%s\n", log ? log : "(none)");
-	free(log);
-}
-
-/* ---- the model ------------------------------------------------------------------- */
-
-struct fake {
-	pid_t pid;
-	char env[160];
-};
-
-static void start_llm(const char *home, const char *script, struct fake *f)
-{
-	home_write(home, "llm-script.json", script);
-	char bin[1024], scriptp[1024], portp[1024], rec[1024];
-	snprintf(bin, sizeof bin, "%s/tests/fakes/llm/llmfake-server", getenv("GA_BUILD_DIR"));
-	snprintf(scriptp, sizeof scriptp, "%s/llm-script.json", home);
-	snprintf(portp, sizeof portp, "%s/llm.port", home);
-	snprintf(rec, sizeof rec, "%s/llm-record.jsonl", home);
-	unlink(portp);
-	pid_t pid = fork();
-	if (pid == 0) {
-		/* dies with the test, even when a failed assertion skips the stop */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		int null = open("/dev/null", O_RDONLY);
-		dup2(null, 0);
-		execl(bin, bin, "--script", scriptp, "--port-file", portp, "--record", rec,
-		      (char *)NULL);
-		_exit(127);
+	const char *extra[] = {extra_env, extra_env2, NULL};
+	if (!extra_env) {
+		extra[0] = extra_env2;
+		extra[1] = NULL;
 	}
-	f->pid = pid;
-	for (int i = 0; i < 1000; i++) {
-		char *port = home_read(home, "llm.port");
-		if (port && atoi(port) > 0) {
-			snprintf(f->env, sizeof f->env, "LLM_BASE_URL=http://127.0.0.1:%d/v1",
-			         atoi(port));
-			free(port);
-			return;
-		}
-		free(port);
-		usleep(10000);
-	}
-	fail_msg("llmfake-server did not start");
-}
-
-static void stop_llm(struct fake *f)
-{
-	kill(f->pid, SIGTERM);
-	waitpid(f->pid, NULL, 0);
-}
-
-static int llm_calls(const char *home)
-{
-	char *rec = home_read(home, "llm-record.jsonl");
-	int n = 0;
-	for (char *c = rec; c && *c; c++)
-		n += *c == '\n';
-	free(rec);
-	return n;
-}
-
-/* A model that answers each post with the next of texts (through
- * bluesky_reply), then a final word: two calls per post. The last text
- * repeats. */
-static char *reply_script_seq(const char *const *texts, size_t n, int delay_ms)
-{
-	cJSON *arr = cJSON_CreateArray();
-	for (size_t i = 0; i < n; i++) {
-		cJSON *e = cJSON_CreateObject();
-		cJSON *m = cJSON_AddObjectToObject(e, "match");
-		cJSON *tools = cJSON_AddArrayToObject(m, "tools");
-		cJSON_AddItemToArray(tools, cJSON_CreateString("bluesky_reply"));
-		cJSON_AddStringToObject(m, "last_user_contains", "Answer this post");
-		cJSON *calls = cJSON_AddArrayToObject(e, "tool_calls");
-		cJSON *c = cJSON_CreateObject();
-		cJSON_AddStringToObject(c, "name", "bluesky_reply");
-		cJSON *args = cJSON_AddObjectToObject(c, "arguments");
-		cJSON_AddStringToObject(args, "text", texts[i]);
-		cJSON_AddStringToObject(args, "post_uri", "at://the-post-of-this-turn");
-		cJSON_AddStringToObject(args, "post_cid", "bafyreiplaceholder");
-		cJSON_AddItemToArray(calls, c);
-		if (delay_ms)
-			cJSON_AddNumberToObject(e, "delay_ms", delay_ms);
-		if (i + 1 < n)
-			cJSON_AddNumberToObject(e, "times", 1);
-		cJSON_AddItemToArray(arr, e);
-		/* after the tool's result: a final word */
-		cJSON *fin = cJSON_CreateObject();
-		cJSON_AddStringToObject(fin, "content", "Replied.");
-		if (i + 1 < n)
-			cJSON_AddNumberToObject(fin, "times", 1);
-		cJSON_AddItemToArray(arr, fin);
-	}
-	char *s = cJSON_PrintUnformatted(arr);
-	cJSON_Delete(arr);
-	return s;
-}
-
-static char *reply_script(const char *text, int delay_ms)
-{
-	return reply_script_seq(&text, 1, delay_ms);
-}
-
-/* ---- the agent ------------------------------------------------------------------------ */
-
-struct agent {
-	struct proc p;
-	char home_env[64];
-	char service[200];
-	char user[160];
-	char owner[200];
-	char *home;
-};
-
-static void start_agent(struct agent *a, struct bskyfake *f, const char *name, const char *handle,
-                        const struct fake *llm, const char *extra_env, const char *extra_env2)
-{
-	snprintf(a->service, sizeof a->service, "BLUESKY_SERVICE=%s", bskyfake_base_url(f));
-	snprintf(a->user, sizeof a->user, "AGENT_BLUESKY_USERNAME=%s", handle);
-	snprintf(a->home_env, sizeof a->home_env, "AGENT_NAME=%s", name);
-	const char *env[] = {a->home_env,
-	                     a->service,
-	                     a->user,
-	                     "AGENT_BLUESKY_PASSWORD=" PASSWORD,
-	                     "OWNER_BLUESKY_SOCIAL_HANDLE=owner.test",
-	                     a->owner,
-	                     llm->env,
-	                     "LLM_MODEL=fake-model",
-	                     "LLM_API_KEY=test-key-0123456789",
-	                     "GA_BLUESKY_AWARENESS_MS=400",
-	                     "GA_BLUESKY_FEED_MS=600000",
-	                     "GA_BLUESKY_PEERS_MS=600000",
-	                     "GA_BLUESKY_PACE_MS=50",
-	                     "GA_BLUESKY_MIN_INTERVAL_MS=50",
-	                     "GA_BLUESKY_SPACING_MS=20",
-	                     "DASHBOARD_ADDR=off",
-	                     extra_env ? extra_env : "GA_TEST_NOTHING=1",
-	                     extra_env2 ? extra_env2 : "GA_TEST_NOTHING2=1",
-	                     NULL};
-	if (proc_start(&a->p, a->home, (const char *const[]){NULL}, env) != 0)
-		fail_msg("cannot start general-agent in %s", a->home);
-	if (!proc_wait_output(&a->p, "signed in", W)) {
-		dump(&a->p, a->home);
-		fail_msg("the agent did not sign in to Bluesky");
-	}
-}
-
-static void stop_agent(struct agent *a)
-{
-	proc_signal(&a->p, SIGTERM);
-	int rc = proc_wait(&a->p, W);
-	if (rc != 0) {
-		dump(&a->p, a->home);
-		fail_msg("the agent exited %d", rc);
-	}
-	proc_cleanup(&a->p);
-}
-
-static void kill_agent(struct agent *a)
-{
-	proc_signal(&a->p, SIGKILL);
-	proc_wait(&a->p, W);
-	proc_cleanup(&a->p);
+	bsky_agent_start(a, bskyfake_base_url(f), name, handle, PASSWORD, llm, extra);
 }
 
 /* ---- the world ------------------------------------------------------------------------ */
@@ -284,8 +126,8 @@ static size_t replies_of(struct bskyfake *f, const char *handle)
 
 static bool wait_replies(struct bskyfake *f, const char *handle, size_t n, int ms)
 {
-	int64_t end = mono_ms() + ms;
-	while (mono_ms() < end) {
+	int64_t end = bsky_mono_ms() + ms;
+	while (bsky_mono_ms() < end) {
 		if (replies_of(f, handle) >= n)
 			return true;
 		usleep(50000);
@@ -316,16 +158,6 @@ static cJSON *newest_reply(struct bskyfake *f, const char *handle)
 	return out;
 }
 
-static const char *jstr(const cJSON *o, const char *path1, const char *path2, const char *path3)
-{
-	const cJSON *x = cJSON_GetObjectItem(o, path1);
-	if (path2)
-		x = cJSON_GetObjectItem(x, path2);
-	if (path3)
-		x = cJSON_GetObjectItem(x, path3);
-	return cJSON_GetStringValue(x) ? cJSON_GetStringValue(x) : "";
-}
-
 /* ---- 1. a human mentions the agent -------------------------------------------------- */
 
 static void test_mention_one_reply(void **state)
@@ -333,15 +165,15 @@ static void test_mention_one_reply(void **state)
 	(void)state;
 	struct world w;
 	world_new(&w);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	/* an emoji before the facets: byte offsets differ from UTF-16 ones */
 	static const char reply_text[] =
 	        "\xF0\x9F\x99\x82 @human.test the parser keeps the escape; "
 	        "see https://example.com/docs for the details";
-	char *script = reply_script(reply_text, 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	char *script = bsky_reply_script(reply_text, 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	char uri[BSKYFAKE_URI_MAX], cid[BSKYFAKE_CID_MAX];
 	assert_int_equal(bskyfake_post(w.f, "human.test",
@@ -351,51 +183,28 @@ static void test_mention_one_reply(void **state)
 	                 0);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("no reply to the mention");
 	}
 	settle(2000);
 	assert_int_equal(replies_of(w.f, "agent.test"), 1);
-	assert_int_equal(llm_calls(a.home), 2); /* the tool call, then the final word */
+	assert_int_equal(bsky_llm_calls(a.home), 2); /* the tool call, then the final word */
 	/* §6.3 step 6: the prompt says whether we know this person */
-	char *rec = home_read(a.home, "llm-record.jsonl");
+	char *rec = bsky_llm_record(a.home);
 	if (!rec || !strstr(rec, "You have not interacted with @human.test before."))
 		fail_msg("no relationship line in the prompt: %s", rec ? rec : "(none)");
 	free(rec);
 	cJSON *r = newest_reply(w.f, "agent.test");
 	assert_non_null(r);
 	const cJSON *v = cJSON_GetObjectItem(r, "value");
-	assert_string_equal(jstr(v, "text", NULL, NULL), reply_text);
-	assert_string_equal(jstr(v, "reply", "parent", "uri"), uri);
-	assert_string_equal(jstr(v, "reply", "parent", "cid"), cid);
-	assert_string_equal(jstr(v, "reply", "root", "uri"), uri);
-	assert_string_equal(jstr(v, "reply", "root", "cid"), cid);
+	assert_string_equal(bsky_jstr(v, "text", NULL, NULL), reply_text);
+	assert_string_equal(bsky_jstr(v, "reply", "parent", "uri"), uri);
+	assert_string_equal(bsky_jstr(v, "reply", "parent", "cid"), cid);
+	assert_string_equal(bsky_jstr(v, "reply", "root", "uri"), uri);
+	assert_string_equal(bsky_jstr(v, "reply", "root", "cid"), cid);
 	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(v, "gaChain")), 1);
 	/* facets: the mention (with the human's DID) and the link, in bytes */
-	const char *mention = strstr(reply_text, "@human.test");
-	const char *link = strstr(reply_text, "https://example.com/docs");
-	bool saw_mention = false, saw_link = false;
-	const cJSON *fct;
-	cJSON_ArrayForEach(fct, cJSON_GetObjectItem(v, "facets"))
-	{
-		const cJSON *idx = cJSON_GetObjectItem(fct, "index");
-		int bs = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteStart"));
-		int be = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(idx, "byteEnd"));
-		const cJSON *feat = cJSON_GetArrayItem(cJSON_GetObjectItem(fct, "features"), 0);
-		const char *type = jstr(feat, "$type", NULL, NULL);
-		if (strcmp(type, "app.bsky.richtext.facet#mention") == 0) {
-			assert_int_equal(bs, mention - reply_text);
-			assert_int_equal(be, mention - reply_text + 11);
-			assert_string_equal(jstr(feat, "did", NULL, NULL), w.human_did);
-			saw_mention = true;
-		} else if (strcmp(type, "app.bsky.richtext.facet#link") == 0) {
-			assert_int_equal(bs, link - reply_text);
-			assert_int_equal(be, link - reply_text + 24);
-			saw_link = true;
-		}
-	}
-	assert_true(saw_mention);
-	assert_true(saw_link);
+	bsky_check_facets(v, "@human.test", w.human_did, "https://example.com/docs");
 	cJSON_Delete(r);
 	/* the cursor reached the server */
 	assert_true(bskyfake_seen_at(w.f, "agent.test") > 0);
@@ -405,7 +214,7 @@ static void test_mention_one_reply(void **state)
 	assert_non_null(strstr(log, uri));
 	assert_non_null(strstr(log, "\"answered\""));
 	free(log);
-	stop_agent(&a);
+	bsky_agent_stop(&a);
 	/* status (and the dashboard) show the Bluesky side */
 	char *st = home_read(a.home, "memory/status.json");
 	cJSON *sj = st ? cJSON_Parse(st) : NULL;
@@ -414,8 +223,8 @@ static void test_mention_one_reply(void **state)
 	        cJSON_GetObjectItem(cJSON_GetObjectItem(sj, "data"), "services"), "bluesky");
 	if (!bs)
 		fail_msg("no services.bluesky in memory/status.json");
-	assert_string_equal(jstr(bs, "session", NULL, NULL), "active");
-	assert_string_equal(jstr(bs, "handle", NULL, NULL), "agent.test");
+	assert_string_equal(bsky_jstr(bs, "session", NULL, NULL), "active");
+	assert_string_equal(bsky_jstr(bs, "handle", NULL, NULL), "agent.test");
 	assert_true(cJSON_GetNumberValue(cJSON_GetObjectItem(bs, "handled")) >= 1);
 	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(bs, "logins")), 1);
 	assert_non_null(cJSON_GetObjectItem(bs, "lastCheck"));
@@ -430,15 +239,15 @@ static void test_mention_one_reply(void **state)
 	        cJSON_GetObjectItem(cJSON_GetObjectItem(sj, "data"), "relationships"), 0);
 	if (!rel)
 		fail_msg("no relationship record in memory/bluesky.json");
-	assert_string_equal(jstr(rel, "did", NULL, NULL), w.human_did);
-	assert_string_equal(jstr(rel, "handle", NULL, NULL), "human.test");
+	assert_string_equal(bsky_jstr(rel, "did", NULL, NULL), w.human_did);
+	assert_string_equal(bsky_jstr(rel, "handle", NULL, NULL), "human.test");
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(rel, "responded")));
 	const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(rel, "interactions"), 0);
-	assert_string_equal(jstr(first, "type", NULL, NULL), "mention");
-	assert_string_equal(jstr(first, "uri", NULL, NULL), uri);
+	assert_string_equal(bsky_jstr(first, "type", NULL, NULL), "mention");
+	assert_string_equal(bsky_jstr(first, "uri", NULL, NULL), uri);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(first, "responded")));
 	cJSON_Delete(sj);
-	stop_llm(&llm);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -450,36 +259,37 @@ static void test_kill_and_restart(void **state)
 	(void)state;
 	struct world w;
 	world_new(&w);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	/* the model takes 3 s: the agent is killed while it composes */
-	char *script = reply_script("The escape is kept as written, nothing is dropped.", 3000);
-	struct fake slow;
-	start_llm(a.home, script, &slow);
+	char *script =
+	        bsky_reply_script("The escape is kept as written, nothing is dropped.", 3000);
+	struct bsky_llm slow;
+	bsky_llm_start(a.home, script, &slow);
 	free(script);
 	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test is the escape kept?", NULL,
 	                               NULL, NULL),
 	                 0);
 	start_agent(&a, w.f, "Ada", "agent.test", &slow, NULL, NULL);
-	int64_t end = mono_ms() + W;
-	while (llm_calls(a.home) < 1 && mono_ms() < end)
+	int64_t end = bsky_mono_ms() + W;
+	while (bsky_llm_calls(a.home) < 1 && bsky_mono_ms() < end)
 		usleep(20000);
-	assert_true(llm_calls(a.home) >= 1);
-	kill_agent(&a);
-	stop_llm(&slow);
+	assert_true(bsky_llm_calls(a.home) >= 1);
+	bsky_agent_kill(&a);
+	bsky_llm_stop(&slow);
 	assert_int_equal(replies_of(w.f, "agent.test"), 0);
 	/* restart: the notification was not lost */
-	script = reply_script("The escape is kept as written, nothing is dropped.", 0);
-	struct fake fast;
-	start_llm(a.home, script, &fast);
+	script = bsky_reply_script("The escape is kept as written, nothing is dropped.", 0);
+	struct bsky_llm fast;
+	bsky_llm_start(a.home, script, &fast);
 	free(script);
 	start_agent(&a, w.f, "Ada", "agent.test", &fast, NULL, NULL);
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the notification was lost across the crash");
 	}
 	/* killed right after the reply exists: no second reply after restart */
-	kill_agent(&a);
+	bsky_agent_kill(&a);
 	start_agent(&a, w.f, "Ada", "agent.test", &fast, NULL, NULL);
 	settle(3000);
 	assert_int_equal(replies_of(w.f, "agent.test"), 1);
@@ -488,13 +298,99 @@ static void test_kill_and_restart(void **state)
 	                               NULL, NULL, NULL),
 	                 0);
 	if (!wait_replies(w.f, "agent.test", 2, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("a new mention after the restarts was not answered");
 	}
 	settle(1500);
 	assert_int_equal(replies_of(w.f, "agent.test"), 2);
-	stop_agent(&a);
-	stop_llm(&fast);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&fast);
+	home_remove(a.home);
+	bskyfake_free(w.f);
+}
+
+/* ---- 2b. a reply whose answer was lost, learnt from the journal ---------------------- */
+
+/* The PDS writes our reply but its answer is lost (a 502 after the write),
+ * and the AppView has not indexed our posts yet (the thread never shows
+ * them): the reply is found by the reconcile, never sent twice, and counts
+ * as one of ours — a thread of four more mentions ends with a like at
+ * SELF.md's 4 replies, not a fifth reply. */
+static void test_lost_answer_counted(void **state)
+{
+	(void)state;
+	struct world w;
+	world_new(&w);
+	struct bsky_agent a = {.home = home_new()};
+	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
+	char *script = bsky_reply_script_seq(bsky_lexer_answers, 5, 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
+	free(script);
+	bskyfake_hide_in_threads(w.f, "agent.test", true);
+	bskyfake_lose_answers(w.f, 1);
+	char root[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test",
+	                               "@agent.test does the lexer keep a trailing backslash?",
+	                               NULL, root, NULL),
+	                 0);
+	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
+	/* the reply exists after the lost answer; the journal learns it from
+	 * the reconcile, the post is not answered again */
+	if (!wait_replies(w.f, "agent.test", 1, W)) {
+		bsky_agent_dump(&a);
+		fail_msg("no reply to the mention");
+	}
+	int64_t end = bsky_mono_ms() + W;
+	char *log = NULL;
+	while (bsky_mono_ms() < end) {
+		free(log);
+		log = home_read(a.home, "memory/decisions.jsonl");
+		if (log && strstr(log, "\"already_replied\""))
+			break;
+		usleep(100000);
+	}
+	if (!log || !strstr(log, "\"reply_unresolved\"") || !strstr(log, "\"already_replied\"")) {
+		bsky_agent_dump(&a);
+		fail_msg("the lost answer was not reconciled into 'already replied'");
+	}
+	free(log);
+	assert_int_equal(replies_of(w.f, "agent.test"), 1);
+	/* four more questions on sibling branches (our reply is in none of
+	 * them, and no thread shows it): three replies, then a like */
+	static const char *const more[] = {
+	        "@agent.test and tabs inside strings?",
+	        "@agent.test where are unicode escapes decoded?",
+	        "@agent.test are surrogate pairs joined in the same place?",
+	        "@agent.test would a second lexer pass make it simpler?",
+	};
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(bskyfake_post(w.f, "human.test", more[i], root, NULL, NULL), 0);
+		if (!wait_replies(w.f, "agent.test", 2 + i, W)) {
+			bsky_agent_dump(&a);
+			fail_msg("no reply to question %zu", i + 2);
+		}
+	}
+	char last[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test", more[3], root, last, NULL), 0);
+	end = bsky_mono_ms() + W;
+	while (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") < 1 &&
+	       bsky_mono_ms() < end)
+		usleep(50000);
+	settle(1500);
+	if (replies_of(w.f, "agent.test") != 4 ||
+	    bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") != 1) {
+		bsky_agent_dump(&a);
+		fail_msg("%zu replies and %zu likes: SELF.md allows 4 replies, then a like",
+		         replies_of(w.f, "agent.test"),
+		         bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like"));
+	}
+	cJSON *likes = bskyfake_records(w.f, "agent.test", "app.bsky.feed.like");
+	assert_string_equal(bsky_jstr(cJSON_GetArrayItem(likes, 0), "value", "subject", "uri"),
+	                    last);
+	cJSON_Delete(likes);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -506,11 +402,11 @@ static void test_expired_token(void **state)
 	(void)state;
 	struct world w;
 	world_new(&w);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
-	char *script = reply_script("Tabs are kept too; only the line end is trimmed.", 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	char *script = bsky_reply_script("Tabs are kept too; only the line end is trimmed.", 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	/* a few checks with the first token */
@@ -520,19 +416,19 @@ static void test_expired_token(void **state)
 	        bskyfake_post(w.f, "human.test", "@agent.test what about tabs?", NULL, NULL, NULL),
 	        0);
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("no reply after the token expired");
 	}
 	assert_true(bskyfake_count(w.f, "com.atproto.server.refreshSession", 200) >= 1);
 	assert_int_equal(bskyfake_count(w.f, "com.atproto.server.createSession", 0), 1);
 	assert_true(bskyfake_count(w.f, NULL, 400) >= 1); /* the ExpiredToken answer */
-	stop_agent(&a);
+	bsky_agent_stop(&a);
 	/* a restart reuses the persisted session: still one login */
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	settle(1500);
 	assert_int_equal(bskyfake_count(w.f, "com.atproto.server.createSession", 0), 1);
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -544,17 +440,17 @@ static void test_rate_limited(void **state)
 	(void)state;
 	struct world w;
 	world_new(&w);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
-	char *script = reply_script("Yes, the limit resets and I carry on.", 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	char *script = bsky_reply_script("Yes, the limit resets and I carry on.", 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	assert_int_equal(bskyfake_wait_requests(w.f, bskyfake_requests(w.f) + 3, W), 0);
 	const int reset_ms = 3000;
 	bskyfake_force_429(w.f, 1, reset_ms);
-	int64_t t429 = mono_ms();
+	int64_t t429 = bsky_mono_ms();
 	/* the next request gets the 429 */
 	uint64_t before = bskyfake_requests(w.f);
 	assert_int_equal(bskyfake_wait_requests(w.f, before + 1, W), 0);
@@ -563,18 +459,18 @@ static void test_rate_limited(void **state)
 	        bskyfake_post(w.f, "human.test", "@agent.test still there?", NULL, NULL, NULL), 0);
 	/* paused: nothing is asked until the reset (with a margin for the
 	 * reset's whole-second rounding) */
-	while (mono_ms() < t429 + reset_ms - 1200)
+	while (bsky_mono_ms() < t429 + reset_ms - 1200)
 		usleep(50000);
 	assert_int_equal(bskyfake_requests(w.f), after_429);
 	/* resumed */
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the agent did not resume after the rate limit's reset");
 	}
-	assert_true(mono_ms() >= t429 + reset_ms - 1200);
+	assert_true(bsky_mono_ms() >= t429 + reset_ms - 1200);
 	assert_int_equal(bskyfake_count(w.f, NULL, 429), 1);
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -634,7 +530,7 @@ static void test_two_agents(void **state)
 	world_new(&w);
 	char bdid[BSKYFAKE_DID_MAX];
 	bskyfake_add_account(w.f, "bob.test", PASSWORD, bdid);
-	struct agent a = {.home = home_new()}, b = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()}, b = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	snprintf(b.owner, sizeof b.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	/* each model always answers, substantively and differently, and tags
@@ -655,11 +551,11 @@ static void test_two_agents(void **state)
 	        "@agent.test And the fuzz target should compare spans against a slow reference "
 	        "lexer.",
 	};
-	char *sa = reply_script_seq(ta, 5, 0);
-	char *sb = reply_script_seq(tb, 5, 0);
-	struct fake la, lb;
-	start_llm(a.home, sa, &la);
-	start_llm(b.home, sb, &lb);
+	char *sa = bsky_reply_script_seq(ta, 5, 0);
+	char *sb = bsky_reply_script_seq(tb, 5, 0);
+	struct bsky_llm la, lb;
+	bsky_llm_start(a.home, sa, &la);
+	bsky_llm_start(b.home, sb, &lb);
 	free(sa);
 	free(sb);
 	int port = free_port();
@@ -688,31 +584,31 @@ static void test_two_agents(void **state)
 	 * 5 s (a slow agent under ASan on a loaded machine must not end the
 	 * wait before its like). */
 	size_t last = 0;
-	int64_t quiet_since = mono_ms(), end = mono_ms() + 90000;
-	while (mono_ms() < end) {
+	int64_t quiet_since = bsky_mono_ms(), end = bsky_mono_ms() + 90000;
+	while (bsky_mono_ms() < end) {
 		size_t n = replies_of(w.f, "agent.test") + replies_of(w.f, "bob.test");
 		size_t nl = bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") +
 		            bskyfake_record_count(w.f, "bob.test", "app.bsky.feed.like");
 		if (n + nl != last) {
 			last = n + nl;
-			quiet_since = mono_ms();
+			quiet_since = bsky_mono_ms();
 		}
-		if (n > 0 && nl > 0 && mono_ms() - quiet_since > 5000)
+		if (n > 0 && nl > 0 && bsky_mono_ms() - quiet_since > 5000)
 			break;
 		usleep(100000);
 	}
 	size_t na = replies_of(w.f, "agent.test"), nb = replies_of(w.f, "bob.test");
-	if (na + nb == 0 || mono_ms() >= end) {
-		dump(&a.p, a.home);
-		dump(&b.p, b.home);
+	if (na + nb == 0 || bsky_mono_ms() >= end) {
+		bsky_agent_dump(&a);
+		bsky_agent_dump(&b);
 		fail_msg("the thread did not settle (%zu + %zu replies)", na, nb);
 	}
 	if (getenv("GA_TEST_VERBOSE")) {
 		fprintf(stderr, "replies: %zu + %zu, likes %zu + %zu\n", na, nb,
 		        bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like"),
 		        bskyfake_record_count(w.f, "bob.test", "app.bsky.feed.like"));
-		dump(&a.p, a.home);
-		dump(&b.p, b.home);
+		bsky_agent_dump(&a);
+		bsky_agent_dump(&b);
 	}
 	/* every agent post carries its chain, none beyond MAX_ACL (4); each
 	 * agent stays within SELF.md's replies per thread (4); every post is
@@ -731,7 +627,7 @@ static void test_two_agents(void **state)
 			mine++;
 			int chain = (int)cJSON_GetNumberValue(cJSON_GetObjectItem(v, "gaChain"));
 			assert_true(chain >= 1 && chain <= 4);
-			const char *t = jstr(v, "text", NULL, NULL);
+			const char *t = bsky_jstr(v, "text", NULL, NULL);
 			bool scripted = false;
 			for (int k = 0; k < 5; k++)
 				scripted |= strncmp(t, texts[h][k], strlen(texts[h][k])) == 0;
@@ -754,13 +650,14 @@ static void test_two_agents(void **state)
 		cJSON_ArrayForEach(l, ls)
 		{
 			likes++;
-			cJSON *liked = bskyfake_record(w.f, jstr(l, "value", "subject", "uri"));
+			cJSON *liked =
+			        bskyfake_record(w.f, bsky_jstr(l, "value", "subject", "uri"));
 			assert_non_null(liked);
 			int chain =
 			        (int)cJSON_GetNumberValue(cJSON_GetObjectItem(liked, "gaChain"));
 			if (chain < 1 || chain > 4) {
-				dump(&a.p, a.home);
-				dump(&b.p, b.home);
+				bsky_agent_dump(&a);
+				bsky_agent_dump(&b);
 				fail_msg("%s liked a post with chain %d", handles[h], chain);
 			}
 			cJSON_Delete(liked);
@@ -770,7 +667,7 @@ static void test_two_agents(void **state)
 	assert_true(likes >= 1);
 	/* Ada's prompts: what she remembers of Bob, and from her third
 	 * answer on, her history with him */
-	char *ra = home_read(a.home, "llm-record.jsonl");
+	char *ra = bsky_llm_record(a.home);
 	if (!ra || !strstr(ra, "What you remember of the agents in this thread:") ||
 	    !strstr(ra, "Bob found the lexer's span bug"))
 		fail_msg("no peer memory in Ada's prompts: %s", ra ? ra : "(none)");
@@ -789,10 +686,10 @@ static void test_two_agents(void **state)
 	assert_true(named);
 	free(la_log);
 	free(lb_log);
-	stop_agent(&a);
-	stop_agent(&b);
-	stop_llm(&la);
-	stop_llm(&lb);
+	bsky_agent_stop(&a);
+	bsky_agent_stop(&b);
+	bsky_llm_stop(&la);
+	bsky_llm_stop(&lb);
 	kill(redis, SIGTERM);
 	waitpid(redis, NULL, 0);
 	home_remove(a.home);
@@ -807,12 +704,12 @@ static void test_thanks_liked(void **state)
 	(void)state;
 	struct world w;
 	world_new(&w);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	char *script =
-	        reply_script("The tokenizer keeps the escape; the parser sees one token.", 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	        bsky_reply_script("The tokenizer keeps the escape; the parser sees one token.", 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	char uri[BSKYFAKE_URI_MAX];
 	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test who keeps the escape?", NULL,
@@ -820,31 +717,49 @@ static void test_thanks_liked(void **state)
 	                 0);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("no reply to the mention");
 	}
 	cJSON *r = newest_reply(w.f, "agent.test");
 	char ours[BSKYFAKE_URI_MAX];
-	snprintf(ours, sizeof ours, "%s", jstr(r, "uri", NULL, NULL));
+	snprintf(ours, sizeof ours, "%s", bsky_jstr(r, "uri", NULL, NULL));
 	cJSON_Delete(r);
 	char thanks[BSKYFAKE_URI_MAX];
 	assert_int_equal(bskyfake_post(w.f, "human.test", "Thanks!", ours, thanks, NULL), 0);
-	int64_t end = mono_ms() + W;
+	int64_t end = bsky_mono_ms() + W;
 	while (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") < 1 &&
-	       mono_ms() < end)
+	       bsky_mono_ms() < end)
 		usleep(50000);
 	if (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") != 1) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the thank-you was not liked");
 	}
 	cJSON *likes = bskyfake_records(w.f, "agent.test", "app.bsky.feed.like");
-	assert_string_equal(jstr(cJSON_GetArrayItem(likes, 0), "value", "subject", "uri"), thanks);
+	assert_string_equal(bsky_jstr(cJSON_GetArrayItem(likes, 0), "value", "subject", "uri"),
+	                    thanks);
 	cJSON_Delete(likes);
+	/* a mention that only thanks: a like too (rule react) */
+	char thanks2[BSKYFAKE_URI_MAX];
+	assert_int_equal(bskyfake_post(w.f, "human.test",
+	                               "Thank you, that settles it for me @agent.test", NULL,
+	                               thanks2, NULL),
+	                 0);
+	end = bsky_mono_ms() + W;
+	while (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") < 2 &&
+	       bsky_mono_ms() < end)
+		usleep(50000);
+	if (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") != 2) {
+		bsky_agent_dump(&a);
+		fail_msg("the thank-you mention was not liked");
+	}
 	settle(1500);
 	assert_int_equal(replies_of(w.f, "agent.test"), 1); /* no reply to a thank-you */
-	assert_int_equal(llm_calls(a.home), 2);             /* never shown to the model */
-	stop_agent(&a);
-	stop_llm(&llm);
+	assert_int_equal(bsky_llm_calls(a.home), 2);        /* never shown to the model */
+	bsky_agent_stop(&a);
+	/* `general-agent why`: each one walk, one record decision */
+	bsky_story_one_walk(&a, "who keeps the escape", "answered");
+	bsky_story_one_walk(&a, "settles it for me", "answered");
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -861,7 +776,7 @@ static size_t top_posts(struct bskyfake *f, const char *handle, const char *pref
 	{
 		const cJSON *v = cJSON_GetObjectItem(r, "value");
 		if (!cJSON_GetObjectItem(v, "reply") &&
-		    strncmp(jstr(v, "text", NULL, NULL), prefix, strlen(prefix)) == 0)
+		    strncmp(bsky_jstr(v, "text", NULL, NULL), prefix, strlen(prefix)) == 0)
 			n++;
 	}
 	cJSON_Delete(recs);
@@ -870,8 +785,8 @@ static size_t top_posts(struct bskyfake *f, const char *handle, const char *pref
 
 static bool wait_top(struct bskyfake *f, const char *handle, const char *prefix, size_t n, int ms)
 {
-	int64_t end = mono_ms() + ms;
-	while (mono_ms() < end && top_posts(f, handle, prefix) < n)
+	int64_t end = bsky_mono_ms() + ms;
+	while (bsky_mono_ms() < end && top_posts(f, handle, prefix) < n)
 		usleep(50000);
 	return top_posts(f, handle, prefix) >= n;
 }
@@ -913,7 +828,7 @@ static void test_proactive_posts(void **state)
 	(void)state;
 	struct world w;
 	world_new(&w);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	expression_home(a.home,
 	                "# Ada\n\nI'm Ada.\n\n## Values\n\n- Small sturdy tools\n\n"
@@ -933,8 +848,8 @@ static void test_proactive_posts(void **state)
 	        "\"Small sturdy tools\"},\"tool_calls\":[{\"name\":\"bluesky_post\",\"arguments\":"
 	        "{\"text\":\"Small tools last longest. What's one you still use daily?\"}}]},"
 	        "{\"content\":\"Posted.\"}]";
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	char tz[32];
 	midday_tz(tz);
 	const char *extra = tz;
@@ -965,7 +880,7 @@ static void test_proactive_posts(void **state)
 		if (!wait_top(w.f, "agent.test", "Standup:", 1, W) ||
 		    !wait_top(w.f, "agent.test", "Small tools", 1, W) ||
 		    !wait_top(w.f, "agent.test", "\xF0\x9F\x94\x97\xE2\x80\x94", 1, W)) {
-			dump(&a.p, a.home);
+			bsky_agent_dump(&a);
 			fail_msg("round %d: a proactive post is missing", round);
 		}
 		settle(2500);
@@ -977,7 +892,7 @@ static void test_proactive_posts(void **state)
 		assert_int_equal(top_posts(w.f, "agent.test", "Small tools last longest. Which"),
 		                 1);
 		assert_int_equal(top_posts(w.f, "agent.test", "\xF0\x9F\x94\x97\xE2\x80\x94"), 1);
-		stop_agent(&a);
+		bsky_agent_stop(&a);
 	}
 	/* exactly one revision request, in the decision log */
 	char *dl = home_read(a.home, "memory/decisions.jsonl");
@@ -992,11 +907,11 @@ static void test_proactive_posts(void **state)
 	free(st);
 	const cJSON *rit = cJSON_GetArrayItem(
 	        cJSON_GetObjectItem(cJSON_GetObjectItem(sj, "data"), "rituals"), 0);
-	assert_string_equal(jstr(rit, "name", NULL, NULL), "Standup");
-	assert_int_equal(strlen(jstr(rit, "lastInitiatedDate", NULL, NULL)), 10);
-	assert_int_equal(strncmp(jstr(rit, "todayThreadUri", NULL, NULL), "at://", 5), 0);
+	assert_string_equal(bsky_jstr(rit, "name", NULL, NULL), "Standup");
+	assert_int_equal(strlen(bsky_jstr(rit, "lastInitiatedDate", NULL, NULL)), 10);
+	assert_int_equal(strncmp(bsky_jstr(rit, "todayThreadUri", NULL, NULL), "at://", 5), 0);
 	cJSON_Delete(sj);
-	stop_llm(&llm);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1028,9 +943,9 @@ struct audit_want {
 static bool audit_is(const cJSON *e, const void *ud)
 {
 	const struct audit_want *w = ud;
-	const char *t = jstr(e, "target", NULL, NULL);
+	const char *t = bsky_jstr(e, "target", NULL, NULL);
 	return strncmp(t, w->target_prefix, strlen(w->target_prefix)) == 0 &&
-	       strcmp(jstr(e, "verdict", NULL, NULL), w->verdict) == 0;
+	       strcmp(bsky_jstr(e, "verdict", NULL, NULL), w->verdict) == 0;
 }
 
 /* Lines of outbound's audit (memory/send_audit.jsonl) whose target starts
@@ -1070,21 +985,21 @@ static void test_pruning(void **state)
 	usleep(20000);
 	assert_int_equal(bskyfake_post(w.f, "agent.test", "Likewise!", root, NULL, NULL), 0);
 	assert_int_equal(bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.post"), 6);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
-	char *script = reply_script("unused", 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	char *script = bsky_reply_script("unused", 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
-	int64_t end = mono_ms() + W;
+	int64_t end = bsky_mono_ms() + W;
 	while (bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.post") > 2 &&
-	       mono_ms() < end)
+	       bsky_mono_ms() < end)
 		usleep(50000);
 	settle(1500);
 	cJSON *recs = bskyfake_records(w.f, "agent.test", "app.bsky.feed.post");
 	if (cJSON_GetArraySize(recs) != 2) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("%d posts left, want the oldest duplicate and the first closing",
 		         cJSON_GetArraySize(recs));
 	}
@@ -1092,8 +1007,8 @@ static void test_pruning(void **state)
 	const cJSON *r;
 	cJSON_ArrayForEach(r, recs)
 	{
-		kept_first |= strcmp(jstr(r, "uri", NULL, NULL), first) == 0;
-		kept_closing |= strcmp(jstr(r, "uri", NULL, NULL), keep_closing) == 0;
+		kept_first |= strcmp(bsky_jstr(r, "uri", NULL, NULL), first) == 0;
+		kept_closing |= strcmp(bsky_jstr(r, "uri", NULL, NULL), keep_closing) == 0;
 	}
 	cJSON_Delete(recs);
 	assert_true(kept_first);
@@ -1107,8 +1022,8 @@ static void test_pruning(void **state)
 	assert_int_equal(n, 4);
 	/* each deletion went through outbound: permission-checked and audited */
 	assert_int_equal(audit_count(a.home, "bluesky:delete", "allow"), 4);
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1117,10 +1032,10 @@ static void test_pruning(void **state)
 
 /* A world with a peer agent (peer.test, GitHub peer-a): its identity
  * post, then it mentions us; and our agent's home (*a, not started). */
-static void peer_world(struct world *w, char peer_did[BSKYFAKE_DID_MAX], struct agent *a)
+static void peer_world(struct world *w, char peer_did[BSKYFAKE_DID_MAX], struct bsky_agent *a)
 {
 	world_new(w);
-	*a = (struct agent){.home = home_new()};
+	*a = (struct bsky_agent){.home = home_new()};
 	snprintf(a->owner, sizeof a->owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w->owner_did);
 	bskyfake_add_account(w->f, "peer.test", "peer-pass", peer_did);
 	assert_int_equal(bskyfake_post(w->f, "peer.test",
@@ -1139,36 +1054,37 @@ static void test_peers(void **state)
 	(void)state;
 	struct world w;
 	char peer_did[BSKYFAKE_DID_MAX];
-	struct agent a;
+	struct bsky_agent a;
 	peer_world(&w, peer_did, &a);
 	/* the owner mentions a person who has none */
 	assert_int_equal(bskyfake_post(w.f, "owner.test", "@agent.test say hi to @human.test", NULL,
 	                               NULL, NULL),
 	                 0);
-	char *script = reply_script("Hi! Happy to meet you both here.", 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	char *script = bsky_reply_script("Hi! Happy to meet you both here.", 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	for (int round = 0; round < 2; round++) {
 		start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_PEERS_MS=300", NULL);
 		if (!wait_top(w.f, "agent.test", "Working with @peer.test", 1, W)) {
-			dump(&a.p, a.home);
+			bsky_agent_dump(&a);
 			fail_msg("the peer was not announced");
 		}
 		settle(2500);
 		assert_int_equal(top_posts(w.f, "agent.test", "Working with"), 1);
 		cJSON *follows = bskyfake_records(w.f, "agent.test", "app.bsky.graph.follow");
 		assert_int_equal(cJSON_GetArraySize(follows), 1);
-		assert_string_equal(jstr(cJSON_GetArrayItem(follows, 0), "value", "subject", NULL),
-		                    peer_did);
+		assert_string_equal(
+		        bsky_jstr(cJSON_GetArrayItem(follows, 0), "value", "subject", NULL),
+		        peer_did);
 		cJSON_Delete(follows);
-		stop_agent(&a);
+		bsky_agent_stop(&a);
 	}
 	cJSON *ann = bskyfake_records(w.f, "agent.test", "app.bsky.feed.post");
 	const cJSON *r;
 	cJSON_ArrayForEach(r, ann)
 	{
-		const char *t = jstr(r, "value", "text", NULL);
+		const char *t = bsky_jstr(r, "value", "text", NULL);
 		if (strncmp(t, "Working with", 12) == 0)
 			assert_string_equal(t,
 			                    "Working with @peer.test (https://github.com/peer-a) "
@@ -1189,32 +1105,31 @@ static void test_peers(void **state)
 	assert_non_null(j);
 	assert_non_null(strstr(j, done));
 	free(j);
-	stop_llm(&llm);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
 
-/* Issue 13 item 3: the announcement is the agent's voice phrase
- * (voice-phrases.json bluesky.peer_announcement beside SELF.md), not a text
- * in the code. */
+/* The announcement is the agent's voice phrase (voice-phrases.json
+ * bluesky.peer_announcement beside SELF.md), not a text in the code. */
 static void test_peer_announcement_in_voice(void **state)
 {
 	(void)state;
 	struct world w;
 	char peer_did[BSKYFAKE_DID_MAX];
-	struct agent a;
+	struct bsky_agent a;
 	peer_world(&w, peer_did, &a);
 	char *vtext = voice_text_with(VOICE_PEER_ANNOUNCEMENT,
 	                              "Pairing up with @{{handle}} now: {{url}}", 0);
 	home_write(a.home, "voice-phrases.json", vtext);
 	free(vtext);
-	char *script = reply_script("Hi! Happy to meet you here.", 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	char *script = bsky_reply_script("Hi! Happy to meet you here.", 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_PEERS_MS=300", NULL);
 	if (!wait_top(w.f, "agent.test", "Pairing up with", 1, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the peer was not announced in the agent's voice");
 	}
 	settle(1500);
@@ -1224,14 +1139,14 @@ static void test_peer_announcement_in_voice(void **state)
 	const cJSON *r;
 	cJSON_ArrayForEach(r, recs)
 	{
-		const char *t = jstr(r, "value", "text", NULL);
+		const char *t = bsky_jstr(r, "value", "text", NULL);
 		if (strncmp(t, "Pairing up with", 15) == 0)
 			assert_string_equal(
 			        t, "Pairing up with @peer.test now: https://github.com/peer-a");
 	}
 	cJSON_Delete(recs);
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1244,7 +1159,7 @@ static void test_follow_denied(void **state)
 	(void)state;
 	struct world w;
 	char peer_did[BSKYFAKE_DID_MAX];
-	struct agent a;
+	struct bsky_agent a;
 	peer_world(&w, peer_did, &a);
 	char *out = NULL, *err = NULL;
 	const char *const env[] = {"SPACE_URL=ws://127.0.0.1:1", NULL};
@@ -1259,22 +1174,22 @@ static void test_follow_denied(void **state)
 	                 0);
 	free(out);
 	free(err);
-	char *script = reply_script("Hi! Happy to meet you here.", 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	char *script = bsky_reply_script("Hi! Happy to meet you here.", 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_PEERS_MS=300", NULL);
 	char follow_target[BSKYFAKE_DID_MAX + 24];
 	snprintf(follow_target, sizeof follow_target, "bluesky:follow:%s", peer_did);
-	int64_t end = mono_ms() + W;
-	while (audit_count(a.home, follow_target, "deny") < 2 && mono_ms() < end)
+	int64_t end = bsky_mono_ms() + W;
+	while (audit_count(a.home, follow_target, "deny") < 2 && bsky_mono_ms() < end)
 		usleep(50000);
 	if (audit_count(a.home, follow_target, "deny") < 2) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("no refused follow in the audit");
 	}
 	settle(500);
-	stop_agent(&a);
+	bsky_agent_stop(&a);
 	/* nothing followed, nothing announced, nothing allowed */
 	assert_int_equal(bskyfake_record_count(w.f, "agent.test", "app.bsky.graph.follow"), 0);
 	assert_int_equal(top_posts(w.f, "agent.test", "Working with"), 0);
@@ -1293,7 +1208,7 @@ static void test_follow_denied(void **state)
 			break;
 	}
 	if (!found) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("no decision says the follow was refused by the send permissions");
 	}
 	free(log);
@@ -1302,7 +1217,7 @@ static void test_follow_denied(void **state)
 	assert_non_null(peers);
 	assert_non_null(strstr(peers, "peer-a"));
 	free(peers);
-	stop_llm(&llm);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1311,8 +1226,8 @@ static void test_follow_denied(void **state)
 
 static bool wait_likes(struct bskyfake *f, const char *handle, size_t n, int ms)
 {
-	int64_t end = mono_ms() + ms;
-	while (mono_ms() < end && bskyfake_record_count(f, handle, "app.bsky.feed.like") < n)
+	int64_t end = bsky_mono_ms() + ms;
+	while (bsky_mono_ms() < end && bskyfake_record_count(f, handle, "app.bsky.feed.like") < n)
 		usleep(50000);
 	return bskyfake_record_count(f, handle, "app.bsky.feed.like") >= n;
 }
@@ -1322,7 +1237,7 @@ static void test_limits_and_owner(void **state)
 	(void)state;
 	struct world w;
 	world_new(&w);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	/* one reply per thread, says SELF.md */
 	home_write(a.home, "SELF.md",
@@ -1334,9 +1249,9 @@ static void test_limits_and_owner(void **state)
 	        "And yes, the changelog links each fix to its issue.",
 	        "Absolutely, looking forward to it!",
 	};
-	char *script = reply_script_seq(texts, 4, 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	char *script = bsky_reply_script_seq(texts, 4, 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	char h1[BSKYFAKE_URI_MAX];
 	assert_int_equal(
@@ -1344,12 +1259,12 @@ static void test_limits_and_owner(void **state)
 	        0);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("no first reply");
 	}
 	cJSON *r = newest_reply(w.f, "agent.test");
 	char ours[BSKYFAKE_URI_MAX];
-	snprintf(ours, sizeof ours, "%s", jstr(r, "uri", NULL, NULL));
+	snprintf(ours, sizeof ours, "%s", bsky_jstr(r, "uri", NULL, NULL));
 	cJSON_Delete(r);
 	/* the human asks again in the same thread: the limit is reached —
 	 * a like, not a second reply, and the model is not asked */
@@ -1358,43 +1273,43 @@ static void test_limits_and_owner(void **state)
 	        bskyfake_post(w.f, "human.test", "And who owns the spans then?", ours, h2, NULL),
 	        0);
 	if (!wait_likes(w.f, "agent.test", 1, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the reply limit did not end with a like");
 	}
 	cJSON *ls = bskyfake_records(w.f, "agent.test", "app.bsky.feed.like");
-	assert_string_equal(jstr(cJSON_GetArrayItem(ls, 0), "value", "subject", "uri"), h2);
+	assert_string_equal(bsky_jstr(cJSON_GetArrayItem(ls, 0), "value", "subject", "uri"), h2);
 	cJSON_Delete(ls);
 	assert_int_equal(replies_of(w.f, "agent.test"), 1);
-	assert_int_equal(llm_calls(a.home), 2);
+	assert_int_equal(bsky_llm_calls(a.home), 2);
 	/* the owner: answered, and answered again in the same thread */
 	char o1[BSKYFAKE_URI_MAX];
 	assert_int_equal(bskyfake_post(w.f, "owner.test", "@agent.test are the notes ready?", NULL,
 	                               o1, NULL),
 	                 0);
 	if (!wait_replies(w.f, "agent.test", 2, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the owner was not answered");
 	}
 	r = newest_reply(w.f, "agent.test");
-	snprintf(ours, sizeof ours, "%s", jstr(r, "uri", NULL, NULL));
+	snprintf(ours, sizeof ours, "%s", bsky_jstr(r, "uri", NULL, NULL));
 	cJSON_Delete(r);
 	assert_int_equal(bskyfake_post(w.f, "owner.test", "And the changelog?", ours, NULL, NULL),
 	                 0);
 	if (!wait_replies(w.f, "agent.test", 3, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the owner was stopped by the reply limit");
 	}
 	/* the output self-check: after a reply in the thread, a low-value
 	 * closing from the model becomes a like (Scenario 1.11) */
 	r = newest_reply(w.f, "agent.test");
-	snprintf(ours, sizeof ours, "%s", jstr(r, "uri", NULL, NULL));
+	snprintf(ours, sizeof ours, "%s", bsky_jstr(r, "uri", NULL, NULL));
 	cJSON_Delete(r);
 	char o3[BSKYFAKE_URI_MAX];
 	assert_int_equal(
 	        bskyfake_post(w.f, "owner.test", "Great, ship it tomorrow then.", ours, o3, NULL),
 	        0);
 	if (!wait_likes(w.f, "agent.test", 2, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the self-check did not turn the closing into a like");
 	}
 	settle(1500);
@@ -1403,8 +1318,8 @@ static void test_limits_and_owner(void **state)
 	assert_non_null(e);
 	assert_non_null(strstr(e, "Self-check: converting low-value reply to like"));
 	free(e);
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1439,25 +1354,25 @@ static void test_circular_thread(void **state)
 	                      "it, and when the release is out I will tell everyone about it here.",
 	                      p2, p4, NULL),
 	        0);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
-	char *script = reply_script("This should never be written.", 0);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	char *script = bsky_reply_script("This should never be written.", 0);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	if (!wait_likes(w.f, "agent.test", 2, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the circular thread did not end with likes");
 	}
 	settle(1500);
-	assert_int_equal(llm_calls(a.home), 0);
+	assert_int_equal(bsky_llm_calls(a.home), 0);
 	char *log = home_read(a.home, "memory/decisions.jsonl");
 	assert_non_null(log);
 	assert_non_null(strstr(log, "\"circular\""));
 	free(log);
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1469,11 +1384,12 @@ static void test_reply_promise(void **state)
 	(void)state;
 	struct world w;
 	world_new(&w);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	/* the reply promises; the extraction call (no tools, "Reply 1:") finds
 	 * one create_issue and one low-confidence post that is dropped */
-	char *base = reply_script("Good catch. I'll open an issue for this in ada-bot/tools.", 0);
+	char *base =
+	        bsky_reply_script("Good catch. I'll open an issue for this in ada-bot/tools.", 0);
 	cJSON *arr = cJSON_Parse(base);
 	free(base);
 	cJSON *ex = cJSON_CreateObject();
@@ -1488,8 +1404,8 @@ static void test_reply_promise(void **state)
 	cJSON_InsertItemInArray(arr, 0, ex);
 	char *script = cJSON_PrintUnformatted(arr);
 	cJSON_Delete(arr);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	char uri[BSKYFAKE_URI_MAX], cid[BSKYFAKE_CID_MAX];
 	assert_int_equal(bskyfake_post(w.f, "human.test",
@@ -1498,12 +1414,12 @@ static void test_reply_promise(void **state)
 	                 0);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	if (!wait_replies(w.f, "agent.test", 1, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("no reply to the mention");
 	}
 	char *ledger = NULL;
-	int64_t end = mono_ms() + W;
-	while (mono_ms() < end) {
+	int64_t end = bsky_mono_ms() + W;
+	while (bsky_mono_ms() < end) {
 		free(ledger);
 		ledger = home_read(a.home, "memory/commitments.jsonl");
 		if (ledger && strstr(ledger, "\"create_issue\""))
@@ -1511,19 +1427,19 @@ static void test_reply_promise(void **state)
 		usleep(50000);
 	}
 	if (!ledger || !strstr(ledger, "\"create_issue\"")) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the promise did not reach the ledger");
 	}
 	cJSON *c = cJSON_Parse(ledger);
 	free(ledger);
 	assert_non_null(c);
-	assert_string_equal(jstr(c, "source", NULL, NULL), "bluesky");
-	assert_string_equal(jstr(c, "status", NULL, NULL), "pending");
-	assert_string_equal(jstr(c, "params", "sourceThreadUri", NULL), uri);
-	assert_string_equal(jstr(c, "params", "sourceThreadCid", NULL), cid);
-	assert_string_equal(jstr(c, "params", "owner", NULL), "ada-bot");
-	assert_string_equal(jstr(c, "params", "repo", NULL), "tools");
-	assert_string_equal(jstr(c, "params", "title", NULL), "Trailing backslash dropped");
+	assert_string_equal(bsky_jstr(c, "source", NULL, NULL), "bluesky");
+	assert_string_equal(bsky_jstr(c, "status", NULL, NULL), "pending");
+	assert_string_equal(bsky_jstr(c, "params", "sourceThreadUri", NULL), uri);
+	assert_string_equal(bsky_jstr(c, "params", "sourceThreadCid", NULL), cid);
+	assert_string_equal(bsky_jstr(c, "params", "owner", NULL), "ada-bot");
+	assert_string_equal(bsky_jstr(c, "params", "repo", NULL), "tools");
+	assert_string_equal(bsky_jstr(c, "params", "title", NULL), "Trailing backslash dropped");
 	cJSON_Delete(c);
 	settle(500);
 	/* one commitment only: the low-confidence post was dropped */
@@ -1531,8 +1447,8 @@ static void test_reply_promise(void **state)
 	assert_null(strstr(again, "post_bluesky"));
 	free(again);
 	assert_int_equal(replies_of(w.f, "agent.test"), 1);
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1552,11 +1468,11 @@ struct decision_want {
 static bool decision_is(const cJSON *e, const void *ud)
 {
 	const struct decision_want *w = ud;
-	const char *id = jstr(e, "messageId", NULL, NULL);
-	const char *rule = jstr(e, "rule", NULL, NULL);
+	const char *id = bsky_jstr(e, "messageId", NULL, NULL);
+	const char *rule = bsky_jstr(e, "rule", NULL, NULL);
 	return (w->id_prefix ? strncmp(id, w->id, strlen(w->id)) == 0 : strcmp(id, w->id) == 0) &&
-	       (!w->stage || strcmp(jstr(e, "stage", NULL, NULL), w->stage) == 0) &&
-	       (!w->verdict || strcmp(jstr(e, "verdict", NULL, NULL), w->verdict) == 0) &&
+	       (!w->stage || strcmp(bsky_jstr(e, "stage", NULL, NULL), w->stage) == 0) &&
+	       (!w->verdict || strcmp(bsky_jstr(e, "verdict", NULL, NULL), w->verdict) == 0) &&
 	       (!w->rule ||
 	        (w->rule_part ? strstr(rule, w->rule) != NULL : strcmp(rule, w->rule) == 0));
 }
@@ -1570,8 +1486,8 @@ static bool has_decision(const char *home, const char *id, const char *rule, con
 static bool wait_decision(const char *home, const char *id, const char *rule, const char *verdict,
                           int ms)
 {
-	int64_t end = mono_ms() + ms;
-	while (mono_ms() < end && !has_decision(home, id, rule, verdict))
+	int64_t end = bsky_mono_ms() + ms;
+	while (bsky_mono_ms() < end && !has_decision(home, id, rule, verdict))
 		usleep(50000);
 	return has_decision(home, id, rule, verdict);
 }
@@ -1582,15 +1498,15 @@ static bool liked(struct bskyfake *f, const char *handle, const char *uri)
 	cJSON *ls = bskyfake_records(f, handle, "app.bsky.feed.like");
 	bool yes = false;
 	const cJSON *l;
-	cJSON_ArrayForEach(l, ls) yes |= strcmp(jstr(l, "value", "subject", "uri"), uri) == 0;
+	cJSON_ArrayForEach(l, ls) yes |= strcmp(bsky_jstr(l, "value", "subject", "uri"), uri) == 0;
 	cJSON_Delete(ls);
 	return yes;
 }
 
 static bool wait_liked(struct bskyfake *f, const char *handle, const char *uri, int ms)
 {
-	int64_t end = mono_ms() + ms;
-	while (mono_ms() < end && !liked(f, handle, uri))
+	int64_t end = bsky_mono_ms() + ms;
+	while (bsky_mono_ms() < end && !liked(f, handle, uri))
 		usleep(50000);
 	return liked(f, handle, uri);
 }
@@ -1602,14 +1518,15 @@ static size_t replies_under(struct bskyfake *f, const char *handle, const char *
 	size_t n = 0;
 	const cJSON *r;
 	cJSON_ArrayForEach(r, recs) n +=
-	        strcmp(jstr(cJSON_GetObjectItem(r, "value"), "reply", "parent", "uri"), uri) == 0;
+	        strcmp(bsky_jstr(cJSON_GetObjectItem(r, "value"), "reply", "parent", "uri"), uri) ==
+	        0;
 	cJSON_Delete(recs);
 	return n;
 }
 
 static bool llm_saw(const char *home, const char *text)
 {
-	char *rec = home_read(home, "llm-record.jsonl");
+	char *rec = bsky_llm_record(home);
 	bool yes = rec && strstr(rec, text);
 	free(rec);
 	return yes;
@@ -1629,7 +1546,7 @@ static void test_thread_replies(void **state)
 	world_new(&w);
 	char peer_did[BSKYFAKE_DID_MAX];
 	bskyfake_add_account(w.f, "peer.test", "peer-pass", peer_did);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	/* peer.test is a known peer SOUL (its identity post was found before) */
 	char memdir[512];
@@ -1654,8 +1571,8 @@ static void test_thread_replies(void **state)
 	        "{\"match\":{\"last_user_contains\":\"Answer this post\"},\"tool_calls\":[{"
 	        "\"name\":\"bluesky_reply\",\"arguments\":{\"text\":\"This should never be "
 	        "written.\",\"post_uri\":\"at://x\",\"post_cid\":\"b\"}}]}]";
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	/* h1: answered already (our reply is there) */
 	char h1[BSKYFAKE_URI_MAX], ours[BSKYFAKE_URI_MAX];
 	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test is the lexer rewrite done?",
@@ -1676,7 +1593,7 @@ static void test_thread_replies(void **state)
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	if (!wait_decision(a.home, h1, "already_replied", "block", W) ||
 	    !wait_liked(w.f, "agent.test", h2, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("h1 not recognised as answered, or h2 not liked");
 	}
 	assert_true(has_decision(a.home, h2, "peer_replied", "react"));
@@ -1685,18 +1602,18 @@ static void test_thread_replies(void **state)
 	assert_int_equal(bskyfake_post(w.f, "human.test", "@agent.test who owns the spans now?",
 	                               NULL, h3, NULL),
 	                 0);
-	int64_t end = mono_ms() + W;
-	while (mono_ms() < end && !llm_saw(a.home, "who owns the spans now"))
+	int64_t end = bsky_mono_ms() + W;
+	while (bsky_mono_ms() < end && !llm_saw(a.home, "who owns the spans now"))
 		usleep(20000);
 	if (!llm_saw(a.home, "who owns the spans now")) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the model was not asked about h3");
 	}
 	assert_int_equal(bskyfake_post(w.f, "peer.test", "The lexer does, since the rewrite.", h3,
 	                               NULL, NULL),
 	                 0);
 	if (!wait_liked(w.f, "agent.test", h3, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the reply composed while the peer answered did not become a like");
 	}
 	assert_true(has_decision(a.home, h3, "peer_replied", "react"));
@@ -1707,11 +1624,11 @@ static void test_thread_replies(void **state)
 	assert_int_equal(replies_under(w.f, "agent.test", h1), 1);
 	assert_int_equal(replies_under(w.f, "agent.test", h3), 0);
 	if (getenv("GA_TEST_VERBOSE"))
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 	assert_false(llm_saw(a.home, "is the lexer rewrite done"));
 	assert_false(llm_saw(a.home, "which lexer keeps the spans"));
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1723,7 +1640,7 @@ static void test_graceful_exit_like(void **state)
 	(void)state;
 	struct world w;
 	world_new(&w);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	char uri[BSKYFAKE_URI_MAX], cid[BSKYFAKE_CID_MAX];
 	assert_int_equal(bskyfake_post(w.f, "human.test",
@@ -1754,12 +1671,12 @@ static void test_graceful_exit_like(void **state)
 	cJSON_AddItemToArray(arr, fin);
 	char *script = cJSON_PrintUnformatted(arr);
 	cJSON_Delete(arr);
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	free(script);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, NULL, NULL);
 	if (!wait_liked(w.f, "agent.test", uri, W)) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("graceful_exit(like) did not like the post");
 	}
 	settle(1500);
@@ -1768,8 +1685,8 @@ static void test_graceful_exit_like(void **state)
 	assert_int_equal(replies_of(w.f, "agent.test"), 0);
 	assert_true(llm_saw(a.home, "graceful_exit"));
 	assert_true(has_decision(a.home, uri, "graceful_exit", "react"));
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1785,7 +1702,7 @@ static void test_expression_echo(void **state)
 	static const char earlier[] = "Here is my checklist for picking small sturdy tools that "
 	                              "outlast every framework: https://example.com/tools";
 	assert_int_equal(bskyfake_post(w.f, "agent.test", earlier, NULL, NULL, NULL), 0);
-	struct agent a = {.home = home_new()};
+	struct bsky_agent a = {.home = home_new()};
 	snprintf(a.owner, sizeof a.owner, "OWNER_BLUESKY_SOCIAL_HANDLE_DID=%s", w.owner_did);
 	expression_home(a.home, "# Ada\n\nI'm Ada.\n\n## Values\n\n- Small sturdy tools\n");
 	/* the draft says the earlier post again in other words (a strong
@@ -1795,8 +1712,8 @@ static void test_expression_echo(void **state)
 	        "\"bluesky_post\",\"arguments\":{\"text\":\"Here is a checklist for picking small, "
 	        "sturdy tools that outlast any framework: https://example.com/tools\"}}]},"
 	        "{\"content\":\"Posted.\"}]";
-	struct fake llm;
-	start_llm(a.home, script, &llm);
+	struct bsky_llm llm;
+	bsky_llm_start(a.home, script, &llm);
 	char tz[32];
 	midday_tz(tz);
 	start_agent(&a, w.f, "Ada", "agent.test", &llm, "GA_BLUESKY_EXPRESSION_MS=300", tz);
@@ -1807,20 +1724,20 @@ static void test_expression_echo(void **state)
 	                                   .verdict = "reject",
 	                                   .rule = "echo",
 	                                   .rule_part = true};
-	int64_t end = mono_ms() + W;
-	while (mono_ms() < end &&
+	int64_t end = bsky_mono_ms() + W;
+	while (bsky_mono_ms() < end &&
 	       jsonl_count(a.home, "memory/decisions.jsonl", decision_is, &echo) == 0)
 		usleep(50000);
 	if (jsonl_count(a.home, "memory/decisions.jsonl", decision_is, &echo) == 0) {
-		dump(&a.p, a.home);
+		bsky_agent_dump(&a);
 		fail_msg("the echoing expression was not refused by the validator");
 	}
 	settle(1000);
 	/* our feed holds the earlier post only */
 	assert_int_equal(bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.post"), 1);
 	assert_int_equal(top_posts(w.f, "agent.test", "Here is a checklist"), 0);
-	stop_agent(&a);
-	stop_llm(&llm);
+	bsky_agent_stop(&a);
+	bsky_llm_stop(&llm);
 	home_remove(a.home);
 	bskyfake_free(w.f);
 }
@@ -1831,6 +1748,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_mention_one_reply),
 	        cmocka_unit_test(test_kill_and_restart),
+	        cmocka_unit_test(test_lost_answer_counted),
 	        cmocka_unit_test(test_expired_token),
 	        cmocka_unit_test(test_rate_limited),
 	        cmocka_unit_test(test_two_agents),

@@ -47,6 +47,7 @@
 #include "support_wait.h"
 #include "tests/fakes/bsky/bskyfake.h"
 #include "tests/fakes/github/ghfake.h"
+#include "tests/integration/bluesky/bsky_agent.h"
 
 #define W        20000
 #define PASSWORD "app-pass-1234-abcd"
@@ -98,16 +99,6 @@ static void world_free(struct world *w)
 	ghfake_free(w->gh);
 }
 
-static const char *jstr(const cJSON *o, const char *a, const char *b, const char *c)
-{
-	const cJSON *x = cJSON_GetObjectItem(o, a);
-	if (b)
-		x = cJSON_GetObjectItem(x, b);
-	if (c)
-		x = cJSON_GetObjectItem(x, c);
-	return cJSON_GetStringValue(x) ? cJSON_GetStringValue(x) : "";
-}
-
 /* The posts of handle (a cJSON array, newest first; caller frees). */
 static cJSON *posts_of(struct world *w, const char *handle)
 {
@@ -140,7 +131,7 @@ static int agent_posts_with(struct world *w, const char *s)
 	cJSON *all = posts_of(w, "agent.test");
 	int n = 0;
 	const cJSON *r;
-	cJSON_ArrayForEach(r, all) n += strstr(jstr(r, "value", "text", NULL), s) != NULL;
+	cJSON_ArrayForEach(r, all) n += strstr(bsky_jstr(r, "value", "text", NULL), s) != NULL;
 	cJSON_Delete(all);
 	return n;
 }
@@ -200,8 +191,8 @@ static int audit_count(const char *home, const char *target, const char *verdict
 	int n = 0;
 	for (char *line = log ? strtok(log, "\n") : NULL; line; line = strtok(NULL, "\n")) {
 		cJSON *e = cJSON_Parse(line);
-		n += strcmp(jstr(e, "target", NULL, NULL), target) == 0 &&
-		     strcmp(jstr(e, "verdict", NULL, NULL), verdict) == 0;
+		n += strcmp(bsky_jstr(e, "target", NULL, NULL), target) == 0 &&
+		     strcmp(bsky_jstr(e, "verdict", NULL, NULL), verdict) == 0;
 		cJSON_Delete(e);
 	}
 	free(log);
@@ -315,7 +306,7 @@ static void issue_url(struct world *w, int64_t number, char *out, size_t cap)
 	cJSON *is = ghfake_issue(w->gh, "acme", "widgets", number);
 	if (!is)
 		fail_msg("acme/widgets#%lld is not on the GitHub fake", (long long)number);
-	snprintf(out, cap, "%s", jstr(is, "html_url", NULL, NULL));
+	snprintf(out, cap, "%s", bsky_jstr(is, "html_url", NULL, NULL));
 	cJSON_Delete(is);
 	assert_true(strncmp(out, "https://github.com/acme/widgets/issues/", 39) == 0);
 }
@@ -399,11 +390,11 @@ static void test_followup_once_in_thread(void **state)
 	const cJSON *v = cJSON_GetObjectItem(cJSON_GetArrayItem(posts, 0), "value");
 	char want[512];
 	snprintf(want, sizeof want, "Filed it, have a look: %s", url);
-	assert_string_equal(jstr(v, "text", NULL, NULL), want);
-	assert_string_equal(jstr(v, "reply", "parent", "uri"), w.reply_uri);
-	assert_string_equal(jstr(v, "reply", "parent", "cid"), w.reply_cid);
-	assert_string_equal(jstr(v, "reply", "root", "uri"), w.root_uri);
-	assert_string_equal(jstr(v, "reply", "root", "cid"), w.root_cid);
+	assert_string_equal(bsky_jstr(v, "text", NULL, NULL), want);
+	assert_string_equal(bsky_jstr(v, "reply", "parent", "uri"), w.reply_uri);
+	assert_string_equal(bsky_jstr(v, "reply", "parent", "cid"), w.reply_cid);
+	assert_string_equal(bsky_jstr(v, "reply", "root", "uri"), w.root_uri);
+	assert_string_equal(bsky_jstr(v, "reply", "root", "cid"), w.root_cid);
 	cJSON_Delete(posts);
 	assert_int_equal(agent_posts_with(&w, url), 1);
 	/* bob was not written to otherwise: his two posts only */
@@ -493,23 +484,23 @@ static void test_default_voice_and_not_followed(void **state)
 	/* Bluesky: one post, for ids[0], under bob's post (root = parent) */
 	cJSON *posts = the_followup(&w);
 	const cJSON *v = cJSON_GetObjectItem(cJSON_GetArrayItem(posts, 0), "value");
-	const char *text = jstr(v, "text", NULL, NULL);
+	const char *text = bsky_jstr(v, "text", NULL, NULL);
 	/* which issue ids[0] became: the one titled "CRLF line endings" */
 	char url[256] = "";
 	for (int64_t n = 2; n <= 3; n++) {
 		cJSON *is = ghfake_issue(w.gh, "acme", "widgets", n);
-		if (is && strcmp(jstr(is, "title", NULL, NULL), "CRLF line endings") == 0)
-			snprintf(url, sizeof url, "%s", jstr(is, "html_url", NULL, NULL));
+		if (is && strcmp(bsky_jstr(is, "title", NULL, NULL), "CRLF line endings") == 0)
+			snprintf(url, sizeof url, "%s", bsky_jstr(is, "html_url", NULL, NULL));
 		cJSON_Delete(is);
 	}
 	assert_true(url[0] != '\0');
 	char want[512];
 	snprintf(want, sizeof want, "Done \xE2\x80\x94 here it is: %s", url);
 	assert_string_equal(text, want);
-	assert_string_equal(jstr(v, "reply", "parent", "uri"), w.root_uri);
-	assert_string_equal(jstr(v, "reply", "parent", "cid"), w.root_cid);
-	assert_string_equal(jstr(v, "reply", "root", "uri"), w.root_uri);
-	assert_string_equal(jstr(v, "reply", "root", "cid"), w.root_cid);
+	assert_string_equal(bsky_jstr(v, "reply", "parent", "uri"), w.root_uri);
+	assert_string_equal(bsky_jstr(v, "reply", "parent", "cid"), w.root_cid);
+	assert_string_equal(bsky_jstr(v, "reply", "root", "uri"), w.root_uri);
+	assert_string_equal(bsky_jstr(v, "reply", "root", "cid"), w.root_cid);
 	cJSON_Delete(posts);
 	/* no other post names an issue or the comment */
 	assert_int_equal(agent_posts_with(&w, "https://github.com/acme/widgets/issues/"), 1);
@@ -533,8 +524,7 @@ static void test_default_voice_and_not_followed(void **state)
 	world_free(&w);
 }
 
-/* Issue 11 item 4: a post_bluesky commitment is fulfilled once the Bluesky
- * client exists — one top-level post with its text (through outbound:
+/* A post_bluesky commitment is fulfilled once the Bluesky client exists — one top-level post with its text (through outbound:
  * bluesky:post), completed in the ledger; a restart posts nothing more
  * (the journal's commitment:<id>). */
 static void test_post_bluesky_fulfilled(void **state)
@@ -562,7 +552,7 @@ static void test_post_bluesky_fulfilled(void **state)
 	cJSON_ArrayForEach(r, all)
 	{
 		const cJSON *v = cJSON_GetObjectItem(r, "value");
-		if (strcmp(jstr(v, "text", NULL, NULL), text) != 0)
+		if (strcmp(bsky_jstr(v, "text", NULL, NULL), text) != 0)
 			continue;
 		n++;
 		assert_null(cJSON_GetObjectItem(v, "reply")); /* a post of its own */

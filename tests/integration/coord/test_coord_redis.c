@@ -527,7 +527,7 @@ int main(void)
 {
 	if (!support_redis_binary()) {
 		fprintf(stderr,
-		        "redis-server is not installed (scripts/bootstrap.sh installs it)\n");
+		        "redis-server is not installed (scripts/bootstrap.sh --test installs it)\n");
 		return 1;
 	}
 	const struct CMUnitTest tests[] = {

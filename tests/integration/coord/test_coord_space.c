@@ -17,7 +17,9 @@
  *   - our TTL: the claim is released with a failed action_result
  *     ("claim expired") and the other can win;
  *   - keys without ':' refused; counts kept in process;
- *   - not in the room → UNAVAILABLE; close while settling → "shutting down".
+ *   - not in the room → UNAVAILABLE; close while settling → "shutting down";
+ *   - alone (no shared backend configured): claims in process until a room
+ *     is joined, then the room's; out of it, UNAVAILABLE again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,6 +35,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
+#include "modules/space/coord_space.h"
 #include "modules/space/link.h"
 #include "support_loop.h"
 #include "tests/integration/space-client/harness.h"
@@ -63,17 +66,17 @@ static void on_connection(void *ud, bool joined, const char *why)
 		a->joins++;
 }
 
-/* What the space runtime does with the link's hook. */
+/* The link's own hook (the backend watches its claims by itself). */
 static void on_claim_lost(void *ud, const char *action, const char *target, const char *holder)
 {
-	struct agent *a = ud;
-	coord_space_claim_lost(a->coord, action, target, holder);
+	(void)ud;
+	(void)action;
+	(void)target;
+	(void)holder;
 }
 
-static void start_agent(struct fx *f, struct agent *a, const char *name)
+static void start_agent_at(struct fx *f, struct agent *a, const char *name, const char *url)
 {
-	static char url[64];
-	snprintf(url, sizeof url, "ws://127.0.0.1:%d", f->room.port);
 	struct space_link_config c;
 	space_link_config_init(&c, NULL);
 	c.agent_name = name;
@@ -96,6 +99,13 @@ static void start_agent(struct fx *f, struct agent *a, const char *name)
 	assert_non_null(a->coord);
 	coord_space_set_settle_ms(a->coord, SETTLE_MS);
 	space_link_start(a->link);
+}
+
+static void start_agent(struct fx *f, struct agent *a, const char *name)
+{
+	static char url[64];
+	snprintf(url, sizeof url, "ws://127.0.0.1:%d", f->room.port);
+	start_agent_at(f, a, name, url);
 }
 
 static bool both_joined(void *ctx, const void *arg)
@@ -391,7 +401,7 @@ static void test_release_outcome(void **state)
 	/* not ours: accepted, nothing to release; a bad key refused */
 	assert_int_equal(
 	        coord_release_result(f->ada.coord, "respond:space:nobody", false, NULL, "x"), 0);
-	assert_int_equal(coord_release_result(f->ada.coord, "bad key", true, NULL, NULL), -1);
+	assert_int_equal(coord_release_result(f->ada.coord, "bad\tkey", true, NULL, NULL), -1);
 }
 
 static void test_out_of_room_and_close(void **state)
@@ -428,6 +438,47 @@ static void test_out_of_room_and_close(void **state)
 	th_room_restart(&f->room);
 }
 
+/* No shared backend configured (coord_space_set_alone): claims in process
+ * while no room was ever joined; once one was, the room decides, and out of
+ * it claims fail closed. */
+static void test_alone_until_joined(void **state)
+{
+	struct fx *f = *state;
+	struct agent cy = {0};
+	start_agent_at(f, &cy, "Cy", "ws://127.0.0.1:1"); /* no room there */
+	coord_space_set_alone(cy.coord, true);
+	struct ct_ans r;
+	claim(f, &cy, "respond:bluesky:at://did:plc:a/app.bsky.feed.post/1", 60000, &r);
+	assert_int_equal(r.r, COORD_WON);
+	assert_non_null(strstr(r.why, "local: no shared coordination backend"));
+	claim(f, &cy, "respond:bluesky:at://did:plc:a/app.bsky.feed.post/1", 60000, &r);
+	assert_int_equal(r.r, COORD_HELD);
+	assert_int_equal(
+	        coord_release(cy.coord, "respond:bluesky:at://did:plc:a/app.bsky.feed.post/1"), 0);
+	claim(f, &cy, "respond:bluesky:at://did:plc:a/app.bsky.feed.post/1", 60000, &r);
+	assert_int_equal(r.r, COORD_WON);
+	char buf[300];
+	coord_describe(cy.coord, buf, sizeof buf);
+	assert_non_null(strstr(buf, "local (no shared backend"));
+	stop_agent(f, &cy);
+	/* an agent in a room: the room's claims, whatever the setting */
+	coord_space_set_alone(f->ada.coord, true);
+	claim(f, &f->ada, KEY, 60000, &r);
+	assert_int_equal(r.r, COORD_WON);
+	assert_non_null(strstr(r.why, "space: claimed"));
+	assert_true(observed(f, "claim", (struct want){"Ada", "target", TARGET}, 5000));
+	/* out of the room it joined: fail closed, not in process */
+	th_room_stop(&f->room, SIGKILL);
+	int64_t end = ct_now_ms() + CT_WAIT_MS;
+	while (space_link_joined(f->ada.link) && ct_now_ms() < end)
+		ct_run_until(&f->loop, NULL, 20);
+	claim(f, &f->ada, "respond:space:gone", 60000, &r);
+	assert_int_equal(r.r, COORD_UNAVAILABLE);
+	coord_describe(f->ada.coord, buf, sizeof buf);
+	assert_non_null(strstr(buf, "not in the room"));
+	th_room_restart(&f->room);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +486,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_ttl_and_bounds, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_release_outcome, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_out_of_room_and_close, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_alone_until_joined, setup, teardown),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	th_cleanup_all();

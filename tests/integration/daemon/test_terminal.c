@@ -1,7 +1,8 @@
 /*
  * The owner at a real terminal (a pseudo-terminal): a prompt, /help, the
  * pipeline's answers, and no log lines between a question and its answer —
- * they go to memory/daemon.log unless LOG_LEVEL=debug (issue 15 item 6).
+ * they go to memory/daemon.log unless LOG_LEVEL=debug; warnings still show,
+ * one compact line each (the room that cannot be joined).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -113,10 +114,17 @@ static void test_terminal_conversation(void **state)
 	must_show(&t, "> ");
 	tty_say(&t, "/help\n");
 	must_show(&t, "Ada: commands: /status");
+	/* the room at a closed port: the first failure is a warning, shown on
+	 * the terminal compactly, and /status says why it is not joined */
+	must_show(&t, "WARN  space: could not join the room");
 	tty_say(&t, "/status\n");
 	must_show(&t, "Ada: running");
+	must_show(&t, "not joined: connection failed");
 	tty_say(&t, "hello\n");
 	must_show(&t, "Ada: I can't answer: owner conversation needs a model");
+	/* an answer replaces the prompt's line: never "> Ada: …" */
+	if (strstr(t.out, "> Ada:"))
+		fail_msg("an answer printed after the prompt:\n%s", t.out);
 	/* the daemon's log lines went to the file, not to the terminal */
 	if (strstr(t.out, "INFO") || strstr(t.out, "ready and listening"))
 		fail_msg("log lines on the terminal:\n%s", t.out);

@@ -714,8 +714,10 @@ static void start_ada_in_room(struct proc *p, const char *home, const struct fak
 	cJSON_Delete(m);
 }
 
-/* §12.4: worked on in the room, a commitment's claim is released with the
- * attempt's outcome. Attempts made before the agent joined claim nothing
+/* §12.4: worked on in the room, a commitment's claims — the work's two
+ * names, "acme/later#Later" and the bare title "Later" a TypeScript agent
+ * claims — are released with the attempt's outcome (watched here under the
+ * bare title). Attempts made before the agent joined claim nothing
  * (no room to coordinate with), so the success is made to come after the
  * join: "acme/later" answers 404 until the test creates it, once it has
  * seen a refusal there reach the room. */
@@ -769,21 +771,21 @@ static void test_room_action_results(void **state)
 			if (strstr(text, "https://github.com/acme/later/issues/1"))
 				announced = true;
 		} else if (strcmp(type, "action_result") == 0 && target &&
-		           (strcmp(target, never) == 0 || strcmp(target, later) == 0)) {
+		           (strcmp(target, "Nowhere") == 0 || strcmp(target, "Later") == 0)) {
 			assert_string_equal(json_string_or(m, "action", ""), "create_issue");
 			if (!success) {
 				if (success || !error ||
 				    (!strstr(error, "404") && !strstr(error, "Not Found")) || link)
 					fail_msg("a refusal released as: %s",
 					         cJSON_PrintUnformatted(m));
-				if (strcmp(target, never) == 0) {
+				if (strcmp(target, "Nowhere") == 0) {
 					never_refused++;
 				} else if (later_refused++ == 0) {
 					fake_control(&fk, "/_ghfake/repo?owner=acme&name=later");
 				}
 			} else {
 				/* a success: only "later" can have one */
-				if (strcmp(target, later) != 0 || !link ||
+				if (strcmp(target, "Later") != 0 || !link ||
 				    strcmp(link, "https://github.com/acme/later/issues/1") != 0 ||
 				    error)
 					fail_msg("a success released as: %s",
@@ -838,9 +840,10 @@ static void test_claim_renewed_during_a_long_attempt(void **state)
 	/* slow first (control requests never wait), then the repository */
 	fake_control(&fk, "/_ghfake/delay?ms=9000");
 	fake_control(&fk, "/_ghfake/repo?owner=acme&name=later");
+	/* Bob claims the work as a TypeScript agent does: its bare title */
 	char probe[256];
 	snprintf(probe, sizeof probe,
-	         "{\"type\":\"claim\",\"action\":\"create_issue\",\"target\":\"%s\"}", id);
+	         "{\"type\":\"claim\",\"action\":\"create_issue\",\"target\":\"%s\"}", "Slow");
 	int64_t claimed_at = 0, end = support_now_ms() + 60000;
 	int conflicts_past_ttl = 0;
 	bool done = false;
@@ -849,7 +852,7 @@ static void test_claim_renewed_during_a_long_attempt(void **state)
 			dump(&p);
 			fail_msg("not completed (%d conflicts past the TTL)", conflicts_past_ttl);
 		}
-		m = th_expect(obs, NULL, claim_on, id, 200);
+		m = th_expect(obs, NULL, claim_on, "Slow", 200);
 		const char *type = m ? json_string_or(m, "type", "") : "";
 		if (strcmp(type, "claim") == 0) {
 			claimed_at = support_now_ms();

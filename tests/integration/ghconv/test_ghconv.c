@@ -46,6 +46,7 @@
 
 #include "modules/ghconv/policy.h"
 #include "proc.h"
+#include "support_story.h"
 #include "tests/fakes/github/ghfake.h"
 #include "tests/fakes/llm/llmfake.h"
 
@@ -339,6 +340,13 @@ static void test_mentioned_once(void **state)
 		fail_msg("status: %s", st);
 	cJSON_Delete(sj);
 	free(st);
+	/* The mention's story is one walk: event, gate, compose, validator,
+	 * outbound, and one record decision, "answered". */
+	char id[128], why[4096];
+	assert_int_equal(story_id_of(a.home, "why does the build flake on Mondays", id, sizeof id),
+	                 0);
+	if (!story_is_one_walk(a.home, id, "answered", why, sizeof why))
+		fail_msg("%s", why);
 	free_agent(&a);
 	ghfake_free(f);
 }
@@ -387,6 +395,54 @@ static void test_max_chain_reacts(void **state)
 	assert_non_null(strstr(d, "\"rule\":\"chain_length\""));
 	assert_non_null(strstr(d, "\"rule\":\"reaction\""));
 	free(d);
+	stop_agent(&a);
+	free_agent(&a);
+	ghfake_free(f);
+}
+
+/* A denylist that names GitHub reactions: the reaction the chain rule
+ * chose is refused by outbound, audited with the pattern, and never reaches
+ * GitHub; the thread is still handled (nothing comes back next poll). */
+static void test_reaction_denied(void **state)
+{
+	(void)state;
+	struct ghfake *f = fake();
+	int64_t n = ghfake_add_issue(f, "acme", "widgets", "alice", "Cache design",
+	                             "How should the cache expire?");
+	int64_t c = ghfake_add_comment(f, "acme", "widgets", n, "bea-bot",
+	                               "@ada-bot over to you.\n\n<!-- ga:chain=4 key=abc123 -->");
+	struct agent a = {0};
+	a.home = home_new();
+	char mem[1024];
+	snprintf(mem, sizeof mem, "%s/memory", a.home);
+	mkdir(mem, 0700);
+	home_write(a.home, "memory/send_permissions.json",
+	           "{\"mode\":\"denylist\",\"allowlist\":[],"
+	           "\"denylist\":[\"github:acme:widgets:reaction:*\"]}");
+	start_agent_home(&a, f, "Ada", "ada-bot", TOK_ADA, false, SHORT_SPAN);
+	if (!WAIT_UNTIL(read_notif(f, n, "ada-bot"), WAIT_MS)) {
+		dump(&a);
+		fail_msg("the notification was not handled");
+	}
+	char *audit = NULL;
+	if (!WAIT_UNTIL((free(audit), audit = home_read(a.home, "memory/send_audit.jsonl"),
+	                 audit && strstr(audit, "\"verdict\":\"deny\"")),
+	                WAIT_MS)) {
+		dump(&a);
+		fail_msg("no denied send in the audit: %s", audit ? audit : "(none)");
+	}
+	if (!strstr(audit, "\"pattern\":\"github:acme:widgets:reaction:*\"") ||
+	    !strstr(audit, "github:acme:widgets:reaction:1"))
+		fail_msg("the audit: %s", audit);
+	free(audit);
+	assert_true(decided(&a, "reaction"));
+	assert_true(decided(&a, "send_permission"));
+	uint64_t lists = ghfake_count(f, "GET", "/notifications", 200);
+	WAIT_UNTIL(ghfake_count(f, "GET", "/notifications", 200) >= lists + 2, 10000);
+	assert_int_equal(ghfake_reaction_count(f, "acme", "widgets", n, c, "heart"), 0);
+	assert_int_equal(ghfake_count(f, "POST", NULL, 0), 0);
+	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n), 1);
+	assert_int_equal(llmfake_calls(a.llm), 0);
 	stop_agent(&a);
 	free_agent(&a);
 	ghfake_free(f);
@@ -549,6 +605,7 @@ int main(void)
 	const struct CMUnitTest part2[] = {
 	        cmocka_unit_test(test_duplicates_deleted),
 	        cmocka_unit_test(test_stop_while_composing),
+	        cmocka_unit_test(test_reaction_denied),
 	        cmocka_unit_test(test_two_agents_staggered),
 	};
 	int rc = 0;

@@ -34,6 +34,8 @@ check_exec "$D$P/bin/general-agent"
 if [ "$HAVE_SPACE" = 1 ]; then check_exec "$D$P/bin/agent-space"; fi
 for f in SOUL.md SELF.md.template env.example; do check_file "$D$P/share/general-agent/$f"; done
 check_file "$D$P/share/doc/general-agent/README.md"
+# the README's links into docs/ work where it is installed too
+check_file "$D$P/share/doc/general-agent/docs/running.md"
 check_file "$D$P/lib/sysusers.d/general-agent.conf"
 n_src=$(find "$SRC/skills" -name SKILL.md | wc -l)
 n_inst=$(find "$D$P/share/general-agent/skills" -name SKILL.md 2>/dev/null | wc -l)
@@ -84,7 +86,10 @@ first_start() {
   [[ $out == "general-agent "* ]] || fail "$prefix/bin/general-agent --version: $out"
   out=$(cd "$home" && "$prefix/bin/general-agent" doctor 2>&1)
   local rc=$?
-  [ $rc = 0 ] || fail "doctor from $prefix exited $rc: $out"
+  # 2: it can start, and the room of SPACE_URL (port 1) does not answer
+  [ $rc = 2 ] || fail "doctor from $prefix exited $rc: $out"
+  [[ $out == *"verdict: the daemon can start, but the room did not answer"* ]] ||
+    fail "doctor from $prefix: $out"
   [[ $out == *"written from the template"* ]] ||
     fail "doctor from $prefix finds no SELF.md.template: $out"
   (cd "$home" && GA_EXIT_WHEN_IDLE=1 timeout 30 "$prefix/bin/general-agent" --no-terminal \

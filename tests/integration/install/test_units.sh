@@ -3,9 +3,9 @@
 # (ROOT/prefix), checked with systemd's own tools: `systemd-analyze verify`
 # must print nothing (it exits 0 even for an unknown key, so any output is a
 # failure), `systemd-sysusers --dry-run` must accept the sysusers entry, and
-# the units must carry what README.md "Installing as a service" promises.
+# the units must carry what docs/install.md "Installing as a service" promises.
 # Exits 77 (skipped) when systemd-analyze is not installed (Debian package
-# systemd; scripts/bootstrap.sh installs it).
+# systemd; scripts/bootstrap.sh --test installs it).
 # Usage: test_units.sh ROOT
 set -uo pipefail
 ROOT=$1

@@ -50,6 +50,7 @@
 
 #include "modules/participation/policy.h"
 #include "modules/reflection/voice.h"
+#include "support_story.h"
 #include "tests/integration/participation/owned_by.h"
 #include "tests/integration/space-client/harness.h"
 #include "testutil.h"
@@ -347,7 +348,11 @@ static void test_host_question_answered(void **state)
 	free(req);
 
 	char *s = wait_story(home, "what is the capital of France", "record info answered", W);
-	must_hold(s, "compose info nothing_to_send: deferred to the participation tick");
+	/* one walk: the question's story in stage order, one record */
+	char id[160], why[16384];
+	assert_int_equal(story_id_of(home, "what is the capital of France", id, sizeof id), 0);
+	if (!story_is_one_walk(home, id, "answered", why, sizeof why))
+		fail_msg("the answered question's story is not one walk: %s", why);
 	must_hold(s, "compose pass decided");
 	must_hold(s, "validator approve");
 	must_hold(s, "outbound sent");
@@ -865,8 +870,8 @@ static void test_salvage_in_voice(void **state)
 	th_room_start(&room, 0, NULL, false);
 	char home[256], url[128];
 	th_home_new(home, sizeof home);
-	char *vtext = voice_text_with(VOICE_SPACE_ON_IT,
-	                              "Taking this one: a {{type}}, coming up.", 0);
+	char *vtext =
+	        voice_text_with(VOICE_SPACE_ON_IT, "Taking this one: a {{type}}, coming up.", 0);
 	home_write(home, "voice-phrases.json", vtext);
 	free(vtext);
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
@@ -945,7 +950,8 @@ static void three_agents_one_owner(bool reversed)
 		fail_msg("no claim before the owner's promise");
 	}
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cl, "name")), owner);
-	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cl, "action")), "create_issue");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cl, "action")),
+	                    "create_issue");
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(cl, "target")),
 	                    "acme/widgets#Login times out");
 	cJSON_Delete(cl);
@@ -1130,7 +1136,7 @@ static void test_extraction(void **state)
 	}
 	cJSON_Delete(m);
 	char *s = wait_story(home, "the launch went well", "1 commitment(s) extracted", W);
-	must_hold(s, "record info extraction: the words promise (\"i can\")");
+	must_hold(s, "compose info extraction: the words promise (\"i can\")");
 	free(s);
 	expect_space_commitments(home, 1);
 	char *ledger = home_read(home, "memory/commitments.jsonl");

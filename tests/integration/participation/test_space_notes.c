@@ -26,10 +26,13 @@
 #include <cmocka.h>
 
 #include "common/config.h"
+#include "common/fsx.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/space/link.h"
+#include "modules/outbound/outbound.h"
+#include "modules/outbound/perms.h"
 #include "modules/space/runtime.h"
 #include "tests/integration/space-client/harness.h"
 
@@ -43,6 +46,8 @@ struct fx {
 	struct state_store st;
 	struct space_link *link;
 	struct space_runtime *rt;
+	struct outbound *ob; /* the runtime's broadcasts walk it */
+	bool ob_closed;
 	struct spc_client *obs;
 	bool link_stopped, rt_stopped, obs_stopped;
 	int joins;
@@ -236,6 +241,11 @@ static bool c_all_stopped(struct fx *f, const void *arg)
 	       (!f->obs || f->obs_stopped);
 }
 
+static void ob_closed(void *ud)
+{
+	((struct fx *)ud)->ob_closed = true;
+}
+
 static int teardown(void **state)
 {
 	struct fx *f = *state;
@@ -248,6 +258,8 @@ static int teardown(void **state)
 	run_until(f, c_all_stopped, NULL, TH_WAIT_MS);
 	space_link_free(f->link);
 	space_runtime_free(f->rt);
+	if (f->ob)
+		outbound_close(f->ob, ob_closed, f);
 	spc_client_free(f->obs);
 	uv_run(&f->loop, UV_RUN_DEFAULT);
 	int rc = uv_loop_close(&f->loop);
@@ -423,6 +435,17 @@ static bool c_rt_joined(struct fx *f, const void *arg)
 	return space_link_joined(space_runtime_link(f->rt)) && c_obs_joined(f, NULL);
 }
 
+/* memory's send audit (the fixture's dir is the memory dir); caller frees */
+static char *audit_text(struct fx *f)
+{
+	char path[320];
+	snprintf(path, sizeof path, "%s/send_audit.jsonl", f->dir);
+	struct ga_err err = {{0}};
+	char *s = fsx_read_file(path, 1 << 20, NULL, &err);
+	assert_non_null(s);
+	return s;
+}
+
 static void test_runtime_reflection_and_identity(void **state)
 {
 	struct fx *f = *state;
@@ -453,11 +476,15 @@ static void test_runtime_reflection_and_identity(void **state)
 		*unset[i] = -1;
 	t->backoff_ms[0] = 100;
 	t->nbackoff = 1;
+	struct ga_err err = {{0}};
+	struct outbound_config oc = {.memory_dir = f->dir, .agent_name = "Ada"};
+	f->ob = outbound_new(&f->loop, &oc, &err);
+	assert_non_null(f->ob);
 	struct space_runtime_config rc = {.cfg = &gc,
 	                                  .st = &f->st,
 	                                  .soul_text = "I care about small tools.",
-	                                  .version = "0.1.0"};
-	struct ga_err err = {{0}};
+	                                  .version = "0.1.0",
+	                                  .outbound = f->ob};
 	f->rt = space_runtime_start(&f->loop, &rc, &err);
 	assert_non_null(f->rt);
 	/* before the join: -1 for both; the refreshed summary is kept */
@@ -475,6 +502,33 @@ static void test_runtime_reflection_and_identity(void **state)
 	                          .key = "summary",
 	                          .val = "Listening first works."});
 	assert_int_equal(space_runtime_send_reflection(f->rt, ""), -1);
+	/* the broadcast walked outbound: the audit holds it, allowed */
+	char *audit = audit_text(f);
+	assert_non_null(strstr(audit, "\"source\":\"reflection\""));
+	assert_non_null(strstr(audit, "\"verdict\":\"allow\""));
+	assert_null(strstr(audit, "\"verdict\":\"deny\""));
+	free(audit);
+	/* a denylist that names the room refuses the next one: audited, never
+	 * heard in the room */
+	struct perms *pm = perms_new();
+	perms_set_mode(pm, PERMS_DENYLIST);
+	assert_int_equal(perms_add(pm, PERMS_LIST_DENY, "space:*", &err), 1);
+	char ppath[320];
+	snprintf(ppath, sizeof ppath, "%s/send_permissions.json", f->dir);
+	assert_int_equal(perms_save(pm, ppath, &err), 0);
+	perms_free(pm);
+	assert_int_equal(space_runtime_send_reflection(f->rt, "Denied words stay home."), 0);
+	run_until(f, NULL, NULL, 500);
+	for (size_t i = 0; i < f->nseen; i++)
+		assert_null(strstr(json_string_or(cJSON_GetObjectItemCaseSensitive(f->seen[i],
+		                                                                    "summary"),
+		                                  "", ""),
+		                   "Denied words"));
+	audit = audit_text(f);
+	assert_non_null(strstr(audit, "\"verdict\":\"deny\""));
+	assert_non_null(strstr(audit, "\"pattern\":\"space:*\""));
+	free(audit);
+	unlink(ppath);
 
 	/* SELF.md changed by a reflection cycle: the room hears the new interests */
 	fp = fopen(self_path, "w");

@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "adapters/atproto/atproto.h"
-#include "adapters/atproto/port.h"
 #include "adapters/atproto/post.h"
 #include "common/json.h"
+#include "modules/bluesky/port.h"
 
 #define T0 ((int64_t)1800000000000) /* 2027-01-15T08:00:00.000Z */
 

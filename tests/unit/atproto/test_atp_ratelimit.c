@@ -1,8 +1,7 @@
 /*
  * test_atp_ratelimit — the Bluesky rate limiter on a clock the test sets
- * (spec runtime-bluesky §5.4 and its defect): spacing, a spent budget that
- * ends at its reset (the reference stopped for good once remaining < 20),
- * low-budget pacing that never refuses, a 429 hold until ratelimit-reset,
+ * (spec runtime-bluesky §5.4, §11.6): spacing, a spent budget that ends at
+ * its reset (never a lockout once remaining < 20), low-budget pacing that never refuses, a 429 hold until ratelimit-reset,
  * separate read / write / session budgets, the write-points estimate, and
  * bogus resets clamped.
  */
@@ -57,8 +56,8 @@ static void test_spent_budget_resumes_after_reset(void **state)
 	assert_int_equal(bu.remaining, 0);
 	assert_string_equal(bu.policy, "3000;w=300");
 	assert_int_equal(atp_rate_wait_ms(&r, ATP_RL_READ, 0, reset - 1, &why), 1);
-	/* THE defect: after the reset the budget is forgotten and requests go,
-	 * although no response has refreshed the header. */
+	/* after the reset the budget is forgotten and requests go, although no
+	 * response has refreshed the header: never a lockout */
 	assert_int_equal(atp_rate_wait_ms(&r, ATP_RL_READ, 0, reset, &why), 0);
 	assert_int_equal(why, ATP_WAIT_NONE);
 	assert_int_equal(atp_rate_budget(&r, ATP_RL_READ, reset, &bu), 0);
@@ -79,7 +78,7 @@ static void test_low_budget_paces_never_refuses(void **state)
 	assert_int_equal(atp_rate_wait_ms(&r, ATP_RL_READ, 0, T0, &why), 10 * 1000);
 	assert_int_equal(why, ATP_WAIT_LOW_BUDGET);
 	assert_int_equal(atp_rate_wait_ms(&r, ATP_RL_READ, 0, T0 + 10 * 1000, &why), 0);
-	/* remaining 19 < 20 is pacing too (the reference refused here) */
+	/* remaining 19 < 20 is pacing too, not a refusal */
 	atp_rate_observe(&r, ATP_RL_READ, "3000", "19", secs(reset, b), NULL, T0);
 	assert_true(atp_rate_wait_ms(&r, ATP_RL_READ, 0, T0, &why) > 0);
 	assert_int_equal(why, ATP_WAIT_LOW_BUDGET);

@@ -226,6 +226,35 @@ static void walk_fn(void *ud, const struct ledger_entry *e)
 	w->st[w->n++] = e->status;
 }
 
+/* What a completed commitment made (its link) is kept: read back after a
+ * reopen (the status line's replay) and after a compaction (the item line). */
+static void test_link_kept(void **state)
+{
+	struct fx *f = *state;
+	char id[LEDGER_ID_MAX];
+	assert_int_equal(add(f, "Login timeout", 1000, id), LEDGER_ADDED);
+	struct ga_err e = {{0}};
+	assert_int_equal(set(f, id, LEDGER_IN_PROGRESS, 2000, NULL), 0);
+	assert_int_equal(ledger_set_result(&f->l, id, LEDGER_COMPLETED, 3000, NULL,
+	                                   "https://github.com/acme/widgets/issues/4", &e),
+	                 0);
+	struct ledger_entry le;
+	assert_int_equal(ledger_get(&f->l, id, &le), 0);
+	assert_string_equal(le.link, "https://github.com/acme/widgets/issues/4");
+	reopen(f);
+	assert_int_equal(ledger_get(&f->l, id, &le), 0);
+	assert_string_equal(le.link, "https://github.com/acme/widgets/issues/4");
+	assert_int_equal(ledger_compact(&f->l, &e), 0);
+	reopen(f);
+	assert_int_equal(ledger_get(&f->l, id, &le), 0);
+	assert_string_equal(le.link, "https://github.com/acme/widgets/issues/4");
+	/* a status change without a link keeps the one recorded */
+	char id2[LEDGER_ID_MAX];
+	assert_int_equal(add(f, "Another", 4000, id2), LEDGER_ADDED);
+	assert_int_equal(ledger_get(&f->l, id2, &le), 0);
+	assert_null(le.link);
+}
+
 static void test_replay_old_torn_and_invalid(void **state)
 {
 	struct fx *f = *state;
@@ -475,6 +504,7 @@ static void test_failed_write(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test_setup_teardown(test_link_kept, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_add_and_duplicates, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_transitions, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_replay_old_torn_and_invalid, setup, teardown),

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -489,7 +491,7 @@ static void test_itoa(void **state)
 	assert_string_equal(log_itoa(b, -9223372036854775807LL - 1), "-9223372036854775808");
 	assert_string_equal(LOG_INT(123), LOG_TYPED_MARK "123");
 	assert_string_equal(log_num((char[LOG_NUM_BUF]){0}, -9223372036854775807LL - 1),
-			    LOG_TYPED_MARK "-9223372036854775808");
+	                    LOG_TYPED_MARK "-9223372036854775808");
 }
 
 /* Issue 15 item 8: JSON lines carry numbers as numbers and booleans as
@@ -497,10 +499,9 @@ static void test_itoa(void **state)
 static void test_typed_values(void **state)
 {
 	cap_begin(LOG_LEVEL_INFO, 1);
-	log_kv(LOG_LEVEL_INFO, "space", "listening", "port", LOG_INT(7777), "neg",
-	       LOG_INT(-12), "min", LOG_INT(-9223372036854775807LL - 1), "ok", LOG_BOOL(1),
-	       "paused", LOG_BOOL(0), "name", "Ada", "digits", "0042", "frac",
-	       LOG_TYPED_MARK "1.5e-3");
+	log_kv(LOG_LEVEL_INFO, "space", "listening", "port", LOG_INT(7777), "neg", LOG_INT(-12),
+	       "min", LOG_INT(-9223372036854775807LL - 1), "ok", LOG_BOOL(1), "paused", LOG_BOOL(0),
+	       "name", "Ada", "digits", "0042", "frac", LOG_TYPED_MARK "1.5e-3");
 	char *out = cap_end();
 	cJSON *v = parse_line(out);
 	cJSON *port = cJSON_GetObjectItem(v, "port");
@@ -530,10 +531,16 @@ static void test_typed_values(void **state)
 
 	/* A value that carries the mark but is no number or boolean (from a
 	 * peer, say) cannot inject JSON: it is an escaped string. */
-	static const char *const forged[] = {
-	    LOG_TYPED_MARK "1,\"admin\":true", LOG_TYPED_MARK "", LOG_TYPED_MARK "01",
-	    LOG_TYPED_MARK "1.", LOG_TYPED_MARK "-", LOG_TYPED_MARK "1e", LOG_TYPED_MARK "NaN",
-	    LOG_TYPED_MARK "truex", LOG_TYPED_MARK "{}", NULL};
+	static const char *const forged[] = {LOG_TYPED_MARK "1,\"admin\":true",
+	                                     LOG_TYPED_MARK "",
+	                                     LOG_TYPED_MARK "01",
+	                                     LOG_TYPED_MARK "1.",
+	                                     LOG_TYPED_MARK "-",
+	                                     LOG_TYPED_MARK "1e",
+	                                     LOG_TYPED_MARK "NaN",
+	                                     LOG_TYPED_MARK "truex",
+	                                     LOG_TYPED_MARK "{}",
+	                                     NULL};
 	for (int i = 0; forged[i]; i++) {
 		cap_begin(LOG_LEVEL_INFO, 1);
 		log_kv(LOG_LEVEL_INFO, "c", "m", "v", forged[i]);
@@ -564,6 +571,81 @@ static void test_typed_values(void **state)
 	free(out);
 }
 
+/* The echo: a compact copy (no time) of the lines at its level and above,
+ * redacted like the log; the log itself keeps every line. */
+static void test_echo(void **state)
+{
+	(void)state;
+	char *ebuf = NULL;
+	size_t elen = 0;
+	FILE *ef = open_memstream(&ebuf, &elen);
+	assert_non_null(ef);
+	cap_begin(LOG_LEVEL_INFO, 1);
+	log_add_secret("hunter2-secret");
+	log_set_echo(ef, LOG_LEVEL_WARN);
+	log_kv(LOG_LEVEL_INFO, "daemon", "feature on", "feature", "model");
+	log_kv(LOG_LEVEL_WARN, "github", "GitHub not usable", "error",
+	       "token hunter2-secret refused");
+	log_kv(LOG_LEVEL_ERROR, "dashboard", "no dashboard", "port", LOG_INT(7780));
+	log_set_echo(NULL, LOG_LEVEL_WARN);
+	log_write(LOG_LEVEL_ERROR, "daemon", "after the echo", NULL);
+	char *all = cap_end();
+	fclose(ef);
+	assert_int_equal(count_lines(all), 4);
+	assert_string_equal(ebuf,
+	                    "WARN  github: GitHub not usable error=\"token [redacted] refused\"\n"
+	                    "ERROR dashboard: no dashboard port=7780\n");
+	free(all);
+	free(ebuf);
+}
+
+/* log_to_file: lines go to the file; past its bound it becomes .1 (one
+ * backup) and a new file starts; log_close_file goes back to the stream. */
+static void test_file_rotation(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/ga-test-log-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[300], old[310];
+	snprintf(path, sizeof path, "%s/daemon.log", dir);
+	snprintf(old, sizeof old, "%s.1", path);
+	/* a file already over the bound is rotated at open */
+	FILE *f = fopen(path, "w");
+	for (int i = 0; i < 50; i++)
+		fputs("0123456789012345678901234567890123456789\n", f);
+	fclose(f);
+	cap_begin(LOG_LEVEL_INFO, 0);
+	struct ga_err err = {{0}};
+	assert_int_equal(log_to_file(path, 1000, &err), 0);
+	struct stat st;
+	assert_int_equal(stat(old, &st), 0);
+	assert_int_equal(st.st_size, 50 * 41);
+	for (int i = 0; i < 40; i++)
+		log_kv(LOG_LEVEL_INFO, "test", "a line of about sixty bytes", "n", LOG_INT(i));
+	/* rotated again while writing: .1 holds up to the bound, the file the rest */
+	assert_int_equal(stat(old, &st), 0);
+	assert_true(st.st_size >= 1000 && st.st_size < 1000 + LOG_LINE_MAX);
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size < 1000);
+	log_close_file();
+	log_write(LOG_LEVEL_INFO, "test", "back on the stream", NULL);
+	char *s = cap_end();
+	assert_non_null(strstr(s, "back on the stream"));
+	assert_int_equal(count_lines(s), 1);
+	free(s);
+	/* an unwritable place: an error naming it, and the stream stays */
+	cap_begin(LOG_LEVEL_INFO, 0);
+	assert_int_equal(log_to_file("/nonexistent-dir/x/daemon.log", 1000, &err), -1);
+	assert_non_null(strstr(err.msg, "/nonexistent-dir/x/daemon.log"));
+	log_write(LOG_LEVEL_INFO, "test", "still here", NULL);
+	s = cap_end();
+	assert_non_null(strstr(s, "still here"));
+	free(s);
+	unlink(path);
+	unlink(old);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -581,6 +663,8 @@ int main(void)
 	        cmocka_unit_test_teardown(test_secret_across_pieces, teardown),
 	        cmocka_unit_test_teardown(test_secret_rules, teardown),
 	        cmocka_unit_test_teardown(test_itoa, teardown),
+	        cmocka_unit_test_teardown(test_echo, teardown),
+	        cmocka_unit_test_teardown(test_file_rotation, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

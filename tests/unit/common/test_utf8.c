@@ -171,6 +171,54 @@ static void test_nfkc_casefold(void **state)
 	assert_null(bad);
 }
 
+/* utf8_cut: the one byte cut (never ends inside a sequence it keeps; a
+ * run of stray continuation bytes costs at most 3 bytes). */
+static const struct {
+	const char *s;
+	size_t len, max, want;
+} cuts[] = {
+        {"abc", 3, 3, 3},
+        {"abc", 3, 2, 2},
+        {"abc", 3, 0, 0},
+        {"a\xC3\xA9", 3, 2, 1},         /* é straddles */
+        {"a\xC3\xA9z", 4, 3, 3},        /* é ends at the limit */
+        {"\xF0\x9F\x98\x80z", 5, 3, 0}, /* 😀 straddles from byte 0 */
+        {"\xF0\x9F\x98\x80z", 5, 4, 4},
+        {"a\x80\x80\x80\x80\x80z", 7, 5, 5}, /* invalid: more than 3 continuation bytes */
+        {"a\x80z", 3, 1, 1},
+        {"\xE2\x82\xAC\xE2\x82\xAC", 6, 5, 3},
+};
+
+static void test_cut_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+		if (utf8_cut(cuts[i].s, cuts[i].len, cuts[i].max) != cuts[i].want)
+			fail_msg("case %zu: %zu, want %zu", i,
+			         utf8_cut(cuts[i].s, cuts[i].len, cuts[i].max), cuts[i].want);
+}
+
+/* JavaScript's view: a code point above U+FFFF is two units, and a prefix
+ * never splits one (where .slice would leave half a surrogate pair). */
+static void test_utf16(void **state)
+{
+	(void)state;
+	assert_int_equal(utf8_utf16_length("", 0), 0);
+	assert_int_equal(utf8_utf16_length("abc", 3), 3);
+	assert_int_equal(utf8_utf16_length("\xC3\xA9", 2), 1);           /* é */
+	assert_int_equal(utf8_utf16_length("\xE2\x82\xAC", 3), 1);       /* € */
+	assert_int_equal(utf8_utf16_length("\xF0\x9F\x98\x80", 4), 2);   /* 😀 */
+	assert_int_equal(utf8_utf16_length("a\x80z", 3), 3);             /* a stray byte: one */
+	const char *s = "ab\xF0\x9F\x98\x80" "c"; /* units: a b [😀 😀] c */
+	assert_int_equal(utf8_utf16_prefix(s, 7, 0), 0);
+	assert_int_equal(utf8_utf16_prefix(s, 7, 2), 2);
+	assert_int_equal(utf8_utf16_prefix(s, 7, 3), 2); /* would split 😀 */
+	assert_int_equal(utf8_utf16_prefix(s, 7, 4), 6);
+	assert_int_equal(utf8_utf16_prefix(s, 7, 5), 7);
+	assert_int_equal(utf8_utf16_prefix(s, 7, 99), 7);
+	assert_int_equal(utf8_utf16_prefix("\xC3\xA9\xC3\xA9", 4, 1), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +227,8 @@ int main(void)
 	        cmocka_unit_test(test_grapheme_counts),
 	        cmocka_unit_test(test_truncate_never_splits_cluster),
 	        cmocka_unit_test(test_nfkc_casefold),
+	        cmocka_unit_test(test_cut_table),
+	        cmocka_unit_test(test_utf16),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

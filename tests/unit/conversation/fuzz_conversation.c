@@ -4,13 +4,14 @@
  * saved copy must load back to the same JSON) and to
  * decision_record_from_json (a record that parses must write a line that
  * parses back to the same record); the raw bytes also go through
- * conv_text_cut, whose result must never end inside a sequence it keeps. */
+ * utf8_cut, whose result must never end inside a sequence it keeps. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/utf8.h"
 #include "modules/conversation/store.h"
 #include "modules/decisions/log.h"
 
@@ -78,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	const char *s = (const char *)data;
 	for (size_t max = 0; max <= size && max < 8; max++) {
-		size_t n = conv_text_cut(s, size, max);
+		size_t n = utf8_cut(s, size, max);
 		CHECK(n <= max);
 		if (n < size && n < max) /* cut short: s[n] starts the sequence left out */
 			CHECK(((unsigned char)s[n] & 0xC0) != 0x80);

@@ -250,6 +250,37 @@ static void test_derived_chain(void **state)
 	}
 }
 
+/* A threaded conversation: the chain runs up the message's branch. */
+static void test_derived_chain_branch(void **state)
+{
+	struct fx *f = *state;
+	const char *k = "bluesky:at://root";
+	/* root (a person) ← A (peer) ← B (self) ← C (peer): one branch;
+	 * root ← X (peer): a sibling branch, added last */
+	add_full(f->s, k, "root", 'h', NULL, "q", 0, 1);
+	add_full(f->s, k, "A", 'p', "root", "a", 0, 2);
+	add_full(f->s, k, "B", 's', "A", "b", 0, 3);
+	add_full(f->s, k, "C", 'p', "B", "c", 0, 4);
+	add_full(f->s, k, "X", 'p', "root", "x", 0, 5);
+	assert_int_equal(conv_store_derived_chain(f->s, k, "X"), 1); /* not 4: siblings */
+	assert_int_equal(conv_store_derived_chain(f->s, k, "C"), 3);
+	assert_int_equal(conv_store_derived_chain(f->s, k, "B"), 2);
+	/* a parent no longer in the history ends the row */
+	add_full(f->s, k, "D", 'p', "gone", "d", 0, 6);
+	assert_int_equal(conv_store_derived_chain(f->s, k, "D"), 1);
+	/* an agent's root ends it too (it has no parent) */
+	const char *k2 = "bluesky:at://root2";
+	add_full(f->s, k2, "s0", 'p', NULL, "s", 0, 1);
+	add_full(f->s, k2, "r0", 'p', NULL, "r", 0, 2);
+	add_full(f->s, k2, "r1", 's', "r0", "r1", 0, 3);
+	assert_int_equal(conv_store_derived_chain(f->s, k2, "r1"), 2); /* not s0 */
+	/* links that loop stop after as many steps as messages */
+	const char *k3 = "bluesky:at://loop";
+	add_full(f->s, k3, "L1", 'p', "L2", "l1", 0, 1);
+	add_full(f->s, k3, "L2", 'p', "L1", "l2", 0, 2);
+	assert_int_equal(conv_store_derived_chain(f->s, k3, "L2"), 2);
+}
+
 static void test_is_ours(void **state)
 {
 	struct fx *f = *state;
@@ -574,6 +605,7 @@ int main(void)
 	        T(test_message_fields_and_text_bound),
 	        T(test_answered_set),
 	        T(test_derived_chain),
+	        T(test_derived_chain_branch),
 	        T(test_is_ours),
 	        T(test_json),
 	        T(test_save_load_round_trip),

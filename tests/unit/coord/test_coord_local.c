@@ -17,6 +17,7 @@
 
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
+#include "modules/space/coord_space.h"
 #include "tests/unit/coord/coord_test.h"
 
 /* TTLs and windows that must not run out between two steps of a test, even
@@ -180,8 +181,9 @@ static void test_bad_args(void **state)
 	assert_int_equal(coord_claim(NULL, "k", 10, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, NULL, 10, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "", 10, ct_claim_cb, &a), -1);
-	assert_int_equal(coord_claim(f->c, "a b", 10, ct_claim_cb, &a), -1);
+	assert_int_equal(coord_claim(f->c, " ab", 10, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "a\nb", 10, ct_claim_cb, &a), -1);
+	assert_int_equal(coord_claim(f->c, "a\tb", 10, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "k", 0, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "k", -5, ct_claim_cb, &a), -1);
 	assert_int_equal(coord_claim(f->c, "k", 10, NULL, &a), -1);

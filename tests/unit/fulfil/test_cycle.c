@@ -69,6 +69,9 @@ struct fx {
 	char ab_id[LEDGER_ID_MAX], ab_source[32], ab_error[256];
 	int ab_attempts;
 	enum ledger_status ab_status;
+	/* config.peer_done: a member reported this target done */
+	const char *peer_target;
+	int peer_asked;
 };
 
 static void later_closed(uv_handle_t *h)
@@ -140,6 +143,19 @@ static void on_abandoned(void *ud, const struct ledger_entry *e)
 	f->ab_status = e->status;
 }
 
+static bool peer_done(void *ud, const char *action, const char *target, char *who,
+                      size_t who_cap, char *link, size_t link_cap)
+{
+	struct fx *f = ud;
+	f->peer_asked++;
+	if (!f->peer_target || strcmp(action, "create_issue") != 0 ||
+	    strcmp(target, f->peer_target) != 0)
+		return false;
+	snprintf(who, who_cap, "Ts-agent");
+	snprintf(link, link_cap, "https://github.com/acme/widgets/issues/7");
+	return true;
+}
+
 static int setup(void **state)
 {
 	struct fx *f = xcalloc(1, sizeof *f);
@@ -179,6 +195,7 @@ static void start(struct fx *f, bool social_only)
 	                          .in_progress_timeout_ms = f->timeout_ms,
 	                          .notify_owner = notify,
 	                          .abandoned = on_abandoned,
+	                          .peer_done = peer_done,
 	                          .ud = f};
 	f->f = fulfil_new(&c, &e);
 	assert_non_null(f->f);
@@ -276,6 +293,33 @@ static void test_sent_once_and_told(void **state)
 	                         ->valueint,
 	                 1);
 	cJSON_Delete(s);
+}
+
+/* A member of the room reported the work done under either of its names
+ * (here the TypeScript agent's bare title): completed with their link, no
+ * send, nothing said — the ledger knows the link; the promise form is asked
+ * too. */
+static void test_done_by_peer_quietly(void **state)
+{
+	struct fx *f = *state;
+	f->peer_target = "Flaky test";
+	char id[LEDGER_ID_MAX];
+	add(f, "create_issue", ISSUE, id);
+	start(f, false);
+	until(f, id, LEDGER_COMPLETED);
+	run_for(f, 100);
+	assert_int_equal(f->sends, 0);
+	assert_int_equal(f->told, 0);
+	assert_true(f->peer_asked >= 2);
+	struct ledger_entry e;
+	assert_int_equal(ledger_get(&f->ledger, id, &e), 0);
+	assert_string_equal(e.link, "https://github.com/acme/widgets/issues/7");
+	/* the promise form is a name of the work too */
+	f->peer_target = "acme/widgets#Other thing";
+	add(f, "create_issue", "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Other thing\"}",
+	    id);
+	until(f, id, LEDGER_COMPLETED);
+	assert_int_equal(f->sends, 0);
 }
 
 static void test_waits_without_port_or_in_social_only(void **state)
@@ -450,6 +494,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(test_sent_once_and_told, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_done_by_peer_quietly, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_waits_without_port_or_in_social_only, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_refused_three_times_abandoned, setup,

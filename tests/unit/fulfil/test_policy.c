@@ -329,9 +329,27 @@ static void test_types(void **state)
 	assert_int_equal(fulfil_type_platform(FULFIL_CREATE_PLAN), CONV_PLATFORM_GITHUB);
 }
 
+/* An issue already opened under the same or a near-identical title is the
+ * one promised; a different one is not. */
+static void test_same_title(void **state)
+{
+	(void)state;
+	assert_true(fulfil_same_title("Login timeout", "login timeout"));
+	assert_true(fulfil_same_title("Login timeout!", "  Login   Timeout "));
+	assert_true(fulfil_same_title("Follow-up from the room", "Follow up from the room"));
+	assert_true(fulfil_same_title("Login test times out on CI runners",
+	                              "Login test times out on the CI runners"));
+	assert_false(fulfil_same_title("Login timeout", "Logout timeout"));
+	assert_false(fulfil_same_title("Flaky login test", "Flaky signup test"));
+	assert_false(fulfil_same_title("Cache for 5 minutes", "Cache for 30 seconds"));
+	assert_false(fulfil_same_title("", "Login timeout"));
+	assert_false(fulfil_same_title(NULL, "Login timeout"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_same_title),
 	        cmocka_unit_test(test_sweep_table),         cmocka_unit_test(test_attempts_and_work),
 	        cmocka_unit_test(test_cooldown),            cmocka_unit_test(test_prepare_create_issue),
 	        cmocka_unit_test(test_prepare_refusals),    cmocka_unit_test(test_prepare_comment_plan_post),

@@ -1,5 +1,5 @@
 /*
- * The GitHub outbound port (adapters/github/port.h) behind the real outbound
+ * The GitHub outbound port (modules/github/port.h) behind the real outbound
  * stage and journal, against the in-process GitHub fake on a real uv loop:
  *   - a new issue and a comment carry exactly one hidden key marker, the
  *     artifact is the html_url, the journal says done;
@@ -25,8 +25,8 @@
 #include <uv.h>
 
 #include "adapters/github/github.h"
-#include "adapters/github/port.h"
 #include "adapters/http/http.h"
+#include "modules/github/port.h"
 #include "modules/journal/journal.h"
 #include "modules/outbound/outbound.h"
 #include "tests/fakes/github/ghfake.h"
@@ -136,7 +136,7 @@ static void on_final(void *ud, const struct decision *d, const char *artifact)
 }
 
 static void submit(struct fx *f, const char *target, const char *text, const char *key,
-                 const char *title)
+                   const char *title)
 {
 	cJSON *extra = NULL;
 	if (title) {
@@ -186,7 +186,7 @@ static void test_new_issue_and_comment(void **state)
 {
 	struct fx *f = *state;
 	submit(f, "github:acme:widgets:new-issue", "The CI fails one run in ten.", KEY1,
-	     "Flaky test");
+	       "Flaky test");
 	if (f->final.verdict != VERDICT_SENT)
 		fail_msg("%s: %s", f->final.rule, f->final.reason);
 	assert_string_equal(f->artifact, "https://github.com/acme/widgets/issues/1");
@@ -204,7 +204,8 @@ static void test_new_issue_and_comment(void **state)
 
 	submit(f, "github:acme:widgets:issue:1", "Found it: a race in the setup.", KEY2, NULL);
 	assert_int_equal(f->final.verdict, VERDICT_SENT);
-	assert_non_null(strstr(f->artifact, "https://github.com/acme/widgets/issues/1#issuecomment-"));
+	assert_non_null(
+	        strstr(f->artifact, "https://github.com/acme/widgets/issues/1#issuecomment-"));
 	assert_int_equal(ghfake_comment_count(f->fake, "acme", "widgets", 1), 1);
 	assert_int_equal(ghfake_count_body(f->fake, "key=" KEY2 " -->"), 1);
 
@@ -264,9 +265,9 @@ static void test_reconcile_finds_existing(void **state)
 	struct fx *f = *state;
 	/* a crash after GitHub made the issue, before the journal said done */
 	struct ga_err e = {{0}};
-	assert_int_equal(journal_intent(f->j, KEY1, "github", "github:acme:widgets:new-issue", NULL,
-	                                1, &e),
-	                 0);
+	assert_int_equal(
+	        journal_intent(f->j, KEY1, "github", "github:acme:widgets:new-issue", NULL, 1, &e),
+	        0);
 	ghfake_add_issue(f->fake, "acme", "widgets", "ada-agent", "Made before the crash",
 	                 "text\n\n<!-- ga:key=" KEY1 " -->");
 	ghfake_add_issue(f->fake, "acme", "widgets", "someone", "Unrelated", "no key here");
@@ -280,15 +281,15 @@ static void test_reconcile_finds_existing(void **state)
 	assert_int_equal(ghfake_issue_count(f->fake, "acme", "widgets"), 2);
 
 	/* a comment intent: the issue's comments are read */
-	assert_int_equal(journal_intent(f->j, KEY2, "github", "github:acme:widgets:issue:2", NULL,
-	                                1, &e),
-	                 0);
+	assert_int_equal(
+	        journal_intent(f->j, KEY2, "github", "github:acme:widgets:issue:2", NULL, 1, &e),
+	        0);
 	reconcile(f, KEY2);
 	assert_int_equal(f->exists, 0);
 	assert_int_equal(journal_state_of(f->j, KEY2), JOURNAL_FAILED);
-	assert_int_equal(journal_intent(f->j, KEY2, "github", "github:acme:widgets:issue:2", NULL,
-	                                2, &e),
-	                 0);
+	assert_int_equal(
+	        journal_intent(f->j, KEY2, "github", "github:acme:widgets:issue:2", NULL, 2, &e),
+	        0);
 	ghfake_add_comment(f->fake, "acme", "widgets", 2, "ada-agent",
 	                   "done\n\n<!-- ga:chain=1 key=" KEY2 " -->");
 	reconcile(f, KEY2);
@@ -296,9 +297,9 @@ static void test_reconcile_finds_existing(void **state)
 	assert_non_null(strstr(f->rec_artifact, "issuecomment-"));
 	/* a search that fails is "unknown": the intent stays */
 	const char *key3 = "commitment:commitment-3-0123456789abcdef";
-	assert_int_equal(journal_intent(f->j, key3, "github", "github:acme:widgets:new-issue", NULL,
-	                                3, &e),
-	                 0);
+	assert_int_equal(
+	        journal_intent(f->j, key3, "github", "github:acme:widgets:new-issue", NULL, 3, &e),
+	        0);
 	ghfake_fail_next(f->fake, GH_DEFAULT_MAX_RETRIES + 1, 503, true); /* reads are retried */
 	reconcile(f, key3);
 	assert_int_equal(f->exists, -1);
@@ -318,10 +319,14 @@ static void test_targets_and_markers(void **state)
 	assert_int_equal(t.number, 42);
 	assert_int_equal(gh_port_parse_target("github:acme:widgets:pr:7", &t, &e), 0);
 	assert_int_equal(t.number, 7);
-	const char *bad[] = {"github:acme:widgets",        "github:acme:widgets:issue:",
-	                     "github:acme:widgets:issue:x", "github:acme:widgets:issue:0",
-	                     "bluesky:post",               "github::widgets:new-issue",
-	                     "github:ac me:widgets:new-issue", NULL};
+	const char *bad[] = {"github:acme:widgets",
+	                     "github:acme:widgets:issue:",
+	                     "github:acme:widgets:issue:x",
+	                     "github:acme:widgets:issue:0",
+	                     "bluesky:post",
+	                     "github::widgets:new-issue",
+	                     "github:ac me:widgets:new-issue",
+	                     NULL};
 	for (int i = 0; bad[i]; i++) {
 		err_clear(&e);
 		if (gh_port_parse_target(bad[i], &t, &e) != -1 || !strstr(e.msg, "github"))

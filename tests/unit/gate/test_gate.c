@@ -45,7 +45,7 @@ struct ev_spec {
 	bool me;          /* addressed_me */
 	bool bot;         /* is_bot (peers are agents anyway) */
 	bool history;
-	const char *name; /* display name when it differs from author */
+	const char *name;            /* display name when it differs from author */
 	enum conv_platform platform; /* 0: the space */
 };
 
@@ -631,6 +631,13 @@ static void run_scenario(const struct scenario *sc)
 	cfg.self_name = SELF_NAME;
 	sc->tune(&cfg);
 	unsigned k = 0; /* conversation sequence for conv_seq */
+	/* our replies per conversation, as the conversation store would count
+	 * them (the gate reads the count from its input) */
+	struct {
+		char conv[96];
+		int64_t n;
+	} ours[16];
+	size_t nours = 0;
 	for (const struct step *s = sc->steps; s->op != OP_END; s++) {
 		int n = s->n ? s->n : 1;
 		for (int i = 0; i < n; i++) {
@@ -648,7 +655,17 @@ static void run_scenario(const struct scenario *sc)
 				gate_note_incoming(st, &ev, now);
 				conv_event_free(&ev);
 			} else if (s->op == OP_REPLY) {
-				gate_note_reply(st, s->conv_seq ? conv : s->conv, s->peer, now);
+				const char *c = s->conv_seq ? conv : s->conv;
+				gate_note_reply(st, c, s->peer, now);
+				size_t j = 0;
+				while (j < nours && strcmp(ours[j].conv, c) != 0)
+					j++;
+				if (j == nours && nours < sizeof ours / sizeof ours[0]) {
+					snprintf(ours[nours].conv, sizeof ours[0].conv, "%s", c);
+					ours[nours++].n = 0;
+				}
+				if (j < nours)
+					ours[j].n++;
 			}
 		}
 		if (s->op != OP_CHECK)
@@ -656,6 +673,9 @@ static void run_scenario(const struct scenario *sc)
 		struct conv_event ev;
 		ev_build(&ev, &s->ev);
 		struct gate_input in = {.ev = &ev, .derived_chain = -1, .thread_depth = -1};
+		for (size_t j = 0; j < nours; j++)
+			if (ev.conversation && strcmp(ours[j].conv, ev.conversation) == 0)
+				in.our_replies = ours[j].n;
 		struct gate_result r;
 		gate_check(st, &in, T0 + s->t, &cfg, &r);
 		print_message("%s, step %td at +%lld ms -> %s %s: %s\n", sc->name, s - sc->steps,
@@ -817,6 +837,33 @@ static void test_claim_keys_and_invalid(void **state)
 	gate_check(NULL, &in, T0, NULL, &r);
 	assert_int_equal(strncmp(r.claim_key, "respond:sha256:", 15), 0);
 	assert_string_not_equal(r.claim_key, first);
+	conv_event_free(&ev);
+	/* the reason shows the key whole (a Bluesky post's at:// URI) */
+	const char *uri = "at://did:plc:abcdefghijklmnopqrstuvwx/app.bsky.feed.post/3kabcdefghij2";
+	struct ev_spec s3 = {.kind = CONV_AUTHOR_PEER, .author = "bob", .me = true, .id = uri};
+	ev_build(&ev, &s3);
+	in.ev = &ev;
+	gate_check(NULL, &in, T0, NULL, &r);
+	char want[GATE_CLAIM_KEY_MAX];
+	snprintf(want, sizeof want, "claim respond:%s for", uri);
+	if (!strstr(r.d.reason, want))
+		fail_msg("the claim key is not whole in: %s", r.d.reason);
+	conv_event_free(&ev);
+	/* a longer one: its start and its end, the middle elided */
+	char mid[181];
+	for (size_t i = 0; i < sizeof mid - 1; i++)
+		mid[i] = (char)('a' + i % 26);
+	mid[sizeof mid - 1] = '\0';
+	memcpy(mid + sizeof mid - 6, "-END", 5);
+	struct ev_spec s4 = {.kind = CONV_AUTHOR_PEER, .author = "bob", .me = true, .id = mid};
+	ev_build(&ev, &s4);
+	in.ev = &ev;
+	gate_check(NULL, &in, T0, NULL, &r);
+	assert_int_equal(strlen(r.claim_key), 8 + strlen(mid));
+	assert_non_null(strstr(r.d.reason, "claim respond:abcdefghij"));
+	assert_non_null(strstr(r.d.reason, "\xE2\x80\xA6"));
+	assert_non_null(strstr(r.d.reason, "-END for 60 s"));
+	assert_null(strstr(r.d.reason, mid));
 	conv_event_free(&ev);
 }
 

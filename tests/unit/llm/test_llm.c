@@ -504,6 +504,24 @@ static void test_timeout_and_drop_are_transient(void **state)
 	assert_int_equal(llmfake_calls(fx->fake), 2);
 }
 
+/* Nothing listens at the configured URL: transient, and the message names
+ * the variable to fix. */
+static void test_closed_port_names_the_variable(void **state)
+{
+	struct fx *fx = *state;
+	llm_client_free(fx->llm);
+	llm_config_free(&fx->cfg);
+	/* port 1 on loopback: nothing listens there */
+	llm_config_init(&fx->cfg, "http://127.0.0.1:1/v1", "test-key-0123456789", "test-model");
+	fx->cfg.max_retries = 0;
+	fx->llm = llm_client_new(fx->http, &fx->cfg);
+	struct got g = {0};
+	simple(fx, &g);
+	assert_int_equal(g.err.kind, LLM_ERR_TRANSIENT);
+	if (!strstr(g.err.msg, "check LLM_BASE_URL"))
+		fail_msg("the connection error does not name LLM_BASE_URL: %s", g.err.msg);
+}
+
 static void test_delayed_answer_still_arrives(void **state)
 {
 	struct fx *fx = *state;
@@ -636,6 +654,7 @@ int main(void)
 	        T(test_malformed_json_names_the_problem),
 	        T(test_missing_and_mistyped_fields),
 	        T(test_refused_request_is_not_retried),
+	        T(test_closed_port_names_the_variable),
 	        T(test_timeout_and_drop_are_transient),
 	        T(test_delayed_answer_still_arrives),
 	        T(test_free_cancels_pending_calls),

@@ -66,11 +66,12 @@ static void test_target_repo_and_title(void **state)
 	commit_free(&c);
 }
 
-static void test_target_fifty_characters(void **state)
+static void test_target_fifty_units(void **state)
 {
 	(void)state;
 	char buf[PART_CLAIM_TARGET_MAX];
-	/* 60 ASCII characters: the first 50 */
+	/* 60 ASCII characters: the first 50 (50 UTF-16 units, what a
+	 * TypeScript agent's .slice(0, 50) keeps) */
 	const char *ascii = "0123456789abcdefghijABCDEFGHIJ0123456789abcdefghijKLMNOPQRST";
 	struct part_commitment c = commit("o/r", ascii, NULL);
 	assert_int_equal(part_claim_target(&c, NULL, buf, sizeof buf), 4 + 50);
@@ -90,17 +91,25 @@ static void test_target_fifty_characters(void **state)
 	assert_memory_equal(buf + 4 + 49, "\xC3\xA9", 3); /* é then NUL */
 	commit_free(&c);
 
-	/* 50 four-byte characters (U+1F41E) and one more: 200 bytes kept,
-	 * never a partial sequence (the reference's 50 UTF-16 units would be
-	 * 25 of them) */
+	/* 51 four-byte characters (U+1F41E, two UTF-16 units each): a
+	 * TypeScript peer's .slice(0, 50) keeps 25 of them, and so do we —
+	 * 100 bytes, never a partial sequence */
 	char bugs[4 * 51 + 1];
 	for (int i = 0; i < 51; i++)
 		memcpy(bugs + 4 * i, "\xF0\x9F\x90\x9E", 4);
 	bugs[4 * 51] = '\0';
 	c = commit("o/r", bugs, NULL);
-	assert_int_equal(part_claim_target(&c, NULL, buf, sizeof buf), 4 + 200);
-	assert_memory_equal(buf + 4, bugs, 200);
-	assert_int_equal(buf[204], '\0');
+	assert_int_equal(part_claim_target(&c, NULL, buf, sizeof buf), 4 + 100);
+	assert_memory_equal(buf + 4, bugs, 100);
+	assert_int_equal(buf[104], '\0');
+	commit_free(&c);
+
+	/* 49 ASCII then one four-byte character: the 50th unit would split
+	 * it, so the title stops at the 49 (a whole code point or none) */
+	memset(t, 'x', 49);
+	memcpy(t + 49, "\xF0\x9F\x90\x9E", 5);
+	c = commit("o/r", t, NULL);
+	assert_int_equal(part_claim_target(&c, NULL, buf, sizeof buf), 4 + 49);
 	commit_free(&c);
 
 	/* 49 ASCII then a three-byte character: 52 bytes of title */
@@ -244,7 +253,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_target_repo_and_title),
-	        cmocka_unit_test(test_target_fifty_characters),
+	        cmocka_unit_test(test_target_fifty_units),
 	        cmocka_unit_test(test_peer_claims_table),
 	        cmocka_unit_test(test_drop_claimed),
 	};

@@ -25,9 +25,20 @@ static const struct {
 	bool ambiguous;
 	const char *rule;
 } cases[] = {
-        /* Pinned by the reference's tests (§2.2 "Consequences"). */
-        {"Can you fix the bug?", DIS, false, "D1"},
+        /* The reference's tests pinned "Can you fix the bug?" as discussion
+         * (its '?' wins); a request phrased as a question is a request. */
+        {"Can you fix the bug?", ACT, false, "A2"},
         {"Can someone fix the bug", ACT, false, "A2"},
+        {"can someone open an issue in acme/widgets for the login timeout?", ACT, false, "A2"},
+        {"Could you please review the PR?", ACT, false, "A2"},
+        {"Would you look into the failing tests?", ACT, false, "A2"},
+        {"Would anyone mind opening an issue for the flaky login test?", ACT, false, "A2"},
+        {"could one of you kindly draft the release notes?", ACT, false, "A2"},
+        /* asking for opinions, explanations or facts stays a discussion */
+        {"Can you share your thoughts on this?", DIS, false, "D1"},
+        {"Could you give us your take on caching?", DIS, false, "D1"},
+        {"Can you explain why the build fails?", DIS, false, "D1"},
+        {"Can we talk about the release schedule?", DIS, false, "D1"},
         {"Let's make sure we handle errors properly", ACT, false, "A1"},
         /* F — follow-ups, anywhere. */
         {"Did you create the issue?", FU, false, "F"},
@@ -64,7 +75,7 @@ static const struct {
         {"Is there a better way?", DIS, false, "D1"},
         {"Does that make sense?", DIS, false, "D1"},
         {"Should we add caching", DIS, true, "none"},
-        {"Can someone review this?", DIS, false, "D9"}, /* "someone" is not a D1 subject */
+        {"Can someone review this?", ACT, false, "A2"},
         /* D2 anchored, backtracking into the longer alternative. */
         {"How do we deploy this", DIS, false, "D2"},
         {"How does caching work", DIS, false, "D2"},

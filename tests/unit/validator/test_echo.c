@@ -18,10 +18,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cmocka.h>
 
 #include "modules/validator/echo.h"
 #include "modules/validator/validator_text.h"
@@ -29,7 +30,7 @@
 static const struct echo_params test_params = {0.55, 0.15}; /* the reference tests' */
 
 static void eval1(const char *cand, const char *peer, const struct echo_params *p,
-		  struct echo_result *r)
+                  struct echo_result *r)
 {
 	const char *peers[] = {peer};
 	echo_evaluate_texts(cand, peers, 1, peers, 1, p, r);
@@ -50,10 +51,10 @@ static void test_unrelated_is_not_echo(void **state)
 {
 	struct echo_result r;
 	const char *peers[] = {"We should refactor the authentication middleware soon",
-			       "The CSS grid layout needs responsive breakpoints"};
+	                       "The CSS grid layout needs responsive breakpoints"};
 	echo_evaluate_texts("The quantum computing breakthrough enables faster protein folding "
-			    "simulations",
-			    peers, 2, peers, 2, &test_params, &r);
+	                    "simulations",
+	                    peers, 2, peers, 2, &test_params, &r);
 	assert_false(r.echo);
 	assert_true(r.novelty > 0.15);
 	assert_string_equal(r.strategy_text, "none");
@@ -63,11 +64,11 @@ static void test_concept_novelty_pool(void **state)
 {
 	/* pairwise = the first peer only, pool = all three (§15.1). */
 	const char *pool[] = {"We need caching for our API endpoints",
-			      "Performance optimization matters for the API",
-			      "Building endpoints is the next step"};
+	                      "Performance optimization matters for the API",
+	                      "Building endpoints is the next step"};
 	struct echo_result r;
-	echo_evaluate_texts("Building caching endpoints for API performance optimization", pool,
-			    1, pool, 3, &test_params, &r);
+	echo_evaluate_texts("Building caching endpoints for API performance optimization", pool, 1,
+	                    pool, 3, &test_params, &r);
 	assert_true(r.echo);
 	assert_true(r.novelty < 0.15);
 	assert_int_equal(r.strategy, ECHO_STRATEGY_CONCEPT_NOVELTY);
@@ -109,7 +110,7 @@ static void test_no_peers(void **state)
 {
 	struct echo_result r;
 	echo_evaluate_texts("Building the authentication service with OAuth2 integration", NULL, 0,
-			    NULL, 0, &test_params, &r);
+	                    NULL, 0, &test_params, &r);
 	assert_false(r.echo);
 	assert_true(r.novelty == 1);
 	assert_int_equal(r.matched, -1);
@@ -141,11 +142,11 @@ static void test_pool_supplies_novelty(void **state)
 	/* pairwise = an unrelated styling peer; the pool covers the candidate. */
 	const char *pair[] = {"The button styling needs a visual refresh"};
 	const char *pool[] = {"The button styling needs a visual refresh",
-			      "Implementing caching would improve search performance",
-			      "Our API needs better performance under load"};
+	                      "Implementing caching would improve search performance",
+	                      "Our API needs better performance under load"};
 	struct echo_result r;
 	echo_evaluate_texts("Implement caching for the search API performance", pair, 1, pool, 3,
-			    &test_params, &r);
+	                    &test_params, &r);
 	assert_true(r.echo);
 	assert_true(r.novelty < 0.15);
 	assert_int_equal(r.strategy, ECHO_STRATEGY_CONCEPT_NOVELTY);
@@ -155,13 +156,13 @@ static void test_judge_window_vector(void **state)
 {
 	/* §15.4, production thresholds: not echo, but in the judge band. */
 	const char *peers[] = {
-		"Locking the gaps between components is what makes the spacing grid valuable",
-		"Dark mode color tokens still confuse me when switching themes",
-		"Layout decisions get easier with fixed component gaps"};
+	        "Locking the gaps between components is what makes the spacing grid valuable",
+	        "Dark mode color tokens still confuse me when switching themes",
+	        "Layout decisions get easier with fixed component gaps"};
 	struct echo_result r;
 	echo_evaluate_texts("The spacing grid locks gaps between components which removes layout "
-			    "guesswork",
-			    peers, 3, peers, 3, NULL, &r);
+	                    "guesswork",
+	                    peers, 3, peers, 3, NULL, &r);
 	assert_false(r.echo);
 	assert_true(r.pair >= ECHO_JUDGE_SCORE_MIN && r.pair < ECHO_PAIR_THRESHOLD);
 	assert_true(r.novelty >= ECHO_NOVELTY_THRESHOLD && r.novelty < ECHO_JUDGE_NOVELTY_MAX);
@@ -171,26 +172,40 @@ static void test_judge_window_vector(void **state)
 
 static void test_portfolio_vector(void **state)
 {
-	/* §15.4: echo at production thresholds through the ensemble. */
+	/* §15.4: an echo at production thresholds in the reference, and still
+	 * one through the ensemble once the figure is one the peers gave; the
+	 * reference's own candidate adds a duration nobody named ("for five
+	 * minutes"), which is new information (docs/echo.md). */
 	const char *peers[] = {"Portfolio data caching should absorb burst traffic",
-			       "We need monitoring for error rate and latency"};
+	                       "We need monitoring for error rate and latency"};
 	struct echo_result r;
 	echo_evaluate_texts("Caching portfolio data for five minutes absorbs burst traffic without "
-			    "serving stale numbers",
-			    peers, 2, peers, 2, NULL, &r);
-	assert_true(r.echo);
-	assert_int_equal(r.strategy, ECHO_STRATEGY_ENSEMBLE);
+	                    "serving stale numbers",
+	                    peers, 2, peers, 2, NULL, &r);
+	assert_false(r.echo);
+	assert_true(r.new_number);
+	assert_string_equal(r.strategy_text, "new-number");
+	const char *timed[] = {"Portfolio data caching for 5 min should absorb burst traffic",
+	                       "We need monitoring for error rate and latency"};
+	echo_evaluate_texts("Caching portfolio data for five minutes absorbs burst traffic without "
+	                    "serving stale numbers",
+	                    timed, 2, timed, 2, NULL, &r);
+	/* "without serving stale numbers" states in the negative what the
+	 * peer did not: not a certain echo, but the borderline band (the
+	 * judge's, or rejected without one). */
+	assert_false(r.echo);
+	assert_true(r.judge_band);
+	assert_false(r.new_number);
 	assert_int_equal(r.matched, 0);
-	assert_true(r.novelty > 0.45 && r.novelty <= 0.5);
 }
 
 static void test_tokenizer_fixes(void **state)
 {
 	/* §15.4 input; see the header comment for why this differs. */
 	char *s = echo_stems_string(
-		"I'll open the PR \xe2\x80\x94 it's ready, isn't it? Caf\xc3\xa9 na\xc3\xafve 100% "
-		"e-mail foo_bar");
-	assert_string_equal(s, "open pr readi not café naïv 100 mail foo_bar");
+	        "I'll open the PR \xe2\x80\x94 it's ready, isn't it? Caf\xc3\xa9 na\xc3\xafve 100% "
+	        "e-mail foo_bar");
+	assert_string_equal(s, "open pr readi not café naïv #100 mail foo_bar");
 	free(s);
 	s = echo_stems_string("We should implement a caching layer for the API endpoints");
 	assert_string_equal(s, "implement cach layer api endpoint");
@@ -224,10 +239,10 @@ static void test_agreement_prefix_and_names(void **state)
 	struct echo_window *w = echo_window_new(50);
 	echo_window_push(w, "host", false, "How should we handle bursts on the portfolio API?");
 	echo_window_push(w, "marvin", true,
-			 "Caching portfolio responses for five minutes would absorb the burst "
-			 "traffic at market open");
+	                 "Caching portfolio responses for five minutes would absorb the burst "
+	                 "traffic at market open");
 	const char *cand = "Agreed with Marvin \xe2\x80\x94 caching the portfolio responses for "
-			   "five minutes absorbs the market open burst";
+	                   "five minutes absorbs the market open burst";
 	size_t n;
 	char *norm = validator_text_normalize(cand, strlen(cand), &n);
 	struct echo_result r;
@@ -259,10 +274,10 @@ static void test_question_and_artifact_are_new(void **state)
 	assert_string_equal(r.strategy_text, "new-artifact");
 	/* the same link again is not new */
 	const char *peers[] = {"Caching absorbs bursts: https://github.com/acme/portfolio/pull/42",
-			       peer};
+	                       peer};
 	echo_evaluate_texts("Portfolio caching absorbs bursts, https://github.com/acme/portfolio/"
-			    "pull/42.",
-			    peers, 2, peers, 2, NULL, &r);
+	                    "pull/42.",
+	                    peers, 2, peers, 2, NULL, &r);
 	assert_false(r.new_artifact);
 	assert_true(r.echo);
 	/* a code span nobody posted */
@@ -317,24 +332,24 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_paraphrase_is_echo),
-		cmocka_unit_test(test_unrelated_is_not_echo),
-		cmocka_unit_test(test_concept_novelty_pool),
-		cmocka_unit_test(test_notification_echo_has_strategy),
-		cmocka_unit_test(test_different_topics_not_echo),
-		cmocka_unit_test(test_short_is_never_echo),
-		cmocka_unit_test(test_no_peers),
-		cmocka_unit_test(test_low_threshold_layers),
-		cmocka_unit_test(test_monitoring_dashboard),
-		cmocka_unit_test(test_pool_supplies_novelty),
-		cmocka_unit_test(test_judge_window_vector),
-		cmocka_unit_test(test_portfolio_vector),
-		cmocka_unit_test(test_tokenizer_fixes),
-		cmocka_unit_test(test_negation_breaks_echo),
-		cmocka_unit_test(test_agreement_prefix_and_names),
-		cmocka_unit_test(test_question_and_artifact_are_new),
-		cmocka_unit_test(test_window_bounds),
-		cmocka_unit_test(test_invalid_utf8_tolerated),
+	        cmocka_unit_test(test_paraphrase_is_echo),
+	        cmocka_unit_test(test_unrelated_is_not_echo),
+	        cmocka_unit_test(test_concept_novelty_pool),
+	        cmocka_unit_test(test_notification_echo_has_strategy),
+	        cmocka_unit_test(test_different_topics_not_echo),
+	        cmocka_unit_test(test_short_is_never_echo),
+	        cmocka_unit_test(test_no_peers),
+	        cmocka_unit_test(test_low_threshold_layers),
+	        cmocka_unit_test(test_monitoring_dashboard),
+	        cmocka_unit_test(test_pool_supplies_novelty),
+	        cmocka_unit_test(test_judge_window_vector),
+	        cmocka_unit_test(test_portfolio_vector),
+	        cmocka_unit_test(test_tokenizer_fixes),
+	        cmocka_unit_test(test_negation_breaks_echo),
+	        cmocka_unit_test(test_agreement_prefix_and_names),
+	        cmocka_unit_test(test_question_and_artifact_are_new),
+	        cmocka_unit_test(test_window_bounds),
+	        cmocka_unit_test(test_invalid_utf8_tolerated),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -191,6 +191,97 @@ static void test_usage_errors(void **state)
 	assert_non_null(strstr(r.err, "needs a value"));
 }
 
+/* Roles judge as the room does: the host's lines are context, never
+ * compared; an agent answering in the host's words is no echo, the same
+ * words after a peer said them are. */
+static void test_history_roles(void **state)
+{
+	const char *cand = "Cache the dashboard summary per team for five minutes, the numbers only "
+			   "change after the nightly job.";
+	const char *hosted = write_file(
+		"host.jsonl",
+		"{\"author\": \"sam\", \"role\": \"host\", \"text\": \"Should we cache the "
+		"dashboard summary per team for five minutes? The numbers only change after the "
+		"nightly job.\"}\n"
+		"{\"author\": \"bea\", \"role\": \"peer\", \"text\": \"The export job holds a "
+		"table lock for forty seconds at nine.\"}\n");
+	run_cli(&r, (const char *const[]){"--history", hosted, "--json", cand, NULL});
+	assert_int_equal(r.status, 0);
+	cJSON *j = cJSON_Parse(r.out);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "accept");
+	cJSON *s = cJSON_GetObjectItem(j, "scores");
+	assert_int_equal((int)cJSON_GetObjectItem(s, "pool")->valuedouble, 1);
+	cJSON_Delete(j);
+
+	/* The same lines without roles all count as agents': an echo. */
+	const char *unroled = write_file(
+		"noroles.jsonl",
+		"{\"author\": \"sam\", \"text\": \"Should we cache the dashboard summary per team "
+		"for five minutes? The numbers only change after the nightly job.\"}\n");
+	run_cli(&r, (const char *const[]){"--history", unroled, "--json", cand, NULL});
+	j = cJSON_Parse(r.out);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "reject");
+	cJSON_Delete(j);
+
+	/* Own lines count for the role budget as in the room: six own
+	 * messages since the host spoke exhaust an actor's discussion budget
+	 * with a peer present. */
+	char buf[4096];
+	size_t n = (size_t)snprintf(buf, sizeof buf,
+				    "{\"author\": \"sam\", \"role\": \"host\", \"text\": "
+				    "\"Plans for the release?\"}\n"
+				    "{\"author\": \"bea\", \"role\": \"peer\", \"text\": "
+				    "\"Thursday works for the billing change.\"}\n");
+	static const char *const own[] = {"migrations first", "flags off at launch",
+					  "a canary at five percent", "rollback by script",
+					  "alerts on refunds", "the invoice test fixed"};
+	for (size_t i = 0; i < 6; i++)
+		n += (size_t)snprintf(buf + n, sizeof buf - n,
+				      "{\"author\": \"lin\", \"role\": \"self\", \"text\": "
+				      "\"My point %zu: %s.\"}\n",
+				      i, own[i]);
+	const char *busy = write_file("self.jsonl", buf);
+	run_cli(&r, (const char *const[]){"--history", busy, "--json",
+					  "Support should get a macro for the new invoice layout.", NULL});
+	j = cJSON_Parse(r.out);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "rule")->valuestring, "role_budget");
+	cJSON_Delete(j);
+	/* … unless the flags say otherwise. */
+	run_cli(&r, (const char *const[]){"--history", busy, "--json", "--own", "0",
+					  "Support should get a macro for the new invoice layout.", NULL});
+	j = cJSON_Parse(r.out);
+	assert_non_null(j);
+	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "accept");
+	cJSON_Delete(j);
+
+	/* A member who has not spoken: known through --members. */
+	const char *mig = write_file("mig.jsonl",
+	                             "{\"author\": \"sam\", \"role\": \"host\", \"text\": \"The users "
+	                             "table migration needs an owner.\"}\n"
+	                             "{\"author\": \"ada\", \"role\": \"peer\", \"text\": \"I'll take the "
+	                             "users table migration and run it tonight in batches.\"}\n");
+	const char *bob = "Bob takes the users table migration tonight, in batches.";
+	run_cli(&r, (const char *const[]){"--history", mig, "--json", bob, NULL});
+	j = cJSON_Parse(r.out);
+	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "reject");
+	cJSON_Delete(j);
+	run_cli(&r, (const char *const[]){"--history", mig, "--json", "--members", "ada,bob", bob,
+	                                  NULL});
+	j = cJSON_Parse(r.out);
+	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "accept");
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "scores"), "new_owner")));
+	cJSON_Delete(j);
+
+	const char *badrole = write_file("badrole.jsonl",
+					 "{\"text\": \"hi there all\", \"role\": \"bot\"}\n");
+	run_cli(&r, (const char *const[]){"--history", badrole, "text", NULL});
+	assert_int_equal(r.status, 65);
+	assert_non_null(strstr(r.err, "role must be host, peer or self"));
+}
+
 static void test_bad_history(void **state)
 {
 	char missing[300];
@@ -222,6 +313,7 @@ int main(void)
 		cmocka_unit_test(test_history_text_and_json),
 		cmocka_unit_test(test_scores_even_when_earlier_check_decides),
 		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_history_roles),
 		cmocka_unit_test(test_bad_history),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

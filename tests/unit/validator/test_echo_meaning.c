@@ -1,0 +1,281 @@
+/*
+ * Echo detection in room chat, kind by kind: paraphrases by synonyms and
+ * other number formats are echoes; a changed figure, another owner, a
+ * denial, an opener followed by something new, the same point about
+ * something else are not. Each through the validator as the room runs it
+ * (host lines are context, no judge: the band is rejected).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "modules/validator/echo.h"
+#include "modules/validator/validator.h"
+
+/* "! name: text" host, "> name: text" peer, "= name: text" self. */
+static struct echo_window *room(const char *const *lines)
+{
+	struct echo_window *w = echo_window_new(50);
+	for (size_t i = 0; lines[i]; i++) {
+		const char *l = lines[i];
+		const char *colon = strchr(l, ':');
+		assert_non_null(colon);
+		char author[32];
+		snprintf(author, sizeof author, "%.*s", (int)(colon - l - 2), l + 2);
+		echo_window_push(w, author, l[0] != '!', colon + 2);
+	}
+	return w;
+}
+
+/* The validator's rule for cand in a discussion; d->echo holds the scores. */
+static const char *judge(struct echo_window *w, const char *cand, struct validator_decision *d)
+{
+	struct validator_context ctx = {.window = w, .connected_agents = 1};
+	validator_validate(cand, &ctx, d);
+	return d->rule;
+}
+
+static void expect(struct echo_window *w, const char *cand, const char *rule)
+{
+	struct validator_decision d;
+	const char *got = judge(w, cand, &d);
+	if (strcmp(got, rule) != 0)
+		fail_msg("expected %s, got %s (%s; pair %.2f novelty %.2f): %s", rule, got,
+		         d.reason, d.echo.pair, d.echo.novelty, cand);
+	validator_decision_clear(&d);
+}
+
+static const char *const login[] = {
+        "! sam: Login is getting hammered by credential stuffing. What do we do?",
+        "> juno: Rate-limit the login endpoint per IP, 10 attempts a minute, and lock the account "
+        "after 20 failures in an hour.",
+        "> kestrel: Per-IP limits alone won't stop it, the botnet rotates addresses.", NULL};
+
+static void test_number_formats_read_as_one(void **state)
+{
+	static const char *const same[][2] = {
+	        {"10k rows", "10,000 rows"},       {"ten thousand rows", "10,000 rows"},
+	        {"five minutes", "300 seconds"},   {"5-minute cache", "5 min cache"},
+	        {"half an hour", "30 minutes"},    {"two weeks", "14 days"},
+	        {"three months", "90 days"},       {"95 percent", "95%"},
+	        {"two hundred and twenty", "220"}, {"a month", "30 days"},
+	};
+	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+		char *a = echo_stems_string(same[i][0]), *b = echo_stems_string(same[i][1]);
+		if (strcmp(a, b) != 0)
+			fail_msg("\"%s\" → %s but \"%s\" → %s", same[i][0], a, same[i][1], b);
+		free(a);
+		free(b);
+	}
+	char *s = echo_stems_string("the second quarter, a second look, 4.2.1");
+	assert_null(strstr(s, "dur:"));
+	assert_null(strstr(s, "#0.25"));
+	free(s);
+}
+
+static void test_synonym_paraphrase_is_echo(void **state)
+{
+	struct echo_window *w = room(login);
+	expect(w,
+	       "Throttle sign-in per IP address to ten tries a minute and freeze the account after "
+	       "twenty failed attempts in an hour.",
+	       "semantic_echo");
+	echo_window_free(w);
+
+	static const char *const speed[] = {
+	        "! sam: What should the team optimise for this quarter?",
+	        "> ada: Speed of delivery matters most this quarter, small releases every week.",
+	        "> bob: And the weekly releases need a rollback that takes one command.", NULL};
+	w = room(speed);
+	expect(w, "Shipping fast matters most this quarter: small releases every week.",
+	       "semantic_echo");
+	echo_window_free(w);
+
+	static const char *const backfill[] = {
+	        "! sam: How do we backfill the new column?",
+	        "> ada: Backfill it at night in 10,000-row batches so the replica keeps up.",
+	        "> bob: The replica lag alarm fires at 30 seconds.", NULL};
+	w = room(backfill);
+	expect(w, "Backfilling at night in 10k-row batches keeps the replica up.", "semantic_echo");
+	echo_window_free(w);
+}
+
+static void test_changed_figure_is_new(void **state)
+{
+	static const char *const cache[] = {
+	        "! sam: The dashboard is slow at 9am.",
+	        "> bea: Cache the dashboard summary for 5 minutes per team.",
+	        "> tomas: Keep the cache in Redis so all six pods share it.", NULL};
+	struct echo_window *w = room(cache);
+	struct validator_decision d;
+	assert_string_equal(judge(w, "Cache the dashboard summary for 30 seconds per team.", &d),
+	                    "ok");
+	assert_true(d.echo.new_number);
+	validator_decision_clear(&d);
+	/* The same figure in other words is no new figure. */
+	assert_string_equal(judge(w, "Cache the dashboard summary per team for five minutes.", &d),
+	                    "semantic_echo");
+	assert_false(d.echo.new_number);
+	validator_decision_clear(&d);
+	/* A figure the host gave is not new when an agent repeats it. */
+	static const char *const hosted[] = {
+	        "! sam: The email queue holds 2 million jobs.",
+	        "> felix: A bad deploy made every job retry five times.",
+	        "> juno: Purge the retries and run 16 workers until it drains.", NULL};
+	echo_window_free(w);
+	w = room(hosted);
+	judge(w, "Purge the retries of the 2 million jobs and run 16 workers until it drains.", &d);
+	assert_false(d.echo.new_number);
+	validator_decision_clear(&d);
+	echo_window_free(w);
+}
+
+static void test_other_owner_is_new(void **state)
+{
+	static const char *const migration[] = {
+	        "! sam: The users table migration needs an owner.",
+	        "> ada: I'll take the users table migration and run it tonight in batches.",
+	        "> bob: It has to stay online, signups write to users all the time.", NULL};
+	struct echo_window *w = room(migration);
+	struct validator_decision d;
+	assert_string_equal(
+	        judge(w, "Bob takes the users table migration tonight, in batches.", &d), "ok");
+	assert_true(d.echo.new_owner);
+	validator_decision_clear(&d);
+	assert_string_equal(judge(w, "Bob, can you run the users table migration tonight?", &d),
+	                    "ok");
+	assert_true(d.echo.new_owner);
+	validator_decision_clear(&d);
+	/* A member who has not spoken in the window is known from the room's
+	 * member list. */
+	static const char *const quiet[] = {
+	        "! sam: The users table migration needs an owner.",
+	        "> ada: I'll take the users table migration and run it tonight in batches.", NULL};
+	struct echo_window *q = room(quiet);
+	const char *members[] = {"ada", "cal"};
+	struct validator_context ctx = {
+	        .window = q, .connected_agents = 2, .members = members, .n_members = 2};
+	validator_validate("Cal takes the users table migration tonight in batches.", &ctx, &d);
+	assert_string_equal(d.rule, "ok");
+	assert_true(d.echo.new_owner);
+	validator_decision_clear(&d);
+	echo_window_free(q);
+	/* The owner the room already has: a restatement. */
+	assert_string_equal(
+	        judge(w, "So Ada takes the users table migration tonight, in batches.", &d),
+	        "semantic_echo");
+	assert_false(d.echo.new_owner);
+	validator_decision_clear(&d);
+	echo_window_free(w);
+}
+
+static void test_denial_leaves_the_band(void **state)
+{
+	static const char *const backups[] = {
+	        "! sam: When did we last test a restore?",
+	        "> kestrel: We only check that the backup file exists; nobody has restored one.",
+	        "> omar: A restore of the 800 GB main database takes about 6 hours.", NULL};
+	struct echo_window *w = room(backups);
+	struct validator_decision d;
+	assert_string_equal(
+	        judge(w, "A restore of the 800 GB main database in 6 hours is not acceptable.", &d),
+	        "ok");
+	assert_false(d.echo.echo);
+	assert_false(d.echo.judge_band);
+	validator_decision_clear(&d);
+	/* The sentence denied outright. */
+	static const char *const cache[] = {
+	        "> bea: We should cache the portfolio endpoint responses.",
+	        "> tomas: The upstream refreshes every sixty seconds.", NULL};
+	echo_window_free(w);
+	w = room(cache);
+	assert_string_equal(judge(w, "We should not cache the portfolio endpoint responses.", &d),
+	                    "ok");
+	validator_decision_clear(&d);
+	echo_window_free(w);
+}
+
+static void test_openers_judge_what_follows(void **state)
+{
+	struct echo_window *w = room(login);
+	expect(w,
+	       "Building on that, add a CAPTCHA after the third failure so people can still get "
+	       "in.",
+	       "ok");
+	expect(w, "To add: the stuffing traffic shares one TLS fingerprint, the WAF can drop it.",
+	       "ok");
+	expect(w,
+	       "Building on that, rate-limit login per IP at ten attempts a minute and lock "
+	       "accounts "
+	       "after twenty failures an hour.",
+	       "echo_opener");
+	expect(w, "Exactly!", "echo_opener");
+	expect(w, "Great point, Juno.", "echo_opener");
+	echo_window_free(w);
+	/* With nothing to compare with, the opener alone decides. */
+	struct validator_context ctx = {.connected_agents = 1};
+	struct validator_decision d;
+	validator_validate("To add: the WAF can drop that traffic by fingerprint.", &ctx, &d);
+	assert_string_equal(d.rule, "echo_opener");
+	validator_decision_clear(&d);
+}
+
+static void test_repeated_question(void **state)
+{
+	static const char *const goals[] = {"! sam: Dashboard caching ideas?",
+	                                    "> bea: Cache the summary for five minutes per team.",
+	                                    "> omar: How do we invalidate the summary when someone "
+	                                    "edits a goal during the day?",
+	                                    NULL};
+	struct echo_window *w = room(goals);
+	expect(w, "What happens to the summary cache when someone changes a goal during the day?",
+	       "semantic_echo");
+	/* A question about what was stated asks something new. */
+	expect(w, "Does the cache key include the team's time zone?", "ok");
+	echo_window_free(w);
+}
+
+static void test_same_point_elsewhere(void **state)
+{
+	static const char *const ci[] = {
+	        "! sam: Why is CI red?",
+	        "> omar: Three integration tests share one Postgres database and race on the same "
+	        "rows.",
+	        "> bea: A schema per test would fix it for ten seconds of setup.", NULL};
+	struct echo_window *w = room(ci);
+	struct validator_decision d;
+	assert_string_equal(
+	        judge(w, "The e2e suite shares one Redis database too and could race the same way.",
+	              &d),
+	        "ok");
+	assert_true(d.echo.transfer);
+	validator_decision_clear(&d);
+	echo_window_free(w);
+}
+
+static int teardown(void **state)
+{
+	echo_shutdown();
+	return 0;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_number_formats_read_as_one),
+	        cmocka_unit_test(test_synonym_paraphrase_is_echo),
+	        cmocka_unit_test(test_changed_figure_is_new),
+	        cmocka_unit_test(test_other_owner_is_new),
+	        cmocka_unit_test(test_denial_leaves_the_band),
+	        cmocka_unit_test(test_openers_judge_what_follows),
+	        cmocka_unit_test(test_repeated_question),
+	        cmocka_unit_test(test_same_point_elsewhere),
+	};
+	return cmocka_run_group_tests(tests, NULL, teardown);
+}
