@@ -175,7 +175,8 @@ int json_put_string_nul(struct strbuf *sb, const char *s, size_t len)
 		char esc[6] = {'\\', 'u'};
 		for (int k = 0; k < 4; k++)
 			esc[2 + k] = hex[(u >> (12 - 4 * k)) & 15];
-		if (sb_put_json_chars_marked(sb, s + run, i - run, (unsigned char)JSON_NUL_MARK) < 0 ||
+		if (sb_put_json_chars_marked(sb, s + run, i - run, (unsigned char)JSON_NUL_MARK) <
+		            0 ||
 		    sb_append(sb, esc, 6) < 0)
 			goto fail;
 		i += 2;
@@ -186,8 +187,6 @@ int json_put_string_nul(struct strbuf *sb, const char *s, size_t len)
 		goto fail;
 	return 0;
 fail:
-	sb->len = start;
-	if (sb->buf)
-		sb->buf[start] = '\0';
+	sb_truncate(sb, start);
 	return -1;
 }

@@ -142,9 +142,7 @@ int sb_put_json_chars_marked(struct strbuf *sb, const char *s, size_t len, int n
 		goto fail;
 	return 0;
 fail:
-	sb->len = start;
-	if (sb->buf)
-		sb->buf[start] = '\0';
+	sb_truncate(sb, start);
 	return -1;
 }
 
@@ -153,9 +151,7 @@ int sb_put_json_string_marked(struct strbuf *sb, const char *s, size_t len, int 
 	size_t start = sb->len;
 	if (sb_putc(sb, '"') < 0 || sb_put_json_chars_marked(sb, s, len, nul_mark) < 0 ||
 	    sb_putc(sb, '"') < 0) {
-		sb->len = start;
-		if (sb->buf)
-			sb->buf[start] = '\0';
+		sb_truncate(sb, start);
 		return -1;
 	}
 	return 0;
@@ -176,6 +172,14 @@ void sb_reset(struct strbuf *sb)
 	sb->len = 0;
 	if (sb->buf)
 		sb->buf[0] = '\0';
+}
+
+void sb_truncate(struct strbuf *sb, size_t len)
+{
+	if (len >= sb->len)
+		return;
+	sb->len = len;
+	sb->buf[len] = '\0';
 }
 
 void sb_consume(struct strbuf *sb, size_t n)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/strbuf.h"
 #include "space/room.h"
 
 #define MAXC 4
@@ -380,31 +381,10 @@ static void test_control_characters_relayed(void **state)
 		t += 10000; /* beyond the chat interval */
 		in(0, msg, t);
 		assert_int_equal(f[1].n, (int)cp + 1);
-		const char *mid;
-		char hex[8];
-		switch (c) {
-		case 0x08:
-			mid = "\\b";
-			break;
-		case 0x09:
-			mid = "\\t";
-			break;
-		case 0x0A:
-			mid = "\\n";
-			break;
-		case 0x0C:
-			mid = "\\f";
-			break;
-		case 0x0D:
-			mid = "\\r";
-			break;
-		case 0x7F:
-			mid = "\x7F";
-			break;
-		default:
-			snprintf(hex, sizeof hex, "\\u%04x", c);
-			mid = hex;
-		}
+		/* JSON.stringify's form, as test_common_strbuf checks it */
+		char mid[7] = {0};
+		if (!sb_json_escape_byte((unsigned char)c, mid))
+			mid[0] = (char)c;
 		snprintf(exp, sizeof exp, "\"content\":\"x%sy\"", mid);
 		if (!strstr(M(1, cp), exp))
 			fail_msg("U+%04X: %s lacks %s", c, M(1, cp), exp);
