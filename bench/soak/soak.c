@@ -30,7 +30,9 @@
  * after warm-up at most --max-growth-kb or --max-growth-pct of its level
  * then, whichever is larger (--no-rss-check: not judged, for sanitizer
  * builds whose allocator quarantine grows by design); fd growth at most
- * SOAK_FD_SLACK; every agent still running.
+ * SOAK_FD_SLACK; every process still running at the end, and each then
+ * stops cleanly when asked (SIGTERM: exit status 0 — under the sanitizers
+ * a leak or a late memory error found at exit fails the run too).
  *
  * Bounds: SOAK_MEMBERS_MAX members, SOAK_CHATS_MAX chats sent per run (the
  * run stops sending past it), SOAK_SAMPLES_MAX samples.
@@ -293,6 +295,36 @@ static void stop_proc(struct proc *p)
 	if (proc_wait(p, 10000) < 0)
 		proc_signal(p, SIGKILL);
 	proc_cleanup(p);
+}
+
+/* The last lines of a stopped process's output, for a stop that was not
+ * clean (a sanitizer's report is there). */
+static void print_tail(const char *what, char *text)
+{
+	if (!text)
+		return;
+	size_t n = strlen(text);
+	const char *from = n > 4000 ? text + n - 4000 : text;
+	fprintf(stderr, "soak: the end of %s's output:\n%s\n", what, from);
+	free(text);
+}
+
+/* Asks every process to stop, the agents first (members of the room), then
+ * the room, then the fakes, and keeps each exit status (0 for a clean stop,
+ * 128+signal, -1 when it had to be killed or was not running). */
+static void stop_all(struct soak *s, int status[SOAK_PROCS])
+{
+	for (int i = 0; i < SOAK_AGENTS; i++) {
+		proc_signal(&s->agent[i], SIGTERM);
+		status[1 + i] = proc_wait(&s->agent[i], 15000);
+		if (status[1 + i] != 0)
+			print_tail(agent_names[i], proc_stderr(&s->agent[i]));
+	}
+	status[0] = support_room_stop(&s->room, SIGTERM);
+	if (status[0] != 0)
+		print_tail("agent-space", support_room_log(&s->room));
+	status[SOAK_AGENTS + 1] = support_fake_stop(&s->gh);
+	status[SOAK_AGENTS + 2] = support_fake_stop(&s->bsky);
 }
 
 /* ---- the room's members ----------------------------------------------------------------- */
@@ -753,7 +785,9 @@ static struct trend trend_of(const struct soak *s, int p, bool fds, bool room_ex
 	return t;
 }
 
-static bool report(struct soak *s)
+/* alive: each process was running when the run ended; status: its exit
+ * when stopped then (stop_all). */
+static bool report(struct soak *s, const bool alive[SOAK_PROCS], const int status[SOAK_PROCS])
 {
 	uint64_t gaps = 0, unknown = 0;
 	for (size_t i = 0; i < s->nclosed; i++)
@@ -785,8 +819,8 @@ static bool report(struct soak *s)
 	       (unsigned long long)s->mentions);
 	printf("  other errors  %llu; the soak's longest loop turn %lld ms\n",
 	       (unsigned long long)s->other_errors, (long long)s->longest_turn_ms);
-	printf("  %-16s %9s %9s %9s %12s %8s %8s\n", "process", "rss kB", "growth", "limit",
-	       "slope kB/h", "fds", "fd growth");
+	printf("  %-16s %9s %9s %9s %12s %8s %8s %5s\n", "process", "rss kB", "growth", "limit",
+	       "slope kB/h", "fds", "fd growth", "exit");
 	bool ok = lost == 0;
 	for (int p = 0; p < SOAK_PROCS; p++) {
 		struct trend r = trend_of(s, p, false, false);
@@ -797,11 +831,11 @@ static bool report(struct soak *s)
 			limit = pct;
 		bool rss_ok = !s->o.rss_check || r.growth <= limit;
 		bool fd_ok = f.growth <= SOAK_FD_SLACK;
-		bool alive = proc_alive(proc_at(s, p));
-		printf("  %-16s %9ld %+9ld %9ld %+12.0f %8ld %+8ld%s%s%s\n", proc_name(p), r.last,
-		       r.growth, limit, r.slope_kb_h, f.last, f.growth, rss_ok ? "" : "  RSS GREW",
-		       fd_ok ? "" : "  FDS GREW", alive ? "" : "  EXITED");
-		ok = ok && rss_ok && fd_ok && alive;
+		printf("  %-16s %9ld %+9ld %9ld %+12.0f %8ld %+8ld %5d%s%s%s%s\n", proc_name(p),
+		       r.last, r.growth, limit, r.slope_kb_h, f.last, f.growth, status[p],
+		       rss_ok ? "" : "  RSS GREW", fd_ok ? "" : "  FDS GREW",
+		       alive[p] ? "" : "  EXITED EARLY", status[p] == 0 ? "" : "  UNCLEAN STOP");
+		ok = ok && rss_ok && fd_ok && alive[p] && status[p] == 0;
 	}
 	printf("TARGET 0 lost chats: %s (%llu)\n", lost == 0 ? "PASS" : "FAIL",
 	       (unsigned long long)lost);
@@ -985,7 +1019,12 @@ int main(int argc, char **argv)
 	}
 	s->t0 = time_now_ms();
 	run(s);
-	bool ok = report(s);
+	bool alive[SOAK_PROCS];
+	int status[SOAK_PROCS];
+	for (int p = 0; p < SOAK_PROCS; p++)
+		alive[p] = proc_alive(proc_at(s, p));
+	stop_all(s, status);
+	bool ok = report(s, alive, status);
 	cleanup(s);
 	return ok ? 0 : 1;
 }
