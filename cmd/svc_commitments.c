@@ -1,5 +1,5 @@
 /*
- * svc_commitments — the commitment fulfilment service (issue 11 items 4-5):
+ * svc_commitments — the commitment fulfilment service:
  * the GitHub outbound port on the shared client (modules/github/port.h)
  * and the fulfilment cycle (modules/fulfil). Wiring only.
  *
@@ -19,6 +19,7 @@
 
 #include "adapters/github/github.h"
 #include "cmd/services.h"
+#include "common/fsx.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/commitments/ledger.h"
@@ -34,6 +35,8 @@ struct svc_commit {
 	bool fatal_told;
 	char last_error[GA_ERR_MSG_MAX];
 	struct voice *voice; /* <home>/voice-phrases.json (hot-reloaded) */
+	struct git_ctx git;  /* the mirrors the port pushes task branches from */
+	bool have_git;
 };
 
 static void on_auth(void *ud, const char *msg)
@@ -86,7 +89,7 @@ static void notify(void *ud, const char *text)
 		s->ctx.notify_owner(s->ctx.ud, text);
 }
 
-/* Announcements come from the agent's voice (issue 13: no operational
+/* Announcements come from the agent's voice (no operational
  * text hard-coded); without a link, the built-in text names what was done. */
 static char *phrase(void *ud, enum fulfil_type t, const char *description, const char *url)
 {
@@ -133,6 +136,19 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 			free(s);
 			return NULL;
 		}
+		/* Branch pushes (the work loop's GATE 3) go through this port too. */
+		char *cache = fsx_join(ctx->cfg->memory_dir, GH_PORT_GIT_DIR);
+		struct ga_err gerr = {{0}};
+		struct git_cred cred = {"x-access-token", ctx->cfg->github_token};
+		if (git_ctx_init(&s->git, ctx->loop, cache, &gerr) == 0) {
+			s->have_git = true;
+			gh_port_set_git(s->port, &s->git, ctx->cfg->github_token ? &cred : NULL,
+			                ctx->cfg->github_api_url, &gerr);
+		}
+		if (gerr.msg[0])
+			log_kv(LOG_LEVEL_ERROR, "commitments", "no branch pushes", "error",
+			       gerr.msg);
+		free(cache);
 	} else {
 		log_kv(LOG_LEVEL_INFO, "commitments",
 		       "GitHub off: GitHub commitments wait, pending", "why",
@@ -206,6 +222,8 @@ static void commit_free(void *obj)
 		return;
 	fulfil_free(s->fulfil);
 	gh_port_free(s->port);
+	if (s->have_git)
+		git_ctx_free(&s->git);
 	voice_free(s->voice);
 	free(s);
 }

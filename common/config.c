@@ -115,6 +115,22 @@ static const struct config_var VARS[] = {
 	{"GA_BLUESKY_PACE_MS", VAR_PROCESS, 0, 0, 0, 0},
 	{"GA_BLUESKY_MIN_INTERVAL_MS", VAR_PROCESS, 0, 0, 0, 0},
 	{"GA_BLUESKY_SPACING_MS", VAR_PROCESS, 0, 0, 0, 0},
+	/* workspaces and the coder (cmd/svc_workspace.c, modules/coder) */
+	{"WORKSPACE_PREFIX", VAR_PROCESS, 0, 0, 0, 0},
+	{"WORKSPACE_TEMPLATE", VAR_PROCESS, 0, 0, 0, 0},
+	{"WORKSPACE_ORG", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_WS_CYCLE_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_WS_CLAIM_TTL_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_WS_ORPHAN_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_COMMAND", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_SANDBOX", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_NETWORK", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_TIMEOUT_S", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_RO_PATHS", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_ENV", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_HOME", VAR_PROCESS, 0, 0, 0, 0},
+	{"TASK_TEST_COMMAND", VAR_PROCESS, 0, 0, 0, 0},
+	{"TASK_TEST_TIMEOUT_S", VAR_PROCESS, 0, 0, 0, 0},
 };
 #undef F
 #undef SP

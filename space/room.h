@@ -38,11 +38,15 @@
 #include "space/buf.h"
 #include "space/store.h"
 
-#define SPACE_CLAIMS_MAX               16384
-#define SPACE_WORKSPACES_MAX           1024
-#define SPACE_WORKSPACE_TTL_MS_DEFAULT 86400000
-#define SPACE_CLAIM_TTL_MS_DEFAULT     60000
-#define SPACE_CHAT_INTERVAL_MS_DEFAULT 3000
+#define SPACE_CLAIMS_MAX     16384
+#define SPACE_WORKSPACES_MAX 1024
+/* A workspace_state's "tasks" (our extra field) relayed: at most this many,
+ * this much JSON. */
+#define SPACE_WORKSPACE_TASKS_MAX       64
+#define SPACE_WORKSPACE_TASKS_MAX_BYTES (16 * 1024)
+#define SPACE_WORKSPACE_TTL_MS_DEFAULT  86400000
+#define SPACE_CLAIM_TTL_MS_DEFAULT      60000
+#define SPACE_CHAT_INTERVAL_MS_DEFAULT  3000
 /* Presence pacing (space_room_flush): the presence bytes the room may
  * queue per millisecond, summed over recipients, and the longest a member
  * waits for a newer snapshot. At 1 GB/s a 1,000-member snapshot (~150 KB

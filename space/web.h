@@ -1,5 +1,5 @@
 /*
- * space/web — the room's read-only web page (issue 14 item 5): a host
+ * space/web — the room's read-only web page: a host
  * watches the room from a browser. agent-space answers a few plain HTTP
  * GETs on its own port (server.c routes them here) and never lets the page
  * speak: there is no route that takes data.

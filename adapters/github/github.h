@@ -62,8 +62,8 @@
  * Callbacks never run inside a gh_* call; they may start new calls or
  * cancel others, but must not free the client.
  */
-#ifndef GA_ADAPTERS_GITHUB_H
-#define GA_ADAPTERS_GITHUB_H
+#ifndef GA_ADAPTERS_GITHUB_GITHUB_H
+#define GA_ADAPTERS_GITHUB_GITHUB_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -26,8 +26,8 @@
  * NULL. Handles close asynchronously: after mdns_poll_free the loop must run
  * once more for libuv to release them. One thread only.
  */
-#ifndef GA_ADAPTERS_MDNS_H
-#define GA_ADAPTERS_MDNS_H
+#ifndef GA_ADAPTERS_MDNS_MDNS_H
+#define GA_ADAPTERS_MDNS_MDNS_H
 
 #include <uv.h>
 

@@ -724,7 +724,7 @@ static void joined(struct spc_client *c)
  * right before it. Only that entry names the rival: an older `leave` with
  * our name is some earlier connection (one that left hours ago, another
  * process since gone), and naming it in the 4002 warning sent people after
- * the wrong agent (issue 15 item 10). A join that replaced nobody forgets
+ * the wrong agent. A join that replaced nobody forgets
  * the last rival; another history_response (not the answer to our join)
  * changes nothing. */
 static void note_duplicate(struct spc_client *c, const cJSON *entries)

@@ -56,27 +56,32 @@
  * pipeline.h → uv.h) defines as a number. */
 #include "modules/validator/validator_text.h"
 
-#include "bench/loop-sim/eager_model.h"
 #include "common/fsx.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/validator/echo.h"
 #include "modules/validator/validator.h"
 #include "proc.h"
-#include "testutil.h"
+#include "tests/fakes/eager/eager_model.h"
 #include "tests/integration/space/wsclient.h"
+#include "testutil.h"
 
-#define LOOPSIM_CHATS_MAX     20000
-#define LOOPSIM_COMMITS_MAX   5000
-#define LOOPSIM_CLAIMS_MAX    5000
-#define LOOPSIM_ROUNDS_MAX    1000
-#define LOOPSIM_STARTUP_MS    30000 /* an agent or the room coming up */
-#define LOOPSIM_REJOIN_MS     60000 /* everyone back after a restart */
-#define LOOPSIM_LEDGER_MAX    (16 * 1024 * 1024)
+#define LOOPSIM_CHATS_MAX       20000
+#define LOOPSIM_COMMITS_MAX     5000
+#define LOOPSIM_CLAIMS_MAX      5000
+#define LOOPSIM_ROUNDS_MAX      1000
+#define LOOPSIM_STARTUP_MS      30000 /* an agent or the room coming up */
+#define LOOPSIM_REJOIN_MS       60000 /* everyone back after a restart */
+#define LOOPSIM_LEDGER_MAX      (16 * 1024 * 1024)
 #define LOOPSIM_COMMIT_EARLY_MS 2000 /* a commitment belongs to a chat sent ... */
 #define LOOPSIM_COMMIT_LATE_MS  8000 /* ... this long before/after it */
-#define OBSERVER_NAME         "loop-sim-observer"
+#define OBSERVER_NAME           "loop-sim-observer"
+/* --mixed: the member that behaves like a TypeScript reference agent */
+#define PEER_NAME     "Tess"
+#define PEER_GAP_MS   3300 /* the room drops a member's chat within 3 s */
+#define PEER_ACTS_MAX 16
 
 static const char *const agent_names[EAGER_AGENTS_MAX] = {
         "Ada", "Ben", "Cal", "Dee", "Eve", "Fay", "Gus", "Hal",
@@ -110,13 +115,14 @@ static const struct host_line {
 struct opts {
 	int agents, rounds, restart_at, max_acl, seed;
 	int64_t quiet_ms, round_max_ms;
-	bool keep, verbose;
+	bool keep, verbose, mixed;
 };
 
 struct chat {
 	int round;
 	char author[64];
 	bool agent;
+	bool peer; /* the --mixed peer's */
 	char *text;
 	int chain; /* -1: none relayed */
 	int64_t t_ms;
@@ -127,7 +133,7 @@ struct chat {
 	char matched[200];
 	char matched_by[64];
 	int64_t matched_gap_ms; /* the echo's time − the restated message's */
-	bool committed; /* its author enqueued a commitment with it */
+	bool committed;         /* its author enqueued a commitment with it */
 };
 
 struct commit {
@@ -148,6 +154,19 @@ struct round_stat {
 	bool action, restarted, quiet;
 	int msgs, chain, echoes, exempt, commits, dups, claims;
 	int64_t quiesce_ms, wall_ms;
+	/* --mixed: the peer's claim on the request was the room's first (so
+	 * every commitment of ours for it is a duplicate), and ours beyond the
+	 * first otherwise */
+	bool peer_first;
+	int our_dups, peer_msgs, conflicts;
+};
+
+/* --mixed: an action of the peer, due at a time (a chat waits for the
+ * room's spacing after the peer's previous chat). */
+struct peer_act {
+	int64_t at_ms;
+	char *json;
+	bool chat;
 };
 
 struct sim {
@@ -157,6 +176,10 @@ struct sim {
 	int port;
 	char room_log[600], port_file[600], data_dir[600];
 	struct ws_client *obs;
+	struct ws_client *peer; /* --mixed */
+	struct peer_act acts[PEER_ACTS_MAX];
+	size_t nacts;
+	int64_t peer_last_chat_ms;
 	struct eager_model *model;
 	struct proc agent[EAGER_AGENTS_MAX];
 	char *home[EAGER_AGENTS_MAX];
@@ -236,8 +259,8 @@ static void room_spawn(struct sim *s)
 	snprintf(port, sizeof port, "SPACE_PORT=%d", s->port);
 	snprintf(data, sizeof data, "SPACE_DATA_DIR=%s", s->data_dir);
 	snprintf(name, sizeof name, "SPACE_NAME=loop-sim-%d", (int)getpid());
-	const char *env[] = {port, "SPACE_BIND=127.0.0.1", data, "SPACE_SHUTDOWN_GRACE_MS=200", name,
-	                     NULL};
+	const char *env[] = {
+	        port, "SPACE_BIND=127.0.0.1", data, "SPACE_SHUTDOWN_GRACE_MS=200", name, NULL};
 	const char *argv[] = {"--no-mdns", "--port-file", s->port_file, NULL};
 	struct proc_opts po = {.binary = "agent-space",
 	                       .cwd = s->dir,
@@ -289,17 +312,134 @@ static void observer_connect(struct sim *s)
 		die("the observer cannot send its join");
 }
 
-/* Receives and records what the room relays for ms. false when the
- * connection ended. */
+/* ---- the --mixed peer ------------------------------------------------------------------
+ *
+ * A member that behaves like the TypeScript reference agent: it never sends
+ * `chain`, promises every action request eagerly (its claim under the
+ * reference's pre-chat name "<repo>#<title, 50 UTF-16 units>", then the
+ * words), ignores "Claim conflict", repeats its promise, on every other
+ * request does the work (the claim under the bare title, "Done — here it
+ * is: <url>" and a successful action_result; there is no GitHub here, the
+ * link is made up), and answers discussion lines by restating them to an
+ * agent. Its promise comes 1, 3 or 6 s after the host (rotating): before
+ * our owner's, or after it. Its title is the host's line, as the eager
+ * model titles our agents' commitments: one piece of work, one name. */
+
+static void peer_connect(struct sim *s)
+{
+	ws_free(s->peer);
+	s->peer = ws_connect("127.0.0.1", s->port, 5000);
+	if (!s->peer)
+		die("the peer cannot connect to the room on port %d", s->port);
+	char join[256];
+	snprintf(join, sizeof join,
+	         "{\"type\":\"join\",\"name\":\"" PEER_NAME "\",\"id\":\"" PEER_NAME
+	         "-%d\",\"version\":\"10.1.0\",\"capabilities\":[\"social\",\"github\",\"code\"]}",
+	         (int)getpid());
+	if (ws_send_text(s->peer, join) != 0)
+		die("the peer cannot send its join");
+}
+
+static void peer_queue(struct sim *s, int64_t delay_ms, cJSON *frame)
+{
+	if (s->nacts == PEER_ACTS_MAX)
+		die("the peer's script is too long");
+	struct peer_act *a = &s->acts[s->nacts++];
+	a->at_ms = time_now_ms() + delay_ms;
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(frame, "type"));
+	a->chat = type && !strcmp(type, "chat");
+	a->json = cJSON_PrintUnformatted(frame);
+	cJSON_Delete(frame);
+}
+
+static cJSON *peer_frame(const char *type, const char *k1, const char *v1, const char *k2,
+                         const char *v2)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "type", type);
+	if (k1)
+		cJSON_AddStringToObject(o, k1, v1);
+	if (k2)
+		cJSON_AddStringToObject(o, k2, v2);
+	return o;
+}
+
+/* Round r's script, queued when the host's line was typed. */
+static void peer_script(struct sim *s, int r, bool action)
+{
+	const char *line = s->lines[r];
+	static const int64_t delays[] = {1000, 3000, 6000};
+	int64_t d = delays[(size_t)(r - 1) % 3];
+	char text[512];
+	if (!action) {
+		snprintf(text, sizeof text, "%s, %s", agent_names[(r - 1) % s->o.agents], line);
+		peer_queue(s, 2000, peer_frame("chat", "content", text, NULL, NULL));
+		return;
+	}
+	char title[101];
+	snprintf(title, sizeof title, "%.100s", line);
+	char target[200];
+	snprintf(target, sizeof target, "%s#%.*s", EAGER_REPO,
+	         (int)utf8_utf16_prefix(title, strlen(title), 50), title);
+	snprintf(text, sizeof text, "I'll open an issue for this: %s.", title);
+	peer_queue(s, d, peer_frame("claim", "action", "create_issue", "target", target));
+	peer_queue(s, d, peer_frame("chat", "content", text, NULL, NULL));
+	peer_queue(s, d + 4000, peer_frame("claim", "action", "create_issue", "target", target));
+	peer_queue(s, d + 4000, peer_frame("chat", "content", text, NULL, NULL));
+	if ((r / 2) % 2 == 1) { /* every other request (they come every other round) */
+		char url[96];
+		snprintf(url, sizeof url, "https://github.com/%s/issues/%d", EAGER_REPO, 1000 + r);
+		peer_queue(s, d + 5000,
+		           peer_frame("claim", "action", "create_issue", "target", title));
+		snprintf(text, sizeof text, "Done \xe2\x80\x94 here it is: %s", url);
+		peer_queue(s, d + 5000, peer_frame("chat", "content", text, NULL, NULL));
+		cJSON *res = peer_frame("action_result", "action", "create_issue", "target", title);
+		cJSON_AddBoolToObject(res, "success", true);
+		cJSON_AddStringToObject(res, "link", url);
+		peer_queue(s, d + 5000, res);
+	}
+}
+
+/* Sends what is due, in order (a chat waits for the room's spacing), and
+ * reads what the room sends the peer: a "Claim conflict" is counted and
+ * ignored. */
+static void peer_run(struct sim *s)
+{
+	if (!s->peer)
+		return;
+	struct ws_msg m;
+	while (ws_recv(s->peer, &m, 0) == WS_RECV_MSG) {
+		if (strstr(m.data, "Claim conflict"))
+			s->rs[s->round].conflicts++;
+		free(m.data);
+	}
+	int64_t now = time_now_ms();
+	while (s->nacts && s->acts[0].at_ms <= now &&
+	       (!s->acts[0].chat || now - s->peer_last_chat_ms >= PEER_GAP_MS)) {
+		if (ws_send_text(s->peer, s->acts[0].json) != 0)
+			die("the peer lost the room");
+		if (s->acts[0].chat) {
+			s->peer_last_chat_ms = now;
+			s->rs[s->round].peer_msgs++;
+			s->last_activity_ms = now;
+		}
+		free(s->acts[0].json);
+		memmove(&s->acts[0], &s->acts[1], --s->nacts * sizeof s->acts[0]);
+	}
+}
+
+/* Receives and records what the room relays for ms (and runs the --mixed
+ * peer). false when the connection ended. */
 static bool pump(struct sim *s, int ms)
 {
 	int64_t end = time_now_ms() + ms;
 	for (;;) {
+		peer_run(s);
 		int64_t left = end - time_now_ms();
 		if (left <= 0)
 			return true;
 		struct ws_msg m;
-		int r = ws_recv(s->obs, &m, (int)left);
+		int r = ws_recv(s->obs, &m, left > 100 ? 100 : (int)left);
 		if (r == WS_RECV_MSG) {
 			on_message(s, m.data);
 			free(m.data);
@@ -314,8 +454,8 @@ static void wait_members(struct sim *s, int64_t timeout_ms)
 	int64_t end = time_now_ms() + timeout_ms;
 	while (s->present < s->o.agents) {
 		if (time_now_ms() > end)
-			die("only %d of %d agents in the room after %lld ms", s->present, s->o.agents,
-			    (long long)timeout_ms);
+			die("only %d of %d agents in the room after %lld ms", s->present,
+			    s->o.agents, (long long)timeout_ms);
 		if (!pump(s, 200))
 			die("the observer lost the room while waiting for the agents");
 	}
@@ -328,7 +468,8 @@ static void judge_echo(struct sim *s, struct chat *c)
 	struct echo_window *w = echo_window_new(PIPELINE_ECHO_WINDOW);
 	size_t from = s->nchats > PIPELINE_ECHO_WINDOW ? s->nchats - PIPELINE_ECHO_WINDOW : 0;
 	for (size_t i = from; i < s->nchats; i++)
-		echo_window_push(w, s->chats[i].author, s->chats[i].agent, s->chats[i].text);
+		echo_window_push(w, s->chats[i].author, s->chats[i].agent || s->chats[i].peer,
+		                 s->chats[i].text);
 	size_t nlen;
 	char *norm = validator_text_normalize(c->text, strlen(c->text), &nlen);
 	const char *pat = NULL;
@@ -391,17 +532,22 @@ static void on_message(struct sim *s, const char *data)
 		const cJSON *a;
 		cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(m, "agents"))
 		{
-			const char *an = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "name"));
+			const char *an =
+			        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(a, "name"));
 			n += an && agent_index(s, an) >= 0;
 		}
 		s->present = n;
 	} else if (!strcmp(type, "chat") && name && strcmp(name, OBSERVER_NAME) != 0) {
-		const char *text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "content"));
+		const char *text =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "content"));
 		bool agent = agent_index(s, name) >= 0;
 		if (s->nchats >= LOOPSIM_CHATS_MAX) {
 			s->overflow = true;
 		} else if (text) {
-			struct chat c = {.round = s->round, .agent = agent, .chain = -1,
+			struct chat c = {.round = s->round,
+			                 .agent = agent,
+			                 .chain = -1,
+			                 .peer = !strcmp(name, PEER_NAME),
 			                 .t_ms = iso_ms(m, "timestamp")};
 			snprintf(c.author, sizeof c.author, "%s", name);
 			c.text = xstrdup(text);
@@ -412,8 +558,8 @@ static void on_message(struct sim *s, const char *data)
 				judge_echo(s, &c);
 			s->chats[s->nchats++] = c;
 			if (s->o.verbose)
-				fprintf(stderr, "  [r%d] %s (chain %d): %s\n", s->round, name, c.chain,
-				        text);
+				fprintf(stderr, "  [r%d] %s (chain %d): %s\n", s->round, name,
+				        c.chain, text);
 		}
 		if (agent)
 			s->last_activity_ms = time_now_ms();
@@ -422,8 +568,10 @@ static void on_message(struct sim *s, const char *data)
 	} else if (!strcmp(type, "typing") && name && agent_index(s, name) >= 0) {
 		s->last_activity_ms = time_now_ms();
 	} else if (!strcmp(type, "claim") && name) {
-		const char *action = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "action"));
-		const char *target = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "target"));
+		const char *action =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "action"));
+		const char *target =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "target"));
 		if (commitment_action(action) && target) {
 			if (s->nclaims >= LOOPSIM_CLAIMS_MAX) {
 				s->overflow = true;
@@ -612,6 +760,8 @@ static void restart_room(struct sim *s)
 	s->present = 0;
 	room_spawn(s);
 	observer_connect(s);
+	if (s->o.mixed)
+		peer_connect(s);
 	wait_members(s, LOOPSIM_REJOIN_MS);
 	/* the replayed history and presences settle */
 	pump(s, 1000);
@@ -641,6 +791,8 @@ static void run_round(struct sim *s, int r)
 	snprintf(line, sizeof line, "%s\n", s->lines[r]);
 	if (proc_write_stdin(&s->room, line) != 0)
 		die("the room stopped reading its stdin");
+	if (s->o.mixed)
+		peer_script(s, r, hl->action);
 	for (;;) {
 		if (!pump(s, 200))
 			die("the observer lost the room in round %d", r);
@@ -653,7 +805,7 @@ static void run_round(struct sim *s, int r)
 		int64_t lm = eager_model_last_call_ms(s->model);
 		if (lm > last)
 			last = lm;
-		if (s->saw_host && now - last >= s->o.quiet_ms) {
+		if (s->saw_host && now - last >= s->o.quiet_ms && s->nacts == 0) {
 			rs->quiet = true;
 			break;
 		}
@@ -707,11 +859,13 @@ static void count_round(struct sim *s, int r)
 		n += s->commits[k].round == r;
 	int droom = 0, claims = 0;
 	for (size_t i = 0; i < s->nclaims; i++) {
-		if (s->claims[i].round != r)
+		if (s->claims[i].round != r || !strcmp(s->claims[i].name, PEER_NAME))
 			continue;
 		bool target_seen = false, claimant_seen = false;
 		for (size_t j = 0; j < i; j++) {
-			if (s->claims[j].round != r || strcmp(s->claims[j].target, s->claims[i].target))
+			if (s->claims[j].round != r ||
+			    strcmp(s->claims[j].target, s->claims[i].target) ||
+			    !strcmp(s->claims[j].name, PEER_NAME))
 				continue;
 			target_seen = true;
 			claimant_seen |= !strcmp(s->claims[j].name, s->claims[i].name);
@@ -725,6 +879,22 @@ static void count_round(struct sim *s, int r)
 	rs->claims = claims;
 	int d = n > 1 ? n - 1 : 0;
 	rs->dups = d > droom ? d : droom;
+	if (!s->o.mixed || !rs->action)
+		return;
+	/* Whose claim on the request did the room take first? (A later
+	 * claimant's is refused, so the first one relayed is the first.) */
+	char title[101], target[200];
+	snprintf(title, sizeof title, "%.100s", s->lines[r]);
+	snprintf(target, sizeof target, "%s#%.*s", EAGER_REPO,
+	         (int)utf8_utf16_prefix(title, strlen(title), 50), title);
+	rs->peer_first = false;
+	for (size_t i = 0; i < s->nclaims; i++)
+		if (s->claims[i].round == r &&
+		    (!strcmp(s->claims[i].target, target) || !strcmp(s->claims[i].target, title))) {
+			rs->peer_first = !strcmp(s->claims[i].name, PEER_NAME);
+			break;
+		}
+	rs->our_dups = n == 0 ? 0 : rs->peer_first ? n : n - 1;
 }
 
 /* ---- report -------------------------------------------------------------------------------- */
@@ -737,6 +907,9 @@ static void print_round(const struct sim *s, int r)
 	       r, s->o.rounds, rs->action ? "action" : "discussion", rs->msgs, rs->chain,
 	       rs->echoes, rs->exempt, rs->commits, rs->dups, (long long)rs->quiesce_ms,
 	       rs->quiet ? "quiet" : "NOT QUIET", rs->restarted ? " [after restart]" : "");
+	if (s->o.mixed && rs->action)
+		printf("          peer: first=%s msgs=%d conflicts-ignored=%d our_dups=%d\n",
+		       rs->peer_first ? "yes" : "no", rs->peer_msgs, rs->conflicts, rs->our_dups);
 	fflush(stdout);
 }
 
@@ -747,7 +920,7 @@ static bool report(struct sim *s)
 		count_round(s, r);
 	printf("\nper round (commitments and duplicates counted per request, at the end):\n");
 	int total_msgs = 0, longest = 0, echoes = 0, exempt = 0, dups = 0, not_quiet = 0,
-	    over_acl = 0, max_msgs = 0;
+	    over_acl = 0, max_msgs = 0, our_dups = 0, peer_first = 0, conflicts = 0, requests = 0;
 	int64_t *q = xcalloc((size_t)R, sizeof *q), *mm = xcalloc((size_t)R, sizeof *mm);
 	int64_t qmax = 0;
 	for (int r = 1; r <= R; r++) {
@@ -761,6 +934,10 @@ static bool report(struct sim *s)
 		echoes += rs->echoes;
 		exempt += rs->exempt;
 		dups += rs->dups;
+		our_dups += rs->our_dups;
+		peer_first += rs->peer_first;
+		conflicts += rs->conflicts;
+		requests += rs->action;
 		not_quiet += !rs->quiet;
 		over_acl += rs->chain > s->o.max_acl;
 		q[r - 1] = rs->quiesce_ms;
@@ -776,16 +953,16 @@ static bool report(struct sim *s)
 	for (size_t i = 0; i < s->nchats; i++) {
 		const struct chat *c = &s->chats[i];
 		if (c->agent && (c->opener || (c->ensemble && !c->committed)))
-			printf("ECHO round %d: %s (chain %d) \"%.160s\" — %s%s%s%s%.160s%s\n", c->round,
-			       c->author, c->chain, c->text, c->why,
+			printf("ECHO round %d: %s (chain %d) \"%.160s\" — %s%s%s%s%.160s%s\n",
+			       c->round, c->author, c->chain, c->text, c->why,
 			       c->matched[0] ? "; restates " : "", c->matched_by,
 			       c->matched[0] ? " \"" : "", c->matched, c->matched[0] ? "\"" : "");
 		if (c->agent && (c->opener || (c->ensemble && !c->committed)) && c->matched_by[0])
-			printf("  (%s's message reached the room %lld ms before it)\n", c->matched_by,
-			       (long long)c->matched_gap_ms);
+			printf("  (%s's message reached the room %lld ms before it)\n",
+			       c->matched_by, (long long)c->matched_gap_ms);
 		if (c->agent && c->chain > s->o.max_acl)
-			printf("CHAIN round %d: %s sent chain %d > MAX_ACL %d: \"%.160s\"\n", c->round,
-			       c->author, c->chain, s->o.max_acl, c->text);
+			printf("CHAIN round %d: %s sent chain %d > MAX_ACL %d: \"%.160s\"\n",
+			       c->round, c->author, c->chain, s->o.max_acl, c->text);
 	}
 	for (int r = 1; r <= R; r++) {
 		if (s->rs[r].commits < 2 && s->rs[r].dups == 0)
@@ -797,8 +974,8 @@ static bool report(struct sim *s)
 				continue;
 			char iso[TIME_ISO_LEN + 1], why[240];
 			commit_trail(s, c, why, sizeof why);
-			printf("  %s %s %s at %s — its tick: %s\n", agent_names[c->agent], c->action,
-			       c->id, time_format_iso(c->t_ms, iso), why);
+			printf("  %s %s %s at %s — its tick: %s\n", agent_names[c->agent],
+			       c->action, c->id, time_format_iso(c->t_ms, iso), why);
 		}
 		for (size_t i = 0; i < s->nclaims; i++)
 			if (s->claims[i].round == r)
@@ -814,16 +991,20 @@ static bool report(struct sim *s)
 	for (size_t k = 0; k < s->ncommits; k++)
 		orphan += s->commits[k].round == 0;
 
-	printf("\nloop-sim: %d agents, %d rounds, MAX_ACL %d, quiet after %lld ms%s\n",
-	       s->o.agents, R, s->o.max_acl, (long long)s->o.quiet_ms,
+	printf("\nloop-sim: %d agents, %d rounds, MAX_ACL %d, quiet after %lld ms%s\n", s->o.agents,
+	       R, s->o.max_acl, (long long)s->o.quiet_ms,
 	       s->o.restart_at ? " (room restarted)" : "");
-	printf("total messages: %d (median %lld per round, max %d)\n", total_msgs,
-	       (long long)mmed, max_msgs);
+	printf("total messages: %d (median %lld per round, max %d)\n", total_msgs, (long long)mmed,
+	       max_msgs);
 	printf("longest chain: %d\n", longest);
 	printf("echoes delivered: %d (exempt as carrying a commitment: %d)\n", echoes, exempt);
 	printf("duplicate actions: %d (space commitments: %zu, naming no request: %zu; action "
 	       "claims: %zu)\n",
 	       dups, s->ncommits, orphan, s->nclaims);
+	if (s->o.mixed)
+		printf("mixed: duplicate actions by our agents: %d (goal 0); the peer's claim came "
+		       "first on %d of %d requests; Claim conflicts it ignored: %d\n",
+		       our_dups, peer_first, requests, conflicts);
 	printf("time to quiescence: median %lld ms, max %lld ms\n", (long long)qmed,
 	       (long long)qmax);
 	printf("rounds the host got no answer: %d; action requests nobody committed to: %d\n",
@@ -833,11 +1014,15 @@ static bool report(struct sim *s)
 	printf("model calls: %llu (decisions %llu)\n", (unsigned long long)calls,
 	       (unsigned long long)decisions);
 	bool t1 = not_quiet == 0 && over_acl == 0;
-	bool t2 = echoes == 0, t3 = dups == 0;
+	bool t2 = echoes == 0, t3 = s->o.mixed ? our_dups == 0 : dups == 0;
 	printf("TARGET quiet within MAX_ACL hops: %s (%d rounds not quiet, %d over MAX_ACL %d)\n",
 	       t1 ? "PASS" : "FAIL", not_quiet, over_acl, s->o.max_acl);
 	printf("TARGET 0 echoes delivered: %s (%d)\n", t2 ? "PASS" : "FAIL", echoes);
-	printf("TARGET 0 duplicate actions: %s (%d)\n", t3 ? "PASS" : "FAIL", dups);
+	if (s->o.mixed)
+		printf("TARGET 0 duplicate actions by our agents: %s (%d)\n", t3 ? "PASS" : "FAIL",
+		       our_dups);
+	else
+		printf("TARGET 0 duplicate actions: %s (%d)\n", t3 ? "PASS" : "FAIL", dups);
 	printf("RESULT: %s\n", t1 && t2 && t3 ? "PASS" : "FAIL");
 	return t1 && t2 && t3;
 }
@@ -872,6 +1057,11 @@ static void cleanup(struct sim *s, bool remove_dirs)
 	}
 	ws_free(s->obs);
 	s->obs = NULL;
+	ws_free(s->peer);
+	s->peer = NULL;
+	for (size_t i = 0; i < s->nacts; i++)
+		free(s->acts[i].json);
+	s->nacts = 0;
 	eager_model_free(s->model);
 	s->model = NULL;
 	if (remove_dirs && s->dir[0])
@@ -882,7 +1072,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 	        "usage: loop-sim [-n AGENTS] [-r ROUNDS] [--restart-at K] [--quiet-ms MS]\n"
-	        "                [--max-acl N] [--round-max-ms MS] [--seed N] [--keep] [-v]\n"
+	        "                [--max-acl N] [--round-max-ms MS] [--seed N] [--mixed] [--keep]\n"
+	        "                [-v]\n"
 	        "  -n AGENTS         general-agent processes in the room (1-%d, default 5)\n"
 	        "  -r ROUNDS         host messages, one per round (1-%d, default 50)\n"
 	        "  --restart-at K    restart agent-space (same port) before round K\n"
@@ -892,6 +1083,9 @@ static void usage(FILE *f)
 	        "  --max-acl N       MAX_ACL given to the agents and checked (default 4)\n"
 	        "  --round-max-ms MS a round that is not quiet by then fails (default 180000)\n"
 	        "  --seed N          shifts the eager model's styles (default 0)\n"
+	        "  --mixed           one more member behaving like a TypeScript agent: no chain,\n"
+	        "                    eager promises, Claim conflicts ignored; the duplicate\n"
+	        "                    target counts our agents' duplicates only\n"
 	        "  --keep            keep the homes and the room's directory\n"
 	        "  -v                print every chat as it is relayed\n"
 	        "Binaries come from $GA_BUILD_DIR (default: this build). Exit 0: every target\n"
@@ -905,8 +1099,8 @@ static long parse_num(const char *what, const char *v, long lo, long hi)
 	errno = 0;
 	long n = strtol(v, &end, 10);
 	if (errno || end == v || *end || n < lo || n > hi) {
-		fprintf(stderr, "loop-sim: %s must be a number from %ld to %ld, not '%s'\n", what, lo,
-		        hi, v);
+		fprintf(stderr, "loop-sim: %s must be a number from %ld to %ld, not '%s'\n", what,
+		        lo, hi, v);
 		exit(2);
 	}
 	return n;
@@ -914,11 +1108,8 @@ static long parse_num(const char *what, const char *v, long lo, long hi)
 
 static void parse_opts(int argc, char **argv, struct opts *o)
 {
-	*o = (struct opts){.agents = 5,
-	                   .rounds = 50,
-	                   .max_acl = 4,
-	                   .quiet_ms = 20000,
-	                   .round_max_ms = 180000};
+	*o = (struct opts){
+	        .agents = 5, .rounds = 50, .max_acl = 4, .quiet_ms = 20000, .round_max_ms = 180000};
 	static const struct option longs[] = {
 	        {"restart-at", required_argument, NULL, 'k'},
 	        {"quiet-ms", required_argument, NULL, 'q'},
@@ -926,28 +1117,61 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 	        {"round-max-ms", required_argument, NULL, 'x'},
 	        {"seed", required_argument, NULL, 's'},
 	        {"keep", no_argument, NULL, 'K'},
+	        {"mixed", no_argument, NULL, 'M'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "n:r:vh", longs, NULL)) != -1) {
 		switch (c) {
-		case 'n': o->agents = (int)parse_num("-n", optarg, 1, EAGER_AGENTS_MAX); break;
-		case 'r': o->rounds = (int)parse_num("-r", optarg, 1, LOOPSIM_ROUNDS_MAX); break;
-		case 'k': o->restart_at = (int)parse_num("--restart-at", optarg, 1, LOOPSIM_ROUNDS_MAX); break;
-		case 'q': o->quiet_ms = parse_num("--quiet-ms", optarg, 500, 600000); break;
-		case 'm': o->max_acl = (int)parse_num("--max-acl", optarg, 0, 100); break;
-		case 'x': o->round_max_ms = parse_num("--round-max-ms", optarg, 1000, 3600000); break;
-		case 's': o->seed = (int)parse_num("--seed", optarg, 0, 1000000); break;
-		case 'K': o->keep = true; break;
-		case 'v': o->verbose = true; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
+		case 'n':
+			o->agents = (int)parse_num("-n", optarg, 1, EAGER_AGENTS_MAX);
+			break;
+		case 'r':
+			o->rounds = (int)parse_num("-r", optarg, 1, LOOPSIM_ROUNDS_MAX);
+			break;
+		case 'k':
+			o->restart_at =
+			        (int)parse_num("--restart-at", optarg, 1, LOOPSIM_ROUNDS_MAX);
+			break;
+		case 'q':
+			o->quiet_ms = parse_num("--quiet-ms", optarg, 500, 600000);
+			break;
+		case 'm':
+			o->max_acl = (int)parse_num("--max-acl", optarg, 0, 100);
+			break;
+		case 'x':
+			o->round_max_ms = parse_num("--round-max-ms", optarg, 1000, 3600000);
+			break;
+		case 's':
+			o->seed = (int)parse_num("--seed", optarg, 0, 1000000);
+			break;
+		case 'K':
+			o->keep = true;
+			break;
+		case 'M':
+			o->mixed = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "loop-sim: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
+		exit(2);
+	}
+	if (o->mixed && o->agents >= EAGER_AGENTS_MAX) {
+		fprintf(stderr,
+		        "loop-sim: --mixed takes at most %d agents (the peer is one more)\n",
+		        EAGER_AGENTS_MAX - 1);
 		exit(2);
 	}
 	if (o->restart_at > o->rounds) {
@@ -984,20 +1208,29 @@ int main(int argc, char **argv)
 	s->rs = xcalloc((size_t)s->o.rounds + 1, sizeof *s->rs);
 
 	char err[256];
-	s->model = eager_model_new(agent_names, (size_t)s->o.agents, (unsigned)s->o.seed, err,
-	                           sizeof err);
+	/* the model knows the peer's name too: its lines are an agent's */
+	const char *names[EAGER_AGENTS_MAX];
+	size_t nn = 0;
+	for (int i = 0; i < s->o.agents; i++)
+		names[nn++] = agent_names[i];
+	if (s->o.mixed)
+		names[nn++] = PEER_NAME;
+	s->model = eager_model_new(names, nn, (unsigned)s->o.seed, err, sizeof err);
 	if (!s->model)
 		die("%s", err);
 	room_spawn(s);
 	observer_connect(s);
+	if (s->o.mixed)
+		peer_connect(s);
 	for (int i = 0; i < s->o.agents; i++)
 		agent_start(s, i);
 	for (int i = 0; i < s->o.agents; i++)
 		agent_wait_joined(s, i);
 	wait_members(s, LOOPSIM_STARTUP_MS);
 	pump(s, 1000); /* identities and presences settle */
-	printf("loop-sim: room on port %d, agents %d, rounds %d, MAX_ACL %d, quiet-ms %lld\n",
-	       s->port, s->o.agents, s->o.rounds, s->o.max_acl, (long long)s->o.quiet_ms);
+	printf("loop-sim: room on port %d, agents %d, rounds %d, MAX_ACL %d, quiet-ms %lld%s\n",
+	       s->port, s->o.agents, s->o.rounds, s->o.max_acl, (long long)s->o.quiet_ms,
+	       s->o.mixed ? ", mixed (+ " PEER_NAME ", a chain-less claim-ignoring peer)" : "");
 	if (s->o.restart_at)
 		printf("loop-sim: the room restarts before round %d\n", s->o.restart_at);
 

@@ -1,7 +1,7 @@
 /*
  * soak — does everything stay flat over time? Real binaries: one
  * `agent-space`, three `general-agent` processes configured with a model
- * (bench/loop-sim's eager_model, in this process), the GitHub fake
+ * (tests/fakes/eager, in this process), the GitHub fake
  * (ghfake-server) and the Bluesky fake (bskyfake-server); the host (this
  * program, on the room's stdin) speaks to them every --host-s seconds; 200
  * members (this program, plain WebSocket) churn: join, send an identity,
@@ -55,13 +55,13 @@
 
 #include <cjson/cJSON.h>
 
-#include "bench/loop-sim/eager_model.h"
 #include "common/fsx.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "proc.h"
 #include "support_fake.h"
 #include "support_room.h"
+#include "tests/fakes/eager/eager_model.h"
 #include "tests/integration/space/wsclient.h"
 #include "testutil.h"
 

@@ -46,8 +46,8 @@
  * with an error), LLM_MAX_TOOL_CALLS calls per round, results cut at
  * max_result_chars.
  */
-#ifndef GA_MODULES_COMPOSE_H
-#define GA_MODULES_COMPOSE_H
+#ifndef GA_MODULES_COMPOSE_COMPOSE_H
+#define GA_MODULES_COMPOSE_COMPOSE_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /*
  * event — one message, platform-neutral (DESIGN.md "The path every message
- * walks"; issue 9 item 1). Every adapter turns what it reads (a room chat,
+ * walks"). Every adapter turns what it reads (a room chat,
  * a Bluesky notification, a GitHub comment, an owner line) into this shape
  * once, and every stage after it (gate, compose, validator, outbound,
  * record, the conversation store, the dashboard) reads only this.

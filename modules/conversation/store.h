@@ -1,5 +1,5 @@
 /*
- * store — the multi-party conversation store (issue 9 item 1; seed 003's
+ * store — the multi-party conversation store (seed 003's
  * prerequisite): who said what, bot or not, replying to what, in every
  * conversation the agent takes part in, on every platform.
  *

@@ -1,5 +1,5 @@
 /*
- * modules/coord — coordination backends (issue 9 item 5, DESIGN.md
+ * modules/coord — coordination backends (DESIGN.md
  * "Coordination backends", seed 003): claim / renew / release a key with a
  * TTL, and count events in a window, behind one small interface.
  *

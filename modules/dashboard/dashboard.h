@@ -1,5 +1,5 @@
 /*
- * dashboard — the agent's web dashboard (issue 14): a small HTTP server on
+ * dashboard — the agent's web dashboard: a small HTTP server on
  * the agent's one libuv loop that serves the static pages shipped in
  * web/dashboard/ and a JSON API, so a person can watch every decision the
  * agent makes, live, and pause it.

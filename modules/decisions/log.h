@@ -1,6 +1,6 @@
 /*
  * decision log — every decision of every stage, on disk and in process
- * (issue 9 item 2; DESIGN.md "The path every message walks").
+ * (docs/pipeline.md).
  *
  * Each decision_log_append() does four things:
  *   - appends one JSON object per line to <memory>/decisions.jsonl:

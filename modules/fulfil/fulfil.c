@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "adapters/github/gh_work.h"
 #include "adapters/github/github.h"
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -540,6 +541,60 @@ static void submit(struct attempt *a)
 	outbound_submit(f->c.outbound, &m, on_final, a);
 }
 
+/* The root of a workspace repository read: the plan gets the
+ * documentation tasks for the files it lacks (§3.5; a listing that fails
+ * counts as both missing), then goes. */
+static void on_root(const struct gh_result *res, void *ud)
+{
+	struct attempt *a = ud;
+	struct fulfil *f = a->f;
+	if (f)
+		f->gh_call = 0;
+	if (!f || a->done) {
+		attempt_unref(a);
+		return;
+	}
+	attempt_unref(a);
+	bool agents = false, scenarios = false;
+	struct gh_content c;
+	struct ga_err err = {{0}};
+	if (res->kind == GH_OK && gh_content_parse(res->json, &c, &err) == 0) {
+		for (size_t i = 0; i < c.n_entries; i++) {
+			agents = agents || strcmp(c.entries[i].name, PLAN_DOC_AGENTS) == 0;
+			scenarios = scenarios || strcmp(c.entries[i].name, PLAN_DOC_SCENARIOS) == 0;
+		}
+		gh_content_clear(&c);
+	}
+	struct decision d;
+	if (fulfil_plan_docs(&a->plan, agents, scenarios, &d) != 0)
+		note(f, a->id, a->type, STAGE_OUTBOUND, &d);
+	submit(a);
+}
+
+static void docs_then_submit(struct attempt *a)
+{
+	struct fulfil *f = a->f;
+	const char *slash = strchr(a->plan.repo, '/');
+	if (a->type != FULFIL_CREATE_PLAN || !f->c.github || !slash ||
+	    strncasecmp(slash + 1, PLAN_DOCS_REPO_PREFIX, strlen(PLAN_DOCS_REPO_PREFIX)) != 0) {
+		submit(a);
+		return;
+	}
+	char owner[FULFIL_REPO_MAX];
+	snprintf(owner, sizeof owner, "%.*s", (int)(slash - a->plan.repo), a->plan.repo);
+	struct ga_err err = {{0}};
+	a->refs++;
+	f->gh_call = gh_contents_get(f->c.github, owner, slash + 1, "", NULL, on_root, a, &err);
+	if (f->gh_call == 0) {
+		a->refs--;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "the workspace's root not read", "error", err.msg);
+		struct decision d;
+		if (fulfil_plan_docs(&a->plan, false, false, &d) != 0)
+			note(f, a->id, a->type, STAGE_OUTBOUND, &d);
+		submit(a);
+	}
+}
+
 /* create_plan: an open plan with the same title is the plan (no second
  * one; an exact title match only). create_issue: an open issue created in
  * the last FULFIL_SAME_RECENT_MS with the same or a near-identical title
@@ -609,7 +664,7 @@ static void on_plans(const struct gh_result *res, void *ud)
 		finish(a);
 		return;
 	}
-	submit(a);
+	docs_then_submit(a);
 }
 
 static void on_watchdog(uv_timer_t *t)

@@ -1,6 +1,6 @@
 /*
  * fulfil — the commitment fulfilment pipeline (specs/github-commitments.md
- * §2.6; issue 11 items 4 and 5): what the ledger (modules/commitments) says
+ * §2.6): what the ledger (modules/commitments) says
  * the agent promised becomes an issue, a plan, a comment or a post —
  * exactly once, across crashes too.
  *

@@ -25,7 +25,7 @@
  *     a type whose platform has no outbound port waits, pending (post_bluesky
  *     until the Bluesky client exists; GitHub types without a token).
  *
- * Ownership: struct fulfil_plan owns its text and extra
+ * Ownership: struct fulfil_plan owns its text, extra and draft
  * (fulfil_plan_free). Everything else is by value or borrowed.
  */
 #ifndef GA_MODULES_FULFIL_POLICY_H
@@ -39,6 +39,7 @@
 #include "modules/commitments/ledger.h"
 #include "modules/conversation/event.h"
 #include "modules/decisions/decision.h"
+#include "modules/plan/plan.h"
 
 #define FULFIL_INTERVAL_MS            15000
 #define FULFIL_JITTER_PCT             0.12
@@ -125,6 +126,8 @@ int fulfil_repo_of(const cJSON *params, char out[FULFIL_REPO_MAX]);
 
 struct fulfil_plan {
 	enum fulfil_type type;
+	struct plan_draft draft; /* create_plan: the plan (modules/plan) */
+	bool has_draft;
 	enum conv_platform platform;
 	char target[FULFIL_TARGET_MAX]; /* the outbound target key */
 	char repo[FULFIL_REPO_MAX];     /* "owner/repo" ("" for Bluesky) */
@@ -139,6 +142,13 @@ struct fulfil_plan {
  * marker is added by outbound/the port, never here. */
 int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct decision *d);
 void fulfil_plan_free(struct fulfil_plan *p);
+/* create_plan in a workspace repository (PLAN_DOCS_REPO_PREFIX): the
+ * required documentation tasks prepended (§3.5, plan_draft_add_docs; the
+ * dependencies of the tasks shifted renumbered) for the files the
+ * repository lacks, and the text written again. The number prepended (d
+ * says which, EDIT), 0 when none, -1 with d on failure. */
+int fulfil_plan_docs(struct fulfil_plan *p, bool has_agents, bool has_scenarios,
+                     struct decision *d);
 
 /* The human summary: params title, description, body, text or content
  * (the first non-empty), cut at FULFIL_DESC_MAX bytes on a UTF-8 boundary. */

@@ -1,6 +1,6 @@
 /*
  * gate — loop prevention: may stop a message before any model call
- * (DESIGN.md "The gate"; issue 9 item 4; seeds 000, 001, 003).
+ * (DESIGN.md "The gate"; seeds 000, 001, 003).
  *
  * gate_check() is a pure function of (state, input, now, config): no I/O, no
  * clock, no globals, and it never changes the state. What changes over time

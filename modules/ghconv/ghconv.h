@@ -1,6 +1,5 @@
 /*
- * ghconv — GitHub conversations (spec github-commitments §4; issue 11 item
- * 6): the agent reads its GitHub notifications and answers in issue and
+ * ghconv — GitHub conversations (spec github-commitments §4): the agent reads its GitHub notifications and answers in issue and
  * pull-request threads, through the message pipeline, without loops.
  *
  * One poll (ghconv_poll, every GHCONV_POLL_MS ± 12 % from the scheduler;

@@ -24,8 +24,8 @@
  * Bounds: SELF_MAX_BYTES per file, SELF_MAX_ITEMS bullets per list,
  * SELF_MAX_RITUALS rituals, SELF_MAX_WARNINGS warnings.
  */
-#ifndef GA_MODULES_SELF_H
-#define GA_MODULES_SELF_H
+#ifndef GA_MODULES_IDENTITY_SELF_H
+#define GA_MODULES_IDENTITY_SELF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -17,8 +17,8 @@
  * The reference only checked that the file exists (runtime-bluesky.md §2.1,
  * §11.19); an edited or truncated SOUL.md went unnoticed.
  */
-#ifndef GA_MODULES_SOUL_H
-#define GA_MODULES_SOUL_H
+#ifndef GA_MODULES_IDENTITY_SOUL_H
+#define GA_MODULES_IDENTITY_SOUL_H
 
 #include <stdbool.h>
 #include <stddef.h>

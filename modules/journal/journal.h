@@ -1,6 +1,6 @@
 /*
  * journal — the intent → done journal of external side effects (DESIGN.md
- * "State"; issue 9 item 6). Before a post, a comment or an issue is sent, its
+ * "State"). Before a post, a comment or an issue is sent, its
  * idempotency key is written as an *intent*; after, as *done* (with the
  * artifact: a URI, an issue URL) or *failed*. After a crash, an intent
  * without done/failed is what journal_pending lists: the platform's port is
@@ -42,8 +42,8 @@
  * single-threaded. Strings returned are borrowed until the next call that
  * writes to the journal.
  */
-#ifndef GA_MODULES_JOURNAL_H
-#define GA_MODULES_JOURNAL_H
+#ifndef GA_MODULES_JOURNAL_JOURNAL_H
+#define GA_MODULES_JOURNAL_JOURNAL_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

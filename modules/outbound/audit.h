@@ -1,5 +1,5 @@
 /*
- * audit — the send audit (seed 002 phase 3; issue 9 item 6): EVERY send
+ * audit — the send audit (seed 002 phase 3): EVERY send
  * attempt, allowed or denied, is one line of <memory>/send_audit.jsonl:
  *   {"time":"<ISO-8601>","time_ms":N,"source":"space","target":"...",
  *    "verdict":"allow"|"deny","pattern":"..."|null,"reason":"..."}

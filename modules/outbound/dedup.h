@@ -1,6 +1,6 @@
 /*
  * dedup — the same text to the same target within OUTBOUND_DEDUP_WINDOW_MS
- * among the last OUTBOUND_DEDUP_MAX sends is dropped (issue 9 item 6).
+ * among the last OUTBOUND_DEDUP_MAX sends is dropped.
  *
  * dedup_admit() checks AND records in one call, so two sends racing with the
  * same text cannot both pass: the first is recorded before the second is

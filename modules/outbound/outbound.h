@@ -1,6 +1,6 @@
 /*
  * outbound — the last stage before a side effect (DESIGN.md "The path every
- * message walks"; issue 9 item 6). Every send of every platform goes
+ * message walks"). Every send of every platform goes
  * through outbound_submit(), which walks, in this order:
  *
  *   1. permission  perms_refresh + perms_check (rule "send_permission"); the

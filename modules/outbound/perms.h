@@ -1,5 +1,5 @@
 /*
- * perms — send permissions (seed 002; issue 9 item 6): may this agent send
+ * perms — send permissions (seed 002): may this agent send
  * to this target?
  *
  * Targets are keys of ':'-separated segments, one form per kind of send:

@@ -21,8 +21,8 @@
  * exchanges of at most OWNER_TURN_MAX_BYTES each, OWNER_MAX_ROUNDS tool
  * rounds per turn.
  */
-#ifndef GA_MODULES_OWNER_H
-#define GA_MODULES_OWNER_H
+#ifndef GA_MODULES_OWNER_OWNER_H
+#define GA_MODULES_OWNER_OWNER_H
 
 #include <stdbool.h>
 #include <uv.h>

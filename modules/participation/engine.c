@@ -330,7 +330,8 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 		part_claim_work(c, e->out.repo, &w);
 		const char *target = w.promise_target;
 		const char *holder = part_live_holder(e, w.action, target);
-		if (!holder && w.has_work && (holder = part_live_holder(e, w.action, w.work_target)))
+		if (!holder && w.has_work &&
+		    (holder = part_live_holder(e, w.action, w.work_target)))
 			target = w.work_target;
 		if (!holder && part_own_has(e, c)) {
 			decision_set(&d, VERDICT_DROP, "already_committed",
@@ -502,7 +503,8 @@ static void fill_ctx(struct part_engine *e, struct validator_context *ctx)
 	ctx->judge = part_judge_validator(e->judge);
 	if (!e->own) { /* at the first validation: the stemmer loads then anyway */
 		const struct skill *sk = skills_find(e->skills, PART_ENGINE_SKILL);
-		const char *own[] = {sk ? sk->body : NULL, e->have_tool ? e->tool.description : NULL,
+		const char *own[] = {sk ? sk->body : NULL,
+		                     e->have_tool ? e->tool.description : NULL,
 		                     e->have_tool ? e->tool.schema_json : NULL};
 		e->own = echo_own_new(own, sizeof own / sizeof own[0]);
 	}
@@ -930,6 +932,7 @@ void part_engine_tick(struct part_engine *e, void (*done)(void *ud), void *ud)
 	e->done = done;
 	e->done_ud = ud;
 	part_claims_expire(e);
+	part_claims_lapsed(e);
 	load_cfg(e);
 	/* this tick's batch */
 	memcpy(e->tb, e->batch, e->nbatch * sizeof e->batch[0]);
@@ -1173,6 +1176,7 @@ struct part_engine *part_engine_new(const struct part_engine_config *c, struct g
 	e->target = c->target;
 	e->peers = c->peers;
 	e->workspaces = c->workspaces;
+	e->results = c->results;
 	e->relationships = c->relationships;
 	e->unclaim = c->unclaim;
 	e->claim_holder = c->claim_holder;

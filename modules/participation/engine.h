@@ -111,6 +111,8 @@
 /* Peers and workspaces asked of the room for the prompt, at most. */
 #define PART_ENGINE_PEERS_MAX      64
 #define PART_ENGINE_WORKSPACES_MAX 16
+/* Members' reports of work done asked of the room for the prompt, at most. */
+#define PART_ENGINE_RESULTS_MAX 16
 /* §12.1 step 4: our claims are held this long after the chat that promised
  * them was said (peers record a claim for 60 s), at most this many. */
 #define PART_ENGINE_CLAIM_HOLD_MS PART_CLAIM_TTL_MS
@@ -125,6 +127,14 @@ struct budget;
 struct skills;
 struct ledger;
 struct pipeline;
+
+/* A member's report that it did a piece of work (a successful
+ * action_result): who, the action and target it named, the link ("" none),
+ * when it arrived. */
+struct part_result_note {
+	const char *who, *action, *target, *link;
+	int64_t time_ms;
+};
 
 struct part_engine_config {
 	uv_loop_t *loop;
@@ -151,6 +161,11 @@ struct part_engine_config {
 	 * valid until the next call into the room. */
 	size_t (*peers)(void *ud, struct part_peer_note *out, size_t cap);
 	size_t (*workspaces)(void *ud, struct part_workspace_note *out, size_t cap);
+	/* May be NULL: the members' recent reports of work done, oldest first
+	 * (those that arrived since the host's request opened are the
+	 * request's work done by others, in the prompt beside this agent's
+	 * own). Strings valid until the next call into the room. */
+	size_t (*results)(void *ud, struct part_result_note *out, size_t cap);
 	/* May be NULL: what this agent remembers of these peers (relationship
 	 * memory, modules/reflection/peers.h), a paragraph the caller frees,
 	 * "" when nothing is known. Appended to {{peerContext}}. */

@@ -8,11 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/commitments/ledger.h"
 #include "modules/commitments/workkey.h"
 #include "modules/participation/engine_int.h"
+#include "modules/pipeline/pipeline.h"
+
+#define LOG_COMP "participation"
 
 static bool member_present(struct part_engine *e, const char *name)
 {
@@ -52,6 +56,67 @@ void part_claims_expire(struct part_engine *e)
 		if (e->held[i].until_ms && now >= e->held[i].until_ms)
 			unclaim_at(e, i, false,
 			           "claim period over; the commitment is in the ledger");
+}
+
+/* A request a peer's claim took (fulfilled_by "peer_claim": §16.5, or a
+ * commitment dropped as claimed_by_peer) is open again once no other
+ * member holds a live claim on any work and none reported work done since
+ * the request opened: the peer promised and did not do it (its claim
+ * lapsed, or its action_result said it failed). The members who claimed it
+ * since it opened are noted as having dropped it (part_note_defaulted, in
+ * every agent, open request or not), so the owner computed over the rest
+ * is one of those who can still do it. The owner then acts on it
+ * as on any open request; the fulfilment still looks for the work on
+ * GitHub before making it. Any live claim or any result keeps it taken:
+ * a busy room waits rather than risk a second piece of work. */
+void part_claims_lapsed(struct part_engine *e)
+{
+	struct part_state *st = &e->st;
+	if (!st->req_content)
+		return;
+	int64_t now = time_now_ms();
+	/* A claim relayed within its TTL is live. (Not part_live_holder: that
+	 * also names a member who reported some work done, and a report from
+	 * before the request — other work — would keep it taken for as long
+	 * as the report is remembered. Reports since the request are below.) */
+	for (size_t i = 0; i < e->peer_claims.n; i++)
+		if (now - e->peer_claims.item[i].seen_ms < PART_CLAIM_TTL_MS)
+			return;
+	if (e->results) {
+		struct part_result_note r[PART_ENGINE_RESULTS_MAX];
+		size_t n = e->results(e->ud, r, PART_ENGINE_RESULTS_MAX);
+		for (size_t i = 0; i < n; i++)
+			if (r[i].time_ms >= st->req_at_ms)
+				return;
+	}
+	/* Those who claimed since the request opened took it and did nothing:
+	 * they are ranked for it no more (every agent notes the same names,
+	 * whether or not the claim had made the request fulfilled for it). */
+	char names[160];
+	part_note_claimers_defaulted(st, names, sizeof names);
+	if (names[0]) {
+		struct decision d;
+		decision_set(&d, VERDICT_INFO, "request_defaulted",
+		             "%s claimed the host's request and let the claim lapse with nothing "
+		             "reported done: not ranked as its owner any more",
+		             names);
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "request defaulted", "reason", d.reason);
+		char id[64];
+		snprintf(id, sizeof id, "request:%lld", (long long)st->req_at_ms);
+		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, "space:room", id, STAGE_RECORD,
+		              &d);
+	}
+	if (!st->fulfilled || !st->fulfilled_by || strcmp(st->fulfilled_by, "peer_claim") != 0)
+		return;
+	part_request_reopen(st);
+	struct decision d;
+	decision_set(&d, VERDICT_INFO, "request_reopened",
+	             "the host's request was taken by a peer's claim, and no claim is held and no "
+	             "work was reported done since: the request is open again");
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "request reopened", "reason", d.reason);
+	char id[64];
+	snprintf(id, sizeof id, "request:%lld", (long long)st->req_at_ms);
+	pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, "space:room", id, STAGE_RECORD, &d);
 }
 
 /* Our own ledger already holds this work: a space commitment of the same

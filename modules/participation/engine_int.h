@@ -43,7 +43,7 @@ struct pending {
 	bool addressed_known, addressed_me, addressed_others, from_history;
 	char *message_id;
 	char *conversation;
-	bool claim; /* a peer's action claim: text = the target */
+	bool claim;   /* a peer's action claim: text = the target */
 	bool context; /* observed, not a trigger (no walk) */
 	bool noted;   /* a trigger an earlier tick took in as context */
 	/* the chat's walk, held at its compose stage until a tick answers it
@@ -83,6 +83,7 @@ struct part_engine {
 	int (*target)(void *, char *, size_t);
 	size_t (*peers)(void *, struct part_peer_note *, size_t);
 	size_t (*workspaces)(void *, struct part_workspace_note *, size_t);
+	size_t (*results)(void *, struct part_result_note *, size_t);
 	char *(*relationships)(void *, const char *const *, size_t);
 	void (*unclaim)(void *, const char *, const char *, bool, const char *);
 	const char *(*claim_holder)(void *, const char *, const char *);
@@ -192,6 +193,9 @@ const char *part_live_holder(void *ud, const char *action, const char *target);
 bool part_own_has(struct part_engine *e, const struct part_commitment *c);
 void part_drop_taken(struct part_engine *e);
 void part_claims_expire(struct part_engine *e);
+/* A request a peer's claim took, whose claims lapsed with no work
+ * reported done, is open again (on every tick). */
+void part_claims_lapsed(struct part_engine *e);
 /* The claims the room's port makes with the chat ({"claims":[{action,
  * target}]} in extra), and, once the chat was said, their hold. */
 void part_claims_extra(struct part_engine *e, cJSON *extra);

@@ -175,6 +175,26 @@ static char *peers_text(struct part_engine *e)
 	return s;
 }
 
+/* What others reported done since the host's request opened (the room's
+ * successful action_results): the request's work when a peer did it, so
+ * a follow-up is answered with their link too. */
+static void others_done(struct part_engine *e, struct strbuf *sb)
+{
+	if (!e->results || !e->st.req_at_ms)
+		return;
+	struct part_result_note r[PART_ENGINE_RESULTS_MAX];
+	size_t n = e->results(e->ud, r, PART_ENGINE_RESULTS_MAX);
+	bool any = false;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].time_ms < e->st.req_at_ms)
+			continue;
+		sb_printf(sb, "%s\n- %s \"%.200s\": done by %s%s%s",
+		          any ? "" : "\nDone for it by others:", r[i].action, r[i].target, r[i].who,
+		          r[i].link && r[i].link[0] ? " — " : "", r[i].link ? r[i].link : "");
+		any = true;
+	}
+}
+
 /* What this agent's commitments for the host's request became: the
  * action, what it names, its state and what was made (a follow-up such as
  * "where is the link?" is answered from it). */
@@ -188,9 +208,10 @@ static void work_done(struct part_engine *e, struct strbuf *sb)
 		const char *what = cJSON_GetStringValue(cJSON_GetObjectItem(le.params, "title"));
 		if (!what)
 			what = cJSON_GetStringValue(cJSON_GetObjectItem(le.params, "text"));
-		sb_printf(sb, "%s\n- %s \"%.200s\": %s%s%s", any ? "" : "\nYour work for it:",
-		          le.action, what ? what : "", ledger_status_name(le.status),
-		          le.link ? " — " : "", le.link ? le.link : "");
+		sb_printf(sb, "%s\n- %s \"%.200s\": %s%s%s",
+		          any ? "" : "\nYour work for it:", le.action, what ? what : "",
+		          ledger_status_name(le.status), le.link ? " — " : "",
+		          le.link ? le.link : "");
 		any = true;
 	}
 }
@@ -207,6 +228,7 @@ char *part_user_message(struct part_engine *e, struct ga_err *err)
 		sb_printf(&req, "%s: \"%.2000s\"", t->request_open ? "open" : "fulfilled",
 		          t->request);
 		work_done(e, &req);
+		others_done(e, &req);
 	} else {
 		sb_puts(&req, "no request");
 	}

@@ -59,6 +59,46 @@ static void request_clear(struct part_state *st)
 	st->fulfilled = true; /* §6: initially true, so nothing escalates */
 	st->fulfilled_by = NULL;
 	st->cycles = st->owner_rejections = st->forced_attempts = 0;
+	st->defaulted_n = 0;
+}
+
+bool part_note_defaulted(struct part_state *st, const char *name)
+{
+	if (!st->req_content || !name || !name[0] || strlen(name) >= PART_NAME_MAX ||
+	    st->defaulted_n == PART_DEFAULTED_MAX)
+		return false;
+	for (size_t i = 0; i < st->defaulted_n; i++)
+		if (strcmp(st->defaulted[i], name) == 0)
+			return false;
+	snprintf(st->defaulted[st->defaulted_n++], PART_NAME_MAX, "%s", name);
+	return true;
+}
+
+size_t part_note_claimers_defaulted(struct part_state *st, char *names, size_t cap)
+{
+	size_t n = 0, used = 0;
+	if (cap)
+		names[0] = '\0';
+	if (!st->req_content)
+		return 0;
+	for (size_t i = 0; i < PART_DEFAULTED_MAX; i++) {
+		const struct part_claimer *c = &st->claimers[i];
+		if (!c->seq || c->seq <= st->req_seq || !part_note_defaulted(st, c->name))
+			continue;
+		n++;
+		if (used < cap)
+			used += (size_t)snprintf(names + used, cap - used, "%s%s", used ? ", " : "",
+			                         c->name);
+	}
+	return n;
+}
+
+static bool defaulted(const struct part_state *st, const char *name)
+{
+	for (size_t i = 0; name && i < st->defaulted_n; i++)
+		if (strcmp(st->defaulted[i], name) == 0)
+			return true;
+	return false;
 }
 
 void part_state_init(struct part_state *st)
@@ -351,6 +391,12 @@ void part_note_commitment_failed(struct part_state *st)
 	st->fulfilled_by = NULL;
 }
 
+void part_request_reopen(struct part_state *st)
+{
+	part_note_commitment_failed(st);
+	st->claim_seq = 0;
+}
+
 void part_note_declined(struct part_state *st, int64_t now_ms)
 {
 	st->decline_until_ms = now_ms + PART_DECLINE_QUIET_MS;
@@ -524,8 +570,13 @@ static void ingest(struct part_state *st, const struct part_tick_in *in, bool *h
 		if (ev->kind == PART_EV_CLAIM) {
 			/* A peer acted: whatever it claimed, the request it follows is
 			 * not waiting on nobody any more (§16.5). */
-			if (!self && !ev->from_history)
+			if (!self && !ev->from_history) {
 				st->claim_seq = st->next_seq; /* kept across a cooldown */
+				struct part_claimer *c = &st->claimers[st->claimers_next];
+				st->claimers_next = (st->claimers_next + 1) % PART_DEFAULTED_MAX;
+				snprintf(c->name, sizeof c->name, "%s", author);
+				c->seq = st->next_seq;
+			}
 			continue;
 		}
 		if (!ev->text)
@@ -697,8 +748,17 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 
 	/* 6. Ownership and role. */
 	const char *key = act ? act->text : (out->request_open ? st->req_content : NULL);
-	part_ownership_compute(in->self, in->social_only, in->members, in->nmembers, key, out->mode,
+	/* A member that took this request with a claim and let it lapse is
+	 * not ranked for it again: every agent sees the same lapse, so the
+	 * owner they compute over the rest is again one and the same. */
+	struct part_member *ranked = xcalloc(in->nmembers ? in->nmembers : 1, sizeof *ranked);
+	size_t nranked = 0;
+	for (size_t i = 0; i < in->nmembers; i++)
+		if (!defaulted(st, in->members[i].name))
+			ranked[nranked++] = in->members[i];
+	part_ownership_compute(in->self, in->social_only, ranked, nranked, key, out->mode,
 	                       &out->own, &out->why_owner);
+	free(ranked);
 	if (out->own.computed && out->mode == PART_MODE_ACTION)
 		decision_set(&out->why_role, VERDICT_INFO,
 		             out->own.role == PART_ROLE_ACTOR      ? "role_actor"

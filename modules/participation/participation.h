@@ -150,6 +150,8 @@ struct part_cache_entry {
 	int intent;
 };
 
+#define PART_DEFAULTED_MAX 8 /* members noted as having dropped the request */
+
 struct part_state {
 	struct part_entry hist[PART_HISTORY_MAX]; /* ring */
 	size_t hist_start, hist_n;
@@ -180,6 +182,20 @@ struct part_state {
 
 	char known[PART_MEMBERS_MAX][PART_NAME_MAX]; /* agents seen present */
 	size_t known_n, known_next;
+
+	/* Members who claimed the open request and let the claim lapse with
+	 * nothing reported done: not this request's owner any more (the
+	 * ranking skips them). Cleared with the request; at the bound a
+	 * further name is not noted. */
+	char defaulted[PART_DEFAULTED_MAX][PART_NAME_MAX];
+	size_t defaulted_n;
+	/* The latest peers' claims as who and when (the seq the next entry
+	 * got): a ring of PART_DEFAULTED_MAX, the oldest overwritten. */
+	struct part_claimer {
+		char name[PART_NAME_MAX];
+		uint64_t seq;
+	} claimers[PART_DEFAULTED_MAX];
+	size_t claimers_next;
 
 	uint64_t own_total; /* messages sent since init (story only) */
 };
@@ -248,7 +264,7 @@ struct part_tick_out {
 	/* §11's fixed words in the agent's voice (voice-phrases.json
 	 * space.on_it with {{type}}, space.creating); NULL or "" = the
 	 * built-in PART_SALVAGE_MESSAGE / PART_FORCED_MESSAGE. Not set by
-	 * part_tick: the caller fills them after it (issue 13: no
+	 * part_tick: the caller fills them after it (no
 	 * operational text hard-coded). */
 	const char *salvage_lead;
 	const char *forced_lead;
@@ -272,12 +288,29 @@ void part_note_fulfilled(struct part_state *st, const char *how);
 /* The commitment for the request failed for good (§6.3 → open again). The
  * forced-action cap still holds (§16.8), so no create/fail loop. */
 void part_note_commitment_failed(struct part_state *st);
+
+/* The request a peer's claim took is open again (the claim lapsed with
+ * nothing done): not fulfilled, and the claims read so far take it no
+ * more (§16.5's mark cleared). */
+void part_request_reopen(struct part_state *st);
 /* The model chose not to speak (§16.26): no new call on peers' words for
  * PART_DECLINE_QUIET_MS; a new host message ends that at once. */
 void part_note_declined(struct part_state *st, int64_t now_ms);
 /* The owner did not speak on a tick with new messages (§11.2): counts a
  * rejection; returns true when one retry call is still allowed. */
 bool part_note_owner_declined(struct part_state *st);
+/* name claimed the open request and let the claim lapse with nothing done:
+ * the ownership ranking of this request skips it from now on. Returns
+ * false when it was noted already, there is no request, or the list is
+ * full. */
+bool part_note_defaulted(struct part_state *st, const char *name);
+
+/* Every peer that claimed something since the open request arrived (the
+ * claims the tick has read) is noted with part_note_defaulted; returns how
+ * many were noted now and lists them, comma-separated, in names (cut at
+ * cap). 0 without an open or taken request. */
+size_t part_note_claimers_defaulted(struct part_state *st, char *names, size_t cap);
+
 /* A forced action was carried out (§11.3): counts against PART_FORCED_MAX. */
 void part_note_forced(struct part_state *st);
 

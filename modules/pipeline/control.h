@@ -1,5 +1,5 @@
 /*
- * control — the kill switch (issue 9 item 4.2): paused or not, persisted in
+ * control — the kill switch: paused or not, persisted in
  * the memory directory as the state file control.json
  *   {"version":…, "savedAt":…, "data": {"paused": true, "since": "<ISO>", "by": "owner"}}
  * so a restart stays paused. Written by the owner's /pause and /resume at

@@ -20,8 +20,8 @@
  *
  * Bounds: at most SCHED_MAX_JOBS jobs.
  */
-#ifndef GA_MODULES_SCHED_H
-#define GA_MODULES_SCHED_H
+#ifndef GA_MODULES_SCHEDULER_SCHED_H
+#define GA_MODULES_SCHEDULER_SCHED_H
 
 #include <stdbool.h>
 #include <stddef.h>

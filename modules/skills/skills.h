@@ -21,8 +21,8 @@
  * SKILL_RENDER_MAX_BYTES. Memory: everything is owned by struct skills;
  * rendered strings are the caller's to free.
  */
-#ifndef GA_MODULES_SKILLS_H
-#define GA_MODULES_SKILLS_H
+#ifndef GA_MODULES_SKILLS_SKILLS_H
+#define GA_MODULES_SKILLS_SKILLS_H
 
 #include <stddef.h>
 

@@ -233,9 +233,25 @@ static int space_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_c
 	} else if (!space_link_joined(s->link)) {
 		coord_defer_claim(c, cb, ud, COORD_UNAVAILABLE, NULL,
 		                  "space: not in the agent-space room");
-	} else if (find(s, key) || space_link_holds(s->link, action, target)) {
+	} else if (find(s, key)) {
 		coord_defer_claim(c, cb, ud, COORD_HELD, c->agent_id,
 		                  "space: already claimed by us");
+	} else if (space_link_holds(s->link, action, target) && s->n < SPACE_LINK_MAX_CLAIMS) {
+		/* The link holds it already — claimed with the words that
+		 * promised the work: it is ours, and from now on this table
+		 * renews it and releases it with the outcome (else the claim
+		 * would linger until its TTL, and a room that dropped it on
+		 * another member's action_result would see it claimed anew). */
+		struct sc_entry *e = &s->e[s->n++];
+		*e = (struct sc_entry){.key = xstrdup(key),
+		                       .action = action,
+		                       .target = target,
+		                       .st = SC_HELD,
+		                       .ttl_end = coord_now_ms() + ttl_ms};
+		arm(s);
+		coord_defer_claim(c, cb, ud, COORD_HELD, c->agent_id,
+		                  "space: already claimed by us (with the words that promised it)");
+		return 0;
 	} else if ((holder = space_link_claim_holder(s->link, action, target))) {
 		err_fmt(why, sizeof why, "space: %s holds the room's claim on %s", holder, key);
 		coord_defer_claim(c, cb, ud, COORD_HELD, holder, why);

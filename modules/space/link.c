@@ -767,8 +767,8 @@ static void note_result(struct space_link *l, const struct spc_msg *m)
 	        .time_ms = time_now_ms()};
 }
 
-const char *space_link_result_of(const struct space_link *l, const char *action,
-                                 const char *target, const char **link)
+const char *space_link_result_of(const struct space_link *l, const char *action, const char *target,
+                                 const char **link)
 {
 	int64_t now = time_now_ms();
 	for (size_t i = l->nres; action && target && i-- > 0;) {
@@ -909,6 +909,14 @@ int space_link_send_workspace_state(struct space_link *l, const char *workspace,
                                     int64_t total, int64_t completed, int64_t blocked,
                                     int64_t in_progress, struct ga_err *err)
 {
+	return space_link_send_workspace_tasks(l, workspace, plan, total, completed, blocked,
+	                                       in_progress, NULL, err);
+}
+
+int space_link_send_workspace_tasks(struct space_link *l, const char *workspace, int64_t plan,
+                                    int64_t total, int64_t completed, int64_t blocked,
+                                    int64_t in_progress, const cJSON *tasks, struct ga_err *err)
+{
 	if (!l->joined)
 		return err_set(err, "the workspace state was not sent: not joined to the room");
 	if (!workspace || blank(workspace))
@@ -934,6 +942,16 @@ int space_link_send_workspace_state(struct space_link *l, const char *workspace,
 	cJSON_AddStringToObject(o, "workspace", workspace);
 	for (size_t i = 0; i < 5; i++)
 		cJSON_AddNumberToObject(o, names[i], (double)vals[i]);
+	if (cJSON_IsArray(tasks)) {
+		cJSON *arr = cJSON_AddArrayToObject(o, "tasks");
+		const cJSON *t;
+		int n = 0;
+		cJSON_ArrayForEach(t, tasks)
+		{
+			if (cJSON_IsObject(t) && n++ < SPACE_LINK_WORKSPACE_TASKS_MAX)
+				cJSON_AddItemToArray(arr, cJSON_Duplicate(t, 1));
+		}
+	}
 	char iso[TIME_ISO_LEN + 1];
 	cJSON_AddStringToObject(o, "timestamp", time_format_iso(time_now_ms(), iso));
 	char *json = cJSON_PrintUnformatted(o);
@@ -965,6 +983,24 @@ bool space_link_reflection_at(const struct space_link *l, size_t i,
 size_t space_link_workspace_count(const struct space_link *l)
 {
 	return l->nws;
+}
+
+size_t space_link_result_count(const struct space_link *l)
+{
+	return l->nres;
+}
+
+bool space_link_result_at(const struct space_link *l, size_t i, struct space_result_view *out)
+{
+	if (i >= l->nres)
+		return false;
+	const struct peer_result *r = &l->res[i];
+	*out = (struct space_result_view){.name = r->name,
+	                                  .action = r->action,
+	                                  .target = r->target,
+	                                  .link = r->link,
+	                                  .time_ms = r->time_ms};
+	return true;
 }
 
 bool space_link_workspace_at(const struct space_link *l, size_t i, struct space_workspace_view *out)

@@ -81,6 +81,7 @@
 #ifndef GA_MODULES_SPACE_LINK_H
 #define GA_MODULES_SPACE_LINK_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,16 +103,17 @@
 #define SPACE_LINK_MAX_WORKSPACES        16
 /* Members' reports of work done (successful action_results), kept this
  * long, at most this many. */
-#define SPACE_LINK_MAX_RESULTS       64
-#define SPACE_LINK_RESULT_KEEP_MS    (30 * 60 * 1000)
-#define SPACE_LINK_RESULT_KEEP_BYTES 1000
-#define SPACE_LINK_WORKSPACE_KEEP_BYTES  200
+#define SPACE_LINK_MAX_RESULTS          64
+#define SPACE_LINK_RESULT_KEEP_MS       (30 * 60 * 1000)
+#define SPACE_LINK_RESULT_KEEP_BYTES    1000
+#define SPACE_LINK_WORKSPACE_KEEP_BYTES 200
 /* What we send: the room relays a reflection cut to 5,000 UTF-16 units
  * (§3.10), so a longer one is refused rather than cut by the room; a
  * workspace name is refused past 1,000 units (the room has no limit below
  * 1 MiB; ours keeps presence small). */
 #define SPACE_LINK_REFLECTION_MAX_UNITS 5000
 #define SPACE_LINK_WORKSPACE_MAX_UNITS  1000
+#define SPACE_LINK_WORKSPACE_TASKS_MAX  64 /* tasks carried in a workspace_state */
 
 enum space_author_kind {
 	SPACE_AUTHOR_SELF,
@@ -284,8 +286,8 @@ void space_link_set_reply_delay(struct space_link *l, uint64_t min_ms, uint64_t 
  * in the last SPACE_LINK_RESULT_KEEP_MS: its name (and *link, when link
  * is given, the link it reported, "" for none), else NULL. Valid until the
  * next call into the link. */
-const char *space_link_result_of(const struct space_link *l, const char *action,
-                                 const char *target, const char **link);
+const char *space_link_result_of(const struct space_link *l, const char *action, const char *target,
+                                 const char **link);
 
 /* detail may be NULL. Sent now when joined; remembered either way. */
 void space_link_set_state(struct space_link *l, enum space_agent_state s, const char *detail);
@@ -331,6 +333,13 @@ int space_link_send_reflection(struct space_link *l, const char *summary, struct
 int space_link_send_workspace_state(struct space_link *l, const char *workspace, int64_t plan,
                                     int64_t total, int64_t completed, int64_t blocked,
                                     int64_t in_progress, struct ga_err *err);
+/* The same with the plan's tasks ([{number, title, status, assignee?, pr?,
+ * prUrl?}], the first SPACE_LINK_WORKSPACE_TASKS_MAX objects) as the extra
+ * field "tasks": for the room's page; a room that does not know it drops
+ * it. tasks may be NULL. */
+int space_link_send_workspace_tasks(struct space_link *l, const char *workspace, int64_t plan,
+                                    int64_t total, int64_t completed, int64_t blocked,
+                                    int64_t in_progress, const cJSON *tasks, struct ga_err *err);
 
 /* A peer's latest reflection (borrowed until the next call into the link
  * or the next loop turn). time_ms: the room's clock, 0 when unknown. */
@@ -356,5 +365,16 @@ struct space_workspace_view {
 size_t space_link_workspace_count(const struct space_link *l);
 bool space_link_workspace_at(const struct space_link *l, size_t i,
                              struct space_workspace_view *out);
+
+/* Members' reports of work done (successful action_results) kept
+ * (SPACE_LINK_RESULT_KEEP_MS, at most SPACE_LINK_MAX_RESULTS), oldest
+ * first; link "" when none was reported. Strings valid until the next call
+ * into the link. */
+struct space_result_view {
+	const char *name, *action, *target, *link;
+	int64_t time_ms; /* when it arrived */
+};
+size_t space_link_result_count(const struct space_link *l);
+bool space_link_result_at(const struct space_link *l, size_t i, struct space_result_view *out);
 
 #endif

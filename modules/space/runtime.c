@@ -11,6 +11,7 @@
 
 #include "adapters/space/wire.h"
 #include "common/fsx.h"
+#include "common/hash.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
@@ -27,6 +28,8 @@
 #define LOG_COMP "space"
 /* The member list in a presence log line is cut here. */
 #define RUNTIME_NAMES_LOG_MAX 1024
+/* An unchanged workspace_state is journalled once per this window. */
+#define SPACE_RUNTIME_STATE_REPEAT_MS ((int64_t)30 * 60 * 1000)
 
 struct space_runtime {
 	struct space_link *link;
@@ -95,19 +98,19 @@ static void on_chat(void *ud, const struct space_event *ev)
 	if (rt->engine && !ev->from_history) {
 		/* the room's whole conversation is the engine's context */
 		struct conv_event ce;
-		conv_event_init(&ce, &(struct conv_event_src){
-		                             .platform = CONV_PLATFORM_SPACE,
-		                             .conversation = ev->conversation,
-		                             .message_id = ev->message_id,
-		                             .author_id = ev->author_id,
-		                             .author_name = ev->author_name,
-		                             .author_kind = kind_of(ev->author_kind),
-		                             .text = ev->text,
-		                             .text_len = ev->text_len,
-		                             .addressed = ev->addressed,
-		                             .naddressed = ev->naddressed,
-		                             .addressed_me = ev->addressed_me,
-		                             .time_ms = ev->time_ms});
+		conv_event_init(&ce,
+		                &(struct conv_event_src){.platform = CONV_PLATFORM_SPACE,
+		                                         .conversation = ev->conversation,
+		                                         .message_id = ev->message_id,
+		                                         .author_id = ev->author_id,
+		                                         .author_name = ev->author_name,
+		                                         .author_kind = kind_of(ev->author_kind),
+		                                         .text = ev->text,
+		                                         .text_len = ev->text_len,
+		                                         .addressed = ev->addressed,
+		                                         .naddressed = ev->naddressed,
+		                                         .addressed_me = ev->addressed_me,
+		                                         .time_ms = ev->time_ms});
 		part_engine_observe(rt->engine, &ce);
 		conv_event_free(&ce);
 	}
@@ -198,6 +201,17 @@ static int reply_target(void *ud, const struct conv_event *ev, char *buf, size_t
 	return space_runtime_target(ud, buf, cap);
 }
 
+/* What the agent says in the room on its own (an announcement, the owner's
+ * space_say) is the room's conversation, as the chats it hears are: the
+ * target key names the server, the conversation the room. */
+static int say_conversation(void *ud, const char *target, char *buf, size_t cap)
+{
+	(void)ud;
+	(void)target;
+	int n = snprintf(buf, cap, "space:room");
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
 /* Why a chat was withdrawn by its last look, at most (the port's error). */
 #define RUNTIME_WHY_MAX 400
 
@@ -258,10 +272,11 @@ static int port_broadcast(struct space_runtime *rt, const char *kind, const stru
 		rc = space_link_send_reflection(rt->link, s->text, &err);
 	} else if (strcmp(kind, "workspace_state") == 0) {
 		const cJSON *w = cJSON_GetObjectItemCaseSensitive(s->extra, "state");
-		rc = space_link_send_workspace_state(
+		rc = space_link_send_workspace_tasks(
 		        rt->link, json_string_or(w, "workspace", ""), json_int_or(w, "plan", 0),
 		        json_int_or(w, "total", 0), json_int_or(w, "completed", 0),
-		        json_int_or(w, "blocked", 0), json_int_or(w, "inProgress", 0), &err);
+		        json_int_or(w, "blocked", 0), json_int_or(w, "inProgress", 0),
+		        cJSON_GetObjectItemCaseSensitive(w, "tasks"), &err);
 	} else {
 		err_set(&err, "the room has no broadcast of kind '%s'", kind);
 	}
@@ -402,6 +417,25 @@ static size_t room_workspaces(void *ud, struct part_workspace_note *out, size_t 
 	return k;
 }
 
+/* Members' reports of work done (modules/space/link keeps them). */
+static size_t room_results(void *ud, struct part_result_note *out, size_t cap)
+{
+	struct space_runtime *rt = ud;
+	size_t n = space_link_result_count(rt->link), k = 0;
+	/* the newest cap of them */
+	for (size_t i = n > cap ? n - cap : 0; i < n && k < cap; i++) {
+		struct space_result_view v;
+		if (!space_link_result_at(rt->link, i, &v))
+			break;
+		out[k++] = (struct part_result_note){.who = v.name,
+		                                     .action = v.action,
+		                                     .target = v.target,
+		                                     .link = v.link,
+		                                     .time_ms = v.time_ms};
+	}
+	return k;
+}
+
 static void tick_done(void *job)
 {
 	sched_job_done(job);
@@ -443,7 +477,7 @@ static const char *room_claim_holder(void *ud, const char *action, const char *t
 	return h ? h : space_link_result_of(rt->link, action, target, NULL);
 }
 
-/* §11's words in the agent's voice (issue 13: no operational text
+/* §11's words in the agent's voice (no operational text
  * hard-coded): 0 = space.on_it, 1 = space.creating. */
 static char *room_phrase(void *ud, int which)
 {
@@ -478,6 +512,7 @@ static void start_engine(struct space_runtime *rt, uv_loop_t *loop,
 	        .target = room_target,
 	        .peers = room_peers,
 	        .workspaces = room_workspaces,
+	        .results = room_results,
 	        .relationships = room_relationships,
 	        .unclaim = room_unclaim,
 	        .claim_holder = room_claim_holder,
@@ -538,7 +573,7 @@ static void on_broadcast(void *ud, const struct decision *final, const char *art
  * under a key derived from its text: the same words are never broadcast
  * twice). */
 static int broadcast(struct space_runtime *rt, const char *kind, const char *text,
-                     const cJSON *state)
+                     const cJSON *state, const char *key)
 {
 	char target[PIPELINE_TARGET_MAX];
 	const char *why = !rt->outbound ? "no outbound in this process"
@@ -563,6 +598,7 @@ static int broadcast(struct space_runtime *rt, const char *kind, const char *tex
 	                         .text = text,
 	                         .text_len = strlen(text),
 	                         .chain = -1,
+	                         .idem_key = key,
 	                         .extra = extra};
 	outbound_submit(rt->outbound, &m, on_broadcast, rt);
 	cJSON_Delete(extra);
@@ -585,7 +621,32 @@ int space_runtime_send_reflection(struct space_runtime *rt, const char *summary)
 {
 	if (!rt)
 		return -1;
-	return broadcast(rt, "reflection", summary, NULL);
+	return broadcast(rt, "reflection", summary, NULL, NULL);
+}
+
+int space_runtime_send_workspace_state(struct space_runtime *rt, const cJSON *state)
+{
+	const char *ws = json_string_or(state, "workspace", NULL);
+	if (!rt || !ws || !*ws)
+		return -1;
+	/* The words outbound audits, dedups and journals: the counts, so the
+	 * same state is not sent twice within the dedup window. */
+	char text[SPACE_LINK_WORKSPACE_MAX_UNITS * 3 + 160];
+	snprintf(text, sizeof text,
+	         "workspace_state %s plan #%lld: %lld of %lld completed, %lld in progress, %lld "
+	         "blocked",
+	         ws, (long long)json_int_or(state, "plan", 0),
+	         (long long)json_int_or(state, "completed", 0),
+	         (long long)json_int_or(state, "total", 0),
+	         (long long)json_int_or(state, "inProgress", 0),
+	         (long long)json_int_or(state, "blocked", 0));
+	/* The journal's key: a state is said again after a while (a room
+	 * that restarted has forgotten it), not every cycle. */
+	char hex[SHA256_HEX_LEN + 1], key[64];
+	sha256_hex(text, strlen(text), hex);
+	snprintf(key, sizeof key, "ws-state:%.24s:%lld", hex,
+	         (long long)(time_now_ms() / SPACE_RUNTIME_STATE_REPEAT_MS));
+	return broadcast(rt, "workspace_state", text, state, key);
 }
 
 int space_runtime_refresh_identity(struct space_runtime *rt)
@@ -659,6 +720,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 		struct pipeline_source src = {.platform = CONV_PLATFORM_SPACE,
 		                              .compose = rt->engine ? compose : NULL,
 		                              .reply_target = reply_target,
+		                              .say_conversation = say_conversation,
 		                              .ud = rt};
 		pipeline_add_source(rt->pipeline, &src);
 	}

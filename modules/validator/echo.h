@@ -55,8 +55,8 @@
  * Single-threaded: the stemmer and the word tables are process globals,
  * created on first use; echo_shutdown() frees them.
  */
-#ifndef GA_VALIDATOR_ECHO_H
-#define GA_VALIDATOR_ECHO_H
+#ifndef GA_MODULES_VALIDATOR_ECHO_H
+#define GA_MODULES_VALIDATOR_ECHO_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -48,8 +48,8 @@
  * Memory: a decision owns `text` (trim only); validator_decision_clear()
  * frees it. Everything else in a decision is inline or static.
  */
-#ifndef GA_VALIDATOR_H
-#define GA_VALIDATOR_H
+#ifndef GA_MODULES_VALIDATOR_VALIDATOR_H
+#define GA_MODULES_VALIDATOR_VALIDATOR_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -13,8 +13,8 @@
  * minus LF) → ' '. So "I’ll" and "I'll" read the same, which the reference
  * got wrong (§0 apostrophes, §16.17).
  */
-#ifndef GA_VALIDATOR_TEXT_H
-#define GA_VALIDATOR_TEXT_H
+#ifndef GA_MODULES_VALIDATOR_VALIDATOR_TEXT_H
+#define GA_MODULES_VALIDATOR_VALIDATOR_TEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>

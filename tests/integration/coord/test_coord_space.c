@@ -14,6 +14,9 @@
  *     success:false with the error and no link, a success as success:true
  *     with the link (§12.4); an oversized error is cut at a character
  *     boundary; plain coord_release is a success without a link;
+ *   - a claim the link already holds (made with the words that promised
+ *     the work) is taken over: HELD by us, and its release is the room's
+ *     action_result with the outcome;
  *   - our TTL: the claim is released with a failed action_result
  *     ("claim expired") and the other can win;
  *   - keys without ':' refused; counts kept in process;
@@ -404,6 +407,35 @@ static void test_release_outcome(void **state)
 	assert_int_equal(coord_release_result(f->ada.coord, "bad\tkey", true, NULL, NULL), -1);
 }
 
+/* A claim the link already holds (the room's port made it with the words
+ * that promised the work) is ours: the coord takes it over, and its
+ * release is the room's action_result with the outcome — not a claim left
+ * to lapse. */
+static void test_adopts_link_claim(void **state)
+{
+	struct fx *f = *state;
+	struct ga_err err = {{0}};
+	assert_int_equal(space_link_claim(f->ada.link, "create_issue", "Login times out", &err), 0);
+	assert_true(observed(f, "claim", (struct want){"Ada", "target", "Login times out"}, 5000));
+	struct ct_ans r;
+	claim(f, &f->ada, "create_issue:Login times out", 60000, &r);
+	assert_int_equal(r.r, COORD_HELD);
+	/* Bob cannot have it meanwhile */
+	claim(f, &f->bob, "create_issue:Login times out", 60000, &r);
+	assert_int_equal(r.r, COORD_HELD);
+	assert_string_equal(r.holder, "Ada");
+	assert_int_equal(coord_release_result(f->ada.coord, "create_issue:Login times out", true,
+	                                      "https://github.com/acme/widgets/issues/9", NULL),
+	                 0);
+	cJSON *m = result_of(f, "Ada", "Login times out");
+	assert_non_null(m);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(m, "success")));
+	assert_string_equal(json_string_or(m, "link", ""),
+	                    "https://github.com/acme/widgets/issues/9");
+	cJSON_Delete(m);
+	assert_false(space_link_holds(f->ada.link, "create_issue", "Login times out"));
+}
+
 static void test_out_of_room_and_close(void **state)
 {
 	struct fx *f = *state;
@@ -485,6 +517,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_one_winner, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_ttl_and_bounds, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_release_outcome, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_adopts_link_claim, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_out_of_room_and_close, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_alone_until_joined, setup, teardown),
 	};

@@ -258,6 +258,24 @@ static void test_prepare_comment_plan_post(void **state)
 	fulfil_plan_free(&pl);
 	cJSON_Delete(p);
 
+	/* the room's create_plan: a title and words; its list items are the
+	 * tasks, and in a workspace the documentation tasks come first */
+	p = params("{\"repo\":\"acme/www-lil-intdev-demo\",\"title\":\"Greetings\","
+	           "\"description\":\"A greeting page.\\n1. Add the greeting\\n2. Add the "
+	           "farewell\\n3. Link them\"}");
+	e = entry("create_plan", "space", p, LEDGER_PENDING, T0, T0, 0);
+	assert_int_equal(fulfil_prepare(&e, &pl, &d), 0);
+	assert_non_null(strstr(pl.text, "## Goal\nA greeting page.\n"));
+	assert_non_null(strstr(pl.text, "### Task 3: Link them\n"));
+	assert_null(strstr(pl.text, "### Task 4:"));
+	assert_non_null(strstr(pl.text, "_Created from"));
+	assert_int_equal(fulfil_plan_docs(&pl, false, true, &d), 1);
+	assert_non_null(strstr(pl.text, "### Task 1: Create LIL-INTDEV-AGENTS.md\n"));
+	assert_non_null(strstr(pl.text, "### Task 4: Link them\n"));
+	assert_int_equal(fulfil_plan_docs(&pl, true, true, &d), 0);
+	fulfil_plan_free(&pl);
+	cJSON_Delete(p);
+
 	/* post_bluesky: text first, then content (the room's field) */
 	p = params("{\"content\":\"hello from the room\",\"description\":\"a post\"}");
 	e = entry("post_bluesky", "space", p, LEDGER_PENDING, T0, T0, 0);

@@ -117,6 +117,58 @@ static void test_request_owner_escalation(void **state)
 		part_state_free(&st[i]);
 }
 
+/* The owner claimed the request and let the claim lapse: noted as having
+ * dropped it, it is ranked no more, and the others agree on one owner
+ * among themselves; a new request ranks everyone again. */
+static void test_defaulted_owner(void **state)
+{
+	(void)state;
+	const char *names[2] = {"marvin", "rebecca"};
+	struct part_state st[2];
+	struct part_event ev[1] = {chat("host", REQ)};
+	struct part_tick_out out;
+	int64_t t = 1000000;
+	char owner[2][PART_NAME_MAX];
+	int owners = 0;
+	for (int i = 0; i < 2; i++) {
+		part_state_init(&st[i]);
+		assert_false(part_note_defaulted(&st[i], "peterben")); /* no request yet */
+		tick(&st[i], names[i], room3, 3, ev, 1, t, &out);
+		assert_string_equal(out.own.owner, "peterben");
+		char who[64];
+		assert_int_equal(part_note_claimers_defaulted(&st[i], who, sizeof who), 0);
+		struct part_event cl = {.kind = PART_EV_CLAIM, .author = "peterben"};
+		tick(&st[i], names[i], room3, 3, &cl, 1, t + 1000, &out);
+		assert_int_equal(part_note_claimers_defaulted(&st[i], who, sizeof who), 1);
+		assert_string_equal(who, "peterben");
+		assert_false(part_note_defaulted(&st[i], "peterben")); /* once */
+		assert_int_equal(part_note_claimers_defaulted(&st[i], who, sizeof who), 0);
+		assert_true(st[i].fulfilled); /* the claim took it */
+		part_request_reopen(&st[i]); /* as the engine does once the claim lapsed */
+		tick(&st[i], names[i], room3, 3, NULL, 0, t + 5000, &out);
+		assert_true(out.own.computed);
+		assert_string_not_equal(out.own.owner, "peterben");
+		assert_string_equal(out.own.owner, out.own.is_owner ? names[i] : names[1 - i]);
+		snprintf(owner[i], sizeof owner[i], "%s", out.own.owner);
+		owners += out.own.is_owner;
+	}
+	assert_string_equal(owner[0], owner[1]);
+	assert_int_equal(owners, 1);
+	/* a new request: the list goes with the old one */
+	struct part_event ev2[1] = {chat("host", "Create an issue for the staging checklist")};
+	tick(&st[0], names[0], room3, 3, ev2, 1, t + 10000, &out);
+	assert_int_equal(st[0].defaulted_n, 0);
+	/* bounded */
+	for (int i = 0; i < PART_DEFAULTED_MAX; i++) {
+		char nm[16];
+		snprintf(nm, sizeof nm, "agent%d", i);
+		assert_true(part_note_defaulted(&st[0], nm));
+	}
+	assert_false(part_note_defaulted(&st[0], "one-too-many"));
+	for (int i = 0; i < 2; i++)
+		part_state_free(&st[i]);
+}
+
 static void test_follow_up_boost(void **state)
 {
 	(void)state;
@@ -1026,6 +1078,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_request_owner_escalation),
+	        cmocka_unit_test(test_defaulted_owner),
 	        cmocka_unit_test(test_follow_up_boost),
 	        cmocka_unit_test(test_repeated_request),
 	        cmocka_unit_test(test_idle_reset),

@@ -1,5 +1,6 @@
 /*
- * eager_model — the deliberately bad model of bench/loop-sim: an
+ * eager_model — the deliberately bad model of bench/loop-sim and the fleet
+ * test (tests/integration/fleet): an
  * OpenAI-compatible chat-completions endpoint (on tests/fakes/httpfake,
  * 127.0.0.1, ephemeral port) that answers every agent of the room with the
  * worst habits a room has to survive. tests/fakes/llm answers from a fixed
@@ -24,7 +25,12 @@
  *             restatement. Every message addresses another agent by name
  *             (the author of the line it answers, or another agent when
  *             the host wrote it). Commitments name the host's latest
- *             request, so two of them for one request are duplicates;
+ *             request, so two of them for one request are duplicates.
+ *             When the host's line asks after the work ("did you open
+ *             the issue? where is the link?") and the prompt carries
+ *             what the request's work became ("Your work for it:", else
+ *             "Done for it by others:", with a link), it answers with
+ *             that link, as a model given a real prompt would;
  *   the owner retry (§11.2, `HOST REQUEST: "…"`, the tool forced)
  *             "Creating that now." with a create_issue for the request;
  *   Layer 2   (no tools, `Message: "…"`): ACTION_REQUEST when the text
@@ -46,8 +52,8 @@
  * Ownership: eager_model_new / eager_model_free; strings returned are owned
  * by the model.
  */
-#ifndef GA_BENCH_LOOP_SIM_EAGER_MODEL_H
-#define GA_BENCH_LOOP_SIM_EAGER_MODEL_H
+#ifndef GA_TESTS_FAKES_EAGER_EAGER_MODEL_H
+#define GA_TESTS_FAKES_EAGER_EAGER_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -56,6 +62,7 @@
 #define EAGER_NAME_MAX   32
 #define EAGER_TEXT_MAX   600
 #define EAGER_STYLES     7
+#define EAGER_STYLE_LINK 100 /* the follow-up answered with the work's link */
 #define EAGER_REPO       "acme/widgets"
 #define EAGER_SAID_MAX   2048 /* messages remembered for eager_model_committed */
 

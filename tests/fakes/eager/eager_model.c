@@ -1,7 +1,7 @@
 /*
  * eager_model — see eager_model.h.
  */
-#include "bench/loop-sim/eager_model.h"
+#include "tests/fakes/eager/eager_model.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -59,7 +59,8 @@ static const char *last_user(const cJSON *body)
 	const cJSON *m;
 	cJSON_ArrayForEach(m, msgs)
 	{
-		const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "role"));
+		const char *role =
+		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "role"));
 		const char *content =
 		        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "content"));
 		if (role && content && strcmp(role, "user") == 0)
@@ -92,6 +93,7 @@ static bool is_agent_name(const struct eager_model *m, const char *s, size_t len
 struct line {
 	char author[EAGER_NAME_MAX];
 	bool host;
+	bool answered; /* a host line: self spoke after it */
 	char text[EAGER_TEXT_MAX];
 };
 
@@ -119,9 +121,12 @@ static bool read_history(const struct eager_model *m, const char *self, const ch
 			if (h || is_agent_name(m, p, nlen)) {
 				struct line l = {.host = h};
 				snprintf(l.author, sizeof l.author, "%.*s", (int)nlen, p);
-				snprintf(l.text, sizeof l.text, "%.*s", (int)(len - alen - 2), colon + 2);
+				snprintf(l.text, sizeof l.text, "%.*s", (int)(len - alen - 2),
+				         colon + 2);
 				if (h)
 					*host = l;
+				else if (strcmp(l.author, self) == 0)
+					host->answered = true;
 				if (strcmp(l.author, self) != 0) {
 					*last = l;
 					got = true;
@@ -162,7 +167,7 @@ static void read_request(const char *prompt, const struct line *host, char *out,
 /* What the other agents' answers wrap around a point, peeled off so that
  * the paraphrase chain keeps restating the same point. */
 static const char *const wrappers[] = {
-        "Great point, ", "in other words: ", "I'll open an issue for this: ",
+        "Great point, ",  "in other words: ",           "I'll open an issue for this: ",
         "on it: filing ", "agreed, I'll take care of ", "also, ",
 };
 
@@ -202,21 +207,34 @@ static void core_of(const struct eager_model *m, const char *text, char *out, si
 	if (cut)
 		*cut = '\0';
 	size_t l = strlen(out);
-	while (l && (out[l - 1] == '.' || out[l - 1] == '!' || out[l - 1] == '?' ||
-	             out[l - 1] == ' '))
+	while (l &&
+	       (out[l - 1] == '.' || out[l - 1] == '!' || out[l - 1] == '?' || out[l - 1] == ' '))
 		out[--l] = '\0';
 }
 
 /* A word-for-word synonym swap: what an echo-prone model does to sound
  * new without adding anything. */
 static const char *const synonyms[][2] = {
-        {"create", "make"},      {"issue", "ticket"},    {"bug", "defect"},
-        {"fix", "repair"},       {"open", "file"},       {"think", "believe"},
-        {"handle", "deal with"}, {"flaky", "unreliable"}, {"tests", "checks"},
-        {"move", "migrate"},     {"should", "ought to"}, {"problem", "trouble"},
-        {"write", "draft"},      {"plan", "proposal"},   {"stale", "outdated"},
-        {"counts", "numbers"},   {"retries", "retry attempts"},
-        {"timeout", "time-out"}, {"quickly", "fast"},    {"idea", "notion"},
+        {"create", "make"},
+        {"issue", "ticket"},
+        {"bug", "defect"},
+        {"fix", "repair"},
+        {"open", "file"},
+        {"think", "believe"},
+        {"handle", "deal with"},
+        {"flaky", "unreliable"},
+        {"tests", "checks"},
+        {"move", "migrate"},
+        {"should", "ought to"},
+        {"problem", "trouble"},
+        {"write", "draft"},
+        {"plan", "proposal"},
+        {"stale", "outdated"},
+        {"counts", "numbers"},
+        {"retries", "retry attempts"},
+        {"timeout", "time-out"},
+        {"quickly", "fast"},
+        {"idea", "notion"},
 };
 
 static void paraphrase(const char *in, char *out, size_t cap)
@@ -284,6 +302,53 @@ static cJSON *commitment(const char *request)
 	return c;
 }
 
+/* A host asking after work promised earlier ("did you open the issue?",
+ * "where is the link?"). */
+static bool asks_after_work(const char *text)
+{
+	static const char *const asks[] = {
+	        "did you",    "did anyone", "where is the link", "where's the link",
+	        "is it done", "any news",   "what's the link",   "what is the link"};
+	for (size_t i = 0; i < sizeof asks / sizeof asks[0]; i++)
+		if (strcasestr(text, asks[i]))
+			return true;
+	return false;
+}
+
+/* The first link of the prompt's "<head>\n- …" lines, or false. */
+static bool section_link(const char *prompt, const char *head, char *out, size_t cap)
+{
+	const char *p = strstr(prompt, head);
+	if (!p)
+		return false;
+	p = strchr(p, '\n') + 1;
+	while (strncmp(p, "- ", 2) == 0) {
+		const char *eol = strchr(p, '\n');
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+		const char *u = memmem(p, len, "http", 4);
+		if (u) {
+			size_t ul = 0;
+			while (u + ul < p + len && u[ul] != ' ' && u[ul] != '"')
+				ul++;
+			snprintf(out, cap, "%.*s", (int)ul, u);
+			return true;
+		}
+		if (!eol)
+			break;
+		p = eol + 1;
+	}
+	return false;
+}
+
+/* The link of what the prompt says the request's work became: this
+ * agent's ("Your work for it:"), else what others reported done ("Done
+ * for it by others:"). */
+static bool work_link(const char *prompt, char *out, size_t cap)
+{
+	return section_link(prompt, "Your work for it:\n", out, cap) ||
+	       section_link(prompt, "Done for it by others:\n", out, cap);
+}
+
 /* The space_decision arguments for agent a (locked by the caller). */
 static cJSON *decide(struct eager_agent *a, const char *prompt)
 {
@@ -311,7 +376,16 @@ static cJSON *decide(struct eager_agent *a, const char *prompt)
 	core_of(m, last.text, core, sizeof core);
 	unsigned style = (unsigned)((a->calls + a->index + m->seed) % EAGER_STYLES);
 	bool commits = false;
+	char link[EAGER_TEXT_MAX];
+	/* what a model with a real prompt does when the host asks after the
+	 * work and the prompt says what it became: it gives the link (once) */
+	if (host.text[0] && !host.answered && asks_after_work(host.text) &&
+	    work_link(prompt, link, sizeof link))
+		style = EAGER_STYLE_LINK;
 	switch (style) {
+	case EAGER_STYLE_LINK:
+		snprintf(msg, sizeof msg, "Yes, it is open: %s", link);
+		break;
 	case 0:
 		paraphrase(core, alt, sizeof alt);
 		snprintf(msg, sizeof msg, "%s, in other words: %s.", to, alt);
@@ -398,8 +472,8 @@ static char *plain(const char *user)
 	if (strncmp(user, "Candidate: ", 11) == 0)
 		return strdup("YES");
 	if (strncmp(user, "Reply 1: \"", 10) == 0) {
-		static const char *const promises[] = {"i'll", "i will", "let me", "on it",
-		                                       "filing", "i'm going to", "take care"};
+		static const char *const promises[] = {
+		        "i'll", "i will", "let me", "on it", "filing", "i'm going to", "take care"};
 		const char *eol = strchr(user + 10, '\n');
 		size_t len = eol ? (size_t)(eol - (user + 10)) : strlen(user + 10);
 		char reply[EAGER_TEXT_MAX];
@@ -436,9 +510,10 @@ static char *plain(const char *user)
 		return out;
 	}
 	if (strstr(user, "Write the issue body:"))
-		return strdup("## What the host asked\n\nThe host asked for this in the agent-space; "
-		              "see the conversation for the details.\n\n- [ ] done when the host "
-		              "confirms\n");
+		return strdup(
+		        "## What the host asked\n\nThe host asked for this in the agent-space; "
+		        "see the conversation for the details.\n\n- [ ] done when the host "
+		        "confirms\n");
 	return strdup("OK.");
 }
 
@@ -504,8 +579,9 @@ static void on_chat(const struct httpfake_request *req, struct httpfake_response
 	uint64_t call = m->calls++;
 	if (offers_tool(body, "space_decision")) {
 		m->decisions++;
-		cJSON *d = user && strncmp(user, "HOST REQUEST: \"", 15) == 0 ? retry(a, user + 15)
-		                                                               : decide(a, user ? user : "");
+		cJSON *d = user && strncmp(user, "HOST REQUEST: \"", 15) == 0
+		                   ? retry(a, user + 15)
+		                   : decide(a, user ? user : "");
 		a->calls++;
 		pthread_mutex_unlock(&m->mu);
 		answer(resp, call, NULL, d);
@@ -522,8 +598,7 @@ static void on_chat(const struct httpfake_request *req, struct httpfake_response
 	cJSON_Delete(body);
 }
 
-static void on_models(const struct httpfake_request *req, struct httpfake_response *resp,
-                      void *ud)
+static void on_models(const struct httpfake_request *req, struct httpfake_response *resp, void *ud)
 {
 	(void)req;
 	(void)ud;
