@@ -26,10 +26,11 @@
  * accepted chats the first observer never saw, are the lost ones.
  *
  * Targets (exit 1 when one fails, 2 when the run could not be carried
- * out): 0 lost chats; per process (the room, agents, fakes) RSS growth
- * after warm-up at most --max-growth-kb or --max-growth-pct of its level
- * then, whichever is larger (--no-rss-check: not judged, for sanitizer
- * builds whose allocator quarantine grows by design); fd growth at most
+ * out): 0 lost chats; for the room and each agent RSS growth after
+ * warm-up at most --max-growth-kb or --max-growth-pct of its level then,
+ * whichever is larger (--no-rss-check: not judged, for sanitizer builds
+ * whose allocator quarantine grows by design; the fakes' RSS is reported,
+ * not judged: they fill bounded request records); per process fd growth at most
  * SOAK_FD_SLACK; every process still running at the end, and each then
  * stops cleanly when asked (SIGTERM: exit status 0 — under the sanitizers
  * a leak or a late memory error found at exit fails the run too).
@@ -829,10 +830,19 @@ static bool report(struct soak *s, const bool alive[SOAK_PROCS], const int statu
 		long pct = (long)((double)r.first * s->o.max_growth_pct / 100.0);
 		if (pct > limit)
 			limit = pct;
-		bool rss_ok = !s->o.rss_check || r.growth <= limit;
+		/* The fakes keep their last HTTPFAKE_RECORD_MAX requests (and the
+		 * Bluesky fake a ring of BSKYFAKE_LOG_MAX log lines) by design:
+		 * they grow until those fill, ~3 MB after ~1,000 requests, which
+		 * takes the Bluesky fake over an hour at this pace. Their RSS is
+		 * reported, not judged; their descriptors are. */
+		bool judged = s->o.rss_check && p <= SOAK_AGENTS;
+		bool rss_ok = !judged || r.growth <= limit;
 		bool fd_ok = f.growth <= SOAK_FD_SLACK;
-		printf("  %-16s %9ld %+9ld %9ld %+12.0f %8ld %+8ld %5d%s%s%s%s\n", proc_name(p),
-		       r.last, r.growth, limit, r.slope_kb_h, f.last, f.growth, status[p],
+		char lim[16] = "-";
+		if (judged)
+			snprintf(lim, sizeof lim, "%ld", limit);
+		printf("  %-16s %9ld %+9ld %9s %+12.0f %8ld %+8ld %5d%s%s%s%s\n", proc_name(p),
+		       r.last, r.growth, lim, r.slope_kb_h, f.last, f.growth, status[p],
 		       rss_ok ? "" : "  RSS GREW", fd_ok ? "" : "  FDS GREW",
 		       alive[p] ? "" : "  EXITED EARLY", status[p] == 0 ? "" : "  UNCLEAN STOP");
 		ok = ok && rss_ok && fd_ok && alive[p] && status[p] == 0;
