@@ -385,7 +385,7 @@ static char *bounded_json(const char *json, size_t len, size_t *out_len)
 		return xstrndup(json, len);
 	}
 	struct ga_err err = {{0}};
-	cJSON *root = json_parse_nul(json, len, &err);
+	cJSON *root = json_parse_js(json, len, &err);
 	if (!root)
 		return NULL;
 	static const char *const keys[] = {"content", "summary", "detail", "error"};
@@ -760,7 +760,7 @@ struct space_buf *space_web_tap(struct space_web *w, struct space_buf *msg,
 		cJSON *m = NULL;
 		if (parse) {
 			struct ga_err err = {{0}};
-			m = json_parse_nul(d, msg->len, &err);
+			m = json_parse_js(d, msg->len, &err);
 			if (!m)
 				return NULL;
 		}
@@ -835,7 +835,7 @@ static cJSON *history_entries(struct space_store *st, size_t limit, cJSON **root
 {
 	struct space_buf *h = space_store_history(st, limit);
 	struct ga_err err = {{0}};
-	*root = json_parse_nul(space_buf_data(h), h->len, &err);
+	*root = json_parse_js(space_buf_data(h), h->len, &err);
 	space_buf_unref(h);
 	cJSON *entries = cJSON_GetObjectItemCaseSensitive(*root, "entries");
 	return cJSON_IsArray(entries) ? entries : NULL;
