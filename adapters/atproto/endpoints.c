@@ -415,7 +415,7 @@ static struct atp_op *op_new(struct atp_client *c, enum op_type type, atp_done_f
 {
 	struct atp_op *op = xcalloc(1, sizeof *op);
 	op->c = c;
-	op->id = ++c->next_id;
+	op->id = callq_new_id(c->q);
 	op->type = type;
 	op->cb = cb;
 	op->ud = ud;

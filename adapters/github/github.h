@@ -283,7 +283,8 @@ enum gh_error_kind gh_classify(long status, const char *content_type, const char
                                bool *rate_primary, int64_t *retry_after_ms, char *msg, size_t cap);
 
 /* Backoff before retry number `retry` (1-based): base · 2^(retry-1) plus
- * jitter_frac (0..1) · 30 %, at least retry_after_ms, at most cap_ms. */
+ * jitter_frac (0..1) · 30 %, at least retry_after_ms, at most cap_ms
+ * (callq_backoff_ms, the one every client uses). */
 uint64_t gh_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac,
                        int64_t retry_after_ms);
 

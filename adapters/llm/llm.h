@@ -220,7 +220,7 @@ void llm_response_free(struct llm_response *resp);
 
 /* The backoff before retry number `retry` (1-based): base · 2^(retry-1)
  * plus jitter_frac (0..1) · 30 %, raised to retry_after_ms when larger,
- * capped at cap_ms. */
+ * capped at cap_ms (callq_backoff_ms, the one every client uses). */
 uint64_t llm_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac,
                         int64_t retry_after_ms);
 

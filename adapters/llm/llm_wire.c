@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "adapters/http/callq.h"
 #include "adapters/llm/llm.h"
 #include "common/json.h"
 #include "common/strbuf.h"
@@ -53,21 +54,7 @@ const char *llm_role_name(enum llm_role r)
 uint64_t llm_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac,
                         int64_t retry_after_ms)
 {
-	if (retry < 1)
-		retry = 1;
-	double d = (double)base_ms;
-	for (int i = 1; i < retry && d < (double)cap_ms; i++)
-		d *= 2;
-	if (jitter_frac < 0)
-		jitter_frac = 0;
-	if (jitter_frac > 1)
-		jitter_frac = 1;
-	d += d * 0.3 * jitter_frac;
-	if (retry_after_ms > 0 && (double)retry_after_ms > d)
-		d = (double)retry_after_ms;
-	if (d > (double)cap_ms)
-		d = (double)cap_ms;
-	return (uint64_t)d;
+	return callq_backoff_ms(base_ms, cap_ms, retry, jitter_frac, retry_after_ms);
 }
 
 /* --- request ------------------------------------------------------------------ */
