@@ -24,6 +24,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 #define LOG_COMP "github"
@@ -182,14 +183,10 @@ uint64_t gh_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitt
  * made spaces, never cutting a UTF-8 sequence. */
 static void quote(const char *s, char *out, size_t cap)
 {
-	size_t lim = cap - 1 < GH_MSG_QUOTE_MAX ? cap - 1 : GH_MSG_QUOTE_MAX;
-	size_t n = 0;
-	for (; s && s[n] && n < lim; n++)
-		out[n] = (unsigned char)s[n] < 0x20 ? ' ' : s[n];
-	if (s && s[n]) /* cut: back off to a character boundary */
-		while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80)
-			n--;
-	out[n] = '\0';
+	size_t n = utf8_copy(out, cap < GH_MSG_QUOTE_MAX + 1 ? cap : GH_MSG_QUOTE_MAX + 1, s);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < 0x20)
+			out[i] = ' ';
 }
 
 static bool is_html(const char *content_type, const char *body, size_t len)

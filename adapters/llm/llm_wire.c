@@ -15,6 +15,7 @@
 #include "adapters/llm/llm.h"
 #include "common/json.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 const char *llm_error_kind_name(enum llm_error_kind k)
@@ -395,18 +396,11 @@ static void provider_message(const cJSON *root, char *out, size_t cap)
 		s = json_string_or(root, "message", NULL);
 	if (!s)
 		return;
-	size_t max = cap - 1 < LLM_PROVIDER_MSG_MAX ? cap - 1 : LLM_PROVIDER_MSG_MAX;
-	size_t j = 0;
-	for (size_t i = 0; s[i] && j < max; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		out[j++] = (ch < 0x20 || ch == 0x7f) ? ' ' : (char)ch;
-	}
-	/* do not cut a UTF-8 sequence in half */
-	while (j > 0 && ((unsigned char)out[j - 1] & 0xC0) == 0x80)
-		j--;
-	if (j > 0 && ((unsigned char)out[j - 1] & 0xC0) == 0xC0)
-		j--;
-	out[j] = '\0';
+	size_t n =
+	        utf8_copy(out, cap < LLM_PROVIDER_MSG_MAX + 1 ? cap : LLM_PROVIDER_MSG_MAX + 1, s);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			out[i] = ' ';
 }
 
 /* A numeric status carried inside a JSON error object (OpenRouter and some

@@ -9,6 +9,7 @@
 
 #include "common/json.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 static const char *const type_names[FULFIL_TYPE_COUNT] = {"create_issue", "create_plan",
@@ -307,19 +308,6 @@ static void plan_body(struct strbuf *sb, const char *title, const cJSON *params,
 		sb_puts(sb, "- [ ] All tasks completed\n- [ ] Tests pass\n- [ ] Integration works\n");
 }
 
-/* Copies s into out (cap) cut on a UTF-8 boundary. */
-static void cut_utf8(char *out, size_t cap, const char *s)
-{
-	size_t n = strlen(s);
-	if (n >= cap) {
-		n = cap - 1;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
-	memcpy(out, s, n);
-	out[n] = '\0';
-}
-
 int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct decision *d)
 {
 	memset(out, 0, sizeof *out);
@@ -395,7 +383,7 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 		return -1;
 	}
 	char t1[FULFIL_TARGET_MAX - 16];
-	cut_utf8(t1, sizeof t1, title);
+	utf8_copy(t1, sizeof t1, title);
 	/* a title is one line */
 	for (char *c = t1; *c; c++)
 		if (*c == '\n' || *c == '\r')
@@ -459,8 +447,8 @@ void fulfil_description(const struct ledger_entry *e, char *out, size_t cap)
 	const char *s = first_of(e->params, (const char *const[]){"title", "description", "body",
 	                                                          "text", "content", NULL});
 	char buf[FULFIL_DESC_MAX + 1];
-	cut_utf8(buf, sizeof buf, s ? s : fulfil_type_name((enum fulfil_type)fulfil_type_parse(
-	                                          e->action)));
+	utf8_copy(buf, sizeof buf,
+	          s ? s : fulfil_type_name((enum fulfil_type)fulfil_type_parse(e->action)));
 	for (char *c = buf; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';

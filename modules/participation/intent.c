@@ -9,6 +9,7 @@
 
 #include "common/phrase.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 enum intent_list {
@@ -72,12 +73,7 @@ char *part_text_normalize(const char *s, size_t len, size_t *out_len)
 {
 	if (!s)
 		len = 0;
-	/* Cut at the bound on a code-point boundary. */
-	if (len > INTENT_MAX_BYTES) {
-		len = INTENT_MAX_BYTES;
-		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
-			len--;
-	}
+	len = utf8_cut(s, len, INTENT_MAX_BYTES); /* the bound, on a code-point boundary */
 	/* Invalid bytes and NULs → ' ' so utf8proc_map (which refuses invalid
 	 * input) always succeeds and one bad byte cannot hide the message. */
 	struct strbuf clean = {0};

@@ -360,10 +360,7 @@ static void problem(struct plan *p, const char *fmt, ...)
  * character boundary. */
 static int excerpt_len(struct span s)
 {
-	size_t n = s.n > 60 ? 60 : s.n;
-	while (n < s.n && n > 0 && ((unsigned char)s.p[n] & 0xC0) == 0x80)
-		n--;
-	return (int)n;
+	return (int)utf8_cut(s.p, s.n, 60);
 }
 
 /* True when the "---" at index i ends a task: what follows (after blank
