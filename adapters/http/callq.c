@@ -203,7 +203,7 @@ static void on_timer(uv_timer_t *t)
 
 /* --- answers --------------------------------------------------------------------- */
 
-static void on_http_done(const struct http_response *hr, void *ud)
+static void on_http_done(void *ud, const struct http_response *hr)
 {
 	struct callq_call *k = ud;
 	struct callq *q = k->q;

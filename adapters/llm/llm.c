@@ -196,7 +196,7 @@ static void finish(struct call *k, const struct llm_response *resp, const struct
 	call_free(k);
 }
 
-static void on_http_done(const struct http_response *hr, void *ud);
+static void on_http_done(void *ud, const struct http_response *hr);
 
 static int send_call(struct call *k, struct ga_err *err)
 {
@@ -233,7 +233,7 @@ static void on_retry_timer(uv_timer_t *t)
 	}
 }
 
-static void on_http_done(const struct http_response *hr, void *ud)
+static void on_http_done(void *ud, const struct http_response *hr)
 {
 	struct call *k = ud;
 	struct llm_client *c = k->c;

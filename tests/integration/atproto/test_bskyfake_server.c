@@ -46,7 +46,7 @@ struct raw {
 	char body[8192];
 };
 
-static void on_raw(const struct http_response *resp, void *ud)
+static void on_raw(void *ud, const struct http_response *resp)
 {
 	struct raw *r = ud;
 	r->done = true;
