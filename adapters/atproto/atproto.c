@@ -321,7 +321,7 @@ static void finish(struct atp_call *k, enum atp_error_kind kind, const cJSON *js
 			       atp_error_kind_name(kind), "status", LOG_INT(k->q.status),
 			       "attempts", LOG_INT(k->q.attempts), "error", r.msg);
 	}
-	k->cb(&r, k->ud);
+	k->cb(k->ud, &r);
 	call_free(k);
 }
 

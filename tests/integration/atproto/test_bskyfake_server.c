@@ -31,7 +31,7 @@ struct got {
 	cJSON *json;
 };
 
-static void on_done(const struct atp_result *r, void *ud)
+static void on_done(void *ud, const struct atp_result *r)
 {
 	struct got *g = ud;
 	g->done = true;
