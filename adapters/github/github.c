@@ -414,7 +414,7 @@ static void finish(struct call *k, enum gh_error_kind kind, const cJSON *json, c
 			       LOG_INT(k->q.status), "attempts", LOG_INT(k->q.attempts), "error",
 			       r.msg);
 	}
-	k->cb(&r, k->ud);
+	k->cb(k->ud, &r);
 	call_free(k);
 }
 

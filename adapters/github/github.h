@@ -157,7 +157,7 @@ struct gh_result {
 	char msg[GA_ERR_MSG_MAX]; /* "" on success */
 };
 
-typedef void (*gh_done_fn)(const struct gh_result *res, void *ud);
+typedef void (*gh_done_fn)(void *ud, const struct gh_result *res);
 
 struct gh_client;
 

@@ -150,7 +150,7 @@ static void note_error(struct gh_port *p, const struct gh_result *res)
 		p->on_auth(p->ud, res->msg);
 }
 
-static void on_sent(const struct gh_result *res, void *ud)
+static void on_sent(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	struct gh_port *p = pc->p;
@@ -291,9 +291,9 @@ static void rec_answer(struct port_call *pc, int exists, const char *url)
 	call_free(pc);
 }
 
-static void on_rec_list(const struct gh_result *res, void *ud);
+static void on_rec_list(void *ud, const struct gh_result *res);
 
-static void on_rec_search(const struct gh_result *res, void *ud)
+static void on_rec_search(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	if (res->kind != GH_OK) {
@@ -319,7 +319,7 @@ static void on_rec_search(const struct gh_result *res, void *ud)
 	}
 }
 
-static void on_rec_list(const struct gh_result *res, void *ud)
+static void on_rec_list(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	if (res->kind == GH_OK) {
