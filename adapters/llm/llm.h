@@ -166,7 +166,7 @@ void llm_config_free(struct llm_config *cfg);
 
 struct llm_client;
 
-typedef void (*llm_done_fn)(const struct llm_response *resp, const struct llm_error *err, void *ud);
+typedef void (*llm_done_fn)(void *ud, const struct llm_response *resp, const struct llm_error *err);
 
 /* Copies cfg. The HTTP client must outlive the LLM client. */
 struct llm_client *llm_client_new(struct http_client *http, const struct llm_config *cfg);

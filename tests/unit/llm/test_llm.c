@@ -31,7 +31,7 @@ struct got {
 	struct llm_usage usage;
 };
 
-static void on_done(const struct llm_response *r, const struct llm_error *e, void *ud)
+static void on_done(void *ud, const struct llm_response *r, const struct llm_error *e)
 {
 	struct got *g = ud;
 	g->done = true;
