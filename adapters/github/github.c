@@ -269,7 +269,7 @@ static bool header_is_zero(const char *v)
 }
 
 enum gh_error_kind gh_classify(long status, const char *content_type, const char *body,
-                               size_t body_len, const char *(*hdr)(const char *name, void *ud),
+                               size_t body_len, const char *(*hdr)(void *ud, const char *name),
                                void *hdr_ud, const char *what, bool have_token, int64_t now,
                                bool *rate_primary, int64_t *retry_after_ms, char *msg, size_t cap)
 {
@@ -293,7 +293,7 @@ enum gh_error_kind gh_classify(long status, const char *content_type, const char
 	char says[GA_ERR_MSG_MAX];
 	github_says(cJSON_IsObject(root) ? root : NULL, html, says, sizeof says);
 	enum gh_error_kind kind;
-	const char *ra = hdr ? hdr("retry-after", hdr_ud) : NULL;
+	const char *ra = hdr ? hdr(hdr_ud, "retry-after") : NULL;
 	if (ra) {
 		int64_t d;
 		if (http_parse_retry_after(ra, now, &d) == 0)
@@ -314,7 +314,7 @@ enum gh_error_kind gh_classify(long status, const char *content_type, const char
 		/* Rate limit or permission: the headers say it first (remaining 0
 		 * = primary, retry-after = secondary), then the documented body of
 		 * a secondary limit (its documentation_url, or its message). */
-		const char *rem = hdr ? hdr("x-ratelimit-remaining", hdr_ud) : NULL;
+		const char *rem = hdr ? hdr(hdr_ud, "x-ratelimit-remaining") : NULL;
 		bool primary = header_is_zero(rem);
 		bool secondary = ra != NULL;
 		const cJSON *doc = cJSON_GetObjectItemCaseSensitive(root, "documentation_url");
@@ -495,7 +495,7 @@ struct hdr_ctx {
 	const struct http_response *hr;
 };
 
-static const char *hdr_lookup(const char *name, void *ud)
+static const char *hdr_lookup(void *ud, const char *name)
 {
 	return http_response_header(((struct hdr_ctx *)ud)->hr, name);
 }

@@ -274,11 +274,11 @@ size_t gh_pending(const struct gh_client *c);
 /* --- pure helpers (exposed for tests) -------------------------------------- */
 
 /* How a response is classified. status/content_type/body describe it;
- * headers are looked up through hdr(name, hdr_ud). what names the attempt.
+ * headers are looked up through hdr(hdr_ud, name). what names the attempt.
  * Fills kind and msg; *rate_primary / *retry_after_ms (-1 none) say what
  * kind of rate limit when kind is GH_ERR_RATE_LIMITED. */
 enum gh_error_kind gh_classify(long status, const char *content_type, const char *body,
-                               size_t body_len, const char *(*hdr)(const char *name, void *ud),
+                               size_t body_len, const char *(*hdr)(void *ud, const char *name),
                                void *hdr_ud, const char *what, bool have_token, int64_t now_ms,
                                bool *rate_primary, int64_t *retry_after_ms, char *msg, size_t cap);
 
