@@ -100,9 +100,10 @@ struct daemon {
 	bool after_services;    /* the shutdown waits for them */
 	struct pipeline *pipeline;
 	struct pipeline_actions actions;
+	struct wsp *wsp; /* the workspace service's engine, NULL when it is off */
 	struct console *console;
 	struct control_watch *control;
-	struct dashboard *dash; /* NULL when DASHBOARD_ADDR=off or it could not start */
+	struct dashboard *dash;      /* NULL when DASHBOARD_ADDR=off or it could not start */
 	struct ga_services services; /* the room, GitHub, Bluesky, reflection (cmd/services.h) */
 	struct gh_client *github;    /* shared by the services; NULL when off */
 	int lock_fd;
@@ -811,7 +812,9 @@ static void start_pipeline(struct daemon *d)
 	                                       .room_target = room_target,
 	                                       .notify = action_notify,
 	                                       .ud = d};
-	d->sink = (struct tools_sink){.enqueue = pipeline_actions_enqueue, .ud = &d->actions};
+	d->sink = (struct tools_sink){.enqueue = pipeline_actions_enqueue,
+	                              .ud = &d->actions,
+	                              .call = pipeline_actions_call};
 	unsigned caps = tools_agent_caps(d->home->opts.social_only) | TOOLS_CAP_OWNER;
 	d->n_tools = tools_select(TOOLS_MODE_OWNER, caps, &d->sink, d->tools, TOOLS_MAX);
 	struct console_opts co = {.pipeline = d->pipeline,
@@ -847,6 +850,13 @@ static int svc_room_reflection(void *ud, const char *summary)
 	return r ? r->reflection(svc, summary) : -1;
 }
 
+static int svc_room_workspace_state(void *ud, const cJSON *state)
+{
+	void *svc;
+	const struct ga_room *r = room(ud, &svc);
+	return r ? r->workspace_state(svc, state) : -1;
+}
+
 static int svc_room_identity(void *ud)
 {
 	void *svc;
@@ -874,6 +884,28 @@ static const char *svc_env(void *ud, const char *name)
 {
 	struct daemon *d = ud;
 	return env_lookup(&d->home->env, name);
+}
+
+static void svc_route_actions(void *ud,
+                              int (*route)(void *route_ud, const char *action, const cJSON *params,
+                                           struct compose_call *call),
+                              void *route_ud)
+{
+	struct daemon *d = ud;
+	d->actions.route = route;
+	d->actions.route_ud = route_ud;
+}
+
+static void svc_offer_workspaces(void *ud, struct wsp *ws)
+{
+	struct daemon *d = ud;
+	d->wsp = ws;
+}
+
+static struct wsp *svc_workspaces(void *ud)
+{
+	struct daemon *d = ud;
+	return d->wsp;
 }
 
 static struct coord *svc_coord(void *ud)
@@ -919,7 +951,12 @@ static void start_services(struct daemon *d)
 	                         .coord = svc_coord,
 	                         .reload_self = svc_reload_self,
 	                         .env = svc_env,
+	                         .env_file = &d->home->env,
+	                         .route_actions = svc_route_actions,
+	                         .offer_workspaces = svc_offer_workspaces,
+	                         .workspaces = svc_workspaces,
 	                         .room_reflection = svc_room_reflection,
+	                         .room_workspace_state = svc_room_workspace_state,
 	                         .room_identity = svc_room_identity,
 	                         .commitment_abandoned = svc_commitment_abandoned,
 	                         .peer_done = svc_peer_done,
@@ -977,7 +1014,7 @@ static void report_features(struct daemon *d)
 		       "looked_for", d->home->env_path);
 	char why[300];
 	enum coord_choice ch =
-		coord_choose(d->home->cfg.redis_url, d->home->cfg.space_url, why, sizeof why);
+	        coord_choose(d->home->cfg.redis_url, d->home->cfg.space_url, why, sizeof why);
 	log_kv(ch == COORD_CHOICE_ALONE ? LOG_LEVEL_WARN : LOG_LEVEL_INFO, "daemon", "coordination",
 	       "backend", why, "url", d->home->cfg.redis_url ? d->home->cfg.redis_url : "");
 }

@@ -13,6 +13,7 @@ extern const struct ga_service svc_commitments __attribute__((weak));
 extern const struct ga_service svc_github __attribute__((weak));
 extern const struct ga_service svc_bluesky __attribute__((weak));
 extern const struct ga_service svc_reflection __attribute__((weak));
+extern const struct ga_service svc_workspace __attribute__((weak));
 extern const struct ga_service svc_space __attribute__((weak));
 
 static const struct ga_service *known(int i)
@@ -26,14 +27,16 @@ static const struct ga_service *known(int i)
 		return &svc_bluesky;
 	case 3:
 		return &svc_reflection;
-	/* last: quiesced after the others, as it leaves the room politely */
 	case 4:
+		return &svc_workspace;
+	/* last: quiesced after the others, as it leaves the room politely */
+	case 5:
 		return &svc_space;
 	default:
 		return NULL;
 	}
 }
-#define KNOWN_COUNT 5
+#define KNOWN_COUNT 6
 
 void ga_services_start(struct ga_services *s, const struct ga_svc_ctx *ctx)
 {

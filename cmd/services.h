@@ -47,7 +47,9 @@
 #include "common/err.h"
 
 struct budget;
+struct compose_call;
 struct coord;
+struct env_file;
 struct gh_client;
 struct decision_log;
 struct http_client;
@@ -60,6 +62,7 @@ struct sched;
 struct self_doc;
 struct skills;
 struct state_store;
+struct wsp;
 
 struct ga_svc_ctx {
 	uv_loop_t *loop;
@@ -99,6 +102,27 @@ struct ga_svc_ctx {
 	 * a room (nothing is queued). May be NULL in a build without the room. */
 	int (*room_reflection)(void *ud, const char *summary);
 	int (*room_identity)(void *ud);
+	/* The room: a `workspace_state` after plan polling ({workspace, plan,
+	 * total, completed, blocked, inProgress, tasks?}, borrowed;
+	 * space_runtime_send_workspace_state). -1 when not in a room. May be
+	 * NULL. */
+	int (*room_workspace_state)(void *ud, const cJSON *state);
+	/* The owner's tool calls that a service answers later (the workspace
+	 * tools read GitHub): the service gives the daemon its route; 1 when
+	 * the route took the call, 0 when the action is not its. May be NULL. */
+	void (*route_actions)(void *ud,
+	                      int (*route)(void *route_ud, const char *action, const cJSON *params,
+	                                   struct compose_call *call),
+	                      void *route_ud);
+	/* The workspace engine of this agent: the workspace service offers it
+	 * when it starts and takes it back (NULL) when it is freed; the
+	 * commitments' create_workspace goes to it (workspaces answers NULL
+	 * while there is none). May be NULL. */
+	void (*offer_workspaces)(void *ud, struct wsp *ws);
+	struct wsp *(*workspaces)(void *ud);
+	/* The agent's .env as read at start (coder_config_load needs it for
+	 * CODER_ENV's values). May be NULL. */
+	const struct env_file *env_file;
 	/* The fulfilment abandoned a commitment (id, its source): the room's
 	 * participation engine opens the host's request again when it was made
 	 * for it (space_runtime_commitment_abandoned). May be NULL. */
@@ -124,12 +148,16 @@ struct ga_svc_ctx {
 
 /* The room as the daemon and the other services see it; svc is the room
  * service's object. Every call is safe while the agent is not (or no longer)
- * in the room: target, reflection and identity return -1 then. */
+ * in the room: target, reflection, workspace_state and identity return -1
+ * then. */
 struct ga_room {
 	/* The room's target for pipeline_say ("space:<host>-<port>"). */
 	int (*target)(void *svc, char *buf, size_t cap);
 	/* A `reflection` message with this summary (through outbound). */
 	int (*reflection)(void *svc, const char *summary);
+	/* A `workspace_state` after plan polling (through outbound;
+	 * space_runtime_send_workspace_state). */
+	int (*workspace_state)(void *svc, const cJSON *state);
 	/* The identity summary built again (SELF.md re-read) and re-sent. */
 	int (*identity)(void *svc);
 	/* The fulfilment abandoned commitment id of that source. */

@@ -1,7 +1,8 @@
 /*
  * svc_commitments — the commitment fulfilment service:
  * the GitHub outbound port on the shared client (modules/github/port.h)
- * and the fulfilment cycle (modules/fulfil). Wiring only.
+ * and the fulfilment cycle (modules/fulfil), a create_workspace handed to
+ * the workspace engine the workspace service offers. Wiring only.
  *
  * GitHub off (no token) or --social-only: no GitHub port; the cycle still
  * runs (post_bluesky, and GitHub types wait, pending). A 401 from GitHub
@@ -19,6 +20,7 @@
 
 #include "adapters/github/github.h"
 #include "cmd/services.h"
+#include "common/fsx.h"
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/commitments/ledger.h"
@@ -26,6 +28,7 @@
 #include "modules/github/port.h"
 #include "modules/outbound/outbound.h"
 #include "modules/reflection/voice.h"
+#include "modules/workspace/workspace.h"
 
 struct svc_commit {
 	struct ga_svc_ctx ctx; /* the functions and ud; the pointers outlive us */
@@ -34,6 +37,8 @@ struct svc_commit {
 	bool fatal_told;
 	char last_error[GA_ERR_MSG_MAX];
 	struct voice *voice; /* <home>/voice-phrases.json (hot-reloaded) */
+	struct git_ctx git;  /* the mirrors the port pushes task branches from */
+	bool have_git;
 };
 
 static void on_auth(void *ud, const char *msg)
@@ -57,8 +62,8 @@ static int room_target(void *ud, char *buf, size_t cap)
 	return s->ctx.room_target ? s->ctx.room_target(s->ctx.ud, buf, cap) : -1;
 }
 
-static bool peer_done(void *ud, const char *action, const char *target, char *who,
-                      size_t who_cap, char *link, size_t link_cap)
+static bool peer_done(void *ud, const char *action, const char *target, char *who, size_t who_cap,
+                      char *link, size_t link_cap)
 {
 	struct svc_commit *s = ud;
 	return s->ctx.peer_done &&
@@ -84,6 +89,27 @@ static void notify(void *ud, const char *text)
 	struct svc_commit *s = ud;
 	if (s->ctx.notify_owner)
 		s->ctx.notify_owner(s->ctx.ud, text);
+}
+
+static bool workspaces_on(void *ud)
+{
+	struct svc_commit *s = ud;
+	return s->ctx.workspaces && s->ctx.workspaces(s->ctx.ud);
+}
+
+/* create_workspace → the workspace engine's create; the watch is the
+ * room's (or Bluesky's) by the commitment's thread. */
+static int create_workspace(void *ud, const char *org, const char *name, const char *description,
+                            const char *thread, fulfil_ws_answer_fn done, void *done_ud,
+                            struct ga_err *err)
+{
+	struct svc_commit *s = ud;
+	struct wsp *ws = s->ctx.workspaces ? s->ctx.workspaces(s->ctx.ud) : NULL;
+	if (!ws)
+		return err_set(err, "the workspace service is not running");
+	enum wsp_source src =
+	        thread && strncmp(thread, "at://", 5) == 0 ? WSP_SOURCE_BLUESKY : WSP_SOURCE_ROOM;
+	return wsp_create(ws, org, name, description, src, thread, done, done_ud, err);
 }
 
 /* Announcements come from the agent's voice (no operational
@@ -133,6 +159,19 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 			free(s);
 			return NULL;
 		}
+		/* Branch pushes (the work loop's GATE 3) go through this port too. */
+		char *cache = fsx_join(ctx->cfg->memory_dir, GH_PORT_GIT_DIR);
+		struct ga_err gerr = {{0}};
+		struct git_cred cred = {"x-access-token", ctx->cfg->github_token};
+		if (git_ctx_init(&s->git, ctx->loop, cache, &gerr) == 0) {
+			s->have_git = true;
+			gh_port_set_git(s->port, &s->git, ctx->cfg->github_token ? &cred : NULL,
+			                ctx->cfg->github_api_url, &gerr);
+		}
+		if (gerr.msg[0])
+			log_kv(LOG_LEVEL_ERROR, "commitments", "no branch pushes", "error",
+			       gerr.msg);
+		free(cache);
 	} else {
 		log_kv(LOG_LEVEL_INFO, "commitments",
 		       "GitHub off: GitHub commitments wait, pending", "why",
@@ -157,6 +196,8 @@ static void *commit_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                           .phrase = phrase,
 	                           .abandoned = abandoned,
 	                           .peer_done = peer_done,
+	                           .workspaces_on = workspaces_on,
+	                           .create_workspace = create_workspace,
 	                           .ud = s};
 	s->fulfil = fulfil_new(&fc, err);
 	if (!s->fulfil) {
@@ -206,6 +247,8 @@ static void commit_free(void *obj)
 		return;
 	fulfil_free(s->fulfil);
 	gh_port_free(s->port);
+	if (s->have_git)
+		git_ctx_free(&s->git);
 	voice_free(s->voice);
 	free(s);
 }

@@ -13,9 +13,9 @@
  * discovery is joined (coord_space_set_alone).
  *
  * What others ask of the room goes through svc_space_room (struct ga_room):
- * the target for pipeline_say, reflections, the identity again, abandoned
- * commitments, the busy state, the claims backend and a description (the
- * status file's "space").
+ * the target for pipeline_say, reflections, the plans' workspace_state, the
+ * identity again, abandoned commitments, the busy state, the claims backend
+ * and a description (the status file's "space").
  */
 #include <stdlib.h>
 
@@ -175,6 +175,12 @@ static int room_reflection(void *svc, const char *summary)
 	return s->rt ? space_runtime_send_reflection(s->rt, summary) : -1;
 }
 
+static int room_workspace_state(void *svc, const cJSON *state)
+{
+	struct svc_space *s = svc;
+	return s->rt ? space_runtime_send_workspace_state(s->rt, state) : -1;
+}
+
 static int room_identity(void *svc)
 {
 	struct svc_space *s = svc;
@@ -223,6 +229,7 @@ static void room_describe(void *svc, char *buf, size_t cap)
 static const struct ga_room svc_space_room = {
         .target = room_target,
         .reflection = room_reflection,
+        .workspace_state = room_workspace_state,
         .identity = room_identity,
         .commitment_abandoned = room_abandoned,
         .peer_done = room_peer_done,

@@ -114,6 +114,22 @@ static const struct config_var VARS[] = {
 	{"GA_BLUESKY_PACE_MS", VAR_PROCESS, 0, 0, 0, 0},
 	{"GA_BLUESKY_MIN_INTERVAL_MS", VAR_PROCESS, 0, 0, 0, 0},
 	{"GA_BLUESKY_SPACING_MS", VAR_PROCESS, 0, 0, 0, 0},
+	/* workspaces and the coder (cmd/svc_workspace.c, modules/coder) */
+	{"WORKSPACE_PREFIX", VAR_PROCESS, 0, 0, 0, 0},
+	{"WORKSPACE_TEMPLATE", VAR_PROCESS, 0, 0, 0, 0},
+	{"WORKSPACE_ORG", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_WS_CYCLE_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_WS_CLAIM_TTL_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"GA_WS_ORPHAN_MS", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_COMMAND", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_SANDBOX", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_NETWORK", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_TIMEOUT_S", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_RO_PATHS", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_ENV", VAR_PROCESS, 0, 0, 0, 0},
+	{"CODER_HOME", VAR_PROCESS, 0, 0, 0, 0},
+	{"TASK_TEST_COMMAND", VAR_PROCESS, 0, 0, 0, 0},
+	{"TASK_TEST_TIMEOUT_S", VAR_PROCESS, 0, 0, 0, 0},
 };
 #undef F
 #undef SP
@@ -404,8 +420,7 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 			cfg->memory_dir = mem;
 		} else {
 			/* A relative MEMORY_DIR is relative to the home, so the
-			 * daemon does not depend on where it was started from
-			 * (the reference's CWD-relative paths, spec §11.23). */
+			 * daemon does not depend on where it was started from. */
 			cfg->memory_dir = fsx_join(cfg->home, mem);
 			free(mem);
 		}

@@ -19,8 +19,8 @@
  * Nothing here does I/O: the transports feed the bytes they read and write
  * what these functions build; the unit tests and the fuzzer feed anything.
  */
-#ifndef GA_WS_H
-#define GA_WS_H
+#ifndef GA_COMMON_WS_H
+#define GA_COMMON_WS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /*
  * tools — the catalogue and its filter (see tools.h). The tools
  * themselves live one family per file: tools_space.c, tools_social.c,
- * tools_github.c.
+ * tools_github.c, tools_workspace.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 
 #define ALL_SOCIAL_MODES (TOOLS_MODE_OWNER | TOOLS_MODE_BLUESKY)
 #define GITHUB_MODES     (TOOLS_MODE_OWNER | TOOLS_MODE_BLUESKY | TOOLS_MODE_GITHUB)
+#define WORKSPACE_MODES  TOOLS_MODE_OWNER
 
 static const struct tools_def catalogue[] = {
         {"space_decision",
@@ -40,6 +41,26 @@ static const struct tools_def catalogue[] = {
         {"plan_create",
          "Create a plan issue: a goal, its context and numbered tasks that others can claim.",
          tools_plan_create_schema, TOOLS_CAP_GITHUB, GITHUB_MODES, tools_plan_create},
+        {"workspace_find",
+         "Find the workspace repository of a GitHub organisation (one per organisation): "
+         "{found, name, url}.",
+         tools_workspace_find_schema, TOOLS_CAP_GITHUB, WORKSPACE_MODES, tools_workspace_find},
+        {"workspace_create",
+         "Create the organisation's workspace repository from the template (the name prefix "
+         "is added), unless it has one: then that one is the answer. The agents then watch "
+         "it and work on its plans.",
+         tools_workspace_create_schema, TOOLS_CAP_GITHUB | TOOLS_CAP_CODE, WORKSPACE_MODES,
+         tools_workspace_create},
+        {"workspace_watch",
+         "Work on the plans of a repository: watch it, claim its open tasks one at a time and "
+         "open a pull request for each. Use it when your owner asks you to work on a plan.",
+         tools_workspace_watch_schema, TOOLS_CAP_GITHUB | TOOLS_CAP_CODE | TOOLS_CAP_OWNER,
+         TOOLS_MODE_OWNER, tools_workspace_watch},
+        {"workspace_unwatch",
+         "Stop working on a repository's plans: no new task of it is claimed (one that runs "
+         "goes on to its pull request).",
+         tools_workspace_watch_schema, TOOLS_CAP_GITHUB | TOOLS_CAP_OWNER, TOOLS_MODE_OWNER,
+         tools_workspace_unwatch},
 };
 
 const struct tools_def *tools_catalogue(size_t *n)
@@ -84,6 +105,15 @@ size_t tools_select(enum tools_mode mode, unsigned caps, struct tools_sink *sink
 		                                 .ud = sink};
 	}
 	return n;
+}
+
+void tools_hand_off_later(struct compose_call *call, struct tools_sink *sink, const char *action,
+                          const cJSON *args)
+{
+	if (sink && sink->call && sink->call(sink->ud, action, args, call) == 1)
+		return;
+	tools_refuse(call, "workspaces are not available in this agent (GitHub is not configured, "
+	                   "or it runs --social-only); do not retry it");
 }
 
 void tools_refuse(struct compose_call *call, const char *msg)

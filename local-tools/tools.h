@@ -8,7 +8,7 @@
  * compose_tool entries for one conversation: a tool is offered when the
  * mode is one of its modes AND the agent has every capability it needs.
  * `--social-only` is simply an agent without TOOLS_CAP_GITHUB / CODE, so
- * no GitHub tool reaches any prompt (the reference leaked them).
+ * no GitHub tool reaches any prompt.
  *
  * Handlers do not act on the outside world themselves: after checking
  * what the schema cannot (300 graphemes for a Bluesky post, an
@@ -26,9 +26,14 @@
  *   create_issue     {owner, repo, title, body?, labels?}
  *   comment_issue    {owner, repo, issue_number, body}
  *   create_plan      {owner, repo, title, goal, context, tasks[]}
+ * and to the sink's call hook, which answers later (a GitHub read):
+ *   workspace_find   {org?}
+ *   workspace_create {name, description?, org?}
+ *   workspace_watch  {owner, repo}
+ *   workspace_unwatch {owner, repo}
  */
-#ifndef GA_LOCAL_TOOLS_H
-#define GA_LOCAL_TOOLS_H
+#ifndef GA_LOCAL_TOOLS_TOOLS_H
+#define GA_LOCAL_TOOLS_TOOLS_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>
@@ -60,9 +65,16 @@ enum tools_mode {
 typedef int (*tools_enqueue_fn)(const char *action, const cJSON *params, void *ud, char *result,
                                 size_t cap, struct ga_err *err);
 
+/* An action the sink answers later: 1 when it took the call (it calls
+ * compose_call_done exactly once, now or later), 0 when it has no
+ * handler for the action. */
+typedef int (*tools_call_fn)(void *ud, const char *action, const cJSON *params,
+                             struct compose_call *call);
+
 struct tools_sink {
 	tools_enqueue_fn enqueue;
 	void *ud;
+	tools_call_fn call; /* may be NULL */
 };
 
 struct tools_def {

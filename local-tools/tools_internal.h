@@ -2,8 +2,8 @@
  * tools_internal — what the tool families share (not for use outside
  * local-tools/).
  */
-#ifndef GA_LOCAL_TOOLS_INTERNAL_H
-#define GA_LOCAL_TOOLS_INTERNAL_H
+#ifndef GA_LOCAL_TOOLS_TOOLS_INTERNAL_H
+#define GA_LOCAL_TOOLS_TOOLS_INTERNAL_H
 
 #include "local-tools/tools.h"
 
@@ -11,6 +11,10 @@
  * sink's answer (or its error). stop: end the conversation on success. */
 void tools_hand_off(struct compose_call *call, struct tools_sink *sink, const char *action,
                     const cJSON *args, bool stop);
+/* Hands args to the sink's call hook (an action answered later); refuses
+ * the call when the sink has none or no handler for the action. */
+void tools_hand_off_later(struct compose_call *call, struct tools_sink *sink, const char *action,
+                          const cJSON *args);
 /* Completes the call with "Error: <msg>". */
 void tools_refuse(struct compose_call *call, const char *msg);
 
@@ -23,6 +27,10 @@ void tools_graceful_exit(struct compose_call *call, const cJSON *args, void *ud)
 void tools_github_create_issue(struct compose_call *call, const cJSON *args, void *ud);
 void tools_github_comment(struct compose_call *call, const cJSON *args, void *ud);
 void tools_plan_create(struct compose_call *call, const cJSON *args, void *ud);
+void tools_workspace_find(struct compose_call *call, const cJSON *args, void *ud);
+void tools_workspace_create(struct compose_call *call, const cJSON *args, void *ud);
+void tools_workspace_watch(struct compose_call *call, const cJSON *args, void *ud);
+void tools_workspace_unwatch(struct compose_call *call, const cJSON *args, void *ud);
 
 extern const char tools_space_decision_schema[];
 extern const char tools_space_say_schema[];
@@ -32,5 +40,8 @@ extern const char tools_graceful_exit_schema[];
 extern const char tools_github_create_issue_schema[];
 extern const char tools_github_comment_schema[];
 extern const char tools_plan_create_schema[];
+extern const char tools_workspace_find_schema[];
+extern const char tools_workspace_create_schema[];
+extern const char tools_workspace_watch_schema[];
 
 #endif

@@ -5,7 +5,7 @@
  * Participation forces this tool (tool_choice names it). Its arguments are
  * the decision; the sink (the participation module) takes them, and the
  * loop stops: there is nothing more for the model to do this tick. The
- * schema is the one the reference gives the model; alias keys inside
+ * schema is space-validation.md §8.2's; alias keys inside
  * commitments ("action", "repository", ...) are normalised later by the
  * participation module, so only the canonical "type" is required here.
  */
@@ -21,9 +21,12 @@ const char tools_space_decision_schema[] =
         "\"properties\":{"
         "\"type\":{\"type\":\"string\",\"enum\":[\"create_issue\",\"create_plan\",\"comment_"
         "issue\","
-        "\"post_bluesky\"]},"
+        "\"post_bluesky\",\"create_workspace\"]},"
         "\"repo\":{\"type\":\"string\",\"description\":\"GitHub owner/repo\"},"
-        "\"title\":{\"type\":\"string\"},"
+        "\"org\":{\"type\":\"string\",\"description\":\"For create_workspace: the GitHub "
+        "organisation (default: the agent's).\"},"
+        "\"title\":{\"type\":\"string\",\"description\":\"For create_workspace: the "
+        "workspace's name (the prefix is added).\"},"
         "\"description\":{\"type\":\"string\",\"description\":\"For create_issue this is the issue "
         "body.\"},"
         "\"content\":{\"type\":\"string\",\"description\":\"Text of a Bluesky post.\"},"

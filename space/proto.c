@@ -211,6 +211,66 @@ static int put_number(struct strbuf *sb, double d)
 	return sb_puts(sb, json_number_js(d, buf));
 }
 
+/* ,"key":"value cut to units" when v is a string; true when cut. */
+static bool put_task_str(struct strbuf *sb, const char *key, const cJSON *v, size_t units)
+{
+	if (!cJSON_IsString(v))
+		return false;
+	size_t l = strlen(v->valuestring), k = space_js_cut(v->valuestring, l, units);
+	sb_printf(sb, ",\"%s\":", key);
+	space_put_strn(sb, v->valuestring, k);
+	return k < l;
+}
+
+bool space_put_tasks(struct strbuf *sb, const cJSON *tasks, size_t max_tasks, size_t max_bytes)
+{
+	if (!cJSON_IsArray(tasks))
+		return false;
+	bool cut = false;
+	size_t n = 0, start = sb->len;
+	sb_puts(sb, ",\"tasks\":[");
+	const cJSON *t;
+	cJSON_ArrayForEach(t, tasks)
+	{
+		const cJSON *num = cJSON_GetObjectItemCaseSensitive(t, "number");
+		if (!cJSON_IsObject(t) || !cJSON_IsNumber(num)) {
+			cut = true;
+			continue;
+		}
+		if (n >= max_tasks) {
+			cut = true;
+			break;
+		}
+		size_t at = sb->len;
+		sb_puts(sb, n ? ",{\"number\":" : "{\"number\":");
+		put_number(sb, num->valuedouble);
+		cut |= put_task_str(sb, "title", cJSON_GetObjectItemCaseSensitive(t, "title"),
+		                    SPACE_TASK_TITLE_UNITS);
+		cut |= put_task_str(sb, "status", cJSON_GetObjectItemCaseSensitive(t, "status"),
+		                    SPACE_TASK_FIELD_UNITS);
+		cut |= put_task_str(sb, "assignee", cJSON_GetObjectItemCaseSensitive(t, "assignee"),
+		                    SPACE_TASK_FIELD_UNITS);
+		const cJSON *pr = cJSON_GetObjectItemCaseSensitive(t, "pr");
+		if (cJSON_IsNumber(pr)) {
+			sb_puts(sb, ",\"pr\":");
+			put_number(sb, pr->valuedouble);
+		}
+		const cJSON *url = cJSON_GetObjectItemCaseSensitive(t, "prUrl");
+		if (cJSON_IsString(url) && strncmp(url->valuestring, "https://", 8) == 0)
+			cut |= put_task_str(sb, "prUrl", url, SPACE_TASK_FIELD_UNITS);
+		sb_putc(sb, '}');
+		if (sb->len - start + 1 > max_bytes) {
+			sb->len = at; /* this one does not fit */
+			sb->buf[at] = '\0';
+			cut = true;
+			break;
+		}
+		n++;
+	}
+	sb_putc(sb, ']');
+	return cut;
+}
+
 /* An ECMAScript array index: "0" or [1-9][0-9]* below 2^32 - 1. Such keys
  * are enumerated first, in numeric order, by every JS engine. */
 static bool array_index(const char *k, uint32_t *out)

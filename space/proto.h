@@ -116,6 +116,17 @@ int space_put_str(struct strbuf *sb, const char *s);
 /* The same for s[0..len). */
 int space_put_strn(struct strbuf *sb, const char *s, size_t len);
 
+/* A plan's tasks as a workspace_state may carry them (an extra field of
+ * ours, for the room's page): ,"tasks":[{number, title, status, assignee?,
+ * pr?, prUrl?}] with only those fields, strings cut to their bounds
+ * (title SPACE_TASK_TITLE_UNITS, the others SPACE_TASK_FIELD_UNITS; a
+ * prUrl that is not https:// is left out), at most max_tasks entries and
+ * max_bytes of JSON (the rest left out). Appends nothing when tasks is not
+ * an array. True when something was left out or cut. */
+#define SPACE_TASK_TITLE_UNITS 120
+#define SPACE_TASK_FIELD_UNITS 200
+bool space_put_tasks(struct strbuf *sb, const cJSON *tasks, size_t max_tasks, size_t max_bytes);
+
 /* Node decodes binary frames with Buffer#toString('utf8'), which replaces
  * every invalid sequence by U+FFFD. Returns a heap copy so repaired (caller
  * frees), or NULL when s is already valid UTF-8. */

@@ -913,6 +913,9 @@ static void handle_workspace(struct space_room *r, struct space_conn *c, const c
 	put_num_or_zero(&sb, ",\"completedTasks\":", completed);
 	put_num_or_zero(&sb, ",\"blockedTasks\":", blocked);
 	put_num_or_zero(&sb, ",\"inProgressTasks\":", inprog);
+	/* ours beyond the reference: the plan's tasks, for the room's page */
+	space_put_tasks(&sb, space_js_get(root, "tasks"), SPACE_WORKSPACE_TASKS_MAX,
+			SPACE_WORKSPACE_TASKS_MAX_BYTES);
 	put_ts_close(&sb, ts);
 	struct space_buf *b = space_buf_from_sb(&sb, 0);
 	sb_free(&sb);

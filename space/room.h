@@ -40,6 +40,10 @@
 
 #define SPACE_CLAIMS_MAX 16384
 #define SPACE_WORKSPACES_MAX 1024
+/* A workspace_state's "tasks" (our extra field) relayed: at most this many,
+ * this much JSON. */
+#define SPACE_WORKSPACE_TASKS_MAX 64
+#define SPACE_WORKSPACE_TASKS_MAX_BYTES (16 * 1024)
 #define SPACE_WORKSPACE_TTL_MS_DEFAULT 86400000
 #define SPACE_CLAIM_TTL_MS_DEFAULT 60000
 #define SPACE_CHAT_INTERVAL_MS_DEFAULT 3000

@@ -165,6 +165,8 @@ static char *workspace_json(const cJSON *msg)
 	put_number(&sb, "completedTasks", msg);
 	put_number(&sb, "blockedTasks", msg);
 	put_number(&sb, "inProgressTasks", msg);
+	cut |= space_put_tasks(&sb, cJSON_GetObjectItemCaseSensitive(msg, "tasks"),
+	                       SPACE_WEB_TASKS_MAX, SPACE_WEB_TASKS_MAX_BYTES);
 	close_with_at(&sb, msg, cut);
 	return sb_detach(&sb);
 }

@@ -27,7 +27,8 @@
  *   reflection:     {"summary": "<text>", "at": ts, "cut"?: true}
  *   workspaceState: {"workspace", "planNumber", "totalTasks",
  *                    "completedTasks", "blockedTasks", "inProgressTasks",
- *                    "at": ts, "cut"?: true}
+ *                    "tasks"?: [{number, title, status, assignee?, pr?,
+ *                    prUrl?}], "at": ts, "cut"?: true}
  *   Each is null until the member sent one; "cut" says something was left
  *   out or shortened.
  *
@@ -38,7 +39,9 @@
  *     entries per array or object, nesting at most
  *     SPACE_WEB_IDENTITY_DEPTH_MAX deep; what does not fit is left out;
  *   - reflection: cut to SPACE_WEB_REFLECTION_UNITS (the room relays 5,000);
- *   - workspace: the name cut to SPACE_WEB_WORKSPACE_UNITS;
+ *   - workspace: the name cut to SPACE_WEB_WORKSPACE_UNITS; its tasks (when
+ *     the member's agent sends them) the first SPACE_WEB_TASKS_MAX within
+ *     SPACE_WEB_TASKS_MAX_BYTES (space_put_tasks);
  *   - a profile event at most SPACE_WEB_PROFILE_MAX_BYTES (it always fits:
  *     the three bounds above plus a name and an id of at most 100 units);
  *   - the snapshot's profiles at most SPACE_WEB_PROFILES_MAX_BYTES.
@@ -65,9 +68,11 @@
 #define SPACE_WEB_IDENTITY_DEPTH_MAX 4
 #define SPACE_WEB_REFLECTION_UNITS   1000
 #define SPACE_WEB_WORKSPACE_UNITS    200
+#define SPACE_WEB_TASKS_MAX          16
+#define SPACE_WEB_TASKS_MAX_BYTES    ((size_t)4 * 1024)
 /* One member's profile as JSON: the bounds above (a reflection of 1,000
  * units is at most 6,000 bytes escaped) and a name and id of 100 units. */
-#define SPACE_WEB_PROFILE_MAX_BYTES  ((size_t)12 * 1024)
+#define SPACE_WEB_PROFILE_MAX_BYTES  ((size_t)16 * 1024)
 #define SPACE_WEB_PROFILES_MAX_BYTES ((size_t)64 * 1024)
 
 struct space_web_profile {

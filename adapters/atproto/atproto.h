@@ -77,8 +77,8 @@
  * ATP_MAX_BODY_BYTES; answers up to ATP_MAX_ANSWER_BYTES; list limits
  * clamped to 1..100 (the lexicons' range).
  */
-#ifndef GA_ADAPTERS_ATPROTO_H
-#define GA_ADAPTERS_ATPROTO_H
+#ifndef GA_ADAPTERS_ATPROTO_ATPROTO_H
+#define GA_ADAPTERS_ATPROTO_ATPROTO_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -46,8 +46,8 @@
  * never from inside the call that started them; results are borrowed for
  * the callback's duration.
  */
-#ifndef GA_ADAPTERS_GIT_H
-#define GA_ADAPTERS_GIT_H
+#ifndef GA_ADAPTERS_GIT_GIT_H
+#define GA_ADAPTERS_GIT_GIT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -17,9 +17,9 @@
  * secondary limits (403/429 with retry-after, or GitHub's secondary-limit
  * body). A request whose bucket is held is passed over by a later request
  * of another bucket (a spent search budget does not stop issue comments).
- * After a reset the client ALWAYS resumes: the reference's permanent
- * lockout (spec github-commitments §1.2) cannot happen, and a reset booked
- * more than about an hour ahead is clamped. The clock is injectable
+ * After a reset the client ALWAYS resumes (a bucket past its reset is
+ * forgotten, ratelimit.h), and a reset booked more than about an hour ahead
+ * is clamped. The clock is injectable
  * (gh_config.clock); waits are re-checked at least every recheck_ms, so a
  * test that moves its clock past a reset sees requests resume.
  *
@@ -62,8 +62,8 @@
  * Callbacks never run inside a gh_* call; they may start new calls or
  * cancel others, but must not free the client.
  */
-#ifndef GA_ADAPTERS_GITHUB_H
-#define GA_ADAPTERS_GITHUB_H
+#ifndef GA_ADAPTERS_GITHUB_GITHUB_H
+#define GA_ADAPTERS_GITHUB_GITHUB_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -15,9 +15,9 @@
  *   - a hold: no request starts before hold_until_ms (a secondary limit:
  *     retry-after, or 60 s doubling on repeated hits, capped).
  *
- * The defect this avoids (spec github-commitments §1.2 [BUG]): the reference
- * stopped sending once remaining < 100 and only refreshed `remaining` from
- * responses, so it never sent again until restarted. Here:
+ * A budget learnt only from responses must never stop requests for good
+ * (with nothing sent, nothing would refresh it; github-commitments §1.2).
+ * So:
  *   - a bucket whose reset time has passed is forgotten (unknown = full)
  *     the first time it is looked at, so requests ALWAYS resume after reset;
  *   - a reset further than GH_PRIMARY_WINDOW_MAX_MS away (a bogus header or

@@ -15,8 +15,8 @@
  * names below are macros that call through the loaded table, so the code
  * reads like plain libcurl code.
  */
-#ifndef GA_ADAPTERS_CURL_SHIM_H
-#define GA_ADAPTERS_CURL_SHIM_H
+#ifndef GA_ADAPTERS_HTTP_CURL_SHIM_H
+#define GA_ADAPTERS_HTTP_CURL_SHIM_H
 
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>

@@ -38,8 +38,8 @@
  * client once the loop has run their close callbacks (so run the loop after
  * closing, as with any libuv handle).
  */
-#ifndef GA_ADAPTERS_HTTP_H
-#define GA_ADAPTERS_HTTP_H
+#ifndef GA_ADAPTERS_HTTP_HTTP_H
+#define GA_ADAPTERS_HTTP_HTTP_H
 
 #include <stdbool.h>
 #include <stddef.h>

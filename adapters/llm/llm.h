@@ -39,8 +39,8 @@
  * kept from one response (later ones are dropped and counted); provider
  * error messages are quoted up to LLM_PROVIDER_MSG_MAX bytes.
  */
-#ifndef GA_ADAPTERS_LLM_H
-#define GA_ADAPTERS_LLM_H
+#ifndef GA_ADAPTERS_LLM_LLM_H
+#define GA_ADAPTERS_LLM_LLM_H
 
 #include <stdbool.h>
 #include <stddef.h>

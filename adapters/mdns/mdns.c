@@ -188,7 +188,8 @@ struct mdns_publisher *mdns_publish_start(uv_loop_t *loop, const char *instance,
 	struct mdns_publisher *pub = xcalloc(1, sizeof *pub);
 	pub->poll = mdns_poll_new(loop);
 	pub->name = xstrdup(instance);
-	/* The reference replaces dots (they would split the DNS label). */
+	/* Dots become '-' (they would split the DNS label), the name
+	 * ts-agent-space gives the same instance. */
 	for (char *p = pub->name; *p; p++)
 		if (*p == '.')
 			*p = '-';

@@ -9,8 +9,8 @@
  *   publish (the agent-space server): advertise one service
  *     "<instance>._agent-space._tcp.local" on a port. The SRV target is the
  *     host name avahi-daemon itself publishes ("<host>.local", with A/AAAA
- *     records), which resolves on Linux through nss-mdns — unlike the
- *     reference's bare OS host name (space-protocol.md §5, §9 item 24). On
+ *     records), which resolves on Linux through nss-mdns, where a bare OS
+ *     host name often does not (space-protocol.md §5, §9 item 24). On
  *     a name collision the instance is renamed ("agent-space #2") instead of
  *     silently not advertising. Without a running avahi-daemon, publishing
  *     logs ONE warning and returns a handle that does nothing; the caller
@@ -26,8 +26,8 @@
  * NULL. Handles close asynchronously: after mdns_poll_free the loop must run
  * once more for libuv to release them. One thread only.
  */
-#ifndef GA_ADAPTERS_MDNS_H
-#define GA_ADAPTERS_MDNS_H
+#ifndef GA_ADAPTERS_MDNS_MDNS_H
+#define GA_ADAPTERS_MDNS_MDNS_H
 
 #include <uv.h>
 
@@ -47,8 +47,8 @@ const void *mdns_poll_api(struct mdns_poll *p);
 
 struct mdns_publisher;
 
-/* Starts advertising `instance` (dots are replaced by '-', like the
- * reference) of `type` (e.g. MDNS_SPACE_SERVICE_TYPE) on `port`, with an
+/* Starts advertising `instance` (dots are replaced by '-', as ts-agent-space
+ * names it) of `type` (e.g. MDNS_SPACE_SERVICE_TYPE) on `port`, with an
  * empty TXT record. Never fails for a missing daemon (see above); returns
  * NULL with err only on invalid arguments. */
 struct mdns_publisher *mdns_publish_start(uv_loop_t *loop, const char *instance,

@@ -13,8 +13,8 @@
  * during a shutdown). The handle is closed by terminal_close (done may be
  * NULL) or by whoever walks the loop's handles at the end.
  */
-#ifndef GA_ADAPTERS_TERMINAL_H
-#define GA_ADAPTERS_TERMINAL_H
+#ifndef GA_ADAPTERS_TERMINAL_TERMINAL_H
+#define GA_ADAPTERS_TERMINAL_TERMINAL_H
 
 #include <stdbool.h>
 #include <uv.h>

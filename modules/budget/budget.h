@@ -15,8 +15,8 @@
  * Bounds: BUDGET_HISTORY_DAYS days are kept (the oldest are dropped);
  * counters saturate at INT64_MAX / 2 rather than overflow.
  */
-#ifndef GA_MODULES_BUDGET_H
-#define GA_MODULES_BUDGET_H
+#ifndef GA_MODULES_BUDGET_BUDGET_H
+#define GA_MODULES_BUDGET_BUDGET_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -72,8 +72,8 @@
  * their callback. Callbacks never run from inside the call that started
  * them.
  */
-#ifndef GA_MODULES_CODER_H
-#define GA_MODULES_CODER_H
+#ifndef GA_MODULES_CODER_CODER_H
+#define GA_MODULES_CODER_CODER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -42,8 +42,8 @@
  *
  * Ownership: struct ledger is the caller's (by value); single-threaded.
  */
-#ifndef GA_MODULES_LEDGER_H
-#define GA_MODULES_LEDGER_H
+#ifndef GA_MODULES_COMMITMENTS_LEDGER_H
+#define GA_MODULES_COMMITMENTS_LEDGER_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -1,6 +1,7 @@
 /* The claim keys of one piece of work. See workkey.h. */
 #include "modules/commitments/workkey.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,15 +26,31 @@ void commit_work_of(const char *action, const char *repo, const char *title,
 	size_t rl = utf8_cut(r, strlen(r), sizeof out->promise_target / 2);
 	size_t cut = utf8_utf16_prefix(what, wl, COMMIT_WORK_TARGET_UNITS);
 	cut = utf8_cut(what, cut, sizeof out->promise_target - rl - 2);
-	snprintf(out->promise_target, sizeof out->promise_target, "%.*s#%.*s", (int)rl, r,
-	         (int)cut, what);
+	snprintf(out->promise_target, sizeof out->promise_target, "%.*s#%.*s", (int)rl, r, (int)cut,
+	         what);
 	size_t full = utf8_cut(what, wl, sizeof out->work_target - 1);
 	snprintf(out->work_target, sizeof out->work_target, "%.*s", (int)full, what);
 	out->has_work = wl > 0;
 }
 
+void commit_work_of_workspace(const char *org, struct commit_work *out)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->action, sizeof out->action, "%s", COMMIT_WORKSPACE_ACTION);
+	const char *o = filled(org) ? org : COMMIT_WORKSPACE_DEFAULT;
+	size_t n = utf8_cut(o, strlen(o), sizeof out->promise_target - 1);
+	for (size_t i = 0; i < n; i++)
+		out->promise_target[i] = (char)tolower((unsigned char)o[i]);
+	out->promise_target[n] = '\0';
+	memcpy(out->work_target, out->promise_target, n + 1);
+}
+
 void commit_work_of_params(const char *action, const cJSON *params, struct commit_work *out)
 {
+	if (action && strcmp(action, COMMIT_WORKSPACE_ACTION) == 0) {
+		commit_work_of_workspace(json_string_or(params, "owner", NULL), out);
+		return;
+	}
 	const char *owner = json_string_or(params, "owner", NULL);
 	const char *name = json_string_or(params, "repo", NULL);
 	char repo[256] = "";

@@ -36,7 +36,7 @@ struct commit_work {
 	char action[COMMIT_WORK_ACTION_MAX];
 	char promise_target[COMMIT_WORK_TARGET_MAX]; /* "<repo>#<what cut>" */
 	char work_target[COMMIT_WORK_TARGET_MAX];    /* "<what>" */
-	bool has_work; /* false when the commitment names nothing */
+	bool has_work;                               /* false when the commitment names nothing */
 };
 
 /* From the parts of a commitment. repo: "owner/repo" or NULL (then
@@ -45,8 +45,16 @@ struct commit_work {
 void commit_work_of(const char *action, const char *repo, const char *title,
                     const char *description, const char *content, struct commit_work *out);
 
+/* create_workspace is one piece of work per organisation, whatever name a
+ * promise gives it: its one key (has_work false) is
+ * "create_workspace:<org, lower-cased>", "<default>" when no organisation
+ * is named (the agent's configured one). */
+#define COMMIT_WORKSPACE_ACTION  "create_workspace"
+#define COMMIT_WORKSPACE_DEFAULT "<default>"
+void commit_work_of_workspace(const char *org, struct commit_work *out);
+
 /* From a ledger entry's action and params ({owner, repo, title, body, text,
- * goal}, the tools' argument shapes). */
+ * goal}, the tools' argument shapes; create_workspace: {owner}). */
 void commit_work_of_params(const char *action, const cJSON *params, struct commit_work *out);
 
 /* "action:target" of either form (buf ≥ COMMIT_WORK_KEY_MAX bytes). */

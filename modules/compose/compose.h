@@ -10,7 +10,7 @@
  *   3. An answer without tool calls is final (COMPOSE_STOP_FINAL) — unless
  *      a tool was required (tool_choice REQUIRED or NAMED): then the first
  *      balanced JSON object in the text is taken as that tool's arguments
- *      (the reference's "extract the JSON from plain text" fallback), and
+ *      (a model that writes the call as prose is still understood), and
  *      if there is none the run ends with COMPOSE_STOP_ERROR.
  *   4. Tool calls run one after another, in order. Each call's arguments
  *      are parsed and checked against the tool's schema (schema.h); an
@@ -46,8 +46,8 @@
  * with an error), LLM_MAX_TOOL_CALLS calls per round, results cut at
  * max_result_chars.
  */
-#ifndef GA_MODULES_COMPOSE_H
-#define GA_MODULES_COMPOSE_H
+#ifndef GA_MODULES_COMPOSE_COMPOSE_H
+#define GA_MODULES_COMPOSE_COMPOSE_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

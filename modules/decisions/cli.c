@@ -445,12 +445,21 @@ struct candidates {
 	bool more; /* another distinct id matched once the list was full */
 };
 
+/* The id as given matches the start of r's id, or — when it names no
+ * platform itself (no ':') — the start of what follows r's platform
+ * prefix ("911cd834" finds "space:911cd834…"). */
 static int collect(const struct decision_record *r, void *ud)
 {
 	struct candidates *c = ud;
-	if (strncmp(r->message_id, c->prefix, c->prefix_len) != 0)
-		return 0;
-	if (r->message_id[c->prefix_len] == '\0')
+	const char *id = r->message_id;
+	if (strncmp(id, c->prefix, c->prefix_len) != 0) {
+		const char *colon = strchr(id, ':');
+		if (memchr(c->prefix, ':', c->prefix_len) || !colon ||
+		    strncmp(colon + 1, c->prefix, c->prefix_len) != 0)
+			return 0;
+		id = colon + 1;
+	}
+	if (id[c->prefix_len] == '\0' && id == r->message_id)
 		c->exact = true;
 	for (size_t i = 0; i < c->n; i++)
 		if (strcmp(c->ids[i], r->message_id) == 0)
@@ -519,7 +528,8 @@ static int tell(const struct decision_record *r, void *ud)
 
 static const char *why_usage = "usage: general-agent why MESSAGE_ID [--json]\n"
                                "  every decision taken about one message, in order; a unique\n"
-                               "  prefix of the id is enough\n";
+                               "  prefix of the id is enough, with or without its platform\n"
+                               "  (space:911cd834 or 911cd834)\n";
 
 int decisions_cli_why(const char *memory_dir, const char *message_id, int argc, char **argv,
                       FILE *out, FILE *err)

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "adapters/github/gh_work.h"
 #include "adapters/github/github.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
@@ -21,11 +23,11 @@
 #include "modules/pipeline/pipeline.h"
 #include "modules/scheduler/sched.h"
 
-#define LOG_COMP        "fulfil"
-#define JOB_NAME        "commitments"
-#define WAIT_MEMO       256 /* (commitment, wait rule) pairs remembered, so a wait is logged once */
-#define CLAIM_KEY_MAX   (LEDGER_FIELD_MAX + LEDGER_ID_MAX + 2)
-#define ANNOUNCE_MAX    (FULFIL_DESC_MAX + JOURNAL_FIELD_MAX + 32)
+#define LOG_COMP      "fulfil"
+#define JOB_NAME      "commitments"
+#define WAIT_MEMO     256 /* (commitment, wait rule) pairs remembered, so a wait is logged once */
+#define CLAIM_KEY_MAX (LEDGER_FIELD_MAX + LEDGER_ID_MAX + 2)
+#define ANNOUNCE_MAX  (FULFIL_DESC_MAX + JOURNAL_FIELD_MAX + 32)
 
 struct attempt {
 	struct fulfil *f; /* NULL once the fulfil is gone: late answers are dropped */
@@ -43,7 +45,7 @@ struct attempt {
 	char source[LEDGER_FIELD_MAX];
 	char desc[FULFIL_DESC_MAX + 1];
 	struct coord *coord; /* the backend the claim went to */
-	bool claimed; /* at least one key is ours */
+	bool claimed;        /* at least one key is ours */
 	struct fulfil_plan plan;
 	bool have_plan;
 	/* How it ended, for the claim's release (the room's action_result,
@@ -101,10 +103,10 @@ static void note(struct fulfil *f, const char *id, enum fulfil_type t, enum deci
                  const struct decision *d)
 {
 	enum log_level lvl = d->verdict == VERDICT_FAIL ? LOG_LEVEL_WARN : LOG_LEVEL_INFO;
-	log_kv(lvl, LOG_COMP, decision_verdict_name(d->verdict), "commitment", id, "rule",
-	       d->rule, "reason", d->reason);
-	if (d->verdict == VERDICT_FAIL || (d->verdict == VERDICT_DROP && d->rule &&
-	                                   strcmp(d->rule, "wait") != 0))
+	log_kv(lvl, LOG_COMP, decision_verdict_name(d->verdict), "commitment", id, "rule", d->rule,
+	       "reason", d->reason);
+	if (d->verdict == VERDICT_FAIL ||
+	    (d->verdict == VERDICT_DROP && d->rule && strcmp(d->rule, "wait") != 0))
 		snprintf(f->stats.last_error, sizeof f->stats.last_error, "%s: %s", id, d->reason);
 	if (!f->c.dlog)
 		return;
@@ -159,7 +161,8 @@ static struct attempt *attempt_new(struct fulfil *f, const struct ledger_entry *
 	commit_work_key(&a->work, true, a->claim_keys[0], sizeof a->claim_keys[0]);
 	a->nkeys = 1;
 	if (a->work.has_work)
-		commit_work_key(&a->work, false, a->claim_keys[a->nkeys++], sizeof a->claim_keys[0]);
+		commit_work_key(&a->work, false, a->claim_keys[a->nkeys++],
+		                sizeof a->claim_keys[0]);
 	snprintf(a->source, sizeof a->source, "%s", e->source ? e->source : "");
 	fulfil_description(e, a->desc, sizeof a->desc);
 	f->cur = a;
@@ -318,21 +321,26 @@ static void bluesky_followup(struct fulfil *f, const char *id, const char *desc,
 {
 	if (t != FULFIL_CREATE_ISSUE && t != FULFIL_CREATE_PLAN) {
 		decision_set(d, VERDICT_INFO, "announce",
-		             "a %s promised on Bluesky is not followed up there", fulfil_type_name(t));
+		             "a %s promised on Bluesky is not followed up there",
+		             fulfil_type_name(t));
 		return;
 	}
 	struct ledger_entry e;
 	const cJSON *pr = ledger_get(f->c.ledger, id, &e) == 0 ? e.params : NULL;
-	const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceThreadUri"));
-	const char *cid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceThreadCid"));
-	const char *ruri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceRootUri"));
-	const char *rcid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceRootCid"));
+	const char *uri =
+	        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceThreadUri"));
+	const char *cid =
+	        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceThreadCid"));
+	const char *ruri =
+	        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceRootUri"));
+	const char *rcid =
+	        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pr, "sourceRootCid"));
 	/* at://<did>/app.bsky.feed.post/<rkey>: the reply goes to that author */
 	const char *did = uri && strncmp(uri, "at://", 5) == 0 ? uri + 5 : NULL;
 	const char *slash = did ? strchr(did, '/') : NULL;
 	if (!url || !*url || !f->c.pipeline || !cid || !*cid || !slash || slash == did) {
-		decision_set(d, VERDICT_INFO, "announce",
-		             "no follow-up on Bluesky: %s", !url || !*url ? "no link to give"
+		decision_set(d, VERDICT_INFO, "announce", "no follow-up on Bluesky: %s",
+		             !url || !*url    ? "no link to give"
 		             : !f->c.pipeline ? "no pipeline here"
 		                              : "the post it was promised under is not recorded");
 		return;
@@ -365,16 +373,23 @@ static void bluesky_followup(struct fulfil *f, const char *id, const char *desc,
 	decision_set(d, VERDICT_INFO, "announce", "followed up on Bluesky under %s", uri);
 }
 
-static void announce(struct fulfil *f, const char *id, const char *source, const char *desc,
-                     const char *url, enum fulfil_type t)
+/* plain: the line said instead of "Done — <description>: <url>" and
+ * never replaced by the voice's phrase (NULL: that line, voiced in the
+ * room). */
+static void announce_text(struct fulfil *f, const char *id, const char *source, const char *desc,
+                          const char *url, enum fulfil_type t, const char *plain)
 {
 	char text[ANNOUNCE_MAX];
-	fulfil_announcement(desc, url, text, sizeof text);
+	if (plain)
+		snprintf(text, sizeof text, "%s", plain);
+	else
+		fulfil_announcement(desc, url, text, sizeof text);
 	struct decision d;
 	if (source && strcmp(source, "space") == 0) {
 		/* the room hears it in the agent's voice (§2.8, voice-phrases.json);
 		 * the owner gets the plain line naming what was done */
-		in_voice(f, t, desc, url, text, sizeof text);
+		if (!plain)
+			in_voice(f, t, desc, url, text, sizeof text);
 		if (!f->c.pipeline || !f->c.room_target) {
 			decision_set(&d, VERDICT_INFO, "announce",
 			             "no room here: the result is not announced there (%s)",
@@ -400,6 +415,12 @@ static void announce(struct fulfil *f, const char *id, const char *source, const
 		             source ? source : "?");
 	}
 	note(f, id, t, STAGE_RECORD, &d);
+}
+
+static void announce(struct fulfil *f, const char *id, const char *source, const char *desc,
+                     const char *url, enum fulfil_type t)
+{
+	announce_text(f, id, source, desc, url, t, NULL);
 }
 
 /* Completed: recorded with what was made, and announced unless quiet
@@ -461,7 +482,8 @@ static void fail_attempt(struct fulfil *f, const char *id, enum fulfil_type t, c
 	note(f, id, t, STAGE_RECORD, &d);
 	if (fulfil_after_failure(attempts) != LEDGER_ABANDONED)
 		return;
-	if (ledger_set_status(f->c.ledger, id, LEDGER_ABANDONED, time_now_ms(), reason, &err) != 0) {
+	if (ledger_set_status(f->c.ledger, id, LEDGER_ABANDONED, time_now_ms(), reason, &err) !=
+	    0) {
 		decision_set(&d, VERDICT_FAIL, "ledger", "cannot record abandoned: %s", err.msg);
 		note(f, id, t, STAGE_RECORD, &d);
 		return;
@@ -483,6 +505,26 @@ static void fail_attempt(struct fulfil *f, const char *id, enum fulfil_type t, c
 
 /* --- the send -------------------------------------------------------------------------------- */
 
+/* An asynchronous answer for attempt a gives its reference back: the
+ * fulfil to go on with, or NULL when the fulfil is gone or the attempt is
+ * over (the answer is then dropped). */
+static struct fulfil *answered(struct attempt *a)
+{
+	struct fulfil *f = a->done ? NULL : a->f;
+	attempt_unref(a);
+	return f;
+}
+
+/* A link found rather than made is journalled under the commitment's key,
+ * so `commitments` shows it and a restart completes it without asking. */
+static void journal_link(struct fulfil *f, const struct attempt *a, const char *url)
+{
+	struct ga_err err = {{0}};
+	if (journal_intent(f->c.journal, a->key, "github", a->plan.target, NULL, time_now_ms(),
+	                   &err) == 0)
+		journal_done(f->c.journal, a->key, url, time_now_ms(), &err);
+}
+
 static void on_final(void *ud, const struct decision *final, const char *artifact)
 {
 	struct attempt *a = ud;
@@ -501,8 +543,7 @@ static void on_final(void *ud, const struct decision *final, const char *artifac
 		         journal_artifact(f->c.journal, a->key), "already made (journal)");
 		break;
 	case FULFIL_OUT_UNKNOWN:
-		fail_attempt(f, a->id, a->type, a->source, a->desc, "port_unknown",
-		             final->reason);
+		fail_attempt(f, a->id, a->type, a->source, a->desc, "port_unknown", final->reason);
 		f->recheck_wanted = true;
 		break;
 	case FULFIL_OUT_DEFER: {
@@ -540,6 +581,60 @@ static void submit(struct attempt *a)
 	outbound_submit(f->c.outbound, &m, on_final, a);
 }
 
+/* The root of a workspace repository read: the plan gets the
+ * documentation tasks for the files it lacks (§3.5; a listing that fails
+ * counts as both missing), then goes. */
+static void on_root(void *ud, const struct gh_result *res)
+{
+	struct attempt *a = ud;
+	struct fulfil *f = a->f;
+	if (f)
+		f->gh_call = 0;
+	if (!f || a->done) {
+		attempt_unref(a);
+		return;
+	}
+	attempt_unref(a);
+	bool agents = false, scenarios = false;
+	struct gh_content c;
+	struct ga_err err = {{0}};
+	if (res->kind == GH_OK && gh_content_parse(res->json, &c, &err) == 0) {
+		for (size_t i = 0; i < c.n_entries; i++) {
+			agents = agents || strcmp(c.entries[i].name, PLAN_DOC_AGENTS) == 0;
+			scenarios = scenarios || strcmp(c.entries[i].name, PLAN_DOC_SCENARIOS) == 0;
+		}
+		gh_content_clear(&c);
+	}
+	struct decision d;
+	if (fulfil_plan_docs(&a->plan, agents, scenarios, &d) != 0)
+		note(f, a->id, a->type, STAGE_OUTBOUND, &d);
+	submit(a);
+}
+
+static void docs_then_submit(struct attempt *a)
+{
+	struct fulfil *f = a->f;
+	const char *slash = strchr(a->plan.repo, '/');
+	if (a->type != FULFIL_CREATE_PLAN || !f->c.github || !slash ||
+	    strncasecmp(slash + 1, PLAN_DOCS_REPO_PREFIX, strlen(PLAN_DOCS_REPO_PREFIX)) != 0) {
+		submit(a);
+		return;
+	}
+	char owner[FULFIL_REPO_MAX];
+	snprintf(owner, sizeof owner, "%.*s", (int)(slash - a->plan.repo), a->plan.repo);
+	struct ga_err err = {{0}};
+	a->refs++;
+	f->gh_call = gh_contents_get(f->c.github, owner, slash + 1, "", NULL, on_root, a, &err);
+	if (f->gh_call == 0) {
+		a->refs--;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "the workspace's root not read", "error", err.msg);
+		struct decision d;
+		if (fulfil_plan_docs(&a->plan, false, false, &d) != 0)
+			note(f, a->id, a->type, STAGE_OUTBOUND, &d);
+		submit(a);
+	}
+}
+
 /* create_plan: an open plan with the same title is the plan (no second
  * one; an exact title match only). create_issue: an open issue created in
  * the last FULFIL_SAME_RECENT_MS with the same or a near-identical title
@@ -565,13 +660,14 @@ static void on_plans(void *ud, const struct gh_result *res)
 		{
 			const char *title = cJSON_GetStringValue(cJSON_GetObjectItem(it, "title"));
 			int64_t created = 0;
-			const char *at = cJSON_GetStringValue(cJSON_GetObjectItem(it, "created_at"));
+			const char *at =
+			        cJSON_GetStringValue(cJSON_GetObjectItem(it, "created_at"));
 			if (!title || cJSON_GetObjectItem(it, "pull_request"))
 				continue;
 			bool same = plan ? strcasecmp(title, a->plan.title) == 0
 			                 : fulfil_same_title(title, a->plan.title) && at &&
-			                           time_parse_iso(at, &created) == 0 &&
-			                           now - created < FULFIL_SAME_RECENT_MS;
+			                            time_parse_iso(at, &created) == 0 &&
+			                            now - created < FULFIL_SAME_RECENT_MS;
 			if (same) {
 				found = cJSON_GetStringValue(cJSON_GetObjectItem(it, "html_url"));
 				break;
@@ -595,11 +691,7 @@ static void on_plans(void *ud, const struct gh_result *res)
 		/* transient: the journal still guards the key; create it */
 	}
 	if (found) {
-		/* Recorded in the journal too, so `commitments` shows the link. */
-		struct ga_err err = {{0}};
-		if (journal_intent(f->c.journal, a->key, "github", a->plan.target, NULL, time_now_ms(),
-		                   &err) == 0)
-			journal_done(f->c.journal, a->key, found, time_now_ms(), &err);
+		journal_link(f, a, found);
 		if (plan)
 			complete(f, a->id, a->type, a->source, a->desc, found,
 			         "deduplicated: an open plan has this title");
@@ -609,7 +701,70 @@ static void on_plans(void *ud, const struct gh_result *res)
 		finish(a);
 		return;
 	}
-	submit(a);
+	docs_then_submit(a);
+}
+
+/* The workspace module's answer to a create_workspace: the link is the
+ * artifact (journalled under the commitment's key, so `commitments` shows
+ * it and a restart completes it without asking again). Created → the
+ * usual announcement; found → not created, and the room is told that it
+ * exists, with the link. */
+static void on_workspace(void *ud, bool ok, const char *text)
+{
+	struct attempt *a = ud;
+	struct fulfil *f = answered(a);
+	if (!f)
+		return;
+	if (!ok) {
+		fail_attempt(f, a->id, a->type, a->source, a->desc, "workspace_create",
+		             text && *text ? text : "the workspace module refused");
+		finish(a);
+		return;
+	}
+	cJSON *j = cJSON_Parse(text ? text : "");
+	const char *url = json_string_or(j, "url", NULL);
+	const char *full = json_string_or(j, "fullName", NULL);
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "found")) || !url || !full) {
+		char why[FULFIL_TARGET_MAX];
+		snprintf(why, sizeof why,
+		         "the workspace module answered without a workspace: %.160s",
+		         text ? text : "");
+		cJSON_Delete(j);
+		fail_attempt(f, a->id, a->type, a->source, a->desc, "workspace_create", why);
+		finish(a);
+		return;
+	}
+	journal_link(f, a, url);
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "created"))) {
+		complete(f, a->id, a->type, a->source, a->desc, url, "created from the template");
+	} else {
+		char how[FULFIL_REPO_MAX + 64], line[ANNOUNCE_MAX];
+		snprintf(how, sizeof how, "%s exists already: found, not created", full);
+		complete_as(f, a->id, a->type, a->source, a->desc, url, how, true);
+		fulfil_workspace_exists(full, url, line, sizeof line);
+		announce_text(f, a->id, a->source, a->desc, url, a->type, line);
+	}
+	cJSON_Delete(j);
+	finish(a);
+}
+
+/* create_workspace: the workspace module's create (find first, under its
+ * lock; watched). A Bluesky promise's thread goes with the watch. */
+static void go_workspace(struct attempt *a, const struct ledger_entry *e)
+{
+	struct fulfil *f = a->f;
+	struct ga_err err = {{0}};
+	const char *thread = json_string_or(e->params, "sourceThreadUri", NULL);
+	a->refs++;
+	if (!f->c.create_workspace) {
+		err_set(&err, "the workspace module is not wired in this agent");
+	} else if (f->c.create_workspace(f->c.ud, a->plan.repo, a->plan.title, a->plan.text, thread,
+	                                 on_workspace, a, &err) == 0) {
+		return;
+	}
+	a->refs--;
+	fail_attempt(f, a->id, a->type, a->source, a->desc, "workspace_create", err.msg);
+	finish(a);
 }
 
 static void on_watchdog(uv_timer_t *t)
@@ -648,6 +803,10 @@ static void go_send(struct attempt *a)
 	             FULFIL_MAX_ATTEMPTS);
 	note(f, a->id, a->type, STAGE_OUTBOUND, &d);
 	uv_timer_start(&f->watchdog, on_watchdog, (uint64_t)f->c.in_progress_timeout_ms, 0);
+	if (a->type == FULFIL_CREATE_WORKSPACE) {
+		go_workspace(a, &e);
+		return;
+	}
 	if ((a->type == FULFIL_CREATE_PLAN || a->type == FULFIL_CREATE_ISSUE) && f->c.github) {
 		char owner[FULFIL_REPO_MAX], name[FULFIL_REPO_MAX];
 		const char *slash = strchr(a->plan.repo, '/');
@@ -749,8 +908,8 @@ static void claim_next(struct attempt *a)
 	struct fulfil *f = a->f;
 	if (a->ikey < a->nkeys && a->coord) {
 		a->refs++;
-		if (coord_claim(a->coord, a->claim_keys[a->ikey], FULFIL_CLAIM_TTL_MS, on_claim, a) ==
-		    0)
+		if (coord_claim(a->coord, a->claim_keys[a->ikey], FULFIL_CLAIM_TTL_MS, on_claim,
+		                a) == 0)
 			return;
 		a->refs--;
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "claim not asked", "key", a->claim_keys[a->ikey]);
@@ -776,7 +935,8 @@ static bool done_by_peer(struct attempt *a)
 			continue;
 		char how[256];
 		snprintf(how, sizeof how, "done by %s, who reported it in the room", who);
-		complete_as(f, a->id, a->type, a->source, a->desc, link[0] ? link : NULL, how, true);
+		complete_as(f, a->id, a->type, a->source, a->desc, link[0] ? link : NULL, how,
+		            true);
 		return true;
 	}
 	return false;
@@ -799,12 +959,9 @@ static void go_claim(struct attempt *a)
 static void on_reconciled(void *ud, int exists, const char *artifact)
 {
 	struct attempt *a = ud;
-	struct fulfil *f = a->f;
-	if (!f || a->done) {
-		attempt_unref(a);
+	struct fulfil *f = answered(a);
+	if (!f)
 		return;
-	}
-	attempt_unref(a);
 	f->stats.reconciled++;
 	struct decision d;
 	if (exists == 1) {
@@ -850,17 +1007,25 @@ static bool consider(struct fulfil *f, const char *id)
 	}
 	if (!outbound_has_port(f->c.outbound, fulfil_type_platform(t))) {
 		enum conv_platform pf = fulfil_type_platform(t);
-		snprintf(why, sizeof why, "%s is off in this agent (%s): left pending until it is on",
+		snprintf(why, sizeof why,
+		         "%s is off in this agent (%s): left pending until it is on",
 		         pf == CONV_PLATFORM_GITHUB    ? "GitHub"
 		         : pf == CONV_PLATFORM_BLUESKY ? "Bluesky"
 		                                       : conv_platform_name(pf),
-		         pf == CONV_PLATFORM_GITHUB ? "AGENT_GITHUB_TOKEN is not set, or its client "
-		                                      "could not start"
-		         : pf == CONV_PLATFORM_BLUESKY
-		                 ? "AGENT_BLUESKY_USERNAME and AGENT_BLUESKY_PASSWORD are not set, or "
-		                   "its client could not start"
-		                 : "it could not start");
+		         pf == CONV_PLATFORM_GITHUB
+		                 ? "AGENT_GITHUB_TOKEN is not set, or its client "
+		                   "could not start"
+		         : pf == CONV_PLATFORM_BLUESKY ? "AGENT_BLUESKY_USERNAME and "
+		                                         "AGENT_BLUESKY_PASSWORD are not set, or "
+		                                         "its client could not start"
+		                                       : "it could not start");
 		note_wait(f, &e, t, "no_port", why);
+		return false;
+	}
+	if (t == FULFIL_CREATE_WORKSPACE && !(f->c.workspaces_on && f->c.workspaces_on(f->c.ud))) {
+		note_wait(f, &e, t, "no_workspaces",
+		          "workspaces are off in this agent (AGENT_GITHUB_USERNAME is not set, or "
+		          "the workspace service could not start): left pending until they are on");
 		return false;
 	}
 	char repo[FULFIL_REPO_MAX];
@@ -868,7 +1033,8 @@ static bool consider(struct fulfil *f, const char *id)
 		const struct fulfil_cooldown *cd = fulfil_cooled(f->cd, f->ncd, repo);
 		if (cd) {
 			snprintf(why, sizeof why,
-			         "repo on cooldown: %s (%d failed %s in 7 days); deferred, no attempt "
+			         "repo on cooldown: %s (%d failed %s in 7 days); deferred, no "
+			         "attempt "
 			         "used",
 			         cd->repo, cd->failures, fulfil_type_name(cd->type));
 			note_wait(f, &e, t, "repo_cooldown", why);
@@ -994,8 +1160,7 @@ static void collect_work(void *ud, const struct ledger_entry *e)
 		return;
 	struct fulfil_fact *fa = &c->facts[c->nfacts];
 	fa->type = (enum fulfil_type)t;
-	fa->repo = fulfil_repo_of(e->params, c->repos[c->nfacts]) == 0 ? c->repos[c->nfacts]
-	                                                                : NULL;
+	fa->repo = fulfil_repo_of(e->params, c->repos[c->nfacts]) == 0 ? c->repos[c->nfacts] : NULL;
 	fa->status = e->status;
 	fa->created_ms = e->created_ms;
 	fa->updated_ms = e->updated_ms;
@@ -1087,7 +1252,8 @@ static void on_stop(struct sched_job *job, void *ud)
 	fulfil_quiesce(ud);
 }
 
-/* --- lifetime ---------------------------------------------------------------------------------- */
+/* --- lifetime ----------------------------------------------------------------------------------
+ */
 
 struct fulfil *fulfil_new(const struct fulfil_config *c, struct ga_err *err)
 {

@@ -26,7 +26,13 @@
  *      the link, failure with the reason; §12.4);
  *      ledger in_progress, then outbound_submit with the idempotency key
  *      (create_plan first looks for an open plan with the same title:
- *      found → completed, "deduplicated", no second plan);
+ *      found → completed, "deduplicated", no second plan; create_workspace
+ *      goes to the workspace module's create instead — it finds the
+ *      organisation's workspace first and creates one, through outbound,
+ *      only when there is none: created → completed and announced with its
+ *      link; it existed → completed, and the room is told it exists, with
+ *      the link; the journal then holds the link under the commitment's
+ *      key);
  *      the outcome: sent → completed + the announcement; refused → failed
  *      (attemptCount + 1; abandoned at 3) and SILENT (§2.9: no chat; the
  *      owner's terminal hears of an owner's commitment abandoned; every
@@ -74,6 +80,10 @@ struct outbound;
 struct pipeline;
 struct sched;
 
+/* The workspace module's answer (same shape as workspace.h's
+ * wsp_answer_fn); text borrowed for the call. */
+typedef void (*fulfil_ws_answer_fn)(void *ud, bool ok, const char *text);
+
 struct fulfil_config {
 	uv_loop_t *loop;
 	struct sched *sched;       /* required */
@@ -83,11 +93,11 @@ struct fulfil_config {
 	struct gh_client *github;  /* may be NULL: create_plan then skips its dedup read */
 	struct pipeline *pipeline; /* may be NULL: no announcement in the room */
 	struct decision_log *dlog; /* may be NULL */
-	const char *agent_name; /* our holder name in claims (copied) */
+	const char *agent_name;    /* our holder name in claims (copied) */
 	bool social_only;
-	uint64_t interval_ms;           /* 0 = FULFIL_INTERVAL_MS */
-	int64_t in_progress_timeout_ms; /* 0 = FULFIL_IN_PROGRESS_TIMEOUT_MS */
-	uint64_t claim_renew_ms;        /* 0 = FULFIL_CLAIM_RENEW_MS */
+	uint64_t interval_ms;                                /* 0 = FULFIL_INTERVAL_MS */
+	int64_t in_progress_timeout_ms;                      /* 0 = FULFIL_IN_PROGRESS_TIMEOUT_MS */
+	uint64_t claim_renew_ms;                             /* 0 = FULFIL_CLAIM_RENEW_MS */
 	int (*room_target)(void *ud, char *buf, size_t cap); /* may be NULL */
 	struct coord *(*coord)(void *ud);                    /* may be NULL */
 	void (*notify_owner)(void *ud, const char *text);    /* may be NULL */
@@ -107,6 +117,19 @@ struct fulfil_config {
 	 * who and link filled (link "" when none). May be NULL. */
 	bool (*peer_done)(void *ud, const char *action, const char *target, char *who,
 	                  size_t who_cap, char *link, size_t link_cap);
+	/* create_workspace: whether the workspace module runs in this agent
+	 * now (NULL or false: such commitments wait, pending, untouched), and
+	 * its create (workspace.h wsp_create: the organisation's workspace
+	 * found first, under the coordination lock "workspace:<org>", created
+	 * from the template through outbound only when there is none, then
+	 * watched). org "" = the default organisation; description and
+	 * thread may be NULL. 0 and done called once later with the module's
+	 * answer ({"found","name","fullName","url","created","note"} or a
+	 * sentence when !ok); -1 with err when refused at once. */
+	bool (*workspaces_on)(void *ud);
+	int (*create_workspace)(void *ud, const char *org, const char *name,
+	                        const char *description, const char *thread,
+	                        fulfil_ws_answer_fn done, void *done_ud, struct ga_err *err);
 	void *ud;
 };
 

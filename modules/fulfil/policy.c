@@ -8,12 +8,13 @@
 #include <string.h>
 
 #include "common/json.h"
+#include "common/log.h"
 #include "common/strbuf.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 
-static const char *const type_names[FULFIL_TYPE_COUNT] = {"create_issue", "create_plan",
-                                                          "comment_issue", "post_bluesky"};
+static const char *const type_names[FULFIL_TYPE_COUNT] = {
+        "create_issue", "create_plan", "comment_issue", "post_bluesky", "create_workspace"};
 
 int fulfil_type_parse(const char *action)
 {
@@ -30,7 +31,37 @@ const char *fulfil_type_name(enum fulfil_type t)
 
 bool fulfil_type_is_github(enum fulfil_type t)
 {
-	return t == FULFIL_CREATE_ISSUE || t == FULFIL_CREATE_PLAN || t == FULFIL_COMMENT_ISSUE;
+	return t == FULFIL_CREATE_ISSUE || t == FULFIL_CREATE_PLAN || t == FULFIL_COMMENT_ISSUE ||
+	       t == FULFIL_CREATE_WORKSPACE;
+}
+
+void fulfil_workspace_name(const char *title, char out[FULFIL_WS_NAME_MAX + 1])
+{
+	size_t n = 0;
+	bool dash = false;
+	for (const char *c = title ? title : ""; *c && n < FULFIL_WS_NAME_MAX; c++) {
+		unsigned char ch = (unsigned char)*c;
+		if (isalnum(ch) && ch < 0x80) {
+			if (dash && n > 0)
+				out[n++] = '-';
+			dash = false;
+			if (n < FULFIL_WS_NAME_MAX)
+				out[n++] = (char)tolower(ch);
+		} else {
+			dash = true;
+		}
+	}
+	out[n] = '\0';
+	/* cut in the middle of a word: back to the last '-' past the half */
+	if (title && n == FULFIL_WS_NAME_MAX) {
+		char *last = strrchr(out, '-');
+		if (last && last - out >= FULFIL_WS_NAME_MAX / 2)
+			*last = '\0';
+	}
+	while (n > 0 && out[n - 1] == '-')
+		out[--n] = '\0';
+	if (!out[0])
+		snprintf(out, FULFIL_WS_NAME_MAX + 1, "%s", FULFIL_WS_NAME_DEFAULT);
 }
 
 enum conv_platform fulfil_type_platform(enum fulfil_type t)
@@ -155,7 +186,8 @@ const struct fulfil_cooldown *fulfil_cooled(const struct fulfil_cooldown *cd, si
 	return NULL;
 }
 
-/* --- prepare ------------------------------------------------------------------------------------ */
+/* --- prepare ------------------------------------------------------------------------------------
+ */
 
 static const char *str_param(const cJSON *params, const char *name)
 {
@@ -245,67 +277,97 @@ static const char *provenance(const char *source)
 	return "_Created from a commitment._";
 }
 
-/* The plan body of §3.2. */
-static void plan_body(struct strbuf *sb, const char *title, const cJSON *params,
-                      const char *source)
+/* The plan of a create_plan commitment as a draft (§3.2): the plan_create
+ * tool's arguments when they hold tasks, else the request in words (the
+ * room's commitments carry a title and a description: its list items are
+ * the tasks, plan_draft_from_request). The provenance line closes the
+ * context. 0, or -1 with d. */
+static int plan_draft_of(const char *title, const cJSON *params, const char *source,
+                         struct plan_draft *out, struct decision *d)
 {
 	const char *goal = first_of(params, (const char *const[]){"goal", "description", "body",
 	                                                          "content", "title", NULL});
 	const char *context = str_param(params, "context");
-	sb_printf(sb, "# [PLAN] %s\n\n## Goal\n%s\n\n## Context\n%s\n\n%s\n\n## Tasks\n\n", title,
-	          goal ? goal : title, context ? context : "", provenance(source));
+	struct strbuf ctx;
+	sb_init(&ctx, 0);
+	if (context && *context)
+		sb_printf(&ctx, "%s\n\n", context);
+	sb_puts(&ctx, provenance(source));
+	struct ga_err err = {{0}};
+	int rc = -1;
 	const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(params, "tasks");
-	int k = 0;
-	const cJSON *t;
-	cJSON_ArrayForEach(t, tasks)
-	{
-		const char *tt = json_string_or(t, "title", NULL);
-		if (!tt || !tt[0])
-			continue;
-		k++;
-		sb_printf(sb, "### Task %d: %s\n**Status:** pending\n**Assignee:** (empty if "
-		              "unclaimed)\n",
-		          k, tt);
-		const char *est = json_string_or(t, "estimate", NULL);
-		if (est && est[0])
-			sb_printf(sb, "**Estimate:** %s\n", est);
-		const cJSON *deps = cJSON_GetObjectItemCaseSensitive(t, "dependencies");
-		sb_puts(sb, "**Dependencies:** ");
-		int nd = 0;
-		const cJSON *dep;
-		cJSON_ArrayForEach(dep, deps)
-		{
-			if (cJSON_IsString(dep) && dep->valuestring[0])
-				sb_printf(sb, "%s%s", nd++ ? ", " : "", dep->valuestring);
-		}
-		sb_puts(sb, nd ? "\n" : "none\n");
-		const cJSON *files = cJSON_GetObjectItemCaseSensitive(t, "files");
-		int nf = 0;
-		const cJSON *file;
-		cJSON_ArrayForEach(file, files)
-		{
-			if (cJSON_IsString(file) && file->valuestring[0])
-				sb_printf(sb, "%s- `%s`\n", nf++ ? "" : "**Files:**\n", file->valuestring);
-		}
-		sb_printf(sb, "\n**Description:**\n%s\n\n---\n\n",
-		          json_string_or(t, "description", ""));
+	if (cJSON_GetArraySize(tasks) > 0) {
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "title", title);
+		cJSON_AddStringToObject(a, "goal", goal ? goal : title);
+		cJSON_AddStringToObject(a, "context", sb_cstr(&ctx));
+		cJSON_AddItemToObject(a, "tasks", cJSON_Duplicate(tasks, 1));
+		const cJSON *ver = cJSON_GetObjectItemCaseSensitive(params, "verification");
+		if (cJSON_IsArray(ver))
+			cJSON_AddItemToObject(a, "verification", cJSON_Duplicate(ver, 1));
+		rc = plan_draft_from_json(a, out, &err);
+		cJSON_Delete(a);
+		if (rc != 0)
+			log_kv(LOG_LEVEL_WARN, "fulfil",
+			       "the plan's tasks do not read: drafted from "
+			       "its words",
+			       "error", err.msg);
 	}
-	if (k == 0)
-		sb_puts(sb, "### Task 1: Define scope and requirements\n**Status:** pending\n"
-		            "**Assignee:** (empty if unclaimed)\n**Dependencies:** none\n\n"
-		            "**Description:**\nDefine what needs to be done, based on the "
-		            "commitment above.\n\n---\n\n");
-	sb_puts(sb, "## Verification\n");
-	const cJSON *ver = cJSON_GetObjectItemCaseSensitive(params, "verification");
-	int nv = 0;
-	const cJSON *v;
-	cJSON_ArrayForEach(v, ver)
-	{
-		if (cJSON_IsString(v) && v->valuestring[0])
-			sb_printf(sb, "- [ ] %s\n", v->valuestring), nv++;
+	/* words that are only the title: the one scoping task */
+	static const char scoping[] = "- Define scope and requirements: define what needs to be "
+	                              "done, based on the commitment above.";
+	if (rc != 0)
+		rc = plan_draft_from_request(title,
+		                             goal && strcmp(goal, title) != 0 ? goal : scoping,
+		                             sb_cstr(&ctx), out, &err);
+	if (rc == 0 && (!goal || strcmp(goal, title) == 0)) {
+		free(out->goal);
+		out->goal = xstrdup(title);
 	}
-	if (!nv)
-		sb_puts(sb, "- [ ] All tasks completed\n- [ ] Tests pass\n- [ ] Integration works\n");
+	sb_free(&ctx);
+	if (rc != 0)
+		decision_set(d, VERDICT_FAIL, "commitment_params", "the plan cannot be drafted: %s",
+		             err.msg);
+	return rc;
+}
+
+/* The text of a drafted plan (§3.2 exactly, modules/plan). */
+static int plan_text(struct fulfil_plan *out, struct decision *d)
+{
+	struct ga_err err = {{0}};
+	char *text = plan_draft_format(&out->draft, &err);
+	if (!text) {
+		decision_set(d, VERDICT_FAIL, "commitment_params", "the plan cannot be written: %s",
+		             err.msg);
+		return -1;
+	}
+	free(out->text);
+	out->text = text;
+	return 0;
+}
+
+int fulfil_plan_docs(struct fulfil_plan *p, bool has_agents, bool has_scenarios, struct decision *d)
+{
+	if (!p->has_draft)
+		return 0;
+	const char *slash = strchr(p->repo, '/');
+	struct ga_err err = {{0}};
+	int n = plan_draft_add_docs(&p->draft, slash ? slash + 1 : p->repo, has_agents,
+	                            has_scenarios, &err);
+	if (n < 0) {
+		decision_set(d, VERDICT_FAIL, "plan_docs", "the documentation tasks: %s", err.msg);
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	if (plan_text(p, d) != 0)
+		return -1;
+	decision_set(d, VERDICT_EDIT, "plan_docs",
+	             "%d documentation task%s prepended (the repository lacks %s%s%s)", n,
+	             n == 1 ? "" : "s", has_agents ? "" : PLAN_DOC_AGENTS,
+	             !has_agents && !has_scenarios ? " and " : "",
+	             has_scenarios ? "" : PLAN_DOC_SCENARIOS);
+	return n;
 }
 
 int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct decision *d)
@@ -315,7 +377,7 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	if (t < 0) {
 		decision_set(d, VERDICT_FAIL, "commitment_params",
 		             "'%.60s' is not a commitment type (create_issue, create_plan, "
-		             "comment_issue, post_bluesky)",
+		             "comment_issue, post_bluesky, create_workspace)",
 		             e->action ? e->action : "");
 		return -1;
 	}
@@ -329,11 +391,12 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	if (out->type == FULFIL_POST_BLUESKY) {
 		/* text first, then content (fix 14: the room's commitments carry
 		 * content), then the description */
-		const char *text = first_of(p, (const char *const[]){"text", "content", "description",
-		                                                     "title", NULL});
+		const char *text = first_of(
+		        p, (const char *const[]){"text", "content", "description", "title", NULL});
 		if (!text) {
-			decision_set(d, VERDICT_FAIL, "commitment_params",
-			             "post_bluesky has no text (params text, content or description)");
+			decision_set(
+			        d, VERDICT_FAIL, "commitment_params",
+			        "post_bluesky has no text (params text, content or description)");
 			sb_free(&sb);
 			return -1;
 		}
@@ -343,12 +406,28 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 		return 0;
 	}
 
+	if (out->type == FULFIL_CREATE_WORKSPACE) {
+		/* the organisation was checked when the commitment was read; a
+		 * ledger written by hand is checked again by the workspace module */
+		const char *org = json_string_or(p, "owner", "");
+		utf8_copy(out->repo, sizeof out->repo, org);
+		fulfil_workspace_name(first_of(p, (const char *const[]){"name", "title", NULL}),
+		                      out->title);
+		snprintf(out->target, sizeof out->target, "workspace:%.100s/%.*s",
+		         out->repo[0] ? out->repo : "<default>", FULFIL_WS_NAME_MAX, out->title);
+		const char *desc = first_of(p, (const char *const[]){"description", NULL});
+		out->text = desc ? xstrdup(desc) : NULL;
+		sb_free(&sb);
+		return 0;
+	}
+
 	if (fulfil_repo_of(p, out->repo) != 0) {
-		decision_set(d, VERDICT_FAIL, "commitment_params",
-		             "%s names no repository: params owner (%.40s) and repo (%.60s) are both "
-		             "needed",
-		             fulfil_type_name(out->type), json_string_or(p, "owner", "missing"),
-		             json_string_or(p, "repo", "missing"));
+		decision_set(
+		        d, VERDICT_FAIL, "commitment_params",
+		        "%s names no repository: params owner (%.40s) and repo (%.60s) are both "
+		        "needed",
+		        fulfil_type_name(out->type), json_string_or(p, "owner", "missing"),
+		        json_string_or(p, "repo", "missing"));
 		sb_free(&sb);
 		return -1;
 	}
@@ -356,8 +435,9 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 
 	if (out->type == FULFIL_COMMENT_ISSUE) {
 		int64_t n = issue_number_of(p);
-		const char *body = first_of(p, (const char *const[]){"body", "description", "content",
-		                                                     "text", "title", NULL});
+		const char *body =
+		        first_of(p, (const char *const[]){"body", "description", "content", "text",
+		                                          "title", NULL});
 		if (n <= 0 || !body) {
 			decision_set(d, VERDICT_FAIL, "commitment_params",
 			             "comment_issue in %s: missing %s", out->repo,
@@ -366,15 +446,15 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 			sb_free(&sb);
 			return -1;
 		}
-		snprintf(out->target, sizeof out->target, "github:%s:%s:issue:%" PRId64, owner, name,
-		         n);
+		snprintf(out->target, sizeof out->target, "github:%s:%s:issue:%" PRId64, owner,
+		         name, n);
 		out->text = xstrdup(body);
 		sb_free(&sb);
 		return 0;
 	}
 
-	const char *title = first_of(p, (const char *const[]){"title", "description", "body",
-	                                                      "content", NULL});
+	const char *title =
+	        first_of(p, (const char *const[]){"title", "description", "body", "content", NULL});
 	if (!title) {
 		decision_set(d, VERDICT_FAIL, "commitment_params",
 		             "%s in %s has neither a title nor a description",
@@ -393,19 +473,36 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	cJSON *labels = cJSON_CreateArray();
 	if (out->type == FULFIL_CREATE_PLAN) {
 		snprintf(out->title, sizeof out->title, "[PLAN] %s", t1);
-		plan_body(&sb, t1, p, e->source);
-		cJSON_AddItemToArray(labels, cJSON_CreateString("plan"));
-		cJSON_AddItemToArray(labels, cJSON_CreateString("plan:active"));
+		if (plan_draft_of(t1, p, e->source, &out->draft, d) != 0) {
+			sb_free(&sb);
+			cJSON_Delete(labels);
+			fulfil_plan_free(out);
+			return -1;
+		}
+		out->has_draft = true;
+		if (plan_text(out, d) != 0) {
+			sb_free(&sb);
+			cJSON_Delete(labels);
+			fulfil_plan_free(out);
+			return -1;
+		}
+		sb_puts(&sb, out->text);
+		/* the body below is the text; this copy is not kept */
+		free(out->text);
+		out->text = NULL;
+		cJSON_AddItemToArray(labels, cJSON_CreateString(PLAN_LABEL));
+		cJSON_AddItemToArray(labels, cJSON_CreateString(PLAN_LABEL_ACTIVE));
 	} else {
 		snprintf(out->title, sizeof out->title, "%s", t1);
-		const char *body = first_of(p, (const char *const[]){"body", "description", "content",
-		                                                     "title", NULL});
+		const char *body = first_of(
+		        p, (const char *const[]){"body", "description", "content", "title", NULL});
 		sb_printf(&sb, "%s\n\n---\n\n%s", body, provenance(e->source));
 		const cJSON *given = cJSON_GetObjectItemCaseSensitive(p, "labels");
 		const cJSON *l;
 		cJSON_ArrayForEach(l, given)
 		{
-			if (cJSON_IsString(l) && l->valuestring[0] && cJSON_GetArraySize(labels) < 10)
+			if (cJSON_IsString(l) && l->valuestring[0] &&
+			    cJSON_GetArraySize(labels) < 10)
 				cJSON_AddItemToArray(labels, cJSON_CreateString(l->valuestring));
 		}
 		if (cJSON_GetArraySize(labels) == 0)
@@ -415,8 +512,8 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	cJSON_AddItemToObject(out->extra, "labels", labels);
 	if (sb.len > FULFIL_TEXT_MAX) {
 		decision_set(d, VERDICT_FAIL, "commitment_params",
-		             "the body of %s in %s is %zu bytes, over %d", fulfil_type_name(out->type),
-		             out->repo, sb.len, FULFIL_TEXT_MAX);
+		             "the body of %s in %s is %zu bytes, over %d",
+		             fulfil_type_name(out->type), out->repo, sb.len, FULFIL_TEXT_MAX);
 		sb_free(&sb);
 		fulfil_plan_free(out);
 		return -1;
@@ -424,8 +521,8 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 	out->text = sb_detach(&sb);
 	sb_free(&sb);
 	if (!out->text) {
-		decision_set(d, VERDICT_FAIL, "commitment_params", "the body of %s could not be built",
-		             fulfil_type_name(out->type));
+		decision_set(d, VERDICT_FAIL, "commitment_params",
+		             "the body of %s could not be built", fulfil_type_name(out->type));
 		fulfil_plan_free(out);
 		return -1;
 	}
@@ -440,6 +537,9 @@ void fulfil_plan_free(struct fulfil_plan *p)
 	cJSON_Delete(p->extra);
 	p->text = NULL;
 	p->extra = NULL;
+	if (p->has_draft)
+		plan_draft_free(&p->draft);
+	p->has_draft = false;
 }
 
 void fulfil_description(const struct ledger_entry *e, char *out, size_t cap)
@@ -447,6 +547,12 @@ void fulfil_description(const struct ledger_entry *e, char *out, size_t cap)
 	const char *s = first_of(e->params, (const char *const[]){"title", "description", "body",
 	                                                          "text", "content", NULL});
 	char buf[FULFIL_DESC_MAX + 1];
+	char ws[FULFIL_DESC_MAX + 1];
+	if (!s && fulfil_type_parse(e->action) == FULFIL_CREATE_WORKSPACE) {
+		snprintf(ws, sizeof ws, "the workspace of %.60s",
+		         json_string_or(e->params, "owner", "the organisation"));
+		s = ws;
+	}
 	utf8_copy(buf, sizeof buf,
 	          s ? s : fulfil_type_name((enum fulfil_type)fulfil_type_parse(e->action)));
 	for (char *c = buf; *c; c++)
@@ -461,6 +567,11 @@ void fulfil_announcement(const char *description, const char *url, char *out, si
 		snprintf(out, cap, "Done — %s: %s", description, url);
 	else
 		snprintf(out, cap, "Done — %s", description);
+}
+
+void fulfil_workspace_exists(const char *full_name, const char *url, char *out, size_t cap)
+{
+	snprintf(out, cap, "The workspace %s already exists: %s", full_name, url);
 }
 
 enum fulfil_outcome fulfil_outcome_of(const struct decision *final)

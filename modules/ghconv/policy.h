@@ -30,7 +30,7 @@
  *   the seen set    a bounded ring of notification (thread id, updated_at)
  *                   pairs already handled, persisted by the engine.
  *
- * Deliberate differences from the reference, each for a stated reason:
+ * Choices beyond the spec, each for a stated reason:
  *   - "mentions @login" needs a name boundary after the login, so "@ada"
  *     is not a mention of "@ada-bot";
  *   - the agent chain (is_bot) counts only authors that are agents: the

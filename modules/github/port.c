@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapters/github/gh_work.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
@@ -17,6 +19,10 @@ struct gh_port {
 	void (*on_auth)(void *ud, const char *msg);
 	void *ud;
 	struct gh_port_stats stats;
+	/* pushes (gh_port_set_git) */
+	struct git_ctx *git;
+	char *cred_user, *cred_token; /* NULL: no credential */
+	char *api_url;
 };
 
 /* One send or one reconcile in flight. */
@@ -30,6 +36,10 @@ struct port_call {
 	void (*rdone)(void *done_ud, int exists, const char *artifact);
 	void *done_ud;
 	bool searched; /* reconcile of a new issue: the search half is over */
+	/* a new PR refused because one exists for its head: looked up */
+	char head[GH_REF_MAX + 1];
+	char sha[GH_SHA_LEN + 1];
+	char msg[GA_ERR_MSG_MAX]; /* GitHub's refusal, kept while looking up */
 };
 
 struct gh_port *gh_port_new(struct gh_client *gh, void (*on_auth)(void *ud, const char *msg),
@@ -44,7 +54,27 @@ struct gh_port *gh_port_new(struct gh_client *gh, void (*on_auth)(void *ud, cons
 
 void gh_port_free(struct gh_port *p)
 {
+	if (!p)
+		return;
+	free(p->cred_user);
+	free(p->cred_token);
+	free(p->api_url);
 	free(p);
+}
+
+int gh_port_set_git(struct gh_port *p, struct git_ctx *git, const struct git_cred *cred,
+                    const char *api_url, struct ga_err *err)
+{
+	if (!git || !api_url || !*api_url)
+		return err_set(err, "the port's git needs a git context and the API URL");
+	p->git = git;
+	free(p->cred_user);
+	free(p->cred_token);
+	free(p->api_url);
+	p->cred_user = cred && cred->username ? xstrdup(cred->username) : NULL;
+	p->cred_token = cred && cred->token ? xstrdup(cred->token) : NULL;
+	p->api_url = xstrdup(api_url);
+	return 0;
 }
 
 void gh_port_stats(const struct gh_port *p, struct gh_port_stats *out)
@@ -66,8 +96,9 @@ static bool copy_seg(char *dst, size_t cap, const char *s, size_t n)
 int gh_port_parse_target(const char *target, struct gh_port_target *out, struct ga_err *err)
 {
 	memset(out, 0, sizeof *out);
-	const char *bad = "a GitHub target is github:<owner>:<repo>:new-issue or "
-	                  "github:<owner>:<repo>:<issue|pr|reaction|delete>:<n>";
+	const char *bad =
+	        "a GitHub target is github:<owner>:<repo>:<new-issue|new-pr|push|"
+	        "create-repo> or github:<owner>:<repo>:<issue|pr|reaction|delete|edit>:<n>";
 	if (!target || strncmp(target, "github:", 7) != 0)
 		return err_set(err, "\"%.200s\": %s", target ? target : "(null)", bad);
 	const char *o = target + 7;
@@ -80,17 +111,26 @@ int gh_port_parse_target(const char *target, struct gh_port_target *out, struct 
 		return err_set(err, "\"%.200s\": '%s/%s' is not a valid GitHub repository", target,
 		               out->owner, out->repo);
 	const char *rest = c2 + 1;
-	if (strcmp(rest, "new-issue") == 0) {
-		out->kind = GH_PORT_NEW_ISSUE;
-		return 0;
-	}
+	static const struct {
+		const char *word;
+		enum gh_port_kind kind;
+	} bare[] = {{"new-issue", GH_PORT_NEW_ISSUE},
+	            {"new-pr", GH_PORT_NEW_PR},
+	            {"push", GH_PORT_PUSH},
+	            {"create-repo", GH_PORT_CREATE_REPO}};
+	for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++)
+		if (strcmp(rest, bare[i].word) == 0) {
+			out->kind = bare[i].kind;
+			return 0;
+		}
 	static const struct {
 		const char *prefix;
 		enum gh_port_kind kind;
 	} kinds[] = {{"issue:", GH_PORT_COMMENT},
 	             {"pr:", GH_PORT_COMMENT},
 	             {"reaction:", GH_PORT_REACTION},
-	             {"delete:", GH_PORT_DELETE}};
+	             {"delete:", GH_PORT_DELETE},
+	             {"edit:", GH_PORT_EDIT}};
 	const char *num = NULL;
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !num; i++) {
 		size_t n = strlen(kinds[i].prefix);
@@ -135,6 +175,79 @@ char *gh_port_body(const char *text, size_t len, const char *key)
 	return out ? out : xstrdup("");
 }
 
+int gh_port_push_key(const char *branch, const char *sha, char *out, size_t cap)
+{
+	if (!branch || !gh_valid_branch(branch) || !sha || strlen(sha) < 7 ||
+	    strspn(sha, "0123456789abcdef") != strlen(sha))
+		return -1;
+	int n = snprintf(out, cap, "push:%s:%s", branch, sha);
+	return n < 0 || (size_t)n >= cap || n > GH_PORT_KEY_MAX ? -1 : 0;
+}
+
+int gh_port_pr_key(const char *owner, const char *repo, const char *branch, char *out, size_t cap)
+{
+	if (!owner || !repo || !gh_valid_owner(owner) || !gh_valid_repo(repo) || !branch ||
+	    !gh_valid_branch(branch))
+		return -1;
+	char both[GH_OWNER_MAX + GH_REPO_MAX + 4];
+	int m = snprintf(both, sizeof both, "%s/%s", owner, repo);
+	for (int i = 0; i < m; i++)
+		if (both[i] >= 'A' && both[i] <= 'Z')
+			both[i] = (char)(both[i] - 'A' + 'a');
+	char hex[SHA256_HEX_LEN + 1];
+	sha256_hex(both, (size_t)m, hex);
+	int n = snprintf(out, cap, "pr:%.12s:%s", hex, branch);
+	return n < 0 || (size_t)n >= cap || n > GH_PORT_KEY_MAX ? -1 : 0;
+}
+
+int gh_port_key_parse(const char *key, enum gh_port_kind kind, char *branch, size_t bcap, char *sha,
+                      size_t scap)
+{
+	if (!key)
+		return -1;
+	const char *b, *end;
+	if (kind == GH_PORT_PUSH) {
+		if (strncmp(key, "push:", 5) != 0)
+			return -1;
+		b = key + 5;
+		end = strrchr(b, ':');
+		if (!end || !sha || strlen(end + 1) >= scap)
+			return -1;
+		snprintf(sha, scap, "%s", end + 1);
+	} else if (kind == GH_PORT_NEW_PR) {
+		if (strncmp(key, "pr:", 3) != 0 || strlen(key) < 17 || key[15] != ':')
+			return -1;
+		b = key + 16;
+		end = b + strlen(b);
+	} else {
+		return -1;
+	}
+	size_t n = (size_t)(end - b);
+	if (n == 0 || n >= bcap)
+		return -1;
+	memcpy(branch, b, n);
+	branch[n] = '\0';
+	return gh_valid_branch(branch) ? 0 : -1;
+}
+
+int gh_port_clone_url(const char *api_url, const char *owner, const char *repo, char *out,
+                      size_t cap)
+{
+	const char *base = api_url && *api_url ? api_url : "https://api.github.com";
+	size_t bl = strlen(base);
+	while (bl > 0 && base[bl - 1] == '/')
+		bl--;
+	int n;
+	if (bl == strlen("https://api.github.com") &&
+	    strncmp(base, "https://api.github.com", bl) == 0)
+		n = snprintf(out, cap, "https://github.com/%s/%s.git", owner, repo);
+	else if (bl > 7 && strncmp(base + bl - 7, "/api/v3", 7) == 0)
+		n = snprintf(out, cap, "%.*s/%s/%s.git", (int)(bl - 7), base, owner, repo);
+	else
+		n = snprintf(out, cap, "%.*s/%s/%s.git", (int)bl, base, owner, repo);
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
 /* --- send -------------------------------------------------------------------------------- */
 
 static void call_free(struct port_call *pc)
@@ -150,6 +263,47 @@ static void note_error(struct gh_port *p, const struct gh_result *res)
 		p->on_auth(p->ud, res->msg);
 }
 
+/* The outcome of a send, told to outbound once. */
+static void sent_ok(struct port_call *pc, const char *artifact)
+{
+	pc->p->stats.sent++;
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "sent", "key", pc->key, "url", artifact);
+	pc->done(pc->done_ud, 1, artifact, NULL);
+	call_free(pc);
+}
+
+static void sent_fail(struct port_call *pc, bool unknown, const char *msg, const char *kind)
+{
+	if (unknown) {
+		pc->p->stats.unknown++;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "write may have been applied", "key", pc->key,
+		       "error", msg);
+	} else {
+		pc->p->stats.refused++;
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "write refused", "key", pc->key, "error", msg,
+		       "kind", kind);
+	}
+	pc->done(pc->done_ud, unknown ? OUTBOUND_PORT_UNKNOWN : 0, NULL, msg);
+	call_free(pc);
+}
+
+static void on_sent(void *ud, const struct gh_result *res);
+
+/* A new PR refused because one is open for its head: that one is ours to
+ * report (the branch is this task's). */
+static void on_pr_existing(void *ud, const struct gh_result *res)
+{
+	struct port_call *pc = ud;
+	const cJSON *first = res->kind == GH_OK ? cJSON_GetArrayItem(res->json, 0) : NULL;
+	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(first, "html_url"));
+	if (url) {
+		sent_ok(pc, url);
+		return;
+	}
+	note_error(pc->p, res);
+	sent_fail(pc, false, pc->msg, "invalid");
+}
+
 static void on_sent(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
@@ -157,31 +311,172 @@ static void on_sent(void *ud, const struct gh_result *res)
 	bool gone = pc->t.kind == GH_PORT_DELETE && res->kind == GH_ERR_NOT_FOUND;
 	if (res->kind == GH_OK || gone) {
 		const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(res->json, "html_url"));
-		char made[64];
+		char made[GH_URL_MAX];
 		if (!url && pc->t.kind == GH_PORT_REACTION) {
 			snprintf(made, sizeof made, "reaction:%.0f",
 			         cJSON_GetNumberValue(cJSON_GetObjectItem(res->json, "id")));
 			url = made;
 		} else if (!url && pc->t.kind == GH_PORT_DELETE) {
 			url = gone ? "deleted (it was already gone)" : "deleted";
+		} else if (!url && pc->t.kind == GH_PORT_EDIT) {
+			/* labels answer with the label list, not the issue */
+			snprintf(made, sizeof made, "https://github.com/%s/%s/issues/%" PRId64,
+			         pc->t.owner, pc->t.repo, pc->t.number);
+			url = made;
 		}
-		p->stats.sent++;
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "sent", "key", pc->key, "url", url);
-		pc->done(pc->done_ud, 1, url, NULL);
-	} else if (res->maybe_applied) {
-		p->stats.unknown++;
-		note_error(p, res);
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "write may have been applied", "key", pc->key,
-		       "error", res->msg);
-		pc->done(pc->done_ud, OUTBOUND_PORT_UNKNOWN, NULL, res->msg);
-	} else {
-		p->stats.refused++;
-		note_error(p, res);
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "write refused", "key", pc->key, "error", res->msg,
-		       "kind", gh_error_kind_name(res->kind));
-		pc->done(pc->done_ud, 0, NULL, res->msg);
+		sent_ok(pc, url);
+		return;
 	}
-	call_free(pc);
+	note_error(p, res);
+	if (pc->t.kind == GH_PORT_NEW_PR && res->kind == GH_ERR_INVALID && !res->maybe_applied &&
+	    strstr(res->msg, "already exists")) {
+		char head[sizeof pc->t.owner + sizeof pc->head + 2];
+		snprintf(head, sizeof head, "%s:%s", pc->t.owner, pc->head);
+		struct gh_pull_query q = {.state = "open", .head = head, .max_items = 1};
+		struct ga_err err = {{0}};
+		snprintf(pc->msg, sizeof pc->msg, "%s", res->msg);
+		if (gh_pulls_list(p->gh, pc->t.owner, pc->t.repo, &q, on_pr_existing, pc, &err) !=
+		    0)
+			return;
+	}
+	sent_fail(pc, res->maybe_applied, res->msg, gh_error_kind_name(res->kind));
+}
+
+/* Strings of extra[name] (an array), at most cap. */
+static size_t extra_strings(const cJSON *extra, const char *name, const char **out, size_t cap)
+{
+	size_t n = 0;
+	const cJSON *l;
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(extra, name))
+	{
+		if (cJSON_IsString(l) && l->valuestring[0] && n < cap)
+			out[n++] = l->valuestring;
+	}
+	return n;
+}
+
+static uint64_t send_edit(struct port_call *pc, const cJSON *extra, struct ga_err *err)
+{
+	struct gh_port *p = pc->p;
+	const char *op = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "op"));
+	const char *v[GH_LABELS_MAX];
+	if (!op) {
+		err_set(err, "an edit of %s/%s#%" PRId64 " needs extra.op", pc->t.owner, pc->t.repo,
+		        pc->t.number);
+		return 0;
+	}
+	if (strcmp(op, "issue") == 0) {
+		struct gh_issue_update u = {
+		        .title = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "title")),
+		        .body = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "body")),
+		        .state = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "state")),
+		        .state_reason =
+		                cJSON_GetStringValue(cJSON_GetObjectItem(extra, "state_reason"))};
+		if (!u.title && !u.body && !u.state) {
+			err_set(err, "an issue edit needs a title, a body or a state");
+			return 0;
+		}
+		return gh_issue_update(p->gh, pc->t.owner, pc->t.repo, pc->t.number, &u, on_sent,
+		                       pc, err);
+	}
+	if (strcmp(op, "labels") == 0) {
+		size_t n = extra_strings(extra, "labels", v, GH_LABELS_MAX);
+		return gh_labels_set(p->gh, pc->t.owner, pc->t.repo, pc->t.number, v, n, on_sent,
+		                     pc, err);
+	}
+	size_t n = extra_strings(extra, "logins", v, GH_PORT_MAX_LOGINS);
+	if (strcmp(op, "assign") == 0)
+		return gh_assignees_add(p->gh, pc->t.owner, pc->t.repo, pc->t.number, v, n, on_sent,
+		                        pc, err);
+	if (strcmp(op, "unassign") == 0)
+		return gh_assignees_remove(p->gh, pc->t.owner, pc->t.repo, pc->t.number, v, n,
+		                           on_sent, pc, err);
+	if (strcmp(op, "reviewers") == 0)
+		return gh_reviewers_request(p->gh, pc->t.owner, pc->t.repo, pc->t.number, v, n,
+		                            on_sent, pc, err);
+	err_set(err, "'%.40s' is not an edit (issue, labels, assign, unassign, reviewers)", op);
+	return 0;
+}
+
+static uint64_t send_pr(struct port_call *pc, const cJSON *extra, const char *body,
+                        struct ga_err *err)
+{
+	struct gh_pull_new in = {.title = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "title")),
+	                         .body = body,
+	                         .head = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "head")),
+	                         .base = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "base")),
+	                         .draft = cJSON_IsTrue(cJSON_GetObjectItem(extra, "draft"))};
+	if (!in.title || !in.head || !in.base || strlen(in.head) > GH_REF_MAX) {
+		err_set(err, "a pull request in %s/%s needs extra.title, extra.head and extra.base",
+		        pc->t.owner, pc->t.repo);
+		return 0;
+	}
+	snprintf(pc->head, sizeof pc->head, "%s", in.head);
+	return gh_pull_create(pc->p->gh, pc->t.owner, pc->t.repo, &in, on_sent, pc, err);
+}
+
+static uint64_t send_repo(struct port_call *pc, const cJSON *extra, struct ga_err *err)
+{
+	const char *tpl = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "template"));
+	const char *desc = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "description"));
+	bool priv = cJSON_IsTrue(cJSON_GetObjectItem(extra, "private"));
+	if (!tpl) {
+		struct gh_repo_new in = {
+		        .name = pc->t.repo, .description = desc, .private_repo = priv};
+		return gh_org_repo_create(pc->p->gh, pc->t.owner, &in, on_sent, pc, err);
+	}
+	const char *slash = strchr(tpl, '/');
+	char towner[GH_OWNER_MAX + 1];
+	if (!slash || (size_t)(slash - tpl) > GH_OWNER_MAX) {
+		err_set(err, "extra.template '%.100s' is not owner/name", tpl);
+		return 0;
+	}
+	snprintf(towner, sizeof towner, "%.*s", (int)(slash - tpl), tpl);
+	struct gh_generate in = {.owner = pc->t.owner,
+	                         .name = pc->t.repo,
+	                         .description = desc,
+	                         .private_repo = priv};
+	return gh_repo_generate(pc->p->gh, towner, slash + 1, &in, on_sent, pc, err);
+}
+
+static void on_pushed(void *ud, const struct git_result *r)
+{
+	struct port_call *pc = ud;
+	if (r->ok) {
+		char made[GH_REF_MAX + GH_SHA_LEN + 2];
+		snprintf(made, sizeof made, "%s@%s", pc->head, pc->sha);
+		sent_ok(pc, made);
+		return;
+	}
+	snprintf(pc->p->stats.last_error, sizeof pc->p->stats.last_error, "%s", r->msg);
+	/* A push cut by the timeout may have reached the remote; one git
+	 * refused (non-fast-forward, 403, a missing ref) made nothing. */
+	sent_fail(pc, r->timed_out, r->msg, "git");
+}
+
+static int send_push(struct port_call *pc, const cJSON *extra, struct ga_err *err)
+{
+	struct gh_port *p = pc->p;
+	const char *branch = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "branch"));
+	const char *sha = cJSON_GetStringValue(cJSON_GetObjectItem(extra, "sha"));
+	if (!p->git)
+		return err_set(err, "this agent does not push (no git configured for the port)");
+	if (!branch || !gh_valid_branch(branch) || !sha || strlen(sha) > GH_SHA_LEN)
+		return err_set(err, "a push to %s/%s needs extra.branch and extra.sha", pc->t.owner,
+		               pc->t.repo);
+	snprintf(pc->head, sizeof pc->head, "%s", branch);
+	snprintf(pc->sha, sizeof pc->sha, "%s", sha);
+	char *mirror = git_mirror_path(p->git, pc->t.owner, pc->t.repo);
+	char url[GH_URL_MAX];
+	if (!mirror || gh_port_clone_url(p->api_url, pc->t.owner, pc->t.repo, url, sizeof url)) {
+		free(mirror);
+		return err_set(err, "no mirror for %s/%s", pc->t.owner, pc->t.repo);
+	}
+	struct git_cred cred = {p->cred_user ? p->cred_user : "x-access-token", p->cred_token};
+	int rc = git_push(p->git, mirror, url, branch, p->cred_token ? &cred : NULL, on_pushed, pc,
+	                  err);
+	free(mirror);
+	return rc;
 }
 
 static int port_send(void *ud, const struct outbound_send *s, outbound_port_done_fn done,
@@ -204,7 +499,16 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 	uint64_t id = 0;
 	int64_t comment_id =
 	        (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(s->extra, "comment_id"));
-	if (pc->t.kind == GH_PORT_REACTION) {
+	if (pc->t.kind == GH_PORT_PUSH) {
+		if (send_push(pc, s->extra, &err) == 0)
+			id = 1;
+	} else if (pc->t.kind == GH_PORT_EDIT) {
+		id = send_edit(pc, s->extra, &err);
+	} else if (pc->t.kind == GH_PORT_NEW_PR) {
+		id = send_pr(pc, s->extra, body, &err);
+	} else if (pc->t.kind == GH_PORT_CREATE_REPO) {
+		id = send_repo(pc, s->extra, &err);
+	} else if (pc->t.kind == GH_PORT_REACTION) {
 		const char *content =
 		        cJSON_GetStringValue(cJSON_GetObjectItem(s->extra, "content"));
 		id = gh_reaction_create(p->gh, pc->t.owner, pc->t.repo, pc->t.number,
@@ -227,15 +531,8 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 		}
 	} else if (pc->t.kind == GH_PORT_NEW_ISSUE) {
 		const char *title = cJSON_GetStringValue(cJSON_GetObjectItem(s->extra, "title"));
-		const cJSON *labels = cJSON_GetObjectItem(s->extra, "labels");
 		const char *lab[GH_PORT_MAX_LABELS];
-		size_t nl = 0;
-		const cJSON *l;
-		cJSON_ArrayForEach(l, labels)
-		{
-			if (cJSON_IsString(l) && l->valuestring[0] && nl < GH_PORT_MAX_LABELS)
-				lab[nl++] = l->valuestring;
-		}
+		size_t nl = extra_strings(s->extra, "labels", lab, GH_PORT_MAX_LABELS);
 		if (!title || !title[0] || strlen(title) > GH_PORT_TITLE_MAX) {
 			err_set(&err, "a new issue in %s/%s needs extra.title (1..%d bytes)",
 			        pc->t.owner, pc->t.repo, GH_PORT_TITLE_MAX);
@@ -337,6 +634,59 @@ static void on_rec_list(void *ud, const struct gh_result *res)
 	rec_answer(pc, -1, NULL);
 }
 
+/* push: the remote branch at the key's commit is the artifact. */
+static void on_rec_ref(void *ud, const struct gh_result *res)
+{
+	struct port_call *pc = ud;
+	if (res->kind == GH_ERR_NOT_FOUND) {
+		rec_answer(pc, 0, NULL);
+		return;
+	}
+	struct gh_branch_info b;
+	struct ga_err err = {{0}};
+	if (res->kind != GH_OK || gh_branch_parse(res->json, &b, &err) != 0) {
+		note_error(pc->p, res);
+		rec_answer(pc, -1, NULL);
+		return;
+	}
+	if (strcmp(b.sha, pc->sha) != 0) {
+		/* another commit: ours did not land (a push never rewrites) */
+		rec_answer(pc, 0, NULL);
+		return;
+	}
+	char made[GH_REF_MAX + GH_SHA_LEN + 2];
+	snprintf(made, sizeof made, "%s@%s", pc->head, pc->sha);
+	rec_answer(pc, 1, made);
+}
+
+/* new PR: any PR of that head (one branch per task attempt). */
+static void on_rec_pr(void *ud, const struct gh_result *res)
+{
+	struct port_call *pc = ud;
+	if (res->kind != GH_OK) {
+		note_error(pc->p, res);
+		rec_answer(pc, -1, NULL);
+		return;
+	}
+	const cJSON *first = cJSON_GetArrayItem(res->json, 0);
+	const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(first, "html_url"));
+	rec_answer(pc, url ? 1 : 0, url);
+}
+
+static void on_rec_repo(void *ud, const struct gh_result *res)
+{
+	struct port_call *pc = ud;
+	if (res->kind == GH_OK) {
+		const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(res->json, "html_url"));
+		rec_answer(pc, 1, url ? url : "");
+	} else if (res->kind == GH_ERR_NOT_FOUND) {
+		rec_answer(pc, 0, NULL);
+	} else {
+		note_error(pc->p, res);
+		rec_answer(pc, -1, NULL);
+	}
+}
+
 static void port_reconcile(void *ud, const char *idem_key, const char *target,
                            void (*done)(void *done_ud, int exists, const char *artifact),
                            void *done_ud)
@@ -355,13 +705,33 @@ static void port_reconcile(void *ud, const char *idem_key, const char *target,
 		rec_answer(pc, -1, NULL);
 		return;
 	}
-	if (pc->t.kind == GH_PORT_REACTION || pc->t.kind == GH_PORT_DELETE) {
+	if (pc->t.kind == GH_PORT_REACTION || pc->t.kind == GH_PORT_DELETE ||
+	    pc->t.kind == GH_PORT_EDIT) {
 		/* idempotent on GitHub: doing it again is the answer */
 		rec_answer(pc, 0, NULL);
 		return;
 	}
 	uint64_t id;
-	if (pc->t.kind == GH_PORT_NEW_ISSUE) {
+	if (pc->t.kind == GH_PORT_NEW_PR || pc->t.kind == GH_PORT_PUSH) {
+		if (gh_port_key_parse(idem_key, pc->t.kind, pc->head, sizeof pc->head, pc->sha,
+		                      sizeof pc->sha) != 0) {
+			log_kv(LOG_LEVEL_ERROR, LOG_COMP, "cannot reconcile", "key", idem_key,
+			       "error", "the key names no branch");
+			rec_answer(pc, -1, NULL);
+			return;
+		}
+		if (pc->t.kind == GH_PORT_PUSH) {
+			id = gh_ref_get(p->gh, pc->t.owner, pc->t.repo, pc->head, on_rec_ref, pc,
+			                &err);
+		} else {
+			char head[sizeof pc->t.owner + sizeof pc->head + 2];
+			snprintf(head, sizeof head, "%s:%s", pc->t.owner, pc->head);
+			struct gh_pull_query q = {.state = "all", .head = head, .max_items = 1};
+			id = gh_pulls_list(p->gh, pc->t.owner, pc->t.repo, &q, on_rec_pr, pc, &err);
+		}
+	} else if (pc->t.kind == GH_PORT_CREATE_REPO) {
+		id = gh_repo_get(p->gh, pc->t.owner, pc->t.repo, on_rec_repo, pc, &err);
+	} else if (pc->t.kind == GH_PORT_NEW_ISSUE) {
 		char q[256];
 		int n = snprintf(q, sizeof q, "\"%s\" repo:%s/%s in:body", idem_key, pc->t.owner,
 		                 pc->t.repo);

@@ -19,8 +19,42 @@
  *   github:<owner>:<repo>:delete:<n>  send = delete one of our comments on
  *                                     issue / PR n: extra {"comment_id": id};
  *                                     already gone (404) counts as done.
- * A reaction and a deletion are idempotent on GitHub: their reconcile says
- * "not made" (0), so a crash between intent and done lets them run again.
+ *   github:<owner>:<repo>:edit:<n>    send = change issue / PR n, one call
+ *                                     per send, chosen by extra "op":
+ *                                       "issue"     PATCH title, body, state,
+ *                                                   state_reason (those of
+ *                                                   extra's fields present);
+ *                                       "labels"    set the labels (extra
+ *                                                   "labels": [..], replaced);
+ *                                       "assign" / "unassign"  extra
+ *                                                   "logins": [..];
+ *                                       "reviewers" request reviews from
+ *                                                   extra "logins": [..];
+ *                                     the text only describes the change (the
+ *                                     audit, the dedup): it is not sent;
+ *   github:<owner>:<repo>:new-pr      send = open a pull request: extra
+ *                                     {"title", "head", "base", "draft"}; the
+ *                                     text is its body. The key is
+ *                                     gh_port_pr_key's. GitHub's "a pull
+ *                                     request already exists" for that head
+ *                                     is answered with the existing PR (it is
+ *                                     the artifact: one PR per task branch);
+ *   github:<owner>:<repo>:push        send = push a task branch (git, not
+ *                                     REST): extra {"branch", "sha"}; the
+ *                                     mirror is the one adapters/git keeps
+ *                                     for <owner>/<repo> in the port's git
+ *                                     cache (gh_port_set_git), pushed from
+ *                                     refs/ga/tasks/<branch>, never forced,
+ *                                     to the URL gh_port_clone_url makes; the
+ *                                     key is gh_port_push_key's;
+ *   github:<owner>:<repo>:create-repo send = create the repository <repo>
+ *                                     in <owner>: from a template when extra
+ *                                     has "template" ("owner/name"), else an
+ *                                     empty one; extra "description",
+ *                                     "private".
+ * A reaction, a deletion and an edit are idempotent on GitHub (doing one
+ * again leaves the same state): their reconcile says "not made" (0), so a
+ * crash between intent and done lets them run again.
  *
  * The idempotency key travels in every body, invisibly, as an HTML comment.
  * Outbound already appends `<!-- ga:chain=N key=K -->` (or `<!-- ga:key=K
@@ -43,7 +77,13 @@
  *              all); an issue whose body carries "key=K -->" → 1 with its
  *              html_url;
  *   comment    the issue's comments (up to GH_PORT_MAX_COMMENTS), same test;
- *              404/410 on the issue → 0 (the comment cannot exist).
+ *              404/410 on the issue → 0 (the comment cannot exist);
+ *   new PR     the PRs (any state) whose head is <owner>:<branch of the
+ *              key> → 1 with the first one's html_url, none → 0;
+ *   push       the remote branch (GET git/ref/heads/<branch of the key>)
+ *              at the key's sha → 1; absent, or at another commit → 0;
+ *   create     GET /repos/<owner>/<repo>: 200 → 1 with its html_url, 404
+ *              → 0.
  *   Any other failure → -1 (unknown: outbound leaves the intent pending).
  *
  * Ownership: the client is borrowed and must outlive the port; free the port
@@ -56,6 +96,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "adapters/git/git.h"
 #include "adapters/github/github.h"
 #include "common/err.h"
 #include "modules/outbound/outbound.h"
@@ -64,6 +105,11 @@
 #define GH_PORT_MAX_COMMENTS  1000
 #define GH_PORT_TITLE_MAX     256 /* GitHub's own limit on an issue title */
 #define GH_PORT_MAX_LABELS    10
+#define GH_PORT_MAX_LOGINS    10  /* assignees / reviewers of one edit */
+#define GH_PORT_KEY_MAX       128 /* the journal's bound on a key */
+/* The agent's git cache (its mirrors), under the memory directory: the
+ * task pipeline fills it, the port pushes from it. */
+#define GH_PORT_GIT_DIR "git"
 
 struct gh_port;
 
@@ -76,6 +122,13 @@ void gh_port_free(struct gh_port *p); /* NULL ok */
 /* The outbound_port for CONV_PLATFORM_GITHUB (marker_in_text, no pacing of
  * its own: the client spaces writes). */
 void gh_port_describe(struct gh_port *p, struct outbound_port *out);
+
+/* Lets the port push: git is borrowed (it must outlive the port; its cache
+ * holds the mirrors the task pipeline fills), cred is copied (NULL: none),
+ * api_url names the host pushes go to (gh_port_clone_url). Without it a
+ * push is refused (0, "this agent does not push"). */
+int gh_port_set_git(struct gh_port *p, struct git_ctx *git, const struct git_cred *cred,
+                    const char *api_url, struct ga_err *err);
 
 /* Sends started, and how they ended (for status). */
 struct gh_port_stats {
@@ -91,6 +144,10 @@ enum gh_port_kind {
 	GH_PORT_COMMENT, /* issue:<n>, pr:<n> */
 	GH_PORT_REACTION,
 	GH_PORT_DELETE,
+	GH_PORT_EDIT, /* edit:<n> */
+	GH_PORT_NEW_PR,
+	GH_PORT_PUSH,
+	GH_PORT_CREATE_REPO,
 };
 
 struct gh_port_target {
@@ -107,5 +164,22 @@ bool gh_port_body_has_key(const char *body, const char *key);
 /* text plus "\n\n<!-- ga:key=K -->" unless it already carries K's marker.
  * Caller frees. */
 char *gh_port_body(const char *text, size_t len, const char *key);
+
+/* The keys of the kinds whose reconcile reads them back (at most
+ * GH_PORT_KEY_MAX bytes; 0, or -1 when a part is invalid or too long):
+ *   push    "push:<branch>:<sha>"
+ *   new PR  "pr:<12 hex of sha256(lower-case owner/repo)>:<branch>" (the
+ *           same branch name in two repositories is two keys) */
+int gh_port_push_key(const char *branch, const char *sha, char *out, size_t cap);
+int gh_port_pr_key(const char *owner, const char *repo, const char *branch, char *out, size_t cap);
+/* The branch (and sha) a key of the forms above names: 0, or -1. */
+int gh_port_key_parse(const char *key, enum gh_port_kind kind, char *branch, size_t bcap, char *sha,
+                      size_t scap);
+/* The URL git clones and pushes <owner>/<repo> at, from the REST base:
+ * https://api.github.com → https://github.com/<o>/<r>.git; a GitHub
+ * Enterprise ".../api/v3" → the host's root; any other base (a test's
+ * fake) → <base>/<o>/<r>.git. 0, or -1 when out is too small. */
+int gh_port_clone_url(const char *api_url, const char *owner, const char *repo, char *out,
+                      size_t cap);
 
 #endif

@@ -236,8 +236,7 @@ static int parse_count(struct span v, long *out)
 }
 
 /* Durations: "30m", "30 min", "1h", "2 hours", "2 days", "45s"; bare number =
- * minutes. Returns -1 for anything else (the reference read "2 days" as two
- * minutes). */
+ * minutes. Returns -1 for anything else (an unknown unit is not minutes). */
 static int parse_duration(struct span v, int64_t *ms)
 {
 	char buf[48];
@@ -346,8 +345,8 @@ static void parse_mechanics(struct self_doc *d, struct span body)
 		if (nc < 2)
 			continue;
 		struct span key = cells[0], val = cells[1];
-		/* Order matters: the reference let "My replies in thread" also
-		 * set the depth (§11.3). A row sets exactly one knob. */
+		/* A row sets exactly one knob, the first that matches: "My
+		 * replies in thread" is the reply count, not the depth. */
 		if (contains_ci(key, "depth"))
 			set_count(d, key, val, &m->max_thread_depth, SELF_DEFAULT_MAX_DEPTH,
 				  SELF_MAX_DEPTH_LIMIT);

@@ -4,18 +4,19 @@
  * Sections are level-2 headings matched exactly at line start, case-
  * insensitively (`## Voice`), against the candidate titles of
  * runtime-bluesky.md §2.3; a section runs to the next level-1 or level-2
- * heading. (The reference matched a substring anywhere, so `### Connections`
- * hit `## Connections`; we do not.) Bullets are lines starting with "- " or
+ * heading; a `### Connections` subheading is not `## Connections`. Bullets
+ * are lines starting with "- " or
  * "* "; bullets that are only an emphasis-wrapped placeholder such as
  * "*(Added through reflection)*" are ignored.
  *
  * `## Social Mechanics` is a table of signal | threshold rows. Each value is
  * validated: not a number, negative, zero, or past the clamp → the default,
  * and a warning naming the key. Durations accept s, m/min/minute(s),
- * h/hr(s)/hour(s), d/day(s); a bare number is minutes. The reference's
- * defects are fixed: "My replies in thread" no longer also sets the thread
- * depth, "2 days" is two days, and skipLowValueAcknowledgments can be turned
- * off ("no", "false", "off", "don't skip").
+ * h/hr(s)/hour(s), d/day(s); a bare number is minutes; an unknown unit is
+ * refused ("2 days" is two days, "2 fortnights" the default). A row sets
+ * exactly one knob ("My replies in thread" is the reply count, not the
+ * thread depth), and skipLowValueAcknowledgments can be turned off ("no",
+ * "false", "off", "don't skip").
  *
  * `## Daily Rituals` entries: `- **Name** [schedule] (workspace)` then
  * `Participants: a, b` / `Role: initiator|participant` / description lines.
@@ -24,8 +25,8 @@
  * Bounds: SELF_MAX_BYTES per file, SELF_MAX_ITEMS bullets per list,
  * SELF_MAX_RITUALS rituals, SELF_MAX_WARNINGS warnings.
  */
-#ifndef GA_MODULES_SELF_H
-#define GA_MODULES_SELF_H
+#ifndef GA_MODULES_IDENTITY_SELF_H
+#define GA_MODULES_IDENTITY_SELF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,13 +12,12 @@
  * for corrupt or absent: the check fails (SOUL_DENIED for a permission
  * problem, SOUL_INVALID otherwise), the pin stays where it is, and nothing is
  * pinned again. An empty or missing SOUL.md before any pin asks the owner to
- * write one (what it is for, where); after a pin, to restore it.
- *
- * The reference only checked that the file exists (runtime-bluesky.md §2.1,
- * §11.19); an edited or truncated SOUL.md went unnoticed.
+ * write one (what it is for, where); after a pin, to restore it. So an
+ * edited or truncated SOUL.md never goes unnoticed (runtime-bluesky.md
+ * §2.1).
  */
-#ifndef GA_MODULES_SOUL_H
-#define GA_MODULES_SOUL_H
+#ifndef GA_MODULES_IDENTITY_SOUL_H
+#define GA_MODULES_IDENTITY_SOUL_H
 
 #include <stdbool.h>
 #include <stddef.h>

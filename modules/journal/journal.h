@@ -42,8 +42,8 @@
  * single-threaded. Strings returned are borrowed until the next call that
  * writes to the journal.
  */
-#ifndef GA_MODULES_JOURNAL_H
-#define GA_MODULES_JOURNAL_H
+#ifndef GA_MODULES_JOURNAL_JOURNAL_H
+#define GA_MODULES_JOURNAL_JOURNAL_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

@@ -12,8 +12,8 @@
  * pipeline); this module does not know local-tools. Owner turns are
  * allowed past the daily token budget.
  *
- * Turns run one at a time, in order (the reference ran a second submission
- * concurrently with the first); at most OWNER_QUEUE_MAX wait. A fatal model
+ * Turns run one at a time, in order (a second line waits for the first
+ * turn's answer); at most OWNER_QUEUE_MAX wait. A fatal model
  * error (the key is refused) is handed to opts.fatal — the daemon then
  * tells the owner and exits 69.
  *
@@ -21,8 +21,8 @@
  * exchanges of at most OWNER_TURN_MAX_BYTES each, OWNER_MAX_ROUNDS tool
  * rounds per turn.
  */
-#ifndef GA_MODULES_OWNER_H
-#define GA_MODULES_OWNER_H
+#ifndef GA_MODULES_OWNER_OWNER_H
+#define GA_MODULES_OWNER_OWNER_H
 
 #include <stdbool.h>
 #include <uv.h>

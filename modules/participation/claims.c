@@ -1,5 +1,5 @@
 /*
- * claims — §12.1 step 4 and its 🐞: the claim target of a commitment, the
+ * claims — §12.1 step 4: the claim target of a commitment, the
  * peers' live claims as this agent was told of them, and the drop of our
  * commitments a peer already claimed. See participation.h ("claims").
  */
@@ -19,6 +19,10 @@ static bool filled(const char *s)
 void part_claim_work(const struct part_commitment *c, const char *detected_repo,
                      struct commit_work *out)
 {
+	if (c->type == PART_COMMIT_CREATE_WORKSPACE) {
+		commit_work_of_workspace(c->org, out);
+		return;
+	}
 	commit_work_of(part_commit_type_name(c->type), filled(c->repo) ? c->repo : detected_repo,
 	               c->title, c->description, NULL, out);
 }

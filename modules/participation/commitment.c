@@ -14,8 +14,11 @@
 #include "common/utf8.h"
 #include "common/xalloc.h"
 
-static const char *const type_names[PART_COMMIT_TYPE_COUNT] = {"create_issue", "create_plan",
-                                                               "comment_issue", "post_bluesky"};
+static const char *const type_names[PART_COMMIT_TYPE_COUNT] = {
+        "create_issue", "create_plan", "comment_issue", "post_bluesky", "create_workspace"};
+
+#define TYPE_LIST "create_issue, create_plan, comment_issue, post_bluesky, create_workspace"
+#define ORG_MAX   39 /* GitHub's longest user or organisation name */
 
 const char *part_commit_type_name(enum part_commit_type t)
 {
@@ -38,7 +41,8 @@ static const struct {
         {"repository", "repo"},    {"name", "title"},          {"subject", "title"},
         {"body", "description"},   {"details", "description"}, {"text", "content"},
         {"message", "content"},    {"post", "content"},        {"issueNumber", "issue_number"},
-        {"issue", "issue_number"}, {"number", "issue_number"},
+        {"issue", "issue_number"}, {"number", "issue_number"}, {"owner", "org"},
+        {"organization", "org"},   {"organisation", "org"},
 };
 
 static const char *canonical_key(const char *k)
@@ -150,12 +154,42 @@ static char *clean_repo(const char *in)
 	return xstrndup(s, n);
 }
 
+/* create_workspace's organisation: org (a GitHub owner name: letters,
+ * digits, single '-' inside, at most ORG_MAX), else the owner of repo,
+ * else none. 0, or -1 with why. */
+static int check_org(const cJSON *o, struct part_commitment *c, char *why, size_t whylen)
+{
+	char *org = NULL;
+	if (take_string(o, "org", 256, &org, why, whylen) < 0)
+		return -1;
+	if (blank(org)) {
+		free(org);
+		org = NULL;
+		if (c->repo)
+			org = xstrndup(c->repo, strcspn(c->repo, "/"));
+	}
+	if (!org)
+		return 0;
+	size_t n = strlen(org);
+	bool ok = n > 0 && n <= ORG_MAX && org[0] != '-' && org[n - 1] != '-' && !strstr(org, "--");
+	for (size_t i = 0; ok && i < n; i++)
+		ok = isalnum((unsigned char)org[i]) || org[i] == '-';
+	if (!ok) {
+		snprintf(why, whylen, "org: \"%.60s\" is not a GitHub organisation name", org);
+		free(org);
+		return -1;
+	}
+	c->org = org;
+	return 0;
+}
+
 void part_commitment_clear(struct part_commitment *c)
 {
 	free(c->repo);
 	free(c->title);
 	free(c->description);
 	free(c->content);
+	free(c->org);
 	memset(c, 0, sizeof *c);
 }
 
@@ -166,18 +200,13 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 	memset(c, 0, sizeof *c);
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "type");
 	if (!t || cJSON_IsNull(t)) {
-		snprintf(why, whylen,
-		         "type: required (one of create_issue, create_plan, "
-		         "comment_issue, post_bluesky)");
+		snprintf(why, whylen, "type: required (one of " TYPE_LIST ")");
 		return -1;
 	}
 	int ty = cJSON_IsString(t) ? part_commit_type_parse(t->valuestring) : -1;
 	if (ty < 0) {
 		char *p = cJSON_PrintUnformatted(t);
-		snprintf(why, whylen,
-		         "type: %.64s is not one of create_issue, create_plan, "
-		         "comment_issue, post_bluesky",
-		         p ? p : "?");
+		snprintf(why, whylen, "type: %.64s is not one of " TYPE_LIST, p ? p : "?");
 		free(p);
 		return -1;
 	}
@@ -208,7 +237,7 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 		if (cJSON_IsNumber(num)) {
 			v = num->valuedouble;
 		} else if (cJSON_IsString(num)) {
-			/* "42" and "#42": the model often quotes numbers (§8.3 🐞 fixed). */
+			/* "42" and "#42": the model often quotes numbers (§8.3). */
 			const char *s = num->valuestring;
 			if (*s == '#')
 				s++;
@@ -229,7 +258,12 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 		}
 		c->issue_number = (int64_t)v;
 	}
-	if (blank(c->title) && blank(c->description) && blank(c->content)) {
+	if (c->type == PART_COMMIT_CREATE_WORKSPACE && check_org(o, c, why, whylen) < 0) {
+		part_commitment_clear(c);
+		return -1;
+	}
+	if (c->type != PART_COMMIT_CREATE_WORKSPACE && blank(c->title) && blank(c->description) &&
+	    blank(c->content)) {
 		snprintf(why, whylen,
 		         ": At least one content field (title, description, or "
 		         "content) required");
@@ -434,10 +468,18 @@ int part_extract_parse(const char *reply, size_t len, bool social_only,
 		cJSON_AddStringToObject(o, "description", desc->valuestring);
 		const cJSON *ti = cJSON_GetObjectItemCaseSensitive(params, "title");
 		const cJSON *rp = cJSON_GetObjectItemCaseSensitive(params, "repo");
+		bool ws = cJSON_IsString(ty) && strcmp(ty->valuestring, "create_workspace") == 0;
+		if (ws && !ti)
+			ti = cJSON_GetObjectItemCaseSensitive(params, "name");
 		if (ti)
 			cJSON_AddItemToObject(o, "title", cJSON_Duplicate(ti, true));
 		if (rp)
 			cJSON_AddItemToObject(o, "repo", cJSON_Duplicate(rp, true));
+		const cJSON *org = cJSON_GetObjectItemCaseSensitive(params, "org");
+		if (ws && !org)
+			org = cJSON_GetObjectItemCaseSensitive(params, "owner");
+		if (ws && org)
+			cJSON_AddItemToObject(o, "org", cJSON_Duplicate(org, true));
 		if (cJSON_IsString(ty) && strcmp(ty->valuestring, "post_bluesky") == 0)
 			cJSON_AddStringToObject(o, "content", desc->valuestring);
 		add_checked(out, it, o, social_only);

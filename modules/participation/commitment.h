@@ -7,15 +7,22 @@
  *
  * Commitment normalisation (§8.3), per item, order kept:
  *   1. alias keys → canonical (part_commitment_normalize; the 14-entry map);
- *      first non-empty value wins in key order, as the reference does;
+ *      first non-empty value wins in key order;
  *   2. schema: type ∈ {create_issue, create_plan, comment_issue,
- *      post_bluesky} (exact case); repo/title/description/content strings;
- *      issue_number a number; at least one of title/description/content
- *      non-empty; unknown keys removed;
- *   3. social-only agents drop create_issue, create_plan, comment_issue.
- * Deliberate departures (§16, each tested):
+ *      post_bluesky, create_workspace} (exact case); repo/title/description/
+ *      content strings; issue_number a number; at least one of title/
+ *      description/content non-empty (not for create_workspace: "a
+ *      workspace for acme" names nothing more than its organisation);
+ *      unknown keys removed;
+ *   3. social-only agents drop every type but post_bluesky.
+ * create_workspace (the room asks for the organisation's workspace,
+ * github-commitments §3.1): org (aliases owner, organization,
+ * organisation) a GitHub organisation name, else the owner of repo, else
+ * absent (the agent's default organisation); title (alias name) the
+ * workspace's name (optional). org is checked for this type only.
+ * Further rules (§16, each tested):
  *   - a JSON null in an optional field is "absent", not a reason to drop
- *     the commitment or the whole decision (§8.2/§8.3 🐞);
+ *     the commitment or the whole decision (§8.2/§8.3);
  *   - issue_number accepts "42" and "#42" and refuses 3.5 or 0 (an issue
  *     number is a positive whole number);
  *   - repo given as a URL ("https://github.com/o/r.git") is cleaned to
@@ -61,6 +68,7 @@ enum part_commit_type {
 	PART_COMMIT_CREATE_PLAN,
 	PART_COMMIT_COMMENT_ISSUE,
 	PART_COMMIT_POST_BLUESKY,
+	PART_COMMIT_CREATE_WORKSPACE,
 	PART_COMMIT_TYPE_COUNT,
 };
 
@@ -71,6 +79,7 @@ struct part_commitment {
 	char *description;    /* NULL when absent */
 	char *content;        /* NULL when absent */
 	int64_t issue_number; /* 0 when absent */
+	char *org;            /* create_workspace: the organisation, or NULL */
 };
 
 struct part_dropped {
@@ -95,7 +104,7 @@ struct part_decision {
 	bool from_text; /* read from prose (the §8.1 fallback), not the tool */
 };
 
-/* "create_issue", ... and back (-1: not one of the four, exact case). */
+/* "create_issue", ... and back (-1: not one of the five, exact case). */
 const char *part_commit_type_name(enum part_commit_type t);
 int part_commit_type_parse(const char *s);
 
@@ -125,7 +134,8 @@ int part_decision_from_text(const char *text, size_t len, bool social_only,
 /* §8.4: the extraction model's reply (a JSON array, maybe in a ``` or
  * ```json fence) → commitments of confidence high or medium that pass the
  * §8.3 schema (params.title → title, params.repo → repo, description →
- * description, and for post_bluesky also → content). -1 with err when the
+ * description, and for post_bluesky also → content; for create_workspace
+ * params.name → title, params.org or params.owner → org). -1 with err when the
  * reply is not a JSON array; out then holds nothing. */
 int part_extract_parse(const char *reply, size_t len, bool social_only,
                        struct part_commitments *out, struct ga_err *err);
@@ -133,8 +143,8 @@ int part_extract_parse(const char *reply, size_t len, bool social_only,
 /* §8.4 around the call (extract.c):
  *
  * part_extract_wanted — whether the sent words promise anything at all, so
- * that an extraction call is worth its cost (§16.26: the reference asked
- * the model after every commitment-free message). True when the text
+ * that an extraction call is worth its cost (§16.26: not one call per
+ * commitment-free message). True when the text
  * (’ read as ') holds, as whole words, a first-person future or present-
  * progressive promise: I'll, I will, I'm going to, I am going to, Let me,
  * I can, I'd be happy to, we'll, we will, or I'm / I am + opening,

@@ -265,6 +265,17 @@ bool part_engine_commitment_failed(struct part_engine *e, const char *id)
 static cJSON *commit_params(const struct part_commitment *c, const char *detected_repo)
 {
 	cJSON *p = cJSON_CreateObject();
+	if (c->type == PART_COMMIT_CREATE_WORKSPACE) {
+		/* the organisation alone (no default from the conversation's
+		 * repository: the claim key and the ledger say the same) */
+		if (c->org)
+			cJSON_AddStringToObject(p, "owner", c->org);
+		if (c->title && c->title[0])
+			cJSON_AddStringToObject(p, "title", c->title);
+		if (c->description && c->description[0])
+			cJSON_AddStringToObject(p, "description", c->description);
+		return p;
+	}
 	/* the repository the claims named: the commitment's, else the one the
 	 * conversation names */
 	const char *repo = c->repo && c->repo[0] ? c->repo : detected_repo;

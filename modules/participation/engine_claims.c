@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -103,8 +104,7 @@ void part_claims_lapsed(struct part_engine *e)
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "request defaulted", "reason", d.reason);
 		char id[64];
 		snprintf(id, sizeof id, "request:%lld", (long long)st->req_at_ms);
-		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, "space:room", id, STAGE_RECORD,
-		              &d);
+		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, "space:room", id, STAGE_RECORD, &d);
 	}
 	if (!st->fulfilled || !st->fulfilled_by || strcmp(st->fulfilled_by, "peer_claim") != 0)
 		return;
@@ -124,9 +124,12 @@ void part_claims_lapsed(struct part_engine *e)
  * characters would make "… (round 7)" and "… (round 15)" one request), open
  * or completed within PART_ENGINE_DONE_RECENT_MS: the request was
  * fulfilled and the model promised it again on a later turn. A repository
- * not named on either side is the detected one. */
+ * not named on either side is the detected one. A create_workspace is
+ * the same work when it names the same organisation (or both none). */
 struct own_dup {
 	const char *action, *repo, *what, *detected;
+	const char *org; /* create_workspace: "" for the default */
+	bool workspace;
 	int64_t now;
 	bool found;
 };
@@ -153,6 +156,10 @@ static void own_dup_each(void *ud, const struct ledger_entry *le)
 	      o->now - le->updated_ms < PART_ENGINE_DONE_RECENT_MS))
 		return;
 	const char *owner = param_str(le->params, "owner"), *name = param_str(le->params, "repo");
+	if (o->workspace) {
+		o->found = strcasecmp(owner ? owner : "", o->org) == 0;
+		return;
+	}
 	char repo[PART_REPO_MAX * 2];
 	snprintf(repo, sizeof repo, "%s%s%s", owner && name ? owner : "", owner && name ? "/" : "",
 	         owner && name ? name : filled_or(o->detected, "unknown"));
@@ -171,6 +178,8 @@ bool part_own_has(struct part_engine *e, const struct part_commitment *c)
 	        .repo = filled_or(c->repo, filled_or(e->out.repo, "unknown")),
 	        .what = filled_or(c->title, filled_or(c->description, filled_or(c->content, ""))),
 	        .detected = e->out.repo,
+	        .org = filled_or(c->org, ""),
+	        .workspace = c->type == PART_COMMIT_CREATE_WORKSPACE,
 	        .now = time_now_ms(),
 	};
 	ledger_each(e->ledger, own_dup_each, &o);
@@ -178,7 +187,7 @@ bool part_own_has(struct part_engine *e, const struct part_commitment *c)
 }
 
 /* Before validation: a peer's live claim on the same action:target
- * (§12.1 🐞), or our own ledger's commitment for it. Either way the open
+ * (§12.1), or our own ledger's commitment for it. Either way the open
  * request is taken: no owner retry, no forced action for it. */
 void part_drop_taken(struct part_engine *e)
 {

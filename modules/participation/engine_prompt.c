@@ -53,7 +53,7 @@ char *part_history_text(const struct part_state *st, bool own_only)
 }
 
 /* §14: who is typing right now (the members' live `typing` marks), or
- * "nobody". The reference always wrote "nobody" after the first tick. */
+ * "nobody", read afresh on every tick. */
 static void typing_text(struct part_engine *e, char *buf, size_t cap)
 {
 	struct part_member *m = xcalloc(PART_MEMBERS_MAX, sizeof *m);

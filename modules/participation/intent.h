@@ -6,14 +6,14 @@
  * Layer 1 (part_intent_classify) is structural and pure: the spec's rules
  * F, D1–D10, A0–A3 in the spec's order, over the lists of
  * intent_phrases.def, on the trimmed text after NFKC + case folding with
- * typographic apostrophes read as ' (the reference only knew ', §16.17).
+ * typographic apostrophes read as ' (§16.17).
  * It answers with high confidence or "ambiguous"; only ambiguous messages
  * need Layer 2, a model asked for one label. part_intent_parse_reply reads
- * that label; unlike the reference it does not take a label that merely
- * occurs inside another ("DISCUSSION (not ACTION_REQUEST)" is discussion)
- * and an unreadable reply is an error the caller must not cache (§16.15).
+ * that label: the first label of the reply, as a word, counts ("DISCUSSION
+ * (not ACTION_REQUEST)" is discussion), and an unreadable reply is an error
+ * the caller must not cache (§16.15).
  *
- * Deliberate departures from the reference (§16.17), each tested:
+ * Beyond the spec's rules (§16.17), each tested:
  *   - "status" / "ETA" are follow-ups unless the text is an anchored
  *     command (A0–A2): "Create an issue about the status page" is a request;
  *   - A0 does not fire on a hyphenated compound ("Post-mortem: …") nor on

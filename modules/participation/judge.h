@@ -22,8 +22,8 @@
  *              verdict -1: the validator fails open (not an echo), and the
  *              verdict is not cached;
  *   the cache  verdicts are kept by SHA-256 of the candidate and the window
- *              texts sorted (the reference's 32-bit string hash could give
- *              one pair's verdict to another, §16.22), at most
+ *              texts sorted (a 32-bit hash could give one pair's verdict
+ *              to another, §16.22), at most
  *              PART_JUDGE_CACHE_MAX (the oldest dropped, FIFO);
  *              part_judge_clear() empties it (the room's idle reset). A
  *              cached verdict answers at once, without a call.

@@ -275,10 +275,9 @@ static size_t bare_repo_at(const char *t, size_t n, size_t i, size_t *slash, siz
 }
 
 /* §14.1 with §16.9: the latest repository mentioned wins —
- * github.com/owner/name, or a bare owner/name after a cue word (the
- * reference ignored those: "Create an issue in acme/widgets" left the
- * owner's forced action without a repository); a trailing sentence period
- * and ".git" are not part of the name. */
+ * github.com/owner/name, or a bare owner/name after a cue word ("Create an
+ * issue in acme/widgets" gives the owner's forced action its repository);
+ * a trailing sentence period and ".git" are not part of the name. */
 static void detect_repo(struct part_state *st, const char *t, size_t n)
 {
 	static const char host[] = "github.com/";
@@ -708,7 +707,7 @@ void part_tick(struct part_state *st, const struct part_tick_in *in, struct part
 		            memcmp(st->req_content, act->text, act->len) == 0;
 		if (!same || st->fulfilled) {
 			/* A new request, or the same words again after it was done
-			 * (§6.1 🐞: the reference ignored that). */
+			 * (§6.1). */
 			request_clear(st);
 			st->req_content = xmalloc(act->len + 1);
 			memcpy(st->req_content, act->text, act->len + 1);

@@ -9,7 +9,7 @@
  * One tick (part_tick), in the spec's order with the §16 fixes:
  *   1. idle reset FIRST (§16.1): more than PART_IDLE_RESET_MS since the last
  *      activity wipes the conversation state before the batch is ingested
- *      (the reference refreshed the clock first, so it almost never fired);
+ *      (the batch refreshes the clock, so checking after it would never fire);
  *   2. ingest the batch into the rolling history (PART_HISTORY_MAX, oldest
  *      dropped). Who is the host is fixed when a message arrives (§16.13):
  *      the room's own host flag, else "not a present or previously seen
@@ -26,9 +26,9 @@
  *   7. request bookkeeping and escalation (§6): a new request resets the
  *      counters; every tick while open counts a cycle (1 info, ≥ 2
  *      critical); a host follow-up boosts straight to critical and never
- *      changes the owner (the reference's boost was dead code, §4.2/§16.4);
- *      a follow-up about a fulfilled request asks the owner to answer it;
- *      the same request repeated after fulfilment is a new request (§6.1 🐞);
+ *      changes the owner (§4.2/§16.4); a follow-up about a fulfilled
+ *      request asks the owner to answer it; the same request repeated
+ *      after fulfilment is a new request (§6.1);
  *   8. saturation and budgets (§5.3, §5.4, §7), budgets per host turn
  *      (§16.1: own messages since the host last spoke);
  *   9. verdict: call the model (PASS "compose") or stay silent (BLOCK with
@@ -41,8 +41,8 @@
  * spent — unless this agent owns an open request (a commitment is still
  * wanted) — and a non-owner at critical escalation that was not addressed.
  * Nor, for PART_DECLINE_QUIET_MS after the model declined, on peers' words
- * alone (the reference re-asked on every tick with new messages): a host
- * message ends the quiet, and what was said meanwhile is answered after.
+ * alone (§16.26: cost): a host message ends the quiet, and what was said
+ * meanwhile is answered after.
  *
  * Every choice comes with a struct decision {verdict, rule, reason}.
  *
@@ -109,7 +109,7 @@ struct part_event {
 	/* §14.7 @mention routing. addressed_known: the adapter had the room's
 	 * `addressed` list and set the two flags from it; otherwise a host
 	 * message is searched for the agents' names (case-insensitive, whole
-	 * words — the reference's substring search matched "al" in "also"). */
+	 * words: "al" is not named in "also"). */
 	bool addressed_known;
 	bool addressed_me;     /* the host named this agent */
 	bool addressed_others; /* ... named other agents but not this one */
@@ -363,9 +363,8 @@ char *part_words_naming(const char *lead, const struct part_commitments *c);
  * rejected them; validator_salvage: its salvage flag) or after a silent
  * decision (validator_ran false): when valid commitments remain, the words
  * become "On it — <type> incoming: <title>." (part_words_naming) and the
- * decision speaks. Unlike the
- * reference, a silent decision's commitments are salvaged too (§16.7) —
- * except when another agent owns the open request (§16.16). For a
+ * decision speaks. A silent decision's commitments are salvaged too
+ * (§16.7) — except when another agent owns the open request (§16.16). For a
  * social-only agent (t->social_only) create_issue, create_plan and
  * comment_issue are removed from d first (seed 004 level 4). Returns true
  * when d was changed; why says what happened either way. */
@@ -383,7 +382,7 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 size_t part_drop_foreign_commitments(struct part_commitments *c, const struct part_tick_out *t,
                                      struct decision *why);
 
-/* --- claims (§12.1 step 4 and its 🐞, claims.c) ------------------------ */
+/* --- claims (§12.1 step 4, claims.c) ------------------------------------ */
 
 /* The claim keys of a commitment (modules/commitments/workkey.h: the
  * promise form "<repo>#<what, 50 UTF-16 units>" and the work form
@@ -402,8 +401,8 @@ void part_claim_work(const struct part_commitment *c, const char *detected_repo,
 size_t part_claim_target(const struct part_commitment *c, const char *detected_repo, char *buf,
                          size_t cap);
 
-/* The peers' live claims as the room relayed them (the reference recorded
- * them for 60 s and never looked; §16.5). Bounded: PART_PEER_CLAIMS_MAX,
+/* The peers' live claims as the room relayed them, consulted before acting
+ * (§16.5). Bounded: PART_PEER_CLAIMS_MAX,
  * the oldest goes first; a claim lives PART_CLAIM_TTL_MS after it was last
  * seen; the first claimant of action:target keeps it (the room answers a
  * later claimant "Claim conflict"), its own renewals extend it. */

@@ -4,22 +4,22 @@
  *
  * Action ownership (§4): every agent in the room computes, for the host's
  * latest action request, SHA-256(name ‖ key) for each eligible agent, where
- * key = the first 100 UTF-16 units of the request (what the TypeScript
- * reference hashes, so mixed rooms agree), and the lowest hex digest owns
+ * key = the first 100 UTF-16 units of the request (what ts-general-agent
+ * peers hash, so mixed rooms agree), and the lowest hex digest owns
  * the action. Eligible = can do GitHub work: self unless social-only; a
  * peer that advertised no capability list, or one containing "github".
  * Nobody eligible → no owner ("none"): nobody falls back to acting.
  * The result depends only on the set of names, never on their order (the
  * peers are sorted by digest), so two agents agree on the owner.
  *
- * Roles (§5.1, fixed per §16.14): the reference gave each agent an
- * independent SHA-256 mod 3 role, so a room could have no actor and the
- * owner could be an observer with a budget of one message. Here roles come
- * from the same ranking as ownership: the owner is the actor, the next
- * agent in digest order the reviewer, everyone else an observer (no owner:
- * the first-ranked agent is the actor, to say so). Roles exist only in
- * action mode with a request and at least one peer; otherwise actor.
- * part_role_reference() keeps the reference's formula for comparison.
+ * Roles (§5.1, §16.14) come from the same ranking as ownership, so a room
+ * always has an actor and the owner is never an observer with a budget of
+ * one message: the owner is the actor, the next agent in digest order the
+ * reviewer, everyone else an observer (no owner: the first-ranked agent is
+ * the actor, to say so). Roles exist only in action mode with a request and
+ * at least one peer; otherwise actor. part_role_reference() computes the
+ * independent per-agent role a ts-general-agent peer takes, for mixed-room
+ * tests.
  *
  * Budgets (§5.3), observer threshold (§5.4), saturation (§7) and
  * escalation levels (§6.2) are the spec's tables, as functions.
@@ -42,7 +42,7 @@
 #define PART_MEMBERS_MAX     256
 #define PART_NAME_MAX        128
 #define PART_OWNER_KEY_UNITS 100 /* §4 step 4 */
-#define PART_ROLE_KEY_UNITS  50  /* §5.1, the reference's role key */
+#define PART_ROLE_KEY_UNITS  50  /* §5.1, the key of part_role_reference */
 #define PART_REQUIRED_CAP    "github"
 
 enum part_mode { PART_MODE_DISCUSSION, PART_MODE_ACTION };
@@ -89,8 +89,8 @@ void part_ownership_compute(const char *self, bool self_social_only,
 /* True when the member can take GitHub/code work (§4 step 2). */
 bool part_member_eligible(const struct part_member *m);
 
-/* The reference's role (§5.1): SHA-256(self ‖ first 50 units) → first 8
- * hex as uint32 mod 3. For comparison and mixed-room tests only. */
+/* The role a ts-general-agent peer takes (§5.1): SHA-256(self ‖ first 50
+ * units) → first 8 hex as uint32 mod 3. For mixed-room tests only. */
 enum part_role part_role_reference(const char *self, const char *request);
 
 /* §5.3: actor 3 / reviewer 2 / observer 1 in action mode, ×2 in discussion. */
@@ -102,9 +102,9 @@ unsigned part_saturation_threshold(size_t n_agents, enum part_mode mode, unsigne
 /* §6.2: cycles 0 → none, 1 → info, ≥ 2 → critical. */
 enum part_escalation part_escalation_level(unsigned cycles);
 
-/* §13.1: a job's interval with a fixed per-agent offset, as the reference
- * computes it, so a room's agents do not tick in lockstep: djb2 over the
- * UTF-16 units of "<name>:<job>" (h0 = 5381, h = h*33 + unit, int32),
+/* §13.1: a job's interval with a fixed per-agent offset, so a room's agents
+ * do not tick in lockstep: djb2 over the UTF-16 units of "<name>:<job>"
+ * (h0 = 5381, h = h*33 + unit, int32),
  * n = ((|h| mod 2001) - 1000) / 1000 in [-1, 1], interval = base +
  * round(base * spread_pct/100 * n). The participation tick is
  * ("space-participation", 5000, 40): marvin 6834 ms; the commitment loop

@@ -14,11 +14,11 @@
  * that is still the current one. A commitment made for an earlier request,
  * by another source (the owner, Bluesky, GitHub) or before a restart (the
  * notes are in memory) reopens nothing. Any one of the request's
- * commitments abandoned reopens it, as in the reference.
+ * commitments abandoned reopens it.
  *
- * The create/fail loop of the reference (§16 item 8): reopening does not
- * reset the forced-action counter (part_note_commitment_failed keeps it),
- * so a request whose forced issues keep failing is forced at most
+ * No create/fail loop (§16 item 8): reopening does not reset the
+ * forced-action counter (part_note_commitment_failed keeps it), so a
+ * request whose forced issues keep failing is forced at most
  * PART_FORCED_MAX times in all — not once more per failure.
  *
  * Bounds: PART_REQ_COMMITS_MAX ids; beyond that the oldest is forgotten

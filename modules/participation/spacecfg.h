@@ -6,15 +6,15 @@
  * a person may edit the file; the engine re-reads it every tick (hot
  * reload, no restart).
  *
- * Fixed against the reference (§13.3's 🐞): a value of the wrong type is
- * refused with a message naming the field (the reference stored "30000" as
- * a string and computed NaN cooldowns); numbers are rounded and clamped to
- * the spec's ranges; max below min is raised to min; the file is bounded
- * (SPACECFG_MAX_BYTES) and written atomically; checkIntervalMs and
- * reconnectIntervalMs are kept for compatibility but, as in the
- * reference, do not drive anything (the tick's interval is jittered per
- * agent, reconnects follow GA_SPACE_BACKOFF_MS). A file of another
- * `_memoryVersion` is read as defaults (the spec's rule), with a note.
+ * Values are checked (§13.3): a value of the wrong type is refused with a
+ * message naming the field (the string "30000" is not the number 30000);
+ * numbers are rounded and clamped to the spec's ranges; max below min is
+ * raised to min; the file is bounded (SPACECFG_MAX_BYTES) and written
+ * atomically; checkIntervalMs and reconnectIntervalMs are read and kept
+ * (files of ts-general-agent agents carry them) but drive nothing (the
+ * tick's interval is jittered per agent, reconnects follow
+ * GA_SPACE_BACKOFF_MS). A file of another `_memoryVersion` is read as
+ * defaults (the spec's rule), with a note.
  *
  * Pure except load/save (files only). Strings are bounded: behaviorNotes
  * SPACECFG_NOTES_MAX bytes, lastAdjustedReason SPACECFG_REASON_MAX.
@@ -34,7 +34,7 @@
 #define SPACECFG_REASON_MAX 512
 
 struct space_cfg {
-	int64_t check_interval_ms;     /* 5000, 2000–30000 (not used, as in the reference) */
+	int64_t check_interval_ms;     /* 5000, 2000–30000 (not used) */
 	int64_t reconnect_interval_ms; /* 300000, 30000–1800000 (not used) */
 	int64_t cooldown_min_ms;       /* 10000, 3000–120000 */
 	int64_t cooldown_max_ms;       /* 20000, 3000–300000 */

@@ -39,6 +39,13 @@ static void say_done(void *ud, const struct decision *final, const char *artifac
 	free(w);
 }
 
+int pipeline_actions_call(void *ud, const char *action, const cJSON *params,
+                          struct compose_call *call)
+{
+	struct pipeline_actions *a = ud;
+	return a->route ? a->route(a->route_ud, action, params, call) : 0;
+}
+
 int pipeline_actions_enqueue(const char *action, const cJSON *params, void *ud, char *result,
                              size_t cap, struct ga_err *err)
 {

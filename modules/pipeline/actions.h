@@ -7,6 +7,9 @@
  *     told it was handed over; the outcome (sent, or refused with the
  *     reason — a denied target prints the permission error) reaches the
  *     owner through notify() when it is known;
+ *   - an action a service answers later (the workspace tools: a GitHub
+ *     read) goes to the route the service set (pipeline_actions_call, the
+ *     sink's call hook);
  *   - everything else: a commitment in the ledger (modules/commitments),
  *     carried out by the commitment pipeline.
  * Borrowed: the pipeline and the ledger must outlive the sink's use.
@@ -20,6 +23,7 @@
 #include "modules/commitments/ledger.h"
 #include "modules/pipeline/pipeline.h"
 
+struct compose_call;
 struct outbound;
 
 struct pipeline_actions {
@@ -31,7 +35,17 @@ struct pipeline_actions {
 	/* Tells the owner how an action ended. */
 	void (*notify)(void *ud, const char *text);
 	void *ud;
+	/* Actions answered later, by the service that set it (may be NULL):
+	 * 1 when it took the call, 0 when the action is not its. */
+	int (*route)(void *route_ud, const char *action, const cJSON *params,
+	             struct compose_call *call);
+	void *route_ud;
 };
+
+/* The tools_call_fn (the sink's call hook): ud is a struct
+ * pipeline_actions *; the route's answer, 0 without one. */
+int pipeline_actions_call(void *ud, const char *action, const cJSON *params,
+                          struct compose_call *call);
 
 /* The tools_enqueue_fn: ud is a struct pipeline_actions *. */
 int pipeline_actions_enqueue(const char *action, const cJSON *params, void *ud, char *result,

@@ -953,9 +953,15 @@ int pipeline_say_with(struct pipeline *p, const struct pipeline_say_req *r)
 		return -1;
 	}
 	struct pipeline_job *j = job_new(p);
+	char conv[PIPELINE_TARGET_MAX];
+	const struct pipeline_source *src =
+	        p->has_source[r->platform] ? &p->sources[r->platform] : NULL;
+	if (!src || !src->say_conversation ||
+	    src->say_conversation(src->ud, r->target, conv, sizeof conv) != 0)
+		snprintf(conv, sizeof conv, "%s", r->target);
 	struct conv_event_src es = {
 	        .platform = r->platform,
-	        .conversation = r->target,
+	        .conversation = conv,
 	        .message_id = id,
 	        .author_id = "self",
 	        .author_name = "self",

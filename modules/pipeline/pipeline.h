@@ -164,6 +164,12 @@ struct pipeline_source {
 	 * our chat back as an event). May be NULL (not stored). */
 	int (*sent_id)(void *ud, const struct conv_event *ev, const char *artifact, char *buf,
 	               size_t cap);
+	/* The conversation a message the agent starts itself (pipeline_say*)
+	 * to target belongs to, when it is not the target key itself (the
+	 * room: target "space:<host>-<port>", conversation "space:room"), so
+	 * its decisions and its echo window are the conversation's. 0, or -1
+	 * to keep the target. May be NULL. */
+	int (*say_conversation)(void *ud, const char *target, char *buf, size_t cap);
 	void *ud;
 	/* The platform's gate decides which messages are triggers from the
 	 * whole thread (GitHub's reply decision): the shared gate's

@@ -1210,6 +1210,121 @@ fail:
 	return -1;
 }
 
+/* A list item: "- x", "* x", "+ x", "1. x", "1) x". The item's text
+ * (trimmed) into *item. */
+static bool list_item(struct span t, struct span *item)
+{
+	size_t i = 0;
+	if (t.n >= 2 && (t.p[0] == '-' || t.p[0] == '*' || t.p[0] == '+') && t.p[1] == ' ') {
+		i = 2;
+	} else {
+		while (i < t.n && i < 4 && isdigit((unsigned char)t.p[i]))
+			i++;
+		if (i == 0 || i + 1 >= t.n || (t.p[i] != '.' && t.p[i] != ')') || t.p[i + 1] != ' ')
+			return false;
+		i += 2;
+	}
+	/* a checklist item "- [ ] x" is a verification line, not a task */
+	struct span rest = trim(t.p + i, t.n - i);
+	if (rest.n >= 3 && rest.p[0] == '[' && rest.p[2] == ']')
+		return false;
+	*item = rest;
+	return rest.n > 0;
+}
+
+/* The title of a task from its item: the text before the first ": " or
+ * " — " / " - " when that leaves a few words, else the whole item, cut at
+ * PLAN_REQUEST_TITLE_MAX bytes on a word boundary. */
+static char *item_title(struct span item)
+{
+	static const char *const seps[] = {": ", " — ", " - "};
+	size_t n = item.n;
+	for (size_t k = 0; k < sizeof seps / sizeof seps[0]; k++) {
+		const char *at = memmem(item.p, item.n, seps[k], strlen(seps[k]));
+		if (at && (size_t)(at - item.p) >= 3 && (size_t)(at - item.p) < n)
+			n = (size_t)(at - item.p);
+	}
+	if (n > PLAN_REQUEST_TITLE_MAX) {
+		n = PLAN_REQUEST_TITLE_MAX;
+		while (n > 0 && item.p[n] != ' ')
+			n--;
+		if (n == 0)
+			n = PLAN_REQUEST_TITLE_MAX;
+		while (n > 0 && ((unsigned char)item.p[n] & 0xC0) == 0x80)
+			n--;
+	}
+	struct span t = trim(item.p, n);
+	while (t.n && (t.p[t.n - 1] == '.' || t.p[t.n - 1] == ','))
+		t.n--;
+	return span_dup(t);
+}
+
+int plan_draft_from_request(const char *title, const char *text, const char *context,
+                            struct plan_draft *out, struct ga_err *err)
+{
+	memset(out, 0, sizeof *out);
+	if (!title || trim(title, strlen(title)).n == 0)
+		return err_set(err, "a plan needs a title");
+	if (!text)
+		text = "";
+	if (strlen(text) > PLAN_MAX_BODY_BYTES)
+		return err_set(err, "the request is %zu bytes, more than %d", strlen(text),
+		               PLAN_MAX_BODY_BYTES);
+	if (!utf8_valid(text, strlen(text)))
+		return err_set(err, "the request is not valid UTF-8");
+	out->title = one_line(title);
+	out->context = xstrdup(context ? context : "");
+	size_t nl = 0;
+	struct line *lines = split_lines(text, &nl);
+	struct strbuf goal;
+	sb_init(&goal, PLAN_MAX_BODY_BYTES);
+	out->tasks = xcalloc(PLAN_MAX_TASKS, sizeof *out->tasks);
+	struct strbuf desc;
+	sb_init(&desc, PLAN_MAX_BODY_BYTES);
+	for (size_t i = 0; i < nl; i++) {
+		struct span t = trim(lines[i].p, lines[i].n);
+		struct span item;
+		bool indented = lines[i].n > 0 && (lines[i].p[0] == ' ' || lines[i].p[0] == '\t');
+		if (list_item(t, &item) && !(indented && out->n_tasks > 0) &&
+		    out->n_tasks < PLAN_MAX_TASKS) {
+			struct plan_draft_task *dt = &out->tasks[out->n_tasks++];
+			dt->title = item_title(item);
+			if (!dt->title[0]) { /* an item of punctuation only */
+				free(dt->title);
+				dt->title = xasprintf("Task %zu", out->n_tasks);
+			}
+			dt->description = span_dup(item);
+			continue;
+		}
+		if (t.n == 0)
+			continue;
+		if (indented && out->n_tasks > 0) {
+			/* a continuation of the item above */
+			struct plan_draft_task *dt = &out->tasks[out->n_tasks - 1];
+			sb_reset(&desc);
+			sb_puts(&desc, dt->description);
+			sb_putc(&desc, '\n');
+			sb_append(&desc, t.p, t.n);
+			free(dt->description);
+			dt->description = xstrdup(sb_cstr(&desc));
+			continue;
+		}
+		if (goal.len)
+			sb_putc(&goal, ' ');
+		sb_append(&goal, t.p, t.n);
+	}
+	sb_free(&desc);
+	free(lines);
+	out->goal = xstrdup(goal.len ? sb_cstr(&goal) : out->title);
+	sb_free(&goal);
+	if (out->n_tasks == 0) {
+		out->tasks[0].title = xstrdup(out->title);
+		out->tasks[0].description = xstrdup(trim(text, strlen(text)).n ? text : out->title);
+		out->n_tasks = 1;
+	}
+	return 0;
+}
+
 static bool draft_covers(const struct plan_draft *d, const char *title_word, const char *file_name)
 {
 	for (size_t i = 0; i < d->n_tasks; i++)

@@ -87,8 +87,8 @@
  * plan_free / plan_draft_free release them (a zeroed struct is fine).
  * Functions returning char * say "caller frees".
  */
-#ifndef GA_MODULES_PLAN_H
-#define GA_MODULES_PLAN_H
+#ifndef GA_MODULES_PLAN_PLAN_H
+#define GA_MODULES_PLAN_PLAN_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -96,17 +96,18 @@
 
 #include "common/err.h"
 
-#define PLAN_MAX_BODY_BYTES  (256 * 1024)
-#define PLAN_MAX_TASKS       64
-#define PLAN_MAX_DEPS        16
-#define PLAN_MAX_FILES       64
-#define PLAN_MAX_CHECKS      32
-#define PLAN_MAX_PROBLEMS    32
-#define PLAN_TITLE_MAX       256 /* bytes of a plan or task title */
-#define PLAN_LOGIN_MAX       40  /* GitHub logins are at most 39 bytes (+ "[bot]") */
-#define PLAN_BRANCH_MAX      50  /* bytes of a task branch name */
-#define PLAN_LEGACY_SLUG_MAX 40
-#define PLAN_TASK_NUMBER_MAX 9999
+#define PLAN_MAX_BODY_BYTES    (256 * 1024)
+#define PLAN_MAX_TASKS         64
+#define PLAN_MAX_DEPS          16
+#define PLAN_MAX_FILES         64
+#define PLAN_MAX_CHECKS        32
+#define PLAN_MAX_PROBLEMS      32
+#define PLAN_TITLE_MAX         256 /* bytes of a plan or task title */
+#define PLAN_LOGIN_MAX         40  /* GitHub logins are at most 39 bytes (+ "[bot]") */
+#define PLAN_BRANCH_MAX        50  /* bytes of a task branch name */
+#define PLAN_LEGACY_SLUG_MAX   40
+#define PLAN_TASK_NUMBER_MAX   9999
+#define PLAN_REQUEST_TITLE_MAX 100 /* bytes of a task title taken from a request's item */
 
 #define PLAN_TITLE_PREFIX     "[PLAN]"
 #define PLAN_ASSIGNEE_EMPTY   "(empty if unclaimed)"
@@ -225,6 +226,18 @@ struct plan_draft {
  * (more than PLAN_MAX_TASKS tasks is an error, not a silent cut). */
 int plan_draft_from_json(const cJSON *args, struct plan_draft *out, struct ga_err *err);
 void plan_draft_free(struct plan_draft *d);
+
+/* A plan from a request in words (a commitment made in the room: a title
+ * and a description, no task list): each top-level list item of text ("-
+ * …", "* …", "1. …", "1) …"; a checklist "- [ ] …" is not one) is a task,
+ * its title the item's words before the first ": " / " — " / " - " (at
+ * most PLAN_REQUEST_TITLE_MAX bytes, cut on a word), its description the
+ * whole item with the indented lines under it; the other lines are the
+ * goal (the title when there are none). Items past PLAN_MAX_TASKS stay
+ * out. Without any item the whole request is one task. context may be
+ * NULL. 0, or -1 with err (no title, text too large or not UTF-8). */
+int plan_draft_from_request(const char *title, const char *text, const char *context,
+                            struct plan_draft *out, struct ga_err *err);
 
 /* The required documentation tasks of a workspace repository (name starting
  * with PLAN_DOCS_REPO_PREFIX; any other repository: returns 0, unchanged).

@@ -299,6 +299,22 @@ size_t plan_state_fold(const struct plan *p, int plan_number, const struct plan_
 		         t->assignee ? t->assignee : "");
 	}
 	size_t take = n > PLAN_MAX_EVENTS ? PLAN_MAX_EVENTS : n;
+	/* A task the markers speak of starts where the generator left it
+	 * (pending, nobody): its body lines are the view agents render from
+	 * these very markers, and starting from that view would make the
+	 * claim it shows look like a second one. */
+	for (size_t i = 0; i < take; i++) {
+		const struct plan_marker *m = &ev[i].m;
+		if (m->plan != plan_number || !ev[i].author ||
+		    strcasecmp(ev[i].author, m->agent) != 0)
+			continue;
+		struct plan_task_state *s = find_mut(out, nt, m->task);
+		if (s && !s->from_markers) {
+			s->status = PLAN_PENDING;
+			s->assignee[0] = '\0';
+			s->from_markers = true;
+		}
+	}
 	const struct plan_event **order = xcalloc(take ? take : 1, sizeof *order);
 	for (size_t i = 0; i < take; i++)
 		order[i] = &ev[i];

@@ -31,7 +31,10 @@
  * A marker counts only when its agent= is the comment's author (any case):
  * nobody can speak for another account. Markers for another plan number are
  * ignored. Every ignored marker is reported with a reason (note callback).
- * A task without markers keeps the state its body lines show.
+ * A task without markers keeps the state its body lines show; a task the
+ * markers speak of starts pending and unassigned (its body lines are the
+ * view agents render from those markers — a person's edit of them is not
+ * read), and the markers alone decide it.
  *
  * Bounds: a marker is at most PLAN_MARKER_MAX bytes; plan_state_fold reads
  * at most PLAN_MAX_EVENTS events (the rest are ignored and reported).

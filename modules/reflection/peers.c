@@ -273,7 +273,7 @@ int peers_from_json(struct peer_memory *pm, const cJSON *data)
 	return 0;
 }
 
-/* Format 1 (the reference's peer_relationships.json) → format 2, in place. */
+/* Format 1 (ts-general-agent's peer_relationships.json) → format 2, in place. */
 int peers_migrate(cJSON *data, const char *from_version, void *ud)
 {
 	(void)ud;

@@ -7,18 +7,17 @@
  * PRs reviewed, productive disagreements, agreements, the last interaction,
  * memorable exchanges (at most PEER_MEMORABLE_MAX, the newest kept) and
  * complementary strengths (at most PEER_STRENGTHS_MAX, newest kept, no
- * duplicates). The reference only ever counted conversations; here every
- * field has a writer: conversations from the decision log (a peer's live
- * message after PEER_CONVERSATION_GAP_MS of quiet with that peer starts a
- * new one), issues co-created from commitments made in a peer's
- * conversation, the rest from reflection (the model names memorable
+ * duplicates). Every field has a writer: conversations from the decision
+ * log (a peer's live message after PEER_CONVERSATION_GAP_MS of quiet with
+ * that peer starts a new one), issues co-created from commitments made in
+ * a peer's conversation, the rest from reflection (the model names memorable
  * exchanges, strengths and disagreements it saw in the experiences) and
  * from explicit calls (the GitHub side: PRs reviewed).
  *
  * Persistence: the state file "peer_relationships" (modules/state,
  * atomic) holds {"format": PEERS_FORMAT, "peers": [...]}. A file written
  * by another agent version is migrated, not reset (a relationship is not
- * runtime state): format 1 — the reference's {relationships: {name:
+ * runtime state): format 1 — ts-general-agent's {relationships: {name:
  * {peerName, spaceConversations, ...}}} — is converted; an unknown, newer
  * format is reset (logged).
  *

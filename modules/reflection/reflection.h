@@ -56,8 +56,8 @@
  * Threads: everything on the caller's loop. Lifetime: reflection_free()
  * cancels a call in flight (its completion is not reported).
  */
-#ifndef GA_MODULES_REFLECTION_H
-#define GA_MODULES_REFLECTION_H
+#ifndef GA_MODULES_REFLECTION_REFLECTION_H
+#define GA_MODULES_REFLECTION_REFLECTION_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -26,8 +26,8 @@ struct key_def {
 	bool optional; /* missing → its default, the rest of the file still used */
 };
 
-/* The schema and the defaults (the reference's texts, runtime-bluesky.md
- * §2.4): the one table of operational text in the agent. */
+/* The schema and the defaults (the texts of runtime-bluesky.md §2.4): the
+ * one table of operational text in the agent. */
 static const struct key_def keys[VOICE_KEY_COUNT] = {
         [VOICE_FULFILLMENT_CREATE_ISSUE] = {.group = "fulfillment",
                                             .field = "create_issue",

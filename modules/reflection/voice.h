@@ -13,15 +13,17 @@
  *               "task_complete", "task_blocked", "task_failed"    {{number}} {{title}} {{details}}
  *               "plan_complete"                                   non-empty
  *               "workspace_finished"}}                            {{summary}}
- * and one optional key, an extension (the reference hard-coded it): a file
- * without it keeps the default for that key only —
+ * and optional keys, extensions of that schema: a file without one keeps
+ * the default for that key only —
  *    "bluesky": {"peer_announcement"}                            {{handle}} {{url}}
+ *    "space": {"on_it"                                           {{type}}
+ *              "creating"}                                       (none)
  *
  * Loading (voice_get): the file is read when first needed and again when
  * its modification time changes (hot reload). Missing, unparsable,
  * version != 1, or a field missing or not a string → the defaults (the
- * table in voice.c, the reference's texts), with a warning once per file
- * version. Presence only is checked on load.
+ * table in voice.c), with a warning once per file version. Presence only
+ * is checked on load.
  *
  * Generation (voice_parse_generated): the model's answer may start with a
  * markdown fence (stripped); it must parse, hold every field, and every

@@ -4,12 +4,11 @@
  * A job is *running* from the moment its run function is called until the
  * job calls sched_job_done() — which may be much later, from an HTTP or
  * WebSocket callback. A tick that arrives while the job is still running is
- * skipped and counted (sched_job_stats.skipped), never queued: this is the
- * guard the reference needed a `runningLoops` set for, and it cannot be
- * raced because there is one thread.
+ * skipped and counted (sched_job_stats.skipped), never queued; the guard
+ * cannot be raced because there is one thread.
  *
- * Intervals carry the reference's deterministic per-agent jitter
- * (runtime-bluesky.md §4.2): key "<agent>:<job>", djb2 over UTF-16 code
+ * Intervals carry a deterministic per-agent jitter, the one ts-general-agent
+ * computes (runtime-bluesky.md §4.2): key "<agent>:<job>", djb2 over UTF-16 code
  * units, n ∈ [-1, 1], interval = base + round(base · pct · n). Two agents
  * with different names therefore tick at different, stable intervals.
  *
@@ -20,8 +19,8 @@
  *
  * Bounds: at most SCHED_MAX_JOBS jobs.
  */
-#ifndef GA_MODULES_SCHED_H
-#define GA_MODULES_SCHED_H
+#ifndef GA_MODULES_SCHEDULER_SCHED_H
+#define GA_MODULES_SCHEDULER_SCHED_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,10 +3,10 @@
  *
  * A SKILL.md may start with `---` front matter (simple `key: value`
  * lines), then Markdown. `## Heading` lines start sections (a section runs
- * to the next `## ` heading and includes its `### ` subsections — the
- * reference split on every heading and so sent only a skill's first
- * paragraphs). `{{name}}` placeholders are filled at render time; a
- * placeholder with no value is an error naming it, never sent as is.
+ * to the next `## ` heading and includes its `### ` subsections, so a skill
+ * reaches the model whole). `{{name}}` placeholders are filled at render
+ * time; a placeholder with no value is an error naming it, never sent as
+ * is.
  *
  * Search path: a list of directories, first match wins (the daemon passes
  * <home>/skills then GA_DATADIR/skills, so an agent can override a shipped
@@ -21,8 +21,8 @@
  * SKILL_RENDER_MAX_BYTES. Memory: everything is owned by struct skills;
  * rendered strings are the caller's to free.
  */
-#ifndef GA_MODULES_SKILLS_H
-#define GA_MODULES_SKILLS_H
+#ifndef GA_MODULES_SKILLS_SKILLS_H
+#define GA_MODULES_SKILLS_SKILLS_H
 
 #include <stddef.h>
 

@@ -3,7 +3,8 @@
  * the identity summary and the stable agent id.
  *
  * Summary (space-protocol.md §7.3, runtime-bluesky.md §2.1, §2.3), built
- * from SOUL.md and SELF.md the way the reference client builds it:
+ * from SOUL.md and SELF.md as ts-general-agent builds it, so a room's
+ * members read the same fields from every agent:
  *   coreValues       the first five fragments of SOUL.md (split on '.',
  *                    ',' and ';', headings skipped, white space collapsed)
  *                    that are 4..39 characters long;
@@ -19,10 +20,9 @@
  * List items are cut to SPACE_IDENTITY_ITEM_MAX bytes so the summary stays
  * small (the room repeats it in every presence).
  *
- * Agent id: the reference makes "<name>-<ms since epoch, base 36>" once per
- * process (§7.2). We make it the same way once and keep it in the state file
- * "space_identity" ({"name", "id"}), so the id survives restarts; a changed
- * AGENT_NAME gets a fresh id.
+ * Agent id: "<name>-<ms since epoch, base 36>", the form peers expect
+ * (§7.2), made once and kept in the state file "space_identity" ({"name",
+ * "id"}), so the id survives restarts; a changed AGENT_NAME gets a fresh id.
  */
 #ifndef GA_MODULES_SPACE_IDENTITY_H
 #define GA_MODULES_SPACE_IDENTITY_H

@@ -60,8 +60,8 @@
  * history: the conversation store does (modules/conversation/store.h).
  *
  * Chain (DESIGN.md "The gate", seed 000): a host message has chain 0.
- * Another message has the `chain` field it carries (our server relays it;
- * the reference does not; history entries carry none), with chain_explicit
+ * Another message has the `chain` field it carries (agent-space relays it;
+ * a ts-agent-space room drops it; history entries carry none), with chain_explicit
  * set; 0 when it carries none. The chain derived from history (agent
  * messages in a row since the last person's) is not the link's job: the
  * pipeline adds every event to the conversation store, which derives it
@@ -81,6 +81,7 @@
 #ifndef GA_MODULES_SPACE_LINK_H
 #define GA_MODULES_SPACE_LINK_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -112,6 +113,7 @@
  * 1 MiB; ours keeps presence small). */
 #define SPACE_LINK_REFLECTION_MAX_UNITS 5000
 #define SPACE_LINK_WORKSPACE_MAX_UNITS  1000
+#define SPACE_LINK_WORKSPACE_TASKS_MAX  64 /* tasks carried in a workspace_state */
 
 enum space_author_kind {
 	SPACE_AUTHOR_SELF,
@@ -331,6 +333,13 @@ int space_link_send_reflection(struct space_link *l, const char *summary, struct
 int space_link_send_workspace_state(struct space_link *l, const char *workspace, int64_t plan,
                                     int64_t total, int64_t completed, int64_t blocked,
                                     int64_t in_progress, struct ga_err *err);
+/* The same with the plan's tasks ([{number, title, status, assignee?, pr?,
+ * prUrl?}], the first SPACE_LINK_WORKSPACE_TASKS_MAX objects) as the extra
+ * field "tasks": for the room's page; a room that does not know it drops
+ * it. tasks may be NULL. */
+int space_link_send_workspace_tasks(struct space_link *l, const char *workspace, int64_t plan,
+                                    int64_t total, int64_t completed, int64_t blocked,
+                                    int64_t in_progress, const cJSON *tasks, struct ga_err *err);
 
 /* A peer's latest reflection (borrowed until the next call into the link
  * or the next loop turn). time_ms: the room's clock, 0 when unknown. */

@@ -11,6 +11,7 @@
 
 #include "adapters/space/wire.h"
 #include "common/fsx.h"
+#include "common/hash.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
@@ -27,6 +28,8 @@
 #define LOG_COMP "space"
 /* The member list in a presence log line is cut here. */
 #define RUNTIME_NAMES_LOG_MAX 1024
+/* An unchanged workspace_state is journalled once per this window. */
+#define SPACE_RUNTIME_STATE_REPEAT_MS ((int64_t)30 * 60 * 1000)
 
 struct space_runtime {
 	struct space_link *link;
@@ -198,6 +201,17 @@ static int reply_target(void *ud, const struct conv_event *ev, char *buf, size_t
 	return space_runtime_target(ud, buf, cap);
 }
 
+/* What the agent says in the room on its own (an announcement, the owner's
+ * space_say) is the room's conversation, as the chats it hears are: the
+ * target key names the server, the conversation the room. */
+static int say_conversation(void *ud, const char *target, char *buf, size_t cap)
+{
+	(void)ud;
+	(void)target;
+	int n = snprintf(buf, cap, "space:room");
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
 /* Why a chat was withdrawn by its last look, at most (the port's error). */
 #define RUNTIME_WHY_MAX 400
 
@@ -258,10 +272,11 @@ static int port_broadcast(struct space_runtime *rt, const char *kind, const stru
 		rc = space_link_send_reflection(rt->link, s->text, &err);
 	} else if (strcmp(kind, "workspace_state") == 0) {
 		const cJSON *w = cJSON_GetObjectItemCaseSensitive(s->extra, "state");
-		rc = space_link_send_workspace_state(
+		rc = space_link_send_workspace_tasks(
 		        rt->link, json_string_or(w, "workspace", ""), json_int_or(w, "plan", 0),
 		        json_int_or(w, "total", 0), json_int_or(w, "completed", 0),
-		        json_int_or(w, "blocked", 0), json_int_or(w, "inProgress", 0), &err);
+		        json_int_or(w, "blocked", 0), json_int_or(w, "inProgress", 0),
+		        cJSON_GetObjectItemCaseSensitive(w, "tasks"), &err);
 	} else {
 		err_set(&err, "the room has no broadcast of kind '%s'", kind);
 	}
@@ -558,7 +573,7 @@ static void on_broadcast(void *ud, const struct decision *final, const char *art
  * under a key derived from its text: the same words are never broadcast
  * twice). */
 static int broadcast(struct space_runtime *rt, const char *kind, const char *text,
-                     const cJSON *state)
+                     const cJSON *state, const char *key)
 {
 	char target[PIPELINE_TARGET_MAX];
 	const char *why = !rt->outbound ? "no outbound in this process"
@@ -583,6 +598,7 @@ static int broadcast(struct space_runtime *rt, const char *kind, const char *tex
 	                         .text = text,
 	                         .text_len = strlen(text),
 	                         .chain = -1,
+	                         .idem_key = key,
 	                         .extra = extra};
 	outbound_submit(rt->outbound, &m, on_broadcast, rt);
 	cJSON_Delete(extra);
@@ -605,7 +621,32 @@ int space_runtime_send_reflection(struct space_runtime *rt, const char *summary)
 {
 	if (!rt)
 		return -1;
-	return broadcast(rt, "reflection", summary, NULL);
+	return broadcast(rt, "reflection", summary, NULL, NULL);
+}
+
+int space_runtime_send_workspace_state(struct space_runtime *rt, const cJSON *state)
+{
+	const char *ws = json_string_or(state, "workspace", NULL);
+	if (!rt || !ws || !*ws)
+		return -1;
+	/* The words outbound audits, dedups and journals: the counts, so the
+	 * same state is not sent twice within the dedup window. */
+	char text[SPACE_LINK_WORKSPACE_MAX_UNITS * 3 + 160];
+	snprintf(text, sizeof text,
+	         "workspace_state %s plan #%lld: %lld of %lld completed, %lld in progress, %lld "
+	         "blocked",
+	         ws, (long long)json_int_or(state, "plan", 0),
+	         (long long)json_int_or(state, "completed", 0),
+	         (long long)json_int_or(state, "total", 0),
+	         (long long)json_int_or(state, "inProgress", 0),
+	         (long long)json_int_or(state, "blocked", 0));
+	/* The journal's key: a state is said again after a while (a room
+	 * that restarted has forgotten it), not every cycle. */
+	char hex[SHA256_HEX_LEN + 1], key[64];
+	sha256_hex(text, strlen(text), hex);
+	snprintf(key, sizeof key, "ws-state:%.24s:%lld", hex,
+	         (long long)(time_now_ms() / SPACE_RUNTIME_STATE_REPEAT_MS));
+	return broadcast(rt, "workspace_state", text, state, key);
 }
 
 int space_runtime_refresh_identity(struct space_runtime *rt)
@@ -679,6 +720,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 		struct pipeline_source src = {.platform = CONV_PLATFORM_SPACE,
 		                              .compose = rt->engine ? compose : NULL,
 		                              .reply_target = reply_target,
+		                              .say_conversation = say_conversation,
 		                              .ud = rt};
 		pipeline_add_source(rt->pipeline, &src);
 	}

@@ -33,6 +33,7 @@
 #ifndef GA_MODULES_SPACE_RUNTIME_H
 #define GA_MODULES_SPACE_RUNTIME_H
 
+#include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <uv.h>
 
@@ -98,6 +99,12 @@ bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const
  * outbound, the room is not joined or the summary is empty (logged at
  * warn). What outbound or the room refuse later is logged. */
 int space_runtime_send_reflection(struct space_runtime *rt, const char *summary);
+/* Broadcasts a `workspace_state` (after plan polling, space-protocol.md)
+ * through outbound like the reflection: state is {workspace, plan, total,
+ * completed, blocked, inProgress, tasks?} (borrowed; tasks ride along as
+ * an extra field for the room's page). 0 when submitted; -1 when there is
+ * no outbound, the room is not joined or the workspace is missing. */
+int space_runtime_send_workspace_state(struct space_runtime *rt, const cJSON *state);
 /* Builds the identity summary again — SOUL.md's text as given at start,
  * SELF.md read again from <home>/SELF.md (the reflection cycle may have
  * changed it; when it cannot be read, the SELF.md given at start) — keeps

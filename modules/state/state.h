@@ -25,8 +25,8 @@
  *               caller decides (the SOUL pin refuses to start: it cannot
  *               tell whether SOUL.md changed).
  */
-#ifndef GA_MODULES_STATE_H
-#define GA_MODULES_STATE_H
+#ifndef GA_MODULES_STATE_STATE_H
+#define GA_MODULES_STATE_STATE_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

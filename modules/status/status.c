@@ -9,6 +9,7 @@
 #include "modules/conversation/event.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/scheduler/sched.h"
+#include "modules/workspace/workspace.h"
 
 static void add_pipeline(cJSON *s, const struct pipeline *p)
 {
@@ -171,6 +172,15 @@ void status_report(FILE *out, bool running, int pid, const char *memory_dir, con
 		        (long long)json_int_or(cm, "in_progress", 0),
 		        (long long)json_int_or(cm, "failed", 0),
 		        (long long)json_int_or(cm, "completed", 0));
+	const cJSON *ws = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(s, "services"), "workspace");
+	if (ws) {
+		char line[600];
+		wsp_status_summary(ws, line, sizeof line);
+		fprintf(out, "  workspaces   %s\n", line);
+		if (wsp_status_task_line(ws, line, sizeof line))
+			fprintf(out, "  task         %s\n", line);
+	}
 	const cJSON *pl;
 	cJSON_ArrayForEach(pl, cJSON_GetObjectItemCaseSensitive(s, "lastActivityBy"))
 	{

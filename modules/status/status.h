@@ -10,7 +10,8 @@
  *   paused, jobsInFlight, lastActivity (ISO, once there was one),
  *   lastActivityBy {platform: ISO} (these four only with a pipeline),
  *   coordination (text), commitments {pending, in_progress, completed,
- *   failed, abandoned}, services {name: object} (the platform services'),
+ *   failed, abandoned}, services {name: object} (the platform services';
+ *   the workspace's is read back by status_report: modules/workspace),
  *   space (the room in a sentence; only when the agent has a room),
  *   jobs [{name, intervalMs, runs, skipped, running}].
  *

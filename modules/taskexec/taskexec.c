@@ -611,6 +611,10 @@ static void do_coder(struct taskexec *x)
 	x->rec.coder_pid = coder_pid(x->job);
 	x->rec.coder_start = x->rec.coder_pid ? proc_start(x->rec.coder_pid) : 0;
 	rec_write(x, REC_CODING);
+	/* the phase a status shows while the coder works (its end is the
+	 * coder step's outcome) */
+	step(x, "coder", VERDICT_INFO, "coder_started", "the coder runs in %s (pid %d)", x->work,
+	     x->rec.coder_pid);
 }
 
 static void do_pregate(struct taskexec *x)

@@ -52,8 +52,8 @@
  * start. The result is borrowed for the callback; the job frees itself
  * after it.
  */
-#ifndef GA_MODULES_TASKEXEC_H
-#define GA_MODULES_TASKEXEC_H
+#ifndef GA_MODULES_TASKEXEC_TASKEXEC_H
+#define GA_MODULES_TASKEXEC_TASKEXEC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -21,8 +21,9 @@
 
 /* A message with more than half of its content new is not an echo even when
  * its wording overlaps an earlier one: it brings more than it repeats. The
- * bound is inclusive so the §15.4 vector ("Caching portfolio data for five
- * minutes…", novelty exactly 0.5, echo in the reference) keeps its verdict. */
+ * bound is inclusive: a message exactly half new (the §15.4 vector "Caching
+ * portfolio data for five minutes…", novelty 0.5) is still judged by its
+ * scores. */
 #define ECHO_NOVELTY_CEILING 0.5
 /* A candidate naming a speaker of the window ("Ada proposes…") with at most
  * this share of new stems is treated as a summary of that speaker (band). */

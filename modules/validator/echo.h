@@ -2,8 +2,8 @@
  * echo — semantic echo detection (spec space-validation.md §10).
  *
  * An "echo" is a message that restates what an agent in the conversation
- * already said. The detector is the reference's ensemble, kept in shape and
- * thresholds, with the defects of §16.18–21 fixed:
+ * already said. The detector is an ensemble of lexical scores with the
+ * shape and thresholds of §10, and §16.18–21 applied:
  *
  *   tokens   NFKC + case fold; Unicode-aware words (letters, digits, marks,
  *            '_'); contractions split ("I'll" → i + ll, "don't" → do + not),
@@ -55,8 +55,8 @@
  * Single-threaded: the stemmer and the word tables are process globals,
  * created on first use; echo_shutdown() frees them.
  */
-#ifndef GA_VALIDATOR_ECHO_H
-#define GA_VALIDATOR_ECHO_H
+#ifndef GA_MODULES_VALIDATOR_ECHO_H
+#define GA_MODULES_VALIDATOR_ECHO_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -23,8 +23,8 @@
  * stems, and one 64-bit hash per word. echo_own_free(NULL) is fine.
  * Single-threaded like echo.h.
  */
-#ifndef GA_VALIDATOR_ECHO_OWN_H
-#define GA_VALIDATOR_ECHO_OWN_H
+#ifndef GA_MODULES_VALIDATOR_ECHO_OWN_H
+#define GA_MODULES_VALIDATOR_ECHO_OWN_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -218,8 +218,8 @@ static size_t skip_ws(const char *s, size_t len, size_t i)
 }
 
 /* §9.1 1b: sentence chunks (text up to a run of [.!?] followed by space or
- * end), joined greedily while they fit. Unlike the reference, a trailing
- * fragment without final punctuation is a chunk too (§16.10). Returns a heap
+ * end), joined greedily while they fit. A trailing fragment without final
+ * punctuation is a chunk too (§16.10). Returns a heap
  * string or NULL when not even the first chunk fits. */
 static char *auto_trim(const char *s, size_t len, const struct validator_limits *lim)
 {
@@ -267,8 +267,8 @@ static char *auto_trim(const char *s, size_t len, const struct validator_limits 
 
 /* --- check 2: lists ----------------------------------------------------- */
 
-/* §9.1 check 2 on normalised text (en/em dash bullets read as '-'); unlike
- * the reference, an indented bullet is a bullet (§16.17). */
+/* §9.1 check 2 on normalised text (en/em dash bullets read as '-'); an
+ * indented bullet is a bullet too (§16.17). */
 static bool has_list(const char *t, size_t n)
 {
 	size_t i = 0;
@@ -373,8 +373,7 @@ static enum validator_verdict run_checks(int from, const char *text,
 	/* 4 — an echo opener is an echo when what follows it adds nothing:
 	 * nothing at all ("Exactly."), or a restatement of the window. "Building
 	 * on that, <something new>" is a contribution. Without a window there
-	 * is nothing to compare with, and the opener alone decides, as in the
-	 * reference. */
+	 * is nothing to compare with, and the opener alone decides. */
 	bool opener_cleared = false;
 	size_t oend = 0;
 	if (from <= 4 &&

@@ -35,10 +35,10 @@
  *   12 non_owner_action (action, pending request, not owner; never salvages)
  *   13 saturated (no commitments)
  *   14 observer_silence (no commitments)
- * Fixed reference defects (§16): phrases match after normalisation (’ = '),
- * the named false positives are excused (see validator_phrases.def), later
- * checks inspect the trimmed text (§16.10), an unterminated last sentence is
- * kept by the trim, indented bullets are lists.
+ * From §16: phrases match after normalisation (’ = '), the named false
+ * positives are excused (see validator_phrases.def), later checks inspect
+ * the trimmed text (§16.10), an unterminated last sentence is kept by the
+ * trim, indented bullets are lists.
  *
  * One validator serves the agent-space, Bluesky replies and GitHub comments:
  * validator_limits_for() gives each platform's length unit, maximum and list
@@ -48,8 +48,8 @@
  * Memory: a decision owns `text` (trim only); validator_decision_clear()
  * frees it. Everything else in a decision is inline or static.
  */
-#ifndef GA_VALIDATOR_H
-#define GA_VALIDATOR_H
+#ifndef GA_MODULES_VALIDATOR_VALIDATOR_H
+#define GA_MODULES_VALIDATOR_VALIDATOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,7 +62,7 @@
 #define VALIDATOR_INPUT_MAX_BYTES (1024 * 1024)
 #define VALIDATOR_REASON_MAX      256
 
-/* §9.1 check 1 limits (UTF-16 units, as the reference counts). */
+/* §9.1 check 1 limits (UTF-16 units, as TypeScript peers count them). */
 #define VALIDATOR_SPACE_MAX_UNITS       50000
 #define VALIDATOR_SPACE_MAX_SENTENCES   1000
 #define VALIDATOR_BLUESKY_MAX_GRAPHEMES 300

@@ -14,8 +14,8 @@
  * (unknown flag, missing TEXT, bad value), 65 when the history file cannot
  * be read or holds a bad line.
  */
-#ifndef GA_VALIDATOR_CLI_H
-#define GA_VALIDATOR_CLI_H
+#ifndef GA_MODULES_VALIDATOR_VALIDATOR_CLI_H
+#define GA_MODULES_VALIDATOR_VALIDATOR_CLI_H
 
 #define VALIDATOR_CLI_EX_OK 0
 #define VALIDATOR_CLI_EX_USAGE 64

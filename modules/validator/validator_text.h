@@ -10,11 +10,11 @@
  * (utf8proc), then typographic apostrophes (U+2018 U+2019 U+02BC U+2032) → ',
  * quotes (U+201C U+201D U+00AB U+00BB U+201E U+2033) → ", dashes (U+2010..
  * U+2015, U+2212, U+FE58, U+FE63) → -, and every Unicode space (the JS \s set
- * minus LF) → ' '. So "I’ll" and "I'll" read the same, which the reference
- * got wrong (§0 apostrophes, §16.17).
+ * minus LF) → ' '. So "I’ll" and "I'll" read the same (§0 apostrophes,
+ * §16.17).
  */
-#ifndef GA_VALIDATOR_TEXT_H
-#define GA_VALIDATOR_TEXT_H
+#ifndef GA_MODULES_VALIDATOR_VALIDATOR_TEXT_H
+#define GA_MODULES_VALIDATOR_VALIDATOR_TEXT_H
 
 #include <stdbool.h>
 #include <stddef.h>

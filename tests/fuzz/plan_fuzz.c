@@ -3,7 +3,9 @@
  * plan_parse on any body, plan_body_update on each task it found (the
  * update must read back as written and leave the other tasks alone), the
  * state fold and its rendering, the marker parser (a valid marker formats
- * and reads back the same), and branch names from the text as a title.
+ * and reads back the same), branch names from the text as a title, and a
+ * plan drafted from the text as a request (formatted, it reads back with
+ * the same tasks).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -101,6 +103,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    memcmp(&m, &m2, sizeof m) != 0)
 				abort();
 		}
+	}
+
+	struct plan_draft d;
+	if (plan_draft_from_request("Fuzzed", s, NULL, &d, NULL) == 0) {
+		if (d.n_tasks < 1 || d.n_tasks > PLAN_MAX_TASKS)
+			abort();
+		char *body = plan_draft_format(&d, NULL);
+		struct plan q;
+		if (body && plan_parse("[PLAN] Fuzzed", body, &q, NULL) == 0) {
+			if (q.n_tasks != d.n_tasks)
+				abort();
+			plan_free(&q);
+		}
+		free(body);
+		plan_draft_free(&d);
 	}
 
 	char b[PLAN_BRANCH_MAX + 1];

@@ -38,8 +38,8 @@
  * All descriptors are close-on-exec in the parent: a child never inherits
  * another child's stdin pipe, so closing stdin always delivers EOF.
  */
-#ifndef GA_TESTS_PROC_H
-#define GA_TESTS_PROC_H
+#ifndef GA_TESTS_SUPPORT_PROC_H
+#define GA_TESTS_SUPPORT_PROC_H
 
 #include <stdbool.h>
 #include <sys/types.h>

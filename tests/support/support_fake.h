@@ -15,8 +15,8 @@
  * it accepts a fake that never started). Children die with the test
  * process (proc.h), so a crashed test leaves no fake behind.
  */
-#ifndef GA_TESTS_SUPPORT_FAKE_H
-#define GA_TESTS_SUPPORT_FAKE_H
+#ifndef GA_TESTS_SUPPORT_SUPPORT_FAKE_H
+#define GA_TESTS_SUPPORT_SUPPORT_FAKE_H
 
 #include <stdbool.h>
 #include <stddef.h>

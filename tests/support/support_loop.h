@@ -9,8 +9,8 @@
  * condition and the deadline are checked at least that often. The timer is
  * closed (and its close run) before returning: the loop is left as found.
  */
-#ifndef GA_TESTS_SUPPORT_LOOP_H
-#define GA_TESTS_SUPPORT_LOOP_H
+#ifndef GA_TESTS_SUPPORT_SUPPORT_LOOP_H
+#define GA_TESTS_SUPPORT_SUPPORT_LOOP_H
 
 #include <stdbool.h>
 #include <uv.h>

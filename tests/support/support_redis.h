@@ -13,8 +13,8 @@
  * Every struct support_redis ends with support_redis_free (kills what
  * still runs, removes the directory). Children die with the test process.
  */
-#ifndef GA_TESTS_SUPPORT_REDIS_H
-#define GA_TESTS_SUPPORT_REDIS_H
+#ifndef GA_TESTS_SUPPORT_SUPPORT_REDIS_H
+#define GA_TESTS_SUPPORT_SUPPORT_REDIS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -18,8 +18,8 @@
  * err. Every started room ends with support_room_free (kills it if it
  * still runs, removes the directory). Children die with the test process.
  */
-#ifndef GA_TESTS_SUPPORT_ROOM_H
-#define GA_TESTS_SUPPORT_ROOM_H
+#ifndef GA_TESTS_SUPPORT_SUPPORT_ROOM_H
+#define GA_TESTS_SUPPORT_SUPPORT_ROOM_H
 
 #include <stdbool.h>
 #include <stddef.h>

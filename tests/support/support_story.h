@@ -8,8 +8,8 @@
  * story_id_of finds the id of the message whose event decision holds text
  * (the first such event in memory/decisions.jsonl).
  */
-#ifndef GA_TESTS_SUPPORT_STORY_H
-#define GA_TESTS_SUPPORT_STORY_H
+#ifndef GA_TESTS_SUPPORT_SUPPORT_STORY_H
+#define GA_TESTS_SUPPORT_SUPPORT_STORY_H
 
 #include <stdbool.h>
 #include <stddef.h>

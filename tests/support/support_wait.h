@@ -15,8 +15,8 @@
  * SUPPORT_POLL_MS up to the caller's timeout. No cmocka: failures come back
  * as -1 / NULL with a sentence in err, the caller decides to fail_msg.
  */
-#ifndef GA_TESTS_SUPPORT_WAIT_H
-#define GA_TESTS_SUPPORT_WAIT_H
+#ifndef GA_TESTS_SUPPORT_SUPPORT_WAIT_H
+#define GA_TESTS_SUPPORT_SUPPORT_WAIT_H
 
 #include <stdbool.h>
 #include <stddef.h>

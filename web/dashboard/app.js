@@ -430,9 +430,60 @@ async function loadPermissions() {
       td(a.verdict, a.verdict === 'allow' ? 'v-pass' : 'v-block'), td(a.pattern || '', 'mono'), td(a.reason)));
 }
 
+// --- plans (services.workspace: modules/workspace ws_status) ------------------------
+
+function link(text, href) {
+  const a = el('a', { text });
+  if (/^https:\/\/github\.com\//.test(href || '')) {
+    a.href = href; a.rel = 'noopener noreferrer'; a.target = '_blank';
+  }
+  return a;
+}
+
+const TASK_CLASS = { completed: 'v-pass', in_progress: 'v-info', claimed: 'v-react', blocked: 'v-block', pending: 'muted' };
+
+async function loadPlans() {
+  const s = await api('status');
+  const w = (s.services || {}).workspace;
+  $('plans-off').classList.toggle('hidden', !!w);
+  if (!w) { $('plans-cards').replaceChildren(); $('plans-list').replaceChildren(); return; }
+  const t = w.task;
+  $('plans-cards').replaceChildren(...[
+    card('task in progress', t ? 'Task ' + t.task + ' of ' + t.repo + '#' + t.plan + ' — ' + t.phase : 'none'),
+    t ? card('attempt ' + t.attempt + (t.resumed ? ' (resumed)' : ''), t.title) : null,
+    card('claims won / lost', (w.counters.claimsWon || 0) + ' / ' + (w.counters.claimsLost || 0)),
+    card('pull requests opened', w.counters.prs || 0),
+    card('last cycle: GitHub requests (not modified)', w.lastCycle.requests + ' (' + w.lastCycle.notModified + ')'),
+    w.coder ? card('no task work', w.coder) : null].filter(Boolean));
+  const list = $('plans-list');
+  list.replaceChildren();
+  for (const p of w.plans || []) {
+    const h = el('h2', null, link(p.repo + '#' + p.number + ' ' + p.title, p.url),
+      el('span', { cls: 'muted', text: '  ' + p.completed + ' of ' + p.total + ' completed · ' + p.inProgress + ' in progress · ' + p.blocked + ' blocked' }));
+    const tb = el('tbody');
+    for (const k of p.tasks || []) {
+      const pr = td('');
+      if (k.prUrl) pr.appendChild(link('#' + k.pr, k.prUrl));
+      tb.appendChild(el('tr', null, td(k.number), td(k.title), td(k.status, TASK_CLASS[k.status] || ''),
+        td(k.assignee ? '@' + k.assignee : ''), pr, td(k.attempt ? k.attempt + (k.failures ? ' (' + k.failures + ' failed)' : '') : '')));
+    }
+    const table = el('table', { cls: 'plan' },
+      el('thead', null, el('tr', null, el('th', { text: 'Task' }), el('th', { text: 'Title' }), el('th', { text: 'Status' }),
+        el('th', { text: 'Assignee' }), el('th', { text: 'Pull request' }), el('th', { text: 'Attempt' }))), tb);
+    list.append(h, table);
+  }
+  if (!(w.plans || []).length) list.appendChild(el('p', { cls: 'muted', text: 'No open plan in the watched workspaces.' }));
+  const wb = $('workspaces').tBodies[0];
+  wb.replaceChildren();
+  for (const x of w.watched || [])
+    wb.appendChild(el('tr', null, el('td', null, link(x.repo, x.url)), td(x.source),
+      td(x.polledMs ? shortTime(new Date(x.polledMs).toISOString()) : 'not yet')));
+  if (!(w.watched || []).length) wb.appendChild(el('tr', null, td('none watched', 'muted')));
+}
+
 // --- tabs and start --------------------------------------------------------------
 
-const LOADERS = { status: loadStatus, conversations: loadConversations, commitments: loadCommitments, permissions: loadPermissions };
+const LOADERS = { status: loadStatus, conversations: loadConversations, commitments: loadCommitments, plans: loadPlans, permissions: loadPermissions };
 
 function showTab(name) {
   state.tab = name;

@@ -163,6 +163,25 @@ function profileParts(p) {
     d.title = `last workspace state, ${timeOf(w.at)}`;
     parts.push(d);
     tip.push('workspace: ' + text);
+    if (Array.isArray(w.tasks) && w.tasks.length) {
+      const ul = el('ul', 'tasks');
+      ul.dataset.role = 'tasks';
+      for (const t of w.tasks) {
+        const li = el('li', 'task' + (/^[a-z_]+$/.test(t.status || '') ? ' ' + t.status : ''),
+          `Task ${t.number}: ${showText(t.title || '')} — ${showText(t.status || '?')}` +
+          (t.assignee ? ` @${showText(t.assignee)}` : ''));
+        if (t.prUrl && /^https:\/\/github\.com\//.test(t.prUrl)) {
+          const a = document.createElement('a');
+          a.textContent = ` #${t.pr}`;
+          a.href = t.prUrl;
+          a.rel = 'noopener noreferrer';
+          a.target = '_blank';
+          li.append(a);
+        }
+        ul.append(li);
+      }
+      parts.push(ul);
+    }
   }
   return { parts, tip };
 }

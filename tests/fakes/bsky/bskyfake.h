@@ -64,8 +64,8 @@
  * own setup call aborts with a sentence; exceeded by a request, it is
  * answered 400 InvalidRequest naming the bound.
  */
-#ifndef GA_TESTS_BSKYFAKE_H
-#define GA_TESTS_BSKYFAKE_H
+#ifndef GA_TESTS_FAKES_BSKY_BSKYFAKE_H
+#define GA_TESTS_FAKES_BSKY_BSKYFAKE_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

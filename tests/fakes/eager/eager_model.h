@@ -52,8 +52,8 @@
  * Ownership: eager_model_new / eager_model_free; strings returned are owned
  * by the model.
  */
-#ifndef GA_TESTS_FAKES_EAGER_MODEL_H
-#define GA_TESTS_FAKES_EAGER_MODEL_H
+#ifndef GA_TESTS_FAKES_EAGER_EAGER_MODEL_H
+#define GA_TESTS_FAKES_EAGER_EAGER_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>

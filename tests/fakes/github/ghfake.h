@@ -61,8 +61,8 @@
  * no content and the git-backed endpoints answer 500. ghfake_git_available()
  * tells a test to skip (exit 77).
  */
-#ifndef GA_TESTS_GHFAKE_H
-#define GA_TESTS_GHFAKE_H
+#ifndef GA_TESTS_FAKES_GITHUB_GHFAKE_H
+#define GA_TESTS_FAKES_GITHUB_GHFAKE_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -15,8 +15,8 @@
  * ghfake_repos.c (repositories, templates, collaborators, branches, refs,
  * contents, commits), ghfake_pulls.c (pull requests, reviews, merges).
  */
-#ifndef GA_TESTS_GHFAKE_INT_H
-#define GA_TESTS_GHFAKE_INT_H
+#ifndef GA_TESTS_FAKES_GITHUB_GHFAKE_INT_H
+#define GA_TESTS_FAKES_GITHUB_GHFAKE_INT_H
 
 #include <pthread.h>
 

@@ -39,8 +39,8 @@
  * Requests returned by the accessors are copies the caller frees with
  * httpfake_request_free().
  */
-#ifndef GA_TESTS_HTTPFAKE_H
-#define GA_TESTS_HTTPFAKE_H
+#ifndef GA_TESTS_FAKES_HTTPFAKE_HTTPFAKE_H
+#define GA_TESTS_FAKES_HTTPFAKE_HTTPFAKE_H
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -24,8 +24,8 @@
  * Exit codes follow sysexits, the same in every server program: 64 usage,
  * 65 bad script, 69 cannot listen, 73 cannot write the port or record file.
  */
-#ifndef GA_TESTS_HTTPFAKE_PROC_H
-#define GA_TESTS_HTTPFAKE_PROC_H
+#ifndef GA_TESTS_FAKES_HTTPFAKE_HTTPFAKE_PROC_H
+#define GA_TESTS_FAKES_HTTPFAKE_HTTPFAKE_PROC_H
 
 #include <signal.h>
 #include <stdio.h>

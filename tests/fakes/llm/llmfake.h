@@ -27,8 +27,8 @@
  * Threads: the server answers on libmicrohttpd threads; all functions here
  * lock, so the test thread may call them at any time.
  */
-#ifndef GA_TESTS_LLMFAKE_H
-#define GA_TESTS_LLMFAKE_H
+#ifndef GA_TESTS_FAKES_LLM_LLMFAKE_H
+#define GA_TESTS_FAKES_LLM_LLMFAKE_H
 
 #include <cjson/cJSON.h>
 #include <stddef.h>

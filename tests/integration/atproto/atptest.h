@@ -5,8 +5,8 @@
  * alike), and waiting on the loop (until a call's answer, or for a while).
  * Include after <cmocka.h>.
  */
-#ifndef GA_TESTS_ATPTEST_H
-#define GA_TESTS_ATPTEST_H
+#ifndef GA_TESTS_INTEGRATION_ATPROTO_ATPTEST_H
+#define GA_TESTS_INTEGRATION_ATPROTO_ATPTEST_H
 
 #include <stdatomic.h>
 #include <string.h>

@@ -27,8 +27,8 @@
  * atnet_call posts a JSON body to one of the control routes (network.mjs
  * lists them) and returns the answer (caller frees) or NULL with why.
  */
-#ifndef GA_TESTS_BLUESKY_ATNET_H
-#define GA_TESTS_BLUESKY_ATNET_H
+#ifndef GA_TESTS_INTEGRATION_BLUESKY_ATNET_H
+#define GA_TESTS_INTEGRATION_BLUESKY_ATNET_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -8,8 +8,8 @@
  * every 0.4 s (GA_BLUESKY_AWARENESS_MS) with 50 ms pacing gaps, and has no
  * dashboard. Children die with the test process.
  */
-#ifndef GA_TESTS_BLUESKY_BSKY_AGENT_H
-#define GA_TESTS_BLUESKY_BSKY_AGENT_H
+#ifndef GA_TESTS_INTEGRATION_BLUESKY_BSKY_AGENT_H
+#define GA_TESTS_INTEGRATION_BLUESKY_BSKY_AGENT_H
 
 #include <stdbool.h>
 #include <stddef.h>

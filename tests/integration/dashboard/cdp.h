@@ -9,8 +9,8 @@
  * test (cdp_start and cdp_stop also from setup/teardown). One page session
  * at a time: cdp_open_page attaches the later calls to the new page.
  */
-#ifndef GA_TESTS_CDP_H
-#define GA_TESTS_CDP_H
+#ifndef GA_TESTS_INTEGRATION_DASHBOARD_CDP_H
+#define GA_TESTS_INTEGRATION_DASHBOARD_CDP_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

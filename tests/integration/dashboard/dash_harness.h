@@ -8,8 +8,8 @@
  * Timeouts are generous (DASH_WAIT_MS): tests wait for conditions, never
  * for a fixed time.
  */
-#ifndef GA_TESTS_DASH_HARNESS_H
-#define GA_TESTS_DASH_HARNESS_H
+#ifndef GA_TESTS_INTEGRATION_DASHBOARD_DASH_HARNESS_H
+#define GA_TESTS_INTEGRATION_DASHBOARD_DASH_HARNESS_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -13,8 +13,8 @@
  * recorded (the count of refused ones, whether any carried the token in
  * the URL) so a test can check how the client authenticated.
  */
-#ifndef GA_TESTS_GITFIX_H
-#define GA_TESTS_GITFIX_H
+#ifndef GA_TESTS_INTEGRATION_GIT_GITFIX_H
+#define GA_TESTS_INTEGRATION_GIT_GITFIX_H
 
 #include <stdbool.h>
 #include <stddef.h>

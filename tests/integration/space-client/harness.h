@@ -15,8 +15,8 @@
  * Waiting helpers poll a real condition until it holds or a timeout
  * passes; none sleeps and hopes.
  */
-#ifndef GA_TESTS_SPACE_CLIENT_HARNESS_H
-#define GA_TESTS_SPACE_CLIENT_HARNESS_H
+#ifndef GA_TESTS_INTEGRATION_SPACE_CLIENT_HARNESS_H
+#define GA_TESTS_INTEGRATION_SPACE_CLIENT_HARNESS_H
 
 #include <cjson/cJSON.h>
 #include <stdbool.h>

@@ -20,8 +20,8 @@
  * Every cJSON value returned is owned by the harness (freed in space_stop);
  * tests never free them.
  */
-#ifndef GA_TESTS_SPACE_HARNESS_H
-#define GA_TESTS_SPACE_HARNESS_H
+#ifndef GA_TESTS_INTEGRATION_SPACE_HARNESS_H
+#define GA_TESTS_INTEGRATION_SPACE_HARNESS_H
 
 #include <cjson/cJSON.h>
 #include <stdarg.h>

@@ -18,8 +18,8 @@
  * ws_free() (NULL accepted). Messages returned by ws_recv() are owned by the
  * caller (free(msg.data)).
  */
-#ifndef GA_TESTS_SPACE_WSCLIENT_H
-#define GA_TESTS_SPACE_WSCLIENT_H
+#ifndef GA_TESTS_INTEGRATION_SPACE_WSCLIENT_H
+#define GA_TESTS_INTEGRATION_SPACE_WSCLIENT_H
 
 #include <stddef.h>
 #include <stdint.h>

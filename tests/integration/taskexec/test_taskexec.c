@@ -316,6 +316,7 @@ static void test_pushed(void **state)
 	                                "branch=task-1-add-the-answer -->"));
 	/* Every gate, in order. */
 	const char *order[] = {"clone:clone_done",
+	                       "coder:coder_started",
 	                       "coder:coder_done",
 	                       "pre-gate:",
 	                       "import:",

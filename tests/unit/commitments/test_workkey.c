@@ -90,13 +90,32 @@ static void test_from_params(void **state)
 	cJSON_Delete(p);
 }
 
+/* create_workspace: one key per organisation, whatever the name. */
+static void test_workspace(void **state)
+{
+	(void)state;
+	struct commit_work a, b, d;
+	commit_work_of_workspace("Acme", &a);
+	cJSON *p = cJSON_Parse("{\"owner\":\"acme\",\"title\":\"another name\"}");
+	commit_work_of_params("create_workspace", p, &b);
+	cJSON_Delete(p);
+	char ka[COMMIT_WORK_KEY_MAX], kb[COMMIT_WORK_KEY_MAX];
+	commit_work_key(&a, true, ka, sizeof ka);
+	commit_work_key(&b, true, kb, sizeof kb);
+	assert_string_equal(ka, "create_workspace:acme");
+	assert_string_equal(ka, kb);
+	assert_false(a.has_work);
+	assert_true(commit_work_is(&b, "create_workspace", "acme"));
+	commit_work_of_workspace(NULL, &d);
+	assert_string_equal(d.promise_target, COMMIT_WORKSPACE_DEFAULT);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_forms),
-	        cmocka_unit_test(test_no_repo_no_title),
-	        cmocka_unit_test(test_utf16_cut),
-	        cmocka_unit_test(test_from_params),
+	        cmocka_unit_test(test_forms),     cmocka_unit_test(test_no_repo_no_title),
+	        cmocka_unit_test(test_utf16_cut), cmocka_unit_test(test_from_params),
+	        cmocka_unit_test(test_workspace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

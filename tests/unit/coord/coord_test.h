@@ -3,8 +3,8 @@
  * answers, and a loop runner that polls a condition (never sleeps and
  * hopes). Header-only (static functions) so each test stays one file.
  */
-#ifndef GA_TESTS_COORD_TEST_H
-#define GA_TESTS_COORD_TEST_H
+#ifndef GA_TESTS_UNIT_COORD_COORD_TEST_H
+#define GA_TESTS_UNIT_COORD_COORD_TEST_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -311,6 +311,15 @@ static void test_why_prefix(void **state)
 	assert_non_null(strstr(f->err_text, "'space:aaaa' matches 2 messages"));
 	assert_non_null(strstr(f->err_text, "  space:aaaa1111  (space, space:room)\n"));
 	assert_non_null(strstr(f->err_text, "  space:aaaa2222  (space, space:room)\n"));
+
+	/* without the platform's prefix */
+	assert_int_equal(why(f, "aaaa2", 0, NULL), 0);
+	assert_non_null(strstr(f->err_text, "'aaaa2' matches message space:aaaa2222"));
+	assert_non_null(strstr(f->out_text, "Message space:aaaa2222 "));
+	assert_int_equal(why(f, "aaaa", 0, NULL), 1);
+	assert_non_null(strstr(f->err_text, "'aaaa' matches 2 messages"));
+	/* a prefix that names a platform is compared whole */
+	assert_int_equal(why(f, "owner:aaaa2", 0, NULL), 1);
 }
 
 static void test_why_exact_beats_prefix(void **state)

@@ -45,6 +45,11 @@ struct later {
 	char url[128];
 };
 
+static void later_closed_ws(uv_handle_t *h)
+{
+	free(h->data);
+}
+
 struct fx {
 	uv_loop_t loop;
 	char *dir;
@@ -72,7 +77,55 @@ struct fx {
 	/* config.peer_done: a member reported this target done */
 	const char *peer_target;
 	int peer_asked;
+	/* config.create_workspace: the workspace module's answer */
+	bool ws_on;
+	int ws_calls;
+	const char *ws_answer; /* the JSON text, or the error sentence */
+	bool ws_ok;
+	char ws_org[64], ws_name[64];
 };
+
+struct ws_later {
+	uv_timer_t t;
+	fulfil_ws_answer_fn done;
+	void *ud;
+	bool ok;
+	const char *text;
+};
+
+static void ws_fire(uv_timer_t *t)
+{
+	struct ws_later *l = t->data;
+	l->done(l->ud, l->ok, l->text);
+	uv_close((uv_handle_t *)t, later_closed_ws);
+}
+
+static bool ws_on(void *ud)
+{
+	return ((struct fx *)ud)->ws_on;
+}
+
+static int ws_create(void *ud, const char *org, const char *name, const char *description,
+                     const char *thread, fulfil_ws_answer_fn done, void *done_ud,
+                     struct ga_err *err)
+{
+	(void)description;
+	(void)thread;
+	(void)err;
+	struct fx *f = ud;
+	f->ws_calls++;
+	snprintf(f->ws_org, sizeof f->ws_org, "%s", org);
+	snprintf(f->ws_name, sizeof f->ws_name, "%s", name);
+	struct ws_later *l = calloc(1, sizeof *l);
+	l->done = done;
+	l->ud = done_ud;
+	l->ok = f->ws_ok;
+	l->text = f->ws_answer;
+	uv_timer_init(&f->loop, &l->t);
+	l->t.data = l;
+	uv_timer_start(&l->t, ws_fire, 2, 0);
+	return 0;
+}
 
 static void later_closed(uv_handle_t *h)
 {
@@ -143,8 +196,8 @@ static void on_abandoned(void *ud, const struct ledger_entry *e)
 	f->ab_status = e->status;
 }
 
-static bool peer_done(void *ud, const char *action, const char *target, char *who,
-                      size_t who_cap, char *link, size_t link_cap)
+static bool peer_done(void *ud, const char *action, const char *target, char *who, size_t who_cap,
+                      char *link, size_t link_cap)
 {
 	struct fx *f = ud;
 	f->peer_asked++;
@@ -196,6 +249,8 @@ static void start(struct fx *f, bool social_only)
 	                          .notify_owner = notify,
 	                          .abandoned = on_abandoned,
 	                          .peer_done = peer_done,
+	                          .workspaces_on = ws_on,
+	                          .create_workspace = ws_create,
 	                          .ud = f};
 	f->f = fulfil_new(&c, &e);
 	assert_non_null(f->f);
@@ -289,10 +344,79 @@ static void test_sent_once_and_told(void **state)
 	assert_true(st.cycles >= 3);
 	assert_int_equal(st.completed, 1);
 	cJSON *s = fulfil_status(f->f);
-	assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "commitments"), "completed")
-	                         ->valueint,
-	                 1);
+	assert_int_equal(
+	        cJSON_GetObjectItem(cJSON_GetObjectItem(s, "commitments"), "completed")->valueint,
+	        1);
 	cJSON_Delete(s);
+}
+
+#define WS_URL "https://github.com/acme/www-lil-intdev-site"
+#define WS_CREATED                                                                                 \
+	"{\"found\":true,\"name\":\"www-lil-intdev-site\",\"fullName\":"                           \
+	"\"acme/www-lil-intdev-site\",\"url\":\"" WS_URL "\",\"created\":true}"
+#define WS_FOUND                                                                                   \
+	"{\"found\":true,\"name\":\"www-lil-intdev-site\",\"fullName\":"                           \
+	"\"acme/www-lil-intdev-site\",\"url\":\"" WS_URL "\",\"created\":false}"
+
+/* create_workspace goes to the workspace module's create (never a send of
+ * its own): waits while workspaces are off; created → completed with the
+ * link, announced, journalled; once done, never asked again. */
+static void test_workspace_created(void **state)
+{
+	struct fx *f = *state;
+	char id[LEDGER_ID_MAX];
+	add(f, "create_workspace", "{\"owner\":\"acme\",\"title\":\"Acme Site\"}", id);
+	f->ws_answer = WS_CREATED;
+	f->ws_ok = true;
+	start(f, false);
+	run_for(f, 100);
+	assert_int_equal(f->ws_calls, 0); /* off: pending, untouched */
+	assert_int_equal(status_of(f, id), LEDGER_PENDING);
+	f->ws_on = true;
+	until(f, id, LEDGER_COMPLETED);
+	assert_int_equal(f->ws_calls, 1);
+	assert_int_equal(f->sends, 0);
+	assert_string_equal(f->ws_org, "acme");
+	assert_string_equal(f->ws_name, "acme-site");
+	assert_string_equal(f->owner_text, "Done — Acme Site: " WS_URL);
+	struct ledger_entry e;
+	assert_int_equal(ledger_get(&f->ledger, id, &e), 0);
+	assert_string_equal(e.link, WS_URL);
+	char key[LEDGER_IDEM_KEY_MAX];
+	ledger_idem_key(id, key);
+	assert_int_equal(journal_state_of(f->j, key), JOURNAL_DONE);
+	assert_string_equal(journal_artifact(f->j, key), WS_URL);
+	run_for(f, 100);
+	assert_int_equal(f->ws_calls, 1);
+}
+
+/* The organisation had its workspace: completed with its link, and what is
+ * said is that it exists (not "Done"). A refusal is a failed attempt; the
+ * third abandons it. */
+static void test_workspace_exists_and_refused(void **state)
+{
+	struct fx *f = *state;
+	char id[LEDGER_ID_MAX], id2[LEDGER_ID_MAX];
+	add(f, "create_workspace", "{}", id);
+	f->ws_on = true;
+	f->ws_ok = true;
+	f->ws_answer = WS_FOUND;
+	start(f, false);
+	until(f, id, LEDGER_COMPLETED);
+	assert_int_equal(f->ws_calls, 1);
+	assert_string_equal(f->ws_org, "");
+	assert_string_equal(f->ws_name, "workspace");
+	assert_string_equal(f->owner_text,
+	                    "The workspace acme/www-lil-intdev-site already exists: " WS_URL);
+	f->ws_ok = false;
+	f->ws_answer = "the repositories of beta were not read: HTTP 500";
+	add(f, "create_workspace", "{\"owner\":\"beta\"}", id2);
+	until(f, id2, LEDGER_ABANDONED);
+	assert_int_equal(f->ws_calls, 4);
+	struct ledger_entry e;
+	assert_int_equal(ledger_get(&f->ledger, id2, &e), 0);
+	assert_string_equal(e.error, "the repositories of beta were not read: HTTP 500");
+	assert_non_null(strstr(f->owner_text, "Could not create_workspace"));
 }
 
 /* A member of the room reported the work done under either of its names
@@ -316,8 +440,8 @@ static void test_done_by_peer_quietly(void **state)
 	assert_string_equal(e.link, "https://github.com/acme/widgets/issues/7");
 	/* the promise form is a name of the work too */
 	f->peer_target = "acme/widgets#Other thing";
-	add(f, "create_issue", "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Other thing\"}",
-	    id);
+	add(f, "create_issue",
+	    "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Other thing\"}", id);
 	until(f, id, LEDGER_COMPLETED);
 	assert_int_equal(f->sends, 0);
 }
@@ -354,7 +478,8 @@ static void test_refused_three_times_abandoned(void **state)
 	assert_int_equal(e.attempts, 3);
 	assert_non_null(strstr(e.error, "HTTP 422"));
 	assert_int_equal(f->told, 1);
-	assert_non_null(strstr(f->owner_text, "Could not create_issue (Flaky test) after 3 attempts"));
+	assert_non_null(
+	        strstr(f->owner_text, "Could not create_issue (Flaky test) after 3 attempts"));
 	/* told once, with the entry as the ledger has it now */
 	assert_int_equal(f->abandoned, 1);
 	assert_string_equal(f->ab_id, id);
@@ -393,7 +518,7 @@ static void test_stale_abandoned_told(void **state)
 static void test_unknown_reconciled_then_sent(void **state)
 {
 	struct fx *f = *state;
-	f->answers[0] = -1; /* the first send may have been made */
+	f->answers[0] = -1;      /* the first send may have been made */
 	f->reconcile_answer = 0; /* GitHub has nothing with the key */
 	char id[LEDGER_ID_MAX];
 	add(f, "create_issue", ISSUE, id);
@@ -426,9 +551,9 @@ static void test_journal_done_completes_without_send(void **state)
 	add(f, "create_issue", ISSUE, id);
 	ledger_idem_key(id, key);
 	struct ga_err e = {{0}};
-	assert_int_equal(journal_intent(f->j, key, "github", "github:acme:widgets:new-issue", NULL,
-	                                1, &e),
-	                 0);
+	assert_int_equal(
+	        journal_intent(f->j, key, "github", "github:acme:widgets:new-issue", NULL, 1, &e),
+	        0);
 	assert_int_equal(journal_done(f->j, key, "https://github.com/acme/widgets/issues/7", 2, &e),
 	                 0);
 	start(f, false);
@@ -453,8 +578,7 @@ static void test_repo_cooldown_defers(void **state)
 	}
 	char id[LEDGER_ID_MAX], other[LEDGER_ID_MAX];
 	add(f, "create_issue", ISSUE, id);
-	add(f, "create_issue", "{\"owner\":\"acme\",\"repo\":\"gadgets\",\"title\":\"T\"}",
-	    other);
+	add(f, "create_issue", "{\"owner\":\"acme\",\"repo\":\"gadgets\",\"title\":\"T\"}", other);
 	start(f, false);
 	until(f, other, LEDGER_COMPLETED);
 	run_for(f, 100);
@@ -493,6 +617,8 @@ static void test_watchdog_then_journal_wins(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test_setup_teardown(test_workspace_created, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_workspace_exists_and_refused, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_sent_once_and_told, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_done_by_peer_quietly, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_waits_without_port_or_in_social_only, setup,

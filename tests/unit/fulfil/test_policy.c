@@ -49,7 +49,8 @@ static void test_sweep_table(void **state)
 		const char *reason_has;
 	} rows[] = {
 	        {LEDGER_PENDING, 1 * HOUR, 1 * HOUR, false, FULFIL_SWEEP_NONE, NULL},
-	        {LEDGER_PENDING, 25 * HOUR, 25 * HOUR, false, FULFIL_SWEEP_STALE, "Stale: exceeded 24h"},
+	        {LEDGER_PENDING, 25 * HOUR, 25 * HOUR, false, FULFIL_SWEEP_STALE,
+	         "Stale: exceeded 24h"},
 	        {LEDGER_FAILED, 25 * HOUR, 1 * MIN, false, FULFIL_SWEEP_STALE, "Stale"},
 	        {LEDGER_IN_PROGRESS, 25 * HOUR, 1 * MIN, true, FULFIL_SWEEP_STALE, "Stale"},
 	        {LEDGER_IN_PROGRESS, 1 * HOUR, 15 * MIN, false, FULFIL_SWEEP_TIMEOUT, "Timed out"},
@@ -62,15 +63,17 @@ static void test_sweep_table(void **state)
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		int64_t now = T0 + 30 * DAY;
-		struct ledger_entry e = entry("create_issue", "owner", NULL, rows[i].st,
-		                              now - rows[i].age_created, now - rows[i].age_updated, 0);
+		struct ledger_entry e =
+		        entry("create_issue", "owner", NULL, rows[i].st, now - rows[i].age_created,
+		              now - rows[i].age_updated, 0);
 		struct decision d = {0};
 		enum fulfil_sweep got =
 		        fulfil_sweep_of(&e, now, rows[i].active, FULFIL_IN_PROGRESS_TIMEOUT_MS, &d);
 		if (got != rows[i].want)
 			fail_msg("row %zu: sweep %d, want %d", i, got, rows[i].want);
 		if (rows[i].reason_has && !strstr(d.reason, rows[i].reason_has))
-			fail_msg("row %zu: reason '%s' lacks '%s'", i, d.reason, rows[i].reason_has);
+			fail_msg("row %zu: reason '%s' lacks '%s'", i, d.reason,
+			         rows[i].reason_has);
 	}
 }
 
@@ -94,8 +97,8 @@ static void test_attempts_and_work(void **state)
 	        {LEDGER_ABANDONED, 3, false, false},
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-		struct ledger_entry e = entry("create_issue", "owner", NULL, rows[i].st, T0, T0,
-		                              rows[i].attempts);
+		struct ledger_entry e =
+		        entry("create_issue", "owner", NULL, rows[i].st, T0, T0, rows[i].attempts);
 		if (fulfil_is_work(&e, rows[i].active) != rows[i].want)
 			fail_msg("row %zu: is_work != %d", i, rows[i].want);
 	}
@@ -109,7 +112,8 @@ static void test_cooldown(void **state)
 	size_t n = 0;
 	/* five failures of create_issue in acme/widgets, the last 1 h ago */
 	for (int i = 0; i < 5; i++)
-		f[n++] = (struct fulfil_fact){FULFIL_CREATE_ISSUE, i % 2 ? "Acme/Widgets" : "acme/widgets",
+		f[n++] = (struct fulfil_fact){FULFIL_CREATE_ISSUE,
+		                              i % 2 ? "Acme/Widgets" : "acme/widgets",
 		                              i == 4 ? LEDGER_ABANDONED : LEDGER_FAILED,
 		                              now - 2 * DAY, now - (5 - i) * HOUR};
 	/* four in acme/other: not enough */
@@ -121,8 +125,8 @@ static void test_cooldown(void **state)
 		f[n++] = (struct fulfil_fact){FULFIL_COMMENT_ISSUE, "acme/old", LEDGER_FAILED,
 		                              now - 8 * DAY, now - HOUR};
 	/* completed ones and Bluesky ones never count */
-	f[n++] = (struct fulfil_fact){FULFIL_CREATE_ISSUE, "acme/other", LEDGER_COMPLETED, now - DAY,
-	                              now - HOUR};
+	f[n++] = (struct fulfil_fact){FULFIL_CREATE_ISSUE, "acme/other", LEDGER_COMPLETED,
+	                              now - DAY, now - HOUR};
 	f[n++] = (struct fulfil_fact){FULFIL_POST_BLUESKY, NULL, LEDGER_FAILED, now - DAY, now};
 	struct fulfil_cooldown cd[FULFIL_COOLDOWN_MAX];
 	size_t k = fulfil_cooldowns(f, n, now, cd, FULFIL_COOLDOWN_MAX);
@@ -176,8 +180,8 @@ static void test_prepare_create_issue(void **state)
 	e = entry("create_issue", "owner", p, LEDGER_PENDING, T0, T0, 0);
 	assert_int_equal(fulfil_prepare(&e, &pl, &d), 0);
 	assert_string_equal(pl.target, "github:acme:widgets:new-issue");
-	assert_string_equal(cJSON_GetStringValue(cJSON_GetArrayItem(
-	                            cJSON_GetObjectItem(pl.extra, "labels"), 0)),
+	assert_string_equal(cJSON_GetStringValue(
+	                            cJSON_GetArrayItem(cJSON_GetObjectItem(pl.extra, "labels"), 0)),
 	                    "bug");
 	fulfil_plan_free(&pl);
 	cJSON_Delete(p);
@@ -203,7 +207,8 @@ static void test_prepare_refusals(void **state)
 	};
 	for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
 		cJSON *p = params(rows[i].json);
-		struct ledger_entry e = entry(rows[i].action, "owner", p, LEDGER_PENDING, T0, T0, 0);
+		struct ledger_entry e =
+		        entry(rows[i].action, "owner", p, LEDGER_PENDING, T0, T0, 0);
 		struct fulfil_plan pl;
 		struct decision d = {0};
 		if (fulfil_prepare(&e, &pl, &d) != -1)
@@ -255,6 +260,24 @@ static void test_prepare_comment_plan_post(void **state)
 	e = entry("create_plan", "owner", p, LEDGER_PENDING, T0, T0, 0);
 	assert_int_equal(fulfil_prepare(&e, &pl, &d), 0);
 	assert_non_null(strstr(pl.text, "### Task 1: Define scope and requirements"));
+	fulfil_plan_free(&pl);
+	cJSON_Delete(p);
+
+	/* the room's create_plan: a title and words; its list items are the
+	 * tasks, and in a workspace the documentation tasks come first */
+	p = params("{\"repo\":\"acme/www-lil-intdev-demo\",\"title\":\"Greetings\","
+	           "\"description\":\"A greeting page.\\n1. Add the greeting\\n2. Add the "
+	           "farewell\\n3. Link them\"}");
+	e = entry("create_plan", "space", p, LEDGER_PENDING, T0, T0, 0);
+	assert_int_equal(fulfil_prepare(&e, &pl, &d), 0);
+	assert_non_null(strstr(pl.text, "## Goal\nA greeting page.\n"));
+	assert_non_null(strstr(pl.text, "### Task 3: Link them\n"));
+	assert_null(strstr(pl.text, "### Task 4:"));
+	assert_non_null(strstr(pl.text, "_Created from"));
+	assert_int_equal(fulfil_plan_docs(&pl, false, true, &d), 1);
+	assert_non_null(strstr(pl.text, "### Task 1: Create LIL-INTDEV-AGENTS.md\n"));
+	assert_non_null(strstr(pl.text, "### Task 4: Link them\n"));
+	assert_int_equal(fulfil_plan_docs(&pl, true, true, &d), 0);
 	fulfil_plan_free(&pl);
 	cJSON_Delete(p);
 
@@ -329,6 +352,70 @@ static void test_types(void **state)
 	assert_int_equal(fulfil_type_platform(FULFIL_CREATE_PLAN), CONV_PLATFORM_GITHUB);
 }
 
+/* create_workspace: a GitHub type; its name from the title; the plan the
+ * fulfilment hands to the workspace module; the texts. */
+static void test_workspace(void **state)
+{
+	(void)state;
+	assert_int_equal(fulfil_type_parse("create_workspace"), FULFIL_CREATE_WORKSPACE);
+	assert_true(fulfil_type_is_github(FULFIL_CREATE_WORKSPACE));
+	static const struct {
+		const char *title, *name;
+	} names[] = {
+	        {"site", "site"},
+	        {"Acme Site — v2!", "acme-site-v2"},
+	        {"  --Ünïcode  café--  ", "n-code-caf"},
+	        {"www-lil-intdev-site", "www-lil-intdev-site"},
+	        {"", "workspace"},
+	        {"!!!", "workspace"},
+	        {NULL, "workspace"},
+	        {"the workspace for our new collaborative website project",
+	         "the-workspace-for-our-new-collaborative"},
+	        {"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz",
+	         "abcdefghijklmnopqrstuvwxyzabcdefghijklmn"},
+	};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char out[FULFIL_WS_NAME_MAX + 1];
+		fulfil_workspace_name(names[i].title, out);
+		if (strcmp(out, names[i].name) != 0)
+			fail_msg("row %zu: '%s' → '%s', want '%s'", i,
+			         names[i].title ? names[i].title : "(null)", out, names[i].name);
+	}
+	cJSON *p = cJSON_Parse("{\"owner\":\"acme\",\"title\":\"Acme site\","
+	                       "\"description\":\"where we build it\"}");
+	struct ledger_entry e = entry("create_workspace", "space", p, LEDGER_PENDING, T0, T0, 0);
+	struct fulfil_plan pl;
+	struct decision d;
+	assert_int_equal(fulfil_prepare(&e, &pl, &d), 0);
+	assert_int_equal(pl.platform, CONV_PLATFORM_GITHUB);
+	assert_string_equal(pl.repo, "acme");
+	assert_string_equal(pl.title, "acme-site");
+	assert_string_equal(pl.text, "where we build it");
+	assert_string_equal(pl.target, "workspace:acme/acme-site");
+	fulfil_plan_free(&pl);
+	char desc[FULFIL_DESC_MAX + 1];
+	fulfil_description(&e, desc, sizeof desc);
+	assert_string_equal(desc, "Acme site");
+	cJSON_Delete(p);
+	/* no organisation, no name: the default organisation, "workspace" */
+	p = cJSON_Parse("{}");
+	e = entry("create_workspace", "space", p, LEDGER_PENDING, T0, T0, 0);
+	assert_int_equal(fulfil_prepare(&e, &pl, &d), 0);
+	assert_string_equal(pl.repo, "");
+	assert_string_equal(pl.title, "workspace");
+	assert_null(pl.text);
+	assert_string_equal(pl.target, "workspace:<default>/workspace");
+	fulfil_plan_free(&pl);
+	fulfil_description(&e, desc, sizeof desc);
+	assert_string_equal(desc, "the workspace of the organisation");
+	cJSON_Delete(p);
+	char line[256];
+	fulfil_workspace_exists("acme/www-lil-intdev-x", "https://github.com/acme/www-lil-intdev-x",
+	                        line, sizeof line);
+	assert_string_equal(line, "The workspace acme/www-lil-intdev-x already exists: "
+	                          "https://github.com/acme/www-lil-intdev-x");
+}
+
 /* An issue already opened under the same or a near-identical title is the
  * one promised; a different one is not. */
 static void test_same_title(void **state)
@@ -350,10 +437,15 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_same_title),
-	        cmocka_unit_test(test_sweep_table),         cmocka_unit_test(test_attempts_and_work),
-	        cmocka_unit_test(test_cooldown),            cmocka_unit_test(test_prepare_create_issue),
-	        cmocka_unit_test(test_prepare_refusals),    cmocka_unit_test(test_prepare_comment_plan_post),
-	        cmocka_unit_test(test_outcomes_and_texts),  cmocka_unit_test(test_types),
+	        cmocka_unit_test(test_workspace),
+	        cmocka_unit_test(test_sweep_table),
+	        cmocka_unit_test(test_attempts_and_work),
+	        cmocka_unit_test(test_cooldown),
+	        cmocka_unit_test(test_prepare_create_issue),
+	        cmocka_unit_test(test_prepare_refusals),
+	        cmocka_unit_test(test_prepare_comment_plan_post),
+	        cmocka_unit_test(test_outcomes_and_texts),
+	        cmocka_unit_test(test_types),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

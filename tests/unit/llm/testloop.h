@@ -7,8 +7,8 @@
  * that completes inside curl's timer) stops the loop at once instead of
  * leaving it asleep in epoll until the next unrelated timer.
  */
-#ifndef GA_TESTS_LLM_TESTLOOP_H
-#define GA_TESTS_LLM_TESTLOOP_H
+#ifndef GA_TESTS_UNIT_LLM_TESTLOOP_H
+#define GA_TESTS_UNIT_LLM_TESTLOOP_H
 
 #include <stdbool.h>
 #include <uv.h>

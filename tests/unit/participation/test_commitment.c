@@ -408,12 +408,72 @@ static void test_extract(void **state)
 	assert_int_equal(part_extract_parse("```\n[]\n```", 10, false, &c, &err), 0);
 }
 
+/* create_workspace: the organisation (org, its aliases, the owner of
+ * repo), no content field needed, a bad organisation name refused, the
+ * social-only filter, the extraction's params.org / params.name. */
+static void test_workspace(void **state)
+{
+	(void)state;
+	assert_int_equal(part_commit_type_parse("create_workspace"), PART_COMMIT_CREATE_WORKSPACE);
+	assert_string_equal(part_commit_type_name(PART_COMMIT_CREATE_WORKSPACE),
+	                    "create_workspace");
+	cJSON *arr = J("[{\"type\":\"create_workspace\",\"org\":\"acme\",\"name\":\"site\"},"
+	               "{\"type\":\"create_workspace\"},"
+	               "{\"kind\":\"create_workspace\",\"owner\":\"Acme-Labs\"},"
+	               "{\"type\":\"create_workspace\",\"repo\":\"https://github.com/beta/x\"},"
+	               "{\"type\":\"create_workspace\",\"organization\":\"gamma\","
+	               "\"repo\":\"beta/x\"},"
+	               "{\"type\":\"create_workspace\",\"org\":\"bad org\"},"
+	               "{\"type\":\"create_workspace\",\"org\":\"-acme\"},"
+	               "{\"type\":\"create_workspace\",\"org\":7}]");
+	struct part_commitments c = {0};
+	part_commitments_validate(arr, false, &c);
+	assert_int_equal(c.n, 5);
+	assert_string_equal(c.item[0].org, "acme");
+	assert_string_equal(c.item[0].title, "site");
+	assert_null(c.item[1].org); /* the agent's default organisation */
+	assert_null(c.item[1].title);
+	assert_string_equal(c.item[2].org, "Acme-Labs");
+	assert_string_equal(c.item[3].org, "beta");
+	assert_string_equal(c.item[4].org, "gamma"); /* org wins over repo */
+	assert_int_equal(c.ndropped, 3);
+	assert_non_null(strstr(c.dropped[0].reason, "\"bad org\" is not a GitHub organisation"));
+	assert_non_null(strstr(c.dropped[1].reason, "is not a GitHub organisation"));
+	assert_non_null(strstr(c.dropped[2].reason, "org must be a string"));
+	part_commitments_clear(&c);
+	/* social-only: GitHub work */
+	part_commitments_validate(arr, true, &c);
+	assert_int_equal(c.n, 0);
+	assert_non_null(strstr(c.dropped[0].reason, "Social-only"));
+	part_commitments_clear(&c);
+	cJSON_Delete(arr);
+	/* an unknown type names the five */
+	arr = J("[{\"type\":\"create_repo\",\"title\":\"x\"}]");
+	part_commitments_validate(arr, false, &c);
+	assert_non_null(strstr(c.dropped[0].reason, "create_workspace"));
+	part_commitments_clear(&c);
+	cJSON_Delete(arr);
+	/* §8.4 extraction */
+	const char *reply =
+	        "[{\"description\":\"set up the acme workspace\",\"type\":\"create_workspace\","
+	        "\"params\":{\"owner\":\"acme\",\"name\":\"site\"},\"confidence\":\"high\"}]";
+	struct ga_err err = {{0}};
+	assert_int_equal(part_extract_parse(reply, strlen(reply), false, &c, &err), 0);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.item[0].type, PART_COMMIT_CREATE_WORKSPACE);
+	assert_string_equal(c.item[0].org, "acme");
+	assert_string_equal(c.item[0].title, "site");
+	part_commitments_clear(&c);
+	assert_non_null(strstr(part_extract_system(), "create_workspace"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_normalize),     cmocka_unit_test(test_items),
 	        cmocka_unit_test(test_batches),       cmocka_unit_test(test_decision),
 	        cmocka_unit_test(test_text_fallback), cmocka_unit_test(test_extract),
+	        cmocka_unit_test(test_workspace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

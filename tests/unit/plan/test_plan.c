@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "common/json.h"
+#include "common/strbuf.h"
 #include "modules/plan/plan.h"
 
 static struct plan_draft draft_of(const char *json)
@@ -446,6 +447,74 @@ static void test_update_inserts(void **state)
 
 /* ---- documentation tasks ------------------------------------------------------------ */
 
+/* A request in words (the room's create_plan commitment): its list items
+ * are the tasks, the rest the goal; formatted, it reads back as written. */
+static void test_draft_from_request(void **state)
+{
+	(void)state;
+	struct plan_draft d;
+	struct ga_err e = {{0}};
+	const char *req = "Add a greeting page to the site.\n\n"
+	                  "1. Add the greeting: a page that says hello\n"
+	                  "2) Add the farewell — a page that says goodbye\n"
+	                  "   with a link back home\n"
+	                  "- Link both from the index\n"
+	                  "- [ ] not a task: a check\n"
+	                  "Keep it small.\n";
+	assert_int_equal(plan_draft_from_request("Greetings", req, "From the room.", &d, &e), 0);
+	assert_int_equal(d.n_tasks, 3);
+	assert_string_equal(d.tasks[0].title, "Add the greeting");
+	assert_string_equal(d.tasks[0].description, "Add the greeting: a page that says hello");
+	assert_string_equal(d.tasks[1].title, "Add the farewell");
+	assert_non_null(strstr(d.tasks[1].description, "with a link back home"));
+	assert_string_equal(d.tasks[2].title, "Link both from the index");
+	assert_non_null(strstr(d.goal, "Add a greeting page to the site."));
+	assert_non_null(strstr(d.goal, "Keep it small."));
+	char *body = plan_draft_format(&d, &e);
+	assert_non_null(body);
+	struct plan p;
+	assert_int_equal(plan_parse("[PLAN] Greetings", body, &p, &e), 0);
+	assert_int_equal(p.n_tasks, 3);
+	assert_string_equal(p.tasks[1].title, "Add the farewell");
+	assert_int_equal(p.tasks[2].status, PLAN_PENDING);
+	assert_string_equal(p.context, "From the room.");
+	plan_free(&p);
+	free(body);
+	plan_draft_free(&d);
+	/* no list: the request is the one task */
+	assert_int_equal(plan_draft_from_request("Fix it", "The login times out.", NULL, &d, &e),
+	                 0);
+	assert_int_equal(d.n_tasks, 1);
+	assert_string_equal(d.tasks[0].title, "Fix it");
+	assert_string_equal(d.tasks[0].description, "The login times out.");
+	assert_string_equal(d.goal, "The login times out.");
+	plan_draft_free(&d);
+	/* a long item: its title is cut on a word */
+	char longreq[600];
+	snprintf(longreq, sizeof longreq, "- %s",
+	         "word word word word word word word word word "
+	         "word word word word word word word word word "
+	         "word word word word word word word word word");
+	assert_int_equal(plan_draft_from_request("Long", longreq, NULL, &d, &e), 0);
+	assert_true(strlen(d.tasks[0].title) <= PLAN_REQUEST_TITLE_MAX);
+	assert_int_equal(d.tasks[0].title[strlen(d.tasks[0].title) - 1], 'd');
+	plan_draft_free(&d);
+	/* bad input */
+	assert_int_equal(plan_draft_from_request("", "x", NULL, &d, &e), -1);
+	assert_int_equal(plan_draft_from_request("  ", "x", NULL, &d, &e), -1);
+	assert_int_equal(plan_draft_from_request("t", "\xff\xfe", NULL, &d, &e), -1);
+	assert_non_null(strstr(e.msg, "UTF-8"));
+	/* more items than a plan holds: the first PLAN_MAX_TASKS */
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	for (int i = 0; i < PLAN_MAX_TASKS + 5; i++)
+		sb_printf(&sb, "- item %d\n", i);
+	assert_int_equal(plan_draft_from_request("Many", sb_cstr(&sb), NULL, &d, &e), 0);
+	assert_int_equal(d.n_tasks, PLAN_MAX_TASKS);
+	plan_draft_free(&d);
+	sb_free(&sb);
+}
+
 static void test_docs_tasks_renumber(void **state)
 {
 	(void)state;
@@ -562,6 +631,7 @@ int main(void)
 	        cmocka_unit_test(test_update_replaces),
 	        cmocka_unit_test(test_update_inserts),
 	        cmocka_unit_test(test_docs_tasks_renumber),
+	        cmocka_unit_test(test_draft_from_request),
 	        cmocka_unit_test(test_branch_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

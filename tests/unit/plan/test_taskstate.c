@@ -292,6 +292,48 @@ static void test_fold_rules(void **state)
  * interleaving makes the second write carry a body that lacks the first
  * agent's change. Nothing is lost: the state is the markers, and the next
  * render repairs the view. The body-only update of the reference loses it. */
+/* The body an agent rendered from the markers is read back with them:
+ * the claim it shows is the markers' claim, not a second one, so the
+ * attempt, the holder's claim comment and the holder's later markers keep
+ * their meaning. A task no marker speaks of keeps its body state. */
+static void test_rendered_view(void **state)
+{
+	(void)state;
+	struct issue is;
+	issue_init(&is, BODY);
+	int64_t claim = comment(&is, "ada", PLAN_MARK_CLAIM, 1, 1);
+	struct view v;
+	read_issue(&is, is.n, &v);
+	bool changed;
+	char *rendered = plan_state_sync_body(v.body, v.st, v.p.n_tasks, &changed, NULL);
+	assert_true(changed);
+	view_free(&v);
+	/* a person marks task 2 done by hand, in the body only */
+	struct plan_update u = {.task = 2, .set_status = true, .status = PLAN_COMPLETED};
+	char *edited = plan_body_update(rendered, &u, 1, NULL);
+	assert_non_null(edited);
+	free(rendered);
+	free(is.body);
+	is.body = edited;
+	read_issue(&is, is.n, &v);
+	const struct plan_task_state *t1 = st_of(&v, 1);
+	assert_string_equal(t1->assignee, "ada");
+	assert_int_equal(t1->status, PLAN_CLAIMED);
+	assert_int_equal(t1->attempt, 1);
+	assert_int_equal(t1->claim_comment_id, claim);
+	assert_int_equal(st_of(&v, 2)->status, PLAN_COMPLETED);
+	assert_false(st_of(&v, 2)->from_markers);
+	view_free(&v);
+	/* ada's failure frees the task though the body still shows her */
+	comment(&is, "ada", PLAN_MARK_FAILED, 1, 1);
+	read_issue(&is, is.n, &v);
+	assert_int_equal(st_of(&v, 1)->status, PLAN_BLOCKED);
+	assert_string_equal(st_of(&v, 1)->assignee, "");
+	assert_int_equal(st_of(&v, 1)->failures, 1);
+	view_free(&v);
+	free(is.body);
+}
+
 static void test_two_writers(void **state)
 {
 	(void)state;
@@ -440,7 +482,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_marker_roundtrip), cmocka_unit_test(test_first_claim_wins),
 	        cmocka_unit_test(test_fold_rules),       cmocka_unit_test(test_two_writers),
-	        cmocka_unit_test(test_choose),
+	        cmocka_unit_test(test_choose),           cmocka_unit_test(test_rendered_view),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

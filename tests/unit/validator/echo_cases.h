@@ -7,8 +7,8 @@
  * Bounds: lines up to ECHO_CASES_LINE_MAX bytes, at most ECHO_CASES_MAX
  * cases and messages in total (the loader fails beyond, naming the file).
  */
-#ifndef GA_TEST_ECHO_CASES_H
-#define GA_TEST_ECHO_CASES_H
+#ifndef GA_TESTS_UNIT_VALIDATOR_ECHO_CASES_H
+#define GA_TESTS_UNIT_VALIDATOR_ECHO_CASES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -261,6 +261,17 @@ static void add_port(struct fixture *f, enum conv_platform platform)
 	assert_int_equal(outbound_add_port(f->ob, &port, &e), 0);
 }
 
+/* The room's: what the agent says to a server's target is the room's
+ * conversation. */
+static int src_say_conversation(void *ud, const char *target, char *buf, size_t cap)
+{
+	(void)ud;
+	if (strncmp(target, "space:srv-", 10) != 0)
+		return -1;
+	snprintf(buf, cap, "space:room");
+	return 0;
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = xcalloc(1, sizeof *f);
@@ -284,6 +295,7 @@ static int setup(void **state)
 	                                .reply_target = src_target,
 	                                .done = src_done,
 	                                .reply_extra = src_extra,
+	                                .say_conversation = src_say_conversation,
 	                                .ud = f};
 	assert_int_equal(pipeline_add_source(f->p, &space), 0);
 	struct pipeline_source bsky = {.platform = CONV_PLATFORM_BLUESKY,
@@ -647,6 +659,51 @@ static void test_say_is_not_a_walk(void **state)
 	assert_int_equal(f->nextra_calls, 0);
 }
 
+/* A message the agent says to a target is checked against the echo window
+ * of the conversation the source names for it: a restatement of a peer's
+ * room chat said to the server's target is refused; other words go. */
+static struct decision say_final;
+static void on_say_final(void *ud, const struct decision *final, const char *artifact)
+{
+	(void)ud;
+	(void)artifact;
+	say_final = *final;
+}
+
+static void test_say_conversation(void **state)
+{
+	struct fixture *f = *state;
+	const char *said = "The login page times out after thirty seconds on the staging server.";
+	struct conv_event_src es = {.platform = CONV_PLATFORM_SPACE,
+	                            .conversation = "space:room",
+	                            .message_id = "space:peer1",
+	                            .author_id = "bob",
+	                            .author_name = "bob",
+	                            .author_kind = CONV_AUTHOR_PEER,
+	                            .is_bot = true,
+	                            .text = said,
+	                            .text_len = strlen(said)};
+	struct conv_event ev;
+	conv_event_init(&ev, &es);
+	conv_store_add(pipeline_store(f->p), &ev);
+	conv_event_free(&ev);
+
+	memset(&say_final, 0, sizeof say_final);
+	assert_int_equal(pipeline_say(f->p, CONV_PLATFORM_SPACE, "space:srv-1", "test", said,
+	                              strlen(said), 1, "say:echo", on_say_final, NULL),
+	                 0);
+	run(f);
+	assert_int_equal(say_final.verdict, VERDICT_REJECT);
+
+	const char *other = "Done: the checklist issue is open, and the owner review is set for Monday.";
+	memset(&say_final, 0, sizeof say_final);
+	assert_int_equal(pipeline_say(f->p, CONV_PLATFORM_SPACE, "space:srv-1", "test", other,
+	                              strlen(other), 1, "say:new", on_say_final, NULL),
+	                 0);
+	run(f);
+	assert_int_equal(say_final.verdict, VERDICT_SENT);
+}
+
 /* Our replies per conversation are counted from the store (SELF.md's
  * replies per conversation): with one reply of ours already in a thread —
  * however it was learnt: here a thread read — the next message of that
@@ -764,6 +821,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_event_from_done, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_free_calls_nobody, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_say_is_not_a_walk, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_say_conversation, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_our_replies_counted_from_store, setup,
 	                                        teardown),
 	        cmocka_unit_test_setup_teardown(test_say_with_extra, setup, teardown),

@@ -1,0 +1,98 @@
+/*
+ * tools_workspace — the workspaces (github-commitments.md §3.1, §5.1):
+ * find an organisation's workspace, create it, and (the owner's) work on a
+ * repository's plans or stop. They read GitHub, so they are answered later, by the
+ * sink's call hook (the workspace engine, modules/workspace); here only
+ * the arguments are checked.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/json.h"
+#include "local-tools/tools_internal.h"
+
+#define ORG_PROP                                                                                   \
+	"\"org\":{\"type\":\"string\",\"description\":\"The GitHub organisation (default: the "    \
+	"agent's).\"}"
+
+const char tools_workspace_find_schema[] = "{\"type\":\"object\",\"properties\":{" ORG_PROP "}}";
+
+const char tools_workspace_create_schema[] =
+        "{\"type\":\"object\",\"properties\":{"
+        "\"name\":{\"type\":\"string\",\"maxLength\":80,\"description\":\"The workspace's name; "
+        "the prefix is added.\"},"
+        "\"description\":{\"type\":\"string\",\"maxLength\":300}," ORG_PROP "},"
+        "\"required\":[\"name\"]}";
+
+const char tools_workspace_watch_schema[] =
+        "{\"type\":\"object\",\"properties\":{"
+        "\"owner\":{\"type\":\"string\",\"description\":\"Repository owner (user or "
+        "organisation).\"},"
+        "\"repo\":{\"type\":\"string\",\"description\":\"Repository name, without the owner.\"}},"
+        "\"required\":[\"owner\",\"repo\"]}";
+
+/* Letters, digits, '-', '_', '.'; the engine checks GitHub's exact rules. */
+static bool plain_name(const char *s)
+{
+	if (!s || !*s)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '-' || *s == '_' || *s == '.'))
+			return false;
+	return true;
+}
+
+void tools_workspace_find(struct compose_call *call, const cJSON *args, void *ud)
+{
+	const char *org = json_string_or(args, "org", NULL);
+	if (org && *org && !plain_name(org)) {
+		tools_refuse(call, "'org' is not an organisation name");
+		return;
+	}
+	tools_hand_off_later(call, ud, "workspace_find", args);
+}
+
+void tools_workspace_create(struct compose_call *call, const cJSON *args, void *ud)
+{
+	const char *name = json_string_or(args, "name", "");
+	const char *org = json_string_or(args, "org", NULL);
+	if (!plain_name(name)) {
+		tools_refuse(call,
+		             "'name' must be a repository name: letters, digits, '-', '_', '.'");
+		return;
+	}
+	if (org && *org && !plain_name(org)) {
+		tools_refuse(call, "'org' is not an organisation name");
+		return;
+	}
+	tools_hand_off_later(call, ud, "workspace_create", args);
+}
+
+/* owner and repo of a repository: 0, or -1 after refusing the call. */
+static int repo_args(struct compose_call *call, const cJSON *args)
+{
+	const char *owner = json_string_or(args, "owner", "");
+	const char *repo = json_string_or(args, "repo", "");
+	if (strchr(repo, '/')) {
+		tools_refuse(call, "give the owner in 'owner' and only the name in 'repo'");
+		return -1;
+	}
+	if (!plain_name(owner) || !plain_name(repo)) {
+		tools_refuse(call, "'owner' and 'repo' must name a GitHub repository");
+		return -1;
+	}
+	return 0;
+}
+
+void tools_workspace_watch(struct compose_call *call, const cJSON *args, void *ud)
+{
+	if (repo_args(call, args) == 0)
+		tools_hand_off_later(call, ud, "workspace_watch", args);
+}
+
+void tools_workspace_unwatch(struct compose_call *call, const cJSON *args, void *ud)
+{
+	if (repo_args(call, args) == 0)
+		tools_hand_off_later(call, ud, "workspace_unwatch", args);
+}

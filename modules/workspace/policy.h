@@ -1,0 +1,113 @@
+/*
+ * workspace policy — the pure rules of the work loop that the workspace
+ * engine (workspace.h) applies: no I/O, time enters as data.
+ *
+ *   reviewer   the designated reviewer of a pull request (spec §3.11): of
+ *              the known agents other than the PR's author, the one whose
+ *              SHA-256 hex of "<lower-case login><owner>/<repo>#<n>" is the
+ *              smallest. Every agent computes the same answer from the
+ *              same list, so the one requested is the one who reviews;
+ *   agents     the known agents of a workspace: the authors of the valid
+ *              machine markers in its plans (they are agents by what they
+ *              wrote: a person does not write ga: markers) and ourselves —
+ *              a set every agent reading the same plans agrees on;
+ *   keys       the idempotency keys of the loop's side effects, short
+ *              enough for the journal (at most WSP_KEY_MAX bytes) and the
+ *              same across restarts, so a comment, a PR, a push is made
+ *              once;
+ *   texts      the comments: the agent's phrase (voice-phrases.json) with
+ *              the machine marker below it, hidden;
+ *   duplicates which open plans duplicate another (same title, ignoring
+ *              case, spaces and punctuation): the plan that has work on it
+ *              (a marker) is kept over one that has none, else the newest;
+ *              a plan with work is never closed;
+ *   orphans    a claim whose holder went away: claimed or in progress by
+ *              another agent, no PR, the last marker older than the orphan
+ *              time — and (the caller's part) the holder's coordination
+ *              lock free.
+ */
+#ifndef GA_MODULES_WORKSPACE_POLICY_H
+#define GA_MODULES_WORKSPACE_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "adapters/git/git.h"
+#include "common/hash.h"
+#include "modules/decisions/decision.h"
+#include "modules/plan/plan.h"
+#include "modules/plan/taskstate.h"
+
+#define WSP_KEY_MAX        128
+#define WSP_MAX_AGENTS     32 /* known agents of a workspace */
+#define WSP_DETAILS_FILES  30 /* files listed in a report comment (the rest counted) */
+#define WSP_MAX_PLANS_SEEN 32 /* open plans of one workspace considered */
+
+/* sha256 hex of "<lower-case login><owner>/<repo>#<n>". */
+void wsp_reviewer_hash(const char *login, const char *owner, const char *repo, int64_t pr,
+                       char out[SHA256_HEX_LEN + 1]);
+
+/* The designated reviewer of owner/repo#pr among candidates (logins, any
+ * case, duplicates fine), the author excluded: 0 with out filled, -1 when
+ * nobody is left. d (may be NULL) says who and why. */
+int wsp_designated_reviewer(const char *owner, const char *repo, int64_t pr, const char *author,
+                            const char *const *candidates, size_t n, char *out, size_t cap,
+                            struct decision *d);
+
+/* A set of logins (case-insensitive), bounded at WSP_MAX_AGENTS (more are
+ * ignored). */
+struct wsp_agents {
+	char login[WSP_MAX_AGENTS][PLAN_LOGIN_MAX];
+	size_t n;
+};
+/* Adds login (a valid GitHub login) unless present. */
+void wsp_agents_add(struct wsp_agents *a, const char *login);
+bool wsp_agents_has(const struct wsp_agents *a, const char *login);
+
+/* "ws-<kind>:<12 hex of sha256(lower owner/repo)>#<plan>/<task>/a<attempt>"
+ * (task 0: "#<plan>"; attempt 0: without "/a<k>"). 0, or -1 when it does
+ * not fit. */
+int wsp_key(char *out, size_t cap, const char *kind, const char *owner, const char *repo, int plan,
+            int task, int attempt);
+
+/* phrase + "\n\n" + the marker of m. NULL when the marker does not format
+ * (plan_marker_format's reasons). Caller frees. */
+char *wsp_comment(const char *phrase, const struct plan_marker *m);
+
+/* The {{details}} of the "task complete" phrase (spec §3.10): the PR link,
+ * the change's summary, the files (at most WSP_DETAILS_FILES, the rest
+ * counted) and the tests line. Caller frees. */
+char *wsp_task_details(const char *pr_url, const char *shortstat, const struct git_file *files,
+                       size_t n_files, size_t files_dropped, const char *tests_line);
+
+/* One open plan as the duplicate rule sees it. */
+struct wsp_plan_brief {
+	int number;
+	const char *title;
+	bool touched; /* a marker applies to one of its tasks */
+};
+struct wsp_supersede {
+	int number; /* to close */
+	int by;     /* the plan kept */
+};
+/* The plans to close as superseded (at most cap; n at most
+ * WSP_MAX_PLANS_SEEN considered). Returns how many. */
+size_t wsp_plan_duplicates(const struct wsp_plan_brief *p, size_t n, struct wsp_supersede *out,
+                           size_t cap);
+/* The title as the duplicate rule compares it: lower case, letters and
+ * digits, single spaces. */
+void wsp_title_norm(const char *title, char *out, size_t cap);
+
+/* Is the claim on st another agent's that lapsed (see above)? d says why
+ * either way. */
+bool wsp_claim_lapsed(const struct plan_task_state *st, const char *me, int64_t now_ms,
+                      int64_t orphan_ms, struct decision *d);
+
+/* Counts of a plan's tasks for the room's workspace_state. */
+struct wsp_counts {
+	int total, completed, blocked, in_progress; /* in_progress: claimed + in progress */
+};
+void wsp_count(const struct plan_task_state *st, size_t n, struct wsp_counts *out);
+
+#endif

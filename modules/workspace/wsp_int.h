@@ -1,0 +1,183 @@
+/*
+ * wsp_int — what the files of modules/workspace share (not for use outside
+ * it): the engine's struct, the anchor that outlives it for late answers,
+ * the view of one polled plan, the send helper and the decision log.
+ *
+ *   workspace.c  the engine: life, watch list, discovery, the cycle, status
+ *   wsp_task.c    a claim and the run of one task to its PR and report
+ *   wsp_repo.c    find and create a workspace
+ *   wsp_send.c    one outbound send that ends once (reconciled when unsure),
+ *                the plan's comments read and folded
+ */
+#ifndef GA_MODULES_WORKSPACE_WSP_INT_H
+#define GA_MODULES_WORKSPACE_WSP_INT_H
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "adapters/github/github.h"
+#include "modules/decisions/decision.h"
+#include "modules/plan/plan.h"
+#include "modules/plan/taskstate.h"
+#include "modules/reflection/voice.h"
+#include "modules/workspace/policy.h"
+#include "modules/workspace/watch.h"
+#include "modules/workspace/workspace.h"
+
+#define LOG_COMP         "workspace"
+#define WSP_SENT_MAX     64 /* remembered workspace_state broadcasts */
+#define WSP_REREAD_TRIES 5  /* reads that look for our own claim comment */
+#define WSP_REREAD_MS    2000
+
+/* Answers that arrive after wsp_free find a NULL w here. */
+struct wsp_anchor {
+	struct wsp *w;
+	int refs;
+};
+struct wsp_anchor *wsp_hold(struct wsp *w);
+/* The engine, or NULL when it is gone (the anchor is freed with its last
+ * reference). */
+struct wsp *wsp_drop(struct wsp_anchor *a);
+
+/* One plan as the last poll saw it. */
+struct wsp_plan {
+	char owner[GH_OWNER_MAX + 1];
+	char repo[GH_REPO_MAX + 1];
+	int number;
+	char *title; /* the issue's title */
+	char *url;
+	char author[PLAN_LOGIN_MAX];
+	char *body;
+	struct plan plan;
+	struct plan_task_state *st; /* plan.n_tasks */
+	struct wsp_counts counts;
+	struct wsp_agents agents;         /* marker authors */
+	char last_author[PLAN_LOGIN_MAX]; /* of the latest applied marker; "" none */
+	bool touched;                     /* a marker applied */
+	int64_t polled_ms;
+};
+void wsp_plan_free(struct wsp_plan *p); /* NULL ok */
+
+/* The comments of a plan read as events (authors copied). */
+struct wsp_events {
+	struct plan_event *ev;
+	char (*author)[PLAN_LOGIN_MAX];
+	size_t n;
+	/* our own claim comment for (task, attempt) when asked: its id */
+	int64_t own_claim_id;
+};
+/* Reads a comments array (GitHub's JSON): every comment with a valid
+ * marker. Malformed markers are logged. */
+void wsp_events_read(struct wsp_events *e, const cJSON *comments);
+void wsp_events_free(struct wsp_events *e);
+/* The id of a comment of login carrying a claim marker for task/attempt,
+ * or 0. */
+int64_t wsp_events_claim_of(const struct wsp_events *e, const char *login, int task, int attempt);
+
+/* Folds the plan (body + number) with the events into p->st, the counts,
+ * the agents and the latest applied marker's author. */
+void wsp_plan_fold(struct wsp_plan *p, const struct wsp_events *e);
+/* A new view of a plan issue (GitHub's JSON) folded with e, or NULL when
+ * the issue is not a plan or its body does not read (d says why). */
+struct wsp_plan *wsp_plan_new(const char *owner, const char *repo, const cJSON *issue,
+                              const struct wsp_events *e, int64_t now_ms, struct decision *d);
+
+struct wsp_run; /* wsp_task.c */
+struct wsp_sent {
+	char key[WSP_REPO_FULL_MAX + 16];
+	struct wsp_counts c;
+	int64_t at_ms;
+};
+
+struct wsp {
+	struct wsp_config c;
+	char *login, *agent_name, *api_url, *token, *work_root, *prefix, *template_repo,
+	        *default_org;
+	struct wsp_anchor *anchor;
+	struct wsp_watchlist watch;
+	struct wsp_plan *plans[WSP_MAX_PLANS];
+	size_t nplans;
+	size_t plans_dropped;
+	struct wsp_sent sent[WSP_SENT_MAX];
+	size_t nsent;
+	int64_t scanned_ms; /* discovery: messages up to here were read */
+	bool quiescing;
+	bool cycling;
+	struct wsp_run *run; /* the task of ours that runs, or NULL */
+	int tool_calls;      /* find/create in flight */
+	/* figures */
+	struct {
+		uint64_t cycles, claims, claims_won, claims_lost, prs, failed, blocked, resumed,
+		        resets, superseded, body_syncs, states_sent, budget_skips;
+	} n;
+	struct {
+		int64_t at_ms, ms;
+		uint64_t requests, not_modified;
+		size_t plans;
+		char skipped[DECISION_REASON_MAX]; /* why the latest cycle did not run; "" it ran */
+	} last;
+	char last_error[GA_ERR_MSG_MAX];
+};
+
+/* Records d in the decision log (platform github, conversation
+ * "plan:<owner>/<repo>#<plan>" or "workspace:<owner>/<repo>" when plan is
+ * 0, message id "task-<n>" or "plan") and logs it. */
+void wsp_note(struct wsp *w, const char *owner, const char *repo, int plan, int task,
+              enum decision_stage stage, const struct decision *d);
+void wsp_error(struct wsp *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void wsp_tell_owner(struct wsp *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* One outbound send that ends once: SENT → ok with the artifact; a key the
+ * journal holds as done → ok with its artifact (a restart: made before);
+ * an unresolved key or a send that may have happened → reconciled first
+ * (exists → ok; not made → sent again, once). cb(ud, ok, artifact, why). */
+typedef void (*wsp_sent_fn)(void *ud, bool ok, const char *artifact, const char *why);
+struct wsp_send {
+	const char *target;
+	const char *text;
+	const char *key;
+	const cJSON *extra; /* may be NULL */
+	const char *conversation;
+	const char *message_id;
+};
+void wsp_send(struct wsp *w, const struct wsp_send *s, wsp_sent_fn cb, void *ud);
+
+/* A comment with a marker on a plan: the phrase of k rendered with number,
+ * title, details (may be NULL), the marker m below it. cb may be NULL. */
+void wsp_send_comment(struct wsp *w, const char *owner, const char *repo, int plan,
+                      enum voice_key k, const char *phrase_override, const char *title,
+                      const char *details, const struct plan_marker *m, const char *key,
+                      wsp_sent_fn cb, void *ud);
+
+/* The plan's body made to show its state, when it differs and this agent
+ * is the one to write it (wsp_int: the latest marker's author, else the
+ * plan's author; force: we just changed it). */
+void wsp_sync_body(struct wsp *w, const struct wsp_plan *p, bool force);
+
+/* wsp_task.c */
+/* Claims (task, attempt) of plan p (a copy is taken) and runs it when won.
+ * done_cb: when the claim is settled (won: the run started). */
+void wsp_claim(struct wsp *w, const struct wsp_plan *p, int task, int attempt, bool resume,
+               void (*done)(void *ud), void *ud);
+void wsp_run_cancel(struct wsp *w);
+cJSON *wsp_run_status(const struct wsp *w);
+/* Requests a review of owner/repo#pr from its designated reviewer (its
+ * name into who) through outbound, once (the journal's key
+ * "ws-review-rq:…#<pr>"); cb gets the outcome. -1 (cb not called) when no
+ * agent but us is known. */
+int wsp_request_review(struct wsp *w, const char *owner, const char *repo, int plan, int task,
+                       int64_t pr, char *who, size_t cap, wsp_sent_fn cb, void *ud);
+/* The coordination key of a task. */
+void wsp_task_lock(char *out, size_t cap, const char *owner, const char *repo, int plan, int task);
+struct coord *wsp_coord(struct wsp *w);
+/* Known agents of a workspace (all its plans' marker authors, and us). */
+void wsp_workspace_agents(struct wsp *w, const char *owner, const char *repo,
+                          struct wsp_agents *out);
+
+/* wsp_repo.c */
+void wsp_tool_done(struct wsp *w);
+
+#endif

@@ -1,0 +1,407 @@
+/*
+ * The work loop's pure rules (modules/workspace/policy.h, watch.h): the
+ * designated reviewer (the same for every agent, whatever order it lists
+ * the agents in, never the author), the known agents, the keys, the
+ * comments with their markers, the report's details, duplicate plans (the
+ * one with work is kept, never closed), lapsed claims, the counts; the
+ * watch list (bounds, the state file across versions) and discovery of
+ * workspace links in text.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/json.h"
+#include "modules/workspace/policy.h"
+#include "modules/workspace/watch.h"
+#include "testutil.h"
+
+static void test_reviewer(void **state)
+{
+	(void)state;
+	const char *a[] = {"ada-bot", "Bob-Bot", "cal-bot"};
+	const char *b[] = {"cal-bot", "ada-bot", "bob-bot", "ADA-BOT"};
+	char r1[PLAN_LOGIN_MAX], r2[PLAN_LOGIN_MAX];
+	struct decision d;
+	for (int pr = 1; pr < 40; pr++) {
+		/* the author never reviews; the order of the list never matters */
+		assert_int_equal(wsp_designated_reviewer("acme", "web", pr, "ada-bot", a, 3, r1,
+		                                         sizeof r1, &d),
+		                 0);
+		assert_int_equal(wsp_designated_reviewer("acme", "web", pr, "ADA-bot", b, 4, r2,
+		                                         sizeof r2, NULL),
+		                 0);
+		assert_string_equal(r1, r2);
+		assert_string_not_equal(r1, "ada-bot");
+		/* the smallest hash of the two others */
+		char h1[SHA256_HEX_LEN + 1], h2[SHA256_HEX_LEN + 1];
+		wsp_reviewer_hash("bob-bot", "acme", "web", pr, h1);
+		wsp_reviewer_hash("cal-bot", "acme", "web", pr, h2);
+		assert_string_equal(r1, strcmp(h1, h2) < 0 ? "bob-bot" : "cal-bot");
+	}
+	assert_string_equal(d.rule, "reviewer_designated");
+	/* the hash is of "<lower login><owner>/<repo>#<n>" */
+	char h[SHA256_HEX_LEN + 1], want[SHA256_HEX_LEN + 1];
+	wsp_reviewer_hash("Bob-Bot", "acme", "web", 7, h);
+	sha256_hex("bob-botacme/web#7", strlen("bob-botacme/web#7"), want);
+	assert_string_equal(h, want);
+	/* nobody but the author, or only names that are not logins */
+	const char *only[] = {"ada-bot", "not a login", NULL};
+	assert_int_equal(
+	        wsp_designated_reviewer("acme", "web", 1, "ada-bot", only, 3, r1, sizeof r1, &d),
+	        -1);
+	assert_string_equal(d.rule, "reviewer_none");
+}
+
+static void test_agents_and_keys(void **state)
+{
+	(void)state;
+	struct wsp_agents a = {0};
+	wsp_agents_add(&a, "Ada-Bot");
+	wsp_agents_add(&a, "ada-bot");
+	wsp_agents_add(&a, "-bad-");
+	wsp_agents_add(&a, NULL);
+	wsp_agents_add(&a, "bob");
+	assert_int_equal(a.n, 2);
+	assert_true(wsp_agents_has(&a, "ADA-BOT"));
+	assert_string_equal(a.login[0], "ada-bot");
+	for (int i = 0; i < WSP_MAX_AGENTS + 5; i++) {
+		char l[16];
+		snprintf(l, sizeof l, "agent-%d", i);
+		wsp_agents_add(&a, l);
+	}
+	assert_int_equal(a.n, WSP_MAX_AGENTS); /* bounded */
+
+	char k1[WSP_KEY_MAX + 1], k2[WSP_KEY_MAX + 1];
+	assert_int_equal(wsp_key(k1, sizeof k1, "claim", "Acme", "Web", 12, 3, 2), 0);
+	assert_int_equal(wsp_key(k2, sizeof k2, "claim", "acme", "web", 12, 3, 2), 0);
+	assert_string_equal(k1, k2); /* GitHub's names are case-insensitive */
+	assert_non_null(strstr(k1, "#12/3/a2"));
+	assert_int_equal(strncmp(k1, "ws-claim:", 9), 0);
+	assert_int_equal(wsp_key(k2, sizeof k2, "claim", "acme", "web2", 12, 3, 2), 0);
+	assert_string_not_equal(k1, k2);
+	assert_int_equal(wsp_key(k1, sizeof k1, "body", "acme", "web", 12, 0, 0), 0);
+	assert_non_null(strstr(k1, "#12"));
+	assert_null(strstr(k1, "/"));
+	char tiny[8];
+	assert_int_equal(wsp_key(tiny, sizeof tiny, "claim", "acme", "web", 12, 3, 2), -1);
+	/* the longest owner and repository still fit the journal */
+	char owner[40], repo[101];
+	memset(owner, 'o', 39);
+	owner[39] = '\0';
+	memset(repo, 'r', 100);
+	repo[100] = '\0';
+	assert_int_equal(
+	        wsp_key(k1, sizeof k1, "supersede-labels", owner, repo, 2147483647, 9999, 9999), 0);
+	assert_true(strlen(k1) <= 128);
+}
+
+static void test_texts(void **state)
+{
+	(void)state;
+	struct plan_marker m = {.kind = PLAN_MARK_CLAIM, .plan = 4, .task = 2, .attempt = 1};
+	snprintf(m.agent, sizeof m.agent, "ada-bot");
+	char *c = wsp_comment("🙋 **Claiming Task 2: Pages**", &m);
+	assert_string_equal(c, "🙋 **Claiming Task 2: Pages**\n\n<!-- ga:claim plan=4 task=2 "
+	                       "agent=ada-bot attempt=1 -->");
+	struct plan_marker back;
+	assert_int_equal(plan_marker_parse(c, &back, NULL), 1);
+	assert_int_equal(back.task, 2);
+	free(c);
+	snprintf(m.agent, sizeof m.agent, "not a login!");
+	assert_null(wsp_comment("x", &m));
+
+	struct git_file files[40];
+	char names[40][16];
+	for (int i = 0; i < 40; i++) {
+		snprintf(names[i], sizeof names[i], "f%d.c", i);
+		files[i] = (struct git_file){'M', names[i], NULL};
+	}
+	char *d = wsp_task_details("https://github.com/acme/web/pull/9",
+	                           "2 files changed, 3 insertions(+)", files, 2, 0, "Passed");
+	assert_non_null(strstr(d, "Task completed. PR: https://github.com/acme/web/pull/9"));
+	assert_non_null(strstr(d, "**Files changed (2):**\n- `f0.c`\n- `f1.c`\n"));
+	assert_non_null(strstr(d, "**Tests:** ✅ Passed"));
+	free(d);
+	d = wsp_task_details(NULL, "", files, 40, 5, NULL);
+	assert_non_null(strstr(d, "**Files changed (45):**"));
+	assert_non_null(strstr(d, "- … and 15 more"));
+	assert_non_null(strstr(d, "**Tests:** None found"));
+	assert_null(strstr(d, "f30.c"));
+	free(d);
+}
+
+static void test_duplicates(void **state)
+{
+	(void)state;
+	char n[64];
+	wsp_title_norm("  Add  the Login-Page! ", n, sizeof n);
+	assert_string_equal(n, "add the login page");
+	struct wsp_plan_brief p[] = {
+	        {3, "Login page", false},
+	        {5, "login  page!", false},
+	        {7, "Other", false},
+	        {9, "LOGIN PAGE", false},
+	};
+	struct wsp_supersede out[8];
+	/* untouched: the newest is kept */
+	size_t k = wsp_plan_duplicates(p, 4, out, 8);
+	assert_int_equal(k, 2);
+	assert_int_equal(out[0].number, 3);
+	assert_int_equal(out[0].by, 9);
+	assert_int_equal(out[1].number, 5);
+	/* the one with work is kept, and a plan with work is never closed */
+	p[1].touched = true;
+	k = wsp_plan_duplicates(p, 4, out, 8);
+	assert_int_equal(k, 2);
+	assert_int_equal(out[0].number, 3);
+	assert_int_equal(out[0].by, 5);
+	assert_int_equal(out[1].number, 9);
+	assert_int_equal(out[1].by, 5);
+	p[3].touched = true;
+	k = wsp_plan_duplicates(p, 4, out, 8);
+	assert_int_equal(k, 1);
+	assert_int_equal(out[0].number, 3);
+	/* distinct titles: nothing */
+	struct wsp_plan_brief q[] = {{1, "A", false}, {2, "B", false}, {3, "", false}};
+	assert_int_equal(wsp_plan_duplicates(q, 3, out, 8), 0);
+	/* bounded output */
+	assert_int_equal(wsp_plan_duplicates(p, 4, out, 0), 0);
+}
+
+static void test_lapsed(void **state)
+{
+	(void)state;
+	struct decision d;
+	struct plan_task_state s = {.task = 2,
+	                            .status = PLAN_CLAIMED,
+	                            .assignee = "bob-bot",
+	                            .since_ms = 1000,
+	                            .from_markers = true};
+	int64_t orphan = 60000;
+	assert_false(wsp_claim_lapsed(&s, "ada-bot", 1000 + orphan, orphan, &d));
+	assert_string_equal(d.rule, "claim_live");
+	assert_true(wsp_claim_lapsed(&s, "ada-bot", 1001 + orphan, orphan, &d));
+	assert_string_equal(d.rule, "claim_lapsed");
+	/* ours, with a PR, from the body only, or nobody's: never */
+	assert_false(wsp_claim_lapsed(&s, "BOB-BOT", 1 << 30, orphan, &d));
+	assert_string_equal(d.rule, "claim_ours");
+	s.pr = 4;
+	assert_false(wsp_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
+	s.pr = 0;
+	s.from_markers = false;
+	assert_false(wsp_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
+	s.from_markers = true;
+	s.status = PLAN_PENDING;
+	s.assignee[0] = '\0';
+	assert_false(wsp_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
+	s.status = PLAN_IN_PROGRESS;
+	snprintf(s.assignee, sizeof s.assignee, "cal-bot");
+	assert_true(wsp_claim_lapsed(&s, "ada-bot", 1 << 30, orphan, &d));
+
+	struct plan_task_state st[] = {{.status = PLAN_COMPLETED},
+	                               {.status = PLAN_CLAIMED},
+	                               {.status = PLAN_IN_PROGRESS},
+	                               {.status = PLAN_BLOCKED},
+	                               {.status = PLAN_PENDING}};
+	struct wsp_counts c;
+	wsp_count(st, 5, &c);
+	assert_int_equal(c.total, 5);
+	assert_int_equal(c.completed, 1);
+	assert_int_equal(c.in_progress, 2);
+	assert_int_equal(c.blocked, 1);
+}
+
+static void test_watchlist(void **state)
+{
+	(void)state;
+	struct wsp_watchlist l = {0};
+	struct ga_err e = {{0}};
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-a", WSP_SOURCE_ROOM, NULL, 5, &e), 1);
+	/* the same repository in another case is the same one; a thread is
+	 * filled in when it had none */
+	assert_int_equal(wsp_watch_add(&l, "ACME", "WWW-LIL-INTDEV-A", WSP_SOURCE_BLUESKY,
+	                               "at://did:plc:x/app.bsky.feed.post/1", 6, &e),
+	                 0);
+	assert_int_equal(l.n, 1);
+	assert_string_equal(l.w[0].thread, "at://did:plc:x/app.bsky.feed.post/1");
+	assert_int_equal(l.w[0].source, WSP_SOURCE_ROOM);
+	assert_int_equal(wsp_watch_add(&l, "acme", "bad name", WSP_SOURCE_ROOM, NULL, 5, &e), -1);
+	assert_non_null(strstr(e.msg, "not a GitHub repository name"));
+	int plans[WSP_MAX_PLAN_NUMBERS + 4];
+	for (int i = 0; i < WSP_MAX_PLAN_NUMBERS + 4; i++)
+		plans[i] = i + 1;
+	wsp_watch_set_plans(&l.w[0], plans, WSP_MAX_PLAN_NUMBERS + 4, 99);
+	assert_int_equal(l.w[0].n_plans, WSP_MAX_PLAN_NUMBERS);
+	assert_int_equal(l.w[0].plans[0], 5); /* the newest kept */
+	/* the state file, across an agent version */
+	char *dir = tu_tempdir();
+	struct state_store st, st2;
+	assert_int_equal(state_store_init(&st, dir, "1.0.0", &e), 0);
+	assert_int_equal(wsp_watchlist_save(&l, &st, 100, &e), 0);
+	assert_int_equal(state_store_init(&st2, dir, "2.0.0", &e), 0);
+	struct wsp_watchlist back = {0};
+	assert_int_equal(wsp_watchlist_load(&back, &st2, &e), 0);
+	assert_int_equal(back.n, 1);
+	assert_string_equal(back.w[0].repo, "www-lil-intdev-a");
+	assert_int_equal(back.w[0].n_plans, WSP_MAX_PLAN_NUMBERS);
+	assert_int_equal(back.w[0].polled_ms, 99);
+	char url[200];
+	wsp_watch_url(&back.w[0], url, sizeof url);
+	assert_string_equal(url, "https://github.com/acme/www-lil-intdev-a");
+	wsp_watchlist_free(&back);
+	/* bad records are skipped, a bad file is no list */
+	cJSON *bad = cJSON_Parse("{\"workspaces\":[{\"owner\":\"a\",\"repo\":\"b\",\"source\":"
+	                         "\"room\"},{\"owner\":\"-x\",\"repo\":\"b\",\"source\":\"room\"},"
+	                         "{\"owner\":\"a\",\"repo\":\"c\",\"source\":\"nowhere\"},7]}");
+	size_t skipped = 0;
+	assert_int_equal(wsp_watchlist_from_json(&back, bad, &skipped, &e), 0);
+	assert_int_equal(back.n, 1);
+	assert_int_equal(skipped, 3);
+	cJSON_Delete(bad);
+	bad = cJSON_Parse("[1,2]");
+	assert_int_equal(wsp_watchlist_from_json(&back, bad, NULL, &e), -1);
+	cJSON_Delete(bad);
+	wsp_watchlist_free(&back);
+	/* the bound */
+	for (int i = 0; l.n < WSP_MAX_WATCHED; i++) {
+		char r[32];
+		snprintf(r, sizeof r, "repo-%d", i);
+		assert_int_equal(wsp_watch_add(&l, "acme", r, WSP_SOURCE_OWNER, NULL, 1, &e), 1);
+	}
+	assert_int_equal(wsp_watch_add(&l, "acme", "one-more", WSP_SOURCE_OWNER, NULL, 1, &e), -1);
+	assert_non_null(strstr(e.msg, "unwatch one first"));
+	assert_int_equal(wsp_watch_remove(&l, "ACME", "repo-0"), 1);
+	assert_int_equal(wsp_watch_remove(&l, "acme", "repo-0"), 0);
+	wsp_watchlist_free(&l);
+	state_store_free(&st);
+	state_store_free(&st2);
+	tu_rmrf(dir);
+	free(dir);
+}
+
+/* The owner's unwatch is remembered (across a restart: the state file)
+ * so that discovery does not bring the workspace back; the owner's watch
+ * or our own creation does. */
+static void test_unwatched(void **state)
+{
+	(void)state;
+	struct wsp_watchlist l = {0};
+	struct ga_err e = {{0}};
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-a", WSP_SOURCE_ROOM, NULL, 1, &e), 1);
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-b", WSP_SOURCE_OWNER, NULL, 1, &e), 1);
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-a"));
+	assert_int_equal(wsp_watch_remove(&l, "ACME", "WWW-lil-intdev-a"), 1);
+	assert_null(wsp_watch_find(&l, "acme", "www-lil-intdev-a"));
+	assert_true(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-a"));
+	assert_true(wsp_watch_unwatched(&l, "Acme", "WWW-LIL-INTDEV-A"));
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-b"));
+	/* not watched: nothing is remembered */
+	assert_int_equal(wsp_watch_remove(&l, "acme", "www-lil-intdev-z"), 0);
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-z"));
+	/* kept in the file; a file without the field (an older version) reads */
+	cJSON *j = wsp_watchlist_to_json(&l);
+	struct wsp_watchlist back = {0};
+	size_t skipped = 9;
+	assert_int_equal(wsp_watchlist_from_json(&back, j, &skipped, &e), 0);
+	cJSON_Delete(j);
+	assert_int_equal(skipped, 0);
+	assert_int_equal(back.n, 1);
+	assert_true(wsp_watch_unwatched(&back, "acme", "www-lil-intdev-a"));
+	cJSON *old = cJSON_Parse("{\"format\":1,\"workspaces\":[{\"owner\":\"a\",\"repo\":"
+	                         "\"b\",\"source\":\"room\"}]}");
+	assert_int_equal(wsp_watchlist_from_json(&back, old, &skipped, &e), 0);
+	cJSON_Delete(old);
+	assert_int_equal(back.n, 1);
+	assert_int_equal(back.n_unwatched, 0);
+	/* a bad or a watched record among the unwatched is skipped */
+	cJSON *odd = cJSON_Parse("{\"workspaces\":[{\"owner\":\"a\",\"repo\":\"b\",\"source\":"
+	                         "\"room\"}],\"unwatched\":[{\"owner\":\"a\",\"repo\":\"b\"},"
+	                         "{\"owner\":\"-x\",\"repo\":\"c\"},{\"owner\":\"a\"},"
+	                         "{\"owner\":\"a\",\"repo\":\"d\"}]}");
+	assert_int_equal(wsp_watchlist_from_json(&back, odd, &skipped, &e), 0);
+	cJSON_Delete(odd);
+	assert_int_equal(skipped, 3);
+	assert_int_equal(back.n_unwatched, 1);
+	assert_true(wsp_watch_unwatched(&back, "a", "d"));
+	wsp_watchlist_free(&back);
+	/* the room's link does not clear it; the owner's watch does */
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-a", WSP_SOURCE_ROOM, NULL, 2, &e), 1);
+	assert_true(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-a"));
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-a", WSP_SOURCE_OWNER, NULL, 2, &e), 0);
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-a"));
+	assert_int_equal(wsp_watch_remove(&l, "acme", "www-lil-intdev-b"), 1);
+	assert_int_equal(
+	        wsp_watch_add(&l, "acme", "www-lil-intdev-b", WSP_SOURCE_CREATED, NULL, 3, &e), 1);
+	assert_false(wsp_watch_unwatched(&l, "acme", "www-lil-intdev-b"));
+	/* the bound: the oldest is forgotten */
+	for (int i = 0; i < WSP_MAX_UNWATCHED + 3; i++) {
+		char r[32];
+		snprintf(r, sizeof r, "repo-%d", i);
+		assert_int_equal(wsp_watch_add(&l, "acme", r, WSP_SOURCE_OWNER, NULL, 1, &e), 1);
+		assert_int_equal(wsp_watch_remove(&l, "acme", r), 1);
+	}
+	assert_int_equal(l.n_unwatched, WSP_MAX_UNWATCHED);
+	assert_false(wsp_watch_unwatched(&l, "acme", "repo-2"));
+	assert_true(wsp_watch_unwatched(&l, "acme", "repo-3"));
+	char last[32];
+	snprintf(last, sizeof last, "repo-%d", WSP_MAX_UNWATCHED + 2);
+	assert_true(wsp_watch_unwatched(&l, "acme", last));
+	wsp_watchlist_free(&l);
+	assert_int_equal(l.n_unwatched, 0);
+}
+
+static void test_discovery(void **state)
+{
+	(void)state;
+	struct wsp_ref r[4];
+	const char *p = WSP_DEFAULT_PREFIX;
+	size_t n = wsp_find_refs("Work in https://github.com/acme/www-lil-intdev-demo please, and "
+	                         "github.com/Acme/WWW-LIL-INTDEV-demo.git/issues/3 too. Also "
+	                         "www.github.com/b-org/www-lil-intdev-two.",
+	                         p, r, 4);
+	assert_int_equal(n, 2);
+	assert_string_equal(r[0].owner, "acme");
+	assert_string_equal(r[0].repo, "www-lil-intdev-demo");
+	assert_string_equal(r[1].owner, "b-org");
+	assert_string_equal(r[1].repo, "www-lil-intdev-two");
+	/* not workspaces, not GitHub, not repositories */
+	assert_int_equal(wsp_find_refs("https://github.com/acme/widgets", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs("https://notgithub.com/acme/www-lil-intdev-x", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs("github.com/www-lil-intdev-x", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs("github.com/-bad/www-lil-intdev-x", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs("", p, r, 4), 0);
+	assert_int_equal(wsp_find_refs(NULL, p, r, 4), 0);
+	/* bounded */
+	assert_int_equal(
+	        wsp_find_refs("github.com/a/www-lil-intdev-1 github.com/a/www-lil-intdev-2 "
+	                      "github.com/a/www-lil-intdev-3",
+	                      p, r, 2),
+	        2);
+	/* another prefix; the prefix alone is no name to stop at */
+	assert_int_equal(wsp_find_refs("github.com/acme/www-site", "www-", r, 4), 1);
+	assert_true(wsp_has_prefix("WWW-LIL-INTDEV-x", p));
+	assert_false(wsp_has_prefix("www-lil", p));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_reviewer),  cmocka_unit_test(test_agents_and_keys),
+	        cmocka_unit_test(test_texts),     cmocka_unit_test(test_duplicates),
+	        cmocka_unit_test(test_lapsed),    cmocka_unit_test(test_watchlist),
+	        cmocka_unit_test(test_discovery), cmocka_unit_test(test_unwatched),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
