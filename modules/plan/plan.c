@@ -1249,9 +1249,7 @@ static char *item_title(struct span item)
 		while (n > 0 && item.p[n] != ' ')
 			n--;
 		if (n == 0)
-			n = PLAN_REQUEST_TITLE_MAX;
-		while (n > 0 && ((unsigned char)item.p[n] & 0xC0) == 0x80)
-			n--;
+			n = utf8_cut(item.p, item.n, PLAN_REQUEST_TITLE_MAX);
 	}
 	struct span t = trim(item.p, n);
 	while (t.n && (t.p[t.n - 1] == '.' || t.p[t.n - 1] == ','))
