@@ -52,7 +52,7 @@ struct gh_probe {
 	char login[128];
 };
 
-static void gh_probe_done(const struct gh_result *r, void *ud)
+static void gh_probe_done(void *ud, const struct gh_result *r)
 {
 	struct gh_probe *p = ud;
 	p->done = true;

@@ -188,6 +188,34 @@ size_t utf8_cut(const char *s, size_t len, size_t max)
 	return max;
 }
 
+size_t utf8_copy(char *dst, size_t cap, const char *s)
+{
+	if (!s)
+		s = "";
+	size_t n = utf8_cut(s, strnlen(s, cap), cap - 1);
+	memcpy(dst, s, n);
+	dst[n] = '\0';
+	return n;
+}
+
+size_t utf8_trim_partial(const char *s, size_t len)
+{
+	for (;;) {
+		size_t k = len;
+		while (k && ((unsigned char)s[k - 1] & 0xC0) == 0x80)
+			k--;
+		if (k == 0)
+			return len;
+		unsigned char lead = (unsigned char)s[k - 1];
+		if (lead < 0x80)
+			return len;
+		size_t need = lead >= 0xF8 ? SIZE_MAX : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+		if (len - (k - 1) >= need)
+			return len;
+		len = k - 1;
+	}
+}
+
 size_t utf8_utf16_length(const char *s, size_t len)
 {
 	size_t units = 0, i = 0;

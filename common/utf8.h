@@ -39,6 +39,17 @@ int utf8_decode(const char *s, size_t len, unsigned int *cp);
  * garbage never costs more than 3 bytes of what was kept. */
 size_t utf8_cut(const char *s, size_t len, size_t max);
 
+/* s (NULL = "") copied into dst, cut with utf8_cut to at most cap - 1
+ * bytes, NUL-terminated (cap > 0). Returns the bytes copied. */
+size_t utf8_copy(char *dst, size_t cap, const char *s);
+
+/* For text already cut where no following byte is known (a transformed
+ * copy that hit its bound): the longest prefix of s[0..len) that does not
+ * end with an incomplete sequence — a lead byte followed by fewer
+ * continuation bytes than it announces — nor with an invalid lead byte
+ * (0xF8..0xFF); such an end is dropped, again until the end is whole. */
+size_t utf8_trim_partial(const char *s, size_t len);
+
 /* JavaScript's view of a string (what a TypeScript peer's .length and
  * .slice count): its length in UTF-16 code units (a code point above
  * U+FFFF is two, an invalid byte one), and the byte length of its longest

@@ -30,6 +30,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 #define LOG_COMP "atproto"
@@ -144,14 +145,10 @@ bool atp_error_is_fatal(enum atp_error_kind k)
  * never cutting a UTF-8 sequence. */
 static void quote(const char *s, char *out, size_t cap)
 {
-	size_t lim = cap - 1 < ATP_MSG_QUOTE_MAX ? cap - 1 : ATP_MSG_QUOTE_MAX;
-	size_t n = 0;
-	for (; s && s[n] && n < lim; n++)
-		out[n] = (unsigned char)s[n] < 0x20 ? ' ' : s[n];
-	if (s && s[n])
-		while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80)
-			n--;
-	out[n] = '\0';
+	size_t n = utf8_copy(out, cap < ATP_MSG_QUOTE_MAX + 1 ? cap : ATP_MSG_QUOTE_MAX + 1, s);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < 0x20)
+			out[i] = ' ';
 }
 
 static bool is_html(const char *content_type, const char *body, size_t len)
@@ -258,44 +255,11 @@ enum atp_error_kind atp_classify(long status, const char *content_type, const ch
 	return kind;
 }
 
-/* --- queue -------------------------------------------------------------------- */
+/* --- the queue's policy (callq.h) --------------------------------------------- */
 
-static void q_unlink(struct atp_client *c, struct atp_call *k)
+static struct atp_call *call_of(struct callq_call *q)
 {
-	if (k->prev)
-		k->prev->next = k->next;
-	else
-		c->head = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
-	else
-		c->tail = k->prev;
-	k->prev = k->next = NULL;
-	c->n_queued--;
-}
-
-static void q_push_back(struct atp_client *c, struct atp_call *k)
-{
-	k->prev = c->tail;
-	k->next = NULL;
-	if (c->tail)
-		c->tail->next = k;
-	else
-		c->head = k;
-	c->tail = k;
-	c->n_queued++;
-}
-
-static void q_push_front(struct atp_client *c, struct atp_call *k)
-{
-	k->prev = NULL;
-	k->next = c->head;
-	if (c->head)
-		c->head->prev = k;
-	else
-		c->tail = k;
-	c->head = k;
-	c->n_queued++;
+	return (struct atp_call *)q; /* q is the first member */
 }
 
 static void call_free(struct atp_call *k)
@@ -307,21 +271,19 @@ static void call_free(struct atp_call *k)
 	free(k);
 }
 
-static void on_timer(uv_timer_t *t);
-
-static void schedule(struct atp_client *c, int64_t ms)
+/* What the queue needs to know of a call: its description, its lane (the
+ * rate class: a held class is passed over by calls of another) and
+ * whether repeating it could do it twice. */
+static void queue_part(struct atp_call *k)
 {
-	if (c->closing)
-		return;
-	if (ms < 0)
-		ms = 0;
-	uv_timer_start(c->timer, on_timer, (uint64_t)ms, 0);
+	k->q.what = k->what;
+	k->q.lane = atp_rate_class_name(k->rclass);
+	k->q.unsafe = k->procedure && !k->idempotent;
 }
 
 void atp_kick(struct atp_client *c)
 {
-	if (!c->inflight)
-		schedule(c, 0);
+	callq_kick(c->q);
 }
 
 static void fail_waiting(struct atp_client *c, enum atp_error_kind kind);
@@ -343,8 +305,8 @@ static void finish(struct atp_call *k, enum atp_error_kind kind, const cJSON *js
 	}
 	struct atp_result r = {
 	        .kind = kind,
-	        .status = k->status,
-	        .attempts = k->attempts,
+	        .status = k->q.status,
+	        .attempts = k->q.attempts,
 	        .maybe_applied = maybe_applied,
 	        .json = kind == ATP_OK ? json : NULL,
 	};
@@ -356,22 +318,53 @@ static void finish(struct atp_call *k, enum atp_error_kind kind, const cJSON *js
 		if (kind != ATP_ERR_CANCELLED)
 			log_kv(atp_error_is_fatal(kind) ? LOG_LEVEL_ERROR : LOG_LEVEL_WARN,
 			       LOG_COMP, "Bluesky request failed", "kind",
-			       atp_error_kind_name(kind), "status", LOG_INT(k->status), "attempts",
-			       LOG_INT(k->attempts), "error", r.msg);
+			       atp_error_kind_name(kind), "status", LOG_INT(k->q.status),
+			       "attempts", LOG_INT(k->q.attempts), "error", r.msg);
 	}
-	k->cb(&r, k->ud);
+	k->cb(k->ud, &r);
 	call_free(k);
 }
 
-/* --- the session (session.c) -------------------------------------------------------- */
+/* callq ended a call that got no answer. */
+static void q_end(void *ud, struct callq_call *qk, enum callq_end why, const char *msg,
+                  bool maybe_applied)
+{
+	(void)ud;
+	enum atp_error_kind kind = why == CALLQ_END_CANCELLED      ? ATP_ERR_CANCELLED
+	                           : why == CALLQ_END_RATE_LIMITED ? ATP_ERR_RATE_LIMITED
+	                                                           : ATP_ERR_TRANSIENT;
+	finish(call_of(qk), kind, NULL, msg, maybe_applied, NULL);
+}
 
-static void refresh_timer_arm(struct atp_client *c);
+static int64_t q_now(void *ud)
+{
+	return atp_now_ms(ud);
+}
+
+static int64_t q_wait_ms(void *ud, struct callq_call *qk, int64_t now, enum callq_wait *why)
+{
+	struct atp_client *c = ud;
+	struct atp_call *k = call_of(qk);
+	enum atp_wait_reason w = ATP_WAIT_NONE;
+	int64_t ms = atp_rate_wait_ms(&c->rate, k->rclass, k->points, now, &w);
+	*why = (enum callq_wait)w;
+	return ms;
+}
+
+static const char *q_wait_name(enum callq_wait w)
+{
+	return atp_wait_reason_name((enum atp_wait_reason)w);
+}
+
+/* --- the session (session.c) -------------------------------------------------------- */
 
 /* Queues a session step at the head (calls that need the session wait
  * behind it). */
 static void start_step(struct atp_client *c, enum atp_call_kind kind)
 {
-	q_push_front(c, atp_session_call(c, kind, atp_now_ms(c)));
+	struct atp_call *k = atp_session_call(c, kind);
+	queue_part(k);
+	callq_push_front(c->q, &k->q);
 	c->session_busy = true;
 }
 
@@ -380,23 +373,23 @@ static void start_step(struct atp_client *c, enum atp_call_kind kind)
  * in the same sweep (nor loop forever). */
 static void fail_waiting(struct atp_client *c, enum atp_error_kind kind)
 {
-	struct atp_call *list = NULL, **tail = &list;
-	for (struct atp_call *w = c->head; w;) {
-		struct atp_call *next = w->next;
-		if (w->needs_session) {
-			q_unlink(c, w);
+	struct callq_call *list = NULL, **tail = &list;
+	for (struct callq_call *w = callq_head(c->q); w;) {
+		struct callq_call *next = w->next;
+		if (call_of(w)->needs_session) {
+			callq_remove(c->q, w);
 			*tail = w;
 			tail = &w->next;
 		}
 		w = next;
 	}
 	while (list) {
-		struct atp_call *w = list;
+		struct callq_call *w = list;
 		list = w->next;
 		w->next = NULL;
 		char full[GA_ERR_MSG_MAX];
 		err_fmt(full, sizeof full, "could not %s: %s", w->what, c->session_error);
-		finish(w, kind, NULL, full, false, NULL);
+		finish(call_of(w), kind, NULL, full, false, NULL);
 	}
 }
 
@@ -428,12 +421,49 @@ static void refresh_timer_arm(struct atp_client *c)
 	uv_timer_start(c->refresh_timer, on_refresh_timer, (uint64_t)d, 0);
 }
 
+/* Before the rate policy: a call that needs the session waits for a step
+ * (queued at the head), fails when none can be had, and atp_login's
+ * call ends as soon as the session is usable. */
+static enum callq_admit q_admit(void *ud, struct callq_call *qk, int64_t now)
+{
+	struct atp_client *c = ud;
+	struct atp_call *k = call_of(qk);
+	if (!k->needs_session)
+		return CALLQ_ADMIT_GO;
+	char why[GA_ERR_MSG_MAX] = "";
+	enum atp_session_next st = atp_session_next(c, now, why, sizeof why);
+	if (st == ATP_SESSION_REFRESH || st == ATP_SESSION_LOGIN) {
+		start_step(c, st == ATP_SESSION_REFRESH ? ATP_CALL_REFRESH_SESSION
+		                                        : ATP_CALL_CREATE_SESSION);
+		return CALLQ_ADMIT_RESCAN; /* a session step now heads the queue */
+	}
+	if (st == ATP_SESSION_BUSY)
+		return CALLQ_ADMIT_PASS;
+	if (st == ATP_SESSION_FAIL) {
+		callq_remove(c->q, qk);
+		char msg[GA_ERR_MSG_MAX];
+		err_fmt(msg, sizeof msg, "could not %s: %s", k->what, why);
+		finish(k, ATP_ERR_AUTH, NULL, msg, false, NULL);
+		return CALLQ_ADMIT_RESCAN;
+	}
+	if (k->kind == ATP_CALL_ENSURE) {
+		callq_remove(c->q, qk);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "did", c->did);
+		cJSON_AddStringToObject(o, "handle", c->handle);
+		finish(k, ATP_OK, o, NULL, false, NULL);
+		cJSON_Delete(o);
+		return CALLQ_ADMIT_RESCAN;
+	}
+	return CALLQ_ADMIT_GO;
+}
+
 /* --- dispatch ------------------------------------------------------------------------- */
 
-static void on_http_done(const struct http_response *hr, void *ud);
-
-static int send_call(struct atp_client *c, struct atp_call *k, int64_t now, struct ga_err *err)
+static int q_send(void *ud, struct callq_call *qk, int64_t now, struct ga_err *err)
 {
+	struct atp_client *c = ud;
+	struct atp_call *k = call_of(qk);
 	const char *headers[6];
 	size_t n = 0;
 	char *auth = NULL;
@@ -474,16 +504,13 @@ static int send_call(struct atp_client *c, struct atp_call *k, int64_t now, stru
 	        .timeout_ms = c->cfg.timeout_ms,
 	        .max_body_bytes = ATP_MAX_ANSWER_BYTES,
 	};
-	k->http_id = http_request(c->http, &req, on_http_done, k, err);
+	int rc = callq_start(c->q, qk, &req, err);
 	free(auth);
 	free(body);
-	if (!k->http_id) {
+	if (rc != 0) {
 		free(url);
 		return -1;
 	}
-	c->inflight = k;
-	k->attempts++;
-	c->stats.requests++;
 	if (k->kind == ATP_CALL_CREATE_SESSION) {
 		c->stats.create_sessions++;
 		c->creates++;
@@ -497,128 +524,7 @@ static int send_call(struct atp_client *c, struct atp_call *k, int64_t now, stru
 	return 0;
 }
 
-static void pump(struct atp_client *c)
-{
-again:
-	if (c->inflight || c->closing || !c->head)
-		return;
-	if (c->http_closed) {
-		struct atp_call *k = c->head;
-		q_unlink(c, k);
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
-		finish(k, ATP_ERR_CANCELLED, NULL, msg, false, NULL);
-		goto again;
-	}
-	int64_t now = atp_now_ms(c);
-	int64_t min_wait = -1;
-	bool blocked[ATP_RL_COUNT] = {false};
-	for (struct atp_call *k = c->head; k; k = k->next) {
-		if (blocked[k->rclass])
-			continue;
-		if (k->needs_session) {
-			char why[GA_ERR_MSG_MAX] = "";
-			enum atp_session_next st = atp_session_next(c, now, why, sizeof why);
-			if (st == ATP_SESSION_REFRESH || st == ATP_SESSION_LOGIN) {
-				start_step(c, st == ATP_SESSION_REFRESH ? ATP_CALL_REFRESH_SESSION
-				                                        : ATP_CALL_CREATE_SESSION);
-				goto again; /* a session step now heads the queue */
-			}
-			if (st == ATP_SESSION_BUSY)
-				continue;
-			if (st == ATP_SESSION_FAIL) {
-				q_unlink(c, k);
-				char msg[GA_ERR_MSG_MAX];
-				err_fmt(msg, sizeof msg, "could not %s: %s", k->what, why);
-				finish(k, ATP_ERR_AUTH, NULL, msg, false, NULL);
-				goto again;
-			}
-			if (k->kind == ATP_CALL_ENSURE) {
-				q_unlink(c, k);
-				cJSON *o = cJSON_CreateObject();
-				cJSON_AddStringToObject(o, "did", c->did);
-				cJSON_AddStringToObject(o, "handle", c->handle);
-				finish(k, ATP_OK, o, NULL, false, NULL);
-				cJSON_Delete(o);
-				goto again;
-			}
-		}
-		enum atp_wait_reason why = ATP_WAIT_NONE;
-		int64_t w;
-		if (k->not_before_ms > now)
-			w = k->not_before_ms - now;
-		else
-			w = atp_rate_wait_ms(&c->rate, k->rclass, k->points, now, &why);
-		int64_t waited = now > k->enqueued_ms ? now - k->enqueued_ms : 0;
-		if (w > 0 &&
-		    (why == ATP_WAIT_EXHAUSTED || why == ATP_WAIT_HOLD || why == ATP_WAIT_POINTS) &&
-		    (uint64_t)(waited + w) > c->cfg.max_wait_ms) {
-			char msg[GA_ERR_MSG_MAX], at[TIME_ISO_LEN + 1];
-			err_fmt(msg, sizeof msg,
-			        "Bluesky's %s holds the attempt to %s until %s, longer than this "
-			        "request may wait (%llu s); it was not sent",
-			        atp_wait_reason_name(why), k->what, time_format_iso(now + w, at),
-			        (unsigned long long)(c->cfg.max_wait_ms / 1000));
-			q_unlink(c, k);
-			finish(k, ATP_ERR_RATE_LIMITED, NULL, msg, false, NULL);
-			goto again;
-		}
-		if (w == 0) {
-			q_unlink(c, k);
-			struct ga_err err = {{0}};
-			if (send_call(c, k, now, &err) != 0) {
-				char msg[GA_ERR_MSG_MAX];
-				err_fmt(msg, sizeof msg, "the request to %s could not be sent: %s",
-				        k->what, err.msg);
-				finish(k, ATP_ERR_TRANSIENT, NULL, msg, false, NULL);
-				goto again;
-			}
-			return;
-		}
-		if (why != ATP_WAIT_NONE && why != ATP_WAIT_SPACING && why != k->logged_wait)
-			log_kv(LOG_LEVEL_INFO, LOG_COMP, "Bluesky request waits", "what", k->what,
-			       "why", atp_wait_reason_name(why), "wait_ms", LOG_INT(w));
-		k->logged_wait = why;
-		blocked[k->rclass] = true;
-		if (min_wait < 0 || w < min_wait)
-			min_wait = w;
-	}
-	if (min_wait >= 0)
-		schedule(c, min_wait < (int64_t)c->cfg.recheck_ms ? min_wait : c->cfg.recheck_ms);
-}
-
-static void on_timer(uv_timer_t *t)
-{
-	pump(t->data);
-}
-
 /* --- completion ------------------------------------------------------------------------- */
-
-static void transient(struct atp_client *c, struct atp_call *k, const char *msg, bool retryable,
-                      bool maybe_applied)
-{
-	k->transient_fails++;
-	if (retryable && k->transient_fails <= c->cfg.max_retries) {
-		double jitter = (double)random_below(1001) / 1000.0;
-		uint64_t wait = atp_backoff_ms(c->cfg.backoff_base_ms, c->cfg.backoff_cap_ms,
-		                               k->transient_fails, jitter);
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "Bluesky request failed; retrying", "attempt",
-		       LOG_INT(k->attempts), "wait_ms", LOG_INT(wait), "error", msg);
-		c->stats.retries++;
-		k->not_before_ms = atp_now_ms(c) + (int64_t)wait;
-		q_push_front(c, k);
-		return;
-	}
-	char full[GA_ERR_MSG_MAX];
-	if (retryable)
-		err_fmt(full, sizeof full, "%s; gave up after %d attempts", msg, k->attempts);
-	else if (maybe_applied)
-		err_fmt(full, sizeof full,
-		        "%s; not repeated, because the request may have been carried out", msg);
-	else
-		err_fmt(full, sizeof full, "%s", msg);
-	finish(k, ATP_ERR_TRANSIENT, NULL, full, maybe_applied, NULL);
-}
 
 static bool only_space(const char *s, size_t n)
 {
@@ -628,24 +534,10 @@ static bool only_space(const char *s, size_t n)
 	return true;
 }
 
-static void on_http_done(const struct http_response *hr, void *ud)
+static void q_answered(void *ud, struct callq_call *qk, const struct http_response *hr, int64_t now)
 {
-	struct atp_call *k = ud;
-	struct atp_client *c = k->c;
-	if (c->inflight == k)
-		c->inflight = NULL;
-	k->http_id = 0;
-	int64_t now = atp_now_ms(c);
-	k->status = (int)hr->status;
-	bool write = k->procedure && !k->idempotent;
-	if (hr->error == HTTP_ERR_CANCELLED) {
-		c->http_closed = true;
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
-		finish(k, ATP_ERR_CANCELLED, NULL, msg, write, NULL);
-		pump(c);
-		return;
-	}
+	struct atp_client *c = ud;
+	struct atp_call *k = call_of(qk);
 	const char *reset = NULL;
 	if (hr->status > 0) {
 		reset = http_response_header(hr, "ratelimit-reset");
@@ -654,14 +546,7 @@ static void on_http_done(const struct http_response *hr, void *ud)
 		                 http_response_header(hr, "ratelimit-policy"), now);
 	}
 	if (hr->error != HTTP_OK) {
-		/* A refused connection never reached the server; anything else
-		 * (a timeout, a reset) may have, after it acted. */
-		bool reached = hr->error != HTTP_ERR_CONNECT;
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "Bluesky did not answer the attempt to %s (%s)", k->what,
-		        hr->error_msg);
-		transient(c, k, msg, !write || !reached, write && reached);
-		pump(c);
+		callq_unanswered(c->q, qk, hr);
 		return;
 	}
 	bool auth_expired = false, rate_limited = false;
@@ -671,28 +556,25 @@ static void on_http_done(const struct http_response *hr, void *ud)
 	                     hr->body_len, k->what, http_response_header(hr, "ratelimit-remaining"),
 	                     &auth_expired, &rate_limited, xerr, msg, sizeof msg);
 	if (kind == ATP_OK) {
-		k->transient_fails = 0;
+		qk->transient_fails = 0;
 		if (only_space(hr->body, hr->body_len)) {
 			finish(k, ATP_OK, NULL, NULL, false, NULL);
-		} else {
-			struct ga_err perr = {{0}};
-			cJSON *root = json_parse(hr->body, hr->body_len, &perr);
-			if (!cJSON_IsObject(root)) {
-				err_fmt(msg, sizeof msg,
-				        "Bluesky's answer to the attempt to %s is not a JSON "
-				        "object%s%s",
-				        k->what, perr.msg[0] ? ": " : "", perr.msg);
-				finish(k, ATP_ERR_MALFORMED, NULL, msg, false, NULL);
-			} else {
-				finish(k, ATP_OK, root, NULL, false, NULL);
-			}
-			cJSON_Delete(root);
+			return;
 		}
-		pump(c);
+		struct ga_err perr = {{0}};
+		cJSON *root = json_parse(hr->body, hr->body_len, &perr);
+		if (!cJSON_IsObject(root)) {
+			err_fmt(msg, sizeof msg,
+			        "Bluesky's answer to the attempt to %s is not a JSON object%s%s",
+			        k->what, perr.msg[0] ? ": " : "", perr.msg);
+			finish(k, ATP_ERR_MALFORMED, NULL, msg, false, NULL);
+		} else {
+			finish(k, ATP_OK, root, NULL, false, NULL);
+		}
+		cJSON_Delete(root);
 		return;
 	}
 	if (rate_limited) {
-		c->stats.rate_limited++;
 		int64_t reset_ms = 0, retry_after = -1, rs;
 		if (reset && sscanf(reset, "%" SCNd64, &rs) == 1 && rs > 0 && rs < INT64_MAX / 1000)
 			reset_ms = rs * 1000;
@@ -700,18 +582,11 @@ static void on_http_done(const struct http_response *hr, void *ud)
 		if (ra)
 			http_parse_retry_after(ra, now, &retry_after);
 		int64_t wait = atp_rate_limited(&c->rate, k->rclass, reset_ms, retry_after, now);
-		k->rate_hits++;
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "Bluesky rate limit", "class",
 		       atp_rate_class_name(k->rclass), "wait_ms", LOG_INT(wait), "what", k->what);
-		if (k->rate_hits <= c->cfg.max_rate_retries) {
-			q_push_front(c, k);
-		} else {
-			char full[GA_ERR_MSG_MAX];
-			err_fmt(full, sizeof full, "%s; gave up after %d rate-limited answers", msg,
-			        k->rate_hits);
+		char full[GA_ERR_MSG_MAX];
+		if (!callq_rate_hit(c->q, qk, msg, full, sizeof full))
 			finish(k, ATP_ERR_RATE_LIMITED, NULL, full, false, xerr);
-		}
-		pump(c);
 		return;
 	}
 	if (auth_expired && k->kind == ATP_CALL_USER && k->needs_session) {
@@ -722,30 +597,35 @@ static void on_http_done(const struct http_response *hr, void *ud)
 			c->force_refresh = true;
 			log_kv(LOG_LEVEL_INFO, LOG_COMP, "Bluesky token refused; refreshing",
 			       "what", k->what, "xrpc", xerr);
-			q_push_front(c, k);
-			pump(c);
+			callq_push_front(c->q, qk);
 			return;
 		}
 		char full[GA_ERR_MSG_MAX];
 		err_fmt(full, sizeof full, "%s, again after the session was refreshed", msg);
 		finish(k, ATP_ERR_AUTH, NULL, full, false, xerr);
-		pump(c);
 		return;
 	}
 	if (kind == ATP_ERR_TRANSIENT) {
 		/* A 5xx after a write leaves its outcome unknown. */
-		transient(c, k, msg, !write, write);
-		pump(c);
+		callq_retry(c->q, qk, msg, !qk->unsafe, qk->unsafe, -1);
 		return;
 	}
 	finish(k, kind, NULL, msg, false, xerr);
-	pump(c);
 }
 
 /* --- public ------------------------------------------------------------------------------ */
 
 struct atp_client *atp_client_new(struct http_client *http, const struct atp_config *cfg)
 {
+	static const struct callq_ops ops = {
+	        .now_ms = q_now,
+	        .admit = q_admit,
+	        .wait_ms = q_wait_ms,
+	        .send = q_send,
+	        .answered = q_answered,
+	        .end = q_end,
+	        .wait_name = q_wait_name,
+	};
 	struct atp_client *c = xcalloc(1, sizeof *c);
 	c->http = http;
 	c->cfg = *cfg;
@@ -755,12 +635,22 @@ struct atp_client *atp_client_new(struct http_client *http, const struct atp_con
 	c->cfg.session_path = dup_or_null(cfg->session_path);
 	atp_secret(c->cfg.password);
 	atp_rate_init(&c->rate, c->cfg.spacing_ms, c->cfg.low_budget);
-	uv_loop_t *loop = http_client_loop(http);
-	c->timer = xcalloc(1, sizeof *c->timer);
-	uv_timer_init(loop, c->timer);
-	c->timer->data = c;
+	struct callq_config qc = {
+	        .service = "Bluesky",
+	        .log_comp = LOG_COMP,
+	        .wait_log_level = LOG_LEVEL_INFO,
+	        .max_calls = ATP_MAX_QUEUED,
+	        .max_lanes = ATP_RL_COUNT,
+	        .max_retries = c->cfg.max_retries,
+	        .backoff_base_ms = c->cfg.backoff_base_ms,
+	        .backoff_cap_ms = c->cfg.backoff_cap_ms,
+	        .max_rate_retries = c->cfg.max_rate_retries,
+	        .max_wait_ms = c->cfg.max_wait_ms,
+	        .recheck_ms = c->cfg.recheck_ms,
+	};
+	c->q = callq_new(http, &ops, c, &qc);
 	c->refresh_timer = xcalloc(1, sizeof *c->refresh_timer);
-	uv_timer_init(loop, c->refresh_timer);
+	uv_timer_init(http_client_loop(http), c->refresh_timer);
 	c->refresh_timer->data = c;
 	atp_session_load(c);
 	refresh_timer_arm(c);
@@ -777,23 +667,9 @@ void atp_client_free(struct atp_client *c)
 	if (!c)
 		return;
 	c->closing = true;
-	uv_timer_stop(c->timer);
 	uv_timer_stop(c->refresh_timer);
-	struct atp_call *k = c->inflight;
-	c->inflight = NULL;
-	if (k) {
-		http_cancel(c->http, k->http_id);
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
-		finish(k, ATP_ERR_CANCELLED, NULL, msg, k->procedure && !k->idempotent, NULL);
-	}
-	while ((k = c->head)) {
-		q_unlink(c, k);
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
-		finish(k, ATP_ERR_CANCELLED, NULL, msg, false, NULL);
-	}
-	uv_close((uv_handle_t *)c->timer, on_timer_closed);
+	callq_free(c->q);
+	c->q = NULL;
 	uv_close((uv_handle_t *)c->refresh_timer, on_timer_closed);
 	atp_session_clear(c);
 	atp_config_free(&c->cfg);
@@ -811,19 +687,12 @@ uint64_t atp_enqueue(struct atp_client *c, const struct atp_call_spec *s, atp_do
 		err_set(err, "a Bluesky request needs an NSID, a description and a callback");
 		return 0;
 	}
-	if (c->n_queued + (c->inflight ? 1 : 0) >= ATP_MAX_QUEUED) {
-		err_set(err,
-		        "%d Bluesky requests are already waiting; the attempt to %s was refused",
-		        ATP_MAX_QUEUED, s->what);
-		return 0;
-	}
 	if (s->needs_session && c->logins_refused && !c->access) {
 		err_set(err, "could not %s: %s", s->what, c->login_error);
 		return 0;
 	}
 	struct atp_call *k = xcalloc(1, sizeof *k);
 	k->c = c;
-	k->id = ++c->next_id;
 	k->kind = s->kind;
 	k->nsid = s->nsid ? xstrdup(s->nsid) : xstrdup("(session)");
 	k->procedure = s->procedure;
@@ -835,13 +704,16 @@ uint64_t atp_enqueue(struct atp_client *c, const struct atp_call_spec *s, atp_do
 	k->idempotent = s->idempotent;
 	k->points = s->points;
 	k->rclass = s->procedure ? ATP_RL_WRITE : ATP_RL_READ;
-	k->enqueued_ms = atp_now_ms(c);
 	k->cb = cb;
 	k->ud = ud;
-	q_push_back(c, k);
+	queue_part(k);
+	uint64_t id = callq_push(c->q, &k->q, err);
+	if (!id) {
+		call_free(k);
+		return 0;
+	}
 	c->stats.calls++;
-	atp_kick(c);
-	return k->id;
+	return id;
 }
 
 uint64_t atp_call(struct atp_client *c, const struct atp_req *req, atp_done_fn cb, void *ud,
@@ -903,22 +775,15 @@ uint64_t atp_login(struct atp_client *c, atp_done_fn cb, void *ud, struct ga_err
 
 int atp_call_cancel(struct atp_client *c, uint64_t id)
 {
-	if (c->inflight && c->inflight->id == id && c->inflight->kind == ATP_CALL_USER) {
-		struct atp_call *k = c->inflight;
-		c->inflight = NULL;
-		http_cancel(c->http, k->http_id);
-		call_free(k);
-		schedule(c, 0);
-		return 0;
-	}
-	for (struct atp_call *k = c->head; k; k = k->next) {
-		if (k->id == id && (k->kind == ATP_CALL_USER || k->kind == ATP_CALL_ENSURE)) {
-			q_unlink(c, k);
-			call_free(k);
-			return 0;
-		}
-	}
-	return -1;
+	struct callq_call *qk = callq_find(c->q, id);
+	if (!qk)
+		return -1;
+	struct atp_call *k = call_of(qk);
+	if (k->kind != ATP_CALL_USER && k->kind != ATP_CALL_ENSURE)
+		return -1; /* a session step is the client's own */
+	callq_remove(c->q, qk);
+	call_free(k);
+	return 0;
 }
 
 int atp_rate_snapshot(struct atp_client *c, enum atp_rate_class cls, struct atp_budget *out)
@@ -929,9 +794,14 @@ int atp_rate_snapshot(struct atp_client *c, enum atp_rate_class cls, struct atp_
 void atp_client_stats(const struct atp_client *c, struct atp_stats *out)
 {
 	*out = c->stats;
+	struct callq_counts n;
+	callq_counts(c->q, &n);
+	out->requests = n.requests;
+	out->retries = n.retries;
+	out->rate_limited = n.rate_limited;
 }
 
 size_t atp_pending(const struct atp_client *c)
 {
-	return c->n_queued + (c->inflight ? 1 : 0);
+	return callq_pending(c->q);
 }

@@ -170,7 +170,7 @@ struct atp_result {
 	char msg[GA_ERR_MSG_MAX];       /* "" on success */
 };
 
-typedef void (*atp_done_fn)(const struct atp_result *res, void *ud);
+typedef void (*atp_done_fn)(void *ud, const struct atp_result *res);
 
 struct atp_client;
 

@@ -384,7 +384,7 @@ static void op_free(struct atp_op *op)
 static void op_finish(struct atp_op *op, const struct atp_result *r)
 {
 	op_unlink(op);
-	op->cb(r, op->ud);
+	op->cb(op->ud, r);
 	op_free(op);
 }
 
@@ -415,7 +415,7 @@ static struct atp_op *op_new(struct atp_client *c, enum op_type type, atp_done_f
 {
 	struct atp_op *op = xcalloc(1, sizeof *op);
 	op->c = c;
-	op->id = ++c->next_id;
+	op->id = callq_new_id(c->q);
 	op->type = type;
 	op->cb = cb;
 	op->ud = ud;
@@ -426,14 +426,14 @@ static struct atp_op *op_new(struct atp_client *c, enum op_type type, atp_done_f
 
 static void post_step(struct atp_op *op);
 
-static void on_post_created(const struct atp_result *r, void *ud)
+static void on_post_created(void *ud, const struct atp_result *r)
 {
 	struct atp_op *op = ud;
 	op->sub = 0;
 	op_finish(op, r);
 }
 
-static void on_mention_resolved(const struct atp_result *r, void *ud)
+static void on_mention_resolved(void *ud, const struct atp_result *r)
 {
 	struct atp_op *op = ud;
 	op->sub = 0;
@@ -577,7 +577,7 @@ static void reply_done(struct atp_op *op, const cJSON *record)
 	cJSON_Delete(o);
 }
 
-static void on_parent_record(const struct atp_result *r, void *ud)
+static void on_parent_record(void *ud, const struct atp_result *r)
 {
 	struct atp_op *op = ud;
 	op->sub = 0;
@@ -597,7 +597,7 @@ static void on_parent_record(const struct atp_result *r, void *ud)
 	reply_done(op, cJSON_GetObjectItemCaseSensitive(r->json, "value"));
 }
 
-static void on_parent_thread(const struct atp_result *r, void *ud)
+static void on_parent_thread(void *ud, const struct atp_result *r)
 {
 	struct atp_op *op = ud;
 	op->sub = 0;

@@ -1,14 +1,16 @@
 /*
  * atproto internal — what the client's files share; not part of the public
  * API. Calls go one way: endpoints.c (helpers, composite operations,
- * atp_cancel) → atproto.c (the core: queue, dispatch, retries) → session.c
- * (the session's tokens, file and rules); post.c and ratelimit.c are pure
- * and call none of them.
+ * atp_cancel) → atproto.c (the core: the queue's policy — the queue itself
+ * is adapters/http/callq.h —, dispatch, classification) → session.c (the
+ * session's tokens, file and rules); post.c and ratelimit.c are pure and
+ * call none of them.
  */
 #ifndef GA_ADAPTERS_ATPROTO_INTERNAL_H
 #define GA_ADAPTERS_ATPROTO_INTERNAL_H
 
 #include "adapters/atproto/atproto.h"
+#include "adapters/http/callq.h"
 
 enum atp_call_kind {
 	ATP_CALL_USER = 0,       /* an XRPC call with the caller's callback */
@@ -18,9 +20,8 @@ enum atp_call_kind {
 };
 
 struct atp_call {
-	struct atp_call *prev, *next;
+	struct callq_call q; /* first: the queue's part (id, attempts, backoff, status) */
 	struct atp_client *c;
-	uint64_t id;
 	enum atp_call_kind kind;
 	char *nsid;
 	bool procedure;
@@ -32,15 +33,7 @@ struct atp_call {
 	bool idempotent;
 	int points;
 	enum atp_rate_class rclass;
-	int attempts;
-	int transient_fails;
-	int rate_hits;
 	bool auth_retried;
-	enum atp_wait_reason logged_wait;
-	int64_t enqueued_ms;
-	int64_t not_before_ms;
-	uint64_t http_id;
-	int status;
 	atp_done_fn cb;
 	void *ud;
 };
@@ -51,14 +44,9 @@ struct atp_client {
 	struct http_client *http;
 	struct atp_config cfg;
 	struct atp_rate rate;
-	struct atp_call *head, *tail;
-	size_t n_queued;
-	struct atp_call *inflight;
-	uv_timer_t *timer;
+	struct callq *q; /* the queue, its pump and timer, retries (callq.h) */
 	uv_timer_t *refresh_timer;
-	uint64_t next_id;
 	bool closing;
-	bool http_closed;
 	struct atp_stats stats;
 	/* session */
 	char did[ATP_DID_MAX];
@@ -130,8 +118,9 @@ enum atp_session_next {
 enum atp_session_next atp_session_next(const struct atp_client *c, int64_t now, char *why,
                                        size_t cap);
 /* A session step's call (kind ATP_CALL_CREATE_SESSION or
- * ATP_CALL_REFRESH_SESSION), not queued; caller owns it. */
-struct atp_call *atp_session_call(struct atp_client *c, enum atp_call_kind kind, int64_t now);
+ * ATP_CALL_REFRESH_SESSION), not queued (callq_push_front gives it its id);
+ * caller owns it. */
+struct atp_call *atp_session_call(struct atp_client *c, enum atp_call_kind kind);
 /* The step k ended with kind (json its answer): the session is taken,
  * dropped, refused or backed off. True when the calls waiting for the
  * session must fail now, with *waiting as their kind (the reason is

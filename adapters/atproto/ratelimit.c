@@ -243,18 +243,3 @@ const char *atp_rate_class_name(enum atp_rate_class c)
 	}
 	return "?";
 }
-
-uint64_t atp_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac)
-{
-	uint64_t w = base_ms;
-	for (int i = 1; i < retry && w < cap_ms; i++)
-		w *= 2;
-	if (jitter_frac < 0)
-		jitter_frac = 0;
-	if (jitter_frac > 1)
-		jitter_frac = 1;
-	w += (uint64_t)((double)w * 0.3 * jitter_frac);
-	if (w > cap_ms)
-		w = cap_ms;
-	return w;
-}

@@ -37,6 +37,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "adapters/http/callq.h"
+
 #define ATP_DEFAULT_SPACING_MS   5000u
 #define ATP_DEFAULT_LOW_BUDGET   20
 #define ATP_RATE_HOLD_DEFAULT_MS ((int64_t)60 * 1000)
@@ -64,13 +66,16 @@ struct atp_budget {
 	char policy[ATP_RATE_POLICY_MAX]; /* ratelimit-policy as sent, "" none */
 };
 
+/* The call queue's wait reasons (adapters/http/callq.h), as Bluesky has
+ * them: the same values. */
 enum atp_wait_reason {
-	ATP_WAIT_NONE = 0,
-	ATP_WAIT_SPACING,
-	ATP_WAIT_LOW_BUDGET, /* pacing: remaining < low_budget */
-	ATP_WAIT_EXHAUSTED,  /* remaining 0 until reset */
-	ATP_WAIT_HOLD,       /* 429 / retry-after */
-	ATP_WAIT_POINTS,     /* the write-points estimate is spent for this window */
+	ATP_WAIT_NONE = CALLQ_WAIT_NONE,
+	ATP_WAIT_SPACING = CALLQ_WAIT_SPACING,
+	ATP_WAIT_LOW_BUDGET = CALLQ_WAIT_LOW_BUDGET, /* pacing: remaining < low_budget */
+	ATP_WAIT_EXHAUSTED = CALLQ_WAIT_EXHAUSTED,   /* remaining 0 until reset */
+	ATP_WAIT_HOLD = CALLQ_WAIT_HOLD,             /* 429 / retry-after */
+	ATP_WAIT_POINTS =
+	        CALLQ_WAIT_POINTS, /* the write-points estimate is spent for this window */
 };
 
 struct atp_rate {
@@ -115,10 +120,5 @@ int atp_rate_budget(struct atp_rate *r, enum atp_rate_class cls, int64_t now_ms,
 
 const char *atp_wait_reason_name(enum atp_wait_reason w);
 const char *atp_rate_class_name(enum atp_rate_class c);
-
-/* The wait before retry number retry (1 = the first): base_ms doubled per
- * retry up to cap_ms, plus up to 30 % of it by jitter_frac (0..1, the
- * caller's randomness), never above cap_ms. */
-uint64_t atp_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac);
 
 #endif

@@ -209,15 +209,13 @@ int64_t atp_session_refresh_at(const struct atp_client *c)
 	return c->access_exp_ms > 0 ? c->access_exp_ms - margin_ms(c) : -1;
 }
 
-struct atp_call *atp_session_call(struct atp_client *c, enum atp_call_kind kind, int64_t now)
+struct atp_call *atp_session_call(struct atp_client *c, enum atp_call_kind kind)
 {
 	struct atp_call *k = xcalloc(1, sizeof *k);
 	k->c = c;
-	k->id = ++c->next_id;
 	k->kind = kind;
 	k->procedure = true;
 	k->rclass = ATP_RL_SESSION;
-	k->enqueued_ms = now;
 	if (kind == ATP_CALL_CREATE_SESSION) {
 		k->nsid = xstrdup("com.atproto.server.createSession");
 		k->what = xasprintf("log in to %s as %s (createSession)", c->cfg.service,
@@ -332,8 +330,8 @@ failed:
 	 * waiting calls do not each start another step. */
 	c->session_fails++;
 	c->session_not_before_ms =
-	        now + (int64_t)atp_backoff_ms(c->cfg.backoff_base_ms, c->cfg.backoff_cap_ms,
-	                                      c->session_fails, 0);
+	        now + (int64_t)callq_backoff_ms(c->cfg.backoff_base_ms, c->cfg.backoff_cap_ms,
+	                                        c->session_fails, 0, -1);
 	*waiting = c->logins_refused              ? ATP_ERR_AUTH
 	           : kind == ATP_ERR_RATE_LIMITED ? ATP_ERR_RATE_LIMITED
 	           : kind == ATP_ERR_TRANSIENT    ? ATP_ERR_TRANSIENT

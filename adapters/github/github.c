@@ -1,18 +1,17 @@
 /*
- * github — the client: configuration, the queue, dispatch through the rate
- * limiter, classification, retries and pagination. Endpoint helpers are in
+ * github — the client: configuration, the queue's policy (the queue, its
+ * pump, timer and retries are adapters/http/callq.h), dispatch through the
+ * rate limiter, classification and pagination. Endpoint helpers are in
  * endpoints.c.
  *
  * One call is in flight at a time (GitHub's own advice against secondary
- * limits, and the cure for the reference's parallel requests that both
- * computed the same spacing sleep). A call that has to wait stays queued;
- * one uv timer wakes the pump at the earliest moment anything may start,
- * never later than recheck_ms, so a clock that jumps (a test's, or a
- * suspended laptop's) is noticed.
+ * limits): its lane is its rate-limit resource, so a spent search budget
+ * does not stop issue comments.
  */
 #include "adapters/github/github.h"
 
 #include "adapters/github/etag.h"
+#include "adapters/http/callq.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -25,6 +24,7 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 #define LOG_COMP "github"
@@ -44,9 +44,8 @@ static uint64_t refuse(struct ga_err *err, const char *fmt, ...)
 }
 
 struct call {
-	struct call *prev, *next; /* queue links while queued */
+	struct callq_call q; /* first: the queue's part (id, attempts, backoff, status) */
 	struct gh_client *c;
-	uint64_t id;
 	char *method;
 	char *url; /* the page to fetch next */
 	char *body;
@@ -56,19 +55,11 @@ struct call {
 	char *if_none_match; /* "If-None-Match: <tag>" while a conditional GET is in flight */
 	bool write, idempotent, list;
 	size_t max_items, max_pages;
-	int attempts;        /* HTTP requests made */
-	int transient_fails; /* consecutive, for the backoff */
-	int rate_hits;
-	enum gh_wait_reason logged_wait; /* last wait reason logged */
-	int64_t enqueued_ms;
-	int64_t not_before_ms; /* backoff */
-	uint64_t http_id;      /* while in flight */
-	cJSON *acc;            /* merged list items */
+	cJSON *acc; /* merged list items */
 	size_t n_acc;
 	size_t pages;
 	bool truncated;
 	int64_t total_count;
-	int status;
 	gh_done_fn cb;
 	void *ud;
 };
@@ -79,14 +70,9 @@ struct gh_client {
 	char *auth_header;
 	char *ua_header;
 	struct gh_rate rate;
-	struct call *head, *tail;
-	size_t n_queued;
-	struct call *inflight;
+	struct callq *q;        /* the queue, its pump and timer, retries (callq.h) */
 	struct gh_etags *etags; /* conditional GETs (etag.h) */
-	uv_timer_t *timer;
-	uint64_t next_id;
 	bool closing;
-	bool http_closed; /* the HTTP client cancelled a request: it is closing */
 	struct gh_stats stats;
 };
 
@@ -190,33 +176,17 @@ bool gh_error_is_fatal(enum gh_error_kind k)
 uint64_t gh_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac,
                        int64_t retry_after_ms)
 {
-	uint64_t w = base_ms;
-	for (int i = 1; i < retry && w < cap_ms; i++)
-		w *= 2;
-	if (jitter_frac < 0)
-		jitter_frac = 0;
-	if (jitter_frac > 1)
-		jitter_frac = 1;
-	w += (uint64_t)((double)w * 0.3 * jitter_frac);
-	if (retry_after_ms > 0 && (uint64_t)retry_after_ms > w)
-		w = (uint64_t)retry_after_ms;
-	if (w > cap_ms)
-		w = cap_ms;
-	return w;
+	return callq_backoff_ms(base_ms, cap_ms, retry, jitter_frac, retry_after_ms);
 }
 
 /* Copies at most GH_MSG_QUOTE_MAX bytes of s into out, control characters
  * made spaces, never cutting a UTF-8 sequence. */
 static void quote(const char *s, char *out, size_t cap)
 {
-	size_t lim = cap - 1 < GH_MSG_QUOTE_MAX ? cap - 1 : GH_MSG_QUOTE_MAX;
-	size_t n = 0;
-	for (; s && s[n] && n < lim; n++)
-		out[n] = (unsigned char)s[n] < 0x20 ? ' ' : s[n];
-	if (s && s[n]) /* cut: back off to a character boundary */
-		while (n > 0 && ((unsigned char)out[n] & 0xC0) == 0x80)
-			n--;
-	out[n] = '\0';
+	size_t n = utf8_copy(out, cap < GH_MSG_QUOTE_MAX + 1 ? cap : GH_MSG_QUOTE_MAX + 1, s);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < 0x20)
+			out[i] = ' ';
 }
 
 static bool is_html(const char *content_type, const char *body, size_t len)
@@ -299,7 +269,7 @@ static bool header_is_zero(const char *v)
 }
 
 enum gh_error_kind gh_classify(long status, const char *content_type, const char *body,
-                               size_t body_len, const char *(*hdr)(const char *name, void *ud),
+                               size_t body_len, const char *(*hdr)(void *ud, const char *name),
                                void *hdr_ud, const char *what, bool have_token, int64_t now,
                                bool *rate_primary, int64_t *retry_after_ms, char *msg, size_t cap)
 {
@@ -323,7 +293,7 @@ enum gh_error_kind gh_classify(long status, const char *content_type, const char
 	char says[GA_ERR_MSG_MAX];
 	github_says(cJSON_IsObject(root) ? root : NULL, html, says, sizeof says);
 	enum gh_error_kind kind;
-	const char *ra = hdr ? hdr("retry-after", hdr_ud) : NULL;
+	const char *ra = hdr ? hdr(hdr_ud, "retry-after") : NULL;
 	if (ra) {
 		int64_t d;
 		if (http_parse_retry_after(ra, now, &d) == 0)
@@ -344,7 +314,7 @@ enum gh_error_kind gh_classify(long status, const char *content_type, const char
 		/* Rate limit or permission: the headers say it first (remaining 0
 		 * = primary, retry-after = secondary), then the documented body of
 		 * a secondary limit (its documentation_url, or its message). */
-		const char *rem = hdr ? hdr("x-ratelimit-remaining", hdr_ud) : NULL;
+		const char *rem = hdr ? hdr(hdr_ud, "x-ratelimit-remaining") : NULL;
 		bool primary = header_is_zero(rem);
 		bool secondary = ra != NULL;
 		const cJSON *doc = cJSON_GetObjectItemCaseSensitive(root, "documentation_url");
@@ -399,44 +369,11 @@ enum gh_error_kind gh_classify(long status, const char *content_type, const char
 	return kind;
 }
 
-/* --- queue ---------------------------------------------------------------------- */
+/* --- the queue's policy (callq.h) ------------------------------------------------ */
 
-static void q_unlink(struct gh_client *c, struct call *k)
+static struct call *call_of(struct callq_call *q)
 {
-	if (k->prev)
-		k->prev->next = k->next;
-	else
-		c->head = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
-	else
-		c->tail = k->prev;
-	k->prev = k->next = NULL;
-	c->n_queued--;
-}
-
-static void q_push_back(struct gh_client *c, struct call *k)
-{
-	k->prev = c->tail;
-	k->next = NULL;
-	if (c->tail)
-		c->tail->next = k;
-	else
-		c->head = k;
-	c->tail = k;
-	c->n_queued++;
-}
-
-static void q_push_front(struct gh_client *c, struct call *k)
-{
-	k->prev = NULL;
-	k->next = c->head;
-	if (c->head)
-		c->head->prev = k;
-	else
-		c->tail = k;
-	c->head = k;
-	c->n_queued++;
+	return (struct call *)q; /* q is the first member */
 }
 
 static void call_free(struct call *k)
@@ -452,17 +389,6 @@ static void call_free(struct call *k)
 	free(k);
 }
 
-static void on_timer(uv_timer_t *t);
-
-static void schedule(struct gh_client *c, int64_t ms)
-{
-	if (c->closing)
-		return;
-	if (ms < 0)
-		ms = 0;
-	uv_timer_start(c->timer, on_timer, (uint64_t)ms, 0);
-}
-
 /* Ends a call: the callback, then the call is freed. */
 static void finish(struct call *k, enum gh_error_kind kind, const cJSON *json, const char *msg,
                    bool maybe_applied)
@@ -470,8 +396,8 @@ static void finish(struct call *k, enum gh_error_kind kind, const cJSON *json, c
 	struct gh_client *c = k->c;
 	struct gh_result r = {
 	        .kind = kind,
-	        .status = k->status,
-	        .attempts = k->attempts,
+	        .status = k->q.status,
+	        .attempts = k->q.attempts,
 	        .maybe_applied = maybe_applied,
 	        .json = kind == GH_OK ? json : NULL,
 	        .pages = k->pages,
@@ -485,19 +411,50 @@ static void finish(struct call *k, enum gh_error_kind kind, const cJSON *json, c
 		if (kind != GH_ERR_CANCELLED)
 			log_kv(gh_error_is_fatal(kind) ? LOG_LEVEL_ERROR : LOG_LEVEL_WARN, LOG_COMP,
 			       "GitHub request failed", "kind", gh_error_kind_name(kind), "status",
-			       LOG_INT(k->status), "attempts", LOG_INT(k->attempts), "error",
+			       LOG_INT(k->q.status), "attempts", LOG_INT(k->q.attempts), "error",
 			       r.msg);
 	}
-	k->cb(&r, k->ud);
+	k->cb(k->ud, &r);
 	call_free(k);
+}
+
+/* callq ended a call that got no answer. */
+static void q_end(void *ud, struct callq_call *qk, enum callq_end why, const char *msg,
+                  bool maybe_applied)
+{
+	(void)ud;
+	enum gh_error_kind kind = why == CALLQ_END_CANCELLED      ? GH_ERR_CANCELLED
+	                          : why == CALLQ_END_RATE_LIMITED ? GH_ERR_RATE_LIMITED
+	                                                          : GH_ERR_TRANSIENT;
+	finish(call_of(qk), kind, NULL, msg, maybe_applied);
+}
+
+static int64_t q_now(void *ud)
+{
+	return now_ms(ud);
+}
+
+static int64_t q_wait_ms(void *ud, struct callq_call *qk, int64_t now, enum callq_wait *why)
+{
+	struct gh_client *c = ud;
+	struct call *k = call_of(qk);
+	enum gh_wait_reason w = GH_WAIT_NONE;
+	int64_t ms = gh_rate_wait_ms(&c->rate, k->resource, k->write, now, &w);
+	*why = (enum callq_wait)w;
+	return ms;
+}
+
+static const char *q_wait_name(enum callq_wait w)
+{
+	return gh_wait_reason_name((enum gh_wait_reason)w);
 }
 
 /* --- dispatch ------------------------------------------------------------------------- */
 
-static void on_http_done(const struct http_response *hr, void *ud);
-
-static int send_call(struct gh_client *c, struct call *k, int64_t now, struct ga_err *err)
+static int q_send(void *ud, struct callq_call *qk, int64_t now, struct ga_err *err)
 {
+	struct gh_client *c = ud;
+	struct call *k = call_of(qk);
 	const char *headers[8];
 	size_t n = 0;
 	headers[n++] = "Accept: application/vnd.github+json";
@@ -525,95 +482,11 @@ static int send_call(struct gh_client *c, struct call *k, int64_t now, struct ga
 	        .body_len = k->body ? strlen(k->body) : 0,
 	        .timeout_ms = c->cfg.timeout_ms,
 	};
-	k->http_id = http_request(c->http, &req, on_http_done, k, err);
-	if (!k->http_id)
+	if (callq_start(c->q, qk, &req, err) != 0)
 		return -1;
-	c->inflight = k;
-	k->attempts++;
-	c->stats.requests++;
 	gh_rate_started(&c->rate, k->resource, k->write, now);
 	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "request", "method", k->method, "url", k->url);
 	return 0;
-}
-
-/* Has this bucket already been passed over in this scan? Requests of one
- * bucket keep their order; only another bucket may go ahead. */
-static bool seen(const char *const *names, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(names[i], name) == 0)
-			return true;
-	return false;
-}
-
-static void pump(struct gh_client *c)
-{
-again:
-	if (c->inflight || c->closing || !c->head)
-		return;
-	if (c->http_closed) {
-		struct call *k = c->head;
-		q_unlink(c, k);
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
-		finish(k, GH_ERR_CANCELLED, NULL, msg, false);
-		goto again;
-	}
-	int64_t now = now_ms(c);
-	int64_t min_wait = -1;
-	const char *blocked[GH_RATE_BUCKETS_MAX + 1];
-	size_t n_blocked = 0;
-	for (struct call *k = c->head; k; k = k->next) {
-		if (seen(blocked, n_blocked, k->resource))
-			continue;
-		if (n_blocked == GH_RATE_BUCKETS_MAX + 1)
-			break;
-		enum gh_wait_reason why = GH_WAIT_NONE;
-		int64_t w;
-		if (k->not_before_ms > now)
-			w = k->not_before_ms - now;
-		else
-			w = gh_rate_wait_ms(&c->rate, k->resource, k->write, now, &why);
-		int64_t waited = now > k->enqueued_ms ? now - k->enqueued_ms : 0;
-		if (w > 0 && (why == GH_WAIT_PRIMARY || why == GH_WAIT_HOLD) &&
-		    (uint64_t)(waited + w) > c->cfg.max_wait_ms) {
-			char msg[GA_ERR_MSG_MAX], at[TIME_ISO_LEN + 1];
-			err_fmt(msg, sizeof msg,
-			        "GitHub's %s holds the attempt to %s until %s, longer than this "
-			        "request may wait (%llu s); it was not sent",
-			        gh_wait_reason_name(why), k->what, time_format_iso(now + w, at),
-			        (unsigned long long)(c->cfg.max_wait_ms / 1000));
-			q_unlink(c, k);
-			finish(k, GH_ERR_RATE_LIMITED, NULL, msg, false);
-			goto again; /* the callback may have changed the queue */
-		}
-		if (w == 0) {
-			q_unlink(c, k);
-			struct ga_err err = {{0}};
-			if (send_call(c, k, now, &err) != 0) {
-				char msg[GA_ERR_MSG_MAX];
-				err_fmt(msg, sizeof msg, "the request to %s could not be sent: %s",
-				        k->what, err.msg);
-				finish(k, GH_ERR_TRANSIENT, NULL, msg, false);
-				goto again;
-			}
-			return;
-		}
-		if (why != GH_WAIT_NONE && why != GH_WAIT_SPACING && why != k->logged_wait)
-			log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "request waits", "what", k->what, "why",
-			       gh_wait_reason_name(why), "wait_ms", LOG_INT(w));
-		k->logged_wait = why;
-		blocked[n_blocked++] = k->resource;
-		if (min_wait < 0 || w < min_wait)
-			min_wait = w;
-	}
-	if (min_wait >= 0)
-		schedule(c, min_wait < (int64_t)c->cfg.recheck_ms ? min_wait : c->cfg.recheck_ms);
-}
-
-static void on_timer(uv_timer_t *t)
-{
-	pump(t->data);
 }
 
 /* --- completion ------------------------------------------------------------------------- */
@@ -622,36 +495,9 @@ struct hdr_ctx {
 	const struct http_response *hr;
 };
 
-static const char *hdr_lookup(const char *name, void *ud)
+static const char *hdr_lookup(void *ud, const char *name)
 {
 	return http_response_header(((struct hdr_ctx *)ud)->hr, name);
-}
-
-/* Retry after a transient failure, or give up. */
-static void transient(struct gh_client *c, struct call *k, const char *msg, bool retryable,
-                      bool maybe_applied, int64_t retry_after_ms)
-{
-	k->transient_fails++;
-	if (retryable && k->transient_fails <= c->cfg.max_retries) {
-		double jitter = (double)random_below(1001) / 1000.0;
-		uint64_t wait = gh_backoff_ms(c->cfg.backoff_base_ms, c->cfg.backoff_cap_ms,
-		                              k->transient_fails, jitter, retry_after_ms);
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "GitHub request failed; retrying", "attempt",
-		       LOG_INT(k->attempts), "wait_ms", LOG_INT(wait), "error", msg);
-		c->stats.retries++;
-		k->not_before_ms = now_ms(c) + (int64_t)wait;
-		q_push_front(c, k);
-		return;
-	}
-	char full[GA_ERR_MSG_MAX];
-	if (retryable)
-		err_fmt(full, sizeof full, "%s; gave up after %d attempts", msg, k->attempts);
-	else if (maybe_applied)
-		err_fmt(full, sizeof full,
-		        "%s; not repeated, because the request may have been carried out", msg);
-	else
-		err_fmt(full, sizeof full, "%s", msg);
-	finish(k, GH_ERR_TRANSIENT, NULL, full, maybe_applied);
 }
 
 /* Adds a page to the merged list. Returns 1 when another page is to be
@@ -716,24 +562,10 @@ static int merge_page(struct gh_client *c, struct call *k, cJSON *root, const ch
 	return 1;
 }
 
-static void on_http_done(const struct http_response *hr, void *ud)
+static void q_answered(void *ud, struct callq_call *qk, const struct http_response *hr, int64_t now)
 {
-	struct call *k = ud;
-	struct gh_client *c = k->c;
-	if (c->inflight == k)
-		c->inflight = NULL;
-	k->http_id = 0;
-	int64_t now = now_ms(c);
-	k->status = (int)hr->status;
-	if (hr->error == HTTP_ERR_CANCELLED) {
-		/* The HTTP client is closing: nothing queued can be sent any more. */
-		c->http_closed = true;
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
-		finish(k, GH_ERR_CANCELLED, NULL, msg, k->write && !k->idempotent);
-		pump(c);
-		return;
-	}
+	struct gh_client *c = ud;
+	struct call *k = call_of(qk);
 	if (hr->status > 0) {
 		const char *res = http_response_header(hr, "x-ratelimit-resource");
 		gh_rate_observe(&c->rate, res ? res : k->resource,
@@ -742,15 +574,7 @@ static void on_http_done(const struct http_response *hr, void *ud)
 		                http_response_header(hr, "x-ratelimit-reset"), now);
 	}
 	if (hr->error != HTTP_OK) {
-		/* A refused connection never reached GitHub; anything else (a
-		 * timeout, a reset) may have, after GitHub acted on it. */
-		bool reached = hr->error != HTTP_ERR_CONNECT;
-		bool repeatable = !k->write || k->idempotent || !reached;
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "GitHub did not answer the attempt to %s (%s)", k->what,
-		        hr->error_msg);
-		transient(c, k, msg, repeatable, k->write && !k->idempotent && reached, -1);
-		pump(c);
+		callq_unanswered(c->q, qk, hr);
 		return;
 	}
 	bool primary = false;
@@ -765,14 +589,13 @@ static void on_http_done(const struct http_response *hr, void *ud)
 	struct gh_etag_entry seen;
 	if (k->if_none_match && status == 304) {
 		if (!gh_etag_find(c->etags, k->url, &seen)) {
-			transient(c, k,
-			          "GitHub answered 304 to a request the client has no copy of",
-			          true, false, -1);
-			pump(c);
+			callq_retry(c->q, qk,
+			            "GitHub answered 304 to a request the client has no copy of",
+			            true, false, -1);
 			return;
 		}
 		c->stats.not_modified++;
-		status = k->status = 200;
+		status = qk->status = 200;
 		body = seen.body;
 		body_len = seen.body_len;
 		link = seen.link;
@@ -790,7 +613,7 @@ static void on_http_done(const struct http_response *hr, void *ud)
 	switch (kind) {
 	case GH_OK: {
 		gh_rate_success(&c->rate);
-		k->transient_fails = 0;
+		qk->transient_fails = 0;
 		size_t i = 0;
 		while (i < body_len && isspace((unsigned char)body[i]))
 			i++;
@@ -817,44 +640,43 @@ static void on_http_done(const struct http_response *hr, void *ud)
 		if (more < 0)
 			finish(k, GH_ERR_MALFORMED, NULL, msg, false);
 		else if (more == 1)
-			q_push_front(c, k);
+			callq_push_front(c->q, qk);
 		else
 			finish(k, GH_OK, k->acc, NULL, false);
 		break;
 	}
 	case GH_ERR_RATE_LIMITED: {
-		c->stats.rate_limited++;
 		int64_t wait = gh_rate_limited(&c->rate, k->resource, primary, retry_after, now);
-		k->rate_hits++;
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "GitHub rate limit", "kind",
 		       primary ? "primary" : "secondary", "wait_ms", LOG_INT(wait), "what",
 		       k->what);
-		if (k->rate_hits <= c->cfg.max_rate_retries) {
-			q_push_front(c, k);
-		} else {
-			char full[GA_ERR_MSG_MAX];
-			err_fmt(full, sizeof full, "%s; gave up after %d rate-limited answers", msg,
-			        k->rate_hits);
+		char full[GA_ERR_MSG_MAX];
+		if (!callq_rate_hit(c->q, qk, msg, full, sizeof full))
 			finish(k, GH_ERR_RATE_LIMITED, NULL, full, false);
-		}
 		break;
 	}
 	case GH_ERR_TRANSIENT:
 		/* A 5xx after a write leaves its outcome unknown. */
-		transient(c, k, msg, !k->write || k->idempotent, k->write && !k->idempotent,
-		          retry_after);
+		callq_retry(c->q, qk, msg, !qk->unsafe, qk->unsafe, retry_after);
 		break;
 	default:
 		finish(k, kind, NULL, msg, false);
 		break;
 	}
-	pump(c);
 }
 
 /* --- public ------------------------------------------------------------------------------ */
 
 struct gh_client *gh_client_new(struct http_client *http, const struct gh_config *cfg)
 {
+	static const struct callq_ops ops = {
+	        .now_ms = q_now,
+	        .wait_ms = q_wait_ms,
+	        .send = q_send,
+	        .answered = q_answered,
+	        .end = q_end,
+	        .wait_name = q_wait_name,
+	};
 	struct gh_client *c = xcalloc(1, sizeof *c);
 	c->http = http;
 	c->cfg = *cfg;
@@ -873,15 +695,21 @@ struct gh_client *gh_client_new(struct http_client *http, const struct gh_config
 		c->ua_header = xstrdup("User-Agent: " HTTP_USER_AGENT);
 	gh_rate_init(&c->rate, c->cfg.spacing_ms, c->cfg.write_spacing_ms, c->cfg.low_budget);
 	c->etags = gh_etags_new(GH_ETAG_ENTRIES, GH_ETAG_MAX_BYTES);
-	c->timer = xcalloc(1, sizeof *c->timer);
-	uv_timer_init(http_client_loop(http), c->timer);
-	c->timer->data = c;
+	struct callq_config qc = {
+	        .service = "GitHub",
+	        .log_comp = LOG_COMP,
+	        .wait_log_level = LOG_LEVEL_DEBUG,
+	        .max_calls = GH_MAX_QUEUED,
+	        .max_lanes = GH_RATE_BUCKETS_MAX + 1,
+	        .max_retries = c->cfg.max_retries,
+	        .backoff_base_ms = c->cfg.backoff_base_ms,
+	        .backoff_cap_ms = c->cfg.backoff_cap_ms,
+	        .max_rate_retries = c->cfg.max_rate_retries,
+	        .max_wait_ms = c->cfg.max_wait_ms,
+	        .recheck_ms = c->cfg.recheck_ms,
+	};
+	c->q = callq_new(http, &ops, c, &qc);
 	return c;
-}
-
-static void on_timer_closed(uv_handle_t *h)
-{
-	free(h);
 }
 
 void gh_client_free(struct gh_client *c)
@@ -889,22 +717,8 @@ void gh_client_free(struct gh_client *c)
 	if (!c)
 		return;
 	c->closing = true;
-	uv_timer_stop(c->timer);
-	struct call *k = c->inflight;
-	c->inflight = NULL;
-	if (k) {
-		http_cancel(c->http, k->http_id);
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
-		finish(k, GH_ERR_CANCELLED, NULL, msg, k->write && !k->idempotent);
-	}
-	while ((k = c->head)) {
-		q_unlink(c, k);
-		char msg[GA_ERR_MSG_MAX];
-		err_fmt(msg, sizeof msg, "the attempt to %s was cancelled: shutting down", k->what);
-		finish(k, GH_ERR_CANCELLED, NULL, msg, false);
-	}
-	uv_close((uv_handle_t *)c->timer, on_timer_closed);
+	callq_free(c->q);
+	c->q = NULL;
 	gh_etags_free(c->etags);
 	free(c->auth_header);
 	free(c->ua_header);
@@ -943,15 +757,8 @@ uint64_t gh_call(struct gh_client *c, const struct gh_req *req, gh_done_fn cb, v
 		        req->what, body_len, GH_MAX_BODY_BYTES);
 		return 0;
 	}
-	if (c->n_queued + (c->inflight ? 1 : 0) >= GH_MAX_QUEUED) {
-		err_set(err,
-		        "%d GitHub requests are already waiting; the attempt to %s was refused",
-		        GH_MAX_QUEUED, req->what);
-		return 0;
-	}
 	struct call *k = xcalloc(1, sizeof *k);
 	k->c = c;
-	k->id = ++c->next_id;
 	k->method = xstrdup(req->method);
 	k->url = xasprintf("%s%s", c->cfg.api_url, req->path);
 	k->body = req->body ? xstrdup(req->body) : NULL;
@@ -969,34 +776,29 @@ uint64_t gh_call(struct gh_client *c, const struct gh_req *req, gh_done_fn cb, v
 	if (k->max_pages > GH_MAX_PAGES_CAP)
 		k->max_pages = GH_MAX_PAGES_CAP;
 	k->total_count = -1;
-	k->enqueued_ms = now_ms(c);
 	k->cb = cb;
 	k->ud = ud;
-	q_push_back(c, k);
+	/* The queue's part: the lane is the rate-limit resource. */
+	k->q.what = k->what;
+	k->q.lane = k->resource;
+	k->q.unsafe = k->write && !k->idempotent;
+	uint64_t id = callq_push(c->q, &k->q, err);
+	if (!id) {
+		call_free(k);
+		return 0;
+	}
 	c->stats.calls++;
-	if (!c->inflight)
-		schedule(c, 0);
-	return k->id;
+	return id;
 }
 
 int gh_cancel(struct gh_client *c, uint64_t id)
 {
-	if (c->inflight && c->inflight->id == id) {
-		struct call *k = c->inflight;
-		c->inflight = NULL;
-		http_cancel(c->http, k->http_id);
-		call_free(k);
-		schedule(c, 0);
-		return 0;
-	}
-	for (struct call *k = c->head; k; k = k->next) {
-		if (k->id == id) {
-			q_unlink(c, k);
-			call_free(k);
-			return 0;
-		}
-	}
-	return -1;
+	struct callq_call *qk = callq_find(c->q, id);
+	if (!qk)
+		return -1;
+	callq_remove(c->q, qk);
+	call_free(call_of(qk));
+	return 0;
 }
 
 int gh_rate_snapshot(struct gh_client *c, const char *resource, struct gh_bucket *out)
@@ -1007,9 +809,14 @@ int gh_rate_snapshot(struct gh_client *c, const char *resource, struct gh_bucket
 void gh_client_stats(const struct gh_client *c, struct gh_stats *out)
 {
 	*out = c->stats;
+	struct callq_counts n;
+	callq_counts(c->q, &n);
+	out->requests = n.requests;
+	out->retries = n.retries;
+	out->rate_limited = n.rate_limited;
 }
 
 size_t gh_pending(const struct gh_client *c)
 {
-	return c->n_queued + (c->inflight ? 1 : 0);
+	return callq_pending(c->q);
 }

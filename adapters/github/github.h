@@ -157,7 +157,7 @@ struct gh_result {
 	char msg[GA_ERR_MSG_MAX]; /* "" on success */
 };
 
-typedef void (*gh_done_fn)(const struct gh_result *res, void *ud);
+typedef void (*gh_done_fn)(void *ud, const struct gh_result *res);
 
 struct gh_client;
 
@@ -274,16 +274,17 @@ size_t gh_pending(const struct gh_client *c);
 /* --- pure helpers (exposed for tests) -------------------------------------- */
 
 /* How a response is classified. status/content_type/body describe it;
- * headers are looked up through hdr(name, hdr_ud). what names the attempt.
+ * headers are looked up through hdr(hdr_ud, name). what names the attempt.
  * Fills kind and msg; *rate_primary / *retry_after_ms (-1 none) say what
  * kind of rate limit when kind is GH_ERR_RATE_LIMITED. */
 enum gh_error_kind gh_classify(long status, const char *content_type, const char *body,
-                               size_t body_len, const char *(*hdr)(const char *name, void *ud),
+                               size_t body_len, const char *(*hdr)(void *ud, const char *name),
                                void *hdr_ud, const char *what, bool have_token, int64_t now_ms,
                                bool *rate_primary, int64_t *retry_after_ms, char *msg, size_t cap);
 
 /* Backoff before retry number `retry` (1-based): base · 2^(retry-1) plus
- * jitter_frac (0..1) · 30 %, at least retry_after_ms, at most cap_ms. */
+ * jitter_frac (0..1) · 30 %, at least retry_after_ms, at most cap_ms
+ * (callq_backoff_ms, the one every client uses). */
 uint64_t gh_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac,
                        int64_t retry_after_ms);
 

@@ -14,6 +14,7 @@
 #include "common/base64.h"
 #include "common/json.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 /* Copies obj[field] (a string; absent or null = "") into out. -1 with err
@@ -511,14 +512,6 @@ int gh_merge_parse(const cJSON *o, struct gh_merge_result *out, struct ga_err *e
 		return -1;
 	if (out->merged && !out->sha[0])
 		return err_set(err, "GitHub's merge answer has no sha");
-	const char *msg = json_string_or(o, "message", "");
-	size_t n = strlen(msg);
-	if (n >= sizeof out->message) { /* cut at a character boundary */
-		n = sizeof out->message - 1;
-		while (n > 0 && ((unsigned char)msg[n] & 0xC0) == 0x80)
-			n--;
-	}
-	memcpy(out->message, msg, n);
-	out->message[n] = '\0';
+	utf8_copy(out->message, sizeof out->message, json_string_or(o, "message", ""));
 	return 0;
 }

@@ -520,9 +520,9 @@ static void finish(struct http_client *c, struct req *r, CURLcode rc)
 	       "status", LOG_INT(status), "error", http_error_name(resp.error), "ms",
 	       LOG_INT(resp.elapsed_ms));
 	if (status > 0 && c->opts.on_response)
-		c->opts.on_response(c, &resp, c->opts.observe_ud);
+		c->opts.on_response(c->opts.observe_ud, c, &resp);
 	if (r->cb)
-		r->cb(&resp, r->ud);
+		r->cb(r->ud, &resp);
 	req_free(r);
 }
 
@@ -568,7 +568,7 @@ static void fail_request(struct req *r, enum http_error kind, const char *what)
 	resp.host = r->host;
 	resp.id = r->id;
 	if (r->cb)
-		r->cb(&resp, r->ud);
+		r->cb(r->ud, &resp);
 	req_free(r);
 }
 

@@ -90,9 +90,9 @@ struct http_response {
 	uint64_t elapsed_ms; /* from start (not queueing) to completion */
 };
 
-typedef void (*http_done_fn)(const struct http_response *resp, void *ud);
+typedef void (*http_done_fn)(void *ud, const struct http_response *resp);
 /* Called for every response with a status, before its callback. */
-typedef void (*http_observe_fn)(struct http_client *c, const struct http_response *resp, void *ud);
+typedef void (*http_observe_fn)(void *ud, struct http_client *c, const struct http_response *resp);
 
 struct http_request {
 	const char *method;         /* "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD" */

@@ -192,11 +192,11 @@ static void finish(struct call *k, const struct llm_response *resp, const struct
 		c->stats.failures++;
 		err_fmt(c->stats.last_error, sizeof c->stats.last_error, "%s", err->msg);
 	}
-	k->cb(resp, err, k->ud); /* may free the client: touch nothing after */
+	k->cb(k->ud, resp, err); /* may free the client: touch nothing after */
 	call_free(k);
 }
 
-static void on_http_done(const struct http_response *hr, void *ud);
+static void on_http_done(void *ud, const struct http_response *hr);
 
 static int send_call(struct call *k, struct ga_err *err)
 {
@@ -233,7 +233,7 @@ static void on_retry_timer(uv_timer_t *t)
 	}
 }
 
-static void on_http_done(const struct http_response *hr, void *ud)
+static void on_http_done(void *ud, const struct http_response *hr)
 {
 	struct call *k = ud;
 	struct llm_client *c = k->c;
@@ -325,7 +325,7 @@ void llm_client_free(struct llm_client *c)
 		struct llm_error e = {
 		        .kind = LLM_ERR_CANCELLED, .attempts = k->attempts, .retry_after_ms = -1};
 		err_fmt(e.msg, sizeof e.msg, "the model call was cancelled: shutting down");
-		k->cb(NULL, &e, k->ud);
+		k->cb(k->ud, NULL, &e);
 		call_free(k);
 	}
 	free(c->url);

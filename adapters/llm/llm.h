@@ -166,7 +166,7 @@ void llm_config_free(struct llm_config *cfg);
 
 struct llm_client;
 
-typedef void (*llm_done_fn)(const struct llm_response *resp, const struct llm_error *err, void *ud);
+typedef void (*llm_done_fn)(void *ud, const struct llm_response *resp, const struct llm_error *err);
 
 /* Copies cfg. The HTTP client must outlive the LLM client. */
 struct llm_client *llm_client_new(struct http_client *http, const struct llm_config *cfg);
@@ -220,7 +220,7 @@ void llm_response_free(struct llm_response *resp);
 
 /* The backoff before retry number `retry` (1-based): base · 2^(retry-1)
  * plus jitter_frac (0..1) · 30 %, raised to retry_after_ms when larger,
- * capped at cap_ms. */
+ * capped at cap_ms (callq_backoff_ms, the one every client uses). */
 uint64_t llm_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac,
                         int64_t retry_after_ms);
 

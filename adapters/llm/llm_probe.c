@@ -25,7 +25,7 @@ struct probe {
 	uv_timer_t *guard;
 };
 
-static void on_probe_done(const struct llm_response *resp, const struct llm_error *err, void *ud)
+static void on_probe_done(void *ud, const struct llm_response *resp, const struct llm_error *err)
 {
 	struct probe *p = ud;
 	p->done = true;

@@ -11,9 +11,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "adapters/http/callq.h"
 #include "adapters/llm/llm.h"
 #include "common/json.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 const char *llm_error_kind_name(enum llm_error_kind k)
@@ -53,21 +55,7 @@ const char *llm_role_name(enum llm_role r)
 uint64_t llm_backoff_ms(unsigned base_ms, unsigned cap_ms, int retry, double jitter_frac,
                         int64_t retry_after_ms)
 {
-	if (retry < 1)
-		retry = 1;
-	double d = (double)base_ms;
-	for (int i = 1; i < retry && d < (double)cap_ms; i++)
-		d *= 2;
-	if (jitter_frac < 0)
-		jitter_frac = 0;
-	if (jitter_frac > 1)
-		jitter_frac = 1;
-	d += d * 0.3 * jitter_frac;
-	if (retry_after_ms > 0 && (double)retry_after_ms > d)
-		d = (double)retry_after_ms;
-	if (d > (double)cap_ms)
-		d = (double)cap_ms;
-	return (uint64_t)d;
+	return callq_backoff_ms(base_ms, cap_ms, retry, jitter_frac, retry_after_ms);
 }
 
 /* --- request ------------------------------------------------------------------ */
@@ -408,18 +396,11 @@ static void provider_message(const cJSON *root, char *out, size_t cap)
 		s = json_string_or(root, "message", NULL);
 	if (!s)
 		return;
-	size_t max = cap - 1 < LLM_PROVIDER_MSG_MAX ? cap - 1 : LLM_PROVIDER_MSG_MAX;
-	size_t j = 0;
-	for (size_t i = 0; s[i] && j < max; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		out[j++] = (ch < 0x20 || ch == 0x7f) ? ' ' : (char)ch;
-	}
-	/* do not cut a UTF-8 sequence in half */
-	while (j > 0 && ((unsigned char)out[j - 1] & 0xC0) == 0x80)
-		j--;
-	if (j > 0 && ((unsigned char)out[j - 1] & 0xC0) == 0xC0)
-		j--;
-	out[j] = '\0';
+	size_t n =
+	        utf8_copy(out, cap < LLM_PROVIDER_MSG_MAX + 1 ? cap : LLM_PROVIDER_MSG_MAX + 1, s);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+			out[i] = ' ';
 }
 
 /* A numeric status carried inside a JSON error object (OpenRouter and some

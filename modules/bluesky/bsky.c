@@ -100,7 +100,7 @@ static void add_jobs(struct bsky *b)
 	b->j_ritual = sched_add(b->c.sched, &o);
 }
 
-static void on_login(const struct atp_result *res, void *ud)
+static void on_login(void *ud, const struct atp_result *res)
 {
 	struct bsky *b = ud;
 	if (res->kind != ATP_OK || !res->json) {

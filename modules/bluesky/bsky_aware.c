@@ -7,7 +7,7 @@
 
 static void start_next(struct bsky *b);
 static void check_end(struct bsky *b);
-static void on_page(const struct atp_result *res, void *ud);
+static void on_page(void *ud, const struct atp_result *res);
 
 static int attempts_of(struct bsky *b, const char *uri, bool bump)
 {
@@ -205,7 +205,7 @@ static void start_next(struct bsky *b)
 	}
 }
 
-static void on_seen(const struct atp_result *res, void *ud)
+static void on_seen(void *ud, const struct atp_result *res)
 {
 	(void)ud;
 	if (res->kind != ATP_OK && res->kind != ATP_ERR_CANCELLED)
@@ -288,7 +288,7 @@ static void fetch_page(struct bsky *b, const char *cursor)
 	}
 }
 
-static void on_page(const struct atp_result *res, void *ud)
+static void on_page(void *ud, const struct atp_result *res)
 {
 	struct bsky *b = ud;
 	if (res->kind != ATP_OK || !res->json) {

@@ -123,7 +123,7 @@ static void identity_check(struct bsky *b, const cJSON *feed)
 	             strlen(text), -1, id, on_identity_posted, b);
 }
 
-static void on_feed(const struct atp_result *res, void *ud)
+static void on_feed(void *ud, const struct atp_result *res)
 {
 	struct bsky *b = ud;
 	struct sched_job *j = b->feed_running;

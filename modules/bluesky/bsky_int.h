@@ -265,7 +265,7 @@ int bk_reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap
 /* ---- bsky_peers.c (→ notes, common) ---- */
 /* A peer candidate's author feed (getAuthorFeed answer); ud is the note
  * that asked, whose thread is read next. */
-void bk_on_author_feed(const struct atp_result *res, void *ud);
+void bk_on_author_feed(void *ud, const struct atp_result *res);
 void bk_peers_run(struct sched_job *job, void *ud);
 
 /* ---- bsky_aware.c (→ peers, notes, common) ---- */

@@ -502,7 +502,7 @@ static bool promise_check(struct bnote *n)
 /* The refresh of §6.8 step 6 (and step 2 again: the model took its time):
  * the replies under the post now. An unreadable thread fails open: the
  * reply goes on. */
-static void on_refresh(const struct atp_result *res, void *ud)
+static void on_refresh(void *ud, const struct atp_result *res)
 {
 	struct bnote *n = ud;
 	if (res->kind == ATP_ERR_CANCELLED || n->b->quiescing)
@@ -955,7 +955,7 @@ static void parse_thread(struct bnote *n, const cJSON *thread)
 	n->nthread = k;
 }
 
-static void on_thread(const struct atp_result *res, void *ud)
+static void on_thread(void *ud, const struct atp_result *res)
 {
 	struct bnote *n = ud;
 	struct bsky *b = n->b;

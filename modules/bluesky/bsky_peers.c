@@ -54,7 +54,7 @@ static void peer_scanned(struct bsky *b, const char *handle, const char *did, co
 	}
 }
 
-void bk_on_author_feed(const struct atp_result *res, void *ud)
+void bk_on_author_feed(void *ud, const struct atp_result *res)
 {
 	struct bnote *n = ud;
 	if (res->kind == ATP_ERR_CANCELLED)
@@ -144,7 +144,7 @@ static void on_announced(void *ud, const struct decision *final, const char *art
 	free(pc);
 }
 
-static void on_peer_rescan(const struct atp_result *res, void *ud)
+static void on_peer_rescan(void *ud, const struct atp_result *res)
 {
 	struct peer_call *pc = ud;
 	struct bsky *b = pc->b;

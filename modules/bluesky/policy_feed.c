@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/bluesky/policy_notes.h"
 #include "modules/bluesky/policy_text.h"
@@ -63,25 +64,8 @@ size_t bsky_normalize(const char *text, char *out)
 	while (o && out[o - 1] == ' ')
 		o--;
 	/* do not end inside a UTF-8 sequence (nor on a stray lead byte of
-	 * invalid input): drop the last sequence until it is whole */
-	for (;;) {
-		size_t k = o;
-		while (k && ((unsigned char)out[k - 1] & 0xC0) == 0x80)
-			k--;
-		if (k == 0)
-			break;
-		unsigned char lead = (unsigned char)out[k - 1];
-		if (lead < 0x80)
-			break;
-		size_t need = lead >= 0xF8   ? 99
-		              : lead >= 0xF0 ? 4
-		              : lead >= 0xE0 ? 3
-		              : lead >= 0xC0 ? 2
-		                             : 99;
-		if (o - (k - 1) >= need)
-			break;
-		o = k - 1;
-	}
+	 * invalid input) */
+	o = utf8_trim_partial(out, o);
 	out[o] = 0;
 	return o;
 }

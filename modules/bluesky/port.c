@@ -78,7 +78,7 @@ static void ctx_free(struct send_ctx *x)
 	free(x);
 }
 
-static void on_created(const struct atp_result *r, void *ud)
+static void on_created(void *ud, const struct atp_result *r)
 {
 	struct send_ctx *x = ud;
 	if (r->kind == ATP_OK) {
@@ -110,7 +110,7 @@ static int post_now(struct send_ctx *x, const struct atp_reply_ref *reply, struc
 	return atp_post_create(x->c, &in, on_created, x, err) ? 0 : -1;
 }
 
-static void on_refs(const struct atp_result *r, void *ud)
+static void on_refs(void *ud, const struct atp_result *r)
 {
 	struct send_ctx *x = ud;
 	struct atp_reply_ref ref;
@@ -180,7 +180,7 @@ static int own_record(const char *uri, const char *own_did, char coll[128], char
 	return 0;
 }
 
-static void on_deleted(const struct atp_result *r, void *ud)
+static void on_deleted(void *ud, const struct atp_result *r)
 {
 	struct send_ctx *x = ud;
 	if (r->kind == ATP_OK)
@@ -202,7 +202,7 @@ static int delete_now(struct send_ctx *x, struct ga_err *err)
 
 /* A delete before the session is known: sign in first, so the URI is
  * checked against the session's own DID, never waved through. */
-static void on_login_for_delete(const struct atp_result *r, void *ud)
+static void on_login_for_delete(void *ud, const struct atp_result *r)
 {
 	struct send_ctx *x = ud;
 	struct ga_err err = {{0}};
@@ -323,7 +323,7 @@ struct rec_ctx {
 	void *done_ud;
 };
 
-static void on_listed(const struct atp_result *r, void *ud)
+static void on_listed(void *ud, const struct atp_result *r)
 {
 	struct rec_ctx *x = ud;
 	if (r->kind != ATP_OK) {
@@ -360,7 +360,7 @@ static void on_listed(const struct atp_result *r, void *ud)
 
 /* A delete's record: gone (RecordNotFound) → done; still there → not
  * deleted; anything else → unknown. */
-static void on_record_read(const struct atp_result *r, void *ud)
+static void on_record_read(void *ud, const struct atp_result *r)
 {
 	struct rec_ctx *x = ud;
 	if (r->kind == ATP_OK) {
@@ -390,7 +390,7 @@ struct rec_login {
 
 static void reconcile_delete(struct atp_client *c, struct rec_ctx *x);
 
-static void on_login_for_reconcile(const struct atp_result *r, void *ud)
+static void on_login_for_reconcile(void *ud, const struct atp_result *r)
 {
 	struct rec_login *l = ud;
 	struct rec_ctx *x = l->x;

@@ -254,7 +254,7 @@ static int64_t now_ms(const struct compose_run *r)
 	return r->o.now_ms ? r->o.now_ms() : time_now_ms();
 }
 
-static void on_model(const struct llm_response *resp, const struct llm_error *err, void *ud);
+static void on_model(void *ud, const struct llm_response *resp, const struct llm_error *err);
 
 static void start_round(struct compose_run *r)
 {
@@ -476,7 +476,7 @@ static const char *fallback_tool(const struct compose_run *r, const char *json)
 	return pick;
 }
 
-static void on_model(const struct llm_response *resp, const struct llm_error *err, void *ud)
+static void on_model(void *ud, const struct llm_response *resp, const struct llm_error *err)
 {
 	struct compose_run *r = ud;
 	r->llm_id = 0;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord_impl.h"
 
@@ -231,12 +232,7 @@ static char *result_text(const char *s)
 	if (!s)
 		return NULL;
 	size_t n = strnlen(s, COORD_RESULT_TEXT_MAX + 1);
-	if (n > COORD_RESULT_TEXT_MAX) {
-		n = COORD_RESULT_TEXT_MAX;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
-	return xstrndup(s, n);
+	return xstrndup(s, utf8_cut(s, n, COORD_RESULT_TEXT_MAX));
 }
 
 int coord_release_result(struct coord *c, const char *key, bool success, const char *link,

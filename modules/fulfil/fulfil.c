@@ -584,7 +584,7 @@ static void submit(struct attempt *a)
 /* The root of a workspace repository read: the plan gets the
  * documentation tasks for the files it lacks (§3.5; a listing that fails
  * counts as both missing), then goes. */
-static void on_root(const struct gh_result *res, void *ud)
+static void on_root(void *ud, const struct gh_result *res)
 {
 	struct attempt *a = ud;
 	struct fulfil *f = a->f;
@@ -640,7 +640,7 @@ static void docs_then_submit(struct attempt *a)
  * the last FULFIL_SAME_RECENT_MS with the same or a near-identical title
  * (fulfil_same_title) is the issue — another agent, or an earlier promise
  * of ours, opened it: linked, not opened again, nothing said. */
-static void on_plans(const struct gh_result *res, void *ud)
+static void on_plans(void *ud, const struct gh_result *res)
 {
 	struct attempt *a = ud;
 	struct fulfil *f = a->f;

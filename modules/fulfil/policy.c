@@ -370,14 +370,6 @@ int fulfil_plan_docs(struct fulfil_plan *p, bool has_agents, bool has_scenarios,
 	return n;
 }
 
-/* Copies s into out (cap) cut on a UTF-8 boundary. */
-static void cut_utf8(char *out, size_t cap, const char *s)
-{
-	size_t n = utf8_cut(s, strlen(s), cap - 1);
-	memcpy(out, s, n);
-	out[n] = '\0';
-}
-
 int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct decision *d)
 {
 	memset(out, 0, sizeof *out);
@@ -418,7 +410,7 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 		/* the organisation was checked when the commitment was read; a
 		 * ledger written by hand is checked again by the workspace module */
 		const char *org = json_string_or(p, "owner", "");
-		cut_utf8(out->repo, sizeof out->repo, org);
+		utf8_copy(out->repo, sizeof out->repo, org);
 		fulfil_workspace_name(first_of(p, (const char *const[]){"name", "title", NULL}),
 		                      out->title);
 		snprintf(out->target, sizeof out->target, "workspace:%.100s/%.*s",
@@ -471,7 +463,7 @@ int fulfil_prepare(const struct ledger_entry *e, struct fulfil_plan *out, struct
 		return -1;
 	}
 	char t1[FULFIL_TARGET_MAX - 16];
-	cut_utf8(t1, sizeof t1, title);
+	utf8_copy(t1, sizeof t1, title);
 	/* a title is one line */
 	for (char *c = t1; *c; c++)
 		if (*c == '\n' || *c == '\r')
@@ -561,8 +553,8 @@ void fulfil_description(const struct ledger_entry *e, char *out, size_t cap)
 		         json_string_or(e->params, "owner", "the organisation"));
 		s = ws;
 	}
-	cut_utf8(buf, sizeof buf,
-	         s ? s : fulfil_type_name((enum fulfil_type)fulfil_type_parse(e->action)));
+	utf8_copy(buf, sizeof buf,
+	          s ? s : fulfil_type_name((enum fulfil_type)fulfil_type_parse(e->action)));
 	for (char *c = buf; *c; c++)
 		if (*c == '\n' || *c == '\r')
 			*c = ' ';

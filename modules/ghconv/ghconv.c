@@ -248,7 +248,7 @@ static void arm(struct ghconv *g, int64_t in_ms)
 
 /* ---- thread walk: fetch ------------------------------------------------------------------ */
 
-static void on_comments(const struct gh_result *r, void *ud);
+static void on_comments(void *ud, const struct gh_result *r);
 static void after_cleanup(struct ghconv *g);
 
 /* 401: the token is refused — the daemon tells the owner and stops (the
@@ -279,7 +279,7 @@ static void fetch_failed(struct ghconv *g, const struct gh_result *r, const char
 	finish(g, final);
 }
 
-static void on_issue(const struct gh_result *r, void *ud)
+static void on_issue(void *ud, const struct gh_result *r)
 {
 	struct ghconv *g;
 	struct item *it = call_end(ud, r, &g);
@@ -424,7 +424,7 @@ static void forget_deleted(struct item *it)
 	it->t.n = k;
 }
 
-static void on_comments(const struct gh_result *r, void *ud)
+static void on_comments(void *ud, const struct gh_result *r)
 {
 	struct ghconv *g;
 	struct item *it = call_end(ud, r, &g);
@@ -985,7 +985,7 @@ static int src_sent_id(void *ud, const struct conv_event *ev, const char *artifa
 /* ---- handled: seen, saved, then marked read ----------------------------------------------------
  */
 
-static void on_marked(const struct gh_result *r, void *ud)
+static void on_marked(void *ud, const struct gh_result *r)
 {
 	struct gcall *c = ud;
 	struct ghconv *g = c->g;
@@ -1062,7 +1062,7 @@ static void poll_end(struct ghconv *g)
 		done(ud);
 }
 
-static void on_list(const struct gh_result *r, void *ud)
+static void on_list(void *ud, const struct gh_result *r)
 {
 	struct gcall *c = ud;
 	struct ghconv *g = c->g;

@@ -287,11 +287,11 @@ static void sent_fail(struct port_call *pc, bool unknown, const char *msg, const
 	call_free(pc);
 }
 
-static void on_sent(const struct gh_result *res, void *ud);
+static void on_sent(void *ud, const struct gh_result *res);
 
 /* A new PR refused because one is open for its head: that one is ours to
  * report (the branch is this task's). */
-static void on_pr_existing(const struct gh_result *res, void *ud)
+static void on_pr_existing(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	const cJSON *first = res->kind == GH_OK ? cJSON_GetArrayItem(res->json, 0) : NULL;
@@ -304,7 +304,7 @@ static void on_pr_existing(const struct gh_result *res, void *ud)
 	sent_fail(pc, false, pc->msg, "invalid");
 }
 
-static void on_sent(const struct gh_result *res, void *ud)
+static void on_sent(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	struct gh_port *p = pc->p;
@@ -588,9 +588,9 @@ static void rec_answer(struct port_call *pc, int exists, const char *url)
 	call_free(pc);
 }
 
-static void on_rec_list(const struct gh_result *res, void *ud);
+static void on_rec_list(void *ud, const struct gh_result *res);
 
-static void on_rec_search(const struct gh_result *res, void *ud)
+static void on_rec_search(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	if (res->kind != GH_OK) {
@@ -616,7 +616,7 @@ static void on_rec_search(const struct gh_result *res, void *ud)
 	}
 }
 
-static void on_rec_list(const struct gh_result *res, void *ud)
+static void on_rec_list(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	if (res->kind == GH_OK) {
@@ -635,7 +635,7 @@ static void on_rec_list(const struct gh_result *res, void *ud)
 }
 
 /* push: the remote branch at the key's commit is the artifact. */
-static void on_rec_ref(const struct gh_result *res, void *ud)
+static void on_rec_ref(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	if (res->kind == GH_ERR_NOT_FOUND) {
@@ -660,7 +660,7 @@ static void on_rec_ref(const struct gh_result *res, void *ud)
 }
 
 /* new PR: any PR of that head (one branch per task attempt). */
-static void on_rec_pr(const struct gh_result *res, void *ud)
+static void on_rec_pr(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	if (res->kind != GH_OK) {
@@ -673,7 +673,7 @@ static void on_rec_pr(const struct gh_result *res, void *ud)
 	rec_answer(pc, url ? 1 : 0, url);
 }
 
-static void on_rec_repo(const struct gh_result *res, void *ud)
+static void on_rec_repo(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	if (res->kind == GH_OK) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/utf8.h"
 #include "modules/commitments/workkey.h"
 #include "modules/participation/participation.h"
 
@@ -33,10 +34,7 @@ size_t part_claim_target(const struct part_commitment *c, const char *detected_r
 		return 0;
 	struct commit_work w;
 	part_claim_work(c, detected_repo, &w);
-	size_t n = part_utf8_cut(w.promise_target, strlen(w.promise_target), cap - 1);
-	memcpy(buf, w.promise_target, n);
-	buf[n] = '\0';
-	return n;
+	return utf8_copy(buf, cap, w.promise_target);
 }
 
 static long find_claim(const struct part_peer_claims *t, const char *action, const char *target)

@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/participation/participation.h"
 
@@ -76,12 +77,7 @@ char *part_peer_commitments(const struct part_state *st)
  * spaces, quotes kept. */
 static void field(struct strbuf *sb, const char *s)
 {
-	size_t n = strlen(s);
-	if (n > PART_PEER_FIELD_MAX_BYTES) {
-		n = PART_PEER_FIELD_MAX_BYTES;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
+	size_t n = utf8_cut(s, strlen(s), PART_PEER_FIELD_MAX_BYTES);
 	for (size_t i = 0; i < n; i++)
 		sb_putc(sb, s[i] == '\n' || s[i] == '\r' || s[i] == '\t' ? ' ' : s[i]);
 	if (n < strlen(s))

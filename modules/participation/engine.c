@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/commitments/ledger.h"
 #include "modules/commitments/workkey.h"
@@ -1137,12 +1138,7 @@ static char *cut_copy(const char *s, size_t max)
 {
 	if (!s)
 		return NULL;
-	size_t n = strlen(s);
-	if (n > max) {
-		n = max;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--; /* on a UTF-8 boundary */
-	}
+	size_t n = utf8_cut(s, strlen(s), max);
 	char *c = xmalloc(n + 1);
 	memcpy(c, s, n);
 	c[n] = '\0';

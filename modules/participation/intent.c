@@ -7,7 +7,9 @@
 #include <string.h>
 #include <utf8proc.h>
 
+#include "common/phrase.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 enum intent_list {
@@ -21,20 +23,11 @@ static const bool list_anchored[INTENT_LIST_COUNT] = {
 #include "modules/participation/intent_phrases.def"
 };
 
-struct phrase {
-	enum intent_list list;
-	bool except;
-	const char *pattern;
-};
-
-static const struct phrase phrases[] = {
+static const struct phrase_entry phrases[] = {
 #define IPHRASE(id, p) {INTENT_LIST_##id, false, p},
 #define IEXCEPT(id, p) {INTENT_LIST_##id, true, p},
 #include "modules/participation/intent_phrases.def"
 };
-
-/* Longest stretch "<*>" may cover, bytes; never crosses a newline. */
-#define PATTERN_GAP_MAX 120
 
 /* --- normalisation ----------------------------------------------------- */
 
@@ -80,12 +73,7 @@ char *part_text_normalize(const char *s, size_t len, size_t *out_len)
 {
 	if (!s)
 		len = 0;
-	/* Cut at the bound on a code-point boundary. */
-	if (len > INTENT_MAX_BYTES) {
-		len = INTENT_MAX_BYTES;
-		while (len > 0 && ((unsigned char)s[len] & 0xC0) == 0x80)
-			len--;
-	}
+	len = utf8_cut(s, len, INTENT_MAX_BYTES); /* the bound, on a code-point boundary */
 	/* Invalid bytes and NULs → ' ' so utf8proc_map (which refuses invalid
 	 * input) always succeeds and one bad byte cannot hide the message. */
 	struct strbuf clean = {0};
@@ -135,143 +123,29 @@ char *part_text_normalize(const char *s, size_t len, size_t *out_len)
 	return sb_detach(&out);
 }
 
-/* --- matcher ----------------------------------------------------------- */
-
-static bool is_word(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
-}
+/* --- matcher (common/phrase.h) ------------------------------------------ */
 
 static bool is_space(unsigned char c)
 {
 	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
 
-/* Matches p[0..pe) then the continuation k[0..ke) against t from i. The end
- * boundary is checked where the whole pattern ends, so a failed boundary
- * backtracks into the alternatives ("how does": "do" fails, "does" wins). */
-static long match_here(const char *p, const char *pe, const char *k, const char *ke, const char *t,
-                       size_t n, size_t i)
-{
-	for (;;) {
-		if (p == pe) {
-			if (k) {
-				p = k;
-				pe = ke;
-				k = ke = NULL;
-				continue;
-			}
-			if (i > 0 && i < n && is_word((unsigned char)t[i - 1]) &&
-			    is_word((unsigned char)t[i]))
-				return -1;
-			return (long)i;
-		}
-		char c = *p;
-		if (c == ' ') {
-			if (i >= n || !is_space((unsigned char)t[i]))
-				return -1;
-			while (i < n && is_space((unsigned char)t[i]))
-				i++;
-			p++;
-		} else if (c == '~') {
-			while (i < n && is_space((unsigned char)t[i]))
-				i++;
-			p++;
-		} else if (c == '{') {
-			const char *q = memchr(p, '}', (size_t)(pe - p));
-			if (!q || k)
-				return -1; /* malformed or nested: never matches (tested) */
-			const char *a = p + 1;
-			for (;;) {
-				const char *b = a;
-				while (b < q && *b != '|')
-					b++;
-				long r = match_here(a, b, q + 1, pe, t, n, i);
-				if (r >= 0)
-					return r;
-				if (b >= q)
-					return -1;
-				a = b + 1;
-			}
-		} else if (c == '<' && pe - p >= 3 && p[1] == 'w' && p[2] == '>') {
-			if (i >= n || !is_word((unsigned char)t[i]))
-				return -1;
-			while (i < n && is_word((unsigned char)t[i]))
-				i++;
-			p += 3;
-		} else if (c == '<' && pe - p >= 3 && p[1] == '*' && p[2] == '>') {
-			for (size_t j = i; j <= n && j - i <= PATTERN_GAP_MAX; j++) {
-				long r = match_here(p + 3, pe, k, ke, t, n, j);
-				if (r >= 0)
-					return r;
-				if (j < n && t[j] == '\n')
-					break;
-			}
-			return -1;
-		} else {
-			if (i >= n || t[i] != c)
-				return -1;
-			i++;
-			p++;
-		}
-	}
-}
-
 bool part_pattern_match_at(const char *pattern, const char *t, size_t n, size_t i)
 {
-	if (i > n ||
-	    (i > 0 && i < n && is_word((unsigned char)t[i - 1]) && is_word((unsigned char)t[i])))
-		return false;
-	return match_here(pattern, pattern + strlen(pattern), NULL, NULL, t, n, i) >= 0;
+	return phrase_match_at(pattern, t, n, i) >= 0;
 }
 
 bool part_pattern_find(const char *pattern, const char *t, size_t n, bool anchored)
 {
-	size_t start = 0;
-	while (start < n && is_space((unsigned char)t[start]))
-		start++;
-	size_t end = anchored ? start + 1 : n + 1;
-	if (end > n + 1)
-		end = n + 1;
-	for (size_t i = start; i < end; i++)
-		if (part_pattern_match_at(pattern, t, n, i))
-			return true;
-	return false;
+	return phrase_find(pattern, t, n, anchored);
 }
 
-static bool excused(enum intent_list list, const char *t, size_t n, size_t i)
-{
-	for (size_t x = 0; x < sizeof phrases / sizeof phrases[0]; x++)
-		if (phrases[x].list == list && phrases[x].except &&
-		    part_pattern_match_at(phrases[x].pattern, t, n, i))
-			return true;
-	return false;
-}
-
-/* First phrase of `list` that matches t (trimmed at the front for anchored
- * lists) and is not excused; NULL if none. */
+/* First phrase of `list` that matches t (at the first non-space byte for
+ * anchored lists) and is not excused; NULL if none. */
 static const char *list_find(enum intent_list list, const char *t, size_t n)
 {
-	size_t start = 0;
-	while (start < n && is_space((unsigned char)t[start]))
-		start++;
-	size_t end = list_anchored[list] ? (start < n ? start + 1 : start) : n;
-	for (size_t i = start; i < end; i++) {
-		if (i > 0 && is_word((unsigned char)t[i - 1]) && is_word((unsigned char)t[i]))
-			continue;
-		for (size_t x = 0; x < sizeof phrases / sizeof phrases[0]; x++) {
-			const struct phrase *ph = &phrases[x];
-			if (ph->list != list || ph->except)
-				continue;
-			if (!part_pattern_match_at(ph->pattern, t, n, i))
-				continue;
-			if (excused(list, t, n, i))
-				continue;
-			return ph->pattern;
-		}
-	}
-	return NULL;
+	return phrase_table_find(phrases, sizeof phrases / sizeof phrases[0], (int)list,
+	                         list_anchored[list], t, n, NULL, NULL);
 }
 
 /* --- classifier -------------------------------------------------------- */
@@ -370,7 +244,7 @@ int part_intent_parse_reply(const char *reply, enum part_intent *out)
 	char *t = part_text_normalize(reply, strlen(reply), &n);
 	int rc = -1;
 	for (size_t i = 0; i < n && rc < 0; i++) {
-		if (i > 0 && is_word((unsigned char)t[i - 1]))
+		if (i > 0 && phrase_is_word_byte((unsigned char)t[i - 1]))
 			continue;
 		for (size_t l = 0; l < sizeof labels / sizeof labels[0]; l++) {
 			size_t a = strlen(labels[l].w1);
@@ -386,7 +260,7 @@ int part_intent_parse_reply(const char *reply, enum part_intent *out)
 					continue;
 				j += b;
 			}
-			if (j < n && is_word((unsigned char)t[j]))
+			if (j < n && phrase_is_word_byte((unsigned char)t[j]))
 				continue;
 			*out = labels[l].in;
 			rc = 0;

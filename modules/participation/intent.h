@@ -66,9 +66,10 @@ const char *part_intent_name(enum part_intent i);
  * Unicode spaces → ' '), cut at INTENT_MAX_BYTES. Caller frees. Never NULL. */
 char *part_text_normalize(const char *s, size_t len, size_t *out_len);
 
-/* The matcher behind the lists, exposed for the other participation
- * sources: true when `pattern` (language of intent_phrases.def) matches
- * normalised text t[0..n) starting at byte i, with word boundaries. */
+/* The matcher behind the lists (common/phrase.h), for the other
+ * participation sources: true when `pattern` (language of
+ * intent_phrases.def) matches normalised text t[0..n) starting at byte i,
+ * with word boundaries. */
 bool part_pattern_match_at(const char *pattern, const char *t, size_t n, size_t i);
 /* Anywhere in t (anchored = only at the first non-space byte). */
 bool part_pattern_find(const char *pattern, const char *t, size_t n, bool anchored);

@@ -14,6 +14,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/compose/compose.h"
 
@@ -83,12 +84,7 @@ void part_judge_key(const char *candidate, const char *const *window, size_t n,
 
 static void quoted(struct strbuf *sb, const char *s)
 {
-	size_t n = strlen(s);
-	if (n > PART_JUDGE_TEXT_MAX_BYTES) {
-		n = PART_JUDGE_TEXT_MAX_BYTES;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
+	size_t n = utf8_cut(s, strlen(s), PART_JUDGE_TEXT_MAX_BYTES);
 	sb_putc(sb, '"');
 	sb_append(sb, s, n);
 	sb_putc(sb, '"');

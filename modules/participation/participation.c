@@ -10,19 +10,10 @@
 #include <strings.h>
 
 #include "common/hash.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 /* --- small helpers ----------------------------------------------------- */
-
-size_t part_utf8_cut(const char *s, size_t len, size_t max)
-{
-	if (len <= max)
-		return len;
-	size_t n = max;
-	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n--;
-	return n;
-}
 
 static struct part_entry *hist_at(struct part_state *st, size_t i)
 {
@@ -331,7 +322,7 @@ static void append_entry(struct part_state *st, const char *author, const char *
 	struct part_entry *e = hist_at(st, st->hist_n++);
 	memset(e, 0, sizeof *e);
 	snprintf(e->author, sizeof e->author, "%s", author ? author : "");
-	size_t n = part_utf8_cut(text ? text : "", text ? len : 0, PART_TEXT_MAX_BYTES);
+	size_t n = utf8_cut(text ? text : "", text ? len : 0, PART_TEXT_MAX_BYTES);
 	/* Not xstrndup: a chat may hold NUL bytes ("\u0000"), and len counts
 	 * past them (found by fuzz_participation). */
 	e->text = xmalloc(n + 1);
@@ -354,7 +345,7 @@ static void append_entry(struct part_state *st, const char *author, const char *
  * text is that echo. */
 static bool is_own_echo(struct part_state *st, const char *text, size_t len)
 {
-	size_t n = part_utf8_cut(text, len, PART_TEXT_MAX_BYTES);
+	size_t n = utf8_cut(text, len, PART_TEXT_MAX_BYTES);
 	for (size_t i = st->hist_n; i > 0; i--) {
 		const struct part_entry *e = hist_at(st, i - 1);
 		if (e->self)

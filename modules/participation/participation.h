@@ -382,10 +382,6 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 size_t part_drop_foreign_commitments(struct part_commitments *c, const struct part_tick_out *t,
                                      struct decision *why);
 
-/* The bytes of s[0..len) that fit in max, cut on a UTF-8 character
- * boundary (len when it fits). */
-size_t part_utf8_cut(const char *s, size_t len, size_t max);
-
 /* --- claims (§12.1 step 4, claims.c) ------------------------------------ */
 
 /* The claim keys of a commitment (modules/commitments/workkey.h: the

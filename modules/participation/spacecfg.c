@@ -46,19 +46,6 @@ void space_cfg_defaults(struct space_cfg *c)
 		*num_at(c, i) = NUMS[i].def;
 }
 
-/* Copies s into a buffer of cap bytes, cut on a UTF-8 boundary. */
-static void copy_cut(char *dst, size_t cap, const char *s)
-{
-	size_t n = strlen(s);
-	if (n >= cap) {
-		n = cap - 1;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
-	memcpy(dst, s, n);
-	dst[n] = '\0';
-}
-
 static void problem(struct strbuf *p, const char *fmt, const char *field, const char *detail)
 	__attribute__((format(printf, 2, 0)));
 
@@ -116,7 +103,7 @@ int space_cfg_apply(struct space_cfg *c, const cJSON *obj, struct strbuf *proble
 			n++;
 			continue;
 		}
-		copy_cut((char *)c + STRS[i].off, STRS[i].cap, v->valuestring);
+		utf8_copy((char *)c + STRS[i].off, STRS[i].cap, v->valuestring);
 	}
 	if (c->cooldown_max_ms < c->cooldown_min_ms)
 		c->cooldown_max_ms = c->cooldown_min_ms;
@@ -191,8 +178,8 @@ int space_cfg_update(const char *memory_dir, const char *version, const cJSON *a
 	space_cfg_load(memory_dir, version, &c, NULL);
 	int refused = space_cfg_apply(&c, adjust, problems);
 	char iso[TIME_ISO_LEN + 1];
-	copy_cut(c.last_adjusted_at, sizeof c.last_adjusted_at, time_format_iso(now_ms, iso));
-	copy_cut(c.last_adjusted_reason, sizeof c.last_adjusted_reason, reason ? reason : "");
+	utf8_copy(c.last_adjusted_at, sizeof c.last_adjusted_at, time_format_iso(now_ms, iso));
+	utf8_copy(c.last_adjusted_reason, sizeof c.last_adjusted_reason, reason ? reason : "");
 	cJSON *o = space_cfg_to_json(&c, version);
 	char *text = cJSON_Print(o);
 	cJSON_Delete(o);

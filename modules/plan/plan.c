@@ -360,10 +360,7 @@ static void problem(struct plan *p, const char *fmt, ...)
  * character boundary. */
 static int excerpt_len(struct span s)
 {
-	size_t n = s.n > 60 ? 60 : s.n;
-	while (n < s.n && n > 0 && ((unsigned char)s.p[n] & 0xC0) == 0x80)
-		n--;
-	return (int)n;
+	return (int)utf8_cut(s.p, s.n, 60);
 }
 
 /* True when the "---" at index i ends a task: what follows (after blank
@@ -1252,9 +1249,7 @@ static char *item_title(struct span item)
 		while (n > 0 && item.p[n] != ' ')
 			n--;
 		if (n == 0)
-			n = PLAN_REQUEST_TITLE_MAX;
-		while (n > 0 && ((unsigned char)item.p[n] & 0xC0) == 0x80)
-			n--;
+			n = utf8_cut(item.p, item.n, PLAN_REQUEST_TITLE_MAX);
 	}
 	struct span t = trim(item.p, n);
 	while (t.n && (t.p[t.n - 1] == '.' || t.p[t.n - 1] == ','))

@@ -586,7 +586,7 @@ static char *voice_section(const char *text)
 	return v;
 }
 
-static void voice_done(const struct llm_response *resp, const struct llm_error *lerr, void *ud)
+static void voice_done(void *ud, const struct llm_response *resp, const struct llm_error *lerr)
 {
 	struct reflection *r = ud;
 	r->call_id = 0;
@@ -724,7 +724,7 @@ static void apply_change(struct reflection *r, struct reflect_result *res)
 	regenerate_voice(r, res->self_md);
 }
 
-static void reflect_done(const struct llm_response *resp, const struct llm_error *lerr, void *ud)
+static void reflect_done(void *ud, const struct llm_response *resp, const struct llm_error *lerr)
 {
 	struct reflection *r = ud;
 	r->call_id = 0;

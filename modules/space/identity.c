@@ -10,22 +10,11 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/identity/soul.h"
 
 #define LOG_COMP "space"
-
-/* Byte length of the longest prefix of s (len bytes) of at most max bytes
- * that does not split a UTF-8 sequence. */
-static size_t utf8_cut(const char *s, size_t len, size_t max)
-{
-	if (len <= max)
-		return len;
-	size_t n = max;
-	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-		n--;
-	return n;
-}
 
 static char *dup_cut(const char *s, size_t len, size_t max)
 {

@@ -702,13 +702,7 @@ void space_link_set_identity(struct space_link *l, const char *identity_json)
  * character boundary, U+0000 (JSON_NUL_MARK) and other controls as spaces. */
 static char *note_text(const char *s, size_t cap)
 {
-	size_t n = strlen(s);
-	if (n > cap) {
-		n = cap;
-		while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
-			n--;
-	}
-	char *t = xstrndup(s, n);
+	char *t = xstrndup(s, utf8_cut(s, strlen(s), cap));
 	for (char *c = t; *c; c++)
 		if (*c == JSON_NUL_MARK || ((unsigned char)*c < 0x20 && *c != '\n'))
 			*c = ' ';

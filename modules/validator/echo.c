@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <utf8proc.h>
 
+#include "common/phrase.h"
 #include "common/strbuf.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
@@ -896,7 +897,7 @@ static size_t contraction(struct tokenizer *z, const char *t, size_t n, size_t i
 	while (j < n && t[j] >= 'a' && t[j] <= 'z')
 		j++;
 	size_t sl = j - i;
-	if (j < n && validator_is_word_byte((unsigned char)t[j]))
+	if (j < n && phrase_is_word_byte((unsigned char)t[j]))
 		return 0;
 	static const char *const drop[] = {"s", "ll", "re", "ve", "d", "m"};
 	for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++) {
@@ -929,7 +930,7 @@ static size_t contraction(struct tokenizer *z, const char *t, size_t n, size_t i
 
 static bool url_at(const char *t, size_t n, size_t i)
 {
-	if (i > 0 && validator_is_word_byte((unsigned char)t[i - 1]))
+	if (i > 0 && phrase_is_word_byte((unsigned char)t[i - 1]))
 		return false;
 	return (n - i > 7 && memcmp(t + i, "http://", 7) == 0) ||
 	       (n - i > 8 && memcmp(t + i, "https://", 8) == 0);
@@ -1013,7 +1014,7 @@ static void tokenize(struct tokenizer *z, const char *t, size_t n)
 			/* "2.4", "1,000": one number, not two one-digit tokens */
 			word_append(z, t + i, 1);
 		} else if (cp == '\'' && z->wlen > 0 && i + 1 < n &&
-		           validator_is_word_byte((unsigned char)t[i + 1])) {
+		           phrase_is_word_byte((unsigned char)t[i + 1])) {
 			size_t used = contraction(z, t, n, i + 1);
 			i += 1 + used;
 			continue;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/phrase.h"
 #include "common/utf8.h"
 #include "common/xalloc.h"
 #include "modules/validator/echo.h"
@@ -43,7 +44,7 @@ static bool is_clause_end(char c)
  * inside words, and every non-ASCII byte (the text is normalised). */
 static bool is_word_byte(unsigned char c)
 {
-	return validator_is_word_byte(c) || c >= 0x80 || c == '\'';
+	return phrase_is_word_byte(c) || c >= 0x80 || c == '\'';
 }
 
 /* Calls fn(ud, start, len) for every clause of norm. */

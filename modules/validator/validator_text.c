@@ -1,27 +1,21 @@
 /*
  * validator_text — normalisation and phrase matching. See validator_text.h.
  *
- * The matcher is a tiny backtracking interpreter over the pattern language
- * documented in validator_phrases.def. It is deliberately not a general
- * regex engine: the only unbounded construct, <*>, is capped at
- * VALIDATOR_PHRASE_GAP_MAX bytes and one line, so a hostile 1 MiB candidate
- * costs O(len × phrases × gap) at worst.
+ * The matcher is common/phrase.h (the pattern language is documented in
+ * validator_phrases.def): its only unbounded construct, <*>, is capped at
+ * PHRASE_GAP_MAX bytes and one line, so a hostile 1 MiB candidate costs
+ * O(len × phrases × gap) at worst.
  */
 #include "modules/validator/validator_text.h"
 
 #include <string.h>
 #include <utf8proc.h>
 
+#include "common/phrase.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
-struct phrase {
-	enum validator_list list;
-	bool except;
-	const char *pattern;
-};
-
-static const struct phrase phrases[] = {
+static const struct phrase_entry phrases[] = {
 #define VPHRASE(id, pat) {VALIDATOR_LIST_##id, false, pat},
 #define VEXCEPT(id, pat) {VALIDATOR_LIST_##id, true, pat},
 #include "modules/validator/validator_phrases.def"
@@ -161,114 +155,7 @@ char *validator_text_normalize(const char *s, size_t len, size_t *out_len)
 	return sb_detach(&out);
 }
 
-/* --- matcher ----------------------------------------------------------- */
-
-static bool is_space(unsigned char c)
-{
-	return c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
-
-/* Matches pattern p[0..pe) then continuation k[0..ke) (the rest of the
- * pattern after an alternative group) against t from i. Returns the end
- * offset or -1. Alternative groups do not nest, so the continuation is at
- * most one level deep. */
-static long match_here(const char *p, const char *pe, const char *k, const char *ke, const char *t,
-                       size_t n, size_t i)
-{
-	for (;;) {
-		if (p == pe) {
-			if (!k)
-				return (long)i;
-			p = k;
-			pe = ke;
-			k = ke = NULL;
-			continue;
-		}
-		char c = *p;
-		if (c == ' ') {
-			if (i >= n || !is_space((unsigned char)t[i]))
-				return -1;
-			while (i < n && is_space((unsigned char)t[i]))
-				i++;
-			p++;
-		} else if (c == '~') {
-			while (i < n && is_space((unsigned char)t[i]))
-				i++;
-			p++;
-		} else if (c == '{') {
-			const char *q = memchr(p, '}', (size_t)(pe - p));
-			if (!q || k)
-				return -1; /* malformed table entry: never matches */
-			const char *a = p + 1;
-			for (;;) {
-				const char *b = a;
-				while (b < q && *b != '|')
-					b++;
-				long r = match_here(a, b, q + 1, pe, t, n, i);
-				if (r >= 0)
-					return r;
-				if (b >= q)
-					return -1;
-				a = b + 1;
-			}
-		} else if (c == '<' && pe - p >= 3 && p[1] == 'w' && p[2] == '>') {
-			if (i >= n || !validator_is_word_byte((unsigned char)t[i]))
-				return -1;
-			while (i < n && validator_is_word_byte((unsigned char)t[i]))
-				i++;
-			p += 3;
-		} else if (c == '<' && pe - p >= 3 && p[1] == '*' && p[2] == '>') {
-			for (size_t j = i; j <= n && j - i <= VALIDATOR_PHRASE_GAP_MAX; j++) {
-				long r = match_here(p + 3, pe, k, ke, t, n, j);
-				if (r >= 0)
-					return r;
-				if (j < n && t[j] == '\n')
-					break;
-			}
-			return -1;
-		} else {
-			if (i >= n || t[i] != c)
-				return -1;
-			i++;
-			p++;
-		}
-	}
-}
-
-/* A hit needs an ASCII word boundary on both sides (§0: \b ... \b). */
-static long match_at(const char *pattern, const char *t, size_t n, size_t i)
-{
-	if (i > 0 && i < n && validator_is_word_byte((unsigned char)t[i - 1]) &&
-	    validator_is_word_byte((unsigned char)t[i]))
-		return -1;
-	long r = match_here(pattern, pattern + strlen(pattern), NULL, NULL, t, n, i);
-	if (r < 0)
-		return -1;
-	size_t e = (size_t)r;
-	if (e > i && e < n && validator_is_word_byte((unsigned char)t[e - 1]) &&
-	    validator_is_word_byte((unsigned char)t[e]))
-		return -1;
-	return r;
-}
-
-static bool excused(enum validator_list list, const char *t, size_t n, size_t i)
-{
-	for (size_t x = 0; x < sizeof phrases / sizeof phrases[0]; x++) {
-		if (phrases[x].list == list && phrases[x].except &&
-		    match_at(phrases[x].pattern, t, n, i) >= 0)
-			return true;
-	}
-	return false;
-}
-
-/* Cheap pre-filter: can a pattern start with byte c? */
-static bool may_start(const char *pattern, unsigned char c)
-{
-	unsigned char p0 = (unsigned char)pattern[0];
-	if (p0 == '{' || p0 == '<' || p0 == '~' || p0 == ' ')
-		return true;
-	return p0 == c;
-}
+/* --- matcher (common/phrase.h) ------------------------------------------ */
 
 bool validator_phrase_find(enum validator_list list, const char *norm, size_t len,
                            const char **pattern, size_t *at)
@@ -279,36 +166,11 @@ bool validator_phrase_find(enum validator_list list, const char *norm, size_t le
 bool validator_phrase_match(enum validator_list list, const char *norm, size_t len,
                             const char **pattern, size_t *at, size_t *hit_end)
 {
-	if ((unsigned)list >= VALIDATOR_LIST_COUNT || !norm)
+	if ((unsigned)list >= VALIDATOR_LIST_COUNT)
 		return false;
-	size_t start = 0, end = len;
-	if (list_anchored[list]) {
-		while (start < len && is_space((unsigned char)norm[start]))
-			start++;
-		end = start + 1 <= len ? start + 1 : len;
-	}
-	for (size_t i = start; i < end; i++) {
-		if (i > 0 && validator_is_word_byte((unsigned char)norm[i - 1]) &&
-		    validator_is_word_byte((unsigned char)norm[i]))
-			continue; /* mid-word: no phrase can start here */
-		for (size_t x = 0; x < sizeof phrases / sizeof phrases[0]; x++) {
-			const struct phrase *ph = &phrases[x];
-			if (ph->list != list || ph->except ||
-			    !may_start(ph->pattern, (unsigned char)norm[i]))
-				continue;
-			long e = match_at(ph->pattern, norm, len, i);
-			if (e < 0)
-				continue;
-			if (excused(list, norm, len, i))
-				continue;
-			if (pattern)
-				*pattern = ph->pattern;
-			if (at)
-				*at = i;
-			if (hit_end)
-				*hit_end = (size_t)e;
-			return true;
-		}
-	}
-	return false;
+	const char *p = phrase_table_find(phrases, sizeof phrases / sizeof phrases[0], (int)list,
+	                                  list_anchored[list], norm, len, at, hit_end);
+	if (p && pattern)
+		*pattern = p;
+	return p != NULL;
 }

@@ -25,9 +25,6 @@ enum validator_list {
 	VALIDATOR_LIST_COUNT
 };
 
-/* Longest stretch "<*>" may cover, in bytes; it never crosses a newline. */
-#define VALIDATOR_PHRASE_GAP_MAX 120
-
 /* Normalises s[0..len). Returns a NUL-terminated heap string (caller frees)
  * and its length in *out_len. Never NULL (aborts on OOM like xalloc). */
 char *validator_text_normalize(const char *s, size_t len, size_t *out_len);
@@ -44,12 +41,5 @@ bool validator_phrase_match(enum validator_list list, const char *norm, size_t l
 
 /* Name of a list for messages ("EMPTY_PROMISE"). */
 const char *validator_list_name(enum validator_list list);
-
-/* ASCII word character as JS \w: [A-Za-z0-9_]. */
-static inline bool validator_is_word_byte(unsigned char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
-}
 
 #endif

@@ -519,7 +519,7 @@ static void cyc_ws_done(struct cyc *cy)
 
 static void cyc_next_plan(struct cyc *cy);
 
-static void on_plan_comments(const struct gh_result *res, void *ud)
+static void on_plan_comments(void *ud, const struct gh_result *res)
 {
 	struct cyc *cy = ud;
 	struct wsp *w = cy->a->w;
@@ -576,7 +576,7 @@ static void cyc_next_plan(struct cyc *cy)
 	cyc_ws_done(cy);
 }
 
-static void on_plan_issues(const struct gh_result *res, void *ud)
+static void on_plan_issues(void *ud, const struct gh_result *res)
 {
 	struct cyc *cy = ud;
 	struct wsp *w = cy->a->w;

@@ -150,7 +150,7 @@ static void watch_found(struct wsp *w, struct repo_op *op, const char *name)
 		wsp_error(w, "%s", err.msg);
 }
 
-static void on_repos(const struct gh_result *res, void *ud)
+static void on_repos(void *ud, const struct gh_result *res)
 {
 	struct repo_op *op = ud;
 	struct wsp *w = op->a->w;

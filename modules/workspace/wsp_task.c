@@ -252,7 +252,7 @@ struct check_wait {
 	void *done_ud;
 };
 
-static void on_check_comments(const struct gh_result *res, void *ud)
+static void on_check_comments(void *ud, const struct gh_result *res)
 {
 	struct check_wait *cw = ud;
 	struct wsp *w = wsp_drop(cw->a);
@@ -751,7 +751,7 @@ static void on_lost_deleted(void *ud, bool ok, const char *artifact, const char 
 	claim_abandon(w, op);
 }
 
-static void on_verify_comments(const struct gh_result *res, void *ud)
+static void on_verify_comments(void *ud, const struct gh_result *res)
 {
 	struct claim_op *op = ud;
 	struct wsp *w = op->a->w;
@@ -837,7 +837,7 @@ static void on_claim_posted(void *ud, bool ok, const char *artifact, const char 
 	claim_verify(op);
 }
 
-static void on_reread(const struct gh_result *res, void *ud)
+static void on_reread(void *ud, const struct gh_result *res)
 {
 	struct claim_op *op = ud;
 	struct wsp *w = op->a->w;

@@ -29,7 +29,7 @@ struct got {
 	cJSON *json;
 };
 
-static inline void on_done(const struct atp_result *r, void *ud)
+static inline void on_done(void *ud, const struct atp_result *r)
 {
 	struct got *g = ud;
 	assert_false(g->done); /* exactly one callback per call */

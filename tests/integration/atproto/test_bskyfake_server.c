@@ -31,7 +31,7 @@ struct got {
 	cJSON *json;
 };
 
-static void on_done(const struct atp_result *r, void *ud)
+static void on_done(void *ud, const struct atp_result *r)
 {
 	struct got *g = ud;
 	g->done = true;
@@ -46,7 +46,7 @@ struct raw {
 	char body[8192];
 };
 
-static void on_raw(const struct http_response *resp, void *ud)
+static void on_raw(void *ud, const struct http_response *resp)
 {
 	struct raw *r = ud;
 	r->done = true;

@@ -33,7 +33,7 @@ struct got {
 	cJSON *json;
 };
 
-static void on_done(const struct gh_result *r, void *ud)
+static void on_done(void *ud, const struct gh_result *r)
 {
 	struct got *g = ud;
 	assert_false(g->done);

@@ -121,7 +121,7 @@ struct reply {
 	char remaining[32];
 };
 
-static void on_reply(const struct http_response *hr, void *ud)
+static void on_reply(void *ud, const struct http_response *hr)
 {
 	struct reply *r = ud;
 	r->done = true;

@@ -177,7 +177,7 @@ struct fetched {
 	bool ok;
 };
 
-static void on_fetched(const struct gh_result *r, void *ud)
+static void on_fetched(void *ud, const struct gh_result *r)
 {
 	struct fetched *f = ud;
 	f->done = true;

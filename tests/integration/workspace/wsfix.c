@@ -297,7 +297,7 @@ struct created {
 	char msg[GA_ERR_MSG_MAX];
 };
 
-static void on_created(const struct gh_result *r, void *ud)
+static void on_created(void *ud, const struct gh_result *r)
 {
 	struct created *c = ud;
 	c->done = true;
@@ -408,7 +408,7 @@ struct listed {
 	cJSON *json;
 };
 
-static void on_listed(const struct gh_result *r, void *ud)
+static void on_listed(void *ud, const struct gh_result *r)
 {
 	struct listed *l = ud;
 	l->done = true;

@@ -198,6 +198,42 @@ static void test_cut_table(void **state)
 			         utf8_cut(cuts[i].s, cuts[i].len, cuts[i].max), cuts[i].want);
 }
 
+/* utf8_copy: the cut into a buffer of cap bytes, NUL included. */
+static void test_copy(void **state)
+{
+	(void)state;
+	char out[4];
+	assert_int_equal(utf8_copy(out, sizeof out, "abc"), 3);
+	assert_string_equal(out, "abc");
+	assert_int_equal(utf8_copy(out, sizeof out, "abcd"), 3);
+	assert_string_equal(out, "abc");
+	assert_int_equal(utf8_copy(out, sizeof out, "ab\xC3\xA9"), 2); /* é would straddle */
+	assert_string_equal(out, "ab");
+	assert_int_equal(utf8_copy(out, sizeof out, "a\xC3\xA9"), 3); /* é fits whole */
+	assert_string_equal(out, "a\xC3\xA9");
+	assert_int_equal(utf8_copy(out, 1, "abc"), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(utf8_copy(out, sizeof out, NULL), 0);
+	assert_string_equal(out, "");
+}
+
+/* utf8_trim_partial: an end cut elsewhere loses its incomplete sequence
+ * (and stray lead bytes), nothing whole. */
+static void test_trim_partial(void **state)
+{
+	(void)state;
+	assert_int_equal(utf8_trim_partial("", 0), 0);
+	assert_int_equal(utf8_trim_partial("abc", 3), 3);
+	assert_int_equal(utf8_trim_partial("a\xC3\xA9", 3), 3);         /* é whole */
+	assert_int_equal(utf8_trim_partial("a\xC3", 2), 1);             /* é cut */
+	assert_int_equal(utf8_trim_partial("a\xF0\x9F\x98", 4), 1);     /* 😀 cut */
+	assert_int_equal(utf8_trim_partial("a\xF0\x9F\x98\x80", 5), 5); /* 😀 whole */
+	assert_int_equal(utf8_trim_partial("a\xC3\xE2\x82", 4), 1);     /* two cut ends */
+	assert_int_equal(utf8_trim_partial("a\xFF", 2), 1);             /* invalid lead */
+	assert_int_equal(utf8_trim_partial("a\x80\x80", 3), 3);         /* stray: kept */
+	assert_int_equal(utf8_trim_partial("\xC3\xA9\x80", 3), 3);
+}
+
 /* JavaScript's view: a code point above U+FFFF is two units, and a prefix
  * never splits one (where .slice would leave half a surrogate pair). */
 static void test_utf16(void **state)
@@ -228,6 +264,8 @@ int main(void)
 	        cmocka_unit_test(test_truncate_never_splits_cluster),
 	        cmocka_unit_test(test_nfkc_casefold),
 	        cmocka_unit_test(test_cut_table),
+	        cmocka_unit_test(test_copy),
+	        cmocka_unit_test(test_trim_partial),
 	        cmocka_unit_test(test_utf16),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

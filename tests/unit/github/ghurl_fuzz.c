@@ -12,7 +12,7 @@
 #include "adapters/github/ghurl.h"
 #include "adapters/github/github.h"
 
-static const char *no_hdr(const char *name, void *ud)
+static const char *no_hdr(void *ud, const char *name)
 {
 	(void)name;
 	return ud;

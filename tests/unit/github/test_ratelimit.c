@@ -187,7 +187,7 @@ struct hdrs {
 	const char *retry_after;
 };
 
-static const char *hdr(const char *name, void *ud)
+static const char *hdr(void *ud, const char *name)
 {
 	const struct hdrs *h = ud;
 	if (strcasecmp(name, "x-ratelimit-remaining") == 0)

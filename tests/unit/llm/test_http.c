@@ -33,7 +33,7 @@ struct got {
 	uv_loop_t *loop;
 };
 
-static void on_done(const struct http_response *r, void *ud)
+static void on_done(void *ud, const struct http_response *r)
 {
 	struct got *g = ud;
 	g->done = true;
@@ -293,7 +293,7 @@ static void test_host_spacing_queues_not_rejects(void **state)
 }
 
 static int observed;
-static void observe(struct http_client *c, const struct http_response *r, void *ud)
+static void observe(void *ud, struct http_client *c, const struct http_response *r)
 {
 	struct got *g = ud;
 	/* runs before the request's own callback */

@@ -31,7 +31,7 @@ struct got {
 	struct llm_usage usage;
 };
 
-static void on_done(const struct llm_response *r, const struct llm_error *e, void *ud)
+static void on_done(void *ud, const struct llm_response *r, const struct llm_error *e)
 {
 	struct got *g = ud;
 	g->done = true;
@@ -551,6 +551,33 @@ static void test_free_cancels_pending_calls(void **state)
 	make_client(fx, "k");
 }
 
+/* The provider's message is quoted whole when it fits (a last multibyte
+ * character included) and cut on a character boundary when it does not. */
+static void test_provider_message_cut(void **state)
+{
+	(void)state;
+	struct llm_config cfg;
+	llm_config_init(&cfg, "http://127.0.0.1:1", "k", "m");
+	const char *body = "{\"error\":{\"message\":\"mod\xC3\xA8le inconnu \xC3\xA9\"}}";
+	struct llm_response resp = {0};
+	struct llm_error err = {0};
+	llm_parse_http(&cfg, HTTP_OK, NULL, 400, "application/json", NULL, body, strlen(body), 0,
+	               &resp, &err);
+	assert_non_null(strstr(err.msg, "mod\xC3\xA8le inconnu \xC3\xA9"));
+	/* "é" straddles LLM_PROVIDER_MSG_MAX: left out whole */
+	char big[LLM_PROVIDER_MSG_MAX + 64];
+	int n = snprintf(big, sizeof big, "{\"error\":{\"message\":\"");
+	memset(big + n, 'x', LLM_PROVIDER_MSG_MAX - 1);
+	snprintf(big + n + LLM_PROVIDER_MSG_MAX - 1,
+	         sizeof big - (size_t)n - LLM_PROVIDER_MSG_MAX + 1, "\xC3\xA9yz\"}}");
+	struct llm_error err2 = {0};
+	llm_parse_http(&cfg, HTTP_OK, NULL, 400, "application/json", NULL, big, strlen(big), 0,
+	               &resp, &err2);
+	assert_null(strstr(err2.msg, "\xC3"));
+	assert_non_null(strstr(err2.msg, "xxxxx"));
+	llm_config_free(&cfg);
+}
+
 static void test_backoff_policy(void **state)
 {
 	assert_int_equal(llm_backoff_ms(5000, 60000, 1, 0, -1), 5000);
@@ -661,6 +688,7 @@ int main(void)
 	        T(test_gateway_fatal_names_gateway_variable),
 	        T(test_probe),
 	        cmocka_unit_test(test_backoff_policy),
+	        cmocka_unit_test(test_provider_message_cut),
 	        cmocka_unit_test(test_config_from_ga),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
