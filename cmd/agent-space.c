@@ -52,6 +52,9 @@ static const char usage_text[] =
         "                     (default on; docs/space-web.md)\n"
         "  SPACE_WEB_DIR      the page's files (default: found next to the binary,\n"
         "                     then the installed share/general-agent/web/space)\n"
+        "  SPACE_SHOW_CHAT    auto | on | off: the room's chats, joins and leaves on\n"
+        "                     stdout (default auto: when stdout or stdin is a\n"
+        "                     terminal, so `agent-space | tee room.log` shows them)\n"
         "  LOG_LEVEL          debug | info | warn | error (default info); logs go to\n"
         "                     stderr, LOG_FORMAT=json for JSON lines\n"
         "\n"
@@ -226,6 +229,23 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 			        "agent-space: SPACE_WEB=\"%s\" is invalid: expected on or off\n",
 			        web);
+			env_file_free(&envf);
+			return EX_CONFIG_;
+		}
+	}
+	const char *show = env_lookup(&envf, "SPACE_SHOW_CHAT");
+	if (show && *show) {
+		if (strcmp(show, "auto") == 0) {
+			cfg.show_chat = SPACE_SHOW_AUTO;
+		} else if (strcmp(show, "on") == 0) {
+			cfg.show_chat = SPACE_SHOW_ON;
+		} else if (strcmp(show, "off") == 0) {
+			cfg.show_chat = SPACE_SHOW_OFF;
+		} else {
+			fprintf(stderr,
+			        "agent-space: SPACE_SHOW_CHAT=\"%s\" is invalid: expected auto, on "
+			        "or off\n",
+			        show);
 			env_file_free(&envf);
 			return EX_CONFIG_;
 		}

@@ -1083,7 +1083,9 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	s->cfg = cfg;
 	s->started_ms = now_ms();
 	s->started_mono = time_mono_ms();
-	s->tty_out = isatty(STDOUT_FILENO);
+	s->tty_out = cfg->show_chat == SPACE_SHOW_ON ||
+	             (cfg->show_chat == SPACE_SHOW_AUTO &&
+	              (isatty(STDOUT_FILENO) || (cfg->host_input && isatty(STDIN_FILENO))));
 	signal(SIGPIPE, SIG_IGN);
 	s->max_clients = fit_fd_limit(cfg->max_clients);
 

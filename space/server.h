@@ -47,6 +47,10 @@ struct space_server_config {
 	unsigned max_clients; /* WebSocket connections, joined or not */
 	bool mdns;
 	bool host_input;       /* read host lines from stdin */
+	/* The room's events (chats, joins, leaves) on stdout for the host:
+	 * SPACE_SHOW_AUTO shows them when stdout or, with host input, stdin is
+	 * a terminal (`agent-space | tee log` at a terminal shows them). */
+	enum space_show_chat { SPACE_SHOW_AUTO, SPACE_SHOW_ON, SPACE_SHOW_OFF } show_chat;
 	const char *port_file; /* NULL or a path */
 	/* The read-only web page (space/web.h) on the same port: plain GET /
 	 * from a browser, /api/room, /api/events. On by default. */

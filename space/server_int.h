@@ -133,7 +133,7 @@ struct server {
 	struct conn *conns;
 	struct conn *dirty_first, *dirty_last;
 	struct conn *dirty_urgent_last; /* the urgent part's end (srv_mark_dirty) */
-	bool tty_out;                   /* stdout is a terminal: show room events there */
+	bool tty_out;                   /* show room events on stdout (show_chat) */
 	char *rbuf;
 
 	/* The read-only web page (space/web.h); NULL when cfg->web is off. */

@@ -955,6 +955,32 @@ static void e29_command_line(void **state)
 
 #define T(f) cmocka_unit_test_teardown(f, space_teardown)
 
+/* SPACE_SHOW_CHAT: the room's chats reach the host's stdout when it is on
+ * (whatever stdout is: here a pipe, as in `agent-space | tee room.log`);
+ * with the default (auto) and neither stdout nor stdin a terminal — the
+ * harness's pipes — they do not. */
+static void e30_show_chat(void **state)
+{
+	for (int on = 0; on < 2; on++) {
+		const char *env[] = {on ? "SPACE_SHOW_CHAT=on" : "SPACE_SHOW_CHAT=auto", NULL};
+		struct space *s = space_start(env);
+		struct ws_client *a = join_as(s, "Ada");
+		h_send(a, "{\"type\":\"chat\",\"content\":\"hello through the pipe\"}");
+		h_expect(s, a, "chat");
+		h_wait_log_entry(s, "chat", "Ada", "hello through the pipe");
+		if (on) {
+			assert_true(space_wait_log(s, "Ada: hello through the pipe", H_TIMEOUT_MS));
+			assert_true(space_wait_log(s, ">> Ada joined", H_TIMEOUT_MS));
+		} else {
+			char *out = space_read_log(s);
+			assert_null(strstr(out, "Ada: hello through the pipe"));
+			free(out);
+		}
+		space_pass(s);
+		assert_int_equal(space_stop(s), 0);
+	}
+}
+
 int main(void)
 {
 	space_test_filter_from_env();
@@ -991,6 +1017,7 @@ int main(void)
 	        T(e27_host_exit_word),
 	        T(e28_presence_fields),
 	        cmocka_unit_test(e29_command_line),
+	        T(e30_show_chat),
 	};
 	return cmocka_run_group_tests_name("space conformance: extras (spec 8.4 and beyond)", tests,
 	                                   NULL, NULL);
