@@ -36,9 +36,8 @@ build: bootstrap configure
 # The whole suite, then again under ASan + UBSan (less the long variants
 # labelled plainonly, whose code paths a sibling test covers under the
 # sanitizers too: CI stays under 30 minutes). The default build is
-# RelWithDebInfo compiled at -O3 (CMakeLists.txt), so the optimiser's
-# warnings a Release build shows are already errors there; Debug is the
-# ASan one.
+# RelWithDebInfo (-O2: the footprint figures are this build's); Debug is the
+# ASan one; `make build-release` checks the -O3 build's warnings.
 test: bootstrap-test build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-asan
