@@ -17,9 +17,11 @@
 # Configured: LLM_BASE_URL/LLM_API_KEY/LLM_MODEL, AGENT_BLUESKY_USERNAME/
 # PASSWORD + BLUESKY_SERVICE, AGENT_GITHUB_USERNAME/TOKEN + GITHUB_API_URL,
 # every URL on 127.0.0.1 at a port where nothing listens (nothing is
-# contacted while idle; the model's HTTP client loads libcurl and OpenSSL at
-# start). The report lists the heavy libraries each case had mapped and the
-# platform services the daemon started (cmd/services.h: "service started").
+# contacted while idle; the model's HTTP client loads libcurl at start,
+# adapters/http/curl_shim.h says which one and why). The report lists the
+# heavy libraries each case had mapped, the platform services the daemon
+# started (cmd/services.h: "service started"), and per mapped object what
+# that configuration adds to the nothing-configured one.
 # (The agent-space client runs in every mode: without a room to join it is
 # discovering — an mDNS browse, which loads avahi-client and libdbus on first
 # use where a D-Bus system bus exists — and then retrying the default room
@@ -145,7 +147,7 @@ idle_sample() {
   sample_rss=$(awk '/VmRSS/ {print $2}' /proc/$pid/status)
   sample_pss=$(awk '/^Pss:/ {print $2}' /proc/$pid/smaps_rollup)
   smaps_objects $pid >"$log.objects"
-  grep -oE 'lib(curl|ssl|crypto|gnutls|microhttpd|avahi-client|dbus-1)\.so' /proc/$pid/maps | sort -u >"$log.libs" || true
+  grep -oE 'lib(curl|curl-gnutls|ssl|crypto|gnutls|microhttpd|avahi-client|dbus-1)\.so' /proc/$pid/maps | sort -u >"$log.libs" || true
   kill -TERM $pid; wait $pid || true
 }
 
@@ -260,3 +262,6 @@ fi
 printf '  what the dashboard adds, nothing configured (one sample each, /proc/PID/smaps per object, kB):\n'
 printf '    %-28s %7s %7s %9s %9s\n' object Rss Pss 'priv.dirty' 'clean file'
 objects_delta "$work/err-nodash.log.objects" "$work/err.log.objects"
+printf '  what the model, Bluesky and GitHub add, dashboard on (one sample each, /proc/PID/smaps per object, kB):\n'
+printf '    %-28s %7s %7s %9s %9s\n' object Rss Pss 'priv.dirty' 'clean file'
+objects_delta "$work/err.log.objects" "$work/err-cfg.log.objects"

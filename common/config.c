@@ -82,6 +82,7 @@ static const struct config_var VARS[] = {
 	{"GA_SPACE_MDNS_TIMEOUT_MS", VAR_OPT_INT, SP(mdns_timeout_ms), -1, 1, CONFIG_MAX_MS},
 	{"GA_SPACE_MDNS", VAR_OPT_INT, SP(mdns), -1, 0, 1},
 	{"GA_SPACE_LOCALHOST_URL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"GA_SPACE_MDNS_NAME", VAR_CUSTOM, 0, 0, 0, 0},
 	{"GA_SPACE_DISCOVERY_RETRY_MS", VAR_OPT_INT, SP(discovery_retry_ms), -1, 1, CONFIG_MAX_MS},
 	{"GA_SPACE_BACKOFF_MS", VAR_CUSTOM, 0, 0, 0, 0},
 	{"GA_SPACE_JITTER_PCT", VAR_OPT_INT, SP(jitter_pct), -1, 0, 100},
@@ -538,6 +539,14 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 		free(cfg->space.localhost_url);
 		cfg->space.localhost_url = NULL;
 	}
+	cfg->space.mdns_name = get(env, "GA_SPACE_MDNS_NAME");
+	if (cfg->space.mdns_name && strlen(cfg->space.mdns_name) >= CONFIG_SPACE_MDNS_NAME_MAX) {
+		problem(p, "GA_SPACE_MDNS_NAME",
+			"GA_SPACE_MDNS_NAME is longer than %d bytes (an mDNS instance name)",
+			CONFIG_SPACE_MDNS_NAME_MAX - 1);
+		free(cfg->space.mdns_name);
+		cfg->space.mdns_name = NULL;
+	}
 	char *bo = get(env, "GA_SPACE_BACKOFF_MS");
 	if (bo && config_parse_ms_list(bo, cfg->space.backoff_ms, CONFIG_SPACE_BACKOFF_MAX,
 				       &cfg->space.nbackoff) != 0)
@@ -607,7 +616,7 @@ void config_free(struct ga_config *cfg)
 			 &cfg->bsky_username, &cfg->bsky_password,  &cfg->bluesky_service,
 			 &cfg->github_username, &cfg->github_token, &cfg->github_api_url,
 			 &cfg->space_url,     &cfg->dashboard_addr, &cfg->redis_url,
-			 &cfg->space.localhost_url, &cfg->dashboard_token};
+			 &cfg->space.localhost_url, &cfg->space.mdns_name, &cfg->dashboard_token};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
 		free(*strs[i]);
 		*strs[i] = NULL;

@@ -37,6 +37,8 @@
 #define CONFIG_MAX_MS (24LL * 60 * 60 * 1000)
 #define CONFIG_SPACE_BACKOFF_MAX 8
 #define CONFIG_SPACE_URL_MAX 512
+/* An mDNS instance name is one DNS label: at most 63 bytes. */
+#define CONFIG_SPACE_MDNS_NAME_MAX 64
 /* The gate (loop prevention): defaults and limits. */
 #define CONFIG_DEFAULT_MAX_BOT_CHAIN_LENGTH 5
 #define CONFIG_DEFAULT_GATE_MAX_EVENTS 20
@@ -66,6 +68,7 @@ struct config_space_tunables {
 	int64_t mdns_timeout_ms;     /* GA_SPACE_MDNS_TIMEOUT_MS, 1..day */
 	int64_t mdns;                /* GA_SPACE_MDNS, 0 or 1 */
 	char *localhost_url;         /* GA_SPACE_LOCALHOST_URL, ws:// */
+	char *mdns_name;             /* GA_SPACE_MDNS_NAME, an mDNS instance name */
 	int64_t discovery_retry_ms;  /* GA_SPACE_DISCOVERY_RETRY_MS, 1..day */
 	uint64_t backoff_ms[CONFIG_SPACE_BACKOFF_MAX]; /* GA_SPACE_BACKOFF_MS */
 	size_t nbackoff;

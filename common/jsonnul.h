@@ -40,6 +40,17 @@
  * on invalid input; the caller frees the tree. */
 cJSON *json_parse_nul(const char *buf, size_t len, struct ga_err *err);
 
+/* What JavaScript's JSON.parse accepts: json_parse_nul, and besides
+ * UTF-16 surrogate escapes that are not half of a high-low pair ("\ud800",
+ * "\ude00", what a JavaScript string cut inside an emoji serialises to).
+ * Such a surrogate is kept in the tree's string as WTF-8: the three-byte
+ * form of its code point (ED A0..BF 80..BF), which valid UTF-8 never holds,
+ * so the mapping is exact like the NUL marker's. Strings holding one are
+ * not UTF-8: json_put_string_nul writes it back as "\udxxx"; code that
+ * shows text to people must replace it. For relaying exactly what a peer
+ * sent (the room server); the daemon's client keeps json_parse_nul. */
+cJSON *json_parse_js(const char *buf, size_t len, struct ga_err *err);
+
 /* True when s (NUL-terminated) holds a marker. */
 bool json_has_nul_mark(const char *s);
 
@@ -49,7 +60,9 @@ size_t json_unmark_nul(char *s);
 
 /* Appends s[0..len) as a JSON string literal with JSON.stringify's escapes
  * (\" \\ \b \f \n \r \t, other controls as \u00xx); a marker, or a real NUL
- * byte, is written "\u0000". 0, or -1 (sb unchanged) at sb's maximum. */
+ * byte, is written "\u0000", a lone surrogate in WTF-8 (json_parse_js)
+ * "\udxxx" (lowercase hex, as JSON.stringify). 0, or -1 (sb unchanged) at
+ * sb's maximum. */
 int json_put_string_nul(struct strbuf *sb, const char *s, size_t len);
 
 #endif

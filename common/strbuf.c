@@ -120,13 +120,11 @@ size_t sb_json_escape_byte(unsigned char c, char out[6])
 	return 6;
 }
 
-int sb_put_json_string_marked(struct strbuf *sb, const char *s, size_t len, int nul_mark)
+int sb_put_json_chars_marked(struct strbuf *sb, const char *s, size_t len, int nul_mark)
 {
 	size_t start = sb->len;
 	/* Rolling back on failure keeps the "unchanged on error" promise
 	 * without a second pass to measure the escaped length. */
-	if (sb_putc(sb, '"') < 0)
-		goto fail;
 	size_t run = 0; /* start of the pending verbatim run */
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -140,14 +138,23 @@ int sb_put_json_string_marked(struct strbuf *sb, const char *s, size_t len, int 
 			goto fail;
 		run = i + 1;
 	}
-	if (sb_append(sb, s + run, len - run) < 0 || sb_putc(sb, '"') < 0)
+	if (sb_append(sb, s + run, len - run) < 0)
 		goto fail;
 	return 0;
 fail:
-	sb->len = start;
-	if (sb->buf)
-		sb->buf[start] = '\0';
+	sb_truncate(sb, start);
 	return -1;
+}
+
+int sb_put_json_string_marked(struct strbuf *sb, const char *s, size_t len, int nul_mark)
+{
+	size_t start = sb->len;
+	if (sb_putc(sb, '"') < 0 || sb_put_json_chars_marked(sb, s, len, nul_mark) < 0 ||
+	    sb_putc(sb, '"') < 0) {
+		sb_truncate(sb, start);
+		return -1;
+	}
+	return 0;
 }
 
 int sb_put_json_string(struct strbuf *sb, const char *s, size_t len)
@@ -165,6 +172,14 @@ void sb_reset(struct strbuf *sb)
 	sb->len = 0;
 	if (sb->buf)
 		sb->buf[0] = '\0';
+}
+
+void sb_truncate(struct strbuf *sb, size_t len)
+{
+	if (len >= sb->len)
+		return;
+	sb->len = len;
+	sb->buf[len] = '\0';
 }
 
 void sb_consume(struct strbuf *sb, size_t n)

@@ -1,7 +1,7 @@
 /*
  * common/ws — RFC 6455 as agent-space and its clients need it: the opening
  * handshake and an incremental frame parser, as pure functions, for both
- * roles. The server (space/server.c) parses requests and masked client
+ * roles. The server (space/server*.c) parses requests and masked client
  * frames; the client (adapters/space/client.c) builds its request, checks
  * the 101 answer and parses unmasked server frames, masking its own.
  *

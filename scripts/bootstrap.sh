@@ -27,7 +27,8 @@ esac
 PACKAGES=(
   build-essential cmake pkg-config git
   libuv1-dev                        # the event loop
-  libcurl4-openssl-dev              # HTTP client (curl multi on libuv)
+  libcurl4-openssl-dev              # HTTP client (curl multi on libuv): headers
+  libcurl3-gnutls                   # the libcurl the daemon loads (adapters/http/curl_shim.h)
   libcjson-dev                      # JSON
   libmicrohttpd-dev                 # the dashboard (and the tests' stand-ins)
   libavahi-client-dev avahi-daemon avahi-utils  # mDNS publish/browse

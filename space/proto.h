@@ -11,13 +11,19 @@
  *
  * NUL: "\u0000" in a string is valid JSON and the reference relays it, but
  * cJSON strings end at NUL. space_msg_parse therefore parses with
- * json_parse_nul (common/jsonnul.h): a U+0000 is the byte JSON_NUL_MARK
+ * json_parse_js (common/jsonnul.h): a U+0000 is the byte JSON_NUL_MARK
  * (0xFF, never in UTF-8) inside the tree's strings. Every helper here treats
  * the marker as the one character U+0000 (one UTF-16 unit, not blank,
  * truthy), and every string written out goes through space_put_str/strn,
  * which write it back as "\u0000". So a NUL is relayed, logged and replayed
  * exactly; internally it is the marker throughout (log lines are read back
- * with json_parse_nul too).
+ * with json_parse_js too).
+ *
+ * Lone surrogates: "\ud800" (a JavaScript string cut inside an emoji) is
+ * valid JSON to JSON.parse, and the reference relays it; json_parse_js
+ * keeps it as the three WTF-8 bytes of its code point, which the helpers
+ * count as one UTF-16 unit, not blank, and space_put_str writes back as
+ * "\ud800". A message is never refused for one.
  *
  * Memory: cJSON trees returned by space_msg_parse are owned by the caller
  * (cJSON_Delete). Strings passed in are borrowed. strbuf outputs are

@@ -5,8 +5,8 @@
 #include "space/room.h"
 
 #include <ctype.h>
-#include <stdarg.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,24 +19,26 @@
 #include "common/xalloc.h"
 #include "space/proto.h"
 
-#define LOG_COMP "space"
+#define LOG_COMP      "space"
 #define CLAIM_BUCKETS 1024
 
 /* Exact texts of §3.20: peers and tests match on them. */
 #define ERR_INVALID_JSON "Invalid JSON"
-#define ERR_BAD_JOIN \
-	"Invalid join: name (1-100 chars), id (1-100 chars), and version (1-50 chars) are required"
-#define ERR_MUST_JOIN "Must join before sending chat"
-#define ERR_CHAT_EMPTY "Invalid chat: content must be a non-empty string"
-#define ERR_CHAT_LONG "Invalid chat: content exceeds 100KB limit"
-#define ERR_RATE "Rate limited \u2014 wait before sending another message"
-#define ERR_IDENTITY "Invalid identity: summary must be an object"
+#define ERR_BAD_JOIN                                                                               \
+	"Invalid join: name (1-100 chars), id (1-100 chars), and version (1-50 chars) are "        \
+	"required"
+#define ERR_MUST_JOIN    "Must join before sending chat"
+#define ERR_CHAT_EMPTY   "Invalid chat: content must be a non-empty string"
+#define ERR_CHAT_LONG    "Invalid chat: content exceeds 100KB limit"
+#define ERR_RATE         "Rate limited \u2014 wait before sending another message"
+#define ERR_IDENTITY     "Invalid identity: summary must be an object"
 #define ERR_IDENTITY_BIG "Invalid identity: summary exceeds 16KB limit"
-#define ERR_ACTION_RESULT \
-	"Invalid action_result: action, target (non-empty strings) and success (boolean) are required"
+#define ERR_ACTION_RESULT                                                                          \
+	"Invalid action_result: action, target (non-empty strings) and success (boolean) are "     \
+	"required"
 #define ERR_REFLECTION "Invalid reflection: summary must be a non-empty string"
-#define ERR_WORKSPACE                                                                   \
-	"Invalid workspace_state: workspace (non-empty string), totalTasks and completedTasks " \
+#define ERR_WORKSPACE                                                                              \
+	"Invalid workspace_state: workspace (non-empty string), totalTasks and completedTasks "    \
 	"(numbers) are required"
 #define SHUTDOWN_REASON "Server shutting down"
 
@@ -84,8 +86,13 @@ struct space_room {
 	void *observer_ud;
 	int64_t now; /* the time of the call being handled, for the observer */
 
-	bool presence_sent;     /* a presence was broadcast in this turn */
-	bool presence_deferred; /* another one is due at space_room_flush */
+	bool presence_sent;  /* a presence was broadcast in this turn */
+	bool presence_owed;  /* a newer snapshot is due (room.h: presence pacing) */
+	int64_t presence_at; /* not before this time (epoch ms) */
+	/* The newcomers' snapshot of this turn while pacing holds presence
+	 * back: one placeholder queued for each of them, resolved by
+	 * newcomers_resolve (see room.h). NULL: none pending. */
+	struct space_buf *newcomers;
 };
 
 /* --- small helpers -------------------------------------------------------- */
@@ -178,91 +185,157 @@ static void touch(struct space_conn *c, int64_t now)
 }
 
 static void log_event(struct space_room *r, const char *ts, const struct space_conn *c,
-		      const char *type, const char *content, size_t len)
+                      const char *type, const char *content, size_t len)
 {
 	space_store_append(r->store, ts, c->name, c->id, type, content, len);
 }
 
 /* --- presence --------------------------------------------------------------- */
 
-/* AgentPresence (§2.3) of one member, from its cache when still valid. */
-static void put_presence_entry(struct strbuf *out, struct space_conn *m)
+/* AgentPresence (§2.3) of one member, cached until its lastSeen or
+ * identity changes: a presence of 1000 members is then a concatenation,
+ * not 2000 timestamp renderings. */
+static void presence_entry(struct space_conn *m)
 {
-	if (!m->presence_json) {
-		char ts[TIME_ISO_LEN + 1];
-		struct strbuf sb;
-		sb_init(&sb, 0);
-		sb_puts(&sb, "{\"name\":");
-		space_put_str(&sb, m->name);
-		sb_puts(&sb, ",\"id\":");
-		space_put_str(&sb, m->id);
-		sb_puts(&sb, ",\"version\":");
-		space_put_str(&sb, m->version);
-		sb_puts(&sb, ",\"joinedAt\":\"");
-		sb_puts(&sb, (iso(m->joined_at, ts), ts));
-		sb_puts(&sb, "\",\"lastSeen\":\"");
-		sb_puts(&sb, (iso(m->last_seen, ts), ts));
-		sb_putc(&sb, '"');
-		if (m->identity_json) {
-			sb_puts(&sb, ",\"identity\":");
-			sb_puts(&sb, m->identity_json);
-		}
-		if (m->caps_json) {
-			sb_puts(&sb, ",\"capabilities\":");
-			sb_puts(&sb, m->caps_json);
-		}
-		sb_putc(&sb, '}');
-		m->presence_len = sb.len;
-		m->presence_json = sb_detach(&sb);
-	}
-	sb_append(out, m->presence_json, m->presence_len);
-}
-
-static struct space_buf *build_presence(struct space_room *r)
-{
+	if (m->presence_json)
+		return;
+	char ts[TIME_ISO_LEN + 1];
 	struct strbuf sb;
 	sb_init(&sb, 0);
-	sb_puts(&sb, "{\"type\":\"presence\",\"agents\":[");
+	sb_puts(&sb, "{\"name\":");
+	space_put_str(&sb, m->name);
+	sb_puts(&sb, ",\"id\":");
+	space_put_str(&sb, m->id);
+	sb_puts(&sb, ",\"version\":");
+	space_put_str(&sb, m->version);
+	sb_puts(&sb, ",\"joinedAt\":\"");
+	sb_puts(&sb, (iso(m->joined_at, ts), ts));
+	sb_puts(&sb, "\",\"lastSeen\":\"");
+	sb_puts(&sb, (iso(m->last_seen, ts), ts));
+	sb_putc(&sb, '"');
+	if (m->identity_json) {
+		sb_puts(&sb, ",\"identity\":");
+		sb_puts(&sb, m->identity_json);
+	}
+	if (m->caps_json) {
+		sb_puts(&sb, ",\"capabilities\":");
+		sb_puts(&sb, m->caps_json);
+	}
+	sb_putc(&sb, '}');
+	m->presence_len = sb.len;
+	m->presence_json = sb_detach(&sb);
+}
+
+/* The snapshot, written once into a buffer of its exact size: in a join
+ * storm every newcomer gets one of up to N entries. */
+static struct space_buf *build_presence(struct space_room *r)
+{
+	static const char head[] = "{\"type\":\"presence\",\"agents\":[";
+	static const char tail[] = "]}";
+	size_t len = sizeof head - 1 + sizeof tail - 1;
+	for (struct space_conn *m = r->first; m; m = m->next) {
+		presence_entry(m);
+		len += m->presence_len + (m != r->first);
+	}
+	struct space_buf *b = space_buf_alloc(len, SPACE_BUF_PRESENCE);
+	char *p = space_buf_data(b);
+	memcpy(p, head, sizeof head - 1);
+	p += sizeof head - 1;
 	for (struct space_conn *m = r->first; m; m = m->next) {
 		if (m != r->first)
-			sb_putc(&sb, ',');
-		put_presence_entry(&sb, m);
+			*p++ = ',';
+		memcpy(p, m->presence_json, m->presence_len);
+		p += m->presence_len;
 	}
-	sb_puts(&sb, "]}");
-	struct space_buf *b = space_buf_from_sb(&sb, SPACE_BUF_PRESENCE);
-	sb_free(&sb);
+	memcpy(p, tail, sizeof tail - 1);
 	return b;
 }
 
-/* Broadcasts b (a presence snapshot, consumed) now when it is the turn's
- * first, else defers a fresh one to space_room_flush (see room.h). */
+/* Broadcasts the snapshot b (consumed) and sets when the next may follow:
+ * a snapshot costs its length times its recipients, and the room spends at
+ * most cfg.presence_bytes_per_ms on presence, never waiting more than
+ * cfg.presence_delay_max_ms. A small room's cost rounds to no wait at all. */
+static void presence_send(struct space_room *r, struct space_buf *b)
+{
+	uint64_t cost = (uint64_t)b->len * r->nmembers;
+	int64_t wait = r->cfg.presence_bytes_per_ms > 0
+	                       ? (int64_t)(cost / (uint64_t)r->cfg.presence_bytes_per_ms)
+	                       : 0;
+	if (wait > r->cfg.presence_delay_max_ms)
+		wait = r->cfg.presence_delay_max_ms;
+	r->presence_sent = true;
+	r->presence_at = r->now + wait;
+	broadcast(r, NULL, b);
+}
+
+/* True when a presence may go out now: the turn has sent none yet and the
+ * pacing wait is over (a wait longer than the maximum means the clock went
+ * back: it is over too). */
+static bool presence_may_send(const struct space_room *r)
+{
+	return !r->presence_sent && !r->presence_owed &&
+	       (r->now >= r->presence_at || r->presence_at - r->now > r->cfg.presence_delay_max_ms);
+}
+
+/* Broadcasts b (a presence snapshot, consumed) now when allowed, else owes
+ * a fresh one to space_room_flush (see room.h). */
 static void broadcast_presence_buf(struct space_room *r, struct space_buf *b)
 {
-	if (r->presence_sent) {
-		r->presence_deferred = true;
+	if (!presence_may_send(r)) {
+		r->presence_owed = true;
 		space_buf_unref(b);
 		return;
 	}
-	r->presence_sent = true;
-	broadcast(r, NULL, b);
+	presence_send(r, b);
 }
 
 static void broadcast_presence(struct space_room *r)
 {
-	if (r->presence_sent) {
-		r->presence_deferred = true;
+	if (!presence_may_send(r)) {
+		r->presence_owed = true;
 		return;
 	}
-	broadcast_presence_buf(r, build_presence(r));
+	presence_send(r, build_presence(r));
 }
 
-void space_room_flush(struct space_room *r)
+/* Gives the pending newcomers' placeholder its snapshot (snap, or one
+ * built now when NULL). Called at the end of the turn and before anything
+ * that would make the room as it is now wrong for a newcomer that joined
+ * earlier in the turn: a member leaving (its later chat would come from
+ * someone the newcomer was never told about). Later joins, identities and
+ * lastSeen only add to what the newcomer learns. */
+static void newcomers_resolve(struct space_room *r, struct space_buf *snap)
 {
-	if (r->presence_deferred) {
-		r->presence_deferred = false;
-		broadcast(r, NULL, build_presence(r));
-	}
+	if (!r->newcomers)
+		return;
+	struct space_buf *b = snap ? space_buf_ref(snap) : build_presence(r);
+	space_buf_resolve(r->newcomers, b);
+	space_buf_unref(b);
+	space_buf_unref(r->newcomers);
+	r->newcomers = NULL;
+}
+
+void space_room_flush(struct space_room *r, int64_t now)
+{
+	r->now = now;
 	r->presence_sent = false;
+	struct space_buf *snap = NULL;
+	if (r->presence_owed) {
+		r->presence_owed = false;
+		if (presence_may_send(r))
+			snap = build_presence(r);
+		else
+			r->presence_owed = true;
+	}
+	newcomers_resolve(r, snap);
+	if (snap)
+		presence_send(r, snap);
+	r->presence_sent = false;
+}
+
+int64_t space_room_presence_due(const struct space_room *r)
+{
+	return r->presence_owed ? r->presence_at : -1;
 }
 
 /* --- claims ----------------------------------------------------------------- */
@@ -299,8 +372,8 @@ static void claims_filter(struct space_room *r, const char *owner, int64_t now, 
 	for (size_t i = 0; i < CLAIM_BUCKETS; i++) {
 		struct claim **pp = &r->claims[i];
 		while (*pp) {
-			bool drop = owner ? strcmp((*pp)->owner, owner) == 0
-					  : now - (*pp)->at >= ttl;
+			bool drop =
+			        owner ? strcmp((*pp)->owner, owner) == 0 : now - (*pp)->at >= ttl;
 			if (drop)
 				claim_unlink(r, pp);
 			else
@@ -329,7 +402,7 @@ static void ws_unlink(struct space_room *r, struct ws_entry *e)
 }
 
 static void ws_put(struct space_room *r, const char *key, const char *reporter, int64_t at,
-		   struct space_buf *msg)
+                   struct space_buf *msg)
 {
 	for (struct ws_entry *e = r->ws_first; e; e = e->next) {
 		if (strcmp(e->key, key) == 0) {
@@ -344,7 +417,7 @@ static void ws_put(struct space_room *r, const char *key, const char *reporter, 
 	}
 	if (r->nws >= SPACE_WORKSPACES_MAX) {
 		log_warn(LOG_COMP, "workspace cache full (%d): evicting the oldest entry",
-			 SPACE_WORKSPACES_MAX);
+		         SPACE_WORKSPACES_MAX);
 		ws_unlink(r, r->ws_first);
 	}
 	struct ws_entry *e = xcalloc(1, sizeof *e);
@@ -384,6 +457,7 @@ static void disconnect_member(struct space_room *r, struct space_conn *c, int64_
 	char ts[TIME_ISO_LEN + 1];
 	iso(now, ts);
 	log_event(r, ts, c, "leave", "", 0);
+	newcomers_resolve(r, NULL);
 	member_unlink(r, c);
 
 	struct strbuf sb;
@@ -393,8 +467,8 @@ static void disconnect_member(struct space_room *r, struct space_conn *c, int64_
 	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
 
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member left", "name", c->name, "id", c->id,
-	       "members", LOG_INT(r->nmembers));
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member left", "name", c->name, "id", c->id, "members",
+	       LOG_INT(r->nmembers));
 	show(r, "<< %s left", c->name);
 
 	for (struct ws_entry *e = r->ws_first, *n; e; e = n) {
@@ -449,17 +523,15 @@ static char *normalise_caps(const cJSON *caps)
 	return sb_detach(&sb);
 }
 
-static void handle_join(struct space_room *r, struct space_conn *c, const cJSON *root,
-			int64_t now)
+static void handle_join(struct space_room *r, struct space_conn *c, const cJSON *root, int64_t now)
 {
 	c->join_seen = true;
 	const cJSON *name = space_js_get(root, "name");
 	const cJSON *id = space_js_get(root, "id");
 	const cJSON *version = space_js_get(root, "version");
 	bool ok = space_js_nonblank_string(name) && units_between(name, 1, SPACE_NAME_MAX_UNITS) &&
-		  space_js_nonblank_string(id) && units_between(id, 1, SPACE_ID_MAX_UNITS) &&
-		  cJSON_IsString(version) &&
-		  units_between(version, 1, SPACE_VERSION_MAX_UNITS);
+	          space_js_nonblank_string(id) && units_between(id, 1, SPACE_ID_MAX_UNITS) &&
+	          cJSON_IsString(version) && units_between(version, 1, SPACE_VERSION_MAX_UNITS);
 	if (!ok) {
 		/* Validation runs before the "already a member" check, so a
 		 * member sending a malformed join is disconnected (§3.3 step 2). */
@@ -522,22 +594,32 @@ static void handle_join(struct space_room *r, struct space_conn *c, const cJSON 
 	sb_free(&sb);
 
 	/* Newcomer: join → presence → history → workspace_state×N → presence.
-	 * Nothing changes between the two presences, so one buffer serves. */
-	struct space_buf *presence = build_presence(r);
+	 * Nothing changes between the two presences, so one buffer serves.
+	 * While pacing holds the broadcast back (a storm), the newcomers of
+	 * the turn share one snapshot instead: a placeholder now, its bytes
+	 * written at the end of the turn (newcomers_resolve). */
+	struct space_buf *presence;
+	if (presence_may_send(r)) {
+		newcomers_resolve(r, NULL);
+		presence = build_presence(r);
+	} else {
+		if (!r->newcomers)
+			r->newcomers = space_buf_deferred(SPACE_BUF_PRESENCE);
+		presence = space_buf_ref(r->newcomers);
+	}
 	send_buf(r, c, presence);
 	struct space_buf *hist = space_store_history(r->store, space_history_limit(r->nmembers));
 	send_buf(r, c, hist);
 	space_buf_unref(hist);
 	for (struct ws_entry *e = r->ws_first; e; e = e->next)
 		send_buf(r, c, e->msg);
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member joined", "name", c->name, "id", c->id,
-	       "version", c->version, "members", LOG_INT(r->nmembers));
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "member joined", "name", c->name, "id", c->id, "version",
+	       c->version, "members", LOG_INT(r->nmembers));
 	show(r, ">> %s joined (%s)", c->name, c->version);
 	broadcast_presence_buf(r, presence);
 }
 
-static void handle_chat(struct space_room *r, struct space_conn *c, const cJSON *root,
-			int64_t now)
+static void handle_chat(struct space_room *r, struct space_conn *c, const cJSON *root, int64_t now)
 {
 	if (!c->member) {
 		send_error(r, c, ERR_MUST_JOIN);
@@ -606,7 +688,7 @@ static void handle_typing(struct space_room *r, struct space_conn *c, int64_t no
 }
 
 static void handle_identity(struct space_room *r, struct space_conn *c, const cJSON *root,
-			    int64_t now)
+                            int64_t now)
 {
 	const cJSON *summary = space_js_get(root, "summary");
 	/* typeof summary === 'object' && summary !== null: arrays pass (§3.6). */
@@ -640,15 +722,15 @@ static void handle_identity(struct space_room *r, struct space_conn *c, const cJ
 	broadcast_presence(r);
 }
 
-static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON *root,
-			 int64_t now)
+static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON *root, int64_t now)
 {
 	const cJSON *action = space_js_get(root, "action");
 	const cJSON *target = space_js_get(root, "target");
 	if (!space_js_nonblank_string(action) || !space_js_nonblank_string(target)) {
 		struct strbuf sb;
 		sb_init(&sb, 0);
-		sb_puts(&sb, "Invalid claim: action and target must be non-empty strings (got action=");
+		sb_puts(&sb,
+		        "Invalid claim: action and target must be non-empty strings (got action=");
 		space_js_stringify(&sb, action);
 		sb_puts(&sb, ", target=");
 		space_js_stringify(&sb, target);
@@ -681,7 +763,7 @@ static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON
 		struct strbuf sb;
 		sb_init(&sb, 0);
 		sb_printf(&sb, "Claim conflict \u2014 %s and %s both claimed %s. %s claimed first.",
-			  (*pp)->owner, c->name, target->valuestring, (*pp)->owner);
+		          (*pp)->owner, c->name, target->valuestring, (*pp)->owner);
 		send_error(r, c, sb_cstr(&sb));
 		sb_free(&sb);
 		free(key);
@@ -715,8 +797,7 @@ static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON
 	sb_free(&sb);
 }
 
-static void handle_state(struct space_room *r, struct space_conn *c, const cJSON *root,
-			 int64_t now)
+static void handle_state(struct space_room *r, struct space_conn *c, const cJSON *root, int64_t now)
 {
 	static const char *const states[] = {"idle", "thinking", "acting", "blocked"};
 	const cJSON *state = space_js_get(root, "state");
@@ -759,9 +840,9 @@ static void handle_state(struct space_room *r, struct space_conn *c, const cJSON
 		sb_puts(&sb, ",\"detail\":");
 		if (cJSON_IsString(detail)) {
 			size_t dl = strlen(detail->valuestring);
-			space_put_strn(&sb, detail->valuestring,
-				       space_js_cut(detail->valuestring, dl,
-							SPACE_DETAIL_CUT_UNITS));
+			space_put_strn(
+			        &sb, detail->valuestring,
+			        space_js_cut(detail->valuestring, dl, SPACE_DETAIL_CUT_UNITS));
 		} else {
 			space_js_stringify(&sb, detail); /* relayed as is (§2.2) */
 		}
@@ -771,8 +852,8 @@ static void handle_state(struct space_room *r, struct space_conn *c, const cJSON
 	sb_free(&sb);
 }
 
-static void handle_action_result(struct space_room *r, struct space_conn *c,
-				 const cJSON *root, int64_t now)
+static void handle_action_result(struct space_room *r, struct space_conn *c, const cJSON *root,
+                                 int64_t now)
 {
 	const cJSON *action = space_js_get(root, "action");
 	const cJSON *target = space_js_get(root, "target");
@@ -834,7 +915,7 @@ static void handle_action_result(struct space_room *r, struct space_conn *c,
 }
 
 static void handle_reflection(struct space_room *r, struct space_conn *c, const cJSON *root,
-			      int64_t now)
+                              int64_t now)
 {
 	const cJSON *summary = space_js_get(root, "summary");
 	if (!space_js_nonblank_string(summary)) {
@@ -852,7 +933,7 @@ static void handle_reflection(struct space_room *r, struct space_conn *c, const 
 	open_msg(&sb, "reflection", c);
 	sb_puts(&sb, ",\"summary\":");
 	space_put_strn(&sb, summary->valuestring,
-		       space_js_cut(summary->valuestring, len, SPACE_REFLECTION_CUT_UNITS));
+	               space_js_cut(summary->valuestring, len, SPACE_REFLECTION_CUT_UNITS));
 	put_ts_close(&sb, ts);
 	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
@@ -874,13 +955,12 @@ static void put_raw_field(struct strbuf *sb, const char *key, const cJSON *v)
 }
 
 static void handle_workspace(struct space_room *r, struct space_conn *c, const cJSON *root,
-			     int64_t now)
+                             int64_t now)
 {
 	const cJSON *ws = space_js_get(root, "workspace");
 	const cJSON *total = space_js_get(root, "totalTasks");
 	const cJSON *completed = space_js_get(root, "completedTasks");
-	if (!space_js_nonblank_string(ws) || !cJSON_IsNumber(total) ||
-	    !cJSON_IsNumber(completed)) {
+	if (!space_js_nonblank_string(ws) || !cJSON_IsNumber(total) || !cJSON_IsNumber(completed)) {
 		send_error(r, c, ERR_WORKSPACE);
 		return;
 	}
@@ -925,8 +1005,8 @@ static void handle_workspace(struct space_room *r, struct space_conn *c, const c
 
 /* --- public entry points -------------------------------------------------------- */
 
-void space_room_input(struct space_room *r, struct space_conn *c, const char *buf,
-		      size_t len, int64_t now)
+void space_room_input(struct space_room *r, struct space_conn *c, const char *buf, size_t len,
+                      int64_t now)
 {
 	if (c->closing)
 		return;
@@ -994,11 +1074,12 @@ void space_room_join_timeout(struct space_room *r, struct space_conn *c, int64_t
 	/* The reference hard-codes "5 seconds" (§9 item 21); a tuned timeout
 	 * for tests names its own value. */
 	if (r->cfg.join_timeout_ms % 1000 == 0)
-		snprintf(msg, sizeof msg, "Join timeout: must send join message within %" PRId64
-			 " seconds", secs);
+		snprintf(msg, sizeof msg,
+		         "Join timeout: must send join message within %" PRId64 " seconds", secs);
 	else
-		snprintf(msg, sizeof msg, "Join timeout: must send join message within %" PRId64
-			 " ms", r->cfg.join_timeout_ms);
+		snprintf(msg, sizeof msg,
+		         "Join timeout: must send join message within %" PRId64 " ms",
+		         r->cfg.join_timeout_ms);
 	send_error(r, c, msg);
 	c->closing = true;
 	r->ops->close(r->ud, c, SPACE_CLOSE_JOIN_TIMEOUT, "Join timeout");
@@ -1156,8 +1237,8 @@ void space_room_host_chat(struct space_room *r, const char *text, size_t len, in
 	sb_putc(&sb, '}');
 	broadcast(r, NULL, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, "host message", "addressed",
-	       addressed ? addressed : "[]", "members", LOG_INT(r->nmembers));
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "host message", "addressed", addressed ? addressed : "[]",
+	       "members", LOG_INT(r->nmembers));
 	free(addressed);
 	free(content);
 }
@@ -1176,6 +1257,7 @@ void space_room_shutdown_notice(struct space_room *r, int64_t now)
 
 void space_room_shutdown_close(struct space_room *r)
 {
+	newcomers_resolve(r, NULL);
 	/* §3.17: no leave entries, no leave/presence broadcasts. */
 	while (r->first) {
 		struct space_conn *m = r->first;
@@ -1208,12 +1290,12 @@ void space_room_config_init(struct space_room_config *cfg)
 	cfg->chat_interval_ms = SPACE_CHAT_INTERVAL_MS_DEFAULT;
 	cfg->workspace_ttl_ms = SPACE_WORKSPACE_TTL_MS_DEFAULT;
 	cfg->join_timeout_ms = 5000;
+	cfg->presence_bytes_per_ms = SPACE_PRESENCE_BYTES_PER_MS_DEFAULT;
+	cfg->presence_delay_max_ms = SPACE_PRESENCE_DELAY_MAX_MS_DEFAULT;
 }
 
-struct space_room *space_room_new(const struct space_room_config *cfg,
-				  struct space_store *store,
-				  const struct space_room_ops *ops, void *ud,
-				  int64_t started_ms)
+struct space_room *space_room_new(const struct space_room_config *cfg, struct space_store *store,
+                                  const struct space_room_ops *ops, void *ud, int64_t started_ms)
 {
 	struct space_room *r = xcalloc(1, sizeof *r);
 	if (cfg)
@@ -1270,6 +1352,7 @@ void space_room_free(struct space_room *r)
 			claim_unlink(r, &r->claims[i]);
 	while (r->ws_first)
 		ws_unlink(r, r->ws_first);
+	space_buf_unref(r->newcomers);
 	free(r);
 }
 

@@ -38,33 +38,40 @@
 #include "space/buf.h"
 #include "space/store.h"
 
-#define SPACE_CLAIMS_MAX 16384
+#define SPACE_CLAIMS_MAX     16384
 #define SPACE_WORKSPACES_MAX 1024
 /* A workspace_state's "tasks" (our extra field) relayed: at most this many,
  * this much JSON. */
-#define SPACE_WORKSPACE_TASKS_MAX 64
+#define SPACE_WORKSPACE_TASKS_MAX       64
 #define SPACE_WORKSPACE_TASKS_MAX_BYTES (16 * 1024)
-#define SPACE_WORKSPACE_TTL_MS_DEFAULT 86400000
-#define SPACE_CLAIM_TTL_MS_DEFAULT 60000
-#define SPACE_CHAT_INTERVAL_MS_DEFAULT 3000
+#define SPACE_WORKSPACE_TTL_MS_DEFAULT  86400000
+#define SPACE_CLAIM_TTL_MS_DEFAULT      60000
+#define SPACE_CHAT_INTERVAL_MS_DEFAULT  3000
+/* Presence pacing (space_room_flush): the presence bytes the room may
+ * queue per millisecond, summed over recipients, and the longest a member
+ * waits for a newer snapshot. At 1 GB/s a 1,000-member snapshot (~150 KB
+ * to each of 1,000) waits 0.15 s, a 5,000-member one (~750 KB to each of
+ * 5,000: 3.75 GB) 3.75 s; ten members, nothing. */
+#define SPACE_PRESENCE_BYTES_PER_MS_DEFAULT 1000000
+#define SPACE_PRESENCE_DELAY_MAX_MS_DEFAULT 5000
 
 /* WebSocket close codes used by the room (§3.21). */
-#define SPACE_CLOSE_GOING_AWAY 1001
+#define SPACE_CLOSE_GOING_AWAY   1001
 #define SPACE_CLOSE_JOIN_TIMEOUT 4001
-#define SPACE_CLOSE_REPLACED 4002
-#define SPACE_CLOSE_BAD_JOIN 4003
+#define SPACE_CLOSE_REPLACED     4002
+#define SPACE_CLOSE_BAD_JOIN     4003
 
 struct space_conn {
-	void *io;               /* the I/O layer's state for this connection */
-	bool member;            /* registered by a valid join */
-	bool join_seen;         /* any "join" arrived: the join timer is moot */
-	bool closing;           /* the room asked for a close: ignore input */
+	void *io;       /* the I/O layer's state for this connection */
+	bool member;    /* registered by a valid join */
+	bool join_seen; /* any "join" arrived: the join timer is moot */
+	bool closing;   /* the room asked for a close: ignore input */
 	/* member fields (valid while member) */
 	char *name, *id, *version;
-	char *caps_json;        /* normalised capabilities array, or NULL */
-	char *identity_json;    /* JSON.stringify(summary), or NULL */
+	char *caps_json;     /* normalised capabilities array, or NULL */
+	char *identity_json; /* JSON.stringify(summary), or NULL */
 	int64_t joined_at, last_seen;
-	int64_t last_chat;      /* last accepted chat, or INT64_MIN */
+	int64_t last_chat; /* last accepted chat, or INT64_MIN */
 	bool alive;
 	/* This member's entry in presence, cached: a presence of 1000 members
 	 * is then a concatenation, not 2000 timestamp renderings. */
@@ -107,11 +114,13 @@ struct space_room_event {
 typedef void (*space_room_observer_fn)(void *ud, const struct space_room_event *ev);
 
 struct space_room_config {
-	int64_t claim_ttl_ms;      /* §3.7 */
-	int64_t chat_interval_ms;  /* §3.4 step 4; 0 disables the limit */
-	int64_t workspace_ttl_ms;  /* §3.15 */
-	int64_t join_timeout_ms;   /* the timer lives in the I/O layer; this
-				    * only words the timeout error */
+	int64_t claim_ttl_ms;          /* §3.7 */
+	int64_t chat_interval_ms;      /* §3.4 step 4; 0 disables the limit */
+	int64_t workspace_ttl_ms;      /* §3.15 */
+	int64_t join_timeout_ms;       /* the timer lives in the I/O layer; this
+	                                * only words the timeout error */
+	int64_t presence_bytes_per_ms; /* pacing; 0: none (every turn) */
+	int64_t presence_delay_max_ms; /* pacing: the longest wait */
 };
 
 struct space_room;
@@ -121,10 +130,8 @@ void space_room_config_init(struct space_room_config *cfg);
 
 /* cfg NULL → defaults. store is borrowed and must outlive the room. started_ms fixes the host id
  * ("host-<base36 started_ms>", §3.16). */
-struct space_room *space_room_new(const struct space_room_config *cfg,
-				  struct space_store *store,
-				  const struct space_room_ops *ops, void *ud,
-				  int64_t started_ms);
+struct space_room *space_room_new(const struct space_room_config *cfg, struct space_store *store,
+                                  const struct space_room_ops *ops, void *ud, int64_t started_ms);
 /* Registers the observer (fn NULL: none). One at a time; a later call
  * replaces the earlier one. */
 void space_room_set_observer(struct space_room *r, space_room_observer_fn fn, void *ud);
@@ -137,22 +144,36 @@ struct space_conn *space_room_conn_new(struct space_room *r, void *io);
 void space_room_conn_closed(struct space_room *r, struct space_conn *c, int64_t now);
 
 /* One complete inbound message (valid UTF-8). */
-void space_room_input(struct space_room *r, struct space_conn *c, const char *buf,
-		      size_t len, int64_t now);
+void space_room_input(struct space_room *r, struct space_conn *c, const char *buf, size_t len,
+                      int64_t now);
 /* A pong arrived (any pong counts, §3.10). */
 void space_room_pong(struct space_room *r, struct space_conn *c, int64_t now);
 /* The per-connection join timer fired (§3.2). */
 void space_room_join_timeout(struct space_room *r, struct space_conn *c, int64_t now);
 
 /* End of an I/O turn (the server calls it once per event-loop iteration,
- * before writing). The first presence broadcast of a turn goes out at
- * once; later ones in the same turn are merged into one snapshot sent
- * here, so a burst of joins or identities (a reconnect storm: 1000 joins
- * would otherwise queue 1000 presences of up to 1000 members each on every
- * member) costs one presence per turn. A client rebuilds its member list
- * from each presence (§7.4), and one event per turn — every test, any
- * quiet room — still sees the reference's exact sequence. */
-void space_room_flush(struct space_room *r);
+ * before writing). Presence is a full snapshot, and a client rebuilds its
+ * member list from each one (§7.4), so a member that receives only the
+ * newest loses nothing; a join storm, on the other hand, would send every
+ * member one snapshot of up to N members per join — O(N²) messages of O(N)
+ * bytes. Two rules keep that bounded:
+ *   - per turn: the first presence broadcast of a turn goes out at once;
+ *     later ones in the same turn become one snapshot sent here;
+ *   - pacing: after a snapshot of L bytes to M members, the next waits
+ *     L × M / presence_bytes_per_ms ms (at most presence_delay_max_ms);
+ *     what falls in the wait becomes one fresh snapshot, sent here once
+ *     the wait is over. In a room of tens of members the wait rounds to
+ *     nothing, so every test and any quiet room sees the reference's exact
+ *     sequence.
+ * Join, leave and every other message are never delayed or reordered; only
+ * the snapshot that follows them may come later, built when it is sent, so
+ * it always describes the room as of its place in each member's stream.
+ * A newcomer still gets its own snapshot right after its join (the member
+ * list before any chat from them); its second one is the paced broadcast. */
+void space_room_flush(struct space_room *r, int64_t now);
+/* When the owed snapshot may go (epoch ms; call space_room_flush then), or
+ * -1 when none is owed. */
+int64_t space_room_presence_due(const struct space_room *r);
 
 /* Heartbeat tick: ping live members, drop those that missed a round. */
 void space_room_heartbeat(struct space_room *r, int64_t now);

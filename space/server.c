@@ -1,7 +1,10 @@
 /*
- * space/server — the agent-space process: a WebSocket server on one libuv
- * loop (common/ws.c does the RFC 6455 parsing), the room, the log, host
- * input, mDNS, timers and shutdown. See server.h for the contract.
+ * space/server — the agent-space process: the WebSocket connections on one
+ * libuv loop (common/ws.c does the RFC 6455 parsing), the room's I/O,
+ * the log, mDNS, timers, shutdown and startup. See server.h for the
+ * contract and server_int.h for how the process is split into files
+ * (HTTP routing, the web page's event streams and the host's commands
+ * live beside this one).
  *
  * Per connection: a libuv TCP handle and one timer (HTTP head deadline,
  * then the join deadline, then the close-handshake deadline). Until the
@@ -40,23 +43,20 @@
 
 #include "adapters/mdns/mdns.h"
 #include "common/fsx.h"
-#include "common/jsonnul.h"
 #include "common/log.h"
 #include "common/sdnotify.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
-#include "common/utf8.h"
 #include "common/ws.h"
 #include "common/xalloc.h"
 #include "space/buf.h"
 #include "space/host.h"
 #include "space/proto.h"
 #include "space/room.h"
+#include "space/server_int.h"
 #include "space/store.h"
 #include "space/web.h"
-#include "space/web_state.h"
 
-#define LOG_COMP "space"
 /* One read buffer serves every connection: reads are handled to the end
  * before the next one starts. */
 #define SPACE_READ_BUF_BYTES (64 * 1024)
@@ -75,103 +75,6 @@
 /* After a plain HTTP response, how long the client has to hang up. */
 #define SPACE_REPLY_LINGER_MS 2000
 
-enum phase {
-	PHASE_RUNNING,  /* normal service */
-	PHASE_DRAINING, /* shutdown sent; still serving for the grace period */
-	PHASE_CLOSING,  /* 1001 sent to members; waiting for close handshakes */
-	PHASE_DONE,     /* handles being closed */
-};
-
-enum conn_state {
-	CONN_HTTP,  /* reading the request head */
-	CONN_REPLY, /* a plain HTTP response is queued; hang up once it is sent */
-	CONN_OPEN,  /* WebSocket */
-	CONN_SSE,   /* the web page's event stream (space/web.h): written only */
-	CONN_GONE,  /* handles closing; the room is told in the close callback */
-};
-
-struct qent {
-	struct space_buf *b; /* NULL: coalesced away */
-	uint64_t turn;       /* flush turn in which it was queued */
-};
-
-struct conn {
-	uv_tcp_t tcp;
-	uv_timer_t timer;
-	struct server *s;
-	struct conn *prev, *next;             /* every connection */
-	struct conn *dirty_prev, *dirty_next; /* waiting for the next flush */
-	bool dirty;
-	enum conn_state state;
-	int handles; /* open libuv handles; freed at 0 */
-
-	struct strbuf head; /* request head until the upgrade */
-	struct ws_parser parser;
-	struct space_conn *room;
-	bool input_done; /* the peer's close arrived: ignore the rest */
-
-	/* send queue: ring of shared buffers */
-	struct qent *q;
-	size_t qhead, qcount, qcap, qbytes;
-	size_t inflight; /* bytes held by the uv_write in flight */
-	bool writing;    /* a uv_write is in flight: wait for it */
-
-	bool ping_pending;
-	bool pong_pending;
-	uint8_t pong_len;
-	uint8_t pong[WS_CONTROL_MAX];
-
-	uv_shutdown_t shut;
-	bool shut_started;
-	bool close_queued;   /* send a close frame after the queue */
-	bool close_sent;     /* it has left (or sits in the uv_write) */
-	bool close_received; /* the peer's close frame arrived */
-	bool close_empty;    /* echo of a close without status: no payload */
-	uint16_t close_code;
-	uint8_t close_reason_len;
-	char close_reason[WS_CONTROL_MAX - 2];
-
-	struct space_web_presence webp;   /* a member's state and typing, for the page */
-	struct space_web_profile webprof; /* its identity, reflection, workspace */
-};
-
-struct server {
-	const struct space_server_config *cfg;
-	uv_loop_t loop;
-	uv_tcp_t listener;
-	bool listener_open;
-	struct space_store *store;
-	struct space_room *room;
-	struct space_host *host;
-	struct mdns_publisher *mdns;
-	uv_timer_t heartbeat, sweep, phase_timer;
-	uv_signal_t sigint, sigterm;
-	uv_prepare_t prepare;
-	uv_check_t check;
-	enum phase phase;
-	int64_t started_ms;
-	uint64_t started_mono;
-	uint64_t close_deadline;
-	uint64_t turn;
-	unsigned ntcp;     /* TCP connections */
-	unsigned nconns;   /* upgraded WebSocket connections */
-	unsigned nclosing; /* of which a close frame was queued */
-	struct conn *conns;
-	struct conn *dirty_first, *dirty_last;
-	bool tty_out; /* stdout is a terminal: show room events there */
-	char *rbuf;
-
-	/* The read-only web page (space/web.h); NULL when cfg->web is off. */
-	struct space_web *web;
-	struct conn *sse[SPACE_WEB_MAX_CLIENTS]; /* its event streams */
-	unsigned nsse;
-	uint64_t sse_dropped;
-	uv_timer_t web_keepalive;
-	uv_timer_t web_members_timer; /* the next members event, when throttled */
-	bool web_members_pending;
-	uint64_t web_members_last; /* monotonic ms of the last members event */
-};
-
 /* A uv_write holding the tail of a flush that the kernel did not take. */
 struct wreq {
 	uv_write_t req;
@@ -187,20 +90,48 @@ static int64_t now_ms(void)
 	return time_now_ms();
 }
 
-static void conn_abort(struct conn *p);
 static void flush_conn(struct conn *p);
 static void on_conn_timer(uv_timer_t *t);
-static void web_flush(struct server *s);
-static void web_fanout_take(struct server *s, struct space_buf *ev);
 
 /* --- dirty list ---------------------------------------------------------------- */
 
-static void mark_dirty(struct conn *p)
+static void dirty_unlink(struct conn *p);
+
+/* Connections waiting for their first answer — an HTTP response, the 101,
+ * a newcomer's join sequence — are written first in the turn, the members
+ * receiving broadcasts after them. In a join storm a flush of thousands of
+ * members takes tens of milliseconds; newcomers at its end would wait for
+ * all of it before they can join, so joiners would arrive in small
+ * batches and each batch cost a whole flush. */
+void srv_mark_dirty(struct conn *p)
 {
 	struct server *s = p->s;
-	if (p->dirty || p->state == CONN_GONE)
+	if (p->state == CONN_GONE)
 		return;
+	bool first = !(p->room && p->room->member && p->greeted);
+	if (p->dirty) {
+		if (!first || p->dirty_urgent)
+			return;
+		dirty_unlink(p);
+	}
 	p->dirty = true;
+	p->dirty_urgent = first;
+	if (first) {
+		/* after the other urgent ones: first come, first served */
+		struct conn *after = s->dirty_urgent_last;
+		p->dirty_prev = after;
+		p->dirty_next = after ? after->dirty_next : s->dirty_first;
+		if (p->dirty_next)
+			p->dirty_next->dirty_prev = p;
+		else
+			s->dirty_last = p;
+		if (after)
+			after->dirty_next = p;
+		else
+			s->dirty_first = p;
+		s->dirty_urgent_last = p;
+		return;
+	}
 	p->dirty_next = NULL;
 	p->dirty_prev = s->dirty_last;
 	if (s->dirty_last)
@@ -215,6 +146,8 @@ static void dirty_unlink(struct conn *p)
 	struct server *s = p->s;
 	if (!p->dirty)
 		return;
+	if (s->dirty_urgent_last == p)
+		s->dirty_urgent_last = p->dirty_prev; /* urgent ones come first */
 	if (p->dirty_prev)
 		p->dirty_prev->dirty_next = p->dirty_next;
 	else
@@ -227,22 +160,79 @@ static void dirty_unlink(struct conn *p)
 	p->dirty_prev = p->dirty_next = NULL;
 }
 
+static void on_wake_timer(uv_timer_t *t);
+
+/* A join or a member's departure: counted per second to tell a storm. */
+void srv_churn(struct server *s)
+{
+	uint64_t now = uv_now(&s->loop);
+	if (now - s->churn_since >= 1000) {
+		s->churn_prev = now - s->churn_since < 2000 ? s->churn_now : 0;
+		s->churn_now = 0;
+		s->churn_since = now;
+	}
+	s->churn_now++;
+}
+
+/* In a join or leave storm (SPACE_STORM_CHURN_PER_S joins and departures
+ * within about a second) the members that only receive broadcasts are
+ * written at most every SPACE_STORM_FLUSH_MS instead of every turn: a turn
+ * of a storm brings a few joins, and writing thousands of members for each
+ * few is what made a storm slow; now each write carries the joins of several
+ * turns. Connections waiting for their first answer (srv_mark_dirty) are
+ * still written every turn, so joiners never wait for the room. */
+static bool storm(struct server *s)
+{
+	uint64_t now = uv_now(&s->loop);
+	unsigned recent = now - s->churn_since < 1000   ? s->churn_now + s->churn_prev
+	                  : now - s->churn_since < 2000 ? s->churn_now
+	                                                : 0;
+	return recent >= SPACE_STORM_CHURN_PER_S;
+}
+
 /* Writes what every dirty connection has queued. Runs once per loop turn
  * (twice, counting uv_prepare); this is also where the room emits the
- * presence it deferred during the turn. */
+ * presence it deferred (room.h: per turn and paced), and where the timers
+ * for a paced presence and a held-back storm write are set. */
 static void flush_all(struct server *s)
 {
+	uint64_t wake = UINT64_MAX;
 	if (s->phase != PHASE_DONE) {
-		space_room_flush(s->room);
+		int64_t now = now_ms();
+		space_room_flush(s->room, now);
+		int64_t due = space_room_presence_due(s->room);
+		if (due >= 0)
+			wake = due > now ? (uint64_t)(due - now) : 0;
 		if (s->web)
-			web_flush(s);
+			srv_web_flush(s);
 	}
+	uint64_t mono = uv_now(&s->loop);
+	bool hold = s->phase == PHASE_RUNNING && mono < s->bulk_next && storm(s);
 	struct conn *p;
+	bool bulk = false;
 	while ((p = s->dirty_first)) {
+		if (hold && !p->dirty_urgent)
+			break;
+		bulk |= !p->dirty_urgent;
 		dirty_unlink(p);
 		flush_conn(p);
 	}
+	if (bulk) {
+		uv_update_time(&s->loop);
+		s->bulk_next = uv_now(&s->loop) + SPACE_STORM_FLUSH_MS;
+	}
+	if (hold && s->dirty_first && s->bulk_next - mono < wake)
+		wake = s->bulk_next - mono;
+	if (wake != UINT64_MAX && s->phase != PHASE_DONE &&
+	    (!uv_is_active((uv_handle_t *)&s->wake_timer) ||
+	     uv_timer_get_due_in(&s->wake_timer) > wake))
+		uv_timer_start(&s->wake_timer, on_wake_timer, wake, 0);
 	s->turn++;
+}
+
+static void on_wake_timer(uv_timer_t *t)
+{
+	flush_all(t->data);
 }
 
 static void on_prepare(uv_prepare_t *h)
@@ -259,7 +249,7 @@ static void on_check(uv_check_t *h)
 
 static struct qent *q_at(struct conn *p, size_t i)
 {
-	return &p->q[(p->qhead + i) % p->qcap];
+	return &p->q[(p->qhead + i) & (p->qcap - 1)];
 }
 
 static void q_clear(struct conn *p)
@@ -271,23 +261,25 @@ static void q_clear(struct conn *p)
 	p->qhead = p->qcount = p->qcap = p->qbytes = 0;
 }
 
-static void q_push(struct conn *p, struct space_buf *b)
+void srv_q_push(struct conn *p, struct space_buf *b)
 {
 	if (p->qcount == p->qcap) {
+		/* Doubles in place: the slots before the head move after the old
+		 * end, so the ring is contiguous again. No zeroing, no copy of
+		 * the rest: a member that fell behind can hold many slots, and
+		 * growing them must not cost more than queuing them. */
 		size_t ncap = p->qcap ? p->qcap * 2 : 8;
-		struct qent *nq = xcalloc(ncap, sizeof *nq);
-		for (size_t i = 0; i < p->qcount; i++)
-			nq[i] = *q_at(p, i);
-		free(p->q);
-		p->q = nq;
-		p->qhead = 0;
+		p->q = xreallocarray(p->q, ncap, sizeof *p->q);
+		if (p->qhead)
+			memcpy(p->q + p->qcap, p->q, p->qhead * sizeof *p->q);
 		p->qcap = ncap;
 	}
 	struct qent *e = q_at(p, p->qcount);
 	e->b = b;
-	e->turn = p->s->turn;
+	e->turn = (uint32_t)p->s->turn;
+	e->bytes = (uint32_t)(b->hdr_len + b->len);
 	p->qcount++;
-	p->qbytes += b->hdr_len + b->len;
+	p->qbytes += e->bytes;
 }
 
 /* Removes the first n entries; unref says whether their references are
@@ -297,12 +289,12 @@ static void q_drop_front(struct conn *p, size_t n, bool unref)
 	for (size_t i = 0; i < n; i++) {
 		struct qent *e = q_at(p, 0);
 		if (e->b) {
-			p->qbytes -= e->b->hdr_len + e->b->len;
+			p->qbytes -= e->bytes;
 			if (unref)
 				space_buf_unref(e->b);
 		}
 		e->b = NULL;
-		p->qhead = (p->qhead + 1) % p->qcap;
+		p->qhead = (p->qhead + 1) & (p->qcap - 1);
 		p->qcount--;
 	}
 	if (!p->qcount && p->qcap > 64) {
@@ -321,8 +313,8 @@ static void q_coalesce_presence(struct conn *p)
 {
 	for (size_t i = p->qcount; i-- > 0;) {
 		struct qent *e = q_at(p, i);
-		if (e->b && (e->b->flags & SPACE_BUF_PRESENCE) && e->turn < p->s->turn) {
-			p->qbytes -= e->b->hdr_len + e->b->len;
+		if (e->b && (e->b->flags & SPACE_BUF_PRESENCE) && e->turn != (uint32_t)p->s->turn) {
+			p->qbytes -= e->bytes;
 			space_buf_unref(e->b);
 			e->b = NULL;
 			return;
@@ -352,7 +344,7 @@ static void on_written(uv_write_t *req, int status)
 	if (status < 0) {
 		if (status != UV_ECANCELED)
 			log_debug(LOG_COMP, "write failed: %s", uv_strerror(status));
-		conn_abort(p);
+		srv_conn_abort(p);
 		return;
 	}
 	flush_conn(p);
@@ -396,7 +388,7 @@ static void write_rest(struct conn *p, uv_buf_t *iov, struct space_buf **owner, 
 		for (size_t i = 0; i < w->nrefs; i++)
 			space_buf_unref(w->refs[i]);
 		free(w);
-		conn_abort(p);
+		srv_conn_abort(p);
 	}
 }
 
@@ -414,19 +406,19 @@ static void after_flush(struct conn *p)
 			p->shut_started = true;
 			uv_timer_start(&p->timer, on_conn_timer, SPACE_REPLY_LINGER_MS, 0);
 			if (uv_shutdown(&p->shut, (uv_stream_t *)&p->tcp, NULL) < 0)
-				conn_abort(p);
+				srv_conn_abort(p);
 		}
 		return;
 	}
 	if (p->close_sent && p->close_received) {
-		conn_abort(p); /* close handshake complete: the server hangs up first */
+		srv_conn_abort(p); /* close handshake complete: the server hangs up first */
 	} else if (p->close_sent && !p->shut_started) {
 		/* Our close frame has left and nothing follows it; the FIN also
 		 * tells a peer that never answers close frames that we are done.
 		 * Its close, its EOF or the handshake timer ends the connection. */
 		p->shut_started = true;
 		if (uv_shutdown(&p->shut, (uv_stream_t *)&p->tcp, NULL) < 0)
-			conn_abort(p);
+			srv_conn_abort(p);
 	}
 }
 
@@ -453,7 +445,13 @@ static void flush_conn(struct conn *p)
 		}
 		while (taken < p->qcount && n < SPACE_FLUSH_IOV_MAX &&
 		       total < SPACE_FLUSH_BYTES_MAX) {
-			struct space_buf *b = q_at(p, taken++)->b;
+			struct space_buf *b = q_at(p, taken)->b;
+			/* The newcomers' snapshot gets its bytes at the end of
+			 * the turn (space/room.h); a write completing before that
+			 * stops here, and the end-of-turn flush goes on. */
+			if (b && !space_buf_ready(b))
+				break;
+			taken++;
 			if (!b)
 				continue;
 			size_t len;
@@ -488,7 +486,7 @@ static void flush_conn(struct conn *p)
 			r = 0;
 		if (r < 0) {
 			log_debug(LOG_COMP, "write failed: %s", uv_strerror(r));
-			conn_abort(p);
+			srv_conn_abort(p);
 			return;
 		}
 		p->pong_pending = false;
@@ -505,6 +503,8 @@ static void flush_conn(struct conn *p)
 		write_rest(p, iov, owner, n, (size_t)r, total);
 		break;
 	}
+	if (p->room && p->room->member)
+		p->greeted = true;
 	after_flush(p);
 }
 
@@ -514,16 +514,14 @@ static void conn_free(struct conn *p)
 {
 	struct server *s = p->s;
 	if (p->room) {
+		if (p->room->member && s->phase == PHASE_RUNNING)
+			srv_churn(s);
 		/* The leave goes to the page through the room's observer. */
 		space_room_conn_closed(s->room, p->room, now_ms());
 		p->room = NULL;
 		s->nconns--;
 	}
-	for (unsigned i = 0; i < s->nsse; i++)
-		if (s->sse[i] == p) {
-			s->sse[i] = s->sse[--s->nsse];
-			break;
-		}
+	srv_sse_forget(s, p);
 	space_web_presence_clear(&p->webp);
 	space_web_profile_clear(&p->webprof);
 	if (p->close_queued && s->nclosing)
@@ -551,7 +549,7 @@ static void on_handle_closed(uv_handle_t *h)
 
 /* Closes the socket now, without a close frame (a transport error, a
  * heartbeat drop, the end of a close handshake). */
-static void conn_abort(struct conn *p)
+void srv_conn_abort(struct conn *p)
 {
 	if (p->state == CONN_GONE)
 		return;
@@ -577,122 +575,7 @@ static void queue_close(struct conn *p, int code, const char *reason, size_t rea
 	memcpy(p->close_reason, reason, reason_len);
 	p->close_reason_len = (uint8_t)reason_len;
 	uv_timer_start(&p->timer, on_conn_timer, SPACE_CLOSE_HANDSHAKE_MS, 0);
-	mark_dirty(p);
-}
-
-/* --- the web page's event streams ------------------------------------------------------- */
-
-static void web_stats(const struct server *s, struct space_web_stats *st)
-{
-	st->clients = s->nsse;
-	st->dropped = s->sse_dropped;
-}
-
-/* Queues b on a stream. A stream that has not taken what it was sent is
- * dropped: the room never waits for a browser. */
-static void sse_send(struct conn *p, struct space_buf *b)
-{
-	struct server *s = p->s;
-	if (p->state != CONN_SSE)
-		return;
-	if (p->qbytes + p->inflight > SPACE_WEB_SSE_QUEUE_MAX_BYTES) {
-		s->sse_dropped++;
-		log_kv(LOG_LEVEL_WARN, LOG_COMP,
-		       "web page stream over its limit: dropping a browser that stopped reading",
-		       "queued", LOG_INT(p->qbytes + p->inflight), "limit",
-		       LOG_INT(SPACE_WEB_SSE_QUEUE_MAX_BYTES));
-		conn_abort(p);
-		return;
-	}
-	q_push(p, space_buf_ref(b));
-	mark_dirty(p);
-}
-
-/* Sends ev (the caller keeps its reference) to every stream. */
-static void web_fanout(struct server *s, struct space_buf *ev)
-{
-	for (unsigned i = 0; i < s->nsse; i++)
-		sse_send(s->sse[i], ev);
-}
-
-static void web_fanout_take(struct server *s, struct space_buf *ev)
-{
-	if (!ev)
-		return;
-	web_fanout(s, ev);
-	space_buf_unref(ev);
-}
-
-static void on_web_members_timer(uv_timer_t *t)
-{
-	web_flush(t->data);
-}
-
-/* The member list after a join, leave or identity: at most one per
- * SPACE_WEB_MEMBERS_MIN_MS, so a join storm in a large room sends the
- * browsers a few lists, not one per turn (each is up to ~250 bytes per
- * member, and a stream holds at most SPACE_WEB_SSE_QUEUE_MAX_BYTES). */
-static void web_flush(struct server *s)
-{
-	if (space_web_take_members_dirty(s->web))
-		s->web_members_pending = true;
-	if (!s->web_members_pending || !s->nsse || s->phase == PHASE_DONE)
-		return;
-	uint64_t now = time_mono_ms(), next = s->web_members_last + SPACE_WEB_MEMBERS_MIN_MS;
-	if (now < next) {
-		if (!uv_is_active((uv_handle_t *)&s->web_members_timer))
-			uv_timer_start(&s->web_members_timer, on_web_members_timer, next - now, 0);
-		return;
-	}
-	s->web_members_pending = false;
-	s->web_members_last = now;
-	web_fanout_take(s, space_web_members_event(s->web, s->room, now_ms()));
-}
-
-static void on_web_keepalive(uv_timer_t *t)
-{
-	struct server *s = t->data;
-	if (s->nsse)
-		web_fanout_take(s, space_web_keepalive());
-}
-
-static struct space_web_presence *web_presence_of(const struct space_conn *m)
-{
-	struct conn *p = m->io;
-	return p ? &p->webp : NULL;
-}
-
-static const struct space_web_profile *web_profile_of(const struct space_conn *m)
-{
-	const struct conn *p = m->io;
-	return p ? &p->webprof : NULL;
-}
-
-/* The room's observer (room.h): every broadcast once, also those that
- * reach no member (the last leave, the host talking to an empty room), and
- * the silent claim renewals, for the page's mirror (space/web.h) and the
- * members' profiles (space/web_state.h). */
-static void on_room_event(void *ud, const struct space_room_event *ev)
-{
-	struct server *s = ud;
-	struct conn *p = ev->who ? ev->who->io : NULL;
-	if (ev->kind == SPACE_ROOM_EV_CLAIM_RENEWED) {
-		/* space_web_input renews the page's copy from the claim as
-		 * the member sent it; the room has just accepted it. */
-		struct strbuf sb;
-		sb_init(&sb, 0);
-		sb_puts(&sb, "{\"type\":\"claim\",\"action\":");
-		space_put_str(&sb, ev->action);
-		sb_puts(&sb, ",\"target\":");
-		space_put_str(&sb, ev->target);
-		sb_putc(&sb, '}');
-		space_web_input(s->web, ev->who->name, sb.buf, sb.len, ev->now);
-		sb_free(&sb);
-		return;
-	}
-	web_fanout_take(s, space_web_tap(s->web, ev->msg, p ? &p->webp : NULL, ev->now));
-	if (p && space_web_profile_apply(&p->webprof, space_buf_data(ev->msg), ev->msg->len))
-		web_fanout_take(s, space_web_profile_event(&p->webprof, ev->who->name, ev->who->id));
+	srv_mark_dirty(p);
 }
 
 /* --- room ops -------------------------------------------------------------------------- */
@@ -711,11 +594,11 @@ static void op_send(void *ud, struct space_conn *c, struct space_buf *msg)
 		       "send queue over its limit: dropping a connection that stopped reading",
 		       "name", c->name ? c->name : "(pending)", "queued",
 		       LOG_INT(p->qbytes + p->inflight), "limit", LOG_INT(s->cfg->sendq_max_bytes));
-		conn_abort(p);
+		srv_conn_abort(p);
 		return;
 	}
-	q_push(p, space_buf_ref(msg));
-	mark_dirty(p);
+	srv_q_push(p, space_buf_ref(msg));
+	srv_mark_dirty(p);
 }
 
 static void op_close(void *ud, struct space_conn *c, int code, const char *reason)
@@ -732,7 +615,7 @@ static void op_drop(void *ud, struct space_conn *c)
 {
 	struct conn *p = c->io;
 	if (p)
-		conn_abort(p);
+		srv_conn_abort(p);
 }
 
 static void op_ping(void *ud, struct space_conn *c)
@@ -742,27 +625,14 @@ static void op_ping(void *ud, struct space_conn *c)
 		return;
 	/* §3.14: an empty payload, like the reference. */
 	p->ping_pending = true;
-	mark_dirty(p);
-}
-
-/* Writes text received from members to the terminal: a U+0000 (the marker,
- * space/proto.h) is shown as the symbol for NUL, U+2400, never as a byte
- * that is invalid in UTF-8. */
-static void put_shown(const char *text)
-{
-	for (const char *p = text; *p; p++) {
-		if (*p == JSON_NUL_MARK)
-			fputs("\u2400", stdout);
-		else
-			fputc(*p, stdout);
-	}
+	srv_mark_dirty(p);
 }
 
 static void op_show(void *ud, const char *line)
 {
 	struct server *s = ud;
 	if (s->tty_out) {
-		put_shown(line);
+		srv_show(line);
 		fputc('\n', stdout);
 		fflush(stdout);
 	}
@@ -819,7 +689,7 @@ static void ws_input(struct server *s, struct conn *p, char *buf, size_t len)
 				memcpy(p->pong, ev.data, ev.len);
 				p->pong_len = (uint8_t)ev.len;
 				p->pong_pending = true;
-				mark_dirty(p);
+				srv_mark_dirty(p);
 			}
 			break;
 		case WS_EV_PONG:
@@ -833,7 +703,7 @@ static void ws_input(struct server *s, struct conn *p, char *buf, size_t len)
 			p->close_received = true;
 			p->input_done = true;
 			queue_close(p, ev.code, ev.data, ev.len);
-			mark_dirty(p);
+			srv_mark_dirty(p);
 			return;
 		case WS_EV_ERROR:
 			/* §1 items 8, 9, 11: 1007, 1009, 1002 with an empty reason,
@@ -845,118 +715,15 @@ static void ws_input(struct server *s, struct conn *p, char *buf, size_t len)
 				p->input_done = true;
 			}
 			queue_close(p, ev.code, "", 0);
-			mark_dirty(p);
+			srv_mark_dirty(p);
 			break;
 		}
 	}
 }
 
-/* --- plain HTTP and the upgrade ------------------------------------------------------------ */
+/* --- the upgrade ------------------------------------------------------------------------ */
 
-/* Queues a complete HTTP response and hangs up once it is sent; head_only
- * (HEAD) leaves the body out. */
-static void http_reply_ex(struct conn *p, unsigned status, const char *reason, const char *ctype,
-                          const char *body, size_t len, const char *extra, const char *extra2,
-                          bool head_only)
-{
-	struct strbuf sb;
-	sb_init(&sb, 0);
-	sb_printf(&sb,
-	          "HTTP/1.1 %u %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s%s"
-	          "Connection: close\r\n\r\n",
-	          status, reason, ctype, len, extra ? extra : "", extra2 ? extra2 : "");
-	if (!head_only)
-		sb_append(&sb, body, len);
-	struct space_buf *b = space_buf_from_sb(&sb, SPACE_BUF_RAW);
-	sb_free(&sb);
-	p->state = CONN_REPLY;
-	q_push(p, b);
-	mark_dirty(p);
-}
-
-static void http_reply(struct conn *p, unsigned status, const char *reason, const char *ctype,
-                       const char *body, size_t len, const char *extra)
-{
-	http_reply_ex(p, status, reason, ctype, body, len, extra, NULL, false);
-}
-
-static void http_error(struct conn *p, unsigned status, const char *reason, const char *why)
-{
-	log_debug(LOG_COMP, "HTTP %u: %s", status, why);
-	http_reply(p, status, reason, "text/plain", why, strlen(why), NULL);
-}
-
-static void healthz(struct server *s, struct conn *p)
-{
-	/* Beyond the reference: a liveness probe for supervisors. */
-	struct strbuf sb;
-	sb_init(&sb, 0);
-	sb_puts(&sb, "{\"name\":");
-	space_put_str(&sb, s->cfg->name);
-	sb_printf(&sb, ",\"agents\":%zu,\"uptime\":%" PRIu64 "}", space_room_member_count(s->room),
-	          (time_mono_ms() - s->started_mono) / 1000);
-	http_reply(p, 200, "OK", "application/json", sb_cstr(&sb), sb.len, NULL);
-	sb_free(&sb);
-}
-
-/* The room's read-only web page (space/web.h): its files, the snapshot
- * and the event stream. Nothing here reaches the room. */
-static void web_request(struct server *s, struct conn *p, const struct space_web_req *r)
-{
-	static const char api_headers[] = "Cache-Control: no-store\r\n";
-	static const char file_headers[] = "Cache-Control: no-cache\r\n";
-	if (r->route == SPACE_WEB_REFUSED) {
-		char allow[64] = "";
-		if (r->allow)
-			snprintf(allow, sizeof allow, "Allow: %s\r\n", r->allow);
-		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "web request refused", "status",
-		       LOG_INT(r->status), "why", r->why);
-		http_reply_ex(p, r->status, r->reason, "text/plain; charset=utf-8", r->why,
-		              strlen(r->why), SPACE_WEB_SECURITY_HEADERS, allow, false);
-		return;
-	}
-	if (r->route == SPACE_WEB_FILE) {
-		http_reply_ex(p, 200, "OK", r->ctype, r->data, r->len, SPACE_WEB_SECURITY_HEADERS,
-		              file_headers, r->head_only);
-		return;
-	}
-	struct space_web_stats st;
-	web_stats(s, &st);
-	if (r->route == SPACE_WEB_ROOM) {
-		size_t len = 0;
-		char *json = space_web_room_json(s->web, s->room, &st, now_ms(), &len);
-		json = space_web_snapshot_add_profiles(json, len, s->room, web_profile_of, &len);
-		http_reply_ex(p, 200, "OK", "application/json", json, len,
-		              SPACE_WEB_SECURITY_HEADERS, api_headers, r->head_only);
-		free(json);
-		return;
-	}
-	/* SPACE_WEB_EVENTS */
-	if (s->nsse >= SPACE_WEB_MAX_CLIENTS || s->phase >= PHASE_CLOSING) {
-		static const char why[] = "too many web page streams: at most 16 browsers watch "
-		                          "the room at once (SPACE_WEB_MAX_CLIENTS)\n";
-		if (s->phase < PHASE_CLOSING)
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "web page stream refused: too many",
-			       "limit", LOG_INT(SPACE_WEB_MAX_CLIENTS));
-		http_reply_ex(p, 503, "Service Unavailable", "text/plain; charset=utf-8", why,
-		              sizeof why - 1, SPACE_WEB_SECURITY_HEADERS, "Retry-After: 5\r\n",
-		              false);
-		return;
-	}
-	p->state = CONN_SSE;
-	uv_timer_stop(&p->timer);
-	sb_free(&p->head);
-	s->sse[s->nsse++] = p;
-	web_stats(s, &st);
-	struct space_buf *b = space_web_stream_add_profiles(
-	        space_web_stream_start(s->web, s->room, &st, now_ms()), s->room, web_profile_of);
-	q_push(p, b);
-	mark_dirty(p);
-	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "web page stream opened", "streams", LOG_INT(s->nsse));
-}
-
-/* Switches the connection to WebSocket: 101, join timer, the room. */
-static void upgrade(struct server *s, struct conn *p, const struct ws_request *req)
+void srv_upgrade(struct server *s, struct conn *p, const struct ws_request *req)
 {
 	char accept[29];
 	ws_accept(req->key, req->key_len, accept);
@@ -975,97 +742,19 @@ static void upgrade(struct server *s, struct conn *p, const struct ws_request *r
 	}
 	sb_puts(&sb, "\r\n");
 	p->state = CONN_OPEN;
-	q_push(p, space_buf_from_sb(&sb, SPACE_BUF_RAW));
+	srv_q_push(p, space_buf_from_sb(&sb, SPACE_BUF_RAW));
 	sb_free(&sb);
-	mark_dirty(p);
+	srv_mark_dirty(p);
 	ws_parser_init(&p->parser, SPACE_MAX_PAYLOAD_BYTES, WS_ROLE_SERVER);
 	p->room = space_room_conn_new(s->room, p);
 	s->nconns++;
+	srv_churn(s);
 	uv_timer_start(&p->timer, on_conn_timer, (uint64_t)s->cfg->join_timeout_ms, 0);
-}
-
-static void http_input(struct server *s, struct conn *p, const char *buf, size_t len)
-{
-	if (sb_append(&p->head, buf, len) < 0) {
-		http_error(p, 431, "Request Header Fields Too Large", "Request head too large");
-		return;
-	}
-	struct ws_request req;
-	enum ws_head_result r = ws_parse_request(p->head.buf, p->head.len, &req);
-	if (r == WS_HEAD_INCOMPLETE) {
-		if (p->head.len > WS_HEAD_MAX)
-			http_error(p, 431, "Request Header Fields Too Large",
-			           "Request head too large");
-		return;
-	}
-	if (r != WS_HEAD_BAD && req.head_len > WS_HEAD_MAX) {
-		/* a complete head that arrived in one read is as refused as one
-		 * that did not end in time (Node's 431 too) */
-		http_error(p, 431, "Request Header Fields Too Large", "Request head too large");
-		return;
-	}
-	if (r == WS_HEAD_BAD) {
-		http_error(p, 400, "Bad Request", "Bad Request");
-		return;
-	}
-	bool get = req.method_len == 3 && memcmp(req.method, "GET", 3) == 0;
-	if (!req.upgrade) {
-		size_t pl = req.path_len;
-		const char *q = memchr(req.path, '?', pl);
-		if (q)
-			pl = (size_t)(q - req.path);
-		if (get && pl == 8 && memcmp(req.path, "/healthz", 8) == 0) {
-			healthz(s, p);
-			return;
-		}
-		if (s->web) {
-			struct space_web_req wr;
-			space_web_classify(s->web, p->head.buf, req.head_len, req.method,
-			                   req.method_len, req.path, req.path_len, &wr);
-			if (wr.route != SPACE_WEB_NOT_MINE) {
-				web_request(s, p, &wr);
-				return;
-			}
-		}
-		/* §1 item 3: anything else without an upgrade. */
-		http_reply(p, 426, "Upgrade Required", "text/plain", "Upgrade Required", 16, NULL);
-		return;
-	}
-	/* The checks ws makes before upgrading (§1 item 2: any path). */
-	if (!get) {
-		http_error(p, 405, "Method Not Allowed", "Invalid HTTP method");
-		return;
-	}
-	if (!req.upgrade_websocket) {
-		http_error(p, 400, "Bad Request", "Invalid Upgrade header");
-		return;
-	}
-	if (!req.key || !ws_key_valid(req.key, req.key_len)) {
-		http_error(p, 400, "Bad Request", "Missing or invalid Sec-WebSocket-Key header");
-		return;
-	}
-	if (req.version != 13 && req.version != 8) {
-		http_reply(p, 400, "Bad Request", "text/plain",
-		           "Missing or invalid Sec-WebSocket-Version header", 46,
-		           "Sec-WebSocket-Version: 13\r\n");
-		return;
-	}
-	/* Beyond the reference: a connection limit, applied before the
-	 * upgrade so an over-capacity client gets no WebSocket at all. */
-	if (s->nconns >= s->cfg->max_clients || s->phase >= PHASE_CLOSING) {
-		if (s->phase < PHASE_CLOSING)
-			log_kv(LOG_LEVEL_WARN, LOG_COMP, "connection refused: room is full",
-			       "limit", LOG_INT(s->cfg->max_clients));
-		http_error(p, 503, "Service Unavailable",
-		           "agent-space is full (SPACE_MAX_CLIENTS)");
-		return;
-	}
-	upgrade(s, p, &req);
 	/* Frames may have come in the same packets as the head. */
-	size_t extra = p->head.len - req.head_len;
+	size_t extra = p->head.len - req->head_len;
 	if (extra) {
 		char *rest = xmalloc(extra);
-		memcpy(rest, p->head.buf + req.head_len, extra);
+		memcpy(rest, p->head.buf + req->head_len, extra);
 		sb_free(&p->head);
 		ws_input(s, p, rest, extra);
 		free(rest);
@@ -1089,11 +778,11 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 		return;
 	if (nread < 0) {
 		/* EOF or a reset: the peer is gone (§3.13 follows for a member). */
-		conn_abort(p);
+		srv_conn_abort(p);
 		return;
 	}
 	if (p->state == CONN_HTTP)
-		http_input(p->s, p, buf->base, (size_t)nread);
+		srv_http_input(p->s, p, buf->base, (size_t)nread);
 	else if (p->state == CONN_OPEN)
 		ws_input(p->s, p, buf->base, (size_t)nread);
 }
@@ -1105,12 +794,12 @@ static void on_conn_timer(uv_timer_t *t)
 	switch (p->state) {
 	case CONN_HTTP:
 	case CONN_REPLY:
-		conn_abort(p); /* no complete request head, or a response never read */
+		srv_conn_abort(p); /* no complete request head, or a response never read */
 		break;
 	case CONN_OPEN:
 		if (p->close_queued) {
 			log_debug(LOG_COMP, "close handshake timed out");
-			conn_abort(p);
+			srv_conn_abort(p);
 		} else if (p->room) {
 			space_room_join_timeout(s->room, p->room, now_ms());
 		}
@@ -1142,97 +831,17 @@ static void on_connection(uv_stream_t *ls, int status)
 	s->conns = p;
 	s->ntcp++;
 	if (uv_accept(ls, (uv_stream_t *)&p->tcp) < 0) {
-		conn_abort(p);
+		srv_conn_abort(p);
 		return;
 	}
-	if (s->ntcp > s->cfg->max_clients + SPACE_TCP_SLACK || s->phase >= PHASE_CLOSING) {
-		conn_abort(p);
+	if (s->ntcp > s->max_clients + SPACE_TCP_SLACK || s->phase >= PHASE_CLOSING) {
+		srv_conn_abort(p);
 		return;
 	}
 	/* Frames are batched per turn already; Nagle would only add delay. */
 	uv_tcp_nodelay(&p->tcp, 1);
 	uv_timer_start(&p->timer, on_conn_timer, SPACE_HEAD_TIMEOUT_MS, 0);
 	uv_read_start((uv_stream_t *)&p->tcp, on_alloc, on_read);
-}
-
-/* --- host input ------------------------------------------------------------------------- */
-
-static void begin_shutdown(struct server *s, const char *why);
-
-static void print_who(struct server *s)
-{
-	size_t n = space_room_member_count(s->room);
-	printf("%zu agent%s in the room\n", n, n == 1 ? "" : "s");
-	for (const struct space_conn *m = space_room_first_member(s->room); m; m = m->next) {
-		char ts[TIME_ISO_LEN + 1];
-		fputs("  ", stdout);
-		put_shown(m->name);
-		fputs(" (", stdout);
-		put_shown(m->id);
-		fputs(") v", stdout);
-		put_shown(m->version);
-		printf(", joined %s\n", time_format_iso(m->joined_at, ts));
-	}
-	fflush(stdout);
-}
-
-/* The host's commands, for /help. A line that is none of them is chat. */
-static const char HOST_HELP[] =
-	"host commands:\n"
-	"  /who          list the agents in the room\n"
-	"  /help         this list (also /?)\n"
-	"  /quit, /exit  shut the room down (also quit, exit)\n"
-	"  //text        say \"/text\" to the room\n"
-	"any other line is said to the room as the host (@Name addresses an agent)\n";
-
-static void host_line(void *ud, const char *line, size_t len)
-{
-	struct server *s = ud;
-	size_t off, n;
-	space_js_trim(line, len, &off, &n);
-	if (!n)
-		return;
-	const char *t = line + off;
-	if ((n == 4 && strncasecmp(t, "exit", 4) == 0) ||
-	    (n == 4 && strncasecmp(t, "quit", 4) == 0) ||
-	    (n == 5 && strncasecmp(t, "/quit", 5) == 0) ||
-	    (n == 5 && strncasecmp(t, "/exit", 5) == 0)) {
-		begin_shutdown(s, "host asked to quit");
-		return;
-	}
-	if (n == 4 && strncmp(t, "/who", 4) == 0) {
-		print_who(s);
-		return;
-	}
-	if ((n == 5 && strncasecmp(t, "/help", 5) == 0) || (n == 2 && strncmp(t, "/?", 2) == 0)) {
-		fputs(HOST_HELP, stdout);
-		fflush(stdout);
-		return;
-	}
-	if (n >= 2 && t[0] == '/' && t[1] == '/') {
-		t++; /* "//text" says "/text" */
-		n--;
-	} else if (t[0] == '/' && n > 1 && t[1] != ' ') {
-		/* A mistyped command is not said to every agent in the room. */
-		size_t w = 0;
-		while (w < n && w < 40 && t[w] != ' ' && t[w] != '\t')
-			w++;
-		if (utf8_valid(t, w))
-			printf("unknown command %.*s: /help lists the commands; start the line with "
-			       "// to say it to the room\n",
-			       (int)w, t);
-		else
-			printf("unknown command: /help lists the commands\n");
-		fflush(stdout);
-		return;
-	}
-	if (!utf8_valid(t, n)) {
-		log_warn(LOG_COMP, "host line is not valid UTF-8: ignored");
-		return;
-	}
-	if (s->phase >= PHASE_CLOSING)
-		return;
-	space_room_host_chat(s->room, t, n, now_ms());
 }
 
 /* --- timers and shutdown ------------------------------------------------------------------ */
@@ -1263,22 +872,20 @@ static void finish(struct server *s)
 	s->phase = PHASE_DONE;
 	log_info(LOG_COMP, "room closed");
 	for (struct conn *p = s->conns; p; p = p->next)
-		conn_abort(p);
+		srv_conn_abort(p);
 	if (s->listener_open) {
 		close_handle((uv_handle_t *)&s->listener);
 		s->listener_open = false;
 	}
 	close_handle((uv_handle_t *)&s->phase_timer);
+	close_handle((uv_handle_t *)&s->wake_timer);
 	close_handle((uv_handle_t *)&s->heartbeat);
 	close_handle((uv_handle_t *)&s->sweep);
 	close_handle((uv_handle_t *)&s->sigint);
 	close_handle((uv_handle_t *)&s->sigterm);
 	close_handle((uv_handle_t *)&s->prepare);
 	close_handle((uv_handle_t *)&s->check);
-	if (s->web) {
-		close_handle((uv_handle_t *)&s->web_keepalive);
-		close_handle((uv_handle_t *)&s->web_members_timer);
-	}
+	srv_web_stop(s);
 	space_host_stop(s->host);
 	s->host = NULL;
 	mdns_publish_stop(s->mdns);
@@ -1306,7 +913,7 @@ static void on_grace_over(uv_timer_t *t)
 }
 
 /* §3.17: once; shutdown message now, 1001 after the grace period. */
-static void begin_shutdown(struct server *s, const char *why)
+void srv_begin_shutdown(struct server *s, const char *why)
 {
 	if (s->phase != PHASE_RUNNING)
 		return;
@@ -1322,25 +929,43 @@ static void begin_shutdown(struct server *s, const char *why)
 static void on_signal(uv_signal_t *h, int signum)
 {
 	struct server *s = h->data;
-	begin_shutdown(s, signum == SIGINT ? "SIGINT" : "SIGTERM");
+	srv_begin_shutdown(s, signum == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
 /* --- startup ---------------------------------------------------------------------------- */
 
-/* Room for every client plus the listener, the log, stdin and avahi. */
-static void raise_fd_limit(unsigned max_clients)
+/* Descriptors beyond the connections: the listener, the log, stdin, the
+ * loop's own, avahi's. */
+#define SPACE_FD_RESERVE 64
+
+/* Raises the soft open-file limit to hold every connection (the default
+ * soft limit, 1,024, would refuse a large room at accept, where a client
+ * gets no answer). When the hard limit is lower, the connection bound
+ * comes down to what fits, so a refused client still gets the 503. */
+static unsigned fit_fd_limit(unsigned max_clients)
 {
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return;
-	rlim_t want = (rlim_t)max_clients + SPACE_TCP_SLACK + 64;
+		return max_clients;
+	rlim_t want = (rlim_t)max_clients + SPACE_TCP_SLACK + SPACE_FD_RESERVE;
+	if (rl.rlim_cur < want) {
+		struct rlimit up = rl;
+		up.rlim_cur =
+		        rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+	}
 	if (rl.rlim_cur >= want)
-		return;
-	rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur < want)
-		log_warn(LOG_COMP, "open-file limit %llu is below SPACE_MAX_CLIENTS + %d (%llu)",
-		         (unsigned long long)rl.rlim_cur, SPACE_TCP_SLACK + 64,
-		         (unsigned long long)want);
+		return max_clients;
+	rlim_t fit = rl.rlim_cur > SPACE_TCP_SLACK + SPACE_FD_RESERVE + 1
+	                     ? rl.rlim_cur - SPACE_TCP_SLACK - SPACE_FD_RESERVE
+	                     : 1;
+	log_kv(LOG_LEVEL_WARN, LOG_COMP,
+	       "the open-file limit cannot hold SPACE_MAX_CLIENTS connections: fewer admitted "
+	       "(raise the hard limit, e.g. LimitNOFILE= or ulimit -Hn)",
+	       "open_files", LOG_INT(rl.rlim_cur), "wanted", LOG_INT(want), "SPACE_MAX_CLIENTS",
+	       LOG_INT(max_clients), "admitted", LOG_INT(fit));
+	return (unsigned)fit;
 }
 
 static void print_space_url(int port)
@@ -1446,6 +1071,8 @@ void space_server_config_init(struct space_server_config *cfg)
 	cfg->log_max_bytes = SPACE_LOG_ROTATE_BYTES_DEFAULT;
 	cfg->history_max_bytes = SPACE_HISTORY_MAX_BYTES_DEFAULT;
 	cfg->sendq_max_bytes = SPACE_SENDQ_MAX_BYTES_DEFAULT;
+	cfg->presence_bytes_per_ms = SPACE_PRESENCE_BYTES_PER_MS_DEFAULT;
+	cfg->presence_delay_max_ms = SPACE_PRESENCE_DELAY_MAX_MS_DEFAULT;
 	cfg->web = true;
 }
 
@@ -1456,9 +1083,11 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	s->cfg = cfg;
 	s->started_ms = now_ms();
 	s->started_mono = time_mono_ms();
-	s->tty_out = isatty(STDOUT_FILENO);
+	s->tty_out = cfg->show_chat == SPACE_SHOW_ON ||
+	             (cfg->show_chat == SPACE_SHOW_AUTO &&
+	              (isatty(STDOUT_FILENO) || (cfg->host_input && isatty(STDIN_FILENO))));
 	signal(SIGPIPE, SIG_IGN);
-	raise_fd_limit(cfg->max_clients);
+	s->max_clients = fit_fd_limit(cfg->max_clients);
 
 	struct ga_err serr = {{0}};
 	s->store =
@@ -1474,6 +1103,8 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	rcfg.chat_interval_ms = cfg->chat_interval_ms;
 	rcfg.workspace_ttl_ms = cfg->workspace_ttl_ms;
 	rcfg.join_timeout_ms = cfg->join_timeout_ms;
+	rcfg.presence_bytes_per_ms = cfg->presence_bytes_per_ms;
+	rcfg.presence_delay_max_ms = cfg->presence_delay_max_ms;
 	s->room = space_room_new(&rcfg, s->store, &room_ops, s, s->started_ms);
 	uv_loop_init(&s->loop);
 
@@ -1494,7 +1125,7 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	int port = listen_port(s);
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "listening", "name", cfg->name, "bind", cfg->bind, "port",
 	       LOG_INT(port), "data", space_store_path(s->store), "max_clients",
-	       LOG_INT(cfg->max_clients));
+	       LOG_INT(s->max_clients));
 	print_space_url(port);
 	if (cfg->port_file && write_port_file(cfg->port_file, port, err) < 0)
 		goto out;
@@ -1509,7 +1140,8 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	uv_timer_init(&s->loop, &s->heartbeat);
 	uv_timer_init(&s->loop, &s->sweep);
 	uv_timer_init(&s->loop, &s->phase_timer);
-	s->heartbeat.data = s->sweep.data = s->phase_timer.data = s;
+	uv_timer_init(&s->loop, &s->wake_timer);
+	s->heartbeat.data = s->sweep.data = s->phase_timer.data = s->wake_timer.data = s;
 	uv_timer_start(&s->heartbeat, on_heartbeat, (uint64_t)cfg->heartbeat_ms,
 	               (uint64_t)cfg->heartbeat_ms);
 	uv_timer_start(&s->sweep, on_sweep, (uint64_t)cfg->sweep_ms, (uint64_t)cfg->sweep_ms);
@@ -1520,20 +1152,10 @@ enum space_run_result space_server_run(const struct space_server_config *cfg, st
 	uv_signal_start(&s->sigterm, on_signal, SIGTERM);
 	pthread_sigmask(SIG_SETMASK, &old_mask, NULL); /* a pending one is handled now */
 
-	if (cfg->web) {
-		s->web = space_web_new(cfg->web_dir, cfg->name, cfg->claim_ttl_ms, web_presence_of);
-		space_web_seed(s->web, s->store);
-		space_room_set_observer(s->room, on_room_event, s);
-		uv_timer_init(&s->loop, &s->web_keepalive);
-		uv_timer_init(&s->loop, &s->web_members_timer);
-		s->web_keepalive.data = s->web_members_timer.data = s;
-		uv_timer_start(&s->web_keepalive, on_web_keepalive, SPACE_WEB_KEEPALIVE_MS,
-		               SPACE_WEB_KEEPALIVE_MS);
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "web page (read-only)", "path", "/", "files",
-		       space_web_dir(s->web) ? space_web_dir(s->web) : "(not installed)");
-	}
+	if (cfg->web)
+		srv_web_start(s);
 	if (cfg->host_input)
-		s->host = space_host_start(&s->loop, STDIN_FILENO, host_line, s);
+		s->host = space_host_start(&s->loop, STDIN_FILENO, srv_host_line, s);
 	if (cfg->mdns)
 		s->mdns = mdns_publish_start(&s->loop, cfg->name, MDNS_SPACE_SERVICE_TYPE, port,
 		                             NULL);

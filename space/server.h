@@ -21,16 +21,17 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "space/room.h"
 
-#define SPACE_DEFAULT_NAME "agent-space"
-#define SPACE_DEFAULT_PORT 7777
-#define SPACE_DEFAULT_DATA_DIR "data/"
-#define SPACE_DEFAULT_BIND "0.0.0.0"
-#define SPACE_DEFAULT_MAX_CLIENTS 1024
+#define SPACE_DEFAULT_NAME        "agent-space"
+#define SPACE_DEFAULT_PORT        7777
+#define SPACE_DEFAULT_DATA_DIR    "data/"
+#define SPACE_DEFAULT_BIND        "0.0.0.0"
+#define SPACE_DEFAULT_MAX_CLIENTS 8192
 
-#define SPACE_JOIN_TIMEOUT_MS_DEFAULT 5000
-#define SPACE_HEARTBEAT_MS_DEFAULT 30000
-#define SPACE_SWEEP_MS_DEFAULT 300000
+#define SPACE_JOIN_TIMEOUT_MS_DEFAULT   5000
+#define SPACE_HEARTBEAT_MS_DEFAULT      30000
+#define SPACE_SWEEP_MS_DEFAULT          300000
 #define SPACE_SHUTDOWN_GRACE_MS_DEFAULT 3000
 /* A member whose unsent messages pass this is disconnected (it stopped
  * reading); nobody else ever waits for it. */
@@ -39,13 +40,17 @@
 #define SPACE_CLOSE_WAIT_MS 2000
 
 struct space_server_config {
-	const char *name;      /* SPACE_NAME: mDNS instance, /healthz name */
-	int port;              /* 0: the OS picks one */
-	const char *bind;      /* address to listen on; "0.0.0.0" = all */
+	const char *name; /* SPACE_NAME: mDNS instance, /healthz name */
+	int port;         /* 0: the OS picks one */
+	const char *bind; /* address to listen on; "0.0.0.0" = all */
 	const char *data_dir;
-	unsigned max_clients;  /* WebSocket connections, joined or not */
+	unsigned max_clients; /* WebSocket connections, joined or not */
 	bool mdns;
 	bool host_input;       /* read host lines from stdin */
+	/* The room's events (chats, joins, leaves) on stdout for the host:
+	 * SPACE_SHOW_AUTO shows them when stdout or, with host input, stdin is
+	 * a terminal (`agent-space | tee log` at a terminal shows them). */
+	enum space_show_chat { SPACE_SHOW_AUTO, SPACE_SHOW_ON, SPACE_SHOW_OFF } show_chat;
 	const char *port_file; /* NULL or a path */
 	/* The read-only web page (space/web.h) on the same port: plain GET /
 	 * from a browser, /api/room, /api/events. On by default. */
@@ -62,19 +67,20 @@ struct space_server_config {
 	size_t log_max_bytes;
 	size_t history_max_bytes;
 	size_t sendq_max_bytes;
+	int64_t presence_bytes_per_ms; /* presence pacing (space/room.h) */
+	int64_t presence_delay_max_ms;
 };
 
 /* Fills the defaults of the reference (§6). */
 void space_server_config_init(struct space_server_config *cfg);
 
 enum space_run_result {
-	SPACE_RUN_OK = 0,           /* clean shutdown */
+	SPACE_RUN_OK = 0,            /* clean shutdown */
 	SPACE_RUN_CANNOT_LISTEN = 1, /* bind/listen failed, or the port file */
-	SPACE_RUN_BAD_DATA_DIR = 2, /* SPACE_DATA_DIR cannot be created */
+	SPACE_RUN_BAD_DATA_DIR = 2,  /* SPACE_DATA_DIR cannot be created */
 };
 
 /* Runs the server until shutdown; err says why it could not start. */
-enum space_run_result space_server_run(const struct space_server_config *cfg,
-				       struct ga_err *err);
+enum space_run_result space_server_run(const struct space_server_config *cfg, struct ga_err *err);
 
 #endif

@@ -85,7 +85,7 @@ static void ring_push(struct space_store *st, char *json, size_t len)
  * it is not a JSON object (§9 item 4: such lines are never replayed). */
 static char *normalise_line(const char *s, size_t n, size_t *out_len)
 {
-	cJSON *v = json_parse_nul(s, n, NULL); /* NULs as in the live relay */
+	cJSON *v = json_parse_js(s, n, NULL); /* NULs as in the live relay */
 	if (!cJSON_IsObject(v)) {
 		cJSON_Delete(v);
 		return NULL;

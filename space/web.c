@@ -385,7 +385,7 @@ static char *bounded_json(const char *json, size_t len, size_t *out_len)
 		return xstrndup(json, len);
 	}
 	struct ga_err err = {{0}};
-	cJSON *root = json_parse_nul(json, len, &err);
+	cJSON *root = json_parse_js(json, len, &err);
 	if (!root)
 		return NULL;
 	static const char *const keys[] = {"content", "summary", "detail", "error"};
@@ -701,6 +701,24 @@ static void presence_apply(struct space_web_presence *p, const cJSON *m, int64_t
 	}
 }
 
+/* A feed message the protocol sends without a time of its own (join,
+ * leave, claim, action_result) gets the room's, as "at", so the page can
+ * say when it happened; one with a timestamp is left as it is. */
+static char *stamped(char *bj, size_t *bl, int64_t now)
+{
+	if (*bl < 2 || bj[*bl - 1] != '}' || memmem(bj, *bl, "\"timestamp\":", 12))
+		return bj;
+	char iso[TIME_ISO_LEN + 1];
+	time_format_iso(now, iso);
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_append(&sb, bj, *bl - 1);
+	sb_printf(&sb, "%s\"at\":\"%s\"}", *bl > 2 ? "," : "", iso);
+	free(bj);
+	*bl = sb.len;
+	return sb_detach(&sb);
+}
+
 /* A message of the feed (kept and sent) or of presence (sent only). */
 static struct space_buf *feed(struct space_web *w, const char *type, const char *json, size_t len,
                               bool keep, bool claims_changed, int64_t now)
@@ -709,6 +727,8 @@ static struct space_buf *feed(struct space_web *w, const char *type, const char 
 	char *bj = bounded_json(json, len, &bl);
 	if (!bj)
 		return NULL;
+	if (keep)
+		bj = stamped(bj, &bl, now);
 	if (keep)
 		ev_push(w, bj, bl);
 	struct strbuf sb;
@@ -760,7 +780,7 @@ struct space_buf *space_web_tap(struct space_web *w, struct space_buf *msg,
 		cJSON *m = NULL;
 		if (parse) {
 			struct ga_err err = {{0}};
-			m = json_parse_nul(d, msg->len, &err);
+			m = json_parse_js(d, msg->len, &err);
 			if (!m)
 				return NULL;
 		}
@@ -835,7 +855,7 @@ static cJSON *history_entries(struct space_store *st, size_t limit, cJSON **root
 {
 	struct space_buf *h = space_store_history(st, limit);
 	struct ga_err err = {{0}};
-	*root = json_parse_nul(space_buf_data(h), h->len, &err);
+	*root = json_parse_js(space_buf_data(h), h->len, &err);
 	space_buf_unref(h);
 	cJSON *entries = cJSON_GetObjectItemCaseSensitive(*root, "entries");
 	return cJSON_IsArray(entries) ? entries : NULL;

@@ -197,7 +197,7 @@ bool space_web_profile_apply(struct space_web_profile *p, const char *json, size
 		return false;
 	}
 	struct ga_err err = {{0}};
-	cJSON *msg = json_parse_nul(json, len, &err);
+	cJSON *msg = json_parse_js(json, len, &err);
 	if (!msg) {
 		log_warn(LOG_COMP, "a room broadcast did not parse: %s", err.msg);
 		return false;

@@ -38,10 +38,10 @@ static const struct dlshim_sym curl_syms[] = {
 #undef SYM
 
 /* The handle stays open for the life of the process: libcurl keeps global
- * state (OpenSSL) that must not be unloaded. */
+ * state (its TLS library's) that must not be unloaded. */
 static struct dlshim curl_loader = {
-        .names = {CURL_SHIM_LIBRARY},
-        .install_hint = "install the libcurl4 package",
+        .names = {CURL_SHIM_LIBRARY_GNUTLS, CURL_SHIM_LIBRARY_OPENSSL},
+        .install_hint = "install the libcurl3-gnutls (or libcurl4) package",
         .missing_hint = "libcurl is too old (need 7.85+)",
         .syms = curl_syms,
         .nsyms = sizeof curl_syms / sizeof curl_syms[0],
@@ -52,4 +52,12 @@ static struct dlshim curl_loader = {
 int curl_shim_load(struct ga_err *err)
 {
 	return dlshim_load(&curl_loader, err);
+}
+
+/* See curl_shim.h: keeps curl_global_init() from initialising OpenSSL for
+ * SSH, which no request here may use. */
+int libssh2_init(int flags)
+{
+	(void)flags;
+	return 0;
 }

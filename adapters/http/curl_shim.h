@@ -10,6 +10,25 @@
  * created keeps an agent without outside services small, and costs nothing
  * once an agent does use HTTP. The loading is common/dlshim.h's.
  *
+ * Which libcurl (bench/footprint.md has the measurements): Debian's GnuTLS
+ * build, libcurl-gnutls.so.4 (package libcurl3-gnutls), when present, else
+ * the OpenSSL one, libcurl.so.4. Both map GnuTLS and OpenSSL's libcrypto
+ * (through libldap/librtmp and libssh2), but with the OpenSSL build
+ * curl_global_init() also initialises OpenSSL — its configuration, the
+ * default provider, the algorithm tables: 1.7 MB more resident, for a
+ * backend that is already there. Same features either way: certificate
+ * verification against the system store, HTTP/2 by ALPN, HTTPS and SOCKS
+ * proxies from the environment.
+ *
+ * libssh2_init: curl_global_init() calls it unconditionally, and Debian's
+ * libssh2 then initialises OpenSSL for SCP and SFTP, protocols every
+ * request here refuses (CURLOPT_PROTOCOLS_STR "http,https", http.c). The
+ * daemon defines libssh2_init itself as a no-op and exports it
+ * (--export-dynamic-symbol, adapters/http/CMakeLists.txt), so libcurl's
+ * call binds to it: the executable comes first in the lookup scope even
+ * for a library loaded RTLD_LOCAL. libssh2 is never used otherwise, and
+ * its libssh2_exit does nothing when its init has not run.
+ *
  * Usage: include this header instead of <curl/curl.h>; call
  * curl_shim_load() (idempotent) before the first curl_* call. The curl_*
  * names below are macros that call through the loaded table, so the code
@@ -23,8 +42,10 @@
 
 #include "common/err.h"
 
-/* The SONAME of Debian's libcurl4-openssl-dev runtime (libcurl4). */
-#define CURL_SHIM_LIBRARY "libcurl.so.4"
+/* The SONAMEs tried, in order: Debian's libcurl3-gnutls, then libcurl4
+ * (OpenSSL). The headers are the same for both (libcurl4-*-dev). */
+#define CURL_SHIM_LIBRARY_GNUTLS  "libcurl-gnutls.so.4"
+#define CURL_SHIM_LIBRARY_OPENSSL "libcurl.so.4"
 
 struct curl_shim {
 	CURLcode (*global_init)(long);
@@ -59,6 +80,9 @@ extern struct curl_shim curl_shim;
  * err naming the library or the missing symbol. Later calls return the
  * first outcome at once. */
 int curl_shim_load(struct ga_err *err);
+
+/* The no-op that stands in for libssh2's (see above); never call it. */
+int libssh2_init(int flags);
 
 #undef curl_easy_setopt
 #undef curl_easy_getinfo

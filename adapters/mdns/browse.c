@@ -34,6 +34,7 @@ struct mdns_browser {
 	mdns_browse_fn cb;
 	void *ud;
 	char *type;
+	char *wanted; /* the instance name to find, or NULL: the first */
 	uint64_t timeout_ms;
 	/* the outcome, kept until delivered */
 	bool found;
@@ -96,8 +97,12 @@ static void on_timeout(uv_timer_t *t)
 {
 	struct mdns_browser *b = t->data;
 	char why[256];
-	snprintf(why, sizeof why, "no %s service answered within %llu ms", b->type,
-	         (unsigned long long)b->timeout_ms);
+	if (b->wanted)
+		snprintf(why, sizeof why, "no %s service named %s answered within %llu ms", b->type,
+		         b->wanted, (unsigned long long)b->timeout_ms);
+	else
+		snprintf(why, sizeof why, "no %s service answered within %llu ms", b->type,
+		         (unsigned long long)b->timeout_ms);
 	decide(b, why);
 }
 
@@ -135,6 +140,11 @@ static void browse_cb(AvahiServiceBrowser *sb, AvahiIfIndex iface, AvahiProtocol
 		return;
 	switch (event) {
 	case AVAHI_BROWSER_NEW: {
+		if (b->wanted && strcmp(name, b->wanted) != 0) {
+			log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "service ignored: not the one wanted",
+			       "name", name, "wanted", b->wanted);
+			return;
+		}
 		int slot = -1;
 		for (int i = 0; i < MDNS_BROWSE_MAX_RESOLVERS && slot < 0; i++)
 			if (!b->resolvers[i])
@@ -210,8 +220,9 @@ static bool system_bus_present(char *path, size_t cap)
 	return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
-struct mdns_browser *mdns_browse_start(uv_loop_t *loop, const char *type, uint64_t timeout_ms,
-                                       mdns_browse_fn cb, void *ud, struct ga_err *err)
+struct mdns_browser *mdns_browse_start(uv_loop_t *loop, const char *type, const char *instance,
+                                       uint64_t timeout_ms, mdns_browse_fn cb, void *ud,
+                                       struct ga_err *err)
 {
 	if (!loop || !type || !*type || !cb) {
 		err_set(err, "mDNS browse: a loop, a service type and a callback are required");
@@ -221,6 +232,7 @@ struct mdns_browser *mdns_browse_start(uv_loop_t *loop, const char *type, uint64
 	b->cb = cb;
 	b->ud = ud;
 	b->type = xstrdup(type);
+	b->wanted = instance && *instance ? xstrdup(instance) : NULL;
 	b->timeout_ms = timeout_ms;
 	b->poll = mdns_uvpoll_new(loop);
 	uv_timer_init(loop, &b->timeout);
@@ -264,6 +276,7 @@ static void on_closed(uv_handle_t *h)
 	if (--b->open_handles == 0) {
 		mdns_uvpoll_free(b->poll);
 		free(b->type);
+		free(b->wanted);
 		free(b);
 	}
 }

@@ -7,7 +7,9 @@
  * mdns_browse_start() browses for `type` (e.g. MDNS_SPACE_SERVICE_TYPE) in
  * the local domain and resolves each instance that appears; the FIRST one
  * that resolves wins (the reference client takes the first service that
- * comes up, space-protocol.md §7.1). The callback fires exactly once:
+ * comes up, space-protocol.md §7.1), or, given an instance name, only the
+ * instance of that name (others are ignored). The callback fires exactly
+ * once:
  *   - found: host (the SRV target, e.g. "box.local"), address (the
  *     resolved IPv4 address when there is one, else IPv6, else ""), port,
  *     instance name, and whether avahi says the service lives on this host;
@@ -52,9 +54,11 @@ typedef void (*mdns_browse_fn)(void *ud, const struct mdns_found *found, const c
 
 struct mdns_browser;
 
-/* NULL with err only for invalid arguments. */
-struct mdns_browser *mdns_browse_start(uv_loop_t *loop, const char *type, uint64_t timeout_ms,
-                                       mdns_browse_fn cb, void *ud, struct ga_err *err);
+/* instance: NULL or "" for the first service found, else the one wanted.
+ * NULL with err only for invalid arguments. */
+struct mdns_browser *mdns_browse_start(uv_loop_t *loop, const char *type, const char *instance,
+                                       uint64_t timeout_ms, mdns_browse_fn cb, void *ud,
+                                       struct ga_err *err);
 void mdns_browse_stop(struct mdns_browser *b);
 
 #endif

@@ -110,10 +110,11 @@ struct spc_disc *spc_disc_start(uv_loop_t *loop, const char *space_url,
 		return d;
 	}
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "discovery: SPACE_URL not set; browsing mDNS", "type",
-	       MDNS_SPACE_SERVICE_TYPE, "timeout_ms", LOG_INT(t->mdns_timeout_ms));
+	       MDNS_SPACE_SERVICE_TYPE, "name", t->mdns_name[0] ? t->mdns_name : "(any)",
+	       "timeout_ms", LOG_INT(t->mdns_timeout_ms));
 	struct ga_err err = {{0}};
-	d->browser = mdns_browse_start(loop, MDNS_SPACE_SERVICE_TYPE, t->mdns_timeout_ms, on_browse,
-	                               d, &err);
+	d->browser = mdns_browse_start(loop, MDNS_SPACE_SERVICE_TYPE, t->mdns_name,
+	                               t->mdns_timeout_ms, on_browse, d, &err);
 	if (!d->browser) {
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "discovery: mDNS browse not possible", "why",
 		       err.msg);

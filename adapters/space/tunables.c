@@ -41,6 +41,8 @@ void spc_tunables_from_config(struct spc_tunables *t, const struct config_space_
 		t->mdns = c->mdns != 0;
 	if (c->localhost_url && strlen(c->localhost_url) < sizeof t->localhost_url)
 		snprintf(t->localhost_url, sizeof t->localhost_url, "%s", c->localhost_url);
+	if (c->mdns_name && strlen(c->mdns_name) < sizeof t->mdns_name)
+		snprintf(t->mdns_name, sizeof t->mdns_name, "%s", c->mdns_name);
 	if (c->discovery_retry_ms >= 0)
 		t->discovery_retry_ms = (uint64_t)c->discovery_retry_ms;
 	if (c->nbackoff > 0 && c->nbackoff <= SPC_MAX_BACKOFF_STEPS) {

@@ -9,6 +9,9 @@
  *
  *   GA_SPACE_MDNS_TIMEOUT_MS      10000   how long an mDNS browse waits
  *   GA_SPACE_MDNS                 1       0 skips the mDNS step entirely
+ *   GA_SPACE_MDNS_NAME            (any)   only the room advertised under
+ *                                         this instance name (its
+ *                                         SPACE_NAME); unset: the first
  *   GA_SPACE_LOCALHOST_URL        ws://localhost:7777   the last resort
  *   GA_SPACE_DISCOVERY_RETRY_MS   300000  rediscovery while not connected
  *   GA_SPACE_BACKOFF_MS           5000,10000,20000,60000  reconnect delays;
@@ -42,6 +45,7 @@ struct spc_tunables {
 	uint64_t mdns_timeout_ms;
 	bool mdns;
 	char localhost_url[SPC_URL_MAX];
+	char mdns_name[CONFIG_SPACE_MDNS_NAME_MAX]; /* "": the first room found */
 	uint64_t discovery_retry_ms;
 	uint64_t backoff_ms[SPC_MAX_BACKOFF_STEPS];
 	size_t nbackoff;

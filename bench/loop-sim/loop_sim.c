@@ -591,17 +591,10 @@ static void on_message(struct sim *s, const char *data)
 
 static void agent_start(struct sim *s, int i)
 {
-	s->home[i] = home_new();
-	char mem[600];
-	snprintf(mem, sizeof mem, "%s/memory", s->home[i]);
-	struct ga_err err = {{0}};
-	if (fsx_mkdir_p(mem, &err) != 0)
-		die("%s", err.msg);
-	/* The shortest pacing the runtime config allows: the bench is about
-	 * whether the room ends, not about waiting. */
-	tu_write(s->home[i], "memory/space-config.json",
-	         "{\"cooldownMinMs\":3000,\"cooldownMaxMs\":4000,\"replyDelayMinMs\":500,"
-	         "\"replyDelayMaxMs\":800}\n");
+	char err[256];
+	s->home[i] = eager_model_home(err, sizeof err);
+	if (!s->home[i])
+		die("%s", err);
 	char name[64], url[64], llm[160], acl[32];
 	snprintf(name, sizeof name, "AGENT_NAME=%s", agent_names[i]);
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", s->port);
@@ -613,10 +606,7 @@ static void agent_start(struct sim *s, int i)
 	                     "LLM_MODEL=eager-model",
 	                     "LLM_API_KEY=loop-sim-key-0123456789",
 	                     acl,
-	                     "GA_SPACE_BACKOFF_MS=300,600,1200",
-	                     "GA_SPACE_TYPING_BASE_MS=200",
-	                     "GA_SPACE_TYPING_PER_CHAR_MS=2",
-	                     "GA_SPACE_TYPING_MAX_MS=800",
+	                     EAGER_AGENT_TIMING_ENV,
 	                     NULL};
 	if (proc_start(&s->agent[i], s->home[i], (const char *const[]){NULL}, env) != 0)
 		die("cannot start general-agent %s", agent_names[i]);

@@ -52,6 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testutil.h"
+
 #define DEFAULT_MEMBERS         200
 #define DEFAULT_DURATION_S      30
 #define DEFAULT_INTERVAL_MS     3000.0 /* the server's chat rate limit */
@@ -60,8 +62,11 @@
 #define JOIN_PHASE_TIMEOUT_S    300
 #define DRAIN_TIMEOUT_S         10
 /* After the joins, the load starts once no member has received anything
- * for this long (the join storm of presence broadcasts has drained). */
-#define SETTLE_QUIET_US     1000000LL
+ * for this long (--settle-ms): the join storm has drained, including the
+ * last presence snapshot, which the server may hold back for up to
+ * SPACE_PRESENCE_MAX_DELAY_MS (5 s by default) after the last join. The
+ * bytes received until then are the join's. */
+#define DEFAULT_SETTLE_MS   6000
 #define SETTLE_TIMEOUT_S    300
 #define INFLIGHT_TIMEOUT_US (15 * 1000000LL)
 #define TICK_US             100000
@@ -115,6 +120,7 @@ static struct {
 	double interval_ms;
 	int content_bytes;
 	int server_pid;
+	int settle_ms;
 	bool verbose;
 } opt;
 
@@ -151,26 +157,6 @@ static uint32_t rand32(void)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return (uint32_t)(rng >> 16);
-}
-
-static long read_status_kb(int pid, const char *key)
-{
-	if (pid <= 0)
-		return -1;
-	char path[64], line[256];
-	snprintf(path, sizeof path, "/proc/%d/status", pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return -1;
-	long v = -1;
-	size_t kl = strlen(key);
-	while (fgets(line, sizeof line, f))
-		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
-			v = strtol(line + kl + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
 }
 
 static void hist_add(int64_t us)
@@ -714,7 +700,7 @@ static uint64_t expected_deliveries(uint64_t *lost, uint64_t *dups, uint64_t *un
 
 static void tick(int64_t t)
 {
-	long rss = read_status_kb(opt.server_pid, "VmRSS");
+	long rss = tu_proc_status_kb(opt.server_pid, "VmRSS");
 	if (rss > rss_peak_kb)
 		rss_peak_kb = rss;
 	switch (phase) {
@@ -723,7 +709,7 @@ static void tick(int64_t t)
 			start_connect(&members[n_started]);
 		if (n_joined + n_failed >= opt.n && n_connecting <= 0) {
 			t_joined = t;
-			rss_joined_kb = read_status_kb(opt.server_pid, "VmRSS");
+			rss_joined_kb = tu_proc_status_kb(opt.server_pid, "VmRSS");
 			fprintf(stderr, "space-load: %d/%d joined in %.2f s (%d failed)\n",
 			        n_joined, opt.n, (double)(t_joined - t_begin) / 1e6, n_failed);
 			phase = n_joined ? PH_SETTLE : PH_DONE;
@@ -734,7 +720,7 @@ static void tick(int64_t t)
 		}
 		break;
 	case PH_SETTLE:
-		if (t - last_rx_us >= SETTLE_QUIET_US ||
+		if (t - last_rx_us >= (int64_t)opt.settle_ms * 1000 ||
 		    t - t_joined > SETTLE_TIMEOUT_S * 1000000LL) {
 			t_settled = t;
 			fprintf(stderr,
@@ -839,11 +825,13 @@ static void usage(FILE *f)
 	        "                         limit of one chat per %.0f ms)\n"
 	        "  -s, --size BYTES       chat content size (default %d)\n"
 	        "  -p, --server-pid PID   report that process's RSS (VmRSS/VmHWM)\n"
+	        "  -q, --settle-ms MS     after the joins, start the load once nothing\n"
+	        "                         arrived for MS (default %d)\n"
 	        "  -v, --verbose          print unexpected server errors\n"
 	        "  -h, --help\n"
 	        "The last output line is RESULT key=value ... for scripts.\n",
 	        DEFAULT_MEMBERS, DEFAULT_DURATION_S, 1000.0 / DEFAULT_INTERVAL_MS,
-	        DEFAULT_INTERVAL_MS, DEFAULT_CONTENT_BYTES);
+	        DEFAULT_INTERVAL_MS, DEFAULT_CONTENT_BYTES, DEFAULT_SETTLE_MS);
 }
 
 /* ws://host[:port][/path] */
@@ -890,6 +878,7 @@ int main(int argc, char **argv)
 {
 	opt.n = DEFAULT_MEMBERS;
 	opt.duration_s = DEFAULT_DURATION_S;
+	opt.settle_ms = DEFAULT_SETTLE_MS;
 	opt.interval_ms = DEFAULT_INTERVAL_MS;
 	opt.content_bytes = DEFAULT_CONTENT_BYTES;
 	static const struct option longopts[] = {
@@ -899,12 +888,13 @@ int main(int argc, char **argv)
 	        {"rate", required_argument, NULL, 'r'},
 	        {"size", required_argument, NULL, 's'},
 	        {"server-pid", required_argument, NULL, 'p'},
+	        {"settle-ms", required_argument, NULL, 'q'},
 	        {"verbose", no_argument, NULL, 'v'},
 	        {"help", no_argument, NULL, 'h'},
 	        {NULL, 0, NULL, 0},
 	};
 	int c;
-	while ((c = getopt_long(argc, argv, "u:n:d:r:s:p:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "u:n:d:r:s:p:q:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'u':
 			opt.url = optarg;
@@ -930,6 +920,9 @@ int main(int argc, char **argv)
 		case 'p':
 			opt.server_pid = atoi(optarg);
 			break;
+		case 'q':
+			opt.settle_ms = atoi(optarg);
+			break;
 		case 'v':
 			opt.verbose = true;
 			break;
@@ -942,7 +935,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!opt.url || opt.n <= 0 || opt.duration_s <= 0 || opt.content_bytes < 0 ||
-	    opt.content_bytes > 512) {
+	    opt.settle_ms < 0 || opt.content_bytes > 512) {
 		usage(stderr);
 		return 64;
 	}
@@ -976,11 +969,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	rss_idle_kb = read_status_kb(opt.server_pid, "VmRSS");
+	rss_idle_kb = tu_proc_status_kb(opt.server_pid, "VmRSS");
 	rss_peak_kb = rss_idle_kb;
 	run();
 
-	hwm_end_kb = read_status_kb(opt.server_pid, "VmHWM");
+	hwm_end_kb = tu_proc_status_kb(opt.server_pid, "VmHWM");
 	uint64_t lost, dups, unconfirmed;
 	uint64_t expected = expected_deliveries(&lost, &dups, &unconfirmed);
 	double win = t_load_end > t_load_start ? (double)(t_load_end - t_load_start) / 1e6 : 0;

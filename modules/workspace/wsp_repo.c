@@ -36,19 +36,27 @@ void wsp_tool_done(struct wsp *w)
 		w->tool_calls--;
 }
 
-static void op_answer(struct repo_op *op, bool ok, const char *text)
+/* The answer to the caller (text: the tool's JSON, or why it failed); the
+ * lock is released with the outcome the room's members read: the
+ * workspace's URL (link, may be NULL) on success, the reason on failure. */
+static void op_answer_link(struct repo_op *op, bool ok, const char *text, const char *link)
 {
 	struct wsp *w = wsp_drop(op->a);
 	if (w) {
 		wsp_tool_done(w);
 		struct coord *c = wsp_coord(w);
 		if (c && op->locked)
-			coord_release_result(c, op->lock, ok, ok ? text : NULL, ok ? NULL : text);
+			coord_release_result(c, op->lock, ok, ok ? link : NULL, ok ? NULL : text);
 	}
 	op->done(op->ud, ok, text);
 	free(op->description);
 	free(op->thread);
 	free(op);
+}
+
+static void op_answer(struct repo_op *op, bool ok, const char *text)
+{
+	op_answer_link(op, ok, text, NULL);
 }
 
 static void answer_json(struct repo_op *op, bool found, bool created, const char *name,
@@ -69,8 +77,11 @@ static void answer_json(struct repo_op *op, bool found, bool created, const char
 	if (note)
 		cJSON_AddStringToObject(o, "note", note);
 	char *text = cJSON_PrintUnformatted(o);
+	cJSON *u = cJSON_GetObjectItemCaseSensitive(o, "url");
+	char *link = cJSON_IsString(u) ? xstrdup(u->valuestring) : NULL;
 	cJSON_Delete(o);
-	op_answer(op, true, text);
+	op_answer_link(op, true, text, link);
+	free(link);
 	free(text);
 }
 

@@ -73,3 +73,23 @@ int tu_count_prefix(const char *dir, const char *prefix)
 		closedir(d);
 	return n;
 }
+
+long tu_proc_status_kb(int pid, const char *key)
+{
+	if (pid <= 0)
+		return -1;
+	char path[64], line[256];
+	snprintf(path, sizeof path, "/proc/%d/status", pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	long v = -1;
+	size_t kl = strlen(key);
+	while (fgets(line, sizeof line, f))
+		if (strncmp(line, key, kl) == 0 && line[kl] == ':') {
+			v = strtol(line + kl + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}

@@ -25,5 +25,7 @@ void tu_write(const char *dir, const char *name, const char *content);
 char *tu_read(const char *dir, const char *name);
 /* Number of entries in dir whose name starts with prefix. */
 int tu_count_prefix(const char *dir, const char *prefix);
+/* The number after "key:" in /proc/PID/status (VmRSS, VmHWM: kB), or -1. */
+long tu_proc_status_kb(int pid, const char *key);
 
 #endif

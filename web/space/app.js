@@ -80,7 +80,7 @@ function feedItem(m) {
   case 'shutdown': text = `the room is shutting down (${m.reason || ''})`; break;
   default: text = m.type;
   }
-  const when = timeOf(m.timestamp);
+  const when = timeOf(m.timestamp || m.at);
   li.textContent = when ? `${when} · ${text}` : text;
   return li;
 }

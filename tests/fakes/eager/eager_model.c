@@ -14,6 +14,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/err.h"
+#include "common/fsx.h"
+#include "proc.h"
 #include "tests/fakes/httpfake/httpfake.h"
 
 struct eager_agent {
@@ -683,4 +686,21 @@ void eager_model_counts(struct eager_model *m, uint64_t *calls, uint64_t *decisi
 	*calls = m->calls;
 	*decisions = m->decisions;
 	pthread_mutex_unlock(&m->mu);
+}
+
+char *eager_model_home(char *err, size_t errlen)
+{
+	char *home = home_new();
+	char mem[600];
+	snprintf(mem, sizeof mem, "%s/memory", home);
+	struct ga_err e = {{0}};
+	if (fsx_mkdir_p(mem, &e) != 0) {
+		snprintf(err, errlen, "%s", e.msg);
+		home_remove(home);
+		return NULL;
+	}
+	home_write(home, "memory/space-config.json",
+	           "{\"cooldownMinMs\":3000,\"cooldownMaxMs\":4000,\"replyDelayMinMs\":500,"
+	           "\"replyDelayMaxMs\":800}\n");
+	return home;
 }

@@ -87,4 +87,17 @@ int eager_model_committed(struct eager_model *m, const char *text);
 /* Requests so far: all of them, and the decision calls among them. */
 void eager_model_counts(struct eager_model *m, uint64_t *calls, uint64_t *decisions);
 
+/* A fresh agent home (tests/support/proc.h home_new) whose room pacing is
+ * the shortest the runtime configuration allows (memory/space-config.json):
+ * the benches measure what the room does, not the waiting. Caller removes
+ * it (home_remove). NULL with err when the memory directory cannot be
+ * made. */
+char *eager_model_home(char *err, size_t errlen);
+
+/* The agents' room timing for the benches: quick reconnects and typing
+ * pauses (adapters/space/tunables.h). Entries of an environment list. */
+#define EAGER_AGENT_TIMING_ENV                                                                    \
+	"GA_SPACE_BACKOFF_MS=300,600,1200", "GA_SPACE_TYPING_BASE_MS=200",                         \
+	        "GA_SPACE_TYPING_PER_CHAR_MS=2", "GA_SPACE_TYPING_MAX_MS=800"
+
 #endif

@@ -423,30 +423,49 @@ static void test_mdns_discovery(void **state)
 		print_message("SKIPPED mDNS discovery: %s\n", m.why);
 		skip();
 	}
-	char name[64];
-	snprintf(name, sizeof name, "SPACE_NAME=spc-mdns-%d", (int)getpid());
+	/* Any other agent-space advertised on this machine is visible too (and
+	 * may answer first): the room has a name of its own, and the agent
+	 * looks for that name. */
+	char instance[64], name[80], wanted[96], found[96];
+	snprintf(instance, sizeof instance, "spc-mdns-%d-%lld", (int)getpid(),
+	         (long long)th_now_ms());
+	snprintf(name, sizeof name, "SPACE_NAME=%s", instance);
+	snprintf(wanted, sizeof wanted, "GA_SPACE_MDNS_NAME=%s", instance);
+	snprintf(found, sizeof found, "instance=%s ", instance);
+	/* A decoy advertised first, as another room on the machine would be. */
+	char decoy_name[96];
+	snprintf(decoy_name, sizeof decoy_name, "SPACE_NAME=decoy-%s", instance);
+	const char *denv[] = {m.bus, decoy_name, NULL};
+	struct th_room decoy;
+	th_room_start(&decoy, 0, denv, true);
 	const char *renv[] = {m.bus, name, NULL};
 	struct th_room room;
 	th_room_start(&room, 0, renv, true);
 	char home[256];
 	th_home_new(home, sizeof home);
 	/* a fallback that cannot work, so only mDNS can bring it in */
-	const char *env[] = {"AGENT_NAME=Mdns", m.bus, "SPACE_URL", "GA_SPACE_MDNS=1",
-	                     "GA_SPACE_LOCALHOST_URL=ws://127.0.0.1:1", FAST_ENV, NULL};
+	const char *env[] = {"AGENT_NAME=Mdns", m.bus,  "SPACE_URL",
+	                     "GA_SPACE_MDNS=1", wanted, "GA_SPACE_LOCALHOST_URL=ws://127.0.0.1:1",
+	                     FAST_ENV,          NULL};
 	struct th_agent a;
 	th_agent_start(&a, home, NULL, env);
 	bool ok = th_agent_wait_log(&a, "via=mDNS", W);
 	if (!ok)
 		th_fail_dump(&a, &room);
+	/* The log is read and released before any assertion, which would
+	 * leave the function early. */
 	char *log = th_agent_log(&a);
+	bool found_room = log && strstr(log, "discovery: mDNS found a room");
+	bool found_ours = log && strstr(log, found);
+	free(log);
 	th_agent_signal(&a, SIGTERM);
 	int rc = th_agent_wait_exit(&a, W);
 	th_room_stop(&room, SIGTERM);
+	th_room_stop(&decoy, SIGTERM);
 	mdns_env_stop(&m);
 	assert_true(ok);
-	assert_non_null(strstr(log, "discovery: mDNS found a room"));
-	assert_non_null(strstr(log, "instance=spc-mdns-"));
-	free(log);
+	assert_true(found_room);
+	assert_true(found_ours);
 	assert_int_equal(rc, 0);
 }
 

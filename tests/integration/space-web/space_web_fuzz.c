@@ -2,7 +2,7 @@
  * Fuzz target for the room's web page (space/web.c, space/web_state.c):
  * the request classifier over outside bytes, and the mirror the page
  * reads, fed by a real room (space/room.c) through its observer, as
- * server.c does: every broadcast to space_web_tap and to the sender's
+ * server_sse.c does: every broadcast to space_web_tap and to the sender's
  * profile (space_web_profile_apply), every silent renewal to
  * space_web_input.
  *
@@ -56,7 +56,7 @@ static void check_events(struct space_buf *b)
 		if (!data || !stop || stop > end)
 			abort();
 		data += 7;
-		cJSON *v = json_parse_nul(data, (size_t)(stop - data), NULL);
+		cJSON *v = json_parse_js(data, (size_t)(stop - data), NULL);
 		if (!cJSON_IsObject(v)) {
 			fprintf(stderr, "not a JSON object: %.*s\n", (int)(stop - data), data);
 			abort();
@@ -209,7 +209,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				}
 			}
 			free(fixed);
-			space_room_flush(r);
+			space_room_flush(r, now);
 			if (space_web_take_members_dirty(web))
 				check_events(space_web_members_event(web, r, now));
 		}
@@ -219,7 +219,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct space_web_stats st = {0};
 	char *snap = space_web_room_json(web, r, &st, now, &len);
 	snap = space_web_snapshot_add_profiles(snap, len, r, profile_of, &len);
-	cJSON *v = json_parse_nul(snap, len, NULL);
+	cJSON *v = json_parse_js(snap, len, NULL);
 	if (!cJSON_IsObject(v)) {
 		fprintf(stderr, "snapshot is not a JSON object: %s\n", snap);
 		abort();

@@ -244,7 +244,16 @@ int space_wait_exit(struct space *s, int timeout_ms)
 /* Server defaults; the test's env comes after them and wins. */
 #define SERVER_ENV_MAX 48
 
+static struct space *start_in(const char *dir, const char *const *env, unsigned nofile);
+
 struct space *space_start_in_(const char *dir, const char *const *env)
+{
+	return start_in(dir, env, 0);
+}
+
+/* nofile: 0, or the open-file limit (soft and hard) the server starts
+ * under, set by util-linux's prlimit, which then execs the server. */
+static struct space *start_in(const char *dir, const char *const *env, unsigned nofile)
 {
 	const char *bin = server_binary();
 	if (access(bin, X_OK) != 0)
@@ -261,9 +270,9 @@ struct space *space_start_in_(const char *dir, const char *const *env)
 
 	char data_env[340];
 	snprintf(data_env, sizeof data_env, "SPACE_DATA_DIR=%s", s->data_dir);
-	const char *envv[SERVER_ENV_MAX + 1] = {
-	    "SPACE_PORT=0",          "SPACE_BIND=127.0.0.1", "SPACE_NAME=space-test",
-	    "SPACE_SHUTDOWN_GRACE_MS=200", data_env};
+	const char *envv[SERVER_ENV_MAX + 1] = {"SPACE_PORT=0", "SPACE_BIND=127.0.0.1",
+	                                        "SPACE_NAME=space-test",
+	                                        "SPACE_SHUTDOWN_GRACE_MS=200", data_env};
 	size_t ne = 5;
 	for (const char *const *e = env; e && *e; e++) {
 		if (ne >= SERVER_ENV_MAX)
@@ -272,9 +281,19 @@ struct space *space_start_in_(const char *dir, const char *const *env)
 	}
 	envv[ne] = NULL;
 	const char *argv[] = {"--no-mdns", "--port-file", s->port_file, NULL};
+	char limit[64], abs_bin[PATH_MAX];
+	snprintf(limit, sizeof limit, "--nofile=%u:%u", nofile, nofile);
+	if (!realpath(bin, abs_bin)) /* prlimit runs it from the test's directory */
+		h_fail("realpath %s: %s", bin, strerror(errno));
+	const char *limited_argv[] = {limit,         abs_bin,      "--no-mdns",
+	                              "--port-file", s->port_file, NULL};
 	/* Run in the test's directory so no stray ./.env is read. */
 	struct proc_opts o = {
-	    .binary = bin, .cwd = s->dir, .argv = argv, .env = envv, .log_path = s->log_path};
+	        .binary = bin, .cwd = s->dir, .argv = argv, .env = envv, .log_path = s->log_path};
+	if (nofile) {
+		o.binary = "/usr/bin/prlimit";
+		o.argv = limited_argv;
+	}
 	if (proc_start_opts(&s->proc, &o) != 0)
 		h_fail("cannot start %s", bin);
 	s->pid = s->proc.pid;
@@ -304,14 +323,19 @@ struct space *space_start_in_(const char *dir, const char *const *env)
 	return s;
 }
 
-struct space *space_start_(const char *const *env)
+struct space *space_start_nofile_(const char *const *env, unsigned nofile)
 {
 	char *dir = space_mkdtemp();
 	if (!dir)
 		h_fail("mkdtemp: %s", strerror(errno));
-	struct space *s = space_start_in_(dir, env);
+	struct space *s = start_in(dir, env, nofile);
 	free(dir);
 	return s;
+}
+
+struct space *space_start_(const char *const *env)
+{
+	return space_start_nofile_(env, 0);
 }
 
 void space_pass(struct space *s)

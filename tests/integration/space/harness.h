@@ -62,6 +62,9 @@ struct space *space_start_(const char *const *env);
 /* Like space_start but lets the caller prepare the data directory first
  * (space_data_dir_for(dir) is where the chat log will live). */
 struct space *space_start_in_(const char *dir, const char *const *env);
+/* Like space_start, under an open-file limit of nofile (soft and hard;
+ * /usr/bin/prlimit sets it and execs the server). */
+struct space *space_start_nofile_(const char *const *env, unsigned nofile);
 /* Makes a fresh temporary directory for space_start_in. Caller frees. */
 char *space_mkdtemp(void);
 
@@ -219,6 +222,7 @@ void h_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn)
 #define h_wait_log_entry(...)   H_SITE(h_wait_log_entry_(__VA_ARGS__))
 #define space_start(...)        H_SITE(space_start_(__VA_ARGS__))
 #define space_start_in(...)     H_SITE(space_start_in_(__VA_ARGS__))
+#define space_start_nofile(...) H_SITE(space_start_nofile_(__VA_ARGS__))
 #define h_close(...)            H_SITE(h_close_(__VA_ARGS__))
 #define h_try_expect(...)       H_SITE(h_try_expect_(__VA_ARGS__))
 

@@ -758,6 +758,37 @@ static void e24_max_clients(void **state)
 	space_pass(s);
 }
 
+/* The default connection bound (8,192) is more than a low hard open-file
+ * limit holds: the server admits what fits, says so, and a client beyond
+ * that still gets the clear 503 rather than a connection that is never
+ * answered. 140 descriptors hold 12 connections (server.c: the TCP slack
+ * and the reserve). */
+static void e24b_max_clients_fit_fd_limit(void **state)
+{
+	if (access("/usr/bin/prlimit", X_OK) != 0) {
+		print_message("SKIPPED: /usr/bin/prlimit (util-linux) is missing\n");
+		skip();
+	}
+	struct space *s = space_start_nofile(NULL, 140);
+	assert_true(space_wait_log(s, "fewer admitted", H_TIMEOUT_MS));
+	assert_true(space_wait_log(s, "admitted=12", H_TIMEOUT_MS));
+	struct ws_client *a = join_as(s, "A");
+	for (int i = 1; i < 12; i++)
+		h_connect(s);
+	char *resp = NULL;
+	int st = h_http(s,
+	                "GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+	                "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+	                "Sec-WebSocket-Version: 13\r\n\r\n",
+	                &resp);
+	assert_int_equal(st, 503);
+	assert_non_null(strstr(resp, "agent-space is full (SPACE_MAX_CLIENTS)"));
+	free(resp);
+	h_send(a, "{\"type\":\"chat\",\"content\":\"still here\"}");
+	h_expect_where(s, a, "chat", h_pred_content, "still here");
+	space_pass(s);
+}
+
 /* Host input on a pipe: @mentions (duplicates kept), trimming, empty lines
  * ignored, /who, content cut to 100,000 units, EOF does not stop the server. */
 static void e25_host_input(void **state)
@@ -924,6 +955,32 @@ static void e29_command_line(void **state)
 
 #define T(f) cmocka_unit_test_teardown(f, space_teardown)
 
+/* SPACE_SHOW_CHAT: the room's chats reach the host's stdout when it is on
+ * (whatever stdout is: here a pipe, as in `agent-space | tee room.log`);
+ * with the default (auto) and neither stdout nor stdin a terminal — the
+ * harness's pipes — they do not. */
+static void e30_show_chat(void **state)
+{
+	for (int on = 0; on < 2; on++) {
+		const char *env[] = {on ? "SPACE_SHOW_CHAT=on" : "SPACE_SHOW_CHAT=auto", NULL};
+		struct space *s = space_start(env);
+		struct ws_client *a = join_as(s, "Ada");
+		h_send(a, "{\"type\":\"chat\",\"content\":\"hello through the pipe\"}");
+		h_expect(s, a, "chat");
+		h_wait_log_entry(s, "chat", "Ada", "hello through the pipe");
+		if (on) {
+			assert_true(space_wait_log(s, "Ada: hello through the pipe", H_TIMEOUT_MS));
+			assert_true(space_wait_log(s, ">> Ada joined", H_TIMEOUT_MS));
+		} else {
+			char *out = space_read_log(s);
+			assert_null(strstr(out, "Ada: hello through the pipe"));
+			free(out);
+		}
+		space_pass(s);
+		assert_int_equal(space_stop(s), 0);
+	}
+}
+
 int main(void)
 {
 	space_test_filter_from_env();
@@ -954,11 +1011,13 @@ int main(void)
 	        T(e22_healthz),
 	        T(e23_chain),
 	        T(e24_max_clients),
+	        T(e24b_max_clients_fit_fd_limit),
 	        T(e25_host_input),
 	        T(e26_host_quit),
 	        T(e27_host_exit_word),
 	        T(e28_presence_fields),
 	        cmocka_unit_test(e29_command_line),
+	        T(e30_show_chat),
 	};
 	return cmocka_run_group_tests_name("space conformance: extras (spec 8.4 and beyond)", tests,
 	                                   NULL, NULL);

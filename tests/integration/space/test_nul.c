@@ -4,8 +4,9 @@
  * client writes, "\u0000" included — valid JSON the reference relays) must
  * reach another member as exactly the same code points, in JSON.stringify's
  * form, and the log and the history replay (live, and read back from the
- * log after a restart) must keep them. Messages are compared as raw text:
- * the test's cJSON, like the server's, cannot hold a NUL.
+ * log after a restart) must keep them. The same for lone UTF-16 surrogate
+ * escapes. Messages are compared as raw text: the test's cJSON, like the
+ * server's, cannot hold a NUL or a lone surrogate.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -115,6 +116,18 @@ static char *join_raw_history(struct space *s, const char *name, const char *id)
 	return recv_raw_with(c, "\"type\":\"history_response\"");
 }
 
+/* Stops s cleanly and starts a server again on the same data directory
+ * (dir, which it frees). */
+static struct space *restart_in(struct space *s, char *dir)
+{
+	s->keep_dir = true;
+	space_pass(s);
+	assert_int_equal(space_stop(s), 0);
+	s = space_start_in(dir, no_rate);
+	free(dir);
+	return s;
+}
+
 static void test_controls_relayed_logged_replayed(void **state)
 {
 	(void)state;
@@ -152,11 +165,7 @@ static void test_controls_relayed_logged_replayed(void **state)
 	free(log);
 
 	/* Replay after a restart: read back from the log. */
-	s->keep_dir = true;
-	space_pass(s);
-	assert_int_equal(space_stop(s), 0);
-	s = space_start_in(dir, no_rate);
-	free(dir);
+	s = restart_in(s, dir);
 	hist = join_raw_history(s, "After", "after-1");
 	assert_all_in_order("history_response after restart", hist);
 	free(hist);
@@ -186,6 +195,94 @@ static void test_nul_elsewhere_and_invalid_json(void **state)
 	space_pass(s);
 }
 
+/* Lone UTF-16 surrogates: a TypeScript agent's .slice() inside an emoji
+ * sends "a\ud83d", valid JSON that the reference relays. The room relays
+ * it exactly (JSON.stringify writes it back as "\ud83d"), never refuses
+ * the message, logs it, replays it from the log after a restart, and shows
+ * it on the web page's snapshot; a whole pair stays the character. */
+static void test_lone_surrogates_relayed_logged_replayed(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *sent, *relayed;
+	} cases[] = {
+	        {"a\\ud83d", "a\\ud83d"},             /* "a😀".slice(0, 2) */
+	        {"\\uDE00b", "\\ude00b"},             /* the other half, upper-case hex */
+	        {"\\ud800\\ud800", "\\ud800\\ud800"}, /* two highs */
+	        {"\\ud83d\\ude00!", "😀!"},            /* a pair is the character */
+	};
+	char *dir = space_mkdtemp();
+	struct space *s = space_start_in(dir, no_rate);
+	struct ws_client *a = h_join(s, "Sender", "sender-1");
+	struct ws_client *b = h_join(s, "Reader", "reader-1");
+	char *raw;
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char msg[128], exp[128];
+		snprintf(msg, sizeof msg, "{\"type\":\"chat\",\"content\":\"s%zu:%s\"}", i,
+		         cases[i].sent);
+		snprintf(exp, sizeof exp, "\"content\":\"s%zu:%s\"", i, cases[i].relayed);
+		assert_int_equal(ws_send_text(a, msg), 0);
+		raw = recv_raw_with(b, "\"type\":\"chat\"");
+		if (!strstr(raw, exp))
+			h_fail("relayed %s, expected %s", raw, exp);
+		free(raw);
+	}
+	/* The sender got its echoes and no error (read raw: the test's cJSON
+	 * cannot hold a lone surrogate). */
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char exp[128];
+		snprintf(exp, sizeof exp, "\"content\":\"s%zu:%s\"", i, cases[i].relayed);
+		do {
+			raw = recv_raw_with(a, "\"type\":");
+			if (strstr(raw, "\"type\":\"error\""))
+				h_fail("the sender got %s", raw);
+			if (strstr(raw, "\"type\":\"chat\"")) {
+				if (!strstr(raw, exp))
+					h_fail("the sender got %s, expected its echo with %s", raw,
+					       exp);
+				free(raw);
+				break;
+			}
+			free(raw);
+		} while (1);
+	}
+
+	/* A name holding one joins too (2 UTF-16 units), and is in presence. */
+	struct ws_client *c = h_connect(s);
+	assert_int_equal(ws_send_text(c, "{\"type\":\"join\",\"name\":\"N\\ud800\",\"id\":\"n-1\","
+	                                 "\"version\":\"1.0.0\"}"),
+	                 0);
+	raw = recv_raw_with(b, "\"type\":\"join\"");
+	assert_non_null(strstr(raw, "\"name\":\"N\\ud800\""));
+	free(raw);
+
+	/* The web page's snapshot carries it as JSON.stringify writes it. */
+	char *resp = NULL;
+	assert_int_equal(h_http(s, "GET /api/room HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", &resp),
+	                 200);
+	assert_non_null(strstr(resp, "s0:a\\ud83d"));
+	free(resp);
+
+	/* The log, and the history replay after a restart. */
+	char log_path[600];
+	space_log_file(s, "chat.jsonl", log_path, sizeof log_path);
+	char *log = h_read_file(log_path, NULL);
+	assert_non_null(log);
+	assert_non_null(strstr(log, "\"content\":\"s0:a\\ud83d\""));
+	assert_non_null(strstr(log, "\"agentName\":\"N\\ud800\""));
+	free(log);
+	s = restart_in(s, dir);
+	char *hist = join_raw_history(s, "After", "after-1");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char exp[128];
+		snprintf(exp, sizeof exp, "\"content\":\"s%zu:%s\"", i, cases[i].relayed);
+		if (!strstr(hist, exp))
+			h_fail("history after restart lacks %s", exp);
+	}
+	free(hist);
+	space_pass(s);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, space_teardown)
 
 int main(void)
@@ -194,6 +291,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        T(test_controls_relayed_logged_replayed),
 	        T(test_nul_elsewhere_and_invalid_json),
+	        T(test_lone_surrogates_relayed_logged_replayed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <netinet/tcp.h>
 #include <openssl/evp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -376,6 +377,7 @@ int ws_recv(struct ws_client *c, struct ws_msg *out, int timeout_ms)
 {
 	memset(out, 0, sizeof *out);
 	int64_t deadline = ws_now_ms() + timeout_ms;
+	bool looked = false; /* timeout 0 still reads what has arrived, once */
 	for (;;) {
 		if (c->got_close)
 			return WS_RECV_CLOSED;
@@ -385,9 +387,10 @@ int ws_recv(struct ws_client *c, struct ws_msg *out, int timeout_ms)
 		if (c->eof)
 			return WS_RECV_EOF;
 		int64_t left = deadline - ws_now_ms();
-		if (left <= 0)
+		if (left <= 0 && looked)
 			return WS_RECV_TIMEOUT;
-		fill(c, (int)left);
+		looked = true;
+		fill(c, left > 0 ? (int)left : 0);
 	}
 }
 

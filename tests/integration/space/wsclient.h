@@ -117,9 +117,10 @@ int ws_send_raw(struct ws_client *c, const void *data, size_t len);
 /* Sends a close frame with `code` (0: no code) and `reason`. */
 int ws_send_close(struct ws_client *c, int code, const char *reason);
 
-/* Waits up to timeout_ms for the next complete data message. Pings are
- * answered (when auto_pong), pongs recorded, close frames recorded and
- * answered with a close. Returns a ws_recv_result. */
+/* Waits up to timeout_ms for the next complete data message (0: takes
+ * what has already arrived, without waiting). Pings are answered (when
+ * auto_pong), pongs recorded, close frames recorded and answered with a
+ * close. Returns a ws_recv_result. */
 int ws_recv(struct ws_client *c, struct ws_msg *out, int timeout_ms);
 
 /* Reads and discards data until the server closes (close frame or EOF) or the

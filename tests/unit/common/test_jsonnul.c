@@ -286,6 +286,60 @@ static void test_round_trip_random(void **state)
 	}
 }
 
+/* json_parse_js: lone UTF-16 surrogate escapes — what a JavaScript string
+ * cut inside an emoji serialises to — are kept as WTF-8 and written back
+ * as JSON.stringify writes them; pairs stay ordinary characters; the rest
+ * is judged as json_parse_nul judges it, which still refuses them. */
+static void test_lone_surrogates(void **state)
+{
+	static const struct {
+		const char *in, *tree, *out;
+	} cases[] = {
+	        {"\"\\ud800\"", "\xED\xA0\x80", "\"\\ud800\""},
+	        {"\"a\\uD83D\"", "a\xED\xA0\xBD", "\"a\\ud83d\""}, /* "a😀".slice(0, 2) */
+	        {"\"\\ude00b\"", "\xED\xB8\x80" "b", "\"\\ude00b\""},
+	        {"\"\\udfff\\udbff\"", "\xED\xBF\xBF\xED\xAF\xBF", "\"\\udfff\\udbff\""}, /* low, high */
+	        {"\"\\ud83d\\ude00\"", "\xF0\x9F\x98\x80", "\"😀\""}, /* a pair */
+	        {"\"\\ud800\\ud83d\\ude00\"", "\xED\xA0\x80\xF0\x9F\x98\x80", "\"\\ud800😀\""},
+	        {"\"\\ud800\\u0000\"", "\xED\xA0\x80\xFF", "\"\\ud800\\u0000\""},
+	        {"\"\\\\ud800\"", "\\ud800", "\"\\\\ud800\""}, /* an escaped backslash */
+	        {"\"\\ud800\\n\"", "\xED\xA0\x80\n", "\"\\ud800\\n\""},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct ga_err e = {{0}};
+		cJSON *v = json_parse_js(cases[i].in, strlen(cases[i].in), &e);
+		if (!v)
+			fail_msg("%s: %s", cases[i].in, e.msg);
+		assert_true(cJSON_IsString(v));
+		assert_string_equal(v->valuestring, cases[i].tree);
+		char *out = put(v->valuestring, strlen(v->valuestring));
+		assert_string_equal(out, cases[i].out);
+		free(out);
+		cJSON_Delete(v);
+	}
+	/* In keys and nested values too. */
+	struct ga_err e = {{0}};
+	const char *obj = "{\"k\\udc00\":[{\"c\":\"x\\ud800\"}]}";
+	cJSON *v = json_parse_js(obj, strlen(obj), &e);
+	assert_non_null(v);
+	assert_string_equal(v->child->string, "k\xED\xB0\x80");
+	assert_string_equal(v->child->child->child->valuestring, "x\xED\xA0\x80");
+	cJSON_Delete(v);
+	/* Invalid JSON stays invalid; bad hex is not a surrogate. */
+	static const char *const bad[] = {"\"\\ud800", "\"\\ud800\",", "[\"\\ud800\",]",
+	                                  "\"\\ud80g\"", "\"\\ud800\xff\""};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		v = json_parse_js(bad[i], strlen(bad[i]), &e);
+		if (v)
+			fail_msg("expected %s to be rejected", bad[i]);
+	}
+	/* json_parse_nul (the daemon's client) still refuses a lone one. */
+	parse_bad("\"\\ud800\"", 8, "invalid JSON");
+	v = json_parse_nul("\"\\ud83d\\ude00\"", 14, &e);
+	assert_non_null(v);
+	cJSON_Delete(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +348,7 @@ int main(void)
 	        cmocka_unit_test(test_still_strict),
 	        cmocka_unit_test(test_writer),
 	        cmocka_unit_test(test_round_trip_random),
+	        cmocka_unit_test(test_lone_surrogates),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -83,6 +83,26 @@ static void test_json_string_rollback_midway(void **state)
 	sb_free(&sb);
 }
 
+/* The inside of a literal, written in pieces (what common/jsonnul does
+ * around a lone surrogate): no quotes, the marker as \u0000, and a piece
+ * that does not fit leaves what came before it. */
+static void test_json_chars_in_pieces_and_truncate(void **state)
+{
+	(void)state;
+	struct strbuf sb;
+	sb_init(&sb, 12);
+	assert_int_equal(sb_putc(&sb, '"'), 0);
+	assert_int_equal(sb_put_json_chars_marked(&sb, "a\xFF\n", 3, 0xFF), 0);
+	assert_string_equal(sb_cstr(&sb), "\"a\\u0000\\n");
+	assert_int_equal(sb_put_json_chars_marked(&sb, "bc\x01", 3, -1), -1); /* needs 8 */
+	assert_string_equal(sb_cstr(&sb), "\"a\\u0000\\n");
+	sb_truncate(&sb, 2);
+	assert_string_equal(sb_cstr(&sb), "\"a");
+	sb_truncate(&sb, 5); /* beyond: nothing changes */
+	assert_int_equal(sb.len, 2);
+	sb_free(&sb);
+}
+
 static void test_printf_and_append(void **state)
 {
 	struct strbuf sb = {0};
@@ -158,9 +178,9 @@ static void test_fill(void **state)
 	sb_init(&sb, 0);
 	const char *names[] = {"type", "url"};
 	const char *values[] = {"create issue", NULL};
-	assert_int_equal(sb_fill(&sb, "On it: {{type}} ({{type}}) {{url}}|{{other}} {{", names, values,
-	                         2),
-	                 0);
+	assert_int_equal(
+	        sb_fill(&sb, "On it: {{type}} ({{type}}) {{url}}|{{other}} {{", names, values, 2),
+	        0);
 	assert_string_equal(sb_cstr(&sb), "On it: create issue (create issue) |{{other}} {{");
 	sb_free(&sb);
 	/* at its bound: -1 */
@@ -177,6 +197,7 @@ int main(void)
 	        cmocka_unit_test(test_max_bound_rejects_and_leaves_unchanged),
 	        cmocka_unit_test(test_huge_max_does_not_wrap),
 	        cmocka_unit_test(test_json_string_rollback_midway),
+	        cmocka_unit_test(test_json_chars_in_pieces_and_truncate),
 	        cmocka_unit_test(test_printf_and_append),
 	        cmocka_unit_test(test_consume_reset_detach),
 	        cmocka_unit_test(test_json_string_escaping_matches_js),

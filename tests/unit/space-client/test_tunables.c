@@ -17,12 +17,19 @@
 #include "common/env.h"
 #include "common/log.h"
 
-static const char *const VARS[] = {"GA_SPACE_MDNS_TIMEOUT_MS",    "GA_SPACE_DISCOVERY_RETRY_MS",
-                                   "GA_SPACE_CONNECT_TIMEOUT_MS", "GA_SPACE_PING_MS",
-                                   "GA_SPACE_CLOSE_WAIT_MS",      "GA_SPACE_REPLACED_WINDOW_MS",
-                                   "GA_SPACE_JITTER_PCT",         "GA_SPACE_REPLACED_LIMIT",
-                                   "GA_SPACE_BACKOFF_MS",         "GA_SPACE_MDNS",
-                                   "GA_SPACE_LOCALHOST_URL",      NULL};
+static const char *const VARS[] = {"GA_SPACE_MDNS_TIMEOUT_MS",
+                                   "GA_SPACE_DISCOVERY_RETRY_MS",
+                                   "GA_SPACE_CONNECT_TIMEOUT_MS",
+                                   "GA_SPACE_PING_MS",
+                                   "GA_SPACE_CLOSE_WAIT_MS",
+                                   "GA_SPACE_REPLACED_WINDOW_MS",
+                                   "GA_SPACE_JITTER_PCT",
+                                   "GA_SPACE_REPLACED_LIMIT",
+                                   "GA_SPACE_BACKOFF_MS",
+                                   "GA_SPACE_MDNS",
+                                   "GA_SPACE_LOCALHOST_URL",
+                                   "GA_SPACE_MDNS_NAME",
+                                   NULL};
 
 static int clean_env(void **state)
 {
@@ -80,6 +87,7 @@ static void test_defaults(void **state)
 	/* NULL configuration: nothing set */
 	spc_tunables_from_config(&t, NULL);
 	assert_int_equal(t.ping_ms, 30000);
+	assert_string_equal(t.mdns_name, "");
 }
 
 /* The values come from .env (issue 9: they used to be read with getenv, so
@@ -91,15 +99,17 @@ static void test_overrides(void **state)
 	struct spc_tunables t;
 	struct config_problems p;
 	assert_int_equal(load("GA_SPACE_MDNS_TIMEOUT_MS=250\n"
-			      "GA_SPACE_BACKOFF_MS=100, 200 ,400\n"
-			      "GA_SPACE_CONNECT_TIMEOUT_MS=300\n"
-			      "GA_SPACE_DISCOVERY_RETRY_MS=1500\n"
-			      "GA_SPACE_LOCALHOST_URL=ws://127.0.0.1:4567\n"
-			      "GA_SPACE_MDNS=0\n"
-			      "GA_SPACE_JITTER_PCT=0\n"
-			      "GA_SPACE_REPLACED_LIMIT=9\n",
-			      &t, &p),
-			 0);
+	                      "GA_SPACE_BACKOFF_MS=100, 200 ,400\n"
+	                      "GA_SPACE_CONNECT_TIMEOUT_MS=300\n"
+	                      "GA_SPACE_DISCOVERY_RETRY_MS=1500\n"
+	                      "GA_SPACE_LOCALHOST_URL=ws://127.0.0.1:4567\n"
+	                      "GA_SPACE_MDNS=0\n"
+	                      "GA_SPACE_MDNS_NAME=lab-room\n"
+	                      "GA_SPACE_JITTER_PCT=0\n"
+	                      "GA_SPACE_REPLACED_LIMIT=9\n",
+	                      &t, &p),
+	                 0);
+	assert_string_equal(t.mdns_name, "lab-room");
 	assert_int_equal(t.mdns_timeout_ms, 250);
 	assert_int_equal(t.nbackoff, 3);
 	assert_int_equal(t.backoff_ms[2], 400);
@@ -131,20 +141,25 @@ static void test_bad_values_are_named(void **state)
 	(void)state;
 	struct spc_tunables t;
 	struct config_problems p;
-	assert_int_equal(load("GA_SPACE_MDNS_TIMEOUT_MS=ten seconds\n"
-			      "GA_SPACE_BACKOFF_MS=100,,x\n"
-			      "GA_SPACE_CONNECT_TIMEOUT_MS=0\n"
-			      "GA_SPACE_DISCOVERY_RETRY_MS=-5\n"
-			      "GA_SPACE_LOCALHOST_URL=http://localhost:7777\n"
-			      "GA_SPACE_MDNS=yes\n"
-			      "GA_SPACE_JITTER_PCT=101\n"
-			      "GA_SPACE_PING_MS=86400001\n",
-			      &t, &p),
-			 8);
-	static const char *const bad[] = {"GA_SPACE_MDNS_TIMEOUT_MS", "GA_SPACE_BACKOFF_MS",
-					  "GA_SPACE_CONNECT_TIMEOUT_MS", "GA_SPACE_DISCOVERY_RETRY_MS",
-					  "GA_SPACE_LOCALHOST_URL", "GA_SPACE_MDNS",
-					  "GA_SPACE_JITTER_PCT", "GA_SPACE_PING_MS"};
+	assert_int_equal(
+	        load("GA_SPACE_MDNS_TIMEOUT_MS=ten seconds\n"
+	             "GA_SPACE_BACKOFF_MS=100,,x\n"
+	             "GA_SPACE_CONNECT_TIMEOUT_MS=0\n"
+	             "GA_SPACE_DISCOVERY_RETRY_MS=-5\n"
+	             "GA_SPACE_LOCALHOST_URL=http://localhost:7777\n"
+	             "GA_SPACE_MDNS=yes\n"
+	             "GA_SPACE_JITTER_PCT=101\n"
+	             "GA_SPACE_PING_MS=86400001\n"
+	             "GA_SPACE_MDNS_NAME=a-name-longer-than-the-sixty-three-bytes-of-one-dns-label-"
+	             "so-it-is-refused\n",
+	             &t, &p),
+	        9);
+	static const char *const bad[] = {
+	        "GA_SPACE_MDNS_TIMEOUT_MS",    "GA_SPACE_BACKOFF_MS",
+	        "GA_SPACE_CONNECT_TIMEOUT_MS", "GA_SPACE_DISCOVERY_RETRY_MS",
+	        "GA_SPACE_LOCALHOST_URL",      "GA_SPACE_MDNS",
+	        "GA_SPACE_JITTER_PCT",         "GA_SPACE_PING_MS",
+	        "GA_SPACE_MDNS_NAME"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		if (!has_problem(&p, bad[i]))
 			fail_msg("no problem named %s", bad[i]);
