@@ -180,8 +180,8 @@ again:
 			}
 			return;
 		}
-		if (why != CALLQ_WAIT_SPACING && why != CALLQ_WAIT_BACKOFF &&
-		    why != k->logged_wait) {
+		if (why != CALLQ_WAIT_NONE && why != CALLQ_WAIT_SPACING &&
+		    why != CALLQ_WAIT_BACKOFF && why != k->logged_wait) {
 			char m[80];
 			snprintf(m, sizeof m, "%s request waits", q->cfg.service);
 			log_kv(q->cfg.wait_log_level, q->cfg.log_comp, m, "what", k->what, "why",
