@@ -59,6 +59,16 @@ void part_claims_expire(struct part_engine *e)
 			           "claim period over; the commitment is in the ledger");
 }
 
+/* A decision about the host's open request itself (no message of its own:
+ * recorded under "request:<when it opened>"), logged as what. */
+static void note_request(struct part_engine *e, const char *what, const struct decision *d)
+{
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, what, "reason", d->reason);
+	char id[64];
+	snprintf(id, sizeof id, "request:%lld", (long long)e->st.req_at_ms);
+	pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, "space:room", id, STAGE_RECORD, d);
+}
+
 /* A request a peer's claim took (fulfilled_by "peer_claim": §16.5, or a
  * commitment dropped as claimed_by_peer) is open again once no other
  * member holds a live claim on any work and none reported work done since
@@ -101,10 +111,7 @@ void part_claims_lapsed(struct part_engine *e)
 		             "%s claimed the host's request and let the claim lapse with nothing "
 		             "reported done: not ranked as its owner any more",
 		             names);
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "request defaulted", "reason", d.reason);
-		char id[64];
-		snprintf(id, sizeof id, "request:%lld", (long long)st->req_at_ms);
-		pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, "space:room", id, STAGE_RECORD, &d);
+		note_request(e, "request defaulted", &d);
 	}
 	if (!st->fulfilled || !st->fulfilled_by || strcmp(st->fulfilled_by, "peer_claim") != 0)
 		return;
@@ -113,10 +120,7 @@ void part_claims_lapsed(struct part_engine *e)
 	decision_set(&d, VERDICT_INFO, "request_reopened",
 	             "the host's request was taken by a peer's claim, and no claim is held and no "
 	             "work was reported done since: the request is open again");
-	log_kv(LOG_LEVEL_INFO, LOG_COMP, "request reopened", "reason", d.reason);
-	char id[64];
-	snprintf(id, sizeof id, "request:%lld", (long long)st->req_at_ms);
-	pipeline_note(e->pipeline, CONV_PLATFORM_SPACE, "space:room", id, STAGE_RECORD, &d);
+	note_request(e, "request reopened", &d);
 }
 
 /* Our own ledger already holds this work: a space commitment of the same
