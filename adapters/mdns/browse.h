@@ -6,8 +6,8 @@
  *
  * mdns_browse_start() browses for `type` (e.g. MDNS_SPACE_SERVICE_TYPE) in
  * the local domain and resolves each instance that appears; the FIRST one
- * that resolves wins (the reference client takes the first service that
- * comes up, space-protocol.md §7.1), or, given an instance name, only the
+ * that resolves wins (as the TypeScript client does: the first service
+ * that comes up, space-protocol.md §7.1), or, given an instance name, only the
  * instance of that name (others are ignored). The callback fires exactly
  * once:
  *   - found: host (the SRV target, e.g. "box.local"), address (the

@@ -464,7 +464,7 @@ static void pump(struct spc_client *c)
 	}
 	if (c->closing_by_us && !c->qn &&
 	    uv_stream_get_write_queue_size((uv_stream_t *)&k->tcp) == 0)
-		/* The reference closes with 1000 "Client disconnecting" (§7.3);
+		/* A polite close is 1000 "Client disconnecting" (§7.3);
 		 * then we wait for the room's close (spc_client_stop). */
 		send_close(c, WS_CLOSE_NORMAL, SPC_CLOSE_REASON);
 }
@@ -504,8 +504,9 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf);
 
-/* TCP is up: send the upgrade request (no sub-protocol: the reference
- * client offers none, §1; no extensions). */
+/* TCP is up: send the upgrade request (no sub-protocol: the
+ * TypeScript client offers none and the room expects none, §1; no
+ * extensions). */
 static void on_connected(uv_connect_t *req, int status)
 {
 	struct conn *k = req->data;

@@ -12,8 +12,7 @@
  * chats already handed up, and a chat relayed twice, from being handed up
  * again.
  *
- * Life of a client (space-protocol.md §7, with the reference's client
- * defects fixed, §9 items 13 and 28):
+ * Life of a client (space-protocol.md §7):
  *   discover (discover.h) → resolve the host (uv_getaddrinfo, so a slow DNS
  *   server never blocks the loop) → connect → on open send `join`, then at
  *   once `identity` (when one was given) → wait for our own `join` to come
@@ -23,16 +22,16 @@
  *
  *   While joined, the client pings every GA_SPACE_PING_MS; when nothing at
  *   all (data, pong) arrived for two periods the connection is taken for
- *   dead and dropped. (The reference had no dead-connection detection.)
+ *   dead and dropped.
  *
  *   After a connection ends — the server restarted, closed, shut down
- *   (its `shutdown` message: we reconnect after, unlike the reference,
- *   which stopped for good) — the client reconnects to the same URL after
+ *   (its `shutdown` message too: the
+ *   client reconnects after it) — the client reconnects to the same URL after
  *   the backoff (5/10/20/60 s plus jitter; the count resets once joined).
  *   While not joined, discovery is re-run every GA_SPACE_DISCOVERY_RETRY_MS
  *   and its URL used from then on. There is only ever one connection and
- *   one pending timer per kind: the reference's orphaned clients that kept
- *   replacing each other cannot happen here.
+ *   one pending timer per kind: no orphaned connection can go on
+ *   replacing the live one.
  *
  *   Duplicate names: the server replaces a member when another connection
  *   joins with the same name, closing the old one with 4002 (§3.3). Two
@@ -47,8 +46,7 @@
  *
  * Sending: spc_client_send() queues one message while joined (bounded:
  * SPC_SENDQ_MAX_MSGS messages and SPC_SENDQ_MAX_BYTES; beyond that, or when
- * not joined, the message is refused with -1 — the reference dropped sends
- * silently, §7.3). Messages leave in order; the next one is handed to the
+ * not joined, the message is refused with -1, never dropped silently, §7.3). Messages leave in order; the next one is handed to the
  * socket once the previous reached the kernel, so a slow room fills this
  * queue rather than an unbounded one below it.
  *
@@ -65,7 +63,7 @@
  *
  * Ownership: spc_client_new copies every string of its configuration.
  * spc_client_stop() closes the connection politely (close 1000 "Client
- * disconnecting", as the reference does, and waits up to
+ * disconnecting", and waits up to
  * GA_SPACE_CLOSE_WAIT_MS for the room's close), closes the socket and every
  * handle, then calls `done`. spc_client_free()
  * accepts NULL; on a client that has not finished stopping it starts the

@@ -1,6 +1,6 @@
 /*
  * adapters/space/discover — where is the room? One discovery attempt, in
- * the reference's order (space-protocol.md §7.1), each step logged with its
+ * the protocol's order (space-protocol.md §7.1), each step logged with its
  * outcome:
  *
  *   1. SPACE_URL, when set (verbatim: the configuration already checked
@@ -8,8 +8,8 @@
  *   2. else an mDNS browse for _agent-space._tcp through avahi-daemon, for
  *      up to GA_SPACE_MDNS_TIMEOUT_MS; the first service that resolves
  *      wins (or, with GA_SPACE_MDNS_NAME, the one of that instance name). The URL uses the resolved IPv4 address rather than the SRV
- *      target the reference pastes in (§9 item 24: a bare or ".local" host
- *      name often does not resolve; the address always does);
+ *      target (a bare or ".local" host name often does not resolve; the
+ *      address always does);
  *   3. else the fallback, ws://localhost:7777 (GA_SPACE_LOCALHOST_URL).
  *
  * So an attempt always yields a URL. The callback fires exactly once, never

@@ -5,9 +5,8 @@
  * already handed up.
  *
  * It is a pure state machine: spc_roster_apply(r, msg, now_ms, on_chat, ud)
- * folds one server message in (space-protocol.md §7.4, with the reference
- * client's defects fixed: a `leave` also forgets that member's claims, §9
- * item 28). Time enters as a parameter; nothing here does I/O.
+ * folds one server message in (space-protocol.md §7.4; a `leave` also
+ * forgets that member's claims). Time enters as a parameter; nothing here does I/O.
  *
  * Chats are not kept here: the conversation store owns the history
  * (modules/conversation/store.h). A chat — live, or an entry of a
@@ -34,7 +33,7 @@
  *     the oldest is dropped;
  *   SPC_MAX_CLAIMS claims — the oldest is dropped; claims expire after
  *     SPC_CLAIM_TTL_MS (the server's TTL);
- *   typing marks expire after SPC_TYPING_TTL_MS (the reference's 10 s).
+ *   typing marks expire after SPC_TYPING_TTL_MS (10 s, as peers expect).
  *
  * Memory: everything is owned by the roster; pointers returned are valid
  * until the next spc_roster_apply / spc_roster_reset / spc_roster_free. A

@@ -1,6 +1,6 @@
 /*
  * adapters/space/tunables — the timing knobs of discovery and the
- * connection, in one place, with the reference's values as defaults
+ * connection, in one place, with the protocol's usual values as defaults
  * (space-protocol.md §6.3) and GA_SPACE_* overrides so tests can run the
  * same code in milliseconds instead of minutes. The overrides are read like
  * every other setting, from the environment or the home's .env, by

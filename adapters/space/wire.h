@@ -11,7 +11,7 @@
  * (the protocol tells both sides to ignore what they do not know, §3.1).
  *
  * Building: every spc_build_* returns a compact JSON text (caller frees), with
- * keys in the order the reference client emits them, including the
+ * keys in the order the TypeScript client emits them, including the
  * client-side name/id/timestamp the server ignores and replaces (§2.2) —
  * so that a server that does look at them (none today) sees the truth.
  * Inputs are not validated beyond what JSON needs; the caller enforces the
@@ -50,7 +50,7 @@
 #define SPC_VERSION_MAX_UNITS 50
 #define SPC_CHAT_MAX_UNITS    100000
 #define SPC_DETAIL_MAX_UNITS  1000
-/* The identity summary the reference client builds (§7.3). */
+/* The bounds of the identity summary the room shows (§7.3). */
 #define SPC_IDENTITY_MAX_ITEMS    5
 #define SPC_VOICE_MAX_BYTES       120
 #define SPC_RECENT_WORK_MAX_BYTES 100
@@ -149,7 +149,7 @@ void spc_identity_free(struct spc_identity *id);
 char *spc_identity_json(const struct spc_identity *id);
 
 /* Who is speaking: the registered name and id (the server overrides them,
- * but the reference sends them, and so do we). */
+ * but clients send them, §2.2). */
 struct spc_who {
 	const char *name;
 	const char *id;

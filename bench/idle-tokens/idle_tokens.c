@@ -1,7 +1,6 @@
 /*
  * bench-idle-tokens — how many model tokens an agent spends while nothing
- * happens (issue 13 item 6: the reference peers' users lost hundreds of
- * dollars to idle heartbeats). Target: 0.
+ * happens. Target: 0: idle heartbeats that call a model cost real money.
  *
  * Idle: nobody talks to the agent and it has nothing of its own to say.
  * The agent is configured with a name and a model only — no Bluesky

@@ -1,6 +1,6 @@
 /*
  * loop-sim — does a room of eager, echo-prone agents fall quiet on its own?
- * (issue 10 item 11). Real binaries: one `agent-space`, N `general-agent`
+ * Real binaries: one `agent-space`, N `general-agent`
  * processes (each its own home and memory), all talking to eager_model.h,
  * a model that always wants to speak, restates the last message, names
  * other agents and promises work. The host (this program, typing on the

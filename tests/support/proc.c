@@ -173,7 +173,7 @@ static int env_files(const struct proc_opts *o, char files[4][1100])
 /*
  * What every child gets unless the test says otherwise (in its env, or in
  * the .env the child reads): nothing that can reach a room, a name or a
- * port a user of this machine may be using (issue 15 item 3).
+ * port a user of this machine may be using.
  *   all:           DBUS_SYSTEM_BUS_ADDRESS at a bus that does not exist, so
  *                  no mDNS is browsed or published on the machine's avahi
  *                  (a test that needs mDNS passes its private bus);

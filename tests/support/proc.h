@@ -18,7 +18,7 @@
  * PROC_MAX_ARGS arguments: more is a test bug and fails proc_start_*
  * (returns -1).
  *
- * Isolation (issue 15 item 3): no test reaches a room, a port, a name or an
+ * Isolation: no test reaches a room, a port, a name or an
  * mDNS bus a user of this machine may be using. Unless the caller's env or
  * the .env the child reads (<cwd>/.env, --env FILE, --home DIR/.env,
  * AGENT_HOME/.env) names the variable, every child gets

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 /* GA_TEST_SANITIZED: built with AddressSanitizer (gcc or clang). Timing
- * bounds that state a requirement (issue 14's "within a second") keep it
+ * bounds that state a requirement keep it
  * in a plain build and get room for ASan's slowdown on a loaded CI
  * machine in a sanitizer build. */
 #if defined(__SANITIZE_ADDRESS__)

@@ -378,8 +378,8 @@ static void test_one_daemon_per_memory(void **state)
 	assert_int_equal(proc_run(home, (const char *const[]){"status", NULL}, BASE_ENV, &out, &err), 0);
 	assert_contains(out, "running, pid");
 	free(out), free(err);
-	/* doctor against a running daemon: it says it runs and checks the rest
-	 * (issue 15 item 5), the skills included */
+	/* doctor against a running daemon: it says it runs and checks the rest,
+	 * the skills included */
 	/* 2: the room of the tests' SPACE_URL (a closed port) does not answer */
 	int drc = proc_run(home, (const char *const[]){"doctor", NULL}, BASE_ENV, &out, &err);
 	if (drc != 2)

@@ -211,7 +211,7 @@ static int start_room(struct fx *fx)
 }
 
 /* While it works for its owner the agent tells the room it is thinking,
- * and idle afterwards (issue 4: state as the agent works). */
+ * and idle afterwards (state as the agent works). */
 static void test_state_in_the_room(void **state)
 {
 	struct fx *fx = *state;

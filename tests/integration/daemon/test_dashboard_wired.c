@@ -1,5 +1,5 @@
 /*
- * The dashboard as the daemon runs it (issue 14): the real general-agent
+ * The dashboard as the daemon runs it: the real general-agent
  * with DASHBOARD_ADDR on a port of the system's choosing serves the page
  * and the API; a pause from the API (POST with the page's header and
  * origin) stops the agent answering its owner, and the daemon says so.

@@ -1,11 +1,11 @@
 /*
- * GitHub from the command line (issue 11 item 8), against ghfake-server as
+ * GitHub from the command line, against ghfake-server as
  * a separate process: `doctor` makes one cheap call with the token and
  * shows the login and the remaining rate budget, fails naming
  * AGENT_GITHUB_TOKEN when the token is refused; `commitments` lists what
  * the agent promised, with its state.
  *
- * The daemon (issue 11 items 3 and 8): a token GitHub refuses with 401 on
+ * The daemon: a token GitHub refuses with 401 on
  * the first request the fulfilment makes stops it with exit 69, telling
  * the owner and naming AGENT_GITHUB_TOKEN (never the token); `status`
  * counts the commitments of a running daemon by state and `commitments`

@@ -1,5 +1,5 @@
 /*
- * The first hour of a user, black-box (issue 15 item 7):
+ * The first hour of a user, black-box:
  *   - a memory directory, a SOUL pin or a daemon lock the agent's user may
  *     not read or write is exit 77 (permission) naming the path; never 75
  *     ("another general-agent"), and the pin is never taken for corrupt:

@@ -1,5 +1,5 @@
 /*
- * Commitment fulfilment end to end (issue 11 items 4 and 5), black-box: the
+ * Commitment fulfilment end to end, black-box: the
  * real general-agent binary against ghfake-server as a separate process
  * (its state outlives every kill of the agent). Commitments are written into
  * memory/commitments.jsonl the way the ledger writes them.

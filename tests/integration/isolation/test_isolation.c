@@ -1,5 +1,5 @@
 /*
- * The test suite never touches a user's world (issue 15 item 3). A user of
+ * The test suite never touches a user's world. A user of
  * this machine may run a room on port 7777 (the default of agent-space and
  * the last fallback of general-agent's discovery), an avahi on the system
  * bus, and agents named Ada. This test plays that user: it holds

@@ -1,5 +1,5 @@
 /*
- * The participation engine end to end (issue 10), black-box: the real
+ * The participation engine end to end, black-box: the real
  * general-agent, the real agent-space, raw WebSocket members playing peer
  * agents, and the LLM fake as a separate process (its --record file shows
  * every model call).
@@ -858,7 +858,7 @@ static void stop_trio(struct th_room *room, struct fake f[3], struct proc a[3])
 
 /* §11.1 salvage: Ada owns the request, her model decides not to speak but
  * carries a valid commitment — she says so in her own words
- * (voice-phrases.json space.on_it beside SELF.md, issue 13: no operational
+ * (voice-phrases.json space.on_it beside SELF.md, no operational
  * text hard-coded) and the commitment reaches the ledger. */
 static void test_salvage_in_voice(void **state)
 {

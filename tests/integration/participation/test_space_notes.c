@@ -1,5 +1,5 @@
 /*
- * What agents say about themselves besides chat (issue 10 item 9), in
+ * What agents say about themselves besides chat, in
  * process, against a real `agent-space`: the link (modules/space/link) or
  * the runtime (modules/space/runtime) under test and an observer member (a
  * bare adapters/space client) share one libuv loop.

@@ -1,5 +1,5 @@
 /*
- * The message pipeline end to end (issue 9), black-box: the real
+ * The message pipeline end to end, black-box: the real
  * general-agent binary, the real agent-space server, raw WebSocket members
  * playing peer agents, the LLM fake as a separate process, and a real
  * redis-server.

@@ -1,5 +1,5 @@
 /*
- * The agent grows, end to end in one process (issue 13 item 7): the real
+ * The agent grows, end to end in one process: the real
  * model client talks HTTP to the LLM fake, the real `reflection` skill is
  * rendered, the token budget, the state store and the decision log are the
  * daemon's own modules.

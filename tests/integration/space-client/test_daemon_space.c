@@ -131,7 +131,7 @@ static void test_space_url_join_and_identity(void **state)
 	cJSON_Delete(p);
 
 	/* SIGHUP after an edit of SELF.md: the room hears the identity again,
-	 * with the new interests (issue 13 item 4) */
+	 * with the new interests */
 	char *self = tu_read(home, "SELF.md");
 	assert_non_null(self);
 	char *at = strstr(self, "Tools that make collaboration calmer");
@@ -535,7 +535,7 @@ static void joined_id(struct th_agent *a, char *out, size_t cap)
 	free(log);
 }
 
-/* Issue 15 item 10: the 4002 warning names the connection that replaced
+/* The 4002 warning names the connection that replaced
  * us, never an older connection with our name from the room's history. */
 static void test_replaced_warning_names_the_rival(void **state)
 {

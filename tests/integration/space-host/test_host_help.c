@@ -1,5 +1,5 @@
 /*
- * The room server's terminal (issue 15 item 6, second half), black-box
+ * The room server's terminal, black-box
  * against the real agent-space: `/help` (and `/?`) print the host's
  * commands on the server's output and say nothing to the room; a mistyped
  * `/command` is refused the same way, naming /help; `//text` says "/text";

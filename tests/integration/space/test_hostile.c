@@ -1,5 +1,5 @@
 /*
- * Hostile input against agent-space (issue 3, item 7): invalid UTF-8,
+ * Hostile input against agent-space: invalid UTF-8,
  * oversized and malformed frames, binary frames, deeply nested and huge JSON,
  * unknown types, 500 connections that never join, a member that never reads,
  * abrupt disconnects mid-frame, protocol violations.

@@ -494,7 +494,7 @@ static void test_itoa(void **state)
 	                    LOG_TYPED_MARK "-9223372036854775808");
 }
 
-/* Issue 15 item 8: JSON lines carry numbers as numbers and booleans as
+/* JSON lines carry numbers as numbers and booleans as
  * booleans; text lines show them bare; a forged mark is only a string. */
 static void test_typed_values(void **state)
 {

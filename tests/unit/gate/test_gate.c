@@ -1,5 +1,5 @@
 /*
- * The gate (issue 9 item 4), table-driven: every rule and its boundaries.
+ * The gate, table-driven: every rule and its boundaries.
  *
  *   check_cases   one event against a fresh state: self, history, paused and
  *                 the owner's control commands, chain length (MAX-1, MAX,

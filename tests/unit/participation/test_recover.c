@@ -92,7 +92,7 @@ static void test_recover_next_owner(void **state)
 	assert_int_equal(part_forced_decision(&st, &t, true, NULL, &d, &why), 0);
 	assert_string_equal(d.commitments.item[0].repo, "acme/site");
 	part_decision_clear(&d);
-	/* issue 13: the forced words in the agent's voice (space.creating) */
+	/* The forced words in the agent's voice (space.creating) */
 	t.forced_lead = "Filing it myself.";
 	assert_int_equal(part_forced_decision(&st, &t, true, NULL, &d, &why), 0);
 	assert_int_equal(strncmp(d.message, "Filing it myself: ", 18), 0);
@@ -253,7 +253,7 @@ static void test_level4_salvage(void **state)
 	       false, &d);
 	assert_true(part_salvage(&d, &t, false, false, &why));
 	part_decision_clear(&d);
-	/* issue 13: the words come from the agent's voice (space.on_it) */
+	/* The words come from the agent's voice (space.on_it) */
 	t.salvage_lead = "Taking this one: a {{type}}, coming up.";
 	decide("{\"shouldSpeak\":false,\"commitments\":[{\"type\":\"create_plan\",\"title\":"
 	       "\"Cache plan\"}]}",

@@ -125,7 +125,7 @@ static void test_meaningful_rule(void **state)
 	assert_false(classify(&r, "x", "Ada", CONV_AUTHOR_PEER, true, false, &in, buf));
 }
 
-/* Issue 13 item 1: an owner conversation is an experience everywhere, not
+/* An owner conversation is an experience everywhere, not
  * only at the terminal — the owner's live post on Bluesky is owner_guidance
  * (once: a walk asked again is the same experience), the rest of its walk
  * is not another one, and a human's post is not guidance. */

@@ -90,8 +90,8 @@ static void test_defaults(void **state)
 	assert_string_equal(t.mdns_name, "");
 }
 
-/* The values come from .env (issue 9: they used to be read with getenv, so
- * a .env could not set them); the process environment still wins. */
+/* The values come from .env as well as from the process environment;
+ * the process environment wins. */
 static void test_overrides(void **state)
 {
 	(void)state;
