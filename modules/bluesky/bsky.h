@@ -105,8 +105,8 @@
  * Without the skill nothing is posted (one decision says so).
  *
  * Commitments (§6.12): a composed reply whose words promise
- * (part_extract_wanted) is read by the extraction prompt (no tools,
- * PART_EXTRACT_MAX_TOKENS, temperature 0; part_extract_parse keeps high /
+ * (cmt_extract_wanted) is read by the extraction prompt (no tools,
+ * CMT_EXTRACT_MAX_TOKENS, temperature 0; cmt_extract_parse keeps high /
  * medium) BEFORE it is sent; each is checked by bsky_commitment_params.
  * The reply then goes on its walk with n_commitments in the validator's
  * context (its empty_promise check knows whether the promise is backed);

@@ -53,7 +53,7 @@
 #include "modules/compose/compose.h"
 #include "modules/identity/self.h"
 #include "modules/journal/journal.h"
-#include "modules/participation/commitment.h"
+#include "modules/commitments/commitment.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/reflection/voice.h"
 #include "modules/scheduler/sched.h"

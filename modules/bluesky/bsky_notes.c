@@ -412,14 +412,14 @@ static void on_promises(const struct compose_result *res, void *ud)
 	n->run = NULL;
 	if (b->quiescing)
 		return; /* stopping: the pipeline frees the job */
-	struct part_commitments got;
+	struct cmt_list got;
 	memset(&got, 0, sizeof got);
 	struct ga_err err = {{0}};
 	if (res->stop != COMPOSE_STOP_FINAL || !res->content) {
 		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO,
 		                 "extraction", "no extraction (%s: %s)",
 		                 res->stop_name ? res->stop_name : "?", res->reason);
-	} else if (part_extract_parse(res->content, strlen(res->content), b->c.social_only, &got,
+	} else if (cmt_extract_parse(res->content, strlen(res->content), b->c.social_only, &got,
 	                              &err) != 0) {
 		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO,
 		                 "extraction", "the extraction reply was unusable: %s", err.msg);
@@ -434,8 +434,8 @@ static void on_promises(const struct compose_result *res, void *ud)
 	cJSON_Delete(n->promises);
 	n->promises = cJSON_CreateArray();
 	for (size_t i = 0; i < got.n; i++) {
-		const struct part_commitment *c = &got.item[i];
-		const struct bsky_promise p = {part_commit_type_name(c->type),
+		const struct cmt_item *c = &got.item[i];
+		const struct bsky_promise p = {cmt_type_name(c->type),
 		                               c->repo,
 		                               c->title,
 		                               c->description,
@@ -452,35 +452,35 @@ static void on_promises(const struct compose_result *res, void *ud)
 		cJSON_AddItemToObject(o, "params", params);
 		cJSON_AddItemToArray(n->promises, o);
 	}
-	part_commitments_clear(&got);
+	cmt_list_clear(&got);
 	send_reply(n); /* without commitments the validator judges the bare promise */
 }
 
-/* Our reply promises something (part_extract_wanted)? Then the extraction
- * prompt (no tools, PART_EXTRACT_MAX_TOKENS, temperature 0) reads it before
+/* Our reply promises something (cmt_extract_wanted)? Then the extraction
+ * prompt (no tools, CMT_EXTRACT_MAX_TOKENS, temperature 0) reads it before
  * it goes out. True when the call started (it sends the reply). */
 static bool promise_check(struct bnote *n)
 {
 	struct bsky *b = n->b;
 	char why[160];
 	if (!b->c.llm || !n->reply ||
-	    !part_extract_wanted(n->reply, strlen(n->reply), why, sizeof why))
+	    !cmt_extract_wanted(n->reply, strlen(n->reply), why, sizeof why))
 		return false;
 	struct strbuf ctx;
 	sb_init(&ctx, 4096);
 	sb_printf(&ctx, "%s: %.1000s", n->author_handle, n->text ? n->text : "");
 	char *context = sb_detach(&ctx);
-	char *user = part_extract_prompt(n->reply, NULL, context);
+	char *user = cmt_extract_prompt(n->reply, NULL, context);
 	free(context);
 	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
 	struct compose_opts o = {.loop = b->c.loop,
 	                         .llm = b->c.llm,
 	                         .budget = b->c.budget,
-	                         .system_prompt = part_extract_system(),
+	                         .system_prompt = cmt_extract_system(),
 	                         .messages = &msg,
 	                         .n_messages = 1,
 	                         .max_rounds = 1,
-	                         .max_tokens = PART_EXTRACT_MAX_TOKENS,
+	                         .max_tokens = CMT_EXTRACT_MAX_TOKENS,
 	                         .temperature = 0,
 	                         .has_temperature = true,
 	                         .done = on_promises,

@@ -16,18 +16,18 @@ static bool filled(const char *s)
 	return s && s[0];
 }
 
-void part_claim_work(const struct part_commitment *c, const char *detected_repo,
+void part_claim_work(const struct cmt_item *c, const char *detected_repo,
                      struct commit_work *out)
 {
-	if (c->type == PART_COMMIT_CREATE_WORKSPACE) {
+	if (c->type == CMT_CREATE_WORKSPACE) {
 		commit_work_of_workspace(c->org, out);
 		return;
 	}
-	commit_work_of(part_commit_type_name(c->type), filled(c->repo) ? c->repo : detected_repo,
+	commit_work_of(cmt_type_name(c->type), filled(c->repo) ? c->repo : detected_repo,
 	               c->title, c->description, NULL, out);
 }
 
-size_t part_claim_target(const struct part_commitment *c, const char *detected_repo, char *buf,
+size_t part_claim_target(const struct cmt_item *c, const char *detected_repo, char *buf,
                          size_t cap)
 {
 	if (!cap)
@@ -109,7 +109,7 @@ const char *part_peer_claims_holder(const struct part_peer_claims *t, const char
 	return t->item[i].holder;
 }
 
-size_t part_drop_claimed_commitments(struct part_commitments *c, const char *detected_repo,
+size_t part_drop_claimed_commitments(struct cmt_list *c, const char *detected_repo,
                                      part_claim_holder_fn holder, void *ud, struct decision *why)
 {
 	if (!holder || !c->n)
@@ -134,7 +134,7 @@ size_t part_drop_claimed_commitments(struct part_commitments *c, const char *det
 			snprintf(first_holder, sizeof first_holder, "%s", h);
 			snprintf(first_key, sizeof first_key, "%s:%s", action, target);
 		}
-		part_commitment_clear(&c->item[i]);
+		cmt_item_clear(&c->item[i]);
 		removed++;
 	}
 	for (size_t i = k; i < had; i++)

@@ -207,7 +207,7 @@ static struct pending *batch_slot(struct part_engine *e)
 void part_engine_claim(struct part_engine *e, const char *peer, const char *action,
                        const char *target)
 {
-	if (!e || !peer || !action || part_commit_type_parse(action) < 0 ||
+	if (!e || !peer || !action || cmt_type_parse(action) < 0 ||
 	    strcmp(peer, e->self) == 0)
 		return;
 	part_peer_claims_note(&e->peer_claims, peer, action, target ? target : "", time_now_ms());
@@ -262,10 +262,10 @@ bool part_engine_commitment_failed(struct part_engine *e, const char *id)
 /* ---- the send (§12) --------------------------------------------------------------------- */
 
 /* A commitment as the ledger's action params (the tools' argument shapes). */
-static cJSON *commit_params(const struct part_commitment *c, const char *detected_repo)
+static cJSON *commit_params(const struct cmt_item *c, const char *detected_repo)
 {
 	cJSON *p = cJSON_CreateObject();
-	if (c->type == PART_COMMIT_CREATE_WORKSPACE) {
+	if (c->type == CMT_CREATE_WORKSPACE) {
 		/* the organisation alone (no default from the conversation's
 		 * repository: the claim key and the ledger say the same) */
 		if (c->org)
@@ -290,22 +290,22 @@ static cJSON *commit_params(const struct part_commitment *c, const char *detecte
 	}
 	const char *body = c->description ? c->description : c->content;
 	switch (c->type) {
-	case PART_COMMIT_CREATE_ISSUE:
+	case CMT_CREATE_ISSUE:
 		cJSON_AddStringToObject(p, "title", c->title ? c->title : (body ? body : ""));
 		if (body)
 			cJSON_AddStringToObject(p, "body", body);
 		break;
-	case PART_COMMIT_CREATE_PLAN:
+	case CMT_CREATE_PLAN:
 		cJSON_AddStringToObject(p, "title", c->title ? c->title : (body ? body : ""));
 		cJSON_AddStringToObject(p, "goal", body ? body : (c->title ? c->title : ""));
 		cJSON_AddStringToObject(p, "context", "promised in the agent-space");
 		cJSON_AddItemToObject(p, "tasks", cJSON_CreateArray());
 		break;
-	case PART_COMMIT_COMMENT_ISSUE:
+	case CMT_COMMENT_ISSUE:
 		cJSON_AddNumberToObject(p, "issue_number", (double)c->issue_number);
 		cJSON_AddStringToObject(p, "body", body ? body : (c->title ? c->title : ""));
 		break;
-	case PART_COMMIT_POST_BLUESKY:
+	case CMT_POST_BLUESKY:
 		cJSON_AddStringToObject(p, "text",
 		                        c->content ? c->content
 		                                   : (body ? body : (c->title ? c->title : "")));
@@ -336,7 +336,7 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 {
 	size_t kept = 0;
 	for (size_t i = 0; i < e->dec.commitments.n; i++) {
-		const struct part_commitment *c = &e->dec.commitments.item[i];
+		const struct cmt_item *c = &e->dec.commitments.item[i];
 		struct decision d;
 		struct commit_work w;
 		part_claim_work(c, e->out.repo, &w);
@@ -348,7 +348,7 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 		if (!holder && part_own_has(e, c)) {
 			decision_set(&d, VERDICT_DROP, "already_committed",
 			             "%s:%s is already in my ledger: not enqueued again",
-			             part_commit_type_name(c->type), target);
+			             cmt_type_name(c->type), target);
 			commitment_note(e, NULL, &d, what);
 			continue;
 		}
@@ -357,14 +357,14 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 			decision_set(&d, VERDICT_DROP, "claimed_by_peer",
 			             "%s holds a live claim on %s:%s: not enqueued (no duplicate "
 			             "action)",
-			             holder, part_commit_type_name(c->type), target);
+			             holder, cmt_type_name(c->type), target);
 			commitment_note(e, NULL, &d, what);
 			continue;
 		}
 		cJSON *params = commit_params(c, e->out.repo);
 		char id[LEDGER_ID_MAX] = "";
 		struct ga_err err = {{0}};
-		int r = e->ledger ? ledger_add(e->ledger, part_commit_type_name(c->type), "space",
+		int r = e->ledger ? ledger_add(e->ledger, cmt_type_name(c->type), "space",
 		                               params, time_now_ms(), id, &err)
 		                  : -1;
 		if (!e->ledger)
@@ -374,11 +374,11 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 			if (e->out.request_open) /* what fulfils it (§6.3) */
 				part_req_commits_note(&e->req_commits, &e->st, id);
 			decision_set(&d, VERDICT_INFO, "commitment", "%s %s (source space)%s",
-			             part_commit_type_name(c->type), id,
+			             cmt_type_name(c->type), id,
 			             r == LEDGER_DUPLICATE ? ": already open" : " enqueued");
 		} else {
 			decision_set(&d, VERDICT_FAIL, "commitment", "%s not enqueued: %s",
-			             part_commit_type_name(c->type), err.msg);
+			             cmt_type_name(c->type), err.msg);
 		}
 		commitment_note(e, id, &d, what);
 		cJSON_Delete(params);

@@ -173,17 +173,17 @@ static void own_dup_each(void *ud, const struct ledger_entry *le)
 	o->found = strcmp(repo, o->repo) == 0 && strcmp(what, o->what) == 0;
 }
 
-bool part_own_has(struct part_engine *e, const struct part_commitment *c)
+bool part_own_has(struct part_engine *e, const struct cmt_item *c)
 {
 	if (!e->ledger)
 		return false;
 	struct own_dup o = {
-	        .action = part_commit_type_name(c->type),
+	        .action = cmt_type_name(c->type),
 	        .repo = filled_or(c->repo, filled_or(e->out.repo, "unknown")),
 	        .what = filled_or(c->title, filled_or(c->description, filled_or(c->content, ""))),
 	        .detected = e->out.repo,
 	        .org = filled_or(c->org, ""),
-	        .workspace = c->type == PART_COMMIT_CREATE_WORKSPACE,
+	        .workspace = c->type == CMT_CREATE_WORKSPACE,
 	        .now = time_now_ms(),
 	};
 	ledger_each(e->ledger, own_dup_each, &o);
@@ -197,7 +197,7 @@ void part_drop_taken(struct part_engine *e)
 {
 	struct decision d;
 	bool taken = false;
-	struct part_commitments *cs = &e->dec.commitments;
+	struct cmt_list *cs = &e->dec.commitments;
 	if (part_drop_claimed_commitments(cs, e->out.repo, part_live_holder, e, &d)) {
 		part_record_at(e, STAGE_VALIDATOR, &d);
 		taken = true;
@@ -209,7 +209,7 @@ void part_drop_taken(struct part_engine *e)
 		if (!part_own_has(e, &cs->item[i]))
 			cs->item[k++] = cs->item[i];
 		else
-			part_commitment_clear(&cs->item[i]);
+			cmt_item_clear(&cs->item[i]);
 	}
 	for (size_t i = k; i < had; i++)
 		memset(&cs->item[i], 0, sizeof cs->item[i]);

@@ -190,7 +190,7 @@ char *part_user_message(struct part_engine *e, struct ga_err *err);
 
 /* engine_claims.c */
 const char *part_live_holder(void *ud, const char *action, const char *target);
-bool part_own_has(struct part_engine *e, const struct part_commitment *c);
+bool part_own_has(struct part_engine *e, const struct cmt_item *c);
 void part_drop_taken(struct part_engine *e);
 void part_claims_expire(struct part_engine *e);
 /* A request a peer's claim took, whose claims lapsed with no work

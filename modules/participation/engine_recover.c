@@ -251,14 +251,14 @@ static void on_extracted(const struct compose_result *res, void *ud)
 		part_tick_end(e);
 		return;
 	}
-	struct part_commitments got;
+	struct cmt_list got;
 	memset(&got, 0, sizeof got);
 	struct ga_err err = {{0}};
 	if (res->stop != COMPOSE_STOP_FINAL || !res->content) {
 		decision_set(&d, VERDICT_INFO, "extraction", "no extraction (%s: %s)",
 		             res->stop_name ? res->stop_name : "?", res->reason);
 		part_record(e, &d);
-	} else if (part_extract_parse(res->content, strlen(res->content), e->social_only, &got,
+	} else if (cmt_extract_parse(res->content, strlen(res->content), e->social_only, &got,
 	                              &err) != 0) {
 		decision_set(&d, VERDICT_INFO, "extraction",
 		             "the extraction reply was unusable: %s", err.msg);
@@ -271,14 +271,14 @@ static void on_extracted(const struct compose_result *res, void *ud)
 		if (part_drop_foreign_commitments(&got, &e->out, &d))
 			part_record_at(e, STAGE_VALIDATOR, &d);
 		if (got.n) {
-			part_commitments_clear(&e->dec.commitments);
+			cmt_list_clear(&e->dec.commitments);
 			e->dec.commitments = got;
 			memset(&got, 0, sizeof got);
 			e->extracted = true;
 			part_drop_taken(e);
 		}
 	}
-	part_commitments_clear(&got);
+	cmt_list_clear(&got);
 	part_send(e);
 }
 
@@ -286,13 +286,13 @@ void part_extract(struct part_engine *e)
 {
 	char why[160];
 	const char *words = e->dec.message ? e->dec.message : "";
-	if (!part_extract_wanted(words, strlen(words), why, sizeof why)) {
+	if (!cmt_extract_wanted(words, strlen(words), why, sizeof why)) {
 		part_send(e);
 		return;
 	}
-	char *user = part_extract_prompt(words, e->out.repo, e->host_lines);
+	char *user = cmt_extract_prompt(words, e->out.repo, e->host_lines);
 	struct ga_err err = {{0}};
-	int rc = part_ask_plain(e, part_extract_system(), user, PART_EXTRACT_MAX_TOKENS, 0,
+	int rc = part_ask_plain(e, cmt_extract_system(), user, CMT_EXTRACT_MAX_TOKENS, 0,
 	                        on_extracted, &err);
 	free(user);
 	struct decision d;

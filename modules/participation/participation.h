@@ -76,7 +76,8 @@
 #include <stdint.h>
 
 #include "modules/decisions/decision.h"
-#include "modules/participation/commitment.h"
+#include "modules/commitments/commitment.h"
+#include "modules/participation/decision.h"
 #include "modules/participation/intent.h"
 #include "modules/participation/policy.h"
 
@@ -357,7 +358,7 @@ void part_validator_context(const struct part_tick_out *t, size_t n_commitments,
  * nobody took; with 80 characters, "… in acme/widgets (round 15)" lost its
  * round and was round 7's text again). Caller frees. */
 #define PART_WORDS_WHAT_CHARS 120 /* a forced title fits (PART_FORCED_TITLE_UNITS) */
-char *part_words_naming(const char *lead, const struct part_commitments *c);
+char *part_words_naming(const char *lead, const struct cmt_list *c);
 
 /* §11.1 salvage. After validation (validator_ran: it ran on the words and
  * rejected them; validator_salvage: its salvage flag) or after a silent
@@ -379,7 +380,7 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
  * removed; when > 0, why is a DROP with rule "action_owner" ("Ada owns the
  * request: …"), otherwise why is untouched. The words are then validated
  * without them (an empty promise is refused then, as it should be). */
-size_t part_drop_foreign_commitments(struct part_commitments *c, const struct part_tick_out *t,
+size_t part_drop_foreign_commitments(struct cmt_list *c, const struct part_tick_out *t,
                                      struct decision *why);
 
 /* --- claims (§12.1 step 4, claims.c) ------------------------------------ */
@@ -391,14 +392,14 @@ size_t part_drop_foreign_commitments(struct part_commitments *c, const struct pa
  * form's target, cut at a character boundary to cap − 1 bytes (cap ≥
  * PART_CLAIM_TARGET_MAX never cuts). Returns the bytes written. */
 struct commit_work;
-void part_claim_work(const struct part_commitment *c, const char *detected_repo,
+void part_claim_work(const struct cmt_item *c, const char *detected_repo,
                      struct commit_work *out);
 #define PART_CLAIM_TARGET_CHARS 50
 #define PART_CLAIM_TARGET_MAX   (PART_REPO_MAX + 1 + 4 * PART_CLAIM_TARGET_CHARS + 1)
 #define PART_CLAIM_ACTION_MAX   32
 #define PART_CLAIM_TTL_MS       60000 /* peers record a claim this long (§12.1) */
 #define PART_PEER_CLAIMS_MAX    32
-size_t part_claim_target(const struct part_commitment *c, const char *detected_repo, char *buf,
+size_t part_claim_target(const struct cmt_item *c, const char *detected_repo, char *buf,
                          size_t cap);
 
 /* The peers' live claims as the room relayed them, consulted before acting
@@ -434,7 +435,7 @@ const char *part_peer_claims_holder(const struct part_peer_claims *t, const char
  * how many; when > 0, why is a DROP with rule "claimed_by_peer" naming the
  * (first) holder and action:target; otherwise why is untouched. */
 typedef const char *(*part_claim_holder_fn)(void *ud, const char *action, const char *target);
-size_t part_drop_claimed_commitments(struct part_commitments *c, const char *detected_repo,
+size_t part_drop_claimed_commitments(struct cmt_list *c, const char *detected_repo,
                                      part_claim_holder_fn holder, void *ud, struct decision *why);
 
 /* §11.2–§11.3 after a silent outcome that salvage did not rescue: what

@@ -19,7 +19,7 @@ static bool blank(const char *s)
 	return true;
 }
 
-char *part_words_naming(const char *lead, const struct part_commitments *c)
+char *part_words_naming(const char *lead, const struct cmt_list *c)
 {
 	const char *what = NULL;
 	for (size_t i = 0; i < c->n && !what; i++) {
@@ -66,15 +66,15 @@ char *part_words_naming(const char *lead, const struct part_commitments *c)
 
 /* Removes create_issue, create_plan and comment_issue from c (post_bluesky
  * stays, in order); returns how many went. */
-static size_t remove_github(struct part_commitments *c)
+static size_t remove_github(struct cmt_list *c)
 {
 	size_t k = 0, removed = 0;
 	for (size_t i = 0; i < c->n; i++) {
-		if (c->item[i].type == PART_COMMIT_POST_BLUESKY) {
+		if (c->item[i].type == CMT_POST_BLUESKY) {
 			c->item[k++] = c->item[i];
 			continue;
 		}
-		part_commitment_clear(&c->item[i]);
+		cmt_item_clear(&c->item[i]);
 		removed++;
 	}
 	for (size_t i = k; i < c->n; i++)
@@ -83,7 +83,7 @@ static size_t remove_github(struct part_commitments *c)
 	return removed;
 }
 
-size_t part_drop_foreign_commitments(struct part_commitments *c, const struct part_tick_out *t,
+size_t part_drop_foreign_commitments(struct cmt_list *c, const struct part_tick_out *t,
                                      struct decision *why)
 {
 	if (!t->request_open || t->own.is_owner || !t->own.owner[0] || !c->n)
@@ -91,8 +91,8 @@ size_t part_drop_foreign_commitments(struct part_commitments *c, const struct pa
 	size_t had = c->n;
 	const char *first = "";
 	for (size_t i = 0; i < c->n && !first[0]; i++)
-		if (c->item[i].type != PART_COMMIT_POST_BLUESKY)
-			first = part_commit_type_name(c->item[i].type);
+		if (c->item[i].type != CMT_POST_BLUESKY)
+			first = cmt_type_name(c->item[i].type);
 	size_t removed = remove_github(c);
 	if (removed)
 		decision_set(why, VERDICT_DROP, "action_owner",
@@ -137,7 +137,7 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 		             t->own.owner);
 		return false;
 	}
-	const char *ty = part_commit_type_name(d->commitments.item[0].type);
+	const char *ty = cmt_type_name(d->commitments.item[0].type);
 	char words[32];
 	snprintf(words, sizeof words, "%s", ty);
 	for (char *p = words; *p; p++)
@@ -230,8 +230,8 @@ int part_forced_decision(const struct part_state *st, const struct part_tick_out
 	out->should_speak = true;
 	out->reason = xstrdup("forced action (§11.3)");
 	out->message = xstrdup(PART_FORCED_MESSAGE);
-	struct part_commitment *c = &out->commitments.item[0];
-	c->type = PART_COMMIT_CREATE_ISSUE;
+	struct cmt_item *c = &out->commitments.item[0];
+	c->type = CMT_CREATE_ISSUE;
 	c->repo = xstrdup(t->repo);
 	c->title = part_utf16_prefix(st->req_content, strlen(st->req_content),
 	                             PART_FORCED_TITLE_UNITS);

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modules/participation/commitment.h"
+#include "modules/participation/decision.h"
 #include "modules/participation/participation.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -32,19 +32,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct part_decision d = {0};
 	if (part_decision_from_text(s, size, false, &d, NULL) == 0) {
-		if (!d.reason || d.commitments.n > PART_COMMITMENTS_MAX)
+		if (!d.reason || d.commitments.n > CMT_MAX)
 			abort();
 	}
 	part_decision_clear(&d);
-	struct part_commitments c = {0};
-	(void)part_extract_parse(s, size, size % 2 == 0, &c, NULL);
+	struct cmt_list c = {0};
+	(void)cmt_extract_parse(s, size, size % 2 == 0, &c, NULL);
 	for (size_t i = 0; i < c.n; i++)
 		if (!c.item[i].title && !c.item[i].description && !c.item[i].content)
 			abort();
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 
 	char why[160];
-	(void)part_extract_wanted(s, size, why, sizeof why);
+	(void)cmt_extract_wanted(s, size, why, sizeof why);
 	if (!memchr(why, '\0', sizeof why))
 		abort();
 	struct part_peer_note peer = {.name = "b", .identity_json = s, .reflection = s};

@@ -17,15 +17,15 @@
 #include "common/xalloc.h"
 #include "modules/participation/participation.h"
 
-static struct part_commitment commit(const char *repo, const char *title, const char *desc)
+static struct cmt_item commit(const char *repo, const char *title, const char *desc)
 {
-	return (struct part_commitment){.type = PART_COMMIT_CREATE_ISSUE,
+	return (struct cmt_item){.type = CMT_CREATE_ISSUE,
 	                                .repo = repo ? xstrdup(repo) : NULL,
 	                                .title = title ? xstrdup(title) : NULL,
 	                                .description = desc ? xstrdup(desc) : NULL};
 }
 
-static void commit_free(struct part_commitment *c)
+static void commit_free(struct cmt_item *c)
 {
 	free(c->repo);
 	free(c->title);
@@ -33,7 +33,7 @@ static void commit_free(struct part_commitment *c)
 	free(c->content);
 }
 
-static void target_of(const struct part_commitment *c, const char *detected, char *buf)
+static void target_of(const struct cmt_item *c, const char *detected, char *buf)
 {
 	part_claim_target(c, detected, buf, PART_CLAIM_TARGET_MAX);
 }
@@ -42,7 +42,7 @@ static void test_target_repo_and_title(void **state)
 {
 	(void)state;
 	char buf[PART_CLAIM_TARGET_MAX];
-	struct part_commitment c = commit("acme/widgets", "Login timeout", "A long body");
+	struct cmt_item c = commit("acme/widgets", "Login timeout", "A long body");
 	target_of(&c, "other/repo", buf);
 	assert_string_equal(buf, "acme/widgets#Login timeout");
 	commit_free(&c);
@@ -73,7 +73,7 @@ static void test_target_fifty_units(void **state)
 	/* 60 ASCII characters: the first 50 (50 UTF-16 units, what a
 	 * TypeScript agent's .slice(0, 50) keeps) */
 	const char *ascii = "0123456789abcdefghijABCDEFGHIJ0123456789abcdefghijKLMNOPQRST";
-	struct part_commitment c = commit("o/r", ascii, NULL);
+	struct cmt_item c = commit("o/r", ascii, NULL);
 	assert_int_equal(part_claim_target(&c, NULL, buf, sizeof buf), 4 + 50);
 	assert_string_equal(buf, "o/r#0123456789abcdefghijABCDEFGHIJ0123456789abcdefghij");
 	commit_free(&c);
@@ -191,26 +191,26 @@ static void test_drop_claimed(void **state)
 	memset(&t, 0, sizeof t);
 	part_peer_claims_note(&t, "Ben", "create_issue", "acme/widgets#Login timeout", 1000);
 
-	struct part_commitments c;
+	struct cmt_list c;
 	memset(&c, 0, sizeof c);
 	c.item[0] = commit(NULL, "Login timeout", "the body"); /* repo detected */
 	c.item[1] = commit("acme/widgets", "Dark mode", NULL);
 	c.item[2] = commit("acme/widgets", "Login timeout", NULL);
-	c.item[2].type = PART_COMMIT_CREATE_PLAN; /* another action: not claimed */
+	c.item[2].type = CMT_CREATE_PLAN; /* another action: not claimed */
 	c.n = 3;
 	struct decision why;
 	memset(&why, 0, sizeof why);
 	assert_int_equal(part_drop_claimed_commitments(&c, "acme/widgets", holder_fn, &t, &why), 1);
 	assert_int_equal(c.n, 2);
 	assert_string_equal(c.item[0].title, "Dark mode");
-	assert_int_equal(c.item[1].type, PART_COMMIT_CREATE_PLAN);
+	assert_int_equal(c.item[1].type, CMT_CREATE_PLAN);
 	assert_null(c.item[2].title); /* the slot left behind is clear */
 	assert_int_equal(why.verdict, VERDICT_DROP);
 	assert_string_equal(why.rule, "claimed_by_peer");
 	assert_non_null(strstr(why.reason, "Ben holds a live claim on "
 	                                   "create_issue:acme/widgets#Login timeout"));
 	assert_non_null(strstr(why.reason, "1 of 3"));
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 
 	/* another detected repo: another target, nothing dropped, why untouched */
 	memset(&c, 0, sizeof c);
@@ -228,14 +228,14 @@ static void test_drop_claimed(void **state)
 	/* no table: nothing to consult */
 	assert_int_equal(part_drop_claimed_commitments(&c, "acme/site", NULL, NULL, &why), 0);
 	assert_int_equal(c.n, 1);
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 
 	/* the target is cut at 50 characters on both sides: a title that
 	 * differs only after them is the same claim */
 	memset(&t, 0, sizeof t);
 	const char *long_title = "Flaky websocket tests in the reconnect suite fail on CI";
 	char tgt[PART_CLAIM_TARGET_MAX];
-	struct part_commitment peer = commit("acme/widgets", long_title, NULL);
+	struct cmt_item peer = commit("acme/widgets", long_title, NULL);
 	target_of(&peer, NULL, tgt);
 	commit_free(&peer);
 	part_peer_claims_note(&t, "Cal", "create_issue", tgt, 4000);
@@ -246,7 +246,7 @@ static void test_drop_claimed(void **state)
 	assert_int_equal(part_drop_claimed_commitments(&c, NULL, holder_fn, &t, &why), 1);
 	assert_int_equal(c.n, 0);
 	assert_non_null(strstr(why.reason, "Cal holds"));
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 }
 
 int main(void)

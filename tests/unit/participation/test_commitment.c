@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "common/json.h"
-#include "modules/participation/commitment.h"
+#include "modules/participation/decision.h"
 
 static cJSON *J(const char *s)
 {
@@ -29,7 +29,7 @@ static cJSON *J(const char *s)
 static char *normalized(const char *in)
 {
 	cJSON *j = J(in);
-	cJSON *n = part_commitment_normalize(j);
+	cJSON *n = cmt_normalize(j);
 	char *s = n ? cJSON_PrintUnformatted(n) : strdup("NULL");
 	cJSON_Delete(n);
 	cJSON_Delete(j);
@@ -151,13 +151,13 @@ static void test_items(void **state)
 		char arr[1024];
 		snprintf(arr, sizeof arr, "[%s]", items[i].item);
 		cJSON *j = J(arr);
-		struct part_commitments c = {0};
-		part_commitments_validate(j, items[i].social_only, &c);
+		struct cmt_list c = {0};
+		cmt_validate(j, items[i].social_only, &c);
 		if (items[i].valid) {
 			if (c.n != 1)
 				fail_msg("item %zu %s: dropped: %s", i, items[i].item,
 				         c.ndropped ? c.dropped[0].reason : "?");
-			const struct part_commitment *x = &c.item[0];
+			const struct cmt_item *x = &c.item[0];
 			assert_string_equal(x->title ? x->title : "", items[i].why_or_title);
 			if (items[i].repo)
 				assert_string_equal(x->repo, items[i].repo);
@@ -172,7 +172,7 @@ static void test_items(void **state)
 				         c.dropped[0].reason, items[i].why_or_title);
 			assert_true(c.dropped[0].raw[0] == '{');
 		}
-		part_commitments_clear(&c);
+		cmt_list_clear(&c);
 		cJSON_Delete(j);
 	}
 }
@@ -184,42 +184,42 @@ static void test_batches(void **state)
 	cJSON *j =
 	        J("[{\"type\":\"create_issue\",\"title\":\"a\"},{\"type\":\"x\",\"title\":\"b\"},"
 	          "{\"type\":\"create_plan\"},[1],null]");
-	struct part_commitments c = {0};
-	part_commitments_validate(j, false, &c);
+	struct cmt_list c = {0};
+	cmt_validate(j, false, &c);
 	assert_int_equal(c.n, 1);
 	assert_int_equal(c.ndropped, 4); /* fixed: [1] and null are dropped, not fatal */
 	assert_string_equal(c.dropped[2].raw, "[1]");
 	assert_string_equal(c.dropped[3].reason, "a commitment must be an object");
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 	cJSON_Delete(j);
 	/* mixed batch under social-only: only post_bluesky survives */
 	j = J("[{\"type\":\"create_issue\",\"title\":\"a\"},{\"type\":\"post_bluesky\","
 	      "\"content\":\"b\"},{\"type\":\"comment_issue\",\"title\":\"c\"}]");
-	part_commitments_validate(j, true, &c);
+	cmt_validate(j, true, &c);
 	assert_int_equal(c.n, 1);
-	assert_int_equal(c.item[0].type, PART_COMMIT_POST_BLUESKY);
+	assert_int_equal(c.item[0].type, CMT_POST_BLUESKY);
 	assert_int_equal(c.ndropped, 2);
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 	cJSON_Delete(j);
-	/* bound: PART_COMMITMENTS_MAX valid, the rest dropped, drops counted */
+	/* bound: CMT_MAX valid, the rest dropped, drops counted */
 	char big[4096] = "[";
-	for (int i = 0; i < PART_COMMITMENTS_MAX + 12; i++)
+	for (int i = 0; i < CMT_MAX + 12; i++)
 		snprintf(big + strlen(big), sizeof big - strlen(big),
 		         "%s{\"type\":\"create_issue\",\"title\":\"t%d\"}", i ? "," : "", i);
 	strcat(big, "]");
 	j = J(big);
-	part_commitments_validate(j, false, &c);
-	assert_int_equal(c.n, PART_COMMITMENTS_MAX);
-	assert_int_equal(c.ndropped, PART_COMMITMENTS_MAX);
+	cmt_validate(j, false, &c);
+	assert_int_equal(c.n, CMT_MAX);
+	assert_int_equal(c.ndropped, CMT_MAX);
 	assert_int_equal(c.ndropped_total, 12);
 	assert_non_null(strstr(c.dropped[0].reason, "more than 8"));
-	part_commitments_clear(&c);
-	part_commitments_clear(&c); /* twice is fine */
+	cmt_list_clear(&c);
+	cmt_list_clear(&c); /* twice is fine */
 	cJSON_Delete(j);
 	/* the type names */
-	assert_int_equal(part_commit_type_parse("post_bluesky"), PART_COMMIT_POST_BLUESKY);
-	assert_int_equal(part_commit_type_parse("email"), -1);
-	assert_string_equal(part_commit_type_name(PART_COMMIT_CREATE_PLAN), "create_plan");
+	assert_int_equal(cmt_type_parse("post_bluesky"), CMT_POST_BLUESKY);
+	assert_int_equal(cmt_type_parse("email"), -1);
+	assert_string_equal(cmt_type_name(CMT_CREATE_PLAN), "create_plan");
 }
 
 static const struct {
@@ -313,8 +313,8 @@ static void test_decision(void **state)
 	cJSON_Delete(j);
 	j = J("[{\"type\":\"create_issue\"}]");
 	cJSON_AddStringToObject(cJSON_GetArrayItem(j, 0), "title", "\xc3(");
-	struct part_commitments c = {0};
-	part_commitments_validate(j, false, &c);
+	struct cmt_list c = {0};
+	cmt_validate(j, false, &c);
 	assert_int_equal(c.n, 0);
 	assert_non_null(strstr(c.dropped[0].reason, "title is not valid UTF-8"));
 	cJSON_Delete(j);
@@ -368,7 +368,7 @@ static void test_text_fallback(void **state)
 static void test_extract(void **state)
 {
 	(void)state;
-	struct part_commitments c = {0};
+	struct cmt_list c = {0};
 	struct ga_err err = {{0}};
 	const char *reply =
 	        "```json\n[{\"description\":\"Open an issue about "
@@ -380,32 +380,32 @@ static void test_extract(void **state)
 	        "{\"description\":\"email\",\"type\":\"send_email\",\"confidence\":\"high\"},"
 	        "{\"type\":\"create_issue\",\"confidence\":\"high\"},"
 	        "{\"description\":\"x\",\"type\":\"create_issue\",\"confidence\":\"sure\"}]\n```";
-	assert_int_equal(part_extract_parse(reply, strlen(reply), false, &c, &err), 0);
+	assert_int_equal(cmt_extract_parse(reply, strlen(reply), false, &c, &err), 0);
 	assert_int_equal(c.n, 2);
-	assert_int_equal(c.item[0].type, PART_COMMIT_CREATE_ISSUE);
+	assert_int_equal(c.item[0].type, CMT_CREATE_ISSUE);
 	assert_string_equal(c.item[0].title, "Caching");
 	assert_string_equal(c.item[0].repo, "o/r");
 	assert_string_equal(c.item[0].description, "Open an issue about caching");
-	assert_int_equal(c.item[1].type, PART_COMMIT_POST_BLUESKY);
+	assert_int_equal(c.item[1].type, CMT_POST_BLUESKY);
 	assert_string_equal(c.item[1].content, "Post about it");
 	/* fixed (§16.6): the schema applies to extracted items too */
 	assert_int_equal(c.ndropped, 3);
 	assert_non_null(strstr(c.dropped[0].reason, "not one of"));
 	assert_non_null(strstr(c.dropped[1].reason, "description"));
 	assert_non_null(strstr(c.dropped[2].reason, "confidence"));
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 	/* social-only */
-	assert_int_equal(part_extract_parse(reply, strlen(reply), true, &c, &err), 0);
+	assert_int_equal(cmt_extract_parse(reply, strlen(reply), true, &c, &err), 0);
 	assert_int_equal(c.n, 1);
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 	/* empty, not an array, not JSON */
-	assert_int_equal(part_extract_parse("[]", 2, false, &c, &err), 0);
+	assert_int_equal(cmt_extract_parse("[]", 2, false, &c, &err), 0);
 	assert_int_equal(c.n, 0);
-	assert_int_equal(part_extract_parse("{\"a\":1}", 7, false, &c, &err), -1);
+	assert_int_equal(cmt_extract_parse("{\"a\":1}", 7, false, &c, &err), -1);
 	assert_non_null(strstr(err.msg, "array"));
-	assert_int_equal(part_extract_parse("None found.", 11, false, &c, &err), -1);
+	assert_int_equal(cmt_extract_parse("None found.", 11, false, &c, &err), -1);
 	assert_non_null(strstr(err.msg, "not JSON"));
-	assert_int_equal(part_extract_parse("```\n[]\n```", 10, false, &c, &err), 0);
+	assert_int_equal(cmt_extract_parse("```\n[]\n```", 10, false, &c, &err), 0);
 }
 
 /* create_workspace: the organisation (org, its aliases, the owner of
@@ -414,8 +414,8 @@ static void test_extract(void **state)
 static void test_workspace(void **state)
 {
 	(void)state;
-	assert_int_equal(part_commit_type_parse("create_workspace"), PART_COMMIT_CREATE_WORKSPACE);
-	assert_string_equal(part_commit_type_name(PART_COMMIT_CREATE_WORKSPACE),
+	assert_int_equal(cmt_type_parse("create_workspace"), CMT_CREATE_WORKSPACE);
+	assert_string_equal(cmt_type_name(CMT_CREATE_WORKSPACE),
 	                    "create_workspace");
 	cJSON *arr = J("[{\"type\":\"create_workspace\",\"org\":\"acme\",\"name\":\"site\"},"
 	               "{\"type\":\"create_workspace\"},"
@@ -426,8 +426,8 @@ static void test_workspace(void **state)
 	               "{\"type\":\"create_workspace\",\"org\":\"bad org\"},"
 	               "{\"type\":\"create_workspace\",\"org\":\"-acme\"},"
 	               "{\"type\":\"create_workspace\",\"org\":7}]");
-	struct part_commitments c = {0};
-	part_commitments_validate(arr, false, &c);
+	struct cmt_list c = {0};
+	cmt_validate(arr, false, &c);
 	assert_int_equal(c.n, 5);
 	assert_string_equal(c.item[0].org, "acme");
 	assert_string_equal(c.item[0].title, "site");
@@ -440,31 +440,31 @@ static void test_workspace(void **state)
 	assert_non_null(strstr(c.dropped[0].reason, "\"bad org\" is not a GitHub organisation"));
 	assert_non_null(strstr(c.dropped[1].reason, "is not a GitHub organisation"));
 	assert_non_null(strstr(c.dropped[2].reason, "org must be a string"));
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 	/* social-only: GitHub work */
-	part_commitments_validate(arr, true, &c);
+	cmt_validate(arr, true, &c);
 	assert_int_equal(c.n, 0);
 	assert_non_null(strstr(c.dropped[0].reason, "Social-only"));
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 	cJSON_Delete(arr);
 	/* an unknown type names the five */
 	arr = J("[{\"type\":\"create_repo\",\"title\":\"x\"}]");
-	part_commitments_validate(arr, false, &c);
+	cmt_validate(arr, false, &c);
 	assert_non_null(strstr(c.dropped[0].reason, "create_workspace"));
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 	cJSON_Delete(arr);
 	/* §8.4 extraction */
 	const char *reply =
 	        "[{\"description\":\"set up the acme workspace\",\"type\":\"create_workspace\","
 	        "\"params\":{\"owner\":\"acme\",\"name\":\"site\"},\"confidence\":\"high\"}]";
 	struct ga_err err = {{0}};
-	assert_int_equal(part_extract_parse(reply, strlen(reply), false, &c, &err), 0);
+	assert_int_equal(cmt_extract_parse(reply, strlen(reply), false, &c, &err), 0);
 	assert_int_equal(c.n, 1);
-	assert_int_equal(c.item[0].type, PART_COMMIT_CREATE_WORKSPACE);
+	assert_int_equal(c.item[0].type, CMT_CREATE_WORKSPACE);
 	assert_string_equal(c.item[0].org, "acme");
 	assert_string_equal(c.item[0].title, "site");
-	part_commitments_clear(&c);
-	assert_non_null(strstr(part_extract_system(), "create_workspace"));
+	cmt_list_clear(&c);
+	assert_non_null(strstr(cmt_extract_system(), "create_workspace"));
 }
 
 int main(void)

@@ -20,7 +20,7 @@
 static bool wanted(const char *s)
 {
 	char why[160];
-	return part_extract_wanted(s, strlen(s), why, sizeof why);
+	return cmt_extract_wanted(s, strlen(s), why, sizeof why);
 }
 
 static void test_wanted(void **state)
@@ -50,25 +50,25 @@ static void test_wanted(void **state)
 			fail_msg("'%s': expected %s", cases[i].text,
 			         cases[i].want ? "an extraction" : "none");
 	char why[160];
-	assert_true(part_extract_wanted("Let me check", 11, why, sizeof why));
+	assert_true(cmt_extract_wanted("Let me check", 11, why, sizeof why));
 	assert_non_null(strstr(why, "let me"));
-	assert_false(part_extract_wanted("Done.", 5, why, sizeof why));
+	assert_false(cmt_extract_wanted("Done.", 5, why, sizeof why));
 	assert_non_null(strstr(why, "no first-person promise"));
-	assert_false(part_extract_wanted(NULL, 0, why, sizeof why));
+	assert_false(cmt_extract_wanted(NULL, 0, why, sizeof why));
 }
 
 static void test_prompt(void **state)
 {
 	(void)state;
-	char *p = part_extract_prompt("I'll open it.", "acme/widgets", "host: please file the bug");
+	char *p = cmt_extract_prompt("I'll open it.", "acme/widgets", "host: please file the bug");
 	assert_string_equal(p, "Reply 1: \"I'll open it.\"\n\nWorkspace context: acme/widgets\n\n"
 	                       "Conversation context (recent messages from others):\n"
 	                       "host: please file the bug\n");
 	free(p);
-	p = part_extract_prompt("I'll open it.", NULL, NULL);
+	p = cmt_extract_prompt("I'll open it.", NULL, NULL);
 	assert_string_equal(p, "Reply 1: \"I'll open it.\"\n");
 	free(p);
-	const char *sys = part_extract_system();
+	const char *sys = cmt_extract_system();
 	assert_non_null(strstr(sys, "create_issue"));
 	assert_non_null(strstr(sys, "post_bluesky"));
 	assert_non_null(strstr(sys, "JSON array"));
@@ -89,26 +89,26 @@ static const char REPLY[] =
 static void test_reply_read(void **state)
 {
 	(void)state;
-	struct part_commitments c;
+	struct cmt_list c;
 	memset(&c, 0, sizeof c);
 	struct ga_err err = {{0}};
-	assert_int_equal(part_extract_parse(REPLY, strlen(REPLY), false, &c, &err), 0);
+	assert_int_equal(cmt_extract_parse(REPLY, strlen(REPLY), false, &c, &err), 0);
 	assert_int_equal(c.n, 2); /* low skipped, the unknown type dropped (§16.6) */
-	assert_int_equal(c.item[0].type, PART_COMMIT_CREATE_ISSUE);
+	assert_int_equal(c.item[0].type, CMT_CREATE_ISSUE);
 	assert_string_equal(c.item[0].repo, "acme/widgets");
 	assert_string_equal(c.item[0].title, "Login times out");
-	assert_int_equal(c.item[1].type, PART_COMMIT_POST_BLUESKY);
+	assert_int_equal(c.item[1].type, CMT_POST_BLUESKY);
 	assert_int_equal(c.ndropped_total, 1);
-	part_commitments_clear(&c);
+	cmt_list_clear(&c);
 	/* social-only: the issue is dropped, the post kept */
-	assert_int_equal(part_extract_parse(REPLY, strlen(REPLY), true, &c, &err), 0);
+	assert_int_equal(cmt_extract_parse(REPLY, strlen(REPLY), true, &c, &err), 0);
 	assert_int_equal(c.n, 1);
-	assert_int_equal(c.item[0].type, PART_COMMIT_POST_BLUESKY);
-	part_commitments_clear(&c);
+	assert_int_equal(c.item[0].type, CMT_POST_BLUESKY);
+	cmt_list_clear(&c);
 	/* prose is not an array */
-	assert_int_equal(part_extract_parse("none found", 10, false, &c, &err), -1);
+	assert_int_equal(cmt_extract_parse("none found", 10, false, &c, &err), -1);
 	assert_int_equal(c.n, 0);
-	assert_int_equal(part_extract_parse("[]", 2, false, &c, &err), 0);
+	assert_int_equal(cmt_extract_parse("[]", 2, false, &c, &err), 0);
 	assert_int_equal(c.n, 0);
 }
 

@@ -156,7 +156,7 @@ static void test_level1_parse(void **state)
 	                   "{\"type\":\"post_bluesky\",\"content\":\"d\"}]}";
 	decide(json, true, &d);
 	assert_int_equal(d.commitments.n, 1);
-	assert_int_equal(d.commitments.item[0].type, PART_COMMIT_POST_BLUESKY);
+	assert_int_equal(d.commitments.item[0].type, CMT_POST_BLUESKY);
 	assert_int_equal(d.commitments.ndropped_total, 3);
 	assert_non_null(strstr(d.commitments.dropped[0].reason, "ocial-only"));
 	part_decision_clear(&d);
@@ -234,7 +234,7 @@ static void test_level4_salvage(void **state)
 	assert_int_equal(d.commitments.n, 2);
 	assert_true(part_salvage(&d, &t, false, false, &why));
 	assert_int_equal(d.commitments.n, 1);
-	assert_int_equal(d.commitments.item[0].type, PART_COMMIT_POST_BLUESKY);
+	assert_int_equal(d.commitments.item[0].type, CMT_POST_BLUESKY);
 	assert_string_equal(d.message, "On it \xE2\x80\x94 post bluesky incoming.");
 	part_decision_clear(&d);
 	/* only GitHub work: nothing is salvaged */
@@ -324,7 +324,7 @@ static void test_foreign_commitments(void **state)
 	memset(&why, 0, sizeof why);
 	assert_int_equal(part_drop_foreign_commitments(&d.commitments, &t, &why), 1);
 	assert_int_equal(d.commitments.n, 1);
-	assert_int_equal(d.commitments.item[0].type, PART_COMMIT_POST_BLUESKY);
+	assert_int_equal(d.commitments.item[0].type, CMT_POST_BLUESKY);
 	assert_int_equal(why.verdict, VERDICT_DROP);
 	assert_string_equal(why.rule, "action_owner");
 	char want[PART_NAME_MAX + 32];

@@ -837,13 +837,13 @@ static void decide(const char *json, struct part_decision *d)
 static void test_words_naming(void **state)
 {
 	(void)state;
-	struct part_commitments c;
+	struct cmt_list c;
 	memset(&c, 0, sizeof c);
 	char *w = part_words_naming(PART_FORCED_MESSAGE, &c);
 	assert_string_equal(w, "Creating that now."); /* nothing to name */
 	free(w);
 	c.n = 1;
-	c.item[0].type = PART_COMMIT_CREATE_ISSUE;
+	c.item[0].type = CMT_CREATE_ISSUE;
 	c.item[0].description = (char *)"## Flaky tests.\n\nThe body";
 	w = part_words_naming(PART_FORCED_MESSAGE, &c);
 	assert_string_equal(w, "Creating that now: Flaky tests."); /* first line, no heading */
@@ -1010,7 +1010,7 @@ static void test_recover(void **state)
 	assert_string_equal(d.message,
 	                    "Creating that now: Create an issue for the prod checklist.");
 	assert_int_equal(d.commitments.n, 1);
-	assert_int_equal(d.commitments.item[0].type, PART_COMMIT_CREATE_ISSUE);
+	assert_int_equal(d.commitments.item[0].type, CMT_CREATE_ISSUE);
 	assert_string_equal(d.commitments.item[0].repo, "acme/site");
 	assert_string_equal(d.commitments.item[0].title, REQ);
 	assert_non_null(strstr(d.commitments.item[0].description, "## "

@@ -1,7 +1,7 @@
 /*
  * extract — the NLP fallback extraction around the model call (§8.4): when
  * it is worth a call, and the call's prompts. The reply is read by
- * part_extract_parse (commitment.c). See commitment.h.
+ * cmt_extract_parse (commitment.c). See commitment.h.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -10,7 +10,7 @@
 
 #include "common/strbuf.h"
 #include "common/xalloc.h"
-#include "modules/participation/commitment.h"
+#include "modules/commitments/commitment.h"
 
 /* Promises in the first person; matched case-insensitively as whole words
  * after ’ (U+2019) and ‘ (U+2018) became '. One table, so the gate is easy
@@ -73,7 +73,7 @@ static char *fold(const char *text, size_t len)
 	return out;
 }
 
-bool part_extract_wanted(const char *text, size_t len, char *why, size_t cap)
+bool cmt_extract_wanted(const char *text, size_t len, char *why, size_t cap)
 {
 	if (!text || !len) {
 		snprintf(why, cap, "nothing was said");
@@ -100,7 +100,7 @@ bool part_extract_wanted(const char *text, size_t len, char *why, size_t cap)
 	return false;
 }
 
-char *part_extract_prompt(const char *text, const char *repo, const char *context_lines)
+char *cmt_extract_prompt(const char *text, const char *repo, const char *context_lines)
 {
 	struct strbuf sb = {0};
 	sb_puts(&sb, "Reply 1: \"");
@@ -117,7 +117,7 @@ char *part_extract_prompt(const char *text, const char *repo, const char *contex
 	return sb_detach(&sb);
 }
 
-const char *part_extract_system(void)
+const char *cmt_extract_system(void)
 {
 	return "You extract commitments from an agent's chat replies: promises by the author to "
 	       "do something specific. Each is one of create_issue, create_plan, comment_issue, "

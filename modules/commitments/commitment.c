@@ -1,7 +1,8 @@
 /*
- * commitment — the decision and commitment parse. See commitment.h.
+ * commitment — the commitment schema and the extraction parse. See
+ * commitment.h.
  */
-#include "modules/participation/commitment.h"
+#include "modules/commitments/commitment.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -14,20 +15,20 @@
 #include "common/utf8.h"
 #include "common/xalloc.h"
 
-static const char *const type_names[PART_COMMIT_TYPE_COUNT] = {
+static const char *const type_names[CMT_TYPE_COUNT] = {
         "create_issue", "create_plan", "comment_issue", "post_bluesky", "create_workspace"};
 
 #define TYPE_LIST "create_issue, create_plan, comment_issue, post_bluesky, create_workspace"
 #define ORG_MAX   39 /* GitHub's longest user or organisation name */
 
-const char *part_commit_type_name(enum part_commit_type t)
+const char *cmt_type_name(enum cmt_type t)
 {
-	return (unsigned)t < PART_COMMIT_TYPE_COUNT ? type_names[t] : "?";
+	return (unsigned)t < CMT_TYPE_COUNT ? type_names[t] : "?";
 }
 
-int part_commit_type_parse(const char *s)
+int cmt_type_parse(const char *s)
 {
-	for (int i = 0; s && i < PART_COMMIT_TYPE_COUNT; i++)
+	for (int i = 0; s && i < CMT_TYPE_COUNT; i++)
 		if (strcmp(s, type_names[i]) == 0)
 			return i;
 	return -1;
@@ -53,7 +54,7 @@ static const char *canonical_key(const char *k)
 	return k;
 }
 
-cJSON *part_commitment_normalize(const cJSON *item)
+cJSON *cmt_normalize(const cJSON *item)
 {
 	if (!cJSON_IsObject(item))
 		return NULL;
@@ -87,10 +88,8 @@ static bool blank(const char *s)
 	return true;
 }
 
-/* A string field: absent/null → *out NULL, 0. Wrong type, bad UTF-8, too
- * long → -1 with why. */
-static int take_string(const cJSON *o, const char *field, size_t max, char **out, char *why,
-                       size_t whylen)
+int cmt_take_string(const cJSON *o, const char *field, size_t max, char **out, char *why,
+                    size_t whylen)
 {
 	*out = NULL;
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, field);
@@ -157,10 +156,10 @@ static char *clean_repo(const char *in)
 /* create_workspace's organisation: org (a GitHub owner name: letters,
  * digits, single '-' inside, at most ORG_MAX), else the owner of repo,
  * else none. 0, or -1 with why. */
-static int check_org(const cJSON *o, struct part_commitment *c, char *why, size_t whylen)
+static int check_org(const cJSON *o, struct cmt_item *c, char *why, size_t whylen)
 {
 	char *org = NULL;
-	if (take_string(o, "org", 256, &org, why, whylen) < 0)
+	if (cmt_take_string(o, "org", 256, &org, why, whylen) < 0)
 		return -1;
 	if (blank(org)) {
 		free(org);
@@ -183,7 +182,7 @@ static int check_org(const cJSON *o, struct part_commitment *c, char *why, size_
 	return 0;
 }
 
-void part_commitment_clear(struct part_commitment *c)
+void cmt_item_clear(struct cmt_item *c)
 {
 	free(c->repo);
 	free(c->title);
@@ -194,7 +193,7 @@ void part_commitment_clear(struct part_commitment *c)
 }
 
 /* Checks one normalised object; 0 and *c filled, or -1 with why. */
-static int check_item(const cJSON *o, bool social_only, struct part_commitment *c, char *why,
+static int check_item(const cJSON *o, bool social_only, struct cmt_item *c, char *why,
                       size_t whylen)
 {
 	memset(c, 0, sizeof *c);
@@ -203,21 +202,22 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 		snprintf(why, whylen, "type: required (one of " TYPE_LIST ")");
 		return -1;
 	}
-	int ty = cJSON_IsString(t) ? part_commit_type_parse(t->valuestring) : -1;
+	int ty = cJSON_IsString(t) ? cmt_type_parse(t->valuestring) : -1;
 	if (ty < 0) {
 		char *p = cJSON_PrintUnformatted(t);
 		snprintf(why, whylen, "type: %.64s is not one of " TYPE_LIST, p ? p : "?");
 		free(p);
 		return -1;
 	}
-	c->type = (enum part_commit_type)ty;
+	c->type = (enum cmt_type)ty;
 	char *repo = NULL;
-	if (take_string(o, "repo", 512, &repo, why, whylen) < 0 ||
-	    take_string(o, "title", PART_TITLE_MAX_BYTES, &c->title, why, whylen) < 0 ||
-	    take_string(o, "description", PART_FIELD_MAX_BYTES, &c->description, why, whylen) < 0 ||
-	    take_string(o, "content", PART_FIELD_MAX_BYTES, &c->content, why, whylen) < 0) {
+	if (cmt_take_string(o, "repo", 512, &repo, why, whylen) < 0 ||
+	    cmt_take_string(o, "title", CMT_TITLE_MAX_BYTES, &c->title, why, whylen) < 0 ||
+	    cmt_take_string(o, "description", CMT_FIELD_MAX_BYTES, &c->description, why, whylen) <
+	            0 ||
+	    cmt_take_string(o, "content", CMT_FIELD_MAX_BYTES, &c->content, why, whylen) < 0) {
 		free(repo);
-		part_commitment_clear(c);
+		cmt_item_clear(c);
 		return -1;
 	}
 	if (repo && !blank(repo)) {
@@ -225,7 +225,7 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 		if (!c->repo) {
 			snprintf(why, whylen, "repo: \"%.100s\" is not owner/name", repo);
 			free(repo);
-			part_commitment_clear(c);
+			cmt_item_clear(c);
 			return -1;
 		}
 	}
@@ -253,64 +253,62 @@ static int check_item(const cJSON *o, bool social_only, struct part_commitment *
 			snprintf(why, whylen, "issue_number: %.32s is not a positive whole number",
 			         p ? p : "?");
 			free(p);
-			part_commitment_clear(c);
+			cmt_item_clear(c);
 			return -1;
 		}
 		c->issue_number = (int64_t)v;
 	}
-	if (c->type == PART_COMMIT_CREATE_WORKSPACE && check_org(o, c, why, whylen) < 0) {
-		part_commitment_clear(c);
+	if (c->type == CMT_CREATE_WORKSPACE && check_org(o, c, why, whylen) < 0) {
+		cmt_item_clear(c);
 		return -1;
 	}
-	if (c->type != PART_COMMIT_CREATE_WORKSPACE && blank(c->title) && blank(c->description) &&
+	if (c->type != CMT_CREATE_WORKSPACE && blank(c->title) && blank(c->description) &&
 	    blank(c->content)) {
 		snprintf(why, whylen,
 		         ": At least one content field (title, description, or "
 		         "content) required");
-		part_commitment_clear(c);
+		cmt_item_clear(c);
 		return -1;
 	}
-	if (social_only && c->type != PART_COMMIT_POST_BLUESKY) {
+	if (social_only && c->type != CMT_POST_BLUESKY) {
 		snprintf(why, whylen, "Social-only agent cannot make a %s commitment (GitHub work)",
 		         type_names[c->type]);
-		part_commitment_clear(c);
+		cmt_item_clear(c);
 		return -1;
 	}
 	return 0;
 }
 
-static void add_drop(struct part_commitments *out, const cJSON *raw, const char *why)
+static void add_drop(struct cmt_list *out, const cJSON *raw, const char *why)
 {
 	out->ndropped_total++;
-	if (out->ndropped >= PART_COMMITMENTS_MAX)
+	if (out->ndropped >= CMT_MAX)
 		return;
-	struct part_dropped *d = &out->dropped[out->ndropped++];
+	struct cmt_dropped *d = &out->dropped[out->ndropped++];
 	char *p = raw ? cJSON_PrintUnformatted(raw) : NULL;
 	snprintf(d->raw, sizeof d->raw, "%s", p ? p : "null");
 	free(p);
 	snprintf(d->reason, sizeof d->reason, "%s", why);
 }
 
-static void add_checked(struct part_commitments *out, const cJSON *raw, const cJSON *norm,
-                        bool social_only)
+static void add_checked(struct cmt_list *out, const cJSON *raw, const cJSON *norm, bool social_only)
 {
-	char why[PART_DROP_REASON_MAX];
-	struct part_commitment c;
+	char why[CMT_DROP_REASON_MAX];
+	struct cmt_item c;
 	if (check_item(norm, social_only, &c, why, sizeof why) < 0) {
 		add_drop(out, raw, why);
 		return;
 	}
-	if (out->n >= PART_COMMITMENTS_MAX) {
-		part_commitment_clear(&c);
-		snprintf(why, sizeof why, "more than %d commitments in one decision",
-		         PART_COMMITMENTS_MAX);
+	if (out->n >= CMT_MAX) {
+		cmt_item_clear(&c);
+		snprintf(why, sizeof why, "more than %d commitments in one decision", CMT_MAX);
 		add_drop(out, raw, why);
 		return;
 	}
 	out->item[out->n++] = c;
 }
 
-void part_commitments_validate(const cJSON *array, bool social_only, struct part_commitments *out)
+void cmt_validate(const cJSON *array, bool social_only, struct cmt_list *out)
 {
 	if (!cJSON_IsArray(array))
 		return;
@@ -319,102 +317,27 @@ void part_commitments_validate(const cJSON *array, bool social_only, struct part
 			add_drop(out, it, "a commitment must be an object");
 			continue;
 		}
-		cJSON *norm = part_commitment_normalize(it);
+		cJSON *norm = cmt_normalize(it);
 		add_checked(out, it, norm, social_only);
 		cJSON_Delete(norm);
 	}
 }
 
-void part_commitments_clear(struct part_commitments *c)
+void cmt_list_clear(struct cmt_list *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->n && i < PART_COMMITMENTS_MAX; i++)
-		part_commitment_clear(&c->item[i]);
+	for (size_t i = 0; i < c->n && i < CMT_MAX; i++)
+		cmt_item_clear(&c->item[i]);
 	memset(c, 0, sizeof *c);
-}
-
-void part_decision_clear(struct part_decision *d)
-{
-	if (!d)
-		return;
-	free(d->reason);
-	free(d->message);
-	part_commitments_clear(&d->commitments);
-	cJSON_Delete(d->adjust);
-	memset(d, 0, sizeof *d);
-}
-
-/* --- the decision ------------------------------------------------------ */
-
-int part_decision_from_json(const cJSON *args, bool social_only, struct part_decision *out,
-                            struct ga_err *err)
-{
-	part_decision_clear(out);
-	if (!cJSON_IsObject(args))
-		return err_set(err, "the decision must be a JSON object");
-	const cJSON *speak = cJSON_GetObjectItemCaseSensitive(args, "shouldSpeak");
-	if (!speak)
-		return err_set(err, "shouldSpeak: required (true or false)");
-	if (!cJSON_IsBool(speak))
-		return err_set(err, "shouldSpeak: must be a boolean (true or false), not a %s",
-		               cJSON_IsString(speak) ? "string" : "non-boolean value");
-	char why[PART_DROP_REASON_MAX];
-	if (take_string(args, "reason", PART_REASON_MAX_BYTES, &out->reason, why, sizeof why) < 0 ||
-	    take_string(args, "message", PART_MESSAGE_MAX_BYTES, &out->message, why, sizeof why) <
-	            0) {
-		part_decision_clear(out);
-		return err_set(err, "%s", why);
-	}
-	if (!out->reason)
-		out->reason = xstrdup("");
-	out->should_speak = cJSON_IsTrue(speak);
-	const cJSON *cs = cJSON_GetObjectItemCaseSensitive(args, "commitments");
-	if (cs && !cJSON_IsNull(cs) && !cJSON_IsArray(cs)) {
-		part_decision_clear(out);
-		return err_set(err, "commitments: must be an array of objects");
-	}
-	part_commitments_validate(cs, social_only, &out->commitments);
-	const cJSON *adj = cJSON_GetObjectItemCaseSensitive(args, "adjustBehavior");
-	if (cJSON_IsObject(adj))
-		out->adjust = cJSON_Duplicate(adj, true);
-	return 0;
-}
-
-int part_decision_from_text(const char *text, size_t len, bool social_only,
-                            struct part_decision *out, struct ga_err *err)
-{
-	part_decision_clear(out);
-	const char *a = text ? memchr(text, '{', len) : NULL;
-	const char *b = NULL;
-	for (size_t i = len; text && i > 0; i--)
-		if (text[i - 1] == '}') {
-			b = text + i - 1;
-			break;
-		}
-	if (!a || !b || b < a)
-		return err_set(err,
-		               "the model answered in prose with no decision object "
-		               "(no {...} in %zu bytes)",
-		               len);
-	struct ga_err jerr = {{0}};
-	cJSON *j = json_parse(a, (size_t)(b - a) + 1, &jerr);
-	if (!j)
-		return err_set(err, "the model's prose answer holds {...} that is not JSON: %s",
-		               jerr.msg);
-	int rc = part_decision_from_json(j, social_only, out, err);
-	cJSON_Delete(j);
-	if (rc == 0)
-		out->from_text = true;
-	return rc;
 }
 
 /* --- §8.4 extraction --------------------------------------------------- */
 
-int part_extract_parse(const char *reply, size_t len, bool social_only,
-                       struct part_commitments *out, struct ga_err *err)
+int cmt_extract_parse(const char *reply, size_t len, bool social_only, struct cmt_list *out,
+                      struct ga_err *err)
 {
-	part_commitments_clear(out);
+	cmt_list_clear(out);
 	if (!reply)
 		return err_set(err, "no extraction reply");
 	const char *s = reply, *e = reply + len;
