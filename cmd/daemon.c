@@ -379,8 +379,8 @@ static int load_self(struct daemon *d, struct self_doc *out)
 	return 0;
 }
 
-static void owner_say(const char *text, void *ud);
-static void owner_fatal(const char *msg, void *ud);
+static void owner_say(void *ud, const char *text);
+static void owner_fatal(void *ud, const char *msg);
 
 /* Skills: the agent's own (<home>/skills) override the installed ones;
  * the source tree's come last so a build can run where it was built. */
@@ -606,7 +606,7 @@ static void on_terminal_line(void *ud, const char *line)
 	terminal_prompt(d->term);
 }
 
-static void owner_say(const char *text, void *ud)
+static void owner_say(void *ud, const char *text)
 {
 	say(ud, "%s", text);
 }
@@ -615,7 +615,7 @@ static void owner_say(const char *text, void *ud)
  * will work until the owner fixes the key, so say which variable and stop
  * with 69 (EX_UNAVAILABLE) instead of retrying forever. Providers echo the
  * refused key in their error text: stop_fatal never prints it unredacted. */
-static void owner_fatal(const char *msg, void *ud)
+static void owner_fatal(void *ud, const char *msg)
 {
 	stop_fatal(ud, EXIT_UNAVAILABLE, "the model refused the credentials", msg);
 }
@@ -667,7 +667,7 @@ static void start_terminal(struct daemon *d)
 
 static void action_notify(void *ud, const char *text)
 {
-	owner_say(text, ud);
+	owner_say(ud, text);
 }
 
 static int room_target(void *ud, char *buf, size_t cap)
@@ -835,7 +835,7 @@ static void start_pipeline(struct daemon *d)
 
 static void svc_notify(void *ud, const char *text)
 {
-	owner_say(text, ud);
+	owner_say(ud, text);
 }
 
 static void svc_fatal(void *ud, int exit_code, const char *text)
@@ -968,7 +968,7 @@ static void start_services(struct daemon *d)
 
 /* --- jobs --------------------------------------------------------------------- */
 
-static void heartbeat(struct sched_job *job, void *ud)
+static void heartbeat(void *ud, struct sched_job *job)
 {
 	struct daemon *d = ud;
 	log_kv(LOG_LEVEL_INFO, "daemon", "ready and listening", "agent", d->home->cfg.agent_name);
@@ -979,13 +979,13 @@ static void heartbeat(struct sched_job *job, void *ud)
 	sched_job_done(job);
 }
 
-static void status_job(struct sched_job *job, void *ud)
+static void status_job(void *ud, struct sched_job *job)
 {
 	write_status(ud, "running");
 	sched_job_done(job);
 }
 
-static void exit_when_idle(struct sched_job *job, void *ud)
+static void exit_when_idle(void *ud, struct sched_job *job)
 {
 	sched_job_done(job);
 	shutdown_begin(ud, "GA_EXIT_WHEN_IDLE");

@@ -44,13 +44,13 @@ static void poll_done(void *job)
 	sched_job_done(job);
 }
 
-static void poll_run(struct sched_job *job, void *ud)
+static void poll_run(void *ud, struct sched_job *job)
 {
 	struct svc_github *s = ud;
 	ghconv_poll(s->g, poll_done, job);
 }
 
-static void poll_stop(struct sched_job *job, void *ud)
+static void poll_stop(void *ud, struct sched_job *job)
 {
 	(void)job;
 	struct svc_github *s = ud;

@@ -43,7 +43,7 @@ struct svc_refl {
 	bool quiescing;
 };
 
-static void on_decision(const struct decision_record *rec, void *ud)
+static void on_decision(void *ud, const struct decision_record *rec)
 {
 	struct svc_refl *s = ud;
 	if (s->quiescing || !rec->platform || strcmp(rec->platform, "self") == 0)
@@ -74,13 +74,13 @@ static void tick_done(void *ud, enum reflect_outcome outcome, bool ran)
 	sched_job_done(job);
 }
 
-static void run(struct sched_job *job, void *ud)
+static void run(void *ud, struct sched_job *job)
 {
 	struct svc_refl *s = ud;
 	reflection_tick(s->r, tick_done, job);
 }
 
-static void on_stop(struct sched_job *job, void *ud)
+static void on_stop(void *ud, struct sched_job *job)
 {
 	(void)job;
 	struct svc_refl *s = ud;

@@ -45,7 +45,7 @@ static void stopped(void *job)
 	sched_job_done(job);
 }
 
-static void space_run(struct sched_job *job, void *ud)
+static void space_run(void *ud, struct sched_job *job)
 {
 	struct svc_space *s = ud;
 	const struct ga_svc_ctx *c = &s->ctx;
@@ -84,7 +84,7 @@ static void space_run(struct sched_job *job, void *ud)
 	}
 }
 
-static void space_on_stop(struct sched_job *job, void *ud)
+static void space_on_stop(void *ud, struct sched_job *job)
 {
 	struct svc_space *s = ud;
 	space_runtime_stop(s->rt, stopped, job);

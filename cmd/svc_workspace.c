@@ -114,13 +114,13 @@ static void cycle_done(void *job)
 	sched_job_done(job);
 }
 
-static void cycle_run(struct sched_job *job, void *ud)
+static void cycle_run(void *ud, struct sched_job *job)
 {
 	struct svc_ws *s = ud;
 	wsp_cycle(s->ws, cycle_done, job);
 }
 
-static void cycle_stop(struct sched_job *job, void *ud)
+static void cycle_stop(void *ud, struct sched_job *job)
 {
 	(void)job;
 	struct svc_ws *s = ud;

@@ -265,7 +265,7 @@ int fsx_append_json(const char *path, const cJSON *v, struct ga_err *err)
 struct jsonl_state {
 	const char *path;
 	size_t lineno;
-	fsx_jsonl_cb cb;
+	fsx_jsonl_fn cb;
 	void *ud;
 	struct fsx_jsonl_stats *st;
 	bool stop;
@@ -305,12 +305,12 @@ static void handle_line(struct jsonl_state *js, const char *s, size_t n, bool to
 		return;
 	}
 	js->st->lines_ok++;
-	if (js->cb && js->cb(v, js->lineno, js->ud) != 0)
+	if (js->cb && js->cb(js->ud, v, js->lineno) != 0)
 		js->stop = true;
 	cJSON_Delete(v);
 }
 
-int fsx_jsonl_read(const char *path, size_t max_line, fsx_jsonl_cb cb, void *ud,
+int fsx_jsonl_read(const char *path, size_t max_line, fsx_jsonl_fn cb, void *ud,
                    struct fsx_jsonl_stats *stats, struct ga_err *err)
 {
 	struct fsx_jsonl_stats local;

@@ -53,13 +53,13 @@ struct fsx_jsonl_stats {
 
 /* Called once per valid line. `v` is owned by the reader and freed after the
  * call. Return 0 to continue, non-zero to stop early. */
-typedef int (*fsx_jsonl_cb)(const cJSON *v, size_t lineno, void *ud);
+typedef int (*fsx_jsonl_fn)(void *ud, const cJSON *v, size_t lineno);
 
 /* Reads path line by line (lines longer than max_line bytes are bad). Each
  * bad line is logged once as a warning naming the file and line number. A
  * missing file is not an error (zero lines). Returns 0, or -1 on I/O error. */
-int fsx_jsonl_read(const char *path, size_t max_line, fsx_jsonl_cb cb, void *ud,
-		   struct fsx_jsonl_stats *stats, struct ga_err *err);
+int fsx_jsonl_read(const char *path, size_t max_line, fsx_jsonl_fn cb, void *ud,
+                   struct fsx_jsonl_stats *stats, struct ga_err *err);
 
 /* If path exists and is at least max_bytes long, shifts path.(keep-1) →
  * path.keep, ..., path.1 → path.2, path → path.1 (path.keep is dropped).

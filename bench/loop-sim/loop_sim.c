@@ -652,7 +652,7 @@ static int round_of_title(const struct sim *s, const char *title)
 	return 0;
 }
 
-static int on_ledger_line(const cJSON *v, size_t lineno, void *ud)
+static int on_ledger_line(void *ud, const cJSON *v, size_t lineno)
 {
 	(void)lineno;
 	struct ledger_read *lr = ud;
@@ -709,7 +709,7 @@ struct trail {
 	char out[240];
 };
 
-static int on_decision_line(const cJSON *v, size_t lineno, void *ud)
+static int on_decision_line(void *ud, const cJSON *v, size_t lineno)
 {
 	(void)lineno;
 	struct trail *t = ud;

@@ -338,7 +338,7 @@ static void on_page(void *ud, const struct atp_result *res)
 	process_batch(b);
 }
 
-void bk_awareness_run(struct sched_job *job, void *ud)
+void bk_awareness_run(void *ud, struct sched_job *job)
 {
 	struct bsky *b = ud;
 	if (!b->logged_in || b->quiescing) {

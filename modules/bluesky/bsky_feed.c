@@ -182,7 +182,7 @@ static void on_feed(void *ud, const struct atp_result *res)
 		sched_job_done(j);
 }
 
-void bk_feed_run(struct sched_job *job, void *ud)
+void bk_feed_run(void *ud, struct sched_job *job)
 {
 	struct bsky *b = ud;
 	if (!b->logged_in || b->quiescing) {

@@ -49,11 +49,11 @@
 #include "local-tools/tools.h"
 #include "modules/bluesky/port.h"
 #include "modules/budget/budget.h"
+#include "modules/commitments/commitment.h"
 #include "modules/commitments/ledger.h"
 #include "modules/compose/compose.h"
 #include "modules/identity/self.h"
 #include "modules/journal/journal.h"
-#include "modules/commitments/commitment.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/reflection/voice.h"
 #include "modules/scheduler/sched.h"
@@ -266,20 +266,20 @@ int bk_reply_target(void *ud, const struct conv_event *ev, char *buf, size_t cap
 /* A peer candidate's author feed (getAuthorFeed answer); ud is the note
  * that asked, whose thread is read next. */
 void bk_on_author_feed(void *ud, const struct atp_result *res);
-void bk_peers_run(struct sched_job *job, void *ud);
+void bk_peers_run(void *ud, struct sched_job *job);
 
 /* ---- bsky_aware.c (→ peers, notes, common) ---- */
 /* The awareness job. */
-void bk_awareness_run(struct sched_job *job, void *ud);
+void bk_awareness_run(void *ud, struct sched_job *job);
 /* b->note_finished: a note's end (bsky_aware.c). */
 void bk_note_finished(struct bnote *n);
 /* Frees the awareness check's batch. */
 void bk_batch_clear(struct bsky *b);
 
 /* ---- bsky_feed.c, bsky_posts.c (→ common) ---- */
-void bk_feed_run(struct sched_job *job, void *ud);
-void bk_expression_run(struct sched_job *job, void *ud);
-void bk_ritual_run(struct sched_job *job, void *ud);
+void bk_feed_run(void *ud, struct sched_job *job);
+void bk_expression_run(void *ud, struct sched_job *job);
+void bk_ritual_run(void *ud, struct sched_job *job);
 
 /* bsky.c (the top: → every file) holds no internal function. */
 

@@ -181,7 +181,7 @@ static char *announcement(struct bsky *b, const struct bsky_peer *p)
 	return text;
 }
 
-void bk_peers_run(struct sched_job *job, void *ud)
+void bk_peers_run(void *ud, struct sched_job *job)
 {
 	struct bsky *b = ud;
 	sched_job_done(job); /* each step below is one call, guarded by peer_busy */

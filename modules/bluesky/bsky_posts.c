@@ -293,7 +293,7 @@ static void expression_seed(const struct bsky *b, struct strbuf *sb)
 	}
 }
 
-void bk_expression_run(struct sched_job *job, void *ud)
+void bk_expression_run(void *ud, struct sched_job *job)
 {
 	struct bsky *b = ud;
 	sched_job_done(job);
@@ -330,7 +330,7 @@ void bk_expression_run(struct sched_job *job, void *ud)
 	free(user);
 }
 
-void bk_ritual_run(struct sched_job *job, void *ud)
+void bk_ritual_run(void *ud, struct sched_job *job)
 {
 	struct bsky *b = ud;
 	sched_job_done(job);

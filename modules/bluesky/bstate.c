@@ -657,7 +657,7 @@ int bsky_peers_from_json(struct bsky_state *s, const cJSON *data, struct ga_err 
 
 /* Every older version's data is kept: the cursor, the processed set and the
  * peers' flags are exactly what must survive an upgrade. */
-static int keep_migrate(cJSON *data, const char *from_version, void *ud)
+static int keep_migrate(void *ud, cJSON *data, const char *from_version)
 {
 	(void)from_version;
 	(void)ud;

@@ -358,7 +358,7 @@ static int64_t ms_of(const cJSON *v, const char *iso_field, int64_t def)
 	return def;
 }
 
-static int replay_one(const cJSON *v, size_t lineno, void *ud)
+static int replay_one(void *ud, const cJSON *v, size_t lineno)
 {
 	struct ledger *l = ud;
 	const char *id = json_string_or(v, "id", NULL);

@@ -533,7 +533,7 @@ cJSON *conv_store_to_json(const struct conv_store *s, const char *key)
 /* ---- persistence ------------------------------------------------------------- */
 
 /* Any agent version's data is kept when it is our format. */
-static int migrate(cJSON *data, const char *from_version, void *ud)
+static int migrate(void *ud, cJSON *data, const char *from_version)
 {
 	return json_int_or(data, "format", 0) == STORE_FORMAT ? 0 : -1;
 }

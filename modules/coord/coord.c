@@ -18,8 +18,8 @@
 struct coord_deferred {
 	struct coord_deferred *next;
 	bool is_count;
-	coord_claim_cb cb;
-	coord_count_cb ccb;
+	coord_claim_fn cb;
+	coord_count_fn ccb;
 	void *ud;
 	enum coord_result r;
 	char *holder, *why;
@@ -125,7 +125,7 @@ static void enqueue(struct coord *c, struct coord_deferred *d)
 		uv_timer_start(&c->defer_timer, on_defer, 0, 0);
 }
 
-void coord_defer_claim(struct coord *c, coord_claim_cb cb, void *ud, enum coord_result r,
+void coord_defer_claim(struct coord *c, coord_claim_fn cb, void *ud, enum coord_result r,
                        const char *holder, const char *why)
 {
 	struct coord_deferred *d = xcalloc(1, sizeof *d);
@@ -137,7 +137,7 @@ void coord_defer_claim(struct coord *c, coord_claim_cb cb, void *ud, enum coord_
 	enqueue(c, d);
 }
 
-void coord_defer_count(struct coord *c, coord_count_cb cb, void *ud, int64_t count)
+void coord_defer_count(struct coord *c, coord_count_fn cb, void *ud, int64_t count)
 {
 	struct coord_deferred *d = xcalloc(1, sizeof *d);
 	d->is_count = true;
@@ -147,7 +147,7 @@ void coord_defer_count(struct coord *c, coord_count_cb cb, void *ud, int64_t cou
 	enqueue(c, d);
 }
 
-void coord_answer_claim(struct coord *c, coord_claim_cb cb, void *ud, enum coord_result r,
+void coord_answer_claim(struct coord *c, coord_claim_fn cb, void *ud, enum coord_result r,
                         const char *holder, const char *why)
 {
 	c->npending--;
@@ -157,7 +157,7 @@ void coord_answer_claim(struct coord *c, coord_claim_cb cb, void *ud, enum coord
 		cb(ud, r, holder, why ? why : "");
 }
 
-void coord_answer_count(struct coord *c, coord_count_cb cb, void *ud, int64_t count)
+void coord_answer_count(struct coord *c, coord_count_fn cb, void *ud, int64_t count)
 {
 	c->npending--;
 	cb(ud, c->closing ? -1 : count);
@@ -206,14 +206,14 @@ static bool usable(const struct coord *c)
 	return c && !c->closing;
 }
 
-int coord_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud)
+int coord_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb, void *ud)
 {
 	if (!usable(c) || !key_ok(key) || ttl_ms <= 0 || !cb)
 		return -1;
 	return c->ops->claim(c, key, ttl_ms, cb, ud);
 }
 
-int coord_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud)
+int coord_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb, void *ud)
 {
 	if (!usable(c) || !key_ok(key) || ttl_ms <= 0 || !cb)
 		return -1;
@@ -247,7 +247,7 @@ int coord_release_result(struct coord *c, const char *key, bool success, const c
 	return rc;
 }
 
-int coord_count(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb, void *ud)
+int coord_count(struct coord *c, const char *key, int64_t window_ms, coord_count_fn cb, void *ud)
 {
 	if (!usable(c) || !key_ok(key) || window_ms <= 0 || !cb)
 		return -1;

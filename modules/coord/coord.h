@@ -99,9 +99,9 @@ const char *coord_result_name(enum coord_result r); /* "won", "held", "unavailab
 
 /* holder: who holds it when HELD, may be NULL; why: one sentence for the
  * decision log. Both borrowed for the call. */
-typedef void (*coord_claim_cb)(void *ud, enum coord_result r, const char *holder, const char *why);
+typedef void (*coord_claim_fn)(void *ud, enum coord_result r, const char *holder, const char *why);
 /* count: the counter after this event, -1 when unavailable. */
-typedef void (*coord_count_cb)(void *ud, int64_t count);
+typedef void (*coord_count_fn)(void *ud, int64_t count);
 
 struct coord;
 
@@ -117,8 +117,8 @@ struct coord *coord_new_redis(uv_loop_t *loop, const char *url, const char *agen
 /* 0: cb will be called exactly once. -1: bad arguments (NULL, ttl <= 0, a
  * key that is empty, too long or has spaces/control characters; for space,
  * no ':'), closed, or COORD_MAX_PENDING requests waiting. */
-int coord_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud);
-int coord_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud);
+int coord_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb, void *ud);
+int coord_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb, void *ud);
 /* Deletes the key only if we hold it; 0 when done or sent (Redis answers
  * later; the outcome is logged at debug level), -1 bad arguments/closed.
  * The same as coord_release_result(c, key, true, NULL, NULL). */
@@ -130,7 +130,7 @@ int coord_release(struct coord *c, const char *key);
  * character boundary. */
 int coord_release_result(struct coord *c, const char *key, bool success, const char *link,
                          const char *error);
-int coord_count(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb, void *ud);
+int coord_count(struct coord *c, const char *key, int64_t window_ms, coord_count_fn cb, void *ud);
 
 const char *coord_name(const struct coord *c); /* "local", "space", "redis" */
 /* One line for `status`, e.g. "redis 127.0.0.1:6379/0 (connected)". */
@@ -148,8 +148,7 @@ enum coord_choice {
 };
 /* The choice for REDIS_URL / SPACE_URL (either may be NULL or ""), and one
  * sentence saying it for doctor (why, may be NULL). */
-enum coord_choice coord_choose(const char *redis_url, const char *space_url, char *why,
-                               size_t cap);
+enum coord_choice coord_choose(const char *redis_url, const char *space_url, char *why, size_t cap);
 /* redis backend only: the per-command timeout (default
  * COORD_REDIS_TIMEOUT_MS), also used as the connect timeout. */
 void coord_redis_set_timeout_ms(struct coord *c, int64_t ms);

@@ -25,14 +25,14 @@ struct coord_deferred;
 
 struct coord_ops {
 	const char *name;
-	int (*claim)(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud);
-	int (*renew)(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb, void *ud);
+	int (*claim)(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb, void *ud);
+	int (*renew)(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb, void *ud);
 	/* How the claimed work ended comes along (link/error already cut to
 	 * COORD_RESULT_TEXT_MAX, may be NULL); a backend with nowhere to put
 	 * it ignores it. */
 	int (*release)(struct coord *c, const char *key, bool success, const char *link,
 	               const char *error);
-	int (*count)(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb,
+	int (*count)(struct coord *c, const char *key, int64_t window_ms, coord_count_fn cb,
 	             void *ud);
 	void (*describe)(const struct coord *c, char *buf, size_t cap);
 	/* Answer everything in flight ("shutting down"), close the backend's
@@ -61,14 +61,14 @@ void coord_base_init(struct coord *c, const struct coord_ops *ops, uv_loop_t *lo
 /* false when COORD_MAX_PENDING are waiting (the call then returns -1). */
 bool coord_pending_take(struct coord *c);
 
-void coord_defer_claim(struct coord *c, coord_claim_cb cb, void *ud, enum coord_result r,
+void coord_defer_claim(struct coord *c, coord_claim_fn cb, void *ud, enum coord_result r,
                        const char *holder, const char *why);
-void coord_defer_count(struct coord *c, coord_count_cb cb, void *ud, int64_t count);
+void coord_defer_count(struct coord *c, coord_count_fn cb, void *ud, int64_t count);
 /* Immediate delivery (from loop callbacks); when closing, the answer
  * becomes UNAVAILABLE "shutting down" / -1. */
-void coord_answer_claim(struct coord *c, coord_claim_cb cb, void *ud, enum coord_result r,
+void coord_answer_claim(struct coord *c, coord_claim_fn cb, void *ud, enum coord_result r,
                         const char *holder, const char *why);
-void coord_answer_count(struct coord *c, coord_count_cb cb, void *ud, int64_t count);
+void coord_answer_count(struct coord *c, coord_count_fn cb, void *ud, int64_t count);
 
 void coord_handle_open(struct coord *c, uv_handle_t *h);
 void coord_handle_close(struct coord *c, uv_handle_t *h);

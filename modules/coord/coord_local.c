@@ -14,7 +14,7 @@ struct coord_local {
 	struct coord_table *claims, *counts;
 };
 
-static int local_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb,
+static int local_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb,
                        void *ud)
 {
 	struct coord_local *l = (struct coord_local *)c;
@@ -38,7 +38,7 @@ static int local_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_c
 	return 0;
 }
 
-static int local_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb,
+static int local_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb,
                        void *ud)
 {
 	struct coord_local *l = (struct coord_local *)c;
@@ -64,7 +64,7 @@ static int local_release(struct coord *c, const char *key, bool success, const c
 	return 0;
 }
 
-static int local_count(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb,
+static int local_count(struct coord *c, const char *key, int64_t window_ms, coord_count_fn cb,
                        void *ud)
 {
 	struct coord_local *l = (struct coord_local *)c;

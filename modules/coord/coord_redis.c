@@ -62,8 +62,8 @@ struct rreq {
 	struct rreq *prev, *next;
 	struct coord_redis *r;
 	enum rq_kind kind;
-	coord_claim_cb cb;
-	coord_count_cb ccb;
+	coord_claim_fn cb;
+	coord_count_fn ccb;
 	void *ud;
 	char *key; /* prefixed */
 	int64_t ttl_ms;
@@ -656,7 +656,7 @@ static void schedule_reconnect(struct coord_redis *r)
 /* Starts a user request; answers UNAVAILABLE (deferred) when there is no
  * connection. The pending slot is already taken. */
 static void submit(struct coord_redis *r, enum rq_kind kind, const char *key, int64_t ttl_ms,
-                   coord_claim_cb cb, coord_count_cb ccb, void *ud)
+                   coord_claim_fn cb, coord_count_fn ccb, void *ud)
 {
 	struct coord *c = &r->base;
 	if (r->ac) {
@@ -690,7 +690,7 @@ static void submit(struct coord_redis *r, enum rq_kind kind, const char *key, in
 		coord_defer_claim(c, cb, ud, COORD_UNAVAILABLE, NULL, why);
 }
 
-static int redis_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb,
+static int redis_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb,
                        void *ud)
 {
 	if (!coord_pending_take(c))
@@ -699,7 +699,7 @@ static int redis_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_c
 	return 0;
 }
 
-static int redis_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb,
+static int redis_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb,
                        void *ud)
 {
 	if (!coord_pending_take(c))
@@ -718,7 +718,7 @@ static int redis_release(struct coord *c, const char *key, bool success, const c
 	return 0;
 }
 
-static int redis_count(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb,
+static int redis_count(struct coord *c, const char *key, int64_t window_ms, coord_count_fn cb,
                        void *ud)
 {
 	if (!coord_pending_take(c))

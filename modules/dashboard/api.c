@@ -94,7 +94,7 @@ static bool keep(const struct dash_filter *f, const struct decision_record *r)
 	return true;
 }
 
-static void ring_cb(const struct decision_record *r, void *ud)
+static void ring_cb(void *ud, const struct decision_record *r)
 {
 	struct ring_walk *w = ud;
 	if (keep(w->f, r))
@@ -117,7 +117,7 @@ struct why_walk {
 	char conversation[DECISION_LOG_FIELD_MAX_BYTES + 1];
 };
 
-static int why_cb(const struct decision_record *r, void *ud)
+static int why_cb(void *ud, const struct decision_record *r)
 {
 	struct why_walk *w = ud;
 	if ((size_t)cJSON_GetArraySize(w->arr) >= DASHBOARD_WHY_MAX) {

@@ -2,10 +2,11 @@
  * pages and the event streams (see dashboard.h). */
 #include "modules/dashboard/dashboard.h"
 
+#include "modules/dashboard/mhd_shim.h"
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include "modules/dashboard/mhd_shim.h"
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,7 +14,6 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include "common/fsx.h"
@@ -78,8 +78,8 @@ struct dashboard {
 	struct MHD_Daemon *mhd;
 	uv_poll_t poll;
 	bool poll_inited;
-	int listen_fd;          /* ours until MHD starts, then MHD's */
-	uv_poll_t listen_poll;  /* watches listen_fd until the first connection */
+	int listen_fd;         /* ours until MHD starts, then MHD's */
+	uv_poll_t listen_poll; /* watches listen_fd until the first connection */
 	bool listen_watched;
 	uv_timer_t timer;
 	uv_timer_t keepalive;
@@ -316,7 +316,7 @@ static char *sse_event(const char *name, cJSON *o, size_t *len)
 	return ev;
 }
 
-static void on_decision(const struct decision_record *rec, void *ud)
+static void on_decision(void *ud, const struct decision_record *rec)
 {
 	struct dashboard *d = ud;
 	if (!d->clients)
@@ -401,7 +401,7 @@ struct backlog {
 	size_t n;
 };
 
-static void backlog_cb(const struct decision_record *rec, void *ud)
+static void backlog_cb(void *ud, const struct decision_record *rec)
 {
 	struct backlog *b = ud;
 	if (b->n < DASHBOARD_SSE_BACKLOG) {
@@ -892,8 +892,8 @@ static void on_first_connection(uv_poll_t *p, int status, int events)
 	uv_poll_stop(&d->listen_poll);
 	struct ga_err err = {{0}};
 	if (mhd_shim_load(&err) != 0) {
-		log_kv(LOG_LEVEL_ERROR, "dashboard", "the dashboard cannot start: it stops listening",
-		       "error", err.msg);
+		log_kv(LOG_LEVEL_ERROR, "dashboard",
+		       "the dashboard cannot start: it stops listening", "error", err.msg);
 		give_up_listening(d);
 		return;
 	}
@@ -988,7 +988,8 @@ struct dashboard *dashboard_new(const struct dashboard_config *c, struct ga_err 
 	d->listen_fd = socket(fam, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (d->listen_fd < 0 ||
 	    setsockopt(d->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-	    (addr.ipv6 && setsockopt(d->listen_fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
+	    (addr.ipv6 &&
+	     setsockopt(d->listen_fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
 	    bind(d->listen_fd, (struct sockaddr *)&ss, sl) != 0 || listen(d->listen_fd, 32) != 0) {
 		err_set(err,
 		        "the dashboard cannot listen on %s (in use, or not an address of this "

@@ -278,7 +278,7 @@ struct backup_ctx {
 	void *ud;
 };
 
-static int backup_line(const cJSON *v, size_t lineno, void *ud)
+static int backup_line(void *ud, const cJSON *v, size_t lineno)
 {
 	struct backup_ctx *c = ud;
 	struct decision_record r;
@@ -448,7 +448,7 @@ struct candidates {
 /* The id as given matches the start of r's id, or — when it names no
  * platform itself (no ':') — the start of what follows r's platform
  * prefix ("911cd834" finds "space:911cd834…"). */
-static int collect(const struct decision_record *r, void *ud)
+static int collect(void *ud, const struct decision_record *r)
 {
 	struct candidates *c = ud;
 	const char *id = r->message_id;
@@ -488,7 +488,7 @@ struct story {
 	size_t count;
 };
 
-static int tell(const struct decision_record *r, void *ud)
+static int tell(void *ud, const struct decision_record *r)
 {
 	struct story *s = ud;
 	struct strbuf sb;

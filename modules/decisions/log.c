@@ -265,7 +265,7 @@ static void notify(struct decision_log *log, const struct decision_record *rec)
 			break;
 		if (s->id == 0 || s->id > last_id)
 			continue;
-		s->fn(rec, s->ud);
+		s->fn(s->ud, rec);
 	}
 }
 
@@ -356,7 +356,7 @@ size_t decision_log_recent(const struct decision_log *log, size_t max, decision_
 	size_t first = log->ring_len - n;
 	for (size_t k = 0; k < n; k++) {
 		size_t slot = (log->ring_start + first + k) % DECISION_LOG_RECENT;
-		fn(&log->ring[slot].r, ud);
+		fn(ud, &log->ring[slot].r);
 	}
 	return n;
 }
@@ -370,7 +370,7 @@ struct read_ctx {
 	bool stopped;
 };
 
-static int read_line_cb(const cJSON *v, size_t lineno, void *ud)
+static int read_line_cb(void *ud, const cJSON *v, size_t lineno)
 {
 	struct read_ctx *c = ud;
 	struct decision_record r;
@@ -378,7 +378,7 @@ static int read_line_cb(const cJSON *v, size_t lineno, void *ud)
 		return 0; /* valid JSON but not a record: skipped like a torn line */
 	if (c->message_id && strcmp(c->message_id, r.message_id) != 0)
 		return 0;
-	if (c->fn(&r, c->ud) != 0) {
+	if (c->fn(c->ud, &r) != 0) {
 		c->stopped = true;
 		return 1;
 	}

@@ -65,9 +65,9 @@ struct decision_record {
 	struct decision decision; /* decision.rule may be NULL: written as "" */
 };
 
-typedef void (*decision_log_fn)(const struct decision_record *rec, void *ud);
+typedef void (*decision_log_fn)(void *ud, const struct decision_record *rec);
 /* For decision_log_read(): return 0 to go on, non-zero to stop. */
-typedef int (*decision_read_fn)(const struct decision_record *rec, void *ud);
+typedef int (*decision_read_fn)(void *ud, const struct decision_record *rec);
 
 struct decision_log;
 

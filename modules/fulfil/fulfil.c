@@ -1214,7 +1214,7 @@ static void sweep(struct fulfil *f, int64_t now)
 	free(c.why);
 }
 
-static void run(struct sched_job *job, void *ud)
+static void run(void *ud, struct sched_job *job)
 {
 	struct fulfil *f = ud;
 	(void)job;
@@ -1246,7 +1246,7 @@ static void run(struct sched_job *job, void *ud)
 	step(f);
 }
 
-static void on_stop(struct sched_job *job, void *ud)
+static void on_stop(void *ud, struct sched_job *job)
 {
 	(void)job;
 	fulfil_quiesce(ud);

@@ -19,13 +19,20 @@
 const char *soul_status_name(enum soul_status s)
 {
 	switch (s) {
-	case SOUL_OK: return "ok";
-	case SOUL_PINNED: return "pinned";
-	case SOUL_MISSING: return "missing";
-	case SOUL_EMPTY: return "empty";
-	case SOUL_INVALID: return "invalid";
-	case SOUL_CHANGED: return "changed";
-	case SOUL_DENIED: return "denied";
+	case SOUL_OK:
+		return "ok";
+	case SOUL_PINNED:
+		return "pinned";
+	case SOUL_MISSING:
+		return "missing";
+	case SOUL_EMPTY:
+		return "empty";
+	case SOUL_INVALID:
+		return "invalid";
+	case SOUL_CHANGED:
+		return "changed";
+	case SOUL_DENIED:
+		return "denied";
 	}
 	return "unknown";
 }
@@ -40,7 +47,7 @@ void soul_free(struct soul *s)
 
 /* The pin is identity, not cache: an upgrade must never silently drop it, or
  * a changed SOUL.md would be accepted as "first start". */
-static int keep_pin(cJSON *data, const char *from_version, void *ud)
+static int keep_pin(void *ud, cJSON *data, const char *from_version)
 {
 	(void)from_version;
 	(void)ud;
@@ -49,10 +56,10 @@ static int keep_pin(cJSON *data, const char *from_version, void *ud)
 
 /* What a first SOUL.md is and where it goes (no pin yet: nothing to
  * restore). */
-#define SOUL_WRITE_HINT \
-	"It is the agent's core identity: who it is, what it cares about and how it " \
-	"speaks, in a few sentences of plain text, in SOUL.md in the agent home (the " \
-	"shipped SOUL.md is an example). It is pinned at the first start and may not " \
+#define SOUL_WRITE_HINT                                                                            \
+	"It is the agent's core identity: who it is, what it cares about and how it "              \
+	"speaks, in a few sentences of plain text, in SOUL.md in the agent home (the "             \
+	"shipped SOUL.md is an example). It is pinned at the first start and may not "             \
 	"change afterwards without `general-agent soul --accept`."
 
 static int blank(const char *s, size_t n)
@@ -64,7 +71,7 @@ static int blank(const char *s, size_t n)
 }
 
 static int pin(const struct state_store *st, const struct soul *s, int64_t now_ms,
-	       struct soul_check *res)
+               struct soul_check *res)
 {
 	cJSON *d = cJSON_CreateObject();
 	char iso[TIME_ISO_LEN + 1];
@@ -76,8 +83,8 @@ static int pin(const struct state_store *st, const struct soul *s, int64_t now_m
 	cJSON_Delete(d);
 	if (rc != 0) {
 		snprintf(res->message, sizeof res->message,
-			 "could not pin SOUL.md: %s. Check that the memory directory is writable.",
-			 err.msg);
+		         "could not pin SOUL.md: %s. Check that the memory directory is writable.",
+		         err.msg);
 		return -1;
 	}
 	snprintf(res->pinned_sha256, sizeof res->pinned_sha256, "%s", s->sha256);
@@ -86,7 +93,7 @@ static int pin(const struct state_store *st, const struct soul *s, int64_t now_m
 }
 
 int soul_check(const char *path, const struct state_store *st, int64_t now_ms,
-	       enum soul_check_mode mode, struct soul *out, struct soul_check *res)
+               enum soul_check_mode mode, struct soul *out, struct soul_check *res)
 {
 	memset(res, 0, sizeof *res);
 	struct soul s = {0};
@@ -95,7 +102,7 @@ int soul_check(const char *path, const struct state_store *st, int64_t now_ms,
 	if (!st && mode != SOUL_CHECK_READONLY) {
 		res->status = SOUL_INVALID;
 		snprintf(res->message, sizeof res->message,
-			 "no memory directory to keep the SOUL pin in");
+		         "no memory directory to keep the SOUL pin in");
 		return -1;
 	}
 	cJSON *pinned = st ? state_load(st, SOUL_STATE_NAME, keep_pin, NULL, &info) : NULL;
@@ -107,21 +114,21 @@ int soul_check(const char *path, const struct state_store *st, int64_t now_ms,
 	if (info.status == STATE_UNREADABLE) {
 		res->status = state_errno_denied(info.sys_errno) ? SOUL_DENIED : SOUL_INVALID;
 		snprintf(res->message, sizeof res->message,
-			 "the SOUL pin cannot be read: %s. Without it the agent cannot tell "
-			 "whether SOUL.md changed, so it will not start; nothing was moved or "
-			 "pinned again. %s",
-			 info.detail,
-			 res->status == SOUL_DENIED
-				 ? "Give the user the agent runs as read and write access to the "
-				   "memory directory and everything in it."
-				 : "Check the disk and the memory directory.");
+		         "the SOUL pin cannot be read: %s. Without it the agent cannot tell "
+		         "whether SOUL.md changed, so it will not start; nothing was moved or "
+		         "pinned again. %s",
+		         info.detail,
+		         res->status == SOUL_DENIED
+		                 ? "Give the user the agent runs as read and write access to the "
+		                   "memory directory and everything in it."
+		                 : "Check the disk and the memory directory.");
 		return -1;
 	}
 	const char *psha = json_string_or(pinned, "sha256", NULL);
 	if (psha)
 		snprintf(res->pinned_sha256, sizeof res->pinned_sha256, "%s", psha);
 	snprintf(res->pinned_at, sizeof res->pinned_at, "%s",
-		 json_string_or(pinned, "pinnedAt", ""));
+	         json_string_or(pinned, "pinnedAt", ""));
 	cJSON_Delete(pinned);
 
 	struct ga_err err = {{0}};
@@ -132,23 +139,23 @@ int soul_check(const char *path, const struct state_store *st, int64_t now_ms,
 			res->status = SOUL_MISSING;
 			if (res->pinned_sha256[0])
 				snprintf(res->message, sizeof res->message,
-					 "SOUL.md is missing at %s, but a SOUL was pinned on %s "
-					 "(sha256 %.12s…). The agent will not run without its core "
-					 "identity: restore SOUL.md, or write a new one and run "
-					 "`general-agent soul --accept`.",
-					 path, res->pinned_at, res->pinned_sha256);
+				         "SOUL.md is missing at %s, but a SOUL was pinned on %s "
+				         "(sha256 %.12s…). The agent will not run without its core "
+				         "identity: restore SOUL.md, or write a new one and run "
+				         "`general-agent soul --accept`.",
+				         path, res->pinned_at, res->pinned_sha256);
 			else
 				snprintf(res->message, sizeof res->message,
-					 "SOUL.md not found at %s: write your agent's SOUL.md. "
-					 SOUL_WRITE_HINT,
-					 path);
+				         "SOUL.md not found at %s: write your agent's "
+				         "SOUL.md. " SOUL_WRITE_HINT,
+				         path);
 		} else {
 			res->status = state_errno_denied(errno) ? SOUL_DENIED : SOUL_INVALID;
 			snprintf(res->message, sizeof res->message, "SOUL.md cannot be read: %s%s",
-				 err.msg,
-				 res->status == SOUL_DENIED
-					 ? ". Give the user the agent runs as read access to it."
-					 : "");
+			         err.msg,
+			         res->status == SOUL_DENIED
+			                 ? ". Give the user the agent runs as read access to it."
+			                 : "");
 		}
 		return -1;
 	}
@@ -156,25 +163,26 @@ int soul_check(const char *path, const struct state_store *st, int64_t now_ms,
 		res->status = SOUL_EMPTY;
 		if (res->pinned_sha256[0])
 			snprintf(res->message, sizeof res->message,
-				 "SOUL.md at %s is empty, but a SOUL was pinned on %s (sha256 "
-				 "%.12s…). The agent will not run without its core identity: "
-				 "restore it, or write a new one and run `general-agent soul "
-				 "--accept`.",
-				 path, res->pinned_at[0] ? res->pinned_at : "an earlier start",
-				 res->pinned_sha256);
+			         "SOUL.md at %s is empty, but a SOUL was pinned on %s (sha256 "
+			         "%.12s…). The agent will not run without its core identity: "
+			         "restore it, or write a new one and run `general-agent soul "
+			         "--accept`.",
+			         path, res->pinned_at[0] ? res->pinned_at : "an earlier start",
+			         res->pinned_sha256);
 		else
 			snprintf(res->message, sizeof res->message,
-				 "SOUL.md at %s is empty: write your agent's SOUL.md. " SOUL_WRITE_HINT,
-				 path);
+			         "SOUL.md at %s is empty: write your agent's "
+			         "SOUL.md. " SOUL_WRITE_HINT,
+			         path);
 		soul_free(&s);
 		return -1;
 	}
 	if (!utf8_valid(s.text, s.len) || memchr(s.text, '\0', s.len)) {
 		res->status = SOUL_INVALID;
 		snprintf(res->message, sizeof res->message,
-			 "SOUL.md at %s is not valid UTF-8 text; fix the file (an editor saving "
-			 "in another encoding, or a binary file copied over it?).",
-			 path);
+		         "SOUL.md at %s is not valid UTF-8 text; fix the file (an editor saving "
+		         "in another encoding, or a binary file copied over it?).",
+		         path);
 		soul_free(&s);
 		return -1;
 	}
@@ -191,17 +199,17 @@ int soul_check(const char *path, const struct state_store *st, int64_t now_ms,
 		}
 		res->status = SOUL_PINNED;
 		log_kv(LOG_LEVEL_INFO, "identity",
-		       was_pinned ? "SOUL.md re-pinned by the owner" : "SOUL.md pinned",
-		       "sha256", s.sha256);
+		       was_pinned ? "SOUL.md re-pinned by the owner" : "SOUL.md pinned", "sha256",
+		       s.sha256);
 	} else if (strcmp(res->pinned_sha256, s.sha256) != 0) {
 		res->status = SOUL_CHANGED;
 		snprintf(res->message, sizeof res->message,
-			 "SOUL.md has changed since it was pinned on %s (pinned sha256 %.12s…, "
-			 "now %.12s…). SOUL.md is the agent's immutable core, so the agent will "
-			 "not start. If the change is yours and intended, run `general-agent soul "
-			 "--accept` to pin the new SOUL; otherwise restore the original file.",
-			 res->pinned_at[0] ? res->pinned_at : "an earlier start", res->pinned_sha256,
-			 s.sha256);
+		         "SOUL.md has changed since it was pinned on %s (pinned sha256 %.12s…, "
+		         "now %.12s…). SOUL.md is the agent's immutable core, so the agent will "
+		         "not start. If the change is yours and intended, run `general-agent soul "
+		         "--accept` to pin the new SOUL; otherwise restore the original file.",
+		         res->pinned_at[0] ? res->pinned_at : "an earlier start",
+		         res->pinned_sha256, s.sha256);
 		soul_free(&s);
 		return -1;
 	} else {

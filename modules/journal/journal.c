@@ -464,7 +464,7 @@ static int replay_str(const cJSON *v, const char *name, bool required, const cha
 	return 0;
 }
 
-static int replay_one(const cJSON *v, size_t lineno, void *ud)
+static int replay_one(void *ud, const cJSON *v, size_t lineno)
 {
 	struct journal *j = ud;
 	if (!cJSON_IsObject(v)) {

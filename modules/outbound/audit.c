@@ -60,7 +60,7 @@ struct tail {
 	size_t n, head, cap;
 };
 
-static int tail_cb(const cJSON *v, size_t lineno, void *ud)
+static int tail_cb(void *ud, const cJSON *v, size_t lineno)
 {
 	(void)lineno;
 	struct tail *t = ud;

@@ -11,8 +11,8 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
-#include "modules/journal/journal.h"
 #include "modules/gate/gate.h"
+#include "modules/journal/journal.h"
 #include "modules/outbound/audit.h"
 #include "modules/outbound/dedup.h"
 #include "modules/outbound/perms.h"
@@ -26,7 +26,7 @@ struct ob_item {
 	struct outbound_msg m; /* every string owned by the item */
 	char canon[PERMS_KEY_MAX];
 	char key[SHA256_HEX_LEN + 1 + 256];
-	outbound_cb cb;
+	outbound_done_fn cb;
 	void *ud;
 	char *final_text;
 	size_t final_len;
@@ -428,8 +428,8 @@ static void pump(struct ob_platform *pl, struct outbound *ob)
 
 /* ---- steps 1..3 ---------------------------------------------------------------------- */
 
-static struct ob_item *item_new(struct outbound *ob, const struct outbound_msg *m, outbound_cb cb,
-                                void *ud)
+static struct ob_item *item_new(struct outbound *ob, const struct outbound_msg *m,
+                                outbound_done_fn cb, void *ud)
 {
 	struct ob_item *it = xcalloc(1, sizeof *it);
 	it->ob = ob;
@@ -461,7 +461,8 @@ const char *outbound_last_denial(const struct outbound *ob)
 	return ob->last_denial;
 }
 
-void outbound_submit(struct outbound *ob, const struct outbound_msg *msg, outbound_cb cb, void *ud)
+void outbound_submit(struct outbound *ob, const struct outbound_msg *msg, outbound_done_fn cb,
+                     void *ud)
 {
 	struct ob_item *it = item_new(ob, msg, cb, ud);
 	struct decision d;

@@ -133,7 +133,7 @@ struct outbound_config {
 	void *ud;
 };
 
-typedef void (*outbound_cb)(void *ud, const struct decision *final, const char *artifact);
+typedef void (*outbound_done_fn)(void *ud, const struct decision *final, const char *artifact);
 
 struct outbound *outbound_new(uv_loop_t *loop, const struct outbound_config *cfg,
                               struct ga_err *err);
@@ -141,7 +141,8 @@ struct outbound *outbound_new(uv_loop_t *loop, const struct outbound_config *cfg
  * already has one. */
 int outbound_add_port(struct outbound *ob, const struct outbound_port *port, struct ga_err *err);
 /* Walks the stages; cb (may be NULL) gets the final decision exactly once. */
-void outbound_submit(struct outbound *ob, const struct outbound_msg *msg, outbound_cb cb, void *ud);
+void outbound_submit(struct outbound *ob, const struct outbound_msg *msg, outbound_done_fn cb,
+                     void *ud);
 /* The refusal text of the last permission denial (seed 002 shape), or NULL.
  * Borrowed until the next submit. */
 const char *outbound_last_denial(const struct outbound *ob);

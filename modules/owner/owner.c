@@ -30,7 +30,7 @@ struct owner {
 	int qhead, qlen;
 	struct exchange transcript[OWNER_TRANSCRIPT_TURNS];
 	int tlen;
-	char *current; /* the line being answered */
+	char *current;          /* the line being answered */
 	owner_answer_fn answer; /* its submitter, NULL: opts.say */
 	void *answer_ud;
 	struct compose_run *run;
@@ -98,9 +98,9 @@ static void answer(struct owner *o, const char *text, const char *why)
 	if (fn)
 		fn(ud, text, why);
 	else if (text)
-		o->o.say(text, o->o.ud);
+		o->o.say(o->o.ud, text);
 	else if (why)
-		o->o.say(why, o->o.ud);
+		o->o.say(o->o.ud, why);
 }
 
 static void owner_free(struct owner *o)
@@ -128,7 +128,7 @@ static void remember(struct owner *o, const char *user, const char *agent)
 		free(o->transcript[0].user);
 		free(o->transcript[0].agent);
 		memmove(o->transcript, o->transcript + 1,
-			(OWNER_TRANSCRIPT_TURNS - 1) * sizeof o->transcript[0]);
+		        (OWNER_TRANSCRIPT_TURNS - 1) * sizeof o->transcript[0]);
 		o->tlen--;
 	}
 	o->transcript[o->tlen].user = clip(user);
@@ -160,7 +160,7 @@ static void on_done(const struct compose_result *r, void *ud)
 		if (o->answer)
 			answer(o, NULL, r->reason);
 		drop_queue(o, "the model refused the credentials");
-		o->o.fatal(r->reason, o->o.ud);
+		o->o.fatal(o->o.ud, r->reason);
 	} else if (r->content && *r->content) {
 		remember(o, o->current, r->content);
 		answer(o, r->content, NULL);
@@ -206,8 +206,8 @@ static void next_turn(struct owner *o)
 
 	struct ga_err err = {{0}};
 	const struct skill_var vars[] = {
-		{"blueskyUsername", o->bluesky_username[0] ? o->bluesky_username : "(not set)"},
-		{"ownerHandle", o->owner_handle[0] ? o->owner_handle : "(not set)"},
+	        {"blueskyUsername", o->bluesky_username[0] ? o->bluesky_username : "(not set)"},
+	        {"ownerHandle", o->owner_handle[0] ? o->owner_handle : "(not set)"},
 	};
 	char *skill = skills_render(o->o.skills, OWNER_SKILL, NULL, vars, 2, &err);
 	if (!skill) {
@@ -221,25 +221,25 @@ static void next_turn(struct owner *o)
 	size_t n = 0;
 	for (int i = 0; i < o->tlen; i++) {
 		msgs[n++] = (struct llm_message){.role = LLM_ROLE_USER,
-						 .content = o->transcript[i].user};
+		                                 .content = o->transcript[i].user};
 		msgs[n++] = (struct llm_message){.role = LLM_ROLE_ASSISTANT,
-						 .content = o->transcript[i].agent};
+		                                 .content = o->transcript[i].agent};
 	}
 	msgs[n++] = (struct llm_message){.role = LLM_ROLE_USER, .content = o->current};
 	struct compose_opts co = {
-		.loop = o->o.loop,
-		.llm = o->o.llm,
-		.budget = o->o.budget,
-		.owner = true,
-		.system_prompt = system,
-		.messages = msgs,
-		.n_messages = n,
-		.tools = o->o.tools,
-		.n_tools = o->o.n_tools,
-		.tool_choice = LLM_TOOL_CHOICE_AUTO,
-		.max_rounds = OWNER_MAX_ROUNDS,
-		.done = on_done,
-		.ud = o,
+	        .loop = o->o.loop,
+	        .llm = o->o.llm,
+	        .budget = o->o.budget,
+	        .owner = true,
+	        .system_prompt = system,
+	        .messages = msgs,
+	        .n_messages = n,
+	        .tools = o->o.tools,
+	        .n_tools = o->o.n_tools,
+	        .tool_choice = LLM_TOOL_CHOICE_AUTO,
+	        .max_rounds = OWNER_MAX_ROUNDS,
+	        .done = on_done,
+	        .ud = o,
 	};
 	o->run = compose_start(&co, &err);
 	free(system);
@@ -254,7 +254,7 @@ int owner_submit_to(struct owner *o, const char *line, owner_answer_fn fn, void 
 		return err_set(err, "the agent is shutting down");
 	if (o->qlen >= OWNER_QUEUE_MAX)
 		return err_set(err, "%d messages are already waiting; wait for an answer first",
-			       OWNER_QUEUE_MAX);
+		               OWNER_QUEUE_MAX);
 	struct pending *q = &o->queue[(o->qhead + o->qlen) % OWNER_QUEUE_MAX];
 	q->line = clip(line);
 	q->answer = fn;

@@ -33,27 +33,27 @@
 #include "modules/compose/compose.h"
 #include "modules/skills/skills.h"
 
-#define OWNER_QUEUE_MAX 8
+#define OWNER_QUEUE_MAX        8
 #define OWNER_TRANSCRIPT_TURNS 8
-#define OWNER_TURN_MAX_BYTES 4000
-#define OWNER_MAX_ROUNDS 8
-#define OWNER_SKILL "owner-communication"
+#define OWNER_TURN_MAX_BYTES   4000
+#define OWNER_MAX_ROUNDS       8
+#define OWNER_SKILL            "owner-communication"
 
 struct owner;
 
 struct owner_opts {
 	uv_loop_t *loop;
-	struct llm_client *llm;      /* borrowed, must outlive the owner */
-	struct budget *budget;       /* borrowed; may be NULL */
-	const struct skills *skills; /* borrowed */
+	struct llm_client *llm;           /* borrowed, must outlive the owner */
+	struct budget *budget;            /* borrowed; may be NULL */
+	const struct skills *skills;      /* borrowed */
 	const struct compose_tool *tools; /* borrowed; the owner-mode tools */
 	size_t n_tools;
 	const char *bluesky_username; /* copied; "" when unset */
 	const char *owner_handle;     /* copied; "" when unset */
 	/* The agent's answer (or a note) for the terminal. */
-	void (*say)(const char *text, void *ud);
+	void (*say)(void *ud, const char *text);
 	/* The model refused the credentials: msg names the variable to fix. */
-	void (*fatal)(const char *msg, void *ud);
+	void (*fatal)(void *ud, const char *msg);
 	void *ud;
 };
 

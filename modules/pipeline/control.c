@@ -9,7 +9,7 @@
 #include "common/timeutil.h"
 #include "common/xalloc.h"
 
-static int accept_any(cJSON *data, const char *from_version, void *ud)
+static int accept_any(void *ud, cJSON *data, const char *from_version)
 {
 	(void)data;
 	(void)from_version;
@@ -27,7 +27,8 @@ void control_load(const struct state_store *st, struct control_state *out)
 			out->paused = true;
 			snprintf(out->by, sizeof out->by, "corrupt file");
 			log_kv(LOG_LEVEL_WARN, "control",
-			       "control.json unreadable: staying paused until 'general-agent resume'",
+			       "control.json unreadable: staying paused until 'general-agent "
+			       "resume'",
 			       "detail", info.detail);
 		}
 		return;
@@ -76,8 +77,8 @@ static void on_poll(uv_fs_poll_t *h, int status, const uv_stat_t *prev, const uv
 	if (cs.paused == w->paused)
 		return;
 	w->paused = cs.paused;
-	log_kv(LOG_LEVEL_INFO, "control", cs.paused ? "paused from outside" : "resumed from outside",
-	       "by", cs.by);
+	log_kv(LOG_LEVEL_INFO, "control",
+	       cs.paused ? "paused from outside" : "resumed from outside", "by", cs.by);
 	w->changed(w->ud, cs.paused);
 }
 
@@ -87,8 +88,8 @@ static void watch_closed(uv_handle_t *h)
 }
 
 struct control_watch *control_watch_start(uv_loop_t *loop, const struct state_store *st,
-                                          bool paused_now,
-                                          void (*changed)(void *ud, bool paused), void *ud)
+                                          bool paused_now, void (*changed)(void *ud, bool paused),
+                                          void *ud)
 {
 	struct control_watch *w = xcalloc(1, sizeof *w);
 	w->st = st;

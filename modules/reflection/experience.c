@@ -154,7 +154,7 @@ static void push(struct exp_store *s, struct experience *e)
 	s->items[s->n++] = *e;
 }
 
-static int replay_line(const cJSON *v, size_t lineno, void *ud)
+static int replay_line(void *ud, const cJSON *v, size_t lineno)
 {
 	(void)lineno;
 	struct exp_store *s = ud;

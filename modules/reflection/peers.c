@@ -274,7 +274,7 @@ int peers_from_json(struct peer_memory *pm, const cJSON *data)
 }
 
 /* Format 1 (ts-general-agent's peer_relationships.json) → format 2, in place. */
-int peers_migrate(cJSON *data, const char *from_version, void *ud)
+int peers_migrate(void *ud, cJSON *data, const char *from_version)
 {
 	(void)ud;
 	if (!cJSON_IsObject(data))

@@ -99,7 +99,7 @@ size_t peers_apply_notes(struct peer_memory *pm, const cJSON *notes, int64_t now
 cJSON *peers_to_json(const struct peer_memory *pm);
 int peers_from_json(struct peer_memory *pm, const cJSON *data);
 /* The state_migrate_fn: converts format 1 in place. */
-int peers_migrate(cJSON *data, const char *from_version, void *ud);
+int peers_migrate(void *ud, cJSON *data, const char *from_version);
 
 int peers_load(struct peer_memory *pm, const struct state_store *st);
 int peers_save(struct peer_memory *pm, const struct state_store *st, int64_t now_ms,

@@ -361,7 +361,7 @@ static void save_state(struct reflection *r)
 
 /* The schedule and the counters mean the same in every version: an
  * upgrade keeps them (a reset would reflect again at the first check). */
-static int keep_state(cJSON *data, const char *from_version, void *ud)
+static int keep_state(void *ud, cJSON *data, const char *from_version)
 {
 	(void)from_version;
 	(void)ud;
@@ -636,11 +636,10 @@ static void regenerate_voice(struct reflection *r, const char *self_text)
 	struct ga_err err = {{0}};
 	char *current = voice_to_text(&(struct voice_phrases){0}, now_of(r));
 	/* the phrases' own placeholders are named in the prompt as themselves */
-	const struct skill_var vars[] = {{"voice", voice},           {"current", current},
-	                                 {"url", "{{url}}"},         {"number", "{{number}}"},
-	                                 {"title", "{{title}}"},     {"details", "{{details}}"},
-	                                 {"summary", "{{summary}}"}, {"handle", "{{handle}}"},
-	                                 {"type", "{{type}}"}};
+	const struct skill_var vars[] = {
+	        {"voice", voice},           {"current", current},     {"url", "{{url}}"},
+	        {"number", "{{number}}"},   {"title", "{{title}}"},   {"details", "{{details}}"},
+	        {"summary", "{{summary}}"}, {"handle", "{{handle}}"}, {"type", "{{type}}"}};
 	char *prompt = skills_render(r->o.skills, REFLECT_SKILL, REFLECT_VOICE_SECTION, vars,
 	                             sizeof vars / sizeof vars[0], &err);
 	free(voice);

@@ -38,7 +38,7 @@ struct sched {
 };
 
 uint64_t sched_jitter_interval(const char *agent_name, const char *job_name, uint64_t base_ms,
-			       double pct)
+                               double pct)
 {
 	/* djb2 over the UTF-16 code units of "<agent>:<job>", truncated to a
 	 * signed 32-bit value at each step like JavaScript's `| 0`. */
@@ -100,7 +100,7 @@ static void start_run(struct sched_job *j)
 	j->runs++;
 	j->last_start_ms = uv_now(j->sched->loop);
 	log_kv(LOG_LEVEL_DEBUG, "sched", "job started", "job", j->name, "run", LOG_INT(j->runs));
-	j->run(j, j->ud);
+	j->run(j->ud, j);
 }
 
 static void on_tick(uv_timer_t *t)
@@ -137,8 +137,8 @@ struct sched_job *sched_add(struct sched *s, const struct sched_job_opts *o)
 	j->ud = o->ud;
 	j->once = o->interval_ms == 0;
 	j->interval_ms = j->once ? 0
-				 : sched_jitter_interval(s->agent_name, o->name, o->interval_ms,
-							 o->jitter_pct);
+	                         : sched_jitter_interval(s->agent_name, o->name, o->interval_ms,
+	                                                 o->jitter_pct);
 	uv_timer_init(s->loop, &j->timer);
 	j->timer.data = j;
 	uv_timer_start(&j->timer, on_tick, o->first_delay_ms, j->interval_ms);
@@ -195,7 +195,7 @@ void sched_stop(struct sched *s, void (*stopped)(void *ud), void *ud)
 		struct sched_job *j = s->jobs[i];
 		uv_timer_stop(&j->timer);
 		if (j->running && j->on_stop)
-			j->on_stop(j, j->ud);
+			j->on_stop(j->ud, j);
 	}
 	maybe_stopped(s);
 }
@@ -210,14 +210,14 @@ size_t sched_stats(const struct sched *s, struct sched_job_stats *out, size_t ca
 	for (size_t i = 0; i < s->njobs && i < cap; i++) {
 		const struct sched_job *j = s->jobs[i];
 		out[i] = (struct sched_job_stats){
-			.name = j->name,
-			.interval_ms = j->interval_ms,
-			.runs = j->runs,
-			.completed = j->completed,
-			.skipped = j->skipped,
-			.running = j->running,
-			.last_start_ms = j->last_start_ms,
-			.last_duration_ms = j->last_duration_ms,
+		        .name = j->name,
+		        .interval_ms = j->interval_ms,
+		        .runs = j->runs,
+		        .completed = j->completed,
+		        .skipped = j->skipped,
+		        .running = j->running,
+		        .last_start_ms = j->last_start_ms,
+		        .last_duration_ms = j->last_duration_ms,
 		};
 	}
 	return s->njobs;

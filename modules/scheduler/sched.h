@@ -32,8 +32,8 @@
 struct sched;
 struct sched_job;
 
-typedef void (*sched_run_fn)(struct sched_job *job, void *ud);
-typedef void (*sched_stop_fn)(struct sched_job *job, void *ud);
+typedef void (*sched_run_fn)(void *ud, struct sched_job *job);
+typedef void (*sched_stop_fn)(void *ud, struct sched_job *job);
 
 struct sched_job_opts {
 	const char *name;        /* copied; unique within the scheduler */
@@ -41,7 +41,7 @@ struct sched_job_opts {
 	double jitter_pct;       /* e.g. 0.12 for ±12 % */
 	uint64_t first_delay_ms; /* delay before the first run (0 = on the next loop turn) */
 	sched_run_fn run;
-	sched_stop_fn on_stop;   /* may be NULL: called if stopping while running */
+	sched_stop_fn on_stop; /* may be NULL: called if stopping while running */
 	void *ud;
 };
 
@@ -50,7 +50,7 @@ struct sched_job_stats {
 	uint64_t interval_ms; /* with jitter applied */
 	uint64_t runs;        /* started */
 	uint64_t completed;
-	uint64_t skipped;     /* ticks that found the job still running */
+	uint64_t skipped; /* ticks that found the job still running */
 	bool running;
 	uint64_t last_start_ms;    /* uv_now at the last start, 0 = never */
 	uint64_t last_duration_ms; /* of the last completed run */
@@ -88,6 +88,6 @@ void sched_free(struct sched *s);
 
 /* The jittered interval (exposed for tests and for `status`). */
 uint64_t sched_jitter_interval(const char *agent_name, const char *job_name, uint64_t base_ms,
-			       double pct);
+                               double pct);
 
 #endif

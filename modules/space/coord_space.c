@@ -26,7 +26,7 @@ struct sc_entry {
 	char *key, *action, *target;
 	enum sc_state st;
 	int64_t settle_end, ttl_end;
-	coord_claim_cb cb; /* while settling: the claim's or the renewal's */
+	coord_claim_fn cb; /* while settling: the claim's or the renewal's */
 	void *ud;
 	bool renewal;
 };
@@ -103,7 +103,7 @@ static bool claims_alone(struct coord_space *s)
 
 /* A claim or renewal in the in-process table (claims_alone). */
 static void claim_alone(struct coord *c, struct coord_space *s, const char *key, int64_t ttl_ms,
-                        bool renewal, coord_claim_cb cb, void *ud)
+                        bool renewal, coord_claim_fn cb, void *ud)
 {
 	const char *holder = NULL;
 	int r = renewal ? coord_table_renew(s->alone, key, c->agent_id, ttl_ms, coord_now_ms(),
@@ -121,7 +121,7 @@ static void claim_alone(struct coord *c, struct coord_space *s, const char *key,
 static void settle_done(struct coord_space *s, struct sc_entry *e, int64_t now)
 {
 	struct coord *c = &s->base;
-	coord_claim_cb cb = e->cb;
+	coord_claim_fn cb = e->cb;
 	void *ud = e->ud;
 	e->cb = NULL;
 	if (!space_link_joined(s->link)) {
@@ -214,7 +214,7 @@ static int send_claim(struct coord_space *s, struct sc_entry *e, int64_t ttl_ms,
 	return 0;
 }
 
-static int space_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb,
+static int space_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb,
                        void *ud)
 {
 	struct coord_space *s = (struct coord_space *)c;
@@ -278,7 +278,7 @@ static int space_claim(struct coord *c, const char *key, int64_t ttl_ms, coord_c
 	return 0;
 }
 
-static int space_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_cb cb,
+static int space_renew(struct coord *c, const char *key, int64_t ttl_ms, coord_claim_fn cb,
                        void *ud)
 {
 	struct coord_space *s = (struct coord_space *)c;
@@ -339,7 +339,7 @@ static int space_release(struct coord *c, const char *key, bool success, const c
 	return 0;
 }
 
-static int space_count(struct coord *c, const char *key, int64_t window_ms, coord_count_cb cb,
+static int space_count(struct coord *c, const char *key, int64_t window_ms, coord_count_fn cb,
                        void *ud)
 {
 	struct coord_space *s = (struct coord_space *)c;
@@ -359,7 +359,7 @@ void coord_space_claim_lost(struct coord *c, const char *action, const char *tar
 		struct sc_entry *e = &s->e[i];
 		if (strcmp(e->action, action) != 0 || strcmp(e->target, target) != 0)
 			continue;
-		coord_claim_cb cb = e->cb;
+		coord_claim_fn cb = e->cb;
 		void *ud = e->ud;
 		log_kv(LOG_LEVEL_INFO, COORD_LOG, "space claim lost", "key", e->key, "holder",
 		       holder ? holder : "", "state", e->st == SC_SETTLING ? "settling" : "held");
@@ -414,7 +414,7 @@ static void space_shutdown(struct coord *c)
 	struct coord_space *s = (struct coord_space *)c;
 	while (s->n) {
 		struct sc_entry *e = &s->e[s->n - 1];
-		coord_claim_cb cb = e->cb;
+		coord_claim_fn cb = e->cb;
 		void *ud = e->ud;
 		space_link_release(s->link, e->action, e->target, false, NULL, "shutting down");
 		drop(s, e);

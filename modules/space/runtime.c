@@ -441,7 +441,7 @@ static void tick_done(void *job)
 	sched_job_done(job);
 }
 
-static void tick_run(struct sched_job *job, void *ud)
+static void tick_run(void *ud, struct sched_job *job)
 {
 	struct space_runtime *rt = ud;
 	if (!rt->engine || !space_link_joined(rt->link)) {
@@ -451,7 +451,7 @@ static void tick_run(struct sched_job *job, void *ud)
 	part_engine_tick(rt->engine, tick_done, job);
 }
 
-static void tick_stop(struct sched_job *job, void *ud)
+static void tick_stop(void *ud, struct sched_job *job)
 {
 	(void)job;
 	struct space_runtime *rt = ud;
@@ -775,7 +775,6 @@ struct space_link *space_runtime_link(struct space_runtime *rt)
 {
 	return rt ? rt->link : NULL;
 }
-
 
 void space_runtime_describe(struct space_runtime *rt, char *buf, size_t cap)
 {

@@ -37,11 +37,12 @@ static int dir_denied(const char *dir, struct ga_err *err)
 			    state_errno_denied(errno)) {
 				rc = errno;
 				err_set(err,
-					"%s%s: %s (this process runs as uid %ld; the memory "
-					"directory must be readable and writable by it)",
-					whole ? "memory directory " : "cannot create the memory "
-								      "directory in ",
-					p, strerror(rc), (long)geteuid());
+				        "%s%s: %s (this process runs as uid %ld; the memory "
+				        "directory must be readable and writable by it)",
+				        whole ? "memory directory "
+				              : "cannot create the memory "
+				                "directory in ",
+				        p, strerror(rc), (long)geteuid());
 			}
 			break;
 		}
@@ -49,9 +50,9 @@ static int dir_denied(const char *dir, struct ga_err *err)
 			if (state_errno_denied(errno)) {
 				rc = errno;
 				err_set(err,
-					"memory directory %s: %s (this process runs as uid %ld; "
-					"it cannot reach that path)",
-					dir, strerror(rc), (long)geteuid());
+				        "memory directory %s: %s (this process runs as uid %ld; "
+				        "it cannot reach that path)",
+				        dir, strerror(rc), (long)geteuid());
 			}
 			break;
 		}
@@ -68,7 +69,7 @@ static int dir_denied(const char *dir, struct ga_err *err)
 }
 
 int state_store_init(struct state_store *st, const char *dir, const char *version,
-		     struct ga_err *err)
+                     struct ga_err *err)
 {
 	memset(st, 0, sizeof *st);
 	int denied = dir_denied(dir, err);
@@ -97,12 +98,18 @@ void state_store_free(struct state_store *st)
 const char *state_status_name(enum state_load_status s)
 {
 	switch (s) {
-	case STATE_MISSING: return "missing";
-	case STATE_LOADED: return "loaded";
-	case STATE_MIGRATED: return "migrated";
-	case STATE_RESET: return "reset";
-	case STATE_CORRUPT: return "corrupt";
-	case STATE_UNREADABLE: return "unreadable";
+	case STATE_MISSING:
+		return "missing";
+	case STATE_LOADED:
+		return "loaded";
+	case STATE_MIGRATED:
+		return "migrated";
+	case STATE_RESET:
+		return "reset";
+	case STATE_CORRUPT:
+		return "corrupt";
+	case STATE_UNREADABLE:
+		return "unreadable";
 	}
 	return "unknown";
 }
@@ -146,13 +153,13 @@ static cJSON *corrupt(const char *path, const char *why, struct state_load_info 
 	set_info(info, STATE_CORRUPT);
 	if (info)
 		snprintf(info->detail, sizeof info->detail, "%s%s%s", why,
-			 moved ? "; moved to " : "", moved ? moved : "");
+		         moved ? "; moved to " : "", moved ? moved : "");
 	free(moved);
 	return NULL;
 }
 
 cJSON *state_load(const struct state_store *st, const char *name, state_migrate_fn migrate,
-		  void *ud, struct state_load_info *info)
+                  void *ud, struct state_load_info *info)
 {
 	if (info)
 		memset(info, 0, sizeof *info);
@@ -160,7 +167,7 @@ cJSON *state_load(const struct state_store *st, const char *name, state_migrate_
 		set_info(info, STATE_MISSING);
 		if (info)
 			snprintf(info->detail, sizeof info->detail, "invalid state name '%.64s'",
-				 name);
+			         name);
 		return NULL;
 	}
 	char *path = state_path(st, name);
@@ -181,7 +188,7 @@ cJSON *state_load(const struct state_store *st, const char *name, state_migrate_
 			if (info) {
 				info->sys_errno = errno;
 				snprintf(info->detail, sizeof info->detail, "%.*s",
-					 (int)sizeof info->detail - 1, err.msg);
+				         (int)sizeof info->detail - 1, err.msg);
 			}
 			free(path);
 			return NULL;
@@ -204,9 +211,9 @@ cJSON *state_load(const struct state_store *st, const char *name, state_migrate_
 	    !data) {
 		cJSON_Delete(root);
 		cJSON *r = corrupt(path,
-				   err.msg[0] ? err.msg
-					      : "not a state envelope {version, savedAt, data}",
-				   info);
+		                   err.msg[0] ? err.msg
+		                              : "not a state envelope {version, savedAt, data}",
+		                   info);
 		free(path);
 		return r;
 	}
@@ -221,9 +228,9 @@ cJSON *state_load(const struct state_store *st, const char *name, state_migrate_
 
 	if (info)
 		snprintf(info->from_version, sizeof info->from_version, "%s", version);
-	if (migrate && migrate(out, version, ud) == 0) {
-		log_kv(LOG_LEVEL_INFO, "state", "state file migrated", "file", path, "from", version,
-		       "to", st->version);
+	if (migrate && migrate(ud, out, version) == 0) {
+		log_kv(LOG_LEVEL_INFO, "state", "state file migrated", "file", path, "from",
+		       version, "to", st->version);
 		cJSON_Delete(root);
 		struct ga_err serr = {{0}};
 		if (state_save(st, name, out, time_now_ms(), &serr) != 0)
@@ -243,7 +250,7 @@ cJSON *state_load(const struct state_store *st, const char *name, state_migrate_
 }
 
 int state_save(const struct state_store *st, const char *name, const cJSON *data, int64_t now_ms,
-	       struct ga_err *err)
+               struct ga_err *err)
 {
 	if (!valid_name(name))
 		return err_set(err, "invalid state name '%.64s'", name);

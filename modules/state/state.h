@@ -35,7 +35,7 @@
 #include "common/err.h"
 
 #define STATE_MAX_BYTES (16 * 1024 * 1024)
-#define STATE_NAME_MAX 64
+#define STATE_NAME_MAX  64
 
 enum state_load_status {
 	STATE_MISSING,
@@ -54,13 +54,13 @@ struct state_store {
 /* Migration hook: given the stored data (owned by the caller of the hook;
  * the hook may modify it in place) and the version it was saved with, return
  * 0 to keep it as the current version's data, -1 to reset. */
-typedef int (*state_migrate_fn)(cJSON *data, const char *from_version, void *ud);
+typedef int (*state_migrate_fn)(void *ud, cJSON *data, const char *from_version);
 
 struct state_load_info {
 	enum state_load_status status;
 	char from_version[64]; /* for migrated/reset */
 	char detail[256];      /* for corrupt: what was wrong; moved-aside path;
-				* for unreadable: the read error */
+	                        * for unreadable: the read error */
 	int sys_errno;         /* for unreadable: the errno of the read */
 };
 
@@ -73,7 +73,7 @@ bool state_errno_denied(int e);
  * not allowed to use or create it (err names the path and the uid), and
  * EIO otherwise (a file in the way, a bad path). */
 int state_store_init(struct state_store *st, const char *dir, const char *version,
-		     struct ga_err *err);
+                     struct ga_err *err);
 void state_store_free(struct state_store *st);
 
 /* Returns the data (caller frees with cJSON_Delete) for loaded/migrated, NULL
@@ -81,11 +81,11 @@ void state_store_free(struct state_store *st);
  * "soul" (letters, digits, '-', '_'); an invalid name is a corrupt-free error:
  * NULL with info->status = STATE_MISSING and detail set. */
 cJSON *state_load(const struct state_store *st, const char *name, state_migrate_fn migrate,
-		  void *ud, struct state_load_info *info);
+                  void *ud, struct state_load_info *info);
 
 /* Writes the envelope atomically. data is borrowed. */
 int state_save(const struct state_store *st, const char *name, const cJSON *data, int64_t now_ms,
-	       struct ga_err *err);
+               struct ga_err *err);
 
 const char *state_status_name(enum state_load_status s);
 

@@ -218,7 +218,7 @@ int wsp_watchlist_from_json(struct wsp_watchlist *l, const cJSON *data, size_t *
 }
 
 /* The data carries its own format: a new agent version keeps the list. */
-static int keep_format(cJSON *data, const char *from_version, void *ud)
+static int keep_format(void *ud, cJSON *data, const char *from_version)
 {
 	(void)from_version;
 	(void)ud;

@@ -285,7 +285,7 @@ struct rules {
 	int n;
 };
 
-static int collect_rule(const struct decision_record *rec, void *ud)
+static int collect_rule(void *ud, const struct decision_record *rec)
 {
 	struct rules *r = ud;
 	if (strcmp(rec->platform, "self") == 0 && r->n < 16)

@@ -226,7 +226,7 @@ struct collected {
 	int stop_after;
 };
 
-static int collect(const cJSON *v, size_t lineno, void *ud)
+static int collect(void *ud, const cJSON *v, size_t lineno)
 {
 	struct collected *c = ud;
 	const cJSON *a = cJSON_GetObjectItem(v, "a");

@@ -1,8 +1,8 @@
 /* Scheduler: the reentrancy guard, stop semantics, deterministic jitter. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
@@ -19,7 +19,7 @@ struct fx {
 	int phase;
 	int stops_seen;
 	int stopped_calls;
-	bool hold;           /* keep the job running */
+	bool hold; /* keep the job running */
 };
 
 static void on_deadline(uv_timer_t *t)
@@ -60,7 +60,7 @@ static void fx_finish(struct fx *f)
 	sched_free(f->s);
 }
 
-static void run_slow(struct sched_job *job, void *ud)
+static void run_slow(void *ud, struct sched_job *job)
 {
 	struct fx *f = ud;
 	(void)job;
@@ -95,8 +95,9 @@ static void test_reentrancy_guard(void **state)
 	(void)state;
 	struct fx f;
 	fx_init(&f);
-	f.job = sched_add(f.s, &(struct sched_job_opts){
-				       .name = "slow", .interval_ms = 5, .run = run_slow, .ud = &f});
+	f.job = sched_add(f.s,
+	                  &(struct sched_job_opts){
+	                          .name = "slow", .interval_ms = 5, .run = run_slow, .ud = &f});
 	assert_non_null(f.job);
 	uv_timer_start(&f.watch, guard_watch, 1, 1);
 	uv_run(&f.loop, UV_RUN_DEFAULT);
@@ -109,7 +110,7 @@ static void test_reentrancy_guard(void **state)
 	fx_finish(&f);
 }
 
-static void on_stop_job(struct sched_job *job, void *ud)
+static void on_stop_job(void *ud, struct sched_job *job)
 {
 	struct fx *f = ud;
 	(void)job;
@@ -132,8 +133,8 @@ static void stop_watch(uv_timer_t *t)
 		f->phase = 1;
 		sched_stop(f->s, on_stopped, f);
 		assert_true(sched_stopping(f->s));
-		assert_int_equal(f->stops_seen, 1);   /* the running job was told */
-		assert_int_equal(f->stopped_calls, 0); /* but not yet finished */
+		assert_int_equal(f->stops_seen, 1);      /* the running job was told */
+		assert_int_equal(f->stopped_calls, 0);   /* but not yet finished */
 		assert_false(sched_job_trigger(f->job)); /* nothing new starts */
 	} else if (f->phase == 1) {
 		f->phase = 2;
@@ -147,10 +148,10 @@ static void test_stop_waits_for_running_job(void **state)
 	struct fx f;
 	fx_init(&f);
 	f.job = sched_add(f.s, &(struct sched_job_opts){.name = "slow",
-							.interval_ms = 1000,
-							.run = run_slow,
-							.on_stop = on_stop_job,
-							.ud = &f});
+	                                                .interval_ms = 1000,
+	                                                .run = run_slow,
+	                                                .on_stop = on_stop_job,
+	                                                .ud = &f});
 	uv_timer_start(&f.watch, stop_watch, 1, 1);
 	uv_run(&f.loop, UV_RUN_DEFAULT);
 	assert_int_equal(f.phase, 2);
@@ -163,9 +164,11 @@ static void test_stop_when_idle_is_immediate(void **state)
 	(void)state;
 	struct fx f;
 	fx_init(&f);
-	f.job = sched_add(f.s, &(struct sched_job_opts){
-				       .name = "later", .interval_ms = 60000, .first_delay_ms = 60000,
-				       .run = run_slow, .ud = &f});
+	f.job = sched_add(f.s, &(struct sched_job_opts){.name = "later",
+	                                                .interval_ms = 60000,
+	                                                .first_delay_ms = 60000,
+	                                                .run = run_slow,
+	                                                .ud = &f});
 	sched_stop(f.s, on_stopped, &f);
 	assert_int_equal(f.stopped_calls, 1);
 	sched_stop(f.s, on_stopped, &f); /* idempotent */
@@ -178,8 +181,11 @@ static void test_names_and_bounds(void **state)
 	(void)state;
 	struct fx f;
 	fx_init(&f);
-	struct sched_job_opts o = {.name = "a", .interval_ms = 1000, .first_delay_ms = 100000,
-				   .run = run_slow, .ud = &f};
+	struct sched_job_opts o = {.name = "a",
+	                           .interval_ms = 1000,
+	                           .first_delay_ms = 100000,
+	                           .run = run_slow,
+	                           .ud = &f};
 	assert_non_null(sched_add(f.s, &o));
 	assert_null(sched_add(f.s, &o)); /* duplicate */
 	char name[16];
@@ -215,11 +221,11 @@ static void test_jitter(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_reentrancy_guard),
-		cmocka_unit_test(test_stop_waits_for_running_job),
-		cmocka_unit_test(test_stop_when_idle_is_immediate),
-		cmocka_unit_test(test_names_and_bounds),
-		cmocka_unit_test(test_jitter),
+	        cmocka_unit_test(test_reentrancy_guard),
+	        cmocka_unit_test(test_stop_waits_for_running_job),
+	        cmocka_unit_test(test_stop_when_idle_is_immediate),
+	        cmocka_unit_test(test_names_and_bounds),
+	        cmocka_unit_test(test_jitter),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

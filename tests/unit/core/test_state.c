@@ -1,9 +1,9 @@
 /* Versioned state files: round trip, version reset, migration, corruption,
  * and a crash between the temp write and the rename. */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +79,8 @@ static void test_version_reset(void **state)
 {
 	struct fx *f = *state;
 	tu_write(f->st.dir, "conv.json",
-		 "{\"version\":\"0.9.0\",\"savedAt\":\"2025-01-01T00:00:00.000Z\",\"data\":{\"x\":1}}");
+	         "{\"version\":\"0.9.0\",\"savedAt\":\"2025-01-01T00:00:00.000Z\",\"data\":{\"x\":"
+	         "1}}");
 	struct state_load_info info;
 	assert_null(state_load(&f->st, "conv", NULL, NULL, &info));
 	assert_int_equal(info.status, STATE_RESET);
@@ -88,7 +89,7 @@ static void test_version_reset(void **state)
 	assert_int_equal(tu_count_prefix(f->st.dir, "conv.json.corrupt-"), 0);
 }
 
-static int migrate_peers(cJSON *data, const char *from, void *ud)
+static int migrate_peers(void *ud, cJSON *data, const char *from)
 {
 	int *calls = ud;
 	(*calls)++;
@@ -102,7 +103,8 @@ static void test_migration(void **state)
 {
 	struct fx *f = *state;
 	tu_write(f->st.dir, "discovered_peers.json",
-		 "{\"version\":\"0.9.0\",\"savedAt\":\"2025-01-01T00:00:00.000Z\",\"data\":{\"peers\":{\"bob\":{}}}}");
+	         "{\"version\":\"0.9.0\",\"savedAt\":\"2025-01-01T00:00:00.000Z\",\"data\":{"
+	         "\"peers\":{\"bob\":{}}}}");
 	int calls = 0;
 	struct state_load_info info;
 	cJSON *got = state_load(&f->st, "discovered_peers", migrate_peers, &calls, &info);
@@ -119,7 +121,7 @@ static void test_migration(void **state)
 
 	/* A hook that refuses → reset. */
 	tu_write(f->st.dir, "discovered_peers.json",
-		 "{\"version\":\"0.1.0\",\"savedAt\":\"x\",\"data\":{}}");
+	         "{\"version\":\"0.1.0\",\"savedAt\":\"x\",\"data\":{}}");
 	assert_null(state_load(&f->st, "discovered_peers", migrate_peers, &calls, &info));
 	assert_int_equal(info.status, STATE_RESET);
 }
@@ -206,12 +208,13 @@ static void test_bad_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_missing_then_roundtrip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_version_reset, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_migration, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_corrupt_files, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_crash_between_write_and_rename, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_missing_then_roundtrip, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_version_reset, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_migration, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_corrupt_files, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_crash_between_write_and_rename, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_bad_names, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,7 +103,7 @@ struct collected {
 	char mids[8][32];
 };
 
-static int collect(const struct decision_record *r, void *ud)
+static int collect(void *ud, const struct decision_record *r)
 {
 	struct collected *c = ud;
 	int n = -1;
@@ -172,7 +172,7 @@ static void test_read_filters_by_message(void **state)
 	assert_int_equal(c.n, 0); /* exact, not a prefix */
 }
 
-static int stop_after_two(const struct decision_record *r, void *ud)
+static int stop_after_two(void *ud, const struct decision_record *r)
 {
 	return ++*(int *)ud == 2;
 }
@@ -235,7 +235,7 @@ struct sub {
 	bool close_log;
 };
 
-static void on_decision(const struct decision_record *r, void *ud)
+static void on_decision(void *ud, const struct decision_record *r)
 {
 	struct sub *s = ud;
 	s->calls++;
@@ -346,7 +346,7 @@ static void test_close_from_callback(void **state)
 
 /* ---- the ring ---- */
 
-static void ring_collect(const struct decision_record *r, void *ud)
+static void ring_collect(void *ud, const struct decision_record *r)
 {
 	struct collected *c = ud;
 	sscanf(r->decision.reason, "decision %d", &c->seq[c->n]);

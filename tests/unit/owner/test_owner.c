@@ -3,10 +3,10 @@
  * the rolling transcript, tool calls becoming commitments, --social-only
  * tool filtering, one turn at a time, the queue bound, a fatal key, close.
  */
+#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +41,7 @@ struct fx {
 	bool closed;
 };
 
-static void say(const char *text, void *ud)
+static void say(void *ud, const char *text)
 {
 	struct fx *fx = ud;
 	if (fx->nsaid < 8)
@@ -53,14 +53,14 @@ static void on_closed(void *ud);
 
 /* A host that shuts down from inside the callback (the daemon does when
  * the key is refused): the owner must survive until the callback returns. */
-static void say_then_close(const char *text, void *ud)
+static void say_then_close(void *ud, const char *text)
 {
 	struct fx *fx = ud;
-	say(text, ud);
+	say(ud, text);
 	owner_close(fx->owner, on_closed, fx);
 }
 
-static void fatal(const char *msg, void *ud)
+static void fatal(void *ud, const char *msg)
 {
 	struct fx *fx = ud;
 	snprintf(fx->fatal, sizeof fx->fatal, "%s", msg);
@@ -87,9 +87,16 @@ static void start(struct fx *fx, bool social_only, const char *key)
 	llm_config_free(&cfg);
 	select_tools(fx, social_only);
 	struct owner_opts o = {
-		.loop = &fx->loop, .llm = fx->llm, .skills = &fx->skills, .tools = fx->tools,
-		.n_tools = fx->n_tools, .bluesky_username = "ada.bsky.social",
-		.owner_handle = "owner.bsky.social", .say = say, .fatal = fatal, .ud = fx,
+	        .loop = &fx->loop,
+	        .llm = fx->llm,
+	        .skills = &fx->skills,
+	        .tools = fx->tools,
+	        .n_tools = fx->n_tools,
+	        .bluesky_username = "ada.bsky.social",
+	        .owner_handle = "owner.bsky.social",
+	        .say = say,
+	        .fatal = fatal,
+	        .ud = fx,
 	};
 	fx->owner = owner_new(&o);
 	owner_set_identity(fx->owner, "You are Ada's soul.", "# Ada\n\nI'm Ada.");
@@ -174,8 +181,10 @@ static int has_tool(const cJSON *req, const char *name)
 static void test_answer_and_transcript(void **state)
 {
 	struct fx *fx = *state;
-	llmfake_script(fx->fake, "[{\"match\":{\"last_user_contains\":\"who are you\"},\"content\":\"I am Ada.\"},"
-				 "{\"match\":{\"last_user_contains\":\"again\"},\"content\":\"Still Ada.\"}]");
+	llmfake_script(
+	        fx->fake,
+	        "[{\"match\":{\"last_user_contains\":\"who are you\"},\"content\":\"I am Ada.\"},"
+	        "{\"match\":{\"last_user_contains\":\"again\"},\"content\":\"Still Ada.\"}]");
 	start(fx, false, "k");
 	struct ga_err err = {{0}};
 	assert_int_equal(owner_submit(fx->owner, "who are you?", &err), 0);
@@ -197,7 +206,7 @@ static void test_answer_and_transcript(void **state)
 	assert_non_null(strstr(system, "I'm Ada."));
 	assert_non_null(strstr(system, "@ada.bsky.social")); /* skill variables filled */
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(m1, 2), "content")->valuestring,
-			    "I am Ada.");
+	                    "I am Ada.");
 	/* owner mode offers the GitHub tools to a full agent */
 	assert_true(has_tool(r0, "github_create_issue"));
 	assert_true(has_tool(r0, "bluesky_post"));
@@ -208,13 +217,16 @@ static void test_answer_and_transcript(void **state)
 static void test_tool_call_becomes_commitment(void **state)
 {
 	struct fx *fx = *state;
-	llmfake_script(fx->fake,
-		       "[{\"match\":{\"call\":0},\"tool_calls\":[{\"name\":\"github_create_issue\",\"arguments\":"
-		       "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Fix the flaky test\"}}]},"
-		       "{\"match\":{\"call\":1},\"content\":\"Queued the issue.\"},"
-		       "{\"match\":{\"call\":2},\"tool_calls\":[{\"name\":\"github_create_issue\",\"arguments\":"
-		       "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Fix the flaky test\"}}]},"
-		       "{\"match\":{\"call\":3},\"content\":\"Already queued.\"}]");
+	llmfake_script(
+	        fx->fake,
+	        "[{\"match\":{\"call\":0},\"tool_calls\":[{\"name\":\"github_create_issue\","
+	        "\"arguments\":"
+	        "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Fix the flaky test\"}}]},"
+	        "{\"match\":{\"call\":1},\"content\":\"Queued the issue.\"},"
+	        "{\"match\":{\"call\":2},\"tool_calls\":[{\"name\":\"github_create_issue\","
+	        "\"arguments\":"
+	        "{\"owner\":\"acme\",\"repo\":\"widgets\",\"title\":\"Fix the flaky test\"}}]},"
+	        "{\"match\":{\"call\":3},\"content\":\"Already queued.\"}]");
 	start(fx, false, "k");
 	struct ga_err err = {{0}};
 	assert_int_equal(owner_submit(fx->owner, "open an issue about the flaky test", &err), 0);
@@ -285,7 +297,8 @@ static void test_queue_bound_and_close(void **state)
 	start(fx, false, "k");
 	struct ga_err err = {{0}};
 	for (int i = 0; i < OWNER_QUEUE_MAX + 1; i++)
-		assert_int_equal(owner_submit(fx->owner, "line", &err), 0); /* 1 running + 8 waiting */
+		assert_int_equal(owner_submit(fx->owner, "line", &err),
+		                 0); /* 1 running + 8 waiting */
 	assert_int_equal(owner_submit(fx->owner, "one too many", &err), -1);
 	assert_non_null(strstr(err.msg, "already waiting"));
 	assert_true(owner_busy(fx->owner));
@@ -309,9 +322,14 @@ static void test_close_from_inside_a_callback(void **state)
 	start(fx, false, "k");
 	/* rebuild the owner with the closing callback */
 	owner_close(fx->owner, NULL, NULL);
-	struct owner_opts o = {.loop = &fx->loop, .llm = fx->llm, .skills = &fx->skills,
-			       .tools = fx->tools, .n_tools = fx->n_tools, .say = say_then_close,
-			       .fatal = fatal, .ud = fx};
+	struct owner_opts o = {.loop = &fx->loop,
+	                       .llm = fx->llm,
+	                       .skills = &fx->skills,
+	                       .tools = fx->tools,
+	                       .n_tools = fx->n_tools,
+	                       .say = say_then_close,
+	                       .fatal = fatal,
+	                       .ud = fx};
 	fx->owner = owner_new(&o);
 	struct ga_err err = {{0}};
 	assert_int_equal(owner_submit(fx->owner, "one", &err), 0);
@@ -325,12 +343,13 @@ static void test_close_from_inside_a_callback(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_answer_and_transcript, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_tool_call_becomes_commitment, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_social_only_has_no_github_tools, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fatal_key, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_queue_bound_and_close, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_close_from_inside_a_callback, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_answer_and_transcript, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_tool_call_becomes_commitment, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_social_only_has_no_github_tools, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_fatal_key, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_queue_bound_and_close, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_close_from_inside_a_callback, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

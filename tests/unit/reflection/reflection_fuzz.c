@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (v) {
 			struct peer_memory pm;
 			peers_init(&pm);
-			if (peers_migrate(v, "0", NULL) == 0)
+			if (peers_migrate(NULL, v, "0") == 0)
 				peers_from_json(&pm, v);
 			peers_apply_notes(&pm, v, 1);
 			char *txt = peers_render(&pm, NULL, 0);
