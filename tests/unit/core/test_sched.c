@@ -1,11 +1,12 @@
 /* Scheduler: the reentrancy guard, stop semantics, deterministic jitter. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
+
+#include <cmocka.h>
 
 #include "common/log.h"
 #include "modules/scheduler/sched.h"

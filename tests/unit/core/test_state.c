@@ -1,6 +1,5 @@
 /* Versioned state files: round trip, version reset, migration, corruption,
  * and a crash between the temp write and the rename. */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "common/json.h"
 #include "common/log.h"

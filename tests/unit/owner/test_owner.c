@@ -3,7 +3,6 @@
  * the rolling transcript, tool calls becoming commitments, --social-only
  * tool filtering, one turn at a time, the queue bound, a fatal key, close.
  */
-#include <cmocka.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <uv.h>
+
+#include <cmocka.h>
 
 #include "adapters/http/http.h"
 #include "common/log.h"
