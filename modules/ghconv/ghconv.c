@@ -1204,9 +1204,7 @@ static char *review_prompt(const struct item *it)
 	                                  : 0,
 	        .prior = prior,
 	        .nprior = np,
-	        .source = strcmp(it->reason, "review_requested") == 0
-	                          ? "your review is requested, and you are its designated reviewer"
-	                          : it->reason,
+	        .source = "your review is requested",
 	};
 	return ghconv_review_prompt(&in);
 }
