@@ -110,4 +110,65 @@ struct wsp_counts {
 };
 void wsp_count(const struct plan_task_state *st, size_t n, struct wsp_counts *out);
 
+/* --- recovery and lifecycle (wsp_recover.c, wsp_life.c) ------------------------------------- */
+
+#define WSP_HANDLED_MS       (24LL * 3600 * 1000)     /* §3.14.5: our last word, quiet this long */
+#define WSP_STALE_MS         (7LL * 24 * 3600 * 1000) /* §3.14.5: any issue quiet this long */
+#define WSP_LABEL_FINISHED   "finished"
+#define WSP_LABEL_DISCUSSION "discussion"
+#define WSP_LABEL_MEMO       "memo"
+
+/* Is branch one of task's branches: plan_branch_name(task, title, 1)
+ * alone or followed by "-a<k>", or the legacy name? */
+bool wsp_task_branch(const char *branch, int task, const char *title);
+
+/* Does a PR (its head ref and body) carry the work of task of plan: a
+ * "task-<task>-" head, and a body naming the plan ("Part of #<plan>") or
+ * naming no plan at all? */
+bool wsp_pr_of_task(const char *head_ref, const char *body, int plan, int task);
+
+/* The body of a PR opened for an orphaned branch (pushed, never given a
+ * PR): the task, the note that it was recovered and by whom, "Part of
+ * #<plan>" and the pr marker. Caller frees; NULL when the marker does not
+ * format. */
+char *wsp_recovered_pr_body(int plan, int task, const char *title, const char *branch,
+                            const char *login, int attempt);
+
+struct cJSON;
+
+/* One open issue as the lifecycle rules see it. */
+struct wsp_issue_brief {
+	int number;
+	bool pull;                       /* a pull request */
+	bool plan, finished, discussion; /* its labels */
+	bool memo;
+	char author[PLAN_LOGIN_MAX];
+	int64_t created_ms, updated_ms;
+	/* the author of its latest comment ("" none, or not read) */
+	char last_commenter[PLAN_LOGIN_MAX];
+};
+/* Reads one issue of GitHub's list. -1 when it has no number. */
+int wsp_issue_brief(const struct cJSON *issue, struct wsp_issue_brief *out);
+
+enum wsp_hygiene { WSP_HYG_KEEP, WSP_HYG_HANDLED, WSP_HYG_STALE };
+/* §3.14.5 for one open issue: plans, pull requests, sentinels and
+ * discussions are kept; quiet for stale_ms (memo: three sevenths of it)
+ * → stale; quiet for handled_ms with our comment the latest → handled.
+ * d says which and why. */
+enum wsp_hygiene wsp_issue_hygiene(const struct wsp_issue_brief *b, const char *me, int64_t now_ms,
+                                   int64_t handled_ms, int64_t stale_ms, struct decision *d);
+
+/* The finished sentinel rule (§3.14.4, discovered by label so every agent
+ * sees the same): of the open issues labelled finished, the oldest is the
+ * sentinel (the others are duplicates to close). Returns its index, or -1
+ * when there is none. */
+int wsp_sentinel_pick(const struct wsp_issue_brief *b, size_t n);
+
+/* Does new work reactivate a finished workspace: an open issue opened
+ * after the sentinel (a higher number; not a PR, not a sentinel) that is
+ * a plan (someone asked for work), or whose author is not a known agent
+ * (a person)? Its number into *by. */
+bool wsp_sentinel_reactivated(const struct wsp_issue_brief *b, size_t n, int sentinel,
+                              const struct wsp_agents *agents, int *by);
+
 #endif

@@ -149,6 +149,8 @@ struct wsp_config {
 	const char *default_org;          /* NULL: WSP_DEFAULT_ORG */
 	int64_t claim_ttl_ms;             /* 0: WSP_CLAIM_TTL_MS */
 	int64_t orphan_ms;                /* 0: WSP_ORPHAN_MS */
+	int64_t handled_ms;               /* 0: WSP_HANDLED_MS (policy.h) */
+	int64_t stale_ms;                 /* 0: WSP_STALE_MS */
 	/* Discovery reads the conversations (may be NULL). */
 	struct conv_store *(*store)(void *ud);
 	/* The kill switch: no claim while paused (may be NULL). */
