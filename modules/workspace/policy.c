@@ -387,3 +387,83 @@ bool wsp_sentinel_reactivated(const struct wsp_issue_brief *b, size_t n, int sen
 	}
 	return false;
 }
+
+bool wsp_plan_covers(const char *body, int n)
+{
+	if (!body || n <= 0)
+		return false;
+	char needle[24];
+	int len = snprintf(needle, sizeof needle, "#%d", n);
+	for (const char *p = strstr(body, needle); p; p = strstr(p + 1, needle)) {
+		bool word_before = p > body && ((p[-1] >= 'A' && p[-1] <= 'Z') ||
+		                                (p[-1] >= 'a' && p[-1] <= 'z') ||
+		                                (p[-1] >= '0' && p[-1] <= '9') || p[-1] == '&');
+		char after = p[len];
+		if (!word_before && !(after >= '0' && after <= '9'))
+			return true;
+	}
+	return false;
+}
+
+/* The byte length of at most max bytes of s, not cutting a UTF-8
+ * sequence. */
+static size_t utf8_cut(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+char *wsp_synthesis_prompt(const char *owner, const char *repo, const cJSON *issues, int *nums,
+                           size_t cap, size_t *n)
+{
+	*n = 0;
+	struct strbuf list = {0};
+	size_t left_out = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, issues)
+	{
+		struct wsp_issue_brief b;
+		if (wsp_issue_brief(it, &b) != 0 || b.pull || b.plan || b.finished || b.discussion)
+			continue;
+		if (*n >= cap || *n >= WSP_SYNTH_MAX_ISSUES) {
+			left_out++;
+			continue;
+		}
+		nums[(*n)++] = b.number;
+		sb_printf(&list, "### #%d: %s\n", b.number, json_string_or(it, "title", ""));
+		const cJSON *l;
+		bool first = true;
+		cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(it, "labels"))
+		{
+			sb_printf(&list, "%s%s", first ? "Labels: " : ", ",
+			          json_string_or(l, "name", ""));
+			first = false;
+		}
+		const char *body = json_string_or(it, "body", "");
+		size_t cut = utf8_cut(body, WSP_SYNTH_BODY_MAX);
+		sb_printf(&list, "%s%.*s%s\n\n", first ? "" : "\n", (int)cut, body,
+		          cut < strlen(body) ? " […]" : "");
+	}
+	if (*n == 0) {
+		sb_free(&list);
+		return NULL;
+	}
+	struct strbuf sb = {0};
+	sb_printf(&sb,
+	          "The workspace %s/%s has no open plan, and these issues are open. Roll them up "
+	          "into ONE plan with plan_create (owner \"%s\", repo \"%s\"): tasks that produce "
+	          "code or documentation, in order, each small enough for one pull request. Name "
+	          "every issue a task covers by its number (\"Covers #12\") in that task's "
+	          "description: an issue the plan does not name stays open. Leave out an issue "
+	          "that asks for no code (a question, a discussion).\n\n",
+	          owner, repo, owner, repo);
+	sb_append(&sb, list.buf, list.len);
+	if (left_out)
+		sb_printf(&sb, "(%zu more open issues are left for a later plan.)\n", left_out);
+	sb_free(&list);
+	return sb_detach(&sb);
+}

@@ -171,4 +171,23 @@ int wsp_sentinel_pick(const struct wsp_issue_brief *b, size_t n);
 bool wsp_sentinel_reactivated(const struct wsp_issue_brief *b, size_t n, int sentinel,
                               const struct wsp_agents *agents, int *by);
 
+#define WSP_SYNTH_COOLDOWN_MS  (60LL * 60 * 1000)      /* §3.14.2: between synthesis attempts */
+#define WSP_HEALTH_COOLDOWN_MS (24LL * 60 * 60 * 1000) /* §3.14.3: between health checks */
+#define WSP_SYNTH_MAX_ISSUES   30                      /* issues given to the model */
+#define WSP_SYNTH_BODY_MAX     2000                    /* bytes of each issue's body */
+
+/* Does a plan's body name issue n ("#n", not part of a longer number or
+ * word)? A synthesized plan closes only the issues it names. */
+bool wsp_plan_covers(const char *body, int n);
+
+/* The synthesis request (§3.14.2) for owner/repo: every open issue of the
+ * array (GitHub's JSON; pull requests, plans, sentinels and discussions
+ * left out; at most WSP_SYNTH_MAX_ISSUES, the rest counted) with its
+ * number, title, labels and the first WSP_SYNTH_BODY_MAX bytes of its body
+ * (cut on a UTF-8 boundary), and the instruction to make one plan naming
+ * each issue it covers by number. The numbers given into nums (at most
+ * cap), their count into *n. Caller frees; NULL when no issue is left. */
+char *wsp_synthesis_prompt(const char *owner, const char *repo, const struct cJSON *issues,
+                           int *nums, size_t cap, size_t *n);
+
 #endif

@@ -82,6 +82,7 @@ void wsp_free(struct wsp *w)
 	for (size_t i = 0; i < w->nplans; i++)
 		wsp_plan_free(w->plans[i]);
 	wsp_watchlist_free(&w->watch);
+	cJSON_Delete(w->life);
 	struct wsp_anchor *a = w->anchor;
 	a->w = NULL;
 	if (--a->refs <= 0)

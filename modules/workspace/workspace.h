@@ -111,6 +111,7 @@
 #define WSP_DEFAULT_DESC     "Collaborative development workspace"
 #define WSP_WORK_DIR         "tasks" /* the task clones, under the memory directory */
 
+struct budget;
 struct coder_config;
 struct compose_call;
 struct conv_store;
@@ -119,6 +120,8 @@ struct decision_log;
 struct gh_client;
 struct git_ctx;
 struct journal;
+struct ledger;
+struct llm_client;
 struct outbound;
 struct skills;
 struct state_store;
@@ -151,6 +154,13 @@ struct wsp_config {
 	int64_t orphan_ms;                /* 0: WSP_ORPHAN_MS */
 	int64_t handled_ms;               /* 0: WSP_HANDLED_MS (policy.h) */
 	int64_t stale_ms;                 /* 0: WSP_STALE_MS */
+	/* Plan synthesis and the health check (wsp_int.h, wsp_life_step):
+	 * the model, its budget (may be NULL) and the commitment ledger its
+	 * plan_create / github_create_issue go to. Without llm and ledger
+	 * neither runs (a finished workspace gets its sentinel directly). */
+	struct llm_client *llm;
+	struct budget *budget;
+	struct ledger *ledger;
 	/* Discovery reads the conversations (may be NULL). */
 	struct conv_store *(*store)(void *ud);
 	/* The kill switch: no claim while paused (may be NULL). */

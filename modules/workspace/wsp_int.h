@@ -109,6 +109,8 @@ struct wsp {
 	bool quiescing;
 	bool cycling;
 	struct wsp_run *run; /* the task of ours that runs, or NULL */
+	cJSON *life;         /* wsp_life.c's state file, read at its first use; NULL before */
+	bool life_model;     /* a synthesis or health run of the model is in flight */
 	int tool_calls;      /* find/create in flight */
 	/* figures */
 	struct {

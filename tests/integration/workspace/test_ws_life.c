@@ -11,7 +11,13 @@
  *     two agents (Redis);
  *   - all planned work done → exactly one finished sentinel from two
  *     agents (Redis); a person's new issue reactivates the workspace;
- *   - hygiene: a stale issue and a handled one closed, a fresh one kept.
+ *   - hygiene: a stale issue and a handled one closed, a fresh one kept;
+ *   - plan synthesis (the model, llmfake): open issues and no plan → the
+ *     model's plan_create is a create_plan commitment; once that plan is
+ *     open (made here as the commitment pipeline makes it) only the issue
+ *     it names is closed "Rolled into plan #N";
+ *   - the health check: all work done, the model reads the README and
+ *     finds nothing → the sentinel carries its words.
  * The fake's clock is moved back to make comments and issues old.
  *
  * Exits 77 without git; the Redis variants skip without redis-server.
@@ -34,6 +40,7 @@
 #include "modules/workspace/wsp_int.h"
 #include "support_loop.h"
 #include "support_redis.h"
+#include "tests/fakes/llm/llmfake.h"
 #include "testutil.h"
 #include "wsfix.h"
 
@@ -370,6 +377,122 @@ static void test_hygiene(void **state)
 	wsfix_close(&fx);
 }
 
+static struct llmfake *llm_up(struct wsfix *fx, const char *script)
+{
+	char err[256];
+	struct llmfake *m = llmfake_new(err, sizeof err);
+	if (!m)
+		fail_msg("llmfake: %s", err);
+	llmfake_script(m, script);
+	fx->llm_url = llmfake_base_url(m);
+	return m;
+}
+
+static bool promised(struct wsfix *fx)
+{
+	return ledger_count(&fx->a[0].ledger, LEDGER_PENDING) >= 1;
+}
+
+struct found {
+	const cJSON *params;
+};
+
+static void find_plan(void *ud, const struct ledger_entry *e)
+{
+	struct found *f = ud;
+	if (strcmp(e->action, "create_plan") == 0)
+		f->params = e->params;
+}
+
+/* The plan of the commitment, made as the commitment pipeline makes it
+ * (plan_draft_from_json → plan_draft_format, labels plan + plan:active). */
+static int make_promised_plan(struct wsfix *fx)
+{
+	struct found f = {0};
+	ledger_each(&fx->a[0].ledger, find_plan, &f);
+	assert_non_null(f.params);
+	struct plan_draft d;
+	struct ga_err e = {{0}};
+	assert_int_equal(plan_draft_from_json(f.params, &d, &e), 0);
+	char *body = plan_draft_format(&d, &e);
+	char *title = plan_format_title(d.title);
+	const char *labels[] = {PLAN_LABEL, PLAN_LABEL_ACTIVE};
+	struct gh_issue_new in = {.title = title, .body = body, .labels = labels, .n_labels = 2};
+	struct call c = {0};
+	assert_true(gh_issue_create(fx->host, WSFIX_OWNER, WSFIX_REPO, &in, on_call, &c, &e) > 0);
+	assert_true(support_run_until(&fx->loop, flag_set, &c.done, NULL, 10000));
+	assert_true(c.number > 0);
+	free(body);
+	free(title);
+	plan_draft_free(&d);
+	return c.number;
+}
+
+static void test_synthesis(void **state)
+{
+	(void)state;
+	struct wsfix fx;
+	wsfix_open(&fx);
+	int map = host_issue(&fx, "Add a map page", NULL);
+	int footer = host_issue(&fx, "Why is the footer grey?", NULL);
+	struct llmfake *m = llm_up(
+	        &fx, "[{\"match\":{\"call\":0,\"tools\":[\"plan_create\"]},\"tool_calls\":[{"
+	             "\"name\":\"plan_create\",\"arguments\":{\"owner\":\"acme\",\"repo\":\"www-"
+	             "lil-intdev-demo\",\"title\":\"Roll-up of the open issues\",\"goal\":\"The "
+	             "map.\",\"context\":\"Open issues.\",\"tasks\":[{\"title\":\"Add the map "
+	             "page\",\"description\":\"Covers #1: a page with the map.\"}]}}]},"
+	             "{\"match\":{\"call\":1},\"content\":\"One plan for the map; the footer is a "
+	             "question.\"}]");
+	wsfix_agents(&fx, 1, 3000, 600000);
+	const int ada[] = {0};
+	assert_true(wsfix_run(&fx, ada, 1, promised, 60000));
+	assert_true(wsfix_settle(&fx, 60000));
+	/* the model read both issues, the bodies included */
+	cJSON *req = llmfake_request(m, 0);
+	char *txt = cJSON_PrintUnformatted(req);
+	assert_non_null(strstr(txt, "#2: Why is the footer grey?"));
+	assert_non_null(strstr(txt, "Please look at this."));
+	free(txt);
+	cJSON_Delete(req);
+	/* no issue is closed before the plan exists */
+	rounds(&fx, ada, 1, 2);
+	assert_true(issue_open(&fx, map));
+	assert_true(issue_open(&fx, footer));
+	int plan = make_promised_plan(&fx);
+	rounds(&fx, ada, 1, 2);
+	assert_false(issue_open(&fx, map));
+	assert_true(issue_open(&fx, footer));
+	char rolled[64];
+	snprintf(rolled, sizeof rolled, "Rolled into plan #%d", plan);
+	assert_int_equal(ghfake_count_body(fx.fake, rolled), 1);
+	/* one model run: the cooldown and the open plan keep it at that */
+	assert_int_equal(llmfake_calls(m), 2);
+	wsfix_close(&fx);
+	llmfake_free(m);
+}
+
+static void test_health(void **state)
+{
+	(void)state;
+	struct wsfix fx;
+	wsfix_open(&fx);
+	int plan = wsfix_plan(&fx, "Greetings", 1);
+	host_close(&fx, plan);
+	struct llmfake *m = llm_up(
+	        &fx, "[{\"match\":{\"tools\":[\"github_create_issue\"],\"last_user_contains\":"
+	             "\"README.md\"},\"content\":\"The README's promises are all kept.\"}]");
+	wsfix_agents(&fx, 1, 3000, 600000);
+	const int ada[] = {0};
+	assert_true(wsfix_run(&fx, ada, 1, one_sentinel, 60000));
+	assert_true(wsfix_settle(&fx, 60000));
+	rounds(&fx, ada, 1, 2);
+	assert_int_equal(sentinels(&fx, NULL), 1);
+	assert_int_equal(ghfake_count_body(fx.fake, "The README's promises are all kept."), 1);
+	assert_int_equal(llmfake_calls(m), 1);
+	wsfix_close(&fx);
+	llmfake_free(m);
+}
+
 int main(void)
 {
 	if (ghfake_git_missing("test_ws_life"))
@@ -377,7 +500,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_orphan),       cmocka_unit_test(test_stuck_open_pr),
 	        cmocka_unit_test(test_abandon_once), cmocka_unit_test(test_sentinel),
-	        cmocka_unit_test(test_hygiene),
+	        cmocka_unit_test(test_hygiene),      cmocka_unit_test(test_synthesis),
+	        cmocka_unit_test(test_health),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
