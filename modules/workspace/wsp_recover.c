@@ -550,6 +550,17 @@ static bool find_orphan(struct rec *r, const struct rec_task *t)
 	return false;
 }
 
+/* Could a pushed branch of this task be waiting without a PR: it is
+ * claimable and was worked on before (a claim was accepted, or it is
+ * blocked: a run ended there, or an agent that writes no markers left it
+ * so)? A task nobody ever took has no branch: no request is spent on it. */
+static bool may_have_orphan(const struct wsp_plan *p, const struct plan_task_state *st)
+{
+	struct decision d;
+	return (st->attempt > 0 || st->status == PLAN_BLOCKED) &&
+	       plan_task_claimable(&p->plan, p->st, p->plan.n_tasks, st->task, &d);
+}
+
 /* A recovery of ours cut after its claim (a restart): the claim is ours
  * by the markers, no PR marker yet: the PR (found again by its key) and
  * the marker are made now. */
@@ -625,9 +636,7 @@ static void rec_decide(struct rec *r)
 			}
 			/* §3.13.2: a claimable task with a pushed branch no PR
 			 * was ever opened for */
-			if (!r->branches ||
-			    !plan_task_claimable(&p->plan, p->st, p->plan.n_tasks, st->task, &d) ||
-			    !find_orphan(r, &r->t))
+			if (!r->branches || !may_have_orphan(p, st) || !find_orphan(r, &r->t))
 				continue;
 			r->attempt = st->attempt + 1;
 			char key[WSP_KEY_MAX + 1];
@@ -705,9 +714,7 @@ static bool ws_needs_look(struct wsp *w, const struct wsp_ref *ws)
 			if (shared &&
 			    wsp_claim_lapsed(&p->st[k], w->login, now, w->c.orphan_ms, &d))
 				return true;
-			if (plan_task_claimable(&p->plan, p->st, p->plan.n_tasks, p->st[k].task,
-			                        &d) ||
-			    recovery_cut(w, p, &p->st[k]))
+			if (may_have_orphan(p, &p->st[k]) || recovery_cut(w, p, &p->st[k]))
 				return true;
 		}
 	}

@@ -196,9 +196,17 @@ static void test_orphan(void **state)
 	int plan = wsfix_plan(&fx, "Greetings", 1);
 	char branch[PLAN_BRANCH_MAX + 1];
 	task_branch(&fx, plan, branch, sizeof branch);
-	/* dan pushed the branch and stopped before its PR */
+	/* dan claimed task 1, pushed its branch and stopped before its PR;
+	 * cal reset the lapsed claim */
+	char body[256];
+	snprintf(body, sizeof body,
+	         "Claiming.\n\n<!-- ga:claim plan=%d task=1 agent=dan-bot attempt=1 -->", plan);
+	ghfake_add_comment(fx.fake, WSFIX_OWNER, WSFIX_REPO, plan, "dan-bot", body);
 	struct ghfake_file f = {.path = "task-1.txt", .content = "task 1 by dan-bot\n"};
 	ghfake_commit(fx.fake, WSFIX_OWNER, WSFIX_REPO, branch, &f, 1, "task 1", "dan-bot", NULL);
+	snprintf(body, sizeof body,
+	         "Reset.\n\n<!-- ga:reset plan=%d task=1 agent=cal-bot attempt=1 -->", plan);
+	ghfake_add_comment(fx.fake, WSFIX_OWNER, WSFIX_REPO, plan, "cal-bot", body);
 	wsfix_agents(&fx, 2, 3000, 600000);
 	const int ada[] = {0};
 	assert_true(wsfix_run(&fx, ada, 1, one_pr, 60000));
@@ -216,6 +224,7 @@ static void test_orphan(void **state)
 	assert_int_equal(st[0].status, PLAN_IN_PROGRESS);
 	assert_string_equal(st[0].assignee, "ada-bot");
 	assert_int_equal(st[0].pr, 2);
+	assert_int_equal(st[0].attempt, 2);
 	/* never a second recovery, by either agent */
 	const int both[] = {0, 1};
 	rounds(&fx, both, 2, 3);
