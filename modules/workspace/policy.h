@@ -112,8 +112,6 @@ void wsp_count(const struct plan_task_state *st, size_t n, struct wsp_counts *ou
 
 /* --- recovery and lifecycle (wsp_recover.c, wsp_life.c) ------------------------------------- */
 
-#define WSP_HANDLED_MS       (24LL * 3600 * 1000)     /* §3.14.5: our last word, quiet this long */
-#define WSP_STALE_MS         (7LL * 24 * 3600 * 1000) /* §3.14.5: any issue quiet this long */
 #define WSP_LABEL_FINISHED   "finished"
 #define WSP_LABEL_DISCUSSION "discussion"
 #define WSP_LABEL_MEMO       "memo"

@@ -73,6 +73,7 @@ void wsp_quiesce(struct wsp *w)
 		return;
 	w->quiescing = true;
 	wsp_run_cancel(w);
+	wsp_life_quiesce(w);
 }
 
 void wsp_free(struct wsp *w)

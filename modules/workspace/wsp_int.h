@@ -87,6 +87,7 @@ void wsp_plan_fold(struct wsp_plan *p, const struct wsp_events *e);
 struct wsp_plan *wsp_plan_new(const char *owner, const char *repo, const cJSON *issue,
                               const struct wsp_events *e, int64_t now_ms, struct decision *d);
 
+struct compose_run;
 struct wsp_run; /* wsp_task.c */
 struct wsp_sent {
 	char key[WSP_REPO_FULL_MAX + 16];
@@ -110,8 +111,8 @@ struct wsp {
 	bool cycling;
 	struct wsp_run *run; /* the task of ours that runs, or NULL */
 	cJSON *life;         /* wsp_life.c's state file, read at its first use; NULL before */
-	bool life_model;     /* a synthesis or health run of the model is in flight */
-	int tool_calls;      /* find/create in flight */
+	struct compose_run *life_run; /* wsp_life.c's model run in flight, or NULL */
+	int tool_calls;               /* find/create in flight */
 	/* figures */
 	struct {
 		uint64_t cycles, claims, claims_won, claims_lost, prs, failed, blocked, resumed,
@@ -131,6 +132,11 @@ struct wsp {
  * 0, message id "task-<n>" or "plan") and logs it. */
 void wsp_note(struct wsp *w, const char *owner, const char *repo, int plan, int task,
               enum decision_stage stage, const struct decision *d);
+/* wsp_note of a decision made here: {v, rule (static), the formatted
+ * reason}. */
+void wsp_notef(struct wsp *w, const char *owner, const char *repo, int plan, int task,
+               enum decision_stage stage, enum decision_verdict v, const char *rule,
+               const char *fmt, ...) __attribute__((format(printf, 9, 10)));
 void wsp_error(struct wsp *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void wsp_tell_owner(struct wsp *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -207,7 +213,7 @@ typedef void (*wsp_step_fn)(void *ud, bool acted);
  * One reset or recovery per cycle (acted). */
 void wsp_recover_step(struct wsp *w, wsp_step_fn next, void *ud);
 
-/* wsp_life.c: the lifecycle (spec §3.14.4–5), per watched workspace
+/* wsp_life.c: the lifecycle (spec §3.14.2–5), per watched workspace
  * whose plans were read, from its open issues (one list, least recently
  * updated first, LIFE_MAX_ISSUES):
  *   sentinel  the open issues labelled "finished" are the sentinels (any
@@ -216,9 +222,19 @@ void wsp_recover_step(struct wsp *w, wsp_step_fn next, void *ud);
  *             or a person's issue opened after it reactivates the
  *             workspace (a comment naming it, the sentinel closed);
  *   finished  no sentinel, no open plan, issue or PR, and a closed plan
- *             (work was done here) → one sentinel (new-issue, label
- *             finished), under the lock "life:<o>/<r>#0" and after the
- *             sentinels are listed again;
+ *             (work was done here) → under the lock "life:<o>/<r>#0",
+ *             the sentinels listed again, the health check (with a model
+ *             and the ledger, once a day: README.md and the last closed
+ *             plans; the model may promise one issue, github_create_issue
+ *             → a commitment) → one sentinel (new-issue, label finished)
+ *             carrying the model's words;
+ *   synthesis open issues, no open plan, no sentinel (with a model and
+ *             the ledger, once an hour, lock "life:<o>/<r>#synth"): the
+ *             model gets the issues (wsp_synthesis_prompt) and plan_create
+ *             only → a create_plan commitment; the issues it was given are
+ *             kept in the state file "workspace_life" until a newer plan
+ *             is open, then those the plan names (wsp_plan_covers) are
+ *             closed "Rolled into plan #N", the others left open;
  *   hygiene   an issue (not a PR, plan, sentinel or discussion) quiet for
  *             stale_ms (memo: 3/7 of it) is closed; one quiet for
  *             handled_ms whose latest comment is ours is closed.
@@ -226,6 +242,8 @@ void wsp_recover_step(struct wsp *w, wsp_step_fn next, void *ud);
  * through outbound with a key; a decision each. Never acted (next gets
  * false): the plans are not changed. */
 void wsp_life_step(struct wsp *w, wsp_step_fn next, void *ud);
+/* Cancels a model run of the lifecycle (wsp_quiesce). */
+void wsp_life_quiesce(struct wsp *w);
 
 /* wsp_repo.c */
 void wsp_tool_done(struct wsp *w);

@@ -1,9 +1,9 @@
-/* The workspace's lifecycle (spec §3.14.4, §3.14.5): the finished
- * sentinel found by its label, reactivated by people, made once when all
- * planned work is done; handled and stale issues closed. See wsp_int.h
- * (wsp_life_step). */
+/* The workspace's lifecycle (spec §3.14.2–5): the finished sentinel
+ * found by its label, reactivated by new work, made once when all planned
+ * work is done (after the model's health check); plan synthesis from open
+ * issues, closing only those the new plan names; handled and stale issues
+ * closed. See wsp_int.h (wsp_life_step). */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +35,7 @@
 #define LIFE_README_MAX     5000 /* bytes of the README the health check reads */
 #define LIFE_PLANS_READ     5    /* closed plans the health check reads */
 #define LIFE_PLAN_BODY_MAX  1000 /* bytes of each */
-#define LIFE_SUMMARY_MAX    200  /* bytes of the model's words in a sentinel */
+#define LIFE_SUMMARY_MAX    200  /* characters of the model's words in a sentinel */
 
 /* One lifecycle action on one issue, fire and forget (its own anchor). */
 enum life_kind {
@@ -66,18 +66,9 @@ struct life_op {
 	char promised[LEDGER_ID_MAX];
 };
 
-static void life_note(struct wsp *w, const struct life_op *op, enum decision_verdict v,
-                      const char *rule, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
-static void life_note(struct wsp *w, const struct life_op *op, enum decision_verdict v,
-                      const char *rule, const char *fmt, ...)
-{
-	struct decision d = {.verdict = v, .rule = rule};
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d.reason, sizeof d.reason, fmt, ap);
-	va_end(ap);
-	wsp_note(w, op->owner, op->repo, 0, 0, STAGE_OUTBOUND, &d);
-}
+/* A decision about the workspace of op. */
+#define life_note(w, op, v, rule, ...)                                                             \
+	wsp_notef((w), (op)->owner, (op)->repo, 0, 0, STAGE_OUTBOUND, (v), (rule), __VA_ARGS__)
 
 static const char *kind_rule(enum life_kind k)
 {
@@ -277,12 +268,12 @@ static void on_model_done(const struct compose_result *res, void *ud)
 	struct life_op *op = ud;
 	struct wsp *w = op->a->w;
 	if (w)
-		w->life_model = false;
+		w->life_run = NULL;
 	if (!w) {
 		op_free(op);
 		return;
 	}
-	char said[LIFE_SUMMARY_MAX + 1] = "";
+	char said[LIFE_SUMMARY_MAX * 4 + 1] = ""; /* UTF-8: at most 4 bytes a code point */
 	if (res->content)
 		snprintf(said, sizeof said, "%.*s",
 		         (int)utf8_truncate_graphemes(res->content, strlen(res->content),
@@ -304,6 +295,13 @@ static void on_model_done(const struct compose_result *res, void *ud)
 			          "is closed once the plan names it",
 			          op->nnums, op->promised);
 		} else {
+			if (res->stop == COMPOSE_STOP_ERROR ||
+			    res->stop == COMPOSE_STOP_CANCELLED) {
+				/* no answer: synthesis is due again */
+				cJSON_DeleteItemFromObjectCaseSensitive(
+				        ws_state(w, op->owner, op->repo), "synthMs");
+				life_save(w);
+			}
 			life_note(w, op, VERDICT_DROP, "plan_synthesis",
 			          "the model made no plan (%s): %s", res->stop_name,
 			          said[0] ? said : res->reason);
@@ -320,6 +318,10 @@ static void on_model_done(const struct compose_result *res, void *ud)
 		return;
 	}
 	if (res->stop != COMPOSE_STOP_FINAL) {
+		/* no answer is no verdict: the check is due again */
+		cJSON_DeleteItemFromObjectCaseSensitive(ws_state(w, op->owner, op->repo),
+		                                        "healthMs");
+		life_save(w);
 		life_note(w, op, VERDICT_FAIL, "health_check", "the model did not answer (%s): %s",
 		          res->stop_name, res->reason);
 		op_free(op);
@@ -356,11 +358,15 @@ static void run_model(struct wsp *w, struct life_op *op, const char *tool, const
 	                         .done = on_model_done,
 	                         .ud = op};
 	struct ga_err err = {{0}};
-	if (!compose_start(&o, &err)) {
+	w->life_run = compose_start(&o, &err);
+	if (!w->life_run)
 		op_done(op, false, NULL, err.msg);
-		return;
-	}
-	w->life_model = true;
+}
+
+void wsp_life_quiesce(struct wsp *w)
+{
+	if (w->life_run)
+		compose_cancel(w->life_run);
 }
 
 static const char model_system[] =
@@ -371,7 +377,7 @@ static void synthesize(struct wsp *w, struct life_op *op)
 {
 	char *user = wsp_synthesis_prompt(op->owner, op->repo, op->ctx, op->nums,
 	                                  WSP_SYNTH_MAX_ISSUES, &op->nnums);
-	if (!user || w->life_model) {
+	if (!user || w->life_run) {
 		free(user);
 		op_free(op);
 		return;
@@ -438,7 +444,7 @@ static void health_or_sentinel(struct wsp *w, struct life_op *op)
 		make_sentinel(w, op, NULL);
 		return;
 	}
-	if (w->life_model || !due(w, op->owner, op->repo, "healthMs", WSP_HEALTH_COOLDOWN_MS)) {
+	if (w->life_run || !due(w, op->owner, op->repo, "healthMs", WSP_HEALTH_COOLDOWN_MS)) {
 		op_free(op); /* the last check found work (an issue is on its way) */
 		return;
 	}
@@ -752,7 +758,7 @@ static void life_decide(struct wsp *w, const struct wsp_ref *ws, const cJSON *is
 		}
 		if (!open_work)
 			life_start(w, ws, LIFE_FINISH, 0, 0, NULL, NULL);
-		else if (!open_plan && open_issue && w->c.llm && w->c.ledger && !w->life_model &&
+		else if (!open_plan && open_issue && w->c.llm && w->c.ledger && !w->life_run &&
 		         !cJSON_GetObjectItemCaseSensitive(ws_state(w, ws->owner, ws->repo),
 		                                           "pending") &&
 		         due(w, ws->owner, ws->repo, "synthMs", WSP_SYNTH_COOLDOWN_MS))

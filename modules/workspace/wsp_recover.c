@@ -2,7 +2,6 @@
  * task's one notice, lapsed claims reset, orphaned branches given their
  * PR. See wsp_int.h (wsp_recover_step). */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,19 +45,10 @@ static void rec_task_set(struct rec_task *t, const struct wsp_plan *p,
 	snprintf(t->holder, sizeof t->holder, "%s", st->assignee);
 }
 
-static void rec_note(struct wsp *w, const struct rec_task *t, enum decision_stage stage,
-                     enum decision_verdict v, const char *rule, const char *fmt, ...)
-        __attribute__((format(printf, 6, 7)));
-static void rec_note(struct wsp *w, const struct rec_task *t, enum decision_stage stage,
-                     enum decision_verdict v, const char *rule, const char *fmt, ...)
-{
-	struct decision d = {.verdict = v, .rule = rule};
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(d.reason, sizeof d.reason, fmt, ap);
-	va_end(ap);
-	wsp_note(w, t->owner, t->repo, t->plan, t->task, stage, &d);
-}
+/* A decision about task t. */
+#define rec_note(w, t, stage, v, rule, ...)                                                        \
+	wsp_notef((w), (t)->owner, (t)->repo, (t)->plan, (t)->task, (stage), (v), (rule),          \
+	          __VA_ARGS__)
 
 /* --- the notice of a task that failed too often --------------------------------------------- */
 
@@ -309,20 +299,14 @@ static int open_pr_of(const struct rec *r, const struct rec_task *t)
 
 /* -- an orphaned branch recovered -- */
 
-static void rec_fail(struct rec *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void rec_fail(struct rec *r, const char *fmt, ...)
-{
-	struct wsp *w = r->a->w;
-	if (w) {
-		struct decision d = {.verdict = VERDICT_FAIL, .rule = "orphan_recovered"};
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(d.reason, sizeof d.reason, fmt, ap);
-		va_end(ap);
-		wsp_note(w, r->t.owner, r->t.repo, r->t.plan, r->t.task, STAGE_OUTBOUND, &d);
-	}
-	rec_done(r);
-}
+/* A recovery step failed: its decision, and the action is over. */
+#define rec_fail(r, ...)                                                                           \
+	do {                                                                                       \
+		if ((r)->a->w)                                                                     \
+			rec_note((r)->a->w, &(r)->t, STAGE_OUTBOUND, VERDICT_FAIL,                 \
+			         "orphan_recovered", __VA_ARGS__);                                 \
+		rec_done(r);                                                                       \
+	} while (0)
 
 static void on_orphan_reviewer(void *ud, bool ok, const char *artifact, const char *why)
 {
@@ -358,15 +342,55 @@ static void on_orphan_marked(void *ud, bool ok, const char *artifact, const char
 		rec_done(r);
 }
 
+static void on_orphan_released(void *ud, bool ok, const char *artifact, const char *why)
+{
+	(void)artifact;
+	struct rec *r = ud;
+	struct wsp *w = r->a->w;
+	if (w && !ok)
+		rec_note(w, &r->t, STAGE_OUTBOUND, VERDICT_FAIL, "orphan_recovered",
+		         "task %d stays ours without a PR (the failed marker was not posted: %s)",
+		         r->t.task, why ? why : "?");
+	rec_done(r);
+}
+
+/* The PR was refused (a branch with nothing to merge, …): the task is
+ * given back with a failed marker — one failure more, so a branch that can
+ * never become a PR reaches the owner after PLAN_MAX_RETRIES tries. */
+static void orphan_give_back(struct rec *r, const char *why)
+{
+	struct wsp *w = r->a->w;
+	rec_note(w, &r->t, STAGE_OUTBOUND, VERDICT_FAIL, "orphan_recovered",
+	         "no PR was opened for the orphaned branch %s: %s", r->branch, why);
+	char text[PLAN_BRANCH_MAX + 420];
+	snprintf(text, sizeof text,
+	         "No pull request could be opened for the orphaned branch `%s` (%.300s). Task %d "
+	         "is free again.",
+	         r->branch, why, r->t.task);
+	struct plan_marker m = {.kind = PLAN_MARK_FAILED,
+	                        .plan = r->t.plan,
+	                        .task = r->t.task,
+	                        .attempt = r->attempt};
+	snprintf(m.agent, sizeof m.agent, "%s", w->login);
+	char key[WSP_KEY_MAX + 1];
+	wsp_key(key, sizeof key, "recover-failed", r->t.owner, r->t.repo, r->t.plan, r->t.task,
+	        r->attempt);
+	wsp_send_comment(w, r->t.owner, r->t.repo, r->t.plan, VOICE_GH_TASK_FAILED, text, NULL,
+	                 NULL, &m, key, on_orphan_released, r);
+}
+
 static void on_orphan_pr(void *ud, bool ok, const char *artifact, const char *why)
 {
 	struct rec *r = ud;
 	struct wsp *w = r->a->w;
 	struct gh_ref ref;
 	struct ga_err err = {{0}};
-	if (!w || !ok || !artifact || gh_parse_url(artifact, &ref, &err) != 0 || ref.number <= 0) {
-		rec_fail(r, "no PR was opened for the orphaned branch %s: %s", r->branch,
-		         ok ? err.msg : (why ? why : "stopping"));
+	if (!w) {
+		rec_done(r);
+		return;
+	}
+	if (!ok || !artifact || gh_parse_url(artifact, &ref, &err) != 0 || ref.number <= 0) {
+		orphan_give_back(r, ok ? err.msg : (why ? why : "?"));
 		return;
 	}
 	r->pr = ref.number;

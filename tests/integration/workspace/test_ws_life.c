@@ -4,7 +4,8 @@
  * against the GitHub fake with real git (wsfix.h):
  *   - an orphaned branch (pushed, never given a PR) is recovered once: one
  *     PR for it, whose body says so, and the task in progress with a pr
- *     marker; more cycles of two agents make no second PR;
+ *     marker; more cycles of two agents make no second PR; a branch with
+ *     nothing to merge is given back (failed) until the owner has it;
  *   - a claim whose latest marker is old but whose task has an open PR
  *     (no pr marker) is not reset;
  *   - a task that failed three times gets exactly one abandon notice from
@@ -127,19 +128,6 @@ static int sentinels(struct wsfix *fx, int *first)
 	return n;
 }
 
-static void redis_up(struct support_redis *r, char *url, size_t cap)
-{
-	if (!support_redis_binary()) {
-		fprintf(stderr, "redis-server is not installed: the Redis variant is skipped\n");
-		skip();
-	}
-	memset(r, 0, sizeof *r);
-	char err[512];
-	if (support_redis_start(r, NULL, err, sizeof err) != 0)
-		fail_msg("%s", err);
-	snprintf(url, cap, "redis://127.0.0.1:%d", r->port);
-}
-
 /* n rounds of cycles of the agents in order, each to its end. */
 static void rounds(struct wsfix *fx, const int *order, int n_order, int n)
 {
@@ -183,6 +171,18 @@ static void fold(struct wsfix *fx, int plan, struct plan_task_state *st)
 	cJSON_Delete(is);
 }
 
+/* dan's claim of task 1 (attempt 1), and cal's reset of it. */
+static void claimed_and_reset(struct wsfix *fx, int plan)
+{
+	char body[256];
+	snprintf(body, sizeof body,
+	         "Claiming.\n\n<!-- ga:claim plan=%d task=1 agent=dan-bot attempt=1 -->", plan);
+	ghfake_add_comment(fx->fake, WSFIX_OWNER, WSFIX_REPO, plan, "dan-bot", body);
+	snprintf(body, sizeof body,
+	         "Reset.\n\n<!-- ga:reset plan=%d task=1 agent=cal-bot attempt=1 -->", plan);
+	ghfake_add_comment(fx->fake, WSFIX_OWNER, WSFIX_REPO, plan, "cal-bot", body);
+}
+
 static bool one_pr(struct wsfix *fx)
 {
 	return ghfake_pull_count(fx->fake, WSFIX_OWNER, WSFIX_REPO, NULL) >= 1;
@@ -198,15 +198,9 @@ static void test_orphan(void **state)
 	task_branch(&fx, plan, branch, sizeof branch);
 	/* dan claimed task 1, pushed its branch and stopped before its PR;
 	 * cal reset the lapsed claim */
-	char body[256];
-	snprintf(body, sizeof body,
-	         "Claiming.\n\n<!-- ga:claim plan=%d task=1 agent=dan-bot attempt=1 -->", plan);
-	ghfake_add_comment(fx.fake, WSFIX_OWNER, WSFIX_REPO, plan, "dan-bot", body);
+	claimed_and_reset(&fx, plan);
 	struct ghfake_file f = {.path = "task-1.txt", .content = "task 1 by dan-bot\n"};
 	ghfake_commit(fx.fake, WSFIX_OWNER, WSFIX_REPO, branch, &f, 1, "task 1", "dan-bot", NULL);
-	snprintf(body, sizeof body,
-	         "Reset.\n\n<!-- ga:reset plan=%d task=1 agent=cal-bot attempt=1 -->", plan);
-	ghfake_add_comment(fx.fake, WSFIX_OWNER, WSFIX_REPO, plan, "cal-bot", body);
 	wsfix_agents(&fx, 2, 3000, 600000);
 	const int ada[] = {0};
 	assert_true(wsfix_run(&fx, ada, 1, one_pr, 60000));
@@ -233,12 +227,46 @@ static void test_orphan(void **state)
 	wsfix_close(&fx);
 }
 
+static bool abandoned(struct wsfix *fx);
+
+/* A branch that can never be a PR (nothing to merge): each recovery gives
+ * the task back with a failed marker; after three it waits for the owner. */
+static void test_orphan_refused(void **state)
+{
+	(void)state;
+	struct wsfix fx;
+	wsfix_open(&fx);
+	int plan = wsfix_plan(&fx, "Greetings", 1);
+	char branch[PLAN_BRANCH_MAX + 1];
+	task_branch(&fx, plan, branch, sizeof branch);
+	claimed_and_reset(&fx, plan);
+	/* the branch is main's tip: no commit of its own */
+	char sha[41];
+	assert_int_equal(ghfake_branch_sha(fx.fake, WSFIX_OWNER, WSFIX_REPO, "main", sha), 0);
+	struct call c = {0};
+	struct ga_err e = {{0}};
+	assert_true(gh_ref_create(fx.host, WSFIX_OWNER, WSFIX_REPO, branch, sha, on_call, &c, &e) >
+	            0);
+	assert_true(support_run_until(&fx.loop, flag_set, &c.done, NULL, 10000));
+	wsfix_agents(&fx, 1, 3000, 600000);
+	const int ada[] = {0};
+	assert_true(wsfix_run(&fx, ada, 1, abandoned, 60000));
+	rounds(&fx, ada, 1, 2);
+	assert_int_equal(ghfake_pull_count(fx.fake, WSFIX_OWNER, WSFIX_REPO, NULL), 0);
+	struct plan_task_state st[8];
+	fold(&fx, plan, st);
+	assert_int_equal(st[0].failures, PLAN_MAX_RETRIES);
+	assert_true(st[0].abandoned);
+	assert_int_equal(ghfake_count_body(fx.fake, "ga:abandon plan="), 1);
+	wsfix_close(&fx);
+}
+
 static void test_stuck_open_pr(void **state)
 {
 	(void)state;
 	struct support_redis r;
 	char url[64];
-	redis_up(&r, url, sizeof url);
+	wsfix_redis(&r, url, sizeof url);
 	struct wsfix fx;
 	wsfix_open(&fx);
 	fx.redis_url = url;
@@ -290,7 +318,7 @@ static void test_abandon_once(void **state)
 	(void)state;
 	struct support_redis r;
 	char url[64];
-	redis_up(&r, url, sizeof url);
+	wsfix_redis(&r, url, sizeof url);
 	struct wsfix fx;
 	wsfix_open(&fx);
 	fx.redis_url = url;
@@ -329,7 +357,7 @@ static void test_sentinel(void **state)
 	(void)state;
 	struct support_redis r;
 	char url[64];
-	redis_up(&r, url, sizeof url);
+	wsfix_redis(&r, url, sizeof url);
 	struct wsfix fx;
 	wsfix_open(&fx);
 	fx.redis_url = url;
@@ -507,10 +535,10 @@ int main(void)
 	if (ghfake_git_missing("test_ws_life"))
 		return 77;
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_orphan),       cmocka_unit_test(test_stuck_open_pr),
-	        cmocka_unit_test(test_abandon_once), cmocka_unit_test(test_sentinel),
-	        cmocka_unit_test(test_hygiene),      cmocka_unit_test(test_synthesis),
-	        cmocka_unit_test(test_health),
+	        cmocka_unit_test(test_orphan),        cmocka_unit_test(test_orphan_refused),
+	        cmocka_unit_test(test_stuck_open_pr), cmocka_unit_test(test_abandon_once),
+	        cmocka_unit_test(test_sentinel),      cmocka_unit_test(test_hygiene),
+	        cmocka_unit_test(test_synthesis),     cmocka_unit_test(test_health),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

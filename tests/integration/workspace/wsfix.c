@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "modules/plan/plan.h"
 #include "support_loop.h"
+#include "support_redis.h"
 #include "testutil.h"
 
 const char WSFIX_CODER[] = "set -e\n"
@@ -240,6 +241,19 @@ void wsfix_agent_open(struct wsfix *fx, int i, int64_t claim_ttl_ms, int64_t orp
 	if (!a->ws)
 		fail_msg("wsp_new: %s", e.msg);
 	assert_true(wsp_watch(a->ws, WSFIX_OWNER, WSFIX_REPO, WSP_SOURCE_OWNER, NULL, &e) >= 0);
+}
+
+void wsfix_redis(struct support_redis *r, char *url, size_t cap)
+{
+	if (!support_redis_binary()) {
+		fprintf(stderr, "redis-server is not installed: the Redis variant is skipped\n");
+		skip();
+	}
+	memset(r, 0, sizeof *r);
+	char err[512];
+	if (support_redis_start(r, NULL, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	snprintf(url, cap, "redis://127.0.0.1:%d", r->port);
 }
 
 void wsfix_agents(struct wsfix *fx, int n, int64_t claim_ttl_ms, int64_t orphan_ms)

@@ -82,6 +82,11 @@ struct wsfix {
 	const char *llm_url;   /* NULL: no model (no plan synthesis, no health check) */
 };
 
+/* A redis-server of the test's (stopped by support_redis_free) and its URL
+ * for fx->redis_url; skips the test when redis-server is not installed. */
+struct support_redis;
+void wsfix_redis(struct support_redis *r, char *url, size_t cap);
+
 /* The fake, the workspace repository, the skills. Aborts on failure. */
 void wsfix_open(struct wsfix *fx);
 /* For a child process of the test: the parent's fake at base, its
