@@ -210,7 +210,7 @@ typedef void (*wsp_step_fn)(void *ud, bool acted);
  *           reviewer asked. A PR once opened for the branch (even closed)
  *           means never again; a recovery cut by a restart after its
  *           claim is finished by the next cycle.
- * One reset or recovery per cycle (acted). */
+ * One reset or recovery per cycle (acted). Nothing while paused. */
 void wsp_recover_step(struct wsp *w, wsp_step_fn next, void *ud);
 
 /* wsp_life.c: the lifecycle (spec §3.14.2–5), per watched workspace
@@ -240,7 +240,7 @@ void wsp_recover_step(struct wsp *w, wsp_step_fn next, void *ud);
  *             handled_ms whose latest comment is ours is closed.
  * Every act under a coordination lock "life:<o>/<r>#<n>" left to lapse,
  * through outbound with a key; a decision each. Never acted (next gets
- * false): the plans are not changed. */
+ * false): the plans are not changed. Nothing while paused. */
 void wsp_life_step(struct wsp *w, wsp_step_fn next, void *ud);
 /* Cancels a model run of the lifecycle (wsp_quiesce). */
 void wsp_life_quiesce(struct wsp *w);

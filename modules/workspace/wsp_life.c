@@ -843,6 +843,10 @@ static void life_ws(struct life *l)
 
 void wsp_life_step(struct wsp *w, wsp_step_fn next, void *ud)
 {
+	if (w->c.paused && w->c.paused(w->c.ud)) {
+		next(ud, false); /* the kill switch: no side effect at all */
+		return;
+	}
 	struct life *l = xcalloc(1, sizeof *l);
 	l->a = wsp_hold(w);
 	l->next = next;

@@ -771,6 +771,10 @@ static void rec_ws(struct rec *r)
 
 void wsp_recover_step(struct wsp *w, wsp_step_fn next, void *ud)
 {
+	if (w->c.paused && w->c.paused(w->c.ud)) {
+		next(ud, false); /* the kill switch: no side effect at all */
+		return;
+	}
 	give_notices(w);
 	struct rec *r = xcalloc(1, sizeof *r);
 	r->a = wsp_hold(w);
