@@ -530,6 +530,30 @@ static void test_health(void **state)
 	llmfake_free(m);
 }
 
+/* What the lifecycle and recovery add to an idle cycle: one list of the
+ * open issues, a free 304 when nothing changed (no PR or branch list for
+ * a task nobody left behind). */
+static void test_idle_cost(void **state)
+{
+	(void)state;
+	struct wsfix fx;
+	wsfix_open(&fx);
+	wsfix_plan(&fx, "Greetings", 1);
+	wsfix_agents(&fx, 1, 3000, 600000);
+	const int ada[] = {0};
+	assert_true(wsfix_run(&fx, ada, 1, one_pr, 60000));
+	assert_true(wsfix_settle(&fx, 60000));
+	/* the cycle after the last change still sees it once */
+	rounds(&fx, ada, 1, 3);
+	cJSON *st = wsp_status(fx.a[0].ws);
+	const cJSON *lc = cJSON_GetObjectItem(st, "lastCycle");
+	/* the plans, the plan's comments, the open issues */
+	assert_int_equal(json_int_or(lc, "requests", -1), 3);
+	assert_int_equal(json_int_or(lc, "notModified", -1), 3);
+	cJSON_Delete(st);
+	wsfix_close(&fx);
+}
+
 int main(void)
 {
 	if (ghfake_git_missing("test_ws_life"))
@@ -539,6 +563,7 @@ int main(void)
 	        cmocka_unit_test(test_stuck_open_pr), cmocka_unit_test(test_abandon_once),
 	        cmocka_unit_test(test_sentinel),      cmocka_unit_test(test_hygiene),
 	        cmocka_unit_test(test_synthesis),     cmocka_unit_test(test_health),
+	        cmocka_unit_test(test_idle_cost),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
