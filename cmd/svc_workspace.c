@@ -20,7 +20,9 @@
  * WORKSPACE_TEMPLATE ("owner/name", default internet-development/www-sacred),
  * WORKSPACE_ORG (default internet-development); for tests and operators in
  * a hurry GA_WS_CYCLE_MS (1000..86400000), GA_WS_CLAIM_TTL_MS
- * (1000..3600000), GA_WS_ORPHAN_MS (1000..86400000).
+ * (1000..3600000), GA_WS_ORPHAN_MS (1000..86400000; also the stuck-task
+ * time), GA_WS_HANDLED_MS and GA_WS_STALE_MS (1000..31536000000: issue
+ * hygiene).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,10 +144,13 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		        "markers name it");
 		return NULL;
 	}
-	int64_t cycle, ttl, orphan;
+	int64_t cycle, ttl, orphan, handled, stale;
 	if (ga_svc_env_ms(ctx, "GA_WS_CYCLE_MS", 1000, 86400000, WSP_CYCLE_MS, &cycle, err) ||
 	    ga_svc_env_ms(ctx, "GA_WS_CLAIM_TTL_MS", 1000, 3600000, WSP_CLAIM_TTL_MS, &ttl, err) ||
-	    ga_svc_env_ms(ctx, "GA_WS_ORPHAN_MS", 1000, 86400000, WSP_ORPHAN_MS, &orphan, err))
+	    ga_svc_env_ms(ctx, "GA_WS_ORPHAN_MS", 1000, 86400000, WSP_ORPHAN_MS, &orphan, err) ||
+	    ga_svc_env_ms(ctx, "GA_WS_HANDLED_MS", 1000, 31536000000LL, WSP_HANDLED_MS, &handled,
+	                  err) ||
+	    ga_svc_env_ms(ctx, "GA_WS_STALE_MS", 1000, 31536000000LL, WSP_STALE_MS, &stale, err))
 		return NULL;
 	struct svc_ws *s = xcalloc(1, sizeof *s);
 	s->ctx = *ctx;
@@ -195,6 +200,11 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                       .default_org = env_or(ctx, "WORKSPACE_ORG"),
 	                       .claim_ttl_ms = ttl,
 	                       .orphan_ms = orphan,
+	                       .handled_ms = handled,
+	                       .stale_ms = stale,
+	                       .llm = ctx->llm,
+	                       .budget = ctx->budget,
+	                       .ledger = ctx->ledger,
 	                       .store = store_of,
 	                       .paused = paused,
 	                       .room_state = room_state,

@@ -35,7 +35,9 @@ const char tools_graceful_exit_schema[] =
         "\"target_uri\":{\"type\":\"string\",\"description\":\"Bluesky: the post to like or "
         "answer.\"},"
         "\"target_cid\":{\"type\":\"string\"},"
-        "\"reason\":{\"type\":\"string\",\"description\":\"Why the conversation is over.\"}},"
+        "\"reason\":{\"type\":\"string\",\"description\":\"Why the conversation is over. "
+        "Only our part ends: the issue or pull request stays open (a peer's work is never "
+        "closed this way).\"}},"
         "\"required\":[\"platform\",\"identifier\",\"closing_type\",\"reason\"]}";
 
 /* Empty or over the limit → a refusal that says which. */

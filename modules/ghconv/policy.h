@@ -22,7 +22,7 @@
  *                   one thread do not answer at the same moment and the
  *                   second reads the first's comment before it decides;
  *   duplicates      ghconv_duplicates (§4.6): our own comments whose
- *                   normalised first 200 characters repeat an older one;
+ *                   whole normalised body repeats an older one;
  *   the reply       ghconv_clean_reply (seed 004): no signature, no
  *                   self-mention, never the agent's own name;
  *   the prompt      ghconv_prompt (§4.5 step 4): the thread as the model
@@ -63,7 +63,9 @@
 #define GHCONV_MAX_OWN_COMMENTS 3   /* §4.3 rule 5 */
 #define GHCONV_FOLLOWUP_HIGH    3   /* §4.3 rule 6: urgency high from 3 later comments */
 #define GHCONV_PROMPT_COMMENTS  15  /* §4.5: the last 15 comments are shown */
-#define GHCONV_NORMALIZED_CHARS 200 /* §4.6: bodies compared on 200 code points */
+/* §4.6: bodies are compared whole (GitHub's comment limit): two comments
+ * that share a long header but differ after it are not duplicates */
+#define GHCONV_NORMALIZED_CHARS 65536
 #define GHCONV_SEEN_MAX         256 /* handled notification states remembered */
 #define GHCONV_NOTIF_ID_MAX     32
 #define GHCONV_REASON_MAX       32

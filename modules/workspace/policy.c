@@ -7,7 +7,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/json.h"
 #include "common/strbuf.h"
+#include "common/timeutil.h"
 #include "common/xalloc.h"
 
 static void lower_into(char *dst, size_t cap, const char *s)
@@ -233,4 +235,235 @@ void wsp_count(const struct plan_task_state *st, size_t n, struct wsp_counts *ou
 		else if (st[i].status == PLAN_CLAIMED || st[i].status == PLAN_IN_PROGRESS)
 			out->in_progress++;
 	}
+}
+
+/* --- recovery and lifecycle -------------------------------------------------------------- */
+
+bool wsp_task_branch(const char *branch, int task, const char *title)
+{
+	char name[PLAN_BRANCH_MAX + 1];
+	if (!branch || plan_branch_task(branch) != task)
+		return false;
+	if (plan_branch_legacy(task, title, name, sizeof name) == 0 && strcmp(branch, name) == 0)
+		return true;
+	if (plan_branch_name(task, title, 1, name, sizeof name) != 0)
+		return false;
+	size_t n = strlen(name);
+	if (strncmp(branch, name, n) != 0)
+		return false;
+	const char *rest = branch + n;
+	if (!*rest)
+		return true;
+	if (rest[0] != '-' || rest[1] != 'a' || !rest[2])
+		return false;
+	for (const char *p = rest + 2; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+bool wsp_pr_of_task(const char *head_ref, const char *body, int plan, int task)
+{
+	if (!head_ref || plan_branch_task(head_ref) != task)
+		return false;
+	const char *part = body ? strstr(body, "Part of #") : NULL;
+	if (!part)
+		return true;
+	for (; part; part = strstr(part + 1, "Part of #")) {
+		char *end = NULL;
+		long n = strtol(part + 9, &end, 10);
+		if (end != part + 9 && n == plan)
+			return true;
+	}
+	return false;
+}
+
+char *wsp_recovered_pr_body(int plan, int task, const char *title, const char *branch,
+                            const char *login, int attempt)
+{
+	struct plan_marker m = {
+	        .kind = PLAN_MARK_PR, .plan = plan, .task = task, .attempt = attempt};
+	snprintf(m.agent, sizeof m.agent, "%s", login);
+	snprintf(m.branch, sizeof m.branch, "%s", branch);
+	char marker[PLAN_MARKER_MAX + 1];
+	if (plan_marker_format(&m, marker, sizeof marker) != 0)
+		return NULL;
+	struct strbuf sb = {0};
+	sb_printf(&sb, "## Task %d from plan #%d\n\n**Task:** %s\n\n", task, plan, title);
+	sb_printf(&sb,
+	          "Recovered: the branch `%s` was pushed but no pull request was opened for it "
+	          "(its agent stopped before that step). @%s opened this one so the work is "
+	          "reviewed instead of lost.\n\n---\nPart of #%d\n\n%s\n",
+	          branch, login, plan, marker);
+	return sb_detach(&sb);
+}
+
+static bool has_label(const cJSON *issue, const char *name)
+{
+	const cJSON *l;
+	cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(issue, "labels"))
+	{
+		const char *s = cJSON_IsString(l) ? l->valuestring : json_string_or(l, "name", "");
+		if (strcasecmp(s, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+int wsp_issue_brief(const cJSON *issue, struct wsp_issue_brief *out)
+{
+	memset(out, 0, sizeof *out);
+	out->number = (int)json_int_or(issue, "number", 0);
+	if (out->number <= 0)
+		return -1;
+	out->pull = cJSON_GetObjectItemCaseSensitive(issue, "pull_request") != NULL;
+	out->plan = has_label(issue, PLAN_LABEL);
+	out->finished = has_label(issue, WSP_LABEL_FINISHED);
+	out->discussion = has_label(issue, WSP_LABEL_DISCUSSION);
+	out->memo = has_label(issue, WSP_LABEL_MEMO);
+	const cJSON *user = cJSON_GetObjectItemCaseSensitive(issue, "user");
+	snprintf(out->author, sizeof out->author, "%s", json_string_or(user, "login", ""));
+	time_parse_iso(json_string_or(issue, "created_at", ""), &out->created_ms);
+	time_parse_iso(json_string_or(issue, "updated_at", ""), &out->updated_ms);
+	return 0;
+}
+
+enum wsp_hygiene wsp_issue_hygiene(const struct wsp_issue_brief *b, const char *me, int64_t now_ms,
+                                   int64_t handled_ms, int64_t stale_ms, struct decision *d)
+{
+	if (b->pull || b->plan || b->finished || b->discussion) {
+		decision_set(d, VERDICT_INFO, "issue_kept", "#%d is a %s: hygiene leaves it",
+		             b->number,
+		             b->pull       ? "pull request"
+		             : b->plan     ? "plan"
+		             : b->finished ? "finished sentinel"
+		                           : "discussion");
+		return WSP_HYG_KEEP;
+	}
+	int64_t quiet = b->updated_ms > 0 ? now_ms - b->updated_ms : 0;
+	int64_t stale = b->memo ? stale_ms * 3 / 7 : stale_ms;
+	if (b->updated_ms > 0 && quiet >= stale) {
+		decision_set(d, VERDICT_PASS, "issue_stale",
+		             "#%d has been quiet for %" PRId64 " h (a%s issue closes after %" PRId64
+		             " h)",
+		             b->number, quiet / 3600000, b->memo ? " memo" : "n", stale / 3600000);
+		return WSP_HYG_STALE;
+	}
+	if (b->updated_ms > 0 && quiet >= handled_ms && b->last_commenter[0] && me &&
+	    strcasecmp(b->last_commenter, me) == 0) {
+		decision_set(d, VERDICT_PASS, "issue_handled",
+		             "#%d: our comment is the latest and nobody answered in %" PRId64 " h",
+		             b->number, quiet / 3600000);
+		return WSP_HYG_HANDLED;
+	}
+	decision_set(d, VERDICT_INFO, "issue_kept", "#%d is active (quiet for %" PRId64 " min)",
+	             b->number, quiet / 60000);
+	return WSP_HYG_KEEP;
+}
+
+int wsp_sentinel_pick(const struct wsp_issue_brief *b, size_t n)
+{
+	int best = -1;
+	for (size_t i = 0; i < n; i++)
+		if (b[i].finished && !b[i].pull && (best < 0 || b[i].number < b[best].number))
+			best = (int)i;
+	return best;
+}
+
+bool wsp_sentinel_reactivated(const struct wsp_issue_brief *b, size_t n, int sentinel,
+                              const struct wsp_agents *agents, int *by)
+{
+	if (sentinel < 0 || (size_t)sentinel >= n)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		const struct wsp_issue_brief *x = &b[i];
+		if (x->pull || x->finished || !x->author[0] || x->number < b[sentinel].number)
+			continue;
+		if (!x->plan && wsp_agents_has(agents, x->author))
+			continue;
+		if (by)
+			*by = x->number;
+		return true;
+	}
+	return false;
+}
+
+bool wsp_plan_covers(const char *body, int n)
+{
+	if (!body || n <= 0)
+		return false;
+	char needle[24];
+	int len = snprintf(needle, sizeof needle, "#%d", n);
+	for (const char *p = strstr(body, needle); p; p = strstr(p + 1, needle)) {
+		bool word_before = p > body && ((p[-1] >= 'A' && p[-1] <= 'Z') ||
+		                                (p[-1] >= 'a' && p[-1] <= 'z') ||
+		                                (p[-1] >= '0' && p[-1] <= '9') || p[-1] == '&');
+		char after = p[len];
+		if (!word_before && !(after >= '0' && after <= '9'))
+			return true;
+	}
+	return false;
+}
+
+/* The byte length of at most max bytes of s, not cutting a UTF-8
+ * sequence. */
+static size_t utf8_cut(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n <= max)
+		return n;
+	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+		max--;
+	return max;
+}
+
+char *wsp_synthesis_prompt(const char *owner, const char *repo, const cJSON *issues, int *nums,
+                           size_t cap, size_t *n)
+{
+	*n = 0;
+	struct strbuf list = {0};
+	size_t left_out = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, issues)
+	{
+		struct wsp_issue_brief b;
+		if (wsp_issue_brief(it, &b) != 0 || b.pull || b.plan || b.finished || b.discussion)
+			continue;
+		if (*n >= cap || *n >= WSP_SYNTH_MAX_ISSUES) {
+			left_out++;
+			continue;
+		}
+		nums[(*n)++] = b.number;
+		sb_printf(&list, "### #%d: %s\n", b.number, json_string_or(it, "title", ""));
+		const cJSON *l;
+		bool first = true;
+		cJSON_ArrayForEach(l, cJSON_GetObjectItemCaseSensitive(it, "labels"))
+		{
+			sb_printf(&list, "%s%s", first ? "Labels: " : ", ",
+			          json_string_or(l, "name", ""));
+			first = false;
+		}
+		const char *body = json_string_or(it, "body", "");
+		size_t cut = utf8_cut(body, WSP_SYNTH_BODY_MAX);
+		sb_printf(&list, "%s%.*s%s\n\n", first ? "" : "\n", (int)cut, body,
+		          cut < strlen(body) ? " […]" : "");
+	}
+	if (*n == 0) {
+		sb_free(&list);
+		return NULL;
+	}
+	struct strbuf sb = {0};
+	sb_printf(&sb,
+	          "The workspace %s/%s has no open plan, and these issues are open. Roll them up "
+	          "into ONE plan with plan_create (owner \"%s\", repo \"%s\"): tasks that produce "
+	          "code or documentation, in order, each small enough for one pull request. Name "
+	          "every issue a task covers by its number (\"Covers #12\") in that task's "
+	          "description: an issue the plan does not name stays open. Leave out an issue "
+	          "that asks for no code (a question, a discussion).\n\n",
+	          owner, repo, owner, repo);
+	sb_append(&sb, list.buf, list.len);
+	if (left_out)
+		sb_printf(&sb, "(%zu more open issues are left for a later plan.)\n", left_out);
+	sb_free(&list);
+	return sb_detach(&sb);
 }

@@ -110,4 +110,82 @@ struct wsp_counts {
 };
 void wsp_count(const struct plan_task_state *st, size_t n, struct wsp_counts *out);
 
+/* --- recovery and lifecycle (wsp_recover.c, wsp_life.c) ------------------------------------- */
+
+#define WSP_LABEL_FINISHED   "finished"
+#define WSP_LABEL_DISCUSSION "discussion"
+#define WSP_LABEL_MEMO       "memo"
+
+/* Is branch one of task's branches: plan_branch_name(task, title, 1)
+ * alone or followed by "-a<k>", or the legacy name? */
+bool wsp_task_branch(const char *branch, int task, const char *title);
+
+/* Does a PR (its head ref and body) carry the work of task of plan: a
+ * "task-<task>-" head, and a body naming the plan ("Part of #<plan>") or
+ * naming no plan at all? */
+bool wsp_pr_of_task(const char *head_ref, const char *body, int plan, int task);
+
+/* The body of a PR opened for an orphaned branch (pushed, never given a
+ * PR): the task, the note that it was recovered and by whom, "Part of
+ * #<plan>" and the pr marker. Caller frees; NULL when the marker does not
+ * format. */
+char *wsp_recovered_pr_body(int plan, int task, const char *title, const char *branch,
+                            const char *login, int attempt);
+
+struct cJSON;
+
+/* One open issue as the lifecycle rules see it. */
+struct wsp_issue_brief {
+	int number;
+	bool pull;                       /* a pull request */
+	bool plan, finished, discussion; /* its labels */
+	bool memo;
+	char author[PLAN_LOGIN_MAX];
+	int64_t created_ms, updated_ms;
+	/* the author of its latest comment ("" none, or not read) */
+	char last_commenter[PLAN_LOGIN_MAX];
+};
+/* Reads one issue of GitHub's list. -1 when it has no number. */
+int wsp_issue_brief(const struct cJSON *issue, struct wsp_issue_brief *out);
+
+enum wsp_hygiene { WSP_HYG_KEEP, WSP_HYG_HANDLED, WSP_HYG_STALE };
+/* §3.14.5 for one open issue: plans, pull requests, sentinels and
+ * discussions are kept; quiet for stale_ms (memo: three sevenths of it)
+ * → stale; quiet for handled_ms with our comment the latest → handled.
+ * d says which and why. */
+enum wsp_hygiene wsp_issue_hygiene(const struct wsp_issue_brief *b, const char *me, int64_t now_ms,
+                                   int64_t handled_ms, int64_t stale_ms, struct decision *d);
+
+/* The finished sentinel rule (§3.14.4, discovered by label so every agent
+ * sees the same): of the open issues labelled finished, the oldest is the
+ * sentinel (the others are duplicates to close). Returns its index, or -1
+ * when there is none. */
+int wsp_sentinel_pick(const struct wsp_issue_brief *b, size_t n);
+
+/* Does new work reactivate a finished workspace: an open issue opened
+ * after the sentinel (a higher number; not a PR, not a sentinel) that is
+ * a plan (someone asked for work), or whose author is not a known agent
+ * (a person)? Its number into *by. */
+bool wsp_sentinel_reactivated(const struct wsp_issue_brief *b, size_t n, int sentinel,
+                              const struct wsp_agents *agents, int *by);
+
+#define WSP_SYNTH_COOLDOWN_MS  (60LL * 60 * 1000)      /* §3.14.2: between synthesis attempts */
+#define WSP_HEALTH_COOLDOWN_MS (24LL * 60 * 60 * 1000) /* §3.14.3: between health checks */
+#define WSP_SYNTH_MAX_ISSUES   30                      /* issues given to the model */
+#define WSP_SYNTH_BODY_MAX     2000                    /* bytes of each issue's body */
+
+/* Does a plan's body name issue n ("#n", not part of a longer number or
+ * word)? A synthesized plan closes only the issues it names. */
+bool wsp_plan_covers(const char *body, int n);
+
+/* The synthesis request (§3.14.2) for owner/repo: every open issue of the
+ * array (GitHub's JSON; pull requests, plans, sentinels and discussions
+ * left out; at most WSP_SYNTH_MAX_ISSUES, the rest counted) with its
+ * number, title, labels and the first WSP_SYNTH_BODY_MAX bytes of its body
+ * (cut on a UTF-8 boundary), and the instruction to make one plan naming
+ * each issue it covers by number. The numbers given into nums (at most
+ * cap), their count into *n. Caller frees; NULL when no issue is left. */
+char *wsp_synthesis_prompt(const char *owner, const char *repo, const struct cJSON *issues,
+                           int *nums, size_t cap, size_t *n);
+
 #endif

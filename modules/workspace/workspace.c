@@ -52,6 +52,10 @@ struct wsp *wsp_new(const struct wsp_config *c, struct ga_err *err)
 		w->c.claim_ttl_ms = WSP_CLAIM_TTL_MS;
 	if (w->c.orphan_ms <= 0)
 		w->c.orphan_ms = WSP_ORPHAN_MS;
+	if (w->c.handled_ms <= 0)
+		w->c.handled_ms = WSP_HANDLED_MS;
+	if (w->c.stale_ms <= 0)
+		w->c.stale_ms = WSP_STALE_MS;
 	w->anchor = xcalloc(1, sizeof *w->anchor);
 	w->anchor->w = w;
 	w->anchor->refs = 1;
@@ -69,6 +73,7 @@ void wsp_quiesce(struct wsp *w)
 		return;
 	w->quiescing = true;
 	wsp_run_cancel(w);
+	wsp_life_quiesce(w);
 }
 
 void wsp_free(struct wsp *w)
@@ -78,6 +83,7 @@ void wsp_free(struct wsp *w)
 	for (size_t i = 0; i < w->nplans; i++)
 		wsp_plan_free(w->plans[i]);
 	wsp_watchlist_free(&w->watch);
+	cJSON_Delete(w->life);
 	struct wsp_anchor *a = w->anchor;
 	a->w = NULL;
 	if (--a->refs <= 0)
@@ -615,142 +621,32 @@ static void on_plan_issues(void *ud, const struct gh_result *res)
 	cyc_next_plan(cy);
 }
 
-/* --- after the poll: lapsed claims, then a task ----------------------------------------------- */
+/* --- after the poll: the lifecycle, recovery, then a task ------------------------------------ */
 
 static void cyc_choose(struct cyc *cy);
 
-struct reset_op {
-	struct cyc *cy;
-	char lock[COORD_MAX_KEY];
-	struct wsp_plan *p; /* borrowed from w->plans: valid until the next poll */
-	struct plan_task_state st;
-};
-
-static void on_reset_sent(void *ud, bool ok, const char *artifact, const char *why)
+static void cyc_recovered(void *ud, bool acted)
 {
-	(void)artifact;
-	struct reset_op *op = ud;
-	struct cyc *cy = op->cy;
-	struct wsp *w = cy->a->w;
-	if (w) {
-		struct coord *c = wsp_coord(w);
-		if (c)
-			coord_release(c, op->lock);
-		struct decision d;
-		if (ok) {
-			w->n.resets++;
-			decision_set(&d, VERDICT_SENT, "claim_reset",
-			             "task %d: @%s's lapsed claim reset to pending", op->st.task,
-			             op->st.assignee);
-		} else {
-			decision_set(&d, VERDICT_FAIL, "claim_reset", "task %d was not reset: %s",
-			             op->st.task, why ? why : "?");
-		}
-		wsp_note(w, op->p->owner, op->p->repo, op->p->number, op->st.task, STAGE_OUTBOUND,
-		         &d);
-	}
-	free(op);
-	cyc_choose(cy);
+	struct cyc *cy = ud;
+	if (acted)
+		cyc_end(cy); /* §3.6: a plan changed under the snapshot; the next cycle reads it */
+	else
+		cyc_choose(cy);
 }
 
-static void on_reset_lock(void *ud, enum coord_result res, const char *holder, const char *why)
+static void cyc_lived(void *ud, bool acted)
 {
-	(void)holder;
-	(void)why;
-	struct reset_op *op = ud;
-	struct cyc *cy = op->cy;
+	struct cyc *cy = ud;
 	struct wsp *w = cy->a->w;
-	if (!w || res != COORD_WON) {
-		/* the holder (or someone resetting it) has the lock: alive */
-		free(op);
-		cyc_choose(cy);
-		return;
-	}
-	static const char reset_text[] =
-	        "Task {{number}} ({{title}}) was claimed by @{{holder}} without progress for "
-	        "longer than the claim lasts, and its lock has lapsed: it is back to pending for "
-	        "any agent to take.";
-	const struct plan_task *t = plan_task_find(&op->p->plan, op->st.task);
-	char num[16];
-	snprintf(num, sizeof num, "%d", op->st.task);
-	const char *names[] = {"number", "title", "holder"};
-	const char *values[] = {num, t ? t->title : "?", op->st.assignee};
-	char *text = voice_interpolate(reset_text, names, values, 3);
-	struct plan_marker m = {.kind = PLAN_MARK_RESET,
-	                        .plan = op->p->number,
-	                        .task = op->st.task,
-	                        .attempt = op->st.attempt};
-	snprintf(m.agent, sizeof m.agent, "%s", w->login);
-	char key[WSP_KEY_MAX + 1];
-	wsp_key(key, sizeof key, "reset", op->p->owner, op->p->repo, op->p->number, op->st.task,
-	        op->st.attempt);
-	wsp_send_comment(w, op->p->owner, op->p->repo, op->p->number, VOICE_GH_TASK_FAILED, text,
-	                 NULL, NULL, &m, key, on_reset_sent, op);
-	free(text);
-}
-
-static void cyc_lapsed(struct cyc *cy)
-{
-	struct wsp *w = cy->a->w;
-	struct coord *c = w ? wsp_coord(w) : NULL;
-	/* Only a shared backend tells a lapsed lock from a live one: with the
-	 * in-process one every other agent's lock looks free. */
-	if (!c || strcmp(coord_name(c), "local") == 0) {
-		cyc_choose(cy);
-		return;
-	}
-	int64_t now = time_now_ms();
-	for (size_t i = 0; i < w->nplans; i++) {
-		struct wsp_plan *p = w->plans[i];
-		for (size_t k = 0; k < p->plan.n_tasks; k++) {
-			struct decision d;
-			if (!wsp_claim_lapsed(&p->st[k], w->login, now, w->c.orphan_ms, &d))
-				continue;
-			wsp_note(w, p->owner, p->repo, p->number, p->st[k].task, STAGE_GATE, &d);
-			struct reset_op *op = xcalloc(1, sizeof *op);
-			op->cy = cy;
-			op->p = p;
-			op->st = p->st[k];
-			wsp_task_lock(op->lock, sizeof op->lock, p->owner, p->repo, p->number,
-			              p->st[k].task);
-			if (coord_claim(c, op->lock, w->c.claim_ttl_ms, on_reset_lock, op) != 0) {
-				free(op);
-				continue;
-			}
-			return; /* one per cycle */
-		}
-	}
-	cyc_choose(cy);
+	if (!w || acted)
+		cyc_end(cy);
+	else
+		wsp_recover_step(w, cyc_recovered, cy);
 }
 
 static void on_claim_settled(void *ud)
 {
 	cyc_end(ud);
-}
-
-/* An abandon notice for a task that failed too often: once, any agent. */
-static void post_notice(struct wsp *w, const struct wsp_plan *p, int task, int failures)
-{
-	static const char notice_text[] =
-	        "Task {{number}} ({{title}}) has failed {{failures}} times across the agents and "
-	        "will not be retried automatically. It waits for its owner: a `reopen` from them "
-	        "puts it back.";
-	const struct plan_task *t = plan_task_find(&p->plan, task);
-	char num[16], fails[16];
-	snprintf(num, sizeof num, "%d", task);
-	snprintf(fails, sizeof fails, "%d", failures);
-	const char *names[] = {"number", "title", "failures"};
-	const char *values[] = {num, t ? t->title : "?", fails};
-	char *text = voice_interpolate(notice_text, names, values, 3);
-	struct plan_marker m = {.kind = PLAN_MARK_ABANDON, .plan = p->number, .task = task};
-	snprintf(m.agent, sizeof m.agent, "%s", w->login);
-	char key[WSP_KEY_MAX + 1];
-	wsp_key(key, sizeof key, "abandon", p->owner, p->repo, p->number, task, 0);
-	wsp_send_comment(w, p->owner, p->repo, p->number, VOICE_GH_TASK_FAILED, text, NULL, NULL,
-	                 &m, key, NULL, NULL);
-	free(text);
-	wsp_tell_owner(w, "task %d of %s/%s#%d failed %d times: it waits for you", task, p->owner,
-	               p->repo, p->number, failures);
 }
 
 static void on_late_review(void *ud, bool ok, const char *artifact, const char *why)
@@ -816,9 +712,6 @@ static void cyc_choose(struct cyc *cy)
 		                                    w->plans[i]->st};
 	struct plan_choice ch;
 	plan_choose(cand, n, &ch);
-	for (size_t i = 0; i < ch.n_notices; i++)
-		post_notice(w, w->plans[ch.notices[i].candidate], ch.notices[i].task,
-		            ch.notices[i].failures);
 	if (!ch.found) {
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "no task to claim", "why", ch.d.reason);
 		cyc_end(cy);
@@ -871,7 +764,7 @@ static void cyc_next_ws(struct cyc *cy)
 		          err.msg);
 	}
 	save_watch(w);
-	cyc_lapsed(cy);
+	wsp_life_step(w, cyc_lived, cy);
 }
 
 /* The loop gate of §1.2 and §3.6: with fewer than WSP_LOW_BUDGET core

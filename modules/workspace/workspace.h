@@ -30,10 +30,16 @@
  *      the plan's author when no marker applies);
  *   5. the room hears a workspace_state per plan whose counts changed
  *      (space-protocol.md; through outbound);
- *   6. a claim that lapsed (policy.h: another agent's, no PR, its
- *      coordination lock free for longer than the orphan time) is reset
- *      (a reset marker), one per cycle;
- *   7. when no task of ours runs, the coder is configured and the agent is
+ *   6. the lifecycle (wsp_life.c): the finished sentinel found by label,
+ *      made or reactivated; plan synthesis from open issues and the
+ *      closing of the issues the new plan names; the health check; stale
+ *      and handled issues closed;
+ *   7. recovery (wsp_recover.c): the notice of a task that failed too
+ *      often; a claim that lapsed (another agent's, no PR marker and no
+ *      open PR of its branch, its latest marker older than the orphan
+ *      time by GitHub's clock, its lock free) reset; an orphaned branch
+ *      given its PR — one reset or recovery per cycle, which ends it;
+ *   8. when no task of ours runs, the coder is configured and the agent is
  *      not paused: a task of ours left unfinished by a restart is resumed;
  *      else plan_choose picks one, and it is claimed (below); at most one
  *      claim per cycle.
@@ -97,8 +103,10 @@
 
 #define WSP_CYCLE_MS         180000 /* plan awareness (§3.6) */
 #define WSP_CYCLE_JITTER     0.12
-#define WSP_CLAIM_TTL_MS     120000           /* the task lock; renewed every third of it */
-#define WSP_ORPHAN_MS        (15 * 60 * 1000) /* a claim without progress lapses */
+#define WSP_CLAIM_TTL_MS     120000                   /* the task lock; renewed every third of it */
+#define WSP_ORPHAN_MS        (15 * 60 * 1000)         /* a claim without progress lapses */
+#define WSP_HANDLED_MS       (24LL * 3600 * 1000)     /* §3.14.5: our last word, quiet this long */
+#define WSP_STALE_MS         (7LL * 24 * 3600 * 1000) /* §3.14.5: any issue quiet this long */
 #define WSP_CREATE_TTL_MS    120000
 #define WSP_CREATE_WAIT_MS   60000 /* how long a second creator waits for the first */
 #define WSP_MAX_PLANS        64
@@ -111,6 +119,7 @@
 #define WSP_DEFAULT_DESC     "Collaborative development workspace"
 #define WSP_WORK_DIR         "tasks" /* the task clones, under the memory directory */
 
+struct budget;
 struct coder_config;
 struct compose_call;
 struct conv_store;
@@ -119,6 +128,8 @@ struct decision_log;
 struct gh_client;
 struct git_ctx;
 struct journal;
+struct ledger;
+struct llm_client;
 struct outbound;
 struct skills;
 struct state_store;
@@ -149,6 +160,15 @@ struct wsp_config {
 	const char *default_org;          /* NULL: WSP_DEFAULT_ORG */
 	int64_t claim_ttl_ms;             /* 0: WSP_CLAIM_TTL_MS */
 	int64_t orphan_ms;                /* 0: WSP_ORPHAN_MS */
+	int64_t handled_ms;               /* 0: WSP_HANDLED_MS */
+	int64_t stale_ms;                 /* 0: WSP_STALE_MS */
+	/* Plan synthesis and the health check (wsp_int.h, wsp_life_step):
+	 * the model, its budget (may be NULL) and the commitment ledger its
+	 * plan_create / github_create_issue go to. Without llm and ledger
+	 * neither runs (a finished workspace gets its sentinel directly). */
+	struct llm_client *llm;
+	struct budget *budget;
+	struct ledger *ledger;
 	/* Discovery reads the conversations (may be NULL). */
 	struct conv_store *(*store)(void *ud);
 	/* The kill switch: no claim while paused (may be NULL). */

@@ -6,6 +6,8 @@
  *   workspace.c  the engine: life, watch list, discovery, the cycle, status
  *   wsp_task.c    a claim and the run of one task to its PR and report
  *   wsp_repo.c    find and create a workspace
+ *   wsp_recover.c recovery that is not the creator's (stuck, orphans)
+ *   wsp_life.c    the workspace's lifecycle (sentinel, hygiene)
  *   wsp_send.c    one outbound send that ends once (reconciled when unsure),
  *                the plan's comments read and folded
  */
@@ -85,6 +87,7 @@ void wsp_plan_fold(struct wsp_plan *p, const struct wsp_events *e);
 struct wsp_plan *wsp_plan_new(const char *owner, const char *repo, const cJSON *issue,
                               const struct wsp_events *e, int64_t now_ms, struct decision *d);
 
+struct compose_run;
 struct wsp_run; /* wsp_task.c */
 struct wsp_sent {
 	char key[WSP_REPO_FULL_MAX + 16];
@@ -107,7 +110,9 @@ struct wsp {
 	bool quiescing;
 	bool cycling;
 	struct wsp_run *run; /* the task of ours that runs, or NULL */
-	int tool_calls;      /* find/create in flight */
+	cJSON *life;         /* wsp_life.c's state file, read at its first use; NULL before */
+	struct compose_run *life_run; /* wsp_life.c's model run in flight, or NULL */
+	int tool_calls;               /* find/create in flight */
 	/* figures */
 	struct {
 		uint64_t cycles, claims, claims_won, claims_lost, prs, failed, blocked, resumed,
@@ -127,6 +132,11 @@ struct wsp {
  * 0, message id "task-<n>" or "plan") and logs it. */
 void wsp_note(struct wsp *w, const char *owner, const char *repo, int plan, int task,
               enum decision_stage stage, const struct decision *d);
+/* wsp_note of a decision made here: {v, rule (static), the formatted
+ * reason}. */
+void wsp_notef(struct wsp *w, const char *owner, const char *repo, int plan, int task,
+               enum decision_stage stage, enum decision_verdict v, const char *rule,
+               const char *fmt, ...) __attribute__((format(printf, 9, 10)));
 void wsp_error(struct wsp *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void wsp_tell_owner(struct wsp *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -176,6 +186,64 @@ struct coord *wsp_coord(struct wsp *w);
 /* Known agents of a workspace (all its plans' marker authors, and us). */
 void wsp_workspace_agents(struct wsp *w, const char *owner, const char *repo,
                           struct wsp_agents *out);
+
+/* The cycle's steps after the poll: each calls next(ud, acted) once, on
+ * the loop (acted: it changed a plan, the cycle ends without a claim). */
+typedef void (*wsp_step_fn)(void *ud, bool acted);
+
+/* wsp_recover.c: recovery that is not the creator's (spec §3.13.1–2), on
+ * the plans the poll just read:
+ *   notice  a task that failed PLAN_MAX_RETRIES times and has no abandon
+ *           marker gets one (the owner is told), once across agents: the
+ *           coordination lock "abandon:…" and the comments read again;
+ *   stuck   another agent's claim without a PR marker whose latest marker
+ *           (GitHub's created_at, so the time survives restarts and every
+ *           agent reads the same) is older than the orphan time, whose
+ *           task lock is free (a shared backend only: the in-process one
+ *           cannot see another agent's lock) and for which no open PR
+ *           carries the task's branch → a reset marker, under the lock;
+ *   orphan  a claimable task with a task branch on the remote that never
+ *           had a PR (any state) → under the task lock: a claim marker,
+ *           the comments read again (ours must be the accepted claim), the
+ *           PR (outbound new-pr, the body says it was recovered), a pr
+ *           marker (the task is in progress, ours), the designated
+ *           reviewer asked. A PR once opened for the branch (even closed)
+ *           means never again; a recovery cut by a restart after its
+ *           claim is finished by the next cycle.
+ * One reset or recovery per cycle (acted). Nothing while paused. */
+void wsp_recover_step(struct wsp *w, wsp_step_fn next, void *ud);
+
+/* wsp_life.c: the lifecycle (spec §3.14.2–5), per watched workspace
+ * whose plans were read, from its open issues (one list, least recently
+ * updated first, LIFE_MAX_ISSUES):
+ *   sentinel  the open issues labelled "finished" are the sentinels (any
+ *             agent's: found by label, so no agent makes a second one);
+ *             the oldest is kept, others are closed as duplicates; a plan
+ *             or a person's issue opened after it reactivates the
+ *             workspace (a comment naming it, the sentinel closed);
+ *   finished  no sentinel, no open plan, issue or PR, and a closed plan
+ *             (work was done here) → under the lock "life:<o>/<r>#0",
+ *             the sentinels listed again, the health check (with a model
+ *             and the ledger, once a day: README.md and the last closed
+ *             plans; the model may promise one issue, github_create_issue
+ *             → a commitment) → one sentinel (new-issue, label finished)
+ *             carrying the model's words;
+ *   synthesis open issues, no open plan, no sentinel (with a model and
+ *             the ledger, once an hour, lock "life:<o>/<r>#synth"): the
+ *             model gets the issues (wsp_synthesis_prompt) and plan_create
+ *             only → a create_plan commitment; the issues it was given are
+ *             kept in the state file "workspace_life" until a newer plan
+ *             is open, then those the plan names (wsp_plan_covers) are
+ *             closed "Rolled into plan #N", the others left open;
+ *   hygiene   an issue (not a PR, plan, sentinel or discussion) quiet for
+ *             stale_ms (memo: 3/7 of it) is closed; one quiet for
+ *             handled_ms whose latest comment is ours is closed.
+ * Every act under a coordination lock "life:<o>/<r>#<n>" left to lapse,
+ * through outbound with a key; a decision each. Never acted (next gets
+ * false): the plans are not changed. Nothing while paused. */
+void wsp_life_step(struct wsp *w, wsp_step_fn next, void *ud);
+/* Cancels a model run of the lifecycle (wsp_quiesce). */
+void wsp_life_quiesce(struct wsp *w);
 
 /* wsp_repo.c */
 void wsp_tool_done(struct wsp *w);

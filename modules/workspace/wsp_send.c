@@ -57,6 +57,18 @@ void wsp_note(struct wsp *w, const char *owner, const char *repo, int plan, int 
 		snprintf(w->last_error, sizeof w->last_error, "%s", d->reason);
 }
 
+void wsp_notef(struct wsp *w, const char *owner, const char *repo, int plan, int task,
+               enum decision_stage stage, enum decision_verdict v, const char *rule,
+               const char *fmt, ...)
+{
+	struct decision d = {.verdict = v, .rule = rule};
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d.reason, sizeof d.reason, fmt, ap);
+	va_end(ap);
+	wsp_note(w, owner, repo, plan, task, stage, &d);
+}
+
 void wsp_error(struct wsp *w, const char *fmt, ...)
 {
 	va_list ap;

@@ -228,25 +228,12 @@ static void test_one_first(void **state)
 }
 
 /* A redis-server of the test's own; skips the test without one. */
-static void redis_up(struct support_redis *r, char *url, size_t cap)
-{
-	if (!support_redis_binary()) {
-		fprintf(stderr, "redis-server is not installed: the Redis variant is skipped\n");
-		skip();
-	}
-	memset(r, 0, sizeof *r);
-	char err[512];
-	if (support_redis_start(r, NULL, err, sizeof err) != 0)
-		fail_msg("%s", err);
-	snprintf(url, cap, "redis://127.0.0.1:%d", r->port);
-}
-
 static void test_redis(void **state)
 {
 	(void)state;
 	struct support_redis r;
 	char url[64];
-	redis_up(&r, url, sizeof url);
+	wsfix_redis(&r, url, sizeof url);
 	struct wsfix fx;
 	wsfix_open(&fx);
 	fx.redis_url = url;
@@ -314,7 +301,7 @@ static void test_killed_holder(void **state)
 	(void)state;
 	struct support_redis r;
 	char url[64];
-	redis_up(&r, url, sizeof url);
+	wsfix_redis(&r, url, sizeof url);
 	struct wsfix fx;
 	wsfix_open(&fx);
 	fx.redis_url = url;

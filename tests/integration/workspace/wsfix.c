@@ -18,6 +18,7 @@
 #include "common/json.h"
 #include "modules/plan/plan.h"
 #include "support_loop.h"
+#include "support_redis.h"
 #include "testutil.h"
 
 const char WSFIX_CODER[] = "set -e\n"
@@ -205,6 +206,16 @@ void wsfix_agent_open(struct wsfix *fx, int i, int64_t claim_ttl_ms, int64_t orp
 		a->coord = coord_new_local(&fx->loop, a->name);
 	}
 	load_coder(fx, a);
+	if (fx->llm_url) {
+		struct llm_config lc;
+		llm_config_init(&lc, fx->llm_url, "test-key-0123456789", "fake-model");
+		lc.backoff_base_ms = 1;
+		lc.backoff_cap_ms = 10;
+		a->llm = llm_client_new(a->http, &lc);
+		llm_config_free(&lc);
+		assert_non_null(a->llm);
+		assert_int_equal(ledger_open(&a->ledger, memory, &e), 0);
+	}
 	struct wsp_config c = {.loop = &fx->loop,
 	                       .gh = a->gh,
 	                       .outbound = a->ob,
@@ -223,11 +234,26 @@ void wsfix_agent_open(struct wsfix *fx, int i, int64_t claim_ttl_ms, int64_t orp
 	                       .orphan_ms = orphan_ms,
 	                       .room_state = room_state,
 	                       .store = store_of,
+	                       .llm = a->llm,
+	                       .ledger = a->llm ? &a->ledger : NULL,
 	                       .ud = a};
 	a->ws = wsp_new(&c, &e);
 	if (!a->ws)
 		fail_msg("wsp_new: %s", e.msg);
 	assert_true(wsp_watch(a->ws, WSFIX_OWNER, WSFIX_REPO, WSP_SOURCE_OWNER, NULL, &e) >= 0);
+}
+
+void wsfix_redis(struct support_redis *r, char *url, size_t cap)
+{
+	if (!support_redis_binary()) {
+		fprintf(stderr, "redis-server is not installed: the Redis variant is skipped\n");
+		skip();
+	}
+	memset(r, 0, sizeof *r);
+	char err[512];
+	if (support_redis_start(r, NULL, err, sizeof err) != 0)
+		fail_msg("%s", err);
+	snprintf(url, cap, "redis://127.0.0.1:%d", r->port);
 }
 
 void wsfix_agents(struct wsfix *fx, int n, int64_t claim_ttl_ms, int64_t orphan_ms)
@@ -265,6 +291,10 @@ void wsfix_agent_close(struct wsfix *fx, int i)
 	assert_true(support_run_until(&fx->loop, flag_set, &closed, NULL, 20000));
 	gh_port_free(a->port);
 	gh_client_free(a->gh);
+	if (a->llm) {
+		llm_client_free(a->llm);
+		ledger_close(&a->ledger);
+	}
 	http_client_close(a->http);
 	support_run_until(&fx->loop, NULL, NULL, NULL, 50);
 	journal_close(a->j);

@@ -24,7 +24,9 @@
 
 #include "adapters/git/git.h"
 #include "adapters/github/github.h"
+#include "adapters/llm/llm.h"
 #include "modules/coder/coder.h"
+#include "modules/commitments/ledger.h"
 #include "modules/coord/coord.h"
 #include "modules/github/port.h"
 #include "modules/journal/journal.h"
@@ -52,6 +54,8 @@ struct wsfix_agent {
 	struct coord *coord;
 	struct coder_config coder;
 	struct wsp *ws;
+	struct llm_client *llm; /* fx->llm_url set: the model, and a ledger */
+	struct ledger ledger;
 	bool cycling;
 	int cycles;
 	uint64_t last_cycle_ms;
@@ -75,7 +79,13 @@ struct wsfix {
 	struct wsfix_agent a[WSFIX_MAX];
 	int n;
 	const char *redis_url; /* NULL: local coordination */
+	const char *llm_url;   /* NULL: no model (no plan synthesis, no health check) */
 };
+
+/* A redis-server of the test's (stopped by support_redis_free) and its URL
+ * for fx->redis_url; skips the test when redis-server is not installed. */
+struct support_redis;
+void wsfix_redis(struct support_redis *r, char *url, size_t cap);
 
 /* The fake, the workspace repository, the skills. Aborts on failure. */
 void wsfix_open(struct wsfix *fx);

@@ -67,6 +67,26 @@ static void test_selection_by_mode_and_caps(void **state)
 			fail_msg("tool %s: schema is not a JSON object", cat[i].name);
 		cJSON_Delete(s);
 	}
+	/* graceful_exit ends our part only: nothing in it can close the issue
+	 * or pull request (a peer's work is never closed by it) */
+	for (size_t i = 0; i < total; i++) {
+		if (strcmp(cat[i].name, "graceful_exit") != 0)
+			continue;
+		cJSON *s = cJSON_Parse(cat[i].schema);
+		const cJSON *p;
+		cJSON_ArrayForEach(p, cJSON_GetObjectItem(s, "properties"))
+		{
+			assert_null(strstr(p->string, "state"));
+			assert_null(strstr(p->string, "close_"));
+		}
+		const cJSON *ct =
+		        cJSON_GetObjectItem(cJSON_GetObjectItem(s, "properties"), "closing_type");
+		const cJSON *e;
+		cJSON_ArrayForEach(e, cJSON_GetObjectItem(ct, "enum"))
+		        assert_true(strcmp(e->valuestring, "like") == 0 ||
+		                    strcmp(e->valuestring, "message") == 0);
+		cJSON_Delete(s);
+	}
 	assert_int_equal(tools_select(TOOLS_MODE_OWNER, full, NULL, t, 2), 2); /* bounded */
 }
 

@@ -1,0 +1,248 @@
+/*
+ * The pure rules of recovery and the lifecycle (modules/workspace/policy.h):
+ * which branches are a task's, which PR carries a task's work, the body of
+ * a recovered PR, an issue read from GitHub's JSON, hygiene (stale, memo,
+ * handled, what is never touched), the sentinel picked and what reactivates
+ * a finished workspace, a plan's coverage of an issue, and the synthesis
+ * request (bounded, PRs and plans left out, bodies cut on UTF-8).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/json.h"
+#include "common/utf8.h"
+#include "modules/workspace/policy.h"
+
+#define HOUR (3600LL * 1000)
+#define DAY  (24 * HOUR)
+
+static void test_task_branch(void **state)
+{
+	(void)state;
+	char b[PLAN_BRANCH_MAX + 1];
+	assert_int_equal(plan_branch_name(3, "Add the map", 1, b, sizeof b), 0);
+	assert_true(wsp_task_branch(b, 3, "Add the map"));
+	assert_int_equal(plan_branch_name(3, "Add the map", 4, b, sizeof b), 0);
+	assert_true(wsp_task_branch(b, 3, "Add the map"));
+	assert_int_equal(plan_branch_legacy(3, "Add the map!", b, sizeof b), 0);
+	assert_true(wsp_task_branch(b, 3, "Add the map!"));
+	/* another task, another title, a suffix that is not an attempt */
+	assert_false(wsp_task_branch("task-3-add-the-map", 4, "Add the map"));
+	assert_false(wsp_task_branch("task-3-add-the-mapping", 3, "Add the map"));
+	assert_false(wsp_task_branch("task-3-add-the-map-ax", 3, "Add the map"));
+	assert_false(wsp_task_branch("task-3-add-the-map-a", 3, "Add the map"));
+	assert_false(wsp_task_branch("main", 3, "Add the map"));
+	assert_false(wsp_task_branch(NULL, 3, "Add the map"));
+}
+
+static void test_pr_of_task(void **state)
+{
+	(void)state;
+	assert_true(wsp_pr_of_task("task-2-x", "Body\n---\nPart of #7\n", 7, 2));
+	assert_true(wsp_pr_of_task("task-2-x-a2", "no plan named", 7, 2));
+	assert_false(wsp_pr_of_task("task-2-x", "Part of #70", 7, 2));
+	assert_false(wsp_pr_of_task("task-2-x", "Part of #8", 7, 2));
+	assert_true(wsp_pr_of_task("task-2-x", "Part of #8, Part of #7", 7, 2));
+	assert_false(wsp_pr_of_task("task-20-x", "Part of #7", 7, 2));
+	assert_false(wsp_pr_of_task("feature", "Part of #7", 7, 2));
+}
+
+static void test_recovered_body(void **state)
+{
+	(void)state;
+	char *b = wsp_recovered_pr_body(7, 2, "Add the map", "task-2-add-the-map", "ada-bot", 2);
+	assert_non_null(b);
+	assert_non_null(strstr(b, "Recovered"));
+	assert_non_null(strstr(b, "`task-2-add-the-map`"));
+	assert_non_null(strstr(b, "Part of #7"));
+	struct plan_marker m;
+	struct ga_err e = {{0}};
+	assert_int_equal(plan_marker_parse(b, &m, &e), 1);
+	assert_int_equal(m.kind, PLAN_MARK_PR);
+	assert_int_equal(m.plan, 7);
+	assert_int_equal(m.task, 2);
+	assert_int_equal(m.attempt, 2);
+	assert_string_equal(m.agent, "ada-bot");
+	assert_string_equal(m.branch, "task-2-add-the-map");
+	free(b);
+	/* a branch the marker cannot carry: no body */
+	assert_null(wsp_recovered_pr_body(7, 2, "x", "bad branch", "ada-bot", 1));
+}
+
+static cJSON *issue(int n, const char *author, const char *label, const char *updated)
+{
+	char buf[512];
+	snprintf(buf, sizeof buf,
+	         "{\"number\":%d,\"title\":\"t%d\",\"body\":\"b\",\"user\":{\"login\":\"%s\"},"
+	         "\"created_at\":\"2026-01-01T00:00:00Z\",\"updated_at\":\"%s\",\"labels\":[%s%s%s]"
+	         "}",
+	         n, n, author, updated, label ? "{\"name\":\"" : "", label ? label : "",
+	         label ? "\"}" : "");
+	cJSON *o = cJSON_Parse(buf);
+	assert_non_null(o);
+	return o;
+}
+
+static void brief(int n, const char *author, const char *label, const char *updated,
+                  struct wsp_issue_brief *b)
+{
+	cJSON *o = issue(n, author, label, updated);
+	assert_int_equal(wsp_issue_brief(o, b), 0);
+	cJSON_Delete(o);
+}
+
+static void test_hygiene(void **state)
+{
+	(void)state;
+	struct wsp_issue_brief b;
+	struct decision d;
+	brief(1, "carol", NULL, "2026-01-01T00:00:00Z", &b);
+	int64_t t0 = b.updated_ms;
+	assert_int_equal(wsp_issue_hygiene(&b, "ada-bot", t0 + 7 * DAY - 1, DAY, 7 * DAY, &d),
+	                 WSP_HYG_KEEP);
+	assert_int_equal(wsp_issue_hygiene(&b, "ada-bot", t0 + 7 * DAY, DAY, 7 * DAY, &d),
+	                 WSP_HYG_STALE);
+	assert_string_equal(d.rule, "issue_stale");
+	/* a memo goes after three days */
+	brief(2, "carol", "memo", "2026-01-01T00:00:00Z", &b);
+	assert_true(b.memo);
+	assert_int_equal(wsp_issue_hygiene(&b, "ada-bot", t0 + 3 * DAY, DAY, 7 * DAY, &d),
+	                 WSP_HYG_STALE);
+	/* handled: our word is the latest, a day of quiet */
+	brief(3, "carol", NULL, "2026-01-01T00:00:00Z", &b);
+	snprintf(b.last_commenter, sizeof b.last_commenter, "ADA-bot");
+	assert_int_equal(wsp_issue_hygiene(&b, "ada-bot", t0 + DAY - 1, DAY, 7 * DAY, &d),
+	                 WSP_HYG_KEEP);
+	assert_int_equal(wsp_issue_hygiene(&b, "ada-bot", t0 + DAY, DAY, 7 * DAY, &d),
+	                 WSP_HYG_HANDLED);
+	snprintf(b.last_commenter, sizeof b.last_commenter, "carol");
+	assert_int_equal(wsp_issue_hygiene(&b, "ada-bot", t0 + 2 * DAY, DAY, 7 * DAY, &d),
+	                 WSP_HYG_KEEP);
+	/* plans, sentinels, discussions and PRs are never touched */
+	const char *kept[] = {"plan", "finished", "discussion"};
+	for (size_t i = 0; i < 3; i++) {
+		brief(4, "carol", kept[i], "2026-01-01T00:00:00Z", &b);
+		assert_int_equal(wsp_issue_hygiene(&b, "ada-bot", t0 + 100 * DAY, DAY, 7 * DAY, &d),
+		                 WSP_HYG_KEEP);
+		assert_string_equal(d.rule, "issue_kept");
+	}
+	cJSON *pr = issue(5, "carol", NULL, "2026-01-01T00:00:00Z");
+	cJSON_AddObjectToObject(pr, "pull_request");
+	assert_int_equal(wsp_issue_brief(pr, &b), 0);
+	cJSON_Delete(pr);
+	assert_true(b.pull);
+	assert_int_equal(wsp_issue_hygiene(&b, "ada-bot", t0 + 100 * DAY, DAY, 7 * DAY, &d),
+	                 WSP_HYG_KEEP);
+	/* no number: not an issue */
+	cJSON *bad = cJSON_Parse("{\"title\":\"x\"}");
+	assert_int_equal(wsp_issue_brief(bad, &b), -1);
+	cJSON_Delete(bad);
+}
+
+static void test_sentinel(void **state)
+{
+	(void)state;
+	struct wsp_issue_brief b[5];
+	const char *t = "2026-01-01T00:00:00Z";
+	brief(3, "carol", NULL, t, &b[0]);
+	brief(9, "bob-bot", "finished", t, &b[1]);
+	brief(6, "ada-bot", "finished", t, &b[2]);
+	brief(10, "bob-bot", NULL, t, &b[3]);
+	brief(11, "ada-bot", "plan", t, &b[4]);
+	assert_int_equal(wsp_sentinel_pick(b, 3), 2); /* the oldest, #6 */
+	assert_int_equal(wsp_sentinel_pick(b, 1), -1);
+	struct wsp_agents ag = {0};
+	wsp_agents_add(&ag, "ada-bot");
+	wsp_agents_add(&ag, "bob-bot");
+	int by = 0;
+	/* #3 is older than the sentinel; #10 is an agent's issue */
+	assert_false(wsp_sentinel_reactivated(b, 4, 2, &ag, &by));
+	/* a plan opened after it, by anyone */
+	assert_true(wsp_sentinel_reactivated(b, 5, 2, &ag, &by));
+	assert_int_equal(by, 11);
+	/* a person's issue opened after it */
+	brief(12, "carol", NULL, t, &b[4]);
+	assert_true(wsp_sentinel_reactivated(b, 5, 2, &ag, &by));
+	assert_int_equal(by, 12);
+	assert_false(wsp_sentinel_reactivated(b, 5, -1, &ag, &by));
+}
+
+static void test_covers(void **state)
+{
+	(void)state;
+	assert_true(wsp_plan_covers("Covers #12.", 12));
+	assert_true(wsp_plan_covers("(#12)", 12));
+	assert_true(wsp_plan_covers("#1, #12", 1));
+	assert_false(wsp_plan_covers("Covers #123", 12));
+	assert_false(wsp_plan_covers("Covers #1234 and x#12 and &#12;", 12));
+	assert_false(wsp_plan_covers("Covers 12", 12));
+	assert_false(wsp_plan_covers(NULL, 12));
+	assert_false(wsp_plan_covers("#0", 0));
+}
+
+static void test_synthesis_prompt(void **state)
+{
+	(void)state;
+	cJSON *arr = cJSON_CreateArray();
+	cJSON_AddItemToArray(arr, issue(1, "carol", "bug", "2026-01-01T00:00:00Z"));
+	cJSON_AddItemToArray(arr, issue(2, "carol", "plan", "2026-01-01T00:00:00Z"));
+	cJSON *pr = issue(3, "carol", NULL, "2026-01-01T00:00:00Z");
+	cJSON_AddObjectToObject(pr, "pull_request");
+	cJSON_AddItemToArray(arr, pr);
+	cJSON_AddItemToArray(arr, issue(4, "carol", "discussion", "2026-01-01T00:00:00Z"));
+	/* a long body with a multi-byte character where it is cut */
+	cJSON *big = issue(5, "carol", NULL, "2026-01-01T00:00:00Z");
+	char *body = malloc(WSP_SYNTH_BODY_MAX + 100);
+	memset(body, 'x', WSP_SYNTH_BODY_MAX + 99);
+	memcpy(body + WSP_SYNTH_BODY_MAX - 1, "é", 2);
+	body[WSP_SYNTH_BODY_MAX + 99] = '\0';
+	cJSON_ReplaceItemInObject(big, "body", cJSON_CreateString(body));
+	free(body);
+	cJSON_AddItemToArray(arr, big);
+	int nums[WSP_SYNTH_MAX_ISSUES];
+	size_t n = 0;
+	char *p = wsp_synthesis_prompt("acme", "www-x", arr, nums, WSP_SYNTH_MAX_ISSUES, &n);
+	assert_non_null(p);
+	assert_int_equal(n, 2);
+	assert_int_equal(nums[0], 1);
+	assert_int_equal(nums[1], 5);
+	assert_non_null(strstr(p, "### #1: t1\nLabels: bug\nb"));
+	assert_null(strstr(p, "#2:"));
+	assert_null(strstr(p, "#3:"));
+	assert_null(strstr(p, "#4:"));
+	assert_non_null(strstr(p, "plan_create"));
+	assert_non_null(strstr(p, "[…]"));
+	assert_true(utf8_valid(p, strlen(p)));
+	free(p);
+	/* bounded: the rest is counted */
+	n = 0;
+	p = wsp_synthesis_prompt("acme", "www-x", arr, nums, 1, &n);
+	assert_int_equal(n, 1);
+	assert_non_null(strstr(p, "1 more open issues"));
+	free(p);
+	cJSON_Delete(arr);
+	/* nothing to roll up */
+	arr = cJSON_CreateArray();
+	cJSON_AddItemToArray(arr, issue(2, "carol", "plan", "2026-01-01T00:00:00Z"));
+	assert_null(wsp_synthesis_prompt("acme", "www-x", arr, nums, WSP_SYNTH_MAX_ISSUES, &n));
+	assert_int_equal(n, 0);
+	cJSON_Delete(arr);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_task_branch),      cmocka_unit_test(test_pr_of_task),
+	        cmocka_unit_test(test_recovered_body),   cmocka_unit_test(test_hygiene),
+	        cmocka_unit_test(test_sentinel),         cmocka_unit_test(test_covers),
+	        cmocka_unit_test(test_synthesis_prompt),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
