@@ -167,6 +167,9 @@ static char *workspace_json(const cJSON *msg)
 	put_number(&sb, "inProgressTasks", msg);
 	cut |= space_put_tasks(&sb, cJSON_GetObjectItemCaseSensitive(msg, "tasks"),
 	                       SPACE_WEB_TASKS_MAX, SPACE_WEB_TASKS_MAX_BYTES);
+	size_t rejected = 0; /* the room relays only pulls: none here */
+	cut |= space_put_pulls(&sb, cJSON_GetObjectItemCaseSensitive(msg, "pulls"),
+	                       SPACE_WEB_PULLS_MAX, SPACE_WEB_PULLS_MAX_BYTES, &rejected);
 	close_with_at(&sb, msg, cut);
 	return sb_detach(&sb);
 }

@@ -28,7 +28,9 @@
  *   workspaceState: {"workspace", "planNumber", "totalTasks",
  *                    "completedTasks", "blockedTasks", "inProgressTasks",
  *                    "tasks"?: [{number, title, status, assignee?, pr?,
- *                    prUrl?}], "at": ts, "cut"?: true}
+ *                    prUrl?}], "pulls"?: [{number, state, repo?, title?,
+ *                    url?, task?, author?, reviewer?, next?, since?,
+ *                    revisions?}], "at": ts, "cut"?: true}
  *   Each is null until the member sent one; "cut" says something was left
  *   out or shortened.
  *
@@ -41,7 +43,9 @@
  *   - reflection: cut to SPACE_WEB_REFLECTION_UNITS (the room relays 5,000);
  *   - workspace: the name cut to SPACE_WEB_WORKSPACE_UNITS; its tasks (when
  *     the member's agent sends them) the first SPACE_WEB_TASKS_MAX within
- *     SPACE_WEB_TASKS_MAX_BYTES (space_put_tasks);
+ *     SPACE_WEB_TASKS_MAX_BYTES (space_put_tasks); its pull requests (the
+ *     plan's, with their review state and who acts next) the first
+ *     SPACE_WEB_PULLS_MAX within SPACE_WEB_PULLS_MAX_BYTES (space_put_pulls);
  *   - a profile event at most SPACE_WEB_PROFILE_MAX_BYTES (it always fits:
  *     the three bounds above plus a name and an id of at most 100 units);
  *   - the snapshot's profiles at most SPACE_WEB_PROFILES_MAX_BYTES.
@@ -70,9 +74,11 @@
 #define SPACE_WEB_WORKSPACE_UNITS    200
 #define SPACE_WEB_TASKS_MAX          16
 #define SPACE_WEB_TASKS_MAX_BYTES    ((size_t)4 * 1024)
+#define SPACE_WEB_PULLS_MAX          16
+#define SPACE_WEB_PULLS_MAX_BYTES    ((size_t)6 * 1024)
 /* One member's profile as JSON: the bounds above (a reflection of 1,000
  * units is at most 6,000 bytes escaped) and a name and id of 100 units. */
-#define SPACE_WEB_PROFILE_MAX_BYTES  ((size_t)16 * 1024)
+#define SPACE_WEB_PROFILE_MAX_BYTES  ((size_t)24 * 1024)
 #define SPACE_WEB_PROFILES_MAX_BYTES ((size_t)64 * 1024)
 
 struct space_web_profile {
