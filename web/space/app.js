@@ -182,8 +182,63 @@ function profileParts(p) {
       }
       parts.push(ul);
     }
+    if (Array.isArray(w.pulls) && w.pulls.length) {
+      const ul = el('ul', 'pulls');
+      ul.dataset.role = 'pulls';
+      for (const pr of w.pulls) {
+        const text = pullText(pr, serverNow());
+        const li = el('li', 'pull' + (/^[a-z_]+$/.test(pr.state || '') ? ' ' + pr.state : ''));
+        li.dataset.pull = String(pr.number);
+        const ref = `${showText(pr.repo || '')}#${pr.number}`;
+        if (pr.url && /^https:\/\/github\.com\//.test(pr.url)) {
+          const a = document.createElement('a');
+          a.textContent = ref;
+          a.href = pr.url;
+          a.rel = 'noopener noreferrer';
+          a.target = '_blank';
+          li.append(a);
+        } else {
+          li.append(el('span', 'ref', ref));
+        }
+        li.append(el('span', 'text', text));
+        if (pr.title) li.title = showText(pr.title);
+        ul.append(li);
+        tip.push(ref + text);
+      }
+      parts.push(ul);
+    }
   }
   return { parts, tip };
+}
+
+// A pull request's state as the room's page says it (the same words as
+// `general-agent status`).
+const PULL_STATES = {
+  awaiting_review: 'awaiting review', changes_requested: 'changes requested', revising: 'revising',
+  approved: 'approved', merging: 'merging', conflict: 'merge conflict',
+  rebuilding: 'rebuilding after a conflict', merged: 'merged', closed: 'closed', owner: 'left to the owner',
+};
+
+function minutesText(ms) {
+  const min = Math.floor(ms / 60000);
+  if (min < 60) return `${min} min`;
+  if (min < 24 * 60) return `${Math.floor(min / 60)} h ${min % 60} min`;
+  return `${Math.floor(min / 1440)} d ${Math.floor(min / 60) % 24} h`;
+}
+
+// " awaiting review — bob to act, since 14:02 (38 min), 1 revision · task 3 · by ada"
+function pullText(pr, now) {
+  let t = ' ' + (PULL_STATES[pr.state] || showText(pr.state));
+  if (pr.next) t += ` — ${showText(pr.next)} to act`;
+  const since = Date.parse(pr.since);
+  if (!Number.isNaN(since)) {
+    t += (pr.next ? ', since ' : ' since ') + timeOf(pr.since);
+    if (now > since) t += ` (${minutesText(now - since)})`;
+  }
+  if (pr.revisions > 0) t += `, ${pr.revisions} revision${pr.revisions === 1 ? '' : 's'}`;
+  if (pr.task) t += ` · task ${pr.task}`;
+  if (pr.author) t += ` · by ${showText(pr.author)}`;
+  return t;
 }
 
 function profileOf(m) {
