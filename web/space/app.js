@@ -12,7 +12,7 @@ const CHAT_MAX_ITEMS = 500;   // lines kept on the page (oldest removed)
 const FEED_TYPES = ['chat', 'join', 'leave', 'claim', 'action_result', 'reflection', 'shutdown'];
 
 const $ = (id) => document.getElementById(id);
-const state = { members: [], claims: [], profiles: new Map(), skewMs: 0, room: null };
+const state = { members: [], claims: [], profiles: new Map(), plans: new Map(), skewMs: 0, room: null };
 // The identity's nominal fields (space-protocol.md §2.2), in the order shown.
 const IDENTITY_FIELDS = [
   ['coreValues', 'values'], ['currentInterests', 'interests'], ['expertise', 'expertise'],
@@ -186,24 +186,9 @@ function profileParts(p) {
       const ul = el('ul', 'pulls');
       ul.dataset.role = 'pulls';
       for (const pr of w.pulls) {
-        const text = pullText(pr, serverNow());
-        const li = el('li', 'pull' + (/^[a-z_]+$/.test(pr.state || '') ? ' ' + pr.state : ''));
-        li.dataset.pull = String(pr.number);
-        const ref = `${showText(pr.repo || '')}#${pr.number}`;
-        if (pr.url && /^https:\/\/github\.com\//.test(pr.url)) {
-          const a = document.createElement('a');
-          a.textContent = ref;
-          a.href = pr.url;
-          a.rel = 'noopener noreferrer';
-          a.target = '_blank';
-          li.append(a);
-        } else {
-          li.append(el('span', 'ref', ref));
-        }
-        li.append(el('span', 'text', text));
-        if (pr.title) li.title = showText(pr.title);
+        const li = pullItem(pr);
         ul.append(li);
-        tip.push(ref + text);
+        tip.push(li.textContent);
       }
       parts.push(ul);
     }
@@ -224,6 +209,57 @@ function minutesText(ms) {
   if (min < 60) return `${min} min`;
   if (min < 24 * 60) return `${Math.floor(min / 60)} h ${min % 60} min`;
   return `${Math.floor(min / 1440)} d ${Math.floor(min / 60) % 24} h`;
+}
+
+// One pull request as a list item: its reference (a link only to GitHub)
+// and what pullText says of it; the title in the tooltip.
+function pullItem(pr) {
+  const li = el('li', 'pull' + (/^[a-z_]+$/.test(pr.state || '') ? ' ' + pr.state : ''));
+  li.dataset.pull = String(pr.number);
+  const ref = `${showText(pr.repo || '')}#${pr.number}`;
+  if (pr.url && /^https:\/\/github\.com\//.test(pr.url)) {
+    const a = document.createElement('a');
+    a.textContent = ref;
+    a.href = pr.url;
+    a.rel = 'noopener noreferrer';
+    a.target = '_blank';
+    li.append(a);
+  } else {
+    li.append(el('span', 'ref', ref));
+  }
+  li.append(el('span', 'text', pullText(pr, serverNow())));
+  if (pr.title) li.title = showText(pr.title);
+  return li;
+}
+
+// The latest report of each plan's pull requests, whoever sent it (the
+// snapshot's "plans", then "plan" events), newest last in the map.
+const PLANS_MAX = 16;
+
+function planKey(p) { return `${p.workspace}#${p.planNumber}`; }
+
+function notePlan(p) {
+  state.plans.delete(planKey(p));
+  if (Array.isArray(p.pulls) && p.pulls.length) state.plans.set(planKey(p), p);
+  while (state.plans.size > PLANS_MAX) state.plans.delete(state.plans.keys().next().value);
+}
+
+function renderPlans() {
+  const box = $('plans');
+  box.replaceChildren();
+  const plans = [...state.plans.values()].reverse();
+  for (const p of plans) {
+    const sec = el('div', 'plan');
+    sec.dataset.plan = planKey(p);
+    const head = el('div', 'plan-head', `${showText(p.workspace)} · plan ${p.planNumber}`);
+    head.append(el('span', 'meta', ` reported by ${showText(p.reporter)}, ${timeOf(p.at)}`));
+    if (p.cut) head.append(cutBadge(p));
+    const ul = el('ul', 'pulls');
+    for (const pr of p.pulls) ul.append(pullItem(pr));
+    sec.append(head, ul);
+    box.append(sec);
+  }
+  $('plans-empty').classList.toggle('hidden', plans.length > 0);
 }
 
 // " awaiting review — bob to act, since 14:02 (38 min), 1 revision · task 3 · by ada"
@@ -305,11 +341,14 @@ function onRoom(snap) {
   state.claims = snap.claims || [];
   state.profiles = new Map();
   for (const p of snap.profiles || []) state.profiles.set(p.name, p);
+  state.plans = new Map();
+  for (const p of (snap.plans || []).slice().reverse()) notePlan(p);
   $('chat').replaceChildren();
   for (const m of snap.events || []) addFeed(m, false);
   $('chat-empty').classList.toggle('hidden', (snap.events || []).length > 0);
   renderMembers();
   renderClaims();
+  renderPlans();
 }
 
 function connect() {
@@ -343,6 +382,7 @@ function connect() {
     renderMembers();
   });
   on('profile', (p) => { state.profiles.set(p.name, p); renderMembers(); });
+  on('plan', (p) => { notePlan(p); renderPlans(); });
   on('claims', (d) => { state.claims = d.claims || []; renderClaims(); });
   on('typing', (m) => {
     const mem = memberByName(m.name);

@@ -1000,7 +1000,9 @@ static void w14_profiles_budget(void **state)
  * state and who acts next): relayed to the members and kept on the
  * member's card, only the pulls' own fields; entries that are not pulls
  * are left out with a line in the server's log and the rest of the
- * message stands; bounded in the relay and on the page. */
+ * message stands; the page lists each plan's latest report, whoever sent
+ * it (also after the reporter left; an empty list removes it; at most 16
+ * plans); bounded in the relay and on the page. */
 static void w15_pulls(void **state)
 {
 	struct space *s = space_start(fast_env);
@@ -1047,6 +1049,60 @@ static void w15_pulls(void **state)
 	assert_string_equal(h_str(cJSON_GetArrayItem(pl, 0), "next"), "bob");
 	/* the room relayed only pulls: nothing more to leave out here */
 	assert_null(cJSON_GetObjectItem(w, "cut"));
+
+	/* the plan's latest report, whoever sent it: in the snapshot's plans */
+	cJSON *room = api_room(s);
+	const cJSON *plans = cJSON_GetObjectItem(room, "plans");
+	assert_int_equal(cJSON_GetArraySize(plans), 1);
+	const cJSON *pe = cJSON_GetArrayItem(plans, 0);
+	h_assert_keys(pe, "workspace,planNumber,reporter,pulls,at");
+	assert_string_equal(h_str(pe, "reporter"), "Ada");
+	assert_int_equal(cJSON_GetObjectItem(pe, "planNumber")->valueint, 7);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(pe, "pulls")), 2);
+	/* Bob reports the same plan: his report replaces Ada's, live as a
+	 * "plan" event */
+	h_send(b, "{\"type\":\"workspace_state\",\"workspace\":\"acme/www-x\",\"planNumber\":7,"
+	          "\"totalTasks\":3,\"completedTasks\":1,\"pulls\":[{\"repo\":\"acme/www-x\","
+	          "\"number\":12,\"state\":\"approved\",\"next\":\"alice\"}]}");
+	assert_non_null(sse_wait(e, "plan", "\"reporter\":\"Bob\"", H_TIMEOUT_MS));
+	room = api_room(s);
+	plans = cJSON_GetObjectItem(room, "plans");
+	assert_int_equal(cJSON_GetArraySize(plans), 1);
+	pe = cJSON_GetArrayItem(plans, 0);
+	assert_string_equal(h_str(pe, "reporter"), "Bob");
+	assert_string_equal(h_str(cJSON_GetArrayItem(cJSON_GetObjectItem(pe, "pulls"), 0), "state"),
+	                    "approved");
+	/* Bob leaves: the plan's report stays */
+	h_close(s, b);
+	h_expect(s, a, "leave");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(api_room(s), "plans")), 1);
+	b = h_join(s, "Bob", "b2");
+
+	/* no pulls any more: the plan leaves the list, live */
+	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"acme/www-x\",\"planNumber\":7,"
+	          "\"totalTasks\":3,\"completedTasks\":3,\"pulls\":[]}");
+	assert_non_null(sse_wait(e, "plan", "\"pulls\":[]", H_TIMEOUT_MS));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(api_room(s), "plans")), 0);
+	h_expect(s, b, "workspace_state");
+
+	/* at most 16 plans: the one reported longest ago goes, counted */
+	for (int i = 0; i < 18; i++) {
+		h_send(a,
+		       "{\"type\":\"workspace_state\",\"workspace\":\"acme/"
+		       "www-x\",\"planNumber\":%d,"
+		       "\"totalTasks\":1,\"completedTasks\":0,\"pulls\":[{\"number\":%d,\"state\":"
+		       "\"awaiting_review\"}]}",
+		       100 + i, 200 + i);
+		h_expect(s, b, "workspace_state");
+	}
+	room = api_room(s);
+	plans = cJSON_GetObjectItem(room, "plans");
+	assert_int_equal(cJSON_GetArraySize(plans), 16);
+	assert_int_equal(cJSON_GetObjectItem(room, "plansEvicted")->valueint, 2);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(plans, 0), "planNumber")->valueint,
+	                 117);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(plans, 15), "planNumber")->valueint,
+	                 102);
 
 	/* not an array: the message stands without pulls */
 	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"acme/www-x\",\"planNumber\":7,"

@@ -128,6 +128,14 @@ static void test_room_live(void **state)
 	                          "'acme/widgets#11 changes requested — ada to act, 1 revision'"));
 	assert_true(cdp_eval_true(&B, MEMBER("Ada") ".querySelector('[data-pull=\"11\"] a') === "
 	                                            "null"));
+	/* and the page's list of each plan's pull requests */
+	cdp_wait_true(
+	        &B,
+	        "document.querySelectorAll('#plans [data-plan=\"acme/widgets#4\"] li').length "
+	        "=== 2 && document.querySelector('#plans .plan-head').textContent.startsWith("
+	        "'acme/widgets · plan 4 reported by Ada') && "
+	        "document.getElementById('plans-empty').classList.contains('hidden')",
+	        10000);
 	/* the snapshot: the member and what was said before the page opened */
 	cdp_wait_true(&B,
 	              "!!" MEMBER("Ada") " && document.getElementById('room-name').textContent === "
