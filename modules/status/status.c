@@ -234,7 +234,7 @@ void status_report(FILE *out, bool running, int pid, const char *memory_dir, con
 	report_jobs(out, cJSON_GetObjectItemCaseSensitive(s, "jobs"));
 }
 
-void status_console(struct strbuf *out, const cJSON *s)
+void status_console(struct strbuf *out, const cJSON *s, int64_t now_ms)
 {
 	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(s, "jobs");
 	sb_printf(out, "%s, %d job(s)", json_bool_or(s, "paused", false) ? "PAUSED" : "running",
@@ -256,4 +256,14 @@ void status_console(struct strbuf *out, const cJSON *s)
 	sb_printf(out, "\n  coordination   %s", json_string_or(s, "coordination", "none"));
 	sb_printf(out, "\n  in flight      %lld message(s)",
 	          (long long)json_int_or(s, "jobsInFlight", 0));
+	const cJSON *ws = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(s, "services"), "workspace");
+	const char *login = json_string_or(ws, "login", NULL);
+	const cJSON *p;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(ws, "pulls"))
+	{
+		char line[600];
+		if (wsp_view_pull_wait(p, login, now_ms, line, sizeof line))
+			sb_printf(out, "\n  now            %s", line);
+	}
 }

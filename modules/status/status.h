@@ -73,7 +73,8 @@ void status_report(FILE *out, bool running, int pid, const char *memory_dir, con
                    const char *tokens, const struct control_state *cs, int64_t now_ms);
 
 /* The owner's /status: a few lines from the object (paused, the jobs, the
- * room, the coordination, the messages in flight), appended to out. */
-void status_console(struct strbuf *out, const cJSON *s);
+ * room, the coordination, the messages in flight, what the agent waits
+ * for on pull requests as of now_ms), appended to out. */
+void status_console(struct strbuf *out, const cJSON *s, int64_t now_ms);
 
 #endif

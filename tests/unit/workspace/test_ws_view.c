@@ -3,7 +3,8 @@
  * line per pull request (state, who acts next, since when), what an agent
  * waits for from each side of a pull (author, reviewer, neither), the
  * pulls of one plan for the room (only that plan's, bounded, times in
- * ISO) and their fingerprint; bad pulls are not rendered.
+ * ISO) and their fingerprint; bad pulls are not rendered; the owner's
+ * /status (status_console) with what the agent waits for.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 
 #include "common/json.h"
 #include "common/timeutil.h"
+#include "modules/status/status.h"
 #include "modules/workspace/wsp_view.h"
 
 /* 2026-11-28T14:40:00Z, and a request 38 minutes before */
@@ -26,7 +28,7 @@ static int64_t now_ms(void)
 	assert_int_equal(time_parse_iso("2026-11-28T14:40:00.000Z", &t), 0);
 	return t;
 }
-#define MIN ((int64_t)60000)
+#define MINUTE_MS ((int64_t)60000)
 
 static cJSON *pull(const char *state, const char *next, int64_t since_ms, int revisions)
 {
@@ -47,13 +49,13 @@ static void test_since(void **state)
 	(void)state;
 	char out[64];
 	int64_t now = now_ms();
-	wsp_view_since(now - 38 * MIN, now, out, sizeof out);
+	wsp_view_since(now - 38 * MINUTE_MS, now, out, sizeof out);
 	assert_string_equal(out, "14:02 UTC (38 min)");
-	wsp_view_since(now - 125 * MIN, now, out, sizeof out);
+	wsp_view_since(now - 125 * MINUTE_MS, now, out, sizeof out);
 	assert_string_equal(out, "12:35 UTC (2 h 5 min)");
-	wsp_view_since(now - (26 * 60 + 3) * MIN, now, out, sizeof out);
+	wsp_view_since(now - (26 * 60 + 3) * MINUTE_MS, now, out, sizeof out);
 	assert_string_equal(out, "2026-11-27 12:37 UTC (1 d 2 h)");
-	wsp_view_since(now + MIN, now, out, sizeof out);
+	wsp_view_since(now + MINUTE_MS, now, out, sizeof out);
 	assert_string_equal(out, "14:41 UTC");
 }
 
@@ -62,14 +64,14 @@ static void test_line(void **state)
 	(void)state;
 	int64_t now = now_ms();
 	char out[400];
-	cJSON *p = pull("awaiting_review", "bob", now - 38 * MIN, 0);
+	cJSON *p = pull("awaiting_review", "bob", now - 38 * MINUTE_MS, 0);
 	assert_true(wsp_view_pull_line(p, now, out, sizeof out));
 	assert_string_equal(out,
 	                    "acme/www-x#12 awaiting review \xe2\x80\x94 bob to act, since "
 	                    "14:02 UTC (38 min); task 3 of plan #7, by alice: \"Add the page\"");
 	cJSON_Delete(p);
 
-	p = pull("owner", "carol", now - 5 * MIN, 2);
+	p = pull("owner", "carol", now - 5 * MINUTE_MS, 2);
 	assert_true(wsp_view_pull_line(p, now, out, sizeof out));
 	assert_string_equal(out, "acme/www-x#12 left to the owner \xe2\x80\x94 carol to act, "
 	                         "since 14:35 UTC (5 min), 2 revisions; task 3 of plan #7, by "
@@ -141,7 +143,7 @@ static void test_wait(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		const struct wait_case *c = &cases[i];
-		cJSON *p = pull(c->state, c->next, now - 38 * MIN, c->revisions);
+		cJSON *p = pull(c->state, c->next, now - 38 * MINUTE_MS, c->revisions);
 		char out[400];
 		bool got = wsp_view_pull_wait(p, c->login, now, out, sizeof out);
 		if (c->want) {
@@ -169,7 +171,7 @@ static void test_plan_pulls(void **state)
 	cJSON *st = cJSON_CreateObject();
 	cJSON_AddStringToObject(st, "login", "alice");
 	cJSON *arr = cJSON_AddArrayToObject(st, "pulls");
-	cJSON_AddItemToArray(arr, pull("awaiting_review", "bob", now - 38 * MIN, 0));
+	cJSON_AddItemToArray(arr, pull("awaiting_review", "bob", now - 38 * MINUTE_MS, 0));
 	cJSON *other_plan = pull("approved", "alice", now, 0);
 	cJSON_ReplaceItemInObject(other_plan, "plan", cJSON_CreateNumber(8));
 	cJSON_AddItemToArray(arr, other_plan);
@@ -218,13 +220,33 @@ static void test_plan_pulls(void **state)
 	cJSON_Delete(st);
 }
 
+/* The owner's /status says what the agent waits for, one line a pull. */
+static void test_console(void **state)
+{
+	(void)state;
+	int64_t now = now_ms();
+	cJSON *s = cJSON_CreateObject();
+	cJSON *ws = cJSON_AddObjectToObject(cJSON_AddObjectToObject(s, "services"), "workspace");
+	cJSON_AddStringToObject(ws, "login", "alice");
+	cJSON *arr = cJSON_AddArrayToObject(ws, "pulls");
+	cJSON_AddItemToArray(arr, pull("awaiting_review", "bob", now - 38 * MINUTE_MS, 0));
+	cJSON_AddItemToArray(arr, pull("merged", "", now - MINUTE_MS, 0));
+	struct strbuf out;
+	sb_init(&out, 0);
+	status_console(&out, s, now);
+	assert_non_null(strstr(sb_cstr(&out), "\n  now            waiting for bob's review of "
+	                                      "acme/www-x#12 since 14:02 UTC (38 min)"));
+	assert_null(strstr(strstr(sb_cstr(&out), "  now "), "\n  now "));
+	sb_free(&out);
+	cJSON_Delete(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_since),
-	        cmocka_unit_test(test_line),
-	        cmocka_unit_test(test_wait),
-	        cmocka_unit_test(test_plan_pulls),
+	        cmocka_unit_test(test_since),   cmocka_unit_test(test_line),
+	        cmocka_unit_test(test_wait),    cmocka_unit_test(test_plan_pulls),
+	        cmocka_unit_test(test_console),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
