@@ -129,8 +129,10 @@ bool wsp_view_pull_line(const cJSON *pull, int64_t now_ms, char *out, size_t cap
 	}
 	struct strbuf sb;
 	sb_init(&sb, 0);
-	sb_printf(&sb, "%s %s", ref, wsp_view_state_text(str(pull, "state")));
-	const char *next = str(pull, "next");
+	const char *state = str(pull, "state");
+	sb_printf(&sb, "%s %s", ref, wsp_view_state_text(state));
+	/* nobody acts on a merged or closed one, whatever "next" says */
+	const char *next = is(state, "merged") || is(state, "closed") ? NULL : str(pull, "next");
 	if (next)
 		sb_printf(&sb, " \xe2\x80\x94 %s to act", next);
 	put_since(&sb, next ? ", since " : " since ", pull, now_ms);
@@ -180,7 +182,12 @@ bool wsp_view_pull_wait(const cJSON *pull, const char *login, int64_t now_ms, ch
 	sb_init(&sb, 0);
 	const char *lead = " since ";
 	if (is(state, "owner")) {
-		sb_printf(&sb, "waiting for the owner %s on %s (left to the owner)", other, ref);
+		/* next names the owner; "owner" itself when the name is unknown */
+		if (next && !is(next, "owner"))
+			sb_printf(&sb, "waiting for the owner %s on %s (left to the owner)", next,
+			          ref);
+		else
+			sb_printf(&sb, "waiting for the owner on %s (left to the owner)", ref);
 	} else if (is(state, "awaiting_review")) {
 		if (me_next) {
 			sb_printf(&sb, "reviewing %s by %s", ref, author ? author : "?");

@@ -468,7 +468,8 @@ function pullCells(p, now) {
     if (now > p.since_ms) since += ' (' + ageText(now - p.since_ms) + ')';
   }
   return {
-    ref: p.repo + '#' + p.number, state, cls, next: p.next ? '@' + p.next : '', since,
+    ref: p.repo + '#' + p.number, state, cls, since,
+    next: p.next && p.state !== 'merged' && p.state !== 'closed' ? '@' + p.next : '',
     where: (p.plan ? 'plan #' + p.plan : '') + (p.task ? ' · task ' + p.task : ''),
     revisions: p.revisions > 0 ? String(p.revisions) : '',
     who: (p.author ? '@' + p.author : '') + (p.reviewer ? ' → @' + p.reviewer : ''),

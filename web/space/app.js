@@ -265,10 +265,11 @@ function renderPlans() {
 // " awaiting review — bob to act, since 14:02 (38 min), 1 revision · task 3 · by ada"
 function pullText(pr, now) {
   let t = ' ' + (PULL_STATES[pr.state] || showText(pr.state));
-  if (pr.next) t += ` — ${showText(pr.next)} to act`;
+  const done = pr.state === 'merged' || pr.state === 'closed';
+  if (pr.next && !done) t += ` — ${showText(pr.next)} to act`;
   const since = Date.parse(pr.since);
   if (!Number.isNaN(since)) {
-    t += (pr.next ? ', since ' : ' since ') + timeOf(pr.since);
+    t += (pr.next && !done ? ', since ' : ' since ') + timeOf(pr.since);
     if (now > since) t += ` (${minutesText(now - since)})`;
   }
   if (pr.revisions > 0) t += `, ${pr.revisions} revision${pr.revisions === 1 ? '' : 's'}`;

@@ -125,7 +125,7 @@ static cJSON *status_json(void *ud)
 	         "\"reviewer\":\"dashbot-gh\",\"state\":\"owner\",\"next\":\"olive\","
 	         "\"since_ms\":%lld,\"revisions\":2},"
 	         "{\"repo\":\"acme/www-x\",\"number\":8,\"plan\":7,\"task\":1,\"author\":\"bob\","
-	         "\"state\":\"merged\",\"next\":\"\",\"since_ms\":%lld}],\"pullsDropped\":1}",
+	         "\"state\":\"merged\",\"next\":\"owner\",\"since_ms\":%lld}],\"pullsDropped\":1}",
 	         now, now - 38 * 60000, now - 5 * 60000, now - 2 * 60000);
 	cJSON_AddItemToObject(svcs, "workspace", cJSON_Parse(ws));
 	/* What a careless status writer might include: must reach no page. */

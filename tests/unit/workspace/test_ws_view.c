@@ -84,6 +84,13 @@ static void test_line(void **state)
 	assert_int_equal(strncmp(small, "acme/www-x#12 left", 18), 0);
 	cJSON_Delete(p);
 
+	/* merged: nobody to act, whatever next says */
+	p = pull("merged", "owner", now - 5 * MINUTE_MS, 0);
+	assert_true(wsp_view_pull_line(p, now, out, sizeof out));
+	assert_string_equal(out, "acme/www-x#12 merged since 14:35 UTC (5 min); task 3 of plan #7, "
+	                         "by alice: \"Add the page\"");
+	cJSON_Delete(p);
+
 	/* the least a pull needs: repo and number; an unknown state by name */
 	p = cJSON_Parse("{\"repo\":\"a/b\",\"number\":3,\"state\":\"frozen\"}");
 	assert_true(wsp_view_pull_line(p, now, out, sizeof out));
@@ -132,6 +139,9 @@ static void test_wait(void **state)
 	         "rebuilding acme/www-x#12 after a merge conflict since 14:02 UTC (38 min)"},
 	        {"owner", "carol", "alice", 2,
 	         "waiting for the owner carol on acme/www-x#12 (left to the owner) since 14:02 UTC "
+	         "(38 min)"},
+	        {"owner", "owner", "alice", 2,
+	         "waiting for the owner on acme/www-x#12 (left to the owner) since 14:02 UTC "
 	         "(38 min)"},
 	        /* the second reviewer after a timeout: next is dave, who waits on nobody */
 	        {"awaiting_review", "dave", "dave", 0,
