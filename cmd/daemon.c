@@ -570,7 +570,7 @@ static void console_status(void *ud, struct strbuf *out)
 	if (status_save(&d->st, s, time_now_ms(), &err) != 0)
 		log_kv(LOG_LEVEL_WARN, "daemon", "could not write the status file", "error",
 		       err.msg);
-	status_console(out, s);
+	status_console(out, s, time_now_ms());
 	cJSON_Delete(s);
 }
 

@@ -416,7 +416,7 @@ int ga_cmd_status(struct ga_home *h)
 	struct control_state cs;
 	control_load(&st, &cs);
 	state_store_free(&st);
-	status_report(stdout, running, pid, h->cfg.memory_dir, s, tokens, &cs);
+	status_report(stdout, running, pid, h->cfg.memory_dir, s, tokens, &cs, time_now_ms());
 	cJSON_Delete(s);
 	/* LSB: 3 = program is not running. */
 	return running ? 0 : 3;

@@ -11,6 +11,7 @@
 
 #include "common/json.h"
 #include "common/jsonnul.h"
+#include "common/timeutil.h"
 #include "common/xalloc.h"
 
 /* The nine message types a client may send (§2.1); everything else,
@@ -222,43 +223,42 @@ static bool put_task_str(struct strbuf *sb, const char *key, const cJSON *v, siz
 	return k < l;
 }
 
-bool space_put_tasks(struct strbuf *sb, const cJSON *tasks, size_t max_tasks, size_t max_bytes)
+/* An entry of an array we relay (a task, a pull): whether it is one, and
+ * its object written to sb (true when something of it was cut). */
+struct entry_kind {
+	const char *key;
+	bool (*valid)(const cJSON *e);
+	bool (*put)(struct strbuf *sb, const cJSON *e);
+};
+
+/* ,"<key>":[…] of the valid entries of arr, at most max of them and
+ * max_bytes of JSON; the invalid ones counted in *rejected. True when
+ * something was left out or cut. */
+static bool put_entries(struct strbuf *sb, const struct entry_kind *k, const cJSON *arr, size_t max,
+                        size_t max_bytes, size_t *rejected)
 {
-	if (!cJSON_IsArray(tasks))
+	*rejected = 0;
+	if (!cJSON_IsArray(arr))
 		return false;
 	bool cut = false;
 	size_t n = 0, start = sb->len;
-	sb_puts(sb, ",\"tasks\":[");
-	const cJSON *t;
-	cJSON_ArrayForEach(t, tasks)
+	sb_printf(sb, ",\"%s\":[", k->key);
+	const cJSON *e;
+	cJSON_ArrayForEach(e, arr)
 	{
-		const cJSON *num = cJSON_GetObjectItemCaseSensitive(t, "number");
-		if (!cJSON_IsObject(t) || !cJSON_IsNumber(num)) {
+		if (!k->valid(e)) {
+			(*rejected)++;
 			cut = true;
 			continue;
 		}
-		if (n >= max_tasks) {
+		if (n >= max) {
 			cut = true;
 			break;
 		}
 		size_t at = sb->len;
-		sb_puts(sb, n ? ",{\"number\":" : "{\"number\":");
-		put_number(sb, num->valuedouble);
-		cut |= put_task_str(sb, "title", cJSON_GetObjectItemCaseSensitive(t, "title"),
-		                    SPACE_TASK_TITLE_UNITS);
-		cut |= put_task_str(sb, "status", cJSON_GetObjectItemCaseSensitive(t, "status"),
-		                    SPACE_TASK_FIELD_UNITS);
-		cut |= put_task_str(sb, "assignee", cJSON_GetObjectItemCaseSensitive(t, "assignee"),
-		                    SPACE_TASK_FIELD_UNITS);
-		const cJSON *pr = cJSON_GetObjectItemCaseSensitive(t, "pr");
-		if (cJSON_IsNumber(pr)) {
-			sb_puts(sb, ",\"pr\":");
-			put_number(sb, pr->valuedouble);
-		}
-		const cJSON *url = cJSON_GetObjectItemCaseSensitive(t, "prUrl");
-		if (cJSON_IsString(url) && strncmp(url->valuestring, "https://", 8) == 0)
-			cut |= put_task_str(sb, "prUrl", url, SPACE_TASK_FIELD_UNITS);
-		sb_putc(sb, '}');
+		if (n)
+			sb_putc(sb, ',');
+		cut |= k->put(sb, e);
 		if (sb->len - start + 1 > max_bytes) {
 			sb->len = at; /* this one does not fit */
 			sb->buf[at] = '\0';
@@ -269,6 +269,102 @@ bool space_put_tasks(struct strbuf *sb, const cJSON *tasks, size_t max_tasks, si
 	}
 	sb_putc(sb, ']');
 	return cut;
+}
+
+static bool task_valid(const cJSON *t)
+{
+	return cJSON_IsObject(t) && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(t, "number"));
+}
+
+static bool task_put(struct strbuf *sb, const cJSON *t)
+{
+	sb_puts(sb, "{\"number\":");
+	put_number(sb, cJSON_GetObjectItemCaseSensitive(t, "number")->valuedouble);
+	bool cut = put_task_str(sb, "title", cJSON_GetObjectItemCaseSensitive(t, "title"),
+	                        SPACE_TASK_TITLE_UNITS);
+	cut |= put_task_str(sb, "status", cJSON_GetObjectItemCaseSensitive(t, "status"),
+	                    SPACE_TASK_FIELD_UNITS);
+	cut |= put_task_str(sb, "assignee", cJSON_GetObjectItemCaseSensitive(t, "assignee"),
+	                    SPACE_TASK_FIELD_UNITS);
+	const cJSON *pr = cJSON_GetObjectItemCaseSensitive(t, "pr");
+	if (cJSON_IsNumber(pr)) {
+		sb_puts(sb, ",\"pr\":");
+		put_number(sb, pr->valuedouble);
+	}
+	const cJSON *url = cJSON_GetObjectItemCaseSensitive(t, "prUrl");
+	if (cJSON_IsString(url) && strncmp(url->valuestring, "https://", 8) == 0)
+		cut |= put_task_str(sb, "prUrl", url, SPACE_TASK_FIELD_UNITS);
+	sb_putc(sb, '}');
+	return cut;
+}
+
+bool space_put_tasks(struct strbuf *sb, const cJSON *tasks, size_t max_tasks, size_t max_bytes)
+{
+	static const struct entry_kind kind = {"tasks", task_valid, task_put};
+	size_t rejected;
+	return put_entries(sb, &kind, tasks, max_tasks, max_bytes, &rejected);
+}
+
+/* A JS safe integer >= lo. */
+static bool safe_int_at_least(const cJSON *v, double lo)
+{
+	return cJSON_IsNumber(v) && v->valuedouble >= lo && v->valuedouble <= 9007199254740991.0 &&
+	       v->valuedouble == (double)(int64_t)v->valuedouble;
+}
+
+static bool pull_valid(const cJSON *p)
+{
+	if (!cJSON_IsObject(p) ||
+	    !safe_int_at_least(cJSON_GetObjectItemCaseSensitive(p, "number"), 1))
+		return false;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(p, "state");
+	if (!cJSON_IsString(v))
+		return false;
+	size_t n = 0;
+	for (const char *c = v->valuestring; *c; c++, n++)
+		if (n >= SPACE_PULL_STATE_MAX || !((*c >= 'a' && *c <= 'z') || *c == '_'))
+			return false;
+	return n > 0;
+}
+
+static void put_count(struct strbuf *sb, const char *key, const cJSON *v)
+{
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0) || v->valuedouble > 9007199254740991.0)
+		return;
+	sb_printf(sb, ",\"%s\":", key);
+	put_number(sb, v->valuedouble);
+}
+
+static bool pull_put(struct strbuf *sb, const cJSON *p)
+{
+	sb_puts(sb, "{\"number\":");
+	put_number(sb, cJSON_GetObjectItemCaseSensitive(p, "number")->valuedouble);
+	sb_puts(sb, ",\"state\":");
+	space_put_str(sb, cJSON_GetObjectItemCaseSensitive(p, "state")->valuestring);
+	static const char *const fields[] = {"repo", "author", "reviewer", "next"};
+	bool cut = put_task_str(sb, "title", cJSON_GetObjectItemCaseSensitive(p, "title"),
+	                        SPACE_TASK_TITLE_UNITS);
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+		cut |= put_task_str(sb, fields[i], cJSON_GetObjectItemCaseSensitive(p, fields[i]),
+		                    SPACE_TASK_FIELD_UNITS);
+	const cJSON *url = cJSON_GetObjectItemCaseSensitive(p, "url");
+	if (cJSON_IsString(url) && strncmp(url->valuestring, "https://", 8) == 0)
+		cut |= put_task_str(sb, "url", url, SPACE_TASK_FIELD_UNITS);
+	const cJSON *since = cJSON_GetObjectItemCaseSensitive(p, "since");
+	int64_t ms;
+	if (cJSON_IsString(since) && time_parse_iso(since->valuestring, &ms) == 0)
+		put_task_str(sb, "since", since, SPACE_TASK_FIELD_UNITS);
+	put_count(sb, "task", cJSON_GetObjectItemCaseSensitive(p, "task"));
+	put_count(sb, "revisions", cJSON_GetObjectItemCaseSensitive(p, "revisions"));
+	sb_putc(sb, '}');
+	return cut;
+}
+
+bool space_put_pulls(struct strbuf *sb, const cJSON *pulls, size_t max_pulls, size_t max_bytes,
+                     size_t *rejected)
+{
+	static const struct entry_kind kind = {"pulls", pull_valid, pull_put};
+	return put_entries(sb, &kind, pulls, max_pulls, max_bytes, rejected);
 }
 
 /* An ECMAScript array index: "0" or [1-9][0-9]* below 2^32 - 1. Such keys

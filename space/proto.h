@@ -133,6 +133,23 @@ int space_put_strn(struct strbuf *sb, const char *s, size_t len);
 #define SPACE_TASK_FIELD_UNITS 200
 bool space_put_tasks(struct strbuf *sb, const cJSON *tasks, size_t max_tasks, size_t max_bytes);
 
+/* A plan's open pull requests as a workspace_state may carry them (an
+ * extra field of ours, for the room's page): ,"pulls":[{number, state,
+ * repo?, title?, url?, task?, author?, reviewer?, next?, since?,
+ * revisions?}] with only those fields. An entry is kept when it is an
+ * object with "number" a positive integer and "state" a word of at most
+ * SPACE_PULL_STATE_MAX lowercase letters and '_' (awaiting_review,
+ * approved, …); other entries are left out and counted in *rejected. In a
+ * kept entry: strings cut to their bounds (title SPACE_TASK_TITLE_UNITS,
+ * the others SPACE_TASK_FIELD_UNITS), a url that is not https:// left out,
+ * "since" only when it is an ISO time, task and revisions only when
+ * non-negative numbers. At most max_pulls entries and max_bytes of JSON.
+ * Appends nothing when pulls is not an array. True when something was
+ * left out or cut. */
+#define SPACE_PULL_STATE_MAX 32
+bool space_put_pulls(struct strbuf *sb, const cJSON *pulls, size_t max_pulls, size_t max_bytes,
+                     size_t *rejected);
+
 /* Node decodes binary frames with Buffer#toString('utf8'), which replaces
  * every invalid sequence by U+FFFD. Returns a heap copy so repaired (caller
  * frees), or NULL when s is already valid UTF-8. */

@@ -996,6 +996,17 @@ static void handle_workspace(struct space_room *r, struct space_conn *c, const c
 	/* ours beyond the reference: the plan's tasks, for the room's page */
 	space_put_tasks(&sb, space_js_get(root, "tasks"), SPACE_WORKSPACE_TASKS_MAX,
 			SPACE_WORKSPACE_TASKS_MAX_BYTES);
+	/* and its pull requests; the rest of the message stands when some
+	 * entries are not pulls */
+	size_t rejected = 0;
+	space_put_pulls(&sb, space_js_get(root, "pulls"), SPACE_WORKSPACE_PULLS_MAX,
+	                SPACE_WORKSPACE_PULLS_MAX_BYTES, &rejected);
+	if (rejected)
+		log_kv(LOG_LEVEL_WARN, LOG_COMP,
+		       "workspace_state: pulls entries left out (each needs a positive integer "
+		       "number and a state word)",
+		       "name", c->name, "workspace", ws->valuestring, "rejected",
+		       LOG_INT((int64_t)rejected));
 	put_ts_close(&sb, ts);
 	struct space_buf *b = space_buf_from_sb(&sb, 0);
 	sb_free(&sb);

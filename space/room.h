@@ -44,6 +44,11 @@
  * this much JSON. */
 #define SPACE_WORKSPACE_TASKS_MAX       64
 #define SPACE_WORKSPACE_TASKS_MAX_BYTES (16 * 1024)
+/* Its "pulls" (the plan's pull requests, our extra field) relayed: at most
+ * this many, this much JSON; entries that are not pulls are left out and
+ * logged (space_put_pulls). */
+#define SPACE_WORKSPACE_PULLS_MAX       32
+#define SPACE_WORKSPACE_PULLS_MAX_BYTES (16 * 1024)
 #define SPACE_WORKSPACE_TTL_MS_DEFAULT  86400000
 #define SPACE_CLAIM_TTL_MS_DEFAULT      60000
 #define SPACE_CHAT_INTERVAL_MS_DEFAULT  3000

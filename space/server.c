@@ -1174,6 +1174,7 @@ out:
 		log_warn(LOG_COMP, "event loop closed with handles still open");
 	space_room_free(s->room);
 	space_web_free(s->web);
+	space_web_plans_clear(&s->webplans);
 	space_store_free(s->store);
 	free(s->rbuf);
 	free(s);

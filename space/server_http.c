@@ -95,7 +95,7 @@ static void web_request(struct server *s, struct conn *p, const struct space_web
 		size_t len = 0;
 		char *json = space_web_room_json(s->web, s->room, &st, time_now_ms(), &len);
 		json = space_web_snapshot_add_profiles(json, len, s->room, srv_web_profile_of,
-		                                       &len);
+		                                       &s->webplans, &len);
 		http_reply_ex(p, 200, "OK", "application/json", json, len,
 		              SPACE_WEB_SECURITY_HEADERS, api_headers, r->head_only);
 		free(json);

@@ -138,6 +138,7 @@ struct server {
 
 	/* The read-only web page (space/web.h); NULL when cfg->web is off. */
 	struct space_web *web;
+	struct space_web_plans webplans;         /* each plan's pull requests */
 	struct conn *sse[SPACE_WEB_MAX_CLIENTS]; /* its event streams */
 	unsigned nsse;
 	uint64_t sse_dropped;

@@ -130,6 +130,9 @@ static void on_room_event(void *ud, const struct space_room_event *ev)
 	if (p && space_web_profile_apply(&p->webprof, space_buf_data(ev->msg), ev->msg->len))
 		web_fanout_take(s,
 		                space_web_profile_event(&p->webprof, ev->who->name, ev->who->id));
+	if (p)
+		web_fanout_take(s, space_web_plans_apply(&s->webplans, space_buf_data(ev->msg),
+		                                         ev->msg->len, ev->who->name, ev->now));
 }
 
 void srv_web_start(struct server *s)
@@ -171,7 +174,7 @@ void srv_sse_open(struct server *s, struct conn *p)
 	srv_web_stats(s, &st);
 	struct space_buf *b = space_web_stream_add_profiles(
 	        space_web_stream_start(s->web, s->room, &st, time_now_ms()), s->room,
-	        srv_web_profile_of);
+	        srv_web_profile_of, &s->webplans);
 	srv_q_push(p, b);
 	srv_mark_dirty(p);
 	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "web page stream opened", "streams", LOG_INT(s->nsse));

@@ -15,7 +15,9 @@
  *                    room events, oldest first, bounded), web (clients,
  *                    maxClients, dropped), profiles and profilesOmitted
  *                    (the members' identities, last reflections and
- *                    workspace states: space/web_state.h)
+ *                    workspace states: space/web_state.h), plans,
+ *                    plansOmitted and plansEvicted (each plan's pull
+ *                    requests: space/web_state.h)
  *   GET /api/events  Server-Sent Events: "room" (the snapshot above) first,
  *                    then the room as it happens: chat, join, leave,
  *                    claim, action_result, reflection, shutdown (the
@@ -24,7 +26,8 @@
  *                    list after a join, leave or identity), claims (the
  *                    claim list after it changed) and profile (a member's
  *                    identity, reflection or workspace changed,
- *                    space/web_state.h); a comment line every
+ *                    space/web_state.h), plan (a plan's pull requests
+ *                    reported); a comment line every
  *                    SPACE_WEB_KEEPALIVE_MS.
  *
  * How the page learns what happens: the room's observer

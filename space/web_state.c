@@ -167,6 +167,9 @@ static char *workspace_json(const cJSON *msg)
 	put_number(&sb, "inProgressTasks", msg);
 	cut |= space_put_tasks(&sb, cJSON_GetObjectItemCaseSensitive(msg, "tasks"),
 	                       SPACE_WEB_TASKS_MAX, SPACE_WEB_TASKS_MAX_BYTES);
+	size_t rejected = 0; /* the room relays only pulls: none here */
+	cut |= space_put_pulls(&sb, cJSON_GetObjectItemCaseSensitive(msg, "pulls"),
+	                       SPACE_WEB_PULLS_MAX, SPACE_WEB_PULLS_MAX_BYTES, &rejected);
 	close_with_at(&sb, msg, cut);
 	return sb_detach(&sb);
 }
@@ -269,7 +272,8 @@ void space_web_profiles_put(struct strbuf *sb, const struct space_room *room,
 }
 
 char *space_web_snapshot_add_profiles(char *json, size_t len, const struct space_room *room,
-                                      space_web_profile_fn profile_of, size_t *out_len)
+                                      space_web_profile_fn profile_of,
+                                      const struct space_web_plans *plans, size_t *out_len)
 {
 	if (!len || json[len - 1] != '}') {
 		*out_len = len; /* not an object: left as it is */
@@ -280,6 +284,8 @@ char *space_web_snapshot_add_profiles(char *json, size_t len, const struct space
 	sb_append(&sb, json, len - 1);
 	free(json);
 	space_web_profiles_put(&sb, room, profile_of);
+	if (plans)
+		space_web_plans_put(&sb, plans);
 	sb_putc(&sb, '}');
 	*out_len = sb.len;
 	return sb_detach(&sb);
@@ -287,7 +293,8 @@ char *space_web_snapshot_add_profiles(char *json, size_t len, const struct space
 
 struct space_buf *space_web_stream_add_profiles(struct space_buf *start,
                                                 const struct space_room *room,
-                                                space_web_profile_fn profile_of)
+                                                space_web_profile_fn profile_of,
+                                                const struct space_web_plans *plans)
 {
 	static const char tail[] = "}\n\n"; /* the end of the "room" event */
 	const char *d = space_buf_data(start);
@@ -298,9 +305,132 @@ struct space_buf *space_web_stream_add_profiles(struct space_buf *start,
 	sb_init(&sb, 0);
 	sb_append(&sb, d, start->len - tl);
 	space_web_profiles_put(&sb, room, profile_of);
+	if (plans)
+		space_web_plans_put(&sb, plans);
 	sb_puts(&sb, tail);
 	space_buf_unref(start);
 	struct space_buf *b = space_buf_from_sb(&sb, SPACE_BUF_RAW);
 	sb_free(&sb);
 	return b;
+}
+
+/* --- the pull requests of each plan -------------------------------------------------- */
+
+static void plan_free(struct space_web_plan *e)
+{
+	free(e->workspace);
+	free(e->json);
+	memset(e, 0, sizeof *e);
+}
+
+void space_web_plans_clear(struct space_web_plans *ps)
+{
+	for (size_t i = 0; i < ps->n; i++)
+		plan_free(&ps->e[i]);
+	ps->n = 0;
+}
+
+/* Removes entry i, keeping the order. */
+static void plan_remove(struct space_web_plans *ps, size_t i)
+{
+	plan_free(&ps->e[i]);
+	memmove(&ps->e[i], &ps->e[i + 1], (ps->n - i - 1) * sizeof ps->e[0]);
+	ps->n--;
+	memset(&ps->e[ps->n], 0, sizeof ps->e[0]);
+}
+
+/* The "plan" event for one entry's JSON. */
+static struct space_buf *plan_event(const char *json)
+{
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_puts(&sb, "event: plan\ndata: ");
+	sb_puts(&sb, json);
+	sb_puts(&sb, "\n\n");
+	struct space_buf *b = space_buf_from_sb(&sb, SPACE_BUF_RAW);
+	sb_free(&sb);
+	return b;
+}
+
+struct space_buf *space_web_plans_apply(struct space_web_plans *ps, const char *json, size_t len,
+                                        const char *name, int64_t now_ms)
+{
+	if (!type_is(json, len, "workspace_state"))
+		return NULL;
+	struct ga_err err = {{0}};
+	cJSON *msg = json_parse_js(json, len, &err);
+	if (!msg)
+		return NULL; /* space_web_profile_apply logs it */
+	const cJSON *pulls = cJSON_GetObjectItemCaseSensitive(msg, "pulls");
+	const char *ws = str_of(msg, "workspace");
+	if (!cJSON_IsArray(pulls) || !ws) {
+		cJSON_Delete(msg);
+		return NULL;
+	}
+	/* the entry */
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	bool cut = open_with_text(&sb, "workspace", ws, SPACE_WEB_WORKSPACE_UNITS);
+	char *key = xstrndup(ws, space_js_cut(ws, strlen(ws), SPACE_WEB_WORKSPACE_UNITS));
+	put_number(&sb, "planNumber", msg);
+	sb_puts(&sb, ",\"reporter\":");
+	space_put_strn(&sb, name, space_js_cut(name, strlen(name), SPACE_WEB_WORKSPACE_UNITS));
+	size_t rejected = 0; /* the room relays only pulls: none here */
+	cut |= space_put_pulls(&sb, pulls, SPACE_WEB_PULLS_MAX, SPACE_WEB_PULLS_MAX_BYTES,
+	                       &rejected);
+	close_with_at(&sb, msg, cut);
+	const cJSON *num = cJSON_GetObjectItemCaseSensitive(msg, "planNumber");
+	double number = cJSON_IsNumber(num) ? num->valuedouble : 0;
+	bool empty = cJSON_GetArraySize(pulls) == 0;
+	cJSON_Delete(msg);
+
+	/* reports past their time go first */
+	for (size_t i = ps->n; i-- > 0;)
+		if (now_ms - ps->e[i].at_ms > SPACE_WEB_PLANS_TTL_MS)
+			plan_remove(ps, i);
+	size_t at = ps->n;
+	for (size_t i = 0; i < ps->n && at == ps->n; i++)
+		if (ps->e[i].number == number && strcmp(ps->e[i].workspace, key) == 0)
+			at = i;
+	struct space_buf *ev = NULL;
+	if (empty) {
+		if (at < ps->n) {
+			plan_remove(ps, at);
+			ev = plan_event(sb.buf);
+		}
+		free(key);
+		sb_free(&sb);
+		return ev;
+	}
+	if (at < ps->n) {
+		plan_remove(ps, at); /* back in front with the new report */
+	} else if (ps->n == SPACE_WEB_PLANS_MAX) {
+		plan_remove(ps, ps->n - 1); /* the one reported longest ago */
+		ps->evicted++;
+	}
+	memmove(&ps->e[1], &ps->e[0], ps->n * sizeof ps->e[0]);
+	ps->e[0] = (struct space_web_plan){
+	        .workspace = key, .number = number, .json = sb_detach(&sb), .at_ms = now_ms};
+	ps->n++;
+	return plan_event(ps->e[0].json);
+}
+
+void space_web_plans_put(struct strbuf *sb, const struct space_web_plans *ps)
+{
+	size_t start = sb->len, omitted = 0, n = 0;
+	sb_puts(sb, ",\"plans\":[");
+	for (size_t i = 0; i < ps->n; i++) {
+		size_t mark = sb->len;
+		if (n)
+			sb_putc(sb, ',');
+		sb_puts(sb, ps->e[i].json);
+		if (sb->len - start + 1 > SPACE_WEB_PLANS_MAX_BYTES) {
+			sb_cut_to(sb, mark);
+			omitted++;
+			continue;
+		}
+		n++;
+	}
+	sb_printf(sb, "],\"plansOmitted\":%zu,\"plansEvicted\":%llu", omitted,
+	          (unsigned long long)ps->evicted);
 }

@@ -904,12 +904,28 @@ int space_link_send_workspace_state(struct space_link *l, const char *workspace,
                                     int64_t in_progress, struct ga_err *err)
 {
 	return space_link_send_workspace_tasks(l, workspace, plan, total, completed, blocked,
-	                                       in_progress, NULL, err);
+	                                       in_progress, NULL, NULL, err);
+}
+
+/* The first max objects of arr (an array, or nothing) as o[key]. */
+static void add_objects(cJSON *o, const char *key, const cJSON *arr, int max)
+{
+	if (!cJSON_IsArray(arr))
+		return;
+	cJSON *to = cJSON_AddArrayToObject(o, key);
+	const cJSON *t;
+	int n = 0;
+	cJSON_ArrayForEach(t, arr)
+	{
+		if (cJSON_IsObject(t) && n++ < max)
+			cJSON_AddItemToArray(to, cJSON_Duplicate(t, 1));
+	}
 }
 
 int space_link_send_workspace_tasks(struct space_link *l, const char *workspace, int64_t plan,
                                     int64_t total, int64_t completed, int64_t blocked,
-                                    int64_t in_progress, const cJSON *tasks, struct ga_err *err)
+                                    int64_t in_progress, const cJSON *tasks, const cJSON *pulls,
+                                    struct ga_err *err)
 {
 	if (!l->joined)
 		return err_set(err, "the workspace state was not sent: not joined to the room");
@@ -936,16 +952,8 @@ int space_link_send_workspace_tasks(struct space_link *l, const char *workspace,
 	cJSON_AddStringToObject(o, "workspace", workspace);
 	for (size_t i = 0; i < 5; i++)
 		cJSON_AddNumberToObject(o, names[i], (double)vals[i]);
-	if (cJSON_IsArray(tasks)) {
-		cJSON *arr = cJSON_AddArrayToObject(o, "tasks");
-		const cJSON *t;
-		int n = 0;
-		cJSON_ArrayForEach(t, tasks)
-		{
-			if (cJSON_IsObject(t) && n++ < SPACE_LINK_WORKSPACE_TASKS_MAX)
-				cJSON_AddItemToArray(arr, cJSON_Duplicate(t, 1));
-		}
-	}
+	add_objects(o, "tasks", tasks, SPACE_LINK_WORKSPACE_TASKS_MAX);
+	add_objects(o, "pulls", pulls, SPACE_LINK_WORKSPACE_PULLS_MAX);
 	char iso[TIME_ISO_LEN + 1];
 	cJSON_AddStringToObject(o, "timestamp", time_format_iso(time_now_ms(), iso));
 	char *json = cJSON_PrintUnformatted(o);

@@ -114,6 +114,7 @@
 #define SPACE_LINK_REFLECTION_MAX_UNITS 5000
 #define SPACE_LINK_WORKSPACE_MAX_UNITS  1000
 #define SPACE_LINK_WORKSPACE_TASKS_MAX  64 /* tasks carried in a workspace_state */
+#define SPACE_LINK_WORKSPACE_PULLS_MAX  32 /* pull requests carried in one */
 
 enum space_author_kind {
 	SPACE_AUTHOR_SELF,
@@ -335,11 +336,15 @@ int space_link_send_workspace_state(struct space_link *l, const char *workspace,
                                     int64_t in_progress, struct ga_err *err);
 /* The same with the plan's tasks ([{number, title, status, assignee?, pr?,
  * prUrl?}], the first SPACE_LINK_WORKSPACE_TASKS_MAX objects) as the extra
- * field "tasks": for the room's page; a room that does not know it drops
- * it. tasks may be NULL. */
+ * field "tasks" and its pull requests ([{repo, number, title, url, task,
+ * author, reviewer, state, next, since, revisions}], wsp_view.h; the first
+ * SPACE_LINK_WORKSPACE_PULLS_MAX objects) as the extra field "pulls": for
+ * the room's page; a room that does not know them drops them, peers ignore
+ * them. tasks and pulls may be NULL. */
 int space_link_send_workspace_tasks(struct space_link *l, const char *workspace, int64_t plan,
                                     int64_t total, int64_t completed, int64_t blocked,
-                                    int64_t in_progress, const cJSON *tasks, struct ga_err *err);
+                                    int64_t in_progress, const cJSON *tasks, const cJSON *pulls,
+                                    struct ga_err *err);
 
 /* A peer's latest reflection (borrowed until the next call into the link
  * or the next loop turn). time_ms: the room's clock, 0 when unknown. */

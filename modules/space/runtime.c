@@ -276,7 +276,8 @@ static int port_broadcast(struct space_runtime *rt, const char *kind, const stru
 		        rt->link, json_string_or(w, "workspace", ""), json_int_or(w, "plan", 0),
 		        json_int_or(w, "total", 0), json_int_or(w, "completed", 0),
 		        json_int_or(w, "blocked", 0), json_int_or(w, "inProgress", 0),
-		        cJSON_GetObjectItemCaseSensitive(w, "tasks"), &err);
+		        cJSON_GetObjectItemCaseSensitive(w, "tasks"),
+		        cJSON_GetObjectItemCaseSensitive(w, "pulls"), &err);
 	} else {
 		err_set(&err, "the room has no broadcast of kind '%s'", kind);
 	}

@@ -1,6 +1,7 @@
 /* status — memory/status.json: built, saved, read back (status.h). */
 #include "modules/status/status.h"
 
+#include <string.h>
 #include <unistd.h>
 
 #include "common/json.h"
@@ -10,6 +11,7 @@
 #include "modules/pipeline/pipeline.h"
 #include "modules/scheduler/sched.h"
 #include "modules/workspace/workspace.h"
+#include "modules/workspace/wsp_view.h"
 
 static void add_pipeline(cJSON *s, const struct pipeline *p)
 {
@@ -128,8 +130,42 @@ static void report_jobs(FILE *out, const cJSON *jobs)
 	}
 }
 
+/* What the agent waits for on each pull request ("now"), then the pull
+ * requests themselves, one line each (the list is bounded by the
+ * workspace: WSP_MAX_PULLS, the rest counted in pullsDropped). */
+static void report_pulls(FILE *out, const cJSON *ws, int64_t now_ms)
+{
+	const cJSON *pulls = cJSON_GetObjectItemCaseSensitive(ws, "pulls");
+	const char *login = json_string_or(ws, "login", NULL);
+	char line[600];
+	const cJSON *p;
+	int open = 0, done = 0;
+	cJSON_ArrayForEach(p, pulls)
+	{
+		const char *st = json_string_or(p, "state", "");
+		if (strcmp(st, "merged") == 0 || strcmp(st, "closed") == 0)
+			done++;
+		else
+			open++;
+		if (wsp_view_pull_wait(p, login, now_ms, line, sizeof line))
+			fprintf(out, "  now          %s\n", line);
+	}
+	long long dropped = (long long)json_int_or(ws, "pullsDropped", 0);
+	if (!open && !done && !dropped)
+		return;
+	fprintf(out, "  pulls        %d open, %d merged or closed in the last hour", open, done);
+	if (dropped)
+		fprintf(out, ", %lld more not listed", dropped);
+	fputc('\n', out);
+	cJSON_ArrayForEach(p, pulls)
+	{
+		if (wsp_view_pull_line(p, now_ms, line, sizeof line))
+			fprintf(out, "    %s\n", line);
+	}
+}
+
 void status_report(FILE *out, bool running, int pid, const char *memory_dir, const cJSON *s,
-                   const char *tokens, const struct control_state *cs)
+                   const char *tokens, const struct control_state *cs, int64_t now_ms)
 {
 	if (!running)
 		fprintf(out, "general-agent: not running (memory %s)\n", memory_dir);
@@ -180,6 +216,7 @@ void status_report(FILE *out, bool running, int pid, const char *memory_dir, con
 		fprintf(out, "  workspaces   %s\n", line);
 		if (wsp_status_task_line(ws, line, sizeof line))
 			fprintf(out, "  task         %s\n", line);
+		report_pulls(out, ws, now_ms);
 	}
 	const cJSON *pl;
 	cJSON_ArrayForEach(pl, cJSON_GetObjectItemCaseSensitive(s, "lastActivityBy"))
@@ -197,7 +234,7 @@ void status_report(FILE *out, bool running, int pid, const char *memory_dir, con
 	report_jobs(out, cJSON_GetObjectItemCaseSensitive(s, "jobs"));
 }
 
-void status_console(struct strbuf *out, const cJSON *s)
+void status_console(struct strbuf *out, const cJSON *s, int64_t now_ms)
 {
 	const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(s, "jobs");
 	sb_printf(out, "%s, %d job(s)", json_bool_or(s, "paused", false) ? "PAUSED" : "running",
@@ -219,4 +256,14 @@ void status_console(struct strbuf *out, const cJSON *s)
 	sb_printf(out, "\n  coordination   %s", json_string_or(s, "coordination", "none"));
 	sb_printf(out, "\n  in flight      %lld message(s)",
 	          (long long)json_int_or(s, "jobsInFlight", 0));
+	const cJSON *ws = cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(s, "services"), "workspace");
+	const char *login = json_string_or(ws, "login", NULL);
+	const cJSON *p;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(ws, "pulls"))
+	{
+		char line[600];
+		if (wsp_view_pull_wait(p, login, now_ms, line, sizeof line))
+			sb_printf(out, "\n  now            %s", line);
+	}
 }

@@ -65,12 +65,16 @@ cJSON *status_load(const struct state_store *st);
 
 /* `general-agent status` for a person, to out: running (pid) or not, then
  * the saved object s (NULL: "no status recorded yet"), the token budget
- * line (tokens, may be NULL) and the kill switch cs, always. */
+ * line (tokens, may be NULL) and the kill switch cs, always. With a
+ * workspace service: what the agent waits for on each open pull request
+ * ("now": whose review, a revision, a merge, the owner; since when, as
+ * of now_ms) and the pull requests, one line each (wsp_view.h). */
 void status_report(FILE *out, bool running, int pid, const char *memory_dir, const cJSON *s,
-                   const char *tokens, const struct control_state *cs);
+                   const char *tokens, const struct control_state *cs, int64_t now_ms);
 
 /* The owner's /status: a few lines from the object (paused, the jobs, the
- * room, the coordination, the messages in flight), appended to out. */
-void status_console(struct strbuf *out, const cJSON *s);
+ * room, the coordination, the messages in flight, what the agent waits
+ * for on pull requests as of now_ms), appended to out. */
+void status_console(struct strbuf *out, const cJSON *s, int64_t now_ms);
 
 #endif

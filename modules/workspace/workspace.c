@@ -18,6 +18,7 @@
 #include "modules/coord/coord.h"
 #include "modules/journal/journal.h"
 #include "modules/workspace/wsp_int.h"
+#include "modules/workspace/wsp_view.h"
 
 static const char *or_default(const char *s, const char *def)
 {
@@ -341,12 +342,20 @@ static void broadcast_state(struct wsp *w, const struct wsp_plan *p)
 		if (strcmp(w->sent[i].key, key) == 0)
 			s = &w->sent[i];
 	int64_t now = time_now_ms();
-	if (s && memcmp(&s->c, &p->counts, sizeof s->c) == 0 &&
-	    now - s->at_ms < WSP_STATE_RESEND_MS)
-		return;
-	cJSON *o = cJSON_CreateObject();
 	char repo[WSP_REPO_FULL_MAX];
 	snprintf(repo, sizeof repo, "%s/%s", p->owner, p->repo);
+	/* the plan's pull requests as the status has them: a change of
+	 * state or of who acts next is news for the room too */
+	cJSON *st = wsp_status(w);
+	cJSON *pulls = wsp_view_plan_pulls(st, repo, p->number);
+	cJSON_Delete(st);
+	uint64_t ph = wsp_view_pulls_hash(pulls);
+	if (s && memcmp(&s->c, &p->counts, sizeof s->c) == 0 && s->pulls == ph &&
+	    now - s->at_ms < WSP_STATE_RESEND_MS) {
+		cJSON_Delete(pulls);
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "workspace", repo);
 	cJSON_AddNumberToObject(o, "plan", p->number);
 	cJSON_AddNumberToObject(o, "total", p->counts.total);
@@ -354,6 +363,7 @@ static void broadcast_state(struct wsp *w, const struct wsp_plan *p)
 	cJSON_AddNumberToObject(o, "blocked", p->counts.blocked);
 	cJSON_AddNumberToObject(o, "inProgress", p->counts.in_progress);
 	cJSON_AddItemToObject(o, "tasks", tasks_json(p, false));
+	cJSON_AddItemToObject(o, "pulls", pulls);
 	int rc = w->c.room_state(w->c.ud, o);
 	cJSON_Delete(o);
 	if (rc != 0)
@@ -368,6 +378,7 @@ static void broadcast_state(struct wsp *w, const struct wsp_plan *p)
 		snprintf(s->key, sizeof s->key, "%s", key);
 	}
 	s->c = p->counts;
+	s->pulls = ph;
 	s->at_ms = now;
 }
 

@@ -92,6 +92,7 @@ struct wsp_run; /* wsp_task.c */
 struct wsp_sent {
 	char key[WSP_REPO_FULL_MAX + 16];
 	struct wsp_counts c;
+	uint64_t pulls; /* wsp_view_pulls_hash of the pulls sent with it */
 	int64_t at_ms;
 };
 

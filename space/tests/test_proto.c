@@ -180,6 +180,54 @@ static void test_nul_marker(void **state)
 	}
 }
 
+/* A workspace_state's pulls: only pulls pass (a positive integer number and
+ * a state word), only their fields, within the count and the bytes. */
+static char *pulls_of(const char *json, size_t max, size_t max_bytes, size_t *rejected, bool *cut)
+{
+	cJSON *v = json_parse(json, strlen(json), NULL);
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	*cut = space_put_pulls(&sb, v, max, max_bytes, rejected);
+	cJSON_Delete(v);
+	return sb_detach(&sb);
+}
+
+static void test_pulls(void **state)
+{
+	(void)state;
+	size_t rej;
+	bool cut;
+	char *o = pulls_of("[{\"number\":12,\"state\":\"approved\",\"next\":\"bob\",\"x\":1,"
+	                   "\"url\":\"http://a\",\"since\":\"2026-11-28T14:02:00Z\",\"task\":-2},"
+	                   "{\"number\":0,\"state\":\"approved\"},{\"number\":3,\"state\":\"\"},"
+	                   "{\"number\":4,\"state\":\"a-b\"},{\"number\":1e300,\"state\":\"x\"},"
+	                   "7,{\"number\":5,\"state\":\"merged\",\"revisions\":2}]",
+	                   8, 4096, &rej, &cut);
+	assert_string_equal(o, ",\"pulls\":[{\"number\":12,\"state\":\"approved\",\"next\":"
+	                       "\"bob\",\"since\":\"2026-11-28T14:02:00Z\"},{\"number\":5,"
+	                       "\"state\":\"merged\",\"revisions\":2}]");
+	assert_int_equal(rej, 5);
+	assert_true(cut);
+	free(o);
+	/* not an array: nothing */
+	o = pulls_of("{\"number\":1}", 8, 4096, &rej, &cut);
+	assert_string_equal(o, "");
+	assert_false(cut);
+	free(o);
+	/* the count, then the bytes */
+	o = pulls_of("[{\"number\":1,\"state\":\"a\"},{\"number\":2,\"state\":\"b\"}]", 1, 4096,
+	             &rej, &cut);
+	assert_string_equal(o, ",\"pulls\":[{\"number\":1,\"state\":\"a\"}]");
+	assert_true(cut);
+	assert_int_equal(rej, 0);
+	free(o);
+	o = pulls_of("[{\"number\":1,\"state\":\"a\"},{\"number\":2,\"state\":\"b\"}]", 8, 40, &rej,
+	             &cut);
+	assert_string_equal(o, ",\"pulls\":[{\"number\":1,\"state\":\"a\"}]");
+	assert_true(cut);
+	free(o);
+}
+
 static void test_history_limit(void **state)
 {
 	/* config.test.ts dynamicHistoryLimit cases (§8.3). */
@@ -192,15 +240,16 @@ static void test_history_limit(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_units_and_cut),
-		cmocka_unit_test(test_blank_and_trim),
-		cmocka_unit_test(test_truthy),
-		cmocka_unit_test(test_stringify_js_order_and_numbers),
-		cmocka_unit_test(test_string_of),
-		cmocka_unit_test(test_parse_classification),
-		cmocka_unit_test(test_utf8_repair),
-		cmocka_unit_test(test_nul_marker),
-		cmocka_unit_test(test_history_limit),
+	        cmocka_unit_test(test_units_and_cut),
+	        cmocka_unit_test(test_blank_and_trim),
+	        cmocka_unit_test(test_truthy),
+	        cmocka_unit_test(test_stringify_js_order_and_numbers),
+	        cmocka_unit_test(test_string_of),
+	        cmocka_unit_test(test_parse_classification),
+	        cmocka_unit_test(test_utf8_repair),
+	        cmocka_unit_test(test_nul_marker),
+	        cmocka_unit_test(test_history_limit),
+	        cmocka_unit_test(test_pulls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -442,11 +442,61 @@ function link(text, href) {
 
 const TASK_CLASS = { completed: 'v-pass', in_progress: 'v-info', claimed: 'v-react', blocked: 'v-block', pending: 'muted' };
 
+// Pull requests (w.pulls: modules/workspace, wsp_status): the state in the
+// words `general-agent status` uses, who is expected to act next, since when.
+const PULL_STATES = {
+  awaiting_review: ['awaiting review', 'v-info'], changes_requested: ['changes requested', 'v-react'],
+  revising: ['revising', 'v-react'], approved: ['approved', 'v-pass'], merging: ['merging', 'v-pass'],
+  conflict: ['merge conflict', 'v-block'], rebuilding: ['rebuilding after a conflict', 'v-react'],
+  merged: ['merged', 'v-pass'], closed: ['closed', 'muted'], owner: ['left to the owner', 'v-block'],
+};
+
+function ageText(ms) {
+  const min = Math.floor(ms / 60000);
+  if (min < 60) return min + ' min';
+  if (min < 1440) return Math.floor(min / 60) + ' h ' + (min % 60) + ' min';
+  return Math.floor(min / 1440) + ' d ' + (Math.floor(min / 60) % 24) + ' h';
+}
+
+// One pull request as the texts of its row's cells (pure: the table and
+// its test read the same).
+function pullCells(p, now) {
+  const [state, cls] = PULL_STATES[p.state] || [String(p.state || '?'), ''];
+  let since = '';
+  if (p.since_ms > 0) {
+    since = shortTime(new Date(p.since_ms).toISOString());
+    if (now > p.since_ms) since += ' (' + ageText(now - p.since_ms) + ')';
+  }
+  return {
+    ref: p.repo + '#' + p.number, state, cls, since,
+    next: p.next && p.state !== 'merged' && p.state !== 'closed' ? '@' + p.next : '',
+    where: (p.plan ? 'plan #' + p.plan : '') + (p.task ? ' · task ' + p.task : ''),
+    revisions: p.revisions > 0 ? String(p.revisions) : '',
+    who: (p.author ? '@' + p.author : '') + (p.reviewer ? ' → @' + p.reviewer : ''),
+  };
+}
+
+function renderPulls(w) {
+  const tb = $('pulls').tBodies[0];
+  tb.replaceChildren();
+  const now = Date.now();
+  for (const p of w.pulls || []) {
+    if (!p || !p.repo || !(p.number > 0)) continue;
+    const c = pullCells(p, now);
+    const ref = el('td', null, link(c.ref, p.url));
+    if (p.title) ref.appendChild(el('span', { cls: 'muted', text: ' ' + p.title }));
+    tb.appendChild(el('tr', { data: { pull: p.repo + '#' + p.number } }, ref, td(c.state, c.cls),
+      td(c.next), td(c.since), td(c.where), td(c.revisions), td(c.who)));
+  }
+  if (w.pullsDropped > 0) tb.appendChild(el('tr', null, td(w.pullsDropped + ' more not listed', 'muted')));
+  if (!tb.rows.length) tb.appendChild(el('tr', null, td('no open pull request', 'muted')));
+}
+
 async function loadPlans() {
   const s = await api('status');
   const w = (s.services || {}).workspace;
   $('plans-off').classList.toggle('hidden', !!w);
-  if (!w) { $('plans-cards').replaceChildren(); $('plans-list').replaceChildren(); return; }
+  if (!w) { $('plans-cards').replaceChildren(); $('plans-list').replaceChildren(); $('pulls').tBodies[0].replaceChildren(); return; }
   const t = w.task;
   $('plans-cards').replaceChildren(...[
     card('task in progress', t ? 'Task ' + t.task + ' of ' + t.repo + '#' + t.plan + ' — ' + t.phase : 'none'),
@@ -473,6 +523,7 @@ async function loadPlans() {
     list.append(h, table);
   }
   if (!(w.plans || []).length) list.appendChild(el('p', { cls: 'muted', text: 'No open plan in the watched workspaces.' }));
+  renderPulls(w);
   const wb = $('workspaces').tBodies[0];
   wb.replaceChildren();
   for (const x of w.watched || [])

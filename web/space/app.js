@@ -12,7 +12,7 @@ const CHAT_MAX_ITEMS = 500;   // lines kept on the page (oldest removed)
 const FEED_TYPES = ['chat', 'join', 'leave', 'claim', 'action_result', 'reflection', 'shutdown'];
 
 const $ = (id) => document.getElementById(id);
-const state = { members: [], claims: [], profiles: new Map(), skewMs: 0, room: null };
+const state = { members: [], claims: [], profiles: new Map(), plans: new Map(), skewMs: 0, room: null };
 // The identity's nominal fields (space-protocol.md §2.2), in the order shown.
 const IDENTITY_FIELDS = [
   ['coreValues', 'values'], ['currentInterests', 'interests'], ['expertise', 'expertise'],
@@ -182,8 +182,100 @@ function profileParts(p) {
       }
       parts.push(ul);
     }
+    if (Array.isArray(w.pulls) && w.pulls.length) {
+      const ul = el('ul', 'pulls');
+      ul.dataset.role = 'pulls';
+      for (const pr of w.pulls) {
+        const li = pullItem(pr);
+        ul.append(li);
+        tip.push(li.textContent);
+      }
+      parts.push(ul);
+    }
   }
   return { parts, tip };
+}
+
+// A pull request's state as the room's page says it (the same words as
+// `general-agent status`).
+const PULL_STATES = {
+  awaiting_review: 'awaiting review', changes_requested: 'changes requested', revising: 'revising',
+  approved: 'approved', merging: 'merging', conflict: 'merge conflict',
+  rebuilding: 'rebuilding after a conflict', merged: 'merged', closed: 'closed', owner: 'left to the owner',
+};
+
+function minutesText(ms) {
+  const min = Math.floor(ms / 60000);
+  if (min < 60) return `${min} min`;
+  if (min < 24 * 60) return `${Math.floor(min / 60)} h ${min % 60} min`;
+  return `${Math.floor(min / 1440)} d ${Math.floor(min / 60) % 24} h`;
+}
+
+// One pull request as a list item: its reference (a link only to GitHub)
+// and what pullText says of it; the title in the tooltip.
+function pullItem(pr) {
+  const li = el('li', 'pull' + (/^[a-z_]+$/.test(pr.state || '') ? ' ' + pr.state : ''));
+  li.dataset.pull = String(pr.number);
+  const ref = `${showText(pr.repo || '')}#${pr.number}`;
+  if (pr.url && /^https:\/\/github\.com\//.test(pr.url)) {
+    const a = document.createElement('a');
+    a.textContent = ref;
+    a.href = pr.url;
+    a.rel = 'noopener noreferrer';
+    a.target = '_blank';
+    li.append(a);
+  } else {
+    li.append(el('span', 'ref', ref));
+  }
+  li.append(el('span', 'text', pullText(pr, serverNow())));
+  if (pr.title) li.title = showText(pr.title);
+  return li;
+}
+
+// The latest report of each plan's pull requests, whoever sent it (the
+// snapshot's "plans", then "plan" events), newest last in the map.
+const PLANS_MAX = 16;
+
+function planKey(p) { return `${p.workspace}#${p.planNumber}`; }
+
+function notePlan(p) {
+  state.plans.delete(planKey(p));
+  if (Array.isArray(p.pulls) && p.pulls.length) state.plans.set(planKey(p), p);
+  while (state.plans.size > PLANS_MAX) state.plans.delete(state.plans.keys().next().value);
+}
+
+function renderPlans() {
+  const box = $('plans');
+  box.replaceChildren();
+  const plans = [...state.plans.values()].reverse();
+  for (const p of plans) {
+    const sec = el('div', 'plan');
+    sec.dataset.plan = planKey(p);
+    const head = el('div', 'plan-head', `${showText(p.workspace)} · plan ${p.planNumber}`);
+    head.append(el('span', 'meta', ` reported by ${showText(p.reporter)}, ${timeOf(p.at)}`));
+    if (p.cut) head.append(cutBadge(p));
+    const ul = el('ul', 'pulls');
+    for (const pr of p.pulls) ul.append(pullItem(pr));
+    sec.append(head, ul);
+    box.append(sec);
+  }
+  $('plans-empty').classList.toggle('hidden', plans.length > 0);
+}
+
+// " awaiting review — bob to act, since 14:02 (38 min), 1 revision · task 3 · by ada"
+function pullText(pr, now) {
+  let t = ' ' + (PULL_STATES[pr.state] || showText(pr.state));
+  const done = pr.state === 'merged' || pr.state === 'closed';
+  if (pr.next && !done) t += ` — ${showText(pr.next)} to act`;
+  const since = Date.parse(pr.since);
+  if (!Number.isNaN(since)) {
+    t += (pr.next && !done ? ', since ' : ' since ') + timeOf(pr.since);
+    if (now > since) t += ` (${minutesText(now - since)})`;
+  }
+  if (pr.revisions > 0) t += `, ${pr.revisions} revision${pr.revisions === 1 ? '' : 's'}`;
+  if (pr.task) t += ` · task ${pr.task}`;
+  if (pr.author) t += ` · by ${showText(pr.author)}`;
+  return t;
 }
 
 function profileOf(m) {
@@ -250,11 +342,14 @@ function onRoom(snap) {
   state.claims = snap.claims || [];
   state.profiles = new Map();
   for (const p of snap.profiles || []) state.profiles.set(p.name, p);
+  state.plans = new Map();
+  for (const p of (snap.plans || []).slice().reverse()) notePlan(p);
   $('chat').replaceChildren();
   for (const m of snap.events || []) addFeed(m, false);
   $('chat-empty').classList.toggle('hidden', (snap.events || []).length > 0);
   renderMembers();
   renderClaims();
+  renderPlans();
 }
 
 function connect() {
@@ -288,6 +383,7 @@ function connect() {
     renderMembers();
   });
   on('profile', (p) => { state.profiles.set(p.name, p); renderMembers(); });
+  on('plan', (p) => { notePlan(p); renderPlans(); });
   on('claims', (d) => { state.claims = d.claims || []; renderClaims(); });
   on('typing', (m) => {
     const mem = memberByName(m.name);

@@ -7,6 +7,9 @@
  *   - a misspelt command is refused (64) with the closest command named;
  *   - `pause` in a home where the daemon never ran, then `status`: the
  *     kill switch is reported set (exit 3: not running);
+ *   - `status` with the workspace's pull requests: what the agent waits
+ *     for (whose review, its own revision, a review it owes) and each pull
+ *     request's state, who acts next and since when;
  *   - what the daemon says at start: a .env typo (with the name it meant),
  *     the dashboard's URL, or — its port taken — that there is none and
  *     why; no SOUL.md in a fresh directory: refused (78) naming the shipped
@@ -29,6 +32,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc.h"
@@ -155,6 +160,64 @@ static void test_pause_before_first_start(void **state)
 	home_remove(home);
 }
 
+/* `status` with a workspace whose pull requests the daemon saw (the
+ * status file as the daemon writes it, contract of wsp_status): what the
+ * agent waits for, one line per pull request with its state, who acts next
+ * and since when. */
+static void test_status_pulls(void **state)
+{
+	(void)state;
+	char *home = home_new();
+	char dir[1024];
+	snprintf(dir, sizeof dir, "%s/memory", home);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	long long now = (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	char *json = malloc(8192);
+	snprintf(json, 8192,
+	         "{\"version\":\"%s\",\"savedAt\":\"2026-11-28T14:00:00.000Z\",\"data\":{"
+	         "\"pid\":1,\"state\":\"stopped\",\"agent\":\"Ada\",\"startedAt\":"
+	         "\"2026-11-28T13:00:00.000Z\",\"socialOnly\":false,\"services\":{\"workspace\":{"
+	         "\"login\":\"ada-bot\",\"watched\":[],\"plans\":[],\"pulls\":["
+	         "{\"repo\":\"acme/www-x\",\"number\":12,\"title\":\"Add the page\",\"plan\":7,"
+	         "\"task\":3,\"author\":\"ada-bot\",\"reviewer\":\"bob\",\"state\":"
+	         "\"awaiting_review\",\"next\":\"bob\",\"since_ms\":%lld,\"revisions\":0},"
+	         "{\"repo\":\"acme/www-x\",\"number\":14,\"plan\":7,\"task\":4,\"author\":"
+	         "\"ada-bot\",\"reviewer\":\"cal\",\"state\":\"revising\",\"next\":\"ada-bot\","
+	         "\"since_ms\":%lld,\"revisions\":1},"
+	         "{\"repo\":\"acme/www-x\",\"number\":15,\"plan\":7,\"task\":5,\"author\":"
+	         "\"cal\",\"reviewer\":\"ada-bot\",\"state\":\"awaiting_review\",\"next\":"
+	         "\"ada-bot\",\"since_ms\":%lld},"
+	         "{\"repo\":\"acme/www-x\",\"number\":11,\"plan\":7,\"task\":1,\"author\":"
+	         "\"bob\",\"reviewer\":\"cal\",\"state\":\"merged\",\"next\":\"\","
+	         "\"since_ms\":%lld}]}}}}",
+	         GA_VERSION, now - 38 * 60000, now - 3 * 60000, now - 90 * 60000, now - 60000);
+	home_write(home, "memory/status.json", json);
+	free(json);
+	char *out = NULL, *err = NULL;
+	run(home, (const char *const[]){"status", NULL}, 3, &out, &err);
+	must_hold(out, "  now          waiting for bob's review of acme/www-x#12 since ");
+	must_hold(out, " UTC (38 min)\n");
+	must_hold(out, "  now          revising acme/www-x#14 after changes requested (revision 1) "
+	               "since ");
+	must_hold(out, "  now          reviewing acme/www-x#15 by cal, requested since ");
+	must_hold(out, "(1 h 30 min)\n");
+	must_hold(out, "  pulls        3 open, 1 merged or closed in the last hour\n");
+	must_hold(out, "    acme/www-x#12 awaiting review \xe2\x80\x94 bob to act, since ");
+	must_hold(out, "; task 3 of plan #7, by ada-bot: \"Add the page\"\n");
+	must_hold(out, "    acme/www-x#11 merged since ");
+	/* the merged one is nothing to wait for */
+	int waits = 0;
+	for (const char *l = strstr(out, "\n  now "); l; l = strstr(l + 1, "\n  now "))
+		waits++;
+	if (waits != 3)
+		fail_msg("%d lines of what the agent waits for, not 3:\n%s", waits, out);
+	free(out);
+	free(err);
+	home_remove(home);
+}
+
 static void test_doctor_asks_the_room(void **state)
 {
 	(void)state;
@@ -243,6 +306,7 @@ int main(void)
 	        cmocka_unit_test(test_help_everywhere),
 	        cmocka_unit_test(test_did_you_mean),
 	        cmocka_unit_test(test_pause_before_first_start),
+	        cmocka_unit_test(test_status_pulls),
 	        cmocka_unit_test(test_doctor_asks_the_room),
 	        cmocka_unit_test(test_daemon_tells_the_owner),
 	};

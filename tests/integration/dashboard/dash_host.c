@@ -107,6 +107,27 @@ static cJSON *status_json(void *ud)
 	cJSON_AddNumberToObject(cr, "limit", 100);
 	cJSON_AddNumberToObject(cr, "reset", (double)(time_now_ms() / 1000 + 3 * 3600 + 30));
 	cJSON_AddNullToObject(svcs, "reflection");
+	/* the workspace's status (modules/workspace wsp_status) with its pull
+	 * requests: one awaiting a review for 38 minutes, one handed to the
+	 * owner after two revisions, one merged */
+	char ws[2048];
+	long long now = (long long)time_now_ms();
+	snprintf(ws, sizeof ws,
+	         "{\"login\":\"dashbot-gh\",\"taskWork\":true,\"watched\":[],\"plans\":[],"
+	         "\"task\":null,\"lastCycle\":{\"atMs\":%lld,\"ms\":40,\"requests\":3,"
+	         "\"notModified\":2,\"plans\":1},\"counters\":{\"prs\":3},\"pulls\":["
+	         "{\"repo\":\"acme/www-x\",\"number\":12,\"title\":\"Add the page\","
+	         "\"url\":\"https://github.com/acme/www-x/pull/12\",\"plan\":7,\"task\":3,"
+	         "\"author\":\"dashbot-gh\",\"reviewer\":\"bob\",\"state\":\"awaiting_review\","
+	         "\"next\":\"bob\",\"since_ms\":%lld,\"revisions\":0},"
+	         "{\"repo\":\"acme/www-x\",\"number\":9,\"title\":\"<img src=x onerror=alert(1)>\","
+	         "\"url\":\"javascript:alert(1)\",\"plan\":7,\"task\":2,\"author\":\"carl\","
+	         "\"reviewer\":\"dashbot-gh\",\"state\":\"owner\",\"next\":\"olive\","
+	         "\"since_ms\":%lld,\"revisions\":2},"
+	         "{\"repo\":\"acme/www-x\",\"number\":8,\"plan\":7,\"task\":1,\"author\":\"bob\","
+	         "\"state\":\"merged\",\"next\":\"owner\",\"since_ms\":%lld}],\"pullsDropped\":1}",
+	         now, now - 38 * 60000, now - 5 * 60000, now - 2 * 60000);
+	cJSON_AddItemToObject(svcs, "workspace", cJSON_Parse(ws));
 	/* What a careless status writer might include: must reach no page. */
 	cJSON_AddStringToObject(o, "debugEcho", h->secret);
 	cJSON_AddNumberToObject(o, "pausedCalls", h->paused_calls);

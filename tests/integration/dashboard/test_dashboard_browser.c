@@ -12,7 +12,8 @@
  *   - the Pause button pauses the pipeline (persisted), and the next
  *     message is stopped at the gate, rule "paused", on the page too;
  *     Resume undoes it;
- *   - every tab renders what the API holds;
+ *   - every tab renders what the API holds (the plans tab: each pull
+ *     request with its review state, who acts next and since when);
  *   - with a token: #token=… in the address opens it and leaves the
  *     address bar; without, the page asks for it.
  * Screenshots are saved as artefacts in <build>/artifacts/dashboard/.
@@ -249,6 +250,28 @@ static void test_tabs_render(void **state)
 	        "issues/7\"]')",
 	        10000);
 	cdp_screenshot(&B, artifacts, "dashboard-commitments.png");
+	/* the plans tab: each pull request with its state, who acts next and
+	 * since when; a title is text, a link only to GitHub */
+	cdp_click(&B, "nav button[data-tab=\"plans\"]");
+	cdp_wait_true(&B, "document.querySelectorAll('#pulls tbody tr[data-pull]').length === 3",
+	              10000);
+	assert_true(cdp_eval_true(
+	        &B,
+	        "(() => { const r = (n) => [...document.querySelector('#pulls "
+	        "tr[data-pull=\"acme/www-x#' + n + '\"]').cells].map(c => c.textContent);"
+	        " const a = r(12), b = r(9), c = r(8);"
+	        " return a[0] === 'acme/www-x#12 Add the page' && a[1] === 'awaiting review' && "
+	        "a[2] === '@bob' && /\\(38 min\\)$/.test(a[3]) && a[4] === 'plan #7 · task 3' && "
+	        "a[6] === '@dashbot-gh → @bob' && b[1] === 'left to the owner' && "
+	        "b[2] === '@olive' && b[5] === '2' && /\\(5 min\\)$/.test(b[3]) && "
+	        "c[1] === 'merged' && c[2] === ''; })()"));
+	assert_true(cdp_eval_true(
+	        &B, "document.querySelector('#pulls tr[data-pull=\"acme/www-x#12\"] a').href === "
+	            "'https://github.com/acme/www-x/pull/12' && !document.querySelector('#pulls "
+	            "tr[data-pull=\"acme/www-x#9\"] a[href]') && !document.querySelector('#pulls "
+	            "img') && document.querySelector('#pulls tbody').textContent.includes('1 more "
+	            "not listed')"));
+	cdp_screenshot(&B, artifacts, "dashboard-plans.png");
 	cdp_click(&B, "nav button[data-tab=\"permissions\"]");
 	cdp_wait_true(&B,
 	              "document.getElementById('perm-mode').textContent === 'allowlistmode' && "

@@ -85,6 +85,21 @@ static void check_profile(const struct space_web_profile *p, const char *name, c
 	check_events(ev);
 }
 
+/* Each plan's pull requests (space_web_plans_apply): a "plan" event is
+ * one bounded entry, and the list never holds more than its bound. */
+static struct space_web_plans plans;
+
+static void check_plan(struct space_buf *ev)
+{
+	if (!ev)
+		return;
+	if (ev->len > SPACE_WEB_PULLS_MAX_BYTES + 2048 || plans.n > SPACE_WEB_PLANS_MAX) {
+		fprintf(stderr, "plan event of %zu bytes, %zu plans\n", ev->len, plans.n);
+		abort();
+	}
+	check_events(ev);
+}
+
 static void on_event(void *ud, const struct space_room_event *ev)
 {
 	struct fake_conn *f = ev->who ? ev->who->io : NULL;
@@ -96,6 +111,9 @@ static void on_event(void *ud, const struct space_room_event *ev)
 	check_events(space_web_tap(web, ev->msg, f ? &f->p : NULL, ev->now));
 	if (f && space_web_profile_apply(&f->prof, space_buf_data(ev->msg), ev->msg->len))
 		check_profile(&f->prof, ev->who->name, ev->who->id);
+	if (f)
+		check_plan(space_web_plans_apply(&plans, space_buf_data(ev->msg), ev->msg->len,
+		                                 ev->who->name, ev->now));
 }
 
 static void op_close(void *ud, struct space_conn *c, int code, const char *reason)
@@ -218,19 +236,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len = 0;
 	struct space_web_stats st = {0};
 	char *snap = space_web_room_json(web, r, &st, now, &len);
-	snap = space_web_snapshot_add_profiles(snap, len, r, profile_of, &len);
+	snap = space_web_snapshot_add_profiles(snap, len, r, profile_of, &plans, &len);
 	cJSON *v = json_parse_js(snap, len, NULL);
 	if (!cJSON_IsObject(v)) {
 		fprintf(stderr, "snapshot is not a JSON object: %s\n", snap);
 		abort();
 	}
-	if (!cJSON_IsArray(cJSON_GetObjectItem(v, "profiles")))
+	if (!cJSON_IsArray(cJSON_GetObjectItem(v, "profiles")) ||
+	    !cJSON_IsArray(cJSON_GetObjectItem(v, "plans")))
 		abort();
 	cJSON_Delete(v);
 	free(snap);
 	/* the stream's start: an HTTP head, then events */
-	struct space_buf *start =
-	        space_web_stream_add_profiles(space_web_stream_start(web, r, &st, now), r, profile_of);
+	struct space_buf *start = space_web_stream_add_profiles(
+	        space_web_stream_start(web, r, &st, now), r, profile_of, &plans);
 	const char *ev = strstr(space_buf_data(start), "\r\n\r\nretry: 1000\n\n");
 	if (!ev)
 		abort();
@@ -243,6 +262,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		space_web_presence_clear(&conns[k].p);
 		space_web_profile_clear(&conns[k].prof);
 	}
+	space_web_plans_clear(&plans);
 	space_web_free(web);
 	return 0;
 }

@@ -996,17 +996,179 @@ static void w14_profiles_budget(void **state)
 	space_pass(s);
 }
 
+/* A workspace_state's "pulls" (the plan's pull requests with their review
+ * state and who acts next): relayed to the members and kept on the
+ * member's card, only the pulls' own fields; entries that are not pulls
+ * are left out with a line in the server's log and the rest of the
+ * message stands; the page lists each plan's latest report, whoever sent
+ * it (also after the reporter left; an empty list removes it; at most 16
+ * plans); bounded in the relay and on the page. */
+static void w15_pulls(void **state)
+{
+	struct space *s = space_start(fast_env);
+	struct sse *e = sse_open(s, 0);
+	assert_int_equal(sse_head(e), 200);
+	assert_non_null(sse_wait(e, "room", NULL, H_TIMEOUT_MS));
+	struct ws_client *a = h_join(s, "Ada", "a1");
+	struct ws_client *b = h_join(s, "Bob", "b1");
+	size_t log_at = space_log_size(s);
+	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"acme/www-x\",\"planNumber\":7,"
+	          "\"totalTasks\":3,\"completedTasks\":1,\"pulls\":["
+	          "{\"repo\":\"acme/www-x\",\"number\":12,\"title\":\"Add the page\","
+	          "\"url\":\"https://github.com/acme/www-x/pull/12\",\"task\":3,"
+	          "\"author\":\"alice\",\"reviewer\":\"bob\",\"state\":\"awaiting_review\","
+	          "\"next\":\"bob\",\"since\":\"2026-11-28T14:02:00.000Z\",\"revisions\":0,"
+	          "\"secret\":\"not a pull's\"},"
+	          "{\"number\":13,\"state\":\"Not A State!\"},"
+	          "{\"state\":\"approved\"},"
+	          "\"#14\","
+	          "{\"number\":15.5,\"state\":\"approved\"},"
+	          "{\"number\":16,\"state\":\"changes_requested\",\"url\":\"javascript:x\","
+	          "\"since\":\"yesterday\",\"revisions\":-1,\"next\":\"alice\"}]}");
+	/* Bob hears the message with the two pulls, nothing else of them */
+	cJSON *m = h_expect(s, b, "workspace_state");
+	assert_int_equal(cJSON_GetObjectItem(m, "totalTasks")->valueint, 3);
+	const cJSON *pl = cJSON_GetObjectItem(m, "pulls");
+	assert_int_equal(cJSON_GetArraySize(pl), 2);
+	assert_string_equal(h_print(s, cJSON_GetArrayItem(pl, 0)),
+	                    "{\"number\":12,\"state\":\"awaiting_review\",\"title\":\"Add the "
+	                    "page\",\"repo\":\"acme/www-x\",\"author\":\"alice\",\"reviewer\":"
+	                    "\"bob\",\"next\":\"bob\",\"url\":\"https://github.com/acme/www-x/"
+	                    "pull/12\",\"since\":\"2026-11-28T14:02:00.000Z\",\"task\":3,"
+	                    "\"revisions\":0}");
+	assert_string_equal(h_print(s, cJSON_GetArrayItem(pl, 1)),
+	                    "{\"number\":16,\"state\":\"changes_requested\",\"next\":\"alice\"}");
+	assert_true(space_wait_log_from(s, log_at, "pulls entries left out", H_TIMEOUT_MS));
+	assert_true(space_wait_log_from(s, log_at, "rejected=4", H_TIMEOUT_MS));
+
+	/* the page: on Ada's card, live and in the snapshot */
+	assert_non_null(sse_wait(e, "profile", "awaiting_review", H_TIMEOUT_MS));
+	const cJSON *w = cJSON_GetObjectItem(profile_named(api_room(s), "Ada"), "workspaceState");
+	pl = cJSON_GetObjectItem(w, "pulls");
+	assert_int_equal(cJSON_GetArraySize(pl), 2);
+	assert_string_equal(h_str(cJSON_GetArrayItem(pl, 0), "next"), "bob");
+	/* the room relayed only pulls: nothing more to leave out here */
+	assert_null(cJSON_GetObjectItem(w, "cut"));
+
+	/* the plan's latest report, whoever sent it: in the snapshot's plans */
+	cJSON *room = api_room(s);
+	const cJSON *plans = cJSON_GetObjectItem(room, "plans");
+	assert_int_equal(cJSON_GetArraySize(plans), 1);
+	const cJSON *pe = cJSON_GetArrayItem(plans, 0);
+	h_assert_keys(pe, "workspace,planNumber,reporter,pulls,at");
+	assert_string_equal(h_str(pe, "reporter"), "Ada");
+	assert_int_equal(cJSON_GetObjectItem(pe, "planNumber")->valueint, 7);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(pe, "pulls")), 2);
+	/* Bob reports the same plan: his report replaces Ada's, live as a
+	 * "plan" event */
+	h_send(b, "{\"type\":\"workspace_state\",\"workspace\":\"acme/www-x\",\"planNumber\":7,"
+	          "\"totalTasks\":3,\"completedTasks\":1,\"pulls\":[{\"repo\":\"acme/www-x\","
+	          "\"number\":12,\"state\":\"approved\",\"next\":\"alice\"}]}");
+	assert_non_null(sse_wait(e, "plan", "\"reporter\":\"Bob\"", H_TIMEOUT_MS));
+	room = api_room(s);
+	plans = cJSON_GetObjectItem(room, "plans");
+	assert_int_equal(cJSON_GetArraySize(plans), 1);
+	pe = cJSON_GetArrayItem(plans, 0);
+	assert_string_equal(h_str(pe, "reporter"), "Bob");
+	assert_string_equal(h_str(cJSON_GetArrayItem(cJSON_GetObjectItem(pe, "pulls"), 0), "state"),
+	                    "approved");
+	/* Bob leaves: the plan's report stays */
+	h_close(s, b);
+	h_expect(s, a, "leave");
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(api_room(s), "plans")), 1);
+	b = h_join(s, "Bob", "b2");
+
+	/* no pulls any more: the plan leaves the list, live */
+	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"acme/www-x\",\"planNumber\":7,"
+	          "\"totalTasks\":3,\"completedTasks\":3,\"pulls\":[]}");
+	assert_non_null(sse_wait(e, "plan", "\"pulls\":[]", H_TIMEOUT_MS));
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(api_room(s), "plans")), 0);
+	h_expect(s, b, "workspace_state");
+
+	/* at most 16 plans: the one reported longest ago goes, counted */
+	for (int i = 0; i < 18; i++) {
+		h_send(a,
+		       "{\"type\":\"workspace_state\",\"workspace\":\"acme/"
+		       "www-x\",\"planNumber\":%d,"
+		       "\"totalTasks\":1,\"completedTasks\":0,\"pulls\":[{\"number\":%d,\"state\":"
+		       "\"awaiting_review\"}]}",
+		       100 + i, 200 + i);
+		h_expect(s, b, "workspace_state");
+	}
+	room = api_room(s);
+	plans = cJSON_GetObjectItem(room, "plans");
+	assert_int_equal(cJSON_GetArraySize(plans), 16);
+	assert_int_equal(cJSON_GetObjectItem(room, "plansEvicted")->valueint, 2);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(plans, 0), "planNumber")->valueint,
+	                 117);
+	assert_int_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(plans, 15), "planNumber")->valueint,
+	                 102);
+
+	/* not an array: the message stands without pulls */
+	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"acme/www-x\",\"planNumber\":7,"
+	          "\"totalTasks\":3,\"completedTasks\":2,\"pulls\":\"#12\"}");
+	m = h_expect(s, b, "workspace_state");
+	assert_int_equal(cJSON_GetObjectItem(m, "completedTasks")->valueint, 2);
+	assert_null(cJSON_GetObjectItem(m, "pulls"));
+
+	/* bounds: 40 pulls with long titles → the room relays 32, the page 16
+	 * within its bytes */
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "workspace_state");
+	cJSON_AddStringToObject(msg, "workspace", "acme/www-x");
+	cJSON_AddNumberToObject(msg, "planNumber", 8);
+	cJSON_AddNumberToObject(msg, "totalTasks", 40);
+	cJSON_AddNumberToObject(msg, "completedTasks", 0);
+	cJSON *arr = cJSON_AddArrayToObject(msg, "pulls");
+	char *title = h_repeat("t", 300);
+	for (int i = 0; i < 40; i++) {
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddNumberToObject(p, "number", 100 + i);
+		cJSON_AddStringToObject(p, "state", "awaiting_review");
+		cJSON_AddStringToObject(p, "title", title);
+		cJSON_AddStringToObject(p, "next", "bob");
+		cJSON_AddItemToArray(arr, p);
+	}
+	free(title);
+	h_send_json(a, msg);
+	cJSON_Delete(msg);
+	m = h_expect(s, b, "workspace_state");
+	pl = cJSON_GetObjectItem(m, "pulls");
+	assert_int_equal(cJSON_GetArraySize(pl), 32);
+	assert_int_equal(strlen(h_str(cJSON_GetArrayItem(pl, 0), "title")), 120);
+	assert_non_null(sse_wait(e, "profile", "\"number\":115", H_TIMEOUT_MS));
+	w = cJSON_GetObjectItem(profile_named(api_room(s), "Ada"), "workspaceState");
+	int listed = cJSON_GetArraySize(cJSON_GetObjectItem(w, "pulls"));
+	char *wt = cJSON_PrintUnformatted(cJSON_GetObjectItem(w, "pulls"));
+	printf("40 pulls sent: 32 relayed, %d on the page (%zu bytes)\n", listed, strlen(wt));
+	assert_true(listed > 0 && listed <= 16);
+	assert_true(strlen(wt) <= 6 * 1024);
+	free(wt);
+	sse_close(e);
+	space_pass(s);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, space_teardown)
 
 int main(void)
 {
 	space_test_filter_from_env();
 	const struct CMUnitTest tests[] = {
-	        T(w01_page),          T(w02_api_room),      T(w03_stream_live),
-	        T(w04_claim_renewal), T(w05_stream_limit),  T(w06_slow_stream_dropped),
-	        T(w07_hostile),       T(w08_long_chat_cut), T(w09_join_storm),
-	        T(w10_web_off),       T(w11_profiles),      T(w12_identity_bounds),
-	        T(w13_reflection_workspace_bounds),         T(w14_profiles_budget),
+	        T(w01_page),
+	        T(w02_api_room),
+	        T(w03_stream_live),
+	        T(w04_claim_renewal),
+	        T(w05_stream_limit),
+	        T(w06_slow_stream_dropped),
+	        T(w07_hostile),
+	        T(w08_long_chat_cut),
+	        T(w09_join_storm),
+	        T(w10_web_off),
+	        T(w11_profiles),
+	        T(w12_identity_bounds),
+	        T(w13_reflection_workspace_bounds),
+	        T(w14_profiles_budget),
+	        T(w15_pulls),
 	};
 	return cmocka_run_group_tests_name("agent-space web page", tests, NULL, NULL);
 }

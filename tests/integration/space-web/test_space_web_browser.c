@@ -6,7 +6,9 @@
  *     chain; a member joining shows up, one leaving goes;
  *   - presence: state and typing; claims and their release;
  *   - members' identities (from the snapshot and live), last reflection and
- *     workspace state on their cards, a hostile identity as text;
+ *     workspace state on their cards with the plan's pull requests (state,
+ *     who acts next, since; a link only to GitHub), a hostile identity as
+ *     text;
  *   - a hostile chat is text, never markup;
  *   - the page cannot speak: no form, no input, a POST from it gets 405,
  *     and the room's log holds only what the members said;
@@ -89,8 +91,15 @@ static void test_room_live(void **state)
 	            "\"expertise\":[\"C\",\"libuv\"],\"recentWork\":\"Shipped the room page\","
 	            "\"soulEssence\":\"Builds small tools that last.\"}}");
 	h_expect(s, ada, "identity");
-	h_send(ada, "{\"type\":\"workspace_state\",\"workspace\":\"acme/widgets\",\"planNumber\":4,"
-	            "\"totalTasks\":9,\"completedTasks\":3,\"blockedTasks\":1,\"inProgressTasks\":2}");
+	h_send(ada,
+	       "{\"type\":\"workspace_state\",\"workspace\":\"acme/widgets\",\"planNumber\":4,"
+	       "\"totalTasks\":9,\"completedTasks\":3,\"blockedTasks\":1,\"inProgressTasks\":2,"
+	       "\"pulls\":[{\"repo\":\"acme/widgets\",\"number\":12,\"title\":\"Add the page\","
+	       "\"url\":\"https://github.com/acme/widgets/pull/12\",\"task\":3,\"author\":"
+	       "\"ada\",\"reviewer\":\"bob\",\"state\":\"awaiting_review\",\"next\":\"bob\","
+	       "\"since\":\"2026-11-28T14:02:00.000Z\"},{\"repo\":\"acme/widgets\",\"number\":"
+	       "11,\"state\":\"changes_requested\",\"next\":\"ada\",\"revisions\":1,"
+	       "\"url\":\"javascript:alert(1)\"}]}");
 	h_expect(s, ada, "workspace_state");
 	open_room(s);
 	/* Ada's identity and workspace, from the snapshot */
@@ -104,6 +113,29 @@ static void test_room_live(void **state)
 	                             "'acme/widgets · plan 4 · 3/9 done')",
 	              10000);
 	assert_true(cdp_eval_true(&B, MEMBER("Ada") ".title.includes('expertise: C, libuv')"));
+	/* her plan's pull requests: state, who acts next, since; a link only
+	 * to GitHub */
+	cdp_wait_true(&B, MEMBER("Ada") ".querySelectorAll('[data-role=pulls] li').length === 2",
+	              10000);
+	assert_true(cdp_eval_true(
+	        &B, MEMBER("Ada") ".querySelector('[data-pull=\"12\"]').textContent.startsWith("
+	                          "'acme/widgets#12 awaiting review — bob to act, since ')"));
+	assert_true(cdp_eval_true(&B,
+	                          MEMBER("Ada") ".querySelector('[data-pull=\"12\"] a').href "
+	                                        "=== 'https://github.com/acme/widgets/pull/12'"));
+	assert_true(cdp_eval_true(
+	        &B, MEMBER("Ada") ".querySelector('[data-pull=\"11\"]').textContent === "
+	                          "'acme/widgets#11 changes requested — ada to act, 1 revision'"));
+	assert_true(cdp_eval_true(&B, MEMBER("Ada") ".querySelector('[data-pull=\"11\"] a') === "
+	                                            "null"));
+	/* and the page's list of each plan's pull requests */
+	cdp_wait_true(
+	        &B,
+	        "document.querySelectorAll('#plans [data-plan=\"acme/widgets#4\"] li').length "
+	        "=== 2 && document.querySelector('#plans .plan-head').textContent.startsWith("
+	        "'acme/widgets · plan 4 reported by Ada') && "
+	        "document.getElementById('plans-empty').classList.contains('hidden')",
+	        10000);
 	/* the snapshot: the member and what was said before the page opened */
 	cdp_wait_true(&B,
 	              "!!" MEMBER("Ada") " && document.getElementById('room-name').textContent === "
@@ -207,9 +239,9 @@ static void test_room_live(void **state)
 	              10000);
 	assert_true(cdp_eval_true(
 	        &B, "window.pwned === undefined && !document.querySelector('#members img, #members "
-	            "i, #members b, #members a, #members script') && " MEMBER(
-	                    "Bob") ".querySelector('.essence').textContent === "
-	                           "'<script>window.pwned=3</script>'"));
+	            "i, #members b, #members a:not([href^=\"https://github.com/\"]), #members "
+	            "script') && " MEMBER("Bob") ".querySelector('.essence').textContent === "
+	                                         "'<script>window.pwned=3</script>'"));
 	cdp_screenshot(&B, artifacts, "space-hostile-chat.png");
 
 	h_send(bob, "{\"type\":\"action_result\",\"action\":\"review\",\"target\":\"PR 12\","
