@@ -101,7 +101,7 @@ static void op_free(struct life_op *op)
 /* --- the state file: when synthesis and the health check last ran, the
  * issues a promised plan is to cover ---------------------------------------------------------- */
 
-static int keep_format(cJSON *data, const char *from_version, void *ud)
+static int keep_format(void *ud, cJSON *data, const char *from_version)
 {
 	(void)from_version;
 	(void)ud;
