@@ -38,6 +38,7 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/coder/coder.h"
+#include "modules/ghconv/ghconv.h"
 #include "modules/github/port.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/reflection/voice.h"
@@ -101,6 +102,16 @@ static int room_say(void *ud, const char *text, const char *key)
 		return -1;
 	return pipeline_say(s->ctx.pipeline, CONV_PLATFORM_SPACE, target, "workspace", text,
 	                    strlen(text), -1, key, NULL, NULL);
+}
+
+/* A review asked of us (the designated or the next reviewer) goes to
+ * the GitHub conversations, which dedup and walk it through the pipeline. */
+static void review(void *ud, const char *owner, const char *repo, int64_t pr)
+{
+	struct svc_ws *s = ud;
+	struct ghconv *g = s->ctx.ghconv ? s->ctx.ghconv(s->ctx.ud) : NULL;
+	if (g)
+		ghconv_review(g, owner, repo, pr);
 }
 
 static void poke_fire(uv_timer_t *t)
@@ -241,6 +252,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                       .notify_owner = notify,
 	                       .poke = poke,
 	                       .room_say = room_say,
+	                       .review = review,
 	                       .review_timeout_ms = review_timeout,
 	                       .max_revisions = revisions == 0 ? -1 : (int)revisions,
 	                       .ud = s};

@@ -1151,10 +1151,13 @@ static bool merge_unfinished(struct wsp *w, struct prs *s)
 		return false;
 	if (st->status != PLAN_COMPLETED)
 		return st->pr == 0 || st->pr == (int)s->pr.number;
+	/* every task done and the plan open: completed by one agent, the
+	 * author of the latest marker (the last done), so two agents whose
+	 * merges crossed do not both complete it */
 	for (size_t k = 0; k < p->plan.n_tasks; k++)
 		if (p->st[k].status != PLAN_COMPLETED)
 			return false;
-	return true;
+	return strcasecmp(p->last_author, w->login) == 0;
 }
 
 static void next_pr(struct prs *s)
