@@ -658,8 +658,10 @@ static void do_request(struct prs *s)
 	cJSON *l = cJSON_AddArrayToObject(x, "logins");
 	cJSON_AddItemToArray(l, cJSON_CreateString(s->v.ask));
 	char text[160];
-	snprintf(text, sizeof text, "request a review of PR #%" PRId64 " from %s", s->pr.number,
-	         s->v.ask);
+	/* the head in the text: asking again for a new head is not a
+	 * duplicate of the first request for outbound */
+	snprintf(text, sizeof text, "request a review of PR #%" PRId64 " at %.12s from %s",
+	         s->pr.number, s->pr.head_sha, s->v.ask);
 	struct wsp_send snd = {.target = target, .text = text, .key = key, .extra = x};
 	w->n.reviews_asked++;
 	wsp_send(w, &snd, on_acted, s);
