@@ -623,8 +623,12 @@ static void do_merge(struct prs *s)
 	cJSON_AddStringToObject(x, "method", "squash");
 	cJSON_AddStringToObject(x, "title", title);
 	char msg[200];
-	snprintf(msg, sizeof msg, "Task %d of plan #%d, approved by @%s.", s->task, s->plan,
-	         s->v.reviewer[0] ? s->v.reviewer : "?");
+	if (s->answer)
+		snprintf(msg, sizeof msg, "Task %d of plan #%d, merged at the owner's request.",
+		         s->task, s->plan);
+	else
+		snprintf(msg, sizeof msg, "Task %d of plan #%d, approved by @%s.", s->task, s->plan,
+		         s->v.reviewer[0] ? s->v.reviewer : "?");
 	cJSON_AddStringToObject(x, "message", msg);
 	cJSON_AddStringToObject(x, "sha", s->pr.head_sha);
 	struct wsp_send snd = {.target = target, .text = title, .key = key, .extra = x};
@@ -1036,7 +1040,6 @@ static void on_reviews(void *ud, const struct gh_result *res)
 			after_merge(s);
 			return;
 		}
-		snprintf(s->v.reviewer, sizeof s->v.reviewer, "%s", "the owner's request");
 		struct decision d;
 		decision_set(&d, VERDICT_PASS, "pr_merge_tool",
 		             "PR #%" PRId64 " merged at the request made through github_merge_pr",
