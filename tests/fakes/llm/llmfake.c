@@ -367,7 +367,12 @@ static void substitute(cJSON *node, const cJSON *caps, const cJSON *body)
 				continue;
 			bool digits = val[0] && strspn(val, "0123456789") == strlen(val);
 			if (strcmp(c->valuestring, ph) == 0 && digits) {
-				cJSON_ReplaceItemViaPointer(node, c, cJSON_CreateNumber(atof(val)));
+				cJSON *num = cJSON_CreateNumber(atof(val));
+				if (cJSON_IsObject(node)) /* the new item gets the key */
+					cJSON_ReplaceItemInObjectCaseSensitive(node, c->string,
+					                                       num);
+				else
+					cJSON_ReplaceItemViaPointer(node, c, num);
 				substitute(node, caps, body); /* c is gone: walk again */
 				return;
 			}
