@@ -68,8 +68,8 @@ echo "$b by $GIT_AUTHOR_NAME" > "$b.txt"; git add "$b.txt"
 if grep -q '^### Task [0-9]*: Shared' "$1"; then echo "$b" > shared.txt; git add shared.txt; fi
 git commit -q -m "task($n): the task's file"
 EOF
-# The model: a review now and then asks for changes (every 4th review
-# prompt, by the fake's entry budget), else approves.
+# The model: two reviews of the week ask for changes (the first and the
+# fifth review prompt, by the fake's entry budget), the others approve.
 review() { # event body comments
   printf '{"match":{"tools":["github_review_pr"],"after_tool":false},%s"captures":{"pr":"Review pull request #([0-9]+)"},"tool_calls":[{"name":"github_review_pr","arguments":{"owner":"%s","repo":"%s","pull_number":"{{pr}}","event":"%s","body":"%s"}}]}' \
     "$4" "$OWNER" "$REPO" "$1" "$2"
@@ -95,7 +95,9 @@ for _ in $(seq 100); do [ -s "$work/gh.port" ] && [ -s "$work/llm.port" ] && bre
 API="http://127.0.0.1:$(cat "$work/gh.port")"
 LLM_URL="http://127.0.0.1:$(cat "$work/llm.port")/v1"
 HOST=$(tok host)
-gh() { curl -s -H "Authorization: Bearer $HOST" "$API$1"; }
+# The test's reads go to the fake's state (a control endpoint, not
+# counted): the request figures are the agents' own.
+state() { curl -s "$API/_ghfake/state"; }
 
 new_plan() { # title task-title... → the issue number
   local title=$1 body i=1 t
@@ -171,8 +173,9 @@ for day in $(seq "$DAYS"); do
   killed=no
   end=$((SECONDS + DAY_S))
   while :; do
-    st=$(gh "/repos/$OWNER/$REPO/issues/$plan" | jq -r .state)
-    open=$(gh "/repos/$OWNER/$REPO/pulls?state=open&per_page=100" | jq length)
+    s=$(state)
+    st=$(echo "$s" | jq -r --argjson n "$plan" '.repos[0].issues[] | select(.number==$n) | .state')
+    open=$(echo "$s" | jq '[.repos[0].issues[] | select(.pull and .pull.state=="open")] | length')
     [ "$st" = closed ] && [ "$open" = 0 ] && break
     # even days: once the day's first PR is open, one agent dies and comes back
     if [ $((day % 2)) -eq 0 ] && [ $killed = no ] && [ "$open" -ge 1 ]; then
@@ -188,15 +191,14 @@ done
 
 rss1=()
 for i in 0 1 2; do rss1[$i]=$(rss_kb "${apid[$i]}"); done
-pulls=$(gh "/repos/$OWNER/$REPO/pulls?state=all&per_page=100")
-merged=0 closed=0
-for n in $(echo "$pulls" | jq -r '.[] | select(.state=="closed") | .number'); do
-  if [ "$(gh "/repos/$OWNER/$REPO/pulls/$n" | jq -r .merged)" = true ]; then merged=$((merged + 1)); else closed=$((closed + 1)); fi
-done
-openprs=$(echo "$pulls" | jq '[.[] | select(.state=="open")] | length')
+s=$(state)
+pulls=$(echo "$s" | jq '[.repos[0].issues[] | select(.pull) | .pull]')
+merged=$(echo "$pulls" | jq '[.[] | select(.merged_at != null)] | length')
+closed=$(echo "$pulls" | jq '[.[] | select(.state == "closed" and .merged_at == null)] | length')
+openprs=$(echo "$pulls" | jq '[.[] | select(.state == "open")] | length')
 complete=0 leftover=0
 for p in "${plans[@]}"; do
-  if gh "/repos/$OWNER/$REPO/issues/$p" | jq -e '.state=="closed" and ([.labels[].name] | index("plan:complete"))' >/dev/null; then
+  if echo "$s" | jq -e --argjson n "$p" '.repos[0].issues[] | select(.number==$n) | .state=="closed" and ([.labels[].name] | index("plan:complete"))' >/dev/null; then
     complete=$((complete + 1)); else leftover=$((leftover + 1)); fi
 done
 stats=$(curl -s "$API/_ghfake/stats")

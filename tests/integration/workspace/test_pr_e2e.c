@@ -269,6 +269,12 @@ static int agent_of(const char *login)
 	return -1;
 }
 
+/* The state's PR (rendered as in a list): merged_at set once merged. */
+static bool merged_in_state(const cJSON *pull)
+{
+	return cJSON_IsString(cJSON_GetObjectItem(pull, "merged_at"));
+}
+
 static const cJSON *issue_in(const cJSON *state, int number)
 {
 	const cJSON *repo = cJSON_GetArrayItem(cJSON_GetObjectItem(state, "repos"), 0);
@@ -318,7 +324,7 @@ static void watch(struct run *r, const cJSON *state)
 		int n = (int)json_int_or(is, "number", 0);
 		const char *author = json_string_or(cJSON_GetObjectItem(pull, "user"), "login", "");
 		const char *head = json_string_or(cJSON_GetObjectItem(pull, "head"), "ref", "");
-		bool merged = cJSON_IsTrue(cJSON_GetObjectItem(pull, "merged"));
+		bool merged = merged_in_state(pull);
 		int who = -1;
 		if (r->v == V_KILL_REVIEW && !merged) {
 			cJSON *rv = e2e_get(&r->w, REPO_P "/pulls/%d/reviews", n);
@@ -374,7 +380,7 @@ static bool over(struct run *r, const cJSON *state)
 			return false;
 		const cJSON *pr = issue_in(state, r->victim_pr);
 		const cJSON *pull = cJSON_GetObjectItem(pr, "pull");
-		return pull && (cJSON_IsTrue(cJSON_GetObjectItem(pull, "merged")) ||
+		return pull && (merged_in_state(pull) ||
 		                strcmp(json_string_or(pull, "state", ""), "closed") == 0);
 	}
 	if (!plan || strcmp(json_string_or(plan, "state", ""), "closed") != 0)
