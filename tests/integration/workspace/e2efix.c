@@ -403,3 +403,28 @@ int e2e_recorded(struct e2e_world *w, const char *method, const char *path_part,
 	fclose(f);
 	return n;
 }
+
+bool e2e_git_has_branch(struct e2e_world *w, const char *branch)
+{
+	char cmd[1024], tok[64], out[256] = "";
+	token_of(0, tok, sizeof tok);
+	const char *hostport = strstr(w->gh.url, "://");
+	snprintf(cmd, sizeof cmd,
+	         "git ls-remote 'http://x-access-token:%s@%s/" E2E_OWNER "/" E2E_REPO
+	         ".git' 'refs/heads/%s' 2>/dev/null",
+	         tok, hostport ? hostport + 3 : w->gh.url, branch);
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return true; /* unknown: as if it were there */
+	size_t n = fread(out, 1, sizeof out - 1, f);
+	out[n] = '\0';
+	int rc = pclose(f);
+	return rc != 0 || strstr(out, "refs/heads/") != NULL;
+}
+
+void e2e_fake_delay(struct e2e_world *w, int ms)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/_ghfake/delay?ms=%d", ms);
+	cJSON_Delete(e2e_post(w, 0, path, "{}"));
+}

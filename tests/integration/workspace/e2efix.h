@@ -104,6 +104,11 @@ int e2e_branches(struct e2e_world *w, const char *prefix);
 int e2e_prs_of_task(struct e2e_world *w, int task, char *head, size_t cap);
 /* The agent whose task record says the task's coder runs, or -1. */
 int e2e_coding_task(struct e2e_world *w, int plan, int task);
+/* Does the workspace have the branch? Asked with git (ls-remote): git
+ * requests are never slowed by the fake's REST delay. */
+bool e2e_git_has_branch(struct e2e_world *w, const char *branch);
+/* The fake's REST answers wait ms (0: none) from now on. */
+void e2e_fake_delay(struct e2e_world *w, int ms);
 /* Lines of <dir>/gh-record.jsonl (the fake's request log) whose method is
  * method and whose path ends with suffix (NULL: any). */
 int e2e_recorded(struct e2e_world *w, const char *method, const char *path_part,

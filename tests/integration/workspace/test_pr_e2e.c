@@ -66,12 +66,14 @@
 #include "tests/fakes/github/ghfake.h"
 #include "testutil.h"
 
-#define OWNER   E2E_OWNER
-#define REPO    E2E_REPO
-#define REPO_P  "/repos/" OWNER "/" REPO
-#define END_MS  420000 /* three tasks, three reviews, three merges on a loaded machine */
-#define POLL_MS 100
-#define MAX_PRS 16
+#define OWNER      E2E_OWNER
+#define REPO       E2E_REPO
+#define REPO_P     "/repos/" OWNER "/" REPO
+#define END_MS     420000 /* three tasks, three reviews, three merges on a loaded machine */
+#define POLL_MS    100
+#define MAX_PRS    16
+#define MAX_NUMBER 32  /* issue and PR numbers the kill variants follow */
+#define SLOW_MS    300 /* the fake's REST answers while a kill's stage is awaited */
 
 /* The coder: the task's file (the task's number from the branch,
  * task-<n>-…), committed. A run whose prompt carries the review's request
@@ -256,9 +258,11 @@ struct run {
 	int plan;
 	/* the stage the kill or the stop hit: done once */
 	bool hit;
+	bool slowed;   /* the fake's answers slowed while the stage is awaited */
 	int victim;    /* agent index */
 	int victim_pr; /* the PR it concerned */
 	char victim_login[40];
+	char asked[MAX_NUMBER][40]; /* the reviewer last seen requested, per PR */
 };
 
 static int agent_of(const char *login)
@@ -300,14 +304,6 @@ static int dones_in(const cJSON *state, int plan, int t)
 	return n;
 }
 
-static bool branch_exists(struct e2e_world *w, const char *branch)
-{
-	cJSON *r = e2e_get(w, REPO_P "/git/ref/heads/%s", branch);
-	bool yes = r && cJSON_GetObjectItem(r, "object");
-	cJSON_Delete(r);
-	return yes;
-}
-
 /* One look at the world for the kill and stop variants: the stage seen
  * → the kill (or the stop), once. */
 static void watch(struct run *r, const cJSON *state)
@@ -321,28 +317,35 @@ static void watch(struct run *r, const cJSON *state)
 		const cJSON *pull = cJSON_GetObjectItem(is, "pull");
 		if (!pull)
 			continue;
+		/* from the first PR on, every REST answer comes SLOW_MS after
+		 * GitHub did the thing: the kill lands between the change and
+		 * the agent's hearing of it */
+		if (!r->slowed && r->v != V_SILENT) {
+			e2e_fake_delay(&r->w, SLOW_MS);
+			r->slowed = true;
+		}
 		int n = (int)json_int_or(is, "number", 0);
 		const char *author = json_string_or(cJSON_GetObjectItem(pull, "user"), "login", "");
 		const char *head = json_string_or(cJSON_GetObjectItem(pull, "head"), "ref", "");
 		bool merged = merged_in_state(pull);
 		int who = -1;
-		if (r->v == V_KILL_REVIEW && !merged) {
-			cJSON *rv = e2e_get(&r->w, REPO_P "/pulls/%d/reviews", n);
-			const cJSON *first = cJSON_GetArrayItem(rv, 0);
-			if (first) {
-				who = agent_of(json_string_or(cJSON_GetObjectItem(first, "user"),
-				                              "login", ""));
-			}
-			cJSON_Delete(rv);
+		const cJSON *rr =
+		        cJSON_GetArrayItem(cJSON_GetObjectItem(pull, "requested_reviewers"), 0);
+		if (r->v == V_KILL_REVIEW && !merged && n > 0 && n < MAX_NUMBER) {
+			/* a review answers its author's request: the reviewer asked
+			 * is off the list once its review is on GitHub */
+			if (rr)
+				snprintf(r->asked[n], sizeof r->asked[n], "%s",
+				         json_string_or(rr, "login", ""));
+			else if (r->asked[n][0])
+				who = agent_of(r->asked[n]);
 		} else if (r->v == V_KILL_MERGE && merged) {
 			who = agent_of(author);
 		} else if (r->v == V_KILL_DONE && merged &&
 		           dones_in(state, r->plan, task_of_head(head)) == 0 &&
-		           !branch_exists(&r->w, head)) {
+		           !e2e_git_has_branch(&r->w, head)) {
 			who = agent_of(author);
 		} else if (r->v == V_SILENT && !merged) {
-			const cJSON *rr = cJSON_GetArrayItem(
-			        cJSON_GetObjectItem(pull, "requested_reviewers"), 0);
 			if (rr)
 				who = agent_of(json_string_or(rr, "login", ""));
 		}
@@ -363,6 +366,7 @@ static void watch(struct run *r, const cJSON *state)
 			        : r->v == V_KILL_MERGE ? "merged"
 			                               : "merged, branch deleted, no done marker");
 			e2e_agent_kill(&r->w, who);
+			e2e_fake_delay(&r->w, 0);
 			e2e_agent_start(&r->w, who, false);
 		}
 		return;
@@ -487,7 +491,7 @@ static void check_end(struct run *r, struct end_counts *c)
 		if (!squash_on_main(w, p))
 			fail_msg("#%d: no commit \"%s (#%d)\" on main", p->number, p->title,
 			         p->number);
-		assert_false(branch_exists(w, p->head));
+		assert_false(e2e_git_has_branch(w, p->head));
 		/* reviewed by exactly one peer: the designated one, the one asked
 		 * (the silent variant: the next one, asked after the first) */
 		const char *reviewer = des;
