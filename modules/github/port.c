@@ -40,6 +40,10 @@ struct port_call {
 	char head[GH_REF_MAX + 1];
 	char sha[GH_SHA_LEN + 1];
 	char msg[GA_ERR_MSG_MAX]; /* GitHub's refusal, kept while looking up */
+	/* a review: kept for the one retry without inline comments */
+	char *body;
+	cJSON *review; /* the review's extra (event, commit_id, comments) */
+	bool folded;   /* the retry went out */
 };
 
 struct gh_port *gh_port_new(struct gh_client *gh, void (*on_auth)(void *ud, const char *msg),
@@ -96,9 +100,9 @@ static bool copy_seg(char *dst, size_t cap, const char *s, size_t n)
 int gh_port_parse_target(const char *target, struct gh_port_target *out, struct ga_err *err)
 {
 	memset(out, 0, sizeof *out);
-	const char *bad =
-	        "a GitHub target is github:<owner>:<repo>:<new-issue|new-pr|push|"
-	        "create-repo> or github:<owner>:<repo>:<issue|pr|reaction|delete|edit>:<n>";
+	const char *bad = "a GitHub target is github:<owner>:<repo>:<new-issue|new-pr|push|"
+	                  "create-repo|delete-branch> or "
+	                  "github:<owner>:<repo>:<issue|pr|reaction|delete|edit|review|merge>:<n>";
 	if (!target || strncmp(target, "github:", 7) != 0)
 		return err_set(err, "\"%.200s\": %s", target ? target : "(null)", bad);
 	const char *o = target + 7;
@@ -117,7 +121,8 @@ int gh_port_parse_target(const char *target, struct gh_port_target *out, struct 
 	} bare[] = {{"new-issue", GH_PORT_NEW_ISSUE},
 	            {"new-pr", GH_PORT_NEW_PR},
 	            {"push", GH_PORT_PUSH},
-	            {"create-repo", GH_PORT_CREATE_REPO}};
+	            {"create-repo", GH_PORT_CREATE_REPO},
+	            {"delete-branch", GH_PORT_DELETE_BRANCH}};
 	for (size_t i = 0; i < sizeof bare / sizeof bare[0]; i++)
 		if (strcmp(rest, bare[i].word) == 0) {
 			out->kind = bare[i].kind;
@@ -126,11 +131,10 @@ int gh_port_parse_target(const char *target, struct gh_port_target *out, struct 
 	static const struct {
 		const char *prefix;
 		enum gh_port_kind kind;
-	} kinds[] = {{"issue:", GH_PORT_COMMENT},
-	             {"pr:", GH_PORT_COMMENT},
-	             {"reaction:", GH_PORT_REACTION},
-	             {"delete:", GH_PORT_DELETE},
-	             {"edit:", GH_PORT_EDIT}};
+	} kinds[] = {{"issue:", GH_PORT_COMMENT},     {"pr:", GH_PORT_COMMENT},
+	             {"reaction:", GH_PORT_REACTION}, {"delete:", GH_PORT_DELETE},
+	             {"edit:", GH_PORT_EDIT},         {"review:", GH_PORT_REVIEW},
+	             {"merge:", GH_PORT_MERGE}};
 	const char *num = NULL;
 	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0] && !num; i++) {
 		size_t n = strlen(kinds[i].prefix);
@@ -184,19 +188,45 @@ int gh_port_push_key(const char *branch, const char *sha, char *out, size_t cap)
 	return n < 0 || (size_t)n >= cap || n > GH_PORT_KEY_MAX ? -1 : 0;
 }
 
+/* "owner/repo" lower-cased (GitHub's names are case-insensitive) into
+ * out; its length. */
+static int lower_repo(const char *owner, const char *repo, char *out, size_t cap)
+{
+	int m = snprintf(out, cap, "%s/%s", owner, repo);
+	for (int i = 0; i < m && (size_t)i < cap; i++)
+		if (out[i] >= 'A' && out[i] <= 'Z')
+			out[i] = (char)(out[i] - 'A' + 'a');
+	return m;
+}
+
 int gh_port_pr_key(const char *owner, const char *repo, const char *branch, char *out, size_t cap)
 {
 	if (!owner || !repo || !gh_valid_owner(owner) || !gh_valid_repo(repo) || !branch ||
 	    !gh_valid_branch(branch))
 		return -1;
 	char both[GH_OWNER_MAX + GH_REPO_MAX + 4];
-	int m = snprintf(both, sizeof both, "%s/%s", owner, repo);
-	for (int i = 0; i < m; i++)
-		if (both[i] >= 'A' && both[i] <= 'Z')
-			both[i] = (char)(both[i] - 'A' + 'a');
+	int m = lower_repo(owner, repo, both, sizeof both);
 	char hex[SHA256_HEX_LEN + 1];
 	sha256_hex(both, (size_t)m, hex);
 	int n = snprintf(out, cap, "pr:%.12s:%s", hex, branch);
+	return n < 0 || (size_t)n >= cap || n > GH_PORT_KEY_MAX ? -1 : 0;
+}
+
+int gh_port_review_key(const char *owner, const char *repo, int64_t number, const char *sha,
+                       char *out, size_t cap)
+{
+	if (!owner || !repo || !gh_valid_owner(owner) || !gh_valid_repo(repo) || number <= 0 ||
+	    !sha || strlen(sha) != GH_SHA_LEN || strspn(sha, "0123456789abcdef") != GH_SHA_LEN)
+		return -1;
+	char both[GH_OWNER_MAX + GH_REPO_MAX + 4];
+	int m = lower_repo(owner, repo, both, sizeof both);
+	int n = snprintf(out, cap, "review:%s#%" PRId64 "@%s", both, number, sha);
+	if (n > GH_PORT_KEY_MAX) {
+		/* long names: the repository by its hash, as in gh_port_pr_key */
+		char hex[SHA256_HEX_LEN + 1];
+		sha256_hex(both, (size_t)m, hex);
+		n = snprintf(out, cap, "review:%.12s#%" PRId64 "@%s", hex, number, sha);
+	}
 	return n < 0 || (size_t)n >= cap || n > GH_PORT_KEY_MAX ? -1 : 0;
 }
 
@@ -253,7 +283,22 @@ int gh_port_clone_url(const char *api_url, const char *owner, const char *repo, 
 static void call_free(struct port_call *pc)
 {
 	free(pc->key);
+	free(pc->body);
+	cJSON_Delete(pc->review);
 	free(pc);
+}
+
+static const char *xstr(const cJSON *o, const char *name)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(o, name));
+}
+
+/* The PR's address when GitHub's answer carries none (a merge answers
+ * {merged, sha, message}; a label edit answers the labels). */
+static void pull_url(const struct port_call *pc, char *out, size_t cap)
+{
+	snprintf(out, cap, "https://github.com/%s/%s/pull/%" PRId64, pc->t.owner, pc->t.repo,
+	         pc->t.number);
 }
 
 static void note_error(struct gh_port *p, const struct gh_result *res)
@@ -289,6 +334,147 @@ static void sent_fail(struct port_call *pc, bool unknown, const char *msg, const
 
 static void on_sent(void *ud, const struct gh_result *res);
 
+/* After a merge's PUT: the PR read back. Its html_url is the artifact of
+ * a merge GitHub accepted; after a 405 it tells whether the PR is merged
+ * all the same (an earlier attempt of this call that GitHub applied: the
+ * PUT is retried after a transient failure) or GitHub's refusal stands. */
+static void on_merge_pr(void *ud, const struct gh_result *res)
+{
+	struct port_call *pc = ud;
+	const cJSON *merged = res->kind == GH_OK ? cJSON_GetObjectItem(res->json, "merged") : NULL;
+	const char *url = res->kind == GH_OK ? xstr(res->json, "html_url") : NULL;
+	char made[GH_URL_MAX];
+	if (!url) {
+		pull_url(pc, made, sizeof made);
+		url = made;
+	}
+	if (!pc->msg[0] || cJSON_IsTrue(merged)) {
+		sent_ok(pc, url);
+		return;
+	}
+	sent_fail(pc, false, pc->msg, "refused");
+}
+
+static void merge_check(struct port_call *pc, const struct gh_result *res)
+{
+	struct ga_err err = {{0}};
+	if (res->kind != GH_OK) {
+		note_error(pc->p, res);
+		snprintf(pc->msg, sizeof pc->msg, "%s", res->msg);
+	}
+	if (gh_pull_get(pc->p->gh, pc->t.owner, pc->t.repo, pc->t.number, on_merge_pr, pc, &err) !=
+	    0)
+		return;
+	if (res->kind == GH_OK) {
+		char made[GH_URL_MAX];
+		pull_url(pc, made, sizeof made);
+		sent_ok(pc, made);
+	} else {
+		sent_fail(pc, false, pc->msg, "refused");
+	}
+}
+
+static uint64_t review_call(struct port_call *pc, bool inline_comments, struct ga_err *err)
+{
+	const cJSON *x = pc->review;
+	struct gh_review_comment c[GH_COMMENTS_MAX];
+	size_t n = 0;
+	const cJSON *it;
+	const cJSON *list = inline_comments ? cJSON_GetObjectItem(x, "comments") : NULL;
+	cJSON_ArrayForEach(it, list)
+	{
+		const cJSON *line = cJSON_GetObjectItem(it, "line");
+		if (n == GH_COMMENTS_MAX) {
+			err_set(err, "a review carries at most %d inline comments",
+			        GH_COMMENTS_MAX);
+			return 0;
+		}
+		if (!xstr(it, "path") || !xstr(it, "body") || !cJSON_IsNumber(line) ||
+		    line->valuedouble < 1) {
+			err_set(err,
+			        "inline comment %zu of the review of %s/%s#%" PRId64
+			        " needs a path, a line (1 or more) and a body",
+			        n + 1, pc->t.owner, pc->t.repo, pc->t.number);
+			return 0;
+		}
+		c[n++] = (struct gh_review_comment){.path = xstr(it, "path"),
+		                                    .line = (int64_t)line->valuedouble,
+		                                    .side = xstr(it, "side"),
+		                                    .body = xstr(it, "body")};
+	}
+	const char *event = xstr(x, "event");
+	if (!event || (strcmp(event, "APPROVE") && strcmp(event, "REQUEST_CHANGES") &&
+	               strcmp(event, "COMMENT"))) {
+		err_set(err, "a review needs extra.event APPROVE, REQUEST_CHANGES or COMMENT");
+		return 0;
+	}
+	struct gh_review_new in = {.event = event,
+	                           .body = pc->body,
+	                           .commit_id = xstr(x, "commit_id"),
+	                           .comments = n ? c : NULL,
+	                           .n_comments = n};
+	return gh_review_create(pc->p->gh, pc->t.owner, pc->t.repo, pc->t.number, &in, on_sent, pc,
+	                        err);
+}
+
+/* GitHub's 422 for an inline comment it cannot place on the diff (a line
+ * outside the hunks, a path not in the PR). */
+static bool off_the_diff(const char *msg)
+{
+	return strstr(msg, "part of the diff") || strstr(msg, "could not be resolved") ||
+	       strstr(msg, "diff hunk") || strstr(msg, "thread path") || strstr(msg, "thread line");
+}
+
+/* body with the inline comments as text, before the key marker. */
+static char *fold_comments(const char *body, const char *key, const cJSON *comments)
+{
+	const char *mark = NULL;
+	for (const char *s = strstr(body, "<!-- ga:"); s; s = strstr(s + 1, "<!-- ga:"))
+		if (gh_port_body_has_key(s, key))
+			mark = s;
+	size_t head = mark ? (size_t)(mark - body) : strlen(body);
+	while (head > 0 && (body[head - 1] == '\n' || body[head - 1] == ' '))
+		head--;
+	struct strbuf sb;
+	sb_init(&sb, GH_MAX_BODY_BYTES + 512);
+	sb_append(&sb, body, head);
+	sb_puts(&sb, "\n\nInline comments (GitHub could not place them on the diff):\n");
+	const cJSON *it;
+	cJSON_ArrayForEach(it, comments)
+	{
+		const cJSON *line = cJSON_GetObjectItem(it, "line");
+		sb_printf(&sb, "- `%s` line %.0f: %s\n", xstr(it, "path") ? xstr(it, "path") : "?",
+		          cJSON_IsNumber(line) ? line->valuedouble : 0.0,
+		          xstr(it, "body") ? xstr(it, "body") : "");
+	}
+	if (mark) {
+		sb_puts(&sb, "\n");
+		sb_puts(&sb, mark);
+	}
+	char *out = gh_port_body(sb_cstr(&sb), sb.len, key);
+	sb_free(&sb);
+	return out;
+}
+
+/* A review refused for an inline comment off the diff goes out once more
+ * without inline comments, their text in the body: true when that retry
+ * left (on_sent is then called again with its answer). */
+static bool review_refold(struct port_call *pc, const struct gh_result *res)
+{
+	const cJSON *comments = cJSON_GetObjectItem(pc->review, "comments");
+	if (pc->folded || res->kind != GH_ERR_INVALID || res->maybe_applied ||
+	    cJSON_GetArraySize(comments) == 0 || !off_the_diff(res->msg))
+		return false;
+	log_kv(LOG_LEVEL_WARN, LOG_COMP, "inline comments off the diff: folded into the body",
+	       "key", pc->key, "error", res->msg);
+	pc->folded = true;
+	char *body = fold_comments(pc->body, pc->key, comments);
+	free(pc->body);
+	pc->body = body;
+	struct ga_err err = {{0}};
+	return review_call(pc, false, &err) != 0;
+}
+
 /* A new PR refused because one is open for its head: that one is ours to
  * report (the branch is this task's). */
 static void on_pr_existing(void *ud, const struct gh_result *res)
@@ -308,7 +494,15 @@ static void on_sent(void *ud, const struct gh_result *res)
 {
 	struct port_call *pc = ud;
 	struct gh_port *p = pc->p;
-	bool gone = pc->t.kind == GH_PORT_DELETE && res->kind == GH_ERR_NOT_FOUND;
+	bool gone = (pc->t.kind == GH_PORT_DELETE && res->kind == GH_ERR_NOT_FOUND) ||
+	            (pc->t.kind == GH_PORT_DELETE_BRANCH && gh_result_gone(res));
+	if (pc->t.kind == GH_PORT_MERGE && !res->maybe_applied &&
+	    (res->kind == GH_OK || res->status == 405)) {
+		merge_check(pc, res);
+		return;
+	}
+	if (pc->t.kind == GH_PORT_REVIEW && review_refold(pc, res))
+		return;
 	if (res->kind == GH_OK || gone) {
 		const char *url = cJSON_GetStringValue(cJSON_GetObjectItem(res->json, "html_url"));
 		char made[GH_URL_MAX];
@@ -318,6 +512,10 @@ static void on_sent(void *ud, const struct gh_result *res)
 			url = made;
 		} else if (!url && pc->t.kind == GH_PORT_DELETE) {
 			url = gone ? "deleted (it was already gone)" : "deleted";
+		} else if (pc->t.kind == GH_PORT_DELETE_BRANCH) {
+			snprintf(made, sizeof made, "branch %s deleted%s", pc->head,
+			         res->kind == GH_OK ? "" : " (it was already gone)");
+			url = made;
 		} else if (!url && pc->t.kind == GH_PORT_EDIT) {
 			/* labels answer with the label list, not the issue */
 			snprintf(made, sizeof made, "https://github.com/%s/%s/issues/%" PRId64,
@@ -479,6 +677,29 @@ static int send_push(struct port_call *pc, const cJSON *extra, struct ga_err *er
 	return rc;
 }
 
+static uint64_t send_merge(struct port_call *pc, const cJSON *extra, struct ga_err *err)
+{
+	const char *method = xstr(extra, "method");
+	struct gh_merge in = {.method = method ? method : "squash",
+	                      .commit_title = xstr(extra, "title"),
+	                      .commit_message = xstr(extra, "message"),
+	                      .sha = xstr(extra, "sha")};
+	return gh_pull_merge(pc->p->gh, pc->t.owner, pc->t.repo, pc->t.number, &in, on_sent, pc,
+	                     err);
+}
+
+static uint64_t send_branch_delete(struct port_call *pc, const cJSON *extra, struct ga_err *err)
+{
+	const char *branch = xstr(extra, "branch");
+	if (!branch || !gh_valid_branch(branch)) {
+		err_set(err, "deleting a branch of %s/%s needs extra.branch (a valid branch name)",
+		        pc->t.owner, pc->t.repo);
+		return 0;
+	}
+	snprintf(pc->head, sizeof pc->head, "%s", branch);
+	return gh_ref_delete(pc->p->gh, pc->t.owner, pc->t.repo, branch, on_sent, pc, err);
+}
+
 static int port_send(void *ud, const struct outbound_send *s, outbound_port_done_fn done,
                      void *done_ud)
 {
@@ -508,6 +729,14 @@ static int port_send(void *ud, const struct outbound_send *s, outbound_port_done
 		id = send_pr(pc, s->extra, body, &err);
 	} else if (pc->t.kind == GH_PORT_CREATE_REPO) {
 		id = send_repo(pc, s->extra, &err);
+	} else if (pc->t.kind == GH_PORT_REVIEW) {
+		pc->body = xstrdup(body);
+		pc->review = cJSON_Duplicate(s->extra, true);
+		id = review_call(pc, true, &err);
+	} else if (pc->t.kind == GH_PORT_MERGE) {
+		id = send_merge(pc, s->extra, &err);
+	} else if (pc->t.kind == GH_PORT_DELETE_BRANCH) {
+		id = send_branch_delete(pc, s->extra, &err);
 	} else if (pc->t.kind == GH_PORT_REACTION) {
 		const char *content =
 		        cJSON_GetStringValue(cJSON_GetObjectItem(s->extra, "content"));
@@ -687,6 +916,23 @@ static void on_rec_repo(void *ud, const struct gh_result *res)
 	}
 }
 
+/* merge: the PR merged is the artifact (whoever's PUT did it). */
+static void on_rec_merge(void *ud, const struct gh_result *res)
+{
+	struct port_call *pc = ud;
+	if (res->kind == GH_ERR_NOT_FOUND) {
+		rec_answer(pc, 0, NULL);
+		return;
+	}
+	if (res->kind != GH_OK) {
+		note_error(pc->p, res);
+		rec_answer(pc, -1, NULL);
+		return;
+	}
+	bool merged = cJSON_IsTrue(cJSON_GetObjectItem(res->json, "merged"));
+	rec_answer(pc, merged ? 1 : 0, merged ? xstr(res->json, "html_url") : NULL);
+}
+
 static void port_reconcile(void *ud, const char *idem_key, const char *target,
                            void (*done)(void *done_ud, int exists, const char *artifact),
                            void *done_ud)
@@ -706,7 +952,7 @@ static void port_reconcile(void *ud, const char *idem_key, const char *target,
 		return;
 	}
 	if (pc->t.kind == GH_PORT_REACTION || pc->t.kind == GH_PORT_DELETE ||
-	    pc->t.kind == GH_PORT_EDIT) {
+	    pc->t.kind == GH_PORT_EDIT || pc->t.kind == GH_PORT_DELETE_BRANCH) {
 		/* idempotent on GitHub: doing it again is the answer */
 		rec_answer(pc, 0, NULL);
 		return;
@@ -731,6 +977,12 @@ static void port_reconcile(void *ud, const char *idem_key, const char *target,
 		}
 	} else if (pc->t.kind == GH_PORT_CREATE_REPO) {
 		id = gh_repo_get(p->gh, pc->t.owner, pc->t.repo, on_rec_repo, pc, &err);
+	} else if (pc->t.kind == GH_PORT_REVIEW) {
+		id = gh_reviews_list(p->gh, pc->t.owner, pc->t.repo, pc->t.number,
+		                     GH_PORT_MAX_COMMENTS, on_rec_list, pc, &err);
+	} else if (pc->t.kind == GH_PORT_MERGE) {
+		id = gh_pull_get(p->gh, pc->t.owner, pc->t.repo, pc->t.number, on_rec_merge, pc,
+		                 &err);
 	} else if (pc->t.kind == GH_PORT_NEW_ISSUE) {
 		char q[256];
 		int n = snprintf(q, sizeof q, "\"%s\" repo:%s/%s in:body", idem_key, pc->t.owner,

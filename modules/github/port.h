@@ -51,10 +51,39 @@
  *                                     in <owner>: from a template when extra
  *                                     has "template" ("owner/name"), else an
  *                                     empty one; extra "description",
- *                                     "private".
- * A reaction, a deletion and an edit are idempotent on GitHub (doing one
- * again leaves the same state): their reconcile says "not made" (0), so a
- * crash between intent and done lets them run again.
+ *                                     "private";
+ *   github:<owner>:<repo>:review:<n>  send = a review of pull request n: the
+ *                                     text is its body; extra {"event":
+ *                                     "APPROVE" | "REQUEST_CHANGES" |
+ *                                     "COMMENT", "commit_id": "<head sha>",
+ *                                     "comments": [{"path", "line", "side",
+ *                                     "body"}]} (inline comments, at most
+ *                                     GH_COMMENTS_MAX; side "RIGHT" when
+ *                                     absent). The key is gh_port_review_key's
+ *                                     (one review per head). GitHub's 422 for
+ *                                     an inline comment it cannot place on the
+ *                                     diff is answered by one retry without
+ *                                     inline comments, their path, line and
+ *                                     text folded into the body (not lost);
+ *                                     any other refusal (approving one's own
+ *                                     PR, a closed PR) is the outcome;
+ *   github:<owner>:<repo>:merge:<n>   send = merge pull request n: extra
+ *                                     {"method" (default "squash"), "title",
+ *                                     "message", "sha" (the head the merge
+ *                                     was decided on)}; the artifact is the
+ *                                     PR's html_url (the PR is read back).
+ *                                     405 (not mergeable) / 409 (the head
+ *                                     moved) → 0 with GitHub's message as the
+ *                                     reason — except a 405 on a PR that the
+ *                                     read-back finds merged (a retried PUT
+ *                                     whose first attempt GitHub applied): 1;
+ *   github:<owner>:<repo>:delete-branch send = delete a branch: extra
+ *                                     {"branch"}; the text only names it. A
+ *                                     branch already gone ("Reference does not
+ *                                     exist") counts as done.
+ * A reaction, a deletion, an edit and a branch deletion are idempotent on
+ * GitHub (doing one again leaves the same state): their reconcile says "not
+ * made" (0), so a crash between intent and done lets them run again.
  *
  * The idempotency key travels in every body, invisibly, as an HTML comment.
  * Outbound already appends `<!-- ga:chain=N key=K -->` (or `<!-- ga:key=K
@@ -83,7 +112,11 @@
  *   push       the remote branch (GET git/ref/heads/<branch of the key>)
  *              at the key's sha → 1; absent, or at another commit → 0;
  *   create     GET /repos/<owner>/<repo>: 200 → 1 with its html_url, 404
- *              → 0.
+ *              → 0;
+ *   review     the PR's reviews (up to GH_PORT_MAX_COMMENTS): one whose
+ *              body carries "key=K -->" → 1 with its html_url, none → 0;
+ *   merge      GET the PR: merged → 1 with its html_url, open or closed
+ *              unmerged (or 404) → 0.
  *   Any other failure → -1 (unknown: outbound leaves the intent pending).
  *
  * Ownership: the client is borrowed and must outlive the port; free the port
@@ -148,6 +181,9 @@ enum gh_port_kind {
 	GH_PORT_NEW_PR,
 	GH_PORT_PUSH,
 	GH_PORT_CREATE_REPO,
+	GH_PORT_REVIEW,        /* review:<n> */
+	GH_PORT_MERGE,         /* merge:<n> */
+	GH_PORT_DELETE_BRANCH, /* delete-branch */
 };
 
 struct gh_port_target {
@@ -172,7 +208,13 @@ char *gh_port_body(const char *text, size_t len, const char *key);
  *           same branch name in two repositories is two keys) */
 int gh_port_push_key(const char *branch, const char *sha, char *out, size_t cap);
 int gh_port_pr_key(const char *owner, const char *repo, const char *branch, char *out, size_t cap);
-/* The branch (and sha) a key of the forms above names: 0, or -1. */
+/*   review  "review:<owner>/<repo>#<n>@<sha>" (owner/repo lower-cased;
+ *           when that passes GH_PORT_KEY_MAX, "review:<12 hex of
+ *           sha256(owner/repo)>#<n>@<sha>"): one review per head of the PR,
+ *           sha the full 40 hex of the head reviewed. */
+int gh_port_review_key(const char *owner, const char *repo, int64_t number, const char *sha,
+                       char *out, size_t cap);
+/* The branch (and sha) a key of the push / new PR forms names: 0, or -1. */
 int gh_port_key_parse(const char *key, enum gh_port_kind kind, char *branch, size_t bcap, char *sha,
                       size_t scap);
 /* The URL git clones and pushes <owner>/<repo> at, from the REST base:

@@ -4,7 +4,9 @@
  * real git: a branch pushed from the agent's mirror (never forced), a pull
  * request (GitHub's 422 for an unpushed head; "already exists" answered
  * with the existing PR), edits (body, state, labels, the review request),
- * a repository generated from a template — and each reconcile answering
+ * a repository generated from a template, a review (inline comments; one
+ * off the diff folded into the body), a merge (409 on a moved head, a
+ * second PUT read back as done), a branch deleted — and each reconcile answering
  * "does the artifact exist?" so an intent cut by a crash is settled
  * without a second branch, PR or repository. And the pure helpers: the
  * targets, the keys, the clone URL. Exits 77 without git.
@@ -19,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "adapters/github/gh_work.h"
 #include "adapters/http/http.h"
 #include "common/json.h"
 #include "common/timeutil.h"
@@ -312,6 +315,226 @@ static void test_create_repo(void **state)
 	cJSON_Delete(e);
 }
 
+/* One call of the host's client (not through the port), its answer kept. */
+struct got {
+	bool done;
+	int status;
+	cJSON *json;
+};
+
+static void on_got(void *ud, const struct gh_result *res)
+{
+	struct got *g = ud;
+	g->status = res->status;
+	g->json = res->json ? cJSON_Duplicate(res->json, true) : NULL;
+	g->done = true;
+}
+
+static cJSON *host_wait(struct fx *f, struct got *g, uint64_t id, struct ga_err *e)
+{
+	if (id == 0)
+		fail_msg("%s", e->msg);
+	assert_true(support_run_until(&f->w.loop, flag, &g->done, NULL, 20000));
+	return g->json;
+}
+
+/* The host opens a PR of branch (committed by the fake as the host: the
+ * agent reviews a peer's PR, never its own). Its number. */
+static int64_t host_pr(struct fx *f, const char *branch, const char *title)
+{
+	struct got g = {0};
+	struct ga_err e = {{0}};
+	struct gh_pull_new in = {
+	        .title = title, .body = "Part of #1", .head = branch, .base = "main"};
+	cJSON *pr = host_wait(
+	        f, &g, gh_pull_create(f->w.host, WSFIX_OWNER, WSFIX_REPO, &in, on_got, &g, &e), &e);
+	assert_int_equal(g.status, 201);
+	int64_t n = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(pr, "number"));
+	cJSON_Delete(pr);
+	return n;
+}
+
+static cJSON *host_reviews(struct fx *f, int64_t n)
+{
+	struct got g = {0};
+	struct ga_err e = {{0}};
+	return host_wait(
+	        f, &g, gh_reviews_list(f->w.host, WSFIX_OWNER, WSFIX_REPO, n, 100, on_got, &g, &e),
+	        &e);
+}
+
+/* The port's own reconcile, without the journal (a key already settled). */
+static int port_reconcile(struct fx *f, const char *key, const char *target)
+{
+	struct outbound_port p;
+	gh_port_describe(f->port, &p);
+	f->rec_got = false;
+	p.reconcile(p.ud, key, target, on_rec, f);
+	assert_true(support_run_until(&f->w.loop, flag, &f->rec_got, NULL, 20000));
+	return f->exists;
+}
+
+static cJSON *inline_comment(const char *path, int line, const char *body)
+{
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "path", path);
+	cJSON_AddNumberToObject(c, "line", line);
+	cJSON_AddStringToObject(c, "side", "RIGHT");
+	cJSON_AddStringToObject(c, "body", body);
+	return c;
+}
+
+static void test_review_merge_delete(void **state)
+{
+	struct fx *f = *state;
+	const char *branch = "task-2-greet";
+	struct ghfake_file v1[] = {{"greet.txt", "one\ntwo\nthree\n", 0, 0}};
+	char sha1[41], sha2[41];
+	ghfake_commit(f->w.fake, WSFIX_OWNER, WSFIX_REPO, branch, v1, 1, "greet", "host", sha1);
+	int64_t n = host_pr(f, branch, "task(2): Greet");
+	char target[200], key[GH_PORT_KEY_MAX + 1];
+	snprintf(target, sizeof target, "github:%s:%s:review:%lld", WSFIX_OWNER, WSFIX_REPO,
+	         (long long)n);
+	assert_int_equal(gh_port_review_key("ACME", WSFIX_REPO, n, sha1, key, sizeof key), 0);
+	/* a cut intent before anything left: no review carries the key */
+	assert_int_equal(reconcile_intent(f, key, target), 0);
+	cJSON *rv = cJSON_CreateObject();
+	cJSON_AddStringToObject(rv, "event", "REQUEST_CHANGES");
+	cJSON_AddStringToObject(rv, "commit_id", sha1);
+	cJSON *cs = cJSON_AddArrayToObject(rv, "comments");
+	cJSON_AddItemToArray(cs, inline_comment("greet.txt", 2, "two should be 2"));
+	submit(f, target, "Please use digits.", key, rv);
+	if (f->final.verdict != VERDICT_SENT)
+		fail_msg("%s: %s", f->final.rule, f->final.reason);
+	char url[256];
+	snprintf(url, sizeof url, "%s", f->artifact);
+	assert_non_null(strstr(url, "pullrequestreview"));
+	cJSON *list = host_reviews(f, n);
+	assert_int_equal(cJSON_GetArraySize(list), 1);
+	const cJSON *r0 = cJSON_GetArrayItem(list, 0);
+	assert_string_equal(json_string_or(r0, "state", ""), "CHANGES_REQUESTED");
+	assert_string_equal(json_string_or(r0, "commit_id", ""), sha1);
+	assert_true(gh_port_body_has_key(json_string_or(r0, "body", ""), key));
+	cJSON_Delete(list);
+	{
+		struct got g = {0};
+		struct ga_err e = {{0}};
+		cJSON *rc = host_wait(f, &g,
+		                      gh_review_comments_list(f->w.host, WSFIX_OWNER, WSFIX_REPO, n,
+		                                              100, on_got, &g, &e),
+		                      &e);
+		assert_int_equal(cJSON_GetArraySize(rc), 1);
+		const cJSON *c0 = cJSON_GetArrayItem(rc, 0);
+		assert_string_equal(json_string_or(c0, "path", ""), "greet.txt");
+		assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(c0, "line")), 2);
+		cJSON_Delete(rc);
+	}
+	/* the same head again: the journal says sent; a crash after the POST
+	 * finds the review by its marker */
+	submit(f, target, "Please use digits.", key, rv);
+	assert_int_equal(f->final.verdict, VERDICT_DROP);
+	assert_string_equal(f->final.rule, "journal");
+	assert_int_equal(port_reconcile(f, key, target), 1);
+	assert_string_equal(f->rec_artifact, url);
+	cJSON_Delete(rv);
+
+	/* a revision: a new head, a new key; an inline comment off the diff is
+	 * folded into the body, not lost */
+	struct ghfake_file v2[] = {{"greet.txt", "1\n2\nthree\n", 0, 0}};
+	ghfake_commit(f->w.fake, WSFIX_OWNER, WSFIX_REPO, branch, v2, 1, "digits", "host", sha2);
+	char key2[GH_PORT_KEY_MAX + 1];
+	assert_int_equal(gh_port_review_key(WSFIX_OWNER, WSFIX_REPO, n, sha2, key2, sizeof key2),
+	                 0);
+	assert_string_not_equal(key, key2);
+	rv = cJSON_CreateObject();
+	cJSON_AddStringToObject(rv, "event", "COMMENT");
+	cJSON_AddStringToObject(rv, "commit_id", sha2);
+	cs = cJSON_AddArrayToObject(rv, "comments");
+	cJSON_AddItemToArray(cs, inline_comment("greet.txt", 1, "good"));
+	cJSON_AddItemToArray(cs, inline_comment("greet.txt", 99, "what about four?"));
+	submit(f, target, "Better.", key2, rv);
+	if (f->final.verdict != VERDICT_SENT)
+		fail_msg("%s: %s", f->final.rule, f->final.reason);
+	cJSON_Delete(rv);
+	list = host_reviews(f, n);
+	assert_int_equal(cJSON_GetArraySize(list), 2);
+	const char *b1 = json_string_or(cJSON_GetArrayItem(list, 1), "body", "");
+	assert_non_null(strstr(b1, "Better."));
+	assert_non_null(strstr(b1, "`greet.txt` line 99: what about four?"));
+	assert_non_null(strstr(b1, "`greet.txt` line 1: good"));
+	assert_true(gh_port_body_has_key(b1, key2));
+	/* the marker once, at the end */
+	const char *m = strstr(b1, "key=");
+	assert_non_null(m);
+	assert_null(strstr(m + 1, "key="));
+	cJSON_Delete(list);
+	/* an unknown event never reaches GitHub */
+	rv = cJSON_CreateObject();
+	cJSON_AddStringToObject(rv, "event", "LGTM");
+	submit(f, target, "Sure.", "review-bad-event", rv);
+	assert_int_equal(f->final.verdict, VERDICT_FAIL);
+	struct gh_port_stats st;
+	gh_port_stats(f->port, &st);
+	assert_non_null(strstr(st.last_error, "APPROVE, REQUEST_CHANGES or COMMENT"));
+	cJSON_Delete(rv);
+
+	/* merge: not merged yet; the head moved since sha1 (409) */
+	char mtarget[200];
+	snprintf(mtarget, sizeof mtarget, "github:%s:%s:merge:%lld", WSFIX_OWNER, WSFIX_REPO,
+	         (long long)n);
+	assert_int_equal(reconcile_intent(f, "merge-1", mtarget), 0);
+	cJSON *mx = cJSON_CreateObject();
+	cJSON_AddStringToObject(mx, "method", "squash");
+	cJSON_AddStringToObject(mx, "title", "task(2): Greet (#2)");
+	cJSON_AddStringToObject(mx, "sha", sha1);
+	submit(f, mtarget, "merge at the first head", "merge-2", mx);
+	assert_int_equal(f->final.verdict, VERDICT_FAIL);
+	assert_non_null(strstr(f->final.reason, "Head branch was modified"));
+	cJSON_ReplaceItemInObject(mx, "sha", cJSON_CreateString(sha2));
+	submit(f, mtarget, "merge", "merge-3", mx);
+	if (f->final.verdict != VERDICT_SENT)
+		fail_msg("%s: %s", f->final.rule, f->final.reason);
+	assert_non_null(strstr(f->artifact, "/pull/"));
+	cJSON *pr = ghfake_pull(f->w.fake, WSFIX_OWNER, WSFIX_REPO, n);
+	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(pr, "merged")));
+	assert_string_equal(json_string_or(pr, "html_url", ""), f->artifact);
+	cJSON_Delete(pr);
+	char *merged =
+	        ghfake_file_at(f->w.fake, WSFIX_OWNER, WSFIX_REPO, "main", "greet.txt", NULL);
+	assert_non_null(merged);
+	assert_string_equal(merged, "1\n2\nthree\n");
+	free(merged);
+	/* a cut intent of the merge finds it merged; a second PUT (GitHub's
+	 * 405 on a merged PR) is read back as done, never a second merge */
+	assert_int_equal(port_reconcile(f, "merge-3", mtarget), 1);
+	submit(f, mtarget, "merge once more", "merge-4", mx);
+	if (f->final.verdict != VERDICT_SENT)
+		fail_msg("%s: %s", f->final.rule, f->final.reason);
+	assert_int_equal(
+	        ghfake_count(f->w.fake, "PUT", "/repos/acme/www-lil-intdev-demo/pulls", 405), 1);
+	cJSON_Delete(mx);
+
+	/* the branch deleted; deleting it again is done too; no branch named:
+	 * refused before GitHub */
+	char dtarget[200];
+	snprintf(dtarget, sizeof dtarget, "github:%s:%s:delete-branch", WSFIX_OWNER, WSFIX_REPO);
+	cJSON *dx = cJSON_CreateObject();
+	cJSON_AddStringToObject(dx, "branch", branch);
+	submit(f, dtarget, "delete task-2-greet", "del-1", dx);
+	if (f->final.verdict != VERDICT_SENT)
+		fail_msg("%s: %s", f->final.rule, f->final.reason);
+	assert_int_equal(ghfake_branch_sha(f->w.fake, WSFIX_OWNER, WSFIX_REPO, branch, sha1), -1);
+	submit(f, dtarget, "delete task-2-greet again", "del-2", dx);
+	assert_int_equal(f->final.verdict, VERDICT_SENT);
+	assert_non_null(strstr(f->artifact, "already gone"));
+	assert_int_equal(reconcile_intent(f, "del-3", dtarget), 0);
+	cJSON_Delete(dx);
+	dx = cJSON_CreateObject();
+	submit(f, dtarget, "delete nothing", "del-4", dx);
+	assert_int_equal(f->final.verdict, VERDICT_FAIL);
+	cJSON_Delete(dx);
+}
+
 static void test_helpers(void **state)
 {
 	(void)state;
@@ -326,6 +549,27 @@ static void test_helpers(void **state)
 	assert_int_equal(t.kind, GH_PORT_PUSH);
 	assert_int_equal(gh_port_parse_target("github:acme:web:create-repo", &t, &e), 0);
 	assert_int_equal(t.kind, GH_PORT_CREATE_REPO);
+	assert_int_equal(gh_port_parse_target("github:acme:web:review:7", &t, &e), 0);
+	assert_int_equal(t.kind, GH_PORT_REVIEW);
+	assert_int_equal(t.number, 7);
+	assert_int_equal(gh_port_parse_target("github:acme:web:merge:7", &t, &e), 0);
+	assert_int_equal(t.kind, GH_PORT_MERGE);
+	assert_int_equal(gh_port_parse_target("github:acme:web:delete-branch", &t, &e), 0);
+	assert_int_equal(t.kind, GH_PORT_DELETE_BRANCH);
+	assert_int_equal(gh_port_parse_target("github:acme:web:review:", &t, &e), -1);
+	assert_int_equal(gh_port_parse_target("github:acme:web:delete-branch:3", &t, &e), -1);
+	const char *sha = "0123456789abcdef0123456789abcdef01234567";
+	char rk[GH_PORT_KEY_MAX + 1];
+	assert_int_equal(gh_port_review_key("Acme", "Web", 7, sha, rk, sizeof rk), 0);
+	assert_string_equal(rk, "review:acme/web#7@0123456789abcdef0123456789abcdef01234567");
+	assert_int_equal(gh_port_review_key("acme", "web", 7, "abc", rk, sizeof rk), -1);
+	assert_int_equal(gh_port_review_key("acme", "web", 0, sha, rk, sizeof rk), -1);
+	char longr[101];
+	memset(longr, 'r', 100);
+	longr[100] = '\0';
+	assert_int_equal(gh_port_review_key("acme", longr, 7, sha, rk, sizeof rk), 0);
+	assert_true(strlen(rk) <= GH_PORT_KEY_MAX);
+	assert_null(strstr(rk, longr));
 	assert_int_equal(gh_port_parse_target("github:acme:web:edit:", &t, &e), -1);
 	assert_int_equal(gh_port_parse_target("github:acme:web:push:3", &t, &e), -1);
 	assert_int_equal(gh_port_parse_target("github:acme:web:merge-all", &t, &e), -1);
@@ -368,6 +612,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_push_pr_reconcile, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_edits, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_create_repo, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_review_merge_delete, setup, teardown),
 	        cmocka_unit_test(test_helpers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
