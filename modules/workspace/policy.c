@@ -234,3 +234,317 @@ void wsp_count(const struct plan_task_state *st, size_t n, struct wsp_counts *ou
 			out->in_progress++;
 	}
 }
+
+/* --- the merge rule ------------------------------------------------------------------------- */
+
+const char *wsp_pr_state_name(enum wsp_pr_state s)
+{
+	static const char *const names[] = {
+	        "awaiting_review", "changes_requested", "revising", "approved", "merging",
+	        "conflict",        "rebuilding",        "merged",   "closed",   "owner"};
+	return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "?";
+}
+
+const char *wsp_pr_act_name(enum wsp_pr_act a)
+{
+	static const char *const names[] = {"wait",    "merge", "revise", "request",
+	                                    "rebuild", "owner", "close"};
+	return (unsigned)a < sizeof names / sizeof names[0] ? names[a] : "?";
+}
+
+static bool login_in(const char *login, const char *const *v, size_t n)
+{
+	for (size_t i = 0; login && i < n; i++)
+		if (v[i] && strcasecmp(v[i], login) == 0)
+			return true;
+	return false;
+}
+
+static bool asked(const struct wsp_pr_facts *f, const char *login)
+{
+	for (size_t i = 0; i < f->n_asks; i++)
+		if (f->asks[i].login && strcasecmp(f->asks[i].login, login) == 0)
+			return true;
+	return false;
+}
+
+/* The reviewers who count: the designated one and everyone asked. */
+static bool responsible(const struct wsp_pr_facts *f, const char *designated, const char *login)
+{
+	if (!login || (f->author && strcasecmp(login, f->author) == 0))
+		return false;
+	return (designated[0] && strcasecmp(login, designated) == 0) || asked(f, login);
+}
+
+/* The next reviewer: the smallest hash among the known agents not yet
+ * asked (and not the author). -1 when none is left. */
+static int next_reviewer(const struct wsp_pr_facts *f, const char *designated, char *out,
+                         size_t cap)
+{
+	const char *left[WSP_MAX_AGENTS];
+	size_t n = 0;
+	for (size_t i = 0; i < f->n_agents && n < WSP_MAX_AGENTS; i++) {
+		const char *a = f->agents[i];
+		if (!a || (designated[0] && strcasecmp(a, designated) == 0) || asked(f, a))
+			continue;
+		left[n++] = a;
+	}
+	return wsp_designated_reviewer(f->owner, f->repo, f->number, f->author, left, n, out, cap,
+	                               NULL);
+}
+
+static bool is_state(const struct wsp_pr_review *r, const char *s)
+{
+	return r->state && strcmp(r->state, s) == 0;
+}
+
+static void verdict(struct wsp_pr_verdict *v, enum wsp_pr_act act, enum wsp_pr_state st,
+                    const char *next, enum decision_verdict dv, const char *rule)
+{
+	v->act = act;
+	v->state = st;
+	snprintf(v->next, sizeof v->next, "%s", next ? next : "");
+	v->d.verdict = dv;
+	v->d.rule = rule;
+}
+
+#define REASON(v, ...) snprintf((v)->d.reason, sizeof(v)->d.reason, __VA_ARGS__)
+
+void wsp_pr_decide(const struct wsp_pr_facts *f, struct wsp_pr_verdict *v)
+{
+	memset(v, 0, sizeof *v);
+	decision_set(&v->d, VERDICT_INFO, "pr_wait", "-");
+	int64_t timeout = f->review_timeout_ms > 0 ? f->review_timeout_ms : WSP_REVIEW_TIMEOUT_MS;
+	int max_rev = f->max_revisions >= 0 ? f->max_revisions : WSP_MAX_REVISIONS;
+	int max_reb = f->max_rebuilds >= 0 ? f->max_rebuilds : WSP_MAX_REBUILDS;
+	const char *head = f->head_sha ? f->head_sha : "";
+	v->since_ms = f->created_ms;
+
+	if (f->task_pr > 0 && f->task_pr != f->number) {
+		verdict(v, WSP_ACT_CLOSE, WSP_PR_CLOSED, NULL, VERDICT_PASS, "pr_replaced");
+		REASON(v, "PR #%" PRId64 " was replaced by the task's PR #%d: closed", f->number,
+		       f->task_pr);
+		return;
+	}
+	if (f->running != WSP_RUN_NONE) {
+		bool rev = f->running == WSP_RUN_REVISION;
+		verdict(v, WSP_ACT_WAIT, rev ? WSP_PR_REVISING : WSP_PR_REBUILDING, f->author,
+		        VERDICT_INFO, rev ? "pr_revising" : "pr_rebuilding");
+		REASON(v, "PR #%" PRId64 ": the coder %s", f->number,
+		       rev ? "revises it on its branch" : "rebuilds it on a fresh branch");
+		return;
+	}
+
+	char designated[PLAN_LOGIN_MAX] = "";
+	wsp_designated_reviewer(f->owner, f->repo, f->number, f->author, f->agents, f->n_agents,
+	                        designated, sizeof designated, NULL);
+
+	/* changes requested on distinct heads by the reviewers who count */
+	const char *heads[64];
+	size_t nheads = 0;
+	const struct wsp_pr_review *last = NULL;
+	for (size_t i = 0; i < f->n_reviews; i++) {
+		const struct wsp_pr_review *r = &f->reviews[i];
+		bool counts = responsible(f, designated, r->user) ||
+		              (f->handed_over && r->user && f->author &&
+		               strcasecmp(r->user, f->author) != 0);
+		if (!counts)
+			continue;
+		if (is_state(r, "CHANGES_REQUESTED") && r->commit_id && nheads < 64) {
+			bool seen = false;
+			for (size_t k = 0; k < nheads && !seen; k++)
+				seen = strcmp(heads[k], r->commit_id) == 0;
+			if (!seen)
+				heads[nheads++] = r->commit_id;
+		}
+		if ((is_state(r, "APPROVED") || is_state(r, "CHANGES_REQUESTED")) && r->commit_id &&
+		    strcmp(r->commit_id, head) == 0)
+			last = r; /* the latest decisive one on this head */
+	}
+	v->revisions = (int)nheads;
+
+	if (f->mergeable_state && strcmp(f->mergeable_state, "dirty") == 0) {
+		v->since_ms = f->now_ms;
+		if (f->handed_over) {
+			verdict(v, WSP_ACT_WAIT, WSP_PR_OWNER, NULL, VERDICT_INFO, "pr_owner");
+			REASON(v, "PR #%" PRId64 " conflicts and is left to the owner", f->number);
+		} else if (f->attempt - 1 >= max_reb) {
+			verdict(v, WSP_ACT_OWNER, WSP_PR_CONFLICT, NULL, VERDICT_BLOCK,
+			        "pr_rebuilds_spent");
+			REASON(v,
+			       "PR #%" PRId64
+			       " conflicts with the default branch after %d rebuilds "
+			       "(at most %d): left to the owner",
+			       f->number, f->attempt - 1, max_reb);
+		} else {
+			verdict(v, WSP_ACT_REBUILD, WSP_PR_CONFLICT, f->author, VERDICT_PASS,
+			        "pr_conflict");
+			REASON(v,
+			       "PR #%" PRId64 " conflicts with the default branch (mergeable_state "
+			       "dirty): rebuilt on a fresh branch, attempt %d",
+			       f->number, f->attempt + 1);
+		}
+		return;
+	}
+
+	if (last) {
+		v->decisive = last;
+		v->since_ms = last->at_ms;
+		snprintf(v->reviewer, sizeof v->reviewer, "%s", last->user);
+		if (is_state(last, "APPROVED")) {
+			verdict(v, WSP_ACT_MERGE, WSP_PR_APPROVED, f->author, VERDICT_PASS,
+			        "pr_approved");
+			REASON(v, "@%s approved PR #%" PRId64 " at %.12s: merged by its creator",
+			       last->user, f->number, head);
+			return;
+		}
+		if (f->handed_over) {
+			verdict(v, WSP_ACT_WAIT, WSP_PR_OWNER, NULL, VERDICT_INFO, "pr_owner");
+			REASON(v, "PR #%" PRId64 ": changes requested, left to the owner",
+			       f->number);
+		} else if (v->revisions > max_rev) {
+			verdict(v, WSP_ACT_OWNER, WSP_PR_CHANGES_REQUESTED, NULL, VERDICT_BLOCK,
+			        "pr_revisions_spent");
+			REASON(v,
+			       "@%s requested changes on PR #%" PRId64 " a %d. time (at most %d "
+			       "revisions): left to the owner",
+			       last->user, f->number, v->revisions, max_rev);
+		} else {
+			verdict(v, WSP_ACT_REVISE, WSP_PR_CHANGES_REQUESTED, f->author,
+			        VERDICT_PASS, "pr_changes_requested");
+			REASON(v,
+			       "@%s requested changes on PR #%" PRId64
+			       ": revision %d of at most %d "
+			       "on the same branch",
+			       last->user, f->number, v->revisions, max_rev);
+		}
+		return;
+	}
+
+	if (f->handed_over) {
+		verdict(v, WSP_ACT_WAIT, WSP_PR_OWNER, NULL, VERDICT_INFO, "pr_owner");
+		REASON(v, "PR #%" PRId64 " is left to the owner", f->number);
+		return;
+	}
+
+	/* the reviewer awaited: the latest asked, else the designated */
+	const char *cur = designated[0] ? designated : NULL;
+	int64_t asked_at = 0;
+	for (size_t i = 0; i < f->n_asks; i++) {
+		const char *a = f->asks[i].login;
+		if (!a || (f->author && strcasecmp(a, f->author) == 0))
+			continue;
+		cur = a;
+		asked_at = f->asks[i].at_ms;
+	}
+	if (!cur) {
+		verdict(v, WSP_ACT_OWNER, WSP_PR_AWAITING_REVIEW, NULL, VERDICT_BLOCK,
+		        "reviewer_none");
+		REASON(v,
+		       "no agent but its author is known to review PR #%" PRId64
+		       ": left to the owner",
+		       f->number);
+		return;
+	}
+	snprintf(v->reviewer, sizeof v->reviewer, "%s", cur);
+	bool requested = login_in(cur, f->requested, f->n_requested) ||
+	                 login_in(cur, f->asked_head, f->n_asked_head);
+	if (!requested) {
+		/* never asked, or asked before this head (a review takes it off
+		 * the requested list; a revision moved the head) */
+		snprintf(v->ask, sizeof v->ask, "%s", cur);
+		verdict(v, WSP_ACT_REQUEST, WSP_PR_AWAITING_REVIEW, cur, VERDICT_PASS,
+		        "reviewer_requested");
+		REASON(v, "@%s is asked to review PR #%" PRId64 " at %.12s", cur, f->number, head);
+		return;
+	}
+	/* the reviews of cur after it was asked, on an older head, do not
+	 * count: it was asked again for this head */
+	int64_t since = asked_at > 0 ? asked_at : f->created_ms;
+	v->since_ms = since;
+	if (f->now_ms - since <= timeout) {
+		verdict(v, WSP_ACT_WAIT, WSP_PR_AWAITING_REVIEW, cur, VERDICT_INFO,
+		        "review_awaited");
+		REASON(v,
+		       "PR #%" PRId64 " waits for @%s's review (asked %" PRId64
+		       " s ago, timeout %" PRId64 " s)",
+		       f->number, cur, (f->now_ms - since) / 1000, timeout / 1000);
+		return;
+	}
+	char nx[PLAN_LOGIN_MAX];
+	if (next_reviewer(f, designated, nx, sizeof nx) == 0) {
+		snprintf(v->ask, sizeof v->ask, "%s", nx);
+		verdict(v, WSP_ACT_REQUEST, WSP_PR_AWAITING_REVIEW, nx, VERDICT_PASS,
+		        "review_timeout");
+		REASON(v,
+		       "@%s did not review PR #%" PRId64 " within %" PRId64
+		       " s: the next reviewer @%s is asked",
+		       cur, f->number, timeout / 1000, nx);
+		return;
+	}
+	verdict(v, WSP_ACT_OWNER, WSP_PR_AWAITING_REVIEW, NULL, VERDICT_BLOCK, "review_timeout");
+	REASON(v,
+	       "@%s did not review PR #%" PRId64 " within %" PRId64
+	       " s and no other agent is left to ask: left to the owner",
+	       cur, f->number, timeout / 1000);
+}
+
+int wsp_pr_plan_of(const char *body)
+{
+	int plan = 0;
+	for (const char *p = body ? strstr(body, "Part of #") : NULL; p;
+	     p = strstr(p + 1, "Part of #")) {
+		char *end;
+		long n = strtol(p + 9, &end, 10);
+		if (end != p + 9 && n > 0 && n < 1000000000)
+			plan = (int)n;
+	}
+	return plan;
+}
+
+int wsp_pr_task_of_branch(const char *head_ref)
+{
+	if (!head_ref || strncmp(head_ref, "task-", 5) != 0)
+		return 0;
+	char *end;
+	long n = strtol(head_ref + 5, &end, 10);
+	return end != head_ref + 5 && *end == '-' && n > 0 && n < 100000 ? (int)n : 0;
+}
+
+int wsp_pr_key(char *out, size_t cap, const char *kind, const char *owner, const char *repo,
+               int64_t pr, const char *sha, const char *login)
+{
+	char base[WSP_KEY_MAX + 1];
+	if (wsp_key(base, sizeof base, kind, owner, repo, (int)pr, 0, 0) != 0)
+		return -1;
+	char who[PLAN_LOGIN_MAX + 2] = "";
+	if (login && *login)
+		lower_into(who + 1, sizeof who - 1, login), who[0] = ':';
+	int n = snprintf(out, cap, "%s%s%.12s%s", base, sha && *sha ? "@" : "", sha ? sha : "",
+	                 who);
+	return n < 0 || (size_t)n >= cap || n > WSP_KEY_MAX ? -1 : 0;
+}
+
+bool wsp_review_substantive(const char *body)
+{
+	if (!body)
+		return false;
+	char t[64];
+	size_t k = 0;
+	const char *p = body;
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	const char *mk = strstr(p, "<!--");
+	size_t len = mk ? (size_t)(mk - p) : strlen(p);
+	while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\n' ||
+	               p[len - 1] == '\r'))
+		len--;
+	if (len == 0)
+		return false;
+	if (len >= sizeof t)
+		return true;
+	for (; k < len; k++)
+		t[k] = (p[k] >= 'A' && p[k] <= 'Z') ? (char)(p[k] - 'A' + 'a') : p[k];
+	t[k] = '\0';
+	return strcmp(t, "lgtm") != 0 && strcmp(t, "lgtm!") != 0 && strcmp(t, "looks good") != 0;
+}

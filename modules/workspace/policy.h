@@ -25,6 +25,15 @@
  *              another agent, no PR, the last marker older than the orphan
  *              time — and (the caller's part) the holder's coordination
  *              lock free.
+ *   merge      what the creator of a pull request does next (wsp_pr_decide),
+ *              from what GitHub holds — the PR, its reviews, its review
+ *              requests (the timeline's review_requested events) — so every
+ *              agent and every restart computes the same answer. The
+ *              reviewers who count are the designated one and those asked
+ *              after a timeout; their latest APPROVED / CHANGES_REQUESTED
+ *              review on the current head decides. Every outcome leads
+ *              somewhere: a merge, a revision, a rebuild, a request to the
+ *              next reviewer, or the owner — nothing waits without a clock.
  */
 #ifndef GA_MODULES_WORKSPACE_POLICY_H
 #define GA_MODULES_WORKSPACE_POLICY_H
@@ -109,5 +118,116 @@ struct wsp_counts {
 	int total, completed, blocked, in_progress; /* in_progress: claimed + in progress */
 };
 void wsp_count(const struct plan_task_state *st, size_t n, struct wsp_counts *out);
+
+/* --- pull requests: the merge rule ------------------------------------------------------- */
+
+#define WSP_REVIEW_TIMEOUT_MS (2 * 60 * 60 * 1000) /* no review this long after the request */
+#define WSP_MAX_REVISIONS     2  /* coder runs on a PR after changes were requested */
+#define WSP_MAX_REBUILDS      2  /* fresh branches after a conflict (attempt - 1) */
+#define WSP_MAX_PULLS         64 /* PRs in wsp_status()["pulls"] */
+
+/* Where a PR stands (wsp_status()["pulls"][].state). */
+enum wsp_pr_state {
+	WSP_PR_AWAITING_REVIEW,
+	WSP_PR_CHANGES_REQUESTED,
+	WSP_PR_REVISING,
+	WSP_PR_APPROVED,
+	WSP_PR_MERGING,
+	WSP_PR_CONFLICT,
+	WSP_PR_REBUILDING,
+	WSP_PR_MERGED,
+	WSP_PR_CLOSED,
+	WSP_PR_OWNER,
+};
+const char *wsp_pr_state_name(enum wsp_pr_state s); /* "awaiting_review", … */
+
+/* What the creator does now. */
+enum wsp_pr_act {
+	WSP_ACT_WAIT,    /* someone else acts (v->next says who) */
+	WSP_ACT_MERGE,   /* squash at the head */
+	WSP_ACT_REVISE,  /* the coder again on the same branch, the review as input */
+	WSP_ACT_REQUEST, /* ask v->ask for a review of the current head */
+	WSP_ACT_REBUILD, /* a fresh branch from the default branch (attempt + 1) */
+	WSP_ACT_OWNER,   /* hand the PR to the owner (told once) */
+	WSP_ACT_CLOSE,   /* replaced by the task's newer PR: closed, linking it */
+};
+const char *wsp_pr_act_name(enum wsp_pr_act a);
+
+struct wsp_pr_review {
+	const char *user;
+	const char *state; /* APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING */
+	const char *commit_id;
+	int64_t at_ms;
+};
+/* A review_requested event of the PR's timeline. */
+struct wsp_pr_ask {
+	const char *login;
+	int64_t at_ms;
+};
+enum wsp_pr_running { WSP_RUN_NONE, WSP_RUN_REVISION, WSP_RUN_REBUILD };
+
+struct wsp_pr_facts {
+	const char *owner, *repo;
+	int64_t number;
+	const char *author, *head_sha;
+	const char *mergeable_state; /* "dirty" is a conflict; "" unknown */
+	int64_t created_ms;
+	const struct wsp_pr_review *reviews; /* oldest first */
+	size_t n_reviews;
+	const char *const *requested; /* requested_reviewers now */
+	size_t n_requested;
+	const struct wsp_pr_ask *asks; /* oldest first */
+	size_t n_asks;
+	/* who we asked for this head already (our journal): asked, even when
+	 * GitHub does not list them as requested (a request it dropped) */
+	const char *const *asked_head;
+	size_t n_asked_head;
+	const char *const *agents; /* the workspace's known agents */
+	size_t n_agents;
+	int attempt;                       /* of the task, from the PR's marker (>= 1) */
+	int task_pr;                       /* the task's PR by the plan's markers; 0 unknown */
+	bool handed_over;                  /* the owner was told (the journal's key) */
+	enum wsp_pr_running running;       /* a run of ours for this PR goes on */
+	int64_t now_ms, review_timeout_ms; /* 0: WSP_REVIEW_TIMEOUT_MS */
+	int max_revisions;                 /* < 0: WSP_MAX_REVISIONS */
+	int max_rebuilds;                  /* < 0: WSP_MAX_REBUILDS */
+};
+
+struct wsp_pr_verdict {
+	enum wsp_pr_act act;
+	enum wsp_pr_state state;
+	char reviewer[PLAN_LOGIN_MAX]; /* the one whose review is awaited or decided; "" none */
+	char ask[PLAN_LOGIN_MAX];      /* WSP_ACT_REQUEST: whom */
+	char next[PLAN_LOGIN_MAX];     /* who is expected to act; "" the owner */
+	int revisions;                 /* changes requested on distinct heads so far */
+	int64_t since_ms;              /* when the state began, as GitHub dates it */
+	const struct wsp_pr_review *decisive; /* the review that decided, or NULL */
+	struct decision d;
+};
+
+/* The merge rule (policy.h "merge"), in this order: a PR the task replaced
+ * → close; a run of ours on it → wait; a conflict → rebuild (past
+ * max_rebuilds: the owner); the responsible reviewers' latest decisive
+ * review on the head: approved → merge, changes requested → revise (past
+ * max_revisions: the owner); handed over → wait for the owner; no
+ * reviewer asked → the designated one (none known: the owner); the
+ * reviewer asked before this head → asked again; asked longer than the
+ * timeout → the next by the same hash order (none left: the owner); else
+ * wait for the reviewer. */
+void wsp_pr_decide(const struct wsp_pr_facts *f, struct wsp_pr_verdict *v);
+
+/* The plan a PR body names ("Part of #N", the last one), or 0. */
+int wsp_pr_plan_of(const char *body);
+/* The task of a head branch "task-<n>-…", or 0. */
+int wsp_pr_task_of_branch(const char *head_ref);
+
+/* A key of a PR's side effect: "ws-<kind>:<12 hex>#<pr>[@<12 of sha>][:<login>]"
+ * (sha, login may be NULL). 0, or -1 when it does not fit. */
+int wsp_pr_key(char *out, size_t cap, const char *kind, const char *owner, const char *repo,
+               int64_t pr, const char *sha, const char *login);
+
+/* A review's body worth a follow-up issue: not empty, not only "lgtm",
+ * "lgtm!" or "looks good" (any case, trimmed; our own markers ignored). */
+bool wsp_review_substantive(const char *body);
 
 #endif

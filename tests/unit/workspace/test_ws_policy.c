@@ -395,13 +395,357 @@ static void test_discovery(void **state)
 	assert_false(wsp_has_prefix("www-lil", p));
 }
 
+/* --- the merge rule ------------------------------------------------------------------------- */
+
+static const char *const AGENTS[] = {"ada-bot", "bob-bot", "cal-bot"};
+#define HEAD "1111111111111111111111111111111111111111"
+#define OLD  "2222222222222222222222222222222222222222"
+#define HOUR (60 * 60 * 1000LL)
+
+static struct wsp_pr_facts facts(void)
+{
+	return (struct wsp_pr_facts){.owner = "acme",
+	                             .repo = "web",
+	                             .number = 7,
+	                             .author = "ada-bot",
+	                             .head_sha = HEAD,
+	                             .mergeable_state = "clean",
+	                             .created_ms = 1000,
+	                             .agents = AGENTS,
+	                             .n_agents = 3,
+	                             .attempt = 1,
+	                             .now_ms = 1000 + HOUR,
+	                             .review_timeout_ms = 2 * HOUR,
+	                             .max_revisions = -1,
+	                             .max_rebuilds = -1};
+}
+
+static void designated_of(char *out, size_t cap)
+{
+	assert_int_equal(
+	        wsp_designated_reviewer("acme", "web", 7, "ada-bot", AGENTS, 3, out, cap, NULL), 0);
+}
+
+static void test_pr_first_request(void **state)
+{
+	(void)state;
+	char des[PLAN_LOGIN_MAX];
+	designated_of(des, sizeof des);
+	struct wsp_pr_facts f = facts();
+	struct wsp_pr_verdict v;
+	/* nobody asked: the designated reviewer, and only that one */
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_REQUEST);
+	assert_string_equal(v.ask, des);
+	assert_string_equal(v.next, des);
+	assert_string_equal(v.d.rule, "reviewer_requested");
+	assert_string_equal(wsp_pr_state_name(v.state), "awaiting_review");
+	/* nobody but the author known: the owner, never a wait */
+	const char *alone[] = {"ada-bot"};
+	f.agents = alone;
+	f.n_agents = 1;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_OWNER);
+	assert_string_equal(v.d.rule, "reviewer_none");
+	assert_string_equal(v.next, "");
+}
+
+static void test_pr_wait_and_timeout(void **state)
+{
+	(void)state;
+	char des[PLAN_LOGIN_MAX];
+	designated_of(des, sizeof des);
+	const char *other = strcmp(des, "bob-bot") == 0 ? "cal-bot" : "bob-bot";
+	struct wsp_pr_facts f = facts();
+	const char *req[] = {des};
+	struct wsp_pr_ask asks[] = {{des, 2000}, {other, 0}};
+	f.requested = req;
+	f.n_requested = 1;
+	f.asks = asks;
+	f.n_asks = 1;
+	struct wsp_pr_verdict v;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_WAIT);
+	assert_string_equal(v.d.rule, "review_awaited");
+	assert_string_equal(v.next, des);
+	assert_int_equal(v.since_ms, 2000);
+	/* past the timeout, dated by the request event: the next by hash */
+	f.now_ms = 2000 + 2 * HOUR + 1;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_REQUEST);
+	assert_string_equal(v.ask, other);
+	assert_string_equal(v.d.rule, "review_timeout");
+	/* the second asked too and silent: nobody left, the owner */
+	asks[1].at_ms = f.now_ms;
+	f.n_asks = 2;
+	const char *req2[] = {des, other};
+	f.requested = req2;
+	f.n_requested = 2;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_WAIT);
+	assert_string_equal(v.next, other);
+	f.now_ms += 2 * HOUR + 1;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_OWNER);
+	assert_string_equal(v.d.rule, "review_timeout");
+	/* handed over: the owner's, nothing more is done */
+	f.handed_over = true;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_WAIT);
+	assert_int_equal(v.state, WSP_PR_OWNER);
+	assert_string_equal(v.next, "");
+	/* a request GitHub dropped (not listed, no event) still times out:
+	 * dated from the PR's creation */
+	f = facts();
+	const char *mine[] = {des};
+	f.asked_head = mine;
+	f.n_asked_head = 1;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_WAIT);
+	f.now_ms = f.created_ms + 2 * HOUR + 1;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_REQUEST);
+	assert_string_equal(v.ask, other);
+}
+
+/* Whatever the reviewers do not do, the rule reaches the owner in a
+ * bounded number of steps: never pending forever. */
+static void test_pr_never_pending_forever(void **state)
+{
+	(void)state;
+	const char *many[] = {"ada-bot", "bob-bot", "cal-bot", "dan-bot", "eve-bot"};
+	for (size_t n = 1; n <= 5; n++) {
+		struct wsp_pr_facts f = facts();
+		f.agents = many;
+		f.n_agents = n;
+		struct wsp_pr_ask asks[8];
+		const char *req[8];
+		char names[8][PLAN_LOGIN_MAX];
+		size_t na = 0;
+		struct wsp_pr_verdict v;
+		int steps = 0;
+		for (;; steps++) {
+			assert_true(steps < 20);
+			wsp_pr_decide(&f, &v);
+			if (v.act == WSP_ACT_OWNER)
+				break;
+			if (v.act == WSP_ACT_REQUEST) {
+				snprintf(names[na], sizeof names[na], "%s", v.ask);
+				asks[na] = (struct wsp_pr_ask){names[na], f.now_ms};
+				req[na] = names[na];
+				na++;
+				f.asks = asks;
+				f.n_asks = na;
+				f.requested = req;
+				f.n_requested = na;
+				continue;
+			}
+			assert_int_equal(v.act, WSP_ACT_WAIT);
+			f.now_ms += f.review_timeout_ms + 1; /* nobody answers */
+		}
+		/* every other agent was asked once, in hash order, then the owner */
+		assert_int_equal(na, n - 1);
+		for (size_t i = 0; i < na; i++)
+			for (size_t k = i + 1; k < na; k++)
+				assert_string_not_equal(names[i], names[k]);
+	}
+}
+
+static void test_pr_reviews(void **state)
+{
+	(void)state;
+	char des[PLAN_LOGIN_MAX];
+	designated_of(des, sizeof des);
+	const char *other = strcmp(des, "bob-bot") == 0 ? "cal-bot" : "bob-bot";
+	struct wsp_pr_facts f = facts();
+	struct wsp_pr_ask asks[] = {{des, 2000}};
+	f.asks = asks;
+	f.n_asks = 1;
+	struct wsp_pr_review r[] = {{des, "COMMENTED", HEAD, 3000},
+	                            {other, "APPROVED", HEAD, 3500},
+	                            {des, "APPROVED", OLD, 4000}};
+	f.reviews = r;
+	f.n_reviews = 3;
+	struct wsp_pr_verdict v;
+	/* a comment, a peer who was not asked, an approval of an older head:
+	 * none of them decides; the reviewer is asked again for this head */
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_REQUEST);
+	assert_string_equal(v.ask, des);
+	/* approved on the head: merged */
+	r[2].commit_id = HEAD;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_MERGE);
+	assert_string_equal(v.d.rule, "pr_approved");
+	assert_ptr_equal(v.decisive, &r[2]);
+	assert_string_equal(wsp_pr_state_name(v.state), "approved");
+	/* the latest decisive one counts: changes requested after */
+	struct wsp_pr_review r2[] = {{des, "APPROVED", HEAD, 3000},
+	                             {des, "CHANGES_REQUESTED", HEAD, 4000},
+	                             {des, "DISMISSED", HEAD, 5000}};
+	f.reviews = r2;
+	f.n_reviews = 3;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_REVISE);
+	assert_int_equal(v.revisions, 1);
+	assert_string_equal(v.next, "ada-bot");
+	/* a second reviewer asked after a timeout counts as well */
+	struct wsp_pr_ask asks2[] = {{des, 2000}, {other, 9000}};
+	struct wsp_pr_review r3[] = {{other, "APPROVED", HEAD, 9500}};
+	f.asks = asks2;
+	f.n_asks = 2;
+	f.reviews = r3;
+	f.n_reviews = 1;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_MERGE);
+	/* handed over: an approval by anyone but the author merges (the
+	 * owner's own) */
+	struct wsp_pr_review r4[] = {{"the-owner", "APPROVED", HEAD, 9500},
+	                             {"ada-bot", "APPROVED", HEAD, 9600}};
+	f.reviews = r4;
+	f.n_reviews = 2;
+	wsp_pr_decide(&f, &v);
+	assert_int_not_equal(v.act, WSP_ACT_MERGE);
+	f.handed_over = true;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_MERGE);
+	assert_string_equal(v.reviewer, "the-owner");
+}
+
+static void test_pr_revisions_bound(void **state)
+{
+	(void)state;
+	char des[PLAN_LOGIN_MAX];
+	designated_of(des, sizeof des);
+	struct wsp_pr_facts f = facts();
+	struct wsp_pr_ask asks[] = {{des, 2000}};
+	f.asks = asks;
+	f.n_asks = 1;
+	struct wsp_pr_review r[] = {{des, "CHANGES_REQUESTED", "a1", 3000},
+	                            {des, "CHANGES_REQUESTED", "a1", 3100},
+	                            {des, "CHANGES_REQUESTED", "b2", 4000},
+	                            {des, "CHANGES_REQUESTED", HEAD, 5000}};
+	f.reviews = r;
+	f.n_reviews = 2;
+	f.head_sha = "a1";
+	struct wsp_pr_verdict v;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_REVISE);
+	assert_int_equal(v.revisions, 1); /* two reviews of one head: one revision */
+	f.n_reviews = 3;
+	f.head_sha = "b2";
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_REVISE);
+	assert_int_equal(v.revisions, 2);
+	/* a third head with changes requested: past WSP_MAX_REVISIONS */
+	f.n_reviews = 4;
+	f.head_sha = HEAD;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_OWNER);
+	assert_string_equal(v.d.rule, "pr_revisions_spent");
+	f.handed_over = true;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_WAIT);
+	assert_int_equal(v.state, WSP_PR_OWNER);
+	/* the bound is the caller's (GA_MAX_REVISIONS) */
+	f.handed_over = false;
+	f.max_revisions = 5;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_REVISE);
+	f.max_revisions = 0;
+	f.n_reviews = 1;
+	f.head_sha = "a1";
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_OWNER);
+}
+
+static void test_pr_conflict_and_replaced(void **state)
+{
+	(void)state;
+	char des[PLAN_LOGIN_MAX];
+	designated_of(des, sizeof des);
+	struct wsp_pr_facts f = facts();
+	struct wsp_pr_review r[] = {{des, "APPROVED", HEAD, 3000}};
+	f.reviews = r;
+	f.n_reviews = 1;
+	f.mergeable_state = "dirty";
+	struct wsp_pr_verdict v;
+	/* a conflict wins over an approval: a merge would be refused */
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_REBUILD);
+	assert_string_equal(v.d.rule, "pr_conflict");
+	assert_string_equal(wsp_pr_state_name(v.state), "conflict");
+	f.attempt = 1 + WSP_MAX_REBUILDS;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_OWNER);
+	assert_string_equal(v.d.rule, "pr_rebuilds_spent");
+	/* while our run goes on: wait, whatever the PR says */
+	f.running = WSP_RUN_REBUILD;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_WAIT);
+	assert_string_equal(wsp_pr_state_name(v.state), "rebuilding");
+	f.running = WSP_RUN_REVISION;
+	wsp_pr_decide(&f, &v);
+	assert_string_equal(wsp_pr_state_name(v.state), "revising");
+	/* the task has a newer PR: this one is closed */
+	f.task_pr = 9;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_CLOSE);
+	assert_string_equal(v.d.rule, "pr_replaced");
+	f.task_pr = 7;
+	f.running = WSP_RUN_NONE;
+	f.mergeable_state = "unknown";
+	f.attempt = 1;
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_MERGE);
+}
+
+static void test_pr_helpers(void **state)
+{
+	(void)state;
+	assert_int_equal(wsp_pr_plan_of("## Task 2 from plan #4\n---\nPart of #12\n<!-- -->"), 12);
+	assert_int_equal(wsp_pr_plan_of("Part of #3 and then Part of #5"), 5);
+	assert_int_equal(wsp_pr_plan_of("part of #3"), 0);
+	assert_int_equal(wsp_pr_plan_of("Part of #x"), 0);
+	assert_int_equal(wsp_pr_plan_of(NULL), 0);
+	assert_int_equal(wsp_pr_task_of_branch("task-3-add-page-a2"), 3);
+	assert_int_equal(wsp_pr_task_of_branch("task-3"), 0);
+	assert_int_equal(wsp_pr_task_of_branch("main"), 0);
+	char k1[WSP_KEY_MAX + 1], k2[WSP_KEY_MAX + 1];
+	assert_int_equal(wsp_pr_key(k1, sizeof k1, "rq", "Acme", "Web", 7, HEAD, "Bob-Bot"), 0);
+	assert_int_equal(wsp_pr_key(k2, sizeof k2, "rq", "acme", "web", 7, HEAD, "bob-bot"), 0);
+	assert_string_equal(k1, k2);
+	assert_non_null(strstr(k1, "#7@111111111111:bob-bot"));
+	assert_int_equal(wsp_pr_key(k2, sizeof k2, "merge", "acme", "web", 7, NULL, NULL), 0);
+	assert_null(strchr(k2, '@'));
+	assert_int_equal(wsp_pr_key(k2, 20, "merge", "acme", "web", 7, HEAD, NULL), -1);
+	assert_false(wsp_review_substantive(" LGTM! \n"));
+	assert_false(wsp_review_substantive("Looks good"));
+	assert_false(wsp_review_substantive("lgtm\n\n<!-- ga:key=x -->"));
+	assert_false(wsp_review_substantive(""));
+	assert_true(wsp_review_substantive("lgtm, but the title needs a test"));
+	assert_string_equal(wsp_pr_act_name(WSP_ACT_REBUILD), "rebuild");
+	assert_string_equal(wsp_pr_state_name(WSP_PR_OWNER), "owner");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_reviewer),  cmocka_unit_test(test_agents_and_keys),
-	        cmocka_unit_test(test_texts),     cmocka_unit_test(test_duplicates),
-	        cmocka_unit_test(test_lapsed),    cmocka_unit_test(test_watchlist),
-	        cmocka_unit_test(test_discovery), cmocka_unit_test(test_unwatched),
+	        cmocka_unit_test(test_pr_first_request),
+	        cmocka_unit_test(test_pr_wait_and_timeout),
+	        cmocka_unit_test(test_pr_never_pending_forever),
+	        cmocka_unit_test(test_pr_reviews),
+	        cmocka_unit_test(test_pr_revisions_bound),
+	        cmocka_unit_test(test_pr_conflict_and_replaced),
+	        cmocka_unit_test(test_pr_helpers),
+	        cmocka_unit_test(test_reviewer),
+	        cmocka_unit_test(test_agents_and_keys),
+	        cmocka_unit_test(test_texts),
+	        cmocka_unit_test(test_duplicates),
+	        cmocka_unit_test(test_lapsed),
+	        cmocka_unit_test(test_watchlist),
+	        cmocka_unit_test(test_discovery),
+	        cmocka_unit_test(test_unwatched),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
