@@ -38,6 +38,10 @@ static const struct tools_def catalogue[] = {
          tools_github_create_issue},
         {"github_create_issue_comment", "Comment on an existing GitHub issue or pull request.",
          tools_github_comment_schema, TOOLS_CAP_GITHUB, GITHUB_MODES, tools_github_comment},
+        {"github_review_pr",
+         "Review the pull request under review: APPROVE, REQUEST_CHANGES (each problem and why) "
+         "or COMMENT, with a body and inline comments on lines of the diff. Once per review.",
+         tools_github_review_schema, TOOLS_CAP_GITHUB, TOOLS_MODE_REVIEW, tools_github_review},
         {"plan_create",
          "Create a plan issue: a goal, its context and numbered tasks that others can claim.",
          tools_plan_create_schema, TOOLS_CAP_GITHUB, GITHUB_MODES, tools_plan_create},
@@ -86,6 +90,8 @@ const char *tools_mode_name(enum tools_mode mode)
 		return "bluesky";
 	case TOOLS_MODE_GITHUB:
 		return "github";
+	case TOOLS_MODE_REVIEW:
+		return "review";
 	}
 	return "unknown";
 }

@@ -26,6 +26,7 @@
  *   create_issue     {owner, repo, title, body?, labels?}
  *   comment_issue    {owner, repo, issue_number, body}
  *   create_plan      {owner, repo, title, goal, context, tasks[]}
+ *   review_pr        {owner, repo, pull_number, event, body, comments?}
  * and to the sink's call hook, which answers later (a GitHub read):
  *   workspace_find   {org?}
  *   workspace_create {name, description?, org?}
@@ -57,6 +58,7 @@ enum tools_mode {
 	TOOLS_MODE_SPACE = 1u << 1,   /* agent-space participation */
 	TOOLS_MODE_BLUESKY = 1u << 2, /* answering on Bluesky */
 	TOOLS_MODE_GITHUB = 1u << 3,  /* answering on GitHub */
+	TOOLS_MODE_REVIEW = 1u << 4,  /* reviewing a pull request */
 };
 
 /* The daemon's side. Returns 0 and writes a short result for the model

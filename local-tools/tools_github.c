@@ -2,6 +2,8 @@
  * tools_github — issues, comments and plans (github-commitments.md §5.1).
  * They become commitments for the fulfilment pipeline, which does the
  * REST calls with idempotency keys; here only the arguments are checked.
+ * A review (github_review_pr) goes to the review in progress (ghconv):
+ * here its event and body are checked, there the PR and its lines.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,6 +28,19 @@ const char tools_github_comment_schema[] =
         "\"issue_number\":{\"type\":\"integer\",\"minimum\":1},"
         "\"body\":{\"type\":\"string\",\"maxLength\":60000}},"
         "\"required\":[\"owner\",\"repo\",\"issue_number\",\"body\"]}";
+
+const char tools_github_review_schema[] =
+        "{\"type\":\"object\",\"properties\":{" OWNER_REPO_PROPS ","
+        "\"pull_number\":{\"type\":\"integer\",\"minimum\":1},"
+        "\"event\":{\"type\":\"string\",\"enum\":[\"APPROVE\",\"REQUEST_CHANGES\",\"COMMENT\"]},"
+        "\"body\":{\"type\":\"string\",\"maxLength\":60000,\"description\":\"The review: why "
+        "you approve, or each change needed and why.\"},"
+        "\"comments\":{\"type\":\"array\",\"maxItems\":20,\"description\":\"Inline comments "
+        "on lines of the new side of the diff.\",\"items\":{\"type\":\"object\",\"properties\":{"
+        "\"path\":{\"type\":\"string\"},\"line\":{\"type\":\"integer\",\"minimum\":1,"
+        "\"description\":\"The line number shown at the left of the diff.\"},"
+        "\"body\":{\"type\":\"string\"}},\"required\":[\"path\",\"line\",\"body\"]}}},"
+        "\"required\":[\"owner\",\"repo\",\"pull_number\",\"event\",\"body\"]}";
 
 const char tools_plan_create_schema[] =
         "{\"type\":\"object\",\"properties\":{" OWNER_REPO_PROPS ","
@@ -103,4 +118,25 @@ void tools_plan_create(struct compose_call *call, const cJSON *args, void *ud)
 	if (!repo_ok(call, args))
 		return;
 	tools_hand_off(call, ud, "create_plan", args, false);
+}
+
+void tools_github_review(struct compose_call *call, const cJSON *args, void *ud)
+{
+	if (!repo_ok(call, args))
+		return;
+	const char *event = json_string_or(args, "event", "");
+	if (strcmp(event, "APPROVE") != 0 && strcmp(event, "REQUEST_CHANGES") != 0 &&
+	    strcmp(event, "COMMENT") != 0) {
+		tools_refuse(call, "field 'event' must be APPROVE, REQUEST_CHANGES or COMMENT");
+		return;
+	}
+	if (json_int_or(args, "pull_number", 0) < 1) {
+		tools_refuse(call, "field 'pull_number' must be the pull request's number");
+		return;
+	}
+	if (!json_string_or(args, "body", "")[0]) {
+		tools_refuse(call, "field 'body' is empty: a review says why");
+		return;
+	}
+	tools_hand_off(call, ud, "review_pr", args, false);
 }

@@ -26,6 +26,7 @@ void tools_bluesky_reply(struct compose_call *call, const cJSON *args, void *ud)
 void tools_graceful_exit(struct compose_call *call, const cJSON *args, void *ud);
 void tools_github_create_issue(struct compose_call *call, const cJSON *args, void *ud);
 void tools_github_comment(struct compose_call *call, const cJSON *args, void *ud);
+void tools_github_review(struct compose_call *call, const cJSON *args, void *ud);
 void tools_plan_create(struct compose_call *call, const cJSON *args, void *ud);
 void tools_workspace_find(struct compose_call *call, const cJSON *args, void *ud);
 void tools_workspace_create(struct compose_call *call, const cJSON *args, void *ud);
@@ -39,6 +40,7 @@ extern const char tools_bluesky_reply_schema[];
 extern const char tools_graceful_exit_schema[];
 extern const char tools_github_create_issue_schema[];
 extern const char tools_github_comment_schema[];
+extern const char tools_github_review_schema[];
 extern const char tools_plan_create_schema[];
 extern const char tools_workspace_find_schema[];
 extern const char tools_workspace_create_schema[];

@@ -2,11 +2,13 @@
 #include "modules/ghconv/ghconv.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "adapters/github/gh_work.h"
 #include "adapters/github/github.h"
 #include "adapters/llm/llm.h"
 #include "common/json.h"
@@ -19,6 +21,8 @@
 #include "modules/compose/compose.h"
 #include "modules/conversation/store.h"
 #include "modules/ghconv/policy.h"
+#include "modules/ghconv/review.h"
+#include "modules/github/port.h"
 #include "modules/identity/self.h"
 #include "modules/outbound/outbound.h"
 #include "modules/pipeline/pipeline.h"
@@ -29,6 +33,7 @@
 
 #define LOG_COMP          "ghconv"
 #define GHCONV_SKILL      "github-reply"
+#define GHCONV_REV_SKILL  "github-review"
 #define GHCONV_SELF_BYTES 4096
 #define CONV_KEY_MAX      (GH_OWNER_MAX + GH_REPO_MAX + 40)
 #define MSG_ID_MAX        (CONV_KEY_MAX + 64)
@@ -46,8 +51,8 @@ enum item_state {
 
 struct item {
 	struct item *next;
-	char key[CONV_KEY_MAX];      /* owner/repo#n */
-	char conv[CONV_KEY_MAX + 8]; /* github:owner/repo#n */
+	char key[CONV_KEY_MAX];       /* owner/repo#n */
+	char conv[CONV_KEY_MAX + 16]; /* github:owner/repo#n (a review: …#n:review) */
 	struct gh_ref ref;
 	char notif_id[GHCONV_NOTIF_ID_MAX];
 	int64_t notif_updated_ms;
@@ -71,10 +76,30 @@ struct item {
 	/* what the model gave */
 	char *reply;
 	bool exit_like;
+	/* a review of the pull request (ghconv_review, a review_requested
+	 * notification) instead of a reply */
+	bool review;
+	struct gh_pull pr;
+	bool have_pr;
+	struct gh_review *reviews;
+	size_t nreviews;
+	struct gh_pull_file *files;
+	size_t nfiles;
+	char rkey[GH_PORT_KEY_MAX + 1]; /* the review's journal key (per head) */
+	struct ghconv_review_out rout;  /* the model's review */
+	bool have_rout;
 };
 
 /* A GitHub call of ours (cancelled on free). */
-enum call_kind { CALL_LIST, CALL_ISSUE, CALL_COMMENTS, CALL_MARK };
+enum call_kind {
+	CALL_LIST,
+	CALL_ISSUE,
+	CALL_COMMENTS,
+	CALL_MARK,
+	CALL_PULL,
+	CALL_REVIEWS,
+	CALL_FILES
+};
 
 struct gcall {
 	struct ghconv *g;
@@ -94,6 +119,8 @@ struct anchor {
 	struct tools_sink sink;
 	struct compose_tool tools[TOOLS_MAX];
 	size_t ntools;
+	struct compose_tool rtools[TOOLS_MAX]; /* a review's */
+	size_t nrtools;
 };
 
 struct ghconv {
@@ -116,6 +143,13 @@ struct ghconv {
 	void (*poll_done)(void *);
 	void *poll_ud;
 	struct ghconv_stats stats;
+	/* PRs whose review walk ended without a review: not asked again
+	 * before GHCONV_REVIEW_RETRY_MS (a ring, the oldest forgotten) */
+	struct {
+		char key[CONV_KEY_MAX];
+		int64_t at_ms;
+	} tried[GHCONV_REVIEW_TRIED];
+	size_t ntried;
 };
 
 static void next_item(struct ghconv *g);
@@ -211,15 +245,21 @@ static void item_free(struct item *it)
 	cJSON_Delete(it->issue);
 	ghconv_thread_free(&it->t);
 	free(it->reply);
+	if (it->have_pr)
+		gh_pull_clear(&it->pr);
+	gh_reviews_free(it->reviews, it->nreviews);
+	gh_pull_files_free(it->files, it->nfiles);
+	ghconv_review_out_clear(&it->rout);
 	free(it);
 }
 
-static struct item *queued(struct ghconv *g, const char *key)
+/* The thread's item (a reply) or the PR's review item, queued or active. */
+static struct item *queued(struct ghconv *g, const char *key, bool review)
 {
 	for (struct item *it = g->queue; it; it = it->next)
-		if (strcasecmp(it->key, key) == 0)
+		if (it->review == review && strcasecmp(it->key, key) == 0)
 			return it;
-	if (g->active && strcasecmp(g->active->key, key) == 0)
+	if (g->active && g->active->review == review && strcasecmp(g->active->key, key) == 0)
 		return g->active;
 	return NULL;
 }
@@ -279,6 +319,14 @@ static void fetch_failed(struct ghconv *g, const struct gh_result *r, const char
 	finish(g, final);
 }
 
+/* A GitHub answer we could not read: what, err's message. */
+static void fetch_malformed(struct ghconv *g, const char *msg, const char *what)
+{
+	struct gh_result bad = {.kind = GH_ERR_MALFORMED};
+	snprintf(bad.msg, sizeof bad.msg, "%s", msg);
+	fetch_failed(g, &bad, what);
+}
+
 static void on_issue(void *ud, const struct gh_result *r)
 {
 	struct ghconv *g;
@@ -303,9 +351,15 @@ static void on_issue(void *ud, const struct gh_result *r)
 	}
 }
 
+static void start_review(struct ghconv *g, struct item *it);
+
 static void start_item(struct ghconv *g, struct item *it)
 {
 	g->active = it;
+	if (it->review) {
+		start_review(g, it);
+		return;
+	}
 	it->st = IT_FETCH_ISSUE;
 	struct gcall *c = call_new(g, CALL_ISSUE);
 	struct ga_err err = {{0}};
@@ -437,9 +491,7 @@ static void on_comments(void *ud, const struct gh_result *r)
 	struct ga_err err = {{0}};
 	if (ghconv_thread_parse(it->ref.owner, it->ref.repo, it->ref.number, it->issue, r->json,
 	                        &it->t, &err) != 0) {
-		struct gh_result bad = {.kind = GH_ERR_MALFORMED};
-		snprintf(bad.msg, sizeof bad.msg, "%s", err.msg);
-		fetch_failed(g, &bad, "reading the thread");
+		fetch_malformed(g, err.msg, "reading the thread");
 		return;
 	}
 	it->have_thread = true;
@@ -562,6 +614,280 @@ static void after_cleanup(struct ghconv *g)
 	 * later, however it ended. */
 }
 
+/* ---- the review walk (§3.11) -----------------------------------------------------------------
+ *
+ * The PR, its reviews, its files; then one event through the pipeline: gate → [claim] →
+ * compose (the model with the diff and github_review_pr) → validator → outbound (the port's
+ * review:<n> target, one journal key per head) → record. */
+
+static bool tried_recently(const struct ghconv *g, const char *key, int64_t now)
+{
+	for (size_t i = 0; i < g->ntried && i < GHCONV_REVIEW_TRIED; i++)
+		if (strcasecmp(g->tried[i].key, key) == 0 &&
+		    now - g->tried[i].at_ms < GHCONV_REVIEW_RETRY_MS)
+			return true;
+	return false;
+}
+
+static void tried_add(struct ghconv *g, const char *key, int64_t now)
+{
+	size_t slot = g->ntried % GHCONV_REVIEW_TRIED;
+	for (size_t i = 0; i < g->ntried && i < GHCONV_REVIEW_TRIED; i++)
+		if (strcasecmp(g->tried[i].key, key) == 0)
+			slot = i;
+	if (slot == g->ntried % GHCONV_REVIEW_TRIED)
+		g->ntried++;
+	snprintf(g->tried[slot].key, sizeof g->tried[slot].key, "%s", key);
+	g->tried[slot].at_ms = now;
+}
+
+/* The review is not made, for a reason that is the answer (closed, ours,
+ * reviewed already): recorded, the item handled. */
+static void review_skip(struct ghconv *g, struct item *it, const char *rule, const char *fmt, ...)
+        __attribute__((format(printf, 4, 5)));
+static void review_skip(struct ghconv *g, struct item *it, const char *rule, const char *fmt, ...)
+{
+	struct decision d;
+	char why[DECISION_REASON_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	decision_set(&d, VERDICT_INFO, rule, "%s", why);
+	/* under the PR's review conversation, not the head's walk: a head
+	 * reviewed once keeps a story of one walk */
+	note(g, it, it->conv, STAGE_EVENT, &d);
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "no review", "pull", it->key, "rule", rule, "reason", why);
+	finish(g, true);
+}
+
+static void review_call(struct ghconv *g, enum call_kind kind, const char *what,
+                        uint64_t (*start)(struct ghconv *g, struct item *it, struct gcall *c,
+                                          struct ga_err *err))
+{
+	struct item *it = g->active;
+	struct gcall *c = call_new(g, kind);
+	struct ga_err err = {{0}};
+	if (c)
+		c->id = start(g, it, c, &err);
+	if (c && c->id)
+		return;
+	if (c)
+		call_free(c);
+	struct gh_result fake = {.kind = GH_ERR_TRANSIENT};
+	snprintf(fake.msg, sizeof fake.msg, "%s", c ? err.msg : "too many GitHub calls in flight");
+	fetch_failed(g, &fake, what);
+}
+
+/* The end of a call of the review walk: the active item when GitHub
+ * answered, else NULL (cancelled, or the failure recorded). */
+static struct item *review_answer(void *ud, const struct gh_result *r, struct ghconv **gp,
+                                  const char *what)
+{
+	struct item *it = call_end(ud, r, gp);
+	if (it && r->kind != GH_OK) {
+		fetch_failed(*gp, r, what);
+		return NULL;
+	}
+	return it;
+}
+
+static void on_review_files(void *ud, const struct gh_result *r);
+
+static uint64_t get_files(struct ghconv *g, struct item *it, struct gcall *c, struct ga_err *err)
+{
+	return gh_pull_files(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number,
+	                     GHCONV_REVIEW_MAX_FILES, on_review_files, c, err);
+}
+
+static void on_review_list(void *ud, const struct gh_result *r)
+{
+	struct ghconv *g;
+	struct item *it = review_answer(ud, r, &g, "listing the pull request's reviews");
+	if (!it)
+		return;
+	struct ga_err err = {{0}};
+	if (gh_reviews_parse(r->json, &it->reviews, &it->nreviews, &err) != 0) {
+		fetch_malformed(g, err.msg, "reading the reviews");
+		return;
+	}
+	for (size_t i = 0; i < it->nreviews; i++) {
+		const struct gh_review *v = &it->reviews[i];
+		if (strcasecmp(v->user, g->login) == 0 &&
+		    strcmp(v->commit_id, it->pr.head_sha) == 0 &&
+		    strcmp(v->state, "PENDING") != 0) {
+			review_skip(g, it, "reviewed_head",
+			            "we already reviewed %s at its head %.7s (review %" PRId64
+			            ", %s): one review per head; a revision (a new head) is "
+			            "reviewed again",
+			            it->key, it->pr.head_sha, v->id, v->state);
+			return;
+		}
+	}
+	review_call(g, CALL_FILES, "listing the pull request's files", get_files);
+}
+
+static uint64_t get_reviews(struct ghconv *g, struct item *it, struct gcall *c, struct ga_err *err)
+{
+	return gh_reviews_list(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number,
+	                       GHCONV_REVIEW_MAX_REVIEWS, on_review_list, c, err);
+}
+
+static void on_review_pull(void *ud, const struct gh_result *r)
+{
+	struct ghconv *g;
+	struct item *it = review_answer(ud, r, &g, "fetching the pull request");
+	if (!it)
+		return;
+	struct ga_err err = {{0}};
+	if (gh_pull_parse(r->json, &it->pr, &err) != 0) {
+		fetch_malformed(g, err.msg, "reading the pull request");
+		return;
+	}
+	it->have_pr = true;
+	/* the walk's id names the head: a new head is a new message */
+	snprintf(it->trigger_id, sizeof it->trigger_id, "%s@%s", it->conv, it->pr.head_sha);
+	if (!it->pr.open || it->pr.merged) {
+		review_skip(g, it, "pull_closed", "%s is %s: nothing to review", it->key,
+		            it->pr.merged ? "merged" : "closed");
+		return;
+	}
+	if (it->pr.draft) {
+		review_skip(g, it, "pull_draft", "%s is a draft: reviewed once it is ready",
+		            it->key);
+		return;
+	}
+	if (strcasecmp(it->pr.user, g->login) == 0) {
+		review_skip(g, it, "own_pull",
+		            "%s is our own pull request: we never review it (approving or "
+		            "requesting changes on one's own PR is refused)",
+		            it->key);
+		return;
+	}
+	if (gh_port_review_key(it->ref.owner, it->ref.repo, it->ref.number, it->pr.head_sha,
+	                       it->rkey, sizeof it->rkey) != 0) {
+		review_skip(g, it, "review_key", "%s has no usable head commit ('%s'): no review",
+		            it->key, it->pr.head_sha);
+		return;
+	}
+	review_call(g, CALL_REVIEWS, "listing the pull request's reviews", get_reviews);
+}
+
+static uint64_t get_pull(struct ghconv *g, struct item *it, struct gcall *c, struct ga_err *err)
+{
+	return gh_pull_get(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number, on_review_pull, c,
+	                   err);
+}
+
+static void start_review(struct ghconv *g, struct item *it)
+{
+	it->st = IT_FETCH_ISSUE;
+	review_call(g, CALL_PULL, "fetching the pull request", get_pull);
+}
+
+/* The PR's author as the thread's one voice: an agent when registered (or
+ * when the description carries outbound's marker). */
+static bool author_is_agent(const struct ghconv *g, const struct item *it)
+{
+	struct ghconv_comment c = {.login = it->pr.user, .body = it->pr.body ? it->pr.body : ""};
+	return ghconv_is_agent(&c, g->login, &it->peers) ||
+	       (it->pr.body && strstr(it->pr.body, "<!-- ga:"));
+}
+
+static void on_review_files(void *ud, const struct gh_result *r)
+{
+	struct ghconv *g;
+	struct item *it = review_answer(ud, r, &g, "listing the pull request's files");
+	if (!it)
+		return;
+	struct ga_err err = {{0}};
+	if (gh_pull_files_parse(r->json, &it->files, &it->nfiles, &err) != 0) {
+		fetch_malformed(g, err.msg, "reading the pull request's files");
+		return;
+	}
+	struct ghconv_thread none = {.issue = {.login = it->pr.user}};
+	ghconv_effective_peers(&none, g->login, (const char *const *)g->peers, g->c.npeers,
+	                       &it->peers);
+	bool agent = author_is_agent(g, it);
+	char *desc = ghconv_strip_markers(it->pr.body ? it->pr.body : "");
+	char *text = xasprintf("%s\n\n%s", it->pr.title ? it->pr.title : "", desc);
+	free(desc);
+	const char *addressed[1] = {g->login};
+	struct conv_event_src src = {
+	        .platform = CONV_PLATFORM_GITHUB,
+	        .conversation = it->conv,
+	        .message_id = it->trigger_id,
+	        .thread_id = it->key,
+	        .author_id = it->pr.user,
+	        .author_name = it->pr.user,
+	        .author_kind = agent ? CONV_AUTHOR_PEER : CONV_AUTHOR_HUMAN,
+	        .is_bot = agent,
+	        /* the review request starts its own exchange: the review goes
+	         * out with chain 1 */
+	        .chain = 0,
+	        .chain_explicit = true,
+	        .text = text,
+	        .text_len = strlen(text),
+	        .addressed = addressed,
+	        .naddressed = 1,
+	        .addressed_me = true,
+	        .time_ms = time_now_ms(),
+	};
+	struct conv_event ev;
+	conv_event_init(&ev, &src);
+	free(text);
+	if (pipeline_paused(g->c.pipeline)) {
+		conv_event_free(&ev);
+		finish(g, false);
+		return;
+	}
+	it->st = IT_WALK;
+	int rc = pipeline_event(g->c.pipeline, &ev);
+	conv_event_free(&ev);
+	if (rc != 0)
+		finish(g, false);
+}
+
+void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_t pr)
+{
+	if (!g || g->quiesced)
+		return;
+	if (!owner || !repo || !gh_valid_owner(owner) || !gh_valid_repo(repo) || pr <= 0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "review not queued", "error",
+		       "not a pull request (owner, repo, number)");
+		return;
+	}
+	char key[CONV_KEY_MAX];
+	ghconv_thread_key(owner, repo, pr, key, sizeof key);
+	if (queued(g, key, true))
+		return; /* one review walk per PR at a time */
+	int64_t now = time_now_ms();
+	if (tried_recently(g, key, now)) {
+		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "review not queued", "pull", key, "why",
+		       "its last walk ended without a review; asked again later");
+		return;
+	}
+	if (g->nqueue >= GHCONV_MAX_QUEUE) {
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "queue full: review left for a later request",
+		       "pull", key);
+		return;
+	}
+	struct item *it = xcalloc(1, sizeof *it);
+	it->review = true;
+	snprintf(it->key, sizeof it->key, "%s", key);
+	snprintf(it->conv, sizeof it->conv, "github:%s:review", key);
+	snprintf(it->ref.owner, sizeof it->ref.owner, "%s", owner);
+	snprintf(it->ref.repo, sizeof it->ref.repo, "%s", repo);
+	it->ref.number = pr;
+	it->ref.kind = GH_REF_PULL;
+	snprintf(it->reason, sizeof it->reason, "review_requested");
+	it->due_ms = now;
+	enqueue(g, it);
+	g->stats.threads_seen++;
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "review queued", "pull", key);
+	next_item(g);
+}
+
 /* ---- compose (§4.5) ---------------------------------------------------------------------------
  */
 
@@ -582,6 +908,39 @@ static bool same_thread(const struct item *it, const cJSON *params)
 	       n == it->ref.number;
 }
 
+/* The review tool's call, in a review walk (the only tool it has). */
+static int review_sink(struct ghconv *g, struct item *it, const char *action, const cJSON *params,
+                       char *result, size_t cap, struct ga_err *err)
+{
+	if (strcmp(action, "review_pr") != 0)
+		return err_set(err, "%s is not available while reviewing %s", action, it->key);
+	if (it->have_rout)
+		return err_set(err, "one review per turn: the first one is kept");
+	const char *event = json_string_or(params, "event", "");
+	if (strcmp(event, "COMMENT") != 0 && strcasecmp(it->pr.user, g->login) == 0) {
+		struct decision d;
+		decision_set(&d, VERDICT_DROP, "own_pull",
+		             "the model asked to %s our own pull request %s: refused (GitHub "
+		             "refuses it too)",
+		             strcmp(event, "APPROVE") == 0 ? "approve" : "request changes on",
+		             it->key);
+		note(g, it, NULL, STAGE_COMPOSE, &d);
+		return err_set(err, "%s is your own pull request: you cannot %s it", it->key,
+		               strcmp(event, "APPROVE") == 0 ? "approve" : "request changes on");
+	}
+	if (ghconv_review_parse(params, it->ref.owner, it->ref.repo, it->ref.number,
+	                        it->pr.head_sha, it->files, it->nfiles, &it->rout, err) != 0)
+		return -1;
+	it->have_rout = true;
+	snprintf(result, cap,
+	         "Review accepted (%s, %zu inline comment%s%s): it is checked and submitted on "
+	         "%s. Do not submit another.",
+	         it->rout.event, it->rout.inline_n, it->rout.inline_n == 1 ? "" : "s",
+	         it->rout.folded_n ? "; comments on lines outside the diff are in the body" : "",
+	         it->key);
+	return 0;
+}
+
 static int sink(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
                 struct ga_err *err)
 {
@@ -590,6 +949,8 @@ static int sink(const char *action, const cJSON *params, void *ud, char *result,
 	struct item *it = g ? g->active : NULL;
 	if (!it || !it->job)
 		return err_set(err, "this conversation is over");
+	if (it->review)
+		return review_sink(g, it, action, params, result, cap, err);
 	if (strcmp(action, "comment_issue") == 0) {
 		if (!same_thread(it, params))
 			return err_set(
@@ -642,9 +1003,12 @@ static void on_reply_ended(void *ud, struct pipeline_job *job, const struct pipe
 	if (!it)
 		return;
 	if (o->sent) {
-		g->stats.replies++;
-		log_kv(LOG_LEVEL_INFO, LOG_COMP, "replied", "thread", it->key, "comment",
-		       o->artifact ? o->artifact : "");
+		if (it->review)
+			g->stats.reviews++;
+		else
+			g->stats.replies++;
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, it->review ? "reviewed" : "replied", "thread",
+		       it->key, "url", o->artifact ? o->artifact : "");
 		return;
 	}
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "reply not sent", "thread", it->key, "rule",
@@ -714,6 +1078,51 @@ static void send_reply(struct ghconv *g, struct item *it)
 	free(clean);
 }
 
+/* The model's review into the pipeline: validator (its echo window: the
+ * other reviewers' reviews, the description as context) → outbound, the
+ * port's review:<n> target under the head's key. */
+static void send_review(struct ghconv *g, struct item *it)
+{
+	struct decision d;
+	decision_set(&d, VERDICT_PASS, "composed",
+	             "a review (%s) of %zu bytes on %s at %.7s: %zu inline comment%s%s",
+	             it->rout.event, strlen(it->rout.text), it->key, it->pr.head_sha,
+	             it->rout.inline_n, it->rout.inline_n == 1 ? "" : "s",
+	             it->rout.folded_n ? ", more on lines outside the diff folded into the body"
+	                               : "");
+	note(g, it, NULL, STAGE_COMPOSE, &d);
+	struct pipeline_msg win[GHCONV_REVIEW_EARLIER + 1];
+	size_t nw = 0;
+	win[nw++] =
+	        (struct pipeline_msg){.author = it->pr.user, .text = it->pr.body, .agent = false};
+	size_t from =
+	        it->nreviews > GHCONV_REVIEW_EARLIER ? it->nreviews - GHCONV_REVIEW_EARLIER : 0;
+	for (size_t i = from; i < it->nreviews; i++)
+		if (strcasecmp(it->reviews[i].user, g->login) != 0 && it->reviews[i].body[0])
+			win[nw++] = (struct pipeline_msg){.author = it->reviews[i].user,
+			                                  .text = it->reviews[i].body,
+			                                  .agent = true};
+	struct validator_context vctx = {
+	        .platform = VALIDATOR_PLATFORM_GITHUB,
+	        .mode = VALIDATOR_MODE_DISCUSSION,
+	        .role = VALIDATOR_ROLE_ACTOR,
+	        .is_action_owner = true,
+	        .connected_agents = 1 + it->peers.n,
+	};
+	struct pipeline_job *job = take_job(it);
+	g->anchor->refs++;
+	struct pipeline_reply r = {.text = it->rout.text,
+	                           .len = strlen(it->rout.text),
+	                           .idem_key = it->rkey,
+	                           .vctx = &vctx,
+	                           .window = win,
+	                           .nwindow = nw,
+	                           .extra = it->rout.extra,
+	                           .ended = on_reply_ended,
+	                           .ud = g->anchor};
+	pipeline_reply(job, &r);
+}
+
 static void on_composed(const struct compose_result *res, void *ud)
 {
 	struct ghconv *g = anchor_drop(ud);
@@ -728,12 +1137,24 @@ static void on_composed(const struct compose_result *res, void *ud)
 		silent(g, it, "cancelled", "the model call was cancelled", true);
 		return;
 	}
-	if (res->stop == COMPOSE_STOP_ERROR && !it->reply && !it->exit_like) {
+	if (res->stop == COMPOSE_STOP_ERROR && !it->reply && !it->exit_like && !it->have_rout) {
 		char why[DECISION_REASON_MAX];
 		snprintf(why, sizeof why, "the model call failed: %.280s", res->reason);
 		if (res->llm_error == LLM_ERR_FATAL && g->c.fatal)
 			g->c.fatal(g->c.ud, 69, res->reason);
 		silent(g, it, "model", why, true);
+		return;
+	}
+	if (it->review) {
+		if (it->have_rout) {
+			send_review(g, it);
+			return;
+		}
+		char why[DECISION_REASON_MAX];
+		snprintf(why, sizeof why, "the model made no review (%s)%s%.200s",
+		         res->stop_name ? res->stop_name : "?", res->content ? ": " : "",
+		         res->content ? res->content : "");
+		silent(g, it, "no_review", why, false);
 		return;
 	}
 	if (it->reply) {
@@ -757,13 +1178,45 @@ static void on_composed(const struct compose_result *res, void *ud)
 	silent(g, it, "declined", why, false);
 }
 
+/* The review's user message: the PR, its earlier reviews, its diff. */
+static char *review_prompt(const struct item *it)
+{
+	struct ghconv_review_prior prior[GHCONV_REVIEW_MAX_REVIEWS];
+	size_t np = 0;
+	for (size_t i = 0; i < it->nreviews && np < GHCONV_REVIEW_MAX_REVIEWS; i++)
+		if (strcmp(it->reviews[i].state, "PENDING") != 0)
+			prior[np++] =
+			        (struct ghconv_review_prior){.user = it->reviews[i].user,
+			                                     .state = it->reviews[i].state,
+			                                     .body = it->reviews[i].body,
+			                                     .commit_id = it->reviews[i].commit_id};
+	size_t listed = it->nfiles;
+	struct ghconv_review_in in = {
+	        .owner = it->ref.owner,
+	        .repo = it->ref.repo,
+	        .pr = &it->pr,
+	        .files = it->files,
+	        .nfiles = it->nfiles,
+	        .files_unlisted = it->pr.changed_files > (int64_t)listed
+	                                  ? (size_t)(it->pr.changed_files - (int64_t)listed)
+	                                  : 0,
+	        .prior = prior,
+	        .nprior = np,
+	        .source = strcmp(it->reason, "review_requested") == 0
+	                          ? "your review is requested, and you are its designated reviewer"
+	                          : it->reason,
+	};
+	return ghconv_review_prompt(&in);
+}
+
 static void start_model(struct ghconv *g, struct item *it)
 {
 	struct ga_err err = {{0}};
+	const char *skill_name = it->review ? GHCONV_REV_SKILL : GHCONV_SKILL;
 	char *skill =
-	        g->c.skills ? skills_render(g->c.skills, GHCONV_SKILL, NULL, NULL, 0, &err) : NULL;
+	        g->c.skills ? skills_render(g->c.skills, skill_name, NULL, NULL, 0, &err) : NULL;
 	if (!skill && g->c.skills)
-		log_kv(LOG_LEVEL_WARN, LOG_COMP, "no skill text", "skill", GHCONV_SKILL, "error",
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "no skill text", "skill", skill_name, "error",
 		       err.msg);
 	char *self = self_excerpt(g->c.self, false, GHCONV_SELF_BYTES);
 	char *system = skills_system_prompt(g->c.soul_text, self, skill);
@@ -772,7 +1225,8 @@ static void start_model(struct ghconv *g, struct item *it)
 	char source[160];
 	snprintf(source, sizeof source, "a GitHub notification (reason: %s)",
 	         it->reason[0] ? it->reason : "?");
-	char *user = ghconv_prompt(&it->t, g->login, &it->peers, &it->v, source);
+	char *user = it->review ? review_prompt(it)
+	                        : ghconv_prompt(&it->t, g->login, &it->peers, &it->v, source);
 	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
 	struct compose_opts o = {
 	        .loop = g->c.loop,
@@ -781,8 +1235,8 @@ static void start_model(struct ghconv *g, struct item *it)
 	        .system_prompt = system,
 	        .messages = &msg,
 	        .n_messages = 1,
-	        .tools = g->anchor->tools,
-	        .n_tools = g->anchor->ntools,
+	        .tools = it->review ? g->anchor->rtools : g->anchor->tools,
+	        .n_tools = it->review ? g->anchor->nrtools : g->anchor->ntools,
 	        .tool_choice = LLM_TOOL_CHOICE_AUTO,
 	        .max_rounds = GHCONV_MAX_ROUNDS,
 	        .done = on_composed,
@@ -822,6 +1276,12 @@ static void src_gate(void *ud, const struct conv_event *ev, const struct gate_re
 	if (!it) {
 		decision_set(d, VERDICT_BLOCK, "no_thread",
 		             "no GitHub thread is waiting for this message");
+		return;
+	}
+	if (it->review) {
+		decision_set(d, VERDICT_PASS, "review_requested",
+		             "a review of %s at its head %.7s is asked of us (%s; %zu files)",
+		             it->key, it->pr.head_sha, it->reason, it->nfiles);
 		return;
 	}
 	if (!it->v.respond) {
@@ -889,10 +1349,17 @@ static void on_reacted(void *ud, const struct decision *final, const char *artif
 static void src_react(void *ud, struct pipeline_job *job, const struct conv_event *ev,
                       const struct decision *why)
 {
-	(void)why;
 	struct ghconv *g = ud;
 	struct item *it = walking(g, ev);
 	struct decision d;
+	if (it && it->review) {
+		decision_set(&d, VERDICT_DROP, "no_review",
+		             "a review is not a reaction: none is made (%s)",
+		             why && why->reason[0] ? why->reason
+		                                   : "the gate allows a reaction at most");
+		pipeline_reacted(job, &d, NULL);
+		return;
+	}
 	if (!it || !g->c.outbound) {
 		decision_set(&d, VERDICT_DROP, "no_reaction",
 		             !it ? "no GitHub thread is waiting for this message"
@@ -950,6 +1417,8 @@ static void src_done(void *ud, const struct conv_event *ev, const struct decisio
 	              strcmp(final->rule, "paused") == 0;
 	if (final->verdict == VERDICT_BLOCK || final->verdict == VERDICT_CONTEXT)
 		g->stats.silences++;
+	if (it->review && final->verdict != VERDICT_SENT)
+		tried_add(g, it->key, time_now_ms());
 	finish(g, !paused && !it->retry);
 }
 
@@ -959,8 +1428,8 @@ static int src_target(void *ud, const struct conv_event *ev, char *buf, size_t c
 	struct item *it = walking(g, ev);
 	if (!it)
 		return -1;
-	int k = snprintf(buf, cap, "github:%s:%s:issue:%" PRId64, it->ref.owner, it->ref.repo,
-	                 it->ref.number);
+	int k = snprintf(buf, cap, "github:%s:%s:%s:%" PRId64, it->ref.owner, it->ref.repo,
+	                 it->review ? "review" : "issue", it->ref.number);
 	return k > 0 && (size_t)k < cap ? 0 : -1;
 }
 
@@ -972,13 +1441,14 @@ static int src_sent_id(void *ud, const struct conv_event *ev, const char *artifa
 {
 	(void)ud;
 	const char *h = artifact ? strstr(artifact, "#issuecomment-") : NULL;
-	if (!h || !ev->conversation)
+	const char *rv = artifact ? strstr(artifact, "#pullrequestreview-") : NULL;
+	if ((!h && !rv) || !ev->conversation)
 		return -1;
 	char *end;
-	long long id = strtoll(h + 14, &end, 10);
+	long long id = h ? strtoll(h + 14, &end, 10) : strtoll(rv + 19, &end, 10);
 	if (id <= 0 || *end)
 		return -1;
-	int k = snprintf(buf, cap, "%s:c%lld", ev->conversation, id);
+	int k = snprintf(buf, cap, "%s:%s%lld", ev->conversation, h ? "c" : "r", id);
 	return k > 0 && (size_t)k < cap ? 0 : -1;
 }
 
@@ -1109,7 +1579,10 @@ static void on_list(void *ud, const struct gh_result *r)
 		}
 		char key[CONV_KEY_MAX];
 		ghconv_thread_key(nf.ref.owner, nf.ref.repo, nf.ref.number, key, sizeof key);
-		struct item *it = queued(g, key);
+		/* A review asked of us is answered with a review (§3.11), not a
+		 * comment. */
+		bool review = strcmp(nf.reason, "review_requested") == 0;
+		struct item *it = queued(g, key, review);
 		if (it) {
 			/* One walk per thread; it reads the thread as it is then. */
 			if (it != g->active && nf.updated_ms >= it->notif_updated_ms) {
@@ -1125,8 +1598,9 @@ static void on_list(void *ud, const struct gh_result *r)
 			continue;
 		}
 		it = xcalloc(1, sizeof *it);
+		it->review = review;
 		snprintf(it->key, sizeof it->key, "%s", key);
-		snprintf(it->conv, sizeof it->conv, "github:%s", key);
+		snprintf(it->conv, sizeof it->conv, "github:%s%s", key, review ? ":review" : "");
 		it->ref = nf.ref;
 		snprintf(it->notif_id, sizeof it->notif_id, "%s", nf.id);
 		it->notif_updated_ms = nf.updated_ms;
@@ -1242,6 +1716,8 @@ struct ghconv *ghconv_new(const struct ghconv_config *c, struct ga_err *err)
 	g->anchor->sink.ud = g->anchor;
 	g->anchor->ntools = tools_select(TOOLS_MODE_GITHUB, tools_agent_caps(false),
 	                                 &g->anchor->sink, g->anchor->tools, TOOLS_MAX);
+	g->anchor->nrtools = tools_select(TOOLS_MODE_REVIEW, tools_agent_caps(false),
+	                                  &g->anchor->sink, g->anchor->rtools, TOOLS_MAX);
 	g->timer = xcalloc(1, sizeof *g->timer);
 	uv_timer_init(c->loop, g->timer);
 	g->timer->data = g;
@@ -1325,6 +1801,7 @@ cJSON *ghconv_status(const struct ghconv *g)
 	cJSON_AddNumberToObject(o, "threadsSeen", (double)s.threads_seen);
 	cJSON_AddNumberToObject(o, "handled", (double)s.handled);
 	cJSON_AddNumberToObject(o, "replies", (double)s.replies);
+	cJSON_AddNumberToObject(o, "reviews", (double)s.reviews);
 	cJSON_AddNumberToObject(o, "reactions", (double)s.reactions);
 	cJSON_AddNumberToObject(o, "silences", (double)s.silences);
 	cJSON_AddNumberToObject(o, "duplicatesDeleted", (double)s.duplicates_deleted);

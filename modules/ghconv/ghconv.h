@@ -1,6 +1,7 @@
 /*
- * ghconv — GitHub conversations (spec github-commitments §4): the agent reads its GitHub notifications and answers in issue and
- * pull-request threads, through the message pipeline, without loops.
+ * ghconv — GitHub conversations (spec github-commitments §4): the agent reads its GitHub
+ * notifications and answers in issue and pull-request threads, through the message pipeline,
+ * without loops.
  *
  * One poll (ghconv_poll, every GHCONV_POLL_MS ± 12 % from the scheduler;
  * never in --social-only mode: the service does not exist there):
@@ -53,6 +54,28 @@
  *      thread that failed on the way (a transient GitHub or model error, a
  *      failed send) is not marked read and comes back on a later poll.
  *
+ * Reviews (§3.11): a notification with reason review_requested, or
+ * ghconv_review (the workspace cycle, for a PR whose designated reviewer we
+ * are), queues a review of the PR instead of a reply. Its walk:
+ *   1. GET the PR: closed, merged, a draft or our own → recorded (rules
+ *      pull_closed, pull_draft, own_pull), no review;
+ *   2. its reviews: one of ours on the current head → recorded
+ *      (reviewed_head), no review (one review per head; a revision is a new
+ *      head and is reviewed again). These decisions are recorded under the
+ *      id "github:<owner>/<repo>#<n>:review";
+ *   3. its files (up to GHCONV_REVIEW_MAX_FILES, with their patches), then
+ *      one event through the pipeline, in the conversation
+ *      "github:<owner>/<repo>#<n>:review" with the id
+ *      "github:<owner>/<repo>#<n>:review@<head sha>" (`general-agent why`
+ *      that id tells the walk): gate (review_requested) → [claim, when the
+ *      author is an agent] → compose: the skill github-review, the prompt
+ *      of review.h (the diff, bounded), the one tool github_review_pr →
+ *      validator → outbound: github:<owner>:<repo>:review:<n>, the journal
+ *      key gh_port_review_key (per head: a crash never reviews one head
+ *      twice) → record. No review from the model, or one refused, ends the
+ *      walk with its decision; ghconv_review then leaves that PR for
+ *      GHCONV_REVIEW_RETRY_MS.
+ *
  * State: the state file "ghconv" holds the notification cursor and the seen
  * set (GHCONV_SEEN_MAX entries, the oldest forgotten first).
  *
@@ -84,19 +107,22 @@
 
 #include "common/err.h"
 
-#define GHCONV_POLL_MS           120000 /* §4.2 */
-#define GHCONV_POLL_JITTER       0.12   /* §4.7 timer jitter */
-#define GHCONV_MIN_BUDGET        200    /* §4.2: skip the poll below this many core requests */
-#define GHCONV_STAGGER_MIN_MS    15000  /* §4.7: the response delay's range */
-#define GHCONV_STAGGER_SPAN_MS   75000
-#define GHCONV_MAX_QUEUE         32
-#define GHCONV_MAX_NOTIFS        100
-#define GHCONV_MAX_CALLS         64
-#define GHCONV_MAX_DUPLICATES    16   /* deleted per thread visit */
-#define GHCONV_PAUSED_RECHECK_MS 5000 /* a paused agent's queue is looked at again */
-#define GHCONV_MAX_ROUNDS        4    /* model calls per reply */
-#define GHCONV_REACTION          "heart"
-#define GHCONV_STATE_NAME        "ghconv"
+#define GHCONV_POLL_MS            120000 /* §4.2 */
+#define GHCONV_POLL_JITTER        0.12   /* §4.7 timer jitter */
+#define GHCONV_MIN_BUDGET         200    /* §4.2: skip the poll below this many core requests */
+#define GHCONV_STAGGER_MIN_MS     15000  /* §4.7: the response delay's range */
+#define GHCONV_STAGGER_SPAN_MS    75000
+#define GHCONV_MAX_QUEUE          32
+#define GHCONV_MAX_NOTIFS         100
+#define GHCONV_MAX_CALLS          64
+#define GHCONV_MAX_DUPLICATES     16   /* deleted per thread visit */
+#define GHCONV_PAUSED_RECHECK_MS  5000 /* a paused agent's queue is looked at again */
+#define GHCONV_MAX_ROUNDS         4    /* model calls per reply */
+#define GHCONV_REACTION           "heart"
+#define GHCONV_STATE_NAME         "ghconv"
+#define GHCONV_REVIEW_MAX_REVIEWS 100    /* reviews of one PR read */
+#define GHCONV_REVIEW_TRIED       32     /* PRs remembered as tried without a review */
+#define GHCONV_REVIEW_RETRY_MS    600000 /* such a PR is not walked again before this */
 
 struct budget;
 struct gh_client;
@@ -143,6 +169,13 @@ void ghconv_quiesce(struct ghconv *g);
  * go on, on their own timers). done may run before this returns. */
 void ghconv_poll(struct ghconv *g, void (*done)(void *ud), void *ud);
 
+/* Queues a review of pull request owner/repo#pr (the workspace cycle's
+ * designated reviewer; see "Reviews" above). Nothing when that PR's review
+ * is queued or walking already, when its last walk ended without a review
+ * less than GHCONV_REVIEW_RETRY_MS ago, or when the queue is full (the
+ * caller asks again on its next cycle). */
+void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_t pr);
+
 struct ghconv_stats {
 	uint64_t polls;         /* notification lists fetched */
 	uint64_t skipped_polls; /* paused or low budget */
@@ -151,6 +184,7 @@ struct ghconv_stats {
 	uint64_t threads_seen; /* threads queued */
 	uint64_t handled;
 	uint64_t replies;   /* comments sent */
+	uint64_t reviews;   /* reviews submitted */
 	uint64_t reactions; /* reactions made */
 	uint64_t silences;  /* threads decided without a comment */
 	uint64_t duplicates_deleted;

@@ -38,11 +38,12 @@ struct pipeline_job {
 	char *text;
 	size_t len;
 	char *key_suffix;
+	char *idem_key;                /* the candidate's own journal key, or NULL */
 	struct validator_context vctx; /* the caller's facts; strings below */
 	bool has_vctx;
 	char *vctx_request, *vctx_repo;
 	char **vctx_members; /* owned copies of vctx.members */
-	cJSON *extra; /* the reply's or the say's platform fields, or NULL */
+	cJSON *extra;        /* the reply's or the say's platform fields, or NULL */
 	bool last_look;
 	pipeline_ended_fn ended;
 	void *ended_ud;
@@ -137,6 +138,8 @@ static void candidate_clear(struct pipeline_job *j)
 	j->len = 0;
 	free(j->key_suffix);
 	j->key_suffix = NULL;
+	free(j->idem_key);
+	j->idem_key = NULL;
 	free(j->vctx_request);
 	free(j->vctx_repo);
 	j->vctx_request = j->vctx_repo = NULL;
@@ -494,8 +497,11 @@ static void send_text(struct pipeline_job *j, const char *text, size_t len)
 		extra = NULL;
 	}
 	char key[PIPELINE_ID_MAX + 64];
-	snprintf(key, sizeof key, "%s:%s%s", j->is_say ? "say" : "reply", j->ev.message_id,
-	         j->key_suffix ? j->key_suffix : "");
+	if (j->idem_key)
+		snprintf(key, sizeof key, "%s", j->idem_key);
+	else
+		snprintf(key, sizeof key, "%s:%s%s", j->is_say ? "say" : "reply", j->ev.message_id,
+		         j->key_suffix ? j->key_suffix : "");
 	struct outbound_msg m = {
 	        .platform = j->ev.platform,
 	        .target = target,
@@ -695,6 +701,7 @@ void pipeline_reply(struct pipeline_job *j, const struct pipeline_reply *r)
 	j->text[len] = '\0';
 	j->len = len;
 	j->key_suffix = r->key_suffix && *r->key_suffix ? xstrdup(r->key_suffix) : NULL;
+	j->idem_key = r->idem_key && *r->idem_key ? xstrdup(r->idem_key) : NULL;
 	take_vctx(j, r->vctx);
 	take_window(j, r->window, r->nwindow);
 	j->extra = r->extra ? cJSON_Duplicate(r->extra, 1) : NULL;

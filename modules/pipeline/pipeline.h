@@ -41,7 +41,8 @@
  *              reject → REJECT;
  *   outbound   the owner's answer is handed to the source's deliver(); any
  *              other candidate is outbound_submit()ted with the key
- *              "reply:<message id><key suffix>", the gate's chain_out and
+ *              "reply:<message id><key suffix>" (or the reply's own
+ *              idem_key), the gate's chain_out and
  *              courtesy flag, the platform fields (reply_extra or the
  *              reply's extra) and, when the reply asks for it, the last look
  *              (below); outbound logs its own steps;
@@ -228,6 +229,10 @@ struct pipeline_reply {
 	/* appended to the idempotency key "reply:<message id>" (a second
 	 * candidate of one walk, "#salvage1"); NULL: none */
 	const char *key_suffix;
+	/* the candidate's own idempotency key, in place of "reply:<message
+	 * id><key suffix>" (a GitHub review: one per head of the PR, whatever
+	 * walk makes it); NULL: the default */
+	const char *idem_key;
 	/* the validator's facts (mode, role, ownership, counts, judge); the
 	 * platform is the job's; its window is not read (below). NULL:
 	 * pipeline_say's defaults (discussion, actor, owner of the action).

@@ -23,11 +23,19 @@
  *     shorter answers first, the other reads that comment (its prompt
  *     quotes it) before answering; the first is then notified of the
  *     second's comment and stays silent (no ping-pong): two comments in
- *     all.
+ *     all;
+ *   - a review requested of the agent on a person's pull request (real git
+ *     behind the fake): the model reads the diff (the prompt carries the
+ *     hunks, numbered, and the tests line) and its github_review_pr becomes
+ *     one review with an inline comment on the line it named; the review
+ *     asked again, before and after a restart, is not made twice for the
+ *     same head; a new head (a revision) gets a new review.
  *
  * Timing: the poll is 1 s and the stagger a few seconds (GA_GITHUB_*);
  * the GitHub client keeps its real spacing (1 s, 5 s between writes).
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -58,33 +67,41 @@
 #define STAGGER_SPN 20000 /* two agents: room for 12 s between them */
 #define SHORT_SPAN  1500  /* one agent */
 
-/* The model's answer: one comment on the thread (with a signature the
- * agent must remove), then a closing text. */
-static void script_comment(struct llmfake *m, int64_t number, const char *body)
+/* The model's answer: one call of tool with args (taken), then a closing
+ * text. */
+static void script_call(struct llmfake *m, const char *tool, cJSON *args, const char *closing)
 {
 	cJSON *a = cJSON_CreateArray();
 	cJSON *e = cJSON_CreateObject();
 	cJSON_AddNumberToObject(e, "times", 1);
 	cJSON *match = cJSON_AddObjectToObject(e, "match");
 	cJSON *tools = cJSON_AddArrayToObject(match, "tools");
-	cJSON_AddItemToArray(tools, cJSON_CreateString("github_create_issue_comment"));
+	cJSON_AddItemToArray(tools, cJSON_CreateString(tool));
 	cJSON *calls = cJSON_AddArrayToObject(e, "tool_calls");
 	cJSON *c = cJSON_CreateObject();
-	cJSON_AddStringToObject(c, "name", "github_create_issue_comment");
-	cJSON *args = cJSON_AddObjectToObject(c, "arguments");
-	cJSON_AddStringToObject(args, "owner", "acme");
-	cJSON_AddStringToObject(args, "repo", "widgets");
-	cJSON_AddNumberToObject(args, "issue_number", (double)number);
-	cJSON_AddStringToObject(args, "body", body);
+	cJSON_AddStringToObject(c, "name", tool);
+	cJSON_AddItemToObject(c, "arguments", args);
 	cJSON_AddItemToArray(calls, c);
 	cJSON_AddItemToArray(a, e);
 	cJSON *fin = cJSON_CreateObject();
-	cJSON_AddStringToObject(fin, "content", "Done.");
+	cJSON_AddStringToObject(fin, "content", closing);
 	cJSON_AddItemToArray(a, fin);
 	char *s = cJSON_PrintUnformatted(a);
 	llmfake_script(m, s);
 	free(s);
 	cJSON_Delete(a);
+}
+
+/* The model's answer: one comment on the thread (with a signature the
+ * agent must remove), then a closing text. */
+static void script_comment(struct llmfake *m, int64_t number, const char *body)
+{
+	cJSON *args = cJSON_CreateObject();
+	cJSON_AddStringToObject(args, "owner", "acme");
+	cJSON_AddStringToObject(args, "repo", "widgets");
+	cJSON_AddNumberToObject(args, "issue_number", (double)number);
+	cJSON_AddStringToObject(args, "body", body);
+	script_call(m, "github_create_issue_comment", args, "Done.");
 }
 
 struct agent {
@@ -589,6 +606,201 @@ static void test_two_agents_staggered(void **state)
 	ghfake_free(f);
 }
 
+/* A request to the fake as a person (token): the answer's JSON, or NULL.
+ * Caller frees. */
+static cJSON *api(struct ghfake *f, const char *method, const char *path, const char *token,
+                  const char *body)
+{
+	int port = 0;
+	sscanf(ghfake_base_url(f), "http://127.0.0.1:%d", &port);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+		fail_msg("cannot reach the GitHub fake on port %d", port);
+	char head[1024];
+	int n = snprintf(head, sizeof head,
+	                 "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
+	                 "Accept: application/vnd.github+json\r\nContent-Type: application/json\r\n"
+	                 "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	                 method, path, token, body ? strlen(body) : 0);
+	assert_true(write(fd, head, (size_t)n) == n);
+	if (body)
+		assert_true(write(fd, body, strlen(body)) == (ssize_t)strlen(body));
+	size_t cap = 1 << 20, len = 0;
+	char *buf = malloc(cap + 1);
+	for (ssize_t r; len < cap && (r = read(fd, buf + len, cap - len)) > 0;)
+		len += (size_t)r;
+	close(fd);
+	buf[len] = '\0';
+	char *b = strstr(buf, "\r\n\r\n");
+	cJSON *j = b ? cJSON_Parse(b + 4) : NULL;
+	free(buf);
+	return j;
+}
+
+/* The fake's reviews of PR n, as the API lists them. Caller frees. */
+static cJSON *reviews_of(struct ghfake *f, int64_t n)
+{
+	char path[128];
+	snprintf(path, sizeof path, "/repos/acme/widgets/pulls/%lld/reviews", (long long)n);
+	cJSON *j = api(f, "GET", path, TOK_ALICE, NULL);
+	assert_true(cJSON_IsArray(j));
+	return j;
+}
+
+static int review_count(struct ghfake *f, int64_t n)
+{
+	cJSON *j = reviews_of(f, n);
+	int k = cJSON_GetArraySize(j);
+	cJSON_Delete(j);
+	return k;
+}
+
+/* The author asks ada-bot for a review (again: a request still standing
+ * is withdrawn first, so GitHub notifies anew). */
+static void request_review(struct ghfake *f, int64_t n)
+{
+	char path[128];
+	snprintf(path, sizeof path, "/repos/acme/widgets/pulls/%lld/requested_reviewers",
+	         (long long)n);
+	cJSON_Delete(api(f, "DELETE", path, TOK_ALICE, "{\"reviewers\":[\"ada-bot\"]}"));
+	cJSON_Delete(api(f, "POST", path, TOK_ALICE, "{\"reviewers\":[\"ada-bot\"]}"));
+}
+
+/* The model's review: github_review_pr with event, body and one inline
+ * comment (path, line; none when path is NULL), then a closing text. */
+static void script_review(struct llmfake *m, int64_t number, const char *event, const char *body,
+                          const char *path, int line, const char *comment)
+{
+	cJSON *args = cJSON_CreateObject();
+	cJSON_AddStringToObject(args, "owner", "acme");
+	cJSON_AddStringToObject(args, "repo", "widgets");
+	cJSON_AddNumberToObject(args, "pull_number", (double)number);
+	cJSON_AddStringToObject(args, "event", event);
+	cJSON_AddStringToObject(args, "body", body);
+	if (path) {
+		cJSON *cs = cJSON_AddArrayToObject(args, "comments");
+		cJSON *x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "path", path);
+		cJSON_AddNumberToObject(x, "line", line);
+		cJSON_AddStringToObject(x, "body", comment);
+		cJSON_AddItemToArray(cs, x);
+	}
+	script_call(m, "github_review_pr", args, "Reviewed.");
+}
+
+/* How many decisions with this rule the agent's log holds. */
+static int decided_count(struct agent *a, const char *rule)
+{
+	char needle[96];
+	snprintf(needle, sizeof needle, "\"rule\":\"%s\"", rule);
+	char *d = home_read(a->home, "memory/decisions.jsonl");
+	int n = 0;
+	for (const char *s = d; s && (s = strstr(s, needle)); s++)
+		n++;
+	free(d);
+	return n;
+}
+
+static void test_review_requested(void **state)
+{
+	(void)state;
+	struct ghfake *f = fake();
+	struct ghfake_file v0[] = {{"greet.txt", "hello\n", 0, 0}};
+	ghfake_commit(f, "acme", "widgets", "main", v0, 1, "start", "alice", NULL);
+	struct ghfake_file v1[] = {{"greet.txt", "hello\nworld\n", 0, 0}};
+	char sha1[41], sha2[41];
+	ghfake_commit(f, "acme", "widgets", "greet", v1, 1, "world", "alice", sha1);
+	cJSON *pr =
+	        api(f, "POST", "/repos/acme/widgets/pulls", TOK_ALICE,
+	            "{\"title\":\"Greet the world\",\"head\":\"greet\",\"base\":\"main\","
+	            "\"body\":\"Says hello to the world.\\n\\n**Tests:** Passed (2 tests)\\n\"}");
+	int64_t n = (int64_t)cJSON_GetNumberValue(cJSON_GetObjectItem(pr, "number"));
+	cJSON_Delete(pr);
+	assert_true(n > 0);
+	struct agent a = {0};
+	start_agent(&a, f, "Ada", "ada-bot", TOK_ADA, false);
+	script_review(a.llm, n, "REQUEST_CHANGES", "The greeting should be capitalised.",
+	              "greet.txt", 2, "Capitalise: World");
+	request_review(f, n);
+	if (!WAIT_UNTIL(review_count(f, n) == 1 && read_notif(f, n, "ada-bot"), WAIT_MS)) {
+		dump(&a);
+		fail_msg("no review");
+	}
+	cJSON *rv = reviews_of(f, n);
+	const cJSON *r0 = cJSON_GetArrayItem(rv, 0);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(r0, "state")),
+	                    "CHANGES_REQUESTED");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(r0, "commit_id")), sha1);
+	const char *body = cJSON_GetStringValue(cJSON_GetObjectItem(r0, "body"));
+	if (!strstr(body, "The greeting should be capitalised.") || !strstr(body, "key=review:"))
+		fail_msg("the review: %s", body);
+	cJSON_Delete(rv);
+	char path[128];
+	snprintf(path, sizeof path, "/repos/acme/widgets/pulls/%lld/comments", (long long)n);
+	cJSON *ic = api(f, "GET", path, TOK_ALICE, NULL);
+	assert_int_equal(cJSON_GetArraySize(ic), 1);
+	const cJSON *c0 = cJSON_GetArrayItem(ic, 0);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "path")), "greet.txt");
+	assert_int_equal((int)cJSON_GetNumberValue(cJSON_GetObjectItem(c0, "line")), 2);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(c0, "body")),
+	                    "Capitalise: World");
+	cJSON_Delete(ic);
+	/* the model read the diff: the hunk, numbered, and the tests line */
+	char *user = user_message(a.llm, 0);
+	if (!user || !strstr(user, "### greet.txt (modified, +1 -0)") ||
+	    !strstr(user, "    2 +world") ||
+	    !strstr(user, "Tests, as the description reports them: Passed (2 tests)"))
+		fail_msg("the review prompt:\n%s", user ? user : "(none)");
+	free(user);
+	/* the review's story, `why` told: one walk, answered */
+	char id[160], why[4096];
+	snprintf(id, sizeof id, "github:acme/widgets#%lld:review@%s", (long long)n, sha1);
+	if (!story_is_one_walk(a.home, id, "answered", why, sizeof why))
+		fail_msg("%s", why);
+	/* asked again for the same head: no second review */
+	request_review(f, n);
+	if (!WAIT_UNTIL(decided_count(&a, "reviewed_head") >= 1, WAIT_MS)) {
+		dump(&a);
+		fail_msg("the repeated request was not decided");
+	}
+	/* and after a restart */
+	stop_agent(&a);
+	proc_cleanup(&a.p);
+	llmfake_free(a.llm);
+	start_agent_home(&a, f, "Ada", "ada-bot", TOK_ADA, false, SHORT_SPAN);
+	request_review(f, n);
+	if (!WAIT_UNTIL(decided_count(&a, "reviewed_head") >= 2, WAIT_MS)) {
+		dump(&a);
+		fail_msg("the request after the restart was not decided");
+	}
+	assert_int_equal(review_count(f, n), 1);
+	assert_int_equal(llmfake_calls(a.llm), 0);
+	/* a revision: a new head, reviewed again */
+	struct ghfake_file v2[] = {{"greet.txt", "hello\nWorld\n", 0, 0}};
+	ghfake_commit(f, "acme", "widgets", "greet", v2, 1, "capitalised", "alice", sha2);
+	script_review(a.llm, n, "APPROVE", "Capitalised now; the tests cover it.", NULL, 0, NULL);
+	request_review(f, n);
+	if (!WAIT_UNTIL(review_count(f, n) == 2, WAIT_MS)) {
+		dump(&a);
+		fail_msg("the new head was not reviewed");
+	}
+	rv = reviews_of(f, n);
+	const cJSON *r1 = cJSON_GetArrayItem(rv, 1);
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(r1, "state")), "APPROVED");
+	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(r1, "commit_id")), sha2);
+	cJSON_Delete(rv);
+	/* the earlier review was in the prompt of the new one */
+	user = user_message(a.llm, 0);
+	if (!user || !strstr(user, "ada-bot, CHANGES_REQUESTED") || !strstr(user, "    2 +World"))
+		fail_msg("the second review prompt:\n%s", user ? user : "(none)");
+	free(user);
+	stop_agent(&a);
+	free_agent(&a);
+	ghfake_free(f);
+}
+
 /* Two executables (GHCONV_PART 1 and 2) so that ctest runs the halves side
  * by side: each waits mostly on GitHub's write spacing. */
 #ifndef GHCONV_PART
@@ -608,10 +820,18 @@ int main(void)
 	        cmocka_unit_test(test_reaction_denied),
 	        cmocka_unit_test(test_two_agents_staggered),
 	};
+	const struct CMUnitTest part3[] = {
+	        cmocka_unit_test(test_review_requested),
+	};
 	int rc = 0;
-	if (GHCONV_PART != 2)
+	if (GHCONV_PART == 0 || GHCONV_PART == 1)
 		rc |= cmocka_run_group_tests_name("ghconv part 1", part1, NULL, NULL);
-	if (GHCONV_PART != 1)
+	if (GHCONV_PART == 0 || GHCONV_PART == 2)
 		rc |= cmocka_run_group_tests_name("ghconv part 2", part2, NULL, NULL);
+	if (GHCONV_PART == 0 || GHCONV_PART == 3) {
+		if (ghfake_git_missing("ghconv part 3"))
+			return GHCONV_PART == 3 ? 77 : rc;
+		rc |= cmocka_run_group_tests_name("ghconv part 3", part3, NULL, NULL);
+	}
 	return rc;
 }
