@@ -572,6 +572,9 @@ static void start(struct run *r, enum variant v)
 	if (v == V_SILENT)
 		r->w.extra[k++] = "GA_REVIEW_TIMEOUT_MS=8000";
 	r->w.extra[k++] = "GA_MAX_REVISIONS=2";
+	/* the notifications read too (review_requested leads to the same
+	 * review as the cycle's: made once) */
+	r->w.extra[k++] = "GA_GITHUB_POLL_MS=3000";
 	const char *script = v == V_CHANGES  ? SCRIPT_CHANGES
 	                     : v == V_SILENT ? SCRIPT_SLOW
 	                                     : SCRIPT_PLAIN;
