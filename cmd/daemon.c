@@ -100,7 +100,8 @@ struct daemon {
 	bool after_services;    /* the shutdown waits for them */
 	struct pipeline *pipeline;
 	struct pipeline_actions actions;
-	struct wsp *wsp; /* the workspace service's engine, NULL when it is off */
+	struct wsp *wsp;       /* the workspace service's engine, NULL when it is off */
+	struct ghconv *ghconv; /* the github service's conversations, NULL when off */
 	struct console *console;
 	struct control_watch *control;
 	struct dashboard *dash;      /* NULL when DASHBOARD_ADDR=off or it could not start */
@@ -908,6 +909,18 @@ static struct wsp *svc_workspaces(void *ud)
 	return d->wsp;
 }
 
+static void svc_offer_ghconv(void *ud, struct ghconv *g)
+{
+	struct daemon *d = ud;
+	d->ghconv = g;
+}
+
+static struct ghconv *svc_ghconv(void *ud)
+{
+	struct daemon *d = ud;
+	return d->ghconv;
+}
+
 static struct coord *svc_coord(void *ud)
 {
 	return peer_coord(ud);
@@ -955,6 +968,8 @@ static void start_services(struct daemon *d)
 	                         .route_actions = svc_route_actions,
 	                         .offer_workspaces = svc_offer_workspaces,
 	                         .workspaces = svc_workspaces,
+	                         .offer_ghconv = svc_offer_ghconv,
+	                         .ghconv = svc_ghconv,
 	                         .room_reflection = svc_room_reflection,
 	                         .room_workspace_state = svc_room_workspace_state,
 	                         .room_identity = svc_room_identity,

@@ -63,6 +63,7 @@ struct self_doc;
 struct skills;
 struct state_store;
 struct wsp;
+struct ghconv;
 
 struct ga_svc_ctx {
 	uv_loop_t *loop;
@@ -120,6 +121,11 @@ struct ga_svc_ctx {
 	 * while there is none). May be NULL. */
 	void (*offer_workspaces)(void *ud, struct wsp *ws);
 	struct wsp *(*workspaces)(void *ud);
+	/* The GitHub conversations of this agent, offered the same way by the
+	 * github service: the workspace cycle asks them for the reviews it is
+	 * requested for (ghconv_review). May be NULL. */
+	void (*offer_ghconv)(void *ud, struct ghconv *g);
+	struct ghconv *(*ghconv)(void *ud);
 	/* The agent's .env as read at start (coder_config_load needs it for
 	 * CODER_ENV's values). May be NULL. */
 	const struct env_file *env_file;

@@ -35,6 +35,8 @@
 
 struct svc_github {
 	struct ghconv *g;
+	void (*ctx_offer)(void *ud, struct ghconv *g); /* offered to the daemon */
+	void *ctx_ud;
 	struct gh_client *gh;
 };
 
@@ -116,6 +118,10 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		err_set(err, "the github-awareness job could not be scheduled");
 		return NULL;
 	}
+	s->ctx_offer = ctx->offer_ghconv;
+	s->ctx_ud = ctx->ud;
+	if (s->ctx_offer)
+		s->ctx_offer(s->ctx_ud, s->g);
 	log_kv(LOG_LEVEL_INFO, "ghconv", "GitHub conversations on", "login",
 	       ctx->cfg->github_username, "poll_ms", LOG_INT(poll), "stagger_ms", LOG_INT(smin));
 	return s;
@@ -146,6 +152,8 @@ static void quiesce(void *svc)
 static void svc_free(void *svc)
 {
 	struct svc_github *s = svc;
+	if (s->ctx_offer)
+		s->ctx_offer(s->ctx_ud, NULL);
 	ghconv_free(s->g);
 	free(s);
 }

@@ -20,7 +20,13 @@
  * WORKSPACE_TEMPLATE ("owner/name", default internet-development/www-sacred),
  * WORKSPACE_ORG (default internet-development); for tests and operators in
  * a hurry GA_WS_CYCLE_MS (1000..86400000), GA_WS_CLAIM_TTL_MS
- * (1000..3600000), GA_WS_ORPHAN_MS (1000..86400000).
+ * (1000..3600000), GA_WS_ORPHAN_MS (1000..86400000), GA_REVIEW_TIMEOUT_MS
+ * (1000..604800000: no review this long after the request → the next
+ * reviewer, or the owner), GA_MAX_REVISIONS (0..10: coder runs after
+ * changes were requested; 0 none).
+ *
+ * A merge and a completed plan are said in the room (pipeline_say, keyed:
+ * once).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +38,12 @@
 #include "common/log.h"
 #include "common/xalloc.h"
 #include "modules/coder/coder.h"
+#include "modules/ghconv/ghconv.h"
 #include "modules/github/port.h"
 #include "modules/pipeline/pipeline.h"
 #include "modules/reflection/voice.h"
 #include "modules/scheduler/sched.h"
+#include "modules/workspace/policy.h"
 #include "modules/workspace/workspace.h"
 
 #define SVC_FIRST_CYCLE_MAX_MS 5000
@@ -82,6 +90,28 @@ static void notify(void *ud, const char *text)
 	struct svc_ws *s = ud;
 	if (s->ctx.notify_owner)
 		s->ctx.notify_owner(s->ctx.ud, text);
+}
+
+/* The room hears a merge or a plan complete; id keys it ("say:<id>"). */
+static int room_say(void *ud, const char *text, const char *key)
+{
+	struct svc_ws *s = ud;
+	char target[PIPELINE_TARGET_MAX];
+	if (!s->ctx.pipeline || !s->ctx.room_target ||
+	    s->ctx.room_target(s->ctx.ud, target, sizeof target) != 0)
+		return -1;
+	return pipeline_say(s->ctx.pipeline, CONV_PLATFORM_SPACE, target, "workspace", text,
+	                    strlen(text), -1, key, NULL, NULL);
+}
+
+/* A review asked of us (the designated or the next reviewer) goes to
+ * the GitHub conversations, which dedup and walk it through the pipeline. */
+static void review(void *ud, const char *owner, const char *repo, int64_t pr)
+{
+	struct svc_ws *s = ud;
+	struct ghconv *g = s->ctx.ghconv ? s->ctx.ghconv(s->ctx.ud) : NULL;
+	if (g)
+		ghconv_review(g, owner, repo, pr);
 }
 
 static void poke_fire(uv_timer_t *t)
@@ -132,6 +162,24 @@ static const char *env_or(const struct ga_svc_ctx *ctx, const char *name)
 	return ctx->env ? ctx->env(ctx->ud, name) : getenv(name);
 }
 
+/* A count from the environment: 0..hi, def when unset. */
+static int env_count(const struct ga_svc_ctx *ctx, const char *name, int64_t hi, int64_t def,
+                     int64_t *out, struct ga_err *err)
+{
+	const char *v = env_or(ctx, name);
+	*out = def;
+	if (!v || !*v)
+		return 0;
+	char *end;
+	long long n = strtoll(v, &end, 10);
+	if (*end || n < 0 || n > hi)
+		return err_set(err,
+		               "%s=\"%.40s\" is invalid: expected a whole number from 0 to %lld",
+		               name, v, (long long)hi);
+	*out = n;
+	return 0;
+}
+
 static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 {
 	if (!ctx->github || ctx->social_only || !ctx->outbound || !ctx->journal || !ctx->sched)
@@ -142,10 +190,13 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		        "markers name it");
 		return NULL;
 	}
-	int64_t cycle, ttl, orphan;
+	int64_t cycle, ttl, orphan, review_timeout, revisions;
 	if (ga_svc_env_ms(ctx, "GA_WS_CYCLE_MS", 1000, 86400000, WSP_CYCLE_MS, &cycle, err) ||
 	    ga_svc_env_ms(ctx, "GA_WS_CLAIM_TTL_MS", 1000, 3600000, WSP_CLAIM_TTL_MS, &ttl, err) ||
-	    ga_svc_env_ms(ctx, "GA_WS_ORPHAN_MS", 1000, 86400000, WSP_ORPHAN_MS, &orphan, err))
+	    ga_svc_env_ms(ctx, "GA_WS_ORPHAN_MS", 1000, 86400000, WSP_ORPHAN_MS, &orphan, err) ||
+	    ga_svc_env_ms(ctx, "GA_REVIEW_TIMEOUT_MS", 1000, 604800000, WSP_REVIEW_TIMEOUT_MS,
+	                  &review_timeout, err) ||
+	    env_count(ctx, "GA_MAX_REVISIONS", 10, WSP_MAX_REVISIONS, &revisions, err))
 		return NULL;
 	struct svc_ws *s = xcalloc(1, sizeof *s);
 	s->ctx = *ctx;
@@ -200,6 +251,10 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                       .room_state = room_state,
 	                       .notify_owner = notify,
 	                       .poke = poke,
+	                       .room_say = room_say,
+	                       .review = review,
+	                       .review_timeout_ms = review_timeout,
+	                       .max_revisions = revisions == 0 ? -1 : (int)revisions,
 	                       .ud = s};
 	s->ws = wsp_new(&c, err);
 	if (!s->ws)

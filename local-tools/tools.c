@@ -65,6 +65,11 @@ static const struct tools_def catalogue[] = {
          "goes on to its pull request).",
          tools_workspace_watch_schema, TOOLS_CAP_GITHUB | TOOLS_CAP_OWNER, TOOLS_MODE_OWNER,
          tools_workspace_unwatch},
+        {"github_merge_pr",
+         "Merge one of your own pull requests in a watched workspace (squash): its task is "
+         "then marked done in the plan it belongs to. Only the PR's creator merges.",
+         tools_github_merge_pr_schema, TOOLS_CAP_GITHUB | TOOLS_CAP_CODE | TOOLS_CAP_OWNER,
+         TOOLS_MODE_OWNER, tools_github_merge_pr},
 };
 
 const struct tools_def *tools_catalogue(size_t *n)

@@ -32,6 +32,7 @@
  *   workspace_create {name, description?, org?}
  *   workspace_watch  {owner, repo}
  *   workspace_unwatch {owner, repo}
+ *   github_merge_pr  {owner, repo, pull_number}
  */
 #ifndef GA_LOCAL_TOOLS_TOOLS_H
 #define GA_LOCAL_TOOLS_TOOLS_H

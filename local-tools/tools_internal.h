@@ -32,6 +32,7 @@ void tools_workspace_find(struct compose_call *call, const cJSON *args, void *ud
 void tools_workspace_create(struct compose_call *call, const cJSON *args, void *ud);
 void tools_workspace_watch(struct compose_call *call, const cJSON *args, void *ud);
 void tools_workspace_unwatch(struct compose_call *call, const cJSON *args, void *ud);
+void tools_github_merge_pr(struct compose_call *call, const cJSON *args, void *ud);
 
 extern const char tools_space_decision_schema[];
 extern const char tools_space_say_schema[];
@@ -45,5 +46,6 @@ extern const char tools_plan_create_schema[];
 extern const char tools_workspace_find_schema[];
 extern const char tools_workspace_create_schema[];
 extern const char tools_workspace_watch_schema[];
+extern const char tools_github_merge_pr_schema[];
 
 #endif

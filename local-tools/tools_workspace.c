@@ -1,7 +1,9 @@
 /*
  * tools_workspace — the workspaces (github-commitments.md §3.1, §5.1):
- * find an organisation's workspace, create it, and (the owner's) work on a
- * repository's plans or stop. They read GitHub, so they are answered later, by the
+ * find an organisation's workspace, create it, (the owner's) work on a
+ * repository's plans or stop, and merge one of the agent's own pull
+ * requests there (github_merge_pr: the work loop's merge path, so the task
+ * is completed in its plan too). They read GitHub, so they are answered later, by the
  * sink's call hook (the workspace engine, modules/workspace); here only
  * the arguments are checked.
  */
@@ -95,4 +97,22 @@ void tools_workspace_unwatch(struct compose_call *call, const cJSON *args, void 
 {
 	if (repo_args(call, args) == 0)
 		tools_hand_off_later(call, ud, "workspace_unwatch", args);
+}
+
+const char tools_github_merge_pr_schema[] =
+        "{\"type\":\"object\",\"properties\":{"
+        "\"owner\":{\"type\":\"string\",\"description\":\"Repository owner.\"},"
+        "\"repo\":{\"type\":\"string\",\"description\":\"Repository name, without the owner.\"},"
+        "\"pull_number\":{\"type\":\"integer\",\"minimum\":1}},"
+        "\"required\":[\"owner\",\"repo\",\"pull_number\"]}";
+
+void tools_github_merge_pr(struct compose_call *call, const cJSON *args, void *ud)
+{
+	if (repo_args(call, args) != 0)
+		return;
+	if (json_int_or(args, "pull_number", 0) < 1) {
+		tools_refuse(call, "'pull_number' must be the pull request's number (1 or more)");
+		return;
+	}
+	tools_hand_off_later(call, ud, "github_merge_pr", args);
 }

@@ -52,6 +52,7 @@ struct taskexec {
 	/* the task, copied */
 	struct taskexec_task t;
 	char *owner, *repo, *url, *plan_title, *plan_goal, *title, *desc, *deps, *agent, *email;
+	char *revision; /* NULL: a first run */
 	char **files;
 	struct git_cred cred;
 	char *cred_user, *cred_token;
@@ -291,6 +292,7 @@ static void job_free(struct taskexec *x)
 	free(x->title);
 	free(x->desc);
 	free(x->deps);
+	free(x->revision);
 	free(x->agent);
 	free(x->email);
 	strv_free(x->files);
@@ -516,7 +518,9 @@ static void do_clone(struct taskexec *x)
 		/* On the remote but not ours on record: never replaced, adopted. */
 		x->res.resumed = true;
 		x->adopted = true;
-		x->skip_coder = true; /* unless the branch holds nothing: see on_gate1 */
+		/* unless the branch holds nothing (see on_gate1), or this run
+		 * revises the branch after a review */
+		x->skip_coder = !x->revision;
 		git_remove_tree(x->work);
 	} else if (rec->have && rec->phase >= REC_CLONED && tree_ok) {
 		x->res.resumed = true;
@@ -595,6 +599,15 @@ static void do_coder(struct taskexec *x)
 	free(files);
 	if (!prompt)
 		return fail(x, "coder", "prompt", "%s", err.msg);
+	if (x->revision) {
+		char *p =
+		        xasprintf("%s\n\n## Review to address\n\nThis run revises the work already "
+		                  "on %s after a review. Keep what is right, change what the "
+		                  "review asks, and commit on the same branch.\n\n%s\n",
+		                  prompt, x->branch, x->revision);
+		free(prompt);
+		prompt = p;
+	}
 	const char *ro[] = {x->objects, NULL};
 	struct coder_run_opts o = {.work = x->work,
 	                           .ctl = x->ctl,
@@ -808,6 +821,11 @@ static void on_pushed(void *ud, bool ok, const char *reason)
 static void do_gate3(struct taskexec *x)
 {
 	x->t_phase = time_mono_ms();
+	if (x->revision && !x->resume_pushed && x->remote_sha[0] &&
+	    strcmp(x->remote_sha, x->sha) == 0)
+		return fail(x, "gate3", "revision_no_change",
+		            "the revision left %s at %.12s: nothing answers the review", x->branch,
+		            x->sha);
 	if (x->remote_sha[0] && strcmp(x->remote_sha, x->sha) == 0) {
 		step(x, "gate3", VERDICT_INFO, "gate3_already",
 		     "%s is already on the remote at %.12s: nothing to push", x->branch, x->sha);
@@ -983,6 +1001,7 @@ struct taskexec *taskexec_start(const struct taskexec_config *cfg, const struct 
 	x->title = xstrdup(t->task_title);
 	x->desc = dup_or(t->task_description, "(no description)");
 	x->deps = dup_or(t->deps_done, "none");
+	x->revision = t->revision && *t->revision ? xstrdup(t->revision) : NULL;
 	x->agent = xstrdup(t->agent);
 	x->email =
 	        t->email ? xstrdup(t->email) : xasprintf("%s@users.noreply.github.com", t->agent);
@@ -1001,6 +1020,7 @@ struct taskexec *taskexec_start(const struct taskexec_config *cfg, const struct 
 	x->t.task_title = x->title;
 	x->t.task_description = x->desc;
 	x->t.deps_done = x->deps;
+	x->t.revision = x->revision;
 	x->t.agent = x->agent;
 	x->t.email = x->email;
 	x->t.files = (const char *const *)x->files;

@@ -41,7 +41,10 @@
  * coded again; a clone the coder was killed in is reused (its commits
  * kept) and the coder runs again; otherwise the clone starts afresh on the
  * same branch name. A branch on the remote without a record of ours (our
- * record lost) is adopted: cloned from, never replaced. At most
+ * record lost) is adopted: cloned from, never replaced. A revision
+ * (taskexec_task.revision) adopts the pushed branch the same way and runs
+ * the coder on it again, the review as input; it pushes on top (never
+ * forced). At most
  * TASKEXEC_MAX_RECORDS records are kept (the oldest dropped). A failed,
  * blocked or stopped attempt is over: its record and clone are removed (a
  * retry is a new attempt); a pushed one keeps its record until
@@ -160,6 +163,12 @@ struct taskexec_task {
 	int attempt;              /* >= 1, from the claim */
 	const char *agent;        /* the agent's GitHub login (commit author name) */
 	const char *email;        /* NULL: <agent>@users.noreply.github.com */
+	/* A revision after a review (the review's body and inline comments):
+	 * the branch of this attempt, already pushed with its PR, is cloned
+	 * and the coder runs again with this text below the task's prompt;
+	 * a revision that leaves the branch where it was fails
+	 * ("revision_no_change"). NULL: a first run. */
+	const char *revision;
 };
 
 struct taskexec_result {

@@ -847,6 +847,11 @@ static const struct wsp_watch *next_unpolled(const struct cyc *cy, const struct 
 	return NULL;
 }
 
+static void cyc_prs_done(void *ud)
+{
+	cyc_lapsed(ud);
+}
+
 static void cyc_next_ws(struct cyc *cy)
 {
 	struct wsp *w = cy->a->w;
@@ -871,7 +876,7 @@ static void cyc_next_ws(struct cyc *cy)
 		          err.msg);
 	}
 	save_watch(w);
-	cyc_lapsed(cy);
+	wsp_pr_step(w, cyc_prs_done, cy);
 }
 
 /* The loop gate of §1.2 and §3.6: with fewer than WSP_LOW_BUDGET core
@@ -960,6 +965,9 @@ cJSON *wsp_status(const struct wsp *w)
 	if (w->plans_dropped)
 		cJSON_AddNumberToObject(o, "plansDropped", (double)w->plans_dropped);
 	cJSON_AddItemToObject(o, "task", wsp_run_status(w));
+	cJSON_AddItemToObject(o, "pulls", wsp_pulls_json(w));
+	if (w->pulls_dropped)
+		cJSON_AddNumberToObject(o, "pullsDropped", (double)w->pulls_dropped);
 	cJSON *lc = cJSON_AddObjectToObject(o, "lastCycle");
 	cJSON_AddNumberToObject(lc, "atMs", (double)w->last.at_ms);
 	cJSON_AddNumberToObject(lc, "ms", (double)w->last.ms);
@@ -982,6 +990,12 @@ cJSON *wsp_status(const struct wsp *w)
 	cJSON_AddNumberToObject(n, "bodySyncs", (double)w->n.body_syncs);
 	cJSON_AddNumberToObject(n, "statesSent", (double)w->n.states_sent);
 	cJSON_AddNumberToObject(n, "budgetSkips", (double)w->n.budget_skips);
+	cJSON_AddNumberToObject(n, "merged", (double)w->n.merged);
+	cJSON_AddNumberToObject(n, "revisions", (double)w->n.revisions);
+	cJSON_AddNumberToObject(n, "rebuilds", (double)w->n.rebuilds);
+	cJSON_AddNumberToObject(n, "handedOver", (double)w->n.handed_over);
+	cJSON_AddNumberToObject(n, "reviewsAsked", (double)w->n.reviews_asked);
+	cJSON_AddNumberToObject(n, "plansCompleted", (double)w->n.plans_completed);
 	if (w->last_error[0])
 		cJSON_AddStringToObject(o, "lastError", w->last_error);
 	return o;

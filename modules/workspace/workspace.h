@@ -161,6 +161,20 @@ struct wsp_config {
 	void (*notify_owner)(void *ud, const char *text);
 	/* Ask for a cycle soon (after the owner named a workspace). May be NULL. */
 	void (*poke)(void *ud);
+	/* Review owner/repo#pr (ghconv_review): called for an open PR of a
+	 * watched workspace whose review is requested of us (the designated
+	 * reviewer, or the next one after a timeout) and that has no review
+	 * of ours on its head. The callee dedups. May be NULL. */
+	void (*review)(void *ud, const char *owner, const char *repo, int64_t pr);
+	/* Say text in the room (a merge, a plan complete), through outbound
+	 * under key (the same key: said once). -1 when not in a room. May be
+	 * NULL. */
+	int (*room_say)(void *ud, const char *text, const char *key);
+	/* Reply text in the Bluesky thread a workspace was found in (the
+	 * watch's thread), through outbound under key. May be NULL. */
+	int (*thread_say)(void *ud, const char *thread, const char *text, const char *key);
+	int64_t review_timeout_ms; /* 0: WSP_REVIEW_TIMEOUT_MS */
+	int max_revisions;         /* 0: WSP_MAX_REVISIONS; < 0: none */
 	void *ud;
 };
 

@@ -6,6 +6,8 @@
  *   workspace.c  the engine: life, watch list, discovery, the cycle, status
  *   wsp_task.c    a claim and the run of one task to its PR and report
  *   wsp_repo.c    find and create a workspace
+ *   wsp_pr.c      the pull requests: the merge rule applied to ours, the
+ *                review asked of us, what follows a merge
  *   wsp_send.c    one outbound send that ends once (reconciled when unsure),
  *                the plan's comments read and folded
  */
@@ -92,6 +94,19 @@ struct wsp_sent {
 	int64_t at_ms;
 };
 
+/* One pull request as the last cycle saw it (wsp_status()["pulls"]). */
+struct wsp_pull {
+	char owner[GH_OWNER_MAX + 1];
+	char repo[GH_REPO_MAX + 1];
+	int64_t number;
+	char title[160];
+	char url[GH_URL_MAX];
+	int plan, task, revisions;
+	char author[PLAN_LOGIN_MAX], reviewer[PLAN_LOGIN_MAX], next[PLAN_LOGIN_MAX];
+	enum wsp_pr_state state;
+	int64_t since_ms, seen_ms;
+};
+
 struct wsp {
 	struct wsp_config c;
 	char *login, *agent_name, *api_url, *token, *work_root, *prefix, *template_repo,
@@ -108,10 +123,15 @@ struct wsp {
 	bool cycling;
 	struct wsp_run *run; /* the task of ours that runs, or NULL */
 	int tool_calls;      /* find/create in flight */
+	struct wsp_pull pulls[WSP_MAX_PULLS];
+	size_t npulls;
+	size_t pulls_dropped;
+	bool pr_stepping; /* a PR step runs */
 	/* figures */
 	struct {
 		uint64_t cycles, claims, claims_won, claims_lost, prs, failed, blocked, resumed,
-		        resets, superseded, body_syncs, states_sent, budget_skips;
+		        resets, superseded, body_syncs, states_sent, budget_skips, merged,
+		        revisions, rebuilds, handed_over, reviews_asked, plans_completed;
 	} n;
 	struct {
 		int64_t at_ms, ms;
@@ -176,6 +196,34 @@ struct coord *wsp_coord(struct wsp *w);
 /* Known agents of a workspace (all its plans' marker authors, and us). */
 void wsp_workspace_agents(struct wsp *w, const char *owner, const char *repo,
                           struct wsp_agents *out);
+
+/* A revision of PR pr (ours, task of p at attempt) on its branch, the
+ * review as input: -1 when a task of ours runs already (the next cycle
+ * asks again). */
+int wsp_revise(struct wsp *w, const struct wsp_plan *p, int task, int attempt, int64_t pr,
+               const char *revision);
+/* Whether the run of ours revises owner/repo#pr now. */
+bool wsp_run_revising(const struct wsp *w, const char *owner, const char *repo, int64_t pr);
+
+/* wsp_pr.c */
+/* The PR step of the cycle: every open PR of the watched workspaces read
+ * once; ours through the merge rule (policy.h), the ones whose review is
+ * asked of us to the review callback; our PRs merged and not yet followed
+ * through (a restart between the merge and the plan's marker) finished.
+ * done(ud) once, from the loop or before returning. */
+void wsp_pr_step(struct wsp *w, void (*done)(void *ud), void *ud);
+/* A revision run ended (wsp_task.c): pushed → the review is asked again
+ * by the next step; otherwise the PR is left to the owner. */
+void wsp_pr_revised(struct wsp *w, const char *owner, const char *repo, int plan, int task,
+                    int64_t pr, bool pushed, const struct decision *d);
+/* github_merge_pr {owner, repo, pull_number}: our PR of a watched
+ * workspace merged through the step's path (the same keys: never twice)
+ * and followed through (the task done in the plan the PR names, the plan
+ * completed). answer once, later. -1 with err when refused at once. */
+int wsp_merge_pr(struct wsp *w, const char *owner, const char *repo, int64_t pr,
+                 wsp_answer_fn answer, void *ud, struct ga_err *err);
+/* The "pulls" array of the status (wsp_status). */
+cJSON *wsp_pulls_json(const struct wsp *w);
 
 /* wsp_repo.c */
 void wsp_tool_done(struct wsp *w);

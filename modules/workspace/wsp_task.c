@@ -145,6 +145,9 @@ struct wsp_run {
 	char pr_url[GH_URL_MAX];
 	int64_t pr_number;
 	char reviewer[PLAN_LOGIN_MAX];
+	/* a revision of PR revise_pr after a review (wsp_revise), or NULL */
+	char *revision;
+	int64_t revise_pr;
 };
 
 static void renew_closed(uv_handle_t *h)
@@ -157,6 +160,7 @@ static void renew_closed(uv_handle_t *h)
 	free(r->pr_title);
 	free(r->pr_body);
 	free(r->details);
+	free(r->revision);
 	for (size_t i = 0; i < r->n_files; i++) {
 		free(r->files[i].path);
 		free(r->files[i].old_path);
@@ -521,6 +525,22 @@ static void on_run_done(void *ud, const struct taskexec_result *res)
 		return;
 	}
 	wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, STAGE_COMPOSE, &res->d);
+	if (r->revision && res->outcome != TASKEXEC_CANCELLED) {
+		/* the PR is there: a pushed revision waits for its review (the
+		 * PR step asks for it), anything else is the owner's */
+		char key[TASKEXEC_KEY_MAX];
+		taskexec_key(r->pc.owner, r->pc.repo, r->pc.number, r->task, key, sizeof key);
+		struct ga_err err = {{0}};
+		if (taskexec_forget(w->c.st, key, time_now_ms(), &err) != 0)
+			wsp_error(w, "the task record was not dropped: %s", err.msg);
+		bool pushed = res->outcome == TASKEXEC_PUSHED;
+		wsp_pr_revised(w, r->pc.owner, r->pc.repo, r->pc.number, r->task, r->revise_pr,
+		               pushed, &res->d);
+		if (pushed && w->c.poke)
+			w->c.poke(w->c.ud);
+		run_end(r, pushed, NULL, pushed ? NULL : res->d.reason);
+		return;
+	}
 	switch (res->outcome) {
 	case TASKEXEC_PUSHED:
 		log_kv(LOG_LEVEL_INFO, LOG_COMP, "task pushed", "branch", r->branch, "clone_ms",
@@ -573,7 +593,7 @@ static char *deps_done(const struct plan *p, const struct plan_task *t)
 }
 
 static void start_run(struct wsp *w, struct plan_copy *pc, int task, int attempt, bool resumed,
-                      const char *lock)
+                      const char *lock, const char *revision, int64_t pr)
 {
 	const struct plan_task *t = plan_task_find(&pc->plan, task);
 	struct wsp_run *r = xcalloc(1, sizeof *r);
@@ -587,6 +607,8 @@ static void start_run(struct wsp *w, struct plan_copy *pc, int task, int attempt
 	snprintf(r->lock, sizeof r->lock, "%s", lock ? lock : "");
 	snprintf(r->title, sizeof r->title, "%s", t ? t->title : "?");
 	snprintf(r->phase, sizeof r->phase, "clone");
+	r->revision = revision ? xstrdup(revision) : NULL;
+	r->revise_pr = pr;
 	uv_timer_init(w->c.loop, &r->renew);
 	r->renew.data = r;
 	w->run = r;
@@ -624,12 +646,20 @@ static void start_run(struct wsp *w, struct plan_copy *pc, int task, int attempt
 	                           .files = files,
 	                           .deps_done = deps,
 	                           .attempt = attempt,
-	                           .agent = w->login};
+	                           .agent = w->login,
+	                           .revision = revision};
 	struct ga_err err = {{0}};
 	struct decision d;
-	decision_set(&d, VERDICT_PASS, resumed ? "task_resumed" : "task_started",
-	             "task %d (%s), attempt %d: %s", task, r->title, attempt,
-	             resumed ? "continued after a restart" : "the coder starts on a fresh clone");
+	if (revision)
+		decision_set(&d, VERDICT_PASS, "task_revision",
+		             "task %d (%s), attempt %d: the coder revises PR #%" PRId64
+		             " on its branch after the review",
+		             task, r->title, attempt, pr);
+	else
+		decision_set(&d, VERDICT_PASS, resumed ? "task_resumed" : "task_started",
+		             "task %d (%s), attempt %d: %s", task, r->title, attempt,
+		             resumed ? "continued after a restart"
+		                     : "the coder starts on a fresh clone");
 	wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, task, STAGE_COMPOSE, &d);
 	r->x = taskexec_start(&cfg, &tt, on_run_done, r, &err);
 	free(deps);
@@ -639,10 +669,41 @@ static void start_run(struct wsp *w, struct plan_copy *pc, int task, int attempt
 		             err.msg);
 		wsp_note(w, r->pc.owner, r->pc.repo, r->pc.number, task, STAGE_COMPOSE, &r->d);
 		r->outcome = TASKEXEC_FAILED;
+		if (revision) {
+			wsp_pr_revised(w, r->pc.owner, r->pc.repo, r->pc.number, task, pr, false,
+			               &r->d);
+			run_end(r, false, NULL, r->d.reason);
+			return;
+		}
 		r->details = xstrdup(r->d.reason);
 		w->n.failed++;
 		post_report(w, r);
 	}
+}
+
+int wsp_revise(struct wsp *w, const struct wsp_plan *p, int task, int attempt, int64_t pr,
+               const char *revision)
+{
+	if (w->run || w->quiescing || !revision)
+		return -1;
+	/* a record left by an earlier run of this attempt would be taken for
+	 * this one: the revision starts from the pushed branch */
+	char key[TASKEXEC_KEY_MAX];
+	taskexec_key(p->owner, p->repo, p->number, task, key, sizeof key);
+	struct ga_err err = {{0}};
+	if (taskexec_forget(w->c.st, key, time_now_ms(), &err) != 0)
+		wsp_error(w, "the task record was not dropped: %s", err.msg);
+	struct plan_copy pc;
+	copy_plan(&pc, p);
+	start_run(w, &pc, task, attempt, false, NULL, revision, pr);
+	return 0;
+}
+
+bool wsp_run_revising(const struct wsp *w, const char *owner, const char *repo, int64_t pr)
+{
+	const struct wsp_run *r = w->run;
+	return r && r->revision && r->revise_pr == pr && strcasecmp(r->pc.owner, owner) == 0 &&
+	       strcasecmp(r->pc.repo, repo) == 0;
 }
 
 void wsp_run_cancel(struct wsp *w)
@@ -666,6 +727,8 @@ cJSON *wsp_run_status(const struct wsp *w)
 	cJSON_AddNumberToObject(o, "attempt", r->attempt);
 	cJSON_AddStringToObject(o, "phase", r->phase);
 	cJSON_AddBoolToObject(o, "resumed", r->resumed);
+	if (r->revision)
+		cJSON_AddNumberToObject(o, "revisesPr", (double)r->revise_pr);
 	cJSON_AddNumberToObject(o, "startedMs", (double)r->started_ms);
 	if (r->branch[0])
 		cJSON_AddStringToObject(o, "branch", r->branch);
@@ -735,7 +798,8 @@ static void claim_won(struct wsp *w, struct claim_op *op)
 	if (!op->resume)
 		wsp_tell_owner(w, "claimed task %d of %s/%s#%d: %s (attempt %d)", op->task,
 		               op->pc.owner, op->pc.repo, op->pc.number, op->title, op->attempt);
-	start_run(w, &op->pc, op->task, op->attempt, op->resume, op->locked ? op->lock : NULL);
+	start_run(w, &op->pc, op->task, op->attempt, op->resume, op->locked ? op->lock : NULL, NULL,
+	          0);
 	claim_end(op);
 }
 

@@ -66,6 +66,10 @@ int wsp_tool_call(struct wsp *w, const char *action, const cJSON *params, enum w
 			compose_call_done(call, text, false, false);
 			return 1;
 		}
+	} else if (strcmp(action, "github_merge_pr") == 0) {
+		rc = wsp_merge_pr(
+		        w, json_string_or(params, "owner", ""), json_string_or(params, "repo", ""),
+		        (int64_t)json_int_or(params, "pull_number", 0), answered, call, &err);
 	} else if (strcmp(action, "workspace_unwatch") == 0) {
 		const char *owner = json_string_or(params, "owner", "");
 		const char *repo = json_string_or(params, "repo", "");

@@ -128,6 +128,29 @@ static struct conv_store *store_of(void *ud)
 	return ((struct wsfix_agent *)ud)->store;
 }
 
+/* What the room would hear: counted per key (a key said twice is a
+ * duplicate the test sees). */
+static int room_say(void *ud, const char *text, const char *key)
+{
+	struct wsfix_agent *a = ud;
+	(void)text;
+	for (int i = 0; i < a->n_said; i++)
+		if (strcmp(a->said[i], key) == 0)
+			return 0;
+	if (a->n_said < WSFIX_SAID_MAX)
+		snprintf(a->said[a->n_said++], sizeof a->said[0], "%s", key);
+	return 0;
+}
+
+static void review_asked(void *ud, const char *owner, const char *repo, int64_t pr)
+{
+	(void)owner;
+	(void)repo;
+	struct wsfix_agent *a = ud;
+	a->reviews_asked++;
+	a->last_review_pr = pr;
+}
+
 static int room_state(void *ud, const cJSON *state)
 {
 	(void)state;
@@ -222,6 +245,10 @@ void wsfix_agent_open(struct wsfix *fx, int i, int64_t claim_ttl_ms, int64_t orp
 	                       .claim_ttl_ms = claim_ttl_ms,
 	                       .orphan_ms = orphan_ms,
 	                       .room_state = room_state,
+	                       .room_say = room_say,
+	                       .review = review_asked,
+	                       .review_timeout_ms = fx->review_timeout_ms,
+	                       .max_revisions = fx->max_revisions,
 	                       .store = store_of,
 	                       .ud = a};
 	a->ws = wsp_new(&c, &e);

@@ -31,6 +31,7 @@
 #include "modules/outbound/outbound.h"
 #include "modules/skills/skills.h"
 #include "modules/state/state.h"
+#include "modules/workspace/policy.h"
 #include "modules/workspace/workspace.h"
 #include "tests/fakes/github/ghfake.h"
 
@@ -38,6 +39,7 @@
 #define WSFIX_REPO         "www-lil-intdev-demo"
 #define WSFIX_MAX          4
 #define WSFIX_CYCLE_GAP_MS 150
+#define WSFIX_SAID_MAX     16
 
 struct wsfix_agent {
 	char name[16], login[32], token[48];
@@ -56,6 +58,11 @@ struct wsfix_agent {
 	int cycles;
 	uint64_t last_cycle_ms;
 	int room_states; /* workspace_state broadcasts asked */
+	/* room_say keys (each once) and review callbacks */
+	char said[WSFIX_SAID_MAX][WSP_KEY_MAX + 1];
+	int n_said;
+	int reviews_asked;
+	int64_t last_review_pr;
 	/* What discovery reads (NULL: none); the test's, set before a cycle. */
 	struct conv_store *store;
 	struct wsfix *fx;
@@ -75,6 +82,9 @@ struct wsfix {
 	struct wsfix_agent a[WSFIX_MAX];
 	int n;
 	const char *redis_url; /* NULL: local coordination */
+	/* the engine's review timeout and revision bound (0: the defaults) */
+	int64_t review_timeout_ms;
+	int max_revisions;
 };
 
 /* The fake, the workspace repository, the skills. Aborts on failure. */
