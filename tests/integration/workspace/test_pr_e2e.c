@@ -470,6 +470,7 @@ static void check_end(struct run *r, struct end_counts *c)
 {
 	struct e2e_world *w = &r->w;
 	memset(c, 0, sizeof *c);
+	report(w, r->plan); /* what is checked, in the test's log */
 	struct pr prs[MAX_PRS];
 	int n = read_prs(w, prs);
 	c->prs = n;
