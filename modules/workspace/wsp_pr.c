@@ -623,8 +623,12 @@ static void do_merge(struct prs *s)
 	cJSON_AddStringToObject(x, "method", "squash");
 	cJSON_AddStringToObject(x, "title", title);
 	char msg[200];
-	snprintf(msg, sizeof msg, "Task %d of plan #%d, approved by @%s.", s->task, s->plan,
-	         s->v.reviewer[0] ? s->v.reviewer : "?");
+	if (s->answer)
+		snprintf(msg, sizeof msg, "Task %d of plan #%d, merged at the owner's request.",
+		         s->task, s->plan);
+	else
+		snprintf(msg, sizeof msg, "Task %d of plan #%d, approved by @%s.", s->task, s->plan,
+		         s->v.reviewer[0] ? s->v.reviewer : "?");
 	cJSON_AddStringToObject(x, "message", msg);
 	cJSON_AddStringToObject(x, "sha", s->pr.head_sha);
 	struct wsp_send snd = {.target = target, .text = title, .key = key, .extra = x};
@@ -658,8 +662,10 @@ static void do_request(struct prs *s)
 	cJSON *l = cJSON_AddArrayToObject(x, "logins");
 	cJSON_AddItemToArray(l, cJSON_CreateString(s->v.ask));
 	char text[160];
-	snprintf(text, sizeof text, "request a review of PR #%" PRId64 " from %s", s->pr.number,
-	         s->v.ask);
+	/* the head in the text: asking again for a new head is not a
+	 * duplicate of the first request for outbound */
+	snprintf(text, sizeof text, "request a review of PR #%" PRId64 " at %.12s from %s",
+	         s->pr.number, s->pr.head_sha, s->v.ask);
 	struct wsp_send snd = {.target = target, .text = text, .key = key, .extra = x};
 	w->n.reviews_asked++;
 	wsp_send(w, &snd, on_acted, s);
@@ -1034,7 +1040,6 @@ static void on_reviews(void *ud, const struct gh_result *res)
 			after_merge(s);
 			return;
 		}
-		snprintf(s->v.reviewer, sizeof s->v.reviewer, "%s", "the owner's request");
 		struct decision d;
 		decision_set(&d, VERDICT_PASS, "pr_merge_tool",
 		             "PR #%" PRId64 " merged at the request made through github_merge_pr",

@@ -12,7 +12,8 @@
  *   a restart after a merge the engine did not follow through (the merge
  *     made, then the agent gone): the next start finishes it, and further
  *     cycles and restarts add nothing — no comment, issue, merge or PR
- *     twice;
+ *     twice; then github_merge_pr: refused to an agent that did not open
+ *     the PR, and the creator's merges it and completes the plan;
  *   changes requested → the coder again on the same branch with the
  *     review (its body and inline comment reach the prompt) → the reviewer
  *     asked again for the new head → approved → merged;
@@ -296,6 +297,25 @@ static void test_approve_merge_complete(void **state)
 	wsfix_close(&fx);
 }
 
+struct answer {
+	bool done, ok;
+	char text[600];
+};
+
+static void on_answer(void *ud, bool ok, const char *text)
+{
+	struct answer *a = ud;
+	a->done = true;
+	a->ok = ok;
+	snprintf(a->text, sizeof a->text, "%s", text ? text : "");
+}
+
+static bool answered(void *ctx, const void *arg)
+{
+	(void)arg;
+	return ((struct answer *)ctx)->done;
+}
+
 /* The merge was made and the agent went away before anything followed:
  * the next start finishes it, and nothing is made twice. */
 static void test_restart_after_merge(void **state)
@@ -332,11 +352,22 @@ static void test_restart_after_merge(void **state)
 	assert_int_equal(ghfake_comment_count(fx.fake, O, R, g_plan), comments);
 	assert_int_equal(ghfake_issue_count(fx.fake, O, R), issues);
 	assert_int_equal(ghfake_pull_count(fx.fake, O, R, NULL), pulls);
-	/* and the other task still goes to the end */
+	/* the other task is merged by github_merge_pr: refused to the one
+	 * who did not open it, its creator's completes the task and the plan */
 	approve(&fx, 2);
-	const int order[] = {0, 1};
-	if (!wsfix_run(&fx, order, 2, plan_closed, 120000))
-		fail_msg("the plan was not completed");
+	struct pr_info p2;
+	assert_true(pr_of_task(&fx, 2, true, &p2));
+	int a2 = agent_of(&fx, p2.author);
+	struct answer an = {0};
+	assert_int_equal(wsp_merge_pr(fx.a[1 - a2].ws, O, R, p2.number, on_answer, &an, &e), 0);
+	assert_true(support_run_until(&fx.loop, answered, &an, NULL, 30000));
+	assert_false(an.ok);
+	assert_non_null(strstr(an.text, "only its creator merges"));
+	memset(&an, 0, sizeof an);
+	assert_int_equal(wsp_merge_pr(fx.a[a2].ws, O, R, p2.number, on_answer, &an, &e), 0);
+	assert_true(support_run_until(&fx.loop, answered, &an, NULL, 60000));
+	assert_true(an.ok);
+	assert_true(plan_closed(&fx));
 	assert_true(wsfix_settle(&fx, 60000));
 	check_complete(&fx);
 	assert_int_equal(ghfake_endpoint_count(fx.fake, "PUT /repos/{o}/{r}/pulls/{n}/merge", NULL),
