@@ -88,6 +88,7 @@ struct item {
 	char rkey[GH_PORT_KEY_MAX + 1]; /* the review's journal key (per head) */
 	struct ghconv_review_out rout;  /* the model's review */
 	bool have_rout;
+	bool reviewed; /* outbound sent it */
 };
 
 /* A GitHub call of ours (cancelled on free). */
@@ -1003,6 +1004,7 @@ static void on_reply_ended(void *ud, struct pipeline_job *job, const struct pipe
 	if (!it)
 		return;
 	if (o->sent) {
+		it->reviewed = it->review;
 		if (it->review)
 			g->stats.reviews++;
 		else
@@ -1202,9 +1204,7 @@ static char *review_prompt(const struct item *it)
 	                                  : 0,
 	        .prior = prior,
 	        .nprior = np,
-	        .source = strcmp(it->reason, "review_requested") == 0
-	                          ? "your review is requested, and you are its designated reviewer"
-	                          : it->reason,
+	        .source = "your review is requested",
 	};
 	return ghconv_review_prompt(&in);
 }
@@ -1417,7 +1417,7 @@ static void src_done(void *ud, const struct conv_event *ev, const struct decisio
 	              strcmp(final->rule, "paused") == 0;
 	if (final->verdict == VERDICT_BLOCK || final->verdict == VERDICT_CONTEXT)
 		g->stats.silences++;
-	if (it->review && final->verdict != VERDICT_SENT)
+	if (it->review && !it->reviewed)
 		tried_add(g, it->key, time_now_ms());
 	finish(g, !paused && !it->retry);
 }
