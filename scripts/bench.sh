@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 bench/footprint.sh "$BUILD"
 [ -x bench/space-load/run.sh ] && bench/space-load/run.sh "$BUILD"
 [ -x "$BUILD/bench-echo" ] && "$BUILD/bench-echo"
+[ -x bench/workweek/run.sh ] && bench/workweek/run.sh "$BUILD"
 exit 0

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <regex.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,6 +84,24 @@ static int validate_entry(const cJSON *e, size_t i, char *err, size_t errlen)
 		v = cJSON_GetObjectItemCaseSensitive(m, "tool_choice");
 		if (v && !cJSON_IsString(v))
 			return fail(err, errlen, i, "'match.tool_choice' must be a string");
+		v = cJSON_GetObjectItemCaseSensitive(m, "any_contains");
+		if (v && !cJSON_IsString(v))
+			return fail(err, errlen, i, "'match.any_contains' must be a string");
+		v = cJSON_GetObjectItemCaseSensitive(m, "after_tool");
+		if (v && !cJSON_IsBool(v))
+			return fail(err, errlen, i, "'match.after_tool' must be true or false");
+	}
+	const cJSON *caps = cJSON_GetObjectItemCaseSensitive(e, "captures");
+	if (caps && !cJSON_IsObject(caps))
+		return fail(err, errlen, i, "'captures' must be an object of name: regex");
+	const cJSON *cap;
+	cJSON_ArrayForEach(cap, caps)
+	{
+		regex_t re;
+		if (!cJSON_IsString(cap) || regcomp(&re, cap->valuestring, REG_EXTENDED) != 0)
+			return fail(err, errlen, i,
+			            "each of 'captures' must be a valid extended regex");
+		regfree(&re);
 	}
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "tool_calls");
 	if (v) {
@@ -269,8 +288,115 @@ static const char *tool_choice_of(const cJSON *body)
 	return "";
 }
 
+/* Is s a substring of some message's text (system, user, assistant, tool)? */
+static bool any_contains(const cJSON *body, const char *s)
+{
+	const cJSON *m;
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(body, "messages"))
+	{
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+		if (cJSON_IsString(c) && strstr(c->valuestring, s))
+			return true;
+	}
+	return false;
+}
+
+static bool last_is_tool(const cJSON *body)
+{
+	const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(body, "messages");
+	int n = cJSON_GetArraySize(msgs);
+	const cJSON *role =
+	        n > 0 ? cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(msgs, n - 1), "role")
+	              : NULL;
+	return cJSON_IsString(role) && strcmp(role->valuestring, "tool") == 0;
+}
+
+#define CAPTURE_MAX 128
+
+/* The first match of the extended regex re in the messages (in order):
+ * its first non-empty group (the whole match when it has none) into out.
+ * false when no message matches. */
+static bool capture(const cJSON *body, const char *re, char out[CAPTURE_MAX])
+{
+	regex_t rx;
+	if (regcomp(&rx, re, REG_EXTENDED) != 0)
+		return false;
+	bool found = false;
+	const cJSON *m;
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(body, "messages"))
+	{
+		const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+		regmatch_t g[10];
+		if (!cJSON_IsString(c) || regexec(&rx, c->valuestring, 10, g, 0) != 0)
+			continue;
+		size_t k = 0;
+		for (size_t j = 1; j < 10 && !k; j++)
+			if (g[j].rm_so >= 0 && g[j].rm_eo > g[j].rm_so)
+				k = j;
+		size_t len = (size_t)(g[k].rm_eo - g[k].rm_so);
+		if (len >= CAPTURE_MAX)
+			len = CAPTURE_MAX - 1;
+		memcpy(out, c->valuestring + g[k].rm_so, len);
+		out[len] = '\0';
+		found = true;
+		break;
+	}
+	regfree(&rx);
+	return found;
+}
+
+/* Replaces every string "{{name}}" under node by the capture name of
+ * body (a number when it is all digits); "{{name}}" inside a longer
+ * string is replaced as text. */
+static void substitute(cJSON *node, const cJSON *caps, const cJSON *body)
+{
+	cJSON *c;
+	cJSON_ArrayForEach(c, node)
+	{
+		if (!cJSON_IsString(c)) {
+			substitute(c, caps, body);
+			continue;
+		}
+		const cJSON *cap;
+		cJSON_ArrayForEach(cap, caps)
+		{
+			char ph[CAPTURE_MAX + 8], val[CAPTURE_MAX];
+			snprintf(ph, sizeof ph, "{{%s}}", cap->string);
+			const char *at = strstr(c->valuestring, ph);
+			if (!at || !capture(body, cap->valuestring, val))
+				continue;
+			bool digits = val[0] && strspn(val, "0123456789") == strlen(val);
+			if (strcmp(c->valuestring, ph) == 0 && digits) {
+				cJSON *num = cJSON_CreateNumber(atof(val));
+				if (cJSON_IsObject(node)) /* the new item gets the key */
+					cJSON_ReplaceItemInObjectCaseSensitive(node, c->string,
+					                                       num);
+				else
+					cJSON_ReplaceItemViaPointer(node, c, num);
+				substitute(node, caps, body); /* c is gone: walk again */
+				return;
+			}
+			size_t n = strlen(c->valuestring) - strlen(ph) + strlen(val) + 1;
+			char *t = malloc(n);
+			if (!t)
+				die("out of memory", NULL);
+			snprintf(t, n, "%.*s%s%s", (int)(at - c->valuestring), c->valuestring, val,
+			         at + strlen(ph));
+			cJSON_SetValuestring(c, t);
+			free(t);
+		}
+	}
+}
+
 static bool matches(const cJSON *spec, const cJSON *body, size_t call)
 {
+	const cJSON *cap;
+	cJSON_ArrayForEach(cap, cJSON_GetObjectItemCaseSensitive(spec, "captures"))
+	{
+		char val[CAPTURE_MAX];
+		if (!body || !capture(body, cap->valuestring, val))
+			return false;
+	}
 	const cJSON *m = cJSON_GetObjectItemCaseSensitive(spec, "match");
 	if (!m)
 		return true;
@@ -288,6 +414,12 @@ static bool matches(const cJSON *spec, const cJSON *body, size_t call)
 		return false;
 	v = cJSON_GetObjectItemCaseSensitive(m, "tool_choice");
 	if (v && (!body || strcmp(tool_choice_of(body), v->valuestring) != 0))
+		return false;
+	v = cJSON_GetObjectItemCaseSensitive(m, "any_contains");
+	if (v && (!body || !any_contains(body, v->valuestring)))
+		return false;
+	v = cJSON_GetObjectItemCaseSensitive(m, "after_tool");
+	if (v && (!body || last_is_tool(body) != cJSON_IsTrue(v)))
 		return false;
 	return true;
 }
@@ -485,7 +617,13 @@ static void on_chat(const struct httpfake_request *req, struct httpfake_response
 		break;
 	}
 	if (spec) {
-		answer(spec, call, resp);
+		const cJSON *caps = cJSON_GetObjectItemCaseSensitive(spec, "captures");
+		cJSON *filled = caps ? cJSON_Duplicate(spec, 1) : NULL;
+		if (filled)
+			substitute(cJSON_GetObjectItemCaseSensitive(filled, "tool_calls"), caps,
+			           body);
+		answer(filled ? filled : spec, call, resp);
+		cJSON_Delete(filled);
 	} else {
 		char msg[300];
 		snprintf(msg, sizeof msg,

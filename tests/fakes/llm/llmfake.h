@@ -14,6 +14,10 @@
  *   "tools": ["a", "b"]          these tool names are all offered
  *   "no_tools": true             no tools offered
  *   "tool_choice": "required"    "auto" | "none" | "required" | a name
+ *   "any_contains": "s"          substring of any message (system included)
+ *   "after_tool": true|false     the last message is a tool result (or not)
+ * and "captures": {"name": "regex"} fills "{{name}}" in the tool calls'
+ * arguments from the request's messages (README.md),
  * and answer with content / tool_calls / finish_reason / usage, or an
  * "error" (OpenAI error body with a status and optional retry_after), an
  * "html" error page with a status, "malformed" JSON, a raw "body", plus

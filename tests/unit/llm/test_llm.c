@@ -227,6 +227,47 @@ static void test_tools_and_tool_choice_on_the_wire(void **state)
 	cJSON_Delete(body);
 }
 
+/* The fake's own script: captures fill a tool call from the prompt (an
+ * entry whose capture finds nothing is passed over), after_tool answers
+ * the turn after a tool call, any_contains reads the system prompt. */
+static void test_fake_captures(void **state)
+{
+	struct fx *fx = *state;
+	llmfake_script(fx->fake,
+	               "[{\"match\":{\"after_tool\":true},\"content\":\"after\"},"
+	               "{\"match\":{\"any_contains\":\"You are a test\"},\"captures\":{\"pr\":"
+	               "\"pull request #([0-9]+)\",\"f\":\"(task-[0-9]+\\\\.txt)\"},"
+	               "\"tool_calls\":[{\"name\":\"review\",\"arguments\":{\"n\":\"{{pr}}\","
+	               "\"path\":\"{{f}}\",\"note\":\"on {{f}}!\"}}]},"
+	               "{\"content\":\"nothing\"}]");
+	struct llm_message asked[] = {
+	        {.role = LLM_ROLE_SYSTEM, .content = "You are a test."},
+	        {.role = LLM_ROLE_USER, .content = "Review pull request #42: see task-7.txt"},
+	};
+	struct llm_request req = {.messages = asked, .n_messages = 2};
+	struct got g = {0};
+	chat(fx, &req, &g);
+	assert_int_equal(g.n_tool_calls, 1);
+	assert_string_equal(g.tc_args, "{\"n\":42,\"path\":\"task-7.txt\",\"note\":\"on "
+	                               "task-7.txt!\"}");
+	free(g.content);
+	struct got g2 = {0};
+	simple(fx, &g2); /* no PR in the prompt: the capture finds nothing */
+	assert_string_equal(g2.content, "nothing");
+	free(g2.content);
+	struct llm_tool_call call = {.id = "call_1", .name = "review", .arguments = "{}"};
+	struct llm_message after[] = {
+	        asked[0],
+	        asked[1],
+	        {.role = LLM_ROLE_ASSISTANT, .tool_calls = &call, .n_tool_calls = 1},
+	        {.role = LLM_ROLE_TOOL, .tool_call_id = "call_1", .content = "reviewed"}};
+	struct llm_request req3 = {.messages = after, .n_messages = 4};
+	struct got g3 = {0};
+	chat(fx, &req3, &g3);
+	assert_string_equal(g3.content, "after");
+	free(g3.content);
+}
+
 static void test_tool_results_carry_their_ids(void **state)
 {
 	struct fx *fx = *state;
@@ -688,6 +729,7 @@ int main(void)
 	        T(test_gateway_fatal_names_gateway_variable),
 	        T(test_probe),
 	        cmocka_unit_test(test_backoff_policy),
+	        T(test_fake_captures),
 	        cmocka_unit_test(test_provider_message_cut),
 	        cmocka_unit_test(test_config_from_ga),
 	};
