@@ -143,7 +143,7 @@ void tools_hand_off(struct compose_call *call, struct tools_sink *sink, const ch
 	}
 	char result[TOOLS_RESULT_MAX] = "";
 	struct ga_err err = {{0}};
-	if (sink->enqueue(action, args, sink->ud, result, sizeof result, &err) != 0) {
+	if (sink->enqueue(sink->ud, action, args, result, sizeof result, &err) != 0) {
 		log_kv(LOG_LEVEL_INFO, "tools", "action refused", "action", action, "error",
 		       err.msg);
 		tools_refuse(call, err.msg[0] ? err.msg : "the action was refused");

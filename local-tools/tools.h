@@ -65,7 +65,7 @@ enum tools_mode {
 /* The daemon's side. Returns 0 and writes a short result for the model
  * into result (e.g. "queued as commitment-…"), or -1 with err (sent back
  * to the model as "Error: …"). */
-typedef int (*tools_enqueue_fn)(const char *action, const cJSON *params, void *ud, char *result,
+typedef int (*tools_enqueue_fn)(void *ud, const char *action, const cJSON *params, char *result,
                                 size_t cap, struct ga_err *err);
 
 /* An action the sink answers later: 1 when it took the call (it calls

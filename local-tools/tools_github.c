@@ -91,7 +91,7 @@ static bool repo_ok(struct compose_call *call, const cJSON *args)
 	return true;
 }
 
-void tools_github_create_issue(struct compose_call *call, const cJSON *args, void *ud)
+void tools_github_create_issue(void *ud, struct compose_call *call, const cJSON *args)
 {
 	if (!repo_ok(call, args))
 		return;
@@ -102,7 +102,7 @@ void tools_github_create_issue(struct compose_call *call, const cJSON *args, voi
 	tools_hand_off(call, ud, "create_issue", args, false);
 }
 
-void tools_github_comment(struct compose_call *call, const cJSON *args, void *ud)
+void tools_github_comment(void *ud, struct compose_call *call, const cJSON *args)
 {
 	if (!repo_ok(call, args))
 		return;
@@ -113,14 +113,14 @@ void tools_github_comment(struct compose_call *call, const cJSON *args, void *ud
 	tools_hand_off(call, ud, "comment_issue", args, false);
 }
 
-void tools_plan_create(struct compose_call *call, const cJSON *args, void *ud)
+void tools_plan_create(void *ud, struct compose_call *call, const cJSON *args)
 {
 	if (!repo_ok(call, args))
 		return;
 	tools_hand_off(call, ud, "create_plan", args, false);
 }
 
-void tools_github_review(struct compose_call *call, const cJSON *args, void *ud)
+void tools_github_review(void *ud, struct compose_call *call, const cJSON *args)
 {
 	if (!repo_ok(call, args))
 		return;

@@ -19,20 +19,20 @@ void tools_hand_off_later(struct compose_call *call, struct tools_sink *sink, co
 void tools_refuse(struct compose_call *call, const char *msg);
 
 /* Families. */
-void tools_space_decision(struct compose_call *call, const cJSON *args, void *ud);
-void tools_space_say(struct compose_call *call, const cJSON *args, void *ud);
-void tools_bluesky_post(struct compose_call *call, const cJSON *args, void *ud);
-void tools_bluesky_reply(struct compose_call *call, const cJSON *args, void *ud);
-void tools_graceful_exit(struct compose_call *call, const cJSON *args, void *ud);
-void tools_github_create_issue(struct compose_call *call, const cJSON *args, void *ud);
-void tools_github_comment(struct compose_call *call, const cJSON *args, void *ud);
-void tools_github_review(struct compose_call *call, const cJSON *args, void *ud);
-void tools_plan_create(struct compose_call *call, const cJSON *args, void *ud);
-void tools_workspace_find(struct compose_call *call, const cJSON *args, void *ud);
-void tools_workspace_create(struct compose_call *call, const cJSON *args, void *ud);
-void tools_workspace_watch(struct compose_call *call, const cJSON *args, void *ud);
-void tools_workspace_unwatch(struct compose_call *call, const cJSON *args, void *ud);
-void tools_github_merge_pr(struct compose_call *call, const cJSON *args, void *ud);
+void tools_space_decision(void *ud, struct compose_call *call, const cJSON *args);
+void tools_space_say(void *ud, struct compose_call *call, const cJSON *args);
+void tools_bluesky_post(void *ud, struct compose_call *call, const cJSON *args);
+void tools_bluesky_reply(void *ud, struct compose_call *call, const cJSON *args);
+void tools_graceful_exit(void *ud, struct compose_call *call, const cJSON *args);
+void tools_github_create_issue(void *ud, struct compose_call *call, const cJSON *args);
+void tools_github_comment(void *ud, struct compose_call *call, const cJSON *args);
+void tools_github_review(void *ud, struct compose_call *call, const cJSON *args);
+void tools_plan_create(void *ud, struct compose_call *call, const cJSON *args);
+void tools_workspace_find(void *ud, struct compose_call *call, const cJSON *args);
+void tools_workspace_create(void *ud, struct compose_call *call, const cJSON *args);
+void tools_workspace_watch(void *ud, struct compose_call *call, const cJSON *args);
+void tools_workspace_unwatch(void *ud, struct compose_call *call, const cJSON *args);
+void tools_github_merge_pr(void *ud, struct compose_call *call, const cJSON *args);
 
 extern const char tools_space_decision_schema[];
 extern const char tools_space_say_schema[];

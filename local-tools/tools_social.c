@@ -64,14 +64,14 @@ static bool post_text_ok(struct compose_call *call, const char *text, const char
 	return true;
 }
 
-void tools_bluesky_post(struct compose_call *call, const cJSON *args, void *ud)
+void tools_bluesky_post(void *ud, struct compose_call *call, const cJSON *args)
 {
 	if (!post_text_ok(call, json_string_or(args, "text", ""), "text"))
 		return;
 	tools_hand_off(call, ud, "post_bluesky", args, false);
 }
 
-void tools_bluesky_reply(struct compose_call *call, const cJSON *args, void *ud)
+void tools_bluesky_reply(void *ud, struct compose_call *call, const cJSON *args)
 {
 	if (!post_text_ok(call, json_string_or(args, "text", ""), "text"))
 		return;
@@ -95,7 +95,7 @@ static bool github_identifier_ok(const char *s)
 	return true;
 }
 
-void tools_graceful_exit(struct compose_call *call, const cJSON *args, void *ud)
+void tools_graceful_exit(void *ud, struct compose_call *call, const cJSON *args)
 {
 	const char *platform = json_string_or(args, "platform", "");
 	const char *type = json_string_or(args, "closing_type", "");

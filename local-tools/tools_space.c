@@ -35,7 +35,7 @@ const char tools_space_decision_schema[] =
         "\"adjustBehavior\":{\"type\":\"object\",\"description\":\"Optional pacing changes.\"}},"
         "\"required\":[\"shouldSpeak\",\"reason\"]}";
 
-void tools_space_decision(struct compose_call *call, const cJSON *args, void *ud)
+void tools_space_decision(void *ud, struct compose_call *call, const cJSON *args)
 {
 	const cJSON *speak = cJSON_GetObjectItemCaseSensitive(args, "shouldSpeak");
 	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(args, "message");
@@ -56,7 +56,7 @@ const char tools_space_say_schema[] =
         "\"text\":{\"type\":\"string\",\"description\":\"The words to say in the room.\"}},"
         "\"required\":[\"text\"]}";
 
-void tools_space_say(struct compose_call *call, const cJSON *args, void *ud)
+void tools_space_say(void *ud, struct compose_call *call, const cJSON *args)
 {
 	const cJSON *text = cJSON_GetObjectItemCaseSensitive(args, "text");
 	if (!cJSON_IsString(text) || !text->valuestring[0]) {

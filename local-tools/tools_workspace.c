@@ -45,7 +45,7 @@ static bool plain_name(const char *s)
 	return true;
 }
 
-void tools_workspace_find(struct compose_call *call, const cJSON *args, void *ud)
+void tools_workspace_find(void *ud, struct compose_call *call, const cJSON *args)
 {
 	const char *org = json_string_or(args, "org", NULL);
 	if (org && *org && !plain_name(org)) {
@@ -55,7 +55,7 @@ void tools_workspace_find(struct compose_call *call, const cJSON *args, void *ud
 	tools_hand_off_later(call, ud, "workspace_find", args);
 }
 
-void tools_workspace_create(struct compose_call *call, const cJSON *args, void *ud)
+void tools_workspace_create(void *ud, struct compose_call *call, const cJSON *args)
 {
 	const char *name = json_string_or(args, "name", "");
 	const char *org = json_string_or(args, "org", NULL);
@@ -87,13 +87,13 @@ static int repo_args(struct compose_call *call, const cJSON *args)
 	return 0;
 }
 
-void tools_workspace_watch(struct compose_call *call, const cJSON *args, void *ud)
+void tools_workspace_watch(void *ud, struct compose_call *call, const cJSON *args)
 {
 	if (repo_args(call, args) == 0)
 		tools_hand_off_later(call, ud, "workspace_watch", args);
 }
 
-void tools_workspace_unwatch(struct compose_call *call, const cJSON *args, void *ud)
+void tools_workspace_unwatch(void *ud, struct compose_call *call, const cJSON *args)
 {
 	if (repo_args(call, args) == 0)
 		tools_hand_off_later(call, ud, "workspace_unwatch", args);
@@ -106,7 +106,7 @@ const char tools_github_merge_pr_schema[] =
         "\"pull_number\":{\"type\":\"integer\",\"minimum\":1}},"
         "\"required\":[\"owner\",\"repo\",\"pull_number\"]}";
 
-void tools_github_merge_pr(struct compose_call *call, const cJSON *args, void *ud)
+void tools_github_merge_pr(void *ud, struct compose_call *call, const cJSON *args)
 {
 	if (repo_args(call, args) != 0)
 		return;

@@ -89,7 +89,7 @@ int bk_on_reply_extra(void *ud, const struct conv_event *ev, cJSON *extra)
 
 /* ---- compose ------------------------------------------------------------------------------- */
 
-static int sink_enqueue(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
+static int sink_enqueue(void *ud, const char *action, const cJSON *params, char *result, size_t cap,
                         struct ga_err *err)
 {
 	struct bnote *n = ud;
@@ -405,7 +405,7 @@ static void send_reply(struct bnote *n)
 	free(text);
 }
 
-static void on_promises(const struct compose_result *res, void *ud)
+static void on_promises(void *ud, const struct compose_result *res)
 {
 	struct bnote *n = ud;
 	struct bsky *b = n->b;
@@ -540,7 +540,7 @@ static void on_pace(uv_timer_t *t)
 		send_reply(n);
 }
 
-static void on_composed(const struct compose_result *res, void *ud)
+static void on_composed(void *ud, const struct compose_result *res)
 {
 	struct bnote *n = ud;
 	struct bsky *b = n->b;

@@ -4,7 +4,7 @@
 
 /* ---- proactive posts: expression (§7.1) and ritual openings (§7.3) ------------------------- */
 
-static int post_sink(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
+static int post_sink(void *ud, const char *action, const cJSON *params, char *result, size_t cap,
                      struct ga_err *err)
 {
 	struct bsky *b = ud;
@@ -99,7 +99,7 @@ static void on_post_sent(void *ud, const struct decision *final, const char *art
 	post_end(b);
 }
 
-static void on_post_composed(const struct compose_result *res, void *ud)
+static void on_post_composed(void *ud, const struct compose_result *res)
 {
 	struct bsky *b = ud;
 	b->post_run = NULL;

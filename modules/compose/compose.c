@@ -228,7 +228,7 @@ static void on_finish_timer(uv_timer_t *t)
 	       LOG_INT(r->res.rounds), "tool_calls", LOG_INT(r->res.tool_calls), "reason",
 	       r->res.reason);
 	if (r->o.done)
-		r->o.done(&r->res, r->o.ud);
+		r->o.done(r->o.ud, &r->res);
 	uv_close((uv_handle_t *)&r->timer, on_closed);
 }
 
@@ -403,7 +403,7 @@ static void run_tools(struct compose_run *r)
 		r->call_completed = false;
 		r->in_handler = true;
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "tool call", "tool", tc->name, "id", tc->id);
-		t->run(&r->call, args, t->ud);
+		t->run(t->ud, &r->call, args);
 		r->in_handler = false;
 		cJSON_Delete(args);
 		if (!r->call_completed)

@@ -69,7 +69,7 @@ struct compose_call;
 
 /* Runs a tool. args is the validated argument object, borrowed for the
  * call. The handler (now or later) calls compose_call_done. */
-typedef void (*compose_tool_fn)(struct compose_call *call, const cJSON *args, void *tool_ud);
+typedef void (*compose_tool_fn)(void *tool_ud, struct compose_call *call, const cJSON *args);
 
 struct compose_tool {
 	const char *name;
@@ -105,7 +105,7 @@ struct compose_result {
 	size_t n_messages;
 };
 
-typedef void (*compose_done_fn)(const struct compose_result *res, void *ud);
+typedef void (*compose_done_fn)(void *ud, const struct compose_result *res);
 
 struct compose_opts {
 	uv_loop_t *loop;

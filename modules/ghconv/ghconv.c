@@ -942,7 +942,7 @@ static int review_sink(struct ghconv *g, struct item *it, const char *action, co
 	return 0;
 }
 
-static int sink(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
+static int sink(void *ud, const char *action, const cJSON *params, char *result, size_t cap,
                 struct ga_err *err)
 {
 	struct anchor *a = ud;
@@ -1125,7 +1125,7 @@ static void send_review(struct ghconv *g, struct item *it)
 	pipeline_reply(job, &r);
 }
 
-static void on_composed(const struct compose_result *res, void *ud)
+static void on_composed(void *ud, const struct compose_result *res)
 {
 	struct ghconv *g = anchor_drop(ud);
 	if (!g)

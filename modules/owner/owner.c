@@ -138,7 +138,7 @@ static void remember(struct owner *o, const char *user, const char *agent)
 
 static void next_turn(struct owner *o);
 
-static void on_done(const struct compose_result *r, void *ud)
+static void on_done(void *ud, const struct compose_result *r)
 {
 	struct owner *o = ud;
 	o->run = NULL;

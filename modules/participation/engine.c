@@ -641,7 +641,7 @@ void part_speak(struct part_engine *e)
 
 /* ---- the model call (§8) ----------------------------------------------------------------- */
 
-static int sink_enqueue(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
+static int sink_enqueue(void *ud, const char *action, const cJSON *params, char *result, size_t cap,
                         struct ga_err *err)
 {
 	struct anchor *a = ud;
@@ -664,7 +664,7 @@ static int sink_enqueue(const char *action, const cJSON *params, void *ud, char 
 	return 0;
 }
 
-static void on_composed(const struct compose_result *res, void *ud)
+static void on_composed(void *ud, const struct compose_result *res)
 {
 	struct part_engine *e = part_anchor_drop(ud);
 	if (!e)
@@ -836,7 +836,7 @@ static const char layer2_system[] =
         "\"How is that issue coming along\" -> FOLLOW_UP\n"
         "Reply with the label only.";
 
-static void on_layer2(const struct compose_result *res, void *ud)
+static void on_layer2(void *ud, const struct compose_result *res)
 {
 	struct part_engine *e = part_anchor_drop(ud);
 	if (!e)

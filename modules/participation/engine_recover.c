@@ -84,7 +84,7 @@ static const char retry_system[] =
         "the host's request: call the space_decision tool with a commitment that fulfils it. No "
         "discussion.";
 
-static void on_retry(const struct compose_result *res, void *ud)
+static void on_retry(void *ud, const struct compose_result *res)
 {
 	struct part_engine *e = part_anchor_drop(ud);
 	if (!e)
@@ -172,7 +172,7 @@ static void forced_with_body(struct part_engine *e, const char *body)
 	part_speak(e);
 }
 
-static void on_enriched(const struct compose_result *res, void *ud)
+static void on_enriched(void *ud, const struct compose_result *res)
 {
 	struct part_engine *e = part_anchor_drop(ud);
 	if (!e)
@@ -240,7 +240,7 @@ void part_forced_action(struct part_engine *e, bool due_now)
 
 /* ---- §8.4: extraction of commitments from words that promise without them -------------- */
 
-static void on_extracted(const struct compose_result *res, void *ud)
+static void on_extracted(void *ud, const struct compose_result *res)
 {
 	struct part_engine *e = part_anchor_drop(ud);
 	if (!e)

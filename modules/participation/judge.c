@@ -144,7 +144,7 @@ struct part_judge {
 	uint64_t calls;
 };
 
-static void on_answer(const struct compose_result *res, void *ud)
+static void on_answer(void *ud, const struct compose_result *res)
 {
 	struct ask *a = ud;
 	struct part_judge *j = a->j;

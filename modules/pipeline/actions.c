@@ -46,7 +46,7 @@ int pipeline_actions_call(void *ud, const char *action, const cJSON *params,
 	return a->route ? a->route(a->route_ud, action, params, call) : 0;
 }
 
-int pipeline_actions_enqueue(const char *action, const cJSON *params, void *ud, char *result,
+int pipeline_actions_enqueue(void *ud, const char *action, const cJSON *params, char *result,
                              size_t cap, struct ga_err *err)
 {
 	struct pipeline_actions *a = ud;

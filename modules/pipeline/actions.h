@@ -48,7 +48,7 @@ int pipeline_actions_call(void *ud, const char *action, const cJSON *params,
                           struct compose_call *call);
 
 /* The tools_enqueue_fn: ud is a struct pipeline_actions *. */
-int pipeline_actions_enqueue(const char *action, const cJSON *params, void *ud, char *result,
+int pipeline_actions_enqueue(void *ud, const char *action, const cJSON *params, char *result,
                              size_t cap, struct ga_err *err);
 
 #endif

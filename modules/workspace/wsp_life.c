@@ -238,7 +238,7 @@ static void comment_then_close(struct wsp *w, struct life_op *op, const char *te
 
 /* The one commitment a run may make, for its own workspace: to the ledger
  * (the commitment pipeline makes it, through outbound). */
-static int model_sink(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
+static int model_sink(void *ud, const char *action, const cJSON *params, char *result, size_t cap,
                       struct ga_err *err)
 {
 	struct life_op *op = ud;
@@ -263,7 +263,7 @@ static int model_sink(const char *action, const cJSON *params, void *ud, char *r
 
 static void make_sentinel(struct wsp *w, struct life_op *op, const char *summary);
 
-static void on_model_done(const struct compose_result *res, void *ud)
+static void on_model_done(void *ud, const struct compose_result *res)
 {
 	struct life_op *op = ud;
 	struct wsp *w = op->a->w;

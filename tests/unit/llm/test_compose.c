@@ -78,7 +78,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void on_done(const struct compose_result *res, void *ud)
+static void on_done(void *ud, const struct compose_result *res)
 {
 	struct fx *fx = ud;
 	fx->done = true;
@@ -90,7 +90,7 @@ static void on_done(const struct compose_result *res, void *ud)
 	fx->res.messages = NULL;
 }
 
-static void echo_tool(struct compose_call *call, const cJSON *args, void *ud)
+static void echo_tool(void *ud, struct compose_call *call, const cJSON *args)
 {
 	struct fx *fx = compose_call_ud(call);
 	fx->handler_calls++;
@@ -108,7 +108,7 @@ static void on_later(uv_timer_t *t)
 	compose_call_done(c, "finished later", false, false);
 }
 
-static void async_tool(struct compose_call *call, const cJSON *args, void *ud)
+static void async_tool(void *ud, struct compose_call *call, const cJSON *args)
 {
 	struct fx *fx = compose_call_ud(call);
 	fx->handler_calls++;

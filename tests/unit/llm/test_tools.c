@@ -99,7 +99,7 @@ struct sink_log {
 	bool refuse;
 };
 
-static int sink_enqueue(const char *action, const cJSON *params, void *ud, char *result, size_t cap,
+static int sink_enqueue(void *ud, const char *action, const cJSON *params, char *result, size_t cap,
                         struct ga_err *err)
 {
 	struct sink_log *l = ud;
@@ -157,7 +157,7 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void on_done(const struct compose_result *r, void *ud)
+static void on_done(void *ud, const struct compose_result *r)
 {
 	struct fx *fx = ud;
 	fx->done = true;
