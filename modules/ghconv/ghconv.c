@@ -811,7 +811,11 @@ static void on_review_files(void *ud, const struct gh_result *r)
 	                       &it->peers);
 	bool agent = author_is_agent(g, it);
 	char *desc = ghconv_strip_markers(it->pr.body ? it->pr.body : "");
-	char *text = xasprintf("%s\n\n%s", it->pr.title ? it->pr.title : "", desc);
+	/* The event's text names the head: a revision keeps the title and the
+	 * description, and the gate drops a peer's repeated text in one
+	 * conversation (duplicate_payload) — the new head is a new request. */
+	char *text = xasprintf("Review of %s at head %s: %s\n\n%s", it->key, it->pr.head_sha,
+	                       it->pr.title ? it->pr.title : "", desc);
 	free(desc);
 	const char *addressed[1] = {g->login};
 	struct conv_event_src src = {
@@ -860,8 +864,14 @@ void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_
 	}
 	char key[CONV_KEY_MAX];
 	ghconv_thread_key(owner, repo, pr, key, sizeof key);
-	if (queued(g, key, true))
-		return; /* one review walk per PR at a time */
+	const struct item *q = queued(g, key, true);
+	if (q) {
+		/* one review walk per PR at a time */
+		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "review not queued", "pull", key, "why",
+		       q == g->active ? "its review is walking" : "its review is queued",
+		       "due_in_ms", LOG_INT(q->due_ms - time_now_ms()));
+		return;
+	}
 	int64_t now = time_now_ms();
 	if (tried_recently(g, key, now)) {
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "review not queued", "pull", key, "why",
