@@ -107,12 +107,12 @@ static int room_say(void *ud, const char *text, const char *key)
 
 /* A review asked of us (the designated or the next reviewer) goes to
  * the GitHub conversations, which dedup and walk it through the pipeline. */
-static void review(void *ud, const char *owner, const char *repo, int64_t pr)
+static void review(void *ud, const char *owner, const char *repo, int64_t pr, const char *head)
 {
 	struct svc_ws *s = ud;
 	struct ghconv *g = s->ctx.ghconv ? s->ctx.ghconv(s->ctx.ud) : NULL;
 	if (g)
-		ghconv_review(g, owner, repo, pr);
+		ghconv_review(g, owner, repo, pr, head);
 }
 
 static void poke_fire(uv_timer_t *t)

@@ -144,10 +144,12 @@ struct ghconv {
 	void (*poll_done)(void *);
 	void *poll_ud;
 	struct ghconv_stats stats;
-	/* PRs whose review walk ended without a review: not asked again
-	 * before GHCONV_REVIEW_RETRY_MS (a ring, the oldest forgotten) */
+	/* PR heads whose review walk ended without a review: that head is not
+	 * asked again before GHCONV_REVIEW_RETRY_MS; a new head is (a ring,
+	 * the oldest forgotten) */
 	struct {
 		char key[CONV_KEY_MAX];
+		char head[GH_SHA_LEN + 1];
 		int64_t at_ms;
 	} tried[GHCONV_REVIEW_TRIED];
 	size_t ntried;
@@ -621,16 +623,18 @@ static void after_cleanup(struct ghconv *g)
  * compose (the model with the diff and github_review_pr) → validator → outbound (the port's
  * review:<n> target, one journal key per head) → record. */
 
-static bool tried_recently(const struct ghconv *g, const char *key, int64_t now)
+/* head "" (not known yet) matches any head of key. */
+static bool tried_recently(const struct ghconv *g, const char *key, const char *head, int64_t now)
 {
 	for (size_t i = 0; i < g->ntried && i < GHCONV_REVIEW_TRIED; i++)
 		if (strcasecmp(g->tried[i].key, key) == 0 &&
+		    (!head[0] || strcmp(g->tried[i].head, head) == 0) &&
 		    now - g->tried[i].at_ms < GHCONV_REVIEW_RETRY_MS)
 			return true;
 	return false;
 }
 
-static void tried_add(struct ghconv *g, const char *key, int64_t now)
+static void tried_add(struct ghconv *g, const char *key, const char *head, int64_t now)
 {
 	size_t slot = g->ntried % GHCONV_REVIEW_TRIED;
 	for (size_t i = 0; i < g->ntried && i < GHCONV_REVIEW_TRIED; i++)
@@ -639,6 +643,7 @@ static void tried_add(struct ghconv *g, const char *key, int64_t now)
 	if (slot == g->ntried % GHCONV_REVIEW_TRIED)
 		g->ntried++;
 	snprintf(g->tried[slot].key, sizeof g->tried[slot].key, "%s", key);
+	snprintf(g->tried[slot].head, sizeof g->tried[slot].head, "%s", head);
 	g->tried[slot].at_ms = now;
 }
 
@@ -853,7 +858,8 @@ static void on_review_files(void *ud, const struct gh_result *r)
 		finish(g, false);
 }
 
-void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_t pr)
+void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_t pr,
+                   const char *head)
 {
 	if (!g || g->quiesced)
 		return;
@@ -873,7 +879,7 @@ void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_
 		return;
 	}
 	int64_t now = time_now_ms();
-	if (tried_recently(g, key, now)) {
+	if (tried_recently(g, key, head ? head : "", now)) {
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "review not queued", "pull", key, "why",
 		       "its last walk ended without a review; asked again later");
 		return;
@@ -1428,7 +1434,7 @@ static void src_done(void *ud, const struct conv_event *ev, const struct decisio
 	if (final->verdict == VERDICT_BLOCK || final->verdict == VERDICT_CONTEXT)
 		g->stats.silences++;
 	if (it->review && !it->reviewed)
-		tried_add(g, it->key, time_now_ms());
+		tried_add(g, it->key, it->pr.head_sha, time_now_ms());
 	finish(g, !paused && !it->retry);
 }
 

@@ -73,8 +73,8 @@
  *      validator → outbound: github:<owner>:<repo>:review:<n>, the journal
  *      key gh_port_review_key (per head: a crash never reviews one head
  *      twice) → record. No review from the model, or one refused, ends the
- *      walk with its decision; ghconv_review then leaves that PR for
- *      GHCONV_REVIEW_RETRY_MS.
+ *      walk with its decision; ghconv_review then leaves that head of the
+ *      PR for GHCONV_REVIEW_RETRY_MS (a new head is reviewed at once).
  *
  * State: the state file "ghconv" holds the notification cursor and the seen
  * set (GHCONV_SEEN_MAX entries, the oldest forgotten first).
@@ -174,7 +174,8 @@ void ghconv_poll(struct ghconv *g, void (*done)(void *ud), void *ud);
  * is queued or walking already, when its last walk ended without a review
  * less than GHCONV_REVIEW_RETRY_MS ago, or when the queue is full (the
  * caller asks again on its next cycle). */
-void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_t pr);
+void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_t pr,
+                   const char *head);
 
 struct ghconv_stats {
 	uint64_t polls;         /* notification lists fetched */

@@ -1128,7 +1128,7 @@ static void on_their_reviews(void *ud, const struct gh_result *res)
 		             s->pr.number, s->pr.head_sha);
 		if (changed)
 			note(s, &d);
-		w->c.review(w->c.ud, cur_owner(s), cur_repo(s), s->pr.number);
+		w->c.review(w->c.ud, cur_owner(s), cur_repo(s), s->pr.number, s->pr.head_sha);
 	}
 	pr_done(s);
 }

@@ -143,10 +143,12 @@ static int room_say(void *ud, const char *text, const char *key)
 	return 0;
 }
 
-static void review_asked(void *ud, const char *owner, const char *repo, int64_t pr)
+static void review_asked(void *ud, const char *owner, const char *repo, int64_t pr,
+                         const char *head)
 {
 	(void)owner;
 	(void)repo;
+	(void)head;
 	struct wsfix_agent *a = ud;
 	a->reviews_asked++;
 	a->last_review_pr = pr;
