@@ -75,6 +75,13 @@
 #include "modules/reflection/voice.h"
 #include "proc.h"
 #include "tests/fakes/bsky/bskyfake.h"
+#include "testutil.h"
+
+#ifdef GA_TEST_SANITIZED
+#define SETTLE_MS 180000
+#else
+#define SETTLE_MS 90000
+#endif
 
 #define W        BSKY_AGENT_WAIT_MS
 #define PASSWORD "app-pass-1234-abcd"
@@ -584,7 +591,8 @@ static void test_two_agents(void **state)
 	 * 5 s (a slow agent under ASan on a loaded machine must not end the
 	 * wait before its like). */
 	size_t last = 0;
-	int64_t quiet_since = bsky_mono_ms(), end = bsky_mono_ms() + 90000;
+	/* 90 s; twice that under the sanitizers on a loaded machine */
+	int64_t quiet_since = bsky_mono_ms(), end = bsky_mono_ms() + SETTLE_MS;
 	while (bsky_mono_ms() < end) {
 		size_t n = replies_of(w.f, "agent.test") + replies_of(w.f, "bob.test");
 		size_t nl = bskyfake_record_count(w.f, "agent.test", "app.bsky.feed.like") +
