@@ -602,7 +602,6 @@ static void on_merged(void *ud, bool ok, const char *artifact, const char *why)
 	struct wsp_pr_verdict v = s->v;
 	v.state = WSP_PR_MERGED;
 	v.since_ms = time_now_ms();
-	v.next[0] = '\0';
 	snprintf(v.next, sizeof v.next, "%s", w->login);
 	pull_seen(w, cur_owner(s), cur_repo(s), &s->pr, s->plan, s->task, &v, v.since_ms);
 	wsp_tell_owner(w, "merged %s (task %d of %s/%s#%d)", s->pr.html_url, s->task, cur_owner(s),
