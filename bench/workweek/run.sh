@@ -12,7 +12,8 @@
 #
 # Prints: PRs merged / closed / left open (must be 0), plans complete or
 # left to the owner, GitHub requests per task (the fake's own counters:
-# REST and git), the RSS of each agent at its start and at the end.
+# REST and git), the RSS of each agent at its start and at the end, and
+# at the end of each day (a restarted agent marked: its new process).
 # Exits 1 when a PR is left open or a day does not end.
 #
 # Knobs (environment): DAY_S (a day's time limit, default 240),
@@ -163,7 +164,9 @@ sleep 5
 for i in 0 1 2; do rss0[$i]=$(rss_kb "${apid[$i]}"); done
 
 plans=() tasks=0 restarts=0 late=0
+daily=("" "" "") # each agent's RSS at the end of each day, "*" after a restart that day
 for day in $(seq "$DAYS"); do
+  victim=-1
   if [ $((day % 2)) -eq 1 ] && [ "$day" -gt 1 ]; then
     plan=$(new_plan "Day $day" "Shared note $day a" "Shared note $day b" "Page $day c")
   else
@@ -182,10 +185,14 @@ for day in $(seq "$DAYS"); do
       v=$(( (day / 2) % 3 ))
       kill -KILL "${apid[$v]}"; wait "${apid[$v]}" 2>/dev/null || true
       start_agent $v
-      killed=yes; restarts=$((restarts + 1))
+      killed=yes; restarts=$((restarts + 1)); victim=$v
     fi
     [ $SECONDS -lt $end ] || { late=$((late + 1)); echo "workweek: day $day did not end in ${DAY_S}s (plan #$plan $st, $open PRs open)" >&2; break; }
     sleep 1
+  done
+  for i in 0 1 2; do
+    mark=""; [ "$victim" = "$i" ] && mark="*"
+    daily[$i]+=" $(rss_kb "${apid[$i]}")$mark"
   done
 done
 
@@ -217,5 +224,8 @@ printf '| GitHub REST requests per task (304s, writes) | %s (%s, %s) |\n' \
 printf '| git requests per task | %s |\n' "$(( git / tasks ))"
 for i in 0 1 2; do
   printf '| RSS of %s at start / end | %s kB / %s kB |\n' "${NAMES[$i]}" "${rss0[$i]}" "${rss1[$i]}"
+done
+for i in 0 1 2; do
+  printf '| RSS of %s at the end of each day, kB (* restarted that day) |%s |\n' "${NAMES[$i]}" "${daily[$i]}"
 done
 [ "$openprs" = 0 ] && [ "$late" = 0 ]
