@@ -871,6 +871,7 @@ void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_
 	char key[CONV_KEY_MAX];
 	ghconv_thread_key(owner, repo, pr, key, sizeof key);
 	const struct item *q = queued(g, key, true);
+	int64_t now = time_now_ms();
 	if (q) {
 		/* one review walk per PR at a time */
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "review not queued", "pull", key, "why",
@@ -878,7 +879,6 @@ void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_
 		       "due_in_ms", LOG_INT(q->due_ms - time_now_ms()));
 		return;
 	}
-	int64_t now = time_now_ms();
 	if (tried_recently(g, key, head ? head : "", now)) {
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "review not queued", "pull", key, "why",
 		       "its last walk ended without a review; asked again later");
@@ -1621,8 +1621,11 @@ static void on_list(void *ud, const struct gh_result *r)
 		snprintf(it->notif_id, sizeof it->notif_id, "%s", nf.id);
 		it->notif_updated_ms = nf.updated_ms;
 		snprintf(it->reason, sizeof it->reason, "%s", nf.reason);
-		int64_t delay = ghconv_stagger_ms(g->agent_name, key, g->c.stagger_min_ms,
-		                                  g->c.stagger_span_ms);
+		/* The stagger orders agents answering one thread; a review is
+		 * asked of one reviewer, so it has nobody to wait for. */
+		int64_t delay = review ? 0
+		                       : ghconv_stagger_ms(g->agent_name, key, g->c.stagger_min_ms,
+		                                           g->c.stagger_span_ms);
 		it->due_ms = time_now_ms() + delay;
 		enqueue(g, it);
 		queued_now++;

@@ -728,6 +728,15 @@ static void test_review_requested(void **state)
 		dump(&a);
 		fail_msg("no review");
 	}
+	/* a review is asked of one reviewer: no stagger before it */
+	char queued_line[160];
+	snprintf(queued_line, sizeof queued_line,
+	         "thread queued thread=acme/widgets#%lld reason=review_requested stagger_ms=0",
+	         (long long)n);
+	if (!proc_wait_output(&a.p, queued_line, 1000)) {
+		dump(&a);
+		fail_msg("the review request waited for a stagger");
+	}
 	cJSON *rv = reviews_of(f, n);
 	const cJSON *r0 = cJSON_GetArrayItem(rv, 0);
 	assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(r0, "state")),
