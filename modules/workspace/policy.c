@@ -781,3 +781,299 @@ bool wsp_review_substantive(const char *body)
 	t[k] = '\0';
 	return strcmp(t, "lgtm") != 0 && strcmp(t, "lgtm!") != 0 && strcmp(t, "looks good") != 0;
 }
+
+/* --- the finished sentinel verified (§3.14.4) ------------------------------------------------ */
+
+/* The phrases that are agreement, as wsp_agreement compares them. */
+static const char *const agreement_phrases[] = {
+        "agreed",
+        "agree",
+        "yes",
+        "yep",
+        "yeah",
+        "confirmed",
+        "looks good",
+        "lgtm",
+        "+1",
+        "all done",
+        "done",
+        "complete",
+        "completed",
+        "finished",
+        "looks complete",
+        "looks finished",
+        "ship it",
+        "sounds good",
+        "all good",
+        "nothing else",
+        "no more work",
+        "no additional work",
+        "looks great",
+        "nice work",
+        "well done",
+        "good job",
+        "all set",
+};
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* body without its hidden HTML comments ("<!-- … -->"; an unclosed one
+ * runs to the end) into sb. */
+static void without_hidden(struct strbuf *sb, const char *body)
+{
+	const char *p = body ? body : "";
+	for (const char *open = strstr(p, "<!--"); open; open = strstr(p, "<!--")) {
+		sb_append(sb, p, (size_t)(open - p));
+		const char *close = strstr(open + 4, "-->");
+		if (!close)
+			return;
+		p = close + 3;
+	}
+	sb_puts(sb, p);
+}
+
+/* Characters (UTF-8 code points) of s[0..len). */
+static size_t code_points(const char *s, size_t len)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < len; i++)
+		n += ((unsigned char)s[i] & 0xC0) != 0x80;
+	return n;
+}
+
+bool wsp_agreement(const char *body)
+{
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	without_hidden(&sb, body);
+	const char *p = sb_cstr(&sb);
+	while (is_space(*p))
+		p++;
+	size_t len = strlen(p);
+	while (len && is_space(p[len - 1]))
+		len--;
+	while (len && (p[len - 1] == '.' || p[len - 1] == '!' || p[len - 1] == '?'))
+		len--;
+	bool yes = false;
+	if (len > 0 && code_points(p, len) <= WSP_AGREE_MAX_CHARS) {
+		char t[WSP_AGREE_MAX_CHARS * 4 + 1];
+		size_t k = len < sizeof t ? len : sizeof t - 1;
+		for (size_t i = 0; i < k; i++)
+			t[i] = (p[i] >= 'A' && p[i] <= 'Z') ? (char)(p[i] - 'A' + 'a') : p[i];
+		t[k] = '\0';
+		for (size_t i = 0; !yes && i < sizeof agreement_phrases / sizeof *agreement_phrases;
+		     i++)
+			yes = strcmp(t, agreement_phrases[i]) == 0;
+	}
+	sb_free(&sb);
+	return yes;
+}
+
+/* Does a comment of the sentinel speak about the work: not its
+ * creator's, not a known agent's bookkeeping? */
+static bool speaks(const struct wsp_sentinel_comment *c, const char *creator,
+                   const struct wsp_agents *agents)
+{
+	if (!c->login || !c->login[0] || (creator && strcasecmp(c->login, creator) == 0))
+		return false;
+	return !(agents && wsp_agents_has(agents, c->login) && c->body &&
+	         strstr(c->body, WSP_LIFE_MARK));
+}
+
+enum wsp_sentinel_act wsp_sentinel_judge(const struct wsp_sentinel_comment *c, size_t n,
+                                         bool truncated, const char *creator,
+                                         const struct wsp_agents *agents, size_t *feedback,
+                                         struct decision *d)
+{
+	if (n > WSP_SENTINEL_COMMENTS) {
+		n = WSP_SENTINEL_COMMENTS;
+		truncated = true;
+	}
+	size_t spoke = 0, fb = 0, first_fb = n;
+	for (size_t i = 0; i < n; i++) {
+		if (!speaks(&c[i], creator, agents))
+			continue;
+		spoke++;
+		if (!wsp_agreement(c[i].body)) {
+			if (fb++ == 0)
+				first_fb = i;
+		}
+	}
+	if (feedback)
+		*feedback = fb;
+	char bound[64] = "";
+	if (truncated)
+		snprintf(bound, sizeof bound, " (only the first %d comments were read)",
+		         WSP_SENTINEL_COMMENTS);
+	if (spoke == 0) {
+		decision_set(d, VERDICT_INFO, "sentinel_quiet",
+		             "nobody but its creator commented on the sentinel%s: activity on the "
+		             "open issues decides",
+		             bound);
+		return WSP_SENTINEL_SCAN;
+	}
+	if (fb == 0) {
+		decision_set(d, VERDICT_INFO, "sentinel_agreed",
+		             "all %zu comments by others on the sentinel are agreement%s: the "
+		             "workspace stays finished",
+		             spoke, bound);
+		return WSP_SENTINEL_KEEP;
+	}
+	decision_set(d, VERDICT_PASS, "sentinel_feedback",
+	             "%zu of %zu comments by others on the sentinel name remaining work (the first "
+	             "by @%s)%s: a Feedback issue, and the workspace is active again",
+	             fb, spoke, c[first_fb].login, bound);
+	return WSP_SENTINEL_FEEDBACK;
+}
+
+char *wsp_feedback_body(int sentinel, const struct wsp_sentinel_comment *c, size_t n,
+                        const char *creator, const struct wsp_agents *agents, size_t max)
+{
+	if (n > WSP_SENTINEL_COMMENTS)
+		n = WSP_SENTINEL_COMMENTS;
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	sb_printf(&sb,
+	          "Comments on the finished sentinel #%d say that work remains. Each is quoted "
+	          "below; the workspace is active again.\n",
+	          sentinel);
+	size_t used = 0, left_out = 0;
+	struct strbuf one;
+	sb_init(&one, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (!speaks(&c[i], creator, agents) || wsp_agreement(c[i].body))
+			continue;
+		if (left_out > 0) {
+			left_out++;
+			continue;
+		}
+		sb_reset(&one);
+		sb_printf(&one, "\n---\n\n**@%s:**\n\n", c[i].login);
+		without_hidden(&one, c[i].body);
+		sb_putc(&one, '\n');
+		/* room for the closing line */
+		size_t room = max > sb.len + 120 ? max - sb.len - 120 : 0;
+		if (one.len > room) {
+			if (used == 0 && room > 0) {
+				/* the first comment alone is too long: its start */
+				size_t cut = utf8_cut(sb_cstr(&one), room);
+				sb_append(&sb, sb_cstr(&one), cut);
+				sb_puts(&sb, "\n[…]\n");
+				used++;
+			} else {
+				left_out++;
+			}
+			continue;
+		}
+		sb_append(&sb, sb_cstr(&one), one.len);
+		used++;
+	}
+	sb_free(&one);
+	if (used == 0 && left_out == 0) {
+		sb_free(&sb);
+		return NULL;
+	}
+	if (left_out > 0)
+		sb_printf(&sb,
+		          "\n---\n\n%zu more comment%s left out (too long): read them on #%d.\n",
+		          left_out, left_out == 1 ? "" : "s", sentinel);
+	return sb_detach(&sb);
+}
+
+size_t wsp_activity_issues(const struct wsp_issue_brief *b, size_t n, int sentinel, int *out,
+                           size_t cap)
+{
+	if (sentinel < 0 || (size_t)sentinel >= n)
+		return 0;
+	if (cap > WSP_SCAN_ISSUES)
+		cap = WSP_SCAN_ISSUES;
+	int64_t since = b[sentinel].created_ms;
+	size_t k = 0;
+	/* most recently updated first, whatever order b is in */
+	while (k < cap) {
+		int best = -1;
+		for (size_t i = 0; i < n; i++) {
+			const struct wsp_issue_brief *x = &b[i];
+			if ((int)i == sentinel || x->pull || x->finished || x->updated_ms < since)
+				continue;
+			bool taken = false;
+			for (size_t j = 0; j < k && !taken; j++)
+				taken = out[j] == (int)i;
+			if (!taken && (best < 0 || x->updated_ms > b[best].updated_ms))
+				best = (int)i;
+		}
+		if (best < 0)
+			break;
+		out[k++] = best;
+	}
+	return k;
+}
+
+int wsp_human_activity(const struct wsp_sentinel_comment *c, size_t n, const char *me,
+                       const struct wsp_agents *agents, int64_t since_ms, struct decision *d)
+{
+	if (n > WSP_SENTINEL_COMMENTS)
+		n = WSP_SENTINEL_COMMENTS;
+	for (size_t i = 0; i < n; i++) {
+		if (!c[i].login || !c[i].login[0] || c[i].at_ms < since_ms)
+			continue;
+		if ((me && strcasecmp(c[i].login, me) == 0) ||
+		    (agents && wsp_agents_has(agents, c[i].login)))
+			continue;
+		decision_set(d, VERDICT_PASS, "sentinel_activity",
+		             "@%s, neither us nor a known agent, commented after the workspace was "
+		             "declared finished",
+		             c[i].login);
+		return (int)i;
+	}
+	decision_set(d, VERDICT_INFO, "sentinel_activity",
+	             "no comment by a person since the workspace was declared finished");
+	return -1;
+}
+
+enum wsp_closed_act wsp_sentinel_closed(const struct wsp_closed_sentinel *s, const char *me,
+                                        struct decision *d)
+{
+	const char *creator = s->creator ? s->creator : "";
+	const char *closer = s->closer && s->closer[0] ? s->closer : NULL;
+	bool mine = me && strcasecmp(creator, me) == 0;
+	bool by_creator = (closer && strcasecmp(closer, creator) == 0) || (mine && s->closed_by_us);
+	if (s->open_work) {
+		decision_set(d, VERDICT_INFO, "sentinel_closed",
+		             "sentinel #%d is closed and work is open: the workspace is active",
+		             s->number);
+		return WSP_CLOSED_ACTIVE;
+	}
+	if (by_creator) {
+		decision_set(
+		        d, VERDICT_INFO, "sentinel_closed",
+		        "sentinel #%d was closed by its creator @%s and its work is done: a new "
+		        "one may say so",
+		        s->number, creator);
+		return WSP_CLOSED_NEW;
+	}
+	if (!mine) {
+		decision_set(
+		        d, VERDICT_DROP, "sentinel_closed",
+		        "sentinel #%d (@%s's) was closed by %s%s and nothing is open: its creator "
+		        "judges it",
+		        s->number, creator, closer ? "@" : "", closer ? closer : "someone");
+		return WSP_CLOSED_LEAVE;
+	}
+	if (s->reopened) {
+		decision_set(
+		        d, VERDICT_DROP, "sentinel_closed",
+		        "our sentinel #%d was closed by %s%s again after we reopened it once: it "
+		        "stays closed",
+		        s->number, closer ? "@" : "", closer ? closer : "someone");
+		return WSP_CLOSED_LEAVE;
+	}
+	decision_set(d, VERDICT_PASS, "sentinel_reopened",
+	             "our sentinel #%d was closed by %s%s and nothing is open: reopened (once), "
+	             "the workspace stays finished",
+	             s->number, closer ? "@" : "", closer ? closer : "someone");
+	return WSP_CLOSED_REOPEN;
+}

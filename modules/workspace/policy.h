@@ -308,4 +308,87 @@ int wsp_pr_key(char *out, size_t cap, const char *kind, const char *owner, const
  * "lgtm!" or "looks good" (any case, trimmed; our own markers ignored). */
 bool wsp_review_substantive(const char *body);
 
+/* --- the finished sentinel verified (spec §3.14.4) ------------------------------------------ */
+
+#define WSP_AGREE_MAX_CHARS   120 /* a longer comment is never mere agreement */
+#define WSP_SENTINEL_COMMENTS 100 /* comments of the sentinel (and of each scanned issue) read */
+#define WSP_SCAN_ISSUES       10  /* open issues whose comments the activity scan reads */
+#define WSP_FEEDBACK_BODY_MAX (60 * 1024) /* bytes of a Feedback issue's body */
+/* Hidden in the lifecycle's own comments (a duplicate closed, a workspace
+ * reactivated): an agent's comment carrying it is bookkeeping, not a word
+ * about the work. */
+#define WSP_LIFE_MARK "<!-- ga:life -->"
+
+/* Is a comment's body mere agreement: its hidden HTML comments (an
+ * agent's chain marker) removed, trimmed, lower-cased (ASCII), trailing
+ * '.', '!' and '?' stripped, at most WSP_AGREE_MAX_CHARS characters and
+ * exactly one of the phrases of §3.14.4 ("lgtm", "done", "+1", …)? */
+bool wsp_agreement(const char *body);
+
+/* One comment as the sentinel rules read it (borrowed strings). */
+struct wsp_sentinel_comment {
+	const char *login;
+	const char *body;
+	int64_t at_ms; /* created_at; 0 unknown */
+};
+
+enum wsp_sentinel_act {
+	WSP_SENTINEL_KEEP,     /* every word on it is agreement: stays finished */
+	WSP_SENTINEL_FEEDBACK, /* someone named remaining work: a Feedback issue, closed */
+	WSP_SENTINEL_SCAN,     /* nobody but its creator spoke: look for activity elsewhere */
+};
+/* The creator's verification of its open sentinel from its comments
+ * (oldest first, at most WSP_SENTINEL_COMMENTS judged; truncated: more
+ * exist than were read, said in the reason). The creator's own comments
+ * are left out; a known agent's comment counts like a person's (agreement
+ * or remaining work, by its words) unless it carries WSP_LIFE_MARK. The
+ * count of comments that are feedback into *feedback (may be NULL). */
+enum wsp_sentinel_act wsp_sentinel_judge(const struct wsp_sentinel_comment *c, size_t n,
+                                         bool truncated, const char *creator,
+                                         const struct wsp_agents *agents, size_t *feedback,
+                                         struct decision *d);
+
+/* The Feedback issue's body: every feedback comment of c (as judged by
+ * wsp_sentinel_judge) as "**@login:**" and its words (hidden HTML comments
+ * removed), separated by "---" rules, at most max bytes (cut on a UTF-8
+ * boundary; comments that do not fit are counted in a closing line).
+ * Caller frees; NULL when no comment is feedback. */
+char *wsp_feedback_body(int sentinel, const struct wsp_sentinel_comment *c, size_t n,
+                        const char *creator, const struct wsp_agents *agents, size_t max);
+
+/* The open issues the activity scan reads (at most cap, at most
+ * WSP_SCAN_ISSUES): not a PR, not a sentinel, updated since the
+ * sentinel b[sentinel] was created (GitHub's times are in seconds: the
+ * same second counts) (older activity was judged when it was
+ * made), the most recently updated first. Their indexes into out; returns
+ * how many. */
+size_t wsp_activity_issues(const struct wsp_issue_brief *b, size_t n, int sentinel, int *out,
+                           size_t cap);
+
+/* Human activity on an open issue: the index of its first comment made
+ * at or after since_ms by someone who is neither me nor a known agent, or -1.
+ * d says who, or that nobody did. */
+int wsp_human_activity(const struct wsp_sentinel_comment *c, size_t n, const char *me,
+                       const struct wsp_agents *agents, int64_t since_ms, struct decision *d);
+
+/* The latest closed sentinel as its judge sees it. */
+struct wsp_closed_sentinel {
+	int number;
+	const char *creator;
+	const char *closer; /* GitHub's closed_by; NULL or "" unknown */
+	bool closed_by_us;  /* our journal holds our close of it */
+	bool open_work;     /* an open issue that is neither a PR nor a sentinel */
+	bool reopened;      /* we reopened it once already (our journal) */
+};
+enum wsp_closed_act {
+	WSP_CLOSED_NEW, /* closed by its creator: the stretch ended; a new sentinel may be made */
+	WSP_CLOSED_ACTIVE, /* work is open: the workspace is active */
+	WSP_CLOSED_REOPEN, /* ours, closed by someone else, nothing open: reopened, once */
+	WSP_CLOSED_LEAVE,  /* closed again after our reopen, or another agent's to judge: as is */
+};
+/* What the agent me does about the latest closed sentinel when no
+ * sentinel is open: only its creator acts on it. */
+enum wsp_closed_act wsp_sentinel_closed(const struct wsp_closed_sentinel *s, const char *me,
+                                        struct decision *d);
+
 #endif

@@ -8,6 +8,7 @@
  *   wsp_repo.c    find and create a workspace
  *   wsp_recover.c recovery that is not the creator's (stuck, orphans)
  *   wsp_life.c    the workspace's lifecycle (sentinel, hygiene)
+ *   wsp_sentinel.c the finished sentinel verified by its creator
  *   wsp_pr.c      the pull requests: the merge rule applied to ours, the
  *                review asked of us, what follows a merge
  *   wsp_send.c    one outbound send that ends once (reconciled when unsure),
@@ -35,6 +36,7 @@
 #define WSP_SENT_MAX     64 /* remembered workspace_state broadcasts */
 #define WSP_REREAD_TRIES 5  /* reads that look for our own claim comment */
 #define WSP_REREAD_MS    2000
+#define WSP_LIFE_SAID    8 /* sentinel verdicts remembered so each is noted once */
 
 /* Answers that arrive after wsp_free find a NULL w here. */
 struct wsp_anchor {
@@ -128,7 +130,10 @@ struct wsp {
 	struct wsp_run *run; /* the task of ours that runs, or NULL */
 	cJSON *life;         /* wsp_life.c's state file, read at its first use; NULL before */
 	struct compose_run *life_run; /* wsp_life.c's model run in flight, or NULL */
-	int tool_calls;               /* find/create in flight */
+	/* wsp_sentinel.c: hashes of the latest verdicts noted (a ring) */
+	uint64_t life_said[WSP_LIFE_SAID];
+	size_t nlife_said;
+	int tool_calls; /* find/create in flight */
 	struct wsp_pull pulls[WSP_MAX_PULLS];
 	size_t npulls;
 	size_t pulls_dropped;
@@ -265,6 +270,40 @@ void wsp_recover_step(struct wsp *w, wsp_step_fn next, void *ud);
 void wsp_life_step(struct wsp *w, wsp_step_fn next, void *ud);
 /* Cancels a model run of the lifecycle (wsp_quiesce). */
 void wsp_life_quiesce(struct wsp *w);
+
+/* wsp_sentinel.c: the finished sentinel verified (spec §3.14.4), from
+ * what GitHub holds, each write through outbound under a key of the
+ * sentinel's number ("life-feedback", "life-say", "life-close",
+ * "life-reopen"), so agents, cycles and restarts make it once:
+ *   verify   b[s] is the open sentinel (wsp_sentinel_pick); when we
+ *            created it, under the lock "life:<o>/<r>#<s>:verify"
+ *            (released at the end): its first WSP_SENTINEL_COMMENTS
+ *            comments judged (wsp_sentinel_judge): agreement → finished;
+ *            remaining work → the issue "Feedback from #s: remaining work
+ *            identified" (wsp_feedback_body), a comment naming it, the
+ *            sentinel closed; nobody spoke → the comments of the open
+ *            issues updated since it was made (wsp_activity_issues, at
+ *            most WSP_SCAN_ISSUES) read, a person's comment → a comment
+ *            naming that issue and the sentinel closed. Not ours: nothing
+ *            (its creator verifies it). A read that fails leaves it as is;
+ *   closed   no sentinel open and nothing open: the most recently closed
+ *            sentinel and its closed_by read (wsp_sentinel_closed): ours,
+ *            closed by someone else → reopened once, with a comment;
+ *            closed by its creator → done(ud, true, its number): a new one
+ *            may be made; else done(ud, false, …). done is called once,
+ *            also when the engine is stopping (ud's own anchor tells). */
+void wsp_sentinel_verify(struct wsp *w, const char *owner, const char *repo,
+                         const struct wsp_issue_brief *b, size_t n, int s);
+typedef void (*wsp_closed_fn)(void *ud, bool go, int closed);
+void wsp_sentinel_closed_check(struct wsp *w, const char *owner, const char *repo,
+                               wsp_closed_fn done, void *ud);
+/* A lifecycle act on owner/repo#number: the comment text (NULL: none;
+ * WSP_LIFE_MARK added below it, key "life-say"), then the close with
+ * state_reason reason (key "life-close"). what names the act in the
+ * outbound text. cb(ud, ok, the close's artifact, why). */
+void wsp_life_close(struct wsp *w, const char *owner, const char *repo, int number,
+                    const char *text, const char *reason, const char *what, wsp_sent_fn cb,
+                    void *ud);
 
 /* A revision of PR pr (ours, task of p at attempt) on its branch, the
  * review as input: -1 when a task of ours runs already (the next cycle

@@ -53,7 +53,8 @@ struct life_op {
 	enum life_kind kind;
 	char owner[GH_OWNER_MAX + 1], repo[GH_REPO_MAX + 1];
 	int number; /* the issue acted on (LIFE_FINISH: the latest closed plan) */
-	int other;  /* the sentinel kept, the issue that reactivates */
+	int other;  /* the sentinel kept, the issue that reactivates; LIFE_FINISH: the
+	             * latest closed sentinel (0 none) */
 	struct wsp_issue_brief b;
 	cJSON *ctx; /* LIFE_SYNTH: the open issues; LIFE_FINISH: the closed plans */
 	/* a model run (synthesis, health check) */
@@ -196,42 +197,16 @@ static void op_done(void *ud, bool ok, const char *artifact, const char *why)
 /* Closes op->number (state_reason as given) through outbound. */
 static void close_issue(struct wsp *w, struct life_op *op, const char *reason)
 {
-	char target[WSP_REPO_FULL_MAX + 40];
-	snprintf(target, sizeof target, "github:%s:%s:edit:%d", op->owner, op->repo, op->number);
-	char key[WSP_KEY_MAX + 1];
-	wsp_key(key, sizeof key, "life-close", op->owner, op->repo, op->number, 0, 0);
-	cJSON *extra = cJSON_CreateObject();
-	cJSON_AddStringToObject(extra, "op", "issue");
-	cJSON_AddStringToObject(extra, "state", "closed");
-	cJSON_AddStringToObject(extra, "state_reason", reason);
-	char text[120];
-	snprintf(text, sizeof text, "close #%d (%s)", op->number, kind_rule(op->kind));
-	struct wsp_send s = {.target = target, .text = text, .key = key, .extra = extra};
-	wsp_send(w, &s, op_done, op);
-	cJSON_Delete(extra);
-}
-
-static void after_comment(void *ud, bool ok, const char *artifact, const char *why)
-{
-	(void)artifact;
-	struct life_op *op = ud;
-	struct wsp *w = op->a->w;
-	if (!w || !ok) {
-		op_done(op, false, NULL, why ? why : "stopping");
-		return;
-	}
-	close_issue(w, op, op->kind == LIFE_CLOSE_DUP ? "not_planned" : "completed");
+	wsp_life_close(w, op->owner, op->repo, op->number, NULL, reason, kind_rule(op->kind),
+	               op_done, op);
 }
 
 /* A comment on op->number saying why, then the close. */
 static void comment_then_close(struct wsp *w, struct life_op *op, const char *text)
 {
-	char target[WSP_REPO_FULL_MAX + 40];
-	snprintf(target, sizeof target, "github:%s:%s:issue:%d", op->owner, op->repo, op->number);
-	char key[WSP_KEY_MAX + 1];
-	wsp_key(key, sizeof key, "life-say", op->owner, op->repo, op->number, 0, 0);
-	struct wsp_send s = {.target = target, .text = text, .key = key};
-	wsp_send(w, &s, after_comment, op);
+	wsp_life_close(w, op->owner, op->repo, op->number, text,
+	               op->kind == LIFE_CLOSE_DUP ? "not_planned" : "completed",
+	               kind_rule(op->kind), op_done, op);
 }
 
 /* --- the model: synthesis and the health check ------------------------------------------- */
@@ -470,9 +445,10 @@ static void make_sentinel(struct wsp *w, struct life_op *op, const char *summary
 	                                       values, 1);
 	char target[WSP_REPO_FULL_MAX + 40];
 	snprintf(target, sizeof target, "github:%s:%s:new-issue", op->owner, op->repo);
-	/* one sentinel per finished stretch: the latest closed plan names it */
+	/* one sentinel per finished stretch: the latest closed plan and the
+	 * sentinel closed before it (op->other, 0 none) name it */
 	char key[WSP_KEY_MAX + 1];
-	wsp_key(key, sizeof key, "finished", op->owner, op->repo, op->number, 0, 0);
+	wsp_key(key, sizeof key, "finished", op->owner, op->repo, op->number, op->other, 0);
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "title",
 	                        LIFE_FINISHED_TITLE "all planned work complete, no open issues");
@@ -482,6 +458,20 @@ static void make_sentinel(struct wsp *w, struct life_op *op, const char *summary
 	wsp_send(w, &s, op_done, op);
 	cJSON_Delete(extra);
 	free(body);
+}
+
+/* The latest closed sentinel judged (wsp_sentinel.c): go → a new one
+ * (keyed by it), else it was reopened or stays as it is. */
+static void after_closed_sentinel(void *ud, bool go, int closed)
+{
+	struct life_op *op = ud;
+	struct wsp *w = op->a->w;
+	if (!w || !go) {
+		op_free(op);
+		return;
+	}
+	op->other = closed;
+	health_or_sentinel(w, op);
 }
 
 /* Under the lock: still no open sentinel (another agent's made since our
@@ -505,7 +495,7 @@ static void on_sentinels(void *ud, const struct gh_result *res)
 		op_free(op);
 		return;
 	}
-	health_or_sentinel(w, op);
+	wsp_sentinel_closed_check(w, op->owner, op->repo, after_closed_sentinel, op);
 }
 
 static void on_closed_plans(void *ud, const struct gh_result *res)
@@ -746,8 +736,7 @@ static void life_decide(struct wsp *w, const struct wsp_ref *ws, const cJSON *is
 		if (wsp_sentinel_reactivated(b, n, s, &ag, &by))
 			life_start(w, ws, LIFE_REACTIVATE, b[s].number, by, NULL, NULL);
 		else
-			log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "workspace finished", "repo", ws->repo,
-			       "sentinel", LOG_INT(b[s].number));
+			wsp_sentinel_verify(w, ws->owner, ws->repo, b, n, s);
 	} else {
 		bool open_plan = has_open_plan(w, ws), open_issue = false, open_work = open_plan;
 		for (size_t i = 0; i < n; i++) {

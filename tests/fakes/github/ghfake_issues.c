@@ -604,6 +604,21 @@ static void assignees_route(struct ghfake *f, struct gf_repo *r, struct gf_issue
 	cJSON_Delete(b);
 }
 
+/* GitHub gives closed_by (the user who closed it last, null while open)
+ * in one issue's JSON, not in lists. */
+static cJSON *with_closed_by(cJSON *o, const struct gf_issue *is)
+{
+	const char *who = NULL;
+	for (size_t i = 0; is->closed && i < is->n_events; i++)
+		if (strcmp(is->events[i].event, "closed") == 0)
+			who = is->events[i].actor;
+	if (who && who[0])
+		cJSON_AddItemToObject(o, "closed_by", gf_user_json(who));
+	else
+		cJSON_AddNullToObject(o, "closed_by");
+	return o;
+}
+
 void gf_route_issues(struct ghfake *f, struct gf_repo *r, const char *login, const char *p,
                      const struct httpfake_request *req, struct httpfake_response *resp)
 {
@@ -639,7 +654,7 @@ void gf_route_issues(struct ghfake *f, struct gf_repo *r, const char *login, con
 		return;
 	}
 	if (!*e && get) {
-		httpfake_response_cjson(resp, 200, gf_issue_json(f, r, is));
+		httpfake_response_cjson(resp, 200, with_closed_by(gf_issue_json(f, r, is), is));
 	} else if (!*e && strcmp(m, "PATCH") == 0) {
 		patch_issue(f, r, is, login, req, resp);
 	} else if (strcmp(e, "/comments") == 0 && get) {

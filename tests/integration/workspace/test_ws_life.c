@@ -12,6 +12,12 @@
  *     two agents (Redis);
  *   - all planned work done → exactly one finished sentinel from two
  *     agents (Redis); a person's new issue reactivates the workspace;
+ *   - the sentinel verified by its creator: agreement (a person's
+ *     "LGTM!", a peer's "Agreed.") keeps it; a comment naming work
+ *     becomes one Feedback issue quoting it, one comment and the sentinel
+ *     closed, nothing more after more cycles and a restart; closed by a
+ *     person while nothing is open → reopened exactly once; a person's
+ *     comment on an agent's issue closes it ("Human activity on #k");
  *   - hygiene: a stale issue and a handled one closed, a fresh one kept;
  *   - plan synthesis (the model, llmfake): open issues and no plan → the
  *     model's plan_create is a create_plan commitment; once that plan is
@@ -556,16 +562,195 @@ static void test_idle_cost(void **state)
 	wsfix_close(&fx);
 }
 
+/* Requests for owner/repo/issues/<n><rest> (GET) the fake has seen. */
+static size_t gets_of(struct wsfix *fx, int n, const char *rest)
+{
+	char path[128];
+	snprintf(path, sizeof path, "/repos/%s/%s/issues/%d%s", WSFIX_OWNER, WSFIX_REPO, n, rest);
+	return ghfake_count(fx->fake, "GET", path, 0);
+}
+
+/* Issues whose title starts "Feedback from #"; the first's number. */
+static int feedback_issues(struct wsfix *fx, int *first)
+{
+	int n = 0;
+	for (int k = 1; k < 60; k++) {
+		cJSON *is = ghfake_issue(fx->fake, WSFIX_OWNER, WSFIX_REPO, k);
+		if (!is)
+			continue;
+		if (strncmp(json_string_or(is, "title", ""), "Feedback from #", 15) == 0) {
+			if (first && n == 0)
+				*first = k;
+			n++;
+		}
+		cJSON_Delete(is);
+	}
+	return n;
+}
+
+static bool feedback_made(struct wsfix *fx)
+{
+	return feedback_issues(fx, NULL) >= 1;
+}
+
+static int g_watched; /* the issue a condition looks at */
+static size_t g_gets; /* its reads so far */
+
+static bool reopened_said(struct wsfix *fx)
+{
+	return ghfake_count_body(fx->fake, "Reopened: no issue is open") >= 1;
+}
+
+static bool watched_closed(struct wsfix *fx)
+{
+	return !issue_open(fx, g_watched);
+}
+
+static bool watched_read(struct wsfix *fx)
+{
+	return gets_of(fx, g_watched, "") > g_gets + 1;
+}
+
+static bool comments_read(struct wsfix *fx)
+{
+	return gets_of(fx, g_watched, "/comments") > g_gets + 1;
+}
+
+/* All planned work done; ada (alone, short locks) makes the sentinel. */
+static int finished_by_ada(struct wsfix *fx)
+{
+	int plan = wsfix_plan(fx, "Greetings", 1);
+	host_close(fx, plan);
+	wsfix_agents(fx, 1, 1000, 600000);
+	const int ada[] = {0};
+	assert_true(wsfix_run(fx, ada, 1, one_sentinel, 60000));
+	assert_true(wsfix_settle(fx, 60000));
+	int s = 0;
+	assert_int_equal(sentinels(fx, &s), 1);
+	return s;
+}
+
+/* Agreement on the sentinel keeps it; a comment naming work becomes one
+ * Feedback issue, one comment and the sentinel closed — once, also after
+ * more cycles and a restart on the same home. */
+static void test_sentinel_feedback(void **state)
+{
+	(void)state;
+	struct wsfix fx;
+	wsfix_open(&fx);
+	int s = finished_by_ada(&fx);
+	const int ada[] = {0};
+	ghfake_add_comment(fx.fake, WSFIX_OWNER, WSFIX_REPO, s, "host", "LGTM!");
+	/* a peer's agreement carries its chain marker */
+	ghfake_add_comment(fx.fake, WSFIX_OWNER, WSFIX_REPO, s, "bob-bot",
+	                   "Agreed.\n\n<!-- ga:chain=1 key=ws-x:1 -->");
+	size_t issues = ghfake_issue_count(fx.fake, WSFIX_OWNER, WSFIX_REPO);
+	g_watched = s;
+	g_gets = gets_of(&fx, s, "/comments");
+	assert_true(wsfix_run(&fx, ada, 1, comments_read, 60000));
+	assert_true(wsfix_settle(&fx, 60000));
+	assert_true(issue_open(&fx, s));
+	assert_int_equal(ghfake_comment_count(fx.fake, WSFIX_OWNER, WSFIX_REPO, s), 2);
+	assert_int_equal(ghfake_issue_count(fx.fake, WSFIX_OWNER, WSFIX_REPO), issues);
+	/* a person names remaining work */
+	ghfake_add_comment(fx.fake, WSFIX_OWNER, WSFIX_REPO, s, "host",
+	                   "Done, but the map page is still missing.");
+	assert_true(wsfix_run(&fx, ada, 1, feedback_made, 60000));
+	assert_true(wsfix_settle(&fx, 60000));
+	rounds(&fx, ada, 1, 2);
+	int k = 0;
+	assert_int_equal(feedback_issues(&fx, &k), 1);
+	cJSON *is = ghfake_issue(fx.fake, WSFIX_OWNER, WSFIX_REPO, k);
+	char title[64];
+	snprintf(title, sizeof title, "Feedback from #%d: remaining work identified", s);
+	assert_string_equal(json_string_or(is, "title", ""), title);
+	const char *body = json_string_or(is, "body", "");
+	assert_non_null(strstr(body, "**@host:**"));
+	assert_non_null(strstr(body, "Done, but the map page is still missing."));
+	assert_null(strstr(body, "LGTM"));
+	assert_null(strstr(body, "Agreed"));
+	cJSON_Delete(is);
+	assert_false(issue_open(&fx, s));
+	assert_true(issue_open(&fx, k));
+	char said[64];
+	snprintf(said, sizeof said, "gathered in #%d", k);
+	assert_int_equal(ghfake_count_body(fx.fake, said), 1);
+	assert_int_equal(ghfake_comment_count(fx.fake, WSFIX_OWNER, WSFIX_REPO, s), 4);
+	/* a restart on the same home: nothing more */
+	wsfix_agent_close(&fx, 0);
+	wsfix_agent_open(&fx, 0, 1000, 600000);
+	rounds(&fx, ada, 1, 3);
+	assert_int_equal(ghfake_issue_count(fx.fake, WSFIX_OWNER, WSFIX_REPO), issues + 1);
+	assert_int_equal(ghfake_comment_count(fx.fake, WSFIX_OWNER, WSFIX_REPO, s), 4);
+	assert_int_equal(sentinels(&fx, NULL), 0);
+	wsfix_close(&fx);
+}
+
+/* Closed by a person while nothing is open: reopened once; closed again,
+ * it stays closed and no new sentinel is made. */
+static void test_sentinel_reopen(void **state)
+{
+	(void)state;
+	struct wsfix fx;
+	wsfix_open(&fx);
+	int s = finished_by_ada(&fx);
+	const int ada[] = {0};
+	host_close(&fx, s);
+	g_watched = s;
+	assert_true(wsfix_run(&fx, ada, 1, reopened_said, 60000));
+	assert_true(wsfix_settle(&fx, 60000));
+	assert_true(issue_open(&fx, s));
+	assert_int_equal(ghfake_count_body(fx.fake, "Reopened: no issue is open"), 1);
+	host_close(&fx, s);
+	g_gets = gets_of(&fx, s, "");
+	assert_true(wsfix_run(&fx, ada, 1, watched_read, 60000));
+	assert_true(wsfix_settle(&fx, 60000));
+	assert_false(issue_open(&fx, s));
+	assert_int_equal(sentinels(&fx, NULL), 0);
+	assert_int_equal(ghfake_count_body(fx.fake, "Reopened: no issue is open"), 1);
+	wsfix_close(&fx);
+}
+
+/* Nobody spoke on the sentinel; a person comments on an agent's issue
+ * opened since: the sentinel is closed naming it, once. */
+static void test_sentinel_activity(void **state)
+{
+	(void)state;
+	struct wsfix fx;
+	wsfix_open(&fx);
+	int s = finished_by_ada(&fx);
+	const int ada[] = {0};
+	/* an agent's issue does not reactivate by itself */
+	int note = (int)ghfake_add_issue(fx.fake, WSFIX_OWNER, WSFIX_REPO, "ada-bot", "A note",
+	                                 "Something to remember.");
+	g_watched = note;
+	g_gets = gets_of(&fx, note, "/comments");
+	assert_true(wsfix_run(&fx, ada, 1, comments_read, 60000));
+	assert_true(wsfix_settle(&fx, 60000));
+	assert_true(issue_open(&fx, s));
+	ghfake_add_comment(fx.fake, WSFIX_OWNER, WSFIX_REPO, note, "host", "Please do it now.");
+	g_watched = s;
+	assert_true(wsfix_run(&fx, ada, 1, watched_closed, 60000));
+	assert_true(wsfix_settle(&fx, 60000));
+	rounds(&fx, ada, 1, 2);
+	char said[64];
+	snprintf(said, sizeof said, "Human activity on #%d", note);
+	assert_int_equal(ghfake_count_body(fx.fake, said), 1);
+	assert_int_equal(feedback_issues(&fx, NULL), 0);
+	wsfix_close(&fx);
+}
+
 int main(void)
 {
 	if (ghfake_git_missing("test_ws_life"))
 		return 77;
 	const struct CMUnitTest tests[] = {
-	        cmocka_unit_test(test_orphan),        cmocka_unit_test(test_orphan_refused),
-	        cmocka_unit_test(test_stuck_open_pr), cmocka_unit_test(test_abandon_once),
-	        cmocka_unit_test(test_sentinel),      cmocka_unit_test(test_hygiene),
-	        cmocka_unit_test(test_synthesis),     cmocka_unit_test(test_health),
-	        cmocka_unit_test(test_idle_cost),
+	        cmocka_unit_test(test_orphan),          cmocka_unit_test(test_orphan_refused),
+	        cmocka_unit_test(test_stuck_open_pr),   cmocka_unit_test(test_abandon_once),
+	        cmocka_unit_test(test_sentinel),        cmocka_unit_test(test_hygiene),
+	        cmocka_unit_test(test_synthesis),       cmocka_unit_test(test_health),
+	        cmocka_unit_test(test_idle_cost),       cmocka_unit_test(test_sentinel_feedback),
+	        cmocka_unit_test(test_sentinel_reopen), cmocka_unit_test(test_sentinel_activity),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,7 +4,9 @@
  * a recovered PR, an issue read from GitHub's JSON, hygiene (stale, memo,
  * handled, what is never touched), the sentinel picked and what reactivates
  * a finished workspace, a plan's coverage of an issue, and the synthesis
- * request (bounded, PRs and plans left out, bodies cut on UTF-8).
+ * request (bounded, PRs and plans left out, bodies cut on UTF-8); the
+ * sentinel verified: agreement, feedback (its issue's body, bounded),
+ * activity elsewhere, a closed sentinel reopened once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -236,13 +238,190 @@ static void test_synthesis_prompt(void **state)
 	cJSON_Delete(arr);
 }
 
+static void test_agreement(void **state)
+{
+	(void)state;
+	assert_true(wsp_agreement("LGTM!"));
+	assert_true(wsp_agreement("Done."));
+	assert_true(wsp_agreement("  Looks Good  "));
+	assert_false(wsp_agreement("Looks good to me"));
+	assert_true(wsp_agreement("+1"));
+	assert_true(wsp_agreement("Ship it!!?"));
+	assert_true(wsp_agreement("no additional work"));
+	/* a peer's chain marker is hidden, not words */
+	assert_true(wsp_agreement("Agreed.\n\n<!-- ga:chain=1 key=ws-x -->"));
+	assert_false(wsp_agreement("done, but also fix X"));
+	assert_false(wsp_agreement("Done. Also the map is missing."));
+	assert_false(wsp_agreement("not done"));
+	assert_false(wsp_agreement("lgtm lgtm"));
+	assert_false(wsp_agreement(""));
+	assert_false(wsp_agreement(NULL));
+	assert_false(wsp_agreement("<!-- only a marker -->"));
+	/* over 120 characters is never agreement, even padded phrases */
+	char longer[200];
+	memset(longer, ' ', sizeof longer);
+	memcpy(longer, "done", 4);
+	memset(longer + 4, '!', 130);
+	longer[134] = '\0';
+	assert_true(wsp_agreement(longer)); /* trailing '!' stripped: "done" */
+	char words[200];
+	snprintf(words, sizeof words, "%s", "done ");
+	for (int i = 0; i < 25; i++)
+		strcat(words, "more ");
+	assert_true(strlen(words) > 120);
+	assert_false(wsp_agreement(words));
+}
+
+static void test_sentinel_judge(void **state)
+{
+	(void)state;
+	struct wsp_agents ag = {0};
+	wsp_agents_add(&ag, "ada-bot");
+	wsp_agents_add(&ag, "bob-bot");
+	struct decision d;
+	size_t fb = 99;
+	/* nobody but the creator (and a peer's bookkeeping) */
+	struct wsp_sentinel_comment quiet[] = {
+	        {"ada-bot", "Anything else?", 1},
+	        {"bob-bot", "closing the duplicate\n\n" WSP_LIFE_MARK, 2},
+	};
+	assert_int_equal(wsp_sentinel_judge(quiet, 2, false, "ada-bot", &ag, &fb, &d),
+	                 WSP_SENTINEL_SCAN);
+	assert_int_equal(fb, 0);
+	assert_int_equal(wsp_sentinel_judge(NULL, 0, false, "ada-bot", &ag, &fb, &d),
+	                 WSP_SENTINEL_SCAN);
+	/* agreement by a person and a peer */
+	struct wsp_sentinel_comment agreed[] = {
+	        {"ada-bot", "Finished, as far as I can see.", 1},
+	        {"host", "LGTM!", 2},
+	        {"bob-bot", "Agreed.\n\n<!-- ga:chain=1 key=k -->", 3},
+	};
+	assert_int_equal(wsp_sentinel_judge(agreed, 3, false, "ADA-bot", &ag, &fb, &d),
+	                 WSP_SENTINEL_KEEP);
+	assert_string_equal(d.rule, "sentinel_agreed");
+	assert_non_null(strstr(d.reason, "all 2 comments"));
+	/* one feedback among agreement */
+	struct wsp_sentinel_comment mixed[] = {
+	        {"host", "Done.", 1},
+	        {"carol", "done, but also fix X", 2},
+	        {"bob-bot", "The footer is still grey.", 3},
+	};
+	assert_int_equal(wsp_sentinel_judge(mixed, 3, true, "ada-bot", &ag, &fb, &d),
+	                 WSP_SENTINEL_FEEDBACK);
+	assert_int_equal(fb, 2);
+	assert_non_null(strstr(d.reason, "@carol"));
+	assert_non_null(strstr(d.reason, "only the first 100"));
+	char *body = wsp_feedback_body(9, mixed, 3, "ada-bot", &ag, WSP_FEEDBACK_BODY_MAX);
+	assert_non_null(body);
+	assert_non_null(strstr(body, "#9"));
+	assert_non_null(strstr(body, "**@carol:**\n\ndone, but also fix X"));
+	assert_non_null(strstr(body, "**@bob-bot:**\n\nThe footer is still grey."));
+	assert_non_null(strstr(body, "\n---\n"));
+	assert_null(strstr(body, "@host"));
+	free(body);
+	assert_null(wsp_feedback_body(9, agreed, 3, "ada-bot", &ag, WSP_FEEDBACK_BODY_MAX));
+}
+
+static void test_feedback_bound(void **state)
+{
+	(void)state;
+	/* a first comment longer than the bound is cut on a UTF-8 boundary;
+	 * the next ones are counted */
+	size_t big = 5000;
+	char *long_body = malloc(big + 1);
+	for (size_t i = 0; i + 1 < big; i += 2)
+		memcpy(long_body + i, "\xc3\xa9", 2); /* é */
+	long_body[big] = '\0';
+	struct wsp_sentinel_comment c[] = {
+	        {"carol", long_body, 1},
+	        {"dave", "Also the map.", 2},
+	        {"erin", "And the search.", 3},
+	};
+	char *b = wsp_feedback_body(4, c, 3, "ada-bot", NULL, 1000);
+	assert_non_null(b);
+	assert_true(strlen(b) <= 1000);
+	assert_true(utf8_valid(b, strlen(b)));
+	assert_non_null(strstr(b, "2 more comments left out"));
+	assert_null(strstr(b, "Also the map."));
+	free(b);
+	/* all fit */
+	b = wsp_feedback_body(4, c + 1, 2, "ada-bot", NULL, 1000);
+	assert_non_null(strstr(b, "Also the map."));
+	assert_non_null(strstr(b, "And the search."));
+	assert_null(strstr(b, "left out"));
+	free(b);
+	free(long_body);
+}
+
+static void test_activity(void **state)
+{
+	(void)state;
+	struct wsp_issue_brief b[5] = {0};
+	b[0] = (struct wsp_issue_brief){.number = 3, .updated_ms = 50}; /* older */
+	b[1] = (struct wsp_issue_brief){.number = 5, .finished = true, .created_ms = 100};
+	b[2] = (struct wsp_issue_brief){.number = 6, .updated_ms = 300};
+	b[3] = (struct wsp_issue_brief){.number = 7, .pull = true, .updated_ms = 400};
+	b[4] = (struct wsp_issue_brief){.number = 8, .updated_ms = 500};
+	int out[WSP_SCAN_ISSUES];
+	size_t k = wsp_activity_issues(b, 5, 1, out, WSP_SCAN_ISSUES);
+	assert_int_equal(k, 2);
+	assert_int_equal(b[out[0]].number, 8);
+	assert_int_equal(b[out[1]].number, 6);
+	assert_int_equal(wsp_activity_issues(b, 5, 1, out, 1), 1);
+	assert_int_equal(wsp_activity_issues(b, 5, -1, out, WSP_SCAN_ISSUES), 0);
+	struct wsp_agents ag = {0};
+	wsp_agents_add(&ag, "ada-bot");
+	wsp_agents_add(&ag, "bob-bot");
+	struct decision d;
+	struct wsp_sentinel_comment c[] = {
+	        {"carol", "old words", 90},
+	        {"bob-bot", "a peer", 200},
+	        {"ada-bot", "me", 210},
+	        {"Carol", "new words", 220},
+	};
+	assert_int_equal(wsp_human_activity(c, 4, "ada-bot", &ag, 100, &d), 3);
+	assert_non_null(strstr(d.reason, "@Carol"));
+	assert_int_equal(wsp_human_activity(c, 3, "ada-bot", &ag, 100, &d), -1);
+	assert_int_equal(wsp_human_activity(c, 4, "ada-bot", &ag, 300, &d), -1);
+}
+
+static void test_sentinel_closed(void **state)
+{
+	(void)state;
+	struct decision d;
+	struct wsp_closed_sentinel s = {.number = 5, .creator = "ada-bot", .closer = "host"};
+	assert_int_equal(wsp_sentinel_closed(&s, "ada-bot", &d), WSP_CLOSED_REOPEN);
+	assert_non_null(strstr(d.reason, "@host"));
+	s.reopened = true;
+	assert_int_equal(wsp_sentinel_closed(&s, "ada-bot", &d), WSP_CLOSED_LEAVE);
+	s.reopened = false;
+	/* another agent's: its creator judges it */
+	assert_int_equal(wsp_sentinel_closed(&s, "bob-bot", &d), WSP_CLOSED_LEAVE);
+	/* work open: active, for anyone */
+	s.open_work = true;
+	assert_int_equal(wsp_sentinel_closed(&s, "ada-bot", &d), WSP_CLOSED_ACTIVE);
+	assert_int_equal(wsp_sentinel_closed(&s, "bob-bot", &d), WSP_CLOSED_ACTIVE);
+	s.open_work = false;
+	/* closed by its creator (GitHub says so, or our journal) */
+	s.closer = "ADA-bot";
+	assert_int_equal(wsp_sentinel_closed(&s, "ada-bot", &d), WSP_CLOSED_NEW);
+	assert_int_equal(wsp_sentinel_closed(&s, "bob-bot", &d), WSP_CLOSED_NEW);
+	s.closer = NULL;
+	assert_int_equal(wsp_sentinel_closed(&s, "ada-bot", &d), WSP_CLOSED_REOPEN);
+	s.closed_by_us = true;
+	assert_int_equal(wsp_sentinel_closed(&s, "ada-bot", &d), WSP_CLOSED_NEW);
+	assert_int_equal(wsp_sentinel_closed(&s, "bob-bot", &d), WSP_CLOSED_LEAVE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_task_branch),      cmocka_unit_test(test_pr_of_task),
 	        cmocka_unit_test(test_recovered_body),   cmocka_unit_test(test_hygiene),
 	        cmocka_unit_test(test_sentinel),         cmocka_unit_test(test_covers),
-	        cmocka_unit_test(test_synthesis_prompt),
+	        cmocka_unit_test(test_synthesis_prompt), cmocka_unit_test(test_agreement),
+	        cmocka_unit_test(test_sentinel_judge),   cmocka_unit_test(test_feedback_bound),
+	        cmocka_unit_test(test_activity),         cmocka_unit_test(test_sentinel_closed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
