@@ -102,6 +102,7 @@ struct daemon {
 	struct pipeline_actions actions;
 	struct wsp *wsp;       /* the workspace service's engine, NULL when it is off */
 	struct ghconv *ghconv; /* the github service's conversations, NULL when off */
+	struct bsky *bsky;     /* the bluesky service's engine, NULL when off */
 	struct console *console;
 	struct control_watch *control;
 	struct dashboard *dash;      /* NULL when DASHBOARD_ADDR=off or it could not start */
@@ -921,6 +922,18 @@ static struct ghconv *svc_ghconv(void *ud)
 	return d->ghconv;
 }
 
+static void svc_offer_bsky(void *ud, struct bsky *b)
+{
+	struct daemon *d = ud;
+	d->bsky = b;
+}
+
+static struct bsky *svc_bsky(void *ud)
+{
+	struct daemon *d = ud;
+	return d->bsky;
+}
+
 static struct coord *svc_coord(void *ud)
 {
 	return peer_coord(ud);
@@ -970,6 +983,8 @@ static void start_services(struct daemon *d)
 	                         .workspaces = svc_workspaces,
 	                         .offer_ghconv = svc_offer_ghconv,
 	                         .ghconv = svc_ghconv,
+	                         .offer_bsky = svc_offer_bsky,
+	                         .bsky = svc_bsky,
 	                         .room_reflection = svc_room_reflection,
 	                         .room_workspace_state = svc_room_workspace_state,
 	                         .room_identity = svc_room_identity,

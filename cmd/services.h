@@ -46,6 +46,7 @@
 #include "common/config.h"
 #include "common/err.h"
 
+struct bsky;
 struct budget;
 struct compose_call;
 struct coord;
@@ -126,6 +127,11 @@ struct ga_svc_ctx {
 	 * requested for (ghconv_review). May be NULL. */
 	void (*offer_ghconv)(void *ud, struct ghconv *g);
 	struct ghconv *(*ghconv)(void *ud);
+	/* The Bluesky engine of this agent, offered the same way by the bluesky
+	 * service: the workspace says a completed plan in the thread it came
+	 * from (bsky_thread_say). May be NULL. */
+	void (*offer_bsky)(void *ud, struct bsky *b);
+	struct bsky *(*bsky)(void *ud);
 	/* The agent's .env as read at start (coder_config_load needs it for
 	 * CODER_ENV's values). May be NULL. */
 	const struct env_file *env_file;

@@ -10,7 +10,9 @@
  * the reply refs come from the pipeline source's reply_extra hook), the
  * commitment ledger (§6.12: promises in replies), and the engine's jobs on
  * the scheduler. A refused app password is fatal for the
- * Bluesky side only: logged, and the owner is told.
+ * Bluesky side only: logged, and the owner is told. The engine is offered
+ * to the daemon (ctx->offer_bsky) while it runs: the workspace says a
+ * completed plan in the thread it came from through it.
  *
  * Timing knobs for tests (milliseconds, 0..86400000, 0 or unset = the
  * default; read through ga_svc_env_ms: the environment, then .env; an
@@ -37,6 +39,8 @@
 struct svc_bsky {
 	struct atp_client *atp;
 	struct bsky *engine;
+	void (*ctx_offer)(void *ud, struct bsky *b); /* offered to the daemon */
+	void *ctx_ud;
 };
 
 static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
@@ -111,6 +115,10 @@ static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		free(s);
 		return NULL;
 	}
+	s->ctx_offer = ctx->offer_bsky;
+	s->ctx_ud = ctx->ud;
+	if (s->ctx_offer)
+		s->ctx_offer(s->ctx_ud, s->engine);
 	return s;
 }
 
@@ -140,6 +148,8 @@ static void bsky_svc_free(void *obj)
 	struct svc_bsky *s = obj;
 	if (!s)
 		return;
+	if (s->ctx_offer)
+		s->ctx_offer(s->ctx_ud, NULL);
 	/* the client first: its cancelled calls still find the engine */
 	atp_client_free(s->atp);
 	bsky_free(s->engine);

@@ -27,7 +27,8 @@
  * (0..10: coder runs after changes were requested; 0 none).
  *
  * A merge and a completed plan are said in the room (pipeline_say, keyed:
- * once).
+ * once); a completed plan that came from Bluesky in its thread as well
+ * (bsky_thread_say, keyed).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,7 @@
 #include "common/fsx.h"
 #include "common/log.h"
 #include "common/xalloc.h"
+#include "modules/bluesky/bsky.h"
 #include "modules/coder/coder.h"
 #include "modules/ghconv/ghconv.h"
 #include "modules/github/port.h"
@@ -103,6 +105,17 @@ static int room_say(void *ud, const char *text, const char *key)
 		return -1;
 	return pipeline_say(s->ctx.pipeline, CONV_PLATFORM_SPACE, target, "workspace", text,
 	                    strlen(text), -1, key, NULL, NULL);
+}
+
+/* A plan that came from Bluesky is announced in its thread (bsky_thread_say). */
+static int thread_say(void *ud, const char *thread, const char *text, const char *key)
+{
+	struct svc_ws *s = ud;
+	struct bsky *b = s->ctx.bsky ? s->ctx.bsky(s->ctx.ud) : NULL;
+	if (!b)
+		log_kv(LOG_LEVEL_INFO, "workspace", "not said in the thread: Bluesky is off",
+		       "thread", thread);
+	return b ? bsky_thread_say(b, "workspace", thread, text, key) : -1;
 }
 
 /* A review asked of us (the designated or the next reviewer) goes to
@@ -261,6 +274,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                       .notify_owner = notify,
 	                       .poke = poke,
 	                       .room_say = room_say,
+	                       .thread_say = thread_say,
 	                       .review = review,
 	                       .review_timeout_ms = review_timeout,
 	                       .max_revisions = revisions == 0 ? -1 : (int)revisions,

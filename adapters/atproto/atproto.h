@@ -99,6 +99,7 @@
 #define ATP_MAX_BODY_BYTES            ((size_t)64 * 1024)
 #define ATP_MAX_ANSWER_BYTES          ((size_t)4 * 1024 * 1024)
 #define ATP_LIST_LIMIT_MAX            100
+#define ATP_GET_POSTS_MAX             25 /* the lexicon's maxLength of uris */
 #define ATP_LOGIN_MIN_INTERVAL_MS     ((int64_t)10 * 60 * 1000)
 #define ATP_DEFAULT_REFRESH_MARGIN_MS ((int64_t)5 * 60 * 1000)
 #define ATP_DEFAULT_MAX_RETRIES       3
@@ -241,6 +242,12 @@ uint64_t atp_update_seen(struct atp_client *c, int64_t seen_at_ms, atp_done_fn c
  * default. */
 uint64_t atp_get_post_thread(struct atp_client *c, const char *uri, int depth, int parent_height,
                              atp_done_fn cb, void *ud, struct ga_err *err);
+/* app.bsky.feed.getPosts?uris=…&uris=… (1..ATP_GET_POSTS_MAX at:// URIs)
+ * → {posts[]{uri, cid, author{did, handle}, record, indexedAt}}: the
+ * AppView's view of each post it knows (a deleted or unknown post is left
+ * out, in no error). */
+uint64_t atp_get_posts(struct atp_client *c, const char *const *uris, size_t n, atp_done_fn cb,
+                       void *ud, struct ga_err *err);
 /* app.bsky.feed.getAuthorFeed?actor&limit&cursor&filter → {feed[]{post,
  * reply?, reason?}, cursor?}. filter NULL = the server's default
  * ("posts_with_replies"); "posts_no_replies" for identity scans. */

@@ -136,6 +136,30 @@ uint64_t atp_get_post_thread(struct atp_client *c, const char *uri, int depth, i
 	return query_call(c, "app.bsky.feed.getPostThread", q, what, true, false, cb, ud, err);
 }
 
+uint64_t atp_get_posts(struct atp_client *c, const char *const *uris, size_t n, atp_done_fn cb,
+                       void *ud, struct ga_err *err)
+{
+	if (n == 0 || n > ATP_GET_POSTS_MAX) {
+		err_set(err, "getPosts takes 1..%d post URIs (got %zu)", ATP_GET_POSTS_MAX, n);
+		return 0;
+	}
+	/* every URI percent-encoded may triple: the query is sized for the worst */
+	char q[ATP_GET_POSTS_MAX * (ATP_URI_MAX * 3 + 6)] = "";
+	for (size_t i = 0; i < n; i++) {
+		if (too_long(uris[i], ATP_URI_MAX, "a post URI", err))
+			return 0;
+		if (strncmp(uris[i], "at://", 5) != 0) {
+			err_set(err, "'%.80s' is not an at:// URI", uris[i]);
+			return 0;
+		}
+		atp_query_add(q, sizeof q, "uris", uris[i]);
+	}
+	char what[ATP_URI_MAX + 48];
+	snprintf(what, sizeof what, "read the post%s %s%s", n > 1 ? "s" : "", uris[0],
+	         n > 1 ? " and others" : "");
+	return query_call(c, "app.bsky.feed.getPosts", q, what, true, false, cb, ud, err);
+}
+
 uint64_t atp_get_author_feed(struct atp_client *c, const char *actor, const char *filter,
                              const char *cursor, unsigned limit, atp_done_fn cb, void *ud,
                              struct ga_err *err)

@@ -216,6 +216,7 @@ void bsky_free(struct bsky *b)
 	if (!b)
 		return;
 	b->quiescing = true;
+	bk_says_free(b);
 	bk_batch_clear(b);
 	bk_save_state(b);
 	bsky_state_free(b->st);

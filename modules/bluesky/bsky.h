@@ -219,6 +219,23 @@ void bsky_port_init(struct bsky *b, struct outbound_port *out, const struct outb
 int bsky_start(struct bsky *b, struct ga_err *err);
 /* Runs an awareness check now (tests, `--once`); false when one is running. */
 bool bsky_check_now(struct bsky *b);
+/* Says text in a thread the agent knows, as a reply (a plan that came from
+ * Bluesky, announced where it was asked for): thread is the post that
+ * asked or the thread's root ("at://…"), or the conversation key
+ * ("bluesky:at://…"); policy_thread.h picks the post answered — the asking
+ * person's latest post in the thread — and cuts the text to
+ * BSKY_POST_MAX_GRAPHEMES with its links whole. The post answered is read
+ * with getPosts (its CID and its root's), then the reply walks the
+ * pipeline (validator, outbound: permission bluesky:reply:<did>, audit,
+ * journal key "say:<key>": said once, across a crash and a restart too;
+ * source names the sender in the audit, NULL "bluesky").
+ * 0: on its way, or said already under key (what becomes of it is a
+ * decision on the thread's story); -1 with the reason logged (a decision)
+ * when the thread is unknown, nobody but us posted in it, the text does
+ * not fit, the key is empty or too long, BSKY_SAYS_MAX replies are on their
+ * way, or the engine is shutting down. */
+int bsky_thread_say(struct bsky *b, const char *source, const char *thread, const char *text,
+                    const char *key);
 void bsky_quiesce(struct bsky *b);
 void bsky_free(struct bsky *b);
 /* {session, did, handle, lastCheck, handled, inFlight, cursor, rate{…},

@@ -15,6 +15,8 @@
  *   bsky_peers.c   peer identity posts, follow, announce once;
  *   bsky_posts.c   proactive posts: expression (with its invitation check)
  *                  and ritual openings;
+ *   bsky_thread.c  a reply the agent starts in a thread it knows (a plan
+ *                  announced where it was asked for);
  *   bsky_common.c  what they all use: the clock, decisions, the state file,
  *                  local time, SELF.md, JSON access.
  *
@@ -156,6 +158,19 @@ struct attempt {
 	int n;
 };
 
+/* A reply to a known thread on its way (bsky_thread.c): the post answered
+ * is being read. */
+#define BSKY_SAYS_MAX 8
+struct bsky_say {
+	struct bsky *b;
+	bool used;
+	uint64_t call; /* the getPosts in flight; 0 once answered */
+	char key[PIPELINE_ID_MAX];
+	char source[32];
+	char *text; /* fitted to the post's bound */
+	struct bsky_thread_target t;
+};
+
 struct bsky {
 	struct bsky_config c;
 	char *agent_name, *owner_did, *owner_handle, *github, *soul, *self_path;
@@ -202,6 +217,7 @@ struct bsky {
 	size_t nrecent;
 	bool warned_skill[2];
 	int closing_handles;
+	struct bsky_say says[BSKY_SAYS_MAX];
 	/* a note's walk is over (bk_note_finished, set by bsky_new) */
 	void (*note_finished)(struct bnote *n);
 };
@@ -280,6 +296,11 @@ void bk_batch_clear(struct bsky *b);
 void bk_feed_run(void *ud, struct sched_job *job);
 void bk_expression_run(void *ud, struct sched_job *job);
 void bk_ritual_run(void *ud, struct sched_job *job);
+
+/* ---- bsky_thread.c (→ common) ---- */
+/* Cancels the reads in flight of the replies to threads (no callback) and
+ * forgets them. */
+void bk_says_free(struct bsky *b);
 
 /* bsky.c (the top: → every file) holds no internal function. */
 

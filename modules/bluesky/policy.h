@@ -7,9 +7,11 @@
  *   policy_notes.h  notifications and replies (bsky_notes.c);
  *   policy_feed.h   feed hygiene (bsky_feed.c);
  *   policy_posts.h  expression and rituals (bsky_posts.c);
- *   policy_peers.h  peer identity posts (bsky_peers.c).
+ *   policy_peers.h  peer identity posts (bsky_peers.c);
+ *   policy_thread.h a reply the agent starts in a thread it knows
+ *                   (bsky_thread.c).
  *
- * This header includes the four others, so one include brings every rule.
+ * This header includes the five others, so one include brings every rule.
  *
  * Everything here is a pure function of its arguments: no I/O, no clock, no
  * globals. Time is the caller's epoch ms. Decisions come back as struct
@@ -25,6 +27,7 @@
 #include "modules/bluesky/policy_notes.h"
 #include "modules/bluesky/policy_peers.h"
 #include "modules/bluesky/policy_posts.h"
+#include "modules/bluesky/policy_thread.h"
 
 /* ---- pacing (§6.11) -------------------------------------------------------- */
 

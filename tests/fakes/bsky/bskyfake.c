@@ -1071,6 +1071,35 @@ static void x_get_post_thread(struct bskyfake *f, long viewer, const struct http
 	answer(resp, 200, o);
 }
 
+/* getPosts: every "uris" argument (1..25, as the lexicon), the views of
+ * the posts that exist, in the order asked; unknown or deleted ones are
+ * left out, as the AppView does. */
+static void x_get_posts(struct bskyfake *f, long viewer, const struct httpfake_request *req,
+                        struct httpfake_response *resp)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < req->n_params; i++)
+		n += strcmp(req->params[i].name, "uris") == 0;
+	if (n == 0) {
+		xerror(resp, 400, "InvalidRequest", "Params must have the property \"uris\"");
+		return;
+	}
+	if (n > 25) {
+		xerror(resp, 400, "InvalidRequest", "uris must not have more than 25 elements");
+		return;
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON *posts = cJSON_AddArrayToObject(o, "posts");
+	for (size_t i = 0; i < req->n_params; i++) {
+		if (strcmp(req->params[i].name, "uris") != 0)
+			continue;
+		long idx = find_rec(f, req->params[i].value);
+		if (idx >= 0 && strcmp(f->recs[idx].collection, "app.bsky.feed.post") == 0)
+			cJSON_AddItemToArray(posts, post_view(f, &f->recs[idx], viewer));
+	}
+	answer(resp, 200, o);
+}
+
 static void x_get_author_feed(struct bskyfake *f, long viewer, const struct httpfake_request *req,
                               struct httpfake_response *resp)
 {
@@ -1406,6 +1435,7 @@ static void xrpc(struct bskyfake *f, const char *nsid, const struct httpfake_req
 	                           !strcmp(nsid, "com.atproto.repo.listRecords") ||
 	                           !strcmp(nsid, "app.bsky.notification.listNotifications") ||
 	                           !strcmp(nsid, "app.bsky.feed.getPostThread") ||
+	                           !strcmp(nsid, "app.bsky.feed.getPosts") ||
 	                           !strcmp(nsid, "app.bsky.feed.getAuthorFeed"));
 	if (post && !strcmp(nsid, "com.atproto.server.createSession")) {
 		x_create_session(f, req, resp);
@@ -1463,6 +1493,8 @@ static void xrpc(struct bskyfake *f, const char *nsid, const struct httpfake_req
 		x_list_notifications(f, a, req, resp);
 	else if (!strcmp(nsid, "app.bsky.feed.getPostThread"))
 		x_get_post_thread(f, a, req, resp);
+	else if (!strcmp(nsid, "app.bsky.feed.getPosts"))
+		x_get_posts(f, a, req, resp);
 	else
 		x_get_author_feed(f, a, req, resp);
 }

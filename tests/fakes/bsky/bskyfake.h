@@ -33,6 +33,8 @@
  *   POST app.bsky.notification.updateSeen   {seenAt}
  *   GET  app.bsky.feed.getPostThread        uri, depth, parentHeight → {thread}; 400 NotFound
  *   GET  app.bsky.feed.getAuthorFeed        actor, limit, cursor, filter
+ *   GET  app.bsky.feed.getPosts             uris (repeated, 1..25) → {posts[]} of those that
+ *                                           exist, in the order asked
  * Authentication: no token → 401 AuthenticationRequired; an expired access
  * token → 400 ExpiredToken (as bsky.social answers); a revoked or unknown
  * one → 400 InvalidToken; a refresh token where an access token belongs (or
