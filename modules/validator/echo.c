@@ -1692,9 +1692,9 @@ void echo_window_evaluate(const struct echo_window *w, const char *norm, size_t 
 	echo_window_evaluate_members(w, norm, len, NULL, 0, params, out);
 }
 
-void echo_window_evaluate_members(const struct echo_window *w, const char *norm, size_t len,
-                                  const char *const *members, size_t nmembers,
-                                  const struct echo_params *params, struct echo_result *out)
+static void evaluate_window(const struct echo_window *w, const char *norm, size_t len,
+                            const char *const *members, size_t nmembers, bool context,
+                            const struct echo_params *params, struct echo_result *out)
 {
 	uint64_t names[ECHO_WINDOW_MAX + ECHO_MEMBERS_MAX];
 	size_t n = 0;
@@ -1711,9 +1711,31 @@ void echo_window_evaluate_members(const struct echo_window *w, const char *norm,
 		evaluate_core(&c, NULL, 0, NULL, 0, &empty, &none, params, out);
 	} else {
 		struct echo_scope sc = {w->all, w->nall, w->owners, w->nowners};
-		evaluate_core(&c, w->pair, w->npair, w->pool, w->npool, &w->df, &sc, params, out);
+		if (context) {
+			/* every recent entry; pairwise the last ECHO_PAIRWISE_MAX */
+			size_t skip = w->nall > ECHO_PAIRWISE_MAX ? w->nall - ECHO_PAIRWISE_MAX : 0;
+			evaluate_core(&c, w->all + skip, w->nall - skip, w->all, w->nall, &w->df,
+			              &sc, params, out);
+		} else {
+			evaluate_core(&c, w->pair, w->npair, w->pool, w->npool, &w->df, &sc, params,
+			              out);
+		}
 	}
 	echo_doc_clear(&c);
+}
+
+void echo_window_evaluate_members(const struct echo_window *w, const char *norm, size_t len,
+                                  const char *const *members, size_t nmembers,
+                                  const struct echo_params *params, struct echo_result *out)
+{
+	evaluate_window(w, norm, len, members, nmembers, false, params, out);
+}
+
+void echo_window_evaluate_context(const struct echo_window *w, const char *norm, size_t len,
+                                  const char *const *members, size_t nmembers,
+                                  const struct echo_params *params, struct echo_result *out)
+{
+	evaluate_window(w, norm, len, members, nmembers, true, params, out);
 }
 
 size_t echo_window_recent_texts(const struct echo_window *w, const char **out, size_t max)

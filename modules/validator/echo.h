@@ -200,6 +200,14 @@ void echo_window_evaluate_members(const struct echo_window *w, const char *norm,
                                   const char *const *members, size_t nmembers,
                                   const struct echo_params *params, struct echo_result *out);
 
+/* Same, against every recent entry, the host's and other people's too
+ * (context the plain evaluation never compares with): what follows an
+ * echo opener is judged against everything said, since agreeing and then
+ * repeating the host's question adds nothing either. */
+void echo_window_evaluate_context(const struct echo_window *w, const char *norm, size_t len,
+                                  const char *const *members, size_t nmembers,
+                                  const struct echo_params *params, struct echo_result *out);
+
 /* The pairwise set's texts, oldest first (borrowed; valid until the next
  * push/clear). Returns the count (≤ max). */
 size_t echo_window_recent_texts(const struct echo_window *w, const char **out, size_t max);

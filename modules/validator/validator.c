@@ -394,6 +394,19 @@ static enum validator_verdict run_checks(int from, const char *text,
 			       (!e->new_number && !e->new_owner && !e->transfer &&
 			        !e->new_artifact && !e->polarity &&
 			        e->novelty <= VALIDATOR_OPENER_NOVELTY_MAX);
+			/* ... or a repetition of the host's words: agreement
+			 * followed by the question asked is no answer. Only the
+			 * ensemble's verdict counts here (an answer shares the
+			 * question's words; a repetition is what it catches). */
+			if (!echo) {
+				struct echo_result hc;
+				echo_window_evaluate_context(ctx->window, norm + oend, nlen - oend,
+				                             ctx->members, ctx->n_members,
+				                             ctx->echo ? ctx->echo : &def, &hc);
+				if (hc.echo)
+					d->echo = hc;
+				echo = hc.echo;
+			}
 		}
 		if (echo) {
 			v = reject(d, "echo_opener", has_c, "Echo: opens with \"%s\" and %s", pat,

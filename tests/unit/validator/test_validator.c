@@ -448,6 +448,34 @@ static void test_semantic_echo_and_new_content(void **state)
 	echo_window_free(w);
 }
 
+/* An echo opener followed by the host's own request is no answer; the
+ * same opener followed by something new is a contribution. */
+static void test_opener_repeating_the_host(void **state)
+{
+	(void)state;
+	struct echo_window *w = echo_window_new(50);
+	echo_window_push(w, "host", false,
+			 "Can someone write up a plan for the cache eviction policy in "
+			 "acme/widgets (round 7).");
+	echo_window_push(w, "Eve", true, "I can take the plan for the eviction policy.");
+	const char *members[] = {"Eve", "Cal"};
+	struct validator_context ctx = {
+		.window = w, .connected_agents = 3, .members = members, .n_members = 2};
+	struct validator_decision d;
+	validator_validate("Great point, Eve \xe2\x80\x94 Can someone write up a plan for the cache "
+			   "eviction policy in acme/widgets (round 7).",
+			   &ctx, &d);
+	assert_int_equal(d.verdict, VALIDATOR_REJECT);
+	assert_string_equal(d.rule, "echo_opener");
+	validator_decision_clear(&d);
+	validator_validate("Great point, Eve \xe2\x80\x94 the eviction should be LRU with a TTL of "
+			   "thirty seconds for the session keys.",
+			   &ctx, &d);
+	assert_int_equal(d.verdict, VALIDATOR_ACCEPT);
+	validator_decision_clear(&d);
+	echo_window_free(w);
+}
+
 static int teardown(void **state)
 {
 	echo_shutdown();
@@ -502,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_preconditions),
 		cmocka_unit_test(test_judge_refer_and_resume),
 		cmocka_unit_test(test_semantic_echo_and_new_content),
+		cmocka_unit_test(test_opener_repeating_the_host),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }
