@@ -43,9 +43,10 @@
 #define SHUTDOWN_REASON "Server shutting down"
 
 struct claim {
-	char *key;   /* "<action>:<target>" as the reference keys it (§9 item 9) */
-	char *owner; /* member name */
-	int64_t at;  /* claim or last renewal */
+	char *key;     /* "<action>:<target>" as the reference keys it (§9 item 9) */
+	char *owner;   /* member name */
+	int64_t at;    /* claim or last renewal: expiry counts from it */
+	int64_t since; /* when its owner first took it (claim_since) */
 	struct claim *next;
 };
 
@@ -722,6 +723,20 @@ static void handle_identity(struct space_room *r, struct space_conn *c, const cJ
 	broadcast_presence(r);
 }
 
+/* The time a new claim was first taken: the claimant's "since" when it is
+ * an ISO-8601 string at most SPACE_CLAIM_SINCE_MAX_AGE_MS old, else now (a
+ * since ahead of our clock included: a claim is never shown as taken in
+ * the future). A since that is too old, of the wrong type or unparsable is
+ * ignored, not an error: the field is optional and only shown (TypeScript
+ * rooms drop it). */
+static int64_t claim_since(const cJSON *since, int64_t now)
+{
+	int64_t t;
+	if (!cJSON_IsString(since) || time_parse_iso(since->valuestring, &t) < 0)
+		return now;
+	return t < now && t >= now - SPACE_CLAIM_SINCE_MAX_AGE_MS ? t : now;
+}
+
 static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON *root, int64_t now)
 {
 	const cJSON *action = space_js_get(root, "action");
@@ -778,6 +793,7 @@ static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON
 	cl->key = key;
 	cl->owner = xstrdup(c->name);
 	cl->at = now;
+	cl->since = claim_since(space_js_get(root, "since"), now);
 	*pp = cl;
 	r->nclaims++;
 
@@ -792,6 +808,12 @@ static void handle_claim(struct space_room *r, struct space_conn *c, const cJSON
 	space_put_str(&sb, action->valuestring);
 	sb_puts(&sb, ",\"target\":");
 	space_put_str(&sb, target->valuestring);
+	/* "since" only for a claim older than now: a fresh claim keeps the
+	 * shape of §2.3. */
+	if (cl->since != now) {
+		char since[TIME_ISO_LEN + 1];
+		sb_printf(&sb, ",\"since\":\"%s\"", time_format_iso(cl->since, since));
+	}
 	put_ts_close(&sb, ts);
 	broadcast(r, c, space_buf_from_sb(&sb, 0));
 	sb_free(&sb);

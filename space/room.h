@@ -52,6 +52,14 @@
 #define SPACE_WORKSPACE_TTL_MS_DEFAULT  86400000
 #define SPACE_CLAIM_TTL_MS_DEFAULT      60000
 #define SPACE_CHAT_INTERVAL_MS_DEFAULT  3000
+/* A new claim's optional "since" (our field: when the claimant first took
+ * it, ISO-8601 — a claim the room lost while its owner was away, sent
+ * again after a rejoin) is kept when it is at most this old; a since later
+ * than now (the claimant's clock runs ahead) is taken as now, and one that
+ * is older, or not an ISO-8601 string, is ignored (the claim's time is
+ * now), never an error. It is shown, never trusted: the claim's expiry
+ * counts from the claim or its last renewal. */
+#define SPACE_CLAIM_SINCE_MAX_AGE_MS 86400000
 /* Presence pacing (space_room_flush): the presence bytes the room may
  * queue per millisecond, summed over recipients, and the longest a member
  * waits for a newer snapshot. At 1 GB/s a 1,000-member snapshot (~150 KB

@@ -43,7 +43,8 @@ struct web_event {
 
 struct web_claim {
 	char *action, *target, *owner;
-	int64_t at;
+	int64_t at;    /* the claim or its last renewal: expiry counts from it */
+	int64_t since; /* its own time: the broadcast's "since", else the claim's */
 };
 
 struct space_web {
@@ -480,6 +481,8 @@ static void claims_json(struct space_web *w, struct strbuf *sb, int64_t now)
 		space_put_str(sb, c->owner);
 		sb_puts(sb, ",\"at\":");
 		put_iso_or_null(sb, c->at);
+		sb_puts(sb, ",\"since\":");
+		put_iso_or_null(sb, c->since);
 		sb_puts(sb, ",\"expiresAt\":");
 		put_iso_or_null(sb, c->at + w->claim_ttl_ms);
 		sb_putc(sb, '}');
@@ -679,6 +682,11 @@ static bool claims_apply(struct space_web *w, const char *type, const cJSON *m, 
 	c->target = xstrdup(target);
 	c->owner = xstrdup(name);
 	c->at = now;
+	/* The room says "since" only for a claim its owner took before (and
+	 * only within its bounds); the page never shows a time to come. */
+	int64_t since;
+	const char *since_iso = str_of(m, "since");
+	c->since = since_iso && time_parse_iso(since_iso, &since) == 0 && since < now ? since : now;
 	return true;
 }
 

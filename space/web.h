@@ -11,7 +11,10 @@
  *   GET /api/room    a snapshot, JSON: name, now, claimTtlMs, members
  *                    (name, id, version, joinedAt, lastSeen, state,
  *                    detail, stateAt, typingAt), claims (action, target,
- *                    owner, at, expiresAt), events (the recent chat and
+ *                    owner, at, since, expiresAt: at is the claim or its
+ *                    last renewal, since the claim's own time — the
+ *                    claim's "since" when the room relayed one, else its
+ *                    first at), events (the recent chat and
  *                    room events, oldest first, bounded), web (clients,
  *                    maxClients, dropped), profiles and profilesOmitted
  *                    (the members' identities, last reflections and

@@ -376,12 +376,16 @@ char *spc_build_typing(const struct spc_who *w, int64_t now_ms)
 }
 
 char *spc_build_claim(const struct spc_who *w, const char *action, const char *target,
-                      int64_t now_ms)
+                      int64_t since_ms, int64_t now_ms)
 {
 	struct out o;
 	begin(&o, "claim", w);
 	o_str(&o, "action", action);
 	o_str(&o, "target", target);
+	if (since_ms > 0) {
+		char iso[TIME_ISO_LEN + 1];
+		o_str(&o, "since", time_format_iso(since_ms, iso));
+	}
 	return finish(&o, now_ms, true);
 }
 

@@ -164,8 +164,12 @@ char *spc_build_identity(const struct spc_who *w, const char *summary_json, int6
 char *spc_build_chat(const struct spc_who *w, const char *content, const char *thread_id,
                      int64_t chain, int64_t now_ms);
 char *spc_build_typing(const struct spc_who *w, int64_t now_ms);
+/* since_ms > 0: the claim renews one this agent has held since then, and
+ * carries "since" (ISO-8601 UTC) so that a room that lost it (a rejoin)
+ * can show its own time; our room keeps it within bounds, a TypeScript
+ * room drops it. since_ms <= 0 = a fresh claim, no "since". */
 char *spc_build_claim(const struct spc_who *w, const char *action, const char *target,
-                      int64_t now_ms);
+                      int64_t since_ms, int64_t now_ms);
 /* state: idle | thinking | acting | blocked. detail NULL = omitted. */
 char *spc_build_state(const struct spc_who *w, const char *state, const char *detail,
                       int64_t now_ms);

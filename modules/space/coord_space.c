@@ -12,6 +12,7 @@
 
 #include "adapters/space/client.h"
 #include "common/log.h"
+#include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord_impl.h"
 #include "modules/space/coord_space.h"
@@ -29,6 +30,9 @@ struct sc_entry {
 	coord_claim_fn cb; /* while settling: the claim's or the renewal's */
 	void *ud;
 	bool renewal;
+	/* When we first sent the claim we then won (epoch ms): what our
+	 * renewals tell the room as "since"; 0 until the first send. */
+	int64_t since_ms;
 };
 
 struct coord_space {
@@ -197,15 +201,20 @@ static void arm(struct coord_space *s)
 	uv_timer_start(&s->timer, on_timer, wait > 0 ? (uint64_t)wait : 0, 0);
 }
 
-/* Sends the claim (a new one or a renewal) and starts settling. */
+/* Sends the claim (a new one or a renewal) and starts settling. A renewal
+ * carries the time of the first claim, so that a room which lost it (we
+ * left and rejoined) records and shows the claim's own time. */
 static int send_claim(struct coord_space *s, struct sc_entry *e, int64_t ttl_ms, char *why,
                       size_t cap)
 {
 	struct ga_err err = {{0}};
-	if (space_link_claim(s->link, e->action, e->target, &err) < 0) {
+	int64_t sent_at = time_now_ms();
+	if (space_link_claim(s->link, e->action, e->target, e->since_ms, &err) < 0) {
 		err_fmt(why, cap, "space: %s", err.msg);
 		return -1;
 	}
+	if (!e->since_ms)
+		e->since_ms = sent_at;
 	int64_t now = coord_now_ms();
 	e->st = SC_SETTLING;
 	e->settle_end = now + s->settle_ms;

@@ -20,7 +20,9 @@
  *     failed action_result ("claim expired"), so the link stops renewing;
  *   - release sends the room an action_result: coord_release a success
  *     without a link, coord_release_result the outcome it is given;
- *   - renew re-sends the claim and settles the same way;
+ *   - renew re-sends the claim and settles the same way; it carries the
+ *     time we first sent the claim as "since" (space_link_claim), so a
+ *     room that lost the claim while we were away shows its own time;
  *   - at most SPACE_LINK_MAX_CLAIMS claims are held at once (the link's
  *     bound): beyond that UNAVAILABLE;
  *   - counts are kept in process (the room has no counter): a space backend

@@ -38,6 +38,7 @@ struct say {
 struct held {
 	char *action;
 	char *target;
+	int64_t since_ms; /* when first claimed (epoch ms): what renewals carry */
 };
 
 /* A peer's latest reflection; a workspace's latest state (link.h). */
@@ -414,7 +415,7 @@ static void on_say_timer(uv_timer_t *t)
 	for (size_t i = 0; i < s->nclaims; i++) {
 		struct ga_err err;
 		err_clear(&err);
-		if (space_link_claim(l, s->claims[i][0], s->claims[i][1], &err) != 0)
+		if (space_link_claim(l, s->claims[i][0], s->claims[i][1], 0, &err) != 0)
 			log_kv(LOG_LEVEL_INFO, LOG_COMP, "no claim with the chat", "action",
 			       s->claims[i][0], "target", s->claims[i][1], "error", err.msg);
 	}
@@ -558,12 +559,20 @@ static void held_remove(struct space_link *l, size_t i)
 		uv_timer_stop(&l->renew_timer);
 }
 
-static void send_claims(struct space_link *l)
+/* A held pair's claim; since_ms 0 = none (its first, fresh claim). */
+static void send_held(struct space_link *l, const struct held *h, int64_t since_ms)
 {
 	struct spc_who w = who(l);
+	spc_client_send(l->client,
+	                spc_build_claim(&w, h->action, h->target, since_ms, time_now_ms()));
+}
+
+/* Renewals, and the claims again after a reconnect: each says since when
+ * it is held. */
+static void send_claims(struct space_link *l)
+{
 	for (size_t i = 0; i < l->nclaims; i++)
-		spc_client_send(l->client, spc_build_claim(&w, l->claims[i].action,
-		                                           l->claims[i].target, time_now_ms()));
+		send_held(l, &l->claims[i], l->claims[i].since_ms);
 }
 
 static void on_renew(uv_timer_t *t)
@@ -580,7 +589,7 @@ static void arm_renew(struct space_link *l)
 		               l->cfg.claim_renew_ms);
 }
 
-int space_link_claim(struct space_link *l, const char *action, const char *target,
+int space_link_claim(struct space_link *l, const char *action, const char *target, int64_t since_ms,
                      struct ga_err *err)
 {
 	if (!l->joined || l->stopping)
@@ -593,12 +602,19 @@ int space_link_claim(struct space_link *l, const char *action, const char *targe
 		if (l->nclaims == SPACE_LINK_MAX_CLAIMS)
 			return err_set(err, "already holding %d claims; release one first",
 			               SPACE_LINK_MAX_CLAIMS);
-		l->claims[l->nclaims].action = xstrdup(action);
-		l->claims[l->nclaims].target = xstrdup(target);
-		l->nclaims++;
+		int64_t now = time_now_ms();
+		l->claims[l->nclaims] =
+		        (struct held){.action = xstrdup(action),
+		                      .target = xstrdup(target),
+		                      .since_ms = since_ms > 0 && since_ms < now ? since_ms : now};
+		const struct held *h = &l->claims[l->nclaims++];
+		send_held(l, h, since_ms > 0 ? h->since_ms : 0);
+	} else {
+		struct held *h = &l->claims[i];
+		if (since_ms > 0 && since_ms < h->since_ms)
+			h->since_ms = since_ms;
+		send_held(l, h, h->since_ms);
 	}
-	struct spc_who w = who(l);
-	spc_client_send(l->client, spc_build_claim(&w, action, target, time_now_ms()));
 	arm_renew(l);
 	return 0;
 }

@@ -294,8 +294,17 @@ const char *space_link_result_of(const struct space_link *l, const char *action,
 void space_link_set_state(struct space_link *l, enum space_agent_state s, const char *detail);
 
 /* -1 with err when not joined, action/target blank, or
- * SPACE_LINK_MAX_CLAIMS are held. Claiming what we already hold renews. */
-int space_link_claim(struct space_link *l, const char *action, const char *target,
+ * SPACE_LINK_MAX_CLAIMS are held. Claiming what we already hold renews.
+ * since_ms: when the caller first won this claim (epoch ms), for a claim
+ * that renews one it holds; 0 = none (a fresh claim, or the caller does
+ * not know). The link keeps, per held claim, the earliest of that and the
+ * time it first sent it, and every later claim of it — the renewals every
+ * claim-renew period and the claims again after a reconnect — carries it
+ * as "since" (spc_build_claim), so a room that lost the claim (it forgets
+ * a member's claims when it leaves) shows the claim's own time. The first
+ * claim of a pair the link does not hold carries since_ms when given,
+ * else nothing. */
+int space_link_claim(struct space_link *l, const char *action, const char *target, int64_t since_ms,
                      struct ga_err *err);
 /* Ends our claim (if held) and sends the action_result (when joined).
  * link / error may be NULL. -1 when not joined (the claim is dropped

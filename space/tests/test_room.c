@@ -303,6 +303,101 @@ static void test_claims(void **state)
 	assert_int_equal(space_room_claim_count(room), 0);
 }
 
+/* The optional "since" of a new claim (room.h SPACE_CLAIM_SINCE_MAX_AGE_MS):
+ * kept and relayed when it is an ISO-8601 time before now and at most 24 h
+ * old, also for a claim made again after its owner left and rejoined;
+ * ignored otherwise (no error, the claim's time is now, the broadcast has
+ * the usual shape). The TTL counts from the claim, whatever since says. */
+static void test_claim_since(void **state)
+{
+	join(0, "Alice", "a", T0);
+	join(1, "Bob", "b", T0);
+	clear();
+	/* T0 is 2025-01-04T14:13:20.000Z */
+	in(0,
+	   "{\"type\":\"claim\",\"action\":\"create_issue\",\"target\":\"o/r#1\",\"since\":"
+	   "\"2025-01-04T14:03:20.000Z\"}",
+	   T0 + 1000);
+	assert_string_equal(M(1, 0),
+	                    "{\"type\":\"claim\",\"name\":\"Alice\",\"id\":\"a\",\"action\":"
+	                    "\"create_issue\",\"target\":\"o/r#1\",\"since\":"
+	                    "\"2025-01-04T14:03:20.000Z\",\"timestamp\":"
+	                    "\"2025-01-04T14:13:21.000Z\"}");
+	/* a renewal is silent, whatever it says */
+	in(0,
+	   "{\"type\":\"claim\",\"action\":\"create_issue\",\"target\":\"o/r#1\",\"since\":"
+	   "\"2025-01-04T14:13:00.000Z\"}",
+	   T0 + 2000);
+	assert_int_equal(f[1].n, 1);
+	/* Alice leaves (the room forgets her claim) and rejoins; her claim
+	 * again, with its own time, is a new one and says since when */
+	space_room_conn_closed(room, f[0].c, T0 + 3000);
+	space_room_flush(room, T0 + 3000);
+	f[0].c = space_room_conn_new(room, &f[0]);
+	assert_int_equal(space_room_claim_count(room), 0);
+	join(0, "Alice", "a", T0 + 4000);
+	clear();
+	in(0,
+	   "{\"type\":\"claim\",\"action\":\"create_issue\",\"target\":\"o/r#1\",\"since\":"
+	   "\"2025-01-04T16:03:20+02:00\"}",
+	   T0 + 5000);
+	assert_string_equal(M(1, 0),
+	                    "{\"type\":\"claim\",\"name\":\"Alice\",\"id\":\"a\",\"action\":"
+	                    "\"create_issue\",\"target\":\"o/r#1\",\"since\":"
+	                    "\"2025-01-04T14:03:20.000Z\",\"timestamp\":"
+	                    "\"2025-01-04T14:13:25.000Z\"}");
+	assert_int_equal(space_room_claim_count(room), 1);
+	/* the TTL counts from the claim, not from since: still Alice's 59 s on */
+	in(1, "{\"type\":\"claim\",\"action\":\"create_issue\",\"target\":\"o/r#1\"}",
+	   T0 + 5000 + 59999);
+	expect(1, 1, "{\"type\":\"error\",\"message\":\"Claim conflict");
+
+	/* ignored: not a string, not ISO-8601, too old; taken as now: now and
+	 * any time ahead of it; each claim is new, none an error */
+	static const char *const bad[] = {
+	        "5",
+	        "null",
+	        "{\"t\":1}",
+	        "\"yesterday\"",
+	        "\"2025-01-04\"",
+	        "\"2025-01-04T14:13:9Z\"",
+	        "\"\"",
+	        "\"2025-01-04T14:15:00.001Z\"", /* now + 20.001 s */
+	        "\"2025-01-03T14:14:39.999Z\"", /* now - 24 h - 1 ms */
+	        "\"2025-01-04T14:14:40.000Z\"", /* now */
+	        "\"2025-01-04T14:14:40.001Z\"", /* now + 1 ms */
+	};
+	const int64_t now = T0 + 80000; /* 2025-01-04T14:14:40.000Z */
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char msg[256], want[256];
+		snprintf(msg, sizeof msg,
+		         "{\"type\":\"claim\",\"action\":\"fix\",\"target\":\"bug-%zu\",\"since\":%"
+		         "s}",
+		         i, bad[i]);
+		int before = f[1].n;
+		in(0, msg, now);
+		assert_int_equal(f[1].n, before + 1);
+		snprintf(want, sizeof want,
+		         "{\"type\":\"claim\",\"name\":\"Alice\",\"id\":\"a\",\"action\":\"fix\","
+		         "\"target\":\"bug-%zu\",\"timestamp\":\"2025-01-04T14:14:40.000Z\"}",
+		         i);
+		if (strcmp(M(1, before), want) != 0)
+			fail_msg("since %s: %s\nexpected: %s", bad[i], M(1, before), want);
+	}
+	/* the oldest kept: exactly 24 h */
+	in(0,
+	   "{\"type\":\"claim\",\"action\":\"fix\",\"target\":\"old\",\"since\":"
+	   "\"2025-01-03T14:14:40.000Z\"}",
+	   now);
+	assert_non_null(strstr(M(1, f[1].n - 1), ",\"since\":\"2025-01-03T14:14:40.000Z\","));
+	/* the log entries are the usual ones: since is not logged */
+	struct space_buf *h = space_store_history(store, 100);
+	const char *hist = space_buf_data(h);
+	assert_non_null(strstr(hist, "\"type\":\"claim\",\"content\":\"create_issue:o/r#1\"}"));
+	assert_null(strstr(hist, "since"));
+	space_buf_unref(h);
+}
+
 static void test_state_identity_reflection(void **state)
 {
 	join(0, "A", "a", T0);
@@ -545,6 +640,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_replacement_order, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_chat_rules, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_claims, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_claim_since, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_state_identity_reflection, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_disconnect_and_heartbeat, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_host_addressing, setup, teardown),

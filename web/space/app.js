@@ -49,7 +49,7 @@ function feedItem(m) {
   const li = el('li', '');
   li.dataset.type = m.type;
   if (m.name) li.dataset.name = m.name;
-  if (m.timestamp) li.title = m.timestamp;
+  if (m.timestamp || m.at) li.title = m.timestamp || m.at;
   if (m.type === 'chat') {
     li.className = 'chat ' + (m.name === 'host' ? 'host' : 'agent');
     const head = el('div', 'head');
@@ -71,7 +71,16 @@ function feedItem(m) {
   switch (m.type) {
   case 'join': text = `${m.name} joined${m.version ? ' (' + m.version + ')' : ''}`; break;
   case 'leave': text = `${m.name} left`; break;
-  case 'claim': text = `${m.name} claimed ${m.action} ${m.target}`; break;
+  case 'claim':
+    text = `${m.name} claimed ${m.action} ${m.target}`;
+    // "since": the owner held it before the room lost it (it left and
+    // rejoined): the claim's own time, not this line's
+    if (m.since && timeOf(m.since)) {
+      text += ` — held since ${timeOf(m.since)}, re-claimed after a rejoin`;
+      li.title = `held by ${m.name} since ${m.since}; the room had forgotten the claim ` +
+        '(its owner left and came back, or it lapsed) and was told when it was taken';
+    }
+    break;
   case 'action_result':
     text = `${m.name}: ${m.action} ${m.target} ${m.success ? 'succeeded' : 'failed'}` +
       (m.link ? ' — ' + m.link : '') + (m.error ? ' — ' + m.error : '');
@@ -322,7 +331,10 @@ function renderClaims() {
     const tr = el('tr');
     tr.dataset.owner = c.owner;
     const left = Math.max(0, Math.round((Date.parse(c.expiresAt) - now) / 1000));
-    tr.append(el('td', '', c.action), el('td', '', c.target), el('td', '', c.owner),
+    const since = el('td', 'muted', c.since ? `since ${timeOf(c.since)}` : '');
+    since.dataset.role = 'since';
+    if (c.since) since.title = c.since;
+    tr.append(el('td', '', c.action), el('td', '', c.target), el('td', '', c.owner), since,
       el('td', 'muted', `in ${left} s`));
     tb.append(tr);
   }

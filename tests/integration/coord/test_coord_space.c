@@ -9,7 +9,9 @@
  *   - a later claim by the other: HELD at once from the room's broadcast;
  *   - release by a non-owner sends nothing and changes nothing; by the
  *     owner an action_result, after which the other wins;
- *   - renew by the owner re-claims and settles; by a non-owner HELD;
+ *   - renew by the owner re-claims and settles; by a non-owner HELD; a
+ *     renewal says since when the claim is held (a fresh claim does not),
+ *     which the room relays when it had lost the claim;
  *   - coord_release_result: the room hears the outcome — a failure as
  *     success:false with the error and no link, a success as success:true
  *     with the link (§12.4); an oversized error is cut at a character
@@ -36,6 +38,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/coord/coord.h"
 #include "modules/space/coord_space.h"
@@ -415,7 +418,8 @@ static void test_adopts_link_claim(void **state)
 {
 	struct fx *f = *state;
 	struct ga_err err = {{0}};
-	assert_int_equal(space_link_claim(f->ada.link, "create_issue", "Login times out", &err), 0);
+	assert_int_equal(space_link_claim(f->ada.link, "create_issue", "Login times out", 0, &err),
+	                 0);
 	assert_true(observed(f, "claim", (struct want){"Ada", "target", "Login times out"}, 5000));
 	struct ct_ans r;
 	claim(f, &f->ada, "create_issue:Login times out", 60000, &r);
@@ -434,6 +438,55 @@ static void test_adopts_link_claim(void **state)
 	                    "https://github.com/acme/widgets/issues/9");
 	cJSON_Delete(m);
 	assert_false(space_link_holds(f->ada.link, "create_issue", "Login times out"));
+}
+
+/* A renewal tells the room since when the claim is held ("since"); a
+ * fresh claim does not. When the room lost the claim meanwhile (any
+ * member's action_result releases it, as a leave releases the leaver's),
+ * the renewal is a new claim there and the room relays that time: first
+ * from the link's memory, then — the link told to forget the claim — from
+ * the coord's. */
+static void test_renewal_says_since(void **state)
+{
+	struct fx *f = *state;
+	struct ct_ans r;
+	claim(f, &f->ada, "create_issue:since-1", 60000, &r);
+	assert_int_equal(r.r, COORD_WON);
+	struct want w = {"Ada", "target", "since-1"};
+	cJSON *m = th_expect(f->obs, "claim", pred_want, &w, 5000);
+	assert_non_null(m);
+	assert_null(cJSON_GetObjectItem(m, "since"));
+	int64_t first = 0;
+	assert_int_equal(time_parse_iso(json_string_or(m, "timestamp", ""), &first), 0);
+	cJSON_Delete(m);
+	for (int round = 0; round < 2; round++) {
+		if (round == 1)
+			space_link_forget(f->ada.link, "create_issue", "since-1");
+		th_send(f->obs, "{\"type\":\"action_result\",\"action\":\"create_issue\","
+		                "\"target\":\"since-1\",\"success\":false}");
+		assert_true(observed(f, "action_result", (struct want){"Obs", "target", "since-1"},
+		                     5000));
+		memset(&r, 0, sizeof r);
+		assert_int_equal(
+		        coord_renew(f->ada.coord, "create_issue:since-1", 60000, ct_claim_cb, &r),
+		        0);
+		assert_true(ct_wait(&f->loop, &r));
+		assert_int_equal(r.r, COORD_WON);
+		m = th_expect(f->obs, "claim", pred_want, &w, 5000);
+		assert_non_null(m);
+		int64_t since = 0, at = 0;
+		if (time_parse_iso(json_string_or(m, "since", ""), &since) < 0)
+			fail_msg("round %d: the renewal said no since: %s", round,
+			         cJSON_PrintUnformatted(m));
+		assert_int_equal(time_parse_iso(json_string_or(m, "timestamp", ""), &at), 0);
+		/* the first claim's time: sent just before the room stamped it */
+		if (since > first || first - since > 5000)
+			fail_msg("round %d: since %s, first claimed at %lld", round,
+			         json_string_or(m, "since", ""), (long long)first);
+		assert_true(at > since);
+		cJSON_Delete(m);
+	}
+	assert_true(space_link_holds(f->ada.link, "create_issue", "since-1"));
 }
 
 static void test_out_of_room_and_close(void **state)
@@ -518,6 +571,7 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_ttl_and_bounds, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_release_outcome, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_adopts_link_claim, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_renewal_says_since, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_out_of_room_and_close, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_alone_until_joined, setup, teardown),
 	};

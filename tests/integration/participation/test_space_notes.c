@@ -409,10 +409,11 @@ static void test_link_keeps_peers_notes(void **state)
 	assert_false(space_link_workspace_at(f->link, SPACE_LINK_MAX_WORKSPACES, &wv));
 
 	/* a peer's claim frame is reported; our own is not */
-	assert_int_equal(space_link_claim(f->link, "create_issue", "acme/widgets#Mine", &err), 0);
+	assert_int_equal(space_link_claim(f->link, "create_issue", "acme/widgets#Mine", 0, &err),
+	                 0);
 	assert_int_equal(
 	        spc_client_send(f->obs, spc_build_claim(&obs, "create_issue",
-	                                                "acme/widgets#Login times out", 0)),
+	                                                "acme/widgets#Login times out", 0, 0)),
 	        0);
 	int one = 1;
 	assert_true(run_until(f, c_claims, &one, TH_WAIT_MS));

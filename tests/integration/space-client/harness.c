@@ -173,6 +173,19 @@ char *th_room_log(const struct th_room *r)
 	return support_room_log(&r->sr);
 }
 
+cJSON *th_room_get_json(const struct th_room *r, const char *path)
+{
+	char req[512];
+	snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+	         path);
+	char *resp = NULL;
+	int status = ws_http("127.0.0.1", r->port, req, TH_WAIT_MS, &resp);
+	const char *body = resp ? strstr(resp, "\r\n\r\n") : NULL;
+	cJSON *j = status == 200 && body ? cJSON_Parse(body + 4) : NULL;
+	free(resp);
+	return j;
+}
+
 /* --- agents --------------------------------------------------------------------- */
 
 static void copy_file(const char *from, const char *to)

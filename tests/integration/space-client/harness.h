@@ -47,6 +47,9 @@ void th_room_host(struct th_room *r, const char *line);
 int th_room_stop(struct th_room *r, int sig);
 bool th_room_alive(struct th_room *r);
 char *th_room_log(const struct th_room *r); /* caller frees */
+/* GET path from the room's HTTP side (its web page's API): the body of a
+ * 200 answer parsed as JSON, or NULL (caller frees with cJSON_Delete). */
+cJSON *th_room_get_json(const struct th_room *r, const char *path);
 
 /* --- agents --------------------------------------------------------------------- */
 

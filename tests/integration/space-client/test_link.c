@@ -13,7 +13,8 @@
  *   - state; claims renewed past the room's TTL, released, lost on a
  *     conflict;
  *   - after the room is killed and restarted: pending chats dropped, state
- *     and claims announced again;
+ *     and claims announced again, the claims saying since when they are
+ *     held (a fresh claim says nothing of it);
  *   - stopping and freeing in every phase, also mid-connect.
  */
 #include <setjmp.h>
@@ -29,6 +30,7 @@
 
 #include "common/json.h"
 #include "common/log.h"
+#include "common/timeutil.h"
 #include "common/xalloc.h"
 #include "modules/space/link.h"
 #include "support_loop.h"
@@ -698,14 +700,14 @@ static void test_state_and_claims(void **state)
 	const struct spc_member *m = spc_roster_find_name(spc_client_roster(f->obs), "Ada");
 	assert_string_equal(m->state_detail, "fulfilling create_issue: o/r#1");
 
-	assert_int_equal(space_link_claim(f->link, "create_issue", "o/r#1", &err), 0);
+	assert_int_equal(space_link_claim(f->link, "create_issue", "o/r#1", 0, &err), 0);
 	must_see(f, (struct want){.type = "claim", .name = "Ada", .key = "target", .val = "o/r#1"});
 	assert_true(space_link_holds(f->link, "create_issue", "o/r#1"));
 	/* Renewed every 200 ms, the claim outlives the room's 1 s TTL: the
 	 * observer's claim, 1.5 s later, is a conflict. */
 	run_for(f, 1500);
 	size_t from = f->nseen;
-	obs_send(f, spc_build_claim(&obs, "create_issue", "o/r#1", 0));
+	obs_send(f, spc_build_claim(&obs, "create_issue", "o/r#1", 0, 0));
 	long e = must_see(f, (struct want){.type = "error", .from = from});
 	assert_non_null(strstr(json_string_or(f->seen[e], "message", ""), "Claim conflict"));
 	assert_non_null(strstr(json_string_or(f->seen[e], "message", ""), "Ada claimed first"));
@@ -718,7 +720,7 @@ static void test_state_and_claims(void **state)
 	long r = must_see(f, (struct want){.type = "action_result", .name = "Ada"});
 	assert_string_equal(json_string_or(f->seen[r], "link", ""), "https://example.invalid/1");
 	from = f->nseen;
-	obs_send(f, spc_build_claim(&obs, "create_issue", "o/r#1", 0));
+	obs_send(f, spc_build_claim(&obs, "create_issue", "o/r#1", 0, 0));
 	must_see(f, (struct want){.type = "claim", .name = "Obs", .from = from});
 
 	/* now ours is the late claim: the room says conflict, the link drops
@@ -726,7 +728,7 @@ static void test_state_and_claims(void **state)
 	 * broadcast on its own socket: wait for it.) */
 	assert_true(run_until(f, c_obs_holds, NULL, TH_WAIT_MS));
 	assert_string_equal(space_link_claim_holder(f->link, "create_issue", "o/r#1"), "Obs");
-	assert_int_equal(space_link_claim(f->link, "create_issue", "o/r#1", &err), 0);
+	assert_int_equal(space_link_claim(f->link, "create_issue", "o/r#1", 0, &err), 0);
 	int64_t end = th_now_ms() + TH_WAIT_MS;
 	while (f->nlost == 0 && th_now_ms() < end)
 		run_for(f, 20);
@@ -737,14 +739,14 @@ static void test_state_and_claims(void **state)
 	assert_false(space_link_holds(f->link, "create_issue", "o/r#1"));
 
 	/* refused claims */
-	assert_int_equal(space_link_claim(f->link, " ", "x", &err), -1);
+	assert_int_equal(space_link_claim(f->link, " ", "x", 0, &err), -1);
 	for (int i = 0; i < SPACE_LINK_MAX_CLAIMS; i++) {
 		char t[32];
 		snprintf(t, sizeof t, "t%d", i);
-		assert_int_equal(space_link_claim(f->link, "a", t, &err), 0);
+		assert_int_equal(space_link_claim(f->link, "a", t, 0, &err), 0);
 	}
-	assert_int_equal(space_link_claim(f->link, "a", "one more", &err), -1);
-	assert_int_equal(space_link_claim(f->link, "a", "t3", &err), 0); /* a renewal */
+	assert_int_equal(space_link_claim(f->link, "a", "one more", 0, &err), -1);
+	assert_int_equal(space_link_claim(f->link, "a", "t3", 0, &err), 0); /* a renewal */
 }
 
 static void test_reconnect_announces_again(void **state)
@@ -756,10 +758,15 @@ static void test_reconnect_announces_again(void **state)
 	start_all(f, NULL, &c);
 	struct ga_err err = {{0}};
 	space_link_set_state(f->link, SPACE_STATE_BLOCKED, "waiting for review");
-	assert_int_equal(space_link_claim(f->link, "review", "o/r#7", &err), 0);
+	assert_int_equal(space_link_claim(f->link, "review", "o/r#7", 0, &err), 0);
 	assert_int_equal(space_link_say(f->link, "almost done typing", NULL, -1, say_done, f, &err),
 	                 0);
-	must_see(f, (struct want){.type = "claim", .name = "Ada"});
+	long first = must_see(f, (struct want){.type = "claim", .name = "Ada"});
+	/* a fresh claim says nothing of since when */
+	assert_null(cJSON_GetObjectItem(f->seen[first], "since"));
+	int64_t claimed_at = 0;
+	assert_int_equal(
+	        time_parse_iso(json_string_or(f->seen[first], "timestamp", ""), &claimed_at), 0);
 
 	th_room_stop(&f->room, SIGKILL);
 	int one = 1;
@@ -810,6 +817,35 @@ static void test_reconnect_announces_again(void **state)
 		fail_msg("state and claim were not announced again after the reconnect");
 	}
 	assert_true(space_link_holds(f->link, "review", "o/r#7"));
+	/* The claim again is a new one to the restarted room; it said since
+	 * when Ada holds it, and the room's page lists it since then (the
+	 * page mirrors the broadcasts, so no observer can miss it). */
+	cJSON *room = NULL;
+	const cJSON *cl = NULL;
+	end = th_now_ms() + TH_WAIT_MS;
+	while (!cl && th_now_ms() < end) {
+		cJSON_Delete(room);
+		room = th_room_get_json(&f->room, "/api/room");
+		const cJSON *claims = cJSON_GetObjectItem(room, "claims");
+		for (int k = 0; !cl && k < cJSON_GetArraySize(claims); k++) {
+			const cJSON *each = cJSON_GetArrayItem(claims, k);
+			if (strcmp(json_string_or(each, "owner", ""), "Ada") == 0 &&
+			    strcmp(json_string_or(each, "target", ""), "o/r#7") == 0)
+				cl = each;
+		}
+		if (!cl)
+			run_for(f, 20);
+	}
+	assert_non_null(cl);
+	int64_t since = 0, at = 0;
+	assert_int_equal(time_parse_iso(json_string_or(cl, "since", ""), &since), 0);
+	assert_int_equal(time_parse_iso(json_string_or(cl, "at", ""), &at), 0);
+	/* sent before the room stamped the first claim, and close to it */
+	if (since > claimed_at || claimed_at - since > 5000)
+		fail_msg("since %s, first claimed at %lld", json_string_or(cl, "since", ""),
+		         (long long)claimed_at);
+	assert_true(at > since);
+	cJSON_Delete(room);
 }
 
 static void test_stop_and_free_in_every_phase(void **state)

@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/timeutil.h"
 #include "testutil.h"
 #include "tests/integration/space/harness.h"
 
@@ -1148,6 +1149,75 @@ static void w15_pulls(void **state)
 	space_pass(s);
 }
 
+/* The claim of api_room's "claims" on target, or NULL. */
+static const cJSON *claim_on(const cJSON *room, const char *target)
+{
+	const cJSON *c;
+	cJSON_ArrayForEach(c,
+	                   cJSON_GetObjectItem(room, "claims")) if (h_str(c, "target") &&
+	                                                            strcmp(h_str(c, "target"),
+	                                                                   target) == 0) return c;
+	return NULL;
+}
+
+/* A claim keeps its own time across its owner's leave and rejoin: the
+ * claim made again with "since" is broadcast with it and the page's claim
+ * says since then (its expiry counts from the new claim); a since in the
+ * future or that is no time is ignored — the claim's time is now and the
+ * broadcast has its usual shape. */
+static void w16_claim_since_after_rejoin(void **state)
+{
+	struct space *s = space_start(fast_env);
+	struct ws_client *a = h_join(s, "Ada", "a1");
+	struct ws_client *b = h_join(s, "Bob", "b1");
+	h_send(a, "{\"type\":\"claim\",\"action\":\"fix\",\"target\":\"bug-3\"}");
+	cJSON *m = h_expect_where(s, b, "claim", h_pred_name, "Ada");
+	h_assert_keys(m, "type,name,id,action,target,timestamp");
+	char first[TIME_ISO_LEN + 1];
+	snprintf(first, sizeof first, "%s", h_str(m, "timestamp"));
+	const cJSON *c = claim_on(api_room(s), "bug-3");
+	assert_non_null(c);
+	assert_string_equal(h_str(c, "since"), h_str(c, "at"));
+
+	/* Ada drops out: the room forgets her claim */
+	h_close(s, a);
+	h_expect_where(s, b, "leave", h_pred_name, "Ada");
+	assert_null(claim_on(api_room(s), "bug-3"));
+	/* she is back and claims it again, saying since when she holds it */
+	a = h_join(s, "Ada", "a1");
+	h_send(a, "{\"type\":\"claim\",\"action\":\"fix\",\"target\":\"bug-3\",\"since\":\"%s\"}",
+	       first);
+	m = h_expect_where(s, b, "claim", h_pred_name, "Ada");
+	h_assert_keys(m, "type,name,id,action,target,since,timestamp");
+	assert_string_equal(h_str(m, "since"), first);
+	assert_string_not_equal(h_str(m, "timestamp"), first);
+	c = claim_on(api_room(s), "bug-3");
+	assert_non_null(c);
+	assert_string_equal(h_str(c, "since"), first);
+	assert_string_equal(h_str(c, "at"), h_str(m, "timestamp")); /* expiry from the claim */
+	int64_t at = 0, exp = 0;
+	assert_int_equal(time_parse_iso(h_str(c, "at"), &at), 0);
+	assert_int_equal(time_parse_iso(h_str(c, "expiresAt"), &exp), 0);
+	assert_int_equal(exp - at, 60000);
+
+	/* a since to come, no time, not a string: ignored (no error) */
+	static const char *const bad[] = {"\"2999-01-01T00:00:00.000Z\"", "\"soon\"", "17"};
+	for (int i = 0; i < 3; i++) {
+		char target[16];
+		snprintf(target, sizeof target, "bug-%d", 10 + i);
+		h_send(a, "{\"type\":\"claim\",\"action\":\"fix\",\"target\":\"%s\",\"since\":%s}",
+		       target, bad[i]);
+		m = h_expect_where(s, b, "claim", h_pred_name, "Ada");
+		assert_string_equal(h_str(m, "target"), target);
+		h_assert_keys(m, "type,name,id,action,target,timestamp");
+		c = claim_on(api_room(s), target);
+		assert_non_null(c);
+		assert_string_equal(h_str(c, "since"), h_str(c, "at"));
+	}
+	h_expect_none(s, a, "error", 100);
+	space_pass(s);
+}
+
 #define T(f) cmocka_unit_test_teardown(f, space_teardown)
 
 int main(void)
@@ -1169,6 +1239,7 @@ int main(void)
 	        T(w13_reflection_workspace_bounds),
 	        T(w14_profiles_budget),
 	        T(w15_pulls),
+	        T(w16_claim_since_after_rejoin),
 	};
 	return cmocka_run_group_tests_name("agent-space web page", tests, NULL, NULL);
 }

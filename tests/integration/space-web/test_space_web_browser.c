@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "cdp.h"
+#include "common/timeutil.h"
 #include "testutil.h"
 #include "tests/integration/space/harness.h"
 
@@ -284,12 +285,82 @@ static void test_room_live(void **state)
 	space_pass(s);
 }
 
+#define CLAIM_ROW(owner) "document.querySelector('#claims tbody tr[data-owner=\"" owner "\"]')"
+/* The page's time of day for an ISO time, as app.js writes it. */
+#define PAGE_TIME(iso_js) "new Date(Date.parse(" iso_js ")).toLocaleTimeString()"
+
+/* A claim shows its own time: after its owner drops out (the room forgets
+ * its claims) and rejoins, the claim made again with "since" is listed
+ * since then, not since the rejoin, and its feed line says it is held since
+ * then. Every join line of the feed shows a time like the other lines. */
+static void test_claim_own_time(void **state)
+{
+	const char *const env[] = {"SPACE_CHAT_INTERVAL_MS=0", NULL};
+	struct space *s = space_start(env);
+	struct ws_client *ada = h_join(s, "Ada", "ada-1");
+	struct ws_client *bob = h_join(s, "Bob", "bob-1");
+	open_room(s);
+	cdp_wait_true(&B, "!!" MEMBER("Ada") " && !!" MEMBER("Bob"), 10000);
+	/* the join lines (from the snapshot, and one live) carry their time */
+	struct ws_client *cy = h_join(s, "Cy", "cy-1");
+	cdp_wait_true(&B, "!!" MEMBER("Cy"), 10000);
+	cdp_wait_true(
+	        &B,
+	        "(() => { const j = [...document.querySelectorAll('#chat li.event.join')]; "
+	        "return j.length === 3 && j.every(l => l.title && l.textContent === " PAGE_TIME(
+	                "l.title") " + ' · ' + l.dataset.name + ' joined (1.0.0)'); })()",
+	        10000);
+	h_close(s, cy);
+
+	/* a fresh claim: held since its own time, the time it was made */
+	h_send(ada, "{\"type\":\"claim\",\"action\":\"review\",\"target\":\"PR 12\"}");
+	cJSON *m = h_expect_where(s, bob, "claim", h_pred_name, "Ada");
+	char made[TIME_ISO_LEN + 8];
+	snprintf(made, sizeof made, "'%s'", h_str(m, "timestamp"));
+	cdp_wait_true(&B, "!!" CLAIM_ROW("Ada"), 10000);
+	char js[1024];
+	snprintf(js, sizeof js,
+	         CLAIM_ROW("Ada") ".querySelector('[data-role=since]').textContent === 'since ' + "
+	                          "new Date(Date.parse(%s)).toLocaleTimeString()",
+	         made);
+	assert_true(cdp_eval_true(&B, js));
+
+	/* Ada drops out: the room forgets her claim */
+	h_close(s, ada);
+	cdp_wait_true(&B, "!" MEMBER("Ada") " && !" CLAIM_ROW("Ada"), 10000);
+	/* she rejoins and claims it again, held since ten minutes ago */
+	ada = h_join(s, "Ada", "ada-1");
+	char since[TIME_ISO_LEN + 1];
+	time_format_iso(time_now_ms() - 10 * 60000, since);
+	h_send(ada,
+	       "{\"type\":\"claim\",\"action\":\"review\",\"target\":\"PR 12\",\"since\":\"%s\"}",
+	       since);
+	snprintf(js, sizeof js,
+	         "!!" CLAIM_ROW("Ada") " && " CLAIM_ROW(
+	                 "Ada") ".querySelector('[data-role=since]').textContent === 'since ' + "
+	                        "new Date(Date.parse('%s')).toLocaleTimeString() && "
+	                        "[...document.querySelectorAll('#chat li.event.claim')].some(l => "
+	                        "l.textContent.endsWith('Ada claimed review PR 12 — held since ' + "
+	                        "new Date(Date.parse('%s')).toLocaleTimeString() + ', re-claimed "
+	                        "after a rejoin'))",
+	         since, since);
+	cdp_wait_true(&B, js, 10000);
+	/* the first claim's line says nothing of the kind */
+	assert_true(cdp_eval_true(
+	        &B, "[...document.querySelectorAll('#chat li.event.claim')].filter(l => "
+	            "l.textContent.includes('held since')).length === 1"));
+	cdp_wait_true(&B, "!!" MEMBER("Ada"), 10000); /* the member list, for the picture */
+	cdp_screenshot(&B, artifacts, "space-claim-since.png");
+	space_pass(s);
+}
+
 int main(void)
 {
 	space_test_filter_from_env();
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test(test_browser_present),
 	        cmocka_unit_test_teardown(test_room_live, space_teardown),
+	        cmocka_unit_test_teardown(test_claim_own_time, space_teardown),
 	};
 	return cmocka_run_group_tests_name("agent-space page in chromium", tests, setup, teardown);
 }

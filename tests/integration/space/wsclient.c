@@ -543,3 +543,68 @@ void ws_free_reset(struct ws_client *c)
 	setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
 	ws_free(c);
 }
+
+/* ---- plain HTTP ------------------------------------------------------- */
+
+int ws_http(const char *host, int port, const char *request, int timeout_ms, char **response)
+{
+	if (response)
+		*response = NULL;
+	int fd = ws_tcp_connect(host, port, 0, timeout_ms);
+	if (fd < 0)
+		return 0;
+	struct ws_client tmp;
+	memset(&tmp, 0, sizeof tmp);
+	tmp.fd = fd;
+	if (ws_send_raw(&tmp, request, strlen(request)) < 0 && tmp.rlen == 0) {
+		close(fd);
+		free(tmp.rbuf);
+		return 0;
+	}
+	/* Read until EOF or the announced body length arrived. */
+	size_t cap = 65536, n = 0;
+	char *buf = ws_xrealloc(NULL, cap);
+	if (tmp.rlen) {
+		if (tmp.rlen >= cap)
+			abort();
+		memcpy(buf, tmp.rbuf, tmp.rlen);
+		n = tmp.rlen;
+	}
+	free(tmp.rbuf);
+	int64_t deadline = ws_now_ms() + timeout_ms;
+	for (;;) {
+		buf[n] = '\0';
+		char *hend = strstr(buf, "\r\n\r\n");
+		if (hend) {
+			const char *cl = strcasestr(buf, "\r\ncontent-length:");
+			if (cl && cl < hend) {
+				size_t want = strtoul(cl + 17, NULL, 10);
+				if (n >= (size_t)(hend + 4 - buf) + want)
+					break;
+			}
+		}
+		int64_t left = deadline - ws_now_ms();
+		if (left <= 0)
+			break;
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, (int)left) <= 0)
+			break;
+		if (cap - n < 4096) {
+			cap *= 2;
+			buf = ws_xrealloc(buf, cap);
+		}
+		ssize_t r = read(fd, buf + n, cap - n - 1);
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = '\0';
+	close(fd);
+	int status = 0;
+	sscanf(buf, "HTTP/1.%*d %d", &status);
+	if (response)
+		*response = buf;
+	else
+		free(buf);
+	return status;
+}

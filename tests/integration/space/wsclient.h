@@ -130,4 +130,11 @@ int ws_wait_close(struct ws_client *c, int timeout_ms);
 /* Monotonic milliseconds. */
 int64_t ws_now_ms(void);
 
+/* One plain HTTP exchange on a fresh connection to host:port: sends
+ * request as given, reads the answer until EOF or its Content-Length, at
+ * most timeout_ms. Returns the status (0 when none came); *response (when
+ * given) is the whole answer, head and body, NUL-terminated (caller frees;
+ * NULL when no connection was made). */
+int ws_http(const char *host, int port, const char *request, int timeout_ms, char **response);
+
 #endif

@@ -287,7 +287,7 @@ static void test_nul_outside_content(void **state)
 	char *out = spc_build_chat(&w, "re", m.thread_id->valuestring, -1, 0);
 	assert_non_null(strstr(out, "\"threadId\":\"t\\u0000\""));
 	free(out);
-	out = spc_build_claim(&w, "a\xFF", "t", 0);
+	out = spc_build_claim(&w, "a\xFF", "t", 0, 0);
 	assert_non_null(strstr(out, "\"action\":\"a\\u0000\""));
 	free(out);
 
@@ -370,9 +370,16 @@ static void test_build_messages(void **state)
 	assert_string_equal(s, "{\"type\":\"typing\",\"name\":\"Ada\",\"id\":\"ada-1\","
 	                       "\"timestamp\":\"2025-05-14T09:03:27.000Z\"}");
 	free(s);
-	s = spc_build_claim(&w, "create_issue", "acme/widgets#Add", t);
+	s = spc_build_claim(&w, "create_issue", "acme/widgets#Add", 0, t);
 	assert_string_equal(s, "{\"type\":\"claim\",\"name\":\"Ada\",\"id\":\"ada-1\",\"action\":"
 	                       "\"create_issue\",\"target\":\"acme/widgets#Add\",\"timestamp\":"
+	                       "\"2025-05-14T09:03:27.000Z\"}");
+	free(s);
+	/* a renewal says since when it is held */
+	s = spc_build_claim(&w, "create_issue", "acme/widgets#Add", t - 61000, t);
+	assert_string_equal(s, "{\"type\":\"claim\",\"name\":\"Ada\",\"id\":\"ada-1\",\"action\":"
+	                       "\"create_issue\",\"target\":\"acme/widgets#Add\",\"since\":"
+	                       "\"2025-05-14T09:02:26.000Z\",\"timestamp\":"
 	                       "\"2025-05-14T09:03:27.000Z\"}");
 	free(s);
 	s = spc_build_state(&w, "acting", "fulfilling x", t);
