@@ -1020,7 +1020,11 @@ static void tokenize(struct tokenizer *z, const char *t, size_t n)
 			continue;
 		} else {
 			flush_word(z);
-			if (cp == ',')
+			/* what sets a name apart as the one addressed: "Ben, can",
+			 * "Ben: can", "Ben — can" (a dash standing apart, not the
+			 * one inside "sign-in"; typographic dashes arrive as '-') */
+			if (cp == ',' || cp == ':' || cp == ';' ||
+			    (cp == '-' && (i == 0 || t[i - 1] == ' ')))
 				z->comma = true;
 		}
 		i += (size_t)len;

@@ -473,6 +473,21 @@ static void test_opener_repeating_the_host(void **state)
 			   &ctx, &d);
 	assert_int_equal(d.verdict, VALIDATOR_ACCEPT);
 	validator_decision_clear(&d);
+	/* the name the opener addresses, set apart by a dash, gives nobody
+	 * a task: the rest repeats Ben's message */
+	echo_window_push(w, "Ben", true,
+			 "Great point, Cal \xe2\x80\x94 Can someone draft up a proposal for the cache "
+			 "eviction policy in acme/widgets (round 7).");
+	const char *three[] = {"Eve", "Cal", "Ben"};
+	ctx.members = three;
+	ctx.n_members = 3;
+	validator_validate("Great point, Ben \xe2\x80\x94 \xe2\x80\x94 Can someone draft up a "
+			   "proposal for the cache eviction policy in acme/widgets (round 7).",
+			   &ctx, &d);
+	assert_int_equal(d.verdict, VALIDATOR_REJECT);
+	assert_string_equal(d.rule, "echo_opener");
+	assert_false(d.echo.new_owner);
+	validator_decision_clear(&d);
 	echo_window_free(w);
 }
 
