@@ -86,6 +86,12 @@ static int room_state(void *ud, const cJSON *state)
 	return s->ctx.room_workspace_state ? s->ctx.room_workspace_state(s->ctx.ud, state) : -1;
 }
 
+static size_t room_agents(void *ud, const char **out, size_t cap)
+{
+	struct svc_ws *s = ud;
+	return s->ctx.room_logins ? s->ctx.room_logins(s->ctx.ud, out, cap) : 0;
+}
+
 static void notify(void *ud, const char *text)
 {
 	struct svc_ws *s = ud;
@@ -262,6 +268,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                       .poke = poke,
 	                       .room_say = room_say,
 	                       .review = review,
+	                       .room_agents = room_agents,
 	                       .review_timeout_ms = review_timeout,
 	                       .max_revisions = revisions == 0 ? -1 : (int)revisions,
 	                       .ud = s};
