@@ -269,6 +269,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                       .room_say = room_say,
 	                       .review = review,
 	                       .room_agents = room_agents,
+	                       .owner_login = ctx->cfg->owner_github,
 	                       .review_timeout_ms = review_timeout,
 	                       .max_revisions = revisions == 0 ? -1 : (int)revisions,
 	                       .ud = s};

@@ -115,6 +115,7 @@ struct wsp {
 	struct wsp_config c;
 	char *login, *agent_name, *api_url, *token, *work_root, *prefix, *template_repo,
 	        *default_org;
+	char owner_login[PLAN_LOGIN_MAX]; /* "" unknown */
 	struct wsp_anchor *anchor;
 	struct wsp_watchlist watch;
 	struct wsp_plan *plans[WSP_MAX_PLANS];

@@ -3,8 +3,9 @@
  * (wsp_int.h wsp_workspace_agents), the candidates for every review: us,
  * the authors of the plans' markers (this repository's plans only), and
  * the agents of the room that said their GitHub login — an idle agent
- * without a marker included. No I/O: the engine is a bare struct with its
- * plans and the room's callback.
+ * without a marker included. And who the status names as the one to act
+ * on a pull request left to the owner (the owner's login when known). No
+ * I/O: the engine is a bare struct with its plans and the room's callback.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "common/json.h"
 #include "modules/workspace/policy.h"
 #include "modules/workspace/wsp_int.h"
 
@@ -148,9 +150,34 @@ static void test_room_order_and_bound(void **state)
 	engine_free(w2);
 }
 
+/* pulls[].next: "" in the verdict is the owner — its login when
+ * OWNER_GITHUB_USERNAME is set, else "owner"; an agent's login as is. */
+static void test_next_names_the_owner(void **state)
+{
+	(void)state;
+	struct wsp *w = engine(NULL);
+	w->npulls = 2;
+	snprintf(w->pulls[0].next, sizeof w->pulls[0].next, "%s", "");
+	w->pulls[0].state = WSP_PR_OWNER;
+	snprintf(w->pulls[1].next, sizeof w->pulls[1].next, "%s", "bob-bot");
+	w->pulls[1].state = WSP_PR_AWAITING_REVIEW;
+	cJSON *a = wsp_pulls_json(w);
+	assert_string_equal(json_string_or(cJSON_GetArrayItem(a, 0), "next", ""), "owner");
+	assert_string_equal(json_string_or(cJSON_GetArrayItem(a, 1), "next", ""), "bob-bot");
+	cJSON_Delete(a);
+	snprintf(w->owner_login, sizeof w->owner_login, "%s", "olive");
+	a = wsp_pulls_json(w);
+	assert_string_equal(json_string_or(cJSON_GetArrayItem(a, 0), "next", ""), "olive");
+	assert_string_equal(json_string_or(cJSON_GetArrayItem(a, 0), "state", ""), "owner");
+	assert_string_equal(json_string_or(cJSON_GetArrayItem(a, 1), "next", ""), "bob-bot");
+	cJSON_Delete(a);
+	engine_free(w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	        cmocka_unit_test(test_next_names_the_owner),
 	        cmocka_unit_test(test_idle_room_agent),
 	        cmocka_unit_test(test_room_order_and_bound),
 	};
