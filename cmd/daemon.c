@@ -882,6 +882,13 @@ static bool svc_peer_done(void *ud, const char *action, const char *target, char
 	return r && r->peer_done(svc, action, target, who, who_cap, link, link_cap);
 }
 
+static size_t svc_room_logins(void *ud, const char **out, size_t cap)
+{
+	void *svc;
+	const struct ga_room *r = room(ud, &svc);
+	return r ? r->peer_logins(svc, out, cap) : 0;
+}
+
 static const char *svc_env(void *ud, const char *name)
 {
 	struct daemon *d = ud;
@@ -990,6 +997,7 @@ static void start_services(struct daemon *d)
 	                         .room_identity = svc_room_identity,
 	                         .commitment_abandoned = svc_commitment_abandoned,
 	                         .peer_done = svc_peer_done,
+	                         .room_logins = svc_room_logins,
 	                         .notify_owner = svc_notify,
 	                         .fatal = svc_fatal,
 	                         .ud = d};

@@ -143,6 +143,10 @@ struct ga_svc_ctx {
 	 * (space_runtime_peer_done). May be NULL. */
 	bool (*peer_done)(void *ud, const char *action, const char *target, char *who,
 	                  size_t who_cap, char *link, size_t link_cap);
+	/* The GitHub logins the room's other agents said in their identities
+	 * (space_runtime_peer_logins): into out, borrowed until the next call
+	 * into the room; how many. 0 when not in a room. May be NULL. */
+	size_t (*room_logins)(void *ud, const char **out, size_t cap);
 	/* SELF.md changed on disk (a reflection rewrote it): the daemon reads
 	 * it again — identity, the gate's Social Mechanics, the owner's prompt.
 	 * The room's identity is not re-sent here (room_identity does that). */
@@ -177,6 +181,8 @@ struct ga_room {
 	/* Another member reported action+target done (space_runtime_peer_done). */
 	bool (*peer_done)(void *svc, const char *action, const char *target, char *who,
 	                  size_t who_cap, char *link, size_t link_cap);
+	/* The other agents' GitHub logins (space_runtime_peer_logins). */
+	size_t (*peer_logins)(void *svc, const char **out, size_t cap);
 	/* What the agent is doing, for the others in the room. */
 	void (*set_busy)(void *svc, bool busy, const char *detail);
 	/* The room's claims backend, NULL when none (REDIS_URL, not joined). */

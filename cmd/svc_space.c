@@ -14,7 +14,8 @@
  *
  * What others ask of the room goes through svc_space_room (struct ga_room):
  * the target for pipeline_say, reflections, the plans' workspace_state, the
- * identity again, abandoned commitments, the busy state, the claims backend
+ * identity again (with our GitHub login when GitHub is in use), abandoned
+ * commitments, the peers' GitHub logins, the busy state, the claims backend
  * and a description (the status file's "space").
  */
 #include <stdlib.h>
@@ -55,6 +56,10 @@ static void space_run(void *ud, struct sched_job *job)
 	                                  .self = c->self,
 	                                  .version = c->version,
 	                                  .social_only = c->social_only,
+	                                  /* the shared client exists only when
+	                                   * GitHub is configured and in use */
+	                                  .github_login =
+	                                          c->github ? c->cfg->github_username : NULL,
 	                                  .pipeline = c->pipeline,
 	                                  .outbound = c->outbound,
 	                                  /* the participation engine: only with a model */
@@ -201,6 +206,12 @@ static bool room_peer_done(void *svc, const char *action, const char *target, ch
 	       space_runtime_peer_done(s->rt, action, target, who, who_cap, link, link_cap);
 }
 
+static size_t room_peer_logins(void *svc, const char **out, size_t cap)
+{
+	struct svc_space *s = svc;
+	return space_runtime_peer_logins(s->rt, out, cap);
+}
+
 static void room_busy(void *svc, bool busy, const char *detail)
 {
 	struct svc_space *s = svc;
@@ -233,6 +244,7 @@ static const struct ga_room svc_space_room = {
         .identity = room_identity,
         .commitment_abandoned = room_abandoned,
         .peer_done = room_peer_done,
+        .peer_logins = room_peer_logins,
         .set_busy = room_busy,
         .coord = room_coord,
         .describe = room_describe,

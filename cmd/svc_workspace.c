@@ -88,6 +88,12 @@ static int room_state(void *ud, const cJSON *state)
 	return s->ctx.room_workspace_state ? s->ctx.room_workspace_state(s->ctx.ud, state) : -1;
 }
 
+static size_t room_agents(void *ud, const char **out, size_t cap)
+{
+	struct svc_ws *s = ud;
+	return s->ctx.room_logins ? s->ctx.room_logins(s->ctx.ud, out, cap) : 0;
+}
+
 static void notify(void *ud, const char *text)
 {
 	struct svc_ws *s = ud;
@@ -276,6 +282,8 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                       .room_say = room_say,
 	                       .thread_say = thread_say,
 	                       .review = review,
+	                       .room_agents = room_agents,
+	                       .owner_login = ctx->cfg->owner_github,
 	                       .review_timeout_ms = review_timeout,
 	                       .max_revisions = revisions == 0 ? -1 : (int)revisions,
 	                       .ud = s};

@@ -63,6 +63,7 @@ static const struct config_var VARS[] = {
 	{"AGENT_GITHUB_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
 	{"AGENT_GITHUB_TOKEN", VAR_CUSTOM, 0, 0, 0, 0},
 	{"GITHUB_API_URL", VAR_CUSTOM, 0, 0, 0, 0},
+	{"OWNER_GITHUB_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
 	{"SPACE_URL", VAR_CUSTOM, 0, 0, 0, 0},
 	{"MAX_ACL", VAR_CUSTOM, 0, 0, 0, 0},
 	{"DASHBOARD_ADDR", VAR_CUSTOM, 0, 0, 0, 0},
@@ -473,6 +474,7 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 
 	cfg->github_username = get(env, "AGENT_GITHUB_USERNAME");
 	cfg->github_token = get(env, "AGENT_GITHUB_TOKEN");
+	cfg->owner_github = get(env, "OWNER_GITHUB_USERNAME");
 	cfg->github_api_url =
 		get_url(env, "GITHUB_API_URL", CONFIG_DEFAULT_GITHUB_API_URL, HTTP_SCHEMES, p);
 
@@ -615,6 +617,7 @@ void config_free(struct ga_config *cfg)
 			 &cfg->llm_model,     &cfg->owner_handle,   &cfg->owner_did,
 			 &cfg->bsky_username, &cfg->bsky_password,  &cfg->bluesky_service,
 			 &cfg->github_username, &cfg->github_token, &cfg->github_api_url,
+			 &cfg->owner_github,
 			 &cfg->space_url,     &cfg->dashboard_addr, &cfg->redis_url,
 			 &cfg->space.localhost_url, &cfg->space.mdns_name, &cfg->dashboard_token};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {

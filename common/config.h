@@ -113,6 +113,7 @@ struct ga_config {
 	char *github_username; /* AGENT_GITHUB_USERNAME */
 	char *github_token;    /* AGENT_GITHUB_TOKEN */
 	char *github_api_url;  /* GITHUB_API_URL */
+	char *owner_github;    /* OWNER_GITHUB_USERNAME: the owner's login, NULL unknown */
 	/* GA_GITHUB_SPACING_MS / GA_GITHUB_WRITE_SPACING_MS (0..60000; -1 = the
 	 * adapter's 1 s between requests, 5 s between writes): for tests against
 	 * a fake, never needed against GitHub */

@@ -50,13 +50,19 @@ static void member_set_identity(struct spc_member *m, const cJSON *summary)
 {
 	free(m->identity_json);
 	m->identity_json = NULL;
+	m->github_login[0] = '\0';
 	if (!summary)
 		return;
 	char *j = json_print(summary);
-	if (strlen(j) <= SPC_IDENTITY_MAX_BYTES)
-		m->identity_json = j;
-	else
+	if (strlen(j) > SPC_IDENTITY_MAX_BYTES) {
 		free(j);
+		return;
+	}
+	m->identity_json = j;
+	const char *login =
+	        cJSON_IsObject(summary) ? json_string_or(summary, "githubLogin", "") : "";
+	if (strlen(login) <= SPC_LOGIN_MAX_BYTES)
+		memcpy(m->github_login, login, strlen(login) + 1);
 }
 
 static int64_t iso_ms(const cJSON *o, const char *k)

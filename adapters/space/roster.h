@@ -28,7 +28,9 @@
  *     in r->dropped_members;
  *   SPC_MAX_MEMBER_CAPS capabilities of at most SPC_CAP_MAX_BYTES each —
  *     the rest are ignored;
- *   an identity summary above SPC_IDENTITY_MAX_BYTES is not kept;
+ *   an identity summary above SPC_IDENTITY_MAX_BYTES is not kept; its
+ *     "githubLogin" (a string of 1..SPC_LOGIN_MAX_BYTES bytes, else none)
+ *     is kept beside it, so nobody parses the summary again to ask;
  *   SPC_SEEN_CHATS chat digests of SPC_SEEN_DIGEST_BYTES each (16 KiB) —
  *     the oldest is dropped;
  *   SPC_MAX_CLAIMS claims — the oldest is dropped; claims expire after
@@ -52,6 +54,7 @@
 #define SPC_MAX_MEMBER_CAPS    32
 #define SPC_CAP_MAX_BYTES      100
 #define SPC_IDENTITY_MAX_BYTES (16 * 1024)
+#define SPC_LOGIN_MAX_BYTES    39 /* GitHub's longest login */
 #define SPC_SEEN_CHATS         1024
 #define SPC_SEEN_DIGEST_BYTES  16
 #define SPC_MAX_CLAIMS         256
@@ -64,8 +67,10 @@ struct spc_member {
 	char *version;
 	char *caps[SPC_MAX_MEMBER_CAPS];
 	size_t ncaps;
-	bool has_caps;                      /* the member sent a capability list (maybe empty) */
-	char *identity_json;                /* compact JSON of its summary, or NULL */
+	bool has_caps;       /* the member sent a capability list (maybe empty) */
+	char *identity_json; /* compact JSON of its summary, or NULL */
+	/* the summary's githubLogin, "" when none */
+	char github_login[SPC_LOGIN_MAX_BYTES + 1];
 	int64_t joined_at_ms, last_seen_ms; /* server clock, 0 when unknown */
 	int64_t typing_until_ms;            /* local clock; 0 = not typing */
 	char state[12];                     /* idle|thinking|acting|blocked, "" = unknown */

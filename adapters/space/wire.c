@@ -311,6 +311,8 @@ char *spc_identity_json(const struct spc_identity *id)
 	o_str(&o, "recentWork", id->recent_work ? id->recent_work : "No recent completed work");
 	if (id->soul_essence && *id->soul_essence)
 		o_str(&o, "soulEssence", id->soul_essence);
+	if (id->github_login && *id->github_login)
+		o_str(&o, "githubLogin", id->github_login);
 	return finish(&o, 0, false);
 }
 
@@ -327,6 +329,7 @@ void spc_identity_free(struct spc_identity *id)
 	free(id->voice);
 	free(id->recent_work);
 	free(id->soul_essence);
+	free(id->github_login);
 	memset(id, 0, sizeof *id);
 }
 

@@ -131,7 +131,9 @@ size_t spc_js_length(const char *s, size_t len);
 size_t spc_js_prefix(const char *s, size_t len, size_t max_units);
 
 /* The identity summary (§2.2 IdentitySummary). Strings owned; free with
- * spc_identity_free. soul_essence NULL = omitted. */
+ * spc_identity_free. soul_essence NULL = omitted. github_login: the
+ * agent's GitHub login, an extra key ("githubLogin") the room relays
+ * verbatim and peers that do not know it ignore; NULL = omitted. */
 struct spc_identity {
 	char *core_values[SPC_IDENTITY_MAX_ITEMS];
 	size_t n_core_values;
@@ -142,10 +144,11 @@ struct spc_identity {
 	size_t n_expertise;
 	char *recent_work;
 	char *soul_essence;
+	char *github_login;
 };
 void spc_identity_free(struct spc_identity *id);
 /* {"coreValues":[...],"currentInterests":[...],"voice":...,"expertise":[...],
- * "recentWork":...,"soulEssence"?} — caller frees. */
+ * "recentWork":...,"soulEssence"?,"githubLogin"?} — caller frees. */
 char *spc_identity_json(const struct spc_identity *id);
 
 /* Who is speaking: the registered name and id (the server overrides them,

@@ -17,6 +17,7 @@
  *   recentWork       given by the caller (at most 100 bytes), else
  *                    "No recent completed work";
  *   soulEssence      the first three sentences of SOUL.md.
+ * The runtime adds "githubLogin" when GitHub is in use (runtime.h).
  * List items are cut to SPACE_IDENTITY_ITEM_MAX bytes so the summary stays
  * small (the room repeats it in every presence).
  *

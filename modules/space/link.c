@@ -1282,3 +1282,19 @@ bool space_link_member_has_cap(const struct space_link *l, const char *name, con
 	const struct spc_member *m = spc_roster_find_name(spc_client_roster(l->client), name);
 	return m && spc_member_has_cap(m, cap);
 }
+
+size_t space_link_peer_logins(const struct space_link *l, const char **out, size_t cap)
+{
+	if (!l->client)
+		return 0;
+	const struct spc_roster *r = spc_client_roster(l->client);
+	size_t n = 0;
+	for (size_t i = 0; i < r->nmembers && n < cap; i++) {
+		const struct spc_member *m = &r->members[i];
+		if (!m->github_login[0] || strcmp(m->id, l->id) == 0 ||
+		    (m->has_caps && !spc_member_has_cap(m, "github")))
+			continue;
+		out[n++] = m->github_login;
+	}
+	return n;
+}

@@ -35,7 +35,8 @@
  *
  *   - presence: space_link_member_count()/space_link_member_at() (name, id,
  *     version, capabilities, identity, typing, state), on_presence when it
- *     changes;
+ *     changes; the peers' GitHub logins from their identities
+ *     (space_link_peer_logins);
  *
  *   - what peers say about themselves besides chat (§7.4): the latest
  *     `reflection` of each peer (space_link_reflection_at) and the latest
@@ -330,6 +331,16 @@ bool space_link_member_at(const struct space_link *l, size_t i, struct space_mem
 /* Whether member `name` advertises capability cap (false when absent or
  * when it sent no list). */
 bool space_link_member_has_cap(const struct space_link *l, const char *name, const char *cap);
+
+/* The GitHub logins the other members said in their identity summaries
+ * ("githubLogin", an extra key only our agents send), in member order,
+ * into out (borrowed until the next call into the link or the next loop
+ * turn); returns how many, at most cap. Left out: ourselves, members
+ * without a login, and members whose capability list lacks "github" (the
+ * social-only ones, ["social"], do no GitHub work, so no code review). A
+ * member that leaves, or is missing from a presence, is forgotten with
+ * its identity (adapters/space/roster.h). */
+size_t space_link_peer_logins(const struct space_link *l, const char **out, size_t cap);
 
 /* Sends our `reflection` (1–2 sentences after a reflection cycle). -1 with
  * err when not joined, summary is NULL or blank, longer than

@@ -47,6 +47,7 @@ struct space_runtime {
 	char *soul_text;              /* NULL when none */
 	char *self_path;              /* <home>/SELF.md, NULL when no home */
 	char *self_start;             /* the identity summary built at start */
+	char *github_login;           /* said in the summary; NULL: none */
 	const struct state_store *st; /* relationship memory; may be NULL */
 };
 
@@ -618,6 +619,11 @@ bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const
 	return true;
 }
 
+size_t space_runtime_peer_logins(struct space_runtime *rt, const char **out, size_t cap)
+{
+	return rt ? space_link_peer_logins(rt->link, out, cap) : 0;
+}
+
 int space_runtime_send_reflection(struct space_runtime *rt, const char *summary)
 {
 	if (!rt)
@@ -650,6 +656,20 @@ int space_runtime_send_workspace_state(struct space_runtime *rt, const cJSON *st
 	return broadcast(rt, "workspace_state", text, state, key);
 }
 
+/* The identity summary's JSON (space/identity.h), with our GitHub login
+ * when there is one. Caller frees. */
+static char *summary_json(const char *soul_text, const struct self_doc *self,
+                          const char *github_login)
+{
+	struct spc_identity idn;
+	space_identity_build(soul_text, self, NULL, &idn);
+	if (github_login && *github_login)
+		idn.github_login = xstrdup(github_login);
+	char *j = spc_identity_json(&idn);
+	spc_identity_free(&idn);
+	return j;
+}
+
 int space_runtime_refresh_identity(struct space_runtime *rt)
 {
 	if (!rt)
@@ -659,10 +679,7 @@ int space_runtime_refresh_identity(struct space_runtime *rt)
 	struct ga_err err;
 	err_clear(&err);
 	if (rt->self_path && self_load(rt->self_path, &self, &err) == 0) {
-		struct spc_identity idn;
-		space_identity_build(rt->soul_text, &self, NULL, &idn);
-		summary = spc_identity_json(&idn);
-		spc_identity_free(&idn);
+		summary = summary_json(rt->soul_text, &self, rt->github_login);
 		self_doc_free(&self);
 	} else {
 		log_kv(LOG_LEVEL_WARN, LOG_COMP,
@@ -689,10 +706,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 	lc.social_only = rc->social_only;
 	lc.space_url = rc->cfg->space_url;
 	lc.st = rc->st;
-	struct spc_identity idn;
-	space_identity_build(rc->soul_text, rc->self, NULL, &idn);
-	char *summary = spc_identity_json(&idn);
-	spc_identity_free(&idn);
+	char *summary = summary_json(rc->soul_text, rc->self, rc->github_login);
 	lc.identity_json = summary;
 
 	struct space_runtime *rt = xcalloc(1, sizeof *rt);
@@ -702,6 +716,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 	rt->st = rc->st;
 	rt->self_path = rc->cfg->home ? fsx_join(rc->cfg->home, "SELF.md") : NULL;
 	rt->self_start = summary ? xstrdup(summary) : NULL;
+	rt->github_login = rc->github_login && *rc->github_login ? xstrdup(rc->github_login) : NULL;
 	struct space_link_handlers h = {.on_chat = on_chat,
 	                                .on_presence = on_presence,
 	                                .on_connection = on_connection,
@@ -713,6 +728,7 @@ struct space_runtime *space_runtime_start(uv_loop_t *loop, const struct space_ru
 		free(rt->soul_text);
 		free(rt->self_path);
 		free(rt->self_start);
+		free(rt->github_login);
 		free(rt);
 		return NULL;
 	}
@@ -769,6 +785,7 @@ void space_runtime_free(struct space_runtime *rt)
 	free(rt->soul_text);
 	free(rt->self_path);
 	free(rt->self_start);
+	free(rt->github_login);
 	free(rt);
 }
 

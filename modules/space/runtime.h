@@ -50,6 +50,10 @@ struct space_runtime_config {
 	const struct self_doc *self; /* may be NULL */
 	const char *version;
 	bool social_only;
+	/* AGENT_GITHUB_USERNAME when GitHub is in use (configured, not
+	 * --social-only): said in the identity summary as "githubLogin", so
+	 * the room's agents know whom to ask for reviews. NULL: not said. */
+	const char *github_login;
 	struct pipeline *pipeline; /* may be NULL: chats are only logged */
 	struct outbound *outbound; /* may be NULL: the room is not a port */
 	/* the participation engine; any of llm, skills, sched NULL: none */
@@ -93,6 +97,10 @@ bool space_runtime_commitment_abandoned(struct space_runtime *rt, const char *id
  * in the last SPACE_LINK_RESULT_KEEP_MS): true with who and link filled. */
 bool space_runtime_peer_done(struct space_runtime *rt, const char *action, const char *target,
                              char *who, size_t who_cap, char *link, size_t link_cap);
+/* The other members' GitHub logins (space_link_peer_logins): borrowed
+ * until the next call into the room or the next loop turn. 0 when rt is
+ * NULL. */
+size_t space_runtime_peer_logins(struct space_runtime *rt, const char **out, size_t cap);
 /* Broadcasts this agent's `reflection` (1–2 sentences, after a reflection
  * cycle, §7.3) through outbound (permission space:<room>, audit, journal:
  * the same words never twice). 0 when submitted; -1 when there is no

@@ -73,6 +73,26 @@ void wsp_agents_add(struct wsp_agents *a, const char *login)
 	lower_into(a->login[a->n++], PLAN_LOGIN_MAX, login);
 }
 
+static int login_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int c = strcasecmp(x, y);
+	return c ? c : strcmp(x, y);
+}
+
+void wsp_agents_add_sorted(struct wsp_agents *a, const char *const *logins, size_t n)
+{
+	const char **v = xcalloc(n + 1, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (logins[i] && plan_valid_login(logins[i]))
+			v[k++] = logins[i];
+	qsort(v, k, sizeof *v, login_cmp);
+	for (size_t i = 0; i < k; i++)
+		wsp_agents_add(a, v[i]);
+	free(v);
+}
+
 bool wsp_agents_has(const struct wsp_agents *a, const char *login)
 {
 	for (size_t i = 0; login && i < a->n; i++)
@@ -510,15 +530,17 @@ static bool responsible(const struct wsp_pr_facts *f, const char *designated, co
 }
 
 /* The next reviewer: the smallest hash among the known agents not yet
- * asked (and not the author). -1 when none is left. */
-static int next_reviewer(const struct wsp_pr_facts *f, const char *designated, char *out,
-                         size_t cap)
+ * asked, not the one awaited (cur) and not the author. -1 when none is
+ * left. An agent designated now but never asked is not passed over: the
+ * known agents may have changed since the first request (an agent left
+ * the room, another joined). */
+static int next_reviewer(const struct wsp_pr_facts *f, const char *cur, char *out, size_t cap)
 {
 	const char *left[WSP_MAX_AGENTS];
 	size_t n = 0;
 	for (size_t i = 0; i < f->n_agents && n < WSP_MAX_AGENTS; i++) {
 		const char *a = f->agents[i];
-		if (!a || (designated[0] && strcasecmp(a, designated) == 0) || asked(f, a))
+		if (!a || strcasecmp(a, cur) == 0 || asked(f, a))
 			continue;
 		left[n++] = a;
 	}
@@ -705,7 +727,7 @@ void wsp_pr_decide(const struct wsp_pr_facts *f, struct wsp_pr_verdict *v)
 		return;
 	}
 	char nx[PLAN_LOGIN_MAX];
-	if (next_reviewer(f, designated, nx, sizeof nx) == 0) {
+	if (next_reviewer(f, cur, nx, sizeof nx) == 0) {
 		snprintf(v->ask, sizeof v->ask, "%s", nx);
 		verdict(v, WSP_ACT_REQUEST, WSP_PR_AWAITING_REVIEW, nx, VERDICT_PASS,
 		        "review_timeout");

@@ -7,10 +7,13 @@
  *              SHA-256 hex of "<lower-case login><owner>/<repo>#<n>" is the
  *              smallest. Every agent computes the same answer from the
  *              same list, so the one requested is the one who reviews;
- *   agents     the known agents of a workspace: the authors of the valid
- *              machine markers in its plans (they are agents by what they
- *              wrote: a person does not write ga: markers) and ourselves —
- *              a set every agent reading the same plans agrees on;
+ *   agents     the known agents of a workspace: ourselves, the authors of
+ *              the valid machine markers in its plans (they are agents by
+ *              what they wrote: a person does not write ga: markers) and
+ *              the agents of our room that said their GitHub login (an
+ *              idle agent has no marker yet and still reviews) — a set
+ *              the agents reading the same plans in the same room agree
+ *              on;
  *   keys       the idempotency keys of the loop's side effects, short
  *              enough for the journal (at most WSP_KEY_MAX bytes) and the
  *              same across restarts, so a comment, a PR, a push is made
@@ -50,6 +53,7 @@
 
 #define WSP_KEY_MAX        128
 #define WSP_MAX_AGENTS     32 /* known agents of a workspace */
+#define WSP_ROOM_AGENTS    64 /* the room's agents' logins read for it, at most */
 #define WSP_DETAILS_FILES  30 /* files listed in a report comment (the rest counted) */
 #define WSP_MAX_PLANS_SEEN 32 /* open plans of one workspace considered */
 
@@ -72,6 +76,10 @@ struct wsp_agents {
 };
 /* Adds login (a valid GitHub login) unless present. */
 void wsp_agents_add(struct wsp_agents *a, const char *login);
+/* Adds the valid ones of logins (n of them, any order, duplicates fine) in
+ * case-insensitive alphabetical order, so which are kept when the set fills
+ * up depends on the logins, not on their order. */
+void wsp_agents_add_sorted(struct wsp_agents *a, const char *const *logins, size_t n);
 bool wsp_agents_has(const struct wsp_agents *a, const char *login);
 
 /* "ws-<kind>:<12 hex of sha256(lower owner/repo)>#<plan>/<task>/a<attempt>"

@@ -37,8 +37,14 @@ struct wsp *wsp_new(const struct wsp_config *c, struct ga_err *err)
 		err_set(err, "AGENT_GITHUB_USERNAME '%.60s' is not a GitHub login", c->login);
 		return NULL;
 	}
+	if (c->owner_login && *c->owner_login && !plan_valid_login(c->owner_login)) {
+		err_set(err, "OWNER_GITHUB_USERNAME '%.60s' is not a GitHub login", c->owner_login);
+		return NULL;
+	}
 	struct wsp *w = xcalloc(1, sizeof *w);
 	w->c = *c;
+	snprintf(w->owner_login, sizeof w->owner_login, "%s", c->owner_login ? c->owner_login : "");
+	w->c.owner_login = w->owner_login;
 	w->login = xstrdup(c->login);
 	w->agent_name = xstrdup(or_default(c->agent_name, c->login));
 	w->api_url = xstrdup(or_default(c->api_url, "https://api.github.com"));

@@ -194,6 +194,16 @@ struct wsp_config {
 	/* Reply text in the Bluesky thread a workspace was found in (the
 	 * watch's thread), through outbound under key. May be NULL. */
 	int (*thread_say)(void *ud, const char *thread, const char *text, const char *key);
+	/* The GitHub logins the room's other agents said in their identities
+	 * (the room's peers that do GitHub work): into out, borrowed until the
+	 * next call; how many, at most cap. They are known agents of every
+	 * workspace (wsp_int.h wsp_workspace_agents) — reviewers besides the
+	 * plans' marker authors. May be NULL (no room: the markers alone). */
+	size_t (*room_agents)(void *ud, const char **out, size_t cap);
+	/* OWNER_GITHUB_USERNAME: the owner's login, named as the one to act
+	 * where a PR is left to the owner (wsp_status "pulls"[].next). NULL or
+	 * "": "owner". Must be a GitHub login. */
+	const char *owner_login;
 	int64_t review_timeout_ms; /* 0: WSP_REVIEW_TIMEOUT_MS */
 	int max_revisions;         /* 0: WSP_MAX_REVISIONS; < 0: none */
 	void *ud;

@@ -117,6 +117,7 @@ struct wsp {
 	struct wsp_config c;
 	char *login, *agent_name, *api_url, *token, *work_root, *prefix, *template_repo,
 	        *default_org;
+	char owner_login[PLAN_LOGIN_MAX]; /* "" unknown */
 	struct wsp_anchor *anchor;
 	struct wsp_watchlist watch;
 	struct wsp_plan *plans[WSP_MAX_PLANS];
@@ -209,7 +210,11 @@ int wsp_request_review(struct wsp *w, const char *owner, const char *repo, int p
 /* The coordination key of a task. */
 void wsp_task_lock(char *out, size_t cap, const char *owner, const char *repo, int plan, int task);
 struct coord *wsp_coord(struct wsp *w);
-/* Known agents of a workspace (all its plans' marker authors, and us). */
+/* Known agents of a workspace: us, all its plans' marker authors (plan
+ * order), then the room's agents (wsp_config.room_agents, sorted so the
+ * set does not hang on member order), at most WSP_MAX_AGENTS valid logins
+ * (plan_valid_login), each once. The room's part follows its membership:
+ * an agent that leaves the room and has no marker is no longer known. */
 void wsp_workspace_agents(struct wsp *w, const char *owner, const char *repo,
                           struct wsp_agents *out);
 

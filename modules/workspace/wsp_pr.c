@@ -251,7 +251,11 @@ cJSON *wsp_pulls_json(const struct wsp *w)
 		cJSON_AddStringToObject(o, "author", p->author);
 		cJSON_AddStringToObject(o, "reviewer", p->reviewer);
 		cJSON_AddStringToObject(o, "state", wsp_pr_state_name(p->state));
-		cJSON_AddStringToObject(o, "next", p->next[0] ? p->next : "owner");
+		/* "" is the owner: named when its login is known */
+		cJSON_AddStringToObject(o, "next",
+		                        p->next[0]          ? p->next
+		                        : w->owner_login[0] ? w->owner_login
+		                                            : "owner");
 		cJSON_AddNumberToObject(o, "since_ms", (double)p->since_ms);
 		cJSON_AddNumberToObject(o, "revisions", p->revisions);
 		cJSON_AddItemToArray(a, o);

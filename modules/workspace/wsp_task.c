@@ -39,6 +39,11 @@ void wsp_workspace_agents(struct wsp *w, const char *owner, const char *repo,
 		for (size_t k = 0; k < p->agents.n; k++)
 			wsp_agents_add(out, p->agents.login[k]);
 	}
+	if (!w->c.room_agents)
+		return;
+	const char *room[WSP_ROOM_AGENTS];
+	size_t n = w->c.room_agents(w->c.ud, room, WSP_ROOM_AGENTS);
+	wsp_agents_add_sorted(out, room, n < WSP_ROOM_AGENTS ? n : WSP_ROOM_AGENTS);
 }
 
 /* A one-shot timer that frees itself. */

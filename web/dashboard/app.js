@@ -469,7 +469,9 @@ function pullCells(p, now) {
   }
   return {
     ref: p.repo + '#' + p.number, state, cls, since,
-    next: p.next && p.state !== 'merged' && p.state !== 'closed' ? '@' + p.next : '',
+    // "owner" stands for the owner whose login is unknown (OWNER_GITHUB_USERNAME unset)
+    next: !p.next || p.state === 'merged' || p.state === 'closed' ? ''
+      : p.next === 'owner' ? 'the owner' : '@' + p.next,
     where: (p.plan ? 'plan #' + p.plan : '') + (p.task ? ' · task ' + p.task : ''),
     revisions: p.revisions > 0 ? String(p.revisions) : '',
     who: (p.author ? '@' + p.author : '') + (p.reviewer ? ' → @' + p.reviewer : ''),

@@ -396,7 +396,8 @@ static void test_join_identity_presence(void **state)
 	long j = must_see(f, (struct want){.type = "join", .name = "Ada"});
 	/* space-protocol.md §7.2: a full agent sends all three */
 	assert_int_equal(
-	        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f->seen[j], "capabilities")), 3);
+	        cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f->seen[j], "capabilities")),
+	        3);
 	assert_string_equal(json_string_or(f->seen[j], "id", ""), id);
 	long i = must_see(f, (struct want){.type = "identity", .name = "Ada"});
 	assert_true(i > j); /* join first, then identity */
@@ -445,6 +446,115 @@ static void test_social_only(void **state)
 	assert_true(space_link_member_has_cap(f->link, "Sol", "social"));
 	assert_false(space_link_member_has_cap(f->link, "Sol", "github"));
 	assert_false(space_link_member_has_cap(f->link, "Nobody", "social"));
+}
+
+/* How many GitHub logins the link knows of its peers; the first into arg
+ * (a char[40]) when it is not NULL. */
+static size_t peer_logins(struct fx *f, char *first)
+{
+	const char *v[8];
+	size_t n = space_link_peer_logins(f->link, v, 8);
+	if (first)
+		snprintf(first, 40, "%s", n ? v[0] : "");
+	return n;
+}
+
+static bool c_logins(void *ctx, const void *n)
+{
+	return peer_logins(ctx, NULL) == *(const size_t *)n;
+}
+
+static bool c_members(void *ctx, const void *n)
+{
+	struct fx *f = ctx;
+	return space_link_member_count(f->link) == *(const size_t *)n;
+}
+
+/* The link's member `name` has an identity. */
+static bool c_identity_of(void *ctx, const void *name)
+{
+	struct fx *f = ctx;
+	for (size_t i = 0; i < space_link_member_count(f->link); i++) {
+		struct space_member_view v;
+		if (space_link_member_at(f->link, i, &v) && strcmp(v.name, name) == 0)
+			return v.identity_json != NULL;
+	}
+	return false;
+}
+
+static void sol_stopped(void *ud)
+{
+	*(bool *)ud = true;
+}
+
+static bool c_flag(void *ctx, const void *flag)
+{
+	(void)ctx;
+	return *(const bool *)flag;
+}
+
+/* A peer's githubLogin (an extra key of its identity summary) is learned
+ * when its identity arrives and forgotten when it leaves; ours and a
+ * social-only peer's are not among the peers' logins. */
+static void test_peer_logins(void **state)
+{
+	struct fx *f = *state;
+	struct space_link_config c = link_cfg(f, "Ada");
+	c.identity_json = "{\"coreValues\":[],\"voice\":\"plain\",\"githubLogin\":\"ada-bot\"}";
+	start_all(f, NULL, &c);
+	size_t two = 2, zero = 0, one = 1, three = 3;
+	assert_true(run_until(f, c_members, &two, TH_WAIT_MS));
+	assert_int_equal(peer_logins(f, NULL), 0); /* ours is not a peer's */
+
+	/* the observer says who it is on GitHub */
+	spc_client_set_identity(f->obs, "{\"voice\":\"terse\",\"githubLogin\":\"Obs-Bot\"}");
+	if (!run_until(f, c_logins, &one, TH_WAIT_MS))
+		fail_msg("the observer's githubLogin was not learned");
+	char first[40];
+	peer_logins(f, first);
+	assert_string_equal(first, "Obs-Bot");
+	/* a later identity without it: no longer known */
+	spc_client_set_identity(f->obs, "{\"voice\":\"terse\"}");
+	assert_true(run_until(f, c_logins, &zero, TH_WAIT_MS));
+	spc_client_set_identity(f->obs, "{\"voice\":\"terse\",\"githubLogin\":\"obs-bot\"}");
+	assert_true(run_until(f, c_logins, &one, TH_WAIT_MS));
+
+	/* a social-only agent (capabilities ["social"]) reviews no code */
+	char url[64];
+	snprintf(url, sizeof url, "ws://127.0.0.1:%d", f->room.port);
+	const char *caps[] = {"social"};
+	struct spc_client_config sc = {.name = "Sol",
+	                               .id = "sol-1",
+	                               .version = "1.0.0",
+	                               .caps = caps,
+	                               .ncaps = 1,
+	                               .space_url = url,
+	                               .identity_json = "{\"githubLogin\":\"sol-bot\"}"};
+	spc_tunables_default(&sc.t);
+	struct spc_client_events se = {0};
+	struct ga_err err = {{0}};
+	struct spc_client *sol = spc_client_new(&f->loop, &sc, &se, f, &err);
+	assert_non_null(sol);
+	spc_client_start(sol);
+	assert_true(run_until(f, c_members, &three, TH_WAIT_MS));
+	assert_true(run_until(f, c_identity_of, "Sol", TH_WAIT_MS));
+	assert_int_equal(peer_logins(f, first), 1);
+	assert_string_equal(first, "obs-bot");
+	bool sol_done = false;
+	spc_client_stop(sol, sol_stopped, &sol_done);
+	assert_true(run_until(f, c_flag, &sol_done, TH_WAIT_MS));
+	spc_client_free(sol);
+
+	/* the observer leaves: forgotten with its identity */
+	spc_client_stop(f->obs, obs_stopped, f);
+	assert_true(run_until(f, c_members, &one, TH_WAIT_MS));
+	assert_int_equal(peer_logins(f, NULL), 0);
+	assert_true(run_until(f, c_flag, &f->obs_stopped, TH_WAIT_MS));
+	spc_client_free(f->obs);
+	f->obs = NULL;
+	/* the bound: never more than asked for */
+	const char *none[1];
+	assert_int_equal(space_link_peer_logins(f->link, none, 0), 0);
 }
 
 static void test_chat_events(void **state)
@@ -904,6 +1014,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	        cmocka_unit_test_setup_teardown(test_join_identity_presence, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_social_only, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_peer_logins, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_chat_events, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_replay_after_reconnect_once, setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_say_paced_with_typing, setup, teardown),

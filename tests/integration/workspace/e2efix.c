@@ -111,7 +111,9 @@ static void agent_env(struct e2e_world *w, int i, char vars[E2E_VARS][E2E_VAR_MA
 	snprintf(vars[k++], E2E_VAR_MAX, "LLM_BASE_URL=%s/v1", w->llm.url);
 	snprintf(vars[k++], E2E_VAR_MAX, "LLM_MODEL=fake-model");
 	snprintf(vars[k++], E2E_VAR_MAX, "LLM_API_KEY=test-key-0123456789");
-	snprintf(vars[k++], E2E_VAR_MAX, "CODER_COMMAND=sh %s/coder.sh {prompt_file}", w->dir);
+	if (!w->no_coder[i])
+		snprintf(vars[k++], E2E_VAR_MAX, "CODER_COMMAND=sh %s/coder.sh {prompt_file}",
+		         w->dir);
 	snprintf(vars[k++], E2E_VAR_MAX, "CODER_RO_PATHS=%s/coder.sh:%s/gate", w->dir, w->dir);
 	snprintf(vars[k++], E2E_VAR_MAX, "CODER_SANDBOX=%s", w->sandbox ? "on" : "off");
 	snprintf(vars[k++], E2E_VAR_MAX, "GA_WS_CYCLE_MS=%s", w->cycle_ms);

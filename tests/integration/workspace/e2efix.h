@@ -51,6 +51,9 @@ struct e2e_world {
 	bool sandbox;
 	/* extra "K=V" variables for every agent (set before e2e_agent_start) */
 	const char *extra[E2E_EXTRA];
+	/* agents started without CODER_COMMAND: they claim no task (no marker
+	 * on any plan) and still review */
+	bool no_coder[3];
 	char cycle_ms[16]; /* GA_WS_CYCLE_MS (default "2000") */
 };
 

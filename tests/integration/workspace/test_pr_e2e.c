@@ -36,11 +36,15 @@
  *                deletion, before the done marker, and restarted;
  *                in the three: no duplicate review, merge, comment or PR
  *                (the fake's own request log counts the attempts);
- *   silent       the first designated reviewer never answers (its process
- *                stopped, SIGSTOP, once the review is asked of it): after
+ *   silent       the third agent (Cal) has no coder: it takes no task, so
+ *                no marker of it is on the plan, and the creators know it
+ *                only from its room identity (githubLogin). The first
+ *                designated reviewer never answers (its process stopped,
+ *                SIGSTOP, once the review is asked of it): after
  *                GA_REVIEW_TIMEOUT_MS its PR's creator asks the next
  *                reviewer by the same hash order, who reviews; the PR is
- *                merged (or, with nobody left, handed to the owner).
+ *                merged. Cal is one of the two: the designated one, or the
+ *                next.
  *
  * Skips (77) without git; without bubblewrap's namespaces the coder runs
  * with CODER_SANDBOX=off and the rest is the same.
@@ -74,6 +78,7 @@
 #define MAX_PRS    16
 #define MAX_NUMBER 32  /* issue and PR numbers the kill variants follow */
 #define SLOW_MS    300 /* the fake's REST answers while a kill's stage is awaited */
+#define IDLE       2   /* the silent variant's agent without a coder */
 
 /* The coder: the task's file (the task's number from the branch,
  * task-<n>-…), committed. A run whose prompt carries the review's request
@@ -503,10 +508,10 @@ static void check_end(struct run *r, struct end_counts *c)
 			assert_string_not_equal(reviewer, des);
 			assert_int_equal(count_reviews(w, p->number, des, NULL, NULL), 0);
 		} else {
-			/* the creator designates among the agents it knows from the
-			 * plan's markers when the PR opens (an agent whose first
-			 * claim came later is not a candidate yet): the one asked
-			 * is asked every time and is the only one to review */
+			/* the creator designates among the agents it knows when
+			 * the PR opens (the plan's markers, the room's identities):
+			 * the one asked is asked every time and is the only one to
+			 * review */
 			assert_true(p->n_requested >= 1);
 			reviewer = p->requested[0];
 			assert_string_not_equal(reviewer, p->author);
@@ -576,8 +581,10 @@ static void start(struct run *r, enum variant v)
 	e2e_world_init(&r->w);
 	snprintf(r->w.cycle_ms, sizeof r->w.cycle_ms, "1000");
 	int k = 0;
-	if (v == V_SILENT)
+	if (v == V_SILENT) {
 		r->w.extra[k++] = "GA_REVIEW_TIMEOUT_MS=8000";
+		r->w.no_coder[IDLE] = true;
+	}
 	r->w.extra[k++] = "GA_MAX_REVISIONS=2";
 	/* the notifications read too (review_requested leads to the same
 	 * review as the cycle's: made once) */
@@ -735,6 +742,7 @@ static void test_silent(void **state)
 	struct run r;
 	start(&r, V_SILENT);
 	run_to_end(&r);
+	report(&r.w, r.plan); /* who took which task, who was asked: in the log */
 	struct pr prs[MAX_PRS];
 	int n = read_prs(&r.w, prs);
 	const struct pr *p = NULL;
@@ -742,9 +750,13 @@ static void test_silent(void **state)
 		if (prs[i].number == r.victim_pr)
 			p = &prs[i];
 	assert_non_null(p);
+	/* the idle agent opened no PR */
+	for (int i = 0; i < n; i++)
+		assert_string_not_equal(prs[i].author, E2E_LOGINS[IDLE]);
 	char des[40];
 	designated(p, des, sizeof des);
 	assert_string_equal(des, r.victim_login);
+	assert_string_equal(p->requested[0], des);
 	assert_int_equal(count_reviews(&r.w, p->number, des, NULL, NULL), 0);
 	if (p->merged) {
 		/* the next reviewer by the hash order, asked after the timeout */
@@ -752,6 +764,10 @@ static void test_silent(void **state)
 		const char *next = p->requested[p->n_requested - 1];
 		assert_string_not_equal(next, des);
 		assert_string_not_equal(next, p->author);
+		/* the idle agent, known from the room alone, was one of them */
+		if (strcmp(des, E2E_LOGINS[IDLE]) != 0 && strcmp(next, E2E_LOGINS[IDLE]) != 0)
+			fail_msg("#%d: neither %s nor %s is the idle %s", p->number, des, next,
+			         E2E_LOGINS[IDLE]);
 		assert_int_equal(count_reviews(&r.w, p->number, next, "APPROVED", p->head_sha), 1);
 		assert_string_equal(p->merged_by, p->author);
 	} else {

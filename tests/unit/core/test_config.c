@@ -15,7 +15,7 @@ static const char *const VARS[] = {
 	"LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_DAILY_TOKEN_BUDGET",
 	"OWNER_BLUESKY_SOCIAL_HANDLE", "OWNER_BLUESKY_SOCIAL_HANDLE_DID", "AGENT_BLUESKY_USERNAME",
 	"AGENT_BLUESKY_PASSWORD", "BLUESKY_SERVICE", "AGENT_GITHUB_USERNAME", "AGENT_GITHUB_TOKEN",
-	"GITHUB_API_URL", "SPACE_URL", "MAX_ACL", "MEMORY_DIR", "DASHBOARD_ADDR", "DASHBOARD_TOKEN",
+	"GITHUB_API_URL", "OWNER_GITHUB_USERNAME", "SPACE_URL", "MAX_ACL", "MEMORY_DIR", "DASHBOARD_ADDR", "DASHBOARD_TOKEN",
 	"REDIS_URL",
 	"LOG_LEVEL", "LOG_FORMAT", "MAX_BOT_CHAIN_LENGTH", "GATE_MAX_EVENTS", "GATE_WINDOW_MS",
 	"GATE_COOLDOWN_MS", "GA_SPACE_TYPING_BASE_MS", "GA_SPACE_CLAIM_RENEW_MS",
@@ -53,6 +53,7 @@ static void test_defaults(void **state)
 	struct ga_config c;
 	struct config_problems p;
 	assert_int_equal(config_load(&c, NULL, "/srv/agent", NULL, &p), 0);
+	assert_null(c.owner_github);
 	assert_string_equal(c.home, "/srv/agent");
 	assert_string_equal(c.memory_dir, "/srv/agent/memory");
 	assert_string_equal(c.agent_name, CONFIG_DEFAULT_AGENT_NAME);
@@ -86,7 +87,8 @@ static void test_file_and_env(void **state)
 				 "MAX_ACL=2\n"
 				 "MEMORY_DIR=state\n"
 				 "LLM_BASE_URL=http://127.0.0.1:11434/v1\n"
-				 "LLM_MODEL=llama3\n");
+				 "LLM_MODEL=llama3\n"
+				 "OWNER_GITHUB_USERNAME= olive \n");
 	setenv("MAX_ACL", "6", 1);
 	struct ga_config c;
 	struct config_problems p;
@@ -95,6 +97,7 @@ static void test_file_and_env(void **state)
 	assert_int_equal(c.max_acl, 6); /* the process environment wins */
 	assert_string_equal(c.bluesky_service, "http://127.0.0.1:9999"); /* slash dropped */
 	assert_string_equal(c.memory_dir, "/home/a/state"); /* relative to home */
+	assert_string_equal(c.owner_github, "olive");
 	struct config_feature feats[CONFIG_FEATURE_COUNT];
 	config_features(&c, feats);
 	assert_true(feats[CONFIG_FEATURE_BLUESKY].enabled);

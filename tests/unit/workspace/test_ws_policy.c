@@ -508,6 +508,141 @@ static void test_pr_wait_and_timeout(void **state)
 	assert_string_equal(v.ask, other);
 }
 
+/* The candidates as the engine builds them (wsp_int.h
+ * wsp_workspace_agents): us, the marker authors (ada-bot, bob-bot), the
+ * room's agents; into f (ag holds the pointers). */
+static const char *const MARKERS[] = {"ada-bot", "bob-bot"};
+static void candidates(struct wsp_pr_facts *f, struct wsp_agents *a, const char **ag,
+                       const char *const *room, size_t nr)
+{
+	memset(a, 0, sizeof *a);
+	wsp_agents_add(a, "ada-bot");
+	for (size_t i = 0; i < 2; i++)
+		wsp_agents_add(a, MARKERS[i]);
+	wsp_agents_add_sorted(a, room, nr);
+	for (size_t i = 0; i < a->n; i++)
+		ag[i] = a->login[i];
+	f->agents = ag;
+	f->n_agents = a->n;
+}
+
+/* ada-bot's PR whose designated reviewer among bob-bot and cal-bot is
+ * who. */
+static struct wsp_pr_facts pr_designating(const char *who)
+{
+	const char *two[] = {"bob-bot", "cal-bot"};
+	struct wsp_pr_facts f = facts();
+	char des[PLAN_LOGIN_MAX] = "";
+	for (f.number = 1; f.number < 100 && strcmp(des, who) != 0; f.number++)
+		assert_int_equal(wsp_designated_reviewer("acme", "web", f.number, "ada-bot", two, 2,
+		                                         des, sizeof des, NULL),
+		                 0);
+	f.number--;
+	assert_string_equal(des, who);
+	return f;
+}
+
+/* Asks the reviewer, then lets the timeout pass. */
+static void ask_and_wait(struct wsp_pr_facts *f, struct wsp_pr_ask *asks, const char **req,
+                         const char *who)
+{
+	asks[f->n_asks] = (struct wsp_pr_ask){who, f->now_ms};
+	req[f->n_requested] = who;
+	f->n_asks++;
+	f->n_requested++;
+	f->asks = asks;
+	f->requested = req;
+	f->now_ms += f->review_timeout_ms + 1;
+}
+
+/* The verdict asks who. */
+static void expect_ask(const struct wsp_pr_facts *f, const char *who)
+{
+	struct wsp_pr_verdict v;
+	wsp_pr_decide(f, &v);
+	assert_int_equal(v.act, WSP_ACT_REQUEST);
+	assert_string_equal(v.ask, who);
+}
+
+/* Two agents took every task (their markers); the third sits idle in the
+ * room with no marker. Its login from the room makes it a candidate: when
+ * the designated reviewer is silent, the idle agent is asked, not the
+ * owner. Without it the PR goes to the owner. */
+static void test_pr_idle_room_agent(void **state)
+{
+	(void)state;
+	const char *room[] = {"cal-bot", "Bob-Bot", "not a login!", NULL};
+	struct wsp_agents known;
+	const char *ag[WSP_MAX_AGENTS];
+	struct wsp_pr_ask asks[4];
+	const char *req[4];
+	struct wsp_pr_verdict v;
+	/* a PR whose designated reviewer is the marker author */
+	struct wsp_pr_facts f = pr_designating("bob-bot");
+	candidates(&f, &known, ag, room, 4);
+	assert_int_equal(known.n, 3);
+	assert_true(wsp_agents_has(&known, "cal-bot"));
+	expect_ask(&f, "bob-bot");
+	ask_and_wait(&f, asks, req, "bob-bot");
+	expect_ask(&f, "cal-bot");
+	wsp_pr_decide(&f, &v);
+	assert_string_equal(v.d.rule, "review_timeout");
+	/* the markers alone: nobody is left after the silent one */
+	candidates(&f, &known, ag, NULL, 0);
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_OWNER);
+
+	/* the idle agent designated and asked, then gone from the room (a
+	 * frozen process is dropped by the room's heartbeat): the marker
+	 * author, designated now and never asked, is the next — not the
+	 * owner */
+	f = pr_designating("cal-bot");
+	candidates(&f, &known, ag, room, 4);
+	expect_ask(&f, "cal-bot");
+	ask_and_wait(&f, asks, req, "cal-bot");
+	candidates(&f, &known, ag, NULL, 0); /* cal-bot left */
+	expect_ask(&f, "bob-bot");
+	/* bob-bot silent too: the owner */
+	ask_and_wait(&f, asks, req, "bob-bot");
+	wsp_pr_decide(&f, &v);
+	assert_int_equal(v.act, WSP_ACT_OWNER);
+}
+
+/* The room's part of the set is sorted before it is added: the same
+ * logins in any order give the same set, also when it fills up. */
+static void test_agents_sorted(void **state)
+{
+	(void)state;
+	const char *fwd[WSP_MAX_AGENTS + 10], *rev[WSP_MAX_AGENTS + 10];
+	char names[WSP_MAX_AGENTS + 10][16];
+	size_t n = WSP_MAX_AGENTS + 10;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(names[i], sizeof names[i], "peer-%02zu", i);
+		fwd[i] = names[i];
+		rev[n - 1 - i] = names[i];
+	}
+	struct wsp_agents a, b;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	wsp_agents_add(&a, "me-bot");
+	wsp_agents_add(&b, "me-bot");
+	wsp_agents_add_sorted(&a, fwd, n);
+	wsp_agents_add_sorted(&b, rev, n);
+	assert_int_equal(a.n, WSP_MAX_AGENTS);
+	assert_int_equal(b.n, WSP_MAX_AGENTS);
+	for (size_t i = 0; i < a.n; i++)
+		assert_string_equal(a.login[i], b.login[i]);
+	assert_string_equal(a.login[1], "peer-00");
+	assert_false(wsp_agents_has(&a, "peer-41"));
+	/* invalid and NULL entries are skipped, nothing else happens */
+	const char *bad[] = {NULL, "", "-x-", "a b"};
+	memset(&a, 0, sizeof a);
+	wsp_agents_add_sorted(&a, bad, 4);
+	assert_int_equal(a.n, 0);
+	wsp_agents_add_sorted(&a, NULL, 0);
+	assert_int_equal(a.n, 0);
+}
+
 /* Whatever the reviewers do not do, the rule reaches the owner in a
  * bounded number of steps: never pending forever. */
 static void test_pr_never_pending_forever(void **state)
@@ -734,6 +869,8 @@ int main(void)
 	        cmocka_unit_test(test_pr_first_request),
 	        cmocka_unit_test(test_pr_wait_and_timeout),
 	        cmocka_unit_test(test_pr_never_pending_forever),
+	        cmocka_unit_test(test_pr_idle_room_agent),
+	        cmocka_unit_test(test_agents_sorted),
 	        cmocka_unit_test(test_pr_reviews),
 	        cmocka_unit_test(test_pr_revisions_bound),
 	        cmocka_unit_test(test_pr_conflict_and_replaced),
