@@ -290,8 +290,7 @@ int ga_cmd_doctor(struct ga_home *h)
 	if (h->opts.social_only)
 		row("mode", "", "--social-only: GitHub work is off");
 	/* Where peers' claims go (modules/coord: the choice and its words). */
-	if (coord_choose(h->cfg.redis_url, h->cfg.space_url, buf, sizeof buf) ==
-	    COORD_CHOICE_ALONE)
+	if (coord_choose(h->cfg.redis_url, h->cfg.space_url, buf, sizeof buf) == COORD_CHOICE_ALONE)
 		row("coordination", "note", buf);
 	else
 		row("coordination", "ok", buf);

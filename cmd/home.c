@@ -111,7 +111,7 @@ static void find_data_dir(char *buf, size_t cap)
 	bool build_tree = false;
 	if (have_exe) {
 		if ((size_t)snprintf(cand, sizeof cand, "%s/%s", dir, GA_DATADIR_FROM_BINDIR) <
-			    sizeof cand &&
+		            sizeof cand &&
 		    is_dir(cand)) {
 			char *real = realpath(cand, NULL);
 			bool ok = copy_path(buf, cap, real ? real : cand);

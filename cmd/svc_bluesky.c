@@ -56,10 +56,10 @@ static void *bsky_svc_start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 		return NULL;
 	}
 	/* the tunables (mainly for tests): 0 = the module's default */
-	static const char *const names[] = {"GA_BLUESKY_SPACING_MS",    "GA_BLUESKY_AWARENESS_MS",
-	                                    "GA_BLUESKY_FEED_MS",       "GA_BLUESKY_PEERS_MS",
-	                                    "GA_BLUESKY_EXPRESSION_MS", "GA_BLUESKY_RITUAL_MS",
-	                                    "GA_BLUESKY_PACE_MS",       "GA_BLUESKY_MIN_INTERVAL_MS"};
+	static const char *const names[] = {
+	        "GA_BLUESKY_SPACING_MS", "GA_BLUESKY_AWARENESS_MS",   "GA_BLUESKY_FEED_MS",
+	        "GA_BLUESKY_PEERS_MS",   "GA_BLUESKY_EXPRESSION_MS",  "GA_BLUESKY_RITUAL_MS",
+	        "GA_BLUESKY_PACE_MS",    "GA_BLUESKY_MIN_INTERVAL_MS"};
 	enum { SPACING, AWARENESS, FEED, PEERS, EXPRESSION, RITUAL, PACE, MIN_INTERVAL, NT };
 	int64_t t[NT];
 	for (int i = 0; i < NT; i++)

@@ -5,9 +5,9 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <stddef.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,96 +42,97 @@ struct config_var {
 };
 
 #define F(field) offsetof(struct ga_config, field)
-#define SP(field) (offsetof(struct ga_config, space) + offsetof(struct config_space_tunables, field))
+#define SP(field)                                                                                  \
+	(offsetof(struct ga_config, space) + offsetof(struct config_space_tunables, field))
 static const struct config_var VARS[] = {
-	{"AGENT_HOME", VAR_PROCESS, 0, 0, 0, 0},
-	{"MEMORY_DIR", VAR_CUSTOM, 0, 0, 0, 0},
-	{"AGENT_NAME", VAR_CUSTOM, 0, 0, 0, 0},
-	{"AI_GATEWAY_API_KEY", VAR_CUSTOM, 0, 0, 0, 0},
-	{"AI_GATEWAY_MODEL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"AI_GATEWAY_BASE_URL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"LLM_BASE_URL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"LLM_API_KEY", VAR_CUSTOM, 0, 0, 0, 0},
-	{"LLM_MODEL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"LLM_DAILY_TOKEN_BUDGET", VAR_INT, F(llm_daily_token_budget), 0, 0,
-	 INT64_C(1000000000000)},
-	{"OWNER_BLUESKY_SOCIAL_HANDLE", VAR_CUSTOM, 0, 0, 0, 0},
-	{"OWNER_BLUESKY_SOCIAL_HANDLE_DID", VAR_CUSTOM, 0, 0, 0, 0},
-	{"AGENT_BLUESKY_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
-	{"AGENT_BLUESKY_PASSWORD", VAR_CUSTOM, 0, 0, 0, 0},
-	{"BLUESKY_SERVICE", VAR_CUSTOM, 0, 0, 0, 0},
-	{"AGENT_GITHUB_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
-	{"AGENT_GITHUB_TOKEN", VAR_CUSTOM, 0, 0, 0, 0},
-	{"GITHUB_API_URL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"OWNER_GITHUB_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
-	{"SPACE_URL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"MAX_ACL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"DASHBOARD_ADDR", VAR_CUSTOM, 0, 0, 0, 0},
-	{"DASHBOARD_TOKEN", VAR_CUSTOM, 0, 0, 0, 0},
-	{"REDIS_URL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"LOG_LEVEL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"LOG_FORMAT", VAR_CUSTOM, 0, 0, 0, 0},
-	/* the gate (loop prevention) */
-	{"MAX_BOT_CHAIN_LENGTH", VAR_INT, F(max_bot_chain_length), CONFIG_DEFAULT_MAX_BOT_CHAIN_LENGTH,
-	 1, 100},
-	{"GATE_MAX_EVENTS", VAR_INT, F(gate_max_events), CONFIG_DEFAULT_GATE_MAX_EVENTS, 1, 128},
-	{"GATE_WINDOW_MS", VAR_INT, F(gate_window_ms), CONFIG_DEFAULT_GATE_WINDOW_MS, 1,
-	 CONFIG_MAX_MS},
-	{"GATE_COOLDOWN_MS", VAR_INT, F(gate_cooldown_ms), CONFIG_DEFAULT_GATE_COOLDOWN_MS, 0,
-	 CONFIG_MAX_MS},
-	/* agent-space client timing (adapters/space/tunables.h, modules/space/link.h) */
-	{"GA_SPACE_MDNS_TIMEOUT_MS", VAR_OPT_INT, SP(mdns_timeout_ms), -1, 1, CONFIG_MAX_MS},
-	{"GA_SPACE_MDNS", VAR_OPT_INT, SP(mdns), -1, 0, 1},
-	{"GA_SPACE_LOCALHOST_URL", VAR_CUSTOM, 0, 0, 0, 0},
-	{"GA_SPACE_MDNS_NAME", VAR_CUSTOM, 0, 0, 0, 0},
-	{"GA_SPACE_DISCOVERY_RETRY_MS", VAR_OPT_INT, SP(discovery_retry_ms), -1, 1, CONFIG_MAX_MS},
-	{"GA_SPACE_BACKOFF_MS", VAR_CUSTOM, 0, 0, 0, 0},
-	{"GA_SPACE_JITTER_PCT", VAR_OPT_INT, SP(jitter_pct), -1, 0, 100},
-	{"GA_SPACE_CONNECT_TIMEOUT_MS", VAR_OPT_INT, SP(connect_timeout_ms), -1, 1, CONFIG_MAX_MS},
-	{"GA_SPACE_PING_MS", VAR_OPT_INT, SP(ping_ms), -1, 1, CONFIG_MAX_MS},
-	{"GA_SPACE_CLOSE_WAIT_MS", VAR_OPT_INT, SP(close_wait_ms), -1, 0, CONFIG_MAX_MS},
-	{"GA_SPACE_REPLACED_LIMIT", VAR_OPT_INT, SP(replaced_limit), -1, 1, 1000},
-	{"GA_SPACE_REPLACED_WINDOW_MS", VAR_OPT_INT, SP(replaced_window_ms), -1, 1, CONFIG_MAX_MS},
-	{"GA_SPACE_TYPING_BASE_MS", VAR_OPT_INT, SP(typing_base_ms), -1, 0, CONFIG_MAX_MS},
-	{"GA_SPACE_TYPING_PER_CHAR_MS", VAR_OPT_INT, SP(typing_per_char_ms), -1, 0, CONFIG_MAX_MS},
-	{"GA_SPACE_TYPING_MAX_MS", VAR_OPT_INT, SP(typing_max_ms), -1, 0, CONFIG_MAX_MS},
-	{"GA_SPACE_CHAT_INTERVAL_MS", VAR_OPT_INT, SP(chat_interval_ms), -1, 0, CONFIG_MAX_MS},
-	{"GA_SPACE_CLAIM_RENEW_MS", VAR_OPT_INT, SP(claim_renew_ms), -1, 1, CONFIG_MAX_MS},
-	/* test aids, read by cmd/daemon.c */
-	{"GA_EXIT_WHEN_IDLE", VAR_PROCESS, 0, 0, 0, 0},
-	/* the platform services' tunables (cmd/svc_*.c, mainly for tests) */
-	{"GA_GITHUB_SPACING_MS", VAR_OPT_INT, F(github_spacing_ms), -1, 0, 60000},
-	{"GA_GITHUB_WRITE_SPACING_MS", VAR_OPT_INT, F(github_write_spacing_ms), -1, 0, 60000},
-	{"GA_GITHUB_POLL_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_GITHUB_STAGGER_MIN_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_GITHUB_STAGGER_SPAN_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_FULFIL_INTERVAL_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_FULFIL_TIMEOUT_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_FULFIL_CLAIM_RENEW_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_BLUESKY_AWARENESS_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_BLUESKY_FEED_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_BLUESKY_PEERS_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_BLUESKY_EXPRESSION_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_BLUESKY_RITUAL_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_BLUESKY_PACE_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_BLUESKY_MIN_INTERVAL_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_BLUESKY_SPACING_MS", VAR_PROCESS, 0, 0, 0, 0},
-	/* workspaces and the coder (cmd/svc_workspace.c, modules/coder) */
-	{"WORKSPACE_PREFIX", VAR_PROCESS, 0, 0, 0, 0},
-	{"WORKSPACE_TEMPLATE", VAR_PROCESS, 0, 0, 0, 0},
-	{"WORKSPACE_ORG", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_WS_CYCLE_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_WS_CLAIM_TTL_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"GA_WS_ORPHAN_MS", VAR_PROCESS, 0, 0, 0, 0},
-	{"CODER_COMMAND", VAR_PROCESS, 0, 0, 0, 0},
-	{"CODER_SANDBOX", VAR_PROCESS, 0, 0, 0, 0},
-	{"CODER_NETWORK", VAR_PROCESS, 0, 0, 0, 0},
-	{"CODER_TIMEOUT_S", VAR_PROCESS, 0, 0, 0, 0},
-	{"CODER_RO_PATHS", VAR_PROCESS, 0, 0, 0, 0},
-	{"CODER_ENV", VAR_PROCESS, 0, 0, 0, 0},
-	{"CODER_HOME", VAR_PROCESS, 0, 0, 0, 0},
-	{"TASK_TEST_COMMAND", VAR_PROCESS, 0, 0, 0, 0},
-	{"TASK_TEST_TIMEOUT_S", VAR_PROCESS, 0, 0, 0, 0},
+        {"AGENT_HOME", VAR_PROCESS, 0, 0, 0, 0},
+        {"MEMORY_DIR", VAR_CUSTOM, 0, 0, 0, 0},
+        {"AGENT_NAME", VAR_CUSTOM, 0, 0, 0, 0},
+        {"AI_GATEWAY_API_KEY", VAR_CUSTOM, 0, 0, 0, 0},
+        {"AI_GATEWAY_MODEL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"AI_GATEWAY_BASE_URL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"LLM_BASE_URL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"LLM_API_KEY", VAR_CUSTOM, 0, 0, 0, 0},
+        {"LLM_MODEL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"LLM_DAILY_TOKEN_BUDGET", VAR_INT, F(llm_daily_token_budget), 0, 0,
+         INT64_C(1000000000000)},
+        {"OWNER_BLUESKY_SOCIAL_HANDLE", VAR_CUSTOM, 0, 0, 0, 0},
+        {"OWNER_BLUESKY_SOCIAL_HANDLE_DID", VAR_CUSTOM, 0, 0, 0, 0},
+        {"AGENT_BLUESKY_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
+        {"AGENT_BLUESKY_PASSWORD", VAR_CUSTOM, 0, 0, 0, 0},
+        {"BLUESKY_SERVICE", VAR_CUSTOM, 0, 0, 0, 0},
+        {"AGENT_GITHUB_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
+        {"AGENT_GITHUB_TOKEN", VAR_CUSTOM, 0, 0, 0, 0},
+        {"GITHUB_API_URL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"OWNER_GITHUB_USERNAME", VAR_CUSTOM, 0, 0, 0, 0},
+        {"SPACE_URL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"MAX_ACL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"DASHBOARD_ADDR", VAR_CUSTOM, 0, 0, 0, 0},
+        {"DASHBOARD_TOKEN", VAR_CUSTOM, 0, 0, 0, 0},
+        {"REDIS_URL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"LOG_LEVEL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"LOG_FORMAT", VAR_CUSTOM, 0, 0, 0, 0},
+        /* the gate (loop prevention) */
+        {"MAX_BOT_CHAIN_LENGTH", VAR_INT, F(max_bot_chain_length),
+         CONFIG_DEFAULT_MAX_BOT_CHAIN_LENGTH, 1, 100},
+        {"GATE_MAX_EVENTS", VAR_INT, F(gate_max_events), CONFIG_DEFAULT_GATE_MAX_EVENTS, 1, 128},
+        {"GATE_WINDOW_MS", VAR_INT, F(gate_window_ms), CONFIG_DEFAULT_GATE_WINDOW_MS, 1,
+         CONFIG_MAX_MS},
+        {"GATE_COOLDOWN_MS", VAR_INT, F(gate_cooldown_ms), CONFIG_DEFAULT_GATE_COOLDOWN_MS, 0,
+         CONFIG_MAX_MS},
+        /* agent-space client timing (adapters/space/tunables.h, modules/space/link.h) */
+        {"GA_SPACE_MDNS_TIMEOUT_MS", VAR_OPT_INT, SP(mdns_timeout_ms), -1, 1, CONFIG_MAX_MS},
+        {"GA_SPACE_MDNS", VAR_OPT_INT, SP(mdns), -1, 0, 1},
+        {"GA_SPACE_LOCALHOST_URL", VAR_CUSTOM, 0, 0, 0, 0},
+        {"GA_SPACE_MDNS_NAME", VAR_CUSTOM, 0, 0, 0, 0},
+        {"GA_SPACE_DISCOVERY_RETRY_MS", VAR_OPT_INT, SP(discovery_retry_ms), -1, 1, CONFIG_MAX_MS},
+        {"GA_SPACE_BACKOFF_MS", VAR_CUSTOM, 0, 0, 0, 0},
+        {"GA_SPACE_JITTER_PCT", VAR_OPT_INT, SP(jitter_pct), -1, 0, 100},
+        {"GA_SPACE_CONNECT_TIMEOUT_MS", VAR_OPT_INT, SP(connect_timeout_ms), -1, 1, CONFIG_MAX_MS},
+        {"GA_SPACE_PING_MS", VAR_OPT_INT, SP(ping_ms), -1, 1, CONFIG_MAX_MS},
+        {"GA_SPACE_CLOSE_WAIT_MS", VAR_OPT_INT, SP(close_wait_ms), -1, 0, CONFIG_MAX_MS},
+        {"GA_SPACE_REPLACED_LIMIT", VAR_OPT_INT, SP(replaced_limit), -1, 1, 1000},
+        {"GA_SPACE_REPLACED_WINDOW_MS", VAR_OPT_INT, SP(replaced_window_ms), -1, 1, CONFIG_MAX_MS},
+        {"GA_SPACE_TYPING_BASE_MS", VAR_OPT_INT, SP(typing_base_ms), -1, 0, CONFIG_MAX_MS},
+        {"GA_SPACE_TYPING_PER_CHAR_MS", VAR_OPT_INT, SP(typing_per_char_ms), -1, 0, CONFIG_MAX_MS},
+        {"GA_SPACE_TYPING_MAX_MS", VAR_OPT_INT, SP(typing_max_ms), -1, 0, CONFIG_MAX_MS},
+        {"GA_SPACE_CHAT_INTERVAL_MS", VAR_OPT_INT, SP(chat_interval_ms), -1, 0, CONFIG_MAX_MS},
+        {"GA_SPACE_CLAIM_RENEW_MS", VAR_OPT_INT, SP(claim_renew_ms), -1, 1, CONFIG_MAX_MS},
+        /* test aids, read by cmd/daemon.c */
+        {"GA_EXIT_WHEN_IDLE", VAR_PROCESS, 0, 0, 0, 0},
+        /* the platform services' tunables (cmd/svc_*.c, mainly for tests) */
+        {"GA_GITHUB_SPACING_MS", VAR_OPT_INT, F(github_spacing_ms), -1, 0, 60000},
+        {"GA_GITHUB_WRITE_SPACING_MS", VAR_OPT_INT, F(github_write_spacing_ms), -1, 0, 60000},
+        {"GA_GITHUB_POLL_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_GITHUB_STAGGER_MIN_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_GITHUB_STAGGER_SPAN_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_FULFIL_INTERVAL_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_FULFIL_TIMEOUT_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_FULFIL_CLAIM_RENEW_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_BLUESKY_AWARENESS_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_BLUESKY_FEED_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_BLUESKY_PEERS_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_BLUESKY_EXPRESSION_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_BLUESKY_RITUAL_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_BLUESKY_PACE_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_BLUESKY_MIN_INTERVAL_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_BLUESKY_SPACING_MS", VAR_PROCESS, 0, 0, 0, 0},
+        /* workspaces and the coder (cmd/svc_workspace.c, modules/coder) */
+        {"WORKSPACE_PREFIX", VAR_PROCESS, 0, 0, 0, 0},
+        {"WORKSPACE_TEMPLATE", VAR_PROCESS, 0, 0, 0, 0},
+        {"WORKSPACE_ORG", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_WS_CYCLE_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_WS_CLAIM_TTL_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"GA_WS_ORPHAN_MS", VAR_PROCESS, 0, 0, 0, 0},
+        {"CODER_COMMAND", VAR_PROCESS, 0, 0, 0, 0},
+        {"CODER_SANDBOX", VAR_PROCESS, 0, 0, 0, 0},
+        {"CODER_NETWORK", VAR_PROCESS, 0, 0, 0, 0},
+        {"CODER_TIMEOUT_S", VAR_PROCESS, 0, 0, 0, 0},
+        {"CODER_RO_PATHS", VAR_PROCESS, 0, 0, 0, 0},
+        {"CODER_ENV", VAR_PROCESS, 0, 0, 0, 0},
+        {"CODER_HOME", VAR_PROCESS, 0, 0, 0, 0},
+        {"TASK_TEST_COMMAND", VAR_PROCESS, 0, 0, 0, 0},
+        {"TASK_TEST_TIMEOUT_S", VAR_PROCESS, 0, 0, 0, 0},
 };
 #undef F
 #undef SP
@@ -209,10 +210,10 @@ const char *config_suggest_var(const char *name, int *distance)
 }
 
 static void problem(struct config_problems *p, const char *var, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static void warning(struct config_problems *p, const char *var, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+        __attribute__((format(printf, 3, 4)));
 
 static void warning(struct config_problems *p, const char *var, const char *fmt, ...)
 {
@@ -276,7 +277,7 @@ static const char *const REDIS_SCHEMES[] = {"redis://", "rediss://", "unix://", 
 /* A base URL must be http(s) with a host; trailing slashes are dropped so
  * callers can append "/xrpc/..." without doubling them. */
 static char *get_url(const struct env_file *env, const char *var, const char *def,
-		     const char *const *schemes, struct config_problems *p)
+                     const char *const *schemes, struct config_problems *p)
 {
 	char *v = get(env, var);
 	if (!v)
@@ -291,10 +292,13 @@ static char *get_url(const struct env_file *env, const char *var, const char *de
 	}
 	if (!ok && strncmp(v, "wss://", 6) == 0 && schemes == WS_SCHEMES) {
 		problem(p, var,
-			"%s is '%.80s', but the agent-space room speaks plain WebSocket (ws://) and "
-			"general-agent has no TLS client: use ws://host:port, or reach a room behind "
-			"TLS through a local TLS-terminating proxy (stunnel, socat) at ws://127.0.0.1",
-			var, v);
+		        "%s is '%.80s', but the agent-space room speaks plain WebSocket (ws://) "
+		        "and "
+		        "general-agent has no TLS client: use ws://host:port, or reach a room "
+		        "behind "
+		        "TLS through a local TLS-terminating proxy (stunnel, socat) at "
+		        "ws://127.0.0.1",
+		        var, v);
 		free(v);
 		return def ? xstrdup(def) : NULL;
 	}
@@ -316,7 +320,7 @@ static char *get_url(const struct env_file *env, const char *var, const char *de
 }
 
 static int64_t get_int(const struct env_file *env, const char *var, int64_t def, int64_t lo,
-		       int64_t hi, struct config_problems *p)
+                       int64_t hi, struct config_problems *p)
 {
 	char *v = get(env, var);
 	if (!v)
@@ -326,14 +330,13 @@ static int64_t get_int(const struct env_file *env, const char *var, int64_t def,
 	long long n = strtoll(v, &end, 10);
 	if (errno || end == v || *end != '\0' || n < lo || n > hi) {
 		problem(p, var, "%s must be an integer from %lld to %lld, got '%.40s'", var,
-			(long long)lo, (long long)hi, v);
+		        (long long)lo, (long long)hi, v);
 		free(v);
 		return def;
 	}
 	free(v);
 	return n;
 }
-
 
 static char *absolute(const char *path)
 {
@@ -349,8 +352,8 @@ static char *absolute(const char *path)
 
 bool config_is_secret_name(const char *name)
 {
-	static const char *const marks[] = {"TOKEN", "PASSWORD", "SECRET", "API_KEY", "PASSWD",
-					    NULL};
+	static const char *const marks[] = {"TOKEN",   "PASSWORD", "SECRET",
+	                                    "API_KEY", "PASSWD",   NULL};
 	for (const char *const *m = marks; *m; m++)
 		if (strstr(name, *m))
 			return true;
@@ -396,8 +399,13 @@ void config_register_secrets(const struct env_file *env)
 		if (config_is_secret_name(name))
 			log_add_secret(eq + 1);
 	}
-	static const char *const urls[] = {"REDIS_URL",       "LLM_BASE_URL",   "AI_GATEWAY_BASE_URL",
-					   "BLUESKY_SERVICE", "GITHUB_API_URL", "SPACE_URL", NULL};
+	static const char *const urls[] = {"REDIS_URL",
+	                                   "LLM_BASE_URL",
+	                                   "AI_GATEWAY_BASE_URL",
+	                                   "BLUESKY_SERVICE",
+	                                   "GITHUB_API_URL",
+	                                   "SPACE_URL",
+	                                   NULL};
 	for (const char *const *u = urls; *u; u++) {
 		const char *v = env_lookup(env, *u);
 		if (v)
@@ -406,7 +414,7 @@ void config_register_secrets(const struct env_file *env)
 }
 
 int config_load(struct ga_config *cfg, const struct env_file *env, const char *home,
-		const char *memory_dir, struct config_problems *p)
+                const char *memory_dir, struct config_problems *p)
 {
 	memset(cfg, 0, sizeof *cfg);
 	if (p) {
@@ -431,11 +439,11 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 	}
 
 	cfg->agent_name = get(env, "AGENT_NAME");
-	if (cfg->agent_name && (strlen(cfg->agent_name) > CONFIG_AGENT_NAME_MAX ||
-				has_control(cfg->agent_name))) {
+	if (cfg->agent_name &&
+	    (strlen(cfg->agent_name) > CONFIG_AGENT_NAME_MAX || has_control(cfg->agent_name))) {
 		problem(p, "AGENT_NAME",
-			"AGENT_NAME must be 1 to %d characters without control characters",
-			CONFIG_AGENT_NAME_MAX);
+		        "AGENT_NAME must be 1 to %d characters without control characters",
+		        CONFIG_AGENT_NAME_MAX);
 		free(cfg->agent_name);
 		cfg->agent_name = NULL;
 	}
@@ -448,39 +456,40 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 	cfg->ai_gateway_model = get(env, "AI_GATEWAY_MODEL");
 	if (!cfg->ai_gateway_model)
 		cfg->ai_gateway_model = xstrdup(CONFIG_DEFAULT_GATEWAY_MODEL);
-	cfg->ai_gateway_base_url = get_url(env, "AI_GATEWAY_BASE_URL", CONFIG_DEFAULT_GATEWAY_URL,
-					   HTTP_SCHEMES, p);
+	cfg->ai_gateway_base_url =
+	        get_url(env, "AI_GATEWAY_BASE_URL", CONFIG_DEFAULT_GATEWAY_URL, HTTP_SCHEMES, p);
 	cfg->llm_base_url = get_url(env, "LLM_BASE_URL", NULL, HTTP_SCHEMES, p);
 	cfg->llm_api_key = get(env, "LLM_API_KEY");
 	cfg->llm_model = get(env, "LLM_MODEL");
 	if (cfg->llm_base_url && !cfg->llm_model)
-		problem(p, "LLM_MODEL", "LLM_BASE_URL is set but LLM_MODEL is not: name the model "
-					"the endpoint should use");
+		problem(p, "LLM_MODEL",
+		        "LLM_BASE_URL is set but LLM_MODEL is not: name the model "
+		        "the endpoint should use");
 
 	cfg->owner_handle = get(env, "OWNER_BLUESKY_SOCIAL_HANDLE");
 	cfg->owner_did = get(env, "OWNER_BLUESKY_SOCIAL_HANDLE_DID");
 	if (cfg->owner_did && strncmp(cfg->owner_did, "did:", 4) != 0) {
 		problem(p, "OWNER_BLUESKY_SOCIAL_HANDLE_DID",
-			"OWNER_BLUESKY_SOCIAL_HANDLE_DID must be a DID such as did:plc:abc123, got "
-			"'%.60s'",
-			cfg->owner_did);
+		        "OWNER_BLUESKY_SOCIAL_HANDLE_DID must be a DID such as did:plc:abc123, got "
+		        "'%.60s'",
+		        cfg->owner_did);
 		free(cfg->owner_did);
 		cfg->owner_did = NULL;
 	}
 	cfg->bsky_username = get(env, "AGENT_BLUESKY_USERNAME");
 	cfg->bsky_password = get(env, "AGENT_BLUESKY_PASSWORD");
 	cfg->bluesky_service =
-		get_url(env, "BLUESKY_SERVICE", CONFIG_DEFAULT_BLUESKY_SERVICE, HTTP_SCHEMES, p);
+	        get_url(env, "BLUESKY_SERVICE", CONFIG_DEFAULT_BLUESKY_SERVICE, HTTP_SCHEMES, p);
 
 	cfg->github_username = get(env, "AGENT_GITHUB_USERNAME");
 	cfg->github_token = get(env, "AGENT_GITHUB_TOKEN");
 	cfg->owner_github = get(env, "OWNER_GITHUB_USERNAME");
 	cfg->github_api_url =
-		get_url(env, "GITHUB_API_URL", CONFIG_DEFAULT_GITHUB_API_URL, HTTP_SCHEMES, p);
+	        get_url(env, "GITHUB_API_URL", CONFIG_DEFAULT_GITHUB_API_URL, HTTP_SCHEMES, p);
 
 	cfg->space_url = get_url(env, "SPACE_URL", NULL, WS_SCHEMES, p);
-	cfg->max_acl = (int)get_int(env, "MAX_ACL", CONFIG_DEFAULT_MAX_ACL, 0,
-				    CONFIG_MAX_ACL_LIMIT, p);
+	cfg->max_acl =
+	        (int)get_int(env, "MAX_ACL", CONFIG_DEFAULT_MAX_ACL, 0, CONFIG_MAX_ACL_LIMIT, p);
 
 	cfg->dashboard_addr = get(env, "DASHBOARD_ADDR");
 	if (!cfg->dashboard_addr)
@@ -492,9 +501,9 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 		if (!colon || colon == cfg->dashboard_addr || !end || *end || port < 0 ||
 		    port > 65535) {
 			problem(p, "DASHBOARD_ADDR",
-				"DASHBOARD_ADDR must be host:port (e.g. 127.0.0.1:7780) or 'off', "
-				"got '%.60s'",
-				cfg->dashboard_addr);
+			        "DASHBOARD_ADDR must be host:port (e.g. 127.0.0.1:7780) or 'off', "
+			        "got '%.60s'",
+			        cfg->dashboard_addr);
 			free(cfg->dashboard_addr);
 			cfg->dashboard_addr = xstrdup(CONFIG_DEFAULT_DASHBOARD_ADDR);
 		}
@@ -503,9 +512,9 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 	cfg->dashboard_token = get(env, "DASHBOARD_TOKEN");
 	if (cfg->dashboard_token && strlen(cfg->dashboard_token) < CONFIG_DASHBOARD_TOKEN_MIN) {
 		problem(p, "DASHBOARD_TOKEN",
-			"DASHBOARD_TOKEN must be at least %d characters (it guards the dashboard "
-			"on a non-loopback DASHBOARD_ADDR), got %zu",
-			CONFIG_DASHBOARD_TOKEN_MIN, strlen(cfg->dashboard_token));
+		        "DASHBOARD_TOKEN must be at least %d characters (it guards the dashboard "
+		        "on a non-loopback DASHBOARD_ADDR), got %zu",
+		        CONFIG_DASHBOARD_TOKEN_MIN, strlen(cfg->dashboard_token));
 		free(cfg->dashboard_token);
 		cfg->dashboard_token = NULL;
 	}
@@ -514,9 +523,10 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 	cfg->log_level = LOG_LEVEL_INFO;
 	char *lvl = get(env, "LOG_LEVEL");
 	if (lvl && log_level_parse(lvl, &cfg->log_level) != 0)
-		problem(p, "LOG_LEVEL", "LOG_LEVEL must be debug, info, warn, error or off, got "
-					"'%.20s'",
-			lvl);
+		problem(p, "LOG_LEVEL",
+		        "LOG_LEVEL must be debug, info, warn, error or off, got "
+		        "'%.20s'",
+		        lvl);
 	free(lvl);
 	char *fmt = get(env, "LOG_FORMAT");
 	if (fmt) {
@@ -524,38 +534,39 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 			cfg->log_json = true;
 		else if (strcmp(fmt, "text") != 0)
 			problem(p, "LOG_FORMAT", "LOG_FORMAT must be text or json, got '%.20s'",
-				fmt);
+			        fmt);
 	}
 	free(fmt);
 
 	for (size_t i = 0; i < NVARS; i++) {
 		const struct config_var *v = &VARS[i];
 		if (v->kind == VAR_INT || v->kind == VAR_OPT_INT)
-			*(int64_t *)(void *)((char *)cfg + v->off) =
-				get_int(env, v->name, v->kind == VAR_INT ? v->def : -1, v->lo, v->hi, p);
+			*(int64_t *)(void *)((char *)cfg + v->off) = get_int(
+			        env, v->name, v->kind == VAR_INT ? v->def : -1, v->lo, v->hi, p);
 	}
 	cfg->space.localhost_url = get_url(env, "GA_SPACE_LOCALHOST_URL", NULL, WS_SCHEMES, p);
 	if (cfg->space.localhost_url && strlen(cfg->space.localhost_url) >= CONFIG_SPACE_URL_MAX) {
-		problem(p, "GA_SPACE_LOCALHOST_URL", "GA_SPACE_LOCALHOST_URL is longer than %d bytes",
-			CONFIG_SPACE_URL_MAX - 1);
+		problem(p, "GA_SPACE_LOCALHOST_URL",
+		        "GA_SPACE_LOCALHOST_URL is longer than %d bytes", CONFIG_SPACE_URL_MAX - 1);
 		free(cfg->space.localhost_url);
 		cfg->space.localhost_url = NULL;
 	}
 	cfg->space.mdns_name = get(env, "GA_SPACE_MDNS_NAME");
 	if (cfg->space.mdns_name && strlen(cfg->space.mdns_name) >= CONFIG_SPACE_MDNS_NAME_MAX) {
 		problem(p, "GA_SPACE_MDNS_NAME",
-			"GA_SPACE_MDNS_NAME is longer than %d bytes (an mDNS instance name)",
-			CONFIG_SPACE_MDNS_NAME_MAX - 1);
+		        "GA_SPACE_MDNS_NAME is longer than %d bytes (an mDNS instance name)",
+		        CONFIG_SPACE_MDNS_NAME_MAX - 1);
 		free(cfg->space.mdns_name);
 		cfg->space.mdns_name = NULL;
 	}
 	char *bo = get(env, "GA_SPACE_BACKOFF_MS");
 	if (bo && config_parse_ms_list(bo, cfg->space.backoff_ms, CONFIG_SPACE_BACKOFF_MAX,
-				       &cfg->space.nbackoff) != 0)
+	                               &cfg->space.nbackoff) != 0)
 		problem(p, "GA_SPACE_BACKOFF_MS",
-			"GA_SPACE_BACKOFF_MS must be 1 to %d comma-separated delays in milliseconds "
-			"(each 1 to %lld), got '%.60s'",
-			CONFIG_SPACE_BACKOFF_MAX, (long long)CONFIG_MAX_MS, bo);
+		        "GA_SPACE_BACKOFF_MS must be 1 to %d comma-separated delays in "
+		        "milliseconds "
+		        "(each 1 to %lld), got '%.60s'",
+		        CONFIG_SPACE_BACKOFF_MAX, (long long)CONFIG_MAX_MS, bo);
 	free(bo);
 
 	/* A name in .env that looks like ours but is not is a typo until
@@ -567,10 +578,11 @@ int config_load(struct ga_config *cfg, const struct env_file *env, const char *h
 			const char *near = config_suggest_var(k, NULL);
 			if (near)
 				warning(p, k,
-					"%s%s%d: %s is not a general-agent variable and is ignored; "
-					"did you mean %s?",
-					env->path ? env->path : ".env", env->path ? ":" : " line ",
-					env->entries[i].line, k, near);
+				        "%s%s%d: %s is not a general-agent variable and is "
+				        "ignored; "
+				        "did you mean %s?",
+				        env->path ? env->path : ".env", env->path ? ":" : " line ",
+				        env->entries[i].line, k, near);
 		}
 	return p ? p->count : 0;
 }
@@ -611,15 +623,30 @@ void config_free(struct ga_config *cfg)
 {
 	if (!cfg)
 		return;
-	char **strs[] = {&cfg->home,          &cfg->memory_dir,     &cfg->agent_name,
-			 &cfg->ai_gateway_api_key, &cfg->ai_gateway_model,
-			 &cfg->ai_gateway_base_url, &cfg->llm_base_url, &cfg->llm_api_key,
-			 &cfg->llm_model,     &cfg->owner_handle,   &cfg->owner_did,
-			 &cfg->bsky_username, &cfg->bsky_password,  &cfg->bluesky_service,
-			 &cfg->github_username, &cfg->github_token, &cfg->github_api_url,
-			 &cfg->owner_github,
-			 &cfg->space_url,     &cfg->dashboard_addr, &cfg->redis_url,
-			 &cfg->space.localhost_url, &cfg->space.mdns_name, &cfg->dashboard_token};
+	char **strs[] = {&cfg->home,
+	                 &cfg->memory_dir,
+	                 &cfg->agent_name,
+	                 &cfg->ai_gateway_api_key,
+	                 &cfg->ai_gateway_model,
+	                 &cfg->ai_gateway_base_url,
+	                 &cfg->llm_base_url,
+	                 &cfg->llm_api_key,
+	                 &cfg->llm_model,
+	                 &cfg->owner_handle,
+	                 &cfg->owner_did,
+	                 &cfg->bsky_username,
+	                 &cfg->bsky_password,
+	                 &cfg->bluesky_service,
+	                 &cfg->github_username,
+	                 &cfg->github_token,
+	                 &cfg->github_api_url,
+	                 &cfg->owner_github,
+	                 &cfg->space_url,
+	                 &cfg->dashboard_addr,
+	                 &cfg->redis_url,
+	                 &cfg->space.localhost_url,
+	                 &cfg->space.mdns_name,
+	                 &cfg->dashboard_token};
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
 		free(*strs[i]);
 		*strs[i] = NULL;
@@ -648,16 +675,16 @@ void config_features(const struct ga_config *cfg, struct config_feature out[CONF
 	if (cfg->ai_gateway_api_key) {
 		f->enabled = true;
 		snprintf(f->detail, sizeof f->detail, "AI gateway %s, model %s",
-			 cfg->ai_gateway_base_url, cfg->ai_gateway_model);
+		         cfg->ai_gateway_base_url, cfg->ai_gateway_model);
 	} else if (cfg->llm_base_url && cfg->llm_model) {
 		f->enabled = true;
 		snprintf(f->detail, sizeof f->detail, "%s, model %s%s", cfg->llm_base_url,
-			 cfg->llm_model, cfg->llm_api_key ? "" : " (no API key)");
+		         cfg->llm_model, cfg->llm_api_key ? "" : " (no API key)");
 	} else {
 		f->enabled = false;
 		snprintf(f->detail, sizeof f->detail,
-			 "set AI_GATEWAY_API_KEY, or LLM_BASE_URL and LLM_MODEL; without a "
-			 "model the agent cannot compose replies");
+		         "set AI_GATEWAY_API_KEY, or LLM_BASE_URL and LLM_MODEL; without a "
+		         "model the agent cannot compose replies");
 	}
 
 	f = &out[CONFIG_FEATURE_BLUESKY];
@@ -670,7 +697,7 @@ void config_features(const struct ga_config *cfg, struct config_feature out[CONF
 	f->enabled = miss[0] == '\0';
 	if (f->enabled)
 		snprintf(f->detail, sizeof f->detail, "%s on %s", cfg->bsky_username,
-			 cfg->bluesky_service);
+		         cfg->bluesky_service);
 	else
 		snprintf(f->detail, sizeof f->detail, "%s not set", miss);
 
@@ -684,7 +711,7 @@ void config_features(const struct ga_config *cfg, struct config_feature out[CONF
 	f->enabled = miss[0] == '\0';
 	if (f->enabled)
 		snprintf(f->detail, sizeof f->detail, "%s on %s", cfg->github_username,
-			 cfg->github_api_url);
+		         cfg->github_api_url);
 	else
 		snprintf(f->detail, sizeof f->detail, "%s not set", miss);
 
@@ -695,23 +722,24 @@ void config_features(const struct ga_config *cfg, struct config_feature out[CONF
 		snprintf(f->detail, sizeof f->detail, "SPACE_URL %s", cfg->space_url);
 	else
 		snprintf(f->detail, sizeof f->detail,
-			 "SPACE_URL not set: discovery by mDNS, then ws://localhost:7777");
+		         "SPACE_URL not set: discovery by mDNS, then ws://localhost:7777");
 
 	f = &out[CONFIG_FEATURE_OWNER];
 	f->name = "owner";
 	{
 		const char *names[] = {"OWNER_BLUESKY_SOCIAL_HANDLE",
-				       "OWNER_BLUESKY_SOCIAL_HANDLE_DID", NULL};
+		                       "OWNER_BLUESKY_SOCIAL_HANDLE_DID", NULL};
 		const char *vals[] = {cfg->owner_handle, cfg->owner_did};
 		missing_list(miss, sizeof miss, names, vals);
 	}
 	f->enabled = miss[0] == '\0';
 	if (f->enabled)
 		snprintf(f->detail, sizeof f->detail, "%s (%s); terminal owner mode available",
-			 cfg->owner_handle, cfg->owner_did);
+		         cfg->owner_handle, cfg->owner_did);
 	else
-		snprintf(f->detail, sizeof f->detail,
-			 "Bluesky owner unknown (%s not set): owner messages on Bluesky are treated "
-			 "as anyone's; the terminal still speaks for the owner",
-			 miss);
+		snprintf(
+		        f->detail, sizeof f->detail,
+		        "Bluesky owner unknown (%s not set): owner messages on Bluesky are treated "
+		        "as anyone's; the terminal still speaks for the owner",
+		        miss);
 }

@@ -21,29 +21,29 @@
 #include "common/env.h"
 #include "common/log.h"
 
-#define CONFIG_DEFAULT_AGENT_NAME "agent"
-#define CONFIG_DEFAULT_GATEWAY_MODEL "openai/gpt-5.2"
-#define CONFIG_DEFAULT_GATEWAY_URL "https://ai-gateway.vercel.sh/v1"
+#define CONFIG_DEFAULT_AGENT_NAME      "agent"
+#define CONFIG_DEFAULT_GATEWAY_MODEL   "openai/gpt-5.2"
+#define CONFIG_DEFAULT_GATEWAY_URL     "https://ai-gateway.vercel.sh/v1"
 #define CONFIG_DEFAULT_BLUESKY_SERVICE "https://bsky.social"
-#define CONFIG_DEFAULT_GITHUB_API_URL "https://api.github.com"
-#define CONFIG_DEFAULT_DASHBOARD_ADDR "127.0.0.1:7780"
-#define CONFIG_DASHBOARD_TOKEN_MIN 16
-#define CONFIG_DEFAULT_MAX_ACL 4
-#define CONFIG_MAX_ACL_LIMIT 100
-#define CONFIG_MAX_PROBLEMS 32
-#define CONFIG_AGENT_NAME_MAX 64
-#define CONFIG_MAX_WARNINGS 16
+#define CONFIG_DEFAULT_GITHUB_API_URL  "https://api.github.com"
+#define CONFIG_DEFAULT_DASHBOARD_ADDR  "127.0.0.1:7780"
+#define CONFIG_DASHBOARD_TOKEN_MIN     16
+#define CONFIG_DEFAULT_MAX_ACL         4
+#define CONFIG_MAX_ACL_LIMIT           100
+#define CONFIG_MAX_PROBLEMS            32
+#define CONFIG_AGENT_NAME_MAX          64
+#define CONFIG_MAX_WARNINGS            16
 /* No timing value may exceed a day: a typo must not park the agent for years. */
-#define CONFIG_MAX_MS (24LL * 60 * 60 * 1000)
+#define CONFIG_MAX_MS            (24LL * 60 * 60 * 1000)
 #define CONFIG_SPACE_BACKOFF_MAX 8
-#define CONFIG_SPACE_URL_MAX 512
+#define CONFIG_SPACE_URL_MAX     512
 /* An mDNS instance name is one DNS label: at most 63 bytes. */
 #define CONFIG_SPACE_MDNS_NAME_MAX 64
 /* The gate (loop prevention): defaults and limits. */
 #define CONFIG_DEFAULT_MAX_BOT_CHAIN_LENGTH 5
-#define CONFIG_DEFAULT_GATE_MAX_EVENTS 20
-#define CONFIG_DEFAULT_GATE_WINDOW_MS 60000
-#define CONFIG_DEFAULT_GATE_COOLDOWN_MS 60000
+#define CONFIG_DEFAULT_GATE_MAX_EVENTS      20
+#define CONFIG_DEFAULT_GATE_WINDOW_MS       60000
+#define CONFIG_DEFAULT_GATE_COOLDOWN_MS     60000
 
 struct config_problem {
 	char var[48];
@@ -65,24 +65,24 @@ struct config_problems {
  * hold the defaults). A number below zero, a NULL string or nbackoff 0 means
  * "not set": the module's default applies. Values set are validated here. */
 struct config_space_tunables {
-	int64_t mdns_timeout_ms;     /* GA_SPACE_MDNS_TIMEOUT_MS, 1..day */
-	int64_t mdns;                /* GA_SPACE_MDNS, 0 or 1 */
-	char *localhost_url;         /* GA_SPACE_LOCALHOST_URL, ws:// */
-	char *mdns_name;             /* GA_SPACE_MDNS_NAME, an mDNS instance name */
-	int64_t discovery_retry_ms;  /* GA_SPACE_DISCOVERY_RETRY_MS, 1..day */
+	int64_t mdns_timeout_ms;    /* GA_SPACE_MDNS_TIMEOUT_MS, 1..day */
+	int64_t mdns;               /* GA_SPACE_MDNS, 0 or 1 */
+	char *localhost_url;        /* GA_SPACE_LOCALHOST_URL, ws:// */
+	char *mdns_name;            /* GA_SPACE_MDNS_NAME, an mDNS instance name */
+	int64_t discovery_retry_ms; /* GA_SPACE_DISCOVERY_RETRY_MS, 1..day */
 	uint64_t backoff_ms[CONFIG_SPACE_BACKOFF_MAX]; /* GA_SPACE_BACKOFF_MS */
 	size_t nbackoff;
-	int64_t jitter_pct;          /* GA_SPACE_JITTER_PCT, 0..100 */
-	int64_t connect_timeout_ms;  /* GA_SPACE_CONNECT_TIMEOUT_MS, 1..day */
-	int64_t ping_ms;             /* GA_SPACE_PING_MS, 1..day */
-	int64_t close_wait_ms;       /* GA_SPACE_CLOSE_WAIT_MS, 0..day */
-	int64_t replaced_limit;      /* GA_SPACE_REPLACED_LIMIT, 1..1000 */
-	int64_t replaced_window_ms;  /* GA_SPACE_REPLACED_WINDOW_MS, 1..day */
-	int64_t typing_base_ms;      /* GA_SPACE_TYPING_BASE_MS, 0..day */
-	int64_t typing_per_char_ms;  /* GA_SPACE_TYPING_PER_CHAR_MS, 0..day */
-	int64_t typing_max_ms;       /* GA_SPACE_TYPING_MAX_MS, 0..day */
-	int64_t chat_interval_ms;    /* GA_SPACE_CHAT_INTERVAL_MS, 0..day */
-	int64_t claim_renew_ms;      /* GA_SPACE_CLAIM_RENEW_MS, 1..day */
+	int64_t jitter_pct;         /* GA_SPACE_JITTER_PCT, 0..100 */
+	int64_t connect_timeout_ms; /* GA_SPACE_CONNECT_TIMEOUT_MS, 1..day */
+	int64_t ping_ms;            /* GA_SPACE_PING_MS, 1..day */
+	int64_t close_wait_ms;      /* GA_SPACE_CLOSE_WAIT_MS, 0..day */
+	int64_t replaced_limit;     /* GA_SPACE_REPLACED_LIMIT, 1..1000 */
+	int64_t replaced_window_ms; /* GA_SPACE_REPLACED_WINDOW_MS, 1..day */
+	int64_t typing_base_ms;     /* GA_SPACE_TYPING_BASE_MS, 0..day */
+	int64_t typing_per_char_ms; /* GA_SPACE_TYPING_PER_CHAR_MS, 0..day */
+	int64_t typing_max_ms;      /* GA_SPACE_TYPING_MAX_MS, 0..day */
+	int64_t chat_interval_ms;   /* GA_SPACE_CHAT_INTERVAL_MS, 0..day */
+	int64_t claim_renew_ms;     /* GA_SPACE_CLAIM_RENEW_MS, 1..day */
 };
 
 struct ga_config {
@@ -94,20 +94,20 @@ struct ga_config {
 	bool agent_name_defaulted;
 
 	/* model: either the AI gateway or an OpenAI-compatible endpoint */
-	char *ai_gateway_api_key;  /* AI_GATEWAY_API_KEY */
-	char *ai_gateway_model;    /* AI_GATEWAY_MODEL */
-	char *ai_gateway_base_url; /* AI_GATEWAY_BASE_URL */
-	char *llm_base_url;        /* LLM_BASE_URL */
-	char *llm_api_key;         /* LLM_API_KEY (optional: Ollama, llama.cpp) */
-	char *llm_model;           /* LLM_MODEL */
+	char *ai_gateway_api_key;       /* AI_GATEWAY_API_KEY */
+	char *ai_gateway_model;         /* AI_GATEWAY_MODEL */
+	char *ai_gateway_base_url;      /* AI_GATEWAY_BASE_URL */
+	char *llm_base_url;             /* LLM_BASE_URL */
+	char *llm_api_key;              /* LLM_API_KEY (optional: Ollama, llama.cpp) */
+	char *llm_model;                /* LLM_MODEL */
 	int64_t llm_daily_token_budget; /* LLM_DAILY_TOKEN_BUDGET, 0 = no budget */
 
 	/* Bluesky */
-	char *owner_handle;     /* OWNER_BLUESKY_SOCIAL_HANDLE */
-	char *owner_did;        /* OWNER_BLUESKY_SOCIAL_HANDLE_DID */
-	char *bsky_username;    /* AGENT_BLUESKY_USERNAME */
-	char *bsky_password;    /* AGENT_BLUESKY_PASSWORD */
-	char *bluesky_service;  /* BLUESKY_SERVICE */
+	char *owner_handle;    /* OWNER_BLUESKY_SOCIAL_HANDLE */
+	char *owner_did;       /* OWNER_BLUESKY_SOCIAL_HANDLE_DID */
+	char *bsky_username;   /* AGENT_BLUESKY_USERNAME */
+	char *bsky_password;   /* AGENT_BLUESKY_PASSWORD */
+	char *bluesky_service; /* BLUESKY_SERVICE */
 
 	/* GitHub */
 	char *github_username; /* AGENT_GITHUB_USERNAME */
@@ -121,11 +121,11 @@ struct ga_config {
 	int64_t github_write_spacing_ms;
 
 	/* agent-space, dashboard, coordination */
-	char *space_url;      /* SPACE_URL (NULL → discovery) */
-	int max_acl;          /* MAX_ACL */
-	char *dashboard_addr; /* DASHBOARD_ADDR host:port, "off" disables */
-	char *dashboard_token; /* DASHBOARD_TOKEN (secret; >= 16 chars), NULL none */
-	char *redis_url;      /* REDIS_URL */
+	char *space_url;                    /* SPACE_URL (NULL → discovery) */
+	int max_acl;                        /* MAX_ACL */
+	char *dashboard_addr;               /* DASHBOARD_ADDR host:port, "off" disables */
+	char *dashboard_token;              /* DASHBOARD_TOKEN (secret; >= 16 chars), NULL none */
+	char *redis_url;                    /* REDIS_URL */
 	struct config_space_tunables space; /* GA_SPACE_* */
 
 	/* the gate (loop prevention) */
@@ -159,7 +159,7 @@ struct config_feature {
  * the struct is filled with defaults where a value was bad, so callers may
  * still print a full report. */
 int config_load(struct ga_config *cfg, const struct env_file *env, const char *home,
-		const char *memory_dir, struct config_problems *problems);
+                const char *memory_dir, struct config_problems *problems);
 void config_free(struct ga_config *cfg);
 
 /* Which features the daemon can run with this configuration. */

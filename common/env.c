@@ -15,7 +15,8 @@
 static void env_set(struct env_file *f, const char *key, size_t klen, char *value, int line)
 {
 	for (size_t i = 0; i < f->count; i++) {
-		if (strlen(f->entries[i].key) == klen && memcmp(f->entries[i].key, key, klen) == 0) {
+		if (strlen(f->entries[i].key) == klen &&
+		    memcmp(f->entries[i].key, key, klen) == 0) {
 			free(f->entries[i].value);
 			f->entries[i].value = value;
 			f->entries[i].line = line;
@@ -79,7 +80,8 @@ int env_parse(const char *text, size_t len, struct env_file *out, struct ga_err 
 				p++;
 			continue;
 		}
-		if ((size_t)(end - p) > 7 && memcmp(p, "export", 6) == 0 && (p[6] == ' ' || p[6] == '\t')) {
+		if ((size_t)(end - p) > 7 && memcmp(p, "export", 6) == 0 &&
+		    (p[6] == ' ' || p[6] == '\t')) {
 			p += 6;
 			while (p < end && (*p == ' ' || *p == '\t'))
 				p++;
@@ -106,8 +108,8 @@ int env_parse(const char *text, size_t len, struct env_file *out, struct ga_err 
 			if (!q || (nl && nl < q)) {
 				sb_free(&val);
 				env_file_free(out);
-				return err_set(err, "line %d: unterminated single quote in %.*s", line,
-					       (int)klen, key);
+				return err_set(err, "line %d: unterminated single quote in %.*s",
+				               line, (int)klen, key);
 			}
 			sb_append(&val, p + 1, (size_t)(q - p - 1));
 			p = q + 1;
@@ -119,8 +121,8 @@ int env_parse(const char *text, size_t len, struct env_file *out, struct ga_err 
 					sb_free(&val);
 					env_file_free(out);
 					return err_set(err,
-						       "line %d: unterminated double quote in %.*s",
-						       start_line, (int)klen, key);
+					               "line %d: unterminated double quote in %.*s",
+					               start_line, (int)klen, key);
 				}
 				char c = *p++;
 				if (c == '"')
@@ -130,12 +132,24 @@ int env_parse(const char *text, size_t len, struct env_file *out, struct ga_err 
 				if (c == '\\' && p < end) {
 					char e = *p++;
 					switch (e) {
-					case 'n': c = '\n'; break;
-					case 'r': c = '\r'; break;
-					case 't': c = '\t'; break;
-					case '"': c = '"'; break;
-					case '\\': c = '\\'; break;
-					case '$': c = '$'; break;
+					case 'n':
+						c = '\n';
+						break;
+					case 'r':
+						c = '\r';
+						break;
+					case 't':
+						c = '\t';
+						break;
+					case '"':
+						c = '"';
+						break;
+					case '\\':
+						c = '\\';
+						break;
+					case '$':
+						c = '$';
+						break;
 					default:
 						/* Unknown escape: keep it as written,
 						 * as dotenv does. */
@@ -169,8 +183,9 @@ int env_parse(const char *text, size_t len, struct env_file *out, struct ga_err 
 			excerpt(ls, end, ex);
 			sb_free(&val);
 			env_file_free(out);
-			return err_set(err, "line %d: unexpected text after the value of %.*s: '%s'",
-				       line, (int)klen, key, ex);
+			return err_set(err,
+			               "line %d: unexpected text after the value of %.*s: '%s'",
+			               line, (int)klen, key, ex);
 		}
 		if (p < end)
 			p++;
@@ -182,7 +197,7 @@ int env_parse(const char *text, size_t len, struct env_file *out, struct ga_err 
 		env_set(out, key, klen, sb_detach(&val), line);
 		continue;
 
-	bad_line: {
+	bad_line : {
 		char ex[48];
 		excerpt(ls, end, ex);
 		sb_free(&val);

@@ -26,7 +26,7 @@
 #include "err.h"
 
 #define ENV_MAX_FILE_BYTES (1024 * 1024)
-#define ENV_MAX_ENTRIES 1024
+#define ENV_MAX_ENTRIES    1024
 
 struct env_entry {
 	char *key;

@@ -19,8 +19,7 @@ struct ga_err {
 
 /* printf-style; a NULL `err` is accepted and ignored. Always returns -1 so a
  * caller can write `return err_set(err, "...")`. */
-int err_set(struct ga_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+int err_set(struct ga_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* snprintf into any buffer for a message that may be cut (the bound is the
  * point; -Wformat-truncation would otherwise object to every such call). */

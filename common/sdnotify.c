@@ -27,7 +27,7 @@ int sdnotify(const char *state)
 	if (path[0] == '@')
 		sa.sun_path[0] = '\0'; /* the abstract namespace */
 	socklen_t salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + plen +
-				      (path[0] == '/' ? 1 : 0));
+	                              (path[0] == '/' ? 1 : 0));
 	int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -1;

@@ -11,7 +11,7 @@
 #include "common/strbuf.h"
 #include "common/xalloc.h"
 
-#define LOG_COMP "space.host"
+#define LOG_COMP   "space.host"
 #define FILE_CHUNK 65536
 
 struct space_host {
@@ -21,14 +21,14 @@ struct space_host {
 		uv_tty_t tty;
 		uv_pipe_t pipe;
 	} h;
-	bool is_stream;  /* tty or pipe; otherwise a regular file via uv_fs_read */
+	bool is_stream; /* tty or pipe; otherwise a regular file via uv_fs_read */
 	bool reading;
 	bool stopping;
-	bool fs_busy;    /* a uv_fs_read is in flight: free after it lands */
+	bool fs_busy; /* a uv_fs_read is in flight: free after it lands */
 	int fd;
 	uv_loop_t *loop;
 	uv_fs_t req;
-	char *chunk;     /* FILE_CHUNK bytes for stream and file reads */
+	char *chunk; /* FILE_CHUNK bytes for stream and file reads */
 	struct strbuf line;
 	bool discarding; /* past SPACE_HOST_LINE_MAX: drop until '\n' */
 	space_host_line_cb cb;
@@ -54,7 +54,7 @@ static void feed(struct space_host *h, const char *buf, size_t n)
 			size_t room = SPACE_HOST_LINE_MAX - h->line.len;
 			if (take > room) {
 				log_warn(LOG_COMP, "host line longer than %zu bytes: cut",
-					 SPACE_HOST_LINE_MAX);
+				         SPACE_HOST_LINE_MAX);
 				sb_append(&h->line, buf, room);
 				h->discarding = true;
 			} else {

@@ -20,15 +20,15 @@ static const struct {
 	const char *name;
 	enum space_msg_type type;
 } client_types[] = {
-	{"join", SPACE_MSG_JOIN},
-	{"chat", SPACE_MSG_CHAT},
-	{"typing", SPACE_MSG_TYPING},
-	{"identity", SPACE_MSG_IDENTITY},
-	{"claim", SPACE_MSG_CLAIM},
-	{"state", SPACE_MSG_STATE},
-	{"action_result", SPACE_MSG_ACTION_RESULT},
-	{"reflection", SPACE_MSG_REFLECTION},
-	{"workspace_state", SPACE_MSG_WORKSPACE_STATE},
+        {"join", SPACE_MSG_JOIN},
+        {"chat", SPACE_MSG_CHAT},
+        {"typing", SPACE_MSG_TYPING},
+        {"identity", SPACE_MSG_IDENTITY},
+        {"claim", SPACE_MSG_CLAIM},
+        {"state", SPACE_MSG_STATE},
+        {"action_result", SPACE_MSG_ACTION_RESULT},
+        {"reflection", SPACE_MSG_REFLECTION},
+        {"workspace_state", SPACE_MSG_WORKSPACE_STATE},
 };
 
 enum space_msg_type space_msg_parse(const char *buf, size_t len, cJSON **root)
@@ -91,9 +91,9 @@ size_t space_js_cut(const char *s, size_t len, size_t max_units)
 	while (i < len) {
 		unsigned char c = (unsigned char)s[i];
 		size_t n = c < 0x80 || c == (unsigned char)JSON_NUL_MARK ? 1
-			   : c < 0xE0				      ? 2
-			   : c < 0xF0				      ? 3
-								      : 4;
+		           : c < 0xE0                                    ? 2
+		           : c < 0xF0                                    ? 3
+		                                                         : 4;
 		size_t u = n == 4 ? 2 : 1;
 		if (units + u > max_units)
 			break;
@@ -136,9 +136,20 @@ static unsigned decode_cp(const unsigned char *s, size_t n, size_t *used)
 static bool js_space(unsigned cp)
 {
 	switch (cp) {
-	case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20:
-	case 0xA0: case 0x1680: case 0x2028: case 0x2029: case 0x202F:
-	case 0x205F: case 0x3000: case 0xFEFF:
+	case 0x09:
+	case 0x0A:
+	case 0x0B:
+	case 0x0C:
+	case 0x0D:
+	case 0x20:
+	case 0xA0:
+	case 0x1680:
+	case 0x2028:
+	case 0x2029:
+	case 0x202F:
+	case 0x205F:
+	case 0x3000:
+	case 0xFEFF:
 		return true;
 	default:
 		return cp >= 0x2000 && cp <= 0x200A;
@@ -386,11 +397,11 @@ static bool array_index(const char *k, uint32_t *out)
 }
 
 struct key_slot {
-	const cJSON *item;  /* the child holding the value (last duplicate) */
-	size_t pos;         /* position of the first occurrence */
+	const cJSON *item; /* the child holding the value (last duplicate) */
+	size_t pos;        /* position of the first occurrence */
 	uint32_t index;
 	bool is_index;
-	bool dead;          /* a later duplicate took over */
+	bool dead; /* a later duplicate took over */
 };
 
 static int cmp_by_key(const void *a, const void *b)
@@ -484,7 +495,7 @@ static int stringify_object(struct strbuf *sb, const cJSON *v)
 			rc = -1;
 		first = false;
 		if (rc == 0 && (space_put_str(sb, slots[i].item->string) < 0 ||
-				sb_putc(sb, ':') < 0 || space_js_stringify(sb, slots[i].item) < 0))
+		                sb_putc(sb, ':') < 0 || space_js_stringify(sb, slots[i].item) < 0))
 			rc = -1;
 	}
 	free(slots);

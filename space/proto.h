@@ -39,11 +39,11 @@
 #include "common/strbuf.h"
 
 /* Limits of the reference (space-protocol.md §6.2), in UTF-16 units. */
-#define SPACE_NAME_MAX_UNITS 100
-#define SPACE_ID_MAX_UNITS 100
-#define SPACE_VERSION_MAX_UNITS 50
-#define SPACE_CHAT_MAX_UNITS 100000
-#define SPACE_DETAIL_CUT_UNITS 1000
+#define SPACE_NAME_MAX_UNITS       100
+#define SPACE_ID_MAX_UNITS         100
+#define SPACE_VERSION_MAX_UNITS    50
+#define SPACE_CHAT_MAX_UNITS       100000
+#define SPACE_DETAIL_CUT_UNITS     1000
 #define SPACE_REFLECTION_CUT_UNITS 5000
 /* Inbound WebSocket message limit, bytes after reassembly (§1 item 9). */
 #define SPACE_MAX_PAYLOAD_BYTES 1048576
@@ -53,8 +53,8 @@
  * agents send 1–3 capabilities and an identity under 2 KiB, so real values
  * pass unchanged. Extra capability elements are dropped; an oversized
  * identity is rejected with an "Invalid identity" error. */
-#define SPACE_CAPS_MAX_COUNT 64
-#define SPACE_CAP_MAX_UNITS 200
+#define SPACE_CAPS_MAX_COUNT     64
+#define SPACE_CAP_MAX_UNITS      200
 #define SPACE_IDENTITY_MAX_BYTES (16 * 1024)
 
 /* Integer `chain` on chat (beyond the reference): relayed only when it is

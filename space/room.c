@@ -1017,7 +1017,7 @@ static void handle_workspace(struct space_room *r, struct space_conn *c, const c
 	put_num_or_zero(&sb, ",\"inProgressTasks\":", inprog);
 	/* ours beyond the reference: the plan's tasks, for the room's page */
 	space_put_tasks(&sb, space_js_get(root, "tasks"), SPACE_WORKSPACE_TASKS_MAX,
-			SPACE_WORKSPACE_TASKS_MAX_BYTES);
+	                SPACE_WORKSPACE_TASKS_MAX_BYTES);
 	/* and its pull requests; the rest of the message stands when some
 	 * entries are not pulls */
 	size_t rejected = 0;

@@ -46,7 +46,7 @@ struct space_server_config {
 	const char *data_dir;
 	unsigned max_clients; /* WebSocket connections, joined or not */
 	bool mdns;
-	bool host_input;       /* read host lines from stdin */
+	bool host_input; /* read host lines from stdin */
 	/* The room's events (chats, joins, leaves) on stdout for the host:
 	 * SPACE_SHOW_AUTO shows them when stdout or, with host input, stdin is
 	 * a terminal (`agent-space | tee log` at a terminal shows them). */

@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "common/fsx.h"
-#include "common/jsonnul.h"
 #include "common/json.h"
+#include "common/jsonnul.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/xalloc.h"
@@ -31,10 +31,10 @@ struct hist_entry {
 
 struct space_store {
 	char *dir;
-	char *path;       /* <dir>/chat.jsonl */
-	int fd;           /* -1 until the next append opens it */
-	size_t size;      /* current size of chat.jsonl as far as we know */
-	bool torn;        /* the last write was short: start the next with \n */
+	char *path;  /* <dir>/chat.jsonl */
+	int fd;      /* -1 until the next append opens it */
+	size_t size; /* current size of chat.jsonl as far as we know */
+	bool torn;   /* the last write was short: start the next with \n */
 	size_t rotate_bytes;
 	size_t hist_max_bytes;
 
@@ -219,7 +219,7 @@ static void tail_scan_file(struct tail_scan *ts, const char *path)
 	}
 	if (ts->bad > before)
 		log_warn(LOG_COMP, "%s: skipped %zu line(s) that are not JSON objects", path,
-			 ts->bad - before);
+		         ts->bad - before);
 	free(chunk);
 	sb_free(&carry);
 	close(fd);
@@ -255,11 +255,11 @@ static void repair_tail(struct space_store *st)
 		return;
 	struct stat stt;
 	char last;
-	if (fstat(fd, &stt) == 0 && stt.st_size > 0 &&
-	    pread(fd, &last, 1, stt.st_size - 1) == 1 && last != '\n') {
+	if (fstat(fd, &stt) == 0 && stt.st_size > 0 && pread(fd, &last, 1, stt.st_size - 1) == 1 &&
+	    last != '\n') {
 		if (write(fd, "\n", 1) == 1)
 			log_warn(LOG_COMP, "%s: last line was torn (no newline); terminated it",
-				 st->path);
+			         st->path);
 	}
 	close(fd);
 }
@@ -290,7 +290,7 @@ static void rotate(struct space_store *st)
 		char *to = backup_path(st, i + 1);
 		if (rename(from, to) < 0 && errno != ENOENT)
 			log_error(LOG_COMP, "rotation: cannot rename %s to %s: %s", from, to,
-				  strerror(errno));
+			          strerror(errno));
 		free(from);
 		free(to);
 	}
@@ -315,7 +315,7 @@ static void write_line(struct space_store *st, const char *line, size_t len)
 			continue;
 		if (w <= 0) {
 			log_error(LOG_COMP, "cannot append to %s: %s", st->path,
-				  w < 0 ? strerror(errno) : "short write");
+			          w < 0 ? strerror(errno) : "short write");
 			if (off)
 				st->torn = true;
 			/* Reopen next time: the file may have been removed. */
@@ -331,9 +331,8 @@ static void write_line(struct space_store *st, const char *line, size_t len)
 		rotate(st);
 }
 
-void space_store_append(struct space_store *st, const char *ts, const char *name,
-			const char *id, const char *type, const char *content,
-			size_t content_len)
+void space_store_append(struct space_store *st, const char *ts, const char *name, const char *id,
+                        const char *type, const char *content, size_t content_len)
 {
 	struct strbuf sb;
 	sb_init(&sb, 0);
@@ -365,7 +364,7 @@ struct space_buf *space_store_history(struct space_store *st, size_t limit)
 	sb_puts(&sb, "{\"type\":\"history_response\",\"entries\":[");
 	for (size_t i = 0; i < n; i++) {
 		const struct hist_entry *e =
-			&st->ring[(st->head + first + i) % SPACE_HISTORY_MAX_ENTRIES];
+		        &st->ring[(st->head + first + i) % SPACE_HISTORY_MAX_ENTRIES];
 		if (i)
 			sb_putc(&sb, ',');
 		sb_append(&sb, e->json, e->len);
@@ -386,8 +385,8 @@ const char *space_store_path(const struct space_store *st)
 	return st->path;
 }
 
-struct space_store *space_store_open(const char *dir, size_t rotate_bytes,
-				     size_t history_max_bytes, struct ga_err *err)
+struct space_store *space_store_open(const char *dir, size_t rotate_bytes, size_t history_max_bytes,
+                                     struct ga_err *err)
 {
 	if (fsx_mkdir_p(dir, err) < 0)
 		return NULL;
@@ -396,8 +395,8 @@ struct space_store *space_store_open(const char *dir, size_t rotate_bytes,
 	st->path = fsx_join(dir, SPACE_STORE_LOG_NAME);
 	st->fd = -1;
 	st->rotate_bytes = rotate_bytes ? rotate_bytes : SPACE_LOG_ROTATE_BYTES_DEFAULT;
-	st->hist_max_bytes = history_max_bytes ? history_max_bytes
-						: SPACE_HISTORY_MAX_BYTES_DEFAULT;
+	st->hist_max_bytes =
+	        history_max_bytes ? history_max_bytes : SPACE_HISTORY_MAX_BYTES_DEFAULT;
 	repair_tail(st);
 	load_history(st);
 	log_info(LOG_COMP, "log %s: %zu entries available for replay", st->path, st->count);

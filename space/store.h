@@ -28,8 +28,8 @@
 #include "common/err.h"
 #include "space/buf.h"
 
-#define SPACE_STORE_LOG_NAME "chat.jsonl"
-#define SPACE_STORE_BACKUPS 5
+#define SPACE_STORE_LOG_NAME           "chat.jsonl"
+#define SPACE_STORE_BACKUPS            5
 #define SPACE_LOG_ROTATE_BYTES_DEFAULT ((size_t)50 * 1024 * 1024)
 /* HISTORY_REPLAY_MAX of the reference. */
 #define SPACE_HISTORY_MAX_ENTRIES 1000
@@ -45,15 +45,14 @@ struct space_store;
 /* Creates dir (mkdir -p) and loads the history. NULL with err when the
  * directory cannot be created. rotate_bytes 0 → default; history_max_bytes
  * 0 → default. */
-struct space_store *space_store_open(const char *dir, size_t rotate_bytes,
-				     size_t history_max_bytes, struct ga_err *err);
+struct space_store *space_store_open(const char *dir, size_t rotate_bytes, size_t history_max_bytes,
+                                     struct ga_err *err);
 void space_store_free(struct space_store *st);
 
 /* Appends one entry. ts is the ISO timestamp also used in the broadcast.
  * content is a string of content_len bytes (JSON-escaped here). */
-void space_store_append(struct space_store *st, const char *ts, const char *name,
-			const char *id, const char *type, const char *content,
-			size_t content_len);
+void space_store_append(struct space_store *st, const char *ts, const char *name, const char *id,
+                        const char *type, const char *content, size_t content_len);
 
 /* {"type":"history_response","entries":[...]} with the newest `limit`
  * entries (oldest first), within the byte bound. Caller owns the ref. */

@@ -883,4 +883,3 @@ void space_web_seed(struct space_web *w, struct space_store *st)
 	}
 	cJSON_Delete(root);
 }
-

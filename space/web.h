@@ -90,10 +90,10 @@
 #define SPACE_WEB_SSE_QUEUE_MAX_BYTES ((size_t)256 * 1024)
 #define SPACE_WEB_KEEPALIVE_MS        15000
 /* Members events at most this often (server.c). */
-#define SPACE_WEB_MEMBERS_MIN_MS      250
-#define SPACE_WEB_EVENTS_MAX          200
-#define SPACE_WEB_EVENTS_MAX_BYTES    ((size_t)512 * 1024)
-#define SPACE_WEB_EVENT_MAX_BYTES     ((size_t)16 * 1024)
+#define SPACE_WEB_MEMBERS_MIN_MS   250
+#define SPACE_WEB_EVENTS_MAX       200
+#define SPACE_WEB_EVENTS_MAX_BYTES ((size_t)512 * 1024)
+#define SPACE_WEB_EVENT_MAX_BYTES  ((size_t)16 * 1024)
 /* What a cut chat or reflection keeps, in UTF-16 units. */
 #define SPACE_WEB_CUT_UNITS        2000
 #define SPACE_WEB_CLAIMS_MAX       512

@@ -48,7 +48,8 @@ static struct gh_bucket *get(struct gh_rate *r, const char *resource)
 	return b;
 }
 
-/* Never a permanent lockout: once the reset moment has passed, what we knew about the window is stale, whatever it said. */
+/* Never a permanent lockout: once the reset moment has passed, what we knew about the window is
+ * stale, whatever it said. */
 static void expire(struct gh_bucket *b, int64_t now_ms)
 {
 	if (b->reset_ms > 0 && now_ms >= b->reset_ms) {

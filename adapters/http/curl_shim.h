@@ -87,29 +87,29 @@ int libssh2_init(int flags);
 #undef curl_easy_setopt
 #undef curl_easy_getinfo
 #undef curl_multi_setopt
-#define curl_global_init curl_shim.global_init
-#define curl_global_cleanup curl_shim.global_cleanup
-#define curl_easy_init curl_shim.easy_init
-#define curl_easy_cleanup curl_shim.easy_cleanup
-#define curl_easy_setopt curl_shim.easy_setopt
-#define curl_easy_getinfo curl_shim.easy_getinfo
-#define curl_easy_strerror curl_shim.easy_strerror
-#define curl_free curl_shim.free
-#define curl_getdate curl_shim.getdate
-#define curl_multi_init curl_shim.multi_init
-#define curl_multi_cleanup curl_shim.multi_cleanup
-#define curl_multi_add_handle curl_shim.multi_add_handle
+#define curl_global_init         curl_shim.global_init
+#define curl_global_cleanup      curl_shim.global_cleanup
+#define curl_easy_init           curl_shim.easy_init
+#define curl_easy_cleanup        curl_shim.easy_cleanup
+#define curl_easy_setopt         curl_shim.easy_setopt
+#define curl_easy_getinfo        curl_shim.easy_getinfo
+#define curl_easy_strerror       curl_shim.easy_strerror
+#define curl_free                curl_shim.free
+#define curl_getdate             curl_shim.getdate
+#define curl_multi_init          curl_shim.multi_init
+#define curl_multi_cleanup       curl_shim.multi_cleanup
+#define curl_multi_add_handle    curl_shim.multi_add_handle
 #define curl_multi_remove_handle curl_shim.multi_remove_handle
-#define curl_multi_assign curl_shim.multi_assign
-#define curl_multi_setopt curl_shim.multi_setopt
+#define curl_multi_assign        curl_shim.multi_assign
+#define curl_multi_setopt        curl_shim.multi_setopt
 #define curl_multi_socket_action curl_shim.multi_socket_action
-#define curl_multi_info_read curl_shim.multi_info_read
-#define curl_slist_append curl_shim.slist_append
-#define curl_slist_free_all curl_shim.slist_free_all
-#define curl_url curl_shim.url
-#define curl_url_cleanup curl_shim.url_cleanup
-#define curl_url_get curl_shim.url_get
-#define curl_url_set curl_shim.url_set
-#define curl_url_strerror curl_shim.url_strerror
+#define curl_multi_info_read     curl_shim.multi_info_read
+#define curl_slist_append        curl_shim.slist_append
+#define curl_slist_free_all      curl_shim.slist_free_all
+#define curl_url                 curl_shim.url
+#define curl_url_cleanup         curl_shim.url_cleanup
+#define curl_url_get             curl_shim.url_get
+#define curl_url_set             curl_shim.url_set
+#define curl_url_strerror        curl_shim.url_strerror
 
 #endif

@@ -466,7 +466,7 @@ static enum http_error classify_curl(CURLcode rc, struct req *r, char *msg, size
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
 		err_fmt(msg, cap, "%s did not answer within %u ms (%s)", r->host, r->timeout_ms,
-		     detail);
+		        detail);
 		return HTTP_ERR_TIMEOUT;
 	case CURLE_COULDNT_RESOLVE_HOST:
 	case CURLE_COULDNT_RESOLVE_PROXY:
@@ -654,7 +654,8 @@ static void dispatch(struct http_client *c)
 		if (start(c, r) != 0) {
 			/* Cannot even hand it to curl: report through the callback on
 			 * the next turn, like any other failure. */
-			fail_request(r, HTTP_ERR_TRANSPORT, "could not be started (curl refused it)");
+			fail_request(r, HTTP_ERR_TRANSPORT,
+			             "could not be started (curl refused it)");
 		}
 		r = next;
 		if (c->closing)

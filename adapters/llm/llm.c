@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/hash.h"
 #include "common/err.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"

@@ -248,21 +248,22 @@ static int parse_tool_calls(const cJSON *arr, struct llm_response *resp, char *m
 		if (i >= keep)
 			break;
 		if (!cJSON_IsObject(tc)) {
-			err_fmt(msg, cap, "choices[0].message.tool_calls[%zu] must be an object", i);
+			err_fmt(msg, cap, "choices[0].message.tool_calls[%zu] must be an object",
+			        i);
 			return -1;
 		}
 		const cJSON *fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
 		if (!cJSON_IsObject(fn)) {
 			err_fmt(msg, cap,
-			     "choices[0].message.tool_calls[%zu].function is missing or not an "
-			     "object",
-			     i);
+			        "choices[0].message.tool_calls[%zu].function is missing or not an "
+			        "object",
+			        i);
 			return -1;
 		}
 		const char *name = json_string_or(fn, "name", NULL);
 		if (!name || !*name) {
 			err_fmt(msg, cap,
-			     "choices[0].message.tool_calls[%zu].function.name is missing", i);
+			        "choices[0].message.tool_calls[%zu].function.name is missing", i);
 			return -1;
 		}
 		struct llm_tool_call *out = &resp->tool_calls[i];
@@ -281,9 +282,9 @@ static int parse_tool_calls(const cJSON *arr, struct llm_response *resp, char *m
 			out->arguments = json_print(args); /* Ollama-style object */
 		else {
 			err_fmt(msg, cap,
-			     "choices[0].message.tool_calls[%zu].function.arguments must be a "
-			     "JSON string",
-			     i);
+			        "choices[0].message.tool_calls[%zu].function.arguments must be a "
+			        "JSON string",
+			        i);
 			return -1;
 		}
 		i++;
@@ -446,29 +447,29 @@ static enum llm_error_kind by_status(const struct llm_config *cfg, int status, c
 		err->kind = LLM_ERR_FATAL;
 		if (!cfg->api_key)
 			err_fmt(err->msg, sizeof err->msg,
-			     "%s answered %d and no API key is configured: set %s%s%s", host,
-			     status, cfg->key_var, sep, pmsg);
+			        "%s answered %d and no API key is configured: set %s%s%s", host,
+			        status, cfg->key_var, sep, pmsg);
 		else if (status == 401)
 			err_fmt(err->msg, sizeof err->msg,
-			     "%s is set but %s answered 401: the key is invalid or expired%s%s",
-			     cfg->key_var, host, sep, pmsg);
+			        "%s is set but %s answered 401: the key is invalid or expired%s%s",
+			        cfg->key_var, host, sep, pmsg);
 		else if (status == 402)
 			err_fmt(err->msg, sizeof err->msg,
-			     "%s is set but %s answered 402: the account has no credit left; "
-			     "add credit or use another key%s%s",
-			     cfg->key_var, host, sep, pmsg);
+			        "%s is set but %s answered 402: the account has no credit left; "
+			        "add credit or use another key%s%s",
+			        cfg->key_var, host, sep, pmsg);
 		else
 			err_fmt(err->msg, sizeof err->msg,
-			     "%s is set but %s answered 403: the key may not use model '%s' "
-			     "(%s)%s%s",
-			     cfg->key_var, host, cfg->model, cfg->model_var, sep, pmsg);
+			        "%s is set but %s answered 403: the key may not use model '%s' "
+			        "(%s)%s%s",
+			        cfg->key_var, host, cfg->model, cfg->model_var, sep, pmsg);
 		return err->kind;
 	}
 	if (status == 408 || status == 409 || status == 425 || status == 429 ||
 	    (status >= 500 && status <= 599)) {
 		err->kind = LLM_ERR_TRANSIENT;
 		err_fmt(err->msg, sizeof err->msg, "%s answered %d%s%s", host, status,
-		     status == 429 ? " (rate limited)" : "", pmsg[0] ? ": " : "");
+		        status == 429 ? " (rate limited)" : "", pmsg[0] ? ": " : "");
 		size_t l = strlen(err->msg);
 		snprintf(err->msg + l, sizeof err->msg - l, "%s", pmsg);
 		return err->kind;
@@ -476,16 +477,16 @@ static enum llm_error_kind by_status(const struct llm_config *cfg, int status, c
 	err->kind = LLM_ERR_REQUEST;
 	if (status == 404)
 		err_fmt(err->msg, sizeof err->msg,
-		     "%s answered 404 for %s/chat/completions: check %s (it usually ends in "
-		     "/v1) and the model '%s' (%s)%s%s",
-		     host, cfg->base_url, cfg->url_var, cfg->model, cfg->model_var, sep, pmsg);
+		        "%s answered 404 for %s/chat/completions: check %s (it usually ends in "
+		        "/v1) and the model '%s' (%s)%s%s",
+		        host, cfg->base_url, cfg->url_var, cfg->model, cfg->model_var, sep, pmsg);
 	else if (status >= 300 && status < 400)
 		err_fmt(err->msg, sizeof err->msg,
-		     "%s answered a %d redirect: set %s to the final address", host, status,
-		     cfg->url_var);
+		        "%s answered a %d redirect: set %s to the final address", host, status,
+		        cfg->url_var);
 	else
-		err_fmt(err->msg, sizeof err->msg, "%s refused the request with %d%s%s", host, status,
-		     pmsg[0] ? ": " : "", pmsg);
+		err_fmt(err->msg, sizeof err->msg, "%s refused the request with %d%s%s", host,
+		        status, pmsg[0] ? ": " : "", pmsg);
 	return err->kind;
 }
 
@@ -524,7 +525,7 @@ enum llm_error_kind llm_parse_http(const struct llm_config *cfg, enum http_error
 	case HTTP_ERR_TLS:
 		err->kind = LLM_ERR_REQUEST;
 		err_fmt(err->msg, sizeof err->msg, "%s (check %s)",
-		     http_error_msg ? http_error_msg : "TLS failed", cfg->url_var);
+		        http_error_msg ? http_error_msg : "TLS failed", cfg->url_var);
 		return err->kind;
 	case HTTP_ERR_TOO_LARGE:
 		err->kind = LLM_ERR_MALFORMED;
@@ -554,12 +555,12 @@ enum llm_error_kind llm_parse_http(const struct llm_config *cfg, enum http_error
 			 * worth another try. */
 			err->kind = LLM_ERR_TRANSIENT;
 			err_fmt(err->msg, sizeof err->msg,
-			     "%s answered %ld with an HTML page where JSON was expected", host,
-			     status);
+			        "%s answered %ld with an HTML page where JSON was expected", host,
+			        status);
 		} else {
 			err->kind = LLM_ERR_MALFORMED;
-			err_fmt(err->msg, sizeof err->msg, "%s answered %ld with malformed JSON: %s",
-			     host, status, perr.msg);
+			err_fmt(err->msg, sizeof err->msg,
+			        "%s answered %ld with malformed JSON: %s", host, status, perr.msg);
 		}
 		return err->kind;
 	}
@@ -571,8 +572,8 @@ enum llm_error_kind llm_parse_http(const struct llm_config *cfg, enum http_error
 			by_status(cfg, st, pmsg, err);
 		else {
 			err->kind = LLM_ERR_REQUEST;
-			err_fmt(err->msg, sizeof err->msg, "%s answered %ld with an error: %s", host,
-			     status, pmsg[0] ? pmsg : "(no message)");
+			err_fmt(err->msg, sizeof err->msg, "%s answered %ld with an error: %s",
+			        host, status, pmsg[0] ? pmsg : "(no message)");
 		}
 		err->status = (int)status;
 		cJSON_Delete(root);

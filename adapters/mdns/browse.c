@@ -5,9 +5,9 @@
 #include "adapters/mdns/browse.h"
 
 #include <avahi-common/domain.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -210,8 +210,7 @@ static bool system_bus_present(char *path, size_t cap)
 	if (!addr || !*addr)
 		addr = "unix:path=/var/run/dbus/system_bus_socket";
 	const char *prefix = "unix:path=";
-	if (strncmp(addr, prefix, strlen(prefix)) != 0 || strchr(addr, ';') ||
-	    strchr(addr, ',')) {
+	if (strncmp(addr, prefix, strlen(prefix)) != 0 || strchr(addr, ';') || strchr(addr, ',')) {
 		snprintf(path, cap, "%s", addr);
 		return true;
 	}
@@ -246,7 +245,7 @@ struct mdns_browser *mdns_browse_start(uv_loop_t *loop, const char *type, const 
 	if (!system_bus_present(bus, sizeof bus)) {
 		char why[sizeof bus + 96];
 		snprintf(why, sizeof why,
-			 "avahi-daemon is not reachable (no D-Bus system bus at %s)", bus);
+		         "avahi-daemon is not reachable (no D-Bus system bus at %s)", bus);
 		decide(b, why);
 		return b;
 	}

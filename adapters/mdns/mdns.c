@@ -65,8 +65,10 @@ static void warn_once(struct mdns_publisher *pub, const char *what, int error)
 	if (pub->warned)
 		return;
 	pub->warned = true;
-	log_warn(LOG_COMP, "mDNS advertisement unavailable (%s: %s); the room serves anyway, "
-		 "clients can use SPACE_URL", what, avahi_strerror(error));
+	log_warn(LOG_COMP,
+	         "mDNS advertisement unavailable (%s: %s); the room serves anyway, "
+	         "clients can use SPACE_URL",
+	         what, avahi_strerror(error));
 }
 
 static void add_service(struct mdns_publisher *pub, AvahiClient *c);
@@ -74,8 +76,7 @@ static void add_service(struct mdns_publisher *pub, AvahiClient *c);
 static void rename_after_collision(struct mdns_publisher *pub, AvahiClient *c)
 {
 	char *alt = avahi_alternative_service_name(pub->name);
-	log_warn(LOG_COMP, "service name '%s' is taken on the network; using '%s'", pub->name,
-		 alt);
+	log_warn(LOG_COMP, "service name '%s' is taken on the network; using '%s'", pub->name, alt);
 	free(pub->name);
 	pub->name = xstrdup(alt);
 	avahi_free(alt);
@@ -99,7 +100,7 @@ static void group_cb(AvahiEntryGroup *g, AvahiEntryGroupState state, void *ud)
 		break;
 	case AVAHI_ENTRY_GROUP_FAILURE:
 		log_warn(LOG_COMP, "advertisement failed: %s",
-			 avahi_strerror(avahi_client_errno(avahi_entry_group_get_client(g))));
+		         avahi_strerror(avahi_client_errno(avahi_entry_group_get_client(g))));
 		break;
 	default:
 		break;
@@ -119,9 +120,9 @@ static void add_service(struct mdns_publisher *pub, AvahiClient *c)
 		return;
 	/* host NULL: the SRV target is avahi-daemon's own "<host>.local",
 	 * which it also publishes A/AAAA records for. TXT: none (§5). */
-	int rc = avahi_entry_group_add_service(pub->group, AVAHI_IF_UNSPEC, AVAHI_PROTO_UNSPEC,
-					       0, pub->name, pub->type, NULL, NULL,
-					       (uint16_t)pub->port, NULL);
+	int rc = avahi_entry_group_add_service(pub->group, AVAHI_IF_UNSPEC, AVAHI_PROTO_UNSPEC, 0,
+	                                       pub->name, pub->type, NULL, NULL,
+	                                       (uint16_t)pub->port, NULL);
 	if (rc == AVAHI_ERR_COLLISION) {
 		rename_after_collision(pub, c);
 		return;
@@ -138,7 +139,7 @@ static void client_connect(struct mdns_publisher *pub)
 {
 	int error = 0;
 	pub->client = avahi_client_new(mdns_poll_api(pub->poll), AVAHI_CLIENT_NO_FAIL, client_cb,
-				       pub, &error);
+	                               pub, &error);
 	if (!pub->client)
 		warn_once(pub, "cannot reach avahi-daemon", error);
 }
@@ -160,7 +161,7 @@ static void client_cb(AvahiClient *c, AvahiClientState state, void *ud)
 		break;
 	case AVAHI_CLIENT_CONNECTING:
 		warn_once(pub, "avahi-daemon is not running; will advertise when it starts",
-			  AVAHI_ERR_NO_DAEMON);
+		          AVAHI_ERR_NO_DAEMON);
 		break;
 	case AVAHI_CLIENT_FAILURE:
 		if (avahi_client_errno(c) == AVAHI_ERR_DISCONNECTED) {
@@ -178,8 +179,8 @@ static void client_cb(AvahiClient *c, AvahiClientState state, void *ud)
 	}
 }
 
-struct mdns_publisher *mdns_publish_start(uv_loop_t *loop, const char *instance,
-					  const char *type, int port, struct ga_err *err)
+struct mdns_publisher *mdns_publish_start(uv_loop_t *loop, const char *instance, const char *type,
+                                          int port, struct ga_err *err)
 {
 	if (!instance || !*instance || !type || port < 0 || port > 65535) {
 		err_set(err, "mDNS: an instance name, a service type and a port are required");

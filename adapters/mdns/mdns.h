@@ -51,8 +51,8 @@ struct mdns_publisher;
  * names it) of `type` (e.g. MDNS_SPACE_SERVICE_TYPE) on `port`, with an
  * empty TXT record. Never fails for a missing daemon (see above); returns
  * NULL with err only on invalid arguments. */
-struct mdns_publisher *mdns_publish_start(uv_loop_t *loop, const char *instance,
-					  const char *type, int port, struct ga_err *err);
+struct mdns_publisher *mdns_publish_start(uv_loop_t *loop, const char *instance, const char *type,
+                                          int port, struct ga_err *err);
 
 /* Withdraws the service (avahi sends the goodbye) and frees everything. */
 void mdns_publish_stop(struct mdns_publisher *pub);

@@ -46,9 +46,9 @@
  *
  * Sending: spc_client_send() queues one message while joined (bounded:
  * SPC_SENDQ_MAX_MSGS messages and SPC_SENDQ_MAX_BYTES; beyond that, or when
- * not joined, the message is refused with -1, never dropped silently, §7.3). Messages leave in order; the next one is handed to the
- * socket once the previous reached the kernel, so a slow room fills this
- * queue rather than an unbounded one below it.
+ * not joined, the message is refused with -1, never dropped silently, §7.3). Messages leave in
+ * order; the next one is handed to the socket once the previous reached the kernel, so a slow room
+ * fills this queue rather than an unbounded one below it.
  *
  * Inbound messages above SPC_MAX_INBOUND_BYTES close the connection with
  * 1009 (RFC 6455 §7.4.1; counted in dropped_inbound) and the client

@@ -7,8 +7,8 @@
  *      that it is a ws:// or wss:// URL);
  *   2. else an mDNS browse for _agent-space._tcp through avahi-daemon, for
  *      up to GA_SPACE_MDNS_TIMEOUT_MS; the first service that resolves
- *      wins (or, with GA_SPACE_MDNS_NAME, the one of that instance name). The URL uses the resolved IPv4 address rather than the SRV
- *      target (a bare or ".local" host name often does not resolve; the
+ *      wins (or, with GA_SPACE_MDNS_NAME, the one of that instance name). The URL uses the resolved
+ * IPv4 address rather than the SRV target (a bare or ".local" host name often does not resolve; the
  *      address always does);
  *   3. else the fallback, ws://localhost:7777 (GA_SPACE_LOCALHOST_URL).
  *

@@ -86,7 +86,7 @@ struct spc_msg {
 	const char *timestamp; /* server time, ISO-8601, or NULL */
 	int64_t time_ms;       /* timestamp parsed, 0 when absent or bad */
 	/* chat */
-	const char *content; /* U+0000 as JSON_NUL_MARK (see above) */
+	const char *content;    /* U+0000 as JSON_NUL_MARK (see above) */
 	const cJSON *thread_id; /* any truthy JSON value, relayed verbatim */
 	bool has_chain;         /* our server's extension: integer chain length */
 	int64_t chain;

@@ -97,13 +97,13 @@ static void **held;
 
 static long load_all(void)
 {
-	static const char *const files[] = {"index.noun", "index.verb", "index.adj",
-	                                    "index.adv"};
+	static const char *const files[] = {"index.noun", "index.verb", "index.adj", "index.adv"};
 	long n = 0;
 	for (size_t f = 0; f < 4; f++) {
 		char path[512];
 		snprintf(path, sizeof path, "%s/%s",
-		         getenv("WNSEARCHDIR") ? getenv("WNSEARCHDIR") : "/usr/share/wordnet", files[f]);
+		         getenv("WNSEARCHDIR") ? getenv("WNSEARCHDIR") : "/usr/share/wordnet",
+		         files[f]);
 		FILE *fp = fopen(path, "r");
 		char line[8192];
 		while (fp && fgets(line, sizeof line, fp)) {
@@ -143,8 +143,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "wninit: %.2f ms, RSS %+ld kB\n", t1 - t0, r1 - r0);
 
 	/* Lookup cost: first senses of a few common words, cold then warm. */
-	static const char *const probe[] = {"deploy", "cache", "login", "throttle", "limit",
-	                                    "ship", "release", "minute", "migration", "review"};
+	static const char *const probe[] = {"deploy", "cache",   "login",  "throttle",  "limit",
+	                                    "ship",   "release", "minute", "migration", "review"};
 	t0 = now_ms();
 	int rounds = 200;
 	for (int r = 0; r < rounds; r++)
@@ -159,8 +159,8 @@ int main(int argc, char **argv)
 	t0 = now_ms();
 	long entries = load_all();
 	t1 = now_ms();
-	fprintf(stderr, "all lemmas in memory: %ld entries, %.1f ms, RSS %+ld kB\n", entries, t1 - t0,
-	        rss_kb() - r2);
+	fprintf(stderr, "all lemmas in memory: %ld entries, %.1f ms, RSS %+ld kB\n", entries,
+	        t1 - t0, rss_kb() - r2);
 
 	/* Coverage of the curated pairs. */
 	if (argc > 1) {

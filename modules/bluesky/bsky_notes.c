@@ -420,7 +420,7 @@ static void on_promises(void *ud, const struct compose_result *res)
 		                 "extraction", "no extraction (%s: %s)",
 		                 res->stop_name ? res->stop_name : "?", res->reason);
 	} else if (cmt_extract_parse(res->content, strlen(res->content), b->c.social_only, &got,
-	                              &err) != 0) {
+	                             &err) != 0) {
 		bk_note_decision(b, n->conversation, n->uri, STAGE_COMPOSE, VERDICT_INFO,
 		                 "extraction", "the extraction reply was unusable: %s", err.msg);
 	} else {
@@ -435,12 +435,8 @@ static void on_promises(void *ud, const struct compose_result *res)
 	n->promises = cJSON_CreateArray();
 	for (size_t i = 0; i < got.n; i++) {
 		const struct cmt_item *c = &got.item[i];
-		const struct bsky_promise p = {cmt_type_name(c->type),
-		                               c->repo,
-		                               c->title,
-		                               c->description,
-		                               c->content,
-		                               c->issue_number};
+		const struct bsky_promise p = {cmt_type_name(c->type), c->repo,    c->title,
+		                               c->description,         c->content, c->issue_number};
 		struct decision d;
 		cJSON *params = bsky_commitment_params(&p, &src, b->c.social_only, &d);
 		pipeline_note(b->c.pipeline, CONV_PLATFORM_BLUESKY, n->conversation, n->uri,

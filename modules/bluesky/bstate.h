@@ -34,14 +34,12 @@
  * Relationships (runtime-bluesky.md "Relationship" records, used by the §6.2
  * priority): one per person we got a notification from, KEYED BY DID (a
  * handle can change; the person and their history stay one); the handle is
- * kept as a field, updated to the newest seen. Each holds the last BSKY_REL_RECENT interactions {type, uri,
- * time = the notification's indexedAt, responded}, the interactions counted
- * in all, first seen, last interaction, sentiment (bsky_sentiment_of over
- * the recent ones) and whether we ever answered them. Pruned by
- * bsky_state_prune_rels (policy bsky_rel_expired: idle > 60 days, > 90 if
- * positive or >= 5 interactions): the engine prunes right after loading
- * and before every save. A file without "relationships"
- * (older) loads with none.
+ * kept as a field, updated to the newest seen. Each holds the last BSKY_REL_RECENT interactions
+ * {type, uri, time = the notification's indexedAt, responded}, the interactions counted in all,
+ * first seen, last interaction, sentiment (bsky_sentiment_of over the recent ones) and whether we
+ * ever answered them. Pruned by bsky_state_prune_rels (policy bsky_rel_expired: idle > 60 days, >
+ * 90 if positive or >= 5 interactions): the engine prunes right after loading and before every
+ * save. A file without "relationships" (older) loads with none.
  *
  * Ownership: struct bsky_state is allocated by bsky_state_new and freed by
  * bsky_state_free (NULL ok). Pointers returned point into it and stay valid

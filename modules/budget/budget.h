@@ -46,7 +46,6 @@ struct budget {
 	size_t n_days;
 };
 
-
 /* Loads the persisted usage (a missing, reset or corrupt file starts from
  * zero; modules/state/state.h says how each is reported). store may be NULL. */
 void budget_init(struct budget *b, const struct state_store *store, int64_t daily_limit);

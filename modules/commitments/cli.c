@@ -70,8 +70,9 @@ int commitments_cli(const char *memory_dir, int argc, char **argv, FILE *out, FI
 		if (strcmp(argv[i], "--json") == 0) {
 			l.json = true;
 		} else {
-			fprintf(err, "general-agent commitments: unknown option '%s'\n"
-			             "usage: general-agent commitments [--json]\n",
+			fprintf(err,
+			        "general-agent commitments: unknown option '%s'\n"
+			        "usage: general-agent commitments [--json]\n",
 			        argv[i]);
 			return 64;
 		}
@@ -87,10 +88,13 @@ int commitments_cli(const char *memory_dir, int argc, char **argv, FILE *out, FI
 	l.j = journal_open(memory_dir, &e); /* NULL: no artifacts to show */
 	ledger_each(&ledger, one, &l);
 	if (!l.json) {
-		fprintf(out, "%zu commitment(s): %zu pending, %zu in progress, %zu failed, %zu completed, "
-		             "%zu abandoned\n",
+		fprintf(out,
+		        "%zu commitment(s): %zu pending, %zu in progress, %zu failed, %zu "
+		        "completed, "
+		        "%zu abandoned\n",
 		        l.n, ledger_count(&ledger, LEDGER_PENDING),
-		        ledger_count(&ledger, LEDGER_IN_PROGRESS), ledger_count(&ledger, LEDGER_FAILED),
+		        ledger_count(&ledger, LEDGER_IN_PROGRESS),
+		        ledger_count(&ledger, LEDGER_FAILED),
 		        ledger_count(&ledger, LEDGER_COMPLETED),
 		        ledger_count(&ledger, LEDGER_ABANDONED));
 	}

@@ -41,13 +41,13 @@ struct mhd_shim {
 	enum MHD_Result (*run)(struct MHD_Daemon *);
 	enum MHD_Result (*get_timeout)(struct MHD_Daemon *, MHD_UNSIGNED_LONG_LONG *);
 	const union MHD_DaemonInfo *(*get_daemon_info)(struct MHD_Daemon *, enum MHD_DaemonInfoType,
-	                                                ...);
+	                                               ...);
 	const union MHD_ConnectionInfo *(*get_connection_info)(struct MHD_Connection *,
-	                                                        enum MHD_ConnectionInfoType, ...);
+	                                                       enum MHD_ConnectionInfoType, ...);
 	const char *(*lookup_connection_value)(struct MHD_Connection *, enum MHD_ValueKind,
 	                                       const char *);
 	struct MHD_Response *(*create_response_from_buffer)(size_t, void *,
-	                                                     enum MHD_ResponseMemoryMode);
+	                                                    enum MHD_ResponseMemoryMode);
 	struct MHD_Response *(*create_response_from_callback)(uint64_t, size_t,
 	                                                      MHD_ContentReaderCallback, void *,
 	                                                      MHD_ContentReaderFreeCallback);
@@ -66,19 +66,19 @@ extern struct mhd_shim mhd_shim;
  * outcome at once. */
 int mhd_shim_load(struct ga_err *err);
 
-#define MHD_start_daemon mhd_shim.start_daemon
-#define MHD_stop_daemon mhd_shim.stop_daemon
-#define MHD_run mhd_shim.run
-#define MHD_get_timeout mhd_shim.get_timeout
-#define MHD_get_daemon_info mhd_shim.get_daemon_info
-#define MHD_get_connection_info mhd_shim.get_connection_info
-#define MHD_lookup_connection_value mhd_shim.lookup_connection_value
-#define MHD_create_response_from_buffer mhd_shim.create_response_from_buffer
+#define MHD_start_daemon                  mhd_shim.start_daemon
+#define MHD_stop_daemon                   mhd_shim.stop_daemon
+#define MHD_run                           mhd_shim.run
+#define MHD_get_timeout                   mhd_shim.get_timeout
+#define MHD_get_daemon_info               mhd_shim.get_daemon_info
+#define MHD_get_connection_info           mhd_shim.get_connection_info
+#define MHD_lookup_connection_value       mhd_shim.lookup_connection_value
+#define MHD_create_response_from_buffer   mhd_shim.create_response_from_buffer
 #define MHD_create_response_from_callback mhd_shim.create_response_from_callback
-#define MHD_add_response_header mhd_shim.add_response_header
-#define MHD_queue_response mhd_shim.queue_response
-#define MHD_destroy_response mhd_shim.destroy_response
-#define MHD_suspend_connection mhd_shim.suspend_connection
-#define MHD_resume_connection mhd_shim.resume_connection
+#define MHD_add_response_header           mhd_shim.add_response_header
+#define MHD_queue_response                mhd_shim.queue_response
+#define MHD_destroy_response              mhd_shim.destroy_response
+#define MHD_suspend_connection            mhd_shim.suspend_connection
+#define MHD_resume_connection             mhd_shim.resume_connection
 
 #endif

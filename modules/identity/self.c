@@ -60,9 +60,9 @@ void self_doc_free(struct self_doc *d)
 	free(d->identity);
 	free(d->purpose);
 	free(d->voice);
-	struct self_list *lists[] = {&d->values,        &d->questions,     &d->patterns,
-				     &d->learnings,     &d->explorations,  &d->current_focus,
-				     &d->relationships, &d->interests,     &d->learning};
+	struct self_list *lists[] = {&d->values,        &d->questions,    &d->patterns,
+	                             &d->learnings,     &d->explorations, &d->current_focus,
+	                             &d->relationships, &d->interests,    &d->learning};
 	for (size_t i = 0; i < sizeof lists / sizeof lists[0]; i++)
 		list_free(lists[i]);
 	for (size_t i = 0; i < d->ritual_count; i++) {
@@ -130,8 +130,7 @@ static int heading_level(struct span l)
 }
 
 /* The body of the first `## <title>` section (any candidate, in order). */
-static int find_section(const char *text, size_t len, const char *const *titles,
-			struct span *body)
+static int find_section(const char *text, size_t len, const char *const *titles, struct span *body)
 {
 	const char *end = text + len;
 	for (const char *const *t = titles; *t; t++) {
@@ -179,7 +178,7 @@ static int is_placeholder(struct span x)
 }
 
 static void bullets(struct self_doc *d, struct span body, struct self_list *out, int strip_date,
-		    const char *what)
+                    const char *what)
 {
 	const char *p = body.s, *end = body.s + body.n;
 	struct span l;
@@ -205,7 +204,7 @@ static void bullets(struct self_doc *d, struct span body, struct self_list *out,
 }
 
 static void section_list(struct self_doc *d, const char *text, size_t len,
-			 const char *const *titles, struct self_list *out, int strip_date)
+                         const char *const *titles, struct self_list *out, int strip_date)
 {
 	struct span body;
 	if (find_section(text, len, titles, &body))
@@ -264,11 +263,11 @@ static int parse_duration(struct span v, int64_t *ms)
 		const char *name;
 		int64_t ms;
 	} units[] = {
-		{"", 60000},        {"s", 1000},        {"sec", 1000},      {"secs", 1000},
-		{"second", 1000},   {"seconds", 1000},  {"m", 60000},       {"min", 60000},
-		{"mins", 60000},    {"minute", 60000},  {"minutes", 60000}, {"h", 3600000},
-		{"hr", 3600000},    {"hrs", 3600000},   {"hour", 3600000},  {"hours", 3600000},
-		{"d", 86400000},    {"day", 86400000},  {"days", 86400000},
+	        {"", 60000},      {"s", 1000},       {"sec", 1000},      {"secs", 1000},
+	        {"second", 1000}, {"seconds", 1000}, {"m", 60000},       {"min", 60000},
+	        {"mins", 60000},  {"minute", 60000}, {"minutes", 60000}, {"h", 3600000},
+	        {"hr", 3600000},  {"hrs", 3600000},  {"hour", 3600000},  {"hours", 3600000},
+	        {"d", 86400000},  {"day", 86400000}, {"days", 86400000},
 	};
 	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
 		if (strcmp(unit, units[i].name) == 0) {
@@ -291,12 +290,13 @@ static int contains_ci(struct span s, const char *needle)
 }
 
 static void set_count(struct self_doc *d, struct span key, struct span val, int *dst, int def,
-		      int max)
+                      int max)
 {
 	long n;
 	if (parse_count(val, &n) != 0 || n <= 0 || n > max) {
-		warn(d, "SELF.md Social Mechanics: '%.*s' value '%.*s' is not a whole number from 1 "
-			"to %d; using the default %d",
+		warn(d,
+		     "SELF.md Social Mechanics: '%.*s' value '%.*s' is not a whole number from 1 "
+		     "to %d; using the default %d",
 		     (int)key.n, key.s, (int)(val.n > 40 ? 40 : val.n), val.s, max, def);
 		*dst = def;
 		return;
@@ -305,13 +305,14 @@ static void set_count(struct self_doc *d, struct span key, struct span val, int 
 }
 
 static void set_duration(struct self_doc *d, struct span key, struct span val, int64_t *dst,
-			 int64_t def)
+                         int64_t def)
 {
 	int64_t ms;
 	if (parse_duration(val, &ms) != 0 || ms < SELF_MIN_DURATION_MS ||
 	    ms > SELF_MAX_DURATION_MS) {
-		warn(d, "SELF.md Social Mechanics: '%.*s' value '%.*s' is not a duration from 1 "
-			"minute to 7 days (e.g. 30m, 2h, 1 day); using the default %lld minutes",
+		warn(d,
+		     "SELF.md Social Mechanics: '%.*s' value '%.*s' is not a duration from 1 "
+		     "minute to 7 days (e.g. 30m, 2h, 1 day); using the default %lld minutes",
 		     (int)key.n, key.s, (int)(val.n > 40 ? 40 : val.n), val.s,
 		     (long long)(def / 60000));
 		*dst = def;
@@ -334,8 +335,8 @@ static void parse_mechanics(struct self_doc *d, struct span body)
 		const char *c = t.s + 1, *tend = t.s + t.n;
 		while (c < tend && nc < 4) {
 			const char *bar = memchr(c, '|', (size_t)(tend - c));
-			struct span cell = trim((struct span){c, bar ? (size_t)(bar - c)
-								     : (size_t)(tend - c)});
+			struct span cell = trim(
+			        (struct span){c, bar ? (size_t)(bar - c) : (size_t)(tend - c)});
 			if (cell.n)
 				cells[nc++] = cell;
 			if (!bar)
@@ -349,34 +350,35 @@ static void parse_mechanics(struct self_doc *d, struct span body)
 		 * replies in thread" is the reply count, not the depth. */
 		if (contains_ci(key, "depth"))
 			set_count(d, key, val, &m->max_thread_depth, SELF_DEFAULT_MAX_DEPTH,
-				  SELF_MAX_DEPTH_LIMIT);
+			          SELF_MAX_DEPTH_LIMIT);
 		else if (contains_ci(key, "replies") || contains_ci(key, "reply count"))
 			set_count(d, key, val, &m->max_replies_before_exit,
-				  SELF_DEFAULT_MAX_REPLIES, SELF_MAX_REPLIES_LIMIT);
+			          SELF_DEFAULT_MAX_REPLIES, SELF_MAX_REPLIES_LIMIT);
 		else if (contains_ci(key, "silence"))
 			set_duration(d, key, val, &m->silence_threshold_ms,
-				     SELF_DEFAULT_SILENCE_MS);
+			             SELF_DEFAULT_SILENCE_MS);
 		else if (contains_ci(key, "response"))
 			set_duration(d, key, val, &m->no_response_timeout_ms,
-				     SELF_DEFAULT_NO_RESPONSE_MS);
+			             SELF_DEFAULT_NO_RESPONSE_MS);
 		else if (contains_ci(key, "acknowledg") || contains_ci(key, "low value") ||
-			 contains_ci(key, "low-value")) {
+		         contains_ci(key, "low-value")) {
 			if (contains_ci(val, "don't") || contains_ci(val, "do not") ||
 			    contains_ci(val, "never") || contains_ci(val, "false") ||
 			    contains_ci(val, "off") || contains_ci(val, "reply") ||
 			    (val.n == 2 && strncasecmp(val.s, "no", 2) == 0))
 				m->skip_low_value_acks = false;
 			else if (contains_ci(val, "skip") || contains_ci(val, "true") ||
-				 contains_ci(val, "yes") || contains_ci(val, "on"))
+			         contains_ci(val, "yes") || contains_ci(val, "on"))
 				m->skip_low_value_acks = true;
 			else
-				warn(d, "SELF.md Social Mechanics: '%.*s' value '%.*s' is neither "
-					"skip nor reply; keeping %s",
+				warn(d,
+				     "SELF.md Social Mechanics: '%.*s' value '%.*s' is neither "
+				     "skip nor reply; keeping %s",
 				     (int)key.n, key.s, (int)(val.n > 40 ? 40 : val.n), val.s,
 				     m->skip_low_value_acks ? "skip" : "reply");
 		} else if (contains_ci(key, "thread")) {
 			set_count(d, key, val, &m->max_thread_depth, SELF_DEFAULT_MAX_DEPTH,
-				  SELF_MAX_DEPTH_LIMIT);
+			          SELF_MAX_DEPTH_LIMIT);
 		} else {
 			warn(d, "SELF.md Social Mechanics: unknown signal '%.*s' ignored",
 			     (int)(key.n > 60 ? 60 : key.n), key.s);
@@ -387,7 +389,7 @@ static void parse_mechanics(struct self_doc *d, struct span body)
 /* --- Daily Rituals -------------------------------------------------------------- */
 
 static const char *const DAYS[7] = {"sunday",   "monday", "tuesday", "wednesday",
-				    "thursday", "friday", "saturday"};
+                                    "thursday", "friday", "saturday"};
 
 static int parse_schedule(struct self_ritual *r)
 {
@@ -420,7 +422,8 @@ static int parse_schedule(struct self_ritual *r)
 			e++;
 		int found = 0;
 		for (int i = 0; i < 7; i++)
-			if (strlen(DAYS[i]) == (size_t)(e - p) && strncmp(DAYS[i], p, (size_t)(e - p)) == 0) {
+			if (strlen(DAYS[i]) == (size_t)(e - p) &&
+			    strncmp(DAYS[i], p, (size_t)(e - p)) == 0) {
 				r->days_mask |= 1u << i;
 				found = 1;
 			}
@@ -499,8 +502,9 @@ static void ritual_finish(struct self_doc *d, struct self_ritual *r, struct strb
 	if (!r->name)
 		return;
 	if (parse_schedule(r) != 0) {
-		warn(d, "SELF.md Daily Rituals: '%s' has an unknown schedule '%s' (use daily, "
-			"weekdays, weekends or day names such as monday, thursday); ritual ignored",
+		warn(d,
+		     "SELF.md Daily Rituals: '%s' has an unknown schedule '%s' (use daily, "
+		     "weekdays, weekends or day names such as monday, thursday); ritual ignored",
 		     r->name, r->schedule_text);
 		ritual_drop(r);
 		sb_reset(desc);
@@ -553,11 +557,11 @@ static void parse_rituals(struct self_doc *d, struct span body)
 			while (q < qe) {
 				const char *comma = memchr(q, ',', (size_t)(qe - q));
 				struct span one = trim((struct span){q, comma ? (size_t)(comma - q)
-									      : (size_t)(qe - q)});
+				                                              : (size_t)(qe - q)});
 				if (one.n && cur.participant_count < SELF_MAX_PARTICIPANTS) {
 					cur.participants = xreallocarray(cur.participants,
-									 cur.participant_count + 1,
-									 sizeof *cur.participants);
+					                                 cur.participant_count + 1,
+					                                 sizeof *cur.participants);
 					cur.participants[cur.participant_count++] = span_dup(one);
 				}
 				q = comma ? comma + 1 : qe;
@@ -568,8 +572,9 @@ static void parse_rituals(struct self_doc *d, struct span body)
 			else if (rest.n >= 11 && strncasecmp(rest.s, "participant", 11) == 0)
 				cur.initiator = false;
 			else
-				warn(d, "SELF.md Daily Rituals: '%s' has an unknown role '%.*s' "
-					"(initiator or participant); using participant",
+				warn(d,
+				     "SELF.md Daily Rituals: '%s' has an unknown role '%.*s' "
+				     "(initiator or participant); using participant",
 				     cur.name, (int)(rest.n > 30 ? 30 : rest.n), rest.s);
 		} else {
 			if (desc.len)
@@ -583,28 +588,28 @@ static void parse_rituals(struct self_doc *d, struct span body)
 
 /* --- the whole document ---------------------------------------------------------- */
 
-static const char *const T_PURPOSE[] = {"What I'm here to do", "Purpose", "Mission",
-					"Why I exist", NULL};
+static const char *const T_PURPOSE[] = {"What I'm here to do", "Purpose", "Mission", "Why I exist",
+                                        NULL};
 static const char *const T_VALUES[] = {"Values", "Principles", "Core Values", "What I believe",
-				       NULL};
+                                       NULL};
 static const char *const T_QUESTIONS[] = {"Questions I'm Sitting With", "Questions",
-					  "What I wonder", "Things I'm curious about", NULL};
+                                          "What I wonder", "Things I'm curious about", NULL};
 static const char *const T_PATTERNS[] = {"Patterns I Notice", "Patterns", "What I observe",
-					 "Things I see", NULL};
+                                         "Things I see", NULL};
 static const char *const T_LEARNINGS[] = {"Recent Learnings", "Learnings", "What I've learned",
-					  "Insights", NULL};
+                                          "Insights", NULL};
 static const char *const T_EXPLORE[] = {"What I Want to Explore", "Explorations", "Curiosities",
-					"Topics to explore", NULL};
+                                        "Topics to explore", NULL};
 static const char *const T_FOCUS[] = {"Current focus", "Focus", "What I'm working on", "Goals",
-				      NULL};
+                                      NULL};
 static const char *const T_RELATIONS[] = {"Relationships", "People I care about", "Connections",
-					  "Community", NULL};
+                                          "Community", NULL};
 static const char *const T_VOICE[] = {"Voice", "How I Sound", "Tone", "My Voice", NULL};
 static const char *const T_MECHANICS[] = {"Social Mechanics", "Engagement Preferences",
-					  "Conversation Preferences", NULL};
+                                          "Conversation Preferences", NULL};
 static const char *const T_RITUALS[] = {"Daily Rituals", "Rituals", NULL};
 static const char *const T_INTERESTS[] = {"Current Interests", "Current Interest", "Interests",
-					  NULL};
+                                          NULL};
 static const char *const T_LEARNING[] = {"What I'm Learning", NULL};
 
 int self_parse(const char *text, size_t len, struct self_doc *d, struct ga_err *err)
@@ -623,7 +628,7 @@ int self_parse(const char *text, size_t len, struct self_doc *d, struct ga_err *
 		struct span h = trim((struct span){l.s + 2, l.n - 2});
 		size_t w = 0;
 		while (w < h.n && (isalnum((unsigned char)h.s[w]) || h.s[w] == '_' ||
-				   (unsigned char)h.s[w] >= 0x80))
+		                   (unsigned char)h.s[w] >= 0x80))
 			w++;
 		if (w)
 			d->name = xstrndup(h.s, w);
@@ -724,7 +729,7 @@ static char *substitute(const char *text, const char *name, const char *date, in
 }
 
 int self_ensure(const char *self_path, const char *template_path, const char *agent_name,
-		int64_t now_ms, bool *created, struct ga_err *err)
+                int64_t now_ms, bool *created, struct ga_err *err)
 {
 	if (created)
 		*created = false;
@@ -751,7 +756,8 @@ int self_ensure(const char *self_path, const char *template_path, const char *ag
 	if (errno != ENOENT)
 		return err_set(err, "%s", rerr.msg);
 	errno = 0;
-	char *tpl = template_path ? fsx_read_file(template_path, SELF_MAX_BYTES, &len, &rerr) : NULL;
+	char *tpl =
+	        template_path ? fsx_read_file(template_path, SELF_MAX_BYTES, &len, &rerr) : NULL;
 	if (!tpl) {
 		if (!template_path || errno == ENOENT)
 			return 0;

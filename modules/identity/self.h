@@ -34,21 +34,21 @@
 
 #include "common/err.h"
 
-#define SELF_MAX_BYTES (512 * 1024)
-#define SELF_MAX_ITEMS 64
-#define SELF_MAX_RITUALS 32
+#define SELF_MAX_BYTES        (512 * 1024)
+#define SELF_MAX_ITEMS        64
+#define SELF_MAX_RITUALS      32
 #define SELF_MAX_PARTICIPANTS 32
-#define SELF_MAX_WARNINGS 32
+#define SELF_MAX_WARNINGS     32
 
 /* Social Mechanics defaults and clamps (runtime-bluesky.md §2.3, App. A). */
-#define SELF_DEFAULT_MAX_REPLIES 4
-#define SELF_DEFAULT_MAX_DEPTH 12
-#define SELF_DEFAULT_SILENCE_MS (30LL * 60 * 1000)
+#define SELF_DEFAULT_MAX_REPLIES    4
+#define SELF_DEFAULT_MAX_DEPTH      12
+#define SELF_DEFAULT_SILENCE_MS     (30LL * 60 * 1000)
 #define SELF_DEFAULT_NO_RESPONSE_MS (60LL * 60 * 1000)
-#define SELF_MAX_REPLIES_LIMIT 100
-#define SELF_MAX_DEPTH_LIMIT 500
-#define SELF_MIN_DURATION_MS (60LL * 1000)
-#define SELF_MAX_DURATION_MS (7LL * 24 * 60 * 60 * 1000)
+#define SELF_MAX_REPLIES_LIMIT      100
+#define SELF_MAX_DEPTH_LIMIT        500
+#define SELF_MIN_DURATION_MS        (60LL * 1000)
+#define SELF_MAX_DURATION_MS        (7LL * 24 * 60 * 60 * 1000)
 
 struct self_list {
 	char **items;
@@ -68,12 +68,12 @@ enum self_schedule { SELF_DAILY, SELF_WEEKDAYS, SELF_WEEKENDS, SELF_DAYS };
 struct self_ritual {
 	char *name;
 	char *workspace;
-	char *schedule_text;      /* lower-cased, as written */
+	char *schedule_text; /* lower-cased, as written */
 	enum self_schedule schedule;
-	unsigned days_mask;       /* bit 0 = Sunday … bit 6 = Saturday */
+	unsigned days_mask; /* bit 0 = Sunday … bit 6 = Saturday */
 	char **participants;
 	size_t participant_count;
-	bool initiator;           /* Role: initiator (default participant) */
+	bool initiator; /* Role: initiator (default participant) */
 	char *description;
 };
 
@@ -82,7 +82,7 @@ struct self_doc {
 	char *identity; /* first paragraph after the H1 */
 	char *purpose;  /* first line of the purpose section */
 	struct self_list values, questions, patterns, learnings, explorations, current_focus,
-		relationships, interests, learning;
+	        relationships, interests, learning;
 	char *voice; /* whole Voice section */
 	struct self_mechanics mechanics;
 	struct self_ritual *rituals;
@@ -113,7 +113,7 @@ void self_defaults(struct self_doc *out);
  * whether a file was written. A missing template and missing SELF.md is not
  * an error (SELF is then empty). */
 int self_ensure(const char *self_path, const char *template_path, const char *agent_name,
-		int64_t now_ms, bool *created, struct ga_err *err);
+                int64_t now_ms, bool *created, struct ga_err *err);
 
 /* Loads and parses path (missing → defaults, not an error). */
 int self_load(const char *path, struct self_doc *out, struct ga_err *err);

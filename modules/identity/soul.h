@@ -25,18 +25,18 @@
 
 #include "modules/state/state.h"
 
-#define SOUL_MAX_BYTES (256 * 1024)
+#define SOUL_MAX_BYTES  (256 * 1024)
 #define SOUL_STATE_NAME "soul"
 
 enum soul_status {
-	SOUL_OK,          /* matches the pin */
-	SOUL_PINNED,      /* first start (or --accept): pinned now */
-	SOUL_MISSING,     /* no SOUL.md */
-	SOUL_EMPTY,       /* only white space */
-	SOUL_INVALID,     /* not valid UTF-8, or too large, or unreadable */
-	SOUL_CHANGED,     /* differs from the pin */
-	SOUL_DENIED,      /* SOUL.md or its pin exists but this process may not
-			   * read it (EACCES, EPERM): nothing was moved or re-pinned */
+	SOUL_OK,      /* matches the pin */
+	SOUL_PINNED,  /* first start (or --accept): pinned now */
+	SOUL_MISSING, /* no SOUL.md */
+	SOUL_EMPTY,   /* only white space */
+	SOUL_INVALID, /* not valid UTF-8, or too large, or unreadable */
+	SOUL_CHANGED, /* differs from the pin */
+	SOUL_DENIED,  /* SOUL.md or its pin exists but this process may not
+	               * read it (EACCES, EPERM): nothing was moved or re-pinned */
 };
 
 struct soul {
@@ -53,19 +53,18 @@ struct soul_check {
 };
 
 enum soul_check_mode {
-	SOUL_CHECK_READONLY, /* never writes: `doctor`; an unpinned SOUL is OK */
+	SOUL_CHECK_READONLY,  /* never writes: `doctor`; an unpinned SOUL is OK */
 	SOUL_CHECK_PIN_FIRST, /* daemon start: pin when nothing is pinned yet */
 	SOUL_CHECK_ACCEPT,    /* `soul --accept`: re-pin whatever valid SOUL is there */
 };
 
 /* Checks SOUL.md at path against the pin in st (st may be NULL in
- * READONLY mode only: SOUL.md alone is checked, as if nothing were pinned). On success (OK, PINNED, or
- * an unpinned SOUL in READONLY mode, reported as SOUL_OK with an empty
- * pinned_sha256) returns 0 and, if out is non-NULL, fills it (free with
- * soul_free). Otherwise returns -1 and res->message says what is wrong and
- * what to do. */
+ * READONLY mode only: SOUL.md alone is checked, as if nothing were pinned). On success (OK, PINNED,
+ * or an unpinned SOUL in READONLY mode, reported as SOUL_OK with an empty pinned_sha256) returns 0
+ * and, if out is non-NULL, fills it (free with soul_free). Otherwise returns -1 and res->message
+ * says what is wrong and what to do. */
 int soul_check(const char *path, const struct state_store *st, int64_t now_ms,
-	       enum soul_check_mode mode, struct soul *out, struct soul_check *res);
+               enum soul_check_mode mode, struct soul *out, struct soul_check *res);
 
 void soul_free(struct soul *s);
 

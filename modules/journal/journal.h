@@ -51,13 +51,13 @@
 
 #include "common/err.h"
 
-#define JOURNAL_FILE "journal.jsonl"
-#define JOURNAL_MAX_KEYS 4096
+#define JOURNAL_FILE         "journal.jsonl"
+#define JOURNAL_MAX_KEYS     4096
 #define JOURNAL_KEEP_SETTLED 1024
-#define JOURNAL_MAX_BYTES (4 * 1024 * 1024)
-#define JOURNAL_KEY_MAX 128
-#define JOURNAL_FIELD_MAX 2048
-#define JOURNAL_PAYLOAD_MAX (64 * 1024)
+#define JOURNAL_MAX_BYTES    (4 * 1024 * 1024)
+#define JOURNAL_KEY_MAX      128
+#define JOURNAL_FIELD_MAX    2048
+#define JOURNAL_PAYLOAD_MAX  (64 * 1024)
 
 struct journal;
 
@@ -72,11 +72,11 @@ void journal_close(struct journal *j); /* NULL ok */
  * already pending, index full of pending intents, or the write/fsync failed
  * (then nothing is recorded in memory and the side effect must not happen). */
 int journal_intent(struct journal *j, const char *key, const char *platform, const char *target,
-		   const cJSON *payload /* may be NULL */, int64_t now_ms, struct ga_err *err);
+                   const cJSON *payload /* may be NULL */, int64_t now_ms, struct ga_err *err);
 int journal_done(struct journal *j, const char *key, const char *artifact /* may be NULL */,
-		 int64_t now_ms, struct ga_err *err);
+                 int64_t now_ms, struct ga_err *err);
 int journal_failed(struct journal *j, const char *key, const char *error, int64_t now_ms,
-		   struct ga_err *err);
+                   struct ga_err *err);
 
 enum journal_state journal_state_of(const struct journal *j, const char *key);
 const char *journal_artifact(const struct journal *j, const char *key); /* NULL when none */
@@ -85,9 +85,9 @@ const char *journal_error(const struct journal *j, const char *key);    /* NULL 
 /* Calls fn for every intent without done/failed, oldest intent first (ties in
  * the order written). payload is NULL when none was given. Returns the count. */
 size_t journal_pending(const struct journal *j,
-		       void (*fn)(void *ud, const char *key, const char *platform,
-				  const char *target, const cJSON *payload, int64_t intent_ms),
-		       void *ud);
+                       void (*fn)(void *ud, const char *key, const char *platform,
+                                  const char *target, const cJSON *payload, int64_t intent_ms),
+                       void *ud);
 
 /* Keys held in memory (pending + settled), and the file's size in bytes. */
 size_t journal_count(const struct journal *j);

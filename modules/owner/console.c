@@ -86,8 +86,9 @@ static bool command(struct console *c, const char *text, struct strbuf *out)
 		if (c->o.set_paused && c->o.set_paused(c->o.ud, pause, &err) != 0)
 			sb_printf(out, "could not %s: %s", pause ? "pause" : "resume", err.msg);
 		else if (pause)
-			sb_puts(out, "paused: I answer nobody now, and only /resume and /status from "
-			             "you. The pause survives a restart.");
+			sb_puts(out,
+			        "paused: I answer nobody now, and only /resume and /status from "
+			        "you. The pause survives a restart.");
 		else
 			sb_puts(out, "resumed: I answer again.");
 		return true;
@@ -117,9 +118,10 @@ static void compose(void *ud, struct pipeline_job *job, const struct conv_event 
 	}
 	sb_free(&out);
 	if (!c->o.owner) {
-		const char *msg = "I can't answer: owner conversation needs a model. Set "
-		                  "AI_GATEWAY_API_KEY, or LLM_BASE_URL and LLM_MODEL (general-agent "
-		                  "doctor checks them). Commands: /status, /pause, /resume, exit.";
+		const char *msg =
+		        "I can't answer: owner conversation needs a model. Set "
+		        "AI_GATEWAY_API_KEY, or LLM_BASE_URL and LLM_MODEL (general-agent "
+		        "doctor checks them). Commands: /status, /pause, /resume, exit.";
 		pipeline_composed(job, msg, strlen(msg), NULL);
 		return;
 	}

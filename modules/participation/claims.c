@@ -16,19 +16,17 @@ static bool filled(const char *s)
 	return s && s[0];
 }
 
-void part_claim_work(const struct cmt_item *c, const char *detected_repo,
-                     struct commit_work *out)
+void part_claim_work(const struct cmt_item *c, const char *detected_repo, struct commit_work *out)
 {
 	if (c->type == CMT_CREATE_WORKSPACE) {
 		commit_work_of_workspace(c->org, out);
 		return;
 	}
-	commit_work_of(cmt_type_name(c->type), filled(c->repo) ? c->repo : detected_repo,
-	               c->title, c->description, NULL, out);
+	commit_work_of(cmt_type_name(c->type), filled(c->repo) ? c->repo : detected_repo, c->title,
+	               c->description, NULL, out);
 }
 
-size_t part_claim_target(const struct cmt_item *c, const char *detected_repo, char *buf,
-                         size_t cap)
+size_t part_claim_target(const struct cmt_item *c, const char *detected_repo, char *buf, size_t cap)
 {
 	if (!cap)
 		return 0;

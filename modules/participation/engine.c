@@ -207,8 +207,7 @@ static struct pending *batch_slot(struct part_engine *e)
 void part_engine_claim(struct part_engine *e, const char *peer, const char *action,
                        const char *target)
 {
-	if (!e || !peer || !action || cmt_type_parse(action) < 0 ||
-	    strcmp(peer, e->self) == 0)
+	if (!e || !peer || !action || cmt_type_parse(action) < 0 || strcmp(peer, e->self) == 0)
 		return;
 	part_peer_claims_note(&e->peer_claims, peer, action, target ? target : "", time_now_ms());
 	struct pending *p = batch_slot(e);
@@ -364,8 +363,8 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 		cJSON *params = commit_params(c, e->out.repo);
 		char id[LEDGER_ID_MAX] = "";
 		struct ga_err err = {{0}};
-		int r = e->ledger ? ledger_add(e->ledger, cmt_type_name(c->type), "space",
-		                               params, time_now_ms(), id, &err)
+		int r = e->ledger ? ledger_add(e->ledger, cmt_type_name(c->type), "space", params,
+		                               time_now_ms(), id, &err)
 		                  : -1;
 		if (!e->ledger)
 			err_set(&err, "no commitment ledger in this process");

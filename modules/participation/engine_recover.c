@@ -259,7 +259,7 @@ static void on_extracted(void *ud, const struct compose_result *res)
 		             res->stop_name ? res->stop_name : "?", res->reason);
 		part_record(e, &d);
 	} else if (cmt_extract_parse(res->content, strlen(res->content), e->social_only, &got,
-	                              &err) != 0) {
+	                             &err) != 0) {
 		decision_set(&d, VERDICT_INFO, "extraction",
 		             "the extraction reply was unusable: %s", err.msg);
 		part_record(e, &d);

@@ -75,8 +75,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "modules/decisions/decision.h"
 #include "modules/commitments/commitment.h"
+#include "modules/decisions/decision.h"
 #include "modules/participation/decision.h"
 #include "modules/participation/intent.h"
 #include "modules/participation/policy.h"
@@ -392,8 +392,7 @@ size_t part_drop_foreign_commitments(struct cmt_list *c, const struct part_tick_
  * form's target, cut at a character boundary to cap − 1 bytes (cap ≥
  * PART_CLAIM_TARGET_MAX never cuts). Returns the bytes written. */
 struct commit_work;
-void part_claim_work(const struct cmt_item *c, const char *detected_repo,
-                     struct commit_work *out);
+void part_claim_work(const struct cmt_item *c, const char *detected_repo, struct commit_work *out);
 #define PART_CLAIM_TARGET_CHARS 50
 #define PART_CLAIM_TARGET_MAX   (PART_REPO_MAX + 1 + 4 * PART_CLAIM_TARGET_CHARS + 1)
 #define PART_CLAIM_ACTION_MAX   32

@@ -144,8 +144,8 @@ bool part_salvage(struct part_decision *d, const struct part_tick_out *t, bool v
 		if (*p == '_')
 			*p = ' ';
 	/* the agent's voice (space.on_it), {{type}} = "create issue" */
-	const char *tmpl = t->salvage_lead && *t->salvage_lead ? t->salvage_lead
-	                                                       : PART_SALVAGE_MESSAGE;
+	const char *tmpl =
+	        t->salvage_lead && *t->salvage_lead ? t->salvage_lead : PART_SALVAGE_MESSAGE;
 	struct strbuf msg;
 	sb_init(&msg, 1024);
 	sb_fill(&msg, tmpl, (const char *const[]){"type"}, (const char *const[]){words}, 1);

@@ -47,7 +47,7 @@ void space_cfg_defaults(struct space_cfg *c)
 }
 
 static void problem(struct strbuf *p, const char *fmt, const char *field, const char *detail)
-	__attribute__((format(printf, 2, 0)));
+        __attribute__((format(printf, 2, 0)));
 
 /* fmt has two %s: the field (or file) and a detail. */
 static void problem(struct strbuf *p, const char *fmt, const char *field, const char *detail)
@@ -72,9 +72,10 @@ int space_cfg_apply(struct space_cfg *c, const cJSON *obj, struct strbuf *proble
 		if (!v || cJSON_IsNull(v))
 			continue;
 		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
-			problem(problems, "%s must be a number of %s; kept as it was.", NUMS[i].name,
+			problem(problems, "%s must be a number of %s; kept as it was.",
+			        NUMS[i].name,
 			        strcmp(NUMS[i].name, "reflectionEveryN") == 0 ? "messages"
-			                                                        : "milliseconds");
+			                                                      : "milliseconds");
 			n++;
 			continue;
 		}
@@ -132,7 +133,8 @@ int space_cfg_load(const char *memory_dir, const char *version, struct space_cfg
 	char *text = fsx_read_file(path, SPACECFG_MAX_BYTES, &len, &err);
 	free(path);
 	if (!text) {
-		problem(problems, "%s unreadable (%s): the defaults apply.", SPACECFG_FILE, err.msg);
+		problem(problems, "%s unreadable (%s): the defaults apply.", SPACECFG_FILE,
+		        err.msg);
 		return 1;
 	}
 	cJSON *obj = cJSON_ParseWithLength(text, len);
@@ -143,11 +145,12 @@ int space_cfg_load(const char *memory_dir, const char *version, struct space_cfg
 		        "");
 		return 1;
 	}
-	const char *ver = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "_memoryVersion"));
+	const char *ver =
+	        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, "_memoryVersion"));
 	if (ver && version && strcmp(ver, version) != 0) {
 		/* §13.3: another version's file is read as defaults. */
-		problem(problems, "%s was written by version %s: the defaults apply.", SPACECFG_FILE,
-		        ver);
+		problem(problems, "%s was written by version %s: the defaults apply.",
+		        SPACECFG_FILE, ver);
 		cJSON_Delete(obj);
 		return 1;
 	}

@@ -23,10 +23,10 @@ static void say_done(void *ud, const struct decision *final, const char *artifac
 	if (final && final->verdict == VERDICT_SENT) {
 		snprintf(msg, sizeof msg, "said in the room (%s)", w->target);
 	} else {
-		const char *denial =
-		        a->outbound && final && final->rule && strcmp(final->rule, "send_permission") == 0
-		                ? outbound_last_denial(a->outbound)
-		                : NULL;
+		const char *denial = a->outbound && final && final->rule &&
+		                                     strcmp(final->rule, "send_permission") == 0
+		                             ? outbound_last_denial(a->outbound)
+		                             : NULL;
 		if (denial)
 			snprintf(msg, sizeof msg, "not said in the room: %s", denial);
 		else
@@ -64,7 +64,8 @@ int pipeline_actions_enqueue(void *ud, const char *action, const cJSON *params, 
 		/* The result first: say_done may run (and free w) before
 		 * pipeline_say returns. */
 		snprintf(result, cap,
-		         "handed to the room's outbound (%s); the owner will see whether it was sent",
+		         "handed to the room's outbound (%s); the owner will see whether it was "
+		         "sent",
 		         w->target);
 		char target[PIPELINE_TARGET_MAX];
 		memcpy(target, w->target, sizeof target);

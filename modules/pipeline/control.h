@@ -43,8 +43,8 @@ struct control_watch;
 /* changed(ud, paused) is called on the loop when the file's paused value
  * differs from the last one seen. NULL on failure (logged). */
 struct control_watch *control_watch_start(uv_loop_t *loop, const struct state_store *st,
-                                          bool paused_now,
-                                          void (*changed)(void *ud, bool paused), void *ud);
+                                          bool paused_now, void (*changed)(void *ud, bool paused),
+                                          void *ud);
 /* Tells the watch about a change made in this process (no callback). */
 void control_watch_seen(struct control_watch *w, bool paused);
 /* Closes and frees (on the loop). NULL ok. */

@@ -17,13 +17,13 @@
 #ifndef GA_MODULES_VALIDATOR_VALIDATOR_CLI_H
 #define GA_MODULES_VALIDATOR_VALIDATOR_CLI_H
 
-#define VALIDATOR_CLI_EX_OK 0
-#define VALIDATOR_CLI_EX_USAGE 64
+#define VALIDATOR_CLI_EX_OK      0
+#define VALIDATOR_CLI_EX_USAGE   64
 #define VALIDATOR_CLI_EX_DATAERR 65
 
 /* History file bounds: larger files or lines are a data error. */
 #define VALIDATOR_CLI_HISTORY_MAX_BYTES (16 * 1024 * 1024)
-#define VALIDATOR_CLI_LINE_MAX_BYTES (256 * 1024)
+#define VALIDATOR_CLI_LINE_MAX_BYTES    (256 * 1024)
 /* Messages of the history kept (older ones are dropped, as in a live room). */
 #define VALIDATOR_CLI_WINDOW 50
 

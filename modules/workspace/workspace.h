@@ -185,8 +185,7 @@ struct wsp_config {
 	 * watched workspace whose review is requested of us (the designated
 	 * reviewer, or the next one after a timeout) and that has no review
 	 * of ours on its head. The callee dedups. May be NULL. */
-	void (*review)(void *ud, const char *owner, const char *repo, int64_t pr,
-	               const char *head);
+	void (*review)(void *ud, const char *owner, const char *repo, int64_t pr, const char *head);
 	/* Say text in the room (a merge, a plan complete), through outbound
 	 * under key (the same key: said once). -1 when not in a room. May be
 	 * NULL. */

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,7 +86,8 @@ static void test_stringify_js_order_and_numbers(void **state)
 
 static void test_string_of(void **state)
 {
-	const char *in[] = {"\"s\"", "42", "1.5", "true", "null", "[1,[2,null],\"x\"]", "{\"a\":1}"};
+	const char *in[] = {"\"s\"",    "42", "1.5", "true", "null", "[1,[2,null],\"x\"]",
+	                    "{\"a\":1}"};
 	const char *out[] = {"s", "42", "1.5", "true", "null", "1,2,,x", "[object Object]"};
 	for (size_t i = 0; i < 7; i++) {
 		cJSON *v = json_parse(in[i], strlen(in[i]), NULL);
@@ -104,11 +106,17 @@ static void test_parse_classification(void **state)
 	assert_int_equal(space_msg_parse("not-valid-json{{{", 17, &root), SPACE_MSG_INVALID_JSON);
 	assert_int_equal(space_msg_parse("null", 4, &root), SPACE_MSG_INVALID_JSON);
 	assert_null(root);
-	const char *ignored[] = {"5", "[]", "\"x\"", "{}", "{\"type\":\"leave\"}",
-				 "{\"type\":\"presence\"}", "{\"type\":5}", "true"};
+	const char *ignored[] = {"5",
+	                         "[]",
+	                         "\"x\"",
+	                         "{}",
+	                         "{\"type\":\"leave\"}",
+	                         "{\"type\":\"presence\"}",
+	                         "{\"type\":5}",
+	                         "true"};
 	for (size_t i = 0; i < 8; i++) {
 		assert_int_equal(space_msg_parse(ignored[i], strlen(ignored[i]), &root),
-				 SPACE_MSG_IGNORED);
+		                 SPACE_MSG_IGNORED);
 		assert_null(root);
 	}
 	/* Leading BOM makes the text invalid JSON (§1.1). */
@@ -124,10 +132,15 @@ static void test_utf8_repair(void **state)
 	size_t n;
 	assert_null(space_utf8_repair("ok \xC3\xA9", 5, &n));
 	/* Maximal subparts: E2 82 (truncated) is one U+FFFD, FF is one. */
-	char *r = space_utf8_repair("a\xE2\x82" "b\xFF", 5, &n);
+	char *r = space_utf8_repair("a\xE2\x82"
+	                            "b\xFF",
+	                            5, &n);
 	assert_non_null(r);
 	assert_int_equal(n, 8);
-	assert_memory_equal(r, "a\xEF\xBF\xBD" "b\xEF\xBF\xBD", 8);
+	assert_memory_equal(r,
+	                    "a\xEF\xBF\xBD"
+	                    "b\xEF\xBF\xBD",
+	                    8);
 	free(r);
 }
 
@@ -140,7 +153,8 @@ static void test_nul_marker(void **state)
 	const char *chat = "{\"type\":\"chat\",\"content\":\"a\\u0000b\",\"k\\u0000\":\"\\u0000\"}";
 	assert_int_equal(space_msg_parse(chat, strlen(chat), &root), SPACE_MSG_CHAT);
 	const cJSON *c = space_js_get(root, "content");
-	assert_string_equal(c->valuestring, "a\xFF" "b");
+	assert_string_equal(c->valuestring, "a\xFF"
+	                                    "b");
 	assert_true(space_js_nonblank_string(c));
 	assert_int_equal(space_js_units(c->valuestring, 3), 3);
 	assert_int_equal(space_js_cut(c->valuestring, 3, 2), 2);
@@ -163,7 +177,8 @@ static void test_nul_marker(void **state)
 	cJSON_Delete(root);
 
 	/* A NUL outside a chat: still a message of its type. */
-	const char *join = "{\"type\":\"join\",\"name\":\"\\u0000\",\"id\":\"x\",\"version\":\"1\"}";
+	const char *join =
+	        "{\"type\":\"join\",\"name\":\"\\u0000\",\"id\":\"x\",\"version\":\"1\"}";
 	assert_int_equal(space_msg_parse(join, strlen(join), &root), SPACE_MSG_JOIN);
 	cJSON_Delete(root);
 	/* "type" with a NUL is another type: ignored, as in JS. */
@@ -171,11 +186,11 @@ static void test_nul_marker(void **state)
 	assert_int_equal(space_msg_parse(t, strlen(t), &root), SPACE_MSG_IGNORED);
 	/* Invalid JSON stays invalid with a NUL escape in it. */
 	const char *bad[] = {"{\"type\":\"chat\",\"content\":\"\\u0000\",}",
-			     "{\"content\":\"\\u0000\xFF\"}", "{\"content\":\"\\u000\"}",
-			     "\"\\u0000"};
+	                     "{\"content\":\"\\u0000\xFF\"}", "{\"content\":\"\\u000\"}",
+	                     "\"\\u0000"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		assert_int_equal(space_msg_parse(bad[i], strlen(bad[i]), &root),
-				 SPACE_MSG_INVALID_JSON);
+		                 SPACE_MSG_INVALID_JSON);
 		assert_null(root);
 	}
 }

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +47,7 @@ static void write_file(const char *name, const char *text)
 static void append(struct space_store *st, const char *content)
 {
 	space_store_append(st, "2025-01-01T00:00:00.000Z", "test-agent", "agent-001", "chat",
-			   content, strlen(content));
+	                   content, strlen(content));
 }
 
 /* Parses the history_response and returns its entries array (caller frees
@@ -65,7 +66,7 @@ static const cJSON *history(struct space_store *st, size_t limit, cJSON **root)
 static const char *content_at(const cJSON *entries, int i)
 {
 	return cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(entries, i), "content")
-		->valuestring;
+	        ->valuestring;
 }
 
 static void test_creates_dir_and_appends_jsonl(void **state)
@@ -87,8 +88,8 @@ static void test_creates_dir_and_appends_jsonl(void **state)
 	char line[512];
 	assert_non_null(fgets(line, sizeof line, f));
 	assert_string_equal(line, "{\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"agentName\":"
-				  "\"test-agent\",\"agentId\":\"agent-001\",\"type\":\"chat\","
-				  "\"content\":\"first message\"}\n");
+	                          "\"test-agent\",\"agentId\":\"agent-001\",\"type\":\"chat\","
+	                          "\"content\":\"first message\"}\n");
 	assert_null(fgets(line, sizeof line, f));
 	fclose(f);
 }
@@ -143,9 +144,10 @@ static void test_utf8_chunk_boundaries(void **state)
 	char buf[256];
 	for (int i = 0; i < 1000; i++) {
 		snprintf(buf, sizeof buf,
-			 "emoji-test-%d-\xF0\x9F\x8E\xA8\xF0\x9F\x94\xA7\xF0\x9F\x92\xA1-caf\xC3\xA9-"
-			 "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E-%0100d",
-			 i, i);
+		         "emoji-test-%d-\xF0\x9F\x8E\xA8\xF0\x9F\x94\xA7\xF0\x9F\x92\xA1-"
+		         "caf\xC3\xA9-"
+		         "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E-%0100d",
+		         i, i);
 		append(st, buf);
 	}
 	space_store_free(st);
@@ -169,7 +171,9 @@ static void test_nul_round_trip(void **state)
 	write_file("chat.jsonl", "{\"type\":\"chat\",\"content\":\"old\\u0000line\"}\n");
 	struct space_store *st = space_store_open(dir, 0, 0, NULL);
 	space_store_append(st, "2025-01-01T00:00:00.000Z", "n\xFF", "agent-001", "chat",
-			   "a\xFF" "b\x01", 4);
+	                   "a\xFF"
+	                   "b\x01",
+	                   4);
 	for (int round = 0; round < 2; round++) {
 		struct space_buf *b = space_store_history(st, 10);
 		const char *h = space_buf_data(b);
@@ -198,15 +202,14 @@ static void test_nul_round_trip(void **state)
 
 static void test_bad_lines_skipped_not_counted(void **state)
 {
-	write_file("chat.jsonl",
-		   "{\"type\":\"chat\",\"content\":\"valid-1\"}\n"
-		   "{ this is not valid json\n"
-		   "\n"
-		   "123\n"
-		   "null\n"
-		   "[1]\n"
-		   "{\"type\":\"chat\",\"content\":\"valid-2\"}\n"
-		   "another broken line {{{\n");
+	write_file("chat.jsonl", "{\"type\":\"chat\",\"content\":\"valid-1\"}\n"
+	                         "{ this is not valid json\n"
+	                         "\n"
+	                         "123\n"
+	                         "null\n"
+	                         "[1]\n"
+	                         "{\"type\":\"chat\",\"content\":\"valid-2\"}\n"
+	                         "another broken line {{{\n");
 	struct space_store *st = space_store_open(dir, 0, 0, NULL);
 	cJSON *root;
 	/* Limit 2: both valid entries, although 6 bad lines are newer. */
@@ -282,15 +285,18 @@ static void test_history_byte_budget(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_creates_dir_and_appends_jsonl, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_empty_and_missing, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_nul_round_trip, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_last_n_and_reload, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_utf8_chunk_boundaries, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_bad_lines_skipped_not_counted, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_torn_tail_does_not_swallow_next, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_rotation_keeps_five, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_history_byte_budget, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_creates_dir_and_appends_jsonl, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_empty_and_missing, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_nul_round_trip, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_last_n_and_reload, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_utf8_chunk_boundaries, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_bad_lines_skipped_not_counted, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_torn_tail_does_not_swallow_next, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_rotation_keeps_five, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_history_byte_budget, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

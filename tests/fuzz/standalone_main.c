@@ -16,7 +16,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MUTATIONS_PER_INPUT 200
-#define FUZZ_MAX_INPUT (1u << 20)
+#define FUZZ_MAX_INPUT      (1u << 20)
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 

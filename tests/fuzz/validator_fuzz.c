@@ -13,7 +13,7 @@
 #include "modules/validator/validator.h"
 
 static void judge_ask(void *ud, const char *candidate, const char *const *window, size_t n,
-		      void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud)
+                      void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud)
 {
 	/* touch every string the judge is given */
 	size_t total = strlen(candidate);
@@ -63,18 +63,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct validator_judge judge = {judge_ask, NULL};
 	struct validator_context ctx = {
-		.platform = (enum validator_platform)(flags % 3),
-		.mode = (flags & 4) ? VALIDATOR_MODE_ACTION : VALIDATOR_MODE_DISCUSSION,
-		.role = (enum validator_role)((flags >> 3) % 3),
-		.is_action_owner = flags & 32,
-		.pending_request = (flags & 16) ? "Create an issue" : NULL,
-		.detected_repo = (flags & 8) ? "acme/www" : NULL,
-		.window = w,
-		.connected_agents = (flags >> 4) % 5,
-		.agent_msgs_since_host = (flags >> 2) % 9,
-		.own_msgs = flags % 7,
-		.n_commitments = (flags & 2) ? 1 : 0,
-		.judge = (flags & 1) ? &judge : NULL,
+	        .platform = (enum validator_platform)(flags % 3),
+	        .mode = (flags & 4) ? VALIDATOR_MODE_ACTION : VALIDATOR_MODE_DISCUSSION,
+	        .role = (enum validator_role)((flags >> 3) % 3),
+	        .is_action_owner = flags & 32,
+	        .pending_request = (flags & 16) ? "Create an issue" : NULL,
+	        .detected_repo = (flags & 8) ? "acme/www" : NULL,
+	        .window = w,
+	        .connected_agents = (flags >> 4) % 5,
+	        .agent_msgs_since_host = (flags >> 2) % 9,
+	        .own_msgs = flags % 7,
+	        .n_commitments = (flags & 2) ? 1 : 0,
+	        .judge = (flags & 1) ? &judge : NULL,
 	};
 	struct validator_decision d;
 	if (validator_validate(candidate, &ctx, &d) == VALIDATOR_REFER) {
@@ -88,7 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	/* The whole input as one candidate against no window, too. */
 	struct validator_context bare = {.mode = (flags & 4) ? VALIDATOR_MODE_ACTION
-							     : VALIDATOR_MODE_DISCUSSION};
+	                                                     : VALIDATOR_MODE_DISCUSSION};
 	validator_validate(buf, &bare, &d);
 	validator_decision_clear(&d);
 

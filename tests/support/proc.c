@@ -4,11 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -73,8 +73,8 @@ char *home_read(const char *home, const char *name)
 	return slurp(p);
 }
 
-static const char *const KEEP[] = {"PATH", "HOME", "TMPDIR", "ASAN_OPTIONS", "UBSAN_OPTIONS",
-				   "LSAN_OPTIONS", "LANG", NULL};
+static const char *const KEEP[] = {"PATH",          "HOME",         "TMPDIR", "ASAN_OPTIONS",
+                                   "UBSAN_OPTIONS", "LSAN_OPTIONS", "LANG",   NULL};
 
 /* Removes the entry named by key (a "K" or "K=V" string) from envv. */
 static void env_del(char **envv, int *ne, const char *key)
@@ -113,7 +113,7 @@ static int env_put(char **envv, int *ne, const char *kv)
 
 /* --- isolation from the user's world ------------------------------------------------- */
 
-#define ISOLATION_MAX 8
+#define ISOLATION_MAX    8
 #define ISOLATION_KV_MAX 96
 
 /* True if the caller's env names key ("K=V" sets it, a bare "K" unsets it:
@@ -185,7 +185,7 @@ static int env_files(const struct proc_opts *o, char files[4][1100])
  * The home is the caller's cwd, a fresh temp directory (home_new).
  */
 static int isolation_env(const struct proc_opts *o, const char *bin,
-			 char out[ISOLATION_MAX][ISOLATION_KV_MAX])
+                         char out[ISOLATION_MAX][ISOLATION_KV_MAX])
 {
 	const char *base = strrchr(bin, '/');
 	base = base ? base + 1 : bin;
@@ -193,15 +193,15 @@ static int isolation_env(const struct proc_opts *o, const char *bin,
 	snprintf(name, sizeof name, "SPACE_NAME=ga-test-%d", (int)getpid());
 	/* The dashboard on a port of the system's choosing: never the user's
 	 * 7780, never two tests on one port. */
-	const char *ga[] = {PROC_ISOLATED_SPACE_URL, "GA_SPACE_MDNS=0",
-			    PROC_ISOLATED_LOCALHOST_URL, PROC_ISOLATED_BUS,
-			    "DASHBOARD_ADDR=127.0.0.1:0", NULL};
+	const char *ga[] = {PROC_ISOLATED_SPACE_URL,      "GA_SPACE_MDNS=0",
+	                    PROC_ISOLATED_LOCALHOST_URL,  PROC_ISOLATED_BUS,
+	                    "DASHBOARD_ADDR=127.0.0.1:0", NULL};
 	const char *space[] = {"SPACE_PORT=0", "SPACE_BIND=127.0.0.1", name, PROC_ISOLATED_BUS,
-			       NULL};
+	                       NULL};
 	const char *other[] = {PROC_ISOLATED_BUS, NULL};
 	const char *const *want = strcmp(base, "general-agent") == 0 ? ga
-				  : strcmp(base, "agent-space") == 0 ? space
-								     : other;
+	                          : strcmp(base, "agent-space") == 0 ? space
+	                                                             : other;
 	char files[4][1100];
 	int nf = env_files(o, files);
 	int n = 0;
@@ -313,10 +313,10 @@ int proc_start_opts(struct proc *p, const struct proc_opts *o)
 	}
 	if (!ok)
 		fprintf(stderr, "proc: more than %d variables or %d arguments for %s\n",
-			PROC_MAX_ENV, PROC_MAX_ARGS, bin);
+		        PROC_MAX_ENV, PROC_MAX_ARGS, bin);
 	if (ok && (ofd < 0 || efd < 0 || pipe2(in, O_CLOEXEC) != 0)) {
 		fprintf(stderr, "proc: cannot set up output files or stdin for %s: %s\n", bin,
-			strerror(errno));
+		        strerror(errno));
 		ok = false;
 	}
 
@@ -366,7 +366,7 @@ int proc_start_opts(struct proc *p, const struct proc_opts *o)
 }
 
 int proc_start_bin(struct proc *p, const char *binary, const char *cwd, const char *const *argv,
-		   const char *const *env)
+                   const char *const *env)
 {
 	struct proc_opts o = {.binary = binary, .cwd = cwd, .argv = argv, .env = env};
 	return proc_start_opts(p, &o);
@@ -493,7 +493,7 @@ void proc_cleanup(struct proc *p)
 }
 
 int proc_run(const char *home, const char *const *argv, const char *const *env, char **out,
-	     char **err)
+             char **err)
 {
 	struct proc p;
 	if (proc_start(&p, home, argv, env) != 0)

@@ -44,14 +44,14 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define PROC_MAX_ENV 64
+#define PROC_MAX_ENV  64
 #define PROC_MAX_ARGS 32
 
 /* Nothing listens on port 1 of the loopback: a connection is refused. */
-#define PROC_CLOSED_URL "ws://127.0.0.1:1"
-#define PROC_ISOLATED_SPACE_URL "SPACE_URL=" PROC_CLOSED_URL
+#define PROC_CLOSED_URL             "ws://127.0.0.1:1"
+#define PROC_ISOLATED_SPACE_URL     "SPACE_URL=" PROC_CLOSED_URL
 #define PROC_ISOLATED_LOCALHOST_URL "GA_SPACE_LOCALHOST_URL=" PROC_CLOSED_URL
-#define PROC_ISOLATED_BUS "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent/ga-test-no-bus"
+#define PROC_ISOLATED_BUS           "DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent/ga-test-no-bus"
 
 struct proc {
 	pid_t pid;
@@ -100,10 +100,9 @@ void proc_env_free(char **envv);
 int proc_start_opts(struct proc *p, const struct proc_opts *o);
 /* proc_start_opts with output captured to two files in cwd. */
 int proc_start_bin(struct proc *p, const char *binary, const char *cwd, const char *const *argv,
-		   const char *const *env);
+                   const char *const *env);
 /* Starts $GA_BUILD_DIR/general-agent with argv in cwd `home`. */
-int proc_start(struct proc *p, const char *home, const char *const *argv,
-	       const char *const *env);
+int proc_start(struct proc *p, const char *home, const char *const *argv, const char *const *env);
 /* True while the child runs (reaps it without blocking once it exited). */
 bool proc_alive(struct proc *p);
 /* Waits up to timeout_ms for exit; returns the exit code, 128+sig if
@@ -126,6 +125,6 @@ void proc_cleanup(struct proc *p);
 
 /* Runs general-agent to completion (timeout 10 s); returns the exit code. */
 int proc_run(const char *home, const char *const *argv, const char *const *env, char **out,
-	     char **err);
+             char **err);
 
 #endif

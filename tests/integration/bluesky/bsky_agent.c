@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "bsky_agent.h"

@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "bsky_agent.h"

@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "atnet.h"

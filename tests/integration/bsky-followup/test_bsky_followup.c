@@ -40,6 +40,7 @@
 #include <time.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "modules/reflection/voice.h"
@@ -524,8 +525,8 @@ static void test_default_voice_and_not_followed(void **state)
 	world_free(&w);
 }
 
-/* A post_bluesky commitment is fulfilled once the Bluesky client exists — one top-level post with its text (through outbound:
- * bluesky:post), completed in the ledger; a restart posts nothing more
+/* A post_bluesky commitment is fulfilled once the Bluesky client exists — one top-level post with
+ * its text (through outbound: bluesky:post), completed in the ledger; a restart posts nothing more
  * (the journal's commitment:<id>). */
 static void test_post_bluesky_fulfilled(void **state)
 {

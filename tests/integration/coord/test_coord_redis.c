@@ -526,8 +526,8 @@ static void test_close_with_requests_in_flight(void **state)
 int main(void)
 {
 	if (!support_redis_binary()) {
-		fprintf(stderr,
-		        "redis-server is not installed (scripts/bootstrap.sh --test installs it)\n");
+		fprintf(stderr, "redis-server is not installed (scripts/bootstrap.sh --test "
+		                "installs it)\n");
 		return 1;
 	}
 	const struct CMUnitTest tests[] = {

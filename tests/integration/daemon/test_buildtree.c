@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
 #include <cmocka.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -21,7 +22,7 @@
 
 static const char *const ENV[] = {"AGENT_NAME=Ada", "SPACE_URL=ws://127.0.0.1:1", NULL};
 static const char *const ONCE_ENV[] = {"AGENT_NAME=Ada", "SPACE_URL=ws://127.0.0.1:1",
-				       "GA_EXIT_WHEN_IDLE=1", NULL};
+                                       "GA_EXIT_WHEN_IDLE=1", NULL};
 static const char *const NOTERM[] = {"--no-terminal", NULL};
 
 static void assert_contains(const char *hay, const char *needle)
@@ -97,7 +98,8 @@ static void test_first_start_writes_self_from_the_source_template(void **state)
 	char *tpl = home_read(src_dir(), "SELF.md.template");
 	assert_non_null(tpl);
 	int lines = 0;
-	for (char *save = NULL, *l = strtok_r(tpl, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+	for (char *save = NULL, *l = strtok_r(tpl, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
 		if (strstr(l, "{{"))
 			continue;
 		assert_contains(self, l);
@@ -111,7 +113,8 @@ static void test_first_start_writes_self_from_the_source_template(void **state)
 static void test_home_template_wins(void **state)
 {
 	const char *home = *state;
-	home_write(home, "SELF.md.template", "# {{AGENT_NAME}}\n\nmarker: the home's own template\n");
+	home_write(home, "SELF.md.template",
+	           "# {{AGENT_NAME}}\n\nmarker: the home's own template\n");
 	char *out = NULL, *err = NULL;
 	assert_int_equal(proc_run(home, NOTERM, ONCE_ENV, &out, &err), 0);
 	char want[1200];
@@ -153,13 +156,13 @@ static void test_skills_from_the_source_tree(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_binary_is_in_a_build_tree),
-		cmocka_unit_test_setup_teardown(test_doctor_sees_the_source_template, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_first_start_writes_self_from_the_source_template,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(test_home_template_wins, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_skills_from_the_source_tree, setup, teardown),
+	        cmocka_unit_test(test_binary_is_in_a_build_tree),
+	        cmocka_unit_test_setup_teardown(test_doctor_sees_the_source_template, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(
+	                test_first_start_writes_self_from_the_source_template, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_home_template_wins, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_skills_from_the_source_tree, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

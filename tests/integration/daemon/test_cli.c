@@ -54,7 +54,8 @@ static void run(const char *home, const char *const *argv, int rc, char **out, c
 	char line[256] = "";
 	size_t used = 0;
 	for (size_t i = 0; argv[i] && used < sizeof(line) - 1; i++)
-		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", i ? " " : "", argv[i]);
+		used += (size_t)snprintf(line + used, sizeof(line) - used, "%s%s", i ? " " : "",
+		                         argv[i]);
 	fail_msg("general-agent %s: exit %d, not %d\nstdout: %s\nstderr: %s", line, got, rc,
 	         *out ? *out : "", *err ? *err : "");
 }

@@ -6,13 +6,14 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+#include <cjson/cJSON.h>
 #include <cmocka.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
-#include <cjson/cJSON.h>
 
 #include "proc.h"
 
@@ -41,7 +42,7 @@ static void assert_contains(const char *hay, const char *needle)
 }
 
 static void start_idle(struct proc *p, const char *home, const char *const *argv,
-		       const char *const *env)
+                       const char *const *env)
 {
 	assert_int_equal(proc_start(p, home, argv, env), 0);
 	if (!proc_wait_output(p, "ready and listening", WAIT_MS)) {
@@ -55,24 +56,32 @@ static void test_flags(void **state)
 {
 	const char *home = *state;
 	char *out = NULL, *err = NULL;
-	assert_int_equal(proc_run(home, (const char *const[]){"--help", NULL}, NULL, &out, &err), 0);
+	assert_int_equal(proc_run(home, (const char *const[]){"--help", NULL}, NULL, &out, &err),
+	                 0);
 	assert_contains(out, "usage: general-agent");
 	assert_contains(out, "--social-only");
 	free(out), free(err);
-	assert_int_equal(proc_run(home, (const char *const[]){"--version", NULL}, NULL, &out, &err), 0);
+	assert_int_equal(proc_run(home, (const char *const[]){"--version", NULL}, NULL, &out, &err),
+	                 0);
 	assert_contains(out, "general-agent 0.");
 	free(out), free(err);
-	assert_int_equal(proc_run(home, (const char *const[]){"--bogus", NULL}, NULL, &out, &err), 64);
+	assert_int_equal(proc_run(home, (const char *const[]){"--bogus", NULL}, NULL, &out, &err),
+	                 64);
 	assert_contains(err, "--bogus");
 	free(out), free(err);
-	assert_int_equal(proc_run(home, (const char *const[]){"--home", NULL}, NULL, &out, &err), 64);
+	assert_int_equal(proc_run(home, (const char *const[]){"--home", NULL}, NULL, &out, &err),
+	                 64);
 	free(out), free(err);
-	assert_int_equal(proc_run(home, (const char *const[]){"frobnicate", NULL}, NULL, &out, &err), 64);
+	assert_int_equal(
+	        proc_run(home, (const char *const[]){"frobnicate", NULL}, NULL, &out, &err), 64);
 	assert_contains(err, "unknown command 'frobnicate'");
 	free(out), free(err);
-	assert_int_equal(proc_run(home, (const char *const[]){"--accept", NULL}, NULL, &out, &err), 64);
+	assert_int_equal(proc_run(home, (const char *const[]){"--accept", NULL}, NULL, &out, &err),
+	                 64);
 	free(out), free(err);
-	assert_int_equal(proc_run(home, (const char *const[]){"doctor", "extra", NULL}, NULL, &out, &err), 64);
+	assert_int_equal(
+	        proc_run(home, (const char *const[]){"doctor", "extra", NULL}, NULL, &out, &err),
+	        64);
 	free(out), free(err);
 }
 
@@ -109,7 +118,8 @@ static void test_first_start_idle_and_sigterm(void **state)
 	assert_contains(status, "\"state\":\"stopped\"");
 	free(status);
 	char *out = NULL, *err = NULL;
-	assert_int_equal(proc_run(home, (const char *const[]){"status", NULL}, BASE_ENV, &out, &err), 3);
+	assert_int_equal(
+	        proc_run(home, (const char *const[]){"status", NULL}, BASE_ENV, &out, &err), 3);
 	assert_contains(out, "not running");
 	assert_contains(out, "job heartbeat");
 	free(out), free(err);
@@ -142,7 +152,7 @@ static void test_sigterm_during_start(void **state)
 	/* Exactly the three stop signals: libuv blocks every signal for a
 	 * moment while it installs a handler, which is not the window. */
 	const unsigned long long held =
-		1ULL << (SIGTERM - 1) | 1ULL << (SIGINT - 1) | 1ULL << (SIGHUP - 1);
+	        1ULL << (SIGTERM - 1) | 1ULL << (SIGINT - 1) | 1ULL << (SIGHUP - 1);
 	int caught = 0;
 	for (int attempt = 0; attempt < 200 && caught < 3; attempt++) {
 		struct proc p;
@@ -164,8 +174,8 @@ static void test_sigterm_during_start(void **state)
 		char *e = proc_stderr(&p);
 		if (rc != 0)
 			fail_msg("attempt %d (%s): exit %d\n%s", attempt,
-				 in_window ? "SIGTERM while starting" : "SIGTERM when ready", rc,
-				 e ? e : "");
+			         in_window ? "SIGTERM while starting" : "SIGTERM when ready", rc,
+			         e ? e : "");
 		if (in_window) {
 			assert_contains(e, "shutting down reason=SIGTERM");
 			caught++;
@@ -220,11 +230,14 @@ static void test_soul_protection(void **state)
 	assert_contains(err, "general-agent soul --accept");
 	free(out), free(err);
 	/* doctor agrees and does not pass */
-	assert_int_equal(proc_run(home, (const char *const[]){"doctor", NULL}, BASE_ENV, &out, &err), 1);
+	assert_int_equal(
+	        proc_run(home, (const char *const[]){"doctor", NULL}, BASE_ENV, &out, &err), 1);
 	assert_contains(out, "SOUL.md      FAIL");
 	free(out), free(err);
 	/* the owner accepts the change */
-	assert_int_equal(proc_run(home, (const char *const[]){"soul", "--accept", NULL}, BASE_ENV, &out, &err), 0);
+	assert_int_equal(proc_run(home, (const char *const[]){"soul", "--accept", NULL}, BASE_ENV,
+	                          &out, &err),
+	                 0);
 	assert_contains(out, "SOUL.md pinned");
 	assert_contains(out, "essence: You are someone else entirely.");
 	free(out), free(err);
@@ -264,7 +277,9 @@ static void test_config_errors(void **state)
 	assert_contains(err, "line 2: expected KEY=VALUE");
 	free(out), free(err);
 	/* --env pointing nowhere */
-	assert_int_equal(proc_run(home, (const char *const[]){"--env", "/nonexistent.env", NULL}, NULL, &out, &err), 78);
+	assert_int_equal(proc_run(home, (const char *const[]){"--env", "/nonexistent.env", NULL},
+	                          NULL, &out, &err),
+	                 78);
 	assert_contains(err, "/nonexistent.env");
 	free(out), free(err);
 }
@@ -272,12 +287,14 @@ static void test_config_errors(void **state)
 static void test_doctor_ok_and_env_file(void **state)
 {
 	const char *home = *state;
-	home_write(home, ".env", "AGENT_NAME=FromFile\nAGENT_GITHUB_USERNAME=ada\n"
-				 "AGENT_GITHUB_TOKEN=ghp_0123456789abcdef\n");
+	home_write(home, ".env",
+	           "AGENT_NAME=FromFile\nAGENT_GITHUB_USERNAME=ada\n"
+	           "AGENT_GITHUB_TOKEN=ghp_0123456789abcdef\n");
 	char *out = NULL, *err = NULL;
 	/* 2: GitHub (no network here) and the tests' room (a closed port) are
 	 * configured and do not answer; the daemon can start all the same */
-	assert_int_equal(proc_run(home, (const char *const[]){"doctor", NULL}, NULL, &out, &err), 2);
+	assert_int_equal(proc_run(home, (const char *const[]){"doctor", NULL}, NULL, &out, &err),
+	                 2);
 	assert_contains(out, "verdict: the daemon can start, but GitHub, the room did not answer");
 	assert_contains(out, "github       on");
 	assert_contains(out, "model        off");
@@ -301,10 +318,9 @@ static void test_secrets_never_logged(void **state)
 	const char *home = *state;
 	/* The agent name happens to equal a secret: every log line that would
 	 * print the name must print [redacted] instead. */
-	const char *const env[] = {"AGENT_NAME=hunter2-secret-pass",
-				   "AGENT_BLUESKY_USERNAME=ada.example",
-				   "AGENT_BLUESKY_PASSWORD=hunter2-secret-pass",
-				   "LOG_LEVEL=debug", NULL};
+	const char *const env[] = {
+	        "AGENT_NAME=hunter2-secret-pass", "AGENT_BLUESKY_USERNAME=ada.example",
+	        "AGENT_BLUESKY_PASSWORD=hunter2-secret-pass", "LOG_LEVEL=debug", NULL};
 	struct proc p;
 	start_idle(&p, home, NOTERM, env);
 	proc_signal(&p, SIGTERM);
@@ -320,7 +336,8 @@ static void test_json_logs(void **state)
 {
 	const char *home = *state;
 	struct proc p;
-	start_idle(&p, home, NOTERM, (const char *const[]){"AGENT_NAME=Ada", "LOG_FORMAT=json", NULL});
+	start_idle(&p, home, NOTERM,
+	           (const char *const[]){"AGENT_NAME=Ada", "LOG_FORMAT=json", NULL});
 	proc_signal(&p, SIGTERM);
 	assert_int_equal(proc_wait(&p, WAIT_MS), 0);
 	char *e = proc_stderr(&p);
@@ -375,7 +392,8 @@ static void test_one_daemon_per_memory(void **state)
 	assert_int_equal(proc_run(home, NOTERM, BASE_ENV, &out, &err), 75);
 	assert_contains(err, "another general-agent");
 	free(out), free(err);
-	assert_int_equal(proc_run(home, (const char *const[]){"status", NULL}, BASE_ENV, &out, &err), 0);
+	assert_int_equal(
+	        proc_run(home, (const char *const[]){"status", NULL}, BASE_ENV, &out, &err), 0);
 	assert_contains(out, "running, pid");
 	free(out), free(err);
 	/* doctor against a running daemon: it says it runs and checks the rest,
@@ -392,7 +410,8 @@ static void test_one_daemon_per_memory(void **state)
 	free(out), free(err);
 	/* A different memory directory is a different agent. */
 	struct proc q;
-	start_idle(&q, home, (const char *const[]){"--no-terminal", "--memory", "other-mem", NULL}, BASE_ENV);
+	start_idle(&q, home, (const char *const[]){"--no-terminal", "--memory", "other-mem", NULL},
+	           BASE_ENV);
 	proc_signal(&q, SIGTERM);
 	assert_int_equal(proc_wait(&q, WAIT_MS), 0);
 	proc_cleanup(&q);
@@ -407,7 +426,8 @@ static void test_home_flag(void **state)
 	/* Started elsewhere, pointed at the home by flag and by AGENT_HOME. */
 	char *other = home_new();
 	struct proc p;
-	start_idle(&p, other, (const char *const[]){"--no-terminal", "--home", home, NULL}, BASE_ENV);
+	start_idle(&p, other, (const char *const[]){"--no-terminal", "--home", home, NULL},
+	           BASE_ENV);
 	proc_signal(&p, SIGTERM);
 	assert_int_equal(proc_wait(&p, WAIT_MS), 0);
 	proc_cleanup(&p);
@@ -418,7 +438,9 @@ static void test_home_flag(void **state)
 	char env_home[1100];
 	snprintf(env_home, sizeof env_home, "AGENT_HOME=%s", home);
 	char *out = NULL, *err = NULL;
-	assert_int_equal(proc_run(other, (const char *const[]){"soul", NULL}, (const char *const[]){env_home, NULL}, &out, &err), 0);
+	assert_int_equal(proc_run(other, (const char *const[]){"soul", NULL},
+	                          (const char *const[]){env_home, NULL}, &out, &err),
+	                 0);
 	assert_contains(out, "matches its pin");
 	free(out), free(err);
 	home_remove(other);
@@ -428,12 +450,17 @@ static void test_validate_subcommand(void **state)
 {
 	const char *home = *state;
 	home_write(home, "history.jsonl",
-		   "{\"author\":\"Bo\",\"text\":\"We should cache the user list in Redis for five minutes.\"}\n");
+	           "{\"author\":\"Bo\",\"text\":\"We should cache the user list in Redis for five "
+	           "minutes.\"}\n");
 	char *out = NULL, *err = NULL;
 	/* An agreement that only restates the last message is an echo. */
-	int rc = proc_run(home, (const char *const[]){"validate", "--json", "--history", "history.jsonl",
-				"Agreed, caching the user list in Redis for five minutes is the way to go.", NULL},
-			  NULL, &out, &err);
+	int rc = proc_run(
+	        home,
+	        (const char *const[]){
+	                "validate", "--json", "--history", "history.jsonl",
+	                "Agreed, caching the user list in Redis for five minutes is the way to go.",
+	                NULL},
+	        NULL, &out, &err);
 	assert_int_equal(rc, 0);
 	cJSON *j = cJSON_Parse(out);
 	assert_non_null(j);
@@ -442,10 +469,13 @@ static void test_validate_subcommand(void **state)
 	cJSON_Delete(j);
 	free(out), free(err);
 	/* New facts on the same topic are not. */
-	rc = proc_run(home, (const char *const[]){"validate", "--json", "--history", "history.jsonl",
-			    "Redis is down for maintenance tonight; the in-process LRU in cache.c would "
-			    "avoid the dependency.", NULL},
-		      NULL, &out, &err);
+	rc = proc_run(home,
+	              (const char *const[]){"validate", "--json", "--history", "history.jsonl",
+	                                    "Redis is down for maintenance tonight; the in-process "
+	                                    "LRU in cache.c would "
+	                                    "avoid the dependency.",
+	                                    NULL},
+	              NULL, &out, &err);
 	assert_int_equal(rc, 0);
 	j = cJSON_Parse(out);
 	assert_non_null(j);
@@ -453,28 +483,33 @@ static void test_validate_subcommand(void **state)
 	cJSON_Delete(j);
 	free(out), free(err);
 	/* Usage errors are the validator's own: 64 and 65. */
-	assert_int_equal(proc_run(home, (const char *const[]){"validate", NULL}, NULL, &out, &err), 64);
+	assert_int_equal(proc_run(home, (const char *const[]){"validate", NULL}, NULL, &out, &err),
+	                 64);
 	free(out), free(err);
-	assert_int_equal(proc_run(home, (const char *const[]){"validate", "--history", "missing.txt", "x", NULL}, NULL, &out, &err), 65);
+	assert_int_equal(
+	        proc_run(home,
+	                 (const char *const[]){"validate", "--history", "missing.txt", "x", NULL},
+	                 NULL, &out, &err),
+	        65);
 	free(out), free(err);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_flags, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_first_start_idle_and_sigterm, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sigterm_during_start, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sigint_and_piped_exit, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_soul_protection, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_config_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_doctor_ok_and_env_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_secrets_never_logged, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_json_logs, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sighup_reload, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_one_daemon_per_memory, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_home_flag, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_validate_subcommand, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_flags, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_first_start_idle_and_sigterm, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_sigterm_during_start, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_sigint_and_piped_exit, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_soul_protection, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_config_errors, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_doctor_ok_and_env_file, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_secrets_never_logged, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_json_logs, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_sighup_reload, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_one_daemon_per_memory, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_home_flag, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_validate_subcommand, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

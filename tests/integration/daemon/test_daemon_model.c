@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
 #include <cmocka.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -93,9 +94,13 @@ static void assert_contains(const char *hay, const char *needle)
 
 static void start_agent(struct proc *p, struct fx *fx, const char *extra)
 {
-	const char *env[] = {"AGENT_NAME=Ada", fx->env_url, "LLM_MODEL=fake-model",
-			     "LLM_API_KEY=test-key-0123456789", "SPACE_URL=ws://127.0.0.1:1",
-			     extra, NULL};
+	const char *env[] = {"AGENT_NAME=Ada",
+	                     fx->env_url,
+	                     "LLM_MODEL=fake-model",
+	                     "LLM_API_KEY=test-key-0123456789",
+	                     "SPACE_URL=ws://127.0.0.1:1",
+	                     extra,
+	                     NULL};
 	assert_int_equal(proc_start(p, fx->home, (const char *const[]){NULL}, env), 0);
 	if (!proc_wait_output(p, "ready and listening", WAIT_MS)) {
 		char *e = proc_stderr(p);
@@ -107,11 +112,12 @@ static void start_agent(struct proc *p, struct fx *fx, const char *extra)
 static void test_owner_conversation(void **state)
 {
 	struct fx *fx = *state;
-	start_fake(fx, "[{\"match\":{\"last_user_contains\":\"hello\"},\"content\":\"Hello, owner.\"},"
-		       "{\"match\":{\"call\":1},\"tool_calls\":[{\"name\":"
-		       "\"github_create_issue\",\"arguments\":{\"owner\":\"acme\",\"repo\":\"widgets\","
-		       "\"title\":\"Flaky test in CI\"}}]},"
-		       "{\"match\":{\"call\":2},\"content\":\"Queued the issue for acme/widgets.\"}]");
+	start_fake(fx,
+	           "[{\"match\":{\"last_user_contains\":\"hello\"},\"content\":\"Hello, owner.\"},"
+	           "{\"match\":{\"call\":1},\"tool_calls\":[{\"name\":"
+	           "\"github_create_issue\",\"arguments\":{\"owner\":\"acme\",\"repo\":\"widgets\","
+	           "\"title\":\"Flaky test in CI\"}}]},"
+	           "{\"match\":{\"call\":2},\"content\":\"Queued the issue for acme/widgets.\"}]");
 	struct proc p;
 	start_agent(&p, fx, NULL);
 	proc_write_stdin(&p, "hello there\n");
@@ -134,7 +140,8 @@ static void test_owner_conversation(void **state)
 	/* status shows the tokens the conversation used */
 	char *out = NULL, *err = NULL;
 	const char *env[] = {"AGENT_NAME=Ada", NULL};
-	assert_int_equal(proc_run(fx->home, (const char *const[]){"status", NULL}, env, &out, &err), 3);
+	assert_int_equal(proc_run(fx->home, (const char *const[]){"status", NULL}, env, &out, &err),
+	                 3);
 	assert_contains(out, "tokens");
 	assert_contains(out, "calls");
 	free(out), free(err);
@@ -161,19 +168,22 @@ static void test_refused_key_exits_69(void **state)
 static void test_doctor_probe(void **state)
 {
 	struct fx *fx = *state;
-	start_fake(fx, "[{\"match\":{\"call\":1},\"error\":{\"status\":401,\"message\":\"bad key\"}},"
-		       "{\"content\":\"ok\"}]");
+	start_fake(fx,
+	           "[{\"match\":{\"call\":1},\"error\":{\"status\":401,\"message\":\"bad key\"}},"
+	           "{\"content\":\"ok\"}]");
 	const char *env[] = {"AGENT_NAME=Ada", fx->env_url, "LLM_MODEL=fake-model",
-			     "LLM_API_KEY=test-key-0123456789", NULL};
+	                     "LLM_API_KEY=test-key-0123456789", NULL};
 	char *out = NULL, *err = NULL;
 	/* 2: only the room (the tests' SPACE_URL, a closed port) is down */
-	assert_int_equal(proc_run(fx->home, (const char *const[]){"doctor", NULL}, env, &out, &err), 2);
+	assert_int_equal(proc_run(fx->home, (const char *const[]){"doctor", NULL}, env, &out, &err),
+	                 2);
 	assert_contains(out, "verdict: the daemon can start, but the room did not answer");
 	assert_contains(out, "model        on");
 	assert_contains(out, "model call   ok");
 	free(out), free(err);
 	/* the second probe is refused: doctor names the variable and fails */
-	assert_int_equal(proc_run(fx->home, (const char *const[]){"doctor", NULL}, env, &out, &err), 1);
+	assert_int_equal(proc_run(fx->home, (const char *const[]){"doctor", NULL}, env, &out, &err),
+	                 1);
 	assert_contains(out, "model call   FAIL");
 	assert_contains(out, "LLM_API_KEY");
 	assert_null(strstr(out, "test-key-0123456789"));
@@ -219,7 +229,8 @@ static void test_state_in_the_room(void **state)
 	int port = start_room(fx);
 	char space_url[64];
 	snprintf(space_url, sizeof space_url, "SPACE_URL=ws://127.0.0.1:%d", port);
-	const char *env[] = {"AGENT_NAME=Ada", fx->env_url, "LLM_MODEL=fake-model", space_url, NULL};
+	const char *env[] = {"AGENT_NAME=Ada", fx->env_url, "LLM_MODEL=fake-model", space_url,
+	                     NULL};
 	struct proc p;
 	assert_int_equal(proc_start(&p, fx->home, (const char *const[]){NULL}, env), 0);
 	assert_true(proc_wait_output(&p, "joined the room", WAIT_MS));
@@ -293,7 +304,7 @@ static void test_refused_key_with_lines_waiting(void **state)
 	struct fx *fx = *state;
 	/* the provider echoes the key in its error, as some do */
 	start_fake(fx, "[{\"error\":{\"status\":401,\"message\":\"Incorrect API key provided: "
-		       "test-key-0123456789\"}}]");
+	               "test-key-0123456789\"}}]");
 	struct proc p;
 	start_agent(&p, fx, NULL);
 	proc_write_stdin(&p, "hi\nhello\nand more\n");
@@ -330,14 +341,16 @@ static void test_overlong_line_is_dropped_whole(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_owner_conversation, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refused_key_exits_69, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_doctor_probe, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_state_in_the_room, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_stop_during_a_turn, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lines_after_exit_are_ignored, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_refused_key_with_lines_waiting, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_overlong_line_is_dropped_whole, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_owner_conversation, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_refused_key_exits_69, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_doctor_probe, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_state_in_the_room, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_stop_during_a_turn, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_lines_after_exit_are_ignored, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_refused_key_with_lines_waiting, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_overlong_line_is_dropped_whole, setup,
+	                                        teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,8 +44,8 @@ static pid_t start_ghfake(const char *home, char *env_url, size_t cap)
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		int null = open("/dev/null", O_RDWR);
 		dup2(null, 0);
-		execl(bin, bin, "--token", "good-token-0123456789:ada-bot", "--repo", "acme/widgets",
-		      "--port-file", portp, (char *)NULL);
+		execl(bin, bin, "--token", "good-token-0123456789:ada-bot", "--repo",
+		      "acme/widgets", "--port-file", portp, (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 1000; i++) {
@@ -126,7 +126,8 @@ static void test_commitments_listed(void **state)
 	assert_non_null(strstr(out, "\"status\":\"pending\""));
 	assert_non_null(strstr(out, "\"title\":\"Flaky test\""));
 	free(out), free(err);
-	rc = proc_run(home, (const char *const[]){"commitments", "--bogus", NULL}, NULL, &out, &err);
+	rc = proc_run(home, (const char *const[]){"commitments", "--bogus", NULL}, NULL, &out,
+	              &err);
 	assert_int_equal(rc, 64);
 	assert_non_null(strstr(err, "--bogus"));
 	free(out), free(err);

@@ -42,7 +42,8 @@ bool cdp_chromium_present(void)
 	snprintf(cmd, sizeof cmd, "command -v '%s' >/dev/null 2>&1", chromium_binary());
 	if (system(cmd) == 0)
 		return true;
-	printf("SKIPPED: no chromium (scripts/bootstrap.sh --test installs Debian's; GA_CHROMIUM names "
+	printf("SKIPPED: no chromium (scripts/bootstrap.sh --test installs Debian's; GA_CHROMIUM "
+	       "names "
 	       "another binary)\n");
 	return false;
 }
@@ -148,10 +149,10 @@ cJSON *cdp_call(struct cdp *c, bool session, const char *method, const char *par
 	for (;;) {
 		cJSON *m = cdp_read(c, deadline);
 		if (!m)
-			fail_msg(
-			        "chromium did not answer %s (is it installed? scripts/bootstrap.sh --test "
-			        "installs Debian's chromium; GA_CHROMIUM names another binary)",
-			        method);
+			fail_msg("chromium did not answer %s (is it installed? "
+			         "scripts/bootstrap.sh --test "
+			         "installs Debian's chromium; GA_CHROMIUM names another binary)",
+			         method);
 		const cJSON *mid = cJSON_GetObjectItem(m, "id");
 		if (cJSON_IsNumber(mid) && mid->valueint == id) {
 			const cJSON *e = cJSON_GetObjectItem(m, "error");

@@ -4,9 +4,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stdbool.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -51,7 +51,7 @@
 #else
 #define APPEAR_WITHIN_MS 1000
 #endif
-#define TOKEN            "browser-test-token-0123456789"
+#define TOKEN "browser-test-token-0123456789"
 
 static struct cdp B;
 static struct dash_host H;

@@ -77,14 +77,14 @@ static void assert_lacks(const char *hay, const char *needle)
 /* Runs general-agent ARGV in home to completion, as nobody when asked (and
  * the test is root). Returns the exit code. */
 static int run(const char *home, const char *const *argv, const char *const *env, bool nobody,
-	       char **out, char **err)
+               char **out, char **err)
 {
 	struct proc p;
 	struct proc_opts o = {.binary = "general-agent",
-			      .cwd = home,
-			      .argv = argv,
-			      .env = env,
-			      .as_nobody = nobody};
+	                      .cwd = home,
+	                      .argv = argv,
+	                      .env = env,
+	                      .as_nobody = nobody};
 	if (proc_start_opts(&p, &o) != 0)
 		fail_msg("cannot start general-agent");
 	proc_close_stdin(&p);
@@ -116,9 +116,9 @@ static void allow(const char *home, const char *name, bool dir)
 static char *pin(const char *home)
 {
 	char *out = NULL, *err = NULL;
-	assert_int_equal(run(home, (const char *const[]){"soul", "--accept", NULL}, ENV, false,
-			     &out, &err),
-			 0);
+	assert_int_equal(
+	        run(home, (const char *const[]){"soul", "--accept", NULL}, ENV, false, &out, &err),
+	        0);
 	free(out), free(err);
 	char *p = home_read(home, "memory/soul.json");
 	assert_non_null(p);
@@ -153,7 +153,7 @@ static void assert_doctor_agrees(const char *out, int rc)
 		fail_msg("doctor says a service is down, exit %d:\n%s", rc, out);
 	if (fail != bad_verdict || rc != (fail ? 1 : down ? 2 : 0))
 		fail_msg("doctor disagrees with itself (FAIL rows %s, exit %d):\n%s",
-			 fail ? "present" : "absent", rc, out);
+		         fail ? "present" : "absent", rc, out);
 	/* what cannot be known is not reported as known */
 	if (strstr(out, "  memory       FAIL")) {
 		assert_lacks(out, "not running");
@@ -320,9 +320,10 @@ static void test_doctor_agrees_with_itself(void **state)
 
 	/* bad values in .env: the space row does not say SPACE_URL is unset */
 	home_write(home, ".env", "MAX_ACL=lots\nSPACE_URL=wss://room.example\n");
-	assert_int_equal(run(home, DOCTOR, (const char *const[]){"AGENT_NAME=Ada", "SPACE_URL", NULL},
-			     false, &out, &err),
-			 1);
+	assert_int_equal(run(home, DOCTOR,
+	                     (const char *const[]){"AGENT_NAME=Ada", "SPACE_URL", NULL}, false,
+	                     &out, &err),
+	                 1);
 	assert_doctor_agrees(out, 1);
 	assert_contains(out, "agent-space  FAIL SPACE_URL is invalid");
 	free(out), free(err);
@@ -368,11 +369,11 @@ static void test_doctor_agrees_with_itself(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_memory_dir_denied, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_soul_pin_denied, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_lock_denied, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_empty_soul_first_start, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_doctor_agrees_with_itself, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_memory_dir_denied, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_soul_pin_denied, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_lock_denied, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_empty_soul_first_start, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_doctor_agrees_with_itself, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

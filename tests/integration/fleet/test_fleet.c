@@ -46,6 +46,7 @@
 #include <sys/stat.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "modules/participation/policy.h"

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "common/json.h"
@@ -56,10 +57,10 @@
 #include "tests/integration/participation/owned_by.h"
 #include "tests/integration/space-client/harness.h"
 
-#define WAIT_MS    10000
-#define TOKEN      "good-token-0123456789"
-#define N_COMMITS  50
-#define N_KILLS    20
+#define WAIT_MS   10000
+#define TOKEN     "good-token-0123456789"
+#define N_COMMITS 50
+#define N_KILLS   20
 
 /* --- the fake ----------------------------------------------------------------------------- */
 
@@ -149,7 +150,8 @@ static cJSON *fake_issues(const struct fake *fk)
 	{
 		const char *full = cJSON_GetStringValue(cJSON_GetObjectItem(r, "full_name"));
 		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(r, "name"));
-		if ((full && strcmp(full, "acme/widgets") == 0) || (name && strcmp(name, "widgets") == 0))
+		if ((full && strcmp(full, "acme/widgets") == 0) ||
+		    (name && strcmp(name, "widgets") == 0))
 			out = cJSON_Duplicate(cJSON_GetObjectItem(r, "issues"), 1);
 	}
 	cJSON_Delete(st);
@@ -279,15 +281,10 @@ static void dump(struct proc *p)
 
 static void agent_start(struct proc *p, const char *home, const struct fake *fk)
 {
-	const char *env[] = {"AGENT_NAME=Ada",
-	                     fk->url_env,
-	                     "AGENT_GITHUB_USERNAME=ada-bot",
-	                     "AGENT_GITHUB_TOKEN=" TOKEN,
-	                     "GA_FULFIL_INTERVAL_MS=300",
+	const char *env[] = {"AGENT_NAME=Ada", fk->url_env, "AGENT_GITHUB_USERNAME=ada-bot",
+	                     "AGENT_GITHUB_TOKEN=" TOKEN, "GA_FULFIL_INTERVAL_MS=300",
 	                     /* the fake needs no 5 s between writes */
-	                     "GA_GITHUB_WRITE_SPACING_MS=100",
-	                     "GA_GITHUB_SPACING_MS=20",
-	                     NULL};
+	                     "GA_GITHUB_WRITE_SPACING_MS=100", "GA_GITHUB_SPACING_MS=20", NULL};
 	if (proc_start(p, home, (const char *const[]){NULL}, env) != 0)
 		fail_msg("cannot start general-agent in %s", home);
 }
@@ -370,9 +367,10 @@ static void test_issue_comment_and_abandoned(void **state)
 	/* the refusal is named: GitHub's 404 */
 	if (!strstr(s2.error, "404") && !strstr(s2.error, "Not Found"))
 		fail_msg("the abandoned commitment's error: '%s'", s2.error);
-	assert_true(proc_wait_output(&p, "Done — Flaky test: https://github.com/acme/widgets/issues/1",
-	                             WAIT_MS));
-	assert_true(proc_wait_output(&p, "Could not create_issue (Nowhere) after 3 attempts", WAIT_MS));
+	assert_true(proc_wait_output(
+	        &p, "Done — Flaky test: https://github.com/acme/widgets/issues/1", WAIT_MS));
+	assert_true(
+	        proc_wait_output(&p, "Could not create_issue (Nowhere) after 3 attempts", WAIT_MS));
 	char *out = proc_stdout(&p);
 	assert_null(strstr(out, "Done — Nowhere"));
 	free(out);
@@ -456,7 +454,8 @@ static void test_exactly_once_across_sigkill(void **state)
 			 * holds the answer 1.5 s; AFTER: the answer went out at once
 			 * and the journal's done is a few ms away */
 			int64_t end = support_now_ms() + 20000;
-			while (fake_issue_count(&fk) <= before && support_now_ms() < end && proc_alive(&p))
+			while (fake_issue_count(&fk) <= before && support_now_ms() < end &&
+			       proc_alive(&p))
 				support_sleep_ms(5);
 			if (kp == KILL_DURING)
 				support_sleep_ms(rand() % 800);
@@ -475,8 +474,9 @@ static void test_exactly_once_across_sigkill(void **state)
 			fake_control(&fk, "/_ghfake/delay?ms=0");
 		kills[kp]++;
 		fprintf(stderr, "round %2d: killed %s, %d issue(s) on the fake\n", round,
-		        kp == KILL_BEFORE ? "before a request " : kp == KILL_DURING ? "during a request "
-		                                                                    : "after an answer  ",
+		        kp == KILL_BEFORE   ? "before a request "
+		        : kp == KILL_DURING ? "during a request "
+		                            : "after an answer  ",
 		        fake_issue_count(&fk));
 		/* never a duplicate, at any point */
 		cJSON *issues = fake_issues(&fk);
@@ -514,7 +514,8 @@ static void test_exactly_once_across_sigkill(void **state)
 		lost += n == 0;
 	}
 	fprintf(stderr,
-	        "exactly-once: %d kills (%d before, %d during, %d after), %d issues, %d duplicates, "
+	        "exactly-once: %d kills (%d before, %d during, %d after), %d issues, %d "
+	        "duplicates, "
 	        "%d lost\n",
 	        N_KILLS, kills[KILL_BEFORE], kills[KILL_DURING], kills[KILL_AFTER],
 	        cJSON_GetArraySize(issues), dup, lost);
@@ -532,8 +533,8 @@ static void test_exactly_once_across_sigkill(void **state)
 	int creates = count_in(home, "ghfake-server.requests", "\"POST\"");
 	fprintf(stderr, "reconcile searches: %d, POST requests: %d\n", searches, creates);
 	if (searches < kills[KILL_DURING])
-		fail_msg("%d searches for a key, fewer than the %d kills during a request", searches,
-		         kills[KILL_DURING]);
+		fail_msg("%d searches for a key, fewer than the %d kills during a request",
+		         searches, kills[KILL_DURING]);
 	fake_stop(&fk);
 	home_remove(home);
 }
@@ -576,9 +577,15 @@ static void test_room_announcement_in_voice(void **state)
 	home_write(home, "memory/commitments.jsonl", line);
 	char url[64];
 	snprintf(url, sizeof url, "SPACE_URL=ws://127.0.0.1:%d", room.port);
-	const char *env[] = {"AGENT_NAME=Ada", fk.url_env, url, "AGENT_GITHUB_USERNAME=ada-bot",
-	                     "AGENT_GITHUB_TOKEN=" TOKEN,  "GA_FULFIL_INTERVAL_MS=300",
-	                     "GA_GITHUB_WRITE_SPACING_MS=100", "GA_GITHUB_SPACING_MS=20", NULL};
+	const char *env[] = {"AGENT_NAME=Ada",
+	                     fk.url_env,
+	                     url,
+	                     "AGENT_GITHUB_USERNAME=ada-bot",
+	                     "AGENT_GITHUB_TOKEN=" TOKEN,
+	                     "GA_FULFIL_INTERVAL_MS=300",
+	                     "GA_GITHUB_WRITE_SPACING_MS=100",
+	                     "GA_GITHUB_SPACING_MS=20",
+	                     NULL};
 	struct ws_client *obs = th_observe(&room, "Obs");
 	struct proc p;
 	if (proc_start(&p, home, (const char *const[]){"--no-terminal", NULL}, env) != 0)
@@ -589,7 +596,8 @@ static void test_room_announcement_in_voice(void **state)
 		fail_msg("no announcement in the room");
 	}
 	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(m, "content"));
-	if (!text || !strstr(text, "Filed it, have a look: https://github.com/acme/widgets/issues/1"))
+	if (!text ||
+	    !strstr(text, "Filed it, have a look: https://github.com/acme/widgets/issues/1"))
 		fail_msg("the room heard: %s", text ? text : "(no text)");
 	cJSON_Delete(m);
 	/* once: a restart does not announce it again */

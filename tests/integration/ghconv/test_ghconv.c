@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "modules/ghconv/policy.h"

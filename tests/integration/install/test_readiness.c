@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
 #include <cmocka.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,7 +28,7 @@
 #include "proc.h"
 #include "testutil.h"
 
-#define WAIT_MS 20000
+#define WAIT_MS  20000
 #define MSGS_MAX 4096
 
 struct notify_sock {
@@ -115,8 +116,8 @@ static void assert_type_matches(const char *unit, bool ready)
 	unit_type(unit, type, sizeof type);
 	const char *want = ready ? "notify" : "exec";
 	if (strcmp(type, want) != 0)
-		fail_msg("%s says Type=%s but its program %s READY=1: it should say Type=%s",
-			 unit, type, ready ? "sends" : "does not send", want);
+		fail_msg("%s says Type=%s but its program %s READY=1: it should say Type=%s", unit,
+		         type, ready ? "sends" : "does not send", want);
 }
 
 static void test_general_agent(void **state)
@@ -126,10 +127,10 @@ static void test_general_agent(void **state)
 	notify_open(&n);
 	char *home = home_new();
 	const char *const env[] = {"AGENT_NAME=Ada", "SPACE_URL=ws://127.0.0.1:1",
-				   "GA_EXIT_WHEN_IDLE=1", n.env, NULL};
+	                           "GA_EXIT_WHEN_IDLE=1", n.env, NULL};
 	struct proc p;
 	assert_int_equal(proc_start(&p, home, (const char *const[]){"--no-terminal", NULL}, env),
-			 0);
+	                 0);
 	int rc = proc_wait(&p, WAIT_MS);
 	if (rc != 0) {
 		char *e = proc_stderr(&p);
@@ -157,13 +158,17 @@ static void test_agent_space(void **state)
 	char data[512], env_data[600];
 	snprintf(data, sizeof data, "%s/data", n.dir);
 	snprintf(env_data, sizeof env_data, "SPACE_DATA_DIR=%s", data);
-	const char *const env[] = {"SPACE_PORT=0", "SPACE_BIND=127.0.0.1", "SPACE_NAME=readiness-test",
-				   "SPACE_SHUTDOWN_GRACE_MS=0",
-				   env_data, n.env, NULL};
+	const char *const env[] = {"SPACE_PORT=0",
+	                           "SPACE_BIND=127.0.0.1",
+	                           "SPACE_NAME=readiness-test",
+	                           "SPACE_SHUTDOWN_GRACE_MS=0",
+	                           env_data,
+	                           n.env,
+	                           NULL};
 	struct proc p;
 	assert_int_equal(proc_start_bin(&p, "agent-space", n.dir,
-					(const char *const[]){"--no-mdns", NULL}, env),
-			 0);
+	                                (const char *const[]){"--no-mdns", NULL}, env),
+	                 0);
 	if (!proc_wait_output(&p, "listening", WAIT_MS)) {
 		char *e = proc_stderr(&p);
 		proc_cleanup(&p);
@@ -182,9 +187,9 @@ static void test_agent_space(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_general_agent),
+	        cmocka_unit_test(test_general_agent),
 #ifdef GA_HAVE_AGENT_SPACE
-		cmocka_unit_test(test_agent_space),
+	        cmocka_unit_test(test_agent_space),
 #endif
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

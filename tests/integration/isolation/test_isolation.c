@@ -41,7 +41,7 @@
 #include "testutil.h"
 
 #define USER_PORT 7777
-#define WAIT_MS 10000
+#define WAIT_MS   10000
 
 struct fake_room {
 	int fd[2]; /* IPv4 and IPv6 loopback listeners; -1 when absent */
@@ -84,13 +84,13 @@ static bool fake_room_open(struct fake_room *r)
 	r->fd[0] = listen_on(AF_INET, &err);
 	if (r->fd[0] < 0) {
 		snprintf(r->why, sizeof r->why, "127.0.0.1:%d is not free (%s)", USER_PORT,
-			 strerror(err));
+		         strerror(err));
 		return false;
 	}
 	r->fd[1] = listen_on(AF_INET6, &err);
 	if (r->fd[1] < 0 && err != EADDRNOTAVAIL && err != EAFNOSUPPORT) {
 		snprintf(r->why, sizeof r->why, "[::1]:%d is not free (%s)", USER_PORT,
-			 strerror(err));
+		         strerror(err));
 		close(r->fd[0]);
 		r->fd[0] = -1;
 		return false;
@@ -120,7 +120,7 @@ static int fake_room_visits(struct fake_room *r, int ms)
 		if (el >= ms || n > 0)
 			return n;
 		struct pollfd p[2] = {{.fd = r->fd[0], .events = POLLIN},
-				      {.fd = r->fd[1], .events = POLLIN}};
+		                      {.fd = r->fd[1], .events = POLLIN}};
 		poll(p, 2, 50);
 	}
 }
@@ -143,8 +143,8 @@ static int setup(void **state)
 	memset(&fx, 0, sizeof fx);
 	if (!fake_room_open(&fx.room)) {
 		print_message("SKIPPED: %s; a user's room may be there, so this test "
-			      "runs nothing\n",
-			      fx.room.why);
+		              "runs nothing\n",
+		              fx.room.why);
 		fx.room.fd[0] = fx.room.fd[1] = -1;
 	}
 	fx.home = home_new();
@@ -184,15 +184,16 @@ static void test_control_fake_room_notices(void **state)
 	struct fx *fx = *state;
 	need_room(fx);
 	const char *const env[] = {"AGENT_NAME=Ada", "SPACE_URL", "GA_SPACE_LOCALHOST_URL",
-				   "GA_SPACE_MDNS=0", NULL};
+	                           "GA_SPACE_MDNS=0", NULL};
 	struct proc p;
-	assert_int_equal(proc_start(&p, fx->home, (const char *const[]){"--no-terminal", NULL}, env),
-			 0);
+	assert_int_equal(
+	        proc_start(&p, fx->home, (const char *const[]){"--no-terminal", NULL}, env), 0);
 	int visits = fake_room_visits(&fx->room, WAIT_MS);
 	char *out = all_output(&p);
 	proc_cleanup(&p);
 	if (visits == 0)
-		fail_msg("the control agent never reached the fake room on %d:\n%s", USER_PORT, out);
+		fail_msg("the control agent never reached the fake room on %d:\n%s", USER_PORT,
+		         out);
 	assert_non_null(strstr(out, "localhost:7777"));
 	free(out);
 }
@@ -205,8 +206,8 @@ static void test_agent_stays_home(void **state)
 	need_room(fx);
 	const char *const env[] = {"AGENT_NAME=Ada", NULL};
 	struct proc p;
-	assert_int_equal(proc_start(&p, fx->home, (const char *const[]){"--no-terminal", NULL}, env),
-			 0);
+	assert_int_equal(
+	        proc_start(&p, fx->home, (const char *const[]){"--no-terminal", NULL}, env), 0);
 	if (!proc_wait_output(&p, "ready and listening", WAIT_MS)) {
 		char *e = all_output(&p);
 		proc_cleanup(&p);
@@ -243,8 +244,8 @@ static void test_room_stays_home(void **state)
 	snprintf(portf, sizeof portf, "%s/room.port", fx->home);
 	struct proc p;
 	assert_int_equal(proc_start_bin(&p, "agent-space", fx->home,
-					(const char *const[]){"--port-file", portf, NULL}, NULL),
-			 0);
+	                                (const char *const[]){"--port-file", portf, NULL}, NULL),
+	                 0);
 	char *port = NULL;
 	for (int i = 0; i < 1000 && !port && proc_alive(&p); i++) {
 		port = tu_read(portf, NULL);
@@ -292,15 +293,16 @@ static void test_child_environment(void **state)
 	setenv("SPACE_URL", "ws://localhost:7777", 1);
 	setenv("DBUS_SYSTEM_BUS_ADDRESS", "unix:path=/run/dbus/system_bus_socket", 1);
 
-	struct proc_opts o = {.binary = "general-agent", .cwd = fx->home,
-			      .env = (const char *const[]){"AGENT_NAME=Ada", NULL}};
+	struct proc_opts o = {.binary = "general-agent",
+	                      .cwd = fx->home,
+	                      .env = (const char *const[]){"AGENT_NAME=Ada", NULL}};
 	char **e = proc_env_new(&o);
 	assert_non_null(e);
 	assert_string_equal(env_get(e, "SPACE_URL"), PROC_CLOSED_URL);
 	assert_string_equal(env_get(e, "GA_SPACE_LOCALHOST_URL"), PROC_CLOSED_URL);
 	assert_string_equal(env_get(e, "GA_SPACE_MDNS"), "0");
 	assert_string_equal(env_get(e, "DBUS_SYSTEM_BUS_ADDRESS"),
-			    strchr(PROC_ISOLATED_BUS, '=') + 1);
+	                    strchr(PROC_ISOLATED_BUS, '=') + 1);
 	assert_string_equal(env_get(e, "AGENT_NAME"), "Ada");
 	assert_null(env_get(e, "AGENT_HOME"));
 	assert_null(env_get(e, "REDIS_URL"));
@@ -332,7 +334,7 @@ static void test_child_environment(void **state)
 	assert_string_equal(env_get(e, "SPACE_BIND"), "127.0.0.1");
 	assert_non_null(strstr(env_get(e, "SPACE_NAME"), "ga-test-"));
 	assert_string_equal(env_get(e, "DBUS_SYSTEM_BUS_ADDRESS"),
-			    strchr(PROC_ISOLATED_BUS, '=') + 1);
+	                    strchr(PROC_ISOLATED_BUS, '=') + 1);
 	proc_env_free(e);
 
 	unsetenv("AGENT_HOME");
@@ -344,11 +346,11 @@ static void test_child_environment(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_child_environment),
-	    cmocka_unit_test(test_control_fake_room_notices),
-	    cmocka_unit_test(test_agent_stays_home),
+	        cmocka_unit_test(test_child_environment),
+	        cmocka_unit_test(test_control_fake_room_notices),
+	        cmocka_unit_test(test_agent_stays_home),
 #ifdef GA_HAVE_AGENT_SPACE
-	    cmocka_unit_test(test_room_stays_home),
+	        cmocka_unit_test(test_room_stays_home),
 #endif
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

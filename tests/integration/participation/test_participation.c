@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "modules/participation/policy.h"

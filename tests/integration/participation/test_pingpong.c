@@ -28,16 +28,17 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "support_fake.h"
 #include "tests/integration/space-client/harness.h"
 #include "testutil.h"
 
-#define W            TH_WAIT_MS
-#define MAX_BOT      3
-#define QUIET_MS     25000 /* several participation ticks (5 s ± 40 %) */
-#define EXCHANGE_MS  90000
+#define W             TH_WAIT_MS
+#define MAX_BOT       3
+#define QUIET_MS      25000 /* several participation ticks (5 s ± 40 %) */
+#define EXCHANGE_MS   90000
 #define MODEL_ANSWERS 8
 
 /* A model script whose every space_decision answers with the next of
@@ -98,8 +99,7 @@ struct agent {
 	char model_env[128];
 };
 
-static void start(struct agent *g, struct th_room *room, const char *name,
-                  const char *const *texts)
+static void start(struct agent *g, struct th_room *room, const char *name, const char *const *texts)
 {
 	char err[1024];
 	th_home_new(g->home, sizeof g->home);

@@ -30,9 +30,9 @@
 #include "common/json.h"
 #include "common/log.h"
 #include "common/xalloc.h"
-#include "modules/space/link.h"
 #include "modules/outbound/outbound.h"
 #include "modules/outbound/perms.h"
+#include "modules/space/link.h"
 #include "modules/space/runtime.h"
 #include "tests/integration/space-client/harness.h"
 
@@ -521,10 +521,10 @@ static void test_runtime_reflection_and_identity(void **state)
 	assert_int_equal(space_runtime_send_reflection(f->rt, "Denied words stay home."), 0);
 	run_until(f, NULL, NULL, 500);
 	for (size_t i = 0; i < f->nseen; i++)
-		assert_null(strstr(json_string_or(cJSON_GetObjectItemCaseSensitive(f->seen[i],
-		                                                                    "summary"),
-		                                  "", ""),
-		                   "Denied words"));
+		assert_null(strstr(
+		        json_string_or(cJSON_GetObjectItemCaseSensitive(f->seen[i], "summary"), "",
+		                       ""),
+		        "Denied words"));
 	audit = audit_text(f);
 	assert_non_null(strstr(audit, "\"verdict\":\"deny\""));
 	assert_non_null(strstr(audit, "\"pattern\":\"space:*\""));

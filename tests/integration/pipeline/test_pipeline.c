@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "tests/integration/space-client/harness.h"
@@ -131,14 +132,16 @@ static bool read_gate(const char *home, const char *text, struct verdict *v)
 		const char *reason = cJSON_GetStringValue(cJSON_GetObjectItem(j, "reason"));
 		const char *rule = cJSON_GetStringValue(cJSON_GetObjectItem(j, "rule"));
 		const char *verdict = cJSON_GetStringValue(cJSON_GetObjectItem(j, "verdict"));
-		if (!found && stage && strcmp(stage, "event") == 0 && reason && strstr(reason, text)) {
+		if (!found && stage && strcmp(stage, "event") == 0 && reason &&
+		    strstr(reason, text)) {
 			found = true;
 			snprintf(v->id, sizeof v->id, "%s", mid ? mid : "");
 		} else if (found && mid && strcmp(mid, v->id) == 0 && stage &&
 		           strcmp(stage, "gate") == 0) {
 			if (!gate) {
 				gate = true;
-				snprintf(v->verdict, sizeof v->verdict, "%s", verdict ? verdict : "");
+				snprintf(v->verdict, sizeof v->verdict, "%s",
+				         verdict ? verdict : "");
 				snprintf(v->rule, sizeof v->rule, "%s", rule ? rule : "");
 				snprintf(v->reason, sizeof v->reason, "%s", reason ? reason : "");
 			} else if (rule && strcmp(rule, "claim") == 0) {
@@ -170,8 +173,7 @@ static void wait_gate(const char *home, const char *text, struct verdict *v, boo
 	         want_claim ? " (with claim)" : "");
 }
 
-static void expect_gate(const char *home, const char *text, const char *verdict,
-                        const char *rule)
+static void expect_gate(const char *home, const char *text, const char *verdict, const char *rule)
 {
 	struct verdict v;
 	wait_gate(home, text, &v, false);
@@ -184,8 +186,8 @@ static void chat(struct ws_client *c, const char *text, int chain)
 {
 	char buf[1024];
 	if (chain >= 0)
-		snprintf(buf, sizeof buf, "{\"type\":\"chat\",\"content\":\"%s\",\"chain\":%d}", text,
-		         chain);
+		snprintf(buf, sizeof buf, "{\"type\":\"chat\",\"content\":\"%s\",\"chain\":%d}",
+		         text, chain);
 	else
 		snprintf(buf, sizeof buf, "{\"type\":\"chat\",\"content\":\"%s\"}", text);
 	th_send(c, buf);
@@ -221,7 +223,7 @@ static void test_room_chains(void **state)
 	wait_gate(home, "Bob here at chain three", &v, true);
 	assert_string_equal(v.verdict, "pass");
 	assert_string_equal(v.claim_verdict, "pass"); /* the room's claim: won */
-	chat(cid, "Ada, Cid here at chain four", 4); /* = MAX: react only */
+	chat(cid, "Ada, Cid here at chain four", 4);  /* = MAX: react only */
 	expect_gate(home, "Cid here at chain four", "react", "chain_length");
 	chat(dee, "Ada, Dee here at chain five", 5); /* > MAX: blocked */
 	expect_gate(home, "Dee here at chain five", "block", "chain_length");
@@ -251,16 +253,16 @@ static void test_room_chains(void **state)
 
 	/* decisions --json: stored lines, each with the fields of the issue */
 	char *out = NULL;
-	assert_int_equal(run(home, (const char *const[]){"decisions", "--json", "--tail", "0", NULL},
-	                     &out),
-	                 0);
+	assert_int_equal(
+	        run(home, (const char *const[]){"decisions", "--json", "--tail", "0", NULL}, &out),
+	        0);
 	assert_non_null(out);
 	int lines = 0;
 	for (char *l = strtok(out, "\n"); l; l = strtok(NULL, "\n"), lines++) {
 		cJSON *j = cJSON_Parse(l);
 		assert_non_null(j);
-		const char *keys[] = {"time", "platform", "conversation", "messageId",
-		                      "stage", "verdict", "rule", "reason"};
+		const char *keys[] = {"time",  "platform", "conversation", "messageId",
+		                      "stage", "verdict",  "rule",         "reason"};
 		for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
 			if (!cJSON_GetObjectItem(j, keys[i]))
 				fail_msg("decision without '%s': %s", keys[i], l);
@@ -279,9 +281,8 @@ static void test_room_chains(void **state)
 		fail_msg("why %s printed:\n%s", v.id, out);
 	free(out);
 	out = NULL;
-	assert_int_equal(run(home, (const char *const[]){"why", "space:nothing-like-this", NULL},
-	                     &out),
-	                 1);
+	assert_int_equal(
+	        run(home, (const char *const[]){"why", "space:nothing-like-this", NULL}, &out), 1);
 	free(out);
 
 	th_observer_free(bob);
@@ -420,14 +421,20 @@ static void test_denied_target(void **state)
 	        llm, sizeof llm);
 
 	char *out = NULL;
-	assert_int_equal(run(home, (const char *const[]){"cross", "mode", "denylist", NULL}, &out), 0);
+	assert_int_equal(run(home, (const char *const[]){"cross", "mode", "denylist", NULL}, &out),
+	                 0);
 	free(out);
 	out = NULL;
-	assert_int_equal(run(home, (const char *const[]){"cross", "deny", "space:*", NULL}, &out), 0);
+	assert_int_equal(run(home, (const char *const[]){"cross", "deny", "space:*", NULL}, &out),
+	                 0);
 	free(out);
 
-	const char *env[] = {"AGENT_NAME=Ada", url, llm, "LLM_MODEL=fake-model",
-	                     "LLM_API_KEY=test-key-0123456789", NULL};
+	const char *env[] = {"AGENT_NAME=Ada",
+	                     url,
+	                     llm,
+	                     "LLM_MODEL=fake-model",
+	                     "LLM_API_KEY=test-key-0123456789",
+	                     NULL};
 	struct proc a;
 	start_agent(&a, home, env);
 	must_output(&a, "joined the room");

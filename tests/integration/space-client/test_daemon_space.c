@@ -235,8 +235,8 @@ static void test_localhost_fallback(void **state)
 	char want[160];
 	snprintf(want, sizeof want, "falling back to the default room url=ws://127.0.0.1:%d",
 	         room.port);
-	const char *env2[] = {"AGENT_NAME=Lo", "SPACE_URL", "GA_SPACE_MDNS=0", fallback, FAST_ENV,
-	                      NULL};
+	const char *env2[] = {"AGENT_NAME=Lo", "SPACE_URL", "GA_SPACE_MDNS=0",
+	                      fallback,        FAST_ENV,    NULL};
 	th_agent_start(&a, home, NULL, env2);
 	must_log(&a, &room, "discovery: SPACE_URL not set; mDNS is off");
 	must_log(&a, &room, want);

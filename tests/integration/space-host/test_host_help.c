@@ -69,7 +69,7 @@ int main(void)
 {
 	space_test_filter_from_env();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_teardown(test_help_lists_commands, space_teardown),
+	        cmocka_unit_test_teardown(test_help_lists_commands, space_teardown),
 	};
 	return cmocka_run_group_tests_name("agent-space host /help", tests, NULL, NULL);
 }

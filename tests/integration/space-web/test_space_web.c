@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 #include "common/timeutil.h"
-#include "testutil.h"
 #include "tests/integration/space/harness.h"
+#include "testutil.h"
 
 /* The acceptance bound of issue 14: the page shows a chat within a second.
  * A sanitizer build (ASan+UBSan, several times slower on a loaded CI
@@ -629,7 +629,6 @@ static void w10_web_off(void **state)
 	space_pass(s);
 }
 
-
 /* --- members' identities, reflections and workspace states (space/web_state.h) --- */
 
 static const cJSON *profile_named(const cJSON *room, const char *name)
@@ -683,8 +682,9 @@ static void w11_profiles(void **state)
 		         (long long)took, LIVE_WITHIN_MS);
 	h_send(a, "{\"type\":\"reflection\",\"summary\":\"Short replies land better.\"}");
 	assert_non_null(sse_wait(e, "profile", "Short replies land better.", H_TIMEOUT_MS));
-	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"acme/widgets\",\"planNumber\":4,"
-	          "\"totalTasks\":9,\"completedTasks\":3,\"blockedTasks\":1,\"inProgressTasks\":2}");
+	h_send(a,
+	       "{\"type\":\"workspace_state\",\"workspace\":\"acme/widgets\",\"planNumber\":4,"
+	       "\"totalTasks\":9,\"completedTasks\":3,\"blockedTasks\":1,\"inProgressTasks\":2}");
 	d = sse_wait(e, "profile", "acme/widgets", H_TIMEOUT_MS);
 	assert_non_null(d);
 	/* the event carries the whole profile: the identity is still there */
@@ -797,10 +797,9 @@ static void w12_identity_bounds(void **state)
 	for (int i = 0; i < 40; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString("value"));
 	id = identity_via_page(s, a, sum);
-	assert_int_equal(
-	        cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(id, "summary"),
-	                                               "coreValues")),
-	        16);
+	assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(id, "summary"),
+	                                                        "coreValues")),
+	                 16);
 	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(id, "cut")));
 
 	/* an object: at most 16 keys */
@@ -829,7 +828,7 @@ static void w12_identity_bounds(void **state)
 	/* the whole summary: at most 2,048 bytes of JSON, whatever fits */
 	sum = cJSON_CreateObject();
 	char *line = h_repeat("\x01", 300); /* 300 units, 1,800 bytes escaped */
-	for (int i = 0; i < 8; i++) { /* 12.6 KB: within the room's 16 KB */
+	for (int i = 0; i < 8; i++) {       /* 12.6 KB: within the room's 16 KB */
 		char kn[16];
 		snprintf(kn, sizeof kn, "f%02d", i);
 		cJSON_AddStringToObject(sum, kn, i == 0 ? "first" : line);
@@ -881,8 +880,10 @@ static void w13_reflection_workspace_bounds(void **state)
 	free(refl);
 
 	char *ws = h_repeat("w", 5000);
-	h_send(a, "{\"type\":\"workspace_state\",\"workspace\":\"%s\",\"totalTasks\":5,"
-	          "\"completedTasks\":2}", ws);
+	h_send(a,
+	       "{\"type\":\"workspace_state\",\"workspace\":\"%s\",\"totalTasks\":5,"
+	       "\"completedTasks\":2}",
+	       ws);
 	m = h_expect(s, a, "workspace_state");
 	assert_int_equal(strlen(h_str(m, "workspace")), 5000);
 	const cJSON *w = cJSON_GetObjectItem(profile_named(api_room(s), "Ada"), "workspaceState");

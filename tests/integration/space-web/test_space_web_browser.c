@@ -30,8 +30,8 @@
 
 #include "cdp.h"
 #include "common/timeutil.h"
-#include "testutil.h"
 #include "tests/integration/space/harness.h"
+#include "testutil.h"
 
 /* Issue 14: a chat appears on the page within a second. A sanitizer build
  * (ASan+UBSan, several times slower on a loaded CI machine) gets 3 s; the
@@ -104,15 +104,18 @@ static void test_room_live(void **state)
 	h_expect(s, ada, "workspace_state");
 	open_room(s);
 	/* Ada's identity and workspace, from the snapshot */
-	cdp_wait_true(&B,
-	              "!!" MEMBER("Ada") " && " MEMBER(
-	                      "Ada") ".querySelector('[data-role=identity] .essence').textContent "
-	                             "=== 'Builds small tools that last.' && " MEMBER(
-	                      "Ada") ".querySelector('[data-role=identity]').textContent.includes("
-	                             "'values: curiosity, care') && " MEMBER(
-	                      "Ada") ".querySelector('[data-role=workspace]').textContent.includes("
-	                             "'acme/widgets · plan 4 · 3/9 done')",
-	              10000);
+	cdp_wait_true(
+	        &B,
+	        "!!" MEMBER("Ada") " && " MEMBER(
+	                "Ada") ".querySelector('[data-role=identity] .essence').textContent "
+	                       "=== 'Builds small tools that last.' && " MEMBER(
+	                               "Ada") ".querySelector('[data-role=identity]').textContent."
+	                                      "includes("
+	                                      "'values: curiosity, care') && " MEMBER(
+	                                              "Ada") ".querySelector('[data-role=workspace]"
+	                                                     "').textContent.includes("
+	                                                     "'acme/widgets · plan 4 · 3/9 done')",
+	        10000);
 	assert_true(cdp_eval_true(&B, MEMBER("Ada") ".title.includes('expertise: C, libuv')"));
 	/* her plan's pull requests: state, who acts next, since; a link only
 	 * to GitHub */
@@ -231,9 +234,10 @@ static void test_room_live(void **state)
 	                          "window.pwned === undefined && !document.querySelector('#chat "
 	                          "img') && !document.querySelector('#chat b')"));
 	/* a hostile identity is text too: a peer's strings, never markup */
-	h_send(bob, "{\"type\":\"identity\",\"summary\":{\"soulEssence\":\"<script>window.pwned=3"
-	            "</script>\",\"voice\":\"<img src=x onerror=\\\"window.pwned=2\\\"><i>terse</i>\","
-	            "\"<b>key</b>\":[\"<a href=javascript:alert(1)>x</a>\"]}}");
+	h_send(bob,
+	       "{\"type\":\"identity\",\"summary\":{\"soulEssence\":\"<script>window.pwned=3"
+	       "</script>\",\"voice\":\"<img src=x onerror=\\\"window.pwned=2\\\"><i>terse</i>\","
+	       "\"<b>key</b>\":[\"<a href=javascript:alert(1)>x</a>\"]}}");
 	cdp_wait_true(&B,
 	              MEMBER("Bob") ".textContent.includes('voice: <img src=x onerror') && " MEMBER(
 	                      "Bob") ".textContent.includes('<b>key</b>: <a href=javascript')",

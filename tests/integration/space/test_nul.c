@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
 #include <cmocka.h>
 
 #include "tests/integration/space/harness.h"
@@ -43,12 +44,23 @@ static void expected_literal(unsigned cp, char *out, size_t n)
 {
 	const char *esc = NULL;
 	switch (cp) {
-	case 0x08: esc = "\\b"; break;
-	case 0x09: esc = "\\t"; break;
-	case 0x0A: esc = "\\n"; break;
-	case 0x0C: esc = "\\f"; break;
-	case 0x0D: esc = "\\r"; break;
-	default: break;
+	case 0x08:
+		esc = "\\b";
+		break;
+	case 0x09:
+		esc = "\\t";
+		break;
+	case 0x0A:
+		esc = "\\n";
+		break;
+	case 0x0C:
+		esc = "\\f";
+		break;
+	case 0x0D:
+		esc = "\\r";
+		break;
+	default:
+		break;
 	}
 	char mid[8];
 	if (esc)
@@ -110,8 +122,8 @@ static char *join_raw_history(struct space *s, const char *name, const char *id)
 	struct ws_client *c = h_connect(s);
 	char msg[200];
 	snprintf(msg, sizeof msg,
-		 "{\"type\":\"join\",\"name\":\"%s\",\"id\":\"%s\",\"version\":\"1.0.0\"}", name,
-		 id);
+	         "{\"type\":\"join\",\"name\":\"%s\",\"id\":\"%s\",\"version\":\"1.0.0\"}", name,
+	         id);
 	assert_int_equal(ws_send_text(c, msg), 0);
 	return recv_raw_with(c, "\"type\":\"history_response\"");
 }

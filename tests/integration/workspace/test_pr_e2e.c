@@ -60,6 +60,7 @@
 #include <strings.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "adapters/github/gh_work.h"

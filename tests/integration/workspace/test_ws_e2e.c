@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
 #include <cmocka.h>
 
 #include "adapters/github/gh_work.h"

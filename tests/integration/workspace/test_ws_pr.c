@@ -302,7 +302,8 @@ static void test_approve_merge_complete(void **state)
 		cJSON *is = ghfake_issue(fx.fake, O, R, n);
 		/* two agents without a shared lock may both make one: the later
 		 * is closed as a duplicate (wsp_life.c), one stays open */
-		if (is && strncmp(json_string_or(is, "title", ""), "LIL INTDEV FINISHED", 19) == 0 &&
+		if (is &&
+		    strncmp(json_string_or(is, "title", ""), "LIL INTDEV FINISHED", 19) == 0 &&
 		    strcmp(json_string_or(is, "state", ""), "open") == 0)
 			sentinels++;
 		cJSON_Delete(is);

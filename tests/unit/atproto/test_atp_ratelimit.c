@@ -1,8 +1,8 @@
 /*
  * test_atp_ratelimit — the Bluesky rate limiter on a clock the test sets
  * (spec runtime-bluesky §5.4, §11.6): spacing, a spent budget that ends at
- * its reset (never a lockout once remaining < 20), low-budget pacing that never refuses, a 429 hold until ratelimit-reset,
- * separate read / write / session budgets, the write-points estimate, and
+ * its reset (never a lockout once remaining < 20), low-budget pacing that never refuses, a 429 hold
+ * until ratelimit-reset, separate read / write / session budgets, the write-points estimate, and
  * bogus resets clamped.
  */
 #include <setjmp.h>

@@ -297,8 +297,12 @@ static void test_lone_surrogates(void **state)
 	} cases[] = {
 	        {"\"\\ud800\"", "\xED\xA0\x80", "\"\\ud800\""},
 	        {"\"a\\uD83D\"", "a\xED\xA0\xBD", "\"a\\ud83d\""}, /* "a😀".slice(0, 2) */
-	        {"\"\\ude00b\"", "\xED\xB8\x80" "b", "\"\\ude00b\""},
-	        {"\"\\udfff\\udbff\"", "\xED\xBF\xBF\xED\xAF\xBF", "\"\\udfff\\udbff\""}, /* low, high */
+	        {"\"\\ude00b\"",
+	         "\xED\xB8\x80"
+	         "b",
+	         "\"\\ude00b\""},
+	        {"\"\\udfff\\udbff\"", "\xED\xBF\xBF\xED\xAF\xBF",
+	         "\"\\udfff\\udbff\""},                              /* low, high */
 	        {"\"\\ud83d\\ude00\"", "\xF0\x9F\x98\x80", "\"😀\""}, /* a pair */
 	        {"\"\\ud800\\ud83d\\ude00\"", "\xED\xA0\x80\xF0\x9F\x98\x80", "\"\\ud800😀\""},
 	        {"\"\\ud800\\u0000\"", "\xED\xA0\x80\xFF", "\"\\ud800\\u0000\""},

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,8 @@ static int listen_at(const char *name)
 	memcpy(sa.sun_path, name, n);
 	if (name[0] == '@')
 		sa.sun_path[0] = '\0';
-	socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (name[0] == '@' ? 0 : 1));
+	socklen_t len =
+	        (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (name[0] == '@' ? 0 : 1));
 	assert_int_equal(bind(fd, (struct sockaddr *)&sa, len), 0);
 	return fd;
 }
@@ -104,9 +106,9 @@ static void test_unset_and_bad(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_path_socket),
-		cmocka_unit_test(test_abstract_socket),
-		cmocka_unit_test(test_unset_and_bad),
+	        cmocka_unit_test(test_path_socket),
+	        cmocka_unit_test(test_abstract_socket),
+	        cmocka_unit_test(test_unset_and_bad),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

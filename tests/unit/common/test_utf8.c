@@ -241,11 +241,12 @@ static void test_utf16(void **state)
 	(void)state;
 	assert_int_equal(utf8_utf16_length("", 0), 0);
 	assert_int_equal(utf8_utf16_length("abc", 3), 3);
-	assert_int_equal(utf8_utf16_length("\xC3\xA9", 2), 1);           /* é */
-	assert_int_equal(utf8_utf16_length("\xE2\x82\xAC", 3), 1);       /* € */
-	assert_int_equal(utf8_utf16_length("\xF0\x9F\x98\x80", 4), 2);   /* 😀 */
-	assert_int_equal(utf8_utf16_length("a\x80z", 3), 3);             /* a stray byte: one */
-	const char *s = "ab\xF0\x9F\x98\x80" "c"; /* units: a b [😀 😀] c */
+	assert_int_equal(utf8_utf16_length("\xC3\xA9", 2), 1);         /* é */
+	assert_int_equal(utf8_utf16_length("\xE2\x82\xAC", 3), 1);     /* € */
+	assert_int_equal(utf8_utf16_length("\xF0\x9F\x98\x80", 4), 2); /* 😀 */
+	assert_int_equal(utf8_utf16_length("a\x80z", 3), 3);           /* a stray byte: one */
+	const char *s = "ab\xF0\x9F\x98\x80"
+	                "c"; /* units: a b [😀 😀] c */
 	assert_int_equal(utf8_utf16_prefix(s, 7, 0), 0);
 	assert_int_equal(utf8_utf16_prefix(s, 7, 2), 2);
 	assert_int_equal(utf8_utf16_prefix(s, 7, 3), 2); /* would split 😀 */

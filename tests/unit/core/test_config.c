@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,16 +11,41 @@
 
 #include "common/config.h"
 
-static const char *const VARS[] = {
-	"AGENT_NAME", "AI_GATEWAY_API_KEY", "AI_GATEWAY_MODEL", "AI_GATEWAY_BASE_URL",
-	"LLM_BASE_URL", "LLM_API_KEY", "LLM_MODEL", "LLM_DAILY_TOKEN_BUDGET",
-	"OWNER_BLUESKY_SOCIAL_HANDLE", "OWNER_BLUESKY_SOCIAL_HANDLE_DID", "AGENT_BLUESKY_USERNAME",
-	"AGENT_BLUESKY_PASSWORD", "BLUESKY_SERVICE", "AGENT_GITHUB_USERNAME", "AGENT_GITHUB_TOKEN",
-	"GITHUB_API_URL", "OWNER_GITHUB_USERNAME", "SPACE_URL", "MAX_ACL", "MEMORY_DIR", "DASHBOARD_ADDR", "DASHBOARD_TOKEN",
-	"REDIS_URL",
-	"LOG_LEVEL", "LOG_FORMAT", "MAX_BOT_CHAIN_LENGTH", "GATE_MAX_EVENTS", "GATE_WINDOW_MS",
-	"GATE_COOLDOWN_MS", "GA_SPACE_TYPING_BASE_MS", "GA_SPACE_CLAIM_RENEW_MS",
-	"GA_SPACE_TYPING_MAX_MS", "GA_SPACE_BACKOFF_MS", "GA_SPACE_PING_MS", NULL};
+static const char *const VARS[] = {"AGENT_NAME",
+                                   "AI_GATEWAY_API_KEY",
+                                   "AI_GATEWAY_MODEL",
+                                   "AI_GATEWAY_BASE_URL",
+                                   "LLM_BASE_URL",
+                                   "LLM_API_KEY",
+                                   "LLM_MODEL",
+                                   "LLM_DAILY_TOKEN_BUDGET",
+                                   "OWNER_BLUESKY_SOCIAL_HANDLE",
+                                   "OWNER_BLUESKY_SOCIAL_HANDLE_DID",
+                                   "AGENT_BLUESKY_USERNAME",
+                                   "AGENT_BLUESKY_PASSWORD",
+                                   "BLUESKY_SERVICE",
+                                   "AGENT_GITHUB_USERNAME",
+                                   "AGENT_GITHUB_TOKEN",
+                                   "GITHUB_API_URL",
+                                   "OWNER_GITHUB_USERNAME",
+                                   "SPACE_URL",
+                                   "MAX_ACL",
+                                   "MEMORY_DIR",
+                                   "DASHBOARD_ADDR",
+                                   "DASHBOARD_TOKEN",
+                                   "REDIS_URL",
+                                   "LOG_LEVEL",
+                                   "LOG_FORMAT",
+                                   "MAX_BOT_CHAIN_LENGTH",
+                                   "GATE_MAX_EVENTS",
+                                   "GATE_WINDOW_MS",
+                                   "GATE_COOLDOWN_MS",
+                                   "GA_SPACE_TYPING_BASE_MS",
+                                   "GA_SPACE_CLAIM_RENEW_MS",
+                                   "GA_SPACE_TYPING_MAX_MS",
+                                   "GA_SPACE_BACKOFF_MS",
+                                   "GA_SPACE_PING_MS",
+                                   NULL};
 
 static int clear_env(void **state)
 {
@@ -81,14 +107,14 @@ static void test_file_and_env(void **state)
 {
 	(void)state;
 	struct env_file f = envf("AGENT_NAME=Ada\n"
-				 "AGENT_BLUESKY_USERNAME=ada.bsky.social\n"
-				 "AGENT_BLUESKY_PASSWORD=app-pass-1234\n"
-				 "BLUESKY_SERVICE=http://127.0.0.1:9999/\n"
-				 "MAX_ACL=2\n"
-				 "MEMORY_DIR=state\n"
-				 "LLM_BASE_URL=http://127.0.0.1:11434/v1\n"
-				 "LLM_MODEL=llama3\n"
-				 "OWNER_GITHUB_USERNAME= olive \n");
+	                         "AGENT_BLUESKY_USERNAME=ada.bsky.social\n"
+	                         "AGENT_BLUESKY_PASSWORD=app-pass-1234\n"
+	                         "BLUESKY_SERVICE=http://127.0.0.1:9999/\n"
+	                         "MAX_ACL=2\n"
+	                         "MEMORY_DIR=state\n"
+	                         "LLM_BASE_URL=http://127.0.0.1:11434/v1\n"
+	                         "LLM_MODEL=llama3\n"
+	                         "OWNER_GITHUB_USERNAME= olive \n");
 	setenv("MAX_ACL", "6", 1);
 	struct ga_config c;
 	struct config_problems p;
@@ -96,7 +122,7 @@ static void test_file_and_env(void **state)
 	assert_string_equal(c.agent_name, "Ada");
 	assert_int_equal(c.max_acl, 6); /* the process environment wins */
 	assert_string_equal(c.bluesky_service, "http://127.0.0.1:9999"); /* slash dropped */
-	assert_string_equal(c.memory_dir, "/home/a/state"); /* relative to home */
+	assert_string_equal(c.memory_dir, "/home/a/state");              /* relative to home */
 	assert_string_equal(c.owner_github, "olive");
 	struct config_feature feats[CONFIG_FEATURE_COUNT];
 	config_features(&c, feats);
@@ -116,20 +142,21 @@ static void test_bad_values(void **state)
 {
 	(void)state;
 	struct env_file f = envf("MAX_ACL=four\n"
-				 "BLUESKY_SERVICE=bsky.social\n"
-				 "SPACE_URL=http://localhost:7777\n"
-				 "OWNER_BLUESKY_SOCIAL_HANDLE_DID=alice.bsky.social\n"
-				 "DASHBOARD_ADDR=7780\n"
-				 "LOG_LEVEL=loud\n"
-				 "LOG_FORMAT=xml\n"
-				 "LLM_BASE_URL=http://127.0.0.1:8080\n"
-				 "LLM_DAILY_TOKEN_BUDGET=-5\n"
-				 "REDIS_URL=localhost:6379\n");
+	                         "BLUESKY_SERVICE=bsky.social\n"
+	                         "SPACE_URL=http://localhost:7777\n"
+	                         "OWNER_BLUESKY_SOCIAL_HANDLE_DID=alice.bsky.social\n"
+	                         "DASHBOARD_ADDR=7780\n"
+	                         "LOG_LEVEL=loud\n"
+	                         "LOG_FORMAT=xml\n"
+	                         "LLM_BASE_URL=http://127.0.0.1:8080\n"
+	                         "LLM_DAILY_TOKEN_BUDGET=-5\n"
+	                         "REDIS_URL=localhost:6379\n");
 	struct ga_config c;
 	struct config_problems p;
 	int n = config_load(&c, &f, "/h", NULL, &p);
 	assert_int_equal(n, p.count);
-	assert_true(has_problem(&p, "MAX_ACL", "MAX_ACL must be an integer from 0 to 100, got 'four'"));
+	assert_true(
+	        has_problem(&p, "MAX_ACL", "MAX_ACL must be an integer from 0 to 100, got 'four'"));
 	assert_true(has_problem(&p, "BLUESKY_SERVICE", "must be a URL starting with http://"));
 	assert_true(has_problem(&p, "SPACE_URL", "ws://"));
 	assert_true(has_problem(&p, "OWNER_BLUESKY_SOCIAL_HANDLE_DID", "must be a DID"));
@@ -183,11 +210,11 @@ static void test_secrets_registered(void **state)
 {
 	(void)state;
 	struct env_file f = envf("AGENT_GITHUB_TOKEN=ghp_supersecretvalue\n"
-				 "MY_SERVICE_API_KEY=sk-abcdef123456\n"
-				 "REDIS_URL=redis://user:redispass99@127.0.0.1:6379/0\n"
-				 "LLM_BASE_URL=https://bob:llmbasicpw77@llm.example/v1\n"
-				 "LLM_MODEL=m\n"
-				 "AGENT_NAME=visible-name\n");
+	                         "MY_SERVICE_API_KEY=sk-abcdef123456\n"
+	                         "REDIS_URL=redis://user:redispass99@127.0.0.1:6379/0\n"
+	                         "LLM_BASE_URL=https://bob:llmbasicpw77@llm.example/v1\n"
+	                         "LLM_MODEL=m\n"
+	                         "AGENT_NAME=visible-name\n");
 	setenv("AGENT_BLUESKY_PASSWORD", "env-only-password", 1);
 	struct ga_config c;
 	struct config_problems p;
@@ -229,12 +256,12 @@ static void test_unknown_variables_named(void **state)
 {
 	(void)state;
 	struct env_file f = envf("AGENT_NAM=Ada\n"
-				 "LLM_BASE_ULR=http://x/v1\n"
-				 "GA_SPACE_PING=5\n"
-				 "MAX_ACLS=3\n"
-				 "PATH_EXTRA=/opt\n"
-				 "EDITOR=vi\n"
-				 "AGENT_NAME=Ada\n");
+	                         "LLM_BASE_ULR=http://x/v1\n"
+	                         "GA_SPACE_PING=5\n"
+	                         "MAX_ACLS=3\n"
+	                         "PATH_EXTRA=/opt\n"
+	                         "EDITOR=vi\n"
+	                         "AGENT_NAME=Ada\n");
 	struct ga_config c;
 	struct config_problems p;
 	assert_int_equal(config_load(&c, &f, "/h", NULL, &p), 0);
@@ -242,9 +269,9 @@ static void test_unknown_variables_named(void **state)
 	static const struct {
 		const char *var, *near;
 	} want[] = {{"AGENT_NAM", "AGENT_NAME"},
-		    {"LLM_BASE_ULR", "LLM_BASE_URL"},
-		    {"GA_SPACE_PING", "GA_SPACE_PING_MS"},
-		    {"MAX_ACLS", "MAX_ACL"}};
+	            {"LLM_BASE_ULR", "LLM_BASE_URL"},
+	            {"GA_SPACE_PING", "GA_SPACE_PING_MS"},
+	            {"MAX_ACLS", "MAX_ACL"}};
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
 		assert_string_equal(p.warnings[i].var, want[i].var);
 		char needle[80];
@@ -257,8 +284,8 @@ static void test_unknown_variables_named(void **state)
 
 	assert_true(config_is_known_var("GATE_COOLDOWN_MS"));
 	assert_false(config_is_known_var("AGENT_NAM"));
-	assert_null(config_suggest_var("AGENT_NAME", NULL)); /* known */
-	assert_null(config_suggest_var("EDITOR", NULL));     /* not ours */
+	assert_null(config_suggest_var("AGENT_NAME", NULL));   /* known */
+	assert_null(config_suggest_var("EDITOR", NULL));       /* not ours */
 	assert_null(config_suggest_var("GA_BUILD_DIR", NULL)); /* the test suite's */
 	int d = -1;
 	assert_string_equal(config_suggest_var("REDIS_ULR", &d), "REDIS_URL");
@@ -304,17 +331,17 @@ static void test_gate_variables(void **state)
 		int problems;
 		const char *var;
 	} cases[] = {
-		{"MAX_BOT_CHAIN_LENGTH=1\nGATE_MAX_EVENTS=128\nGATE_COOLDOWN_MS=0\n", 0, NULL},
-		{"MAX_BOT_CHAIN_LENGTH=100\nGATE_MAX_EVENTS=1\nGATE_WINDOW_MS=1\n", 0, NULL},
-		{"MAX_BOT_CHAIN_LENGTH=0\n", 1, "MAX_BOT_CHAIN_LENGTH"},
-		{"MAX_BOT_CHAIN_LENGTH=101\n", 1, "MAX_BOT_CHAIN_LENGTH"},
-		{"GATE_MAX_EVENTS=0\n", 1, "GATE_MAX_EVENTS"},
-		{"GATE_MAX_EVENTS=129\n", 1, "GATE_MAX_EVENTS"},
-		{"GATE_WINDOW_MS=0\n", 1, "GATE_WINDOW_MS"},
-		{"GATE_WINDOW_MS=1m\n", 1, "GATE_WINDOW_MS"},
-		{"GATE_COOLDOWN_MS=-1\n", 1, "GATE_COOLDOWN_MS"},
-		{"GA_SPACE_TYPING_BASE_MS=x\n", 1, "GA_SPACE_TYPING_BASE_MS"},
-		{"GA_SPACE_CLAIM_RENEW_MS=0\n", 1, "GA_SPACE_CLAIM_RENEW_MS"},
+	        {"MAX_BOT_CHAIN_LENGTH=1\nGATE_MAX_EVENTS=128\nGATE_COOLDOWN_MS=0\n", 0, NULL},
+	        {"MAX_BOT_CHAIN_LENGTH=100\nGATE_MAX_EVENTS=1\nGATE_WINDOW_MS=1\n", 0, NULL},
+	        {"MAX_BOT_CHAIN_LENGTH=0\n", 1, "MAX_BOT_CHAIN_LENGTH"},
+	        {"MAX_BOT_CHAIN_LENGTH=101\n", 1, "MAX_BOT_CHAIN_LENGTH"},
+	        {"GATE_MAX_EVENTS=0\n", 1, "GATE_MAX_EVENTS"},
+	        {"GATE_MAX_EVENTS=129\n", 1, "GATE_MAX_EVENTS"},
+	        {"GATE_WINDOW_MS=0\n", 1, "GATE_WINDOW_MS"},
+	        {"GATE_WINDOW_MS=1m\n", 1, "GATE_WINDOW_MS"},
+	        {"GATE_COOLDOWN_MS=-1\n", 1, "GATE_COOLDOWN_MS"},
+	        {"GA_SPACE_TYPING_BASE_MS=x\n", 1, "GA_SPACE_TYPING_BASE_MS"},
+	        {"GA_SPACE_CLAIM_RENEW_MS=0\n", 1, "GA_SPACE_CLAIM_RENEW_MS"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct env_file f = envf(cases[i].text);
@@ -327,7 +354,7 @@ static void test_gate_variables(void **state)
 		env_file_free(&f);
 	}
 	struct env_file f = envf("MAX_BOT_CHAIN_LENGTH=7\nGATE_WINDOW_MS=1000\n"
-				 "GA_SPACE_TYPING_MAX_MS=0\nGA_SPACE_BACKOFF_MS=1,2\n");
+	                         "GA_SPACE_TYPING_MAX_MS=0\nGA_SPACE_BACKOFF_MS=1,2\n");
 	assert_int_equal(config_load(&c, &f, "/h", NULL, &p), 0);
 	assert_int_equal(c.max_bot_chain_length, 7);
 	assert_int_equal(c.gate_window_ms, 1000);
@@ -341,15 +368,15 @@ static void test_gate_variables(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup(test_defaults, clear_env),
-		cmocka_unit_test_setup(test_file_and_env, clear_env),
-		cmocka_unit_test_setup(test_bad_values, clear_env),
-		cmocka_unit_test_setup(test_max_acl_bounds, clear_env),
-		cmocka_unit_test_setup(test_agent_name, clear_env),
-		cmocka_unit_test_setup(test_secrets_registered, clear_env),
-		cmocka_unit_test_setup(test_unknown_variables_named, clear_env),
-		cmocka_unit_test_setup(test_wss_says_why, clear_env),
-		cmocka_unit_test_setup(test_gate_variables, clear_env),
+	        cmocka_unit_test_setup(test_defaults, clear_env),
+	        cmocka_unit_test_setup(test_file_and_env, clear_env),
+	        cmocka_unit_test_setup(test_bad_values, clear_env),
+	        cmocka_unit_test_setup(test_max_acl_bounds, clear_env),
+	        cmocka_unit_test_setup(test_agent_name, clear_env),
+	        cmocka_unit_test_setup(test_secrets_registered, clear_env),
+	        cmocka_unit_test_setup(test_unknown_variables_named, clear_env),
+	        cmocka_unit_test_setup(test_wss_says_why, clear_env),
+	        cmocka_unit_test_setup(test_gate_variables, clear_env),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,14 +40,14 @@ static void test_basic(void **state)
 {
 	(void)state;
 	struct env_file f = parse_ok("# a comment\n"
-				     "A=1\n"
-				     "  B = two  \n"
-				     "\n"
-				     "export C=three\n"
-				     "D=\n"
-				     "E=value # trailing comment\n"
-				     "F=a#b\n"
-				     "G=x\r\n");
+	                             "A=1\n"
+	                             "  B = two  \n"
+	                             "\n"
+	                             "export C=three\n"
+	                             "D=\n"
+	                             "E=value # trailing comment\n"
+	                             "F=a#b\n"
+	                             "G=x\r\n");
 	assert_string_equal(env_file_get(&f, "A"), "1");
 	assert_string_equal(env_file_get(&f, "B"), "two");
 	assert_string_equal(env_file_get(&f, "C"), "three");
@@ -62,11 +63,11 @@ static void test_quotes(void **state)
 {
 	(void)state;
 	struct env_file f = parse_ok("S='lit $HOME \\n # not a comment'\n"
-				     "D=\"a\\nb \\\"q\\\" \\\\ \\t end\"\n"
-				     "M=\"line1\nline2\"\n"
-				     "U=\"keep \\x unknown\"\n"
-				     "Q='' # empty\n"
-				     "AFTER=ok\n");
+	                             "D=\"a\\nb \\\"q\\\" \\\\ \\t end\"\n"
+	                             "M=\"line1\nline2\"\n"
+	                             "U=\"keep \\x unknown\"\n"
+	                             "Q='' # empty\n"
+	                             "AFTER=ok\n");
 	assert_string_equal(env_file_get(&f, "S"), "lit $HOME \\n # not a comment");
 	assert_string_equal(env_file_get(&f, "D"), "a\nb \"q\" \\ \t end");
 	assert_string_equal(env_file_get(&f, "M"), "line1\nline2");
@@ -150,10 +151,10 @@ static void test_too_large(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_basic),        cmocka_unit_test(test_quotes),
-		cmocka_unit_test(test_later_wins),   cmocka_unit_test(test_malformed),
-		cmocka_unit_test(test_env_wins),     cmocka_unit_test(test_missing_file),
-		cmocka_unit_test(test_too_large),
+	        cmocka_unit_test(test_basic),      cmocka_unit_test(test_quotes),
+	        cmocka_unit_test(test_later_wins), cmocka_unit_test(test_malformed),
+	        cmocka_unit_test(test_env_wins),   cmocka_unit_test(test_missing_file),
+	        cmocka_unit_test(test_too_large),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,30 +34,30 @@ static void test_sections(void **state)
 {
 	(void)state;
 	struct self_doc d = parse("# Ada Lovelace\n"
-				  "\n"
-				  "I'm Ada, a careful\nbuilder.\n"
-				  "\n"
-				  "## Purpose\n"
-				  "\n"
-				  "Help people ship.\nSecond line.\n"
-				  "## values\n"
-				  "- Honesty\n"
-				  "* Care  \n"
-				  "not a bullet\n"
-				  "-nospace\n"
-				  "- *(Added through reflection)*\n"
-				  "## Recent Learnings\n"
-				  "- 2026-01-02: tests first\n"
-				  "- plain learning\n"
-				  "## Relationships\n"
-				  "- Bob\n"
-				  "### Connections\n"
-				  "- Carol\n"
-				  "## Voice\n"
-				  "Warm and direct.\n"
-				  "Short sentences.\n"
-				  "## Current Interests\n"
-				  "- mDNS\n");
+	                          "\n"
+	                          "I'm Ada, a careful\nbuilder.\n"
+	                          "\n"
+	                          "## Purpose\n"
+	                          "\n"
+	                          "Help people ship.\nSecond line.\n"
+	                          "## values\n"
+	                          "- Honesty\n"
+	                          "* Care  \n"
+	                          "not a bullet\n"
+	                          "-nospace\n"
+	                          "- *(Added through reflection)*\n"
+	                          "## Recent Learnings\n"
+	                          "- 2026-01-02: tests first\n"
+	                          "- plain learning\n"
+	                          "## Relationships\n"
+	                          "- Bob\n"
+	                          "### Connections\n"
+	                          "- Carol\n"
+	                          "## Voice\n"
+	                          "Warm and direct.\n"
+	                          "Short sentences.\n"
+	                          "## Current Interests\n"
+	                          "- mDNS\n");
 	assert_string_equal(d.name, "Ada");
 	assert_string_equal(d.identity, "I'm Ada, a careful builder.");
 	assert_string_equal(d.purpose, "Help people ship.");
@@ -87,11 +88,11 @@ static void test_mechanics_template(void **state)
 {
 	(void)state;
 	struct self_doc d = parse("## Social Mechanics\n"
-				  "| Signal | Threshold |\n"
-				  "|---|---|\n"
-				  "| My replies in thread | 6 |\n"
-				  "| Silence from others | 45m |\n"
-				  "| No response to me | 2 hours |\n");
+	                          "| Signal | Threshold |\n"
+	                          "|---|---|\n"
+	                          "| My replies in thread | 6 |\n"
+	                          "| Silence from others | 45m |\n"
+	                          "| No response to me | 2 hours |\n");
 	/* Defect fixed: "replies in thread" sets replies only, not depth. */
 	assert_int_equal(d.mechanics.max_replies_before_exit, 6);
 	assert_int_equal(d.mechanics.max_thread_depth, SELF_DEFAULT_MAX_DEPTH);
@@ -105,11 +106,11 @@ static void test_mechanics_units_and_bad_values(void **state)
 {
 	(void)state;
 	struct self_doc d = parse("## Social Mechanics\n"
-				  "| Signal | Threshold |\n"
-				  "| Thread depth | 20 |\n"
-				  "| Silence from others | 2 days |\n"
-				  "| No response to me | 90 |\n"
-				  "| Low-value acknowledgments | reply |\n");
+	                          "| Signal | Threshold |\n"
+	                          "| Thread depth | 20 |\n"
+	                          "| Silence from others | 2 days |\n"
+	                          "| No response to me | 90 |\n"
+	                          "| Low-value acknowledgments | reply |\n");
 	assert_int_equal(d.mechanics.max_thread_depth, 20);
 	assert_int_equal(d.mechanics.silence_threshold_ms, 2LL * 86400000); /* not 2 minutes */
 	assert_int_equal(d.mechanics.no_response_timeout_ms, 90LL * 60000); /* bare = minutes */
@@ -117,11 +118,11 @@ static void test_mechanics_units_and_bad_values(void **state)
 	self_doc_free(&d);
 
 	d = parse("## Social Mechanics\n"
-		  "| My replies in thread | four |\n"
-		  "| Thread depth | -3 |\n"
-		  "| Silence from others | 5 fortnights |\n"
-		  "| No response to me | 999999999h |\n"
-		  "| Mood | sunny |\n");
+	          "| My replies in thread | four |\n"
+	          "| Thread depth | -3 |\n"
+	          "| Silence from others | 5 fortnights |\n"
+	          "| No response to me | 999999999h |\n"
+	          "| Mood | sunny |\n");
 	assert_int_equal(d.mechanics.max_replies_before_exit, SELF_DEFAULT_MAX_REPLIES);
 	assert_int_equal(d.mechanics.max_thread_depth, SELF_DEFAULT_MAX_DEPTH);
 	assert_int_equal(d.mechanics.silence_threshold_ms, SELF_DEFAULT_SILENCE_MS);
@@ -145,17 +146,17 @@ static void test_rituals(void **state)
 {
 	(void)state;
 	struct self_doc d = parse("## Daily Rituals\n"
-				  "*(None yet)*\n"
-				  "- **Morning review** [Weekdays] (owner/notes)\n"
-				  "  Participants: @a.bsky.social, b ,, c\n"
-				  "  Role: Initiator of things\n"
-				  "  Look at open threads.\n"
-				  "  Pick one.\n"
-				  "- **Picks** [monday, thursday] (org/picks) trailing\n"
-				  "- **Bad** [fortnightly] (x/y)\n"
-				  "- **Weekend** [weekends] (x/z)\n"
-				  "  Role: dancer\n"
-				  "- **NoWorkspace** [daily]\n");
+	                          "*(None yet)*\n"
+	                          "- **Morning review** [Weekdays] (owner/notes)\n"
+	                          "  Participants: @a.bsky.social, b ,, c\n"
+	                          "  Role: Initiator of things\n"
+	                          "  Look at open threads.\n"
+	                          "  Pick one.\n"
+	                          "- **Picks** [monday, thursday] (org/picks) trailing\n"
+	                          "- **Bad** [fortnightly] (x/y)\n"
+	                          "- **Weekend** [weekends] (x/z)\n"
+	                          "  Role: dancer\n"
+	                          "- **NoWorkspace** [daily]\n");
 	assert_int_equal(d.ritual_count, 3);
 	struct self_ritual *r = &d.rituals[0];
 	assert_string_equal(r->name, "Morning review");
@@ -193,7 +194,8 @@ static void test_invalid_input(void **state)
 	self_doc_free(&d);
 
 	/* Truncated table rows and headers do not crash and do not invent values. */
-	d = parse("## Social Mechanics\n|\n| |\n| Thread depth\n|| 5 |\n## Daily Rituals\n- **\n- **X** [\n");
+	d = parse("## Social Mechanics\n|\n| |\n| Thread depth\n|| 5 |\n## Daily Rituals\n- **\n- "
+	          "**X** [\n");
 	assert_int_equal(d.mechanics.max_thread_depth, SELF_DEFAULT_MAX_DEPTH);
 	assert_int_equal(d.ritual_count, 0);
 	self_doc_free(&d);
@@ -224,7 +226,8 @@ static void test_ensure_from_template(void **state)
 	assert_int_equal(self_ensure(self, tpl, "Ada", 0, &created, &err), 0);
 	assert_false(created);
 
-	tu_write(dir, "SELF.md.template", "# {{AGENT_NAME}}\n\nI'm {{AGENT_NAME}} since {{DATE}}.\n");
+	tu_write(dir, "SELF.md.template",
+	         "# {{AGENT_NAME}}\n\nI'm {{AGENT_NAME}} since {{DATE}}.\n");
 	assert_int_equal(self_ensure(self, tpl, "Ada", 1767225600000LL, &created, &err), 0);
 	assert_true(created);
 	char *got = tu_read(dir, "SELF.md");
@@ -246,13 +249,13 @@ static void test_ensure_from_template(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_sections),
-		cmocka_unit_test(test_heading_exact),
-		cmocka_unit_test(test_mechanics_template),
-		cmocka_unit_test(test_mechanics_units_and_bad_values),
-		cmocka_unit_test(test_rituals),
-		cmocka_unit_test(test_invalid_input),
-		cmocka_unit_test(test_ensure_from_template),
+	        cmocka_unit_test(test_sections),
+	        cmocka_unit_test(test_heading_exact),
+	        cmocka_unit_test(test_mechanics_template),
+	        cmocka_unit_test(test_mechanics_units_and_bad_values),
+	        cmocka_unit_test(test_rituals),
+	        cmocka_unit_test(test_invalid_input),
+	        cmocka_unit_test(test_ensure_from_template),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

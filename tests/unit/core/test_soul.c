@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,7 +151,7 @@ static void test_essence(void **state)
 	(void)state;
 	char buf[256];
 	soul_essence("# Soul\n\nYou are kind.  You are\ncurious! Are you? A fourth one.", 3, buf,
-		     sizeof buf);
+	             sizeof buf);
 	assert_string_equal(buf, "You are kind. You are curious! Are you?");
 	soul_essence("No terminator here", 3, buf, sizeof buf);
 	assert_string_equal(buf, "No terminator here");
@@ -165,12 +166,12 @@ static void test_essence(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_first_start_pins, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_changed_refuses, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_missing_empty_invalid, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_readonly_does_not_pin, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pin_survives_upgrade, setup, teardown),
-		cmocka_unit_test(test_essence),
+	        cmocka_unit_test_setup_teardown(test_first_start_pins, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_changed_refuses, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_missing_empty_invalid, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_readonly_does_not_pin, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_pin_survives_upgrade, setup, teardown),
+	        cmocka_unit_test(test_essence),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

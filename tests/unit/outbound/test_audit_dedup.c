@@ -25,17 +25,17 @@ static void test_audit_lines(void **state)
 	char *dir = tu_tempdir();
 	struct ga_err e;
 	struct audit_entry ok = {.time_ms = 1763892000000,
-				 .source = "space",
-				 .target = "space:room",
-				 .allowed = true,
-				 .pattern = "space:*",
-				 .reason = "space:room is allowed by pattern space:*"};
+	                         .source = "space",
+	                         .target = "space:room",
+	                         .allowed = true,
+	                         .pattern = "space:*",
+	                         .reason = "space:room is allowed by pattern space:*"};
 	struct audit_entry no = {.time_ms = 1763892000001,
-				 .source = "github",
-				 .target = "github:acme:secret:issue:3",
-				 .allowed = false,
-				 .pattern = NULL,
-				 .reason = "matches none"};
+	                         .source = "github",
+	                         .target = "github:acme:secret:issue:3",
+	                         .allowed = false,
+	                         .pattern = NULL,
+	                         .reason = "matches none"};
 	assert_int_equal(audit_append(dir, &ok, &e), 0);
 	assert_int_equal(audit_append(dir, &no, &e), 0);
 	char *txt = tu_read(dir, AUDIT_FILE_NAME);
@@ -46,7 +46,8 @@ static void test_audit_lines(void **state)
 	cJSON *a = cJSON_Parse(txt), *b = cJSON_Parse(nl + 1);
 	assert_non_null(a);
 	assert_non_null(b);
-	assert_string_equal(cJSON_GetObjectItem(a, "time")->valuestring, "2025-11-23T10:00:00.000Z");
+	assert_string_equal(cJSON_GetObjectItem(a, "time")->valuestring,
+	                    "2025-11-23T10:00:00.000Z");
 	assert_string_equal(cJSON_GetObjectItem(a, "source")->valuestring, "space");
 	assert_string_equal(cJSON_GetObjectItem(a, "target")->valuestring, "space:room");
 	assert_string_equal(cJSON_GetObjectItem(a, "verdict")->valuestring, "allow");
@@ -55,15 +56,15 @@ static void test_audit_lines(void **state)
 	assert_string_equal(cJSON_GetObjectItem(b, "verdict")->valuestring, "deny");
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(b, "pattern")));
 	assert_string_equal(cJSON_GetObjectItem(b, "target")->valuestring,
-			    "github:acme:secret:issue:3");
+	                    "github:acme:secret:issue:3");
 	cJSON_Delete(a);
 	cJSON_Delete(b);
 	free(txt);
 
 	cJSON *tail = audit_tail(dir, 1);
 	assert_int_equal(cJSON_GetArraySize(tail), 1);
-	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(tail, 0), "verdict")->valuestring,
-			    "deny");
+	assert_string_equal(
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tail, 0), "verdict")->valuestring, "deny");
 	cJSON_Delete(tail);
 	tail = audit_tail(dir, 10);
 	assert_int_equal(cJSON_GetArraySize(tail), 2);
@@ -81,10 +82,10 @@ static void test_audit_bad_fields_stay_json(void **state)
 	memset(reason, 'x', sizeof reason - 1);
 	reason[sizeof reason - 1] = '\0';
 	struct audit_entry en = {.time_ms = 1,
-				 .source = "space",
-				 .target = "space:\xff\xfe",
-				 .allowed = false,
-				 .reason = reason};
+	                         .source = "space",
+	                         .target = "space:\xff\xfe",
+	                         .allowed = false,
+	                         .reason = reason};
 	assert_int_equal(audit_append(dir, &en, &e), 0);
 	cJSON *tail = audit_tail(dir, 5);
 	assert_int_equal(cJSON_GetArraySize(tail), 1);
@@ -104,8 +105,12 @@ static void test_audit_rotates(void **state)
 	char reason[AUDIT_FIELD_MAX + 1];
 	memset(reason, 'r', AUDIT_FIELD_MAX);
 	reason[AUDIT_FIELD_MAX] = '\0';
-	struct audit_entry en = {.time_ms = 1, .source = "space", .target = "space:room",
-				 .allowed = true, .pattern = "space:*", .reason = reason};
+	struct audit_entry en = {.time_ms = 1,
+	                         .source = "space",
+	                         .target = "space:room",
+	                         .allowed = true,
+	                         .pattern = "space:*",
+	                         .reason = reason};
 	size_t lines = AUDIT_MAX_BYTES / AUDIT_FIELD_MAX + 10;
 	for (size_t i = 0; i < lines; i++)
 		assert_int_equal(audit_append(dir, &en, &e), 0);
@@ -147,8 +152,10 @@ static void test_dedup_normalises(void **state)
 	(void)state;
 	struct dedup d;
 	dedup_init(&d);
-	const char *a = "Hello   World", *b = "  hello world\n", *c = "HELLO\tWORLD", *x = "hello worlds";
-	const char *fw = "\xef\xbc\xa8" "ello world"; /* full-width H: NFKC folds it */
+	const char *a = "Hello   World", *b = "  hello world\n", *c = "HELLO\tWORLD",
+	           *x = "hello worlds";
+	const char *fw = "\xef\xbc\xa8"
+	                 "ello world"; /* full-width H: NFKC folds it */
 	assert_int_equal(dedup_admit(&d, "t", a, strlen(a), 0, NULL), 1);
 	assert_int_equal(dedup_admit(&d, "t", b, strlen(b), 1, NULL), 0);
 	assert_int_equal(dedup_admit(&d, "t", c, strlen(c), 2, NULL), 0);
@@ -195,13 +202,13 @@ static void test_dedup_forget(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_audit_lines),
-		cmocka_unit_test(test_audit_bad_fields_stay_json),
-		cmocka_unit_test(test_audit_rotates),
-		cmocka_unit_test(test_dedup_window_edges),
-		cmocka_unit_test(test_dedup_normalises),
-		cmocka_unit_test(test_dedup_ring_evicts_oldest),
-		cmocka_unit_test(test_dedup_forget),
+	        cmocka_unit_test(test_audit_lines),
+	        cmocka_unit_test(test_audit_bad_fields_stay_json),
+	        cmocka_unit_test(test_audit_rotates),
+	        cmocka_unit_test(test_dedup_window_edges),
+	        cmocka_unit_test(test_dedup_normalises),
+	        cmocka_unit_test(test_dedup_ring_evicts_oldest),
+	        cmocka_unit_test(test_dedup_forget),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

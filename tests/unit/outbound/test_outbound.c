@@ -25,7 +25,7 @@
 #include "modules/outbound/perms.h"
 #include "testutil.h"
 
-#define MAX_SENDS 64
+#define MAX_SENDS     64
 #define MAX_DECISIONS 512
 
 struct sent {
@@ -51,9 +51,9 @@ struct fixture {
 	/* the port */
 	struct sent sends[MAX_SENDS];
 	int nsends;
-	int fail_all;       /* done(ok = 0) */
-	int refuse_start;   /* send returns -1 */
-	uint64_t delay_ms;  /* how long a send takes */
+	int fail_all;      /* done(ok = 0) */
+	int refuse_start;  /* send returns -1 */
+	uint64_t delay_ms; /* how long a send takes */
 	/* what the stage said */
 	struct {
 		const char *rule;
@@ -67,19 +67,23 @@ struct fixture {
 	bool closed;
 };
 
-static void on_completion_closed(uv_handle_t *h) { free(h->data); }
+static void on_completion_closed(uv_handle_t *h)
+{
+	free(h->data);
+}
 
 static void complete(uv_timer_t *t)
 {
 	struct completion *c = t->data;
 	char artifact[32];
 	snprintf(artifact, sizeof artifact, "artifact-%d", c->n);
-	c->done(c->done_ud, c->ok, c->ok ? artifact : NULL, c->ok ? NULL : "HTTP 502 from the test");
+	c->done(c->done_ud, c->ok, c->ok ? artifact : NULL,
+	        c->ok ? NULL : "HTTP 502 from the test");
 	uv_close((uv_handle_t *)t, on_completion_closed);
 }
 
 static int port_send(void *ud, const struct outbound_send *s, outbound_port_done_fn done,
-		     void *done_ud)
+                     void *done_ud)
 {
 	struct fixture *f = ud;
 	if (f->refuse_start)
@@ -127,10 +131,10 @@ static void on_final(void *ud, const struct decision *d, const char *artifact)
 static void add_port(struct fixture *f, enum conv_platform p, uint64_t interval, bool marker)
 {
 	struct outbound_port port = {.platform = p,
-				     .send = port_send,
-				     .min_interval_ms = interval,
-				     .marker_in_text = marker,
-				     .ud = f};
+	                             .send = port_send,
+	                             .min_interval_ms = interval,
+	                             .marker_in_text = marker,
+	                             .ud = f};
 	struct ga_err e;
 	assert_int_equal(outbound_add_port(f->ob, &port, &e), 0);
 }
@@ -140,10 +144,8 @@ static int setup(void **state)
 	struct fixture *f = xcalloc(1, sizeof *f);
 	assert_int_equal(uv_loop_init(&f->loop), 0);
 	f->dir = tu_tempdir();
-	struct outbound_config cfg = {.memory_dir = f->dir,
-				      .agent_name = "ada",
-				      .on_decision = on_decision,
-				      .ud = f};
+	struct outbound_config cfg = {
+	        .memory_dir = f->dir, .agent_name = "ada", .on_decision = on_decision, .ud = f};
 	struct ga_err e;
 	f->ob = outbound_new(&f->loop, &cfg, &e);
 	assert_non_null(f->ob);
@@ -154,7 +156,10 @@ static int setup(void **state)
 	return 0;
 }
 
-static void on_closed(void *ud) { ((struct fixture *)ud)->closed = true; }
+static void on_closed(void *ud)
+{
+	((struct fixture *)ud)->closed = true;
+}
 
 static int teardown(void **state)
 {
@@ -176,21 +181,24 @@ static int teardown(void **state)
 }
 
 static void submit(struct fixture *f, enum conv_platform p, const char *target, const char *text,
-		   int64_t chain, bool courtesy)
+                   int64_t chain, bool courtesy)
 {
 	struct outbound_msg m = {.platform = p,
-				 .target = target,
-				 .source = conv_platform_name(p),
-				 .conversation = "space:room",
-				 .message_id = "space:m1",
-				 .text = text,
-				 .text_len = strlen(text),
-				 .chain = chain,
-				 .courtesy = courtesy};
+	                         .target = target,
+	                         .source = conv_platform_name(p),
+	                         .conversation = "space:room",
+	                         .message_id = "space:m1",
+	                         .text = text,
+	                         .text_len = strlen(text),
+	                         .chain = chain,
+	                         .courtesy = courtesy};
 	outbound_submit(f->ob, &m, on_final, f);
 }
 
-static void run(struct fixture *f) { uv_run(&f->loop, UV_RUN_DEFAULT); }
+static void run(struct fixture *f)
+{
+	uv_run(&f->loop, UV_RUN_DEFAULT);
+}
 
 static void set_allowlist(struct fixture *f, const char *pattern)
 {
@@ -212,8 +220,8 @@ static void test_order_of_a_sent_message(void **state)
 	assert_int_equal(f->nsends, 1);
 	assert_string_equal(f->sends[0].text, "hello there");
 	assert_int_equal(f->sends[0].chain, -1);
-	static const char *const want[] = {"send_permission", "dedup", "pacing", "platform_limit",
-					   "courtesy", "sent"};
+	static const char *const want[] = {"send_permission", "dedup",    "pacing",
+	                                   "platform_limit",  "courtesy", "sent"};
 	assert_int_equal(f->ndec, 6);
 	for (int i = 0; i < 6; i++)
 		assert_string_equal(f->dec[i].rule, want[i]);
@@ -240,9 +248,10 @@ static void test_denied_never_reaches_dedup_or_port(void **state)
 	assert_int_equal(f->last_final.verdict, VERDICT_DROP);
 	const char *denial = outbound_last_denial(f->ob);
 	assert_non_null(denial);
-	assert_non_null(strstr(denial, "Permission denied: agent \"ada\" cannot send to "
-				       "\"github:acme:secret:issue:3\"\nSend permissions: allowlist "
-				       "mode\nAllowed patterns:\n  - space:*\n"));
+	assert_non_null(strstr(denial,
+	                       "Permission denied: agent \"ada\" cannot send to "
+	                       "\"github:acme:secret:issue:3\"\nSend permissions: allowlist "
+	                       "mode\nAllowed patterns:\n  - space:*\n"));
 
 	/* allowed twice with the same text: the second is a dedup drop, and
 	 * both attempts are in the audit */
@@ -267,9 +276,10 @@ static void test_denied_never_reaches_dedup_or_port(void **state)
 	}
 	assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(tail, 0), "pattern")));
 	assert_string_equal(
-		cJSON_GetObjectItem(cJSON_GetArrayItem(tail, 1), "pattern")->valuestring, "space:*");
+	        cJSON_GetObjectItem(cJSON_GetArrayItem(tail, 1), "pattern")->valuestring,
+	        "space:*");
 	assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(tail, 1), "source")->valuestring,
-			    "space");
+	                    "space");
 	cJSON_Delete(tail);
 }
 
@@ -292,8 +302,8 @@ static void test_pacing_spaces_sends(void **state)
 	struct fixture *f = *state;
 	outbound_close(f->ob, NULL, NULL);
 	run(f);
-	struct outbound_config cfg = {.memory_dir = f->dir, .agent_name = "ada",
-				      .on_decision = on_decision, .ud = f};
+	struct outbound_config cfg = {
+	        .memory_dir = f->dir, .agent_name = "ada", .on_decision = on_decision, .ud = f};
 	f->ob = outbound_new(&f->loop, &cfg, NULL);
 	add_port(f, CONV_PLATFORM_SPACE, 100, false);
 	add_port(f, CONV_PLATFORM_BLUESKY, 0, false);
@@ -309,7 +319,7 @@ static void test_pacing_spaces_sends(void **state)
 	uint64_t gap = f->sends[2].at - f->sends[0].at;
 	if (gap < 100 || gap > 5000)
 		fail_msg("the second space send came %llu ms after the first (want >= 100)",
-			 (unsigned long long)gap);
+		         (unsigned long long)gap);
 	assert_int_equal(f->nfinal, 3);
 }
 
@@ -318,8 +328,8 @@ static void test_queue_bound_and_close_with_queued(void **state)
 	struct fixture *f = *state;
 	outbound_close(f->ob, NULL, NULL);
 	run(f);
-	struct outbound_config cfg = {.memory_dir = f->dir, .agent_name = "ada",
-				      .on_decision = on_decision, .ud = f};
+	struct outbound_config cfg = {
+	        .memory_dir = f->dir, .agent_name = "ada", .on_decision = on_decision, .ud = f};
 	f->ob = outbound_new(&f->loop, &cfg, NULL);
 	add_port(f, CONV_PLATFORM_SPACE, 60000, false);
 	f->delay_ms = 50; /* the first send is still in flight at close */
@@ -372,16 +382,16 @@ static void test_courtesy_and_limits_bluesky(void **state)
 	run(f);
 	assert_int_equal(f->nsends, 1);
 	assert_string_equal(f->sends[0].text,
-			    "short\n\nFor your information only. Replies to this message will not "
-			    "be processed.");
+	                    "short\n\nFor your information only. Replies to this message will not "
+	                    "be processed.");
 	assert_int_equal(f->sends[0].chain, 3);
 	int c = find_rule(f, "courtesy");
 	assert_int_equal(f->dec[c].v, VERDICT_EDIT);
 
 	/* 290 graphemes (each a family emoji of several code points): the
 	 * notice does not fit 300, so the text goes unchanged, chain in the field */
-	char *near = repeat("\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7",
-			    290);
+	char *near = repeat(
+	        "\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x91\xa7", 290);
 	submit(f, CONV_PLATFORM_BLUESKY, "bluesky:post", near, 3, true);
 	run(f);
 	assert_int_equal(f->nsends, 2);
@@ -428,9 +438,9 @@ static void test_github_marker_in_text(void **state)
 	assert_int_equal(f->nsends, 2);
 	outbound_idem_key(CONV_PLATFORM_GITHUB, "github:acme:widgets:issue:3", "again", 5, key);
 	snprintf(want, sizeof want,
-		 "again\n\nFor your information only. Replies to this message will not be "
-		 "processed.\n\n<!-- ga:chain=3 key=%s -->",
-		 key);
+	         "again\n\nFor your information only. Replies to this message will not be "
+	         "processed.\n\n<!-- ga:chain=3 key=%s -->",
+	         key);
 	assert_string_equal(f->sends[1].text, want);
 
 	/* near 65,536 characters: no room for the notice → the marker alone */
@@ -439,7 +449,8 @@ static void test_github_marker_in_text(void **state)
 	submit(f, CONV_PLATFORM_GITHUB, "github:acme:widgets:issue:3", big, 3, true);
 	run(f);
 	assert_int_equal(f->nsends, 3);
-	outbound_idem_key(CONV_PLATFORM_GITHUB, "github:acme:widgets:issue:3", big, strlen(big), key);
+	outbound_idem_key(CONV_PLATFORM_GITHUB, "github:acme:widgets:issue:3", big, strlen(big),
+	                  key);
 	assert_int_equal(strncmp(f->sends[2].text, big, strlen(big)), 0);
 	snprintf(want, sizeof want, "\n\n<!-- ga:chain=3 key=%s -->", key);
 	assert_string_equal(f->sends[2].text + strlen(big), want);
@@ -489,13 +500,13 @@ static void test_extra_passed_through(void **state)
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "ref", "at://did:plc:x/app.bsky.feed.post/1");
 	struct outbound_msg m = {.platform = CONV_PLATFORM_BLUESKY,
-				 .target = "bluesky:reply:did:plc:x",
-				 .source = "bluesky",
-				 .text = "hi",
-				 .text_len = 2,
-				 .chain = 1,
-				 .idem_key = "my-key",
-				 .extra = extra};
+	                         .target = "bluesky:reply:did:plc:x",
+	                         .source = "bluesky",
+	                         .text = "hi",
+	                         .text_len = 2,
+	                         .chain = 1,
+	                         .idem_key = "my-key",
+	                         .extra = extra};
 	outbound_submit(f->ob, &m, on_final, f);
 	cJSON_Delete(extra); /* copied by submit */
 	run(f);
@@ -507,19 +518,19 @@ static void test_extra_passed_through(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_order_of_a_sent_message, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_denied_never_reaches_dedup_or_port, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_permissions_change_without_restart, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_pacing_spaces_sends, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_queue_bound_and_close_with_queued, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_courtesy_and_limits_bluesky, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_github_marker_in_text, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_port_failure_is_fail_and_can_retry, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(test_extra_passed_through, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_order_of_a_sent_message, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_denied_never_reaches_dedup_or_port, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_permissions_change_without_restart, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_pacing_spaces_sends, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_queue_bound_and_close_with_queued, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_courtesy_and_limits_bluesky, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_github_marker_in_text, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_port_failure_is_fail_and_can_retry, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_extra_passed_through, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

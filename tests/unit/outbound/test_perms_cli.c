@@ -101,12 +101,13 @@ static void test_mode_allow_deny_remove_clear(void **state)
 	assert_int_equal(cJSON_GetArraySize(allow), 1);
 	assert_string_equal(cJSON_GetArrayItem(allow, 0)->valuestring, "github:acme:widgets:*");
 	assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "denylist"), 0)->valuestring,
-			    "space:lobby");
+	                    "space:lobby");
 	cJSON_Delete(j);
 
 	r = cross(dir, NULL);
-	assert_non_null(strstr(r.out, "allowlist mode\nAllowed patterns:\n  - github:acme:widgets:*\n"
-				      "Denied patterns:\n  - space:lobby\n"));
+	assert_non_null(strstr(r.out,
+	                       "allowlist mode\nAllowed patterns:\n  - github:acme:widgets:*\n"
+	                       "Denied patterns:\n  - space:lobby\n"));
 	run_free(&r);
 
 	r = cross(dir, "check", "github:acme:widgets:issue:3", NULL);
@@ -152,9 +153,9 @@ static void test_usage_errors(void **state)
 	(void)state;
 	char *dir = tu_tempdir();
 	const char *bad[][3] = {
-		{"frobnicate", NULL, NULL}, {"mode", NULL, NULL},	    {"mode", "open", NULL},
-		{"allow", NULL, NULL},	    {"allow", "a", "b"},	    {"clear", "now", NULL},
-		{"check", NULL, NULL},	    {"remove", NULL, NULL},
+	        {"frobnicate", NULL, NULL}, {"mode", NULL, NULL},   {"mode", "open", NULL},
+	        {"allow", NULL, NULL},      {"allow", "a", "b"},    {"clear", "now", NULL},
+	        {"check", NULL, NULL},      {"remove", NULL, NULL},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct run r = cross(dir, bad[i][0], bad[i][1], bad[i][2], NULL);
@@ -172,16 +173,18 @@ static void test_refused_patterns(void **state)
 	(void)state;
 	char *dir = tu_tempdir();
 	const char *bad[][2] = {
-		{"gh*:acme", "whole segment"},
-		{"space::x", "empty segment"},
-		{"space:room:", "empty segment"},
-		{"gitlab:a:b:issue:1", "unknown platform"},
-		{"github:acme:widgets:issue:abc", "not a number"},
-		{"github:acme:widgets", "a GitHub target is"},
-		{"github:\xd0\xb0" "cme:*", "non-ASCII"},
-		{"github:acme%2F:*", "percent"},
-		{"bluesky:follow:bob", "a follow target is bluesky:follow:<did>"},
-		{"bluesky:delete:at:x", "bluesky:delete takes nothing after it"},
+	        {"gh*:acme", "whole segment"},
+	        {"space::x", "empty segment"},
+	        {"space:room:", "empty segment"},
+	        {"gitlab:a:b:issue:1", "unknown platform"},
+	        {"github:acme:widgets:issue:abc", "not a number"},
+	        {"github:acme:widgets", "a GitHub target is"},
+	        {"github:\xd0\xb0"
+	         "cme:*",
+	         "non-ASCII"},
+	        {"github:acme%2F:*", "percent"},
+	        {"bluesky:follow:bob", "a follow target is bluesky:follow:<did>"},
+	        {"bluesky:delete:at:x", "bluesky:delete takes nothing after it"},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct run r = cross(dir, "deny", bad[i][0], NULL);
@@ -280,16 +283,16 @@ static void test_show_lists_audit_tail(void **state)
 		char target[32];
 		snprintf(target, sizeof target, "space:room%d", i);
 		struct audit_entry ae = {.time_ms = 1700000000000 + i,
-					 .source = "space",
-					 .target = target,
-					 .allowed = i % 2 == 0,
-					 .pattern = i % 2 ? NULL : "space:*",
-					 .reason = "test"};
+		                         .source = "space",
+		                         .target = target,
+		                         .allowed = i % 2 == 0,
+		                         .pattern = i % 2 ? NULL : "space:*",
+		                         .reason = "test"};
 		assert_int_equal(audit_append(dir, &ae, &e), 0);
 	}
 	struct run r = cross(dir, NULL);
 	assert_non_null(strstr(r.out, "Recent send attempts (last 5):"));
-	assert_null(strstr(r.out, "space:room1\n"));      /* older than the last five */
+	assert_null(strstr(r.out, "space:room1\n")); /* older than the last five */
 	assert_non_null(strstr(r.out, "space:room6  (pattern space:*)"));
 	assert_non_null(strstr(r.out, "deny   space       space:room5\n"));
 	run_free(&r);
@@ -300,13 +303,13 @@ static void test_show_lists_audit_tail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_show_empty_is_bypass),
-		cmocka_unit_test(test_mode_allow_deny_remove_clear),
-		cmocka_unit_test(test_usage_errors),
-		cmocka_unit_test(test_refused_patterns),
-		cmocka_unit_test(test_follow_and_delete),
-		cmocka_unit_test(test_broken_file),
-		cmocka_unit_test(test_show_lists_audit_tail),
+	        cmocka_unit_test(test_show_empty_is_bypass),
+	        cmocka_unit_test(test_mode_allow_deny_remove_clear),
+	        cmocka_unit_test(test_usage_errors),
+	        cmocka_unit_test(test_refused_patterns),
+	        cmocka_unit_test(test_follow_and_delete),
+	        cmocka_unit_test(test_broken_file),
+	        cmocka_unit_test(test_show_lists_audit_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

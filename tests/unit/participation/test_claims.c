@@ -20,9 +20,9 @@
 static struct cmt_item commit(const char *repo, const char *title, const char *desc)
 {
 	return (struct cmt_item){.type = CMT_CREATE_ISSUE,
-	                                .repo = repo ? xstrdup(repo) : NULL,
-	                                .title = title ? xstrdup(title) : NULL,
-	                                .description = desc ? xstrdup(desc) : NULL};
+	                         .repo = repo ? xstrdup(repo) : NULL,
+	                         .title = title ? xstrdup(title) : NULL,
+	                         .description = desc ? xstrdup(desc) : NULL};
 }
 
 static void commit_free(struct cmt_item *c)

@@ -415,8 +415,7 @@ static void test_workspace(void **state)
 {
 	(void)state;
 	assert_int_equal(cmt_type_parse("create_workspace"), CMT_CREATE_WORKSPACE);
-	assert_string_equal(cmt_type_name(CMT_CREATE_WORKSPACE),
-	                    "create_workspace");
+	assert_string_equal(cmt_type_name(CMT_CREATE_WORKSPACE), "create_workspace");
 	cJSON *arr = J("[{\"type\":\"create_workspace\",\"org\":\"acme\",\"name\":\"site\"},"
 	               "{\"type\":\"create_workspace\"},"
 	               "{\"kind\":\"create_workspace\",\"owner\":\"Acme-Labs\"},"

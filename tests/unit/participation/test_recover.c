@@ -279,7 +279,8 @@ static void test_level5_eligibility(void **state)
 	assert_false(t.own.is_owner);
 	assert_string_equal(t.own.owner, "");
 	/* and one full agent among social-only ones owns it, whatever the hash */
-	struct part_member mixed[3] = {socials[0], {"rebecca", full_caps, 3, true, false}, socials[2]};
+	struct part_member mixed[3] = {
+	        socials[0], {"rebecca", full_caps, 3, true, false}, socials[2]};
 	struct part_state s2;
 	part_state_init(&s2);
 	tick(&s2, "peterben", true, mixed, 3, ev, 1, 1000, &t);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,7 +109,8 @@ static void test_update_and_render(void **state)
 	assert_non_null(strstr(sb_cstr(&r), "Cooldown after speaking: 1.0m–1.5m"));
 	assert_non_null(strstr(sb_cstr(&r), "Reply delay: 1.0s–3.0s"));
 	assert_non_null(strstr(sb_cstr(&r), "Reflection every 5 messages"));
-	assert_non_null(strstr(sb_cstr(&r), "Last adjusted: 2026-11-23T10:00:00.000Z — the room is busy"));
+	assert_non_null(
+	        strstr(sb_cstr(&r), "Last adjusted: 2026-11-23T10:00:00.000Z — the room is busy"));
 	sb_free(&r);
 	sb_free(&p);
 	tu_rmrf(dir);

@@ -144,7 +144,7 @@ static void test_defaulted_owner(void **state)
 		assert_false(part_note_defaulted(&st[i], "peterben")); /* once */
 		assert_int_equal(part_note_claimers_defaulted(&st[i], who, sizeof who), 0);
 		assert_true(st[i].fulfilled); /* the claim took it */
-		part_request_reopen(&st[i]); /* as the engine does once the claim lapsed */
+		part_request_reopen(&st[i]);  /* as the engine does once the claim lapsed */
 		tick(&st[i], names[i], room3, 3, NULL, 0, t + 5000, &out);
 		assert_true(out.own.computed);
 		assert_string_not_equal(out.own.owner, "peterben");

@@ -695,7 +695,8 @@ static void test_say_conversation(void **state)
 	run(f);
 	assert_int_equal(say_final.verdict, VERDICT_REJECT);
 
-	const char *other = "Done: the checklist issue is open, and the owner review is set for Monday.";
+	const char *other =
+	        "Done: the checklist issue is open, and the owner review is set for Monday.";
 	memset(&say_final, 0, sizeof say_final);
 	assert_int_equal(pipeline_say(f->p, CONV_PLATFORM_SPACE, "space:srv-1", "test", other,
 	                              strlen(other), 1, "say:new", on_say_final, NULL),

@@ -126,9 +126,9 @@ static void test_overrides(void **state)
 	assert_int_equal(spc_backoff_delay(&t, 50, 12345), 400);
 	/* boundaries accepted */
 	assert_int_equal(load("GA_SPACE_CLOSE_WAIT_MS=0\nGA_SPACE_JITTER_PCT=100\n"
-			      "GA_SPACE_PING_MS=86400000\n",
-			      &t, &p),
-			 0);
+	                      "GA_SPACE_PING_MS=86400000\n",
+	                      &t, &p),
+	                 0);
 	assert_int_equal(t.close_wait_ms, 0);
 	assert_int_equal(t.jitter_pct, 100);
 	assert_int_equal(t.ping_ms, 86400000);

@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,7 @@
 #include "modules/validator/validator.h"
 
 static const char *check(const char *text, const struct validator_context *ctx,
-			 enum validator_verdict *v)
+                         enum validator_verdict *v)
 {
 	struct validator_decision d;
 	enum validator_verdict got = validator_validate(text, ctx, &d);
@@ -42,11 +43,11 @@ static const char *check(const char *text, const struct validator_context *ctx,
 static struct validator_context action_ctx(void)
 {
 	return (struct validator_context){
-		.mode = VALIDATOR_MODE_ACTION,
-		.is_action_owner = false,
-		.pending_request = "Create an issue for the prod checklist",
-		.detected_repo = "internet-development/www",
-		.connected_agents = 3,
+	        .mode = VALIDATOR_MODE_ACTION,
+	        .is_action_owner = false,
+	        .pending_request = "Create an issue for the prod checklist",
+	        .detected_repo = "internet-development/www",
+	        .connected_agents = 3,
 	};
 }
 
@@ -65,16 +66,17 @@ static void test_phrase_vectors(void **state)
 	c1.n_commitments = 1;
 	assert_string_equal(check("I'll open an issue for that.", &c1, NULL), "non_owner_action");
 	assert_string_equal(check("I can open that issue.", &disc, NULL), "ok");
-	assert_string_equal(check("On \"caching\": it is the wrong layer to fix this.", &disc, NULL),
-			    "echo_opener");
+	assert_string_equal(
+	        check("On \"caching\": it is the wrong layer to fix this.", &disc, NULL),
+	        "echo_opener");
 	assert_string_equal(check("The acceptance criteria are unclear to me.", &a, NULL),
-			    "meta_discussion");
+	                    "meta_discussion");
 	assert_string_equal(check("Totally, one more thing about tokens.", &a, NULL),
-			    "scope_inflation");
+	                    "scope_inflation");
 	assert_string_equal(check("I'm drafting the body now.", &a, NULL), "non_owner_action");
-	assert_string_equal(check("Rebecca, the spacing grid constrains more than it enables.", &a,
-				  NULL),
-			    "ok");
+	assert_string_equal(
+	        check("Rebecca, the spacing grid constrains more than it enables.", &a, NULL),
+	        "ok");
 }
 
 static void test_fixed_false_positives(void **state)
@@ -83,13 +85,14 @@ static void test_fixed_false_positives(void **state)
 	struct validator_context disc = {.connected_agents = 3};
 	assert_string_equal(check("  - indented bullet", &disc, NULL), "list");
 	assert_string_equal(check("I\xe2\x80\x99ll open the issue now.", &disc, NULL),
-			    "empty_promise");
+	                    "empty_promise");
 	assert_string_equal(check("Let me know what you think of the grid.", &disc, NULL), "ok");
-	assert_string_equal(check("To address the caching question, the TTL is per route.", &disc,
-				  NULL),
-			    "ok");
-	assert_string_equal(check("Exactly how would that work with two caches?", &disc, NULL), "ok");
-	assert_string_equal(check("I agreed last week, but the numbers changed.", &disc, NULL), "ok");
+	assert_string_equal(
+	        check("To address the caching question, the TTL is per route.", &disc, NULL), "ok");
+	assert_string_equal(check("Exactly how would that work with two caches?", &disc, NULL),
+	                    "ok");
+	assert_string_equal(check("I agreed last week, but the numbers changed.", &disc, NULL),
+	                    "ok");
 	assert_string_equal(check("When it does fail, the retry loop spins.", &a, NULL), "ok");
 	assert_string_equal(check("Where should we draw the line on retries?", &a, NULL), "ok");
 	assert_string_equal(check("We should have tests for the parser.", &a, NULL), "ok");
@@ -101,9 +104,10 @@ static void test_fixed_false_positives(void **state)
 	assert_string_equal(check("Which repo is this for?", &a, NULL), "repo_amnesia");
 	assert_string_equal(check("The issue should cover env vars.", &a, NULL), "meta_discussion");
 	/* typographic quotes and dashes normalise too */
-	assert_string_equal(check("On \xe2\x80\x9c" "caching\xe2\x80\x9d \xe2\x80\x94 it works.", &disc,
-				  NULL),
-			    "echo_opener");
+	assert_string_equal(check("On \xe2\x80\x9c"
+	                          "caching\xe2\x80\x9d \xe2\x80\x94 it works.",
+	                          &disc, NULL),
+	                    "echo_opener");
 	/* full-width letters fold (NFKC) */
 	assert_string_equal(check("\xef\xbc\xa9'll open it.", &disc, NULL), "empty_promise");
 }
@@ -136,7 +140,7 @@ static void test_bluesky_limit_and_trim(void **state)
 	for (int i = 0; i < 30; i++)
 		strcat(text, "Short point. ");
 	struct validator_context bsky = {.platform = VALIDATOR_PLATFORM_BLUESKY,
-					 .mode = VALIDATOR_MODE_ACTION};
+	                                 .mode = VALIDATOR_MODE_ACTION};
 	struct validator_decision d;
 	assert_int_equal(validator_validate(text, &bsky, &d), VALIDATOR_REJECT);
 	assert_string_equal(d.rule, "too_long");
@@ -178,17 +182,17 @@ static void test_trim_keeps_fragment_and_rechecks(void **state)
 	assert_int_equal(validator_validate("First one. Second one", &ctx, &d), VALIDATOR_ACCEPT);
 	validator_decision_clear(&d);
 	assert_int_equal(validator_validate("First one. Second one. Third one. Fourth", &ctx, &d),
-			 VALIDATOR_TRIM);
+	                 VALIDATOR_TRIM);
 	assert_string_equal(d.text, "First one. Second one.");
 	validator_decision_clear(&d);
 	/* later checks inspect the trimmed text: the promise was cut away */
 	assert_int_equal(validator_validate("Grid is fine. Tables too. I'll open it.", &ctx, &d),
-			 VALIDATOR_TRIM);
+	                 VALIDATOR_TRIM);
 	assert_string_equal(d.text, "Grid is fine. Tables too.");
 	validator_decision_clear(&d);
 	/* ...and a promise kept in the trimmed text is still rejected */
 	assert_int_equal(validator_validate("I'll open it. Tables too. Grid is fine.", &ctx, &d),
-			 VALIDATOR_REJECT);
+	                 VALIDATOR_REJECT);
 	assert_string_equal(d.rule, "empty_promise");
 	assert_null(d.text);
 	validator_decision_clear(&d);
@@ -228,7 +232,7 @@ static void test_commitments_skip_and_salvage(void **state)
 	struct validator_decision d;
 	/* 3, 7, 10, 11, 13, 14 need no commitments: all skipped */
 	assert_int_equal(validator_validate("The acceptance criteria, one more thing.", &a, &d),
-			 VALIDATOR_ACCEPT);
+	                 VALIDATOR_ACCEPT);
 	validator_decision_clear(&d);
 	validator_validate("Absolutely, the grid.", &a, &d); /* 4 salvages */
 	assert_string_equal(d.rule, "echo_opener");
@@ -292,8 +296,8 @@ static void test_budgets_saturation_observer(void **state)
 
 	/* §5.4 observer: 3 in action, 5 in discussion */
 	struct validator_context o = {.mode = VALIDATOR_MODE_ACTION,
-				      .role = VALIDATOR_ROLE_OBSERVER,
-				      .connected_agents = 8};
+	                              .role = VALIDATOR_ROLE_OBSERVER,
+	                              .connected_agents = 8};
 	o.agent_msgs_since_host = 2;
 	assert_string_equal(check("Caching helps here.", &o, NULL), "ok");
 	o.agent_msgs_since_host = 3;
@@ -332,7 +336,7 @@ struct fake_judge {
 };
 
 static void fake_ask(void *ud, const char *candidate, const char *const *window, size_t n,
-		     void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud)
+                     void (*done)(void *done_ud, int verdict, const char *reason), void *done_ud)
 {
 	struct fake_judge *j = ud;
 	j->calls++;
@@ -360,16 +364,17 @@ static struct echo_window *judge_window(void)
 {
 	struct echo_window *w = echo_window_new(50);
 	echo_window_push(w, "marvin", true,
-			 "Locking the gaps between components is what makes the spacing grid "
-			 "valuable");
+	                 "Locking the gaps between components is what makes the spacing grid "
+	                 "valuable");
 	echo_window_push(w, "rebecca", true,
-			 "Dark mode color tokens still confuse me when switching themes");
-	echo_window_push(w, "peterben", true, "Layout decisions get easier with fixed component gaps");
+	                 "Dark mode color tokens still confuse me when switching themes");
+	echo_window_push(w, "peterben", true,
+	                 "Layout decisions get easier with fixed component gaps");
 	return w;
 }
 
 static const char *band_text =
-	"The spacing grid locks gaps between components which removes layout guesswork";
+        "The spacing grid locks gaps between components which removes layout guesswork";
 
 static void test_judge_refer_and_resume(void **state)
 {
@@ -391,7 +396,7 @@ static void test_judge_refer_and_resume(void **state)
 	fj.done(fj.done_ud, 1, "same point as marvin");
 	assert_int_equal(ans.fired, 1);
 	assert_int_equal(validator_resume(band_text, &ctx, ans.verdict, ans.reason, &d),
-			 VALIDATOR_REJECT);
+	                 VALIDATOR_REJECT);
 	assert_string_equal(d.rule, "semantic_echo_judge");
 	assert_non_null(strstr(d.reason, "same point as marvin"));
 	validator_decision_clear(&d);
@@ -427,20 +432,21 @@ static void test_semantic_echo_and_new_content(void **state)
 	struct echo_window *w = echo_window_new(50);
 	echo_window_push(w, "host", false, "The portfolio page times out at market open.");
 	echo_window_push(w, "marvin", true,
-			 "Caching the portfolio responses for five minutes would absorb the burst "
-			 "traffic at market open.");
+	                 "Caching the portfolio responses for five minutes would absorb the burst "
+	                 "traffic at market open.");
 	struct validator_context ctx = {.window = w, .connected_agents = 2};
 	struct validator_decision d;
-	validator_validate("Caching portfolio responses for five minutes absorbs the burst at market "
-			   "open.",
-			   &ctx, &d);
+	validator_validate(
+	        "Caching portfolio responses for five minutes absorbs the burst at market "
+	        "open.",
+	        &ctx, &d);
 	assert_int_equal(d.verdict, VALIDATOR_REJECT);
 	assert_string_equal(d.rule, "semantic_echo");
 	assert_true(d.echo.echo);
 	validator_decision_clear(&d);
 	validator_validate("The timeouts start at 09:30:02, which is the rebalance job, not user "
-			   "traffic.",
-			   &ctx, &d);
+	                   "traffic.",
+	                   &ctx, &d);
 	assert_int_equal(d.verdict, VALIDATOR_ACCEPT);
 	assert_true(d.echo_ran);
 	assert_false(d.echo.echo);
@@ -455,35 +461,37 @@ static void test_opener_repeating_the_host(void **state)
 	(void)state;
 	struct echo_window *w = echo_window_new(50);
 	echo_window_push(w, "host", false,
-			 "Can someone write up a plan for the cache eviction policy in "
-			 "acme/widgets (round 7).");
+	                 "Can someone write up a plan for the cache eviction policy in "
+	                 "acme/widgets (round 7).");
 	echo_window_push(w, "Eve", true, "I can take the plan for the eviction policy.");
 	const char *members[] = {"Eve", "Cal"};
 	struct validator_context ctx = {
-		.window = w, .connected_agents = 3, .members = members, .n_members = 2};
+	        .window = w, .connected_agents = 3, .members = members, .n_members = 2};
 	struct validator_decision d;
-	validator_validate("Great point, Eve \xe2\x80\x94 Can someone write up a plan for the cache "
-			   "eviction policy in acme/widgets (round 7).",
-			   &ctx, &d);
+	validator_validate(
+	        "Great point, Eve \xe2\x80\x94 Can someone write up a plan for the cache "
+	        "eviction policy in acme/widgets (round 7).",
+	        &ctx, &d);
 	assert_int_equal(d.verdict, VALIDATOR_REJECT);
 	assert_string_equal(d.rule, "echo_opener");
 	validator_decision_clear(&d);
 	validator_validate("Great point, Eve \xe2\x80\x94 the eviction should be LRU with a TTL of "
-			   "thirty seconds for the session keys.",
-			   &ctx, &d);
+	                   "thirty seconds for the session keys.",
+	                   &ctx, &d);
 	assert_int_equal(d.verdict, VALIDATOR_ACCEPT);
 	validator_decision_clear(&d);
 	/* the name the opener addresses, set apart by a dash, gives nobody
 	 * a task: the rest repeats Ben's message */
-	echo_window_push(w, "Ben", true,
-			 "Great point, Cal \xe2\x80\x94 Can someone draft up a proposal for the cache "
-			 "eviction policy in acme/widgets (round 7).");
+	echo_window_push(
+	        w, "Ben", true,
+	        "Great point, Cal \xe2\x80\x94 Can someone draft up a proposal for the cache "
+	        "eviction policy in acme/widgets (round 7).");
 	const char *three[] = {"Eve", "Cal", "Ben"};
 	ctx.members = three;
 	ctx.n_members = 3;
 	validator_validate("Great point, Ben \xe2\x80\x94 \xe2\x80\x94 Can someone draft up a "
-			   "proposal for the cache eviction policy in acme/widgets (round 7).",
-			   &ctx, &d);
+	                   "proposal for the cache eviction policy in acme/widgets (round 7).",
+	                   &ctx, &d);
 	assert_int_equal(d.verdict, VALIDATOR_REJECT);
 	assert_string_equal(d.rule, "echo_opener");
 	assert_false(d.echo.new_owner);
@@ -531,21 +539,21 @@ static void test_to_decision(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_to_decision),
-		cmocka_unit_test(test_phrase_vectors),
-		cmocka_unit_test(test_fixed_false_positives),
-		cmocka_unit_test(test_sentence_counter),
-		cmocka_unit_test(test_measure_units),
-		cmocka_unit_test(test_bluesky_limit_and_trim),
-		cmocka_unit_test(test_trim_keeps_fragment_and_rechecks),
-		cmocka_unit_test(test_github_allows_lists),
-		cmocka_unit_test(test_first_rejection_wins),
-		cmocka_unit_test(test_commitments_skip_and_salvage),
-		cmocka_unit_test(test_budgets_saturation_observer),
-		cmocka_unit_test(test_preconditions),
-		cmocka_unit_test(test_judge_refer_and_resume),
-		cmocka_unit_test(test_semantic_echo_and_new_content),
-		cmocka_unit_test(test_opener_repeating_the_host),
+	        cmocka_unit_test(test_to_decision),
+	        cmocka_unit_test(test_phrase_vectors),
+	        cmocka_unit_test(test_fixed_false_positives),
+	        cmocka_unit_test(test_sentence_counter),
+	        cmocka_unit_test(test_measure_units),
+	        cmocka_unit_test(test_bluesky_limit_and_trim),
+	        cmocka_unit_test(test_trim_keeps_fragment_and_rechecks),
+	        cmocka_unit_test(test_github_allows_lists),
+	        cmocka_unit_test(test_first_rejection_wins),
+	        cmocka_unit_test(test_commitments_skip_and_salvage),
+	        cmocka_unit_test(test_budgets_saturation_observer),
+	        cmocka_unit_test(test_preconditions),
+	        cmocka_unit_test(test_judge_refer_and_resume),
+	        cmocka_unit_test(test_semantic_echo_and_new_content),
+	        cmocka_unit_test(test_opener_repeating_the_host),
 	};
 	return cmocka_run_group_tests(tests, NULL, teardown);
 }

@@ -6,8 +6,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <cmocka.h>
+
 #include <cjson/cJSON.h>
+#include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,7 +113,7 @@ static void test_accept_plain(void **state)
 static void test_reject_action_rule(void **state)
 {
 	run_cli(&r, (const char *const[]){"--mode", "action", "--repo", "acme/www",
-					  "Which repo should I use?", NULL});
+	                                  "Which repo should I use?", NULL});
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "verdict: reject"));
 	assert_non_null(strstr(r.out, "repo_amnesia"));
@@ -120,14 +121,15 @@ static void test_reject_action_rule(void **state)
 
 static void test_history_text_and_json(void **state)
 {
-	const char *plain = write_file("plain.txt",
-				       "Caching the portfolio responses for five minutes would absorb "
-				       "the burst traffic at market open.\n\n"
-				       "The pricing feed refreshes every sixty seconds.\n");
-	run_cli(&r, (const char *const[]){"--history", plain, "--json",
-					  "Caching portfolio responses for five minutes absorbs the "
-					  "burst at market open.",
-					  NULL});
+	const char *plain = write_file(
+	        "plain.txt", "Caching the portfolio responses for five minutes would absorb "
+	                     "the burst traffic at market open.\n\n"
+	                     "The pricing feed refreshes every sixty seconds.\n");
+	run_cli(&r,
+	        (const char *const[]){"--history", plain, "--json",
+	                              "Caching portfolio responses for five minutes absorbs the "
+	                              "burst at market open.",
+	                              NULL});
 	assert_int_equal(r.status, 0);
 	cJSON *j = cJSON_Parse(r.out);
 	assert_non_null(j);
@@ -142,13 +144,13 @@ static void test_history_text_and_json(void **state)
 	assert_non_null(strstr(cJSON_GetObjectItem(s, "matched")->valuestring, "Caching the"));
 	cJSON_Delete(j);
 
-	const char *jsonl = write_file("h.jsonl",
-				       "{\"text\": \"The pricing feed refreshes every sixty seconds.\", "
-				       "\"author\": \"rebecca\"}\n"
-				       "plain lines mix with JSON lines\n");
-	run_cli(&r, (const char *const[]){"--history", jsonl, "--json",
-					  "Rebecca, the timeouts come from the 09:30 rebalance job.",
-					  NULL});
+	const char *jsonl = write_file(
+	        "h.jsonl", "{\"text\": \"The pricing feed refreshes every sixty seconds.\", "
+	                   "\"author\": \"rebecca\"}\n"
+	                   "plain lines mix with JSON lines\n");
+	run_cli(&r, (const char *const[]){
+	                    "--history", jsonl, "--json",
+	                    "Rebecca, the timeouts come from the 09:30 rebalance job.", NULL});
 	assert_int_equal(r.status, 0);
 	j = cJSON_Parse(r.out);
 	assert_non_null(j);
@@ -162,7 +164,7 @@ static void test_scores_even_when_earlier_check_decides(void **state)
 {
 	const char *plain = write_file("p2.txt", "We should cache the portfolio responses.\n");
 	run_cli(&r, (const char *const[]){"--history", plain, "--",
-					  "- We should cache the portfolio responses.", NULL});
+	                                  "- We should cache the portfolio responses.", NULL});
 	assert_int_equal(r.status, 0);
 	assert_non_null(strstr(r.out, "rule:    list"));
 	assert_non_null(strstr(r.out, "echo:    yes"));
@@ -196,15 +198,16 @@ static void test_usage_errors(void **state)
  * words after a peer said them are. */
 static void test_history_roles(void **state)
 {
-	const char *cand = "Cache the dashboard summary per team for five minutes, the numbers only "
-			   "change after the nightly job.";
+	const char *cand =
+	        "Cache the dashboard summary per team for five minutes, the numbers only "
+	        "change after the nightly job.";
 	const char *hosted = write_file(
-		"host.jsonl",
-		"{\"author\": \"sam\", \"role\": \"host\", \"text\": \"Should we cache the "
-		"dashboard summary per team for five minutes? The numbers only change after the "
-		"nightly job.\"}\n"
-		"{\"author\": \"bea\", \"role\": \"peer\", \"text\": \"The export job holds a "
-		"table lock for forty seconds at nine.\"}\n");
+	        "host.jsonl",
+	        "{\"author\": \"sam\", \"role\": \"host\", \"text\": \"Should we cache the "
+	        "dashboard summary per team for five minutes? The numbers only change after the "
+	        "nightly job.\"}\n"
+	        "{\"author\": \"bea\", \"role\": \"peer\", \"text\": \"The export job holds a "
+	        "table lock for forty seconds at nine.\"}\n");
 	run_cli(&r, (const char *const[]){"--history", hosted, "--json", cand, NULL});
 	assert_int_equal(r.status, 0);
 	cJSON *j = cJSON_Parse(r.out);
@@ -216,9 +219,9 @@ static void test_history_roles(void **state)
 
 	/* The same lines without roles all count as agents': an echo. */
 	const char *unroled = write_file(
-		"noroles.jsonl",
-		"{\"author\": \"sam\", \"text\": \"Should we cache the dashboard summary per team "
-		"for five minutes? The numbers only change after the nightly job.\"}\n");
+	        "noroles.jsonl",
+	        "{\"author\": \"sam\", \"text\": \"Should we cache the dashboard summary per team "
+	        "for five minutes? The numbers only change after the nightly job.\"}\n");
 	run_cli(&r, (const char *const[]){"--history", unroled, "--json", cand, NULL});
 	j = cJSON_Parse(r.out);
 	assert_non_null(j);
@@ -230,39 +233,41 @@ static void test_history_roles(void **state)
 	 * with a peer present. */
 	char buf[4096];
 	size_t n = (size_t)snprintf(buf, sizeof buf,
-				    "{\"author\": \"sam\", \"role\": \"host\", \"text\": "
-				    "\"Plans for the release?\"}\n"
-				    "{\"author\": \"bea\", \"role\": \"peer\", \"text\": "
-				    "\"Thursday works for the billing change.\"}\n");
-	static const char *const own[] = {"migrations first", "flags off at launch",
-					  "a canary at five percent", "rollback by script",
-					  "alerts on refunds", "the invoice test fixed"};
+	                            "{\"author\": \"sam\", \"role\": \"host\", \"text\": "
+	                            "\"Plans for the release?\"}\n"
+	                            "{\"author\": \"bea\", \"role\": \"peer\", \"text\": "
+	                            "\"Thursday works for the billing change.\"}\n");
+	static const char *const own[] = {"migrations first",         "flags off at launch",
+	                                  "a canary at five percent", "rollback by script",
+	                                  "alerts on refunds",        "the invoice test fixed"};
 	for (size_t i = 0; i < 6; i++)
 		n += (size_t)snprintf(buf + n, sizeof buf - n,
-				      "{\"author\": \"lin\", \"role\": \"self\", \"text\": "
-				      "\"My point %zu: %s.\"}\n",
-				      i, own[i]);
+		                      "{\"author\": \"lin\", \"role\": \"self\", \"text\": "
+		                      "\"My point %zu: %s.\"}\n",
+		                      i, own[i]);
 	const char *busy = write_file("self.jsonl", buf);
 	run_cli(&r, (const char *const[]){"--history", busy, "--json",
-					  "Support should get a macro for the new invoice layout.", NULL});
+	                                  "Support should get a macro for the new invoice layout.",
+	                                  NULL});
 	j = cJSON_Parse(r.out);
 	assert_non_null(j);
 	assert_string_equal(cJSON_GetObjectItem(j, "rule")->valuestring, "role_budget");
 	cJSON_Delete(j);
 	/* … unless the flags say otherwise. */
 	run_cli(&r, (const char *const[]){"--history", busy, "--json", "--own", "0",
-					  "Support should get a macro for the new invoice layout.", NULL});
+	                                  "Support should get a macro for the new invoice layout.",
+	                                  NULL});
 	j = cJSON_Parse(r.out);
 	assert_non_null(j);
 	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "accept");
 	cJSON_Delete(j);
 
 	/* A member who has not spoken: known through --members. */
-	const char *mig = write_file("mig.jsonl",
-	                             "{\"author\": \"sam\", \"role\": \"host\", \"text\": \"The users "
-	                             "table migration needs an owner.\"}\n"
-	                             "{\"author\": \"ada\", \"role\": \"peer\", \"text\": \"I'll take the "
-	                             "users table migration and run it tonight in batches.\"}\n");
+	const char *mig = write_file(
+	        "mig.jsonl", "{\"author\": \"sam\", \"role\": \"host\", \"text\": \"The users "
+	                     "table migration needs an owner.\"}\n"
+	                     "{\"author\": \"ada\", \"role\": \"peer\", \"text\": \"I'll take the "
+	                     "users table migration and run it tonight in batches.\"}\n");
 	const char *bob = "Bob takes the users table migration tonight, in batches.";
 	run_cli(&r, (const char *const[]){"--history", mig, "--json", bob, NULL});
 	j = cJSON_Parse(r.out);
@@ -272,11 +277,12 @@ static void test_history_roles(void **state)
 	                                  NULL});
 	j = cJSON_Parse(r.out);
 	assert_string_equal(cJSON_GetObjectItem(j, "verdict")->valuestring, "accept");
-	assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "scores"), "new_owner")));
+	assert_true(
+	        cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "scores"), "new_owner")));
 	cJSON_Delete(j);
 
-	const char *badrole = write_file("badrole.jsonl",
-					 "{\"text\": \"hi there all\", \"role\": \"bot\"}\n");
+	const char *badrole =
+	        write_file("badrole.jsonl", "{\"text\": \"hi there all\", \"role\": \"bot\"}\n");
 	run_cli(&r, (const char *const[]){"--history", badrole, "text", NULL});
 	assert_int_equal(r.status, 65);
 	assert_non_null(strstr(r.err, "role must be host, peer or self"));
@@ -307,14 +313,14 @@ static void test_bad_history(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_help),
-		cmocka_unit_test(test_accept_plain),
-		cmocka_unit_test(test_reject_action_rule),
-		cmocka_unit_test(test_history_text_and_json),
-		cmocka_unit_test(test_scores_even_when_earlier_check_decides),
-		cmocka_unit_test(test_usage_errors),
-		cmocka_unit_test(test_history_roles),
-		cmocka_unit_test(test_bad_history),
+	        cmocka_unit_test(test_help),
+	        cmocka_unit_test(test_accept_plain),
+	        cmocka_unit_test(test_reject_action_rule),
+	        cmocka_unit_test(test_history_text_and_json),
+	        cmocka_unit_test(test_scores_even_when_earlier_check_decides),
+	        cmocka_unit_test(test_usage_errors),
+	        cmocka_unit_test(test_history_roles),
+	        cmocka_unit_test(test_bad_history),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
