@@ -43,6 +43,7 @@ PACKAGES=(
 )
 TEST_PACKAGES=(
   clang libclang-rt-14-dev          # libFuzzer and sanitizer runtimes (make fuzz)
+  clang-format                      # make format; the format test
   redis-server                      # the Redis coordination tests
   postgresql                        # the AT Protocol AppView of the Bluesky network tests
                                     # (they run a private cluster of their own on loopback)
