@@ -15,6 +15,13 @@
 
 #include "common/xalloc.h"
 
+bool utf8_js_space(unsigned int cp)
+{
+	return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0xA0 || cp == 0x1680 ||
+	       (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+	       cp == 0x205F || cp == 0x3000 || cp == 0xFEFF;
+}
+
 int utf8_decode(const char *s, size_t len, unsigned int *cp)
 {
 	const unsigned char *p = (const unsigned char *)s;

@@ -32,6 +32,12 @@ char *utf8_nfkc_casefold(const char *s, size_t len);
  * *cp, or returns -1 on an invalid sequence (consume 1 byte to resync). */
 int utf8_decode(const char *s, size_t len, unsigned int *cp);
 
+/* JavaScript's WhiteSpace and LineTerminator set: what \s matches and
+ * String.prototype.trim strips (TAB, LF, VT, FF, CR, SPACE, NBSP, U+1680,
+ * U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000, BOM). Peers written
+ * in TypeScript judge blank and trimmed text by it. */
+bool utf8_js_space(unsigned int cp);
+
 /* The longest prefix of s[0..len) of at most max bytes that does not end
  * inside a UTF-8 sequence: the one byte cut. It looks at most 3 bytes back
  * for the sequence s[max] belongs to (a sequence is at most 4 bytes); a

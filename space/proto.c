@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "common/jsonnul.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 /* The nine message types a client may send (§2.1); everything else,
@@ -132,30 +133,6 @@ static unsigned decode_cp(const unsigned char *s, size_t n, size_t *used)
 	       (s[3] & 0x3Fu);
 }
 
-/* The WhiteSpace + LineTerminator set String.prototype.trim strips. */
-static bool js_space(unsigned cp)
-{
-	switch (cp) {
-	case 0x09:
-	case 0x0A:
-	case 0x0B:
-	case 0x0C:
-	case 0x0D:
-	case 0x20:
-	case 0xA0:
-	case 0x1680:
-	case 0x2028:
-	case 0x2029:
-	case 0x202F:
-	case 0x205F:
-	case 0x3000:
-	case 0xFEFF:
-		return true;
-	default:
-		return cp >= 0x2000 && cp <= 0x200A;
-	}
-}
-
 bool space_js_blank(const char *s, size_t len)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -163,7 +140,7 @@ bool space_js_blank(const char *s, size_t len)
 	while (i < len) {
 		size_t used;
 		unsigned cp = decode_cp(p + i, len - i, &used);
-		if (!js_space(cp))
+		if (!utf8_js_space(cp))
 			return false;
 		i += used;
 	}
@@ -179,7 +156,7 @@ void space_js_trim(const char *s, size_t len, size_t *off, size_t *out_len)
 	while (i < len) {
 		size_t used;
 		unsigned cp = decode_cp(p + i, len - i, &used);
-		if (!js_space(cp)) {
+		if (!utf8_js_space(cp)) {
 			if (!seen)
 				start = i;
 			seen = true;

@@ -449,20 +449,13 @@ static void say_kick(struct space_link *l)
 
 /* Blank as JavaScript's trim() sees it (space-protocol.md §0): the room
  * rejects such a chat, claim or reflection. */
-static bool js_space(unsigned int cp)
-{
-	return (cp >= 0x09 && cp <= 0x0D) || cp == 0x20 || cp == 0xA0 || cp == 0x1680 ||
-	       (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
-	       cp == 0x205F || cp == 0x3000 || cp == 0xFEFF;
-}
-
 static bool blank(const char *s)
 {
 	size_t len = s ? strlen(s) : 0;
 	for (size_t i = 0; i < len;) {
 		unsigned int cp;
 		int n = utf8_decode(s + i, len - i, &cp);
-		if (n < 0 || !js_space(cp))
+		if (n < 0 || !utf8_js_space(cp))
 			return false;
 		i += (size_t)n;
 	}

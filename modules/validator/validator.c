@@ -99,30 +99,6 @@ const char *validator_role_name(enum validator_role r)
 
 /* --- measurements ------------------------------------------------------- */
 
-/* JS \s including LF (§0). */
-static bool js_space(utf8proc_int32_t cp)
-{
-	switch (cp) {
-	case 0x09:
-	case 0x0A:
-	case 0x0B:
-	case 0x0C:
-	case 0x0D:
-	case 0x20:
-	case 0xA0:
-	case 0x1680:
-	case 0x2028:
-	case 0x2029:
-	case 0x202F:
-	case 0x205F:
-	case 0x3000:
-	case 0xFEFF:
-		return true;
-	default:
-		return cp >= 0x2000 && cp <= 0x200A;
-	}
-}
-
 /* Is there whitespace (or the end) at s[i]? */
 static bool space_or_end(const char *s, size_t len, size_t i)
 {
@@ -131,7 +107,7 @@ static bool space_or_end(const char *s, size_t len, size_t i)
 	utf8proc_int32_t cp;
 	utf8proc_ssize_t n =
 	        utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(len - i), &cp);
-	return n > 0 && js_space(cp);
+	return n > 0 && utf8_js_space((unsigned int)cp);
 }
 
 static bool url_start(const char *s, size_t len, size_t i)

@@ -13,6 +13,7 @@
 
 #include "common/phrase.h"
 #include "common/strbuf.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 static const struct phrase_entry phrases[] = {
@@ -37,30 +38,6 @@ const char *validator_list_name(enum validator_list list)
 }
 
 /* --- normalisation ----------------------------------------------------- */
-
-/* The JS \s set (§0) minus LF, which stays a line break for <*> and the
- * list check. */
-static bool is_js_space_cp(utf8proc_int32_t cp)
-{
-	switch (cp) {
-	case 0x09:
-	case 0x0B:
-	case 0x0C:
-	case 0x0D:
-	case 0x20:
-	case 0xA0:
-	case 0x1680:
-	case 0x2028:
-	case 0x2029:
-	case 0x202F:
-	case 0x205F:
-	case 0x3000:
-	case 0xFEFF:
-		return true;
-	default:
-		return cp >= 0x2000 && cp <= 0x200A;
-	}
-}
 
 static utf8proc_int32_t typographic_to_ascii(utf8proc_int32_t cp)
 {
@@ -94,7 +71,8 @@ static utf8proc_int32_t typographic_to_ascii(utf8proc_int32_t cp)
 	case 0xFF0D:
 		return '-';
 	default:
-		return is_js_space_cp(cp) ? ' ' : cp;
+		/* JS \s but LF, which stays a line break for the patterns */
+		return cp != 0x0A && utf8_js_space((unsigned int)cp) ? ' ' : cp;
 	}
 }
 

@@ -256,6 +256,20 @@ static void test_utf16(void **state)
 	assert_int_equal(utf8_utf16_prefix("\xC3\xA9\xC3\xA9", 4, 1), 2);
 }
 
+/* The set TypeScript peers trim by: every member, and its neighbours out. */
+static void test_js_space(void **state)
+{
+	(void)state;
+	const unsigned int in[] = {0x09,   0x0A,   0x0B,   0x0C,   0x0D,   0x20,   0xA0,   0x1680,
+	                           0x2000, 0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF};
+	for (size_t i = 0; i < sizeof in / sizeof in[0]; i++)
+		assert_true(utf8_js_space(in[i]));
+	const unsigned int out[] = {0x08,   0x0E,   0x1F,   0x21,   'a',    0x85,  0x180E,
+	                            0x200B, 0x2027, 0x202A, 0x2060, 0x3001, 0xFEFE};
+	for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
+		assert_false(utf8_js_space(out[i]));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -268,6 +282,7 @@ int main(void)
 	        cmocka_unit_test(test_copy),
 	        cmocka_unit_test(test_trim_partial),
 	        cmocka_unit_test(test_utf16),
+	        cmocka_unit_test(test_js_space),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
