@@ -682,11 +682,12 @@ static void do_owner(struct prs *s)
 	char target[WSP_REPO_FULL_MAX + 48], key[WSP_KEY_MAX + 1];
 	target_of(target, sizeof target, owner, repo, "pr", s->pr.number);
 	wsp_pr_key(key, sizeof key, "owner", owner, repo, s->pr.number, NULL, NULL);
-	char text[DECISION_REASON_MAX + 200];
+	char text[DECISION_REASON_MAX + PLAN_LOGIN_MAX + 200];
+	/* the owner's login, when known, is mentioned: GitHub notifies them */
 	snprintf(text, sizeof text,
-	         "This pull request is left to the workspace's owner: %s. An approving review "
+	         "This pull request is left to the workspace's owner%s%s: %s. An approving review "
 	         "from the owner lets me merge it.",
-	         s->v.d.reason);
+	         w->owner_login[0] ? " @" : "", w->owner_login, s->v.d.reason);
 	w->n.handed_over++;
 	wsp_tell_owner(w, "%s: %s", s->pr.html_url, s->v.d.reason);
 	struct wsp_send snd = {.target = target, .text = text, .key = key};

@@ -490,6 +490,7 @@ static void test_review_timeout(void **state)
 	struct wsfix fx;
 	wsfix_open(&fx);
 	fx.review_timeout_ms = 1500;
+	fx.owner_login = "host";
 	wsfix_agents(&fx, 3, 0, 0);
 	g_plan = wsfix_plan(&fx, "Greetings", 3);
 	const int order[] = {0, 1, 2};
@@ -505,6 +506,8 @@ static void test_review_timeout(void **state)
 		cycle_all(&fx);
 	}
 	assert_int_equal(comments_with(&fx, pr.number, "left to the workspace's owner"), 1);
+	/* the owner is mentioned by login, so GitHub notifies them */
+	assert_int_equal(comments_with(&fx, pr.number, "left to the workspace's owner @host: "), 1);
 	/* the owner's approval merges it */
 	review(&fx, fx.host, &pr, "APPROVE", "LGTM", NULL);
 	for (int k = 0; k < 40; k++) {

@@ -262,6 +262,7 @@ void wsfix_agent_open(struct wsfix *fx, int i, int64_t claim_ttl_ms, int64_t orp
 	                       .review = review_asked,
 	                       .review_timeout_ms = fx->review_timeout_ms,
 	                       .max_revisions = fx->max_revisions,
+	                       .owner_login = fx->owner_login,
 	                       .store = store_of,
 	                       .llm = a->llm,
 	                       .ledger = a->llm ? &a->ledger : NULL,

@@ -90,6 +90,7 @@ struct wsfix {
 	/* the engine's review timeout and revision bound (0: the defaults) */
 	int64_t review_timeout_ms;
 	int max_revisions;
+	const char *owner_login; /* OWNER_GITHUB_USERNAME; NULL: unknown */
 };
 
 /* A redis-server of the test's (stopped by support_redis_free) and its URL
