@@ -18,13 +18,15 @@
 #
 # Knobs (environment): DAY_S (a day's time limit, default 240),
 # CYCLE_MS (the agents' plan cycle, default 1000), REVIEW_TIMEOUT_MS
-# (default 20000), KEEP=1 keeps the work directory.
+# (default 20000), RESTARTS=0 (no agent is killed: each RSS line is one
+# process's from start to end), KEEP=1 keeps the work directory.
 set -euo pipefail
 BUILD=${1:-build}
 DAYS=${2:-5}
 DAY_S=${DAY_S:-240}
 CYCLE_MS=${CYCLE_MS:-1000}
 REVIEW_TIMEOUT_MS=${REVIEW_TIMEOUT_MS:-20000}
+RESTARTS=${RESTARTS:-1}
 [ "$DAYS" -ge 1 ] 2>/dev/null || { echo "workweek: DAYS must be a number >= 1" >&2; exit 2; }
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$SRC"
@@ -181,7 +183,7 @@ for day in $(seq "$DAYS"); do
     open=$(echo "$s" | jq '[.repos[0].issues[] | select(.pull and .pull.state=="open")] | length')
     [ "$st" = closed ] && [ "$open" = 0 ] && break
     # even days: once the day's first PR is open, one agent dies and comes back
-    if [ $((day % 2)) -eq 0 ] && [ $killed = no ] && [ "$open" -ge 1 ]; then
+    if [ "$RESTARTS" != 0 ] && [ $((day % 2)) -eq 0 ] && [ $killed = no ] && [ "$open" -ge 1 ]; then
       v=$(( (day / 2) % 3 ))
       kill -KILL "${apid[$v]}"; wait "${apid[$v]}" 2>/dev/null || true
       start_agent $v
