@@ -10,6 +10,7 @@
 #include "common/json.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 static void lower_into(char *dst, size_t cap, const char *s)
@@ -425,18 +426,6 @@ bool wsp_plan_covers(const char *body, int n)
 	return false;
 }
 
-/* The byte length of at most max bytes of s, not cutting a UTF-8
- * sequence. */
-static size_t utf8_cut(const char *s, size_t max)
-{
-	size_t n = strlen(s);
-	if (n <= max)
-		return n;
-	while (max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
-		max--;
-	return max;
-}
-
 char *wsp_synthesis_prompt(const char *owner, const char *repo, const cJSON *issues, int *nums,
                            size_t cap, size_t *n)
 {
@@ -464,7 +453,7 @@ char *wsp_synthesis_prompt(const char *owner, const char *repo, const cJSON *iss
 			first = false;
 		}
 		const char *body = json_string_or(it, "body", "");
-		size_t cut = utf8_cut(body, WSP_SYNTH_BODY_MAX);
+		size_t cut = utf8_cut(body, strlen(body), WSP_SYNTH_BODY_MAX);
 		sb_printf(&list, "%s%.*s%s\n\n", first ? "" : "\n", (int)cut, body,
 		          cut < strlen(body) ? " […]" : "");
 	}
@@ -981,7 +970,7 @@ char *wsp_feedback_body(int sentinel, const struct wsp_sentinel_comment *c, size
 		if (one.len > room) {
 			if (used == 0 && room > 0) {
 				/* the first comment alone is too long: its start */
-				size_t cut = utf8_cut(sb_cstr(&one), room);
+				size_t cut = utf8_cut(sb_cstr(&one), one.len, room);
 				sb_append(&sb, sb_cstr(&one), cut);
 				sb_puts(&sb, "\n[…]\n");
 				used++;
