@@ -134,6 +134,26 @@ static void review(void *ud, const char *owner, const char *repo, int64_t pr, co
 		ghconv_review(g, owner, repo, pr, head);
 }
 
+/* The open-issue scan's issues go to the GitHub conversations, which
+ * walk them like a notification's thread. */
+static enum wsp_consider consider(void *ud, const char *owner, const char *repo, int64_t number,
+                                  int64_t updated_ms)
+{
+	struct svc_ws *s = ud;
+	struct ghconv *g = s->ctx.ghconv ? s->ctx.ghconv(s->ctx.ud) : NULL;
+	if (!g)
+		return WSP_CONSIDER_LATER;
+	switch (ghconv_consider_issue(g, owner, repo, number, updated_ms)) {
+	case GHCONV_CONSIDER_QUEUED:
+		return WSP_CONSIDER_QUEUED;
+	case GHCONV_CONSIDER_DECIDED:
+		return WSP_CONSIDER_DECIDED;
+	case GHCONV_CONSIDER_LATER:
+		break;
+	}
+	return WSP_CONSIDER_LATER;
+}
+
 static void poke_fire(uv_timer_t *t)
 {
 	struct svc_ws *s = t->data;
@@ -282,6 +302,7 @@ static void *start(const struct ga_svc_ctx *ctx, struct ga_err *err)
 	                       .room_say = room_say,
 	                       .thread_say = thread_say,
 	                       .review = review,
+	                       .consider = consider,
 	                       .room_agents = room_agents,
 	                       .owner_login = ctx->cfg->owner_github,
 	                       .review_timeout_ms = review_timeout,

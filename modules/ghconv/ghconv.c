@@ -89,6 +89,9 @@ struct item {
 	struct ghconv_review_out rout;  /* the model's review */
 	bool have_rout;
 	bool reviewed; /* outbound sent it */
+	/* an open issue of a watched workspace (ghconv_consider_issue) */
+	bool ws_issue;
+	int64_t issue_updated_ms; /* updated_at: the scan's, then the walk's read */
 };
 
 /* A GitHub call of ours (cancelled on free). */
@@ -134,7 +137,8 @@ struct ghconv {
 	/* state */
 	int64_t since_ms;
 	struct ghconv_seen seen;
-	struct item *queue; /* by due time */
+	struct ghconv_seen issues; /* decided issue states (ghconv_issue_id) */
+	struct item *queue;        /* by due time */
 	size_t nqueue;
 	struct item *active;
 	struct gcall *calls;
@@ -179,6 +183,7 @@ static void save_state(struct ghconv *g)
 	cJSON_AddNumberToObject(o, "format", 1);
 	cJSON_AddNumberToObject(o, "sinceMs", (double)g->since_ms);
 	cJSON_AddItemToObject(o, "seen", ghconv_seen_to_json(&g->seen));
+	cJSON_AddItemToObject(o, "issues", ghconv_seen_to_json(&g->issues));
 	struct ga_err err = {{0}};
 	if (state_save(g->c.st, GHCONV_STATE_NAME, o, time_now_ms(), &err) != 0)
 		log_kv(LOG_LEVEL_WARN, LOG_COMP, "state not saved", "error", err.msg);
@@ -195,6 +200,7 @@ static void load_state(struct ghconv *g)
 		return;
 	g->since_ms = json_int_or(o, "sinceMs", 0);
 	ghconv_seen_from_json(&g->seen, cJSON_GetObjectItemCaseSensitive(o, "seen"));
+	ghconv_seen_from_json(&g->issues, cJSON_GetObjectItemCaseSensitive(o, "issues"));
 	cJSON_Delete(o);
 }
 
@@ -265,6 +271,23 @@ static struct item *queued(struct ghconv *g, const char *key, bool review)
 	if (g->active && g->active->review == review && strcasecmp(g->active->key, key) == 0)
 		return g->active;
 	return NULL;
+}
+
+/* A new item about owner/repo#number (key: its thread key); review: a
+ * review of the pull request rather than a reply. */
+static struct item *item_new(const char *key, const char *owner, const char *repo, int64_t number,
+                             enum gh_ref_kind kind, bool review, const char *reason)
+{
+	struct item *it = xcalloc(1, sizeof *it);
+	it->review = review;
+	snprintf(it->key, sizeof it->key, "%s", key);
+	snprintf(it->conv, sizeof it->conv, "github:%s%s", key, review ? ":review" : "");
+	snprintf(it->ref.owner, sizeof it->ref.owner, "%s", owner);
+	snprintf(it->ref.repo, sizeof it->ref.repo, "%s", repo);
+	it->ref.number = number;
+	it->ref.kind = kind;
+	snprintf(it->reason, sizeof it->reason, "%s", reason);
+	return it;
 }
 
 static void enqueue(struct ghconv *g, struct item *it)
@@ -341,6 +364,9 @@ static void on_issue(void *ud, const struct gh_result *r)
 		return;
 	}
 	it->issue = cJSON_Duplicate(r->json, 1);
+	int64_t up = 0;
+	if (time_parse_iso(json_string_or(r->json, "updated_at", ""), &up) == 0 && up > 0)
+		it->issue_updated_ms = up; /* the state this walk reads */
 	struct gcall *nc = call_new(g, CALL_COMMENTS);
 	struct ga_err err = {{0}};
 	it->st = IT_FETCH_COMMENTS;
@@ -574,18 +600,60 @@ static const struct ghconv_comment *walked_comment(const struct item *it)
 	return it->t.n ? &it->t.comments[it->t.n - 1] : &it->t.issue;
 }
 
+/* An issue the open-issue scan alone brought is walked only when the
+ * decision answers it and a person opened it: else one decision says why
+ * (0), and the thread is handled. */
+static int scan_skip(struct ghconv *g, struct item *it)
+{
+	if (!it->ws_issue || it->notif_id[0])
+		return -1;
+	struct decision d;
+	if (it->v.respond && ghconv_is_agent(&it->t.issue, g->login, &it->peers))
+		decision_set(&d, VERDICT_INFO, "agent_issue",
+		             "open-issue scan: %s was opened by %s, an agent: the scan answers "
+		             "people; not walked",
+		             it->key, it->t.issue.login[0] ? it->t.issue.login : "?");
+	else if (!it->v.respond)
+		decision_set(&d, VERDICT_INFO, it->v.rule,
+		             "open-issue scan: no reply to %s: %s; not walked", it->key,
+		             it->v.reason);
+	else
+		return -1;
+	note(g, it, it->conv, STAGE_EVENT, &d);
+	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "scanned issue not walked", "thread", it->key, "rule",
+	       d.rule, "reason", d.reason);
+	g->stats.silences++;
+	finish(g, true);
+	return 0;
+}
+
 static void after_cleanup(struct ghconv *g)
 {
 	struct item *it = g->active;
 	forget_deleted(it);
 	ghconv_effective_peers(&it->t, g->login, (const char *const *)g->peers, g->c.npeers,
 	                       &it->peers);
-	ghconv_decide(&it->t, g->login, &it->peers, NULL, &it->v);
+	struct ghconv_opts opts = {.workspace_issue = it->ws_issue};
+	ghconv_decide(&it->t, g->login, &it->peers, &opts, &it->v);
+	if (scan_skip(g, it) == 0)
+		return;
 	const struct ghconv_comment *tc = walked_comment(it);
 	message_id(it, tc, it->trigger_id, sizeof it->trigger_id);
 	it->trigger_comment = tc->id;
 	snprintf(it->trigger_peer, sizeof it->trigger_peer, "%s",
 	         ghconv_is_agent(tc, g->login, &it->peers) ? tc->login : "");
+	if (it->ws_issue) {
+		struct decision d;
+		char iso[TIME_ISO_LEN + 1];
+		decision_set(&d, VERDICT_INFO, "open_issue_scan",
+		             "%s is an open issue of the watched workspace %s/%s, from the "
+		             "open-issue scan%s (§4.3 option \"workspace issue\"; updated %s)",
+		             it->key, it->ref.owner, it->ref.repo,
+		             it->notif_id[0] ? " and a notification" : "",
+		             it->issue_updated_ms > 0 ? time_format_iso(it->issue_updated_ms, iso)
+		                                      : "?");
+		note(g, it, NULL, STAGE_EVENT, &d);
+	}
 
 	/* The thread into the conversation store, oldest first: the gate's
 	 * derived chain and the validator's echo window read it. */
@@ -889,20 +957,58 @@ void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_
 		       "pull", key);
 		return;
 	}
-	struct item *it = xcalloc(1, sizeof *it);
-	it->review = true;
-	snprintf(it->key, sizeof it->key, "%s", key);
-	snprintf(it->conv, sizeof it->conv, "github:%s:review", key);
-	snprintf(it->ref.owner, sizeof it->ref.owner, "%s", owner);
-	snprintf(it->ref.repo, sizeof it->ref.repo, "%s", repo);
-	it->ref.number = pr;
-	it->ref.kind = GH_REF_PULL;
-	snprintf(it->reason, sizeof it->reason, "review_requested");
+	struct item *it = item_new(key, owner, repo, pr, GH_REF_PULL, true, "review_requested");
 	it->due_ms = now;
 	enqueue(g, it);
 	g->stats.threads_seen++;
 	log_kv(LOG_LEVEL_INFO, LOG_COMP, "review queued", "pull", key);
 	next_item(g);
+}
+
+enum ghconv_consider ghconv_consider_issue(struct ghconv *g, const char *owner, const char *repo,
+                                           int64_t number, int64_t updated_ms)
+{
+	if (!g || g->quiesced)
+		return GHCONV_CONSIDER_LATER;
+	if (!owner || !repo || !gh_valid_owner(owner) || !gh_valid_repo(repo) || number <= 0) {
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "issue not considered", "error",
+		       "not an issue (owner, repo, number)");
+		return GHCONV_CONSIDER_DECIDED;
+	}
+	char id[GHCONV_ISSUE_ID_LEN + 1], key[CONV_KEY_MAX];
+	ghconv_issue_id(owner, repo, number, id);
+	if (ghconv_seen_has(&g->issues, id, updated_ms))
+		return GHCONV_CONSIDER_DECIDED;
+	ghconv_thread_key(owner, repo, number, key, sizeof key);
+	struct item *it = queued(g, key, false);
+	if (it) {
+		/* one walk per thread: a queued one (a notification's) takes the
+		 * option; a walking one read the thread already, and a newer
+		 * state comes back on the next scan */
+		if (it != g->active) {
+			it->ws_issue = true;
+			if (updated_ms > it->issue_updated_ms)
+				it->issue_updated_ms = updated_ms;
+		}
+		return GHCONV_CONSIDER_QUEUED;
+	}
+	if (g->nqueue >= GHCONV_MAX_QUEUE) {
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "queue full: issue left for a later scan",
+		       "thread", key);
+		return GHCONV_CONSIDER_LATER;
+	}
+	it = item_new(key, owner, repo, number, GH_REF_ISSUE, false, "workspace_issue");
+	it->ws_issue = true;
+	it->issue_updated_ms = updated_ms;
+	int64_t delay =
+	        ghconv_stagger_ms(g->agent_name, key, g->c.stagger_min_ms, g->c.stagger_span_ms);
+	it->due_ms = time_now_ms() + delay;
+	enqueue(g, it);
+	g->stats.threads_seen++;
+	log_kv(LOG_LEVEL_INFO, LOG_COMP, "thread queued", "thread", key, "reason",
+	       "workspace_issue", "stagger_ms", LOG_INT(delay));
+	next_item(g);
+	return GHCONV_CONSIDER_QUEUED;
 }
 
 /* ---- compose (§4.5) ---------------------------------------------------------------------------
@@ -1238,9 +1344,15 @@ static void start_model(struct ghconv *g, struct item *it)
 	char *system = skills_system_prompt(g->c.soul_text, self, skill);
 	free(skill);
 	free(self);
-	char source[160];
-	snprintf(source, sizeof source, "a GitHub notification (reason: %s)",
-	         it->reason[0] ? it->reason : "?");
+	char source[GH_OWNER_MAX + GH_REPO_MAX + 200];
+	if (it->ws_issue && !it->notif_id[0])
+		snprintf(source, sizeof source,
+		         "an open issue of %s/%s, a workspace you watch; nobody asked you by "
+		         "name: answer when you can help the person who opened it",
+		         it->ref.owner, it->ref.repo);
+	else
+		snprintf(source, sizeof source, "a GitHub notification (reason: %s)",
+		         it->reason[0] ? it->reason : "?");
 	char *user = it->review ? review_prompt(it)
 	                        : ghconv_prompt(&it->t, g->login, &it->peers, &it->v, source);
 	struct llm_message msg = {.role = LLM_ROLE_USER, .content = user};
@@ -1522,6 +1634,17 @@ static void finish(struct ghconv *g, bool handled)
 	if (!it)
 		return;
 	uv_timer_stop(g->timer);
+	if (handled && !g->quiesced && !it->review && it->have_thread && it->issue_updated_ms > 0) {
+		/* this state of the issue is decided: the scan does not bring
+		 * it back until it changes */
+		char id[GHCONV_ISSUE_ID_LEN + 1];
+		ghconv_issue_id(it->ref.owner, it->ref.repo, it->ref.number, id);
+		ghconv_seen_put(&g->issues, id, it->issue_updated_ms);
+		if (!it->notif_id[0]) {
+			g->stats.handled++;
+			save_state(g);
+		}
+	}
 	if (!handled || !it->notif_id[0] || g->quiesced) {
 		g->active = NULL;
 		item_free(it);
@@ -1613,14 +1736,10 @@ static void on_list(void *ud, const struct gh_result *r)
 			       "thread", key);
 			continue;
 		}
-		it = xcalloc(1, sizeof *it);
-		it->review = review;
-		snprintf(it->key, sizeof it->key, "%s", key);
-		snprintf(it->conv, sizeof it->conv, "github:%s%s", key, review ? ":review" : "");
-		it->ref = nf.ref;
+		it = item_new(key, nf.ref.owner, nf.ref.repo, nf.ref.number, nf.ref.kind, review,
+		              nf.reason);
 		snprintf(it->notif_id, sizeof it->notif_id, "%s", nf.id);
 		it->notif_updated_ms = nf.updated_ms;
-		snprintf(it->reason, sizeof it->reason, "%s", nf.reason);
 		/* The stagger orders agents answering one thread; a review is
 		 * asked of one reviewer, so it has nobody to wait for. */
 		int64_t delay = review ? 0

@@ -76,8 +76,30 @@
  *      walk with its decision; ghconv_review then leaves that head of the
  *      PR for GHCONV_REVIEW_RETRY_MS (a new head is reviewed at once).
  *
- * State: the state file "ghconv" holds the notification cursor and the seen
- * set (GHCONV_SEEN_MAX entries, the oldest forgotten first).
+ * The open-issue scan (ghconv_consider_issue; the workspace module hands
+ * the open issues of a watched workspace that a person opened, a few per
+ * cycle): such an issue is queued like a notification's thread (the same
+ * stagger, one item per thread: a notification of the same thread joins
+ * it) and walked the same way, with the §4.3 option "workspace issue", so
+ * an issue nobody mentioned us in is answered (rule workspace_issue, low
+ * urgency). Where the decision is no (our comment is the latest, the
+ * issue is closed or finished, we said enough) or the issue's author is
+ * an agent, an issue that came from the scan alone is not walked: one
+ * decision (platform github, id "github:<owner>/<repo>#<n>") says why.
+ * A walk that came from the scan records a decision "open_issue_scan"
+ * (stage event) under the walked message's id before the pipeline's own,
+ * so `general-agent why` tells where it came from. Once a walk of an
+ * issue ends (answered, silent, not walked), the issue's updated_at as
+ * the walk read it is remembered (ghconv_issue_id, in the state file):
+ * the scan's next hand of that unchanged issue is GHCONV_CONSIDER_DECIDED,
+ * across restarts too; any change (a comment, ours included, an edit)
+ * makes it new. A walk that failed on the way is not remembered: the
+ * scan brings the issue back.
+ *
+ * State: the state file "ghconv" holds the notification cursor, the seen
+ * set (GHCONV_SEEN_MAX entries, the oldest forgotten first) and the
+ * decided issue states (GHCONV_SEEN_MAX, one per issue, the oldest
+ * forgotten first).
  *
  * Bounds: GHCONV_MAX_QUEUE threads queued (more wait, unread, for a later
  * poll); GHCONV_MAX_NOTIFS notifications a poll; GHCONV_MAX_CALLS GitHub
@@ -176,6 +198,20 @@ void ghconv_poll(struct ghconv *g, void (*done)(void *ud), void *ud);
  * caller asks again on its next cycle). */
 void ghconv_review(struct ghconv *g, const char *owner, const char *repo, int64_t pr,
                    const char *head);
+
+/* What ghconv_consider_issue made of an issue. */
+enum ghconv_consider {
+	GHCONV_CONSIDER_QUEUED,  /* queued now, or queued or walking already */
+	GHCONV_CONSIDER_DECIDED, /* this state of the issue was decided (or it is not one) */
+	GHCONV_CONSIDER_LATER,   /* the queue is full or the engine stops: ask again later */
+};
+
+/* An open issue of a watched workspace, from the workspace's open-issue
+ * scan (§3.14.5, §4.1 "workspace issue"): nobody needs to have mentioned
+ * the agent. updated_ms is the issue's updated_at as the scan listed it.
+ * See "The open-issue scan" above. */
+enum ghconv_consider ghconv_consider_issue(struct ghconv *g, const char *owner, const char *repo,
+                                           int64_t number, int64_t updated_ms);
 
 struct ghconv_stats {
 	uint64_t polls;         /* notification lists fetched */

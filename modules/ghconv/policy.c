@@ -114,6 +114,17 @@ void ghconv_thread_key(const char *owner, const char *repo, int64_t number, char
 	snprintf(buf, cap, "%s/%s#%" PRId64, owner, repo, number);
 }
 
+void ghconv_issue_id(const char *owner, const char *repo, int64_t number,
+                     char out[GHCONV_ISSUE_ID_LEN + 1])
+{
+	char key[GH_OWNER_MAX + GH_REPO_MAX + 32], hex[SHA256_HEX_LEN + 1];
+	ghconv_thread_key(owner, repo, number, key, sizeof key);
+	for (char *p = key; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	sha256_hex(key, strlen(key), hex);
+	snprintf(out, GHCONV_ISSUE_ID_LEN + 1, "i:%.24s", hex);
+}
+
 int ghconv_thread_parse(const char *owner, const char *repo, int64_t number, const cJSON *issue,
                         const cJSON *comments, struct ghconv_thread *out, struct ga_err *err)
 {
@@ -815,6 +826,16 @@ void ghconv_seen_add(struct ghconv_seen *s, const char *id, int64_t updated_ms)
 	s->next = (slot + 1) % GHCONV_SEEN_MAX;
 	if (s->n < GHCONV_SEEN_MAX)
 		s->n++;
+}
+
+void ghconv_seen_put(struct ghconv_seen *s, const char *id, int64_t updated_ms)
+{
+	for (size_t i = 0; id && i < s->n; i++)
+		if (strcmp(s->e[i].id, id) == 0) {
+			s->e[i].updated_ms = updated_ms;
+			return;
+		}
+	ghconv_seen_add(s, id, updated_ms);
 }
 
 cJSON *ghconv_seen_to_json(const struct ghconv_seen *s)

@@ -28,7 +28,9 @@
  *   the prompt      ghconv_prompt (§4.5 step 4): the thread as the model
  *                   reads it;
  *   the seen set    a bounded ring of notification (thread id, updated_at)
- *                   pairs already handled, persisted by the engine.
+ *                   pairs already handled, persisted by the engine; a
+ *                   second one holds the issue states the open-issue scan
+ *                   decided (ghconv_issue_id, updated_at).
  *
  * Choices beyond the spec, each for a stated reason:
  *   - "mentions @login" needs a name boundary after the login, so "@ada"
@@ -132,6 +134,14 @@ void ghconv_thread_free(struct ghconv_thread *t);
 
 /* "owner/repo#n" (the §4 conversation key) into buf. */
 void ghconv_thread_key(const char *owner, const char *repo, int64_t number, char *buf, size_t cap);
+
+/* The id an issue's decided state is remembered under in a seen set
+ * (the open-issue scan, ghconv.h ghconv_consider_issue): "i:" and 24 hex
+ * digits of SHA-256 of the lower-cased "owner/repo#n" (fits
+ * GHCONV_NOTIF_ID_MAX, never a notification's all-digit id). */
+#define GHCONV_ISSUE_ID_LEN 26
+void ghconv_issue_id(const char *owner, const char *repo, int64_t number,
+                     char out[GHCONV_ISSUE_ID_LEN + 1]);
 
 /* --- peers ------------------------------------------------------------------------ */
 
@@ -251,6 +261,9 @@ struct ghconv_seen {
 bool ghconv_seen_has(const struct ghconv_seen *s, const char *id, int64_t updated_ms);
 /* Adds (or refreshes) the pair; when full the oldest entry is overwritten. */
 void ghconv_seen_add(struct ghconv_seen *s, const char *id, int64_t updated_ms);
+/* Keeps one state per id: an entry of id takes updated_ms in place; else
+ * as ghconv_seen_add. */
+void ghconv_seen_put(struct ghconv_seen *s, const char *id, int64_t updated_ms);
 /* [{"id","updated"}], oldest first. Caller frees. */
 cJSON *ghconv_seen_to_json(const struct ghconv_seen *s);
 /* Replaces s with what a (ghconv_seen_to_json form) holds; malformed

@@ -349,16 +349,24 @@ int wsp_issue_brief(const cJSON *issue, struct wsp_issue_brief *out)
 	return 0;
 }
 
+/* What b is when it is not a plain issue (hygiene and the scan leave
+ * it), else NULL. */
+static const char *not_plain(const struct wsp_issue_brief *b)
+{
+	return b->pull         ? "pull request"
+	       : b->plan       ? "plan"
+	       : b->finished   ? "finished sentinel"
+	       : b->discussion ? "discussion"
+	                       : NULL;
+}
+
 enum wsp_hygiene wsp_issue_hygiene(const struct wsp_issue_brief *b, const char *me, int64_t now_ms,
                                    int64_t handled_ms, int64_t stale_ms, struct decision *d)
 {
-	if (b->pull || b->plan || b->finished || b->discussion) {
+	const char *kind = not_plain(b);
+	if (kind) {
 		decision_set(d, VERDICT_INFO, "issue_kept", "#%d is a %s: hygiene leaves it",
-		             b->number,
-		             b->pull       ? "pull request"
-		             : b->plan     ? "plan"
-		             : b->finished ? "finished sentinel"
-		                           : "discussion");
+		             b->number, kind);
 		return WSP_HYG_KEEP;
 	}
 	int64_t quiet = b->updated_ms > 0 ? now_ms - b->updated_ms : 0;
@@ -380,6 +388,66 @@ enum wsp_hygiene wsp_issue_hygiene(const struct wsp_issue_brief *b, const char *
 	decision_set(d, VERDICT_INFO, "issue_kept", "#%d is active (quiet for %" PRId64 " min)",
 	             b->number, quiet / 60000);
 	return WSP_HYG_KEEP;
+}
+
+bool wsp_engage_candidate(const struct wsp_issue_brief *b, const char *me,
+                          const struct wsp_agents *agents, struct decision *d)
+{
+	struct decision tmp;
+	if (!d)
+		d = &tmp;
+	const char *kind = not_plain(b);
+	if (kind) {
+		decision_set(d, VERDICT_DROP, "not_an_issue",
+		             "#%d is a %s: not answered by the scan", b->number, kind);
+		return false;
+	}
+	if (!b->author[0] || (me && strcasecmp(b->author, me) == 0) ||
+	    (agents && wsp_agents_has(agents, b->author))) {
+		decision_set(d, VERDICT_DROP, "agent_issue", "#%d was opened by %s", b->number,
+		             !b->author[0]                          ? "an unknown author"
+		             : me && strcasecmp(b->author, me) == 0 ? "us"
+		                                                    : "a known agent");
+		return false;
+	}
+	if (b->last_commenter[0] && me && strcasecmp(b->last_commenter, me) == 0) {
+		decision_set(d, VERDICT_DROP, "awaiting_others", "#%d: our comment is the latest",
+		             b->number);
+		return false;
+	}
+	decision_set(d, VERDICT_PASS, "workspace_issue", "#%d was opened by %s, a person",
+	             b->number, b->author);
+	return true;
+}
+
+size_t wsp_engage(const struct wsp_issue_brief *b, size_t n, const char *owner, const char *repo,
+                  const char *me, const struct wsp_agents *agents, size_t max,
+                  wsp_consider_fn consider, void *ud)
+{
+	if (!consider || max == 0 || n == 0)
+		return 0;
+	size_t *order = xcalloc(n, sizeof *order), k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!wsp_engage_candidate(&b[i], me, agents, NULL))
+			continue;
+		size_t j = k++;
+		while (j > 0 && b[order[j - 1]].number < b[i].number) {
+			order[j] = order[j - 1];
+			j--;
+		}
+		order[j] = i;
+	}
+	size_t queued = 0;
+	for (size_t i = 0; i < k && queued < max; i++) {
+		const struct wsp_issue_brief *x = &b[order[i]];
+		enum wsp_consider c = consider(ud, owner, repo, x->number, x->updated_ms);
+		if (c == WSP_CONSIDER_LATER)
+			break;
+		if (c == WSP_CONSIDER_QUEUED)
+			queued++;
+	}
+	free(order);
+	return queued;
 }
 
 int wsp_sentinel_pick(const struct wsp_issue_brief *b, size_t n)

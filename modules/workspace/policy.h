@@ -173,6 +173,38 @@ enum wsp_hygiene { WSP_HYG_KEEP, WSP_HYG_HANDLED, WSP_HYG_STALE };
 enum wsp_hygiene wsp_issue_hygiene(const struct wsp_issue_brief *b, const char *me, int64_t now_ms,
                                    int64_t handled_ms, int64_t stale_ms, struct decision *d);
 
+/* --- open-issue engagement (§3.14.5, plan step 12) ---------------------------------------- */
+
+/* Issues handed to the GitHub conversations per workspace a cycle. */
+#define WSP_ENGAGE_PER_CYCLE 3
+
+/* What the GitHub conversations made of an open issue handed to them. */
+enum wsp_consider {
+	WSP_CONSIDER_QUEUED,  /* queued (or queued already): it counts against the bound */
+	WSP_CONSIDER_DECIDED, /* this state of it (its updated_at) was decided: nothing to do */
+	WSP_CONSIDER_LATER,   /* no room now: nothing more this cycle */
+};
+/* Hands owner/repo#number, whose updated_at is updated_ms, to be
+ * considered for an answer. */
+typedef enum wsp_consider (*wsp_consider_fn)(void *ud, const char *owner, const char *repo,
+                                             int64_t number, int64_t updated_ms);
+
+/* May the open-issue scan hand b: an issue (not a pull request) that is
+ * not a plan, a finished sentinel or a discussion, opened by a person
+ * (neither me nor a known agent), whose latest comment, when known, is not
+ * ours? d (may be NULL) says why not. */
+bool wsp_engage_candidate(const struct wsp_issue_brief *b, const char *me,
+                          const struct wsp_agents *agents, struct decision *d);
+
+/* The open-issue scan of one workspace: the candidates of b (n of them)
+ * newest first (by number), each handed to consider until max were
+ * queued or consider says LATER. An issue whose state was decided
+ * (DECIDED) does not count, so a new issue behind many answered ones is
+ * still reached. Returns how many were queued. */
+size_t wsp_engage(const struct wsp_issue_brief *b, size_t n, const char *owner, const char *repo,
+                  const char *me, const struct wsp_agents *agents, size_t max,
+                  wsp_consider_fn consider, void *ud);
+
 /* The finished sentinel rule (§3.14.4, discovered by label so every agent
  * sees the same): of the open issues labelled finished, the oldest is the
  * sentinel (the others are duplicates to close). Returns its index, or -1

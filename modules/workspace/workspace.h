@@ -33,7 +33,8 @@
  *   6. the lifecycle (wsp_life.c): the finished sentinel found by label,
  *      made or reactivated; plan synthesis from open issues and the
  *      closing of the issues the new plan names; the health check; stale
- *      and handled issues closed;
+ *      and handled issues closed; the open issues a person opened handed
+ *      to the GitHub conversations to answer (config consider);
  *   7. recovery (wsp_recover.c): the notice of a task that failed too
  *      often; a claim that lapsed (another agent's, no PR marker and no
  *      open PR of its branch, its latest marker older than the orphan
@@ -99,6 +100,7 @@
 #include <uv.h>
 
 #include "common/err.h"
+#include "modules/workspace/policy.h"
 #include "modules/workspace/watch.h"
 
 #define WSP_CYCLE_MS         180000 /* plan awareness (§3.6) */
@@ -186,6 +188,14 @@ struct wsp_config {
 	 * reviewer, or the next one after a timeout) and that has no review
 	 * of ours on its head. The callee dedups. May be NULL. */
 	void (*review)(void *ud, const char *owner, const char *repo, int64_t pr, const char *head);
+	/* The open-issue scan (§3.14.5, plan step 12; wsp_life_step): the
+	 * open issues of a workspace that is not finished that a person
+	 * opened (policy.h wsp_engage_candidate) go here, newest first, at
+	 * most WSP_ENGAGE_PER_CYCLE queued per workspace a cycle — to the
+	 * GitHub conversations (ghconv_consider_issue), which remember what
+	 * they decided per updated_at. May be NULL: no open-issue
+	 * engagement. */
+	wsp_consider_fn consider;
 	/* Say text in the room (a merge, a plan complete), through outbound
 	 * under key (the same key: said once). -1 when not in a room. May be
 	 * NULL. */

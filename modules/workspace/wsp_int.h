@@ -268,7 +268,13 @@ void wsp_recover_step(struct wsp *w, wsp_step_fn next, void *ud);
  *             closed "Rolled into plan #N", the others left open;
  *   hygiene   an issue (not a PR, plan, sentinel or discussion) quiet for
  *             stale_ms (memo: 3/7 of it) is closed; one quiet for
- *             handled_ms whose latest comment is ours is closed.
+ *             handled_ms whose latest comment is ours is closed;
+ *   engage    no sentinel: the issues a person opened (wsp_engage) go to
+ *             config consider, newest first, WSP_ENGAGE_PER_CYCLE queued
+ *             at most; the GitHub conversations walk and answer them (no
+ *             lock here: the stagger orders agents, each reads the others'
+ *             comments first; the reply decision and outbound's key keep
+ *             cycles and restarts from answering twice).
  * Every act under a coordination lock "life:<o>/<r>#<n>" left to lapse,
  * through outbound with a key; a decision each. Never acted (next gets
  * false): the plans are not changed. Nothing while paused. */

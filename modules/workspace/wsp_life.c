@@ -2,7 +2,8 @@
  * found by its label, reactivated by new work, made once when all planned
  * work is done (after the model's health check); plan synthesis from open
  * issues, closing only those the new plan names; handled and stale issues
- * closed. See wsp_int.h (wsp_life_step). */
+ * closed; the issues people opened handed to the GitHub conversations
+ * (config consider). See wsp_int.h (wsp_life_step). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -719,6 +720,22 @@ static void rolled(struct wsp *w, const struct wsp_ref *ws, const struct wsp_iss
 	life_save(w);
 }
 
+/* §3.14.5 open-issue engagement (a workspace that is not finished): the
+ * issues people opened go to the GitHub conversations, a few a cycle. */
+static void engage(struct wsp *w, const struct wsp_ref *ws, const struct wsp_issue_brief *b,
+                   size_t n)
+{
+	if (!w->c.consider)
+		return;
+	struct wsp_agents ag;
+	wsp_workspace_agents(w, ws->owner, ws->repo, &ag);
+	size_t q = wsp_engage(b, n, ws->owner, ws->repo, w->login, &ag, WSP_ENGAGE_PER_CYCLE,
+	                      w->c.consider, w->c.ud);
+	if (q)
+		log_kv(LOG_LEVEL_INFO, LOG_COMP, "open issues handed to the GitHub conversations",
+		       "repo", ws->repo, "count", LOG_INT((int64_t)q));
+}
+
 /* What the open issues of one workspace call for (issues: GitHub's list,
  * b: the same read). */
 static void life_decide(struct wsp *w, const struct wsp_ref *ws, const cJSON *issues,
@@ -752,6 +769,7 @@ static void life_decide(struct wsp *w, const struct wsp_ref *ws, const cJSON *is
 		                                           "pending") &&
 		         due(w, ws->owner, ws->repo, "synthMs", WSP_SYNTH_COOLDOWN_MS))
 			life_start(w, ws, LIFE_SYNTH, 0, 0, NULL, issues);
+		engage(w, ws, b, n);
 	}
 	rolled(w, ws, b, n);
 	/* §3.14.5: handled and stale issues */

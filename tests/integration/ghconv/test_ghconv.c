@@ -29,7 +29,11 @@
  *     hunks, numbered, and the tests line) and its github_review_pr becomes
  *     one review with an inline comment on the line it named; the review
  *     asked again, before and after a restart, is not made twice for the
- *     same head; a new head (a revision) gets a new review.
+ *     same head; a new head (a revision) gets a new review;
+ *   - the open-issue scan of a watched workspace: a person's issue that
+ *     mentions nobody is answered once (the story of the walk names the
+ *     scan), an issue whose latest comment is ours is not walked, and
+ *     neither later cycles nor a restart answer again.
  *
  * Timing: the poll is 1 s and the stagger a few seconds (GA_GITHUB_*);
  * the GitHub client keeps its real spacing (1 s, 5 s between writes).
@@ -130,7 +134,8 @@ static void start_agent_home(struct agent *a, struct ghfake *gh, const char *nam
 	char err[256];
 	if (!a->home)
 		a->home = home_new();
-	a->llm = llmfake_new(err, sizeof err);
+	if (!a->llm) /* a test may make and script it before the start */
+		a->llm = llmfake_new(err, sizeof err);
 	if (!a->llm)
 		fail_msg("llmfake: %s", err);
 	char url[128], llm[128], nm[64], lg[64], tk[64], span[64];
@@ -779,6 +784,7 @@ static void test_review_requested(void **state)
 	stop_agent(&a);
 	proc_cleanup(&a.p);
 	llmfake_free(a.llm);
+	a.llm = NULL;
 	start_agent_home(&a, f, "Ada", "ada-bot", TOK_ADA, false, SHORT_SPAN);
 	request_review(f, n);
 	if (!WAIT_UNTIL(decided_count(&a, "reviewed_head") >= 2, WAIT_MS)) {
@@ -811,6 +817,148 @@ static void test_review_requested(void **state)
 	ghfake_free(f);
 }
 
+/* Did model request i offer the comment tool (a reply's rounds do; plan
+ * synthesis and the health check do not)? */
+static bool offers_comment(struct llmfake *m, size_t i)
+{
+	cJSON *req = llmfake_request(m, i);
+	const cJSON *t;
+	bool yes = false;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(req, "tools"))
+	{
+		const char *name = cJSON_GetStringValue(
+		        cJSON_GetObjectItem(cJSON_GetObjectItem(t, "function"), "name"));
+		yes = yes || (name && strcmp(name, "github_create_issue_comment") == 0);
+	}
+	cJSON_Delete(req);
+	return yes;
+}
+
+static size_t comment_rounds(struct llmfake *m)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < llmfake_calls(m); i++)
+		k += offers_comment(m, i);
+	return k;
+}
+
+/* The user message of the first reply round. Caller frees. */
+static char *reply_prompt(struct llmfake *m)
+{
+	for (size_t i = 0; i < llmfake_calls(m); i++)
+		if (offers_comment(m, i))
+			return user_message(m, i);
+	return NULL;
+}
+
+/* Waits until the agent made k more reads of acme/widgets's issues (a
+ * workspace cycle makes two or more: the plans, the open issues; about
+ * 7 s a cycle with the GitHub client's spacing). */
+static bool wait_reads(struct ghfake *f, size_t k)
+{
+	size_t reads = ghfake_count(f, "GET", "/repos/acme/widgets/issues", 0);
+	return WAIT_UNTIL(ghfake_count(f, "GET", "/repos/acme/widgets/issues", 0) >= reads + k,
+	                  WAIT_MS);
+}
+
+/* The open-issue scan (§3.14.5): acme/widgets is a watched workspace; a
+ * person opens an issue there and mentions nobody: no notification
+ * reaches the agent, the workspace cycle hands the issue to the GitHub
+ * conversations, and the agent comments once (the walk's story says it
+ * came from the scan). An issue whose latest comment is ours is not
+ * walked. Later cycles and a restart add nothing. (That a changed issue is
+ * handed again is test_ws_life_policy's test_engage.) */
+static void test_workspace_issue(void **state)
+{
+	(void)state;
+	struct ghfake *f = fake();
+	int64_t answered = ghfake_add_issue(f, "acme", "widgets", "bob", "Old question",
+	                                    "Which license is this under?");
+	ghfake_add_comment(f, "acme", "widgets", answered, "ada-bot",
+	                   "MIT, see LICENSE.\n\n<!-- ga:chain=1 key=lic1 -->");
+	int64_t n = ghfake_add_issue(f, "acme", "widgets", "alice", "Dark mode",
+	                             "Could the site have a dark mode?");
+	struct agent a = {0};
+	a.home = home_new();
+	char mem[1024], err[256];
+	snprintf(mem, sizeof mem, "%s/memory", a.home);
+	mkdir(mem, 0700);
+	home_write(a.home, "memory/watched_workspaces.json",
+	           "{\"version\":\"0\",\"savedAt\":\"2026-11-23T10:00:00.000Z\",\"data\":"
+	           "{\"format\":1,\"workspaces\":[{\"owner\":\"acme\",\"repo\":\"widgets\","
+	           "\"source\":\"owner\",\"thread\":\"\",\"discoveredMs\":1,"
+	           "\"polledMs\":0,\"plans\":[]}],\"unwatched\":[]}}");
+	home_write(a.home, ".env", "GA_WS_CYCLE_MS=1000\n");
+	a.llm = llmfake_new(err, sizeof err);
+	assert_non_null(a.llm);
+	script_comment(a.llm, n, "A dark theme fits: the colours are CSS variables already.");
+	start_agent_home(&a, f, "Ada", "ada-bot", TOK_ADA, false, SHORT_SPAN);
+	if (!WAIT_UNTIL(ghfake_comment_count(f, "acme", "widgets", n) >= 1, WAIT_MS)) {
+		dump(&a);
+		fail_msg("no comment on the workspace issue");
+	}
+	char *body = posted_body(f, n, TOK_ADA);
+	if (!body || !strstr(body, "A dark theme fits") || !strstr(body, "<!-- ga:chain=1 key="))
+		fail_msg("the comment: '%s'", body ? body : "(none)");
+	free(body);
+	/* the model was told where the issue came from */
+	char *user = reply_prompt(a.llm);
+	if (!user || !strstr(user, "a workspace you watch") ||
+	    !strstr(user, "Could the site have a dark mode?"))
+		fail_msg("the prompt:\n%s", user ? user : "(none)");
+	free(user);
+	/* our comment changed the issue: the next cycle reads it again and
+	 * finds ours the latest, without a walk */
+	if (!WAIT_UNTIL(decided_count(&a, "awaiting_others") >= 2, WAIT_MS)) {
+		dump(&a);
+		fail_msg("the issues whose latest comment is ours were not decided");
+	}
+	wait_reads(f, 4);
+	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n), 1);
+	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", answered), 1);
+	assert_int_equal(comment_rounds(a.llm), 2); /* one reply: the call, then "Done." */
+	/* each decided once: an unchanged issue is not walked again */
+	assert_int_equal(decided_count(&a, "awaiting_others"), 2);
+	assert_int_equal(decided_count(&a, "open_issue_scan"), 1);
+	char *d = home_read(a.home, "memory/decisions.jsonl");
+	assert_non_null(d);
+	char line[96];
+	snprintf(line, sizeof line, "open-issue scan: no reply to acme/widgets#%lld: the latest",
+	         (long long)n);
+	assert_non_null(strstr(d, line));
+	assert_null(strstr(d, "Which license is this under?")); /* the answered one: no walk */
+	free(d);
+	/* `why` tells the walk: the scan, then one walk answered */
+	char id[128], why[4096];
+	assert_int_equal(story_id_of(a.home, "Could the site have a dark mode", id, sizeof id), 0);
+	if (!story_is_one_walk(a.home, id, "answered", why, sizeof why))
+		fail_msg("%s", why);
+	char *out = NULL, *errs = NULL;
+	assert_int_equal(
+	        proc_run(a.home, (const char *const[]){"why", id, NULL}, NULL, &out, &errs), 0);
+	if (!out || !strstr(out, "open-issue scan"))
+		fail_msg("`why %s` does not name the open-issue scan:\n%s", id, out ? out : "");
+	free(out);
+	free(errs);
+	/* a restart: the issues' decided states are remembered */
+	stop_agent(&a);
+	proc_cleanup(&a.p);
+	llmfake_free(a.llm);
+	a.llm = llmfake_new(err, sizeof err);
+	script_comment(a.llm, n, "A second answer that must not be posted.");
+	start_agent_home(&a, f, "Ada", "ada-bot", TOK_ADA, false, SHORT_SPAN);
+	if (!wait_reads(f, 4)) {
+		dump(&a);
+		fail_msg("no workspace cycles after the restart");
+	}
+	assert_int_equal(ghfake_comment_count(f, "acme", "widgets", n), 1);
+	assert_int_equal(comment_rounds(a.llm), 0);
+	assert_int_equal(decided_count(&a, "awaiting_others"), 2);
+	stop_agent(&a);
+	free_agent(&a);
+	ghfake_free(f);
+}
+
 /* Two executables (GHCONV_PART 1 and 2) so that ctest runs the halves side
  * by side: each waits mostly on GitHub's write spacing. */
 #ifndef GHCONV_PART
@@ -833,6 +981,9 @@ int main(void)
 	const struct CMUnitTest part3[] = {
 	        cmocka_unit_test(test_review_requested),
 	};
+	const struct CMUnitTest part4[] = {
+	        cmocka_unit_test(test_workspace_issue),
+	};
 	int rc = 0;
 	if (GHCONV_PART == 0 || GHCONV_PART == 1)
 		rc |= cmocka_run_group_tests_name("ghconv part 1", part1, NULL, NULL);
@@ -843,5 +994,7 @@ int main(void)
 			return GHCONV_PART == 3 ? 77 : rc;
 		rc |= cmocka_run_group_tests_name("ghconv part 3", part3, NULL, NULL);
 	}
+	if (GHCONV_PART == 0 || GHCONV_PART == 4)
+		rc |= cmocka_run_group_tests_name("ghconv part 4", part4, NULL, NULL);
 	return rc;
 }

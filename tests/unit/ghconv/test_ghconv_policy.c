@@ -564,6 +564,26 @@ static void test_seen_and_since(void **state)
 	free(s);
 	free(r);
 
+	/* the decided issue states: one per issue, any case of its name */
+	char i1[GHCONV_ISSUE_ID_LEN + 1], i2[GHCONV_ISSUE_ID_LEN + 1], i3[GHCONV_ISSUE_ID_LEN + 1];
+	ghconv_issue_id("acme", "widgets", 1, i1);
+	ghconv_issue_id("ACME", "Widgets", 1, i2);
+	ghconv_issue_id("acme", "widgets", 11, i3);
+	assert_int_equal(strlen(i1), GHCONV_ISSUE_ID_LEN);
+	assert_true(strlen(i1) < GHCONV_NOTIF_ID_MAX);
+	assert_string_equal(i1, i2);
+	assert_string_not_equal(i1, i3);
+	assert_true(strncmp(i1, "i:", 2) == 0);
+	struct ghconv_seen *is = calloc(1, sizeof *is);
+	ghconv_seen_put(is, i1, 100);
+	ghconv_seen_put(is, i3, 100);
+	ghconv_seen_put(is, i1, 200); /* changed: the new state replaces the old */
+	assert_int_equal(is->n, 2);
+	assert_true(ghconv_seen_has(is, i1, 200));
+	assert_false(ghconv_seen_has(is, i1, 100));
+	assert_true(ghconv_seen_has(is, i3, 100));
+	free(is);
+
 	int64_t up[] = {300, 100, 200, 0};
 	bool h1[] = {true, true, true, true};
 	assert_int_equal(ghconv_next_since(50, up, h1, 4), 300);

@@ -6,7 +6,9 @@
  * a finished workspace, a plan's coverage of an issue, and the synthesis
  * request (bounded, PRs and plans left out, bodies cut on UTF-8); the
  * sentinel verified: agreement, feedback (its issue's body, bounded),
- * activity elsewhere, a closed sentinel reopened once.
+ * activity elsewhere, a closed sentinel reopened once; the open-issue
+ * scan (which issues are handed, newest first, the bound, what was decided
+ * not handed again until it changes, a full queue).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -413,6 +415,127 @@ static void test_sentinel_closed(void **state)
 	assert_int_equal(wsp_sentinel_closed(&s, "bob-bot", &d), WSP_CLOSED_LEAVE);
 }
 
+/* The GitHub conversations as the scan sees them: a memory of decided
+ * issue states (number, updated_at) and a queue that may fill up. */
+struct consider_fake {
+	int handed[32];
+	size_t nhanded;
+	struct {
+		int number;
+		int64_t updated_ms;
+	} decided[32];
+	size_t ndecided;
+	size_t room; /* queued answers left before LATER */
+};
+
+static enum wsp_consider fake_consider(void *ud, const char *owner, const char *repo,
+                                       int64_t number, int64_t updated_ms)
+{
+	struct consider_fake *f = ud;
+	assert_string_equal(owner, "acme");
+	assert_string_equal(repo, "www-x");
+	for (size_t i = 0; i < f->ndecided; i++)
+		if (f->decided[i].number == number && f->decided[i].updated_ms == updated_ms)
+			return WSP_CONSIDER_DECIDED;
+	if (f->room == 0)
+		return WSP_CONSIDER_LATER;
+	f->room--;
+	f->handed[f->nhanded++] = (int)number;
+	return WSP_CONSIDER_QUEUED;
+}
+
+/* The handed issues: a walk decides each (its state is remembered). */
+static void fake_decide_all(struct consider_fake *f, const struct wsp_issue_brief *b, size_t n)
+{
+	for (size_t i = 0; i < f->nhanded; i++)
+		for (size_t j = 0; j < n; j++)
+			if (b[j].number == f->handed[i]) {
+				f->decided[f->ndecided].number = b[j].number;
+				f->decided[f->ndecided++].updated_ms = b[j].updated_ms;
+			}
+	f->nhanded = 0;
+}
+
+static void test_engage(void **state)
+{
+	(void)state;
+	struct wsp_issue_brief b[9];
+	struct decision d;
+	brief(1, "carol", NULL, "2026-01-01T00:00:00Z", &b[0]);       /* a person's */
+	brief(2, "carol", "plan", "2026-01-01T00:00:00Z", &b[1]);     /* a plan */
+	brief(3, "carol", "finished", "2026-01-01T00:00:00Z", &b[2]); /* a sentinel */
+	brief(4, "carol", "discussion", "2026-01-01T00:00:00Z", &b[3]);
+	brief(5, "ADA-bot", NULL, "2026-01-01T00:00:00Z", &b[4]); /* ours */
+	brief(6, "bea-bot", NULL, "2026-01-01T00:00:00Z", &b[5]); /* a known agent's */
+	brief(7, "dave", NULL, "2026-01-01T00:00:00Z", &b[6]);    /* a person's */
+	brief(8, "erin", NULL, "2026-01-01T00:00:00Z", &b[7]);    /* a person's, PR */
+	b[7].pull = true;
+	brief(9, "frank", NULL, "2026-01-01T00:00:00Z", &b[8]); /* our comment is the latest */
+	snprintf(b[8].last_commenter, sizeof b[8].last_commenter, "ada-bot");
+	struct wsp_agents ag = {0};
+	wsp_agents_add(&ag, "bea-bot");
+	/* which: people's plain issues only, each with a reason */
+	assert_true(wsp_engage_candidate(&b[0], "ada-bot", &ag, &d));
+	assert_string_equal(d.rule, "workspace_issue");
+	for (int i = 1; i < 4; i++) {
+		assert_false(wsp_engage_candidate(&b[i], "ada-bot", &ag, &d));
+		assert_string_equal(d.rule, "not_an_issue");
+	}
+	assert_false(wsp_engage_candidate(&b[4], "ada-bot", &ag, &d));
+	assert_string_equal(d.rule, "agent_issue");
+	assert_false(wsp_engage_candidate(&b[5], "ada-bot", &ag, &d));
+	assert_string_equal(d.rule, "agent_issue");
+	assert_true(wsp_engage_candidate(&b[5], "ada-bot", NULL, &d)); /* not known: a person */
+	assert_false(wsp_engage_candidate(&b[7], "ada-bot", &ag, &d));
+	assert_false(wsp_engage_candidate(&b[8], "ada-bot", &ag, &d));
+	assert_string_equal(d.rule, "awaiting_others");
+	assert_true(wsp_engage_candidate(&b[6], "ada-bot", &ag, NULL));
+
+	/* the bound: newest first, at most max queued a cycle */
+	struct consider_fake f = {.room = 100};
+	assert_int_equal(wsp_engage(b, 9, "acme", "www-x", "ada-bot", &ag, 1, fake_consider, &f),
+	                 1);
+	assert_int_equal(f.nhanded, 1);
+	assert_int_equal(f.handed[0], 7);
+	fake_decide_all(&f, b, 9);
+	/* the memory: #7 unchanged is decided, #1 is reached behind it */
+	assert_int_equal(wsp_engage(b, 9, "acme", "www-x", "ada-bot", &ag, 1, fake_consider, &f),
+	                 1);
+	assert_int_equal(f.handed[0], 1);
+	fake_decide_all(&f, b, 9);
+	/* nothing changed: nothing queued */
+	assert_int_equal(wsp_engage(b, 9, "acme", "www-x", "ada-bot", &ag, 3, fake_consider, &f),
+	                 0);
+	assert_int_equal(f.nhanded, 0);
+	/* #1 changed (a new comment): handed again, #7 not */
+	b[0].updated_ms += 60000;
+	assert_int_equal(wsp_engage(b, 9, "acme", "www-x", "ada-bot", &ag, 3, fake_consider, &f),
+	                 1);
+	assert_int_equal(f.handed[0], 1);
+	f.nhanded = 0;
+	/* a full queue stops the cycle: LATER is not counted, nothing after it */
+	struct consider_fake g = {.room = 1};
+	assert_int_equal(wsp_engage(b, 9, "acme", "www-x", "ada-bot", &ag, 3, fake_consider, &g),
+	                 1);
+	assert_int_equal(g.nhanded, 1);
+	assert_int_equal(g.handed[0], 7);
+	/* more candidates than the bound: the newest WSP_ENGAGE_PER_CYCLE */
+	struct wsp_issue_brief many[6];
+	for (int i = 0; i < 6; i++)
+		brief(20 + i, "carol", NULL, "2026-01-01T00:00:00Z", &many[i]);
+	struct consider_fake h = {.room = 100};
+	assert_int_equal(wsp_engage(many, 6, "acme", "www-x", "ada-bot", &ag, WSP_ENGAGE_PER_CYCLE,
+	                            fake_consider, &h),
+	                 WSP_ENGAGE_PER_CYCLE);
+	assert_int_equal(h.handed[0], 25);
+	assert_int_equal(h.handed[1], 24);
+	assert_int_equal(h.handed[2], 23);
+	/* nothing to hand to, or a bound of 0: nothing */
+	assert_int_equal(wsp_engage(many, 6, "acme", "www-x", "ada-bot", &ag, 3, NULL, NULL), 0);
+	assert_int_equal(wsp_engage(many, 6, "acme", "www-x", "ada-bot", &ag, 0, fake_consider, &h),
+	                 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -422,6 +545,7 @@ int main(void)
 	        cmocka_unit_test(test_synthesis_prompt), cmocka_unit_test(test_agreement),
 	        cmocka_unit_test(test_sentinel_judge),   cmocka_unit_test(test_feedback_bound),
 	        cmocka_unit_test(test_activity),         cmocka_unit_test(test_sentinel_closed),
+	        cmocka_unit_test(test_engage),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
