@@ -234,6 +234,21 @@ static void call_free(struct gcall *c)
 	free(c);
 }
 
+static void fetch_failed(struct ghconv *g, const struct gh_result *r, const char *what);
+
+/* A call of the active walk that did not start: c is NULL when
+ * GHCONV_MAX_CALLS were in flight, else err says why. The walk ends as
+ * after a transient failure (it comes back with the next cycle). */
+static void call_failed(struct ghconv *g, struct gcall *c, const struct ga_err *err,
+                        const char *what)
+{
+	struct gh_result fake = {.kind = GH_ERR_TRANSIENT};
+	snprintf(fake.msg, sizeof fake.msg, "%s", c ? err->msg : "too many GitHub calls in flight");
+	if (c)
+		call_free(c);
+	fetch_failed(g, &fake, what);
+}
+
 /* The end of a call about the active thread: the call is forgotten; the
  * active item, or NULL when the call was cancelled or none is active. */
 static struct item *call_end(void *ud, const struct gh_result *r, struct ghconv **gp)
@@ -370,14 +385,11 @@ static void on_issue(void *ud, const struct gh_result *r)
 	struct gcall *nc = call_new(g, CALL_COMMENTS);
 	struct ga_err err = {{0}};
 	it->st = IT_FETCH_COMMENTS;
-	nc->id = gh_comments_list(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number,
-	                          GHCONV_MAX_COMMENTS, on_comments, nc, &err);
-	if (!nc->id) {
-		call_free(nc);
-		struct gh_result fake = {.kind = GH_ERR_TRANSIENT};
-		snprintf(fake.msg, sizeof fake.msg, "%s", err.msg);
-		fetch_failed(g, &fake, "listing the comments");
-	}
+	if (nc)
+		nc->id = gh_comments_list(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number,
+		                          GHCONV_MAX_COMMENTS, on_comments, nc, &err);
+	if (!nc || !nc->id)
+		call_failed(g, nc, &err, "listing the comments");
 }
 
 static void start_review(struct ghconv *g, struct item *it);
@@ -392,14 +404,11 @@ static void start_item(struct ghconv *g, struct item *it)
 	it->st = IT_FETCH_ISSUE;
 	struct gcall *c = call_new(g, CALL_ISSUE);
 	struct ga_err err = {{0}};
-	c->id = gh_issue_get(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number, on_issue, c,
-	                     &err);
-	if (!c->id) {
-		call_free(c);
-		struct gh_result fake = {.kind = GH_ERR_TRANSIENT};
-		snprintf(fake.msg, sizeof fake.msg, "%s", err.msg);
-		fetch_failed(g, &fake, "fetching the issue");
-	}
+	if (c)
+		c->id = gh_issue_get(g->c.gh, it->ref.owner, it->ref.repo, it->ref.number, on_issue,
+		                     c, &err);
+	if (!c || !c->id)
+		call_failed(g, c, &err, "fetching the issue");
 }
 
 static void next_item(struct ghconv *g)
@@ -744,13 +753,8 @@ static void review_call(struct ghconv *g, enum call_kind kind, const char *what,
 	struct ga_err err = {{0}};
 	if (c)
 		c->id = start(g, it, c, &err);
-	if (c && c->id)
-		return;
-	if (c)
-		call_free(c);
-	struct gh_result fake = {.kind = GH_ERR_TRANSIENT};
-	snprintf(fake.msg, sizeof fake.msg, "%s", c ? err.msg : "too many GitHub calls in flight");
-	fetch_failed(g, &fake, what);
+	if (!c || !c->id)
+		call_failed(g, c, &err, what);
 }
 
 /* The end of a call of the review walk: the active item when GitHub
