@@ -178,6 +178,71 @@ static size_t stem_word(const char *w, size_t n, char out[ECHO_STEM_MAX_BYTES])
 	return len;
 }
 
+/* British spellings read as American ones, so "prioritise" and "prioritize",
+ * "behaviour" and "behavior", "centre" and "center" are one word: the same
+ * word written two ways is no new content. Lists, not patterns: "revise",
+ * "promise" and "advertise" are -ise in American English too, and turning
+ * them to -ize would part them from "revision" or "advertisement". out
+ * holds at least n + 1 bytes; returns the new length. */
+static size_t us_spelling(const char *w, size_t n, char *out)
+{
+	/* verbs written -ise or -ize (-yse or -yze), before the ending */
+	static const char *const ize[] = {
+	        "organ",    "real",    "recogn",    "apolog",   "critic",  "optim",   "priorit",
+	        "summar",   "normal",  "serial",    "author",   "util",    "final",   "minim",
+	        "maxim",    "custom",  "initial",   "synchron", "categor", "emphas",  "special",
+	        "standard", "visual",  "character", "capital",  "local",   "memor",   "modern",
+	        "penal",    "sanit",   "stabil",    "subsid",   "token",   "vandal",  "terror",
+	        "privat",   "global",  "legal",     "mobil",    "neutral", "harmon",  "jeopard",
+	        "public",   "scrutin", "hospital",  "central",  "digit",   "sympath", "anal",
+	        "paral",    "catal"};
+	static const char *const ending[] = {"ise",     "ised",     "ises", "ising",
+	                                     "isation", "isations", "iser", "isers",
+	                                     "yse",     "ysed",     "yses", "ysing"};
+	static const char *const our[] = {"colour",    "behaviour", "favour", "honour", "labour",
+	                                  "neighbour", "harbour",   "humour", "rumour", "flavour",
+	                                  "armour",    "endeavour", "vapour", "vigour", "odour"};
+	static const char *const word[][2] = {
+	        {"centre", "center"},       {"centres", "centers"},     {"metre", "meter"},
+	        {"metres", "meters"},       {"theatre", "theater"},     {"fibre", "fiber"},
+	        {"litre", "liter"},         {"litres", "liters"},       {"defence", "defense"},
+	        {"licence", "license"},     {"offence", "offense"},     {"catalogue", "catalog"},
+	        {"catalogues", "catalogs"}, {"dialogue", "dialog"},     {"dialogues", "dialogs"},
+	        {"programme", "program"},   {"programmes", "programs"}, {"grey", "gray"}};
+	memcpy(out, w, n);
+	out[n] = '\0';
+	if (n < 4)
+		return n;
+	for (size_t i = 0; i < sizeof word / sizeof word[0]; i++)
+		if (strcmp(word[i][0], out) == 0) {
+			size_t l = strlen(word[i][1]);
+			memcpy(out, word[i][1], l + 1);
+			return l;
+		}
+	if (memchr(w, 'u', n)) {
+		for (size_t i = 0; i < sizeof our / sizeof our[0]; i++) {
+			size_t l = strlen(our[i]);
+			if (n >= l && memcmp(our[i], w, l) == 0) { /* drop the u of -our */
+				memmove(out + l - 2, out + l - 1, n - l + 2);
+				return n - 1;
+			}
+		}
+	}
+	if (!memchr(w, 's', n))
+		return n;
+	for (size_t i = 0; i < sizeof ize / sizeof ize[0]; i++) {
+		size_t l = strlen(ize[i]);
+		if (n <= l || memcmp(ize[i], w, l) != 0)
+			continue;
+		for (size_t e = 0; e < sizeof ending / sizeof ending[0]; e++)
+			if (strcmp(ending[e], out + l) == 0) {
+				out[l + 1] = 'z';
+				return n;
+			}
+	}
+	return n;
+}
+
 struct winfo;
 struct bigram_ids;
 static struct winfo *winfo;
@@ -272,16 +337,20 @@ struct tokenizer {
 	size_t nexclude;
 	bool keep_fillers; /* instruction matching: agreement words are content there */
 	char word[ECHO_WORD_MAX_BYTES + 8];
-	size_t wlen; /* bytes in word */
-	size_t wcps; /* code points in word */
-	bool glued;  /* word follows digits with no separator ("10k", "30s") */
-	bool comma;  /* a comma stands between the previous word and this one */
+	size_t wlen;     /* bytes in word */
+	size_t wcps;     /* code points in word */
+	bool glued;      /* word follows digits with no separator ("10k", "30s") */
+	bool money;      /* a currency sign ($ £ € ¥) stands right before this word */
+	bool word_money; /* the word being flushed followed a currency sign */
+	bool comma;      /* a comma stands between the previous word and this one */
 	/* a number being read: "forty thousand", "2 hundred and 20", "1,500" */
 	bool num_on;
 	double num_total, num_cur;
-	int num_last;   /* class of its last word (enum num_class) */
-	bool num_small; /* one spelled word ≤ 10 ("two" in "the two causes") */
-	bool pending_a; /* "a" / "an" / "one" just read: "an hour" is 1 hour */
+	int num_last;     /* class of its last word (enum num_class) */
+	bool num_small;   /* one spelled word ≤ 10 ("two" in "the two causes") */
+	bool pending_a;   /* "a" / "an" / "one" just read: "an hour" is 1 hour */
+	bool pending_one; /* and it was "one" */
+	bool num_money;   /* the number being read is an amount of money ("$275m") */
 	/* who takes what: "Bob takes …", "Lin, can you …", "Ada is doing …" */
 	enum name_state name;
 	uint64_t name_id;
@@ -289,6 +358,10 @@ struct tokenizer {
 	uint64_t last_surface; /* surface id of the word behind the last token */
 	bool last_emitted;     /* and that word emitted the last token */
 	bool prev_as;          /* the previous word was "as" ("as well") */
+	bool additive_pending; /* "too", "either", "as well" just read: additive if a
+	                        * clause ends here ("races too.", "too and …"), not
+	                        * before a word ("too slow", "either … or", "as
+	                        * well as") */
 	struct strbuf *trace;  /* echo_stems_string(): the stems as text */
 };
 
@@ -345,7 +418,12 @@ enum {
 	WF_NEGATION = 1u << 21,
 	WF_STOP = 1u << 22,
 	WF_FILLER = 1u << 23,
-	WF_ORDINAL = 1u << 24, /* also an ordinal ("a second look") */
+	WF_ORDINAL = 1u << 24,      /* also an ordinal ("a second look") */
+	WF_BN = 1u << 25,           /* "2bn": a billion, glued to a figure */
+	WF_MONEY_M = 1u << 26,      /* "$275m": a million, glued to an amount of money */
+	WF_ONE = 1u << 27,          /* "one": says the figure 1 when no unit follows */
+	WF_ADDITIVE_END = 1u << 28, /* "too", "either": additive when they close a clause */
+	WF_CONJ = 1u << 29,         /* starts a clause: "and", "but", "because" … */
 };
 
 enum num_class { NUM_DIGITS, NUM_SMALL, NUM_TENS, NUM_HUNDRED, NUM_SCALE, NUM_FRACTION };
@@ -359,7 +437,7 @@ struct winfo {
 };
 
 struct bigram_ids {
-	uint64_t first, second, canonical;
+	uint64_t first, second, canonical; /* canonical 0: the pair is dropped */
 };
 
 static const struct {
@@ -452,17 +530,27 @@ static const struct {
         WLIST(WF_NEGATIVE, "stop", "stops", "prevent", "prevents", "avoid", "avoids", "without",
               "neither", "nobody", "nothing", "none", "lacks", "lack", "missing", "rather",
               "instead"),
-        WLIST(WF_NEGATION, "not", "no", "nor", "never", "cannot", "nope"),
+        /* Chat drops the apostrophe: "dont", "cant", "isnt" deny as "don't"
+         * does (each base word is a stop word, so "not" is all it adds). */
+        WLIST(WF_NEGATION, "not", "no", "nor", "never", "cannot", "nope", "dont", "doesnt", "didnt",
+              "cant", "couldnt", "wont", "wouldnt", "shouldnt", "isnt", "arent", "wasnt", "werent",
+              "hasnt", "havent", "hadnt", "aint"),
         WLIST(WF_A, "a", "an", "one"),
         WLIST(WF_AND, "and"),
         WLIST(WF_OF, "of"),
         WLIST(WF_K, "k"),
+        WLIST(WF_BN, "bn"),
+        WLIST(WF_MONEY_M, "m", "mn"),
+        WLIST(WF_ONE, "one"),
         WLIST(WF_IS, "is"),
         WLIST(WF_ASK, "can", "could", "would", "will"),
         WLIST(WF_YOU, "you"),
         WLIST(WF_I, "i"),
         WLIST(WF_MINE, "mine"),
-        WLIST(WF_ADDITIVE, "too", "either", "likewise"),
+        WLIST(WF_ADDITIVE, "likewise"),
+        WLIST(WF_ADDITIVE_END, "too", "either"),
+        WLIST(WF_CONJ, "and", "but", "or", "so", "because", "since", "then", "while", "yet",
+              "though", "although", "when"),
         WLIST(WF_AS, "as"),
         WLIST(WF_WELL, "well"),
         WLIST(WF_ORDINAL, "second"),
@@ -535,10 +623,13 @@ static void winfo_build(void)
 	char stem[ECHO_STEM_MAX_BYTES];
 	for (size_t i = 0; i < nbigram; i++) {
 		size_t sl = stem_word(bigrams[i][2], strlen(bigrams[i][2]), stem);
-		bigram_tab[i] =
-		        (struct bigram_ids){echo_word_id(bigrams[i][0], strlen(bigrams[i][0])),
-		                            echo_word_id(bigrams[i][1], strlen(bigrams[i][1])),
-		                            synonym(echo_word_id(stem, sl))};
+		const struct winfo *cw =
+		        winfo_get(echo_word_id(bigrams[i][2], strlen(bigrams[i][2])));
+		bigram_tab[i] = (struct bigram_ids){
+		        echo_word_id(bigrams[i][0], strlen(bigrams[i][0])),
+		        echo_word_id(bigrams[i][1], strlen(bigrams[i][1])),
+		        /* a stop word as the canonical ("per cent" = "percent"): both go */
+		        cw && (cw->flags & WF_STOP) ? 0 : synonym(echo_word_id(stem, sl))};
 	}
 }
 
@@ -672,8 +763,9 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 			              (z->num_total + z->num_cur) * unit);
 			return true;
 		}
-		if (glued && (f & WF_K)) {
-			z->num_total += z->num_cur * 1e3;
+		/* "10k", "2bn", "$275m" ("5m" alone may be minutes or metres) */
+		if (glued && ((f & (WF_K | WF_BN)) || ((f & WF_MONEY_M) && z->num_money))) {
+			z->num_total += z->num_cur * ((f & WF_K) ? 1e3 : (f & WF_BN) ? 1e9 : 1e6);
 			z->num_cur = 0;
 			z->num_last = NUM_SCALE;
 			z->num_small = false;
@@ -720,14 +812,19 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 			num_start(z, wi->num, NUM_FRACTION, false);
 			return true;
 		}
+		/* "three-to-one" has said what "3-1" says */
+		if (z->pending_one)
+			add_number(z->d, number_id("#", 1), true);
 	}
 	if (f & WF_A) {
 		z->pending_a = true;
+		z->pending_one = f & WF_ONE;
 		return true;
 	}
 	double v;
 	if (parse_digits(w, n, &v)) {
 		num_start(z, v, NUM_DIGITS, false);
+		z->num_money = z->word_money;
 		return true;
 	}
 	if (f & WF_NUM) {
@@ -765,7 +862,10 @@ static void track_roles(struct tokenizer *z, uint32_t f, bool comma)
 		z->name = NAME_ASK;
 	else if ((st == NAME_IS && (f & WF_ASSIGN_IS)) || (st == NAME_ASK && (f & WF_YOU)))
 		add_assigned(z->d, z->name_id);
-	if ((f & WF_ADDITIVE) || (z->prev_as && (f & WF_WELL)))
+	if (z->additive_pending && (f & WF_CONJ)) /* "races too and …" */
+		z->d->additive = true;
+	z->additive_pending = (f & WF_ADDITIVE_END) || (z->prev_as && (f & WF_WELL));
+	if (f & WF_ADDITIVE)
 		z->d->additive = true;
 	z->prev_as = f & WF_AS;
 }
@@ -778,7 +878,18 @@ static bool bigram(struct tokenizer *z, uint64_t id)
 	for (size_t i = 0; i < nbigram; i++) {
 		if (bigram_tab[i].second != id || bigram_tab[i].first != z->last_surface)
 			continue;
-		z->d->tok[z->d->ntok - 1] = bigram_tab[i].canonical;
+		if (bigram_tab[i].canonical) {
+			z->d->tok[z->d->ntok - 1] = bigram_tab[i].canonical;
+		} else {
+			z->d->ntok--;
+			if (z->trace) { /* the first word's stem goes from the trace too */
+				size_t len = z->trace->len;
+				while (len > 0 && z->trace->buf[len - 1] != ' ')
+					len--;
+				z->trace->len = len > 0 ? len - 1 : 0;
+				z->trace->buf[z->trace->len] = '\0';
+			}
+		}
 		z->last_emitted = false;
 		return true;
 	}
@@ -793,6 +904,8 @@ static void flush_word(struct tokenizer *z)
 	if (n == 0)
 		return;
 	z->glued = z->comma = false;
+	z->word_money = z->money;
+	z->money = false;
 	if (n > ECHO_WORD_MAX_BYTES)
 		n = ECHO_WORD_MAX_BYTES;
 	const char *w = z->word;
@@ -832,8 +945,9 @@ static void flush_word(struct tokenizer *z)
 			return;
 		}
 	}
-	char stem[ECHO_STEM_MAX_BYTES];
-	size_t sl = stem_word(w, n, stem);
+	char us[ECHO_WORD_MAX_BYTES + 1], stem[ECHO_STEM_MAX_BYTES];
+	size_t ul = us_spelling(w, n, us);
+	size_t sl = stem_word(us, ul, stem);
 	trace_stem(z, stem, sl);
 	emit(z, synonym(echo_word_id(stem, sl)));
 	z->last_surface = surface;
@@ -1020,6 +1134,13 @@ static void tokenize(struct tokenizer *z, const char *t, size_t n)
 			continue;
 		} else {
 			flush_word(z);
+			z->money =
+			        cp == '$' || cp == 0xA3 || cp == 0x20AC || cp == 0xA5; /* $ £ € ¥ */
+			if (z->additive_pending && cp > 0 && cp < 128 &&
+			    strchr(".,;:!?)\"", (int)cp)) {
+				z->d->additive = true;
+				z->additive_pending = false;
+			}
 			/* what sets a name apart as the one addressed: "Ben, can",
 			 * "Ben: can", "Ben — can" (a dash standing apart, not the
 			 * one inside "sign-in"; typographic dashes arrive as '-') */
@@ -1031,6 +1152,10 @@ static void tokenize(struct tokenizer *z, const char *t, size_t n)
 	}
 	flush_word(z);
 	num_flush(z, NULL);
+	if (z->additive_pending)
+		z->d->additive = true;
+	if (z->pending_a && z->pending_one)
+		add_number(z->d, number_id("#", 1), true);
 }
 
 static uint64_t mix64(uint64_t x)
@@ -1279,6 +1404,28 @@ static bool number_said(const struct echo_scope *sc, uint64_t id, uint64_t bare)
 	return false;
 }
 
+/* Whether c leaves out a figure some window message gave. With a figure
+ * nobody gave, c then changes a figure ("30 seconds" after "5 minutes",
+ * "1,100 pounds" after "1,200 pounds"); a figure added beside every figure
+ * already given ("… the rotation happened at 03:05") changes none and is
+ * weighed as new content, like any other new word. */
+static bool figure_left_out(const struct echo_scope *sc, const struct echo_doc *c)
+{
+	for (size_t m = 0; m < sc->nall; m++) {
+		const struct echo_doc *d = sc->all[m];
+		for (size_t k = 0; k < d->nnum; k++) {
+			if (d->num_said & (1u << k))
+				continue;
+			bool kept = false;
+			for (size_t j = 0; j < c->nnum && !kept; j++) /* num is unsorted */
+				kept = c->num[j] == d->num[k];
+			if (!kept)
+				return true;
+		}
+	}
+	return false;
+}
+
 /* The share of new stems besides a new negation: what a candidate of the
  * other polarity adds to the sentence it denies ("… is not acceptable"
  * adds one word). */
@@ -1336,12 +1483,16 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 		r->new_artifact = !seen;
 	}
 	/* Meaning changes that share nearly every word with what was said: a
-	 * figure nobody gave ("30 seconds" after "5 minutes"), a task given to
+	 * figure nobody gave in place of one given ("30 seconds" after "5
+	 * minutes"), a task given to
 	 * a member who had none ("Bob takes the migration" after Ada took it),
 	 * the same point moved to something else ("the e2e suite races too"). */
-	for (size_t k = 0; k < c->nnum && !r->new_number; k++)
+	bool unsaid = false;
+	for (size_t k = 0; k < c->nnum && !unsaid; k++)
 		if (!(c->num_said & (1u << k)))
-			r->new_number = !number_said(sc, c->num[k], c->num_bare[k]);
+			unsaid = !number_said(sc, c->num[k], c->num_bare[k]);
+	r->new_number = unsaid && figure_left_out(sc, c);
+	r->added_number = unsaid && !r->new_number;
 	for (size_t k = 0; k < c->nassigned && !r->new_owner; k++)
 		r->new_owner = !has_u64(sc->owners, sc->nowners, c->assigned[k]);
 	r->transfer = c->additive && r->novelty >= ECHO_TRANSFER_NOVELTY_MIN;
@@ -1441,6 +1592,12 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 		         r->new_number  ? "new-number"
 		         : r->new_owner ? "new-owner"
 		                        : "transfer");
+		return;
+	}
+	/* A figure added beside the ones given is new content the scores
+	 * weighed; it is not borderline restating. */
+	if (r->added_number) {
+		snprintf(r->strategy_text, sizeof r->strategy_text, "added-number");
 		return;
 	}
 	/* A negation nobody used, or a closest message of the other polarity,

@@ -7,13 +7,16 @@
  *
  *   tokens   NFKC + case fold; Unicode-aware words (letters, digits, marks,
  *            '_'); contractions split ("I'll" → i + ll, "don't" → do + not),
- *            hyphens split; stop words and agreement fillers dropped; the
- *            negation kept as the token "not"; URLs kept whole as one token;
+ *            hyphens split; stop words, agreement fillers and attribution
+ *            ("told", "according to") dropped; the negation kept as the
+ *            token "not" ("dont", "isnt" too); URLs kept whole as one token;
  *            names of the window's authors dropped; figures read as one
- *            token ("10k" = "10,000" = "ten thousand" → #10000; "five
- *            minutes" = "300 seconds" → dur:300).
- *   stems    Snowball English (libstemmer), then the synonym table
- *            (echo_synonyms.def: word pairs and two-word entries).
+ *            token ("10k" = "10,000" = "ten thousand" → #10000; "$275m" =
+ *            "$275 million", "2bn", "7 per cent" = "7 percent", "one" says
+ *            1; "five minutes" = "300 seconds" → dur:300).
+ *   stems    British spellings read as American ("prioritise", "colour",
+ *            "centre"), Snowball English (libstemmer), then the synonym
+ *            table (echo_synonyms.def: word pairs and two-word entries).
  *   scores   LCS Dice over the token lists; TF-IDF cosine (binary TF,
  *            smoothed IDF over [candidate] + pool); pair = 0.4·dice +
  *            0.6·cosine; concept novelty = share of the candidate's unique
@@ -22,8 +25,10 @@
  *            fewer than 3 tokens                 → not echo ("none")
  *            a meaning change: a link or code span no pool message has
  *            ("new-artifact"), a figure no window message gave, host's
- *            included ("new-number"), a task given to a member who had
- *            none ("new-owner"), "… too" with ≥ 30 % new stems ("transfer")
+ *            included, while one they gave is left out: a changed figure
+ *            ("new-number"), a task given to a member who had none
+ *            ("new-owner"), "… too" closing a clause (not "too slow")
+ *            with ≥ 30 % new stems ("transfer")
  *                                                → not echo, not band
  *            SimHash distance ≤ 3 to a pairwise message of the same
  *            polarity whose stems cover the candidate's
@@ -34,6 +39,9 @@
  *            "without" … count) and novelty ≤ 0.5 → echo ("ensemble"); a
  *            question is compared with questions (with a statement only
  *            when pair ≥ 0.80)
+ *            a figure nobody gave beside every figure given ("added-
+ *            number") is new content for the scores above; otherwise
+ *                                                → not echo, not band
  *            otherwise                           → not echo; judge_band set
  *            when ≥ 2 pairwise messages and pair ≥ 0.35 with novelty <
  *            0.40 (the spec's band), pair ≥ 0.40 with novelty ≤ 0.5, or
@@ -129,12 +137,14 @@ struct echo_result {
 	int simhash_distance; /* smallest distance to a pairwise message, 64 if none */
 	bool question;
 	bool new_artifact;
-	bool judge_band; /* borderline: a model judge may decide */
-	bool attributed; /* names a window author and adds little: a summary */
-	bool new_number; /* a number or duration nobody in the window said */
-	bool new_owner;  /* gives a task to a member who had none */
-	bool transfer;   /* "… too": the same point about something new */
-	bool polarity;   /* the closest message says the opposite (one negates) */
+	bool judge_band;   /* borderline: a model judge may decide */
+	bool attributed;   /* names a window author and adds little: a summary */
+	bool new_number;   /* a figure nobody in the window said, in place of one said */
+	bool added_number; /* a figure nobody said, beside every figure said: new
+	                    * content for the scores, out of the band */
+	bool new_owner;    /* gives a task to a member who had none */
+	bool transfer;     /* "… too": the same point about something new */
+	bool polarity;     /* the closest message says the opposite (one negates) */
 	size_t candidate_tokens;
 	size_t pairwise_n, pool_n;
 };

@@ -367,8 +367,8 @@ static enum validator_verdict run_checks(int from, const char *text,
 			const struct echo_result *e = &d->echo;
 			echo = e->candidate_tokens < VALIDATOR_OPENER_MIN_TOKENS || e->echo ||
 			       e->judge_band ||
-			       (!e->new_number && !e->new_owner && !e->transfer &&
-			        !e->new_artifact && !e->polarity &&
+			       (!e->new_number && !e->added_number && !e->new_owner &&
+			        !e->transfer && !e->new_artifact && !e->polarity &&
 			        e->novelty <= VALIDATOR_OPENER_NOVELTY_MAX);
 			/* ... or a repetition of the host's words: agreement
 			 * followed by the question asked is no answer. Only the

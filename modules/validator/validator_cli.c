@@ -264,6 +264,7 @@ static void print_json(const struct validator_decision *d, const struct echo_res
 		cJSON_AddBoolToObject(s, "new_artifact", e->new_artifact);
 		cJSON_AddBoolToObject(s, "judge_band", e->judge_band);
 		cJSON_AddBoolToObject(s, "new_number", e->new_number);
+		cJSON_AddBoolToObject(s, "added_number", e->added_number);
 		cJSON_AddBoolToObject(s, "new_owner", e->new_owner);
 		cJSON_AddBoolToObject(s, "transfer", e->transfer);
 		cJSON_AddBoolToObject(s, "polarity", e->polarity);
@@ -301,9 +302,9 @@ static void print_text(const struct validator_decision *d, const struct echo_res
 	       e->simhash_distance, e->candidate_tokens, e->pairwise_n, e->pool_n);
 	printf("         question=%s new_artifact=%s judge_band=%s\n", e->question ? "yes" : "no",
 	       e->new_artifact ? "yes" : "no", e->judge_band ? "yes" : "no");
-	printf("         new_number=%s new_owner=%s transfer=%s polarity=%s\n",
-	       e->new_number ? "yes" : "no", e->new_owner ? "yes" : "no",
-	       e->transfer ? "yes" : "no", e->polarity ? "yes" : "no");
+	printf("         new_number=%s added_number=%s new_owner=%s transfer=%s polarity=%s\n",
+	       e->new_number ? "yes" : "no", e->added_number ? "yes" : "no",
+	       e->new_owner ? "yes" : "no", e->transfer ? "yes" : "no", e->polarity ? "yes" : "no");
 	if (matched_text)
 		printf("matched: %s\n", matched_text);
 }

@@ -183,8 +183,12 @@ static void test_portfolio_vector(void **state)
 	                    "serving stale numbers",
 	                    peers, 2, peers, 2, NULL, &r);
 	assert_false(r.echo);
-	assert_true(r.new_number);
-	assert_string_equal(r.strategy_text, "new-number");
+	/* added beside no figure given, it changes none: new content the
+	 * scores weigh, and out of the band */
+	assert_false(r.new_number);
+	assert_true(r.added_number);
+	assert_false(r.judge_band);
+	assert_string_equal(r.strategy_text, "added-number");
 	const char *timed[] = {"Portfolio data caching for 5 min should absorb burst traffic",
 	                       "We need monitoring for error rate and latency"};
 	echo_evaluate_texts("Caching portfolio data for five minutes absorbs burst traffic without "

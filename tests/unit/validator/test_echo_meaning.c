@@ -51,6 +51,18 @@ static void expect(struct echo_window *w, const char *cand, const char *rule)
 	validator_decision_clear(&d);
 }
 
+/* Each pair of texts reads as the same stems. */
+static void expect_same_stems(const char *const (*same)[2], size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *a = echo_stems_string(same[i][0]), *b = echo_stems_string(same[i][1]);
+		if (strcmp(a, b) != 0)
+			fail_msg("\"%s\" → %s but \"%s\" → %s", same[i][0], a, same[i][1], b);
+		free(a);
+		free(b);
+	}
+}
+
 static const char *const login[] = {
         "! sam: Login is getting hammered by credential stuffing. What do we do?",
         "> juno: Rate-limit the login endpoint per IP, 10 attempts a minute, and lock the account "
@@ -65,18 +77,144 @@ static void test_number_formats_read_as_one(void **state)
 	        {"half an hour", "30 minutes"},    {"two weeks", "14 days"},
 	        {"three months", "90 days"},       {"95 percent", "95%"},
 	        {"two hundred and twenty", "220"}, {"a month", "30 days"},
+	        {"$275m", "$275 million"},         {"2bn rows", "2 billion rows"},
+	        {"7 per cent", "7 percent"},       {"£5m", "5 million"},
 	};
-	for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
-		char *a = echo_stems_string(same[i][0]), *b = echo_stems_string(same[i][1]);
-		if (strcmp(a, b) != 0)
-			fail_msg("\"%s\" → %s but \"%s\" → %s", same[i][0], a, same[i][1], b);
-		free(a);
-		free(b);
-	}
+	expect_same_stems(same, sizeof same / sizeof same[0]);
 	char *s = echo_stems_string("the second quarter, a second look, 4.2.1");
 	assert_null(strstr(s, "dur:"));
 	assert_null(strstr(s, "#0.25"));
 	free(s);
+	/* "m" is a million only after a currency sign: "5m" may be minutes */
+	s = echo_stems_string("a 5m window");
+	assert_string_equal(s, "#5 window");
+	free(s);
+	/* "one" says the figure 1: "3-1" repeats "three-to-one" */
+	const char *vote[] = {"The vote in the committee was three-to-one against the change."};
+	struct echo_result r;
+	echo_evaluate_texts("The vote in the committee was 3-1 against the change.", vote, 1, vote,
+	                    1, NULL, &r);
+	assert_false(r.new_number);
+	assert_false(r.added_number);
+	assert_true(r.echo);
+}
+
+static void test_negation_without_apostrophe(void **state)
+{
+	static const char *const same[][2] = {
+	        {"we dont cache it", "we don't cache it"},
+	        {"it isnt stale", "it isn't stale"},
+	        {"the job cant finish", "the job can't finish"},
+	        {"the pods wont share it", "the pods won't share it"},
+	};
+	expect_same_stems(same, sizeof same / sizeof same[0]);
+	/* ... so it denies what a peer proposed, as "shouldn't" does */
+	static const char *const cache[] = {
+	        "! sam: The dashboard is slow at 9am.",
+	        "> bea: Cache the dashboard summary per team in Redis.",
+	        "> tomas: The export job holds a table lock every morning.", NULL};
+	struct echo_window *w = room(cache);
+	expect(w, "We shouldnt cache the dashboard summary per team in Redis.", "ok");
+	echo_window_free(w);
+}
+
+static void test_attribution_carries_no_content(void **state)
+{
+	/* who said it is not what was said: "told", "according to" are
+	 * dropped like "said" */
+	static const char *const same[][2] = {
+	        {"According to Ada, the cache is stale.", "Ada said the cache is stale."},
+	        {"Ada told Bob the cache is stale.", "Ada said to Bob the cache is stale."},
+	        {"The runbook stated the cache is stale.", "The runbook said the cache is stale."},
+	};
+	expect_same_stems(same, sizeof same / sizeof same[0]);
+}
+
+static void test_british_spelling(void **state)
+{
+	static const char *const same[][2] = {
+	        {"prioritise the colour of the centre panel",
+	         "prioritize the color of the center panel"},
+	        {"the organisation analysed its behaviour",
+	         "the organization analyzed its behavior"},
+	        {"a favourable licence for the programme", "a favorable license for the program"},
+	};
+	expect_same_stems(same, sizeof same / sizeof same[0]);
+	/* words that only look British stay apart */
+	char *a = echo_stems_string("four hours"), *b = echo_stems_string("for hours");
+	assert_string_not_equal(a, b);
+	free(a);
+	free(b);
+}
+
+static void test_additive_closes_a_clause(void **state)
+{
+	static const struct {
+		const char *text;
+		bool additive;
+	} cases[] = {
+	        {"The e2e suite shares one Redis database too.", true},
+	        {"The e2e suite races too and could fail the same way", true},
+	        {"Cache the summary as well", true},
+	        {"Likewise the export job holds a lock", true},
+	        {"The retries are too slow for the export job", false},
+	        {"Either cache the summary or precompute it", false},
+	        {"Cache the summary as well as the counters", false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct echo_doc d;
+		echo_doc_init(&d, cases[i].text, strlen(cases[i].text), NULL, 0);
+		if (d.additive != cases[i].additive)
+			fail_msg("additive %d, expected %d: %s", d.additive, cases[i].additive,
+			         cases[i].text);
+		echo_doc_clear(&d);
+	}
+}
+
+/* The detector's verdict and figure flags for cand against two peers. */
+static void expect_figures(const char *const peers[2], const char *cand, bool echo, bool band,
+                           bool new_number, bool added_number)
+{
+	struct echo_result r;
+	echo_evaluate_texts(cand, peers, 2, peers, 2, NULL, &r);
+	if (r.echo != echo || r.judge_band != band || r.new_number != new_number ||
+	    r.added_number != added_number)
+		fail_msg("echo %d band %d new %d added %d (%s), expected %d %d %d %d: %s", r.echo,
+		         r.judge_band, r.new_number, r.added_number, r.strategy_text, echo, band,
+		         new_number, added_number, cand);
+}
+
+static void test_added_figure_is_weighed(void **state)
+{
+	/* A figure beside the same words changes no figure given: the scores
+	 * decide, and here the rest restates. */
+	const char *const backup[] = {
+	        "The nightly backup job failed because the disk on the backup host was full.",
+	        "The disk filled up because old snapshots were never pruned."};
+	expect_figures(backup,
+	               "The nightly backup job failed because the 500 GB disk on the backup host "
+	               "was full.",
+	               true, false, false, true);
+	/* A figure in place of one given changes it. */
+	const char *const sized[] = {"The nightly backup job failed because the 500 GB disk on "
+	                             "the backup host was full.",
+	                             backup[1]};
+	expect_figures(sized,
+	               "The nightly backup job failed because the 800 GB disk on the backup host "
+	               "was full.",
+	               false, false, true, false);
+	/* Borderline wording with an added figure is new content, not the
+	 * band: the same sentence without the figure is borderline. */
+	const char *const cache[] = {"Cache the dashboard summary per team in Redis.",
+	                             "The export job holds a table lock every morning."};
+	expect_figures(cache,
+	               "Store each team's dashboard summary in Redis and let the pods read it from "
+	               "there.",
+	               false, true, false, false);
+	expect_figures(cache,
+	               "Store each team's dashboard summary in Redis and let the 6 pods read it "
+	               "from there.",
+	               false, false, false, true);
 }
 
 static void test_synonym_paraphrase_is_echo(void **state)
@@ -271,6 +409,11 @@ int main(void)
 	        cmocka_unit_test(test_number_formats_read_as_one),
 	        cmocka_unit_test(test_synonym_paraphrase_is_echo),
 	        cmocka_unit_test(test_changed_figure_is_new),
+	        cmocka_unit_test(test_added_figure_is_weighed),
+	        cmocka_unit_test(test_negation_without_apostrophe),
+	        cmocka_unit_test(test_attribution_carries_no_content),
+	        cmocka_unit_test(test_british_spelling),
+	        cmocka_unit_test(test_additive_closes_a_clause),
 	        cmocka_unit_test(test_other_owner_is_new),
 	        cmocka_unit_test(test_denial_leaves_the_band),
 	        cmocka_unit_test(test_openers_judge_what_follows),
