@@ -96,8 +96,8 @@ uint64_t gh_issues_list(struct gh_client *c, const char *owner, const char *repo
 	snprintf(what, sizeof what, "list the issues of %s/%s", owner, repo);
 	struct strbuf path;
 	sb_init(&path, QUERY_MAX);
-	char per_page[16];
-	snprintf(per_page, sizeof per_page, "%d", GH_PER_PAGE);
+	char per_page[24];
+	snprintf(per_page, sizeof per_page, "%zu", per_page_for(q->max_items));
 	if (sb_printf(&path, "/repos/%s/%s/issues", owner, repo) != 0 ||
 	    add_param(&path, "state", q->state) != 0 ||
 	    add_param(&path, "labels", q->labels) != 0 || add_param(&path, "sort", q->sort) != 0 ||
@@ -142,8 +142,8 @@ uint64_t gh_comments_list(struct gh_client *c, const char *owner, const char *re
 	         (long long)number);
 	struct strbuf path;
 	sb_init(&path, QUERY_MAX);
-	sb_printf(&path, "/repos/%s/%s/issues/%lld/comments?per_page=%d", owner, repo,
-	          (long long)number, GH_PER_PAGE);
+	sb_printf(&path, "/repos/%s/%s/issues/%lld/comments?per_page=%zu", owner, repo,
+	          (long long)number, per_page_for(max_items));
 	struct gh_req req = {.method = "GET", .what = what, .list = true, .max_items = max_items};
 	return call_with(c, &req, &path, cb, ud, err);
 }
@@ -238,8 +238,8 @@ uint64_t gh_search_issues(struct gh_client *c, const char *query, size_t max_ite
 		                   "characters");
 	struct strbuf path;
 	sb_init(&path, QUERY_MAX);
-	char per_page[16];
-	snprintf(per_page, sizeof per_page, "%d", GH_PER_PAGE);
+	char per_page[24];
+	snprintf(per_page, sizeof per_page, "%zu", per_page_for(max_items));
 	if (sb_puts(&path, "/search/issues") != 0 || add_param(&path, "q", query) != 0 ||
 	    add_param(&path, "per_page", per_page) != 0)
 		return too_long(&path, "search issues", err);

@@ -5,6 +5,7 @@
  */
 #include "adapters/github/etag.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,19 +15,22 @@ struct node {
 	struct node *prev, *next;
 	char *url, *tag, *body, *link;
 	size_t body_len, bytes;
+	uint64_t used; /* the cache's operation count at its last find or put */
 };
 
 struct gh_etags {
 	struct node *head, *tail;
 	size_t n, bytes;
-	size_t max_entries, max_bytes;
+	size_t max_entries, max_bytes, max_idle;
+	uint64_t ops; /* finds and puts so far */
 };
 
-struct gh_etags *gh_etags_new(size_t entries, size_t max_bytes)
+struct gh_etags *gh_etags_new(size_t entries, size_t max_bytes, size_t max_idle)
 {
 	struct gh_etags *c = xcalloc(1, sizeof *c);
 	c->max_entries = entries ? entries : 1;
 	c->max_bytes = max_bytes;
+	c->max_idle = max_idle;
 	return c;
 }
 
@@ -75,6 +79,15 @@ void gh_etags_free(struct gh_etags *c)
 	free(c);
 }
 
+/* One more operation; the entries idle for over max_idle operations go.
+ * The list is in recency order, so they are at its tail. */
+static void tick(struct gh_etags *c)
+{
+	c->ops++;
+	while (c->max_idle && c->tail && c->ops - c->tail->used > c->max_idle)
+		node_free(c, c->tail);
+}
+
 static struct node *find(struct gh_etags *c, const char *url)
 {
 	for (struct node *n = c->head; n; n = n->next)
@@ -85,9 +98,11 @@ static struct node *find(struct gh_etags *c, const char *url)
 
 bool gh_etag_find(struct gh_etags *c, const char *url, struct gh_etag_entry *out)
 {
+	tick(c);
 	struct node *n = find(c, url);
 	if (!n)
 		return false;
+	n->used = c->ops;
 	unlink_node(c, n);
 	push_front(c, n);
 	out->tag = n->tag;
@@ -107,6 +122,7 @@ void gh_etag_drop(struct gh_etags *c, const char *url)
 bool gh_etag_put(struct gh_etags *c, const char *url, const char *tag, const char *body,
                  size_t body_len, const char *link)
 {
+	tick(c);
 	gh_etag_drop(c, url);
 	size_t tl = tag ? strlen(tag) : 0;
 	size_t bytes =
@@ -125,6 +141,7 @@ bool gh_etag_put(struct gh_etags *c, const char *url, const char *tag, const cha
 	n->body_len = body_len;
 	n->link = link ? xstrdup(link) : NULL;
 	n->bytes = bytes;
+	n->used = c->ops;
 	push_front(c, n);
 	c->n++;
 	c->bytes += bytes;

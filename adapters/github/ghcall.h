@@ -188,14 +188,25 @@ static inline uint64_t write_json(struct gh_client *c, const char *method, const
 	return id;
 }
 
+/* The page size a list of at most max_items (0 = GH_DEFAULT_MAX_ITEMS)
+ * asks for: GH_PER_PAGE, or max_items when that is fewer. A page of 100
+ * when 10 are kept would be read, stored (ETag cache) and parsed on every
+ * poll for the 90 thrown away; the list is cut at the same items either
+ * way. */
+static inline size_t per_page_for(size_t max_items)
+{
+	size_t m = max_items ? max_items : GH_DEFAULT_MAX_ITEMS;
+	return m < GH_PER_PAGE ? m : GH_PER_PAGE;
+}
+
 /* Appends the query parameters (name, value pairs; a NULL value is left
- * out) and per_page=GH_PER_PAGE to path, and queues a GET of the list. */
+ * out) and per_page (per_page_for) to path, and queues a GET of the list. */
 static inline uint64_t get_list(struct gh_client *c, struct strbuf *path, const char *what,
                                 const char *const (*kv)[2], size_t n_kv, size_t max_items,
                                 gh_done_fn cb, void *ud, struct ga_err *err)
 {
-	char per_page[16];
-	snprintf(per_page, sizeof per_page, "%d", GH_PER_PAGE);
+	char per_page[24];
+	snprintf(per_page, sizeof per_page, "%zu", per_page_for(max_items));
 	for (size_t i = 0; i < n_kv; i++)
 		if (add_param(path, kv[i][0], kv[i][1]) != 0)
 			return too_long(path, what, err);

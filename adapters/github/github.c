@@ -694,7 +694,7 @@ struct gh_client *gh_client_new(struct http_client *http, const struct gh_config
 	else
 		c->ua_header = xstrdup("User-Agent: " HTTP_USER_AGENT);
 	gh_rate_init(&c->rate, c->cfg.spacing_ms, c->cfg.write_spacing_ms, c->cfg.low_budget);
-	c->etags = gh_etags_new(GH_ETAG_ENTRIES, GH_ETAG_MAX_BYTES);
+	c->etags = gh_etags_new(GH_ETAG_ENTRIES, GH_ETAG_MAX_BYTES, GH_ETAG_MAX_IDLE);
 	struct callq_config qc = {
 	        .service = "GitHub",
 	        .log_comp = LOG_COMP,

@@ -47,12 +47,14 @@
  *   GH_ERR_CANCELLED    gh_client_free or http_client_close while pending.
  *
  * Conditional GETs: the client keeps the ETag of every GET it made (the
- * last GH_ETAG_ENTRIES URLs, GH_ETAG_MAX_BYTES of answers; etag.h) and
+ * last GH_ETAG_ENTRIES URLs, GH_ETAG_MAX_BYTES of answers, none not asked
+ * for again during the last GH_ETAG_MAX_IDLE / 2 GETs; etag.h) and
  * sends If-None-Match; a 304 — free of rate budget on GitHub — is handed
  * to the callback as the stored 200 it confirms (gh_stats.not_modified
  * counts them). Pages of a list are cached one by one.
  *
- * Lists: endpoints that list follow rel="next" links and merge the pages
+ * Lists: endpoints that list ask for pages of max_items when that is fewer
+ * than GH_PER_PAGE, follow rel="next" links and merge the pages
  * into one array, stopping at max_items items or max_pages pages
  * (gh_result.truncated says there was more). At most GH_MAX_ITEMS_CAP
  * items and GH_MAX_PAGES_CAP pages whatever the caller asks.

@@ -418,10 +418,29 @@ static void test_pagination_and_its_bounds(void **state)
 	assert_int_equal(cJSON_GetArraySize(g4.json), 15);
 	assert_int_equal(g4.r.pages, 2);
 	assert_true(g4.r.truncated);
+
+	/* Fewer items than a page: one page of that many, the same first
+	 * items as a page of 100 cut, and the request says per_page=10. */
+	struct gh_issue_query few = {.state = "open", .max_items = 10};
+	struct got g5 = {0};
+	before = ghfake_requests(fx->fake);
+	assert_true(gh_issues_list(fx->gh, "octo", "hello", &few, on_done, &g5, &err) > 0);
+	wait_done(fx, &g5);
+	assert_int_equal(g5.r.kind, GH_OK);
+	assert_int_equal(cJSON_GetArraySize(g5.json), 10);
+	assert_int_equal(g5.r.pages, 1);
+	assert_true(g5.r.truncated);
+	assert_int_equal(json_int_or(cJSON_GetArrayItem(g5.json, 0), "number", -1), 250);
+	assert_int_equal(json_int_or(cJSON_GetArrayItem(g5.json, 9), "number", -1), 241);
+	assert_int_equal(ghfake_requests(fx->fake) - before, 1);
+	last = httpfake_request_find_last(ghfake_http(fx->fake), "GET", "/repos/octo/hello/issues");
+	assert_string_equal(httpfake_request_param(last, "per_page"), "10");
+	httpfake_request_free(last);
 	got_free(&g1);
 	got_free(&g2);
 	got_free(&g3);
 	got_free(&g4);
+	got_free(&g5);
 }
 
 static void test_next_link_to_another_host_is_not_followed(void **state)
