@@ -385,42 +385,12 @@ size_t part_enqueue_commitments(struct part_engine *e, struct strbuf *what)
 	return kept;
 }
 
-/* Has this agent said a status line for every commitment of the decision
- * already (each piece of work by its promise key)? */
-static bool status_said(struct part_engine *e)
-{
-	if (!e->dec.commitments.n)
-		return false;
-	for (size_t i = 0; i < e->dec.commitments.n; i++) {
-		struct commit_work w;
-		part_claim_work(&e->dec.commitments.item[i], e->out.repo, &w);
-		char key[COMMIT_WORK_KEY_MAX];
-		commit_work_key(&w, true, key, sizeof key);
-		bool found = false;
-		for (size_t k = 0; k < PART_ENGINE_SAID_WORK && !found; k++)
-			found = strcmp(e->said_work[k], key) == 0;
-		if (!found)
-			return false;
-	}
-	return true;
-}
-
-static void status_note(struct part_engine *e)
-{
-	for (size_t i = 0; i < e->dec.commitments.n; i++) {
-		struct commit_work w;
-		part_claim_work(&e->dec.commitments.item[i], e->out.repo, &w);
-		commit_work_key(&w, true, e->said_work[e->said_next], sizeof e->said_work[0]);
-		e->said_next = (e->said_next + 1) % PART_ENGINE_SAID_WORK;
-	}
-}
-
 /* The words went out: the cooldown, the claims' hold, the commitments (or
  * the extraction when the words promise without them). what: the record's
  * note, NULL for words of their own. */
 static void said(struct part_engine *e, struct strbuf *what)
 {
-	status_note(e);
+	part_said_work_note(&e->said_work, &e->dec.commitments, e->out.repo);
 	int64_t now = time_now_ms();
 	int64_t span = e->cd_max > e->cd_min ? e->cd_max - e->cd_min : 0;
 	int64_t cd = e->cd_min + (span ? (int64_t)(next_rand(e) % (uint64_t)span) : 0);
@@ -616,7 +586,8 @@ void part_speak(struct part_engine *e)
 	}
 	/* A status line ("On it —", "Creating that now.") at most once per
 	 * piece of work per agent. */
-	if (e->phase != PH_DECISION && status_said(e)) {
+	if (e->phase != PH_DECISION &&
+	    part_said_work_all(&e->said_work, &e->dec.commitments, e->out.repo)) {
 		struct decision d;
 		decision_set(&d, VERDICT_DROP, "status_repeat",
 		             "the %s's words were said for this work already: not again",

@@ -21,6 +21,7 @@
 #include "modules/decisions/decision.h"
 #include "modules/participation/engine.h"
 #include "modules/participation/reqcommits.h"
+#include "modules/participation/saidwork.h"
 #include "modules/participation/spacecfg.h"
 
 #define PART_PROMPT_MAX_BYTES (256 * 1024)
@@ -28,7 +29,6 @@
 #define PART_ID_MAX           160
 #define PART_CONV_MAX         160
 #define PART_ENGINE_CTX_IDS   32
-#define PART_ENGINE_SAID_WORK 32
 
 struct pipeline_job;
 struct strbuf;
@@ -105,10 +105,8 @@ struct part_engine {
 	struct pending batch[PART_ENGINE_BATCH_MAX];
 	size_t nbatch;
 	/* the work this agent already said a status line for ("On it —",
-	 * "Creating that now."): said at most once per piece of work (a ring
-	 * of promise-form keys) */
-	char said_work[PART_ENGINE_SAID_WORK][COMMIT_WORK_KEY_MAX];
-	size_t said_next;
+	 * "Creating that now."): said at most once per piece of work */
+	struct part_said_work said_work;
 	/* the ids of the last chats taken in as context (a ring) */
 	char ctx_ids[PART_ENGINE_CTX_IDS][PART_ID_MAX];
 	size_t ctx_next;
