@@ -29,6 +29,7 @@
 #include <strings.h>
 
 #include "adapters/github/gh_work.h"
+#include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
@@ -694,32 +695,32 @@ static void do_owner(struct prs *s)
 	wsp_send(w, &snd, on_acted, s);
 }
 
-static void do_close(struct prs *s, int task_pr)
+/* Closes the PR with a comment (key: its journal key's kind), and deletes
+ * its branch when delete_branch. Every step is keyed: once across restarts. */
+static void close_pr(struct prs *s, const char *text, const char *kind, bool delete_branch)
 {
 	struct wsp *w = s->a->w;
 	const char *owner = cur_owner(s), *repo = cur_repo(s);
 	struct seq *q = seq_new(w, owner, repo, s->plan, s->task);
 	char target[WSP_REPO_FULL_MAX + 48], key[WSP_KEY_MAX + 1];
-	char text[300];
-	snprintf(text, sizeof text,
-	         "Replaced by #%d: the task was rebuilt on a fresh branch from the default branch "
-	         "after this one conflicted with it. Closing this one.",
-	         task_pr);
 	target_of(target, sizeof target, owner, repo, "pr", s->pr.number);
-	wsp_pr_key(key, sizeof key, "replaced", owner, repo, s->pr.number, NULL, NULL);
+	wsp_pr_key(key, sizeof key, kind, owner, repo, s->pr.number, NULL, NULL);
 	seq_add(q, target, text, key, NULL, true);
 	target_of(target, sizeof target, owner, repo, "edit", s->pr.number);
 	cJSON *x = cJSON_CreateObject();
 	cJSON_AddStringToObject(x, "op", "issue");
 	cJSON_AddStringToObject(x, "state", "closed");
 	wsp_pr_key(key, sizeof key, "closepr", owner, repo, s->pr.number, NULL, NULL);
-	seq_add(q, target, "close the replaced PR", key, x, true);
-	target_of(target, sizeof target, owner, repo, "delete-branch", 0);
-	x = cJSON_CreateObject();
-	cJSON_AddStringToObject(x, "branch", s->pr.head_ref);
-	wsp_pr_key(key, sizeof key, "delbr", owner, repo, s->pr.number, NULL, NULL);
-	seq_add(q, target, "delete the replaced branch", key, x, false);
+	seq_add(q, target, "close the PR", key, x, true);
+	if (delete_branch) {
+		target_of(target, sizeof target, owner, repo, "delete-branch", 0);
+		x = cJSON_CreateObject();
+		cJSON_AddStringToObject(x, "branch", s->pr.head_ref);
+		wsp_pr_key(key, sizeof key, "delbr", owner, repo, s->pr.number, NULL, NULL);
+		seq_add(q, target, "delete the PR's branch", key, x, false);
+	}
 	struct wsp_pr_verdict v = s->v;
+	v.state = WSP_PR_CLOSED;
 	v.since_ms = time_now_ms();
 	pull_seen(w, owner, repo, &s->pr, s->plan, s->task, &v, v.since_ms);
 	q->done = NULL;
@@ -728,6 +729,62 @@ static void do_close(struct prs *s, int task_pr)
 	decision_set(&d, VERDICT_SENT, s->v.d.rule, "%s", s->v.d.reason);
 	note(s, &d);
 	pr_done(s);
+}
+
+static void do_close(struct prs *s, int task_pr)
+{
+	char text[300];
+	snprintf(text, sizeof text,
+	         "Replaced by #%d: the task was rebuilt on a fresh branch from the default branch "
+	         "after this one conflicted with it. Closing this one.",
+	         task_pr);
+	close_pr(s, text, "replaced", true);
+}
+
+/* A conflicting PR whose plan is not among the plans in hand: either the
+ * plan is not read yet (a restart; later) or it is closed. A closed plan
+ * plans no more work, so the rebuild would never come and the PR would stay
+ * open for ever: it is closed with a comment, and its branch is kept so
+ * that a person can reopen and rebuild it. */
+static void on_conflict_plan(void *ud, const struct gh_result *res)
+{
+	struct prs *s = ud;
+	if (!s->a->w) {
+		pr_done(s);
+		return;
+	}
+	const char *state = res->kind == GH_OK ? json_string_or(res->json, "state", "") : "";
+	if (strcmp(state, "closed") != 0) {
+		struct decision d;
+		decision_set(&d, VERDICT_INFO, "pr_conflict",
+		             "PR #%" PRId64 " conflicts; its plan #%d is not read: later",
+		             s->pr.number, s->plan);
+		note(s, &d);
+		pr_done(s);
+		return;
+	}
+	decision_set(&s->v.d, VERDICT_PASS, "pr_plan_closed",
+	             "PR #%" PRId64 " conflicts and its plan #%d is closed: no rebuild will come; "
+	             "closed, its branch %.100s kept",
+	             s->pr.number, s->plan, s->pr.head_ref);
+	char text[400];
+	snprintf(text, sizeof text,
+	         "This PR conflicts with the default branch, and its plan #%d is closed, so no "
+	         "rebuild is planned for it. Closing it; the branch `%.100s` stays, so it can be "
+	         "reopened and rebuilt.",
+	         s->plan, s->pr.head_ref);
+	close_pr(s, text, "unplanned", false);
+}
+
+static void conflict_without_plan(struct prs *s)
+{
+	struct wsp *w = s->a->w;
+	struct ga_err err = {{0}};
+	if (s->plan <= 0 || gh_issue_get(w->c.gh, cur_owner(s), cur_repo(s), s->plan,
+	                                 on_conflict_plan, s, &err) == 0) {
+		struct gh_result r = {.kind = GH_ERR_INVALID};
+		on_conflict_plan(s, &r);
+	}
 }
 
 /* --- the revision: the review as the coder's input ----------------------------------------- */
@@ -983,11 +1040,7 @@ static void decide(struct prs *s)
 	case WSP_ACT_REBUILD: {
 		struct decision d;
 		if (!p || !st) {
-			decision_set(&d, VERDICT_INFO, "pr_conflict",
-			             "PR #%" PRId64 " conflicts; its plan #%d is not read: later",
-			             s->pr.number, s->plan);
-			note(s, &d);
-			pr_done(s);
+			conflict_without_plan(s);
 			return;
 		}
 		if (!plan_task_claimable(&p->plan, p->st, p->plan.n_tasks, s->task, &d) &&

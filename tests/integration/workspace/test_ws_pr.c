@@ -20,6 +20,8 @@
  *   a conflict (mergeable_state dirty) → the task rebuilt on a fresh branch
  *     from the default branch, the new PR replacing the old one (closed
  *     with a comment naming the new one) → merged;
+ *   a conflict after the plan was closed → the PR closed with a comment,
+ *     once, its branch kept (no rebuild will come);
  *   no review within the timeout → the next reviewer by the hash order,
  *     then the owner (one comment on the PR), whose approval merges it.
  *
@@ -442,16 +444,22 @@ static bool replaced(struct wsfix *fx)
 	       pr.n_requested == 1 && ghfake_pull_count(fx->fake, O, R, "open") == 1;
 }
 
+/* Two PRs open, then the default branch moves under PR 1 (the same file,
+ * other words); old: PR 1. */
+static void setup_conflict(struct wsfix *fx, struct pr_info *old)
+{
+	setup_two(fx, NULL);
+	assert_true(pr_of_task(fx, 1, true, old));
+	struct ghfake_file f = {.path = "task-1.txt", .content = "someone else's\n"};
+	ghfake_commit(fx->fake, O, R, "main", &f, 1, "a conflicting change", "host", NULL);
+}
+
 static void test_conflict_rebuild(void **state)
 {
 	(void)state;
 	struct wsfix fx;
-	setup_two(&fx, NULL);
 	struct pr_info old;
-	assert_true(pr_of_task(&fx, 1, true, &old));
-	/* the default branch moves under PR 1: the same file, other words */
-	struct ghfake_file f = {.path = "task-1.txt", .content = "someone else's\n"};
-	ghfake_commit(fx.fake, O, R, "main", &f, 1, "a conflicting change", "host", NULL);
+	setup_conflict(&fx, &old);
 	approve(&fx, 1);
 	approve(&fx, 2);
 	g_revised = old;
@@ -474,6 +482,47 @@ static void test_conflict_rebuild(void **state)
 		fail_msg("the plan was not completed");
 	assert_true(wsfix_settle(&fx, 60000));
 	check_complete(&fx);
+	wsfix_close(&fx);
+}
+
+static bool old_closed(struct wsfix *fx)
+{
+	cJSON *o = ghfake_pull(fx->fake, O, R, g_revised.number);
+	bool closed = o && strcmp(json_string_or(o, "state", ""), "closed") == 0;
+	cJSON_Delete(o);
+	return closed;
+}
+
+/* A conflict after its plan was closed: no rebuild will come, so the PR is
+ * closed with a comment, once, and its branch kept. */
+static void test_conflict_plan_closed(void **state)
+{
+	(void)state;
+	struct wsfix fx;
+	struct pr_info old;
+	setup_conflict(&fx, &old);
+	struct gh_issue_update up = {.state = "closed", .state_reason = "not_planned"};
+	struct posted p = {0};
+	struct ga_err e = {{0}};
+	assert_true(gh_issue_update(fx.host, O, R, g_plan, &up, on_posted, &p, &e) > 0);
+	assert_true(support_run_until(&fx.loop, flag, &p, NULL, 20000));
+	assert_true(p.ok);
+	g_revised = old;
+	const int order[] = {0, 1};
+	if (!wsfix_run(&fx, order, 2, old_closed, 120000))
+		fail_msg("PR #%lld of a closed plan was left open", (long long)old.number);
+	assert_true(wsfix_settle(&fx, 60000));
+	cJSON *o = ghfake_pull(fx.fake, O, R, old.number);
+	assert_false(cJSON_IsTrue(cJSON_GetObjectItem(o, "merged")));
+	cJSON_Delete(o);
+	char want[64];
+	snprintf(want, sizeof want, "its plan #%d is closed", g_plan);
+	assert_int_equal(comments_with(&fx, old.number, want), 1);
+	char sha[41];
+	assert_int_equal(ghfake_branch_sha(fx.fake, O, R, old.ref, sha), 0);
+	cycle_all(&fx);
+	cycle_all(&fx);
+	assert_int_equal(comments_with(&fx, old.number, want), 1);
 	wsfix_close(&fx);
 }
 
@@ -531,6 +580,7 @@ int main(int argc, char **argv)
 	        cmocka_unit_test(test_restart_after_merge),
 	        cmocka_unit_test(test_changes_requested),
 	        cmocka_unit_test(test_conflict_rebuild),
+	        cmocka_unit_test(test_conflict_plan_closed),
 	        cmocka_unit_test(test_review_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
