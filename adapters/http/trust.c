@@ -16,9 +16,16 @@
 #include "common/fsx.h"
 
 struct names {
-	gnutls_datum_t dn[TLS_MAX_CHAIN]; /* issuer names of the peer chain (borrowed) */
+	gnutls_datum_t dn[TLS_MAX_CHAIN]; /* issuer names of the peer chain (gnutls_free) */
 	unsigned n;
 };
+
+static void names_free(struct names *nm)
+{
+	for (unsigned i = 0; i < nm->n; i++)
+		(*gt.free)(nm->dn[i].data);
+	nm->n = 0;
+}
 
 /* One DER element at p (n bytes): its total length, and where its content
  * starts. 0 when it does not fit. */
@@ -151,6 +158,7 @@ static int verify_chain(gnutls_x509_crt_t *chain, unsigned n, const char *host, 
 			nm.n++;
 	gnutls_x509_trust_list_t tl;
 	if (gt.tl_init(&tl, 0) < 0) {
+		names_free(&nm);
 		snprintf(msg, cap, "out of memory verifying the certificate");
 		return -1;
 	}
@@ -162,6 +170,7 @@ static int verify_chain(gnutls_x509_crt_t *chain, unsigned n, const char *host, 
 	unsigned status = 0;
 	int rc = gt.tl_verify_crt2(tl, chain, n, data, 2, 0, &status, NULL);
 	gt.tl_deinit(tl, 1);
+	names_free(&nm);
 	if (rc < 0) {
 		snprintf(msg, cap, "the certificate could not be verified: %s", gt.strerror(rc));
 		return -1;
