@@ -74,7 +74,11 @@ static void serve(struct rawsrv *s, int fd)
 {
 	while (read_request(s, fd) == 0) {
 		const struct rawsrv_step *st = next_step(s);
-		if (!st->reply)
+		char sink[512];
+		if (st->hang)
+			while (recv(fd, sink, sizeof sink, 0) > 0)
+				; /* until the client closes or rawsrv_free shuts it down */
+		if (!st->reply || st->hang)
 			return;
 		sock_send_all(fd, st->reply, strlen(st->reply));
 		if (st->close_after)

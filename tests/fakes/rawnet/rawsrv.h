@@ -21,6 +21,7 @@
 struct rawsrv_step {
 	const char *reply; /* sent as is; NULL = close without answering */
 	bool close_after;  /* close the connection after the reply */
+	bool hang;         /* answer nothing, keep the connection until the peer goes */
 };
 
 struct rawsrv;

@@ -47,7 +47,7 @@ static struct rawsrv *serve(const struct rawsrv_step *steps, size_t n)
 static void test_chunked_body_and_reuse(void **state)
 {
 	(void)state;
-	struct rawsrv_step st[] = {{CHUNKED_HW, false}};
+	struct rawsrv_step st[] = {{CHUNKED_HW, false, false}};
 	struct rawsrv *s = serve(st, 1);
 	struct nfx *fx = nfx_new();
 	char u[128];
@@ -67,7 +67,8 @@ static void test_chunked_body_and_reuse(void **state)
 static void test_close_delimited_body(void **state)
 {
 	(void)state;
-	struct rawsrv_step st[] = {{"HTTP/1.1 200 OK\r\nX-A: b\r\n\r\nuntil the close", true}};
+	struct rawsrv_step st[] = {
+	        {"HTTP/1.1 200 OK\r\nX-A: b\r\n\r\nuntil the close", true, false}};
 	struct rawsrv *s = serve(st, 1);
 	struct nfx *fx = nfx_new();
 	char u[128];
@@ -86,7 +87,7 @@ static void test_close_delimited_body(void **state)
 static void test_keep_alive_and_request_head(void **state)
 {
 	(void)state;
-	struct rawsrv_step st[] = {{OK_HELLO, false}};
+	struct rawsrv_step st[] = {{OK_HELLO, false, false}};
 	struct rawsrv *s = serve(st, 1);
 	struct nfx *fx = nfx_new();
 	char u[128], head[4096];
@@ -121,7 +122,8 @@ static void test_closed_kept_connection_is_retried(void **state)
 	(void)state;
 	/* The second request arrives on the kept connection and the server
 	 * closes it without a byte: retried once on a new connection. */
-	struct rawsrv_step st[] = {{OK_HELLO, false}, {NULL, false}, {OK_HELLO, false}};
+	struct rawsrv_step st[] = {
+	        {OK_HELLO, false, false}, {NULL, false, false}, {OK_HELLO, false, false}};
 	struct rawsrv *s = serve(st, 3);
 	struct nfx *fx = nfx_new();
 	char u[128];
@@ -140,7 +142,8 @@ static void test_closed_kept_connection_is_retried(void **state)
 static void test_post_is_not_retried(void **state)
 {
 	(void)state;
-	struct rawsrv_step st[] = {{OK_HELLO, false}, {NULL, false}, {OK_HELLO, false}};
+	struct rawsrv_step st[] = {
+	        {OK_HELLO, false, false}, {NULL, false, false}, {OK_HELLO, false, false}};
 	struct rawsrv *s = serve(st, 3);
 	struct nfx *fx = nfx_new();
 	char u[128];
@@ -162,10 +165,10 @@ static void test_interim_and_bodiless_answers(void **state)
 	struct rawsrv_step st[] = {
 	        {"HTTP/1.1 100 Continue\r\nX-I: 1\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: "
 	         "2\r\n\r\nok",
-	         false},
-	        {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", false},
-	        {"HTTP/1.1 204 No Content\r\n\r\n", false},
-	        {"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false},
+	         false, false},
+	        {"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", false, false},
+	        {"HTTP/1.1 204 No Content\r\n\r\n", false, false},
+	        {"HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", false, false},
 	};
 	struct rawsrv *s = serve(st, 4);
 	struct nfx *fx = nfx_new();
@@ -192,8 +195,9 @@ static void test_interim_and_bodiless_answers(void **state)
 static void test_body_bound(void **state)
 {
 	(void)state;
-	struct rawsrv_step st[] = {{CHUNKED_HW, false},
-	                           {"HTTP/1.1 200 OK\r\nContent-Length: 99999\r\n\r\n", false}};
+	struct rawsrv_step st[] = {
+	        {CHUNKED_HW, false, false},
+	        {"HTTP/1.1 200 OK\r\nContent-Length: 99999\r\n\r\n", false, false}};
 	struct rawsrv *s = serve(st, 2);
 	struct nfx *fx = nfx_new();
 	char u[128];
@@ -214,9 +218,10 @@ static void test_body_bound(void **state)
 static void test_malformed_and_empty_answers(void **state)
 {
 	(void)state;
-	struct rawsrv_step st[] = {{"SSH-2.0-OpenSSH\r\n\r\n", true},
-	                           {"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", true},
-	                           {NULL, false}};
+	struct rawsrv_step st[] = {
+	        {"SSH-2.0-OpenSSH\r\n\r\n", true, false},
+	        {"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", true, false},
+	        {NULL, false, false}};
 	struct rawsrv *s = serve(st, 3);
 	struct nfx *fx = nfx_new();
 	char u[128];
@@ -238,7 +243,7 @@ static void test_http_proxy_absolute_form(void **state)
 {
 	(void)state;
 	/* rawsrv serves one connection at a time: the proxied one must end. */
-	struct rawsrv_step st[] = {{OK_HELLO, true}};
+	struct rawsrv_step st[] = {{OK_HELLO, true, false}};
 	struct rawsrv *s = serve(st, 1);
 	char err[256], px[128], u[128], line[512], auth[256], head[4096];
 	struct httpproxy *p = httpproxy_new("Basic dXNlcjpwIHc=", err, sizeof err);
@@ -266,6 +271,31 @@ static void test_http_proxy_absolute_form(void **state)
 	nfx_free(fx);
 	clear_proxy_env();
 	httpproxy_free(p);
+	rawsrv_free(s);
+}
+
+static void test_connect_timeout_covers_the_tunnel(void **state)
+{
+	(void)state;
+	/* A proxy that takes the CONNECT and never answers: the connect
+	 * timeout, not the total one, ends the request. */
+	struct rawsrv_step st[] = {{NULL, false, true}};
+	struct rawsrv *s = serve(st, 1);
+	char px[64];
+	snprintf(px, sizeof px, "127.0.0.1:%u", (unsigned)rawsrv_port(s));
+	setenv("https_proxy", px, 1);
+	struct nfx *fx = nfx_new();
+	struct nres g = {0};
+	struct http_request req = {.method = "GET",
+	                           .url = "https://example.invalid/",
+	                           .connect_timeout_ms = 300,
+	                           .timeout_ms = 20000};
+	nfx_run(fx, &req, &g);
+	assert_int_equal(g.error, HTTP_ERR_TIMEOUT);
+	assert_non_null(strstr(g.msg, "example.invalid did not answer within 300 ms"));
+	assert_int_equal(rawsrv_requests(s), 1);
+	nfx_free(fx);
+	clear_proxy_env();
 	rawsrv_free(s);
 }
 
@@ -363,6 +393,7 @@ int main(void)
 	        cmocka_unit_test(test_body_bound),
 	        cmocka_unit_test(test_malformed_and_empty_answers),
 	        cmocka_unit_test(test_http_proxy_absolute_form),
+	        cmocka_unit_test(test_connect_timeout_covers_the_tunnel),
 	        cmocka_unit_test(test_socks_proxy_is_refused),
 	        cmocka_unit_test(test_proxy_environment_rules),
 	        cmocka_unit_test(test_urls),
