@@ -29,6 +29,12 @@ static gnutls_certificate_credentials_t cred;
 static int load_state; /* 0 not tried, 1 ok, -1 failed */
 static char load_msg[GA_ERR_MSG_MAX];
 
+/* Ciphertext received and not yet read by GnuTLS. */
+static size_t unread(const struct tls *t)
+{
+	return t->inbox.len - t->inbox_off;
+}
+
 static ssize_t pull(gnutls_transport_ptr_t p, void *buf, size_t len)
 {
 	struct tls *t = p;
@@ -147,14 +153,18 @@ void tls_feed_eof(struct tls *t)
 int tls_handshake(struct tls *t, char *msg, size_t cap)
 {
 	int rc = GNUTLS_E_AGAIN;
-	for (int i = 0; i < TLS_NONFATAL_MAX; i++) {
+	for (int i = 0; i < TLS_NONFATAL_MAX;) {
+		size_t before = unread(t);
 		rc = gt.handshake(t->s);
 		if (rc == 0)
 			return 1;
-		if (rc == GNUTLS_E_AGAIN && !t->eof)
+		if (rc == GNUTLS_E_AGAIN && unread(t) == 0 && !t->eof)
 			return 0;
-		if (rc == GNUTLS_E_AGAIN || gt.error_is_fatal(rc))
+		if ((rc == GNUTLS_E_AGAIN && unread(t) == 0) ||
+		    (rc != GNUTLS_E_AGAIN && gt.error_is_fatal(rc)))
 			break;
+		if (unread(t) == before)
+			i++;
 	}
 	if (rc == GNUTLS_E_AGAIN) {
 		snprintf(msg, cap, "the server closed the connection during the handshake");
@@ -188,16 +198,21 @@ int tls_send(struct tls *t, const char *data, size_t len, char *msg, size_t cap)
 long tls_recv(struct tls *t, char *buf, size_t cap, char *msg, size_t msg_cap)
 {
 	ssize_t n = GNUTLS_E_AGAIN;
-	for (int i = 0; i < TLS_NONFATAL_MAX; i++) {
+	for (int i = 0; i < TLS_NONFATAL_MAX;) {
+		size_t before = unread(t);
 		n = gt.record_recv(t->s, buf, cap);
 		if (n > 0)
 			return (long)n;
 		if (n == 0 || n == GNUTLS_E_PREMATURE_TERMINATION)
 			return -2;
-		if (n == GNUTLS_E_AGAIN)
+		/* AGAIN after a post-handshake message (a session ticket) with
+		 * records still waiting: go on with them. */
+		if (n == GNUTLS_E_AGAIN && unread(t) == 0)
 			return t->eof ? -2 : 0;
-		if (gt.error_is_fatal((int)n))
+		if (n != GNUTLS_E_AGAIN && gt.error_is_fatal((int)n))
 			break;
+		if (unread(t) == before)
+			i++;
 	}
 	snprintf(msg, msg_cap, "receiving failed: %s", gt.strerror((int)n));
 	return -1;

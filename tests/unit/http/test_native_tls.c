@@ -8,10 +8,13 @@
  * CONNECT proxy with Basic authentication (accepted, refused with 407,
  * bypassed by no_proxy).
  */
+#include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -27,6 +30,7 @@ struct tlsfx {
 	char ca[128];
 	char *srv_cert, *srv_key, *self_cert, *self_key;
 	struct httpfake *good, *self;
+	pid_t s_server; /* running openssl s_server, 0 when none */
 };
 
 static struct tlsfx T;
@@ -105,9 +109,12 @@ static int group_setup(void **state)
 	return 0;
 }
 
+static void stop_s_server(void);
+
 static int group_teardown(void **state)
 {
 	(void)state;
+	stop_s_server();
 	httpfake_free(T.good);
 	httpfake_free(T.self);
 	free(T.srv_cert);
@@ -212,6 +219,71 @@ static void test_plain_server_is_a_tls_error(void **state)
 	httpfake_free(plain);
 }
 
+/* Also from the group teardown, when a failed assertion left it running. */
+static void stop_s_server(void)
+{
+	if (T.s_server > 0) {
+		kill(T.s_server, SIGTERM);
+		waitpid(T.s_server, NULL, 0);
+	}
+	T.s_server = 0;
+}
+
+/* openssl s_server -www on an ephemeral port: returns its pid and port. */
+static pid_t start_s_server(unsigned *port)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		abort();
+	char cert[160], key[160];
+	snprintf(cert, sizeof cert, "%s/self.pem", T.dir);
+	snprintf(key, sizeof key, "%s/self.key", T.dir);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(devnull, 2);
+		execlp("openssl", "openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", cert,
+		       "-key", key, "-www", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	FILE *out = fdopen(fds[0], "r");
+	char line[256];
+	*port = 0;
+	while (*port == 0 && fgets(line, sizeof line, out))
+		sscanf(line, "ACCEPT 127.0.0.1:%u", port);
+	fclose(out); /* s_server writes little after ACCEPT; a closed pipe is fine */
+	return pid;
+}
+
+/* OpenSSL's s_server answers HTTP/1.0 with a close-delimited body after two
+ * TLS 1.3 session tickets and ends with close_notify, often all in one
+ * read: every record must be processed, not only the first. */
+static void test_openssl_server_close_delimited(void **state)
+{
+	(void)state;
+	char ca[160], u[128];
+	snprintf(ca, sizeof ca, "%s/self.pem", T.dir);
+	setenv(TLS_EXTRA_CA_ENV, ca, 1);
+	unsigned port = 0;
+	T.s_server = start_s_server(&port);
+	assert_int_not_equal(port, 0);
+	struct nfx *fx = nfx_new();
+	snprintf(u, sizeof u, "https://localhost:%u/", port);
+	for (int i = 0; i < 3; i++) {
+		struct nres g = {0};
+		struct http_request req = {.method = "GET", .url = u, .timeout_ms = 5000};
+		nfx_run(fx, &req, &g);
+		assert_int_equal(g.error, HTTP_OK);
+		assert_int_equal(g.status, 200);
+		assert_non_null(strstr(g.body, "Ciphers supported in s_server binary"));
+	}
+	nfx_free(fx);
+	stop_s_server();
+}
+
 static void test_connect_proxy(void **state)
 {
 	(void)state;
@@ -259,6 +331,7 @@ int main(void)
 	        cmocka_unit_test_setup(test_wrong_host_name_is_refused, each_setup),
 	        cmocka_unit_test_setup(test_self_signed_is_refused, each_setup),
 	        cmocka_unit_test_setup(test_plain_server_is_a_tls_error, each_setup),
+	        cmocka_unit_test_setup(test_openssl_server_close_delimited, each_setup),
 	        cmocka_unit_test_setup(test_connect_proxy, each_setup),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
