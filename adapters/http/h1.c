@@ -58,7 +58,9 @@ static bool method_has_body(const struct http_req *r)
 void h1_write_head(struct strbuf *out, const struct http_req *r, const char *target,
                    const char *host_port, const char *extra)
 {
-	sb_printf(out, "%s %s HTTP/1.1\r\nHost: %s\r\n", r->method, target, host_port);
+	sb_printf(out, "%s %s HTTP/1.1\r\n", r->method, target);
+	if (!caller_sets(r, "Host"))
+		sb_printf(out, "Host: %s\r\n", host_port);
 	if (!caller_sets(r, "User-Agent"))
 		sb_puts(out, "User-Agent: " HTTP_USER_AGENT "\r\n");
 	if (!caller_sets(r, "Accept"))

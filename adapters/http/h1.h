@@ -64,10 +64,12 @@ struct h1_parser {
 	char err[160];
 };
 
-/* Appends "METHOD target HTTP/1.1", Host (host_port as given), the
- * User-Agent of http.h unless the caller sent one, Accept, the caller's
- * header lines, extra (already "\r\n"-terminated lines, or NULL) and the
- * Content-Length of a body. */
+/* Appends "METHOD target HTTP/1.1", then Host (host_port as given), the
+ * User-Agent of http.h and an Accept of any media type, each unless the caller sent its
+ * own, the caller's header lines (libcurl's rules: "Name:" alone sends
+ * nothing, "Name;" an empty value), extra (already "\r\n"-terminated
+ * lines, or NULL) and, for a body, Content-Type (when the caller sent none,
+ * libcurl's application/x-www-form-urlencoded) and Content-Length. */
 void h1_write_head(struct strbuf *out, const struct http_req *r, const char *target,
                    const char *host_port, const char *extra);
 
