@@ -37,7 +37,7 @@ static const char *url_of(const struct rawsrv *s, const char *path, char *buf, s
 	return buf;
 }
 
-/* Runs GET path against a server scripted with steps; returns the server. */
+/* A responder scripted with steps, with no proxy in the environment. */
 static struct rawsrv *serve(const struct rawsrv_step *steps, size_t n)
 {
 	clear_proxy_env();
@@ -117,20 +117,27 @@ static void test_keep_alive_and_request_head(void **state)
 	rawsrv_free(s);
 }
 
+/* The server answers a first GET on a kept connection, closes that
+ * connection without a byte at the next request, then answers again. */
+static struct rawsrv *keep_one(struct nfx *fx, char *u, size_t cap)
+{
+	static const struct rawsrv_step st[] = {
+	        {OK_HELLO, false, false}, {NULL, false, false}, {OK_HELLO, false, false}};
+	struct rawsrv *s = serve(st, 3);
+	struct nres g = {0};
+	nfx_get(fx, url_of(s, "/", u, cap), &g);
+	assert_int_equal(g.status, 200);
+	return s;
+}
+
 static void test_closed_kept_connection_is_retried(void **state)
 {
 	(void)state;
-	/* The second request arrives on the kept connection and the server
-	 * closes it without a byte: retried once on a new connection. */
-	struct rawsrv_step st[] = {
-	        {OK_HELLO, false, false}, {NULL, false, false}, {OK_HELLO, false, false}};
-	struct rawsrv *s = serve(st, 3);
 	struct nfx *fx = nfx_new();
 	char u[128];
+	struct rawsrv *s = keep_one(fx, u, sizeof u);
 	struct nres g = {0};
-	nfx_get(fx, url_of(s, "/", u, sizeof u), &g);
-	assert_int_equal(g.status, 200);
-	nfx_get(fx, url_of(s, "/", u, sizeof u), &g);
+	nfx_get(fx, u, &g); /* retried once on a new connection */
 	assert_int_equal(g.error, HTTP_OK);
 	assert_string_equal(g.body, "hello");
 	assert_int_equal(rawsrv_requests(s), 3);
@@ -142,13 +149,10 @@ static void test_closed_kept_connection_is_retried(void **state)
 static void test_post_is_not_retried(void **state)
 {
 	(void)state;
-	struct rawsrv_step st[] = {
-	        {OK_HELLO, false, false}, {NULL, false, false}, {OK_HELLO, false, false}};
-	struct rawsrv *s = serve(st, 3);
 	struct nfx *fx = nfx_new();
 	char u[128];
+	struct rawsrv *s = keep_one(fx, u, sizeof u);
 	struct nres g = {0};
-	nfx_get(fx, url_of(s, "/", u, sizeof u), &g);
 	struct http_request req = {.method = "POST", .url = u, .body = "x", .body_len = 1};
 	nfx_run(fx, &req, &g);
 	assert_int_equal(g.error, HTTP_ERR_TRANSPORT);
