@@ -29,6 +29,7 @@ PACKAGES=(
   libuv1-dev                        # the event loop
   libcurl4-openssl-dev              # HTTP client (curl multi on libuv): headers
   libcurl3-gnutls                   # the libcurl the daemon loads (adapters/http/curl_shim.h)
+  libgnutls28-dev                   # GnuTLS headers: the native HTTP transport (GA_HTTP_BACKEND)
   libcjson-dev                      # JSON
   libmicrohttpd-dev                 # the dashboard (and the tests' stand-ins)
   libavahi-client-dev avahi-daemon avahi-utils  # mDNS publish/browse
@@ -48,6 +49,7 @@ TEST_PACKAGES=(
   postgresql                        # the AT Protocol AppView of the Bluesky network tests
                                     # (they run a private cluster of their own on loopback)
   procps bc                         # benches (RSS, arithmetic)
+  openssl                           # the native HTTP transport's TLS tests: a CA made at test time
   chromium                          # the dashboard's pages tested in headless Chromium
   systemd                           # systemd-analyze, systemd-sysusers: tests/integration/install
                                     # verifies the units (installs without a running systemd)

@@ -1,5 +1,6 @@
 /*
- * http — asynchronous HTTP(S) on the libuv loop (libcurl multi-socket API).
+ * http — asynchronous HTTP(S) on the libuv loop, over libcurl's multi-socket
+ * API or the native HTTP/1.1 transport (GA_HTTP_BACKEND; transport.h).
  *
  * One http_client is bound to one uv loop. Requests are queued, started
  * through curl's multi interface, and completed by a callback on the loop
@@ -111,7 +112,8 @@ struct http_client_opts {
 	void *observe_ud;
 };
 
-/* opts may be NULL. Returns NULL (and fills err) only when curl cannot be
+/* opts may be NULL. Returns NULL (and fills err) only when the transport's
+ * library (libcurl, or GnuTLS for the native one) cannot be loaded or
  * initialised. */
 struct http_client *http_client_new(uv_loop_t *loop, const struct http_client_opts *opts,
                                     struct ga_err *err);

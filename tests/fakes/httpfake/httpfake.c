@@ -970,7 +970,30 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	        strstr(msg, "internal error") ? " [expected for a dropped or held request]" : "");
 }
 
-struct httpfake *httpfake_new(uint16_t port, char *err, size_t errlen)
+static struct MHD_Daemon *start_daemon(struct httpfake *fake, uint16_t port, struct sockaddr_in *sa,
+                                       const char *cert_pem, const char *key_pem)
+{
+	/* The logger must come first or MHD logs the early messages itself. */
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+	                 MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	if (!cert_pem)
+		return MHD_start_daemon(
+		        flags, port, NULL, NULL, on_access, fake, MHD_OPTION_EXTERNAL_LOGGER,
+		        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)sa,
+		        MHD_OPTION_URI_LOG_CALLBACK, on_uri, fake, MHD_OPTION_NOTIFY_COMPLETED,
+		        on_completed, fake, MHD_OPTION_CONNECTION_LIMIT,
+		        (unsigned)HTTPFAKE_MAX_CONNECTIONS, MHD_OPTION_END);
+	return MHD_start_daemon(flags | MHD_USE_TLS, port, NULL, NULL, on_access, fake,
+	                        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR,
+	                        (struct sockaddr *)sa, MHD_OPTION_URI_LOG_CALLBACK, on_uri, fake,
+	                        MHD_OPTION_NOTIFY_COMPLETED, on_completed, fake,
+	                        MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTPFAKE_MAX_CONNECTIONS,
+	                        MHD_OPTION_HTTPS_MEM_CERT, cert_pem, MHD_OPTION_HTTPS_MEM_KEY,
+	                        key_pem, MHD_OPTION_END);
+}
+
+struct httpfake *httpfake_new_tls(uint16_t port, const char *cert_pem, const char *key_pem,
+                                  char *err, size_t errlen)
 {
 	struct httpfake *fake = xcalloc(1, sizeof(*fake));
 	pthread_condattr_t ca;
@@ -986,14 +1009,7 @@ struct httpfake *httpfake_new(uint16_t port, char *err, size_t errlen)
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	errno = 0;
-	/* The logger must come first or MHD logs the early messages itself. */
-	fake->daemon = MHD_start_daemon(
-	        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
-	                MHD_USE_ERROR_LOG,
-	        port, NULL, NULL, on_access, fake, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-	        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_URI_LOG_CALLBACK, on_uri,
-	        fake, MHD_OPTION_NOTIFY_COMPLETED, on_completed, fake, MHD_OPTION_CONNECTION_LIMIT,
-	        (unsigned)HTTPFAKE_MAX_CONNECTIONS, MHD_OPTION_END);
+	fake->daemon = start_daemon(fake, port, &sa, cert_pem, key_pem);
 	if (!fake->daemon) {
 		int e = errno;
 		if (err && errlen)
@@ -1006,9 +1022,14 @@ struct httpfake *httpfake_new(uint16_t port, char *err, size_t errlen)
 	const union MHD_DaemonInfo *info =
 	        MHD_get_daemon_info(fake->daemon, MHD_DAEMON_INFO_BIND_PORT);
 	fake->port = info ? info->port : port;
-	snprintf(fake->base_url, sizeof(fake->base_url), "http://127.0.0.1:%u",
-	         (unsigned)fake->port);
+	snprintf(fake->base_url, sizeof(fake->base_url), "%s://127.0.0.1:%u",
+	         cert_pem ? "https" : "http", (unsigned)fake->port);
 	return fake;
+}
+
+struct httpfake *httpfake_new(uint16_t port, char *err, size_t errlen)
+{
+	return httpfake_new_tls(port, NULL, NULL, err, errlen);
 }
 
 void httpfake_free(struct httpfake *fake)

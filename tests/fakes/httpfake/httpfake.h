@@ -122,6 +122,12 @@ struct httpfake *httpfake_new(uint16_t port, char *err, size_t errlen);
  * accepted. */
 void httpfake_free(struct httpfake *fake);
 
+/* The same over TLS (libmicrohttpd's GnuTLS) with that certificate chain
+ * and key (PEM text the caller keeps until httpfake_free); the base URL is
+ * https://. */
+struct httpfake *httpfake_new_tls(uint16_t port, const char *cert_pem, const char *key_pem,
+                                  char *err, size_t errlen);
+
 uint16_t httpfake_port(const struct httpfake *fake);
 /* "http://127.0.0.1:NNNNN", owned by the fake. */
 const char *httpfake_base_url(const struct httpfake *fake);

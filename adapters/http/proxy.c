@@ -1,0 +1,147 @@
+/*
+ * proxy — proxy selection from the environment (see proxy.h).
+ */
+#include "adapters/http/proxy.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "common/base64.h"
+
+static const char *env_first(const char *a, const char *b)
+{
+	const char *v = a ? getenv(a) : NULL;
+	if ((!v || !*v) && b)
+		v = getenv(b);
+	return v && *v ? v : NULL;
+}
+
+static bool no_proxy_entry_matches(const char *host, const char *e, size_t n)
+{
+	while (n && *e == '.') {
+		e++;
+		n--;
+	}
+	size_t hl = strlen(host);
+	if (n == 0 || n > hl)
+		return false;
+	if (strncasecmp(host + hl - n, e, n) != 0)
+		return false;
+	return hl == n || host[hl - n - 1] == '.';
+}
+
+static bool bypassed(const char *host)
+{
+	const char *np = env_first("no_proxy", "NO_PROXY");
+	if (!np)
+		return false;
+	for (const char *s = np; *s;) {
+		while (*s == ',' || *s == ' ' || *s == '\t')
+			s++;
+		size_t n = strcspn(s, ", \t");
+		if (n == 1 && *s == '*')
+			return true;
+		if (n && no_proxy_entry_matches(host, s, n))
+			return true;
+		s += n;
+	}
+	return false;
+}
+
+static int hexval(char c)
+{
+	if (isdigit((unsigned char)c))
+		return c - '0';
+	c = (char)tolower((unsigned char)c);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* Percent-decodes n bytes of s into out (cap bytes); -1 when too long. */
+static int pct_decode(const char *s, size_t n, char *out, size_t cap)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+			c = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+			i += 2;
+		}
+		if (o + 1 >= cap)
+			return -1;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+static int set_auth(struct proxy *p, const char *user, size_t n)
+{
+	char plain[256];
+	if (pct_decode(user, n, plain, sizeof plain) != 0)
+		return -1;
+	size_t len = strlen(plain);
+	char enc[((sizeof plain + 2) / 3) * 4 + 1];
+	base64_encode(plain, len, 0, enc);
+	snprintf(p->auth, sizeof p->auth, "Proxy-Authorization: Basic %s\r\n", enc);
+	return 0;
+}
+
+static int parse_proxy(const char *var, const char *v, struct proxy *p, struct ga_err *err)
+{
+	const char *s = v;
+	const char *sep = strstr(v, "://");
+	if (sep) {
+		size_t sl = (size_t)(sep - v);
+		if (sl >= 5 && strncasecmp(v, "socks", 5) == 0)
+			return err_set(err,
+			               "the proxy %s in %s is a SOCKS proxy, which this HTTP "
+			               "client does not support (use an HTTP proxy, or unset %s)",
+			               v, var, var);
+		if (sl != 4 || strncasecmp(v, "http", 4) != 0)
+			return err_set(err,
+			               "the proxy %s in %s is not an http:// proxy, the only kind "
+			               "this HTTP client supports",
+			               v, var);
+		s = sep + 3;
+	}
+	size_t alen = strcspn(s, "/?#");
+	const char *at = memchr(s, '@', alen);
+	if (at) {
+		if (set_auth(p, s, (size_t)(at - s)) != 0)
+			return err_set(err, "the credentials of the proxy in %s are too long", var);
+		alen -= (size_t)(at + 1 - s);
+		s = at + 1;
+	}
+	char buf[HTTP_HOST_MAX + 32];
+	int n = snprintf(buf, sizeof buf, "http://%.*s/", (int)alen, s);
+	struct url u;
+	struct ga_err uerr = {{0}};
+	if (n < 0 || (size_t)n >= sizeof buf || url_parse(buf, &u, &uerr) != 0)
+		return err_set(err, "the proxy '%s' in %s is not a valid proxy address", v, var);
+	snprintf(p->host, sizeof p->host, "%s", u.host);
+	const char *host_end = u.ipv6 ? memchr(s, ']', alen) : s;
+	p->port = memchr(host_end, ':', alen - (size_t)(host_end - s)) ? u.port : 1080;
+	url_free(&u);
+	p->used = true;
+	return 0;
+}
+
+int proxy_pick(const struct url *u, struct proxy *out, struct ga_err *err)
+{
+	memset(out, 0, sizeof *out);
+	const char *var =
+	        u->https ? (getenv("https_proxy") && *getenv("https_proxy") ? "https_proxy"
+	                                                                    : "HTTPS_PROXY")
+	                 : "http_proxy";
+	const char *v = env_first(var, NULL);
+	if (!v) {
+		var = getenv("all_proxy") && *getenv("all_proxy") ? "all_proxy" : "ALL_PROXY";
+		v = env_first(var, NULL);
+	}
+	if (!v || bypassed(u->host))
+		return 0;
+	return parse_proxy(var, v, out, err);
+}
