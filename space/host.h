@@ -2,8 +2,8 @@
  * space/host — the host's input: lines read from stdin on the libuv loop.
  *
  * Works with a terminal (canonical mode: the terminal edits the line), a
- * pipe or socket, and a regular file; the reference only worked from a raw
- * terminal (space-protocol.md §9 item 22). Each complete line (without its
+ * pipe or socket, and a regular file (space-protocol.md §9 item 22).
+ * Each complete line (without its
  * "\n" or "\r\n") is passed to the callback. A line longer than
  * SPACE_HOST_LINE_MAX bytes is cut there and the rest of it discarded.
  * End of input only stops reading: a test that closes the pipe must not

@@ -35,11 +35,11 @@ static const struct {
 enum space_msg_type space_msg_parse(const char *buf, size_t len, cJSON **root)
 {
 	*root = NULL;
-	/* "\u0000" and lone surrogates are valid JSON and the reference
-	 * relays them: strings carry them as markers (common/jsonnul.h). */
+	/* "\u0000" and lone surrogates are valid JSON that TypeScript peers
+	 * relay: strings carry them as markers (common/jsonnul.h). */
 	cJSON *v = json_parse_js(buf, len, NULL);
-	/* The reference's handler throws on null and its catch-all answers
-	 * "Invalid JSON" (§3.1 step 3), so null is grouped with parse errors. */
+	/* The protocol answers a null message "Invalid JSON" (§3.1 step 3),
+	 * so null is grouped with parse errors. */
 	if (!v || cJSON_IsNull(v)) {
 		cJSON_Delete(v);
 		return SPACE_MSG_INVALID_JSON;

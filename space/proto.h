@@ -9,7 +9,7 @@
  * semantics exactly (space-protocol.md §1.1, §2.2). Everything here is pure:
  * no I/O, no clock, no global state, so it is unit-tested and fuzzed directly.
  *
- * NUL: "\u0000" in a string is valid JSON and the reference relays it, but
+ * NUL: "\u0000" in a string is valid JSON that TypeScript peers relay, but
  * cJSON strings end at NUL. space_msg_parse therefore parses with
  * json_parse_js (common/jsonnul.h): a U+0000 is the byte JSON_NUL_MARK
  * (0xFF, never in UTF-8) inside the tree's strings. Every helper here treats
@@ -20,7 +20,7 @@
  * with json_parse_js too).
  *
  * Lone surrogates: "\ud800" (a JavaScript string cut inside an emoji) is
- * valid JSON to JSON.parse, and the reference relays it; json_parse_js
+ * valid JSON to JSON.parse, and TypeScript peers relay it; json_parse_js
  * keeps it as the three WTF-8 bytes of its code point, which the helpers
  * count as one UTF-16 unit, not blank, and space_put_str writes back as
  * "\ud800". A message is never refused for one.
@@ -38,7 +38,7 @@
 
 #include "common/strbuf.h"
 
-/* Limits of the reference (space-protocol.md §6.2), in UTF-16 units. */
+/* The protocol's limits (space-protocol.md §6.2), in UTF-16 units. */
 #define SPACE_NAME_MAX_UNITS       100
 #define SPACE_ID_MAX_UNITS         100
 #define SPACE_VERSION_MAX_UNITS    50
@@ -48,7 +48,7 @@
 /* Inbound WebSocket message limit, bytes after reassembly (§1 item 9). */
 #define SPACE_MAX_PAYLOAD_BYTES 1048576
 
-/* Beyond the reference (§9 items 17, 18): presence repeats every member's
+/* Extra bounds (§9 items 17, 18): presence repeats every member's
  * capabilities and identity in every broadcast, so both are capped. Normal
  * agents send 1–3 capabilities and an identity under 2 KiB, so real values
  * pass unchanged. Extra capability elements are dropped; an oversized
@@ -57,7 +57,7 @@
 #define SPACE_CAP_MAX_UNITS      200
 #define SPACE_IDENTITY_MAX_BYTES (16 * 1024)
 
-/* Integer `chain` on chat (beyond the reference): relayed only when it is
+/* Integer `chain` on chat (an extension): relayed only when it is
  * an integral JSON number in [0, SPACE_CHAIN_MAX]. */
 #define SPACE_CHAIN_MAX 1000000
 

@@ -43,7 +43,7 @@
 #define SHUTDOWN_REASON "Server shutting down"
 
 struct claim {
-	char *key;     /* "<action>:<target>" as the reference keys it (§9 item 9) */
+	char *key;     /* "<action>:<target>", the protocol's claim key (§9 item 9) */
 	char *owner;   /* member name */
 	int64_t at;    /* claim or last renewal: expiry counts from it */
 	int64_t since; /* when its owner first took it (claim_since) */
@@ -501,7 +501,7 @@ static bool units_between(const cJSON *v, size_t lo, size_t hi)
 	return u >= lo && u <= hi;
 }
 
-/* Capabilities as the reference keeps them: strings only, everything else
+/* Capabilities as the protocol keeps them: strings only, everything else
  * dropped; within our caps (proto.h) so presence stays bounded. */
 static char *normalise_caps(const cJSON *caps)
 {
@@ -662,8 +662,8 @@ static void handle_chat(struct space_room *r, struct space_conn *c, const cJSON 
 		sb_puts(&sb, ",\"threadId\":");
 		space_js_stringify(&sb, thread);
 	}
-	/* Beyond the reference: the agent chain length (DESIGN.md gate rule 3)
-	 * travels as an optional integer; peers that do not know it ignore it. */
+	/* An extension: the agent chain length (the gate's chain rule) travels
+	 * as an optional integer; peers that do not know it ignore it. */
 	const cJSON *chain = space_js_get(root, "chain");
 	if (cJSON_IsNumber(chain) && chain->valuedouble >= 0 &&
 	    chain->valuedouble <= SPACE_CHAIN_MAX &&
@@ -1015,7 +1015,7 @@ static void handle_workspace(struct space_room *r, struct space_conn *c, const c
 	put_num_or_zero(&sb, ",\"completedTasks\":", completed);
 	put_num_or_zero(&sb, ",\"blockedTasks\":", blocked);
 	put_num_or_zero(&sb, ",\"inProgressTasks\":", inprog);
-	/* ours beyond the reference: the plan's tasks, for the room's page */
+	/* an extension: the plan's tasks, for the room's page */
 	space_put_tasks(&sb, space_js_get(root, "tasks"), SPACE_WORKSPACE_TASKS_MAX,
 	                SPACE_WORKSPACE_TASKS_MAX_BYTES);
 	/* and its pull requests; the rest of the message stands when some
@@ -1236,7 +1236,7 @@ static char *host_addressed(struct space_room *r, const char *text, size_t len)
 void space_room_host_chat(struct space_room *r, const char *text, size_t len, int64_t now)
 {
 	r->now = now;
-	/* A NUL byte of the host's line is U+0000, which the reference sends
+	/* A NUL byte of the host's line is U+0000, which the protocol sends
 	 * as "\u0000" like every member's: it becomes the marker that stands
 	 * for U+0000 everywhere in the room (space/proto.h). The text is valid
 	 * UTF-8 (server.c checks), so no 0xFF was there before. */

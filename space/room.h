@@ -176,7 +176,7 @@ void space_room_join_timeout(struct space_room *r, struct space_conn *c, int64_t
  *     L × M / presence_bytes_per_ms ms (at most presence_delay_max_ms);
  *     what falls in the wait becomes one fresh snapshot, sent here once
  *     the wait is over. In a room of tens of members the wait rounds to
- *     nothing, so every test and any quiet room sees the reference's exact
+ *     nothing, so every test and any quiet room sees the protocol's exact
  *     sequence.
  * Join, leave and every other message are never delayed or reordered; only
  * the snapshot that follows them may come later, built when it is sent, so

@@ -623,7 +623,7 @@ static void op_ping(void *ud, struct space_conn *c)
 	struct conn *p = c->io;
 	if (!p || p->state != CONN_OPEN || p->close_queued)
 		return;
-	/* §3.14: an empty payload, like the reference. */
+	/* §3.14: an empty payload, as peers send it. */
 	p->ping_pending = true;
 	srv_mark_dirty(p);
 }
@@ -733,8 +733,8 @@ void srv_upgrade(struct server *s, struct conn *p, const struct ws_request *req)
 	          "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n"
 	          "Connection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n",
 	          accept);
-	/* §1 item 4: the reference (ws without handleProtocols) selects the
-	 * first offered sub-protocol, whatever it is. */
+	/* §1 item 4: the first offered sub-protocol is selected, whatever it
+	 * is, as TypeScript servers (ws without handleProtocols) do. */
 	if (req->protocol) {
 		sb_puts(&sb, "Sec-WebSocket-Protocol: ");
 		sb_append(&sb, req->protocol, req->protocol_len);

@@ -71,7 +71,7 @@ struct space_server_config {
 	int64_t presence_delay_max_ms;
 };
 
-/* Fills the defaults of the reference (§6). */
+/* Fills the protocol's defaults (§6). */
 void space_server_config_init(struct space_server_config *cfg);
 
 enum space_run_result {

@@ -57,7 +57,7 @@ static void http_error(struct conn *p, unsigned status, const char *reason, cons
 
 static void healthz(struct server *s, struct conn *p)
 {
-	/* Beyond the reference: a liveness probe for supervisors. */
+	/* An extension: a liveness probe for supervisors. */
 	struct strbuf sb;
 	sb_init(&sb, 0);
 	sb_puts(&sb, "{\"name\":");
@@ -182,8 +182,8 @@ void srv_http_input(struct server *s, struct conn *p, const char *buf, size_t le
 		           "Sec-WebSocket-Version: 13\r\n");
 		return;
 	}
-	/* Beyond the reference: a connection limit, applied before the
-	 * upgrade so an over-capacity client gets no WebSocket at all. */
+	/* The connection limit, applied before the upgrade so an
+	 * over-capacity client gets no WebSocket at all. */
 	if (s->nconns >= s->max_clients || s->phase >= PHASE_CLOSING) {
 		if (s->phase < PHASE_CLOSING)
 			log_kv(LOG_LEVEL_WARN, LOG_COMP, "connection refused: room is full",

@@ -232,8 +232,8 @@ static void load_history(struct space_store *st)
 	ts.max_bytes = st->hist_max_bytes;
 	ts.found = xcalloc(ts.want, sizeof *ts.found);
 	tail_scan_file(&ts, st->path);
-	/* Like the reference, the overflow comes from chat.1.jsonl only
-	 * (§4.4); older backups are archives. */
+	/* The overflow comes from chat.1.jsonl only (§4.4); older backups
+	 * are archives. */
 	if (!ts.full) {
 		char *p1 = backup_path(st, 1);
 		tail_scan_file(&ts, p1);
@@ -246,8 +246,8 @@ static void load_history(struct space_store *st)
 
 /* --- the log file -------------------------------------------------------- */
 
-/* A crash mid-append leaves a last line without '\n'; the reference glued
- * the next entry onto it and lost both (§4.5). Terminate it instead. */
+/* A crash mid-append leaves a last line without '\n': it is terminated,
+ * so the next entry is not glued onto it (§4.5). */
 static void repair_tail(struct space_store *st)
 {
 	int fd = open(st->path, O_RDWR | O_APPEND | O_CLOEXEC);

@@ -10,14 +10,13 @@
  * History: the newest entries are kept in memory (at most
  * SPACE_HISTORY_MAX_ENTRIES entries and history_max_bytes bytes, oldest
  * dropped first), loaded at open from the tail of chat.jsonl and then
- * chat.1.jsonl, and extended by every append. This replaces the reference's
- * re-read of the file on each join and fixes its defects (§9 items 3, 4,
- * 17): a torn last line is terminated at open so it never swallows the next
- * entry; lines that are not valid JSON objects are skipped and do not count
+ * chat.1.jsonl, and extended by every append: a join never re-reads the
+ * file (§9 items 3, 4, 17). A torn last line is terminated at open so it
+ * never swallows the next entry; lines that are not valid JSON objects are skipped and do not count
  * against the limit; a history_response never exceeds history_max_bytes.
  *
- * Write failures (disk full, permissions) are logged and otherwise ignored,
- * like the reference: the message is still broadcast. One thread only.
+ * Write failures (disk full, permissions) are logged and otherwise ignored:
+ * the message is still broadcast. One thread only.
  */
 #ifndef GA_SPACE_STORE_H
 #define GA_SPACE_STORE_H
@@ -31,7 +30,7 @@
 #define SPACE_STORE_LOG_NAME           "chat.jsonl"
 #define SPACE_STORE_BACKUPS            5
 #define SPACE_LOG_ROTATE_BYTES_DEFAULT ((size_t)50 * 1024 * 1024)
-/* HISTORY_REPLAY_MAX of the reference. */
+/* The protocol's history replay bound (HISTORY_REPLAY_MAX). */
 #define SPACE_HISTORY_MAX_ENTRIES 1000
 /* Bound on one history_response (and on the in-memory history). The Node
  * client accepts 100 MiB; 4 MiB keeps a joiner's first reply well inside

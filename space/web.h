@@ -6,7 +6,7 @@
  *
  *   GET /            the page (web/space/index.html) — only for a request
  *                    that accepts text/html (a browser); any other plain
- *                    request for / keeps the reference's 426 (§1 item 3)
+ *                    request for / keeps the protocol's 426 (§1 item 3)
  *   GET /<file>      the other files of web/space (app.js, style.css)
  *   GET /api/room    a snapshot, JSON: name, now, claimTtlMs, members
  *                    (name, id, version, joinedAt, lastSeen, state,

@@ -122,7 +122,7 @@ char *space_web_snapshot_add_profiles(char *json, size_t len, const struct space
                                       const struct space_web_plans *plans, size_t *out_len);
 
 /* The stream's start (as space_web_stream_start returns it: its "room"
- * event last; the reference is taken) with the profiles and the plans
+ * event last; the buffer's reference is taken) with the profiles and the plans
  * added to that snapshot. Returns a new buffer (SPACE_BUF_RAW). */
 struct space_buf *space_web_stream_add_profiles(struct space_buf *start,
                                                 const struct space_room *room,
