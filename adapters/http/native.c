@@ -25,7 +25,7 @@
 #define LOG_COMP        "http"
 #define NATIVE_POOL_MAX 8
 #define NATIVE_IDLE_MS  60000u
-#define NATIVE_KEY_MAX  (2 * HTTP_HOST_MAX + PROXY_AUTH_MAX + 32)
+#define NATIVE_KEY_MAX  (2 * HTTP_HOST_MAX + PROXY_AUTH_MAX + PROXY_SOCKS_CRED_MAX + 40)
 
 struct idle {
 	struct idle *next;
@@ -315,7 +315,7 @@ static bool no_body_method(const struct http_req *r)
 static void send_request(struct nreq *q)
 {
 	struct http_req *r = q->r;
-	bool absolute = q->px.used && !q->u.https;
+	bool absolute = q->px.used && q->px.kind == PROXY_HTTP && !q->u.https;
 	char authority[HTTP_HOST_MAX + 16];
 	url_authority(&q->u, false, authority, sizeof authority);
 	struct strbuf head;
@@ -341,9 +341,9 @@ static void send_request(struct nreq *q)
 
 static void make_key(struct nreq *q)
 {
-	snprintf(q->key, sizeof q->key, "%s|%s|%u|%s|%u|%s", q->u.https ? "https" : "http",
+	snprintf(q->key, sizeof q->key, "%s|%s|%u|%s|%u|%d|%s|%s", q->u.https ? "https" : "http",
 	         q->u.host, q->u.port, q->px.used ? q->px.host : "", q->px.used ? q->px.port : 0,
-	         q->px.auth);
+	         (int)q->px.kind, q->px.auth, q->px.user);
 }
 
 static int open_exchange(struct nreq *q, bool may_reuse)

@@ -6,7 +6,7 @@
  * refused without it, a wrong host name and a self-signed certificate
  * refused as HTTP_ERR_TLS, keep-alive over TLS, and https:// through a
  * CONNECT proxy with Basic authentication (accepted, refused with 407,
- * bypassed by no_proxy).
+ * bypassed by no_proxy) and a SOCKS5 tunnel with username/password.
  */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -23,6 +23,7 @@
 #include "common/fsx.h"
 #include "tests/fakes/httpfake/httpfake.h"
 #include "tests/fakes/rawnet/httpproxy.h"
+#include "tests/fakes/rawnet/socks5srv.h"
 #include "tests/unit/http/nativefix.h"
 
 struct tlsfx {
@@ -318,6 +319,47 @@ static void test_connect_proxy(void **state)
 	httpproxy_free(p);
 }
 
+/* A SOCKS5 proxy demanding u:pw that tunnels to origin_port, set as
+ * https_proxy. */
+static struct socks5srv *socks_proxy_to(uint16_t origin_port)
+{
+	char err[256], px[128];
+	struct socks5srv_opts o = {.user = "u", .pass = "pw", .origin_port = origin_port};
+	struct socks5srv *p = socks5srv_new(&o, err, sizeof err);
+	assert_non_null(p);
+	snprintf(px, sizeof px, "socks5h://u:pw@127.0.0.1:%u", (unsigned)socks5srv_port(p));
+	setenv("https_proxy", px, 1);
+	return p;
+}
+
+static void test_socks5h_tunnel(void **state)
+{
+	(void)state;
+	char u[128];
+	struct socks5srv *p = socks_proxy_to(httpfake_port(T.good));
+	struct nfx *fx = nfx_new();
+	struct nres g = {0};
+	nfx_get(fx, url(T.good, "localhost", u, sizeof u), &g);
+	assert_int_equal(g.error, HTTP_OK);
+	assert_string_equal(g.body, "hi there");
+	struct socks5srv_seen s;
+	socks5srv_seen(p, &s);
+	assert_int_equal(s.atyp, 3);
+	assert_string_equal(s.addr, "localhost");
+	nfx_free(fx);
+	socks5srv_free(p);
+	/* The certificate is still checked for the URL's host through the
+	 * tunnel: the self-signed server is refused. */
+	p = socks_proxy_to(httpfake_port(T.self));
+	fx = nfx_new();
+	nfx_get(fx, url(T.self, "localhost", u, sizeof u), &g);
+	assert_int_equal(g.error, HTTP_ERR_TLS);
+	socks5srv_seen(p, &s);
+	assert_int_equal(s.connects, 1);
+	nfx_free(fx);
+	socks5srv_free(p);
+}
+
 int main(void)
 {
 	if (system("openssl version >/dev/null 2>&1") != 0) {
@@ -333,6 +375,7 @@ int main(void)
 	        cmocka_unit_test_setup(test_plain_server_is_a_tls_error, each_setup),
 	        cmocka_unit_test_setup(test_openssl_server_close_delimited, each_setup),
 	        cmocka_unit_test_setup(test_connect_proxy, each_setup),
+	        cmocka_unit_test_setup(test_socks5h_tunnel, each_setup),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
