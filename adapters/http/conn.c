@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "adapters/http/h1.h"
+#include "adapters/http/h2.h"
 #include "adapters/http/socks.h"
 #include "adapters/http/tls.h"
 #include "common/err.h"
@@ -38,6 +39,9 @@ struct conn {
 	uint64_t deadline_ms;
 	char last_err[96];
 	struct tls *tls;
+	bool h2;                     /* TLS chose "h2" by ALPN */
+	void *proto;                 /* the owner's protocol state (conn_set_proto) */
+	void (*proto_free)(void *p); /* frees it with the connection */
 	/* For the tunnel: a throwaway request whose parser reads the proxy's
 	 * answer to CONNECT. */
 	struct http_req tunnel_req;
@@ -69,6 +73,8 @@ static void maybe_free(struct conn *c)
 		if (c->dest_ai)
 			uv_freeaddrinfo(c->dest_ai);
 		tls_free(c->tls);
+		if (c->proto_free)
+			c->proto_free(c->proto);
 		h1_free(&c->tunnel);
 		sb_free(&c->tunnel_req.resp_body);
 		http_req_reset_headers(&c->tunnel_req);
@@ -365,6 +371,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 static void became_ready(struct conn *c)
 {
+	c->h2 = c->tls && tls_alpn_h2(c->tls);
 	c->phase = P_OPEN;
 	uv_timer_stop(&c->timer);
 	c->ev->ready(c->ud, c);
@@ -373,8 +380,12 @@ static void became_ready(struct conn *c)
 static void start_tls(struct conn *c)
 {
 	struct ga_err err = {{0}};
+	/* h2 is offered only when libnghttp2 loads: a server that chose it
+	 * must be spoken to in it. */
+	struct ga_err h2err = {{0}};
+	bool offer_h2 = h2_load(&h2err) == 0;
 	c->tls = tls_new(c->host, c->ipv6 || strspn(c->host, "0123456789.") == strlen(c->host),
-	                 tls_out, c, &err);
+	                 offer_h2, tls_out, c, &err);
 	if (!c->tls) {
 		fail(c, HTTP_ERR_TLS, err.msg);
 		return;
@@ -557,4 +568,20 @@ struct conn *conn_open(uv_loop_t *loop, const struct conn_target *tg, const stru
 	uint64_t now = uv_now(loop);
 	uv_timer_start(&c->timer, on_timer, c->deadline_ms > now ? c->deadline_ms - now : 0, 0);
 	return c;
+}
+
+bool conn_h2(const struct conn *c)
+{
+	return c->h2;
+}
+
+void conn_set_proto(struct conn *c, void *proto, void (*proto_free)(void *p))
+{
+	c->proto = proto;
+	c->proto_free = proto_free;
+}
+
+void *conn_proto(const struct conn *c)
+{
+	return c->proto;
 }

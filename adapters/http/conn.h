@@ -65,4 +65,13 @@ void conn_close(struct conn *c);
 /* Has the connection been closed, or did it report closed? */
 bool conn_dead(const struct conn *c);
 
+/* Once ready: did TLS choose HTTP/2 (ALPN "h2")? Offered only over TLS and
+ * only when libnghttp2 loads. */
+bool conn_h2(const struct conn *c);
+
+/* The owner's per-connection protocol state (the HTTP/2 session), kept
+ * across owners and freed with proto_free when the connection is freed. */
+void conn_set_proto(struct conn *c, void *proto, void (*proto_free)(void *p));
+void *conn_proto(const struct conn *c);
+
 #endif
