@@ -25,9 +25,10 @@ struct h2 {
 	struct http_req *r; /* the open stream's request; NULL between streams */
 	int32_t stream;
 	long status;
-	bool final;  /* a final (non-1xx) header block began */
-	bool any;    /* a frame of the stream arrived */
-	bool closed; /* the stream closed */
+	bool final;    /* a final (non-1xx) header block began */
+	bool trailers; /* the header block being read came after the final one */
+	bool any;      /* a frame of the stream arrived */
+	bool closed;   /* the stream closed */
 	uint32_t close_code;
 	bool too_large; /* the body bound was passed */
 	bool head_too_big;
@@ -65,6 +66,15 @@ static bool ours(const struct h2 *h, int32_t stream)
 	return h->r && stream == h->stream;
 }
 
+static int on_begin_headers(nghttp2_session *s, const nghttp2_frame *f, void *ud)
+{
+	(void)s;
+	struct h2 *h = ud;
+	if (ours(h, f->hd.stream_id))
+		h->trailers = h->final;
+	return 0;
+}
+
 static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *name, size_t nl,
                      const uint8_t *value, size_t vl, uint8_t flags, void *ud)
 {
@@ -79,7 +89,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 		h->head_too_big = true;
 		return NGHTTP2_ERR_CALLBACK_FAILURE;
 	}
-	if (nl == 7 && memcmp(name, ":status", 7) == 0) {
+	if (nl == 7 && memcmp(name, ":status", 7) == 0 && !h->trailers) {
 		char num[8];
 		snprintf(num, sizeof num, "%.*s", (int)(vl < 7 ? vl : 7), (const char *)value);
 		h->status = strtol(num, NULL, 10);
@@ -90,7 +100,7 @@ static int on_header(nghttp2_session *s, const nghttp2_frame *f, const uint8_t *
 		return 0;
 	}
 	/* Pseudo-headers, an interim answer's fields, trailers: not kept. */
-	if ((nl && name[0] == ':') || !h->final || f->headers.cat == NGHTTP2_HCAT_HEADERS)
+	if ((nl && name[0] == ':') || !h->final || h->trailers)
 		return 0;
 	if (nl == 14 && strncasecmp((const char *)name, "content-length", 14) == 0) {
 		char num[24];
@@ -157,6 +167,7 @@ struct h2 *h2_new(h2_out_fn out, void *ud, struct ga_err *err)
 		err_set(err, "out of memory for an HTTP/2 session");
 		return NULL;
 	}
+	ng.set_on_begin_headers(cb, on_begin_headers);
 	ng.set_on_header(cb, on_header);
 	ng.set_on_data_chunk_recv(cb, on_data);
 	ng.set_on_frame_recv(cb, on_frame);
@@ -262,7 +273,7 @@ int h2_request(struct h2 *h, struct http_req *r, const char *authority, const ch
 	size_t n = fields_of(head.buf, nv, 4, cap);
 	h->r = r;
 	h->status = 0;
-	h->final = h->any = h->closed = h->too_large = h->head_too_big = false;
+	h->final = h->trailers = h->any = h->closed = h->too_large = h->head_too_big = false;
 	h->head_bytes = 0;
 	h->body_off = 0;
 	h->err[0] = '\0';

@@ -12,6 +12,7 @@ struct nghttp2_shim ng;
 static const struct dlshim_sym ng_syms[] = {
         SYM(callbacks_new, "nghttp2_session_callbacks_new"),
         SYM(callbacks_del, "nghttp2_session_callbacks_del"),
+        SYM(set_on_begin_headers, "nghttp2_session_callbacks_set_on_begin_headers_callback"),
         SYM(set_on_header, "nghttp2_session_callbacks_set_on_header_callback"),
         SYM(set_on_data_chunk_recv, "nghttp2_session_callbacks_set_on_data_chunk_recv_callback"),
         SYM(set_on_frame_recv, "nghttp2_session_callbacks_set_on_frame_recv_callback"),

@@ -20,6 +20,8 @@
 struct nghttp2_shim {
 	int (*callbacks_new)(nghttp2_session_callbacks **);
 	void (*callbacks_del)(nghttp2_session_callbacks *);
+	void (*set_on_begin_headers)(nghttp2_session_callbacks *,
+	                             nghttp2_on_begin_headers_callback);
 	void (*set_on_header)(nghttp2_session_callbacks *, nghttp2_on_header_callback);
 	void (*set_on_data_chunk_recv)(nghttp2_session_callbacks *,
 	                               nghttp2_on_data_chunk_recv_callback);

@@ -10,7 +10,8 @@
  * HTTP/2 against nghttpd (Debian's nghttp2-server; those tests are skipped
  * without it): GET and POST with bodies and headers, the connection kept
  * for the next request, the body bound; and a GOAWAY sent before the
- * stream was processed by openssl s_server speaking "h2" from a script.
+ * stream was processed by openssl s_server speaking "h2" from a script;
+ * trailers not kept.
  * libmicrohttpd answers http/1.1 only: every test against it is the
  * fallback from the offered h2.
  */
@@ -423,8 +424,8 @@ static unsigned start_nghttpd(void)
 		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 		dup2(fd, 1);
 		dup2(fd, 2);
-		execlp("nghttpd", "nghttpd", "-v", "-a", "127.0.0.1", www, "--echo-upload", ps, key,
-		       cert, (char *)NULL);
+		execlp("nghttpd", "nghttpd", "-v", "-a", "127.0.0.1", www, "--echo-upload",
+		       "--trailer=x-trailer: t", ps, key, cert, (char *)NULL);
 		_exit(127);
 	}
 	T.nghttpd = pid;
@@ -476,6 +477,12 @@ static void test_h2_get_post_and_reuse(void **state)
 	assert_int_equal(g.status, 200);
 	assert_string_equal(g.body, "hi over h2");
 	assert_string_equal(g.hdr, "10");
+	/* Trailers are not kept as response headers (the same connection). */
+	struct nres tg = {.want_hdr = "x-trailer"};
+	nfx_get(fx, u, &tg);
+	assert_int_equal(tg.error, HTTP_OK);
+	assert_string_equal(tg.body, "hi over h2");
+	assert_string_equal(tg.hdr, "");
 	/* A POST on the same connection: nghttpd echoes the body. */
 	static const char body[] = "a body sent as DATA";
 	struct http_request post = {
@@ -488,7 +495,8 @@ static void test_h2_get_post_and_reuse(void **state)
 	/* Both streams on one session (the readiness probes made sessions of
 	 * their own), and the fields as sent. */
 	assert_string_equal(session_of(log, "recv (stream_id=1) :method: GET"),
-	                    session_of(log, "recv (stream_id=3) :method: POST"));
+	                    session_of(log, "recv (stream_id=5) :method: POST"));
+	assert_non_null(strstr(log, "x-trailer: t"));
 	assert_non_null(strstr(log, "x-test: yes"));
 	assert_non_null(strstr(log, ":authority: localhost:"));
 	assert_non_null(strstr(log, "user-agent: "));
