@@ -1,8 +1,10 @@
 /*
  * conn — one client connection of the native transport on the libuv loop:
  * name resolution, TCP connect trying each address in turn, an optional
- * CONNECT tunnel through an HTTP proxy, an optional TLS session (tls.h),
- * then plaintext in and out. Nothing blocks.
+ * tunnel through an HTTP proxy (CONNECT) or a SOCKS5 proxy (socks.h), an
+ * optional TLS session (tls.h) that may choose HTTP/2 by ALPN (conn_h2),
+ * then plaintext in and out. Nothing blocks; the connect deadline covers
+ * resolution, the tunnel and the handshake.
  *
  * The owner (native.c) opens a connection with conn_open() and hears from
  * it through struct conn_events, always from a libuv callback:
