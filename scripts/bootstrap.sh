@@ -30,6 +30,8 @@ PACKAGES=(
   libcurl4-openssl-dev              # HTTP client (curl multi on libuv): headers
   libcurl3-gnutls                   # the libcurl the daemon loads (adapters/http/curl_shim.h)
   libgnutls28-dev                   # GnuTLS headers: the native HTTP transport (GA_HTTP_BACKEND)
+  libnghttp2-dev                    # nghttp2 headers: HTTP/2 in the native transport (loaded by
+                                    # dlopen, adapters/http/nghttp2_shim.h)
   libcjson-dev                      # JSON
   libmicrohttpd-dev                 # the dashboard (and the tests' stand-ins)
   libavahi-client-dev avahi-daemon avahi-utils  # mDNS publish/browse
@@ -50,6 +52,7 @@ TEST_PACKAGES=(
                                     # (they run a private cluster of their own on loopback)
   procps bc                         # benches (RSS, arithmetic)
   openssl                           # the native HTTP transport's TLS tests: a CA made at test time
+  nghttp2-server                    # nghttpd: the HTTP/2 server of the native transport's tests
   chromium                          # the dashboard's pages tested in headless Chromium
   systemd                           # systemd-analyze, systemd-sysusers: tests/integration/install
                                     # verifies the units (installs without a running systemd)

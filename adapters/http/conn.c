@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "adapters/http/h1.h"
+#include "adapters/http/h2.h"
+#include "adapters/http/socks.h"
 #include "adapters/http/tls.h"
 #include "common/err.h"
 #include "common/log.h"
@@ -19,7 +21,7 @@
 
 #define LOG_COMP "http"
 
-enum phase { P_RESOLVE, P_CONNECT, P_TUNNEL, P_HANDSHAKE, P_OPEN, P_DEAD };
+enum phase { P_RESOLVE, P_CONNECT, P_SOCKS, P_TUNNEL, P_HANDSHAKE, P_OPEN, P_DEAD };
 
 struct conn {
 	uv_loop_t *loop;
@@ -31,15 +33,21 @@ struct conn {
 	bool resolving; /* getaddrinfo in flight */
 	uv_getaddrinfo_t gai;
 	struct addrinfo *ai, *next_ai;
-	uv_tcp_t *tcp;    /* the current attempt's socket; NULL between attempts */
-	uv_timer_t timer; /* the connect deadline and each address's share */
+	struct addrinfo *dest_ai; /* socks5: the destination, resolved here */
+	uv_tcp_t *tcp;            /* the current attempt's socket; NULL between attempts */
+	uv_timer_t timer;         /* the connect deadline and each address's share */
 	uint64_t deadline_ms;
 	char last_err[96];
 	struct tls *tls;
+	bool h2;                     /* TLS chose "h2" by ALPN */
+	void *proto;                 /* the owner's protocol state (conn_set_proto) */
+	void (*proto_free)(void *p); /* frees it with the connection */
 	/* For the tunnel: a throwaway request whose parser reads the proxy's
 	 * answer to CONNECT. */
 	struct http_req tunnel_req;
 	struct h1_parser tunnel;
+	struct socks5 socks;
+	struct proxy px; /* the proxy's kind and SOCKS credentials */
 	/* Copied from the target. */
 	char host[HTTP_HOST_MAX];
 	bool ipv6, https;
@@ -62,7 +70,11 @@ static void maybe_free(struct conn *c)
 	if (c->closing && c->handles == 0 && !c->resolving) {
 		if (c->ai)
 			uv_freeaddrinfo(c->ai);
+		if (c->dest_ai)
+			uv_freeaddrinfo(c->dest_ai);
 		tls_free(c->tls);
+		if (c->proto_free)
+			c->proto_free(c->proto);
 		h1_free(&c->tunnel);
 		sb_free(&c->tunnel_req.resp_body);
 		http_req_reset_headers(&c->tunnel_req);
@@ -182,6 +194,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 
 static void start_tls(struct conn *c);
 static void became_ready(struct conn *c);
+static void tunnel_open(struct conn *c);
 
 static void tunnel_read(struct conn *c, const char *p, size_t n)
 {
@@ -204,7 +217,89 @@ static void tunnel_read(struct conn *c, const char *p, size_t n)
 		fail(c, HTTP_ERR_CONNECT, msg);
 		return;
 	}
-	start_tls(c);
+	tunnel_open(c);
+}
+
+/* After the tunnel (CONNECT or SOCKS5): TLS for https, else ready. */
+static void tunnel_open(struct conn *c)
+{
+	if (c->https)
+		start_tls(c);
+	else
+		became_ready(c);
+}
+
+static void socks_fail(struct conn *c, const char *why)
+{
+	char msg[GA_ERR_MSG_MAX];
+	err_fmt(msg, sizeof msg, "the SOCKS5 proxy %s:%u %s", c->proxy_host, c->proxy_port, why);
+	fail(c, HTTP_ERR_CONNECT, msg);
+}
+
+static void socks_read(struct conn *c, const char *p, size_t n)
+{
+	const unsigned char *out;
+	size_t out_len;
+	char why[GA_ERR_MSG_MAX];
+	enum socks5_step st = socks5_feed(&c->socks, p, n, &out, &out_len, why, sizeof why);
+	if (st == SOCKS5_FAIL)
+		socks_fail(c, why);
+	else if (st == SOCKS5_DONE)
+		tunnel_open(c);
+	else if (out_len)
+		raw_write(c, (const char *)out, out_len);
+}
+
+static void socks_greet(struct conn *c, const struct sockaddr *dest)
+{
+	char why[GA_ERR_MSG_MAX];
+	if (socks5_start(&c->socks, &c->px, c->host, c->port, dest, why, sizeof why) != 0) {
+		socks_fail(c, why);
+		return;
+	}
+	unsigned char hello[4];
+	size_t n = socks5_greeting(&c->socks, hello);
+	c->phase = P_SOCKS;
+	raw_write(c, (const char *)hello, n);
+}
+
+static void on_dest_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res)
+{
+	struct conn *c = req->data;
+	c->resolving = false;
+	c->dest_ai = res;
+	if (conn_dead(c)) {
+		maybe_free(c);
+		return;
+	}
+	if (status < 0 || !res) {
+		char msg[GA_ERR_MSG_MAX];
+		err_fmt(msg, sizeof msg, "cannot resolve %s (%s)", c->host,
+		        uv_strerror(status < 0 ? status : UV_EAI_NONAME));
+		fail(c, HTTP_ERR_CONNECT, msg);
+		return;
+	}
+	socks_greet(c, res->ai_addr);
+}
+
+/* socks5 resolves the destination here, once the proxy has taken the
+ * connection; socks5h sends the name as it is. */
+static void socks_begin(struct conn *c)
+{
+	c->phase = P_SOCKS;
+	if (c->px.kind == PROXY_SOCKS5H) {
+		socks_greet(c, NULL);
+		return;
+	}
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	c->resolving = true;
+	int rc = uv_getaddrinfo(c->loop, &c->gai, on_dest_resolved, c->host, NULL, &hints);
+	if (rc < 0) {
+		c->resolving = false;
+		char msg[GA_ERR_MSG_MAX];
+		err_fmt(msg, sizeof msg, "cannot resolve %s (%s)", c->host, uv_strerror(rc));
+		fail(c, HTTP_ERR_CONNECT, msg);
+	}
 }
 
 static void handshake_step(struct conn *c)
@@ -259,6 +354,10 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 	size_t n = nread > 0 ? (size_t)nread : 0;
 	if (c->phase == P_TUNNEL && !eof)
 		tunnel_read(c, buf->base, n);
+	else if (c->phase == P_SOCKS && !eof)
+		socks_read(c, buf->base, n);
+	else if (c->phase == P_SOCKS)
+		socks_fail(c, "closed the connection during the handshake");
 	else if (c->tls && (c->phase == P_HANDSHAKE || c->phase == P_OPEN))
 		tls_read(c, buf->base, n, eof);
 	else if (!eof)
@@ -272,6 +371,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
 
 static void became_ready(struct conn *c)
 {
+	c->h2 = c->tls && tls_alpn_h2(c->tls);
 	c->phase = P_OPEN;
 	uv_timer_stop(&c->timer);
 	c->ev->ready(c->ud, c);
@@ -280,8 +380,12 @@ static void became_ready(struct conn *c)
 static void start_tls(struct conn *c)
 {
 	struct ga_err err = {{0}};
+	/* h2 is offered only when libnghttp2 loads: a server that chose it
+	 * must be spoken to in it. */
+	struct ga_err h2err = {{0}};
+	bool offer_h2 = h2_load(&h2err) == 0;
 	c->tls = tls_new(c->host, c->ipv6 || strspn(c->host, "0123456789.") == strlen(c->host),
-	                 tls_out, c, &err);
+	                 offer_h2, tls_out, c, &err);
 	if (!c->tls) {
 		fail(c, HTTP_ERR_TLS, err.msg);
 		return;
@@ -326,7 +430,9 @@ static void on_connected(uv_connect_t *req, int status)
 	uint64_t now = uv_now(c->loop);
 	uv_timer_start(&c->timer, on_timer, c->deadline_ms > now ? c->deadline_ms - now : 0, 0);
 	uv_read_start((uv_stream_t *)c->tcp, on_alloc, on_read);
-	if (c->via_proxy && c->https)
+	if (c->via_proxy && c->px.kind != PROXY_HTTP)
+		socks_begin(c);
+	else if (c->via_proxy && c->https)
 		send_connect(c);
 	else if (c->https)
 		start_tls(c);
@@ -430,6 +536,7 @@ static void copy_target(struct conn *c, const struct conn_target *tg)
 		snprintf(c->proxy_host, sizeof c->proxy_host, "%s", tg->px->host);
 		c->proxy_port = tg->px->port;
 		snprintf(c->proxy_auth, sizeof c->proxy_auth, "%s", tg->px->auth);
+		c->px = *tg->px;
 	}
 	c->deadline_ms = tg->connect_deadline_ms;
 }
@@ -461,4 +568,20 @@ struct conn *conn_open(uv_loop_t *loop, const struct conn_target *tg, const stru
 	uint64_t now = uv_now(loop);
 	uv_timer_start(&c->timer, on_timer, c->deadline_ms > now ? c->deadline_ms - now : 0, 0);
 	return c;
+}
+
+bool conn_h2(const struct conn *c)
+{
+	return c->h2;
+}
+
+void conn_set_proto(struct conn *c, void *proto, void (*proto_free)(void *p))
+{
+	c->proto = proto;
+	c->proto_free = proto_free;
+}
+
+void *conn_proto(const struct conn *c)
+{
+	return c->proto;
 }

@@ -1,8 +1,10 @@
 /*
  * conn — one client connection of the native transport on the libuv loop:
  * name resolution, TCP connect trying each address in turn, an optional
- * CONNECT tunnel through an HTTP proxy, an optional TLS session (tls.h),
- * then plaintext in and out. Nothing blocks.
+ * tunnel through an HTTP proxy (CONNECT) or a SOCKS5 proxy (socks.h), an
+ * optional TLS session (tls.h) that may choose HTTP/2 by ALPN (conn_h2),
+ * then plaintext in and out. Nothing blocks; the connect deadline covers
+ * resolution, the tunnel and the handshake.
  *
  * The owner (native.c) opens a connection with conn_open() and hears from
  * it through struct conn_events, always from a libuv callback:
@@ -64,5 +66,14 @@ void conn_close(struct conn *c);
 
 /* Has the connection been closed, or did it report closed? */
 bool conn_dead(const struct conn *c);
+
+/* Once ready: did TLS choose HTTP/2 (ALPN "h2")? Offered only over TLS and
+ * only when libnghttp2 loads. */
+bool conn_h2(const struct conn *c);
+
+/* The owner's per-connection protocol state (the HTTP/2 session), kept
+ * across owners and freed with proto_free when the connection is freed. */
+void conn_set_proto(struct conn *c, void *proto, void (*proto_free)(void *p));
+void *conn_proto(const struct conn *c);
 
 #endif

@@ -23,6 +23,7 @@ static const struct dlshim_sym gt_syms[] = {
         SYM(status_print, "gnutls_certificate_verification_status_print"),
         SYM(server_name_set, "gnutls_server_name_set"),
         SYM(alpn_set_protocols, "gnutls_alpn_set_protocols"),
+        SYM(alpn_get_selected, "gnutls_alpn_get_selected_protocol"),
         SYM(session_set_ptr, "gnutls_session_set_ptr"),
         SYM(session_get_ptr, "gnutls_session_get_ptr"),
         SYM(transport_set_ptr, "gnutls_transport_set_ptr"),

@@ -31,6 +31,7 @@ struct gnutls_shim {
 	int (*status_print)(unsigned int, gnutls_certificate_type_t, gnutls_datum_t *, unsigned);
 	int (*server_name_set)(gnutls_session_t, gnutls_server_name_type_t, const void *, size_t);
 	int (*alpn_set_protocols)(gnutls_session_t, const gnutls_datum_t *, unsigned, unsigned);
+	int (*alpn_get_selected)(gnutls_session_t, gnutls_datum_t *);
 	void (*session_set_ptr)(gnutls_session_t, void *);
 	void *(*session_get_ptr)(gnutls_session_t);
 	void (*transport_set_ptr)(gnutls_session_t, gnutls_transport_ptr_t);

@@ -1,6 +1,6 @@
 /*
  * http — asynchronous HTTP(S) on the libuv loop, over libcurl's multi-socket
- * API or the native HTTP/1.1 transport (GA_HTTP_BACKEND; transport.h).
+ * API or the native HTTP/1.1 and HTTP/2 transport (GA_HTTP_BACKEND; transport.h).
  *
  * One http_client is bound to one uv loop. Requests are queued, started
  * through curl's multi interface, and completed by a callback on the loop

@@ -1,9 +1,11 @@
 /*
- * native — the HTTP/1.1 transport of transport.h over libuv and GnuTLS:
- * one request at a time per connection, kept-alive connections pooled per
- * (scheme, host, port, proxy), a total timeout per request, and one retry
- * on a fresh connection when a reused one fails before any byte of the
- * answer (the server closed it while idle) for idempotent methods.
+ * native — the HTTP/1.1 and HTTP/2 transport of transport.h over libuv and
+ * GnuTLS (HTTP/2 when the server chooses it by ALPN, h2.h): one request at
+ * a time per connection, kept-alive connections pooled per (scheme, host,
+ * port, proxy), a total timeout per request, and one retry on a fresh
+ * connection for idempotent methods when a reused one fails before any
+ * byte of the answer (the server closed it while idle) or an HTTP/2 server
+ * did not process the stream (GOAWAY, REFUSED_STREAM).
  *
  * Bounds: at most NATIVE_POOL_MAX idle connections (the oldest is closed
  * to make room), each kept at most NATIVE_IDLE_MS; connections in use are
@@ -15,6 +17,7 @@
 
 #include "adapters/http/conn.h"
 #include "adapters/http/h1.h"
+#include "adapters/http/h2.h"
 #include "adapters/http/proxy.h"
 #include "adapters/http/tls.h"
 #include "adapters/http/transport.h"
@@ -25,7 +28,7 @@
 #define LOG_COMP        "http"
 #define NATIVE_POOL_MAX 8
 #define NATIVE_IDLE_MS  60000u
-#define NATIVE_KEY_MAX  (2 * HTTP_HOST_MAX + PROXY_AUTH_MAX + 32)
+#define NATIVE_KEY_MAX  (2 * HTTP_HOST_MAX + PROXY_AUTH_MAX + PROXY_SOCKS_CRED_MAX + 40)
 
 struct idle {
 	struct idle *next;
@@ -45,7 +48,10 @@ struct nreq {
 	struct conn *conn;
 	bool reused, retried, sent;
 	bool connect_timed_out; /* the connection's connect deadline, not the total */
+	bool answered;          /* a byte of the answer arrived (set when the exchange fails) */
+	bool h2_refused;        /* the HTTP/2 server did not process the stream */
 	struct h1_parser parser;
+	struct h2 *h2;    /* the connection's HTTP/2 session when it speaks h2 (conn owns it) */
 	uv_timer_t timer; /* the total timeout; also defers early failures */
 	enum http_error early_kind;
 	char early_msg[GA_ERR_MSG_MAX];
@@ -64,6 +70,7 @@ struct http_transport {
 
 static void send_request(struct nreq *q);
 static void retry_or_fail(struct nreq *q, enum http_error kind, const char *msg);
+static void on_nreq_timer(uv_timer_t *timer);
 
 int transport_url_host(const char *url, char *out, size_t cap, struct ga_err *err)
 {
@@ -197,10 +204,11 @@ static void idle_ready(void *ud, struct conn *c)
 
 static void idle_data(void *ud, struct conn *c, const char *p, size_t n)
 {
-	(void)c;
-	(void)p;
-	(void)n;
 	struct idle *i = ud;
+	/* HTTP/2 servers send SETTINGS, PING and WINDOW_UPDATE while idle. */
+	struct h2 *h = conn_h2(c) ? conn_proto(c) : NULL;
+	if (h && p && h2_feed(h, p, n) == H2_MORE && h2_reusable(h))
+		return;
 	struct http_transport *t = i->t;
 	pool_drop(t, i);
 	arm_sweep(t);
@@ -256,8 +264,39 @@ static struct conn *pool_take(struct http_transport *t, const char *key)
 
 /* --- one exchange ---------------------------------------------------------------------------- */
 
+static void on_h2_answer(struct nreq *q, struct conn *c, const char *p, size_t n)
+{
+	enum h2_result res = h2_feed(q->h2, p, n);
+	if (res == H2_MORE)
+		return;
+	if (res == H2_DONE) {
+		if (h2_reusable(q->h2))
+			pool_put(q->t, c, q->key);
+		else
+			conn_close(c);
+		finish(q, HTTP_OK, h2_status(q->h2), NULL);
+		return;
+	}
+	char msg[GA_ERR_MSG_MAX];
+	snprintf(msg, sizeof msg, "%s", h2_err(q->h2));
+	long status = h2_status(q->h2);
+	q->answered = h2_any_byte(q->h2);
+	q->h2_refused = res == H2_REFUSED;
+	conn_close(c);
+	q->conn = NULL;
+	if (res == H2_REFUSED)
+		retry_or_fail(q, HTTP_ERR_TRANSPORT, msg);
+	else
+		finish(q, res == H2_TOO_LARGE ? HTTP_ERR_TOO_LARGE : HTTP_ERR_TRANSPORT,
+		       res == H2_TOO_LARGE ? 0 : status, msg);
+}
+
 static void on_answer(struct nreq *q, struct conn *c, const char *p, size_t n)
 {
+	if (q->h2) {
+		on_h2_answer(q, c, p, n);
+		return;
+	}
 	size_t used = 0;
 	enum h1_result res = h1_feed(&q->parser, p, n, &used);
 	if (res == H1_MORE)
@@ -289,7 +328,7 @@ static void ex_data(void *ud, struct conn *c, const char *p, size_t n)
 static void ex_closed(void *ud, struct conn *c, enum http_error kind, const char *msg)
 {
 	struct nreq *q = ud;
-	if (q->sent && kind == HTTP_OK) {
+	if (q->sent && kind == HTTP_OK && !q->h2) {
 		enum h1_result res = h1_eof(&q->parser);
 		if (res == H1_DONE) {
 			conn_close(c);
@@ -299,6 +338,7 @@ static void ex_closed(void *ud, struct conn *c, enum http_error kind, const char
 		kind = HTTP_ERR_TRANSPORT;
 		msg = q->parser.err;
 	}
+	q->answered = q->h2 ? h2_any_byte(q->h2) : q->parser.any_byte;
 	conn_close(c);
 	q->conn = NULL;
 	q->connect_timed_out = kind == HTTP_ERR_TIMEOUT;
@@ -312,10 +352,56 @@ static bool no_body_method(const struct http_req *r)
 	return strcmp(r->method, "HEAD") == 0;
 }
 
+/* Fails q from its timer: never from inside transport_start. */
+static void fail_soon(struct nreq *q, enum http_error kind, const char *msg)
+{
+	q->early_kind = kind;
+	snprintf(q->early_msg, sizeof q->early_msg, "%s", msg);
+	uv_timer_start(&q->timer, on_nreq_timer, 0, 0);
+}
+
+static void h2_out(void *ud, const char *data, size_t len)
+{
+	conn_send(ud, data, len);
+}
+
+static void h2_free_proto(void *p)
+{
+	h2_free(p);
+}
+
+static void send_h2(struct nreq *q)
+{
+	struct conn *c = q->conn;
+	struct h2 *h = conn_proto(c);
+	struct ga_err err = {{0}};
+	if (!h) {
+		h = h2_new(h2_out, c, &err);
+		if (h)
+			conn_set_proto(c, h, h2_free_proto);
+	}
+	char authority[HTTP_HOST_MAX + 16];
+	url_authority(&q->u, false, authority, sizeof authority);
+	http_req_reset_headers(q->r);
+	sb_reset(&q->r->resp_body);
+	q->sent = true;
+	q->h2 = h;
+	if (!h || h2_request(h, q->r, authority, q->u.target, &err) != 0) {
+		q->h2 = NULL;
+		conn_close(c);
+		q->conn = NULL;
+		fail_soon(q, HTTP_ERR_TRANSPORT, err.msg);
+	}
+}
+
 static void send_request(struct nreq *q)
 {
+	if (conn_h2(q->conn)) {
+		send_h2(q);
+		return;
+	}
 	struct http_req *r = q->r;
-	bool absolute = q->px.used && !q->u.https;
+	bool absolute = q->px.used && q->px.kind == PROXY_HTTP && !q->u.https;
 	char authority[HTTP_HOST_MAX + 16];
 	url_authority(&q->u, false, authority, sizeof authority);
 	struct strbuf head;
@@ -341,9 +427,9 @@ static void send_request(struct nreq *q)
 
 static void make_key(struct nreq *q)
 {
-	snprintf(q->key, sizeof q->key, "%s|%s|%u|%s|%u|%s", q->u.https ? "https" : "http",
+	snprintf(q->key, sizeof q->key, "%s|%s|%u|%s|%u|%d|%s|%s", q->u.https ? "https" : "http",
 	         q->u.host, q->u.port, q->px.used ? q->px.host : "", q->px.used ? q->px.port : 0,
-	         q->px.auth);
+	         (int)q->px.kind, q->px.auth, q->px.user);
 }
 
 static int open_exchange(struct nreq *q, bool may_reuse)
@@ -352,6 +438,8 @@ static int open_exchange(struct nreq *q, bool may_reuse)
 	struct conn *c = may_reuse ? pool_take(t, q->key) : NULL;
 	q->reused = c != NULL;
 	q->sent = false;
+	q->h2 = NULL;
+	q->answered = false;
 	if (c) {
 		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "connection reused", "host", q->u.host);
 		q->conn = c;
@@ -378,7 +466,7 @@ static bool idempotent(const struct http_req *r)
  * the answer: that is not the request's fault, so once, on a new one. */
 static void retry_or_fail(struct nreq *q, enum http_error kind, const char *msg)
 {
-	bool stale = q->reused && q->sent && !q->parser.any_byte;
+	bool stale = (q->reused && q->sent && !q->answered) || q->h2_refused;
 	if (stale && !q->retried && idempotent(q->r) &&
 	    (kind == HTTP_ERR_TRANSPORT || kind == HTTP_OK)) {
 		q->retried = true;
@@ -423,10 +511,7 @@ int transport_start(struct http_transport *t, struct http_req *r)
 	struct ga_err err = {{0}};
 	if (url_parse(r->url, &q->u, &err) != 0 || proxy_pick(&q->u, &q->px, &err) != 0 ||
 	    (q->u.https && tls_load(&err) != 0)) {
-		/* Reported from the timer, never from inside this call. */
-		q->early_kind = HTTP_ERR_CONNECT;
-		snprintf(q->early_msg, sizeof q->early_msg, "%s", err.msg);
-		uv_timer_start(&q->timer, on_nreq_timer, 0, 0);
+		fail_soon(q, HTTP_ERR_CONNECT, err.msg);
 		return 0;
 	}
 	make_key(q);

@@ -77,8 +77,23 @@ static int pct_decode(const char *s, size_t n, char *out, size_t cap)
 	return 0;
 }
 
+/* The user part "user[:password]" of a SOCKS5 proxy, decoded each on its
+ * own (a %3A in the user name stays in it). */
+static int set_socks_cred(struct proxy *p, const char *s, size_t n)
+{
+	const char *colon = memchr(s, ':', n);
+	size_t ul = colon ? (size_t)(colon - s) : n;
+	if (pct_decode(s, ul, p->user, sizeof p->user) != 0)
+		return -1;
+	if (colon && pct_decode(colon + 1, n - ul - 1, p->pass, sizeof p->pass) != 0)
+		return -1;
+	return 0;
+}
+
 static int set_auth(struct proxy *p, const char *user, size_t n)
 {
+	if (p->kind != PROXY_HTTP)
+		return set_socks_cred(p, user, n);
 	char plain[256];
 	if (pct_decode(user, n, plain, sizeof plain) != 0)
 		return -1;
@@ -95,16 +110,22 @@ static int parse_proxy(const char *var, const char *v, struct proxy *p, struct g
 	const char *sep = strstr(v, "://");
 	if (sep) {
 		size_t sl = (size_t)(sep - v);
-		if (sl >= 5 && strncasecmp(v, "socks", 5) == 0)
+		if (sl == 7 && strncasecmp(v, "socks5h", 7) == 0)
+			p->kind = PROXY_SOCKS5H;
+		else if (sl == 6 && strncasecmp(v, "socks5", 6) == 0)
+			p->kind = PROXY_SOCKS5;
+		else if (sl >= 5 && strncasecmp(v, "socks", 5) == 0)
 			return err_set(err,
-			               "the proxy %s in %s is a SOCKS proxy, which this HTTP "
-			               "client does not support (use an HTTP proxy, or unset %s)",
+			               "the proxy %s in %s is a SOCKS4 proxy, which this HTTP "
+			               "client does not support (use socks5:// or socks5h://, an "
+			               "HTTP proxy, or unset %s)",
 			               v, var, var);
-		if (sl != 4 || strncasecmp(v, "http", 4) != 0)
-			return err_set(err,
-			               "the proxy %s in %s is not an http:// proxy, the only kind "
-			               "this HTTP client supports",
-			               v, var);
+		else if (sl != 4 || strncasecmp(v, "http", 4) != 0)
+			return err_set(
+			        err,
+			        "the proxy %s in %s is not an http://, socks5:// or socks5h:// "
+			        "proxy, the kinds this HTTP client supports",
+			        v, var);
 		s = sep + 3;
 	}
 	size_t alen = strcspn(s, "/?#");
@@ -112,6 +133,8 @@ static int parse_proxy(const char *var, const char *v, struct proxy *p, struct g
 	if (at) {
 		if (set_auth(p, s, (size_t)(at - s)) != 0)
 			return err_set(err, "the credentials of the proxy in %s are too long", var);
+		if (p->kind != PROXY_HTTP && !p->user[0])
+			return err_set(err, "the proxy in %s has an empty user name", var);
 		alen -= (size_t)(at + 1 - s);
 		s = at + 1;
 	}

@@ -13,9 +13,13 @@
  * Proxies: "http://[user:password@]host[:port]" (no scheme means http,
  * port 1080 by default), with Basic proxy authentication from the user
  * part (percent-decoded). http:// requests are sent to it in absolute form,
- * https:// ones through a CONNECT tunnel. A socks4/socks5 proxy, or an
- * https:// proxy, is refused with an error naming the variable and the
- * proxy: the request fails rather than going around it.
+ * https:// ones through a CONNECT tunnel.
+ * "socks5://" and "socks5h://" (same form): a SOCKS5 tunnel (RFC 1928) for
+ * both schemes, with username/password authentication (RFC 1929) when the
+ * address carries a user; socks5 resolves the host here, socks5h lets the
+ * proxy resolve it. socks4, socks4a and plain "socks://" (SOCKS4 to
+ * libcurl), and https:// proxies, are refused with an error naming the
+ * variable and the proxy: the request fails rather than going around it.
  */
 #ifndef GA_ADAPTERS_HTTP_PROXY_H
 #define GA_ADAPTERS_HTTP_PROXY_H
@@ -26,12 +30,24 @@
 #include "common/err.h"
 
 #define PROXY_AUTH_MAX 512
+/* RFC 1929: a user name and a password of 1 to 255 bytes each. */
+#define PROXY_SOCKS_CRED_MAX 256
+
+enum proxy_kind {
+	PROXY_HTTP,
+	PROXY_SOCKS5,  /* the host is resolved here, the proxy gets an address */
+	PROXY_SOCKS5H, /* the proxy gets the host name */
+};
 
 struct proxy {
 	bool used;
+	enum proxy_kind kind;
 	char host[HTTP_HOST_MAX];
 	unsigned port;
-	char auth[PROXY_AUTH_MAX]; /* "Proxy-Authorization: Basic ...\r\n" or "" */
+	char auth[PROXY_AUTH_MAX]; /* HTTP: "Proxy-Authorization: Basic ...\r\n" or "" */
+	/* SOCKS5: decoded credentials; user "" means no authentication. */
+	char user[PROXY_SOCKS_CRED_MAX];
+	char pass[PROXY_SOCKS_CRED_MAX];
 };
 
 /* Fills out for a request to u. Returns 0 (out->used false: direct), or -1

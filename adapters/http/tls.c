@@ -90,12 +90,13 @@ int tls_load(struct ga_err *err)
 	return err_set(err, "%s", load_msg);
 }
 
-static int setup(struct tls *t, bool ip_literal)
+static int setup(struct tls *t, bool ip_literal, bool offer_h2)
 {
-	static const gnutls_datum_t alpn = {(unsigned char *)"http/1.1", 8};
+	static const gnutls_datum_t alpn[] = {{(unsigned char *)"h2", 2},
+	                                      {(unsigned char *)"http/1.1", 8}};
 	if (gt.set_default_priority(t->s) < 0 ||
 	    gt.credentials_set(t->s, GNUTLS_CRD_CERTIFICATE, cred) < 0 ||
-	    gt.alpn_set_protocols(t->s, &alpn, 1, 0) < 0)
+	    gt.alpn_set_protocols(t->s, offer_h2 ? alpn : alpn + 1, offer_h2 ? 2 : 1, 0) < 0)
 		return -1;
 	if (!ip_literal && gt.server_name_set(t->s, GNUTLS_NAME_DNS, t->host, strlen(t->host)) < 0)
 		return -1;
@@ -106,7 +107,8 @@ static int setup(struct tls *t, bool ip_literal)
 	return 0;
 }
 
-struct tls *tls_new(const char *host, bool ip_literal, tls_out_fn out, void *ud, struct ga_err *err)
+struct tls *tls_new(const char *host, bool ip_literal, bool offer_h2, tls_out_fn out, void *ud,
+                    struct ga_err *err)
 {
 	if (tls_load(err) != 0)
 		return NULL;
@@ -121,7 +123,7 @@ struct tls *tls_new(const char *host, bool ip_literal, tls_out_fn out, void *ud,
 		err_set(err, "GnuTLS could not create a session");
 		return NULL;
 	}
-	if (setup(t, ip_literal) != 0) {
+	if (setup(t, ip_literal, offer_h2) != 0) {
 		tls_free(t);
 		err_set(err, "GnuTLS could not set up a session for %s", host);
 		return NULL;
@@ -216,4 +218,10 @@ long tls_recv(struct tls *t, char *buf, size_t cap, char *msg, size_t msg_cap)
 	}
 	snprintf(msg, msg_cap, "receiving failed: %s", gt.strerror((int)n));
 	return -1;
+}
+
+bool tls_alpn_h2(struct tls *t)
+{
+	gnutls_datum_t p = {0};
+	return gt.alpn_get_selected(t->s, &p) == 0 && p.size == 2 && memcmp(p.data, "h2", 2) == 0;
 }

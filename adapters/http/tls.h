@@ -11,7 +11,8 @@
  * enough has been fed.
  *
  * Every session: SNI with the host name (not for an IP address), ALPN
- * "http/1.1", GnuTLS's default priorities, and the peer's certificate
+ * "h2" (when the caller can speak it) then "http/1.1", GnuTLS's default
+ * priorities, and the peer's certificate
  * chain verified against the system trust for the host name and the TLS
  * server purpose. There is deliberately no way to turn verification off.
  *
@@ -52,8 +53,10 @@ int tls_load(struct ga_err *err);
 
 /* A client session for host. Returns NULL with err on failure. Free with
  * tls_free (NULL ok). */
-struct tls *tls_new(const char *host, bool ip_literal, tls_out_fn out, void *ud,
+struct tls *tls_new(const char *host, bool ip_literal, bool offer_h2, tls_out_fn out, void *ud,
                     struct ga_err *err);
+/* After the handshake: did the server choose "h2"? */
+bool tls_alpn_h2(struct tls *t);
 void tls_free(struct tls *t);
 
 /* Ciphertext from the socket. -1 when more than TLS_INBOX_MAX waits. */

@@ -3,7 +3,7 @@
  * hook and the public API of http.h) asks of the code that moves bytes.
  *
  * Two transports implement it, one per library: curl_transport.c (libcurl's
- * multi-socket interface) and native.c (HTTP/1.1 over libuv and GnuTLS).
+ * multi-socket interface) and native.c (HTTP/1.1 and HTTP/2 over libuv and GnuTLS).
  * The CMake option GA_HTTP_BACKEND chooses which one `ga_http` links; both
  * libraries are always built so the tests of each run in every build.
  *

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -87,24 +86,6 @@ static int dial(const char *host, const char *port)
 	return fd;
 }
 
-static void relay(int a, int b)
-{
-	char buf[16384];
-	struct pollfd pf[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
-	for (;;) {
-		if (poll(pf, 2, -1) < 0 && errno != EINTR)
-			return;
-		for (int i = 0; i < 2; i++) {
-			if (!(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			ssize_t n = recv(pf[i].fd, buf, sizeof buf, 0);
-			if (n <= 0)
-				return;
-			sock_send_all(pf[1 - i].fd, buf, (size_t)n);
-		}
-	}
-}
-
 /* "host:port" (or "[v6]:port") split in place. */
 static int split_authority(char *s, char **host, char **port)
 {
@@ -182,7 +163,7 @@ static void forward(int cfd, char *buf, size_t len, long head_len, char *target)
 	memcpy(out + o, "\r\n", 2);
 	sock_send_all(ofd, out, o + 2);
 	sock_send_all(ofd, buf + head_len, len - (size_t)head_len);
-	relay(cfd, ofd);
+	sock_relay(cfd, ofd);
 	close(ofd);
 }
 
@@ -197,7 +178,7 @@ static void tunnel(struct httpproxy *p, int cfd, char *target)
 	track(p, ofd, true);
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	sock_send_all(cfd, ok, sizeof ok - 1);
-	relay(cfd, ofd);
+	sock_relay(cfd, ofd);
 	track(p, ofd, false);
 	close(ofd);
 }

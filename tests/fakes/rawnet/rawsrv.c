@@ -129,15 +129,7 @@ void rawsrv_free(struct rawsrv *s)
 {
 	if (!s)
 		return;
-	pthread_mutex_lock(&s->mu);
-	s->stopping = true;
-	if (s->cfd >= 0)
-		shutdown(s->cfd, SHUT_RDWR);
-	pthread_mutex_unlock(&s->mu);
-	shutdown(s->lfd, SHUT_RDWR);
-	pthread_join(s->thread, NULL);
-	close(s->lfd);
-	pthread_mutex_destroy(&s->mu);
+	sock_server_stop(&s->mu, &s->stopping, &s->cfd, 1, s->lfd, s->thread);
 	free(s);
 }
 

@@ -4,7 +4,7 @@
  * bodies, interim answers, bodiless answers, the body bound, keep-alive
  * reuse, the retry when a kept connection was closed, malformed answers,
  * an HTTP proxy (absolute form, Basic auth) and the proxy environment
- * rules (no_proxy, SOCKS refused).
+ * rules (no_proxy; SOCKS in test_native_socks).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -303,22 +303,6 @@ static void test_connect_timeout_covers_the_tunnel(void **state)
 	rawsrv_free(s);
 }
 
-static void test_socks_proxy_is_refused(void **state)
-{
-	(void)state;
-	clear_proxy_env();
-	setenv("all_proxy", "socks5h://127.0.0.1:1", 1);
-	struct nfx *fx = nfx_new();
-	struct nres g = {0};
-	nfx_get(fx, "http://127.0.0.1:1/", &g);
-	assert_int_equal(g.error, HTTP_ERR_CONNECT);
-	assert_non_null(strstr(g.msg,
-	                       "cannot connect to 127.0.0.1: the proxy socks5h://127.0.0.1:1 "
-	                       "in all_proxy is a SOCKS proxy"));
-	nfx_free(fx);
-	clear_proxy_env();
-}
-
 static void pick(const char *url, struct proxy *p, struct ga_err *e, int want_rc)
 {
 	struct url u;
@@ -356,7 +340,8 @@ static void test_proxy_environment_rules(void **state)
 	unsetenv("no_proxy");
 	setenv("https_proxy", "https://proxy.local:8443", 1);
 	pick("https://x.org/", &p, &e, -1);
-	assert_non_null(strstr(e.msg, "https_proxy is not an http:// proxy"));
+	assert_non_null(
+	        strstr(e.msg, "https_proxy is not an http://, socks5:// or socks5h:// proxy"));
 	clear_proxy_env();
 }
 
@@ -398,7 +383,6 @@ int main(void)
 	        cmocka_unit_test(test_malformed_and_empty_answers),
 	        cmocka_unit_test(test_http_proxy_absolute_form),
 	        cmocka_unit_test(test_connect_timeout_covers_the_tunnel),
-	        cmocka_unit_test(test_socks_proxy_is_refused),
 	        cmocka_unit_test(test_proxy_environment_rules),
 	        cmocka_unit_test(test_urls),
 	};
