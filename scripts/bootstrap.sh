@@ -30,6 +30,7 @@ PACKAGES=(
   libcurl4-openssl-dev              # HTTP client (curl multi on libuv): headers
   libcurl3-gnutls                   # the libcurl the daemon loads (adapters/http/curl_shim.h)
   libgnutls28-dev                   # GnuTLS headers: the native HTTP transport (GA_HTTP_BACKEND)
+  libidn2-dev                       # libidn2 headers: international host names (native transport)
   libnghttp2-dev                    # nghttp2 headers: HTTP/2 in the native transport (loaded by
                                     # dlopen, adapters/http/nghttp2_shim.h)
   libcjson-dev                      # JSON

@@ -3,6 +3,7 @@
  */
 #include "adapters/http/proxy.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,22 +34,101 @@ static bool no_proxy_entry_matches(const char *host, const char *e, size_t n)
 	return hl == n || host[hl - n - 1] == '.';
 }
 
+/* An address of either family, as inet_pton() writes it. */
+struct ipaddr {
+	int family;
+	unsigned char b[16];
+};
+
+static bool ip_parse(const char *s, size_t n, struct ipaddr *a)
+{
+	char buf[INET6_ADDRSTRLEN + 2];
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+		s++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof buf)
+		return false;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	if (inet_pton(AF_INET, buf, a->b) == 1)
+		a->family = AF_INET;
+	else if (inet_pton(AF_INET6, buf, a->b) == 1)
+		a->family = AF_INET6;
+	else
+		return false;
+	return true;
+}
+
+/* An entry "address" or "address/bits" (CIDR) against a host that is an
+ * address: same family, the first `bits` bits equal (all of them when no
+ * prefix is given). */
+static bool no_proxy_cidr_matches(const struct ipaddr *host, const char *e, size_t n)
+{
+	const char *slash = memchr(e, '/', n);
+	struct ipaddr net;
+	if (!ip_parse(e, slash ? (size_t)(slash - e) : n, &net) || net.family != host->family)
+		return false;
+	unsigned max = host->family == AF_INET ? 32 : 128, bits = max;
+	if (slash) {
+		size_t dl = n - (size_t)(slash + 1 - e);
+		if (dl == 0 || dl > 3)
+			return false;
+		bits = 0;
+		for (size_t i = 0; i < dl; i++) {
+			if (!isdigit((unsigned char)slash[1 + i]))
+				return false;
+			bits = bits * 10 + (unsigned)(slash[1 + i] - '0');
+		}
+		if (bits > max)
+			return false;
+	}
+	size_t whole = bits / 8;
+	if (memcmp(host->b, net.b, whole) != 0)
+		return false;
+	unsigned rest = bits % 8;
+	if (!rest)
+		return true;
+	unsigned char mask = (unsigned char)(0xff << (8 - rest));
+	return (host->b[whole] & mask) == (net.b[whole] & mask);
+}
+
+/* As libcurl (7.86+) reads no_proxy: a host given as an address is
+ * compared with the entries that are addresses or CIDR ranges, a host name
+ * with the names (no name is resolved to decide). */
 static bool bypassed(const char *host)
 {
 	const char *np = env_first("no_proxy", "NO_PROXY");
 	if (!np)
 		return false;
+	struct ipaddr ip;
+	bool is_ip = ip_parse(host, strlen(host), &ip);
 	for (const char *s = np; *s;) {
 		while (*s == ',' || *s == ' ' || *s == '\t')
 			s++;
 		size_t n = strcspn(s, ", \t");
 		if (n == 1 && *s == '*')
 			return true;
-		if (n && no_proxy_entry_matches(host, s, n))
+		if (n &&
+		    (is_ip ? no_proxy_cidr_matches(&ip, s, n) : no_proxy_entry_matches(host, s, n)))
 			return true;
 		s += n;
 	}
 	return false;
+}
+
+/* The proxy address v for a message, its credentials replaced by "***":
+ * an error message is logged, and a password must not be. */
+static const char *redacted(const char *v, char *buf, size_t cap)
+{
+	const char *sep = strstr(v, "://");
+	const char *auth = sep ? sep + 3 : v;
+	size_t alen = strcspn(auth, "/?#");
+	const char *at = memchr(auth, '@', alen);
+	if (!at)
+		return v;
+	snprintf(buf, cap, "%.*s***%s", (int)(auth - v), v, at);
+	return buf;
 }
 
 static int hexval(char c)
@@ -106,6 +186,8 @@ static int set_auth(struct proxy *p, const char *user, size_t n)
 
 static int parse_proxy(const char *var, const char *v, struct proxy *p, struct ga_err *err)
 {
+	char shown[256];
+	const char *vs = redacted(v, shown, sizeof shown);
 	const char *s = v;
 	const char *sep = strstr(v, "://");
 	if (sep) {
@@ -119,13 +201,13 @@ static int parse_proxy(const char *var, const char *v, struct proxy *p, struct g
 			               "the proxy %s in %s is a SOCKS4 proxy, which this HTTP "
 			               "client does not support (use socks5:// or socks5h://, an "
 			               "HTTP proxy, or unset %s)",
-			               v, var, var);
+			               vs, var, var);
 		else if (sl != 4 || strncasecmp(v, "http", 4) != 0)
 			return err_set(
 			        err,
 			        "the proxy %s in %s is not an http://, socks5:// or socks5h:// "
 			        "proxy, the kinds this HTTP client supports",
-			        v, var);
+			        vs, var);
 		s = sep + 3;
 	}
 	size_t alen = strcspn(s, "/?#");
@@ -143,7 +225,7 @@ static int parse_proxy(const char *var, const char *v, struct proxy *p, struct g
 	struct url u;
 	struct ga_err uerr = {{0}};
 	if (n < 0 || (size_t)n >= sizeof buf || url_parse(buf, &u, &uerr) != 0)
-		return err_set(err, "the proxy '%s' in %s is not a valid proxy address", v, var);
+		return err_set(err, "the proxy '%s' in %s is not a valid proxy address", vs, var);
 	snprintf(p->host, sizeof p->host, "%s", u.host);
 	const char *host_end = u.ipv6 ? memchr(s, ']', alen) : s;
 	p->port = memchr(host_end, ':', alen - (size_t)(host_end - s)) ? u.port : 1080;

@@ -8,7 +8,10 @@
  * `no_proxy` (then `NO_PROXY`): "*" bypasses the proxy for every host;
  * otherwise a comma-separated list of names, each matching the host itself
  * and every name under it (a leading dot is ignored: "example.com" and
- * ".example.com" both match "api.example.com" and "example.com").
+ * ".example.com" both match "api.example.com" and "example.com"), and of
+ * addresses or CIDR ranges ("10.0.0.0/8", "::1", "fd00::/8"), which match
+ * a URL whose host is an address in them (names are not resolved for it).
+ * Error messages show a proxy's address with its credentials as "***".
  *
  * Proxies: "http://[user:password@]host[:port]" (no scheme means http,
  * port 1080 by default), with Basic proxy authentication from the user

@@ -9,11 +9,51 @@
 #include <string.h>
 #include <strings.h>
 
+#include "adapters/http/idn2_shim.h"
+#include "common/utf8.h"
 #include "common/xalloc.h"
 
 static bool host_char_ok(char ch)
 {
 	return isalnum((unsigned char)ch) || ch == '.' || ch == '-' || ch == '_';
+}
+
+/* The ASCII form of a host name with non-ASCII letters (UTF-8), as
+ * libcurl makes it: UTS #46 non-transitional processing of the NFC form,
+ * then transitional for a name it disallows. */
+static int idn_to_ascii(const char *url, const char *host, size_t n, char *out, size_t cap,
+                        struct ga_err *err)
+{
+	if (!utf8_valid(host, n))
+		return err_set(err, "the host name in '%s' is not valid UTF-8", url);
+	struct ga_err lerr = {{0}};
+	if (idn2_shim_load(&lerr) != 0)
+		return err_set(err, "the host name in '%s' is international and %s", url, lerr.msg);
+	char *in = xstrndup(host, n);
+	uint8_t *ace = NULL;
+	int rc = idn.lookup_u8((const uint8_t *)in, &ace, IDN2_NFC_INPUT | IDN2_NONTRANSITIONAL);
+	if (rc == IDN2_DISALLOWED)
+		rc = idn.lookup_u8((const uint8_t *)in, &ace, IDN2_NFC_INPUT | IDN2_TRANSITIONAL);
+	free(in);
+	if (rc != IDN2_OK)
+		return err_set(err, "the host name in '%s' is not a valid international name: %s",
+		               url, idn.strerror(rc));
+	size_t len = strlen((const char *)ace);
+	if (len == 0 || len >= cap) {
+		idn.free(ace);
+		return err_set(err, "the host name in '%s' is too long", url);
+	}
+	memcpy(out, ace, len + 1);
+	idn.free(ace);
+	return 0;
+}
+
+static bool has_non_ascii(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return true;
+	return false;
 }
 
 static int parse_port(const char *s, size_t n, unsigned *port)
@@ -62,14 +102,20 @@ static int parse_authority(const char *url, const char *s, size_t n, struct url 
 	}
 	if (host_len == 0)
 		return err_set(err, "'%s' has no host name", url);
-	if (host_len >= sizeof u->host)
+	if (!u->ipv6 && has_non_ascii(host, host_len)) {
+		if (idn_to_ascii(url, host, host_len, u->host, sizeof u->host, err) != 0)
+			return -1;
+		host = u->host;
+		host_len = strlen(u->host);
+	} else if (host_len >= sizeof u->host) {
 		return err_set(err, "the host name in '%s' is too long", url);
+	}
 	for (size_t i = 0; i < host_len; i++)
 		if (!(u->ipv6 ? (isxdigit((unsigned char)host[i]) || host[i] == ':' ||
 		                 host[i] == '.')
 		              : host_char_ok(host[i])))
 			return err_set(err, "'%s' is not a valid URL: bad host name", url);
-	memcpy(u->host, host, host_len);
+	memmove(u->host, host, host_len);
 	u->host[host_len] = '\0';
 	if (port && parse_port(port, (size_t)(s + n - port), &u->port) != 0)
 		return err_set(err, "'%s' is not a valid URL: bad port", url);

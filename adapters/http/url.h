@@ -4,10 +4,14 @@
  *
  * Accepted: "http://" or "https://" (any case), a host name, IPv4 address
  * or bracketed IPv6 address, an optional port (1-65535), then a path and
- * query (default "/"); a fragment is dropped. Refused with a sentence
- * naming the URL: any other scheme, user:password@ in the URL, an empty or
- * too long host, a host with characters outside [A-Za-z0-9.-_], a bad
- * port, spaces or control characters anywhere.
+ * query (default "/"); a fragment is dropped. A host name with non-ASCII
+ * letters (UTF-8) is converted to its ASCII form by libidn2 (idn2_shim.h),
+ * as libcurl does: `host` holds "xn--bcher-kva.example" for
+ * "bücher.example", for DNS, the Host header, SNI and the certificate.
+ * Refused with a sentence naming the URL: any other scheme, user:password@
+ * in the URL, an empty or too long host, a host with characters outside
+ * [A-Za-z0-9.-_] (after that conversion), an invalid international name, a
+ * bad port, spaces or control characters anywhere.
  */
 #ifndef GA_ADAPTERS_HTTP_URL_H
 #define GA_ADAPTERS_HTTP_URL_H

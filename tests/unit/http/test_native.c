@@ -337,7 +337,41 @@ static void test_proxy_environment_rules(void **state)
 	setenv("no_proxy", "*", 1);
 	pick("https://badexample.com/", &p, &e, 0);
 	assert_false(p.used);
+	/* Addresses and CIDR ranges match hosts given as addresses only;
+	 * a name is never compared with them, nor an address with a name's
+	 * suffix ("0.0.1" is not a name under which 127.0.0.1 lies). */
+	static const struct {
+		const char *no_proxy, *url;
+		bool proxied;
+	} cidr[] = {
+	        {"10.0.0.0/8, 192.168.1.7, fd00::/8, 0.0.1", "https://10.200.3.4/", false},
+	        {"10.0.0.0/8, 192.168.1.7, fd00::/8, 0.0.1", "https://11.0.0.1/", true},
+	        {"10.0.0.0/8, 192.168.1.7, fd00::/8, 0.0.1", "https://192.168.1.7:8443/", false},
+	        {"10.0.0.0/8, 192.168.1.7, fd00::/8, 0.0.1", "https://192.168.1.8/", true},
+	        {"10.0.0.0/8, 192.168.1.7, fd00::/8, 0.0.1", "https://[fd12::1]/", false},
+	        {"10.0.0.0/8, 192.168.1.7, fd00::/8, 0.0.1", "https://[fe80::1]/", true},
+	        {"10.0.0.0/8, 192.168.1.7, fd00::/8, 0.0.1", "https://127.0.0.1/", true},
+	        {"172.16.0.0/12", "https://172.31.255.255/", false},
+	        {"172.16.0.0/12", "https://172.32.0.1/", true},
+	        {"10.0.0.0/33, 10.0.0.0/x", "https://10.0.0.1/", true}, /* bad prefixes */
+	};
+	for (size_t i = 0; i < sizeof cidr / sizeof cidr[0]; i++) {
+		setenv("no_proxy", cidr[i].no_proxy, 1);
+		pick(cidr[i].url, &p, &e, 0);
+		if (p.used != cidr[i].proxied)
+			fail_msg("no_proxy=%s, %s: proxied %d", cidr[i].no_proxy, cidr[i].url,
+			         (int)p.used);
+	}
 	unsetenv("no_proxy");
+	/* A message naming a proxy never shows its password. */
+	setenv("https_proxy", "ftp://alice:s3cret@proxy.local:21", 1);
+	pick("https://x.org/", &p, &e, -1);
+	assert_null(strstr(e.msg, "s3cret"));
+	assert_non_null(strstr(e.msg, "ftp://***@proxy.local:21"));
+	setenv("https_proxy", "socks4://alice:s3cret@proxy.local", 1);
+	pick("https://x.org/", &p, &e, -1);
+	assert_null(strstr(e.msg, "s3cret"));
+	assert_non_null(strstr(e.msg, "SOCKS4"));
 	setenv("https_proxy", "https://proxy.local:8443", 1);
 	pick("https://x.org/", &p, &e, -1);
 	assert_non_null(
@@ -368,6 +402,30 @@ static void test_urls(void **state)
 	assert_int_equal(url_parse("http://h h/", &u, &e), -1);
 	assert_int_equal(url_parse("http:///x", &u, &e), -1);
 	assert_non_null(strstr(e.msg, "has no host name"));
+	/* International names travel in their ASCII form (libidn2, UTS #46). */
+	assert_int_equal(url_parse("https://b\xc3\xbc"
+	                           "cher.example/b\xc3\xbc"
+	                           "cher",
+	                           &u, &e),
+	                 0);
+	assert_string_equal(u.host, "xn--bcher-kva.example");
+	assert_string_equal(u.target, "/b\xc3\xbc"
+	                              "cher");
+	url_free(&u);
+	assert_int_equal(url_parse("http://M\xc3\xbcnchen.DE:8080/", &u, &e), 0);
+	assert_string_equal(u.host, "xn--mnchen-3ya.de");
+	assert_int_equal(u.port, 8080);
+	url_free(&u);
+	assert_int_equal(url_parse("https://b\xc3\xbc\xff"
+	                           "cher.example/",
+	                           &u, &e),
+	                 -1);
+	assert_non_null(strstr(e.msg, "not valid UTF-8"));
+	assert_int_equal(url_parse("https://\xcc\x81"
+	                           "abc.example/",
+	                           &u, &e),
+	                 -1);
+	assert_non_null(strstr(e.msg, "not a valid international name"));
 }
 
 int main(void)
