@@ -861,6 +861,51 @@ bool wsp_review_substantive(const char *body)
 	return strcmp(t, "lgtm") != 0 && strcmp(t, "lgtm!") != 0 && strcmp(t, "looks good") != 0;
 }
 
+static const char *const suggestion_words[] = {
+        "consider", "should", "could",   "would",   "suggest", "suggestion", "nit",     "nitpick",
+        "todo",     "later",  "missing", "instead", "but",     "however",    "though",  "maybe",
+        "might",    "follow", "needs",   "need",    "worth",   "prefer",     "perhaps", "recommend",
+};
+
+bool wsp_review_suggests(const char *body)
+{
+	if (!body)
+		return false;
+	const char *mk = strstr(body, "<!--");
+	size_t len = mk ? (size_t)(mk - body) : strlen(body);
+	if (memchr(body, '?', len))
+		return true;
+	size_t i = 0;
+	while (i < len) {
+		while (i < len && !(((unsigned char)body[i] | 0x20) >= 'a' &&
+		                    ((unsigned char)body[i] | 0x20) <= 'z'))
+			i++;
+		size_t st = i;
+		while (i < len && ((((unsigned char)body[i] | 0x20) >= 'a' &&
+		                    ((unsigned char)body[i] | 0x20) <= 'z') ||
+		                   body[i] == '-'))
+			i++;
+		size_t wl = i - st;
+		for (size_t k = 0; wl && k < sizeof suggestion_words / sizeof suggestion_words[0];
+		     k++)
+			if (strlen(suggestion_words[k]) == wl &&
+			    strncasecmp(body + st, suggestion_words[k], wl) == 0)
+				return true;
+	}
+	return false;
+}
+
+bool wsp_review_followup(const char *state, const char *body, bool approved_later)
+{
+	if (!wsp_review_substantive(body))
+		return false;
+	if (state && strcmp(state, "CHANGES_REQUESTED") == 0)
+		return !approved_later;
+	if (state && strcmp(state, "APPROVED") == 0)
+		return wsp_review_suggests(body);
+	return true;
+}
+
 /* --- the finished sentinel verified (§3.14.4) ------------------------------------------------ */
 
 /* The phrases that are agreement, as wsp_agreement compares them. */

@@ -348,6 +348,22 @@ int wsp_pr_key(char *out, size_t cap, const char *kind, const char *owner, const
  * "lgtm!" or "looks good" (any case, trimmed; our own markers ignored). */
 bool wsp_review_substantive(const char *body);
 
+/* Whether a review of a merged PR belongs in its follow-up issue: feedback
+ * left for later, not feedback the PR already answered.
+ * - Not substantive (above): no.
+ * - CHANGES_REQUESTED followed by an APPROVED review by the same reviewer
+ *   (`approved_later`): no, the revision that earned the approval made
+ *   those changes.
+ * - APPROVED: only when the body suggests something (wsp_review_suggests):
+ *   an approval that describes or praises the change leaves nothing to do.
+ * - Anything else substantive (COMMENTED, an unanswered change request): yes. */
+bool wsp_review_followup(const char *state, const char *body, bool approved_later);
+
+/* A review body that asks for something: a question, or a word such as
+ * "consider", "should", "could", "suggest", "nit", "todo", "later",
+ * "missing", "instead", "but", "however" (whole words, any case). */
+bool wsp_review_suggests(const char *body);
+
 /* --- the finished sentinel verified (spec §3.14.4) ------------------------------------------ */
 
 #define WSP_AGREE_MAX_CHARS   120 /* a longer comment is never mere agreement */

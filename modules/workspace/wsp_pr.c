@@ -14,7 +14,9 @@
  *
  * What follows a merge, in order, each an outbound send with its own key
  * (done once, across restarts): the branch deleted; the follow-up issue
- * from the substantive reviews (spec §3.12 step 4); the done marker in the
+ * from the reviews that leave work for later (wsp_review_followup: spec
+ * §3.12 step 4, without the change requests the PR answered and the
+ * approvals that suggest nothing); the done marker in the
  * plan the PR body names ("Part of #N"); when that was the plan's last
  * task: the plan-complete comment, the quality-loop comment, the labels
  * plan + plan:complete, the plan closed (§3.10); the room told (and the
@@ -427,7 +429,18 @@ static void after_merge_done(void *ud, bool ok)
 	pr_done(s);
 }
 
-/* The follow-up issue's body from the substantive reviews, or NULL. */
+/* Whether r's reviewer approved after r (the reviews are in order). */
+static bool approved_later(const struct prs *s, size_t i)
+{
+	for (size_t k = i + 1; k < s->nrv; k++)
+		if (strcasecmp(s->rv[k].user, s->rv[i].user) == 0 &&
+		    strcmp(s->rv[k].state, "APPROVED") == 0)
+			return true;
+	return false;
+}
+
+/* The follow-up issue's body from the reviews that leave work for later
+ * (wsp_review_followup), or NULL. */
 static char *followup_body(const struct prs *s)
 {
 	struct strbuf sb;
@@ -435,7 +448,8 @@ static char *followup_body(const struct prs *s)
 	size_t n = 0;
 	for (size_t i = 0; i < s->nrv; i++) {
 		const struct gh_review *r = &s->rv[i];
-		if (strcasecmp(r->user, s->pr.user) == 0 || !wsp_review_substantive(r->body))
+		if (strcasecmp(r->user, s->pr.user) == 0 ||
+		    !wsp_review_followup(r->state, r->body, approved_later(s, i)))
 			continue;
 		const char *mk = strstr(r->body, "<!--");
 		size_t len = mk ? (size_t)(mk - r->body) : strlen(r->body);

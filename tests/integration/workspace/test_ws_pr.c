@@ -167,8 +167,9 @@ static void review(struct wsfix *fx, struct gh_client *gh, const struct pr_info 
 	assert_true(p.ok);
 }
 
-/* The designated reviewer (the one requested) approves t's open PR. */
-static void approve(struct wsfix *fx, int t)
+/* The designated reviewer (the one requested) approves t's open PR with
+ * body. */
+static void approve_with(struct wsfix *fx, int t, const char *body)
 {
 	struct pr_info pr;
 	assert_true(pr_of_task(fx, t, true, &pr));
@@ -176,7 +177,12 @@ static void approve(struct wsfix *fx, int t)
 	int who = agent_of(fx, pr.requested[0]);
 	assert_true(who >= 0);
 	assert_true(strcasecmp(pr.requested[0], pr.author) != 0);
-	review(fx, fx->a[who].gh, &pr, "APPROVE", "LGTM", NULL);
+	review(fx, fx->a[who].gh, &pr, "APPROVE", body, NULL);
+}
+
+static void approve(struct wsfix *fx, int t)
+{
+	approve_with(fx, t, "LGTM");
 }
 
 static size_t comments_with(struct wsfix *fx, int64_t n, const char *s)
@@ -423,7 +429,7 @@ static void test_changes_requested(void **state)
 	assert_int_equal(now.number, pr.number); /* the same PR, the same branch */
 	assert_string_equal(now.ref, pr.ref);
 	assert_string_equal(now.requested[0], pr.requested[0]);
-	approve(&fx, 1);
+	approve_with(&fx, 1, "Approved. Consider a test for an empty file later.");
 	if (!wsfix_run(&fx, order, 2, plan_closed, 120000))
 		fail_msg("the plan was not completed");
 	assert_true(wsfix_settle(&fx, 60000));
@@ -432,8 +438,11 @@ static void test_changes_requested(void **state)
 	assert_non_null(got);
 	assert_non_null(strstr(got, "# heading"));
 	free(got);
-	/* the follow-up issue from the substantive review */
+	/* the follow-up issue: the approval's suggestion, not the change
+	 * request the revision answered */
 	assert_int_equal(ghfake_count_body(fx.fake, "Feedback from @"), 1);
+	assert_int_equal(ghfake_count_body(fx.fake, "> Approved. Consider a test for an empty"), 1);
+	assert_int_equal(ghfake_count_body(fx.fake, "> The file needs a heading."), 0);
 	wsfix_close(&fx);
 }
 

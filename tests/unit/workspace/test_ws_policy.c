@@ -859,6 +859,20 @@ static void test_pr_helpers(void **state)
 	assert_false(wsp_review_substantive("lgtm\n\n<!-- ga:key=x -->"));
 	assert_false(wsp_review_substantive(""));
 	assert_true(wsp_review_substantive("lgtm, but the title needs a test"));
+	/* What a follow-up issue takes: work left for later. */
+	assert_false(wsp_review_followup("APPROVED", "Clean change; the page renders as planned.",
+	                                 false));
+	assert_true(wsp_review_followup("APPROVED", "Approved. Consider a test for the empty file.",
+	                                false));
+	assert_true(wsp_review_followup("APPROVED", "Fine. Does the link work on mobile?", false));
+	assert_false(wsp_review_followup("APPROVED", "LGTM", false));
+	assert_false(wsp_review_followup("CHANGES_REQUESTED", "The file needs a heading.", true));
+	assert_true(wsp_review_followup("CHANGES_REQUESTED", "The file needs a heading.", false));
+	assert_true(wsp_review_followup("COMMENTED", "The layout breaks below 400px.", false));
+	assert_false(wsp_review_followup("COMMENTED", " looks good ", false));
+	assert_false(wsp_review_suggests("Butterfly section reads well")); /* whole words */
+	assert_false(wsp_review_suggests("Good <!-- ga:key=x? -->"));
+	assert_true(wsp_review_suggests("Good, though the title could be shorter"));
 	assert_string_equal(wsp_pr_act_name(WSP_ACT_REBUILD), "rebuild");
 	assert_string_equal(wsp_pr_state_name(WSP_PR_OWNER), "owner");
 }
