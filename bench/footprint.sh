@@ -17,8 +17,9 @@
 # Configured: LLM_BASE_URL/LLM_API_KEY/LLM_MODEL, AGENT_BLUESKY_USERNAME/
 # PASSWORD + BLUESKY_SERVICE, AGENT_GITHUB_USERNAME/TOKEN + GITHUB_API_URL,
 # every URL on 127.0.0.1 at a port where nothing listens (nothing is
-# contacted while idle; the model's HTTP client loads libcurl at start,
-# adapters/http/curl_shim.h says which one and why). The report lists the
+# contacted while idle; the model's HTTP client loads its transport's TLS
+# library at start: GnuTLS for the native one, libcurl for a curl build,
+# docs/http.md). The report lists the
 # heavy libraries each case had mapped, the platform services the daemon
 # started (cmd/services.h: "service started"), and per mapped object what
 # that configuration adds to the nothing-configured one.

@@ -226,7 +226,7 @@ static void walk_now(uv_timer_t *t)
  * conversations), the journal, the decision log, the model client and HTTP
  * are released, and every handle left is closed so uv_run returns. Closing
  * an HTTP handle under a running tool loop would pull it from under
- * libcurl; freeing the pipeline before outbound would leave its callbacks
+ * the transport; freeing the pipeline before outbound would leave its callbacks
  * nowhere to go. */
 static void after_coord(void *ud)
 {

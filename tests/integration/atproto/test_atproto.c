@@ -1,5 +1,5 @@
 /*
- * test_atproto — adapters/atproto's real HTTP code (libcurl on a uv loop)
+ * test_atproto — adapters/atproto's real HTTP code (the build's transport on a uv loop)
  * against the stateful XRPC fake (tests/fakes/bsky) over real sockets:
  *   - the session is persisted (0600) and reused across a restart: one
  *     createSession in all; a wrong app password is fatal and never retried;

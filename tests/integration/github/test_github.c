@@ -1,5 +1,5 @@
 /*
- * test_github — adapters/github's real HTTP code (libcurl on a uv loop)
+ * test_github — adapters/github's real HTTP code (the build's transport on a uv loop)
  * against the stateful GitHub fake (tests/fakes/github): what goes on the
  * wire, every endpoint, pagination and its bounds, every error class, and
  * primary and secondary rate limits driven by a clock the test moves —
