@@ -97,7 +97,7 @@ static void stemmer_load(void)
 }
 static struct syn *syns;
 static size_t nsyn;
-static uint64_t not_id;
+static uint64_t not_id, per_id, cent_id;
 
 static const char *const stop_words[] = {
 #define VSTOP(w) w,
@@ -273,6 +273,8 @@ static void tables_init(void)
 	}
 	qsort(syns, nsyn, sizeof *syns, cmp_syn);
 	not_id = echo_word_id("not", 3);
+	per_id = echo_word_id("per", 3);
+	cent_id = echo_word_id("cent", 4);
 	winfo_build();
 }
 
@@ -351,6 +353,14 @@ struct tokenizer {
 	bool pending_a;   /* "a" / "an" / "one" just read: "an hour" is 1 hour */
 	bool pending_one; /* and it was "one" */
 	bool num_money;   /* the number being read is an amount of money ("$275m") */
+	bool num_hedged;  /* "about", "nearly", "~" … stood before it */
+	bool num_measure; /* money, a percentage, millions: a measured amount */
+	bool num_fine;    /* written with two decimals or more */
+	double num_dstep; /* the step of its last written digit: 0.01 for "3.17", 1 for "1,200" */
+	double num_rstep; /* the step a hedge rounds it to: 100 for "about 1,200" */
+	bool hedge_next;  /* the word just read (or a '~') hedges a figure that follows */
+	bool word_hedged; /* the word being flushed follows a hedge */
+	size_t per_fig;   /* 1 + the index of the figure "per" just followed, else 0 */
 	/* who takes what: "Bob takes …", "Lin, can you …", "Ada is doing …" */
 	enum name_state name;
 	uint64_t name_id;
@@ -424,6 +434,8 @@ enum {
 	WF_ONE = 1u << 27,          /* "one": says the figure 1 when no unit follows */
 	WF_ADDITIVE_END = 1u << 28, /* "too", "either": additive when they close a clause */
 	WF_CONJ = 1u << 29,         /* starts a clause: "and", "but", "because" … */
+	WF_HEDGE = 1u << 30,        /* "about 1,200": the figure that follows is rounded */
+	WF_MEASURE = 1u << 31,      /* "45 percent", "14.7 pounds": the figure is a measure */
 };
 
 enum num_class { NUM_DIGITS, NUM_SMALL, NUM_TENS, NUM_HUNDRED, NUM_SCALE, NUM_FRACTION };
@@ -554,6 +566,18 @@ static const struct {
         WLIST(WF_AS, "as"),
         WLIST(WF_WELL, "well"),
         WLIST(WF_ORDINAL, "second"),
+        /* Words that make the figure after them a rounded one. Bounds
+         * ("over", "at least", "up to") are not among them: "alert over 200
+         * ms" and "over 250 ms" are different thresholds. */
+        WLIST(WF_HEDGE, "about", "approximately", "approx", "around", "roughly", "nearly", "almost",
+              "some", "estimated", "circa"),
+        /* After a figure: it measures an amount, so it may be given rounder
+         * ("0.66 percent" / "0.7 per cent"); a bare "3.12" may be a version. */
+        WLIST(WF_MEASURE, "percent", "pct", "percentage", "cents", "dollars", "dollar", "euros",
+              "euro", "pence", "yen", "pounds", "lbs", "points", "miles", "mph", "km", "kilometers",
+              "kilometres", "kg", "kilograms", "tons", "tonnes", "kb", "mb", "gb", "tb"),
+        /* no class: listed so that a figure sees it follow ("7 per cent") */
+        WLIST(0, "per"),
 #undef WLIST
 };
 
@@ -669,22 +693,46 @@ static bool parse_digits(const char *w, size_t n, double *out)
 	return true;
 }
 
+/* The step of the last digit written ("3.17" → 0.01, "1,200" → 1) and the
+ * step a hedge rounds to ("about 1,200" → 100); fine: two decimals or
+ * more. */
+static void digit_steps(const char *w, size_t n, double *dstep, double *rstep, bool *fine)
+{
+	const char *dot = memchr(w, '.', n);
+	double step = 1;
+	if (dot) {
+		for (size_t i = (size_t)(dot - w) + 1; i < n; i++)
+			step /= 10;
+		*dstep = *rstep = step;
+		*fine = step < 0.05;
+		return;
+	}
+	for (size_t i = n; i > 1 && (w[i - 1] == '0' || w[i - 1] == ','); i--)
+		if (w[i - 1] == '0')
+			step *= 10;
+	*dstep = 1;
+	*rstep = step;
+	*fine = false;
+}
+
 /* said_only: the figure counts as said by this message but is not one it
- * gives (see echo_doc.num_said). */
-static void add_number(struct echo_doc *d, uint64_t id, bool said_only)
+ * gives (see echo_doc.num_said). Returns its index, or -1 when the doc
+ * holds ECHO_DOC_MAX_NUMBERS figures already. */
+static int add_number(struct echo_doc *d, uint64_t id, bool said_only)
 {
 	for (size_t i = 0; i < d->nnum; i++) {
 		if (d->num[i] == id) {
 			if (!said_only)
 				d->num_said &= ~(1u << i);
-			return;
+			return (int)i;
 		}
 	}
-	if (d->nnum < ECHO_DOC_MAX_NUMBERS) {
-		if (said_only)
-			d->num_said |= 1u << d->nnum;
-		d->num[d->nnum++] = id;
-	}
+	if (d->nnum >= ECHO_DOC_MAX_NUMBERS)
+		return -1;
+	if (said_only)
+		d->num_said |= 1u << d->nnum;
+	d->num[d->nnum] = id;
+	return (int)d->nnum++;
 }
 
 static uint64_t number_id(const char *prefix, double v)
@@ -697,17 +745,31 @@ static uint64_t number_id(const char *prefix, double v)
 /* Emits a figure as one token: "#<value>" or, with a time unit,
  * "dur:<seconds>" — so "10k" = "10,000" = "ten thousand" and "5 minutes" =
  * "five minutes" = "300 seconds". */
-static void emit_number(struct tokenizer *z, const char *prefix, double v, bool said_only)
+/* Also records the figure as a quantity (echo_doc.num_val): its value,
+ * the step it is written to (scaled like the value) and its ECHO_NUM_ bits,
+ * from the number just read. Returns its index, or -1. */
+static int emit_number(struct tokenizer *z, const char *prefix, double v, bool said_only)
 {
 	char buf[48];
 	int n = snprintf(buf, sizeof buf, "%s%.6g", prefix, v);
 	if (n <= 0 || (size_t)n >= sizeof buf)
-		return;
+		return -1;
 	uint64_t id = echo_word_id(buf, (size_t)n);
 	trace_stem(z, buf, (size_t)n);
 	emit(z, id);
-	add_number(z->d, id, said_only);
+	int k = add_number(z->d, id, said_only);
 	z->last_emitted = false;
+	double written = z->num_total + z->num_cur;
+	if (k >= 0 && !said_only) {
+		z->d->num_val[k] = v;
+		z->d->num_unit[k] = (z->num_hedged ? z->num_rstep : z->num_dstep) *
+		                    (written != 0 ? v / written : 1);
+		z->d->num_info[k] = (uint8_t)((prefix[0] == 'd' ? ECHO_NUM_DURATION : 0) |
+		                              (z->num_hedged ? ECHO_NUM_HEDGED : 0) |
+		                              (z->num_measure ? ECHO_NUM_MEASURE : 0) |
+		                              (z->num_fine ? ECHO_NUM_FINE : 0));
+	}
+	return k;
 }
 
 /* A duration: its token, and its bare figure as said ("four seconds" then
@@ -729,6 +791,21 @@ static void num_start(struct tokenizer *z, double v, enum num_class c, bool smal
 	z->num_cur = v;
 	z->num_last = c;
 	z->num_small = small;
+	z->num_hedged = z->word_hedged;
+	z->num_measure = false;
+	z->num_fine = false;
+	/* a spelled number: "forty" is rounder than "forty-two" */
+	z->num_dstep = c == NUM_FRACTION ? 0.25 : 1;
+	z->num_rstep = c == NUM_TENS ? 10 : c == NUM_HUNDRED ? 100 : z->num_dstep;
+}
+
+/* A scale word multiplied the number being read ("2.95 million", "10k"). */
+static void num_scaled(struct tokenizer *z, double scale)
+{
+	z->num_dstep *= scale;
+	z->num_rstep *= scale;
+	if (scale >= 1e6)
+		z->num_measure = true;
 }
 
 /* Ends the number being read; next: the word that ended it (NULL at the
@@ -744,9 +821,13 @@ static void num_flush(struct tokenizer *z, const struct winfo *next)
 	 * is no figure ("half an hour" is, read with its unit). */
 	if (z->num_last == NUM_FRACTION && z->num_total == 0)
 		return;
+	if (next && (next->flags & WF_MEASURE))
+		z->num_measure = true;
 	/* A small spelled number counts things in the conversation ("Rebecca's
 	 * two missing variables"); it is compared, but is no new figure. */
-	emit_number(z, "#", z->num_total + z->num_cur, z->num_small);
+	int k = emit_number(z, "#", z->num_total + z->num_cur, z->num_small);
+	if (k >= 0 && next && next->id == per_id) /* "7 per cent" */
+		z->per_fig = (size_t)k + 1;
 }
 
 /* Reads the word (w, n; its class wi, may be NULL) as part of a number.
@@ -765,7 +846,9 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		}
 		/* "10k", "2bn", "$275m" ("5m" alone may be minutes or metres) */
 		if (glued && ((f & (WF_K | WF_BN)) || ((f & WF_MONEY_M) && z->num_money))) {
-			z->num_total += z->num_cur * ((f & WF_K) ? 1e3 : (f & WF_BN) ? 1e9 : 1e6);
+			double scale = (f & WF_K) ? 1e3 : (f & WF_BN) ? 1e9 : 1e6;
+			z->num_total += z->num_cur * scale;
+			num_scaled(z, scale);
 			z->num_cur = 0;
 			z->num_last = NUM_SCALE;
 			z->num_small = false;
@@ -776,6 +859,7 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 			return true;
 		if ((f & WF_NUM) && wi->ncls == NUM_SCALE) {
 			z->num_total += (z->num_cur ? z->num_cur : 1) * wi->num;
+			num_scaled(z, wi->num);
 			z->num_cur = 0;
 			z->num_last = NUM_SCALE;
 			z->num_small = false;
@@ -783,6 +867,7 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		}
 		if ((f & WF_NUM) && wi->ncls == NUM_HUNDRED) {
 			z->num_cur = (z->num_cur ? z->num_cur : 1) * wi->num;
+			num_scaled(z, wi->num);
 			z->num_last = NUM_HUNDRED;
 			z->num_small = false;
 			return true;
@@ -791,12 +876,15 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		    wi->num < 10) {
 			z->num_cur += wi->num; /* "twenty two" */
 			z->num_last = NUM_SMALL;
+			z->num_dstep = z->num_rstep = 1;
 			z->num_small = false;
 			return true;
 		}
 		if ((f & WF_NUM) && (z->num_last == NUM_HUNDRED || z->num_last == NUM_SCALE)) {
 			z->num_cur += wi->num; /* "two hundred twenty" */
 			z->num_last = wi->ncls;
+			z->num_dstep = 1;
+			z->num_rstep = wi->ncls == NUM_TENS ? 10 : 1;
 			return true;
 		}
 		num_flush(z, wi);
@@ -805,6 +893,8 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		z->pending_a = false;
 		double unit = unit_of(wi, false);
 		if (unit > 0 && !(f & WF_ORDINAL)) { /* "a second line" counts nothing */
+			num_start(z, 1, NUM_SMALL, false);
+			z->num_on = false;
 			emit_duration(z, 1, unit);
 			return true;
 		}
@@ -825,6 +915,8 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 	if (parse_digits(w, n, &v)) {
 		num_start(z, v, NUM_DIGITS, false);
 		z->num_money = z->word_money;
+		z->num_measure = z->word_money;
+		digit_steps(w, n, &z->num_dstep, &z->num_rstep, &z->num_fine);
 		return true;
 	}
 	if (f & WF_NUM) {
@@ -912,6 +1004,11 @@ static void flush_word(struct tokenizer *z)
 	uint64_t surface = echo_word_id(w, n);
 	const struct winfo *wi = winfo_get(surface);
 	uint32_t f = wi ? wi->flags : 0;
+	if (z->per_fig && surface == cent_id)
+		z->d->num_info[z->per_fig - 1] |= ECHO_NUM_MEASURE;
+	z->per_fig = 0;
+	z->word_hedged = z->hedge_next;
+	z->hedge_next = f & WF_HEDGE;
 	track_roles(z, f, comma);
 	if (comma) /* "the second quarter, a second look": a comma ends a figure */
 		num_flush(z, wi);
@@ -1136,6 +1233,10 @@ static void tokenize(struct tokenizer *z, const char *t, size_t n)
 			flush_word(z);
 			z->money =
 			        cp == '$' || cp == 0xA3 || cp == 0x20AC || cp == 0xA5; /* $ £ € ¥ */
+			if (cp == '%' && z->num_on)
+				z->num_measure = true;
+			if (cp == '~') /* "~200ms" */
+				z->hedge_next = true;
 			if (z->additive_pending && cp > 0 && cp < 128 &&
 			    strchr(".,;:!?)\"", (int)cp)) {
 				z->d->additive = true;
@@ -1389,16 +1490,44 @@ struct echo_scope {
 	size_t nowners;
 };
 
-/* Whether a window message gave the figure id; bare (may be 0): the
- * figure without its unit, said when a message gave it as a plain number
- * ("aged 16 and 18" has said "18 years"). */
-static bool number_said(const struct echo_scope *sc, uint64_t id, uint64_t bare)
+/* Whether the figures a->num[i] and b->num[j], both given, are one
+ * quantity written to different steps: the finer one rounds to the
+ * coarser ("1,187" / "about 1,200", "3.17" / "3.2", "10.89" / "11").
+ * Only when one of them is hedged ("about", "nearly", "~") or both measure
+ * an amount (money, a percentage, millions, "14.7 pounds"): a bare "3.12"
+ * and "3.1" may be two versions, "1,750" and "1,752" two exact counts, so
+ * those stay different figures. A finer figure that stands exactly halfway
+ * counts only with two decimals or more ("1.25" / "1.2"): "2.5 s" and
+ * "3 s" are two settings. */
+static bool figures_agree(const struct echo_doc *a, size_t i, const struct echo_doc *b, size_t j)
 {
+	unsigned ia = a->num_info[i], ib = b->num_info[j];
+	if ((a->num_said >> i) & 1u || (b->num_said >> j) & 1u || ((ia ^ ib) & ECHO_NUM_DURATION))
+		return false;
+	if (!((ia | ib) & ECHO_NUM_HEDGED) && !(ia & ib & ECHO_NUM_MEASURE))
+		return false;
+	double ua = a->num_unit[i], ub = b->num_unit[j];
+	if (!(ua > 0) || !(ub > 0))
+		return false;
+	double half = (ua > ub ? ua : ub) / 2, diff = fabs(a->num_val[i] - b->num_val[j]);
+	if (diff < half * (1 - 1e-9))
+		return true;
+	unsigned finer = ua < ub ? ia : ib;
+	return ua != ub && diff <= half * (1 + 1e-9) && (finer & ECHO_NUM_FINE);
+}
+
+/* Whether a window message gave the figure c->num[k]: the same figure, the
+ * same quantity written rounder or finer (figures_agree), or its bare
+ * figure as a plain number ("aged 16 and 18" has said "18 years"). */
+static bool number_said(const struct echo_scope *sc, const struct echo_doc *c, size_t j)
+{
+	uint64_t id = c->num[j], bare = c->num_bare[j];
 	for (size_t m = 0; m < sc->nall; m++) {
 		const struct echo_doc *d = sc->all[m];
 		for (size_t k = 0; k < d->nnum; k++)
 			if (d->num[k] == id ||
-			    (bare && d->num[k] == bare && !(d->num_said & (1u << k))))
+			    (bare && d->num[k] == bare && !(d->num_said & (1u << k))) ||
+			    figures_agree(c, j, d, k))
 				return true;
 	}
 	return false;
@@ -1418,7 +1547,7 @@ static bool figure_left_out(const struct echo_scope *sc, const struct echo_doc *
 				continue;
 			bool kept = false;
 			for (size_t j = 0; j < c->nnum && !kept; j++) /* num is unsorted */
-				kept = c->num[j] == d->num[k];
+				kept = c->num[j] == d->num[k] || figures_agree(c, j, d, k);
 			if (!kept)
 				return true;
 		}
@@ -1490,7 +1619,7 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 	bool unsaid = false;
 	for (size_t k = 0; k < c->nnum && !unsaid; k++)
 		if (!(c->num_said & (1u << k)))
-			unsaid = !number_said(sc, c->num[k], c->num_bare[k]);
+			unsaid = !number_said(sc, c, k);
 	r->new_number = unsaid && figure_left_out(sc, c);
 	r->added_number = unsaid && !r->new_number;
 	for (size_t k = 0; k < c->nassigned && !r->new_owner; k++)

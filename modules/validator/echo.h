@@ -92,6 +92,12 @@ struct echo_params {
 	double novelty_threshold; /* Tn */
 };
 
+/* echo_doc.num_info bits */
+#define ECHO_NUM_DURATION 0x01u /* a "dur:" figure */
+#define ECHO_NUM_HEDGED   0x02u /* "about", "around", "nearly", "~" stands before it */
+#define ECHO_NUM_MEASURE  0x04u /* money, a percentage, a measured amount ("14.7 pounds") */
+#define ECHO_NUM_FINE     0x08u /* written with two decimals or more ("1.25") */
+
 /* A tokenised message. */
 struct echo_doc {
 	uint64_t *tok; /* stem ids in text order */
@@ -107,6 +113,13 @@ struct echo_doc {
 	uint32_t num_said; /* bit i: num[i] only counts as said (a duration's bare
 	                    * figure, a small count, a unit without a figure),
 	                    * it is no figure the message gives */
+	/* The figure num[i] as a quantity, to tell the same one written
+	 * rounder ("about 1,200" / "1,187", "$3.2 billion" / "$3.17 billion"). */
+	double num_val[ECHO_DOC_MAX_NUMBERS];     /* its value (seconds for a duration) */
+	double num_unit[ECHO_DOC_MAX_NUMBERS];    /* the step it is written to: 0.01 for
+	                                           * "3.17", 100 for "about 1,200", 1 for
+	                                           * a plain "1,200" (an exact count) */
+	uint8_t num_info[ECHO_DOC_MAX_NUMBERS];   /* ECHO_NUM_* bits */
 	uint64_t assigned[ECHO_DOC_MAX_ASSIGNED]; /* names given a task ("Bob takes …") */
 	size_t nassigned;
 	bool self_assign; /* first person taking something on ("I'll", "I can", "mine") */

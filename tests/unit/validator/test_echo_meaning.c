@@ -217,6 +217,56 @@ static void test_added_figure_is_weighed(void **state)
 	               false, false, false, true);
 }
 
+/* The figure a candidate gives, against peer figures: whether it changes
+ * one (new_number) once the rest restates. */
+static void expect_changed(const char *peer, const char *cand, bool changed)
+{
+	const char *const peers[] = {peer, "The export job holds a table lock every morning."};
+	struct echo_result r;
+	echo_evaluate_texts(cand, peers, 2, peers, 2, NULL, &r);
+	if (r.new_number != changed)
+		fail_msg("new_number %d, expected %d (%s): %s / %s", r.new_number, changed,
+		         r.strategy_text, peer, cand);
+}
+
+static void test_rounded_figure_is_the_same(void **state)
+{
+	/* The same quantity written rounder or finer: one hedged, or both an
+	 * amount (money, a percentage, millions, a measure). */
+	expect_changed("About 1,200 users hit the login error after the deploy.",
+	               "1,187 users hit the login error after the deploy.", false);
+	expect_changed("Roughly 150 users hit the login error after the deploy.",
+	               "152 users hit the login error after the deploy.", false);
+	expect_changed("Staging cost $3.17 million last quarter, mostly idle GPU nodes.",
+	               "Staging cost $3.2 million last quarter, mostly idle GPU nodes.", false);
+	expect_changed("Checkout fails for 0.66 percent of orders since Tuesday.",
+	               "Checkout fails for 0.7 per cent of orders since Tuesday.", false);
+	expect_changed("Checkout fails for 1.25% of orders since Tuesday.",
+	               "Checkout fails for 1.2% of orders since Tuesday.", false);
+	expect_changed("The bundle grew to 14.7 MB after the chart library landed.",
+	               "The bundle grew to 15 MB after the chart library landed.", false);
+	expect_changed("The p99 is ~200 ms on the search endpoint.",
+	               "The p99 is 205 ms on the search endpoint.", false);
+	/* Another figure stays new: a rounding of neither, an exact count, a
+	 * version, a half, a bound, a whole percentage. */
+	expect_changed("About 1,200 users hit the login error after the deploy.",
+	               "1,100 users hit the login error after the deploy.", true);
+	expect_changed("About 200 ms is the p99 on the search endpoint.",
+	               "250 ms is the p99 on the search endpoint.", true);
+	expect_changed("Staging cost $3.17 million last quarter, mostly idle GPU nodes.",
+	               "Staging cost $3.3 million last quarter, mostly idle GPU nodes.", true);
+	expect_changed("Set the pool to 1,750 connections on the primary.",
+	               "Set the pool to 1,752 connections on the primary.", true);
+	expect_changed("Pin the CI runner to Python 3.12 for the build.",
+	               "Pin the CI runner to Python 3.1 for the build.", true);
+	expect_changed("Set the retry delay on the webhook to 2.5 seconds.",
+	               "Set the retry delay on the webhook to 3 seconds.", true);
+	expect_changed("Alert when the p99 is over 200 ms on the search endpoint.",
+	               "Alert when the p99 is over 250 ms on the search endpoint.", true);
+	expect_changed("Roll the new checkout out to 25% of users first.",
+	               "Roll the new checkout out to 20% of users first.", true);
+}
+
 static void test_synonym_paraphrase_is_echo(void **state)
 {
 	struct echo_window *w = room(login);
@@ -410,6 +460,7 @@ int main(void)
 	        cmocka_unit_test(test_synonym_paraphrase_is_echo),
 	        cmocka_unit_test(test_changed_figure_is_new),
 	        cmocka_unit_test(test_added_figure_is_weighed),
+	        cmocka_unit_test(test_rounded_figure_is_the_same),
 	        cmocka_unit_test(test_negation_without_apostrophe),
 	        cmocka_unit_test(test_attribution_carries_no_content),
 	        cmocka_unit_test(test_british_spelling),
