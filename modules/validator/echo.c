@@ -99,6 +99,18 @@ static struct syn *syns;
 static size_t nsyn;
 static uint64_t not_id, per_id, cent_id;
 
+/* What makes four digits a year: a month before them ("May 2003", "June
+ * 30, 2003") or a word that places a time ("in 1993", "since 2019"); "to",
+ * "by" and "from" are not among them ("raise it by 2000", "from 1500 to
+ * 2000 requests"). Sorted ids, built at first use. */
+static const char *const month_words[] = {
+        "january",   "february", "march",    "april",    "may", "june", "july", "august",
+        "september", "october",  "november", "december", "jan", "feb",  "apr",  "jun",
+        "jul",       "aug",      "sep",      "sept",     "oct", "nov",  "dec"};
+static const char *const year_words[] = {"in", "since", "until", "till", "during", "year"};
+static uint64_t month_ids[sizeof month_words / sizeof month_words[0]];
+static uint64_t year_ids[sizeof year_words / sizeof year_words[0]];
+
 static const char *const stop_words[] = {
 #define VSTOP(w) w,
 #include "modules/validator/validator_phrases.def"
@@ -275,6 +287,12 @@ static void tables_init(void)
 	not_id = echo_word_id("not", 3);
 	per_id = echo_word_id("per", 3);
 	cent_id = echo_word_id("cent", 4);
+	for (size_t i = 0; i < sizeof month_ids / sizeof month_ids[0]; i++)
+		month_ids[i] = echo_word_id(month_words[i], strlen(month_words[i]));
+	qsort(month_ids, sizeof month_ids / sizeof month_ids[0], sizeof month_ids[0], cmp_u64);
+	for (size_t i = 0; i < sizeof year_ids / sizeof year_ids[0]; i++)
+		year_ids[i] = echo_word_id(year_words[i], strlen(year_words[i]));
+	qsort(year_ids, sizeof year_ids / sizeof year_ids[0], sizeof year_ids[0], cmp_u64);
 	winfo_build();
 }
 
@@ -356,6 +374,11 @@ struct tokenizer {
 	bool num_hedged;  /* "about", "nearly", "~" … stood before it */
 	bool num_measure; /* money, a percentage, millions: a measured amount */
 	bool num_fine;    /* written with two decimals or more */
+	bool num_year;    /* four plain digits, 1900-2099, placed as a year */
+	/* the two words before the one being flushed, and whether the first
+	 * of them is a day of the month's digits ("30" in "June 30, 2003") */
+	uint64_t prev1, prev2;
+	bool prev1_day;
 	double num_dstep; /* the step of its last written digit: 0.01 for "3.17", 1 for "1,200" */
 	double num_rstep; /* the step a hedge rounds it to: 100 for "about 1,200" */
 	bool hedge_next;  /* the word just read (or a '~') hedges a figure that follows */
@@ -764,10 +787,14 @@ static int emit_number(struct tokenizer *z, const char *prefix, double v, bool s
 		z->d->num_val[k] = v;
 		z->d->num_unit[k] = (z->num_hedged ? z->num_rstep : z->num_dstep) *
 		                    (written != 0 ? v / written : 1);
-		z->d->num_info[k] = (uint8_t)((prefix[0] == 'd' ? ECHO_NUM_DURATION : 0) |
-		                              (z->num_hedged ? ECHO_NUM_HEDGED : 0) |
-		                              (z->num_measure ? ECHO_NUM_MEASURE : 0) |
-		                              (z->num_fine ? ECHO_NUM_FINE : 0));
+		z->d->num_info[k] =
+		        (uint8_t)((prefix[0] == 'd' ? ECHO_NUM_DURATION : 0) |
+		                  (z->num_hedged ? ECHO_NUM_HEDGED : 0) |
+		                  (z->num_measure ? ECHO_NUM_MEASURE : 0) |
+		                  (z->num_fine ? ECHO_NUM_FINE : 0) |
+		                  (z->num_year && v == written && !z->num_hedged && !z->num_measure
+		                           ? ECHO_NUM_YEAR
+		                           : 0));
 	}
 	return k;
 }
@@ -794,6 +821,7 @@ static void num_start(struct tokenizer *z, double v, enum num_class c, bool smal
 	z->num_hedged = z->word_hedged;
 	z->num_measure = false;
 	z->num_fine = false;
+	z->num_year = false;
 	/* a spelled number: "forty" is rounder than "forty-two" */
 	z->num_dstep = c == NUM_FRACTION ? 0.25 : 1;
 	z->num_rstep = c == NUM_TENS ? 10 : c == NUM_HUNDRED ? 100 : z->num_dstep;
@@ -804,6 +832,7 @@ static void num_scaled(struct tokenizer *z, double scale)
 {
 	z->num_dstep *= scale;
 	z->num_rstep *= scale;
+	z->num_year = false;
 	if (scale >= 1e6)
 		z->num_measure = true;
 }
@@ -917,6 +946,10 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		z->num_money = z->word_money;
 		z->num_measure = z->word_money;
 		digit_steps(w, n, &z->num_dstep, &z->num_rstep, &z->num_fine);
+		z->num_year = n == 4 && v >= 1900 && v < 2100 && !z->word_money &&
+		              (has_u64(year_ids, sizeof year_ids / sizeof year_ids[0], z->prev1) ||
+		               has_u64(month_ids, sizeof month_ids / sizeof month_ids[0],
+		                       z->prev1_day ? z->prev2 : z->prev1));
 		return true;
 	}
 	if (f & WF_NUM) {
@@ -1012,7 +1045,11 @@ static void flush_word(struct tokenizer *z)
 	track_roles(z, f, comma);
 	if (comma) /* "the second quarter, a second look": a comma ends a figure */
 		num_flush(z, wi);
-	if (number_word(z, wi, w, n, glued))
+	bool consumed = number_word(z, wi, w, n, glued);
+	z->prev2 = z->prev1;
+	z->prev1 = surface;
+	z->prev1_day = n <= 2 && w[0] >= '0' && w[0] <= '9';
+	if (consumed)
 		return;
 	if (f & WF_UNIT) /* "per minute" has said what "once a minute" says */
 		add_number(z->d, number_id("dur:", wi->unit), true);
@@ -1533,17 +1570,19 @@ static bool number_said(const struct echo_scope *sc, const struct echo_doc *c, s
 	return false;
 }
 
-/* Whether c leaves out a figure some window message gave. With a figure
- * nobody gave, c then changes a figure ("30 seconds" after "5 minutes",
- * "1,100 pounds" after "1,200 pounds"); a figure added beside every figure
- * already given ("… the rotation happened at 03:05") changes none and is
- * weighed as new content, like any other new word. */
-static bool figure_left_out(const struct echo_scope *sc, const struct echo_doc *c)
+/* Whether c leaves out a figure some window message gave, a year or not
+ * (year). With a figure of the same kind nobody gave, c then changes a
+ * figure ("30 seconds" after "5 minutes", "1,100 pounds" after "1,200
+ * pounds", "2025" after "2024"); a figure added beside every figure already
+ * given ("… the rotation happened at 03:05") changes none and is weighed as
+ * new content, like any other new word. A year and a count are no two
+ * values of one quantity: "in 1993" does not change "aged 35". */
+static bool figure_left_out(const struct echo_scope *sc, const struct echo_doc *c, bool year)
 {
 	for (size_t m = 0; m < sc->nall; m++) {
 		const struct echo_doc *d = sc->all[m];
 		for (size_t k = 0; k < d->nnum; k++) {
-			if (d->num_said & (1u << k))
+			if ((d->num_said & (1u << k)) || !(d->num_info[k] & ECHO_NUM_YEAR) != !year)
 				continue;
 			bool kept = false;
 			for (size_t j = 0; j < c->nnum && !kept; j++) /* num is unsorted */
@@ -1616,12 +1655,15 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 	 * minutes"), a task given to
 	 * a member who had none ("Bob takes the migration" after Ada took it),
 	 * the same point moved to something else ("the e2e suite races too"). */
-	bool unsaid = false;
-	for (size_t k = 0; k < c->nnum && !unsaid; k++)
-		if (!(c->num_said & (1u << k)))
-			unsaid = !number_said(sc, c, k);
-	r->new_number = unsaid && figure_left_out(sc, c);
-	r->added_number = unsaid && !r->new_number;
+	bool unsaid[2] = {false, false}; /* [1]: a year */
+	for (size_t k = 0; k < c->nnum; k++) {
+		bool year = c->num_info[k] & ECHO_NUM_YEAR;
+		if (!(c->num_said & (1u << k)) && !unsaid[year])
+			unsaid[year] = !number_said(sc, c, k);
+	}
+	r->new_number = (unsaid[0] && figure_left_out(sc, c, false)) ||
+	                (unsaid[1] && figure_left_out(sc, c, true));
+	r->added_number = (unsaid[0] || unsaid[1]) && !r->new_number;
 	for (size_t k = 0; k < c->nassigned && !r->new_owner; k++)
 		r->new_owner = !has_u64(sc->owners, sc->nowners, c->assigned[k]);
 	r->transfer = c->additive && r->novelty >= ECHO_TRANSFER_NOVELTY_MIN;

@@ -97,6 +97,7 @@ struct echo_params {
 #define ECHO_NUM_HEDGED   0x02u /* "about", "around", "nearly", "~" stands before it */
 #define ECHO_NUM_MEASURE  0x04u /* money, a percentage, a measured amount ("14.7 pounds") */
 #define ECHO_NUM_FINE     0x08u /* written with two decimals or more ("1.25") */
+#define ECHO_NUM_YEAR     0x10u /* a calendar year: four plain digits, 1900-2099 */
 
 /* A tokenised message. */
 struct echo_doc {

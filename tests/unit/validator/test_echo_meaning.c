@@ -267,6 +267,34 @@ static void test_rounded_figure_is_the_same(void **state)
 	               "Roll the new checkout out to 20% of users first.", true);
 }
 
+static void test_year_is_no_count(void **state)
+{
+	/* A year does not stand in place of a count or an age: an added
+	 * figure, which the scores weigh. */
+	const char *const billing[] = {
+	        "The billing service is 12 years old and nobody wants to touch its code.",
+	        "The export job holds a table lock every morning."};
+	expect_figures(
+	        billing,
+	        "The billing service was written in 2013 and nobody wants to touch its code.", true,
+	        false, false, true);
+	const char *const owner[] = {"Ada, 35, has owned the billing service since it started.",
+	                             billing[1]};
+	expect_figures(owner, "Ada has owned the billing service since it started in 2013.", true,
+	               false, false, true);
+	/* A year in place of a year, a count in place of a count: changed. */
+	expect_changed("The schema freeze lasts until March 2025, then the billing rewrite starts.",
+	               "The schema freeze lasts until March 2026, then the billing rewrite starts.",
+	               true);
+	expect_changed("Keep the audit logs for 90 days, since the 2023 policy says so.",
+	               "Keep the audit logs for 30 days, since the 2023 policy says so.", true);
+	/* Four digits a quantity, not a year: "to", "by", "from" place no time. */
+	expect_changed("Raise the rate limit from 1500 to 1800 requests a minute.",
+	               "Raise the rate limit from 1500 to 2000 requests a minute.", true);
+	expect_changed("Raise the rate limit to 1500 requests a minute.",
+	               "Raise the rate limit to 2000 requests a minute.", true);
+}
+
 static void test_synonym_paraphrase_is_echo(void **state)
 {
 	struct echo_window *w = room(login);
@@ -461,6 +489,7 @@ int main(void)
 	        cmocka_unit_test(test_changed_figure_is_new),
 	        cmocka_unit_test(test_added_figure_is_weighed),
 	        cmocka_unit_test(test_rounded_figure_is_the_same),
+	        cmocka_unit_test(test_year_is_no_count),
 	        cmocka_unit_test(test_negation_without_apostrophe),
 	        cmocka_unit_test(test_attribution_carries_no_content),
 	        cmocka_unit_test(test_british_spelling),
