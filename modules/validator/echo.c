@@ -108,6 +108,38 @@ static const char *const month_words[] = {
         "september", "october",  "november", "december", "jan", "feb",  "apr",  "jun",
         "jul",       "aug",      "sep",      "sept",     "oct", "nov",  "dec"};
 static const char *const year_words[] = {"in", "since", "until", "till", "during", "year"};
+/* Units of mass and length, to tell "260 pounds" = "117kg", "600-pound" =
+ * "270-kilogram": the factor to kilograms or metres. */
+static const struct {
+	const char *w;
+	uint8_t info;
+	double factor;
+} dim_units[] = {
+        {"kg", ECHO_NUM_MASS, 1},
+        {"kilogram", ECHO_NUM_MASS, 1},
+        {"kilograms", ECHO_NUM_MASS, 1},
+        {"kilo", ECHO_NUM_MASS, 1},
+        {"kilos", ECHO_NUM_MASS, 1},
+        {"pound", ECHO_NUM_MASS | ECHO_NUM_IMPERIAL, 0.45359237},
+        {"pounds", ECHO_NUM_MASS | ECHO_NUM_IMPERIAL, 0.45359237},
+        {"lb", ECHO_NUM_MASS | ECHO_NUM_IMPERIAL, 0.45359237},
+        {"lbs", ECHO_NUM_MASS | ECHO_NUM_IMPERIAL, 0.45359237},
+        {"km", ECHO_NUM_LENGTH, 1000},
+        {"kilometer", ECHO_NUM_LENGTH, 1000},
+        {"kilometers", ECHO_NUM_LENGTH, 1000},
+        {"kilometre", ECHO_NUM_LENGTH, 1000},
+        {"kilometres", ECHO_NUM_LENGTH, 1000},
+        {"meter", ECHO_NUM_LENGTH, 1},
+        {"meters", ECHO_NUM_LENGTH, 1},
+        {"metre", ECHO_NUM_LENGTH, 1},
+        {"metres", ECHO_NUM_LENGTH, 1},
+        {"mile", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 1609.344},
+        {"miles", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 1609.344},
+        {"foot", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 0.3048},
+        {"feet", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 0.3048},
+        {"ft", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 0.3048},
+};
+static uint64_t dim_ids[sizeof dim_units / sizeof dim_units[0]];
 static uint64_t month_ids[sizeof month_words / sizeof month_words[0]];
 static uint64_t year_ids[sizeof year_words / sizeof year_words[0]];
 
@@ -287,6 +319,8 @@ static void tables_init(void)
 	not_id = echo_word_id("not", 3);
 	per_id = echo_word_id("per", 3);
 	cent_id = echo_word_id("cent", 4);
+	for (size_t i = 0; i < sizeof dim_ids / sizeof dim_ids[0]; i++)
+		dim_ids[i] = echo_word_id(dim_units[i].w, strlen(dim_units[i].w));
 	for (size_t i = 0; i < sizeof month_ids / sizeof month_ids[0]; i++)
 		month_ids[i] = echo_word_id(month_words[i], strlen(month_words[i]));
 	qsort(month_ids, sizeof month_ids / sizeof month_ids[0], sizeof month_ids[0], cmp_u64);
@@ -596,9 +630,9 @@ static const struct {
               "some", "estimated", "circa"),
         /* After a figure: it measures an amount, so it may be given rounder
          * ("0.66 percent" / "0.7 per cent"); a bare "3.12" may be a version. */
+        /* (and the units of dim_units) */
         WLIST(WF_MEASURE, "percent", "pct", "percentage", "cents", "dollars", "dollar", "euros",
-              "euro", "pence", "yen", "pounds", "lbs", "points", "miles", "mph", "km", "kilometers",
-              "kilometres", "kg", "kilograms", "tons", "tonnes", "kb", "mb", "gb", "tb"),
+              "euro", "pence", "yen", "points", "mph", "tons", "tonnes", "kb", "mb", "gb", "tb"),
         /* no class: listed so that a figure sees it follow ("7 per cent") */
         WLIST(0, "per"),
 #undef WLIST
@@ -623,10 +657,11 @@ static const struct winfo *winfo_get(uint64_t id)
 
 static void winfo_build(void)
 {
-	size_t cap =
-	        sizeof num_words / sizeof num_words[0] + sizeof time_units / sizeof time_units[0] +
-	        sizeof stop_words / sizeof stop_words[0] +
-	        sizeof filler_words / sizeof filler_words[0] + sizeof bigrams / sizeof bigrams[0];
+	size_t cap = sizeof num_words / sizeof num_words[0] +
+	             sizeof time_units / sizeof time_units[0] +
+	             sizeof stop_words / sizeof stop_words[0] +
+	             sizeof filler_words / sizeof filler_words[0] +
+	             sizeof bigrams / sizeof bigrams[0] + sizeof dim_units / sizeof dim_units[0];
 	for (size_t l = 0; l < sizeof word_lists / sizeof word_lists[0]; l++)
 		cap += word_lists[l].n;
 	struct winfo *v = xcalloc(cap, sizeof *v);
@@ -645,6 +680,8 @@ static void winfo_build(void)
 		winfo_add(v, &n, filler_words[i], WF_FILLER);
 	for (size_t i = 0; i < sizeof bigrams / sizeof bigrams[0]; i++)
 		winfo_add(v, &n, bigrams[i][1], WF_BIGRAM);
+	for (size_t i = 0; i < sizeof dim_units / sizeof dim_units[0]; i++)
+		winfo_add(v, &n, dim_units[i].w, WF_MEASURE);
 	for (size_t l = 0; l < sizeof word_lists / sizeof word_lists[0]; l++)
 		for (size_t i = 0; i < word_lists[l].n; i++)
 			winfo_add(v, &n, word_lists[l].words[i], word_lists[l].flag);
@@ -855,6 +892,22 @@ static void num_flush(struct tokenizer *z, const struct winfo *next)
 	/* A small spelled number counts things in the conversation ("Rebecca's
 	 * two missing variables"); it is compared, but is no new figure. */
 	int k = emit_number(z, "#", z->num_total + z->num_cur, z->num_small);
+	for (size_t u = 0; k >= 0 && next && (next->flags & WF_MEASURE) &&
+	                   !(z->d->num_said & (1u << k)) && u < sizeof dim_ids / sizeof dim_ids[0];
+	     u++) {
+		if (dim_ids[u] != next->id)
+			continue;
+		/* in base units; the step a conversion is rounded to: its
+		 * trailing zeros, keeping two significant digits ("260" → 10,
+		 * "600" → 10, "117" → 1, "14.7" → 0.1) */
+		double f = dim_units[u].factor, v = z->d->num_val[k];
+		double keep2 = v >= 100 ? pow(10, floor(log10(v)) - 1) : 1;
+		z->d->num_val[k] = v * f;
+		z->d->num_unit[k] *= f;
+		z->d->num_round[k] = (float)((z->num_rstep < keep2 ? z->num_rstep : keep2) * f);
+		z->d->num_info[k] |= dim_units[u].info;
+		break;
+	}
 	if (k >= 0 && next && next->id == per_id) /* "7 per cent" */
 		z->per_fig = (size_t)k + 1;
 }
@@ -1539,8 +1592,16 @@ struct echo_scope {
 static bool figures_agree(const struct echo_doc *a, size_t i, const struct echo_doc *b, size_t j)
 {
 	unsigned ia = a->num_info[i], ib = b->num_info[j];
-	if ((a->num_said >> i) & 1u || (b->num_said >> j) & 1u || ((ia ^ ib) & ECHO_NUM_DURATION))
+	const unsigned dim = ECHO_NUM_MASS | ECHO_NUM_LENGTH;
+	if ((a->num_said >> i) & 1u || (b->num_said >> j) & 1u ||
+	    ((ia ^ ib) & (ECHO_NUM_DURATION | dim)))
 		return false;
+	/* A mass or length converted ("260 pounds" / "117kg") is written
+	 * rounded: the two agree within half the coarser rounding step. */
+	if ((ia & dim) && ((ia ^ ib) & ECHO_NUM_IMPERIAL)) {
+		double ra = a->num_round[i], rb = b->num_round[j];
+		return fabs(a->num_val[i] - b->num_val[j]) < (ra > rb ? ra : rb) / 2;
+	}
 	if (!((ia | ib) & ECHO_NUM_HEDGED) && !(ia & ib & ECHO_NUM_MEASURE))
 		return false;
 	double ua = a->num_unit[i], ub = b->num_unit[j];
@@ -1553,18 +1614,31 @@ static bool figures_agree(const struct echo_doc *a, size_t i, const struct echo_
 	return ua != ub && diff <= half * (1 + 1e-9) && (finer & ECHO_NUM_FINE);
 }
 
+/* Whether a->num[i] and b->num[j] are one figure: the same id (a plain
+ * "5" is the "5" of "5 km"), or, both a mass or length, the same amount in
+ * base units or one rounder (figures_agree): "5 km" and "5 miles" are two. */
+static bool same_figure(const struct echo_doc *a, size_t i, const struct echo_doc *b, size_t j)
+{
+	const unsigned dim = ECHO_NUM_MASS | ECHO_NUM_LENGTH;
+	if ((a->num_info[i] & dim) && (b->num_info[j] & dim) && !((a->num_said >> i) & 1u) &&
+	    !((b->num_said >> j) & 1u))
+		return ((a->num_info[i] ^ b->num_info[j]) & dim) == 0 &&
+		       (fabs(a->num_val[i] - b->num_val[j]) <= 1e-9 * fabs(a->num_val[i]) ||
+		        figures_agree(a, i, b, j));
+	return a->num[i] == b->num[j] || figures_agree(a, i, b, j);
+}
+
 /* Whether a window message gave the figure c->num[k]: the same figure, the
  * same quantity written rounder or finer (figures_agree), or its bare
  * figure as a plain number ("aged 16 and 18" has said "18 years"). */
 static bool number_said(const struct echo_scope *sc, const struct echo_doc *c, size_t j)
 {
-	uint64_t id = c->num[j], bare = c->num_bare[j];
+	uint64_t bare = c->num_bare[j];
 	for (size_t m = 0; m < sc->nall; m++) {
 		const struct echo_doc *d = sc->all[m];
 		for (size_t k = 0; k < d->nnum; k++)
-			if (d->num[k] == id ||
-			    (bare && d->num[k] == bare && !(d->num_said & (1u << k))) ||
-			    figures_agree(c, j, d, k))
+			if (same_figure(c, j, d, k) ||
+			    (bare && d->num[k] == bare && !(d->num_said & (1u << k))))
 				return true;
 	}
 	return false;
@@ -1586,7 +1660,7 @@ static bool figure_left_out(const struct echo_scope *sc, const struct echo_doc *
 				continue;
 			bool kept = false;
 			for (size_t j = 0; j < c->nnum && !kept; j++) /* num is unsorted */
-				kept = c->num[j] == d->num[k] || figures_agree(c, j, d, k);
+				kept = same_figure(c, j, d, k);
 			if (!kept)
 				return true;
 		}

@@ -98,6 +98,9 @@ struct echo_params {
 #define ECHO_NUM_MEASURE  0x04u /* money, a percentage, a measured amount ("14.7 pounds") */
 #define ECHO_NUM_FINE     0x08u /* written with two decimals or more ("1.25") */
 #define ECHO_NUM_YEAR     0x10u /* a calendar year: four plain digits, 1900-2099 */
+#define ECHO_NUM_MASS     0x20u /* a mass: num_val, num_unit in kilograms */
+#define ECHO_NUM_LENGTH   0x40u /* a length: num_val, num_unit in metres */
+#define ECHO_NUM_IMPERIAL 0x80u /* a mass or length written in pounds, miles, feet */
 
 /* A tokenised message. */
 struct echo_doc {
@@ -121,6 +124,9 @@ struct echo_doc {
 	                                           * "3.17", 100 for "about 1,200", 1 for
 	                                           * a plain "1,200" (an exact count) */
 	uint8_t num_info[ECHO_DOC_MAX_NUMBERS];   /* ECHO_NUM_* bits */
+	float num_round[ECHO_DOC_MAX_NUMBERS];    /* a mass or length: the step its
+	                                           * trailing zeros round it to, in
+	                                           * base units ("260 pounds": 10 lb) */
 	uint64_t assigned[ECHO_DOC_MAX_ASSIGNED]; /* names given a task ("Bob takes …") */
 	size_t nassigned;
 	bool self_assign; /* first person taking something on ("I'll", "I can", "mine") */

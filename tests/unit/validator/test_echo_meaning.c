@@ -295,6 +295,26 @@ static void test_year_is_no_count(void **state)
 	               "Raise the rate limit to 2000 requests a minute.", true);
 }
 
+static void test_converted_measure_is_the_same(void **state)
+{
+	/* A mass or length in the other system, written rounded. */
+	expect_changed("Each rack shelf holds 260 pounds, so the new UPS fits on one.",
+	               "Each rack shelf holds 117 kg, so the new UPS fits on one.", false);
+	expect_changed("The fibre run from the office to the data centre is 5 km.",
+	               "The fibre run from the office to the data centre is 3 miles.", false);
+	expect_changed("Keep the cable under 100 feet between the switch and the rack.",
+	               "Keep the cable under 30 metres between the switch and the rack.", false);
+	/* Another amount stays new, in either system. */
+	expect_changed("Each rack shelf holds 260 pounds, so the new UPS fits on one.",
+	               "Each rack shelf holds 100 kg, so the new UPS fits on one.", true);
+	expect_changed("The fibre run from the office to the data centre is 5 km.",
+	               "The fibre run from the office to the data centre is 5 miles.", true);
+	expect_changed("The crate on the loading dock weighs 1,200 pounds.",
+	               "The crate on the loading dock weighs 1,100 pounds.", true);
+	expect_changed("The crate on the loading dock weighs 1,200 pounds.",
+	               "The crate on the loading dock weighs 1,200 kg.", true);
+}
+
 static void test_synonym_paraphrase_is_echo(void **state)
 {
 	struct echo_window *w = room(login);
@@ -490,6 +510,7 @@ int main(void)
 	        cmocka_unit_test(test_added_figure_is_weighed),
 	        cmocka_unit_test(test_rounded_figure_is_the_same),
 	        cmocka_unit_test(test_year_is_no_count),
+	        cmocka_unit_test(test_converted_measure_is_the_same),
 	        cmocka_unit_test(test_negation_without_apostrophe),
 	        cmocka_unit_test(test_attribution_carries_no_content),
 	        cmocka_unit_test(test_british_spelling),
