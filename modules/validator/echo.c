@@ -99,10 +99,11 @@ static struct syn *syns;
 static size_t nsyn;
 static uint64_t not_id, per_id, cent_id;
 
-/* What makes four digits a year: a month before them ("May 2003", "June
- * 30, 2003") or a word that places a time ("in 1993", "since 2019"); "to",
- * "by" and "from" are not among them ("raise it by 2000", "from 1500 to
- * 2000 requests"). Sorted ids, built at first use. */
+/* What makes a figure a date: a month before a day ("May 17") or a year
+ * ("May 2003", "June 30, 2003"), or before four digits a word that places
+ * a time ("in 1993", "since 2019"); "to", "by" and "from" are not among
+ * them ("raise it by 2000", "from 1500 to 2000 requests"). Sorted ids,
+ * built at first use. */
 static const char *const month_words[] = {
         "january",   "february", "march",    "april",    "may", "june", "july", "august",
         "september", "october",  "november", "december", "jan", "feb",  "apr",  "jun",
@@ -408,7 +409,7 @@ struct tokenizer {
 	bool num_hedged;  /* "about", "nearly", "~" … stood before it */
 	bool num_measure; /* money, a percentage, millions: a measured amount */
 	bool num_fine;    /* written with two decimals or more */
-	bool num_year;    /* four plain digits, 1900-2099, placed as a year */
+	bool num_date;    /* a year or a day of the month (ECHO_NUM_DATE) */
 	/* the two words before the one being flushed, and whether the first
 	 * of them is a day of the month's digits ("30" in "June 30, 2003") */
 	uint64_t prev1, prev2;
@@ -829,8 +830,8 @@ static int emit_number(struct tokenizer *z, const char *prefix, double v, bool s
 		                  (z->num_hedged ? ECHO_NUM_HEDGED : 0) |
 		                  (z->num_measure ? ECHO_NUM_MEASURE : 0) |
 		                  (z->num_fine ? ECHO_NUM_FINE : 0) |
-		                  (z->num_year && v == written && !z->num_hedged && !z->num_measure
-		                           ? ECHO_NUM_YEAR
+		                  (z->num_date && v == written && !z->num_hedged && !z->num_measure
+		                           ? ECHO_NUM_DATE
 		                           : 0));
 	}
 	return k;
@@ -858,7 +859,7 @@ static void num_start(struct tokenizer *z, double v, enum num_class c, bool smal
 	z->num_hedged = z->word_hedged;
 	z->num_measure = false;
 	z->num_fine = false;
-	z->num_year = false;
+	z->num_date = false;
 	/* a spelled number: "forty" is rounder than "forty-two" */
 	z->num_dstep = c == NUM_FRACTION ? 0.25 : 1;
 	z->num_rstep = c == NUM_TENS ? 10 : c == NUM_HUNDRED ? 100 : z->num_dstep;
@@ -869,7 +870,7 @@ static void num_scaled(struct tokenizer *z, double scale)
 {
 	z->num_dstep *= scale;
 	z->num_rstep *= scale;
-	z->num_year = false;
+	z->num_date = false;
 	if (scale >= 1e6)
 		z->num_measure = true;
 }
@@ -999,10 +1000,17 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		z->num_money = z->word_money;
 		z->num_measure = z->word_money;
 		digit_steps(w, n, &z->num_dstep, &z->num_rstep, &z->num_fine);
-		z->num_year = n == 4 && v >= 1900 && v < 2100 && !z->word_money &&
-		              (has_u64(year_ids, sizeof year_ids / sizeof year_ids[0], z->prev1) ||
-		               has_u64(month_ids, sizeof month_ids / sizeof month_ids[0],
-		                       z->prev1_day ? z->prev2 : z->prev1));
+		bool after_month =
+		        has_u64(month_ids, sizeof month_ids / sizeof month_ids[0], z->prev1);
+		z->num_date =
+		        !z->word_money &&
+		        ((n == 4 && v >= 1900 && v < 2100 &&
+		          (after_month ||
+		           has_u64(year_ids, sizeof year_ids / sizeof year_ids[0], z->prev1) ||
+		           (z->prev1_day &&
+		            has_u64(month_ids, sizeof month_ids / sizeof month_ids[0],
+		                    z->prev2)))) ||
+		         (n <= 2 && v >= 1 && v <= 31 && after_month)); /* "May 17" */
 		return true;
 	}
 	if (f & WF_NUM) {
@@ -1644,19 +1652,20 @@ static bool number_said(const struct echo_scope *sc, const struct echo_doc *c, s
 	return false;
 }
 
-/* Whether c leaves out a figure some window message gave, a year or not
- * (year). With a figure of the same kind nobody gave, c then changes a
+/* Whether c leaves out a figure some window message gave, a date or not
+ * (date). With a figure of the same kind nobody gave, c then changes a
  * figure ("30 seconds" after "5 minutes", "1,100 pounds" after "1,200
- * pounds", "2025" after "2024"); a figure added beside every figure already
- * given ("… the rotation happened at 03:05") changes none and is weighed as
- * new content, like any other new word. A year and a count are no two
- * values of one quantity: "in 1993" does not change "aged 35". */
-static bool figure_left_out(const struct echo_scope *sc, const struct echo_doc *c, bool year)
+ * pounds", "March 20" after "March 15"); a figure added beside every figure
+ * already given ("… the rotation happened at 03:05") changes none and is
+ * weighed as new content, like any other new word. A date and a count or
+ * an amount are no two values of one quantity: "in 1993" does not change
+ * "aged 35", nor "on May 17" "in two weeks". */
+static bool figure_left_out(const struct echo_scope *sc, const struct echo_doc *c, bool date)
 {
 	for (size_t m = 0; m < sc->nall; m++) {
 		const struct echo_doc *d = sc->all[m];
 		for (size_t k = 0; k < d->nnum; k++) {
-			if ((d->num_said & (1u << k)) || !(d->num_info[k] & ECHO_NUM_YEAR) != !year)
+			if ((d->num_said & (1u << k)) || !(d->num_info[k] & ECHO_NUM_DATE) != !date)
 				continue;
 			bool kept = false;
 			for (size_t j = 0; j < c->nnum && !kept; j++) /* num is unsorted */
@@ -1729,11 +1738,11 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 	 * minutes"), a task given to
 	 * a member who had none ("Bob takes the migration" after Ada took it),
 	 * the same point moved to something else ("the e2e suite races too"). */
-	bool unsaid[2] = {false, false}; /* [1]: a year */
+	bool unsaid[2] = {false, false}; /* [1]: a date */
 	for (size_t k = 0; k < c->nnum; k++) {
-		bool year = c->num_info[k] & ECHO_NUM_YEAR;
-		if (!(c->num_said & (1u << k)) && !unsaid[year])
-			unsaid[year] = !number_said(sc, c, k);
+		bool date = c->num_info[k] & ECHO_NUM_DATE;
+		if (!(c->num_said & (1u << k)) && !unsaid[date])
+			unsaid[date] = !number_said(sc, c, k);
 	}
 	r->new_number = (unsaid[0] && figure_left_out(sc, c, false)) ||
 	                (unsaid[1] && figure_left_out(sc, c, true));

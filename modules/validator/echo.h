@@ -97,7 +97,7 @@ struct echo_params {
 #define ECHO_NUM_HEDGED   0x02u /* "about", "around", "nearly", "~" stands before it */
 #define ECHO_NUM_MEASURE  0x04u /* money, a percentage, a measured amount ("14.7 pounds") */
 #define ECHO_NUM_FINE     0x08u /* written with two decimals or more ("1.25") */
-#define ECHO_NUM_YEAR     0x10u /* a calendar year: four plain digits, 1900-2099 */
+#define ECHO_NUM_DATE     0x10u /* a year (four digits, 1900-2099) or a day after its month */
 #define ECHO_NUM_MASS     0x20u /* a mass: num_val, num_unit in kilograms */
 #define ECHO_NUM_LENGTH   0x40u /* a length: num_val, num_unit in metres */
 #define ECHO_NUM_IMPERIAL 0x80u /* a mass or length written in pounds, miles, feet */

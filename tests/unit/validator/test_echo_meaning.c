@@ -267,10 +267,10 @@ static void test_rounded_figure_is_the_same(void **state)
 	               "Roll the new checkout out to 20% of users first.", true);
 }
 
-static void test_year_is_no_count(void **state)
+static void test_date_is_no_count(void **state)
 {
-	/* A year does not stand in place of a count or an age: an added
-	 * figure, which the scores weigh. */
+	/* A date does not stand in place of a count, an age or a duration:
+	 * an added figure, which the scores weigh. */
 	const char *const billing[] = {
 	        "The billing service is 12 years old and nobody wants to touch its code.",
 	        "The export job holds a table lock every morning."};
@@ -282,10 +282,19 @@ static void test_year_is_no_count(void **state)
 	                             billing[1]};
 	expect_figures(owner, "Ada has owned the billing service since it started in 2013.", true,
 	               false, false, true);
-	/* A year in place of a year, a count in place of a count: changed. */
+	/* A day of the month does not stand in place of a duration. */
+	const char *const freeze[] = {
+	        "The schema freeze ends in two weeks, then the billing rewrite "
+	        "starts.",
+	        billing[1]};
+	expect_figures(freeze, "The schema freeze ends on May 17, then the billing rewrite starts.",
+	               true, false, false, true);
+	/* A date in place of a date, a count in place of a count: changed. */
 	expect_changed("The schema freeze lasts until March 2025, then the billing rewrite starts.",
 	               "The schema freeze lasts until March 2026, then the billing rewrite starts.",
 	               true);
+	expect_changed("The schema freeze ends on May 17, then the billing rewrite starts.",
+	               "The schema freeze ends on May 24, then the billing rewrite starts.", true);
 	expect_changed("Keep the audit logs for 90 days, since the 2023 policy says so.",
 	               "Keep the audit logs for 30 days, since the 2023 policy says so.", true);
 	/* Four digits a quantity, not a year: "to", "by", "from" place no time. */
@@ -509,7 +518,7 @@ int main(void)
 	        cmocka_unit_test(test_changed_figure_is_new),
 	        cmocka_unit_test(test_added_figure_is_weighed),
 	        cmocka_unit_test(test_rounded_figure_is_the_same),
-	        cmocka_unit_test(test_year_is_no_count),
+	        cmocka_unit_test(test_date_is_no_count),
 	        cmocka_unit_test(test_converted_measure_is_the_same),
 	        cmocka_unit_test(test_negation_without_apostrophe),
 	        cmocka_unit_test(test_attribution_carries_no_content),
