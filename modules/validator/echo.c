@@ -768,7 +768,13 @@ static void digit_steps(const char *w, size_t n, double *dstep, double *rstep, b
 		*fine = step < 0.05;
 		return;
 	}
-	for (size_t i = n; i > 1 && (w[i - 1] == '0' || w[i - 1] == ','); i--)
+	/* trailing zeros, keeping two significant digits: "about 1,200" is
+	 * 1,150-1,250, "about 200" 195-205, "about 60" just 60 */
+	double keep2 = 1;
+	for (size_t i = 0, digits = 0; i < n; i++)
+		if (w[i] != ',' && ++digits > 2)
+			keep2 *= 10;
+	for (size_t i = n; i > 1 && (w[i - 1] == '0' || w[i - 1] == ',') && step < keep2; i--)
 		if (w[i - 1] == '0')
 			step *= 10;
 	*dstep = 1;
@@ -898,14 +904,13 @@ static void num_flush(struct tokenizer *z, const struct winfo *next)
 	     u++) {
 		if (dim_ids[u] != next->id)
 			continue;
-		/* in base units; the step a conversion is rounded to: its
-		 * trailing zeros, keeping two significant digits ("260" → 10,
-		 * "600" → 10, "117" → 1, "14.7" → 0.1) */
-		double f = dim_units[u].factor, v = z->d->num_val[k];
-		double keep2 = v >= 100 ? pow(10, floor(log10(v)) - 1) : 1;
-		z->d->num_val[k] = v * f;
+		/* in base units; the step a conversion is rounded to is the
+		 * one a hedge rounds to ("260" → 10, "600" → 10, "117" → 1,
+		 * "14.7" → 0.1) */
+		double f = dim_units[u].factor;
+		z->d->num_val[k] *= f;
 		z->d->num_unit[k] *= f;
-		z->d->num_round[k] = (float)((z->num_rstep < keep2 ? z->num_rstep : keep2) * f);
+		z->d->num_round[k] = (float)(z->num_rstep * f);
 		z->d->num_info[k] |= dim_units[u].info;
 		break;
 	}
