@@ -25,8 +25,10 @@
  *            fewer than 3 tokens                 → not echo ("none")
  *            a meaning change: a link or code span no pool message has
  *            ("new-artifact"), a figure no window message gave, host's
- *            included, while one they gave is left out: a changed figure
- *            ("new-number"), a task given to a member who had none
+ *            included, while one of its kind (a date, or not) they gave
+ *            is left out: a changed figure ("new-number"; the same
+ *            quantity rounder, hedged or converted is no new figure), a
+ *            task given to a member who had none
  *            ("new-owner"), "… too" closing a clause (not "too slow")
  *            with ≥ 30 % new stems ("transfer")
  *                                                → not echo, not band
