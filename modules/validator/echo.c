@@ -97,7 +97,52 @@ static void stemmer_load(void)
 }
 static struct syn *syns;
 static size_t nsyn;
-static uint64_t not_id;
+static uint64_t not_id, per_id, cent_id;
+
+/* What makes a figure a date: a month before a day ("May 17") or a year
+ * ("May 2003", "June 30, 2003"), or before four digits a word that places
+ * a time ("in 1993", "since 2019"); "to", "by" and "from" are not among
+ * them ("raise it by 2000", "from 1500 to 2000 requests"). Sorted ids,
+ * built at first use. */
+static const char *const month_words[] = {
+        "january",   "february", "march",    "april",    "may", "june", "july", "august",
+        "september", "october",  "november", "december", "jan", "feb",  "apr",  "jun",
+        "jul",       "aug",      "sep",      "sept",     "oct", "nov",  "dec"};
+static const char *const year_words[] = {"in", "since", "until", "till", "during", "year"};
+/* Units of mass and length, to tell "260 pounds" = "117kg", "600-pound" =
+ * "270-kilogram": the factor to kilograms or metres. */
+static const struct {
+	const char *w;
+	uint8_t info;
+	double factor;
+} dim_units[] = {
+        {"kg", ECHO_NUM_MASS, 1},
+        {"kilogram", ECHO_NUM_MASS, 1},
+        {"kilograms", ECHO_NUM_MASS, 1},
+        {"kilo", ECHO_NUM_MASS, 1},
+        {"kilos", ECHO_NUM_MASS, 1},
+        {"pound", ECHO_NUM_MASS | ECHO_NUM_IMPERIAL, 0.45359237},
+        {"pounds", ECHO_NUM_MASS | ECHO_NUM_IMPERIAL, 0.45359237},
+        {"lb", ECHO_NUM_MASS | ECHO_NUM_IMPERIAL, 0.45359237},
+        {"lbs", ECHO_NUM_MASS | ECHO_NUM_IMPERIAL, 0.45359237},
+        {"km", ECHO_NUM_LENGTH, 1000},
+        {"kilometer", ECHO_NUM_LENGTH, 1000},
+        {"kilometers", ECHO_NUM_LENGTH, 1000},
+        {"kilometre", ECHO_NUM_LENGTH, 1000},
+        {"kilometres", ECHO_NUM_LENGTH, 1000},
+        {"meter", ECHO_NUM_LENGTH, 1},
+        {"meters", ECHO_NUM_LENGTH, 1},
+        {"metre", ECHO_NUM_LENGTH, 1},
+        {"metres", ECHO_NUM_LENGTH, 1},
+        {"mile", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 1609.344},
+        {"miles", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 1609.344},
+        {"foot", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 0.3048},
+        {"feet", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 0.3048},
+        {"ft", ECHO_NUM_LENGTH | ECHO_NUM_IMPERIAL, 0.3048},
+};
+static uint64_t dim_ids[sizeof dim_units / sizeof dim_units[0]];
+static uint64_t month_ids[sizeof month_words / sizeof month_words[0]];
+static uint64_t year_ids[sizeof year_words / sizeof year_words[0]];
 
 static const char *const stop_words[] = {
 #define VSTOP(w) w,
@@ -273,6 +318,16 @@ static void tables_init(void)
 	}
 	qsort(syns, nsyn, sizeof *syns, cmp_syn);
 	not_id = echo_word_id("not", 3);
+	per_id = echo_word_id("per", 3);
+	cent_id = echo_word_id("cent", 4);
+	for (size_t i = 0; i < sizeof dim_ids / sizeof dim_ids[0]; i++)
+		dim_ids[i] = echo_word_id(dim_units[i].w, strlen(dim_units[i].w));
+	for (size_t i = 0; i < sizeof month_ids / sizeof month_ids[0]; i++)
+		month_ids[i] = echo_word_id(month_words[i], strlen(month_words[i]));
+	qsort(month_ids, sizeof month_ids / sizeof month_ids[0], sizeof month_ids[0], cmp_u64);
+	for (size_t i = 0; i < sizeof year_ids / sizeof year_ids[0]; i++)
+		year_ids[i] = echo_word_id(year_words[i], strlen(year_words[i]));
+	qsort(year_ids, sizeof year_ids / sizeof year_ids[0], sizeof year_ids[0], cmp_u64);
 	winfo_build();
 }
 
@@ -351,6 +406,19 @@ struct tokenizer {
 	bool pending_a;   /* "a" / "an" / "one" just read: "an hour" is 1 hour */
 	bool pending_one; /* and it was "one" */
 	bool num_money;   /* the number being read is an amount of money ("$275m") */
+	bool num_hedged;  /* "about", "nearly", "~" … stood before it */
+	bool num_measure; /* money, a percentage, millions: a measured amount */
+	bool num_fine;    /* written with two decimals or more */
+	bool num_date;    /* a year or a day of the month (ECHO_NUM_DATE) */
+	/* the two words before the one being flushed, and whether the first
+	 * of them is a day of the month's digits ("30" in "June 30, 2003") */
+	uint64_t prev1, prev2;
+	bool prev1_day;
+	double num_dstep; /* the step of its last written digit: 0.01 for "3.17", 1 for "1,200" */
+	double num_rstep; /* the step a hedge rounds it to: 100 for "about 1,200" */
+	bool hedge_next;  /* the word just read (or a '~') hedges a figure that follows */
+	bool word_hedged; /* the word being flushed follows a hedge */
+	size_t per_fig;   /* 1 + the index of the figure "per" just followed, else 0 */
 	/* who takes what: "Bob takes …", "Lin, can you …", "Ada is doing …" */
 	enum name_state name;
 	uint64_t name_id;
@@ -424,6 +492,8 @@ enum {
 	WF_ONE = 1u << 27,          /* "one": says the figure 1 when no unit follows */
 	WF_ADDITIVE_END = 1u << 28, /* "too", "either": additive when they close a clause */
 	WF_CONJ = 1u << 29,         /* starts a clause: "and", "but", "because" … */
+	WF_HEDGE = 1u << 30,        /* "about 1,200": the figure that follows is rounded */
+	WF_MEASURE = 1u << 31,      /* "45 percent", "14.7 pounds": the figure is a measure */
 };
 
 enum num_class { NUM_DIGITS, NUM_SMALL, NUM_TENS, NUM_HUNDRED, NUM_SCALE, NUM_FRACTION };
@@ -554,6 +624,18 @@ static const struct {
         WLIST(WF_AS, "as"),
         WLIST(WF_WELL, "well"),
         WLIST(WF_ORDINAL, "second"),
+        /* Words that make the figure after them a rounded one. Bounds
+         * ("over", "at least", "up to") are not among them: "alert over 200
+         * ms" and "over 250 ms" are different thresholds. */
+        WLIST(WF_HEDGE, "about", "approximately", "approx", "around", "roughly", "nearly", "almost",
+              "some", "estimated", "circa"),
+        /* After a figure: it measures an amount, so it may be given rounder
+         * ("0.66 percent" / "0.7 per cent"); a bare "3.12" may be a version. */
+        /* (and the units of dim_units) */
+        WLIST(WF_MEASURE, "percent", "pct", "percentage", "cents", "dollars", "dollar", "euros",
+              "euro", "pence", "yen", "points", "mph", "tons", "tonnes", "kb", "mb", "gb", "tb"),
+        /* no class: listed so that a figure sees it follow ("7 per cent") */
+        WLIST(0, "per"),
 #undef WLIST
 };
 
@@ -576,10 +658,11 @@ static const struct winfo *winfo_get(uint64_t id)
 
 static void winfo_build(void)
 {
-	size_t cap =
-	        sizeof num_words / sizeof num_words[0] + sizeof time_units / sizeof time_units[0] +
-	        sizeof stop_words / sizeof stop_words[0] +
-	        sizeof filler_words / sizeof filler_words[0] + sizeof bigrams / sizeof bigrams[0];
+	size_t cap = sizeof num_words / sizeof num_words[0] +
+	             sizeof time_units / sizeof time_units[0] +
+	             sizeof stop_words / sizeof stop_words[0] +
+	             sizeof filler_words / sizeof filler_words[0] +
+	             sizeof bigrams / sizeof bigrams[0] + sizeof dim_units / sizeof dim_units[0];
 	for (size_t l = 0; l < sizeof word_lists / sizeof word_lists[0]; l++)
 		cap += word_lists[l].n;
 	struct winfo *v = xcalloc(cap, sizeof *v);
@@ -598,6 +681,8 @@ static void winfo_build(void)
 		winfo_add(v, &n, filler_words[i], WF_FILLER);
 	for (size_t i = 0; i < sizeof bigrams / sizeof bigrams[0]; i++)
 		winfo_add(v, &n, bigrams[i][1], WF_BIGRAM);
+	for (size_t i = 0; i < sizeof dim_units / sizeof dim_units[0]; i++)
+		winfo_add(v, &n, dim_units[i].w, WF_MEASURE);
 	for (size_t l = 0; l < sizeof word_lists / sizeof word_lists[0]; l++)
 		for (size_t i = 0; i < word_lists[l].n; i++)
 			winfo_add(v, &n, word_lists[l].words[i], word_lists[l].flag);
@@ -669,22 +754,52 @@ static bool parse_digits(const char *w, size_t n, double *out)
 	return true;
 }
 
+/* The step of the last digit written ("3.17" → 0.01, "1,200" → 1) and the
+ * step a hedge rounds to ("about 1,200" → 100); fine: two decimals or
+ * more. */
+static void digit_steps(const char *w, size_t n, double *dstep, double *rstep, bool *fine)
+{
+	const char *dot = memchr(w, '.', n);
+	double step = 1;
+	if (dot) {
+		for (size_t i = (size_t)(dot - w) + 1; i < n; i++)
+			step /= 10;
+		*dstep = *rstep = step;
+		*fine = step < 0.05;
+		return;
+	}
+	/* trailing zeros, keeping two significant digits: "about 1,200" is
+	 * 1,150-1,250, "about 200" 195-205, "about 60" just 60 */
+	double keep2 = 1;
+	for (size_t i = 0, digits = 0; i < n; i++)
+		if (w[i] != ',' && ++digits > 2)
+			keep2 *= 10;
+	for (size_t i = n; i > 1 && (w[i - 1] == '0' || w[i - 1] == ',') && step < keep2; i--)
+		if (w[i - 1] == '0')
+			step *= 10;
+	*dstep = 1;
+	*rstep = step;
+	*fine = false;
+}
+
 /* said_only: the figure counts as said by this message but is not one it
- * gives (see echo_doc.num_said). */
-static void add_number(struct echo_doc *d, uint64_t id, bool said_only)
+ * gives (see echo_doc.num_said). Returns its index, or -1 when the doc
+ * holds ECHO_DOC_MAX_NUMBERS figures already. */
+static int add_number(struct echo_doc *d, uint64_t id, bool said_only)
 {
 	for (size_t i = 0; i < d->nnum; i++) {
 		if (d->num[i] == id) {
 			if (!said_only)
 				d->num_said &= ~(1u << i);
-			return;
+			return (int)i;
 		}
 	}
-	if (d->nnum < ECHO_DOC_MAX_NUMBERS) {
-		if (said_only)
-			d->num_said |= 1u << d->nnum;
-		d->num[d->nnum++] = id;
-	}
+	if (d->nnum >= ECHO_DOC_MAX_NUMBERS)
+		return -1;
+	if (said_only)
+		d->num_said |= 1u << d->nnum;
+	d->num[d->nnum] = id;
+	return (int)d->nnum++;
 }
 
 static uint64_t number_id(const char *prefix, double v)
@@ -697,17 +812,35 @@ static uint64_t number_id(const char *prefix, double v)
 /* Emits a figure as one token: "#<value>" or, with a time unit,
  * "dur:<seconds>" — so "10k" = "10,000" = "ten thousand" and "5 minutes" =
  * "five minutes" = "300 seconds". */
-static void emit_number(struct tokenizer *z, const char *prefix, double v, bool said_only)
+/* Also records the figure as a quantity (echo_doc.num_val): its value,
+ * the step it is written to (scaled like the value) and its ECHO_NUM_ bits,
+ * from the number just read. Returns its index, or -1. */
+static int emit_number(struct tokenizer *z, const char *prefix, double v, bool said_only)
 {
 	char buf[48];
 	int n = snprintf(buf, sizeof buf, "%s%.6g", prefix, v);
 	if (n <= 0 || (size_t)n >= sizeof buf)
-		return;
+		return -1;
 	uint64_t id = echo_word_id(buf, (size_t)n);
 	trace_stem(z, buf, (size_t)n);
 	emit(z, id);
-	add_number(z->d, id, said_only);
+	int k = add_number(z->d, id, said_only);
 	z->last_emitted = false;
+	double written = z->num_total + z->num_cur;
+	if (k >= 0 && !said_only) {
+		z->d->num_val[k] = v;
+		z->d->num_unit[k] = (z->num_hedged ? z->num_rstep : z->num_dstep) *
+		                    (written != 0 ? v / written : 1);
+		z->d->num_info[k] =
+		        (uint8_t)((prefix[0] == 'd' ? ECHO_NUM_DURATION : 0) |
+		                  (z->num_hedged ? ECHO_NUM_HEDGED : 0) |
+		                  (z->num_measure ? ECHO_NUM_MEASURE : 0) |
+		                  (z->num_fine ? ECHO_NUM_FINE : 0) |
+		                  (z->num_date && v == written && !z->num_hedged && !z->num_measure
+		                           ? ECHO_NUM_DATE
+		                           : 0));
+	}
+	return k;
 }
 
 /* A duration: its token, and its bare figure as said ("four seconds" then
@@ -729,6 +862,23 @@ static void num_start(struct tokenizer *z, double v, enum num_class c, bool smal
 	z->num_cur = v;
 	z->num_last = c;
 	z->num_small = small;
+	z->num_hedged = z->word_hedged;
+	z->num_measure = false;
+	z->num_fine = false;
+	z->num_date = false;
+	/* a spelled number: "forty" is rounder than "forty-two" */
+	z->num_dstep = c == NUM_FRACTION ? 0.25 : 1;
+	z->num_rstep = c == NUM_TENS ? 10 : c == NUM_HUNDRED ? 100 : z->num_dstep;
+}
+
+/* A scale word multiplied the number being read ("2.95 million", "10k"). */
+static void num_scaled(struct tokenizer *z, double scale)
+{
+	z->num_dstep *= scale;
+	z->num_rstep *= scale;
+	z->num_date = false;
+	if (scale >= 1e6)
+		z->num_measure = true;
 }
 
 /* Ends the number being read; next: the word that ended it (NULL at the
@@ -744,9 +894,28 @@ static void num_flush(struct tokenizer *z, const struct winfo *next)
 	 * is no figure ("half an hour" is, read with its unit). */
 	if (z->num_last == NUM_FRACTION && z->num_total == 0)
 		return;
+	if (next && (next->flags & WF_MEASURE))
+		z->num_measure = true;
 	/* A small spelled number counts things in the conversation ("Rebecca's
 	 * two missing variables"); it is compared, but is no new figure. */
-	emit_number(z, "#", z->num_total + z->num_cur, z->num_small);
+	int k = emit_number(z, "#", z->num_total + z->num_cur, z->num_small);
+	for (size_t u = 0; k >= 0 && next && (next->flags & WF_MEASURE) &&
+	                   !(z->d->num_said & (1u << k)) && u < sizeof dim_ids / sizeof dim_ids[0];
+	     u++) {
+		if (dim_ids[u] != next->id)
+			continue;
+		/* in base units; the step a conversion is rounded to is the
+		 * one a hedge rounds to ("260" → 10, "600" → 10, "117" → 1,
+		 * "14.7" → 0.1) */
+		double f = dim_units[u].factor;
+		z->d->num_val[k] *= f;
+		z->d->num_unit[k] *= f;
+		z->d->num_round[k] = (float)(z->num_rstep * f);
+		z->d->num_info[k] |= dim_units[u].info;
+		break;
+	}
+	if (k >= 0 && next && next->id == per_id) /* "7 per cent" */
+		z->per_fig = (size_t)k + 1;
 }
 
 /* Reads the word (w, n; its class wi, may be NULL) as part of a number.
@@ -765,7 +934,9 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		}
 		/* "10k", "2bn", "$275m" ("5m" alone may be minutes or metres) */
 		if (glued && ((f & (WF_K | WF_BN)) || ((f & WF_MONEY_M) && z->num_money))) {
-			z->num_total += z->num_cur * ((f & WF_K) ? 1e3 : (f & WF_BN) ? 1e9 : 1e6);
+			double scale = (f & WF_K) ? 1e3 : (f & WF_BN) ? 1e9 : 1e6;
+			z->num_total += z->num_cur * scale;
+			num_scaled(z, scale);
 			z->num_cur = 0;
 			z->num_last = NUM_SCALE;
 			z->num_small = false;
@@ -776,6 +947,7 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 			return true;
 		if ((f & WF_NUM) && wi->ncls == NUM_SCALE) {
 			z->num_total += (z->num_cur ? z->num_cur : 1) * wi->num;
+			num_scaled(z, wi->num);
 			z->num_cur = 0;
 			z->num_last = NUM_SCALE;
 			z->num_small = false;
@@ -783,6 +955,7 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		}
 		if ((f & WF_NUM) && wi->ncls == NUM_HUNDRED) {
 			z->num_cur = (z->num_cur ? z->num_cur : 1) * wi->num;
+			num_scaled(z, wi->num);
 			z->num_last = NUM_HUNDRED;
 			z->num_small = false;
 			return true;
@@ -791,12 +964,15 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		    wi->num < 10) {
 			z->num_cur += wi->num; /* "twenty two" */
 			z->num_last = NUM_SMALL;
+			z->num_dstep = z->num_rstep = 1;
 			z->num_small = false;
 			return true;
 		}
 		if ((f & WF_NUM) && (z->num_last == NUM_HUNDRED || z->num_last == NUM_SCALE)) {
 			z->num_cur += wi->num; /* "two hundred twenty" */
 			z->num_last = wi->ncls;
+			z->num_dstep = 1;
+			z->num_rstep = wi->ncls == NUM_TENS ? 10 : 1;
 			return true;
 		}
 		num_flush(z, wi);
@@ -805,6 +981,8 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 		z->pending_a = false;
 		double unit = unit_of(wi, false);
 		if (unit > 0 && !(f & WF_ORDINAL)) { /* "a second line" counts nothing */
+			num_start(z, 1, NUM_SMALL, false);
+			z->num_on = false;
 			emit_duration(z, 1, unit);
 			return true;
 		}
@@ -825,6 +1003,19 @@ static bool number_word(struct tokenizer *z, const struct winfo *wi, const char 
 	if (parse_digits(w, n, &v)) {
 		num_start(z, v, NUM_DIGITS, false);
 		z->num_money = z->word_money;
+		z->num_measure = z->word_money;
+		digit_steps(w, n, &z->num_dstep, &z->num_rstep, &z->num_fine);
+		bool after_month =
+		        has_u64(month_ids, sizeof month_ids / sizeof month_ids[0], z->prev1);
+		z->num_date =
+		        !z->word_money &&
+		        ((n == 4 && v >= 1900 && v < 2100 &&
+		          (after_month ||
+		           has_u64(year_ids, sizeof year_ids / sizeof year_ids[0], z->prev1) ||
+		           (z->prev1_day &&
+		            has_u64(month_ids, sizeof month_ids / sizeof month_ids[0],
+		                    z->prev2)))) ||
+		         (n <= 2 && v >= 1 && v <= 31 && after_month)); /* "May 17" */
 		return true;
 	}
 	if (f & WF_NUM) {
@@ -912,10 +1103,19 @@ static void flush_word(struct tokenizer *z)
 	uint64_t surface = echo_word_id(w, n);
 	const struct winfo *wi = winfo_get(surface);
 	uint32_t f = wi ? wi->flags : 0;
+	if (z->per_fig && surface == cent_id)
+		z->d->num_info[z->per_fig - 1] |= ECHO_NUM_MEASURE;
+	z->per_fig = 0;
+	z->word_hedged = z->hedge_next;
+	z->hedge_next = f & WF_HEDGE;
 	track_roles(z, f, comma);
 	if (comma) /* "the second quarter, a second look": a comma ends a figure */
 		num_flush(z, wi);
-	if (number_word(z, wi, w, n, glued))
+	bool consumed = number_word(z, wi, w, n, glued);
+	z->prev2 = z->prev1;
+	z->prev1 = surface;
+	z->prev1_day = n <= 2 && w[0] >= '0' && w[0] <= '9';
+	if (consumed)
 		return;
 	if (f & WF_UNIT) /* "per minute" has said what "once a minute" says */
 		add_number(z->d, number_id("dur:", wi->unit), true);
@@ -1136,6 +1336,10 @@ static void tokenize(struct tokenizer *z, const char *t, size_t n)
 			flush_word(z);
 			z->money =
 			        cp == '$' || cp == 0xA3 || cp == 0x20AC || cp == 0xA5; /* $ £ € ¥ */
+			if (cp == '%' && z->num_on)
+				z->num_measure = true;
+			if (cp == '~') /* "~200ms" */
+				z->hedge_next = true;
 			if (z->additive_pending && cp > 0 && cp < 128 &&
 			    strchr(".,;:!?)\"", (int)cp)) {
 				z->d->additive = true;
@@ -1389,36 +1593,88 @@ struct echo_scope {
 	size_t nowners;
 };
 
-/* Whether a window message gave the figure id; bare (may be 0): the
- * figure without its unit, said when a message gave it as a plain number
- * ("aged 16 and 18" has said "18 years"). */
-static bool number_said(const struct echo_scope *sc, uint64_t id, uint64_t bare)
+/* Whether the figures a->num[i] and b->num[j], both given, are one
+ * quantity written to different steps: the finer one rounds to the
+ * coarser ("1,187" / "about 1,200", "3.17" / "3.2", "10.89" / "11").
+ * Only when one of them is hedged ("about", "nearly", "~") or both measure
+ * an amount (money, a percentage, millions, "14.7 pounds"): a bare "3.12"
+ * and "3.1" may be two versions, "1,750" and "1,752" two exact counts, so
+ * those stay different figures. A finer figure that stands exactly halfway
+ * counts only with two decimals or more ("1.25" / "1.2"): "2.5 s" and
+ * "3 s" are two settings. */
+static bool figures_agree(const struct echo_doc *a, size_t i, const struct echo_doc *b, size_t j)
 {
+	unsigned ia = a->num_info[i], ib = b->num_info[j];
+	const unsigned dim = ECHO_NUM_MASS | ECHO_NUM_LENGTH;
+	if ((a->num_said >> i) & 1u || (b->num_said >> j) & 1u ||
+	    ((ia ^ ib) & (ECHO_NUM_DURATION | dim)))
+		return false;
+	/* A mass or length converted ("260 pounds" / "117kg") is written
+	 * rounded: the two agree within half the coarser rounding step. */
+	if ((ia & dim) && ((ia ^ ib) & ECHO_NUM_IMPERIAL)) {
+		double ra = a->num_round[i], rb = b->num_round[j];
+		return fabs(a->num_val[i] - b->num_val[j]) < (ra > rb ? ra : rb) / 2;
+	}
+	if (!((ia | ib) & ECHO_NUM_HEDGED) && !(ia & ib & ECHO_NUM_MEASURE))
+		return false;
+	double ua = a->num_unit[i], ub = b->num_unit[j];
+	if (!(ua > 0) || !(ub > 0))
+		return false;
+	double half = (ua > ub ? ua : ub) / 2, diff = fabs(a->num_val[i] - b->num_val[j]);
+	if (diff < half * (1 - 1e-9))
+		return true;
+	unsigned finer = ua < ub ? ia : ib;
+	return ua != ub && diff <= half * (1 + 1e-9) && (finer & ECHO_NUM_FINE);
+}
+
+/* Whether a->num[i] and b->num[j] are one figure: the same id (a plain
+ * "5" is the "5" of "5 km"), or, both a mass or length, the same amount in
+ * base units or one rounder (figures_agree): "5 km" and "5 miles" are two. */
+static bool same_figure(const struct echo_doc *a, size_t i, const struct echo_doc *b, size_t j)
+{
+	const unsigned dim = ECHO_NUM_MASS | ECHO_NUM_LENGTH;
+	if ((a->num_info[i] & dim) && (b->num_info[j] & dim) && !((a->num_said >> i) & 1u) &&
+	    !((b->num_said >> j) & 1u))
+		return ((a->num_info[i] ^ b->num_info[j]) & dim) == 0 &&
+		       (fabs(a->num_val[i] - b->num_val[j]) <= 1e-9 * fabs(a->num_val[i]) ||
+		        figures_agree(a, i, b, j));
+	return a->num[i] == b->num[j] || figures_agree(a, i, b, j);
+}
+
+/* Whether a window message gave the figure c->num[k]: the same figure, the
+ * same quantity written rounder or finer (figures_agree), or its bare
+ * figure as a plain number ("aged 16 and 18" has said "18 years"). */
+static bool number_said(const struct echo_scope *sc, const struct echo_doc *c, size_t j)
+{
+	uint64_t bare = c->num_bare[j];
 	for (size_t m = 0; m < sc->nall; m++) {
 		const struct echo_doc *d = sc->all[m];
 		for (size_t k = 0; k < d->nnum; k++)
-			if (d->num[k] == id ||
+			if (same_figure(c, j, d, k) ||
 			    (bare && d->num[k] == bare && !(d->num_said & (1u << k))))
 				return true;
 	}
 	return false;
 }
 
-/* Whether c leaves out a figure some window message gave. With a figure
- * nobody gave, c then changes a figure ("30 seconds" after "5 minutes",
- * "1,100 pounds" after "1,200 pounds"); a figure added beside every figure
+/* Whether c leaves out a figure some window message gave, a date or not
+ * (date). With a figure of the same kind nobody gave, c then changes a
+ * figure ("30 seconds" after "5 minutes", "1,100 pounds" after "1,200
+ * pounds", "March 20" after "March 15"); a figure added beside every figure
  * already given ("… the rotation happened at 03:05") changes none and is
- * weighed as new content, like any other new word. */
-static bool figure_left_out(const struct echo_scope *sc, const struct echo_doc *c)
+ * weighed as new content, like any other new word. A date and a count or
+ * an amount are no two values of one quantity: "in 1993" does not change
+ * "aged 35", nor "on May 17" "in two weeks". */
+static bool figure_left_out(const struct echo_scope *sc, const struct echo_doc *c, bool date)
 {
 	for (size_t m = 0; m < sc->nall; m++) {
 		const struct echo_doc *d = sc->all[m];
 		for (size_t k = 0; k < d->nnum; k++) {
-			if (d->num_said & (1u << k))
+			if ((d->num_said & (1u << k)) || !(d->num_info[k] & ECHO_NUM_DATE) != !date)
 				continue;
 			bool kept = false;
 			for (size_t j = 0; j < c->nnum && !kept; j++) /* num is unsorted */
-				kept = c->num[j] == d->num[k];
+				kept = same_figure(c, j, d, k);
 			if (!kept)
 				return true;
 		}
@@ -1487,12 +1743,15 @@ static void evaluate_core(const struct echo_doc *c, const struct echo_doc *const
 	 * minutes"), a task given to
 	 * a member who had none ("Bob takes the migration" after Ada took it),
 	 * the same point moved to something else ("the e2e suite races too"). */
-	bool unsaid = false;
-	for (size_t k = 0; k < c->nnum && !unsaid; k++)
-		if (!(c->num_said & (1u << k)))
-			unsaid = !number_said(sc, c->num[k], c->num_bare[k]);
-	r->new_number = unsaid && figure_left_out(sc, c);
-	r->added_number = unsaid && !r->new_number;
+	bool unsaid[2] = {false, false}; /* [1]: a date */
+	for (size_t k = 0; k < c->nnum; k++) {
+		bool date = c->num_info[k] & ECHO_NUM_DATE;
+		if (!(c->num_said & (1u << k)) && !unsaid[date])
+			unsaid[date] = !number_said(sc, c, k);
+	}
+	r->new_number = (unsaid[0] && figure_left_out(sc, c, false)) ||
+	                (unsaid[1] && figure_left_out(sc, c, true));
+	r->added_number = (unsaid[0] || unsaid[1]) && !r->new_number;
 	for (size_t k = 0; k < c->nassigned && !r->new_owner; k++)
 		r->new_owner = !has_u64(sc->owners, sc->nowners, c->assigned[k]);
 	r->transfer = c->additive && r->novelty >= ECHO_TRANSFER_NOVELTY_MIN;

@@ -25,8 +25,10 @@
  *            fewer than 3 tokens                 → not echo ("none")
  *            a meaning change: a link or code span no pool message has
  *            ("new-artifact"), a figure no window message gave, host's
- *            included, while one they gave is left out: a changed figure
- *            ("new-number"), a task given to a member who had none
+ *            included, while one of its kind (a date, or not) they gave
+ *            is left out: a changed figure ("new-number"; the same
+ *            quantity rounder, hedged or converted is no new figure), a
+ *            task given to a member who had none
  *            ("new-owner"), "… too" closing a clause (not "too slow")
  *            with ≥ 30 % new stems ("transfer")
  *                                                → not echo, not band
@@ -92,6 +94,16 @@ struct echo_params {
 	double novelty_threshold; /* Tn */
 };
 
+/* echo_doc.num_info bits */
+#define ECHO_NUM_DURATION 0x01u /* a "dur:" figure */
+#define ECHO_NUM_HEDGED   0x02u /* "about", "around", "nearly", "~" stands before it */
+#define ECHO_NUM_MEASURE  0x04u /* money, a percentage, a measured amount ("14.7 pounds") */
+#define ECHO_NUM_FINE     0x08u /* written with two decimals or more ("1.25") */
+#define ECHO_NUM_DATE     0x10u /* a year (four digits, 1900-2099) or a day after its month */
+#define ECHO_NUM_MASS     0x20u /* a mass: num_val, num_unit in kilograms */
+#define ECHO_NUM_LENGTH   0x40u /* a length: num_val, num_unit in metres */
+#define ECHO_NUM_IMPERIAL 0x80u /* a mass or length written in pounds, miles, feet */
+
 /* A tokenised message. */
 struct echo_doc {
 	uint64_t *tok; /* stem ids in text order */
@@ -107,6 +119,16 @@ struct echo_doc {
 	uint32_t num_said; /* bit i: num[i] only counts as said (a duration's bare
 	                    * figure, a small count, a unit without a figure),
 	                    * it is no figure the message gives */
+	/* The figure num[i] as a quantity, to tell the same one written
+	 * rounder ("about 1,200" / "1,187", "$3.2 billion" / "$3.17 billion"). */
+	double num_val[ECHO_DOC_MAX_NUMBERS];     /* its value (seconds for a duration) */
+	double num_unit[ECHO_DOC_MAX_NUMBERS];    /* the step it is written to: 0.01 for
+	                                           * "3.17", 100 for "about 1,200", 1 for
+	                                           * a plain "1,200" (an exact count) */
+	uint8_t num_info[ECHO_DOC_MAX_NUMBERS];   /* ECHO_NUM_* bits */
+	float num_round[ECHO_DOC_MAX_NUMBERS];    /* a mass or length: the step its
+	                                           * trailing zeros round it to, in
+	                                           * base units ("260 pounds": 10 lb) */
 	uint64_t assigned[ECHO_DOC_MAX_ASSIGNED]; /* names given a task ("Bob takes …") */
 	size_t nassigned;
 	bool self_assign; /* first person taking something on ("I'll", "I can", "mine") */

@@ -217,6 +217,116 @@ static void test_added_figure_is_weighed(void **state)
 	               false, false, false, true);
 }
 
+/* The figure a candidate gives, against peer figures: whether it changes
+ * one (new_number) once the rest restates. */
+static void expect_changed(const char *peer, const char *cand, bool changed)
+{
+	const char *const peers[] = {peer, "The export job holds a table lock every morning."};
+	struct echo_result r;
+	echo_evaluate_texts(cand, peers, 2, peers, 2, NULL, &r);
+	if (r.new_number != changed)
+		fail_msg("new_number %d, expected %d (%s): %s / %s", r.new_number, changed,
+		         r.strategy_text, peer, cand);
+}
+
+static void test_rounded_figure_is_the_same(void **state)
+{
+	/* The same quantity written rounder or finer: one hedged, or both an
+	 * amount (money, a percentage, millions, a measure). */
+	expect_changed("About 1,200 users hit the login error after the deploy.",
+	               "1,187 users hit the login error after the deploy.", false);
+	expect_changed("Roughly 150 users hit the login error after the deploy.",
+	               "152 users hit the login error after the deploy.", false);
+	expect_changed("Staging cost $3.17 million last quarter, mostly idle GPU nodes.",
+	               "Staging cost $3.2 million last quarter, mostly idle GPU nodes.", false);
+	expect_changed("Checkout fails for 0.66 percent of orders since Tuesday.",
+	               "Checkout fails for 0.7 per cent of orders since Tuesday.", false);
+	expect_changed("Checkout fails for 1.25% of orders since Tuesday.",
+	               "Checkout fails for 1.2% of orders since Tuesday.", false);
+	expect_changed("The bundle grew to 14.7 MB after the chart library landed.",
+	               "The bundle grew to 15 MB after the chart library landed.", false);
+	expect_changed("The p99 is ~200 ms on the search endpoint.",
+	               "The p99 is 203 ms on the search endpoint.", false);
+	/* Another figure stays new: a rounding of neither, an exact count, a
+	 * version, a half, a bound, a whole percentage. */
+	expect_changed("About 1,200 users hit the login error after the deploy.",
+	               "1,100 users hit the login error after the deploy.", true);
+	expect_changed("About 200 ms is the p99 on the search endpoint.",
+	               "240 ms is the p99 on the search endpoint.", true);
+	/* A hedge rounds to two significant digits: "about 60" is 60. */
+	expect_changed("About 60 percent of the builds fail on the ARM runners.",
+	               "63 percent of the builds fail on the ARM runners.", true);
+	expect_changed("Staging cost $3.17 million last quarter, mostly idle GPU nodes.",
+	               "Staging cost $3.3 million last quarter, mostly idle GPU nodes.", true);
+	expect_changed("Set the pool to 1,750 connections on the primary.",
+	               "Set the pool to 1,752 connections on the primary.", true);
+	expect_changed("Pin the CI runner to Python 3.12 for the build.",
+	               "Pin the CI runner to Python 3.1 for the build.", true);
+	expect_changed("Set the retry delay on the webhook to 2.5 seconds.",
+	               "Set the retry delay on the webhook to 3 seconds.", true);
+	expect_changed("Alert when the p99 is over 200 ms on the search endpoint.",
+	               "Alert when the p99 is over 250 ms on the search endpoint.", true);
+	expect_changed("Roll the new checkout out to 25% of users first.",
+	               "Roll the new checkout out to 20% of users first.", true);
+}
+
+static void test_date_is_no_count(void **state)
+{
+	/* A date does not stand in place of a count, an age or a duration:
+	 * an added figure, which the scores weigh. */
+	const char *const billing[] = {
+	        "The billing service is 12 years old and nobody wants to touch its code.",
+	        "The export job holds a table lock every morning."};
+	expect_figures(
+	        billing,
+	        "The billing service was written in 2013 and nobody wants to touch its code.", true,
+	        false, false, true);
+	const char *const owner[] = {"Ada, 35, has owned the billing service since it started.",
+	                             billing[1]};
+	expect_figures(owner, "Ada has owned the billing service since it started in 2013.", true,
+	               false, false, true);
+	/* A day of the month does not stand in place of a duration. */
+	const char *const freeze[] = {
+	        "The schema freeze ends in two weeks, then the billing rewrite "
+	        "starts.",
+	        billing[1]};
+	expect_figures(freeze, "The schema freeze ends on May 17, then the billing rewrite starts.",
+	               true, false, false, true);
+	/* A date in place of a date, a count in place of a count: changed. */
+	expect_changed("The schema freeze lasts until March 2025, then the billing rewrite starts.",
+	               "The schema freeze lasts until March 2026, then the billing rewrite starts.",
+	               true);
+	expect_changed("The schema freeze ends on May 17, then the billing rewrite starts.",
+	               "The schema freeze ends on May 24, then the billing rewrite starts.", true);
+	expect_changed("Keep the audit logs for 90 days, since the 2023 policy says so.",
+	               "Keep the audit logs for 30 days, since the 2023 policy says so.", true);
+	/* Four digits a quantity, not a year: "to", "by", "from" place no time. */
+	expect_changed("Raise the rate limit from 1500 to 1800 requests a minute.",
+	               "Raise the rate limit from 1500 to 2000 requests a minute.", true);
+	expect_changed("Raise the rate limit to 1500 requests a minute.",
+	               "Raise the rate limit to 2000 requests a minute.", true);
+}
+
+static void test_converted_measure_is_the_same(void **state)
+{
+	/* A mass or length in the other system, written rounded. */
+	expect_changed("Each rack shelf holds 260 pounds, so the new UPS fits on one.",
+	               "Each rack shelf holds 117 kg, so the new UPS fits on one.", false);
+	expect_changed("The fibre run from the office to the data centre is 5 km.",
+	               "The fibre run from the office to the data centre is 3 miles.", false);
+	expect_changed("Keep the cable under 100 feet between the switch and the rack.",
+	               "Keep the cable under 30 metres between the switch and the rack.", false);
+	/* Another amount stays new, in either system. */
+	expect_changed("Each rack shelf holds 260 pounds, so the new UPS fits on one.",
+	               "Each rack shelf holds 100 kg, so the new UPS fits on one.", true);
+	expect_changed("The fibre run from the office to the data centre is 5 km.",
+	               "The fibre run from the office to the data centre is 5 miles.", true);
+	expect_changed("The crate on the loading dock weighs 1,200 pounds.",
+	               "The crate on the loading dock weighs 1,100 pounds.", true);
+	expect_changed("The crate on the loading dock weighs 1,200 pounds.",
+	               "The crate on the loading dock weighs 1,200 kg.", true);
+}
+
 static void test_synonym_paraphrase_is_echo(void **state)
 {
 	struct echo_window *w = room(login);
@@ -410,6 +520,9 @@ int main(void)
 	        cmocka_unit_test(test_synonym_paraphrase_is_echo),
 	        cmocka_unit_test(test_changed_figure_is_new),
 	        cmocka_unit_test(test_added_figure_is_weighed),
+	        cmocka_unit_test(test_rounded_figure_is_the_same),
+	        cmocka_unit_test(test_date_is_no_count),
+	        cmocka_unit_test(test_converted_measure_is_the_same),
 	        cmocka_unit_test(test_negation_without_apostrophe),
 	        cmocka_unit_test(test_attribution_carries_no_content),
 	        cmocka_unit_test(test_british_spelling),
