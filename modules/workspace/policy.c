@@ -861,6 +861,17 @@ bool wsp_review_substantive(const char *body)
 	return strcmp(t, "lgtm") != 0 && strcmp(t, "lgtm!") != 0 && strcmp(t, "looks good") != 0;
 }
 
+bool wsp_rebuild_allowed(const struct plan *p, const struct plan_task_state *st, size_t n, int task,
+                         const char *login, struct decision *d)
+{
+	for (size_t i = 0; i < n; i++)
+		if (st[i].task == task && login &&
+		    (st[i].status == PLAN_IN_PROGRESS || st[i].status == PLAN_CLAIMED) &&
+		    strcasecmp(st[i].assignee, login) == 0)
+			return true;
+	return plan_task_claimable(p, st, n, task, d);
+}
+
 static const char *const suggestion_words[] = {
         "consider", "should", "could",   "would",   "suggest", "suggestion", "nit",     "nitpick",
         "todo",     "later",  "missing", "instead", "but",     "however",    "though",  "maybe",

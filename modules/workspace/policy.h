@@ -348,6 +348,14 @@ int wsp_pr_key(char *out, size_t cap, const char *kind, const char *owner, const
  * "lgtm!" or "looks good" (any case, trimmed; our own markers ignored). */
 bool wsp_review_substantive(const char *body);
 
+/* Whether the author `login` of a conflicting PR for `task` rebuilds it
+ * from the default branch: yes when the task is its own (claimed or in
+ * progress by login: the in-progress marker may not be read yet when the
+ * conflict is), or when the task could be claimed again; no (d says why:
+ * failed too often, abandoned, someone else's) and the PR is the owner's. */
+bool wsp_rebuild_allowed(const struct plan *p, const struct plan_task_state *st, size_t n, int task,
+                         const char *login, struct decision *d);
+
 /* Whether a review of a merged PR belongs in its follow-up issue: feedback
  * left for later, not feedback the PR already answered.
  * - Not substantive (above): no.

@@ -1057,9 +1057,8 @@ static void decide(struct prs *s)
 			conflict_without_plan(s);
 			return;
 		}
-		if (!plan_task_claimable(&p->plan, p->st, p->plan.n_tasks, s->task, &d) &&
-		    !(st->status == PLAN_IN_PROGRESS && strcasecmp(st->assignee, w->login) == 0)) {
-			/* failed too often or abandoned: the owner's */
+		if (!wsp_rebuild_allowed(&p->plan, p->st, p->plan.n_tasks, s->task, w->login, &d)) {
+			/* failed too often, abandoned, someone else's: the owner's */
 			decision_set(&s->v.d, VERDICT_BLOCK, "pr_rebuild_refused",
 			             "PR #%" PRId64
 			             " conflicts and task %d cannot be taken again: %.200s",

@@ -859,6 +859,31 @@ static void test_pr_helpers(void **state)
 	assert_false(wsp_review_substantive("lgtm\n\n<!-- ga:key=x -->"));
 	assert_false(wsp_review_substantive(""));
 	assert_true(wsp_review_substantive("lgtm, but the title needs a test"));
+	/* A conflicting PR is rebuilt by its author while the task is its
+	 * own, also when only the claim has been read so far. */
+	static const char *two =
+	        "# [PLAN] Two\n\n## Goal\nTwo.\n\n## Tasks\n\n"
+	        "### Task 1: One\n**Status:** pending\n**Assignee:** (empty if unclaimed)\n"
+	        "**Dependencies:** none\n\n**Description:**\nOne.\n\n---\n\n"
+	        "### Task 2: Two\n**Status:** pending\n**Assignee:** (empty if unclaimed)\n"
+	        "**Dependencies:** none\n\n**Description:**\nTwo.\n";
+	struct plan pl = {0};
+	struct ga_err pe = {{0}};
+	assert_int_equal(plan_parse(NULL, two, &pl, &pe), 0);
+	struct plan_task_state ts[2] = {{.task = 1, .status = PLAN_CLAIMED},
+	                                {.task = 2, .status = PLAN_IN_PROGRESS}};
+	snprintf(ts[0].assignee, sizeof ts[0].assignee, "ada-bot");
+	snprintf(ts[1].assignee, sizeof ts[1].assignee, "bob-bot");
+	struct decision rd;
+	assert_true(wsp_rebuild_allowed(&pl, ts, 2, 1, "Ada-Bot", &rd));
+	assert_false(wsp_rebuild_allowed(&pl, ts, 2, 2, "ada-bot", &rd)); /* bob's */
+	assert_true(wsp_rebuild_allowed(&pl, ts, 2, 2, "bob-bot", &rd));
+	ts[1].status = PLAN_PENDING;
+	ts[1].assignee[0] = '\0';
+	assert_true(wsp_rebuild_allowed(&pl, ts, 2, 2, "ada-bot", &rd)); /* claimable again */
+	ts[1].failures = 3;
+	assert_false(wsp_rebuild_allowed(&pl, ts, 2, 2, "ada-bot", &rd)); /* failed too often */
+	plan_free(&pl);
 	/* What a follow-up issue takes: work left for later. */
 	assert_false(wsp_review_followup("APPROVED", "Clean change; the page renders as planned.",
 	                                 false));
