@@ -34,6 +34,7 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
+#include "modules/conversation/store.h"
 #include "modules/journal/journal.h"
 #include "modules/workspace/wsp_int.h"
 
@@ -1222,6 +1223,20 @@ static bool merge_unfinished(struct wsp *w, struct prs *s)
 	return strcasecmp(p->last_author, w->login) == 0;
 }
 
+/* A closed PR's conversations (its thread, its review) are concluded: the
+ * store drops them unless something was said after the close. */
+static void conclude(struct wsp *w, const char *owner, const char *repo, const struct gh_pull *pr)
+{
+	struct conv_store *cs = w->c.store ? w->c.store(w->c.ud) : NULL;
+	if (!cs || pr->open || pr->closed_ms <= 0)
+		return;
+	char key[GH_OWNER_MAX + GH_REPO_MAX + 48];
+	snprintf(key, sizeof key, "github:%s/%s#%" PRId64, owner, repo, pr->number);
+	conv_store_conclude(cs, key, pr->closed_ms);
+	snprintf(key, sizeof key, "github:%s/%s#%" PRId64 ":review", owner, repo, pr->number);
+	conv_store_conclude(cs, key, pr->closed_ms);
+}
+
 static void next_pr(struct prs *s)
 {
 	struct wsp *w = s->a->w;
@@ -1241,6 +1256,7 @@ static void next_pr(struct prs *s)
 		bool ours = strcasecmp(s->pr.user, w->login) == 0;
 		struct ga_err e2 = {{0}};
 		if (s->closed_pass) {
+			conclude(w, cur_owner(s), cur_repo(s), &s->pr);
 			if (ours && s->pr.merged && merge_unfinished(w, s)) {
 				read_reviews(s, on_reviews);
 				return;
