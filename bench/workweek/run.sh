@@ -19,7 +19,10 @@
 # Knobs (environment): DAY_S (a day's time limit, default 240),
 # CYCLE_MS (the agents' plan cycle, default 1000), REVIEW_TIMEOUT_MS
 # (default 20000), RESTARTS=0 (no agent is killed: each RSS line is one
-# process's from start to end), KEEP=1 keeps the work directory.
+# process's from start to end), KEEP=1 keeps the work directory,
+# HEAPWALK=heapwalk.so (built from heapwalk.c) with HEAPWALK_DIR=DIR: each
+# agent runs with it preloaded and at the end of each day writes its heap's
+# chunks in use to DIR/NAME/heap.PID.N.txt (compare two with heapdiff.py).
 set -euo pipefail
 BUILD=${1:-build}
 DAYS=${2:-5}
@@ -147,9 +150,14 @@ EOF
 apid=()
 start_agent() { # i
   local h="$work/home-$1"
+  local pre=()
+  if [ -n "${HEAPWALK:-}" ]; then
+    mkdir -p "$HEAPWALK_DIR/${NAMES[$1]}"
+    pre=(env "LD_PRELOAD=$(realpath "$HEAPWALK")" "HEAPWALK_DIR=$HEAPWALK_DIR/${NAMES[$1]}")
+  fi
   (cd "$h" && GA_SPACE_LOCALHOST_URL=ws://127.0.0.1:1 \
     DBUS_SYSTEM_BUS_ADDRESS=unix:path=/nonexistent/ga-bench-no-bus \
-    exec "$SRC/$BIN" --no-terminal >>"$h/log" 2>&1) &
+    exec "${pre[@]}" "$SRC/$BIN" --no-terminal >>"$h/log" 2>&1) &
   apid[$1]=$!
   pids+=($!)
   local end=$((SECONDS + 30))
@@ -159,6 +167,16 @@ start_agent() { # i
   done
 }
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+heapwalk() { # i: the agent's heap at this moment (HEAPWALK), waited for
+  [ -n "${HEAPWALK:-}" ] || return 0
+  local d="$HEAPWALK_DIR/${NAMES[$1]}" n end=$((SECONDS + 20))
+  n=$(find "$d" -name "*.txt" | wc -l)
+  kill -USR2 "${apid[$1]}"
+  until [ "$(find "$d" -name "*.txt" | wc -l)" -gt "$n" ]; do
+    [ $SECONDS -lt $end ] || { echo "workweek: no heap walk from ${NAMES[$1]}" >&2; return 0; }
+    sleep 0.2
+  done
+}
 
 rss0=()
 for i in 0 1 2; do new_home $i; start_agent $i; done
@@ -196,6 +214,7 @@ for day in $(seq "$DAYS"); do
     mark=""; [ "$victim" = "$i" ] && mark="*"
     daily[$i]+=" $(rss_kb "${apid[$i]}")$mark"
   done
+  for i in 0 1 2; do heapwalk $i; done
 done
 
 rss1=()

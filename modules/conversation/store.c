@@ -205,6 +205,23 @@ int conv_store_add(struct conv_store *s, const struct conv_event *ev)
 	return 1;
 }
 
+bool conv_store_conclude(struct conv_store *s, const char *key, int64_t concluded_ms)
+{
+	long ci = s ? find_conv(s, key) : -1;
+	if (ci < 0)
+		return false;
+	struct conv *c = s->convs[ci];
+	for (size_t i = 0; i < c->len; i++)
+		if (conv_at(c, i)->time_ms > concluded_ms)
+			return false;
+	conv_free(c);
+	memmove(&s->convs[ci], &s->convs[ci + 1],
+	        (s->nconvs - (size_t)ci - 1) * sizeof s->convs[0]);
+	s->nconvs--;
+	s->dirty = true;
+	return true;
+}
+
 /* ---- answered ---------------------------------------------------------------- */
 
 bool conv_store_answered(const struct conv_store *s, const char *message_id)

@@ -10,7 +10,9 @@
  *
  * Bounds (and what happens at the limit):
  *   CONV_STORE_MAX_CONVERSATIONS conversations — the least recently used
- *     (by last message added) is dropped whole;
+ *     (by last message added) is dropped whole; a concluded one is dropped
+ *     before that (conv_store_conclude: the workspace module concludes the
+ *     conversations of the pull requests it sees closed);
  *   CONV_STORE_MAX_MESSAGES messages per conversation — the oldest is
  *     dropped; CONV_STORE_MAX_TEXT_BYTES of text per message are kept
  *     (longer texts are cut on a UTF-8 boundary; text_len says what was kept);
@@ -88,6 +90,14 @@ void conv_store_free(struct conv_store *s);
  * one is dropped when CONV_STORE_MAX_CONVERSATIONS are held). Returns 1
  * when added, 0 when the message id was already there. */
 int conv_store_add(struct conv_store *s, const struct conv_event *ev);
+
+/* The conversation `key` has concluded at concluded_ms (its pull request
+ * merged or closed, its issue closed): it is dropped whole when none of its
+ * messages is later than that (a later message means it went on: kept). The
+ * answered set is separate and stays, so dedup does not depend on it; a
+ * thread walked again is read whole from its platform again. Returns true
+ * when dropped. */
+bool conv_store_conclude(struct conv_store *s, const char *key, int64_t concluded_ms);
 
 /* Marks a message answered (it need not be in the history any more: the
  * answered set is separate and bounded). */

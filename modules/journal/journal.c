@@ -1,13 +1,23 @@
 /*
  * journal — the intent → done journal of external side effects. See journal.h.
  *
- * In memory: a chained hash table of keys (JOURNAL_HASH_BUCKETS buckets, at
- * most JOURNAL_MAX_KEYS entries) and two lists in the order records were
- * written: the pending intents and the settled keys. The oldest settled key
- * is the one forgotten when the index is full; compaction keeps the newest
- * JOURNAL_KEEP_SETTLED settled keys and every pending intent, interleaved in
- * the order they were written, so replaying the compacted file rebuilds
- * exactly the same index (same states, same eviction order).
+ * In memory, two tiers. Full entries (struct jentry: the key, and the
+ * intent's fields or the artifact/error) in a chained hash table
+ * (JOURNAL_HASH_BUCKETS buckets) and two lists in the order records were
+ * written: the pending intents and the JOURNAL_RECENT_SETTLED most recently
+ * settled keys. A key settled before those is kept compactly in the `old`
+ * ring (struct jold: the first 128 bits of the key's SHA-256, its state and
+ * its order), preallocated at open for JOURNAL_MAX_KEYS: the index's memory
+ * does not grow with the keys it holds. Its artifact or error is read back
+ * from the file when asked for (rare: a side effect asked for again long
+ * after it was made). Every old key is older than every recent one (keys
+ * move to the ring in the order they were settled), so the ring's head is
+ * the oldest settled key, the one forgotten when the index is full;
+ * compaction keeps the newest JOURNAL_KEEP_SETTLED settled keys (reading
+ * the old keys' records from the file it replaces) and every pending
+ * intent, interleaved in the order they were written, so replaying the
+ * compacted file rebuilds exactly the same index (same states, same
+ * eviction order).
  *
  * On disk every record is one line written with one write(2) on an O_APPEND
  * descriptor and fsync'ed. Replay is "the last record of a key wins", with
@@ -28,6 +38,7 @@
 #include <unistd.h>
 
 #include "common/fsx.h"
+#include "common/hash.h"
 #include "common/json.h"
 #include "common/log.h"
 #include "common/strbuf.h"
@@ -36,6 +47,8 @@
 #include "common/xalloc.h"
 
 #define LOG_COMP "journal"
+_Static_assert(JOURNAL_RECENT_SETTLED >= 1 && JOURNAL_RECENT_SETTLED <= JOURNAL_KEEP_SETTLED,
+               "compaction keeps every recent settled key");
 /* Power of two, twice JOURNAL_MAX_KEYS: chains stay short. */
 #define JOURNAL_HASH_BUCKETS 8192
 /* The longest line this module writes: a payload of JOURNAL_PAYLOAD_MAX
@@ -66,6 +79,18 @@ struct jlist {
 	size_t n;
 };
 
+/* A settled key of the old tier. state JOURNAL_NONE: a dead slot (the key
+ * was intended again), skipped and squeezed out when the ring is full. */
+struct jold {
+	uint64_t h[2];
+	uint64_t seq : 62;
+	uint64_t state : 2;
+};
+
+struct khash {
+	uint64_t h[2];
+};
+
 struct journal {
 	char *path;
 	int fd; /* -1 until the first write (the file may not exist yet) */
@@ -74,9 +99,13 @@ struct journal {
 	size_t file_bytes;
 	size_t compacted_bytes; /* file size after the last compaction (0 = none) */
 	uint64_t seq;
-	size_t count;
-	struct jlist pending, settled;
+	size_t count;                  /* every key: pending, recent settled, live old */
+	struct jlist pending, settled; /* settled: the recent tier */
 	struct jentry *buckets[JOURNAL_HASH_BUCKETS];
+	struct jold *old;          /* ring of JOURNAL_MAX_KEYS, oldest at old_start */
+	size_t old_start, old_len; /* slots used, dead ones included */
+	size_t old_live;
+	char *looked_up; /* the last artifact/error read back from the file */
 };
 
 /* ---- index ------------------------------------------------------------------- */
@@ -167,12 +196,160 @@ static void forget(struct journal *j, struct jentry *e)
 	entry_free(e);
 }
 
+/* ---- the old tier ------------------------------------------------------------------ */
+
+static struct khash hash_of(const char *key)
+{
+	unsigned char d[32];
+	sha256_raw(key, strlen(key), d);
+	struct khash k;
+	memcpy(k.h, d, sizeof k.h);
+	return k;
+}
+
+static struct jold *old_at(const struct journal *j, size_t i)
+{
+	return &j->old[(j->old_start + i) % JOURNAL_MAX_KEYS];
+}
+
+/* The live old slot of key (the newest, though there is at most one), or
+ * NULL. */
+static struct jold *old_find(const struct journal *j, const char *key)
+{
+	if (!j->old_live || !key)
+		return NULL;
+	struct khash k = hash_of(key);
+	for (size_t i = j->old_len; i-- > 0;) {
+		struct jold *o = old_at(j, i);
+		if (o->state != JOURNAL_NONE && o->h[0] == k.h[0] && o->h[1] == k.h[1])
+			return o;
+	}
+	return NULL;
+}
+
+static void old_kill(struct journal *j, struct jold *o)
+{
+	o->state = JOURNAL_NONE;
+	j->old_live--;
+	j->count--;
+}
+
+/* Drops the dead slots at the head; when the ring is still full, moves the
+ * live slots together (in order) so that there is room at the tail. */
+static void old_squeeze(struct journal *j)
+{
+	while (j->old_len && old_at(j, 0)->state == JOURNAL_NONE) {
+		j->old_start = (j->old_start + 1) % JOURNAL_MAX_KEYS;
+		j->old_len--;
+	}
+	if (j->old_len < JOURNAL_MAX_KEYS)
+		return;
+	size_t w = 0;
+	for (size_t i = 0; i < j->old_len; i++)
+		if (old_at(j, i)->state != JOURNAL_NONE)
+			*old_at(j, w++) = *old_at(j, i);
+	j->old_len = w;
+}
+
+/* The oldest recent settled key moves to the old tier. */
+static void demote(struct journal *j, struct jentry *e)
+{
+	old_squeeze(j);
+	struct khash k = hash_of(e->key);
+	struct jold *o = old_at(j, j->old_len++);
+	o->h[0] = k.h[0];
+	o->h[1] = k.h[1];
+	o->seq = e->seq;
+	o->state = e->state;
+	j->old_live++;
+	struct jentry **pp = &j->buckets[bucket_of(e->key)];
+	while (*pp != e)
+		pp = &(*pp)->hnext;
+	*pp = e->hnext;
+	list_unlink(&j->settled, e);
+	entry_free(e);
+}
+
+static void keep_recent_bounded(struct journal *j)
+{
+	while (j->settled.n > JOURNAL_RECENT_SETTLED)
+		demote(j, j->settled.head);
+}
+
+/* The last settlement of key in the file: its artifact (done) or error
+ * (failed), copied; *found says whether one was read. */
+struct lookup {
+	const char *key;
+	bool found;
+	enum journal_state state;
+	char *text;
+};
+
+static bool key_valid(const char *key);
+
+/* A record that settles a key: its key, and whether it is "done" (else
+ * "failed"); NULL for any other record. */
+static const char *settlement_of(const cJSON *v, bool *done)
+{
+	const char *op = json_string_or(v, "op", NULL);
+	const char *key = json_string_or(v, "key", NULL);
+	if (!op || !key_valid(key))
+		return NULL;
+	*done = strcmp(op, "done") == 0;
+	return *done || strcmp(op, "failed") == 0 ? key : NULL;
+}
+
+static int lookup_one(void *ud, const cJSON *v, size_t lineno)
+{
+	(void)lineno;
+	struct lookup *l = ud;
+	bool done;
+	const char *key = settlement_of(v, &done);
+	if (!key || strcmp(key, l->key) != 0)
+		return 0;
+	free(l->text);
+	const char *t = json_string_or(v, done ? "artifact" : "error", NULL);
+	l->text = t ? xstrdup(t) : NULL;
+	l->state = done ? JOURNAL_DONE : JOURNAL_FAILED;
+	l->found = true;
+	return 0;
+}
+
+/* Reads an old key's artifact or error back from the file; NULL when it
+ * has none (or the file cannot be read: logged). The result is kept in
+ * j->looked_up until the next lookup or write. */
+static const char *old_text(const struct journal *j, const char *key, enum journal_state want)
+{
+	struct journal *mj = (struct journal *)j; /* the lookup cache only */
+	free(mj->looked_up);
+	mj->looked_up = NULL;
+	struct lookup l = {.key = key};
+	struct ga_err err = {{0}};
+	struct fsx_jsonl_stats stats;
+	if (fsx_jsonl_read(j->path, JOURNAL_LINE_MAX, lookup_one, &l, &stats, &err) < 0)
+		log_kv(LOG_LEVEL_WARN, LOG_COMP, "cannot read a settled key's record back", "key",
+		       key, "error", err.msg);
+	if (l.found && l.state == want)
+		mj->looked_up = l.text;
+	else
+		free(l.text);
+	return mj->looked_up;
+}
+
 /* Room for one more key: true when there is, after forgetting the oldest
  * settled key if the index is full. */
 static bool make_room(struct journal *j)
 {
 	if (j->count < JOURNAL_MAX_KEYS)
 		return true;
+	if (j->old_live) {
+		old_squeeze(j); /* the head is live now */
+		log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "index full: forgetting the oldest settled key",
+		       "seq", LOG_INT(old_at(j, 0)->seq));
+		old_kill(j, old_at(j, 0));
+		old_squeeze(j);
+		return true;
+	}
 	if (!j->settled.head)
 		return false;
 	log_kv(LOG_LEVEL_DEBUG, LOG_COMP, "index full: forgetting the oldest settled key", "key",
@@ -183,7 +360,7 @@ static bool make_room(struct journal *j)
 
 static bool can_make_room(const struct journal *j)
 {
-	return j->count < JOURNAL_MAX_KEYS || j->settled.head;
+	return j->count < JOURNAL_MAX_KEYS || j->settled.head || j->old_live;
 }
 
 /* A new entry in no list yet (the caller sets its state and pushes it). */
@@ -232,6 +409,7 @@ static void apply_settle(struct journal *j, struct jentry *e, enum journal_state
 	e->settled_ms = ms;
 	e->seq = ++j->seq;
 	list_push(&j->settled, e);
+	keep_recent_bounded(j);
 }
 
 /* ---- validation ------------------------------------------------------------------ */
@@ -483,6 +661,7 @@ static int replay_one(void *ud, const cJSON *v, size_t lineno)
 	}
 	int64_t ms = record_ms(v);
 	struct jentry *e = find(j, key);
+	struct jold *o = e ? NULL : old_find(j, key);
 	if (strcmp(op, "intent") == 0) {
 		const char *platform, *target;
 		if (replay_str(v, "platform", true, &platform, lineno) < 0 ||
@@ -498,6 +677,8 @@ static int replay_one(void *ud, const cJSON *v, size_t lineno)
 				return 0;
 			}
 		}
+		if (o)
+			old_kill(j, o); /* a failed key intended again */
 		if (!e) {
 			if (!make_room(j)) {
 				/* Only a file this module did not write can get here. */
@@ -516,6 +697,8 @@ static int replay_one(void *ud, const cJSON *v, size_t lineno)
 	const char *text;
 	if (replay_str(v, done ? "artifact" : "error", !done, &text, lineno) < 0)
 		return 0;
+	if (o)
+		old_kill(j, o); /* the last record of a key wins */
 	if (!e) {
 		if (!make_room(j))
 			return 0; /* a settled key we would forget first anyway */
@@ -535,6 +718,8 @@ struct journal *journal_open(const char *memory_dir, struct ga_err *err)
 		return NULL;
 	struct journal *j = xcalloc(1, sizeof *j);
 	j->fd = -1;
+	/* Untouched pages of it cost nothing until keys reach them. */
+	j->old = xcalloc(JOURNAL_MAX_KEYS, sizeof *j->old);
 	j->path = fsx_join(memory_dir, JOURNAL_FILE);
 	struct stat st;
 	if (stat(j->path, &st) == 0) {
@@ -587,6 +772,8 @@ void journal_close(struct journal *j)
 	}
 	if (j->fd >= 0)
 		close(j->fd);
+	free(j->old);
+	free(j->looked_up);
 	free(j->path);
 	free(j);
 }
@@ -605,6 +792,12 @@ int journal_intent(struct journal *j, const char *key, const char *platform, con
 	if (check_field("platform", platform, err) < 0 || check_field("target", target, err) < 0)
 		return -1;
 	struct jentry *e = find(j, key);
+	struct jold *o = e ? NULL : old_find(j, key);
+	if (o && o->state == JOURNAL_DONE)
+		return err_set(err,
+		               "journal: %s is already done (settled long ago): the side effect "
+		               "happened; do not repeat it",
+		               key);
 	if (e && e->state == JOURNAL_DONE)
 		return err_set(err,
 		               "journal: %s is already done (%s): the side effect happened; do not "
@@ -643,6 +836,8 @@ int journal_intent(struct journal *j, const char *key, const char *platform, con
 	free(line);
 	if (rc < 0)
 		return -1;
+	if (o)
+		old_kill(j, o); /* a failed key, intended again: a full entry now */
 	if (!e) {
 		make_room(j);
 		e = insert(j, key);
@@ -659,17 +854,18 @@ static int settle(struct journal *j, const char *key, enum journal_state to, con
 	if (check_key(key, err) < 0)
 		return -1;
 	struct jentry *e = find(j, key);
-	if (to == JOURNAL_DONE && e && e->state == JOURNAL_DONE) {
-		bool same = (!text && !e->artifact) ||
-		            (text && e->artifact && strcmp(text, e->artifact) == 0);
+	enum journal_state now = journal_state_of(j, key);
+	if (to == JOURNAL_DONE && now == JOURNAL_DONE) {
+		const char *had = journal_artifact(j, key);
+		bool same = (!text && !had) || (text && had && strcmp(text, had) == 0);
 		if (same)
 			return 0;
 		return err_set(err, "journal: %s is already done with artifact %s, not %s", key,
-		               e->artifact ? e->artifact : "(none)", text ? text : "(none)");
+		               had ? had : "(none)", text ? text : "(none)");
 	}
 	if (!e || e->state != JOURNAL_INTENT)
 		return err_set(err, "journal: cannot mark %s %s: it has no pending intent (%s)",
-		               key, what, journal_state_name(e ? e->state : JOURNAL_NONE));
+		               key, what, journal_state_name(now));
 	struct jentry tmp = {.key = (char *)key, .state = to, .settled_ms = now_ms};
 	if (to == JOURNAL_DONE) {
 		if (text && check_field("artifact", text, err) < 0)
@@ -707,19 +903,28 @@ int journal_failed(struct journal *j, const char *key, const char *error, int64_
 enum journal_state journal_state_of(const struct journal *j, const char *key)
 {
 	const struct jentry *e = find(j, key);
-	return e ? e->state : JOURNAL_NONE;
+	if (e)
+		return e->state;
+	const struct jold *o = old_find(j, key);
+	return o ? (enum journal_state)o->state : JOURNAL_NONE;
 }
 
 const char *journal_artifact(const struct journal *j, const char *key)
 {
 	const struct jentry *e = find(j, key);
-	return e && e->state == JOURNAL_DONE ? e->artifact : NULL;
+	if (e)
+		return e->state == JOURNAL_DONE ? e->artifact : NULL;
+	const struct jold *o = old_find(j, key);
+	return o && o->state == JOURNAL_DONE ? old_text(j, key, JOURNAL_DONE) : NULL;
 }
 
 const char *journal_error(const struct journal *j, const char *key)
 {
 	const struct jentry *e = find(j, key);
-	return e && e->state == JOURNAL_FAILED ? e->error : NULL;
+	if (e)
+		return e->state == JOURNAL_FAILED ? e->error : NULL;
+	const struct jold *o = old_find(j, key);
+	return o && o->state == JOURNAL_FAILED ? old_text(j, key, JOURNAL_FAILED) : NULL;
 }
 
 struct pend_ref {
@@ -770,6 +975,11 @@ size_t journal_count(const struct journal *j)
 	return j->count;
 }
 
+size_t journal_whole_count(const struct journal *j)
+{
+	return j->pending.n + j->settled.n;
+}
+
 size_t journal_file_bytes(const struct journal *j)
 {
 	return j->file_bytes;
@@ -777,26 +987,106 @@ size_t journal_file_bytes(const struct journal *j)
 
 /* ---- compaction --------------------------------------------------------------------- */
 
+/* The old keys compaction keeps (the newest `n` live slots), with their
+ * records read back from the file: rec[i] for the i-th kept slot. */
+struct kept_old {
+	size_t n;
+	struct jold **slot;
+	struct jentry *rec; /* key, state, artifact/error, settled_ms, seq */
+	size_t found;
+};
+
+static int kept_one(void *ud, const cJSON *v, size_t lineno)
+{
+	(void)lineno;
+	struct kept_old *k = ud;
+	bool done;
+	const char *key = settlement_of(v, &done);
+	if (!key)
+		return 0;
+	struct khash h = hash_of(key);
+	for (size_t i = 0; i < k->n; i++) {
+		const struct jold *o = k->slot[i];
+		if (o->h[0] != h.h[0] || o->h[1] != h.h[1])
+			continue;
+		struct jentry *r = &k->rec[i];
+		if (!r->key)
+			k->found++;
+		clear_settled_fields(r);
+		free(r->key);
+		r->key = xstrdup(key);
+		r->state = done ? JOURNAL_DONE : JOURNAL_FAILED;
+		const char *t = json_string_or(v, done ? "artifact" : "error", NULL);
+		if (done)
+			r->artifact = t ? xstrdup(t) : NULL;
+		else
+			r->error = xstrdup(t ? t : "");
+		r->settled_ms = record_ms(v);
+		r->seq = o->seq;
+		break;
+	}
+	return 0;
+}
+
+static void kept_free(struct kept_old *k)
+{
+	for (size_t i = 0; i < k->n; i++) {
+		clear_settled_fields(&k->rec[i]);
+		free(k->rec[i].key);
+	}
+	free(k->rec);
+	free(k->slot);
+}
+
 int journal_compact(struct journal *j, struct ga_err *err)
 {
-	/* The settled keys to drop: the oldest beyond JOURNAL_KEEP_SETTLED. */
-	size_t drop = j->settled.n > JOURNAL_KEEP_SETTLED ? j->settled.n - JOURNAL_KEEP_SETTLED : 0;
-	const struct jentry *keep_from = j->settled.head;
-	for (size_t i = 0; i < drop; i++)
-		keep_from = keep_from->next;
-	/* Merge pending and kept settled by seq: replay then rebuilds the same
-	 * order. The whole content is one buffer; its size is bounded by the
-	 * key bound times the line bound. */
+	/* Kept: every recent settled key (JOURNAL_RECENT_SETTLED <=
+	 * JOURNAL_KEEP_SETTLED) and the newest old ones up to
+	 * JOURNAL_KEEP_SETTLED in all; the older old ones are dropped. */
+	struct kept_old k = {0};
+	size_t room = JOURNAL_KEEP_SETTLED - j->settled.n;
+	size_t keep_old = j->old_live < room ? j->old_live : room;
+	size_t drop = j->old_live - keep_old;
+	if (keep_old) {
+		k.slot = xcalloc(keep_old, sizeof *k.slot);
+		k.rec = xcalloc(keep_old, sizeof *k.rec);
+		for (size_t i = 0, live = 0; i < j->old_len; i++) {
+			struct jold *o = old_at(j, i);
+			if (o->state == JOURNAL_NONE)
+				continue;
+			if (live++ >= drop)
+				k.slot[k.n++] = o;
+		}
+		struct fsx_jsonl_stats stats;
+		if (fsx_jsonl_read(j->path, JOURNAL_LINE_MAX, kept_one, &k, &stats, err) < 0) {
+			kept_free(&k);
+			return -1;
+		}
+		if (k.found < k.n) {
+			kept_free(&k);
+			return err_set(
+			        err,
+			        "journal: %zu settled keys kept in memory have no record in %s; "
+			        "not compacted",
+			        k.n - k.found, j->path);
+		}
+	}
+	/* Merge pending and kept settled (old, then recent: every old key is
+	 * older) by seq: replay then rebuilds the same order. The whole content
+	 * is one buffer; its size is bounded by the key bound times the line
+	 * bound. */
 	struct strbuf sb;
 	sb_init(&sb, (size_t)JOURNAL_MAX_KEYS * (JOURNAL_LINE_MAX + 1));
-	const struct jentry *p = j->pending.head, *s = keep_from;
-	while (p || s) {
-		const struct jentry *e;
-		if (p && (!s || p->seq < s->seq)) {
+	const struct jentry *p = j->pending.head, *s = j->settled.head;
+	size_t oi = 0;
+	while (p || s || oi < k.n) {
+		const struct jentry *e = oi < k.n ? &k.rec[oi] : s;
+		if (p && (!e || p->seq < e->seq)) {
 			e = p;
 			p = p->next;
+		} else if (oi < k.n) {
+			oi++;
 		} else {
-			e = s;
 			s = s->next;
 		}
 		char *line = record_of(e);
@@ -804,10 +1094,12 @@ int journal_compact(struct journal *j, struct ga_err *err)
 		free(line);
 		if (rc < 0 || sb_putc(&sb, '\n') < 0) {
 			sb_free(&sb);
+			kept_free(&k);
 			return err_set(err, "journal: compacted content of %s is over its bound",
 			               j->path);
 		}
 	}
+	kept_free(&k);
 	size_t len = sb.len;
 	int rc = fsx_write_atomic(j->path, sb.buf ? sb.buf : "", len, err);
 	sb_free(&sb);
@@ -821,8 +1113,11 @@ int journal_compact(struct journal *j, struct ga_err *err)
 	j->tail_dirty = false;
 	j->file_bytes = len;
 	j->compacted_bytes = len;
-	for (size_t i = 0; i < drop; i++)
-		forget(j, j->settled.head);
+	for (size_t i = 0; i < drop; i++) {
+		old_squeeze(j);
+		old_kill(j, old_at(j, 0));
+	}
+	old_squeeze(j);
 	return 0;
 }
 

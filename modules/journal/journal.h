@@ -32,7 +32,15 @@
  *
  * Bounds: the in-memory index holds at most JOURNAL_MAX_KEYS keys. A new key
  * when full forgets the oldest settled key (it reads JOURNAL_NONE from then
- * on); when every key is a pending intent, journal_intent is refused. When
+ * on); when every key is a pending intent, journal_intent is refused.
+ * Memory: pending intents and the JOURNAL_RECENT_SETTLED most recently
+ * settled keys are held whole (key, fields, artifact or error); an older
+ * settled key is held as 128 bits of its key's SHA-256 and its state, in a
+ * table preallocated at open (24 bytes a key): its state reads as before,
+ * and its artifact or error is read back from the file when asked for (a
+ * read of the file on the caller's thread; rare: a side effect asked for
+ * again after JOURNAL_RECENT_SETTLED others were settled). So the index's
+ * heap does not grow with the keys it holds. When
  * the file passes JOURNAL_MAX_BYTES (and has doubled since the last
  * compaction) it is COMPACTED: rewritten atomically (fsx_write_atomic) with
  * every pending intent and the JOURNAL_KEEP_SETTLED most recently settled
@@ -40,7 +48,8 @@
  *
  * Ownership: struct journal is opaque, owned by the caller of journal_open,
  * single-threaded. Strings returned are borrowed until the next call that
- * writes to the journal.
+ * writes to the journal or reads an artifact or error (copy one before
+ * asking for another).
  */
 #ifndef GA_MODULES_JOURNAL_JOURNAL_H
 #define GA_MODULES_JOURNAL_JOURNAL_H
@@ -54,10 +63,12 @@
 #define JOURNAL_FILE         "journal.jsonl"
 #define JOURNAL_MAX_KEYS     4096
 #define JOURNAL_KEEP_SETTLED 1024
-#define JOURNAL_MAX_BYTES    (4 * 1024 * 1024)
-#define JOURNAL_KEY_MAX      128
-#define JOURNAL_FIELD_MAX    2048
-#define JOURNAL_PAYLOAD_MAX  (64 * 1024)
+/* Settled keys held whole (<= JOURNAL_KEEP_SETTLED); older ones compactly. */
+#define JOURNAL_RECENT_SETTLED 64
+#define JOURNAL_MAX_BYTES      (4 * 1024 * 1024)
+#define JOURNAL_KEY_MAX        128
+#define JOURNAL_FIELD_MAX      2048
+#define JOURNAL_PAYLOAD_MAX    (64 * 1024)
 
 struct journal;
 
@@ -91,6 +102,9 @@ size_t journal_pending(const struct journal *j,
 
 /* Keys held in memory (pending + settled), and the file's size in bytes. */
 size_t journal_count(const struct journal *j);
+/* Keys held whole in memory: the pending ones and at most
+ * JOURNAL_RECENT_SETTLED settled ones (the others are held compactly). */
+size_t journal_whole_count(const struct journal *j);
 size_t journal_file_bytes(const struct journal *j);
 
 /* Rewrites the file now (as the automatic compaction does). For tests and an

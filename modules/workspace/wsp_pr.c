@@ -36,6 +36,7 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/xalloc.h"
+#include "modules/conversation/store.h"
 #include "modules/journal/journal.h"
 #include "modules/workspace/wsp_int.h"
 
@@ -1235,6 +1236,26 @@ static bool merge_unfinished(struct wsp *w, struct prs *s)
 	return strcasecmp(p->last_author, w->login) == 0;
 }
 
+/* A closed PR's conversations (its thread, its review) are concluded: the
+ * store drops them unless something was said after the close. The thread's
+ * messages carry GitHub's times, in whole seconds like closed_at: one in the
+ * second of the close is before it. The review's carry our clock (the walk's
+ * start, the review sent): CONCLUDE_REVIEW_SLACK_MS allows for our clock
+ * being ahead of GitHub's; nothing is added to it once the PR is closed (a
+ * closed PR is not reviewed). */
+#define CONCLUDE_REVIEW_SLACK_MS 60000
+static void conclude(struct wsp *w, const char *owner, const char *repo, const struct gh_pull *pr)
+{
+	struct conv_store *cs = w->c.store ? w->c.store(w->c.ud) : NULL;
+	if (!cs || pr->open || pr->closed_ms <= 0)
+		return;
+	char key[GH_OWNER_MAX + GH_REPO_MAX + 48];
+	snprintf(key, sizeof key, "github:%s/%s#%" PRId64, owner, repo, pr->number);
+	conv_store_conclude(cs, key, pr->closed_ms + 999);
+	snprintf(key, sizeof key, "github:%s/%s#%" PRId64 ":review", owner, repo, pr->number);
+	conv_store_conclude(cs, key, pr->closed_ms + CONCLUDE_REVIEW_SLACK_MS);
+}
+
 static void next_pr(struct prs *s)
 {
 	struct wsp *w = s->a->w;
@@ -1254,6 +1275,7 @@ static void next_pr(struct prs *s)
 		bool ours = strcasecmp(s->pr.user, w->login) == 0;
 		struct ga_err e2 = {{0}};
 		if (s->closed_pass) {
+			conclude(w, cur_owner(s), cur_repo(s), &s->pr);
 			if (ours && s->pr.merged && merge_unfinished(w, s)) {
 				read_reviews(s, on_reviews);
 				return;

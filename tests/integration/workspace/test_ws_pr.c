@@ -27,6 +27,7 @@
  *
  * Exits 77 without git.
  */
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,6 +41,7 @@
 
 #include "adapters/github/gh_work.h"
 #include "common/json.h"
+#include "modules/conversation/store.h"
 #include "modules/workspace/policy.h"
 #include "modules/workspace/wsp_int.h"
 #include "support_loop.h"
@@ -260,6 +262,23 @@ static void setup_two(struct wsfix *fx, const char *coder)
 	cycle_all(fx);
 }
 
+static void add_msg(struct conv_store *cs, const char *conv, const char *id, int64_t t)
+{
+	struct conv_event_src src = {.platform = CONV_PLATFORM_GITHUB,
+	                             .conversation = conv,
+	                             .message_id = id,
+	                             .author_id = "someone",
+	                             .author_name = "someone",
+	                             .author_kind = CONV_AUTHOR_HUMAN,
+	                             .text = "text",
+	                             .text_len = 4,
+	                             .time_ms = t};
+	struct conv_event ev;
+	conv_event_init(&ev, &src);
+	assert_int_equal(conv_store_add(cs, &ev), 1);
+	conv_event_free(&ev);
+}
+
 static void test_approve_merge_complete(void **state)
 {
 	(void)state;
@@ -292,6 +311,18 @@ static void test_approve_merge_complete(void **state)
 	}
 	assert_true(shown);
 	cJSON_Delete(st);
+	/* the merged PR's conversations are concluded by the next cycles: its
+	 * review's is dropped; its thread, said something after the merge, is
+	 * kept; another PR's is left alone */
+	struct conv_store *cs = conv_store_new();
+	fx.a[0].store = cs;
+	char rkey[128], tkey[128], okey[128];
+	snprintf(rkey, sizeof rkey, "github:%s/%s#%" PRId64 ":review", O, R, pr.number);
+	snprintf(tkey, sizeof tkey, "github:%s/%s#%" PRId64, O, R, pr.number);
+	snprintf(okey, sizeof okey, "github:%s/%s#%d:review", O, R, 999);
+	add_msg(cs, rkey, "r1", 1000);
+	add_msg(cs, tkey, "t1", INT64_MAX / 2);
+	add_msg(cs, okey, "o1", 1000);
 	/* more cycles change nothing: the workspace may then be found finished
 	 * (no open plan, issue or PR: at most one sentinel issue, wsp_life.c,
 	 * made by whichever cycle sees it first); after that, two passes in a
@@ -317,6 +348,11 @@ static void test_approve_merge_complete(void **state)
 		cJSON_Delete(is);
 	}
 	assert_true(sentinels <= 1);
+	assert_int_equal(conv_store_message_count(cs, rkey), 0);
+	assert_int_equal(conv_store_message_count(cs, tkey), 1);
+	assert_int_equal(conv_store_message_count(cs, okey), 1);
+	fx.a[0].store = NULL;
+	conv_store_free(cs);
 	wsfix_close(&fx);
 }
 

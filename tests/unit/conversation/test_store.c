@@ -596,6 +596,39 @@ static void test_save_if_due(void **state)
 	assert_true(conv_store_dirty(f->s));
 }
 
+/* A concluded conversation is dropped whole unless it went on after the
+ * conclusion; the answered set (dedup) does not depend on it. */
+static void test_conclude(void **state)
+{
+	struct fx *f = *state;
+	struct conv_store *s = f->s;
+	assert_int_equal(add_full(s, "github:o/r#5:review", "m1", 'p', NULL, "Review of", 0, 100),
+	                 1);
+	assert_int_equal(add_full(s, "github:o/r#5:review", "m2", 's', NULL, "Approved", 0, 200),
+	                 1);
+	assert_int_equal(add_full(s, "github:o/r#6", "n1", 'h', NULL, "hi", 0, 300), 1);
+	conv_store_mark_answered(s, "m1");
+	assert_int_equal(conv_store_count(s), 2);
+	/* a message after the conclusion: kept */
+	assert_false(conv_store_conclude(s, "github:o/r#5:review", 150));
+	assert_int_equal(conv_store_count(s), 2);
+	assert_false(conv_store_conclude(s, "github:o/r#7", 1000)); /* unknown */
+	assert_false(conv_store_conclude(NULL, "github:o/r#5:review", 1000));
+	struct ga_err e = {{0}};
+	assert_int_equal(conv_store_save_if_due(s, &f->st, 0, true, &e), 1);
+	assert_false(conv_store_dirty(s));
+	assert_true(conv_store_conclude(s, "github:o/r#5:review", 200));
+	assert_true(conv_store_dirty(s));
+	assert_int_equal(conv_store_count(s), 1);
+	assert_string_equal(conv_store_key_at(s, 0, NULL, NULL), "github:o/r#6");
+	assert_null(conv_store_find(s, "github:o/r#5:review", "m2"));
+	assert_true(conv_store_answered(s, "m1"));
+	/* the conversation can start again */
+	assert_int_equal(add_full(s, "github:o/r#5:review", "m2", 's', NULL, "Approved", 0, 200),
+	                 1);
+	assert_int_equal(conv_store_count(s), 2);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -614,6 +647,7 @@ int main(void)
 	        T(test_save_stays_under_the_state_limit),
 	        T(test_save_drops_least_recent_conversations_past_the_limit),
 	        T(test_save_if_due),
+	        T(test_conclude),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

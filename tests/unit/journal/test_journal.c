@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <cjson/cJSON.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -469,6 +470,7 @@ static void test_compact_keeps_pending_and_newest_settled(void **state)
 	assert_int_equal(journal_state_of(f->j, "s0"), JOURNAL_NONE);
 	assert_int_equal(journal_state_of(f->j, "s99"), JOURNAL_NONE);
 	assert_int_equal(journal_state_of(f->j, "s100"), JOURNAL_DONE);
+	assert_string_equal(journal_artifact(f->j, "s100"), "s100"); /* read back */
 	assert_int_equal(journal_state_of(f->j, "p0"), JOURNAL_INTENT);
 	assert_int_equal(lines_of(f), (int)(JOURNAL_KEEP_SETTLED + pending));
 	struct stat st;
@@ -487,6 +489,108 @@ static void test_compact_keeps_pending_and_newest_settled(void **state)
 	assert_int_equal(s.ms[0], 0);
 	assert_string_equal(s.keys[pending], "after");
 	free(path);
+}
+
+/* Bytes the allocator hands out (0 under a sanitizer, whose allocator
+ * mallinfo2 does not see: the memory checks are then skipped). */
+static size_t heap_in_use(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	return 0;
+#else
+	return mallinfo2().uordblks;
+#endif
+}
+
+static void settle_key(struct fx *f, int i, int64_t ms)
+{
+	struct ga_err e = {{0}};
+	char key[32], text[48];
+	snprintf(key, sizeof key, "k%d", i);
+	assert_int_equal(intent(f, key, ms), 0);
+	if (i % 3 == 2) {
+		snprintf(text, sizeof text, "error of k%d", i);
+		assert_int_equal(journal_failed(f->j, key, text, ms, &e), 0);
+	} else {
+		snprintf(text, sizeof text, "https://github.com/acme/widgets/issues/%d", i);
+		assert_int_equal(journal_done(f->j, key, text, ms, &e), 0);
+	}
+}
+
+static void test_old_settled_keys_held_compactly(void **state)
+{
+	struct fx *f = *state;
+	struct ga_err e = {{0}};
+	int n = JOURNAL_RECENT_SETTLED + 60;
+	for (int i = 0; i < n; i++)
+		settle_key(f, i, i);
+	assert_int_equal(journal_count(f->j), n);
+	assert_int_equal(journal_whole_count(f->j), JOURNAL_RECENT_SETTLED);
+	/* an old key reads as before: its state, its artifact or error from the file */
+	assert_int_equal(journal_state_of(f->j, "k0"), JOURNAL_DONE);
+	assert_string_equal(journal_artifact(f->j, "k0"),
+	                    "https://github.com/acme/widgets/issues/0");
+	assert_null(journal_error(f->j, "k0"));
+	assert_int_equal(journal_state_of(f->j, "k2"), JOURNAL_FAILED);
+	assert_string_equal(journal_error(f->j, "k2"), "error of k2");
+	assert_null(journal_artifact(f->j, "k2"));
+	assert_int_equal(journal_state_of(f->j, "never"), JOURNAL_NONE);
+	/* exactly once: an old done key is refused, nothing written */
+	size_t bytes = journal_file_bytes(f->j);
+	assert_int_equal(intent(f, "k0", 9000), -1);
+	assert_int_equal(journal_file_bytes(f->j), bytes);
+	assert_int_equal(
+	        journal_done(f->j, "k0", "https://github.com/acme/widgets/issues/0", 9000, &e), 0);
+	assert_int_equal(journal_done(f->j, "k0", "https://elsewhere", 9000, &e), -1);
+	assert_non_null(strstr(e.msg, "already done"));
+	assert_int_equal(journal_failed(f->j, "k1", "x", 9000, &e), -1);
+	assert_int_equal(journal_file_bytes(f->j), bytes);
+	/* an old failed key may be tried again: whole again while pending */
+	assert_int_equal(intent(f, "k5", 9001), 0);
+	assert_int_equal(journal_state_of(f->j, "k5"), JOURNAL_INTENT);
+	assert_int_equal(journal_count(f->j), n);
+	assert_int_equal(journal_whole_count(f->j), JOURNAL_RECENT_SETTLED + 1);
+	assert_int_equal(journal_done(f->j, "k5", "retried", 9002, &e), 0);
+	assert_string_equal(journal_artifact(f->j, "k5"), "retried");
+	/* a replay holds the same keys the same way */
+	reopen(f);
+	assert_int_equal(journal_count(f->j), n);
+	assert_int_equal(journal_whole_count(f->j), JOURNAL_RECENT_SETTLED);
+	assert_int_equal(journal_state_of(f->j, "k5"), JOURNAL_DONE);
+	assert_string_equal(journal_artifact(f->j, "k5"), "retried");
+	assert_string_equal(journal_error(f->j, "k8"), "error of k8");
+	assert_int_equal(intent(f, "k3", 9003), -1);
+}
+
+static void test_old_settled_keys_bounded_without_heap_growth(void **state)
+{
+	struct fx *f = *state;
+	int i = 0;
+	for (; i < JOURNAL_RECENT_SETTLED + 50; i++)
+		settle_key(f, i, i);
+	size_t before = heap_in_use();
+	for (; i < JOURNAL_MAX_KEYS + 10; i++)
+		settle_key(f, i, i);
+	size_t after = heap_in_use();
+	/* held whole, these ~4,000 keys took ~250 bytes each (1 MB); held in
+	 * the table preallocated at open, nothing */
+	if (before)
+		assert_true(after < before + 16 * 1024);
+	assert_int_equal(journal_count(f->j), JOURNAL_MAX_KEYS);
+	assert_int_equal(journal_whole_count(f->j), JOURNAL_RECENT_SETTLED);
+	/* the oldest settled keys are the ones forgotten */
+	for (int k = 0; k < 10; k++) {
+		char key[32];
+		snprintf(key, sizeof key, "k%d", k);
+		assert_int_equal(journal_state_of(f->j, key), JOURNAL_NONE);
+	}
+	assert_int_equal(journal_state_of(f->j, "k10"), JOURNAL_DONE);
+	assert_string_equal(journal_artifact(f->j, "k10"),
+	                    "https://github.com/acme/widgets/issues/10");
+	reopen(f);
+	assert_int_equal(journal_count(f->j), JOURNAL_MAX_KEYS);
+	assert_int_equal(journal_state_of(f->j, "k9"), JOURNAL_NONE);
+	assert_int_equal(journal_state_of(f->j, "k11"), JOURNAL_FAILED);
 }
 
 static ino_t inode_of(struct fx *f)
@@ -597,6 +701,10 @@ int main(void)
 	        cmocka_unit_test_setup_teardown(test_compact_keeps_pending_and_newest_settled,
 	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_automatic_compaction, setup, teardown),
+	        cmocka_unit_test_setup_teardown(test_old_settled_keys_held_compactly, setup,
+	                                        teardown),
+	        cmocka_unit_test_setup_teardown(test_old_settled_keys_bounded_without_heap_growth,
+	                                        setup, teardown),
 	        cmocka_unit_test_setup_teardown(test_failed_write, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
