@@ -84,14 +84,16 @@ static void hw_dump(void)
 		return;
 	const char *dir = getenv("HEAPWALK_DIR");
 	char path[512], tmp[520];
-	snprintf(path, sizeof path, "%s/heap.%d.%d.txt", dir ? dir : "/tmp", (int)getpid(), hw_seq++);
+	snprintf(path, sizeof path, "%s/heap.%d.%d.txt", dir ? dir : "/tmp", (int)getpid(),
+	         hw_seq++);
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
 	FILE *o = fopen(tmp, "w");
 	if (!o)
 		return;
 	setvbuf(o, NULL, _IOFBF, 1 << 16);
 	fprintf(o, "# arena %zu uordblks %zu fordblks %zu hblkhd %zu heap_rss_kb %ld heap_kb %lu\n",
-	        mi.arena, mi.uordblks, mi.fordblks, mi.hblkhd, rss, (unsigned long)((hi - lo) / 1024));
+	        mi.arena, mi.uordblks, mi.fordblks, mi.hblkhd, rss,
+	        (unsigned long)((hi - lo) / 1024));
 	uintptr_t top = (uintptr_t)sbrk(0);
 	uintptr_t p = (lo + 15) & ~(uintptr_t)15;
 	while (p + 16 <= top) {
@@ -149,7 +151,7 @@ int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout, const sigs
 	static int (*real)(int, struct epoll_event *, int, int, const sigset_t *);
 	if (!real)
 		real = (int (*)(int, struct epoll_event *, int, int, const sigset_t *))dlsym(
-		    RTLD_NEXT, "epoll_pwait");
+		        RTLD_NEXT, "epoll_pwait");
 	hw_check(&timeout);
 	return real(ep, ev, max, timeout, ss);
 }
