@@ -1,6 +1,7 @@
 /* The work loop's pure rules: see policy.h. */
 #include "modules/workspace/policy.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <strings.h>
 
 #include "common/json.h"
+#include "common/phrase.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
@@ -872,38 +874,44 @@ bool wsp_rebuild_allowed(const struct plan *p, const struct plan_task_state *st,
 	return plan_task_claimable(p, st, n, task, d);
 }
 
-static const char *const suggestion_words[] = {
-        "consider", "should", "could",   "would",   "suggest", "suggestion", "nit",     "nitpick",
-        "todo",     "later",  "missing", "instead", "but",     "however",    "though",  "maybe",
-        "might",    "follow", "needs",   "need",    "worth",   "prefer",     "perhaps", "recommend",
-};
+/* body without its hidden HTML comments ("<!-- … -->"; an unclosed one
+ * runs to the end) into sb. */
+static void without_hidden(struct strbuf *sb, const char *body)
+{
+	const char *p = body ? body : "";
+	for (const char *open = strstr(p, "<!--"); open; open = strstr(p, "<!--")) {
+		sb_append(sb, p, (size_t)(open - p));
+		const char *close = strstr(open + 4, "-->");
+		if (!close)
+			return;
+		p = close + 3;
+	}
+	sb_puts(sb, p);
+}
+
+/* What a review body that asks for something says (phrase.h: whole words,
+ * on the lower-cased text). */
+static const char review_suggestion[] =
+        "{consider|should|could|would|suggest|suggestion|nit|nitpick|todo|later|missing|"
+        "instead|but|however|though|maybe|might|follow|needs|need|worth|prefer|perhaps|"
+        "recommend}";
 
 bool wsp_review_suggests(const char *body)
 {
 	if (!body)
 		return false;
-	const char *mk = strstr(body, "<!--");
-	size_t len = mk ? (size_t)(mk - body) : strlen(body);
-	if (memchr(body, '?', len))
-		return true;
-	size_t i = 0;
-	while (i < len) {
-		while (i < len && !(((unsigned char)body[i] | 0x20) >= 'a' &&
-		                    ((unsigned char)body[i] | 0x20) <= 'z'))
-			i++;
-		size_t st = i;
-		while (i < len && ((((unsigned char)body[i] | 0x20) >= 'a' &&
-		                    ((unsigned char)body[i] | 0x20) <= 'z') ||
-		                   body[i] == '-'))
-			i++;
-		size_t wl = i - st;
-		for (size_t k = 0; wl && k < sizeof suggestion_words / sizeof suggestion_words[0];
-		     k++)
-			if (strlen(suggestion_words[k]) == wl &&
-			    strncasecmp(body + st, suggestion_words[k], wl) == 0)
-				return true;
+	struct strbuf sb;
+	sb_init(&sb, 0);
+	without_hidden(&sb, body);
+	bool yes = false;
+	if (sb.len) {
+		for (size_t i = 0; i < sb.len; i++)
+			sb.buf[i] = (char)tolower((unsigned char)sb.buf[i]);
+		yes = memchr(sb.buf, '?', sb.len) ||
+		      phrase_find(review_suggestion, sb.buf, sb.len, false);
 	}
-	return false;
+	sb_free(&sb);
+	return yes;
 }
 
 bool wsp_review_followup(const char *state, const char *body, bool approved_later)
@@ -953,21 +961,6 @@ static const char *const agreement_phrases[] = {
 static bool is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
-
-/* body without its hidden HTML comments ("<!-- … -->"; an unclosed one
- * runs to the end) into sb. */
-static void without_hidden(struct strbuf *sb, const char *body)
-{
-	const char *p = body ? body : "";
-	for (const char *open = strstr(p, "<!--"); open; open = strstr(p, "<!--")) {
-		sb_append(sb, p, (size_t)(open - p));
-		const char *close = strstr(open + 4, "-->");
-		if (!close)
-			return;
-		p = close + 3;
-	}
-	sb_puts(sb, p);
 }
 
 /* Characters (UTF-8 code points) of s[0..len). */
